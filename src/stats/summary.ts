@@ -1,0 +1,97 @@
+// Kubelet Summary API types (k8s.io/kubelet/pkg/apis/stats/v1alpha1), as served at /stats/summary.
+// Times are RFC 3339 strings, as in the JSON; every field the kubelet may omit is optional.
+// The one shape shared by the kernel stats layer, the pod stats, the eviction manager and
+// `bunlet eviction simulate`.
+
+export interface CPUStats {
+  time: string;
+  usageNanoCores?: number;
+  usageCoreNanoSeconds?: number;
+}
+
+export interface MemoryStats {
+  time: string;
+  availableBytes?: number;
+  usageBytes?: number;
+  workingSetBytes?: number;
+  rssBytes?: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
+}
+
+export interface FsStats {
+  time: string;
+  availableBytes?: number;
+  capacityBytes?: number;
+  usedBytes?: number;
+  inodesFree?: number;
+  inodes?: number;
+  inodesUsed?: number;
+}
+
+export interface RuntimeStats {
+  imageFs?: FsStats;
+  containerFs?: FsStats;
+}
+
+export interface RlimitStats {
+  time: string;
+  maxpid?: number;
+  curproc?: number;
+}
+
+export interface ProcessStats {
+  process_count?: number;
+}
+
+/** Well-known system container names (stats/v1alpha1 SystemContainer*). */
+export const SYSTEM_CONTAINER_KUBELET = "kubelet";
+export const SYSTEM_CONTAINER_RUNTIME = "runtime";
+export const SYSTEM_CONTAINER_MISC = "misc";
+export const SYSTEM_CONTAINER_PODS = "pods";
+
+export interface ContainerStats {
+  name: string;
+  startTime?: string;
+  cpu?: CPUStats;
+  memory?: MemoryStats;
+  rootfs?: FsStats;
+  logs?: FsStats;
+}
+
+export interface PodReference {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+export interface VolumeStats extends FsStats {
+  name: string;
+}
+
+export interface PodStats {
+  podRef: PodReference;
+  startTime?: string;
+  containers?: ContainerStats[];
+  cpu?: CPUStats;
+  memory?: MemoryStats;
+  volume?: VolumeStats[];
+  "ephemeral-storage"?: FsStats;
+  process_stats?: ProcessStats;
+}
+
+export interface NodeStats {
+  nodeName: string;
+  systemContainers?: ContainerStats[];
+  startTime?: string;
+  cpu?: CPUStats;
+  memory?: MemoryStats;
+  fs?: FsStats;
+  runtime?: RuntimeStats;
+  rlimit?: RlimitStats;
+}
+
+export interface Summary {
+  node: NodeStats;
+  pods: PodStats[];
+}
