@@ -1,0 +1,78 @@
+// The container-runtime interface the pod workers, PLEG and status manager use (upstream:
+// kubecontainer.Runtime, implemented by kuberuntime over the CRI). PODS owns this file; CRI implements
+// it in src/pod/kuberuntime/. Kept small: only what bunlet's pod lifecycle needs.
+import type { PodLike } from "./pod-like.ts";
+
+export type ContainerState = "created" | "running" | "exited" | "unknown";
+export type SandboxState = "ready" | "notready";
+
+export interface RuntimeContainerStatus {
+  id: string;
+  name: string;
+  image: string;
+  imageRef?: string;
+  state: ContainerState;
+  /** Epoch milliseconds; 0 when not applicable. */
+  createdAtMs: number;
+  startedAtMs: number;
+  finishedAtMs: number;
+  exitCode?: number;
+  /** Runtime reason, e.g. "OOMKilled", "Error", "Completed". */
+  reason?: string;
+  message?: string;
+  /** Attempt number from the container's CRI metadata (upstream restartCount source). */
+  attempt: number;
+  /** Hash of the container spec it was created from (label io.kubernetes.container.hash). */
+  hash?: string;
+}
+
+export interface RuntimeSandboxStatus {
+  id: string;
+  attempt: number;
+  state: SandboxState;
+  createdAtMs: number;
+  ip?: string;
+}
+
+export interface RuntimePodStatus {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Newest first, as upstream. */
+  sandboxes: RuntimeSandboxStatus[];
+  containers: RuntimeContainerStatus[];
+}
+
+/** A pod as seen in the runtime (grouped by the io.kubernetes.pod.uid label). */
+export interface RuntimePod {
+  uid: string;
+  name: string;
+  namespace: string;
+  sandboxIds: string[];
+  containers: { id: string; name: string; state: ContainerState }[];
+}
+
+export interface SyncPodResult {
+  /** Per-container errors, e.g. CrashLoopBackOff, ErrImagePull, CreateContainerError. */
+  errors: { container: string; reason: string; message: string }[];
+}
+
+/** Restart back-off keyed by pod uid + container name (10 s doubling to 5 min, reset after 10 min). */
+export interface BackOff {
+  isInBackOff(key: string, nowMs: number): boolean;
+  next(key: string, nowMs: number): void;
+}
+
+export interface Runtime {
+  /** Runtime name and version (CRI Version). */
+  version(): Promise<{ runtimeName: string; runtimeVersion: string }>;
+  /** All pods the runtime knows, including exited ones (for PLEG relist and adoption). */
+  getPods(all: boolean): Promise<RuntimePod[]>;
+  getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus>;
+  /** Brings the pod to its desired state (upstream SyncPod: computePodActions, then act). */
+  syncPod(pod: PodLike, status: RuntimePodStatus, backOff: BackOff): Promise<SyncPodResult>;
+  /** Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. */
+  killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number): Promise<void>;
+  /** Removes stopped containers and sandboxes of a pod (after termination). */
+  removePod(uid: string): Promise<void>;
+}
