@@ -59,8 +59,36 @@ export interface SyncPodResult {
 
 /** Restart back-off keyed by pod uid + container name (10 s doubling to 5 min, reset after 10 min). */
 export interface BackOff {
-  isInBackOff(key: string, nowMs: number): boolean;
+  /**
+   * True while `key` is backing off. `sinceMs` (optional, upstream IsInBackOffSince) is the event the
+   * back-off counts from — the container's finishedAt; without it the last `next()` call is used.
+   */
+  isInBackOff(key: string, nowMs: number, sinceMs?: number): boolean;
   next(key: string, nowMs: number): void;
+  /** Current back-off delay of `key` in ms (0 when none), for "back-off 20s restarting failed container". */
+  delayMs?(key: string): number;
+}
+
+/**
+ * Extra inputs of one SyncPod call (additive; every field optional). Upstream computePodActions reads
+ * these from the liveness/startup results managers and the pod container manager.
+ */
+export interface SyncPodOptions {
+  /**
+   * Containers (by name) whose liveness or startup probe failed: kill them (with the pod's grace
+   * period) and restart them per restartPolicy; the message is the kill reason upstream logs/records,
+   * e.g. "Container app failed liveness probe, will be restarted".
+   */
+  unhealthy?: { container: string; message: string }[];
+  /** cgroup parent for the sandbox (LinuxPodSandboxConfig.cgroup_parent), e.g. "/kubepods/burstable/pod<uid>". */
+  cgroupParent?: string;
+}
+
+/** Result of a command run in a container (CRI ExecSync), used by exec probes. */
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
 }
 
 export interface Runtime {
@@ -70,9 +98,11 @@ export interface Runtime {
   getPods(all: boolean): Promise<RuntimePod[]>;
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus>;
   /** Brings the pod to its desired state (upstream SyncPod: computePodActions, then act). */
-  syncPod(pod: PodLike, status: RuntimePodStatus, backOff: BackOff): Promise<SyncPodResult>;
+  syncPod(pod: PodLike, status: RuntimePodStatus, backOff: BackOff, options?: SyncPodOptions): Promise<SyncPodResult>;
   /** Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. */
   killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number): Promise<void>;
   /** Removes stopped containers and sandboxes of a pod (after termination). */
   removePod(uid: string): Promise<void>;
+  /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
+  execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
 }
