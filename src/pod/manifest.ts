@@ -1,0 +1,101 @@
+// Decoding pod manifests (static pod files, staticPodURL bodies): YAML or JSON, several documents per
+// file, each a Pod, a PodList or a List of pods. Each bad pod becomes a ManifestError naming the file,
+// document and field path; the good pods of the same file still run (upstream rejects a whole file;
+// bunlet is more forgiving with multi-document files but never runs an invalid pod).
+import { parseAllDocuments } from "yaml";
+import type { z } from "zod";
+import { podSchema, type Pod } from "./types.ts";
+
+export class ManifestError extends Error {
+  override name = "ManifestError";
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    readonly detail: string,
+  ) {
+    super(`invalid pod manifest ${file}${field ? `: ${field}` : ""}: ${detail}`);
+  }
+}
+
+export interface DecodedManifests {
+  pods: Pod[];
+  errors: ManifestError[];
+}
+
+/** Formats a zod issue path as `spec.containers[0].env[1].valueFrom`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out ? `.${String(p)}` : String(p);
+  }
+  return out;
+}
+
+function issueErrors(file: string, prefix: string, error: z.ZodError): ManifestError[] {
+  return error.issues.map((issue) => {
+    const base = [prefix, formatPath(issue.path)].filter(Boolean).join(".");
+    if (issue.code === "unrecognized_keys") {
+      const keys = issue.keys;
+      const field = keys.length === 1 ? [base, keys[0]].filter(Boolean).join(".") : base;
+      const what = keys.length === 1 ? "field" : `fields ${keys.join(", ")}`;
+      return new ManifestError(file, field, `${what} not supported by bunlet (see the supported v1 Pod subset)`);
+    }
+    return new ManifestError(file, base, issue.message);
+  });
+}
+
+/** Validates one decoded object as a Pod. */
+export function decodePod(obj: unknown, file: string, prefix = ""): { pod?: Pod; errors: ManifestError[] } {
+  const r = podSchema.safeParse(obj);
+  if (r.success) return { pod: r.data, errors: [] };
+  return { errors: issueErrors(file, prefix, r.error) };
+}
+
+/** Decodes every document of a manifest text. `file` names the source in errors (path or URL). */
+export function decodeManifests(text: string, file: string): DecodedManifests {
+  const out: DecodedManifests = { pods: [], errors: [] };
+  let docs;
+  try {
+    docs = parseAllDocuments(text);
+  } catch (e) {
+    out.errors.push(new ManifestError(file, "", `not YAML/JSON: ${(e as Error).message}`));
+    return out;
+  }
+  const list = Array.isArray(docs) ? docs : [docs];
+  list.forEach((doc, d) => {
+    const where = list.length > 1 ? `document ${d}` : "";
+    if (doc.errors.length > 0) {
+      out.errors.push(new ManifestError(file, where, `not YAML/JSON: ${doc.errors[0]!.message}`));
+      return;
+    }
+    const obj: unknown = doc.toJS();
+    if (obj === null || obj === undefined) return; // empty document (e.g. trailing ---)
+    if (typeof obj !== "object" || Array.isArray(obj)) {
+      out.errors.push(new ManifestError(file, where, "expected a Pod, PodList or List object"));
+      return;
+    }
+    const kind = (obj as { kind?: unknown }).kind;
+    if (kind === "PodList" || kind === "List") {
+      const items = (obj as { items?: unknown }).items;
+      if (!Array.isArray(items)) {
+        out.errors.push(new ManifestError(file, [where, "items"].filter(Boolean).join(" "), "must be a list of pods"));
+        return;
+      }
+      items.forEach((item, i) => {
+        const r = decodePod(item, file, [where && `${where}:`, `items[${i}]`].join(""));
+        if (r.pod) out.pods.push(r.pod);
+        out.errors.push(...r.errors);
+      });
+      return;
+    }
+    if (kind !== undefined && kind !== "Pod") {
+      out.errors.push(new ManifestError(file, [where, "kind"].filter(Boolean).join(" "), `"${String(kind)}" is not supported; use Pod, PodList or List`));
+      return;
+    }
+    const r = decodePod(obj, file, where && `${where}:`);
+    if (r.pod) out.pods.push(r.pod);
+    out.errors.push(...r.errors);
+  });
+  return out;
+}

@@ -1,0 +1,111 @@
+import { describe, expect, test } from "bun:test";
+import { decodeManifests, formatPath } from "../../src/pod/manifest.ts";
+import {
+  applyStaticPodDefaults,
+  ConfigHashAnnotationKey,
+  ConfigSourceAnnotationKey,
+  staticPodUid,
+} from "../../src/pod/static-pod.ts";
+
+const good = `
+apiVersion: v1
+kind: Pod
+metadata: { name: web }
+spec:
+  containers:
+    - name: app
+      image: bunlet.local/busybox:1
+      command: [sleep, "3600"]
+      resources: { requests: { memory: 64Mi, cpu: 100m }, limits: { memory: 64Mi, cpu: 1 } }
+      livenessProbe: { exec: { command: ["true"] } }
+`;
+
+describe("decodeManifests", () => {
+  test("decodes a pod with upstream defaults", () => {
+    const { pods, errors } = decodeManifests(good, "/m/web.yaml");
+    expect(errors).toEqual([]);
+    const pod = pods[0]!;
+    expect(pod.spec.restartPolicy).toBe("Always");
+    expect(pod.spec.terminationGracePeriodSeconds).toBe(30);
+    const c = pod.spec.containers[0]!;
+    expect(c.imagePullPolicy).toBe("IfNotPresent");
+    expect(c.resources.limits).toEqual({ memory: "64Mi", cpu: "1" });
+    expect(c.livenessProbe).toMatchObject({ periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3, initialDelaySeconds: 0 });
+  });
+
+  test.each([
+    ["valueFrom", `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`, "spec.containers[0].env[0].valueFrom", "not supported"],
+    ["bad quantity", `containers: [{ name: a, image: x, resources: { limits: { memory: 12XB } } }]`, "spec.containers[0].resources.limits.memory", "invalid quantity"],
+    ["two handlers", `containers: [{ name: a, image: x, readinessProbe: { exec: { command: [x] }, tcpSocket: { port: 1 } } }]`, "spec.containers[0].readinessProbe", "exactly one"],
+    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "spec.volumes[0].configMap", "not supported"],
+    ["missing mount volume", `containers: [{ name: a, image: x, volumeMounts: [{ name: nope, mountPath: /x }] }]`, "spec.containers[0].volumeMounts[0].name", "not found"],
+    ["restartPolicy", `restartPolicy: Sometimes\n  containers: [{ name: a, image: x }]`, "spec.restartPolicy", ""],
+    ["no containers", `containers: []`, "spec.containers", "at least one"],
+  ])("rejects %s naming the file and field", (_n, spec, field, msg) => {
+    const text = `apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  ${spec}\n---\n${good}`;
+    const { pods, errors } = decodeManifests(text, "/m/bad.yaml");
+    expect(pods.map((p) => p.metadata.name)).toEqual(["web"]);
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors[0]!.file).toBe("/m/bad.yaml");
+    expect(errors[0]!.field).toContain(field);
+    expect(errors[0]!.message).toContain("/m/bad.yaml");
+    expect(errors[0]!.message).toContain(field);
+    expect(errors[0]!.message).toContain(msg);
+  });
+
+  test("PodList and List bodies, JSON too", () => {
+    const list = JSON.stringify({ kind: "PodList", items: [{ metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } }, { metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i:latest" }] } }] });
+    const r = decodeManifests(list, "http://x/pods");
+    expect(r.errors).toEqual([]);
+    expect(r.pods.map((p) => p.metadata.name)).toEqual(["a", "b"]);
+    expect(r.pods[1]!.spec.containers[0]!.imagePullPolicy).toBe("Always");
+  });
+
+  test("unsupported kind and broken YAML are errors", () => {
+    expect(decodeManifests("kind: Deployment\nmetadata: {name: x}", "f").errors[0]!.field).toBe("kind");
+    expect(decodeManifests("a: [", "f").errors.length).toBe(1);
+  });
+
+  test.each([
+    [["spec", "containers", 0, "env", 1, "value"], "spec.containers[0].env[1].value"],
+    [[], ""],
+    [["metadata"], "metadata"],
+  ])("formatPath %j", (p, want) => expect(formatPath(p)).toBe(want));
+});
+
+describe("static pod defaults", () => {
+  const pod = decodeManifests(good, "/m/web.yaml").pods[0]!;
+
+  test("name, namespace, nodeName, annotations, toleration, phase", () => {
+    const d = applyStaticPodDefaults(pod, { nodeName: "Node-1", source: "file", location: "/m/web.yaml" });
+    expect(d.metadata.name).toBe("web-node-1");
+    expect(d.metadata.namespace).toBe("default");
+    expect(d.spec.nodeName).toBe("Node-1");
+    expect(d.metadata.uid).toMatch(/^[0-9a-f]{32}$/);
+    expect(d.metadata.annotations?.[ConfigHashAnnotationKey]).toBe(d.metadata.uid);
+    expect(d.metadata.annotations?.[ConfigSourceAnnotationKey]).toBe("file");
+    expect(d.spec.tolerations).toEqual([{ operator: "Exists", effect: "NoExecute" }]);
+    expect(d.status?.phase).toBe("Pending");
+    expect(pod.metadata.name).toBe("web"); // input untouched
+  });
+
+  test("UID is stable for the same content/node/source and changes otherwise", () => {
+    const u = staticPodUid(pod, "n1", "file", "/m/web.yaml");
+    expect(staticPodUid(structuredClone(pod), "n1", "file", "/m/web.yaml")).toBe(u);
+    expect(staticPodUid(pod, "n2", "file", "/m/web.yaml")).not.toBe(u);
+    expect(staticPodUid(pod, "n1", "file", "/m/other.yaml")).not.toBe(u);
+    expect(staticPodUid(pod, "n1", "http", "/m/web.yaml")).not.toBe(u);
+    const edited = structuredClone(pod);
+    edited.spec.containers[0]!.image = "other";
+    expect(staticPodUid(edited, "n1", "file", "/m/web.yaml")).not.toBe(u);
+  });
+
+  test("an explicit UID is kept; http pods get no toleration", () => {
+    const p = structuredClone(pod);
+    p.metadata.uid = "fixed";
+    const d = applyStaticPodDefaults(p, { nodeName: "n", source: "http", location: "http://x" });
+    expect(d.metadata.uid).toBe("fixed");
+    expect(d.metadata.annotations?.[ConfigSourceAnnotationKey]).toBe("http");
+    expect(d.spec.tolerations).toBeUndefined();
+  });
+});
