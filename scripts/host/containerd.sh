@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# A PRIVATE containerd for bunlet and its tests: own config, root, state, socket and CNI config, so it
+# never touches a system containerd (/run/containerd, /var/lib/containerd).
+#   scripts/host/containerd.sh start|stop|status|destroy|env
+#     start    write config, start containerd, wait until the socket answers, import the local images
+#     stop     SIGTERM containerd (containers keep running, as with systemctl stop containerd)
+#     destroy  kill every task of this instance, stop it, unmount and delete its root and state
+#     env      print the paths (CONTAINERD_SOCK=…) for scripts
+# Env (all optional):
+#   BUNLET_CONTAINERD_DIR   run dir: socket, config, pid, log, state, CNI conf (default /run/bunlet/containerd)
+#   BUNLET_CONTAINERD_ROOT  persistent root: content, snapshots (default /var/lib/bunlet/containerd)
+#   BUNLET_CNI_BRIDGE       bridge name (default bunlet0)     BUNLET_CNI_SUBNET  (default 10.89.0.0/24)
+#   BUNLET_SNAPSHOTTER      overlayfs (default) or native
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DIR="${BUNLET_CONTAINERD_DIR:-/run/bunlet/containerd}"
+ROOT="${BUNLET_CONTAINERD_ROOT:-/var/lib/bunlet/containerd}"
+BRIDGE="${BUNLET_CNI_BRIDGE:-bunlet0}"
+SUBNET="${BUNLET_CNI_SUBNET:-10.89.0.0/24}"
+SNAPSHOTTER="${BUNLET_SNAPSHOTTER:-overlayfs}"
+SOCK="$DIR/containerd.sock"
+CONFIG="$DIR/config.toml"
+PIDFILE="$DIR/containerd.pid"
+LOG="$DIR/containerd.log"
+STATE="$DIR/state"
+CNI_CONF="$DIR/net.d"
+NS=k8s.io
+
+say() { echo "containerd.sh: $*" >&2; }
+ctr_() { ctr --address "$SOCK" -n "$NS" "$@"; }
+
+running_pid() {
+  [ -f "$PIDFILE" ] || return 1
+  local pid; pid="$(cat "$PIDFILE")"
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] && grep -q containerd "/proc/$pid/comm" 2>/dev/null && echo "$pid"
+}
+
+answers() { ctr --address "$SOCK" --timeout 2s version >/dev/null 2>&1; }
+
+write_config() {
+  mkdir -p "$DIR" "$ROOT" "$STATE" "$CNI_CONF"
+  cat >"$CONFIG" <<TOML
+version = 2
+root = "$ROOT"
+state = "$STATE"
+oom_score = 0
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$ROOT/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "bunlet.local/pause:1"
+  # This VM lacks CAP_SYS_RESOURCE: without this sandboxes fail with "can't get final child's PID from pipe".
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  disable_apparmor = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "$SNAPSHOTTER"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$STATE/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$CNI_CONF"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = ""
+TOML
+  # bridge + host-local: a loopback-only config fails with "failed to find network info".
+  # No masquerade/iptables: pods only need an address on this host.
+  cat >"$CNI_CONF/10-bunlet.conflist" <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "$BRIDGE",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": false,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{ "subnet": "$SUBNET" }]],
+        "dataDir": "$ROOT/cni-ipam"
+      }
+    },
+    { "type": "loopback" }
+  ]
+}
+JSON
+}
+
+import_images() {
+  local cache; cache="$("$HERE/setup.sh" images)"
+  local have; have="$(ctr_ images ls -q 2>/dev/null || true)"
+  local name
+  for name in busybox pause memhog; do
+    [ -f "$cache/$name.tar" ] || continue
+    if ! grep -qx "bunlet.local/$name:1" <<<"$have"; then
+      ctr_ images import --snapshotter "$SNAPSHOTTER" --base-name "bunlet.local/$name" "$cache/$name.tar" >/dev/null
+    fi
+  done
+}
+
+start() {
+  if running_pid >/dev/null && answers; then
+    import_images; say "already running on $SOCK"; return 0
+  fi
+  for b in containerd runc ctr; do command -v "$b" >/dev/null || { say "$b missing: run scripts/host/setup.sh"; exit 1; }; done
+  write_config
+  rm -f "$SOCK" "$SOCK.ttrpc"
+  # setsid: the daemon must outlive the shell (and a test runner's process group).
+  setsid containerd --config "$CONFIG" >>"$LOG" 2>&1 </dev/null &
+  echo $! >"$PIDFILE"
+  local i
+  for i in $(seq 1 200); do
+    if answers; then break; fi
+    if ! running_pid >/dev/null; then say "containerd exited; last log lines:"; tail -n 20 "$LOG" >&2; exit 1; fi
+    sleep 0.05
+  done
+  answers || { say "socket $SOCK did not answer in 10s"; tail -n 20 "$LOG" >&2; exit 1; }
+  import_images
+  say "running pid=$(cat "$PIDFILE") sock=$SOCK"
+}
+
+stop() {
+  local pid
+  if ! pid="$(running_pid)"; then rm -f "$PIDFILE"; say "not running"; return 0; fi
+  kill -TERM "$pid"
+  local i
+  for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+  [ -d "/proc/$pid" ] && kill -KILL "$pid"
+  rm -f "$PIDFILE"
+  say "stopped pid=$pid"
+}
+
+# Kill the shims of this instance only: their command line names our socket.
+kill_shims() {
+  local p
+  for p in $(pgrep -f "containerd-shim-runc-v2 .*-address $SOCK( |$)" || true); do kill -KILL "$p" 2>/dev/null || true; done
+}
+
+destroy() {
+  if running_pid >/dev/null && answers; then
+    local id
+    for id in $(ctr_ tasks ls -q 2>/dev/null || true); do
+      ctr_ tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
+    done
+    for id in $(ctr_ tasks ls -q 2>/dev/null || true); do ctr_ tasks delete -f "$id" >/dev/null 2>&1 || true; done
+    for id in $(ctr_ containers ls -q 2>/dev/null || true); do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
+  fi
+  stop
+  kill_shims
+  # Leftover mounts (rootfs overlays, shm, sandbox netns bind mounts) under our dirs, deepest first.
+  local m
+  for m in $(awk -v r="$ROOT" -v s="$STATE" '$2 ~ "^"r || $2 ~ "^"s {print $2}' /proc/self/mounts | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
+  ip link delete "$BRIDGE" 2>/dev/null || true
+  rm -rf "$ROOT" "$STATE" "$DIR"
+  say "destroyed $DIR and $ROOT"
+}
+
+status() {
+  local pid
+  if pid="$(running_pid)" && answers; then
+    echo "running pid=$pid sock=$SOCK"
+  else
+    echo "stopped sock=$SOCK"; return 3
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  destroy) destroy ;;
+  status) status ;;
+  env) echo "CONTAINERD_SOCK=$SOCK"; echo "CONTAINERD_ROOT=$ROOT"; echo "CONTAINERD_STATE=$STATE"; echo "CONTAINERD_LOG=$LOG" ;;
+  *) echo "usage: $0 start|stop|status|destroy|env" >&2; exit 2 ;;
+esac

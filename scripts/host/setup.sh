@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Host setup for bunlet on Debian: installs the container runtime packages and builds the offline test
+# images (OCI tarballs) from Debian's static busybox. Idempotent; a second run only checks and returns.
+#   scripts/host/setup.sh            # packages + images
+#   scripts/host/setup.sh images     # images only (prints the cache dir)
+# Env: BUNLET_IMAGE_CACHE (default /var/cache/bunlet/images) — tarballs are cached under a key of their
+# inputs, so an unchanged busybox/pause/memhog source never rebuilds.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="${BUNLET_IMAGE_CACHE:-/var/cache/bunlet/images}"
+PACKAGES=(containerd runc containernetworking-plugins busybox-static umoci)
+# Bump when the image layout built below changes, so cached tarballs are rebuilt.
+IMAGE_RECIPE_VERSION=1
+
+say() { echo "setup: $*" >&2; }
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  # gcc builds the tiny pause and memhog programs; without it we fall back to busybox (no memhog image).
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing packages ${missing[*]} and not root: run as root"; exit 1
+  fi
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/bunlet-apt.log 2>&1; then
+    apt-get update >/tmp/bunlet-apt-update.log 2>&1
+    apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/bunlet-apt.log 2>&1 \
+      || { cat /tmp/bunlet-apt.log >&2; exit 1; }
+  fi
+}
+
+# build_image NAME TAG OUT.tar CONFIG_ARGS... ; the rootfs is filled by the function named populate_NAME.
+build_image() {
+  local name="$1" tag="$2" out="$3"; shift 3
+  local work; work="$(mktemp -d /tmp/bunlet-image-XXXXXX)"
+  local layout="$work/layout" bundle="$work/bundle"
+  umoci init --layout "$layout"
+  umoci new --image "$layout:$tag"
+  umoci unpack --image "$layout:$tag" "$bundle" >/dev/null
+  "populate_$name" "$bundle/rootfs"
+  umoci repack --image "$layout:$tag" "$bundle"
+  umoci config --image "$layout:$tag" --author bunlet "$@"
+  umoci gc --layout "$layout"
+  tar -C "$layout" -cf "$out.tmp" .
+  mv "$out.tmp" "$out"
+  rm -rf "$work"
+}
+
+populate_busybox() {
+  local root="$1"
+  mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc" "$root/tmp" "$root/root"
+  chmod 1777 "$root/tmp"
+  cp /bin/busybox "$root/bin/busybox"
+  local applet
+  for applet in $(/bin/busybox --list-full); do
+    [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+}
+
+populate_pause() {
+  local root="$1"
+  if [ -x "$WORK_BIN/pause" ]; then
+    cp "$WORK_BIN/pause" "$root/pause"
+  else
+    # No compiler: busybox sleep is an acceptable never-exiting entrypoint.
+    mkdir -p "$root/bin"; cp /bin/busybox "$root/bin/busybox"
+    printf '#!/bin/busybox sh\nexec /bin/busybox sleep 2147483647\n' >"$root/pause"; chmod 755 "$root/pause"
+  fi
+}
+
+populate_memhog() {
+  cp "$WORK_BIN/memhog" "$1/memhog"
+}
+
+build_images() {
+  local have_gcc=0
+  command -v gcc >/dev/null 2>&1 && [ -e /usr/lib/x86_64-linux-gnu/libc.a -o -e /usr/lib/aarch64-linux-gnu/libc.a ] && have_gcc=1
+  local key
+  key="$( { echo "$IMAGE_RECIPE_VERSION gcc=$have_gcc"; sha256sum /bin/busybox "$HERE/images/pause.c" "$HERE/images/memhog.c"; \
+            sed -n '/^build_image()/,/^build_images()/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+  local dir="$CACHE/$key"
+  if [ -f "$dir/busybox.tar" ] && [ -f "$dir/pause.tar" ] && { [ $have_gcc -eq 0 ] || [ -f "$dir/memhog.tar" ]; }; then
+    echo "$dir"; return 0
+  fi
+  say "building images into $dir"
+  mkdir -p "$dir"
+  WORK_BIN="$(mktemp -d /tmp/bunlet-bin-XXXXXX)"
+  if [ $have_gcc -eq 1 ]; then
+    gcc -static -O2 -o "$WORK_BIN/pause" "$HERE/images/pause.c"
+    gcc -static -O2 -o "$WORK_BIN/memhog" "$HERE/images/memhog.c"
+  fi
+  build_image busybox 1 "$dir/busybox.tar" \
+    --config.env PATH=/usr/sbin:/usr/bin:/sbin:/bin --config.cmd /bin/sh --config.workingdir /
+  build_image pause 1 "$dir/pause.tar" --config.entrypoint /pause --config.workingdir /
+  if [ $have_gcc -eq 1 ]; then
+    build_image memhog 1 "$dir/memhog.tar" --config.entrypoint /memhog --config.cmd 64 --config.workingdir /
+  fi
+  rm -rf "$WORK_BIN"
+  echo "$dir"
+}
+
+case "${1:-all}" in
+  all) install_packages; build_images >/dev/null; say "ok (images in $(build_images))" ;;
+  packages) install_packages ;;
+  images) build_images ;;
+  *) echo "usage: $0 [all|packages|images]" >&2; exit 2 ;;
+esac
