@@ -1,0 +1,158 @@
+// A minimal gRPC unary client on node:http2 over a unix socket — all the CRI needs (no streaming RPCs).
+// Wire format (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): POST /pkg.Service/Method,
+// content-type application/grpc, te: trailers, grpc-timeout; body = 1 byte compressed flag + 4 byte
+// big-endian length + message; status in the trailers (or in the headers of a trailers-only reply).
+import http2 from "node:http2";
+import net from "node:net";
+
+/** gRPC status codes used by callers (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  FAILED_PRECONDITION: 9,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const;
+
+export class GrpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    readonly details: string,
+  ) {
+    super(`${method}: grpc code ${code}${details ? `: ${details}` : ""}`);
+    this.name = "GrpcError";
+  }
+}
+
+export interface UnaryTransport {
+  /** Sends one request message and resolves with the reply message bytes. */
+  unary(method: string, request: Uint8Array, deadlineMs: number): Promise<Uint8Array>;
+  close(): void;
+}
+
+export function frame(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.length);
+  new DataView(out.buffer).setUint32(1, message.length);
+  out.set(message, 5);
+  return out;
+}
+
+/** Extracts the single message of a unary reply; throws on compressed or truncated frames. */
+export function unframe(method: string, body: Uint8Array): Uint8Array {
+  if (body.length === 0) return body; // a reply with no message: treat as empty (decodes to defaults)
+  if (body.length < 5) throw new GrpcError(method, GrpcCode.INTERNAL, `short frame of ${body.length} bytes`);
+  if (body[0] !== 0) throw new GrpcError(method, GrpcCode.INTERNAL, "compressed reply not supported");
+  const len = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(1);
+  if (body.length < 5 + len) throw new GrpcError(method, GrpcCode.INTERNAL, `truncated frame: ${body.length - 5} of ${len} bytes`);
+  return body.subarray(5, 5 + len);
+}
+
+function decodeMessage(v: unknown): string {
+  if (typeof v !== "string") return "";
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
+/** Connects lazily; a dropped connection (containerd restart) is replaced on the next call. */
+export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
+  let session: http2.ClientHttp2Session | undefined;
+
+  const connect = (): http2.ClientHttp2Session => {
+    if (session && !session.closed && !session.destroyed) return session;
+    const s = http2.connect("http://localhost", {
+      createConnection: () => net.connect(socketPath),
+    });
+    const drop = () => {
+      if (session === s) session = undefined;
+    };
+    s.on("close", drop);
+    s.on("error", drop);
+    s.on("goaway", drop);
+    s.unref(); // an idle CRI connection must not keep the process alive
+    session = s;
+    return s;
+  };
+
+  const unary = (method: string, request: Uint8Array, deadlineMs: number) =>
+    new Promise<Uint8Array>((resolve, reject) => {
+      let s: http2.ClientHttp2Session;
+      try {
+        s = connect();
+      } catch (e) {
+        reject(new GrpcError(method, GrpcCode.UNAVAILABLE, String(e)));
+        return;
+      }
+      let settled = false;
+      const chunks: Buffer[] = [];
+      let status: number | undefined;
+      let message = "";
+      const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        s.unref();
+        if (err) return reject(err);
+        if (status === undefined) return reject(new GrpcError(method, GrpcCode.UNKNOWN, "reply without grpc-status"));
+        if (status !== GrpcCode.OK) return reject(new GrpcError(method, status, message));
+        try {
+          resolve(unframe(method, Buffer.concat(chunks)));
+        } catch (e) {
+          reject(e as Error);
+        }
+      };
+      const readStatus = (h: http2.IncomingHttpHeaders) => {
+        const st = h["grpc-status"];
+        if (st !== undefined) {
+          status = Number(st);
+          message = decodeMessage(h["grpc-message"]);
+        }
+      };
+      s.ref(); // keep the process alive while a call is in flight
+      const stream = s.request({
+        ":method": "POST",
+        ":path": method,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "grpc-timeout": `${Math.max(1, Math.ceil(deadlineMs))}m`,
+      });
+      const timer = setTimeout(() => {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        finish(new GrpcError(method, GrpcCode.DEADLINE_EXCEEDED, `no reply within ${deadlineMs} ms`));
+      }, deadlineMs);
+      stream.on("response", (h) => {
+        const httpStatus = Number(h[":status"]);
+        readStatus(h);
+        if (httpStatus !== 200 && status === undefined) {
+          status = GrpcCode.UNKNOWN;
+          message = `http status ${httpStatus}`;
+        }
+      });
+      stream.on("trailers", readStatus);
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => finish());
+      stream.on("close", () => finish(settled ? undefined : status !== undefined ? undefined : new GrpcError(method, GrpcCode.UNAVAILABLE, "stream closed before reply")));
+      stream.on("error", (e: Error & { code?: string }) => {
+        // Socket gone (ENOENT/ECONNREFUSED) or reset mid-call: the runtime is unavailable; callers retry.
+        finish(new GrpcError(method, GrpcCode.UNAVAILABLE, `${e.code ?? ""} ${e.message}`.trim()));
+      });
+      stream.end(frame(request));
+    });
+
+  return {
+    unary,
+    close() {
+      session?.close();
+      session = undefined;
+    },
+  };
+}

@@ -1,0 +1,295 @@
+// TypeScript shapes of the CRI v1 messages bunlet uses (src/cri/api.proto), as protobufjs encodes and
+// decodes them: camelCase field names, enums as their upstream names, int64 as number (nanosecond
+// timestamps lose sub-microsecond precision, which nothing here needs), maps as records.
+// Replies are decoded with defaults, so scalar fields are always present; unset sub-messages are null.
+
+export type Labels = Record<string, string>;
+
+export type NamespaceMode = "POD" | "CONTAINER" | "NODE" | "TARGET";
+export type PodSandboxState = "SANDBOX_READY" | "SANDBOX_NOTREADY";
+export type ContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
+export type MountPropagation = "PROPAGATION_PRIVATE" | "PROPAGATION_HOST_TO_CONTAINER" | "PROPAGATION_BIDIRECTIONAL";
+
+export interface VersionResponse {
+  version: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
+
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+export interface StatusResponse {
+  status: { conditions: RuntimeCondition[] } | null;
+  info: Record<string, string>;
+}
+
+export interface Int64Value {
+  value: number;
+}
+
+export interface NamespaceOption {
+  network?: NamespaceMode;
+  pid?: NamespaceMode;
+  ipc?: NamespaceMode;
+  targetId?: string;
+}
+
+export interface LinuxContainerResources {
+  cpuPeriod?: number;
+  cpuQuota?: number;
+  cpuShares?: number;
+  memoryLimitInBytes?: number;
+  oomScoreAdj?: number;
+  cpusetCpus?: string;
+  cpusetMems?: string;
+  unified?: Record<string, string>;
+  memorySwapLimitInBytes?: number;
+}
+
+export interface LinuxSandboxSecurityContext {
+  namespaceOptions?: NamespaceOption;
+  runAsUser?: Int64Value;
+  runAsGroup?: Int64Value;
+  readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
+  privileged?: boolean;
+}
+
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+
+export interface DNSConfig {
+  servers?: string[];
+  searches?: string[];
+  options?: string[];
+}
+
+export interface PortMapping {
+  protocol?: "TCP" | "UDP" | "SCTP";
+  containerPort?: number;
+  hostPort?: number;
+  hostIp?: string;
+}
+
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname?: string;
+  logDirectory?: string;
+  dnsConfig?: DNSConfig;
+  portMappings?: PortMapping[];
+  labels?: Labels;
+  annotations?: Labels;
+  linux?: {
+    cgroupParent?: string;
+    securityContext?: LinuxSandboxSecurityContext;
+    sysctls?: Record<string, string>;
+    overhead?: LinuxContainerResources;
+    resources?: LinuxContainerResources;
+  };
+}
+
+export interface PodSandboxFilter {
+  id?: string;
+  state?: { state: PodSandboxState };
+  labelSelector?: Labels;
+}
+
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata | null;
+  state: PodSandboxState;
+  /** Nanoseconds since the epoch. */
+  createdAt: number;
+  labels: Labels;
+  annotations: Labels;
+  runtimeHandler: string;
+}
+
+export interface PodSandboxStatus {
+  id: string;
+  metadata: PodSandboxMetadata | null;
+  state: PodSandboxState;
+  createdAt: number;
+  network: { ip: string; additionalIps: { ip: string }[] } | null;
+  labels: Labels;
+  annotations: Labels;
+  runtimeHandler: string;
+}
+
+export interface PodSandboxStatusResponse {
+  status: PodSandboxStatus | null;
+  info: Record<string, string>;
+}
+
+export interface ImageSpec {
+  image: string;
+  annotations?: Labels;
+  userSpecifiedImage?: string;
+}
+
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly?: boolean;
+  selinuxRelabel?: boolean;
+  propagation?: MountPropagation;
+}
+
+export interface LinuxContainerSecurityContext {
+  capabilities?: { addCapabilities?: string[]; dropCapabilities?: string[] };
+  privileged?: boolean;
+  namespaceOptions?: NamespaceOption;
+  runAsUser?: Int64Value;
+  runAsGroup?: Int64Value;
+  runAsUsername?: string;
+  readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
+  noNewPrivs?: boolean;
+}
+
+export interface ContainerMetadata {
+  name: string;
+  attempt: number;
+}
+
+export interface ContainerConfig {
+  metadata: ContainerMetadata;
+  image: ImageSpec;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  envs?: KeyValue[];
+  mounts?: Mount[];
+  labels?: Labels;
+  annotations?: Labels;
+  logPath?: string;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+  linux?: { resources?: LinuxContainerResources; securityContext?: LinuxContainerSecurityContext };
+}
+
+export interface ContainerFilter {
+  id?: string;
+  state?: { state: ContainerState };
+  podSandboxId?: string;
+  labelSelector?: Labels;
+}
+
+export interface Container {
+  id: string;
+  podSandboxId: string;
+  metadata: ContainerMetadata | null;
+  image: ImageSpec | null;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: number;
+  labels: Labels;
+  annotations: Labels;
+  imageId: string;
+}
+
+export interface ContainerStatus {
+  id: string;
+  metadata: ContainerMetadata | null;
+  state: ContainerState;
+  /** Nanoseconds since the epoch; 0 when not applicable. */
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  image: ImageSpec | null;
+  imageRef: string;
+  /** e.g. "OOMKilled", "Error", "Completed" (containerd sets these). */
+  reason: string;
+  message: string;
+  labels: Labels;
+  annotations: Labels;
+  mounts: Mount[];
+  logPath: string;
+  resources: { linux: LinuxContainerResources | null } | null;
+  imageId: string;
+}
+
+export interface ContainerStatusResponse {
+  status: ContainerStatus | null;
+  info: Record<string, string>;
+}
+
+export interface ExecSyncResponse {
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  exitCode: number;
+}
+
+export interface UInt64Value {
+  value: number;
+}
+
+export interface ContainerStats {
+  attributes: { id: string; metadata: ContainerMetadata | null; labels: Labels; annotations: Labels } | null;
+  cpu: { timestamp: number; usageCoreNanoSeconds: UInt64Value | null; usageNanoCores: UInt64Value | null } | null;
+  memory: {
+    timestamp: number;
+    workingSetBytes: UInt64Value | null;
+    availableBytes: UInt64Value | null;
+    usageBytes: UInt64Value | null;
+    rssBytes: UInt64Value | null;
+    pageFaults: UInt64Value | null;
+    majorPageFaults: UInt64Value | null;
+  } | null;
+  writableLayer: FilesystemUsage | null;
+}
+
+export interface ContainerStatsFilter {
+  id?: string;
+  podSandboxId?: string;
+  labelSelector?: Labels;
+}
+
+export interface Image {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: number;
+  uid: Int64Value | null;
+  username: string;
+  spec: ImageSpec | null;
+  pinned: boolean;
+}
+
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
+export interface FilesystemUsage {
+  timestamp: number;
+  fsId: { mountpoint: string } | null;
+  usedBytes: UInt64Value | null;
+  inodesUsed: UInt64Value | null;
+}
+
+export interface ImageFsInfoResponse {
+  imageFilesystems: FilesystemUsage[];
+  containerFilesystems: FilesystemUsage[];
+}
