@@ -1,0 +1,99 @@
+// A private containerd for integration tests: started once per test process (refcounted across test
+// files), on a socket/root/bridge unique to this process, torn down — every sandbox, container, shim,
+// mount and directory — when the last user releases it.
+//   const ctd = await acquireContainerd(); ... afterAll(() => ctd.release());
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { type CriClient, createCriClient } from "../../src/cri/client.ts";
+
+const SCRIPTS = resolve(import.meta.dir, "../../scripts/host");
+
+export interface TestContainerd {
+  endpoint: string;
+  socket: string;
+  /** containerd root (content, snapshots) and run dir (socket, state, log). */
+  root: string;
+  dir: string;
+  /** A client on the private socket (closed on the last release). */
+  cri: CriClient;
+  /** Images built offline by scripts/host/setup.sh and imported into this containerd. */
+  images: { busybox: string; pause: string; memhog: string };
+  release(): Promise<void>;
+}
+
+/** Integration tests need root (cgroups, mounts, runc) on Linux. */
+export function canRunContainerd(): boolean {
+  return process.platform === "linux" && process.getuid?.() === 0;
+}
+
+const tag = `${process.pid}`;
+const env = {
+  ...process.env,
+  BUNLET_CONTAINERD_DIR: `/run/bunlet/test-${tag}`,
+  BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/test-${tag}`,
+  // Interface names are at most 15 characters; the subnet varies with the pid so parallel runs don't clash.
+  BUNLET_CNI_BRIDGE: `blt${tag}`.slice(0, 15),
+  BUNLET_CNI_SUBNET: `10.89.${(process.pid % 200) + 20}.0/24`,
+};
+
+function run(script: string, ...args: string[]): string {
+  const r = spawnSync("bash", [`${SCRIPTS}/${script}`, ...args], { env, encoding: "utf8", timeout: 600_000 });
+  if (r.status !== 0) {
+    throw new Error(`scripts/host/${script} ${args.join(" ")} failed (exit ${r.status}): ${r.stderr}${r.stdout}`);
+  }
+  return r.stdout;
+}
+
+let refs = 0;
+let shared: Omit<TestContainerd, "release"> | undefined;
+
+/** Removes every pod sandbox through the CRI first, so CNI tears down netns and IP leases properly. */
+export async function removeAllSandboxes(cri: CriClient): Promise<void> {
+  for (const s of await cri.listPodSandbox().catch(() => [])) {
+    await cri.stopPodSandbox(s.id).catch(() => {});
+    await cri.removePodSandbox(s.id).catch(() => {});
+  }
+}
+
+export async function acquireContainerd(): Promise<TestContainerd> {
+  if (!shared) {
+    run("setup.sh");
+    try {
+      run("containerd.sh", "start");
+    } catch (e) {
+      run("containerd.sh", "destroy");
+      throw e;
+    }
+    const socket = `${env.BUNLET_CONTAINERD_DIR}/containerd.sock`;
+    const endpoint = `unix://${socket}`;
+    shared = {
+      endpoint,
+      socket,
+      root: env.BUNLET_CONTAINERD_ROOT,
+      dir: env.BUNLET_CONTAINERD_DIR,
+      cri: createCriClient({ endpoint, timeoutMs: 60_000 }),
+      images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
+    };
+  }
+  refs++;
+  const self = shared;
+  let released = false;
+  return {
+    ...self,
+    async release() {
+      if (released) return;
+      released = true;
+      if (--refs > 0) return;
+      shared = undefined;
+      try {
+        await removeAllSandboxes(self.cri);
+      } finally {
+        self.cri.close();
+        run("containerd.sh", "destroy");
+      }
+    },
+  };
+}
+
+/** Env for running scripts/host/containerd.sh against this process's test instance. */
+export const testContainerdEnv = env;
