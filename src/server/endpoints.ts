@@ -1,0 +1,102 @@
+// The kubelet's HTTP endpoints over injected providers (upstream pkg/kubelet/server/server.go).
+// The main port serves the debugging handlers (/configz) when enableDebuggingHandlers is on; the
+// read-only port never does, as upstream.
+import type { Summary } from "../stats/summary.ts";
+import { CONTENT_TYPE, type Registry } from "./metrics.ts";
+import { json, text, type Route } from "./router.ts";
+
+/** A named health check; returns an error text when unhealthy (upstream healthz.HealthChecker). */
+export interface HealthCheck {
+  name: string;
+  check(): string | undefined;
+}
+
+/** What the servers read from the rest of the agent. Later issues fill in the optional parts. */
+export interface ServerProviders {
+  /** Pods bound to this node, as v1 Pod objects. */
+  getPods(): readonly object[] | Promise<readonly object[]>;
+  /** Summary API; absent ⇒ /stats/summary answers 404. */
+  getSummary?(): Summary | Promise<Summary>;
+  /** The object served under "kubeletconfig" by /configz. */
+  configz?(): unknown;
+  metrics: Registry;
+  healthChecks?: readonly HealthCheck[];
+}
+
+export interface EndpointOpts {
+  /** Main port: /configz (debugging handlers). Read-only port: false. */
+  debuggingHandlers: boolean;
+}
+
+/** /healthz as the kubelet's: "ok", or 500 naming failed checks; ?verbose lists every check. */
+export function healthz(checks: readonly HealthCheck[]): Route["handler"] {
+  return (_req, url) => {
+    const all = [{ name: "ping", check: () => undefined }, ...checks];
+    const results = all.map((c) => ({ name: c.name, error: c.check() }));
+    const failed = results.some((r) => r.error !== undefined);
+    const verbose = url.searchParams.has("verbose");
+    if (!failed && !verbose) return text("ok");
+    const lines = results.map((r) => (r.error === undefined ? `[+]${r.name} ok` : `[-]${r.name} failed: ${r.error}`));
+    lines.push(failed ? "healthz check failed" : "healthz check passed");
+    return text(lines.join("\n") + "\n", failed ? 500 : 200);
+  };
+}
+
+/** Keeps only CPU and memory stats, as upstream's ?only_cpu_and_memory=true. */
+export function onlyCpuAndMemory(s: Summary): Summary {
+  const pick = <T extends { cpu?: unknown; memory?: unknown }>(o: T) => ({ cpu: o.cpu, memory: o.memory });
+  return {
+    node: {
+      nodeName: s.node.nodeName,
+      startTime: s.node.startTime,
+      ...pick(s.node),
+      systemContainers: s.node.systemContainers?.map((c) => ({ name: c.name, startTime: c.startTime, ...pick(c) })),
+    } as Summary["node"],
+    pods: s.pods.map(
+      (p) =>
+        ({
+          podRef: p.podRef,
+          startTime: p.startTime,
+          ...pick(p),
+          containers: p.containers?.map((c) => ({ name: c.name, startTime: c.startTime, ...pick(c) })),
+        }) as Summary["pods"][number],
+    ),
+  };
+}
+
+export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
+  const routes: Route[] = [
+    { path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) },
+    {
+      path: "/pods",
+      methods: ["GET"],
+      handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: await p.getPods() }),
+    },
+    {
+      path: "/metrics",
+      methods: ["GET"],
+      handler: () => new Response(p.metrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
+    },
+  ];
+  const getSummary = p.getSummary;
+  if (getSummary) {
+    routes.push({
+      path: "/stats/summary",
+      methods: ["GET", "POST"],
+      handler: async (_req, url) => {
+        const summary = await getSummary();
+        return json(url.searchParams.get("only_cpu_and_memory") === "true" ? onlyCpuAndMemory(summary) : summary);
+      },
+    });
+  }
+  const configz = p.configz;
+  if (opts.debuggingHandlers && configz) {
+    routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: configz() }) });
+  }
+  return routes;
+}
+
+/** The healthz port serves /healthz only. */
+export function healthzRoutes(p: Pick<ServerProviders, "healthChecks">): Route[] {
+  return [{ path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) }];
+}

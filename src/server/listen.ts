@@ -1,0 +1,123 @@
+// Starts the kubelet's HTTP listeners with Bun.serve: healthz (healthzBindAddress:healthzPort),
+// main (address:port) and read-only (address:readOnlyPort). Upstream serves the main port with TLS
+// and authn/authz; we have no authn, so without TLS the main and read-only ports stay on loopback
+// when `address` is a wildcard, and say so in the log.
+import type { Server } from "bun";
+import { log, kv } from "../log.ts";
+import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
+import { createRouter, type Route } from "./router.ts";
+
+export interface ListenConfig {
+  address: string;
+  port: number;
+  /** 0 disables the read-only server. */
+  readOnlyPort: number;
+  healthzBindAddress: string;
+  /** 0 disables the healthz server (upstream: `if s.HealthzPort > 0`). */
+  healthzPort: number;
+  /** false disables the main server (upstream --enable-server / enableServer). */
+  enableServer?: boolean;
+  enableDebuggingHandlers?: boolean;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+}
+
+export type ServerName = "healthz" | "main" | "read-only";
+
+export interface ListeningServer {
+  name: ServerName;
+  hostname: string;
+  port: number;
+  url: string;
+}
+
+export interface RunningServers {
+  servers: ListeningServer[];
+  /** Looks up a listener by name (undefined when disabled). */
+  get(name: ServerName): ListeningServer | undefined;
+  /** Stops accepting, closes open connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export class ListenError extends Error {
+  override name = "ListenError";
+}
+
+const WILDCARDS = new Set(["", "0.0.0.0", "::", "[::]"]);
+
+export interface BindDecision {
+  hostname: string;
+  /** Why the configured address was not used, for the log. */
+  reason?: string;
+}
+
+/** Where an unauthenticated (non-TLS) kubelet port may listen. */
+export function bindAddress(address: string, tls: boolean): BindDecision {
+  if (!WILDCARDS.has(address)) return { hostname: address };
+  if (tls) return { hostname: address === "" ? "0.0.0.0" : address };
+  return {
+    hostname: "127.0.0.1",
+    reason: `address ${address || '""'} without TLS (no authentication): serving on loopback only`,
+  };
+}
+
+export function startServers(cfg: ListenConfig, providers: ServerProviders): RunningServers {
+  const tlsFiles = cfg.tlsCertFile && cfg.tlsPrivateKeyFile ? { cert: cfg.tlsCertFile, key: cfg.tlsPrivateKeyFile } : undefined;
+  const started: { info: ListeningServer; server: Server<unknown> }[] = [];
+
+  function listen(name: ServerName, hostname: string, port: number, routes: Route[], tls?: { cert: string; key: string }): void {
+    const fetch = createRouter(routes, name);
+    let server: Server<unknown>;
+    try {
+      server = Bun.serve({
+        hostname,
+        port,
+        fetch,
+        // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
+        error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+        ...(tls ? { tls: { cert: Bun.file(tls.cert), key: Bun.file(tls.key) } } : {}),
+      });
+    } catch (err) {
+      throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const actualPort = server.port ?? port;
+    const info: ListeningServer = {
+      name,
+      hostname,
+      port: actualPort,
+      url: `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${actualPort}`,
+    };
+    started.push({ info, server });
+    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: tls ? true : undefined })}`);
+  }
+
+  try {
+    if (cfg.healthzPort > 0) listen("healthz", cfg.healthzBindAddress, cfg.healthzPort, healthzRoutes(providers));
+    if (cfg.enableServer !== false) {
+      const main = bindAddress(cfg.address, tlsFiles !== undefined);
+      if (main.reason) {
+        log.warn(`main server: ${main.reason}; set --address to a specific IP or configure tlsCertFile/tlsPrivateKeyFile to expose it`);
+      }
+      listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), tlsFiles);
+    }
+    if (cfg.readOnlyPort > 0) {
+      // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.
+      const ro = bindAddress(cfg.address, false);
+      if (ro.reason) log.info(`read-only server: ${ro.reason}; set --address to a specific IP to expose it`);
+      listen("read-only", ro.hostname, cfg.readOnlyPort, kubeletRoutes(providers, { debuggingHandlers: false }));
+    }
+  } catch (err) {
+    for (const s of started) s.server.stop(true);
+    throw err;
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    servers: started.map((s) => s.info),
+    get: (name) => started.find((s) => s.info.name === name)?.info,
+    stop() {
+      stopping ??= Promise.all(started.map((s) => s.server.stop(true))).then(() => undefined);
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// Path + method routing as a pure Request → Response function, so the endpoints are tested
+// without sockets. Unknown path → 404, known path with another method → 405 + Allow, a throwing
+// handler → 500: a bad request never takes the agent down.
+import { log, kv } from "../log.ts";
+
+export type Handler = (req: Request, url: URL) => Response | Promise<Response>;
+
+export interface Route {
+  path: string;
+  /** GET implies HEAD. */
+  methods: readonly string[];
+  handler: Handler;
+}
+
+export function text(body: string, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+}
+
+export function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+function allowed(route: Route): string[] {
+  const m = new Set(route.methods.map((x) => x.toUpperCase()));
+  if (m.has("GET")) m.add("HEAD");
+  return [...m];
+}
+
+export function createRouter(routes: readonly Route[], name = "server"): (req: Request) => Promise<Response> {
+  const byPath = new Map(routes.map((r) => [r.path, r]));
+  return async (req) => {
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return text("400: Bad Request\n", 400);
+    }
+    const route = byPath.get(url.pathname);
+    if (!route) return text("404 page not found\n", 404);
+    const methods = allowed(route);
+    if (!methods.includes(req.method)) {
+      return text(`405: Method Not Allowed\n`, 405, { allow: methods.join(", ") });
+    }
+    try {
+      const res = await route.handler(req, url);
+      // HEAD: same status and headers, no body.
+      return req.method === "HEAD" ? new Response(null, { status: res.status, headers: res.headers }) : res;
+    } catch (err) {
+      log.error(`request failed ${kv({ server: name, method: req.method, path: url.pathname, error: String(err) })}`);
+      return text(`500: Internal Server Error: ${err instanceof Error ? err.message : String(err)}\n`, 500);
+    }
+  };
+}
