@@ -41,7 +41,8 @@ function issueErrors(file: string, prefix: string, error: z.ZodError): ManifestE
       const what = keys.length === 1 ? "field" : `fields ${keys.join(", ")}`;
       return new ManifestError(file, field, `${what} not supported by bunlet (see the supported v1 Pod subset)`);
     }
-    return new ManifestError(file, base, issue.message);
+    const message = /received undefined$/.test(issue.message) ? "required field is missing" : issue.message;
+    return new ManifestError(file, base, message);
   });
 }
 

@@ -5,6 +5,7 @@
 // probe periodSeconds 10 / timeoutSeconds 1 / successThreshold 1 / failureThreshold 3.
 import { z } from "zod";
 import { parseQuantity } from "../config/quantity.ts";
+import type { PodLike } from "./pod-like.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -283,3 +284,6 @@ export interface PodStatus {
 export function podFullName(pod: { metadata: { name: string; namespace: string } }): string {
   return `${pod.metadata.namespace}/${pod.metadata.name}`;
 }
+
+// Compile-time guarantee that eviction/QoS code can take our pods as they are.
+export const asPodLike = (pod: Pod): PodLike => pod;

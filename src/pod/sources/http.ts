@@ -1,0 +1,82 @@
+// staticPodURL source (upstream pkg/kubelet/config/http.go): GET the URL with the configured headers
+// every httpCheckFrequency; the body is a Pod, a PodList or a List (YAML or JSON). A failed fetch keeps
+// the previous pods (a flaky endpoint must not stop workloads); an empty body means "no pods".
+import { kv, log } from "../../log.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
+import { decodeManifests, ManifestError } from "../manifest.ts";
+import { applyStaticPodDefaults } from "../static-pod.ts";
+import type { PodSource } from "./file.ts";
+import type { PodUpdate } from "./update.ts";
+
+export interface HttpSourceOptions {
+  url: string;
+  /** staticPodURLHeader: header name → values. */
+  headers?: Record<string, string | string[]>;
+  nodeName: string;
+  checkFrequencyMs: number;
+  clock: Clock;
+  onUpdate: (u: PodUpdate) => void;
+  onErrors?: (errors: ManifestError[]) => void;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+export function createHttpSource(opts: HttpSourceOptions): PodSource {
+  const doFetch = opts.fetch ?? fetch;
+  let stopped = true;
+  let timer: TimerHandle | undefined;
+  let current: ManifestError[] = [];
+  let lastLogged = "";
+
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(opts.headers ?? {})) for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+
+  const fail = (msg: string) => {
+    current = [new ManifestError(opts.url, "", msg)];
+    opts.onErrors?.(current);
+    if (msg !== lastLogged) log.error(`static pod URL failed ${kv({ url: opts.url, error: msg })}`);
+    lastLogged = msg;
+  };
+
+  const resync = async () => {
+    let text: string;
+    try {
+      const res = await doFetch(opts.url, { headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
+      text = await res.text();
+      if (res.status !== 200) return fail(`${opts.url}: ${res.status} ${res.statusText}, body: ${text.slice(0, 200)}`);
+    } catch (e) {
+      return fail((e as Error).message);
+    }
+    if (stopped) return;
+    const decoded = text.trim() === "" ? { pods: [], errors: [] } : decodeManifests(text, opts.url);
+    current = decoded.errors;
+    const summary = decoded.errors.map((e) => e.message).join("; ");
+    if (summary && summary !== lastLogged)
+      for (const e of decoded.errors) log.error(`static pod manifest rejected ${kv({ url: opts.url, field: e.field || undefined, error: e.detail })}`);
+    lastLogged = summary;
+    opts.onErrors?.(decoded.errors);
+    const pods = decoded.pods.map((p) => applyStaticPodDefaults(p, { nodeName: opts.nodeName, source: "http", location: opts.url }));
+    opts.onUpdate({ op: "SET", pods, source: "http" });
+  };
+
+  const tick = () => {
+    timer = opts.clock.setTimeout(async () => {
+      await resync();
+      if (!stopped) tick();
+    }, opts.checkFrequencyMs);
+  };
+
+  return {
+    async start() {
+      stopped = false;
+      await resync();
+      tick();
+    },
+    stop() {
+      stopped = true;
+      if (timer) opts.clock.clearTimeout(timer);
+    },
+    resync,
+    errors: () => current,
+  };
+}

@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { realClock } from "../../src/pod/clock.ts";
+import type { ManifestError } from "../../src/pod/manifest.ts";
+import { createPodConfig } from "../../src/pod/sources/config-mux.ts";
+import { createFileSource, readStaticPods, type PodSource } from "../../src/pod/sources/file.ts";
+import { createHttpSource } from "../../src/pod/sources/http.ts";
+import type { PodUpdate } from "../../src/pod/sources/update.ts";
+import { createFakeClock, waitFor } from "./fake-clock.ts";
+
+const pod = (name: string, image = "bunlet.local/busybox:1") =>
+  `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: ${image}\n      command: [sleep, "3600"]\n`;
+
+const dirs: string[] = [];
+const sources: PodSource[] = [];
+afterEach(() => {
+  for (const s of sources.splice(0)) s.stop();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), `bunlet-pods-${process.pid}-`));
+  dirs.push(d);
+  return d;
+}
+
+describe("file source", () => {
+  test("reads a directory, skips dotfiles, keeps good pods when one manifest is bad", async () => {
+    const d = tempDir();
+    writeFileSync(join(d, "a.yaml"), pod("a"));
+    writeFileSync(join(d, ".a.yaml.swp"), "garbage: [");
+    writeFileSync(join(d, "b.json"), JSON.stringify({ metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i", env: [{ name: "X", valueFrom: {} }] }] } }));
+    writeFileSync(join(d, "c.yaml"), `${pod("c1")}---\n${pod("c2")}`);
+    const r = await readStaticPods(d, "node1");
+    expect(r.pods.map((p) => p.metadata.name)).toEqual(["a-node1", "c1-node1", "c2-node1"]);
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]!.file).toBe(join(d, "b.json"));
+    expect(r.errors[0]!.field).toBe("spec.containers[0].env[0].valueFrom");
+    expect(r.pods[0]!.metadata.annotations?.["kubernetes.io/config.source"]).toBe("file");
+  });
+
+  test("missing path: empty SET so the source counts as seen", async () => {
+    const r = await readStaticPods("/nonexistent/bunlet-test", "n");
+    expect(r).toEqual({ pods: [], errors: [], exists: false });
+  });
+
+  test("add, edit and remove manifests are acted on through fs.watch", async () => {
+    const d = tempDir();
+    writeFileSync(join(d, "a.yaml"), pod("a"));
+    const updates: PodUpdate[] = [];
+    let errors: ManifestError[] = [];
+    const mux = createPodConfig({ clock: realClock, onUpdate: (u) => updates.push(u) });
+    // A one-hour resync: anything seen below came from the watch.
+    const src = createFileSource({ path: d, nodeName: "n", checkFrequencyMs: 3_600_000, clock: realClock, onUpdate: (u) => mux.merge(u.source, u), onErrors: (e) => (errors = e), debounceMs: 20 });
+    sources.push(src);
+    await src.start();
+    expect(updates.map((u) => `${u.op} ${u.pods.map((p) => p.metadata.name)}`)).toEqual(["ADD a-n"]);
+    const uidA = updates[0]!.pods[0]!.metadata.uid;
+
+    writeFileSync(join(d, "b.yaml"), pod("b"));
+    await waitFor(() => updates.length >= 2, "ADD b");
+    expect(updates[1]).toMatchObject({ op: "ADD", source: "file" });
+    expect(updates[1]!.pods[0]!.metadata.name).toBe("b-n");
+
+    writeFileSync(join(d, "a.yaml"), pod("a", "bunlet.local/busybox:2"));
+    await waitFor(() => updates.length >= 4, "edit of a");
+    // An edit changes the content hash, hence the UID: the old pod goes, the new one comes.
+    expect(updates.slice(2).map((u) => u.op)).toEqual(["REMOVE", "ADD"]);
+    expect(updates[2]!.pods[0]!.metadata.uid).toBe(uidA);
+    expect(updates[3]!.pods[0]!.metadata.uid).not.toBe(uidA);
+
+    writeFileSync(join(d, "bad.yaml"), "kind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: x}]}");
+    await waitFor(() => errors.length === 1, "error for bad.yaml");
+    expect(errors[0]!.message).toContain("bad.yaml");
+    expect(errors[0]!.field).toBe("spec.containers[0].image");
+
+    unlinkSync(join(d, "b.yaml"));
+    await waitFor(() => updates.some((u) => u.op === "REMOVE" && u.pods[0]!.metadata.name === "b-n"), "REMOVE b");
+    expect(mux.pods().map((p) => p.metadata.name).sort()).toEqual(["a-n"]);
+  });
+});
+
+describe("http source", () => {
+  test("fetches with headers; Pod, PodList and failures", async () => {
+    let body = pod("web");
+    let status = 200;
+    const seenHeaders: string[] = [];
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        seenHeaders.push(req.headers.get("x-token") ?? "");
+        return new Response(body, { status });
+      },
+    });
+    try {
+      const clock = createFakeClock();
+      const updates: PodUpdate[] = [];
+      let errors: ManifestError[] = [];
+      const url = `http://127.0.0.1:${server.port}/pods`;
+      const src = createHttpSource({ url, headers: { "X-Token": ["t1"] }, nodeName: "n", checkFrequencyMs: 20_000, clock, onUpdate: (u) => updates.push(u), onErrors: (e) => (errors = e) });
+      sources.push(src);
+      await src.start();
+      expect(seenHeaders).toEqual(["t1"]);
+      expect(updates[0]!.op).toBe("SET");
+      expect(updates[0]!.pods[0]!.metadata.name).toBe("web-n");
+      expect(updates[0]!.pods[0]!.metadata.annotations?.["kubernetes.io/config.source"]).toBe("http");
+
+      body = JSON.stringify({ kind: "PodList", items: [{ metadata: { name: "x" }, spec: { containers: [{ name: "c", image: "i" }] } }] });
+      await src.resync();
+      expect(updates[1]!.pods.map((p) => p.metadata.name)).toEqual(["x-n"]);
+
+      status = 500;
+      await src.resync();
+      expect(updates).toHaveLength(2); // a failing endpoint keeps the previous pods
+      expect(errors[0]!.message).toContain("500");
+
+      status = 200;
+      body = "";
+      await src.resync();
+      expect(updates[2]!.pods).toEqual([]);
+    } finally {
+      server.stop(true);
+    }
+  });
+});
