@@ -1,0 +1,216 @@
+// Pod workers (upstream pkg/kubelet/pod_workers.go, simplified): one serialized queue per pod UID, so
+// at most one of SyncPod / SyncTerminatingPod / SyncTerminatedPod runs for a pod at a time, and
+// updates that arrive meanwhile collapse into the newest. A pod only moves forward:
+//   syncing → terminating (kill requested, or the pod reached a terminal phase)
+//           → terminated (containers stopped) → finished (cleanup done).
+// A finished UID is never synced again — that is why an evicted static pod stays down until its
+// manifest changes (new content → new UID). Housekeeping forgets finished workers of removed pods.
+import { kv, log } from "../log.ts";
+import type { Clock, TimerHandle } from "./clock.ts";
+import type { Pod } from "./types.ts";
+
+export type UpdateType = "create" | "update" | "sync" | "kill";
+
+export interface KillPodOptions {
+  /** Shortens (never lengthens) the pod's terminationGracePeriodSeconds. */
+  gracePeriodOverrideSeconds?: number;
+  /** Resolved when the pod's containers are stopped and cleanup ran. */
+  onDone?: () => void;
+}
+
+export interface UpdatePodOptions {
+  type: UpdateType;
+  pod: Pod;
+  kill?: KillPodOptions;
+}
+
+export interface SyncResult {
+  /** The pod reached a terminal phase (Succeeded/Failed): terminate it and never restart it. */
+  terminal?: boolean;
+  /** Retry this sync after the error back-off (upstream backOffPeriod); e.g. CrashLoopBackOff. */
+  retry?: boolean;
+}
+
+export interface PodSyncer {
+  syncPod(pod: Pod, type: UpdateType): Promise<SyncResult>;
+  syncTerminatingPod(pod: Pod, gracePeriodSeconds: number): Promise<void>;
+  syncTerminatedPod(pod: Pod): Promise<void>;
+}
+
+export type WorkerState = "syncing" | "terminating" | "terminated" | "finished";
+
+interface Worker {
+  uid: string;
+  pod: Pod;
+  state: WorkerState;
+  pending?: UpdateType;
+  running: boolean;
+  gracePeriodSeconds?: number;
+  onDone: (() => void)[];
+  retry?: TimerHandle;
+  idle: (() => void)[];
+}
+
+export interface PodWorkers {
+  updatePod(opts: UpdatePodOptions): void;
+  state(uid: string): WorkerState | undefined;
+  /** A kill was requested or the pod is terminal (upstream IsPodTerminationRequested). */
+  isTerminationRequested(uid: string): boolean;
+  /** Containers may still run (syncing or terminating). */
+  couldHaveRunningContainers(uid: string): boolean;
+  /** Forgets finished workers whose UID is not in `desired` (housekeeping). */
+  syncKnownPods(desired: ReadonlySet<string>): void;
+  uids(): string[];
+  /** Resolves when every worker is idle (tests and shutdown). */
+  whenIdle(): Promise<void>;
+  stop(): void;
+}
+
+export function createPodWorkers(opts: {
+  syncer: PodSyncer;
+  clock: Clock;
+  /** Delay before retrying a failed or backing-off sync (upstream backOffPeriod, 10 s). */
+  errorRetryMs?: number;
+  /** Called when a worker reaches "finished". */
+  onFinished?: (pod: Pod) => void;
+}): PodWorkers {
+  const workers = new Map<string, Worker>();
+  const retryMs = opts.errorRetryMs ?? 10_000;
+  let stopped = false;
+
+  const podName = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
+
+  function gracePeriod(w: Worker, override?: number): number {
+    const base = w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds;
+    return override === undefined ? base : Math.max(0, Math.min(base, override));
+  }
+
+  function beginTermination(w: Worker, override?: number) {
+    w.gracePeriodSeconds = gracePeriod(w, override);
+    if (w.state === "syncing") w.state = "terminating";
+  }
+
+  async function run(w: Worker): Promise<void> {
+    w.running = true;
+    try {
+      while (w.pending !== undefined && !stopped) {
+        const type = w.pending;
+        w.pending = undefined;
+        if (w.state === "syncing") {
+          let r: SyncResult = {};
+          try {
+            r = await opts.syncer.syncPod(w.pod, type);
+          } catch (e) {
+            log.error(`pod sync failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            r = { retry: true };
+          }
+          // A kill that arrived during the sync wins over the sync's own outcome.
+          if (w.state !== "syncing") {
+            w.pending ??= "kill";
+            continue;
+          }
+          if (r.terminal) {
+            log.info(`pod is terminal, stopping it ${kv({ pod: podName(w.pod), uid: w.uid, phase: w.pod.status?.phase })}`);
+            beginTermination(w);
+            w.pending = "kill";
+          } else if (r.retry) scheduleRetry(w);
+          continue;
+        }
+        if (w.state === "terminating") {
+          try {
+            await opts.syncer.syncTerminatingPod(w.pod, w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds);
+            w.state = "terminated";
+          } catch (e) {
+            log.error(`pod termination failed, will retry ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            scheduleRetry(w);
+            continue;
+          }
+        }
+        if (w.state === "terminated") {
+          try {
+            await opts.syncer.syncTerminatedPod(w.pod);
+            w.state = "finished";
+          } catch (e) {
+            log.error(`pod cleanup failed, will retry ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            scheduleRetry(w);
+            continue;
+          }
+          for (const done of w.onDone.splice(0)) done();
+          opts.onFinished?.(w.pod);
+        }
+        // finished: nothing runs again for this UID.
+      }
+    } finally {
+      w.running = false;
+      for (const f of w.idle.splice(0)) f();
+    }
+  }
+
+  function scheduleRetry(w: Worker) {
+    if (w.retry || stopped) return;
+    w.retry = opts.clock.setTimeout(() => {
+      w.retry = undefined;
+      enqueue(w, "sync");
+    }, retryMs);
+  }
+
+  function enqueue(w: Worker, type: UpdateType) {
+    if (stopped) return;
+    // "kill" is sticky; otherwise the newest update type replaces a pending one.
+    if (w.pending !== "kill") w.pending = type;
+    if (!w.running) void run(w);
+  }
+
+  return {
+    updatePod({ type, pod, kill }) {
+      const uid = pod.metadata.uid;
+      let w = workers.get(uid);
+      if (!w) {
+        w = { uid, pod, state: "syncing", running: false, onDone: [], idle: [] };
+        workers.set(uid, w);
+      }
+      if (w.state === "finished") {
+        kill?.onDone?.();
+        return;
+      }
+      // Keep the newest spec while syncing; a terminating pod keeps the spec it is stopped with,
+      // except for the status (e.g. eviction's Failed/Evicted) that cleanup reads.
+      if (w.state === "syncing") w.pod = pod;
+      else if (pod.status) w.pod = { ...w.pod, status: pod.status };
+      if (type === "kill") {
+        beginTermination(w, kill?.gracePeriodOverrideSeconds);
+        if (kill?.onDone) w.onDone.push(kill.onDone);
+      }
+      enqueue(w, type);
+    },
+    state: (uid) => workers.get(uid)?.state,
+    isTerminationRequested: (uid) => {
+      const s = workers.get(uid)?.state;
+      return s !== undefined && s !== "syncing";
+    },
+    couldHaveRunningContainers: (uid) => {
+      const s = workers.get(uid)?.state;
+      return s === "syncing" || s === "terminating";
+    },
+    syncKnownPods(desired) {
+      for (const [uid, w] of workers) {
+        if (w.state === "finished" && !desired.has(uid) && !w.running) {
+          if (w.retry) opts.clock.clearTimeout(w.retry);
+          workers.delete(uid);
+        }
+      }
+    },
+    uids: () => [...workers.keys()],
+    async whenIdle() {
+      for (;;) {
+        const busy = [...workers.values()].filter((w) => w.running);
+        if (busy.length === 0) return;
+        await Promise.all(busy.map((w) => new Promise<void>((r) => w.idle.push(r))));
+      }
+    },
+    stop() {
+      stopped = true;
+      for (const w of workers.values()) if (w.retry) opts.clock.clearTimeout(w.retry);
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { describe, expect, test } from "bun:test";
+import { createPodWorkers, type PodSyncer, type SyncResult } from "../../src/pod/pod-workers.ts";
+import type { Pod } from "../../src/pod/types.ts";
+import { createFakeClock } from "./fake-clock.ts";
+import { makePod } from "./fake-runtime.ts";
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function recordingSyncer(opts: { gate?: () => Promise<void>; result?: (pod: Pod) => SyncResult } = {}) {
+  const log: string[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const wrap = async (what: string, fn?: () => SyncResult) => {
+    active++;
+    maxActive = Math.max(maxActive, active);
+    log.push(`${what}:start`);
+    await (opts.gate?.() ?? Promise.resolve());
+    log.push(`${what}:end`);
+    active--;
+    return fn?.() ?? {};
+  };
+  const syncer: PodSyncer = {
+    syncPod: (pod) => wrap(`sync ${pod.spec.containers[0]!.image}`, () => opts.result?.(pod) ?? {}),
+    syncTerminatingPod: (pod, grace) => wrap(`terminating grace=${grace}`).then(() => undefined),
+    syncTerminatedPod: () => wrap("terminated").then(() => undefined),
+  };
+  return { syncer, log, max: () => maxActive };
+}
+
+const podWithImage = (image: string, grace = 30) => makePod({ name: "p", uid: "u1", containers: [{ name: "app", image }], spec: { terminationGracePeriodSeconds: grace } });
+
+describe("pod workers", () => {
+  test("updates for one pod are serialized and collapse to the newest", async () => {
+    const gates: ReturnType<typeof deferred>[] = [];
+    const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    w.updatePod({ type: "create", pod: podWithImage("v1") });
+    w.updatePod({ type: "update", pod: podWithImage("v2") });
+    w.updatePod({ type: "update", pod: podWithImage("v3") });
+    await Bun.sleep(0);
+    expect(gates).toHaveLength(1);
+    gates[0]!.resolve();
+    while (gates.length < 2) await Bun.sleep(0);
+    gates[1]!.resolve();
+    await w.whenIdle();
+    expect(r.log).toEqual(["sync v1:start", "sync v1:end", "sync v3:start", "sync v3:end"]);
+    expect(r.max()).toBe(1);
+  });
+
+  test("kill: grace period override only shortens; finished pods are never synced again", async () => {
+    const r = recordingSyncer();
+    const finished: string[] = [];
+    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock(), onFinished: (p) => finished.push(p.metadata.uid) });
+    w.updatePod({ type: "create", pod: podWithImage("v1", 20) });
+    await w.whenIdle();
+    let done = false;
+    w.updatePod({ type: "kill", pod: podWithImage("v1", 20), kill: { gracePeriodOverrideSeconds: 60, onDone: () => (done = true) } });
+    await w.whenIdle();
+    expect(done).toBe(true);
+    expect(w.state("u1")).toBe("finished");
+    expect(finished).toEqual(["u1"]);
+    w.updatePod({ type: "sync", pod: podWithImage("v1", 20) });
+    await w.whenIdle();
+    expect(r.log).toEqual(["sync v1:start", "sync v1:end", "terminating grace=20:start", "terminating grace=20:end", "terminated:start", "terminated:end"]);
+    w.syncKnownPods(new Set(["u1"]));
+    expect(w.state("u1")).toBe("finished");
+    w.syncKnownPods(new Set());
+    expect(w.state("u1")).toBeUndefined();
+  });
+
+  test.each([
+    [5, 30, 5],
+    [0, 30, 0],
+    [undefined, 12, 12],
+  ])("override %p with pod grace %p → %p", async (override, grace, want) => {
+    const r = recordingSyncer();
+    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    w.updatePod({ type: "kill", pod: podWithImage("v1", grace), kill: { gracePeriodOverrideSeconds: override } });
+    await w.whenIdle();
+    expect(r.log).toContain(`terminating grace=${want}:start`);
+  });
+
+  test("a kill arriving during a sync terminates right after it", async () => {
+    const gate = deferred();
+    let first = true;
+    const r = recordingSyncer({ gate: () => (first ? ((first = false), gate.promise) : Promise.resolve()) });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    w.updatePod({ type: "create", pod: podWithImage("v1") });
+    await Bun.sleep(0);
+    w.updatePod({ type: "kill", pod: podWithImage("v1"), kill: { gracePeriodOverrideSeconds: 1 } });
+    expect(w.isTerminationRequested("u1")).toBe(true);
+    gate.resolve();
+    await w.whenIdle();
+    expect(r.log).toEqual(["sync v1:start", "sync v1:end", "terminating grace=1:start", "terminating grace=1:end", "terminated:start", "terminated:end"]);
+  });
+
+  test("a terminal sync result terminates the pod; retry results resync after the back-off period", async () => {
+    const clock = createFakeClock();
+    let n = 0;
+    const r = recordingSyncer({ result: () => (++n < 3 ? { retry: true } : { terminal: true }) });
+    const w = createPodWorkers({ syncer: r.syncer, clock, errorRetryMs: 10_000 });
+    w.updatePod({ type: "create", pod: podWithImage("v1") });
+    await w.whenIdle();
+    expect(n).toBe(1);
+    await clock.advance(9_999);
+    expect(n).toBe(1);
+    await clock.advance(1);
+    await w.whenIdle();
+    expect(n).toBe(2);
+    await clock.advance(10_000);
+    await w.whenIdle();
+    expect(n).toBe(3);
+    expect(w.state("u1")).toBe("finished");
+  });
+
+  test("a throwing sync is logged and retried, other pods unaffected", async () => {
+    const clock = createFakeClock();
+    let calls = 0;
+    const syncer: PodSyncer = {
+      syncPod: async (pod) => {
+        calls++;
+        if (pod.metadata.uid === "bad" && calls < 3) throw new Error("boom");
+        return {};
+      },
+      syncTerminatingPod: async () => {},
+      syncTerminatedPod: async () => {},
+    };
+    const w = createPodWorkers({ syncer, clock, errorRetryMs: 1000 });
+    w.updatePod({ type: "create", pod: makePod({ name: "bad", uid: "bad" }) });
+    w.updatePod({ type: "create", pod: makePod({ name: "good", uid: "good" }) });
+    await w.whenIdle();
+    await clock.advance(1000);
+    await w.whenIdle();
+    expect(w.state("good")).toBe("syncing");
+    expect(calls).toBe(3);
+  });
+});
