@@ -1,0 +1,76 @@
+// Ephemeral-storage limit evictions (eviction-spec §12): run every sync, before thresholds, and
+// may evict several pods. First violation per pod wins: emptyDir sizeLimit, pod-level limit,
+// container limit.
+import { formatQuantity, parseQuantity, quantityValue } from "../config/quantity.ts";
+import { podKey, type PodLike } from "../pod/pod-like.ts";
+import type { FsStats } from "../stats/summary.ts";
+import { containerEphemeralStorageMessage, emptyDirMessage, formatAmount, podEphemeralStorageMessage } from "./message.ts";
+import { podLimit } from "./pod-resources.ts";
+import type { FsLayout, StatsFunc } from "./rank.ts";
+import type { Logger } from "./types.ts";
+
+function qty(v: string | number | undefined): { value: number; text: string } | undefined {
+  if (v === undefined) return undefined;
+  try {
+    const q = parseQuantity(String(v));
+    return { value: quantityValue(q), text: formatQuantity(q) };
+  } catch {
+    return undefined;
+  }
+}
+
+const used = (fs: FsStats | undefined): number => fs?.usedBytes ?? 0;
+
+/** The first local-storage violation of a pod, as its eviction message; undefined if none. */
+export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>, layout: FsLayout): string | undefined {
+  if (!stats) return undefined;
+  const volUsed = new Map<string, number>();
+  for (const v of stats.volume ?? []) if (v.usedBytes !== undefined) volUsed.set(v.name, v.usedBytes);
+  for (const v of pod.spec.volumes ?? []) {
+    if (!v.emptyDir) continue;
+    const limit = qty(v.emptyDir.sizeLimit);
+    const u = volUsed.get(v.name);
+    if (limit && limit.value > 0 && u !== undefined && u > limit.value) return emptyDirMessage(v.name, limit.text);
+  }
+  const podLim = podLimit(pod, "ephemeral-storage");
+  if (podLim !== undefined) {
+    const total = stats["ephemeral-storage"]?.usedBytes ?? 0;
+    if (total > podLim) return podEphemeralStorageMessage(formatAmount(podLim));
+  }
+  const limits = new Map<string, { value: number; text: string }>();
+  for (const c of pod.spec.containers) {
+    const l = qty(c.resources?.limits?.["ephemeral-storage"]);
+    if (l && l.value !== 0) limits.set(c.name, l);
+  }
+  for (const cs of stats.containers ?? []) {
+    const l = limits.get(cs.name);
+    if (!l) continue;
+    // With a dedicated imagefs the writable layer is not on nodefs, so only logs count.
+    const u = used(cs.logs) + (layout.dedicatedImageFs ? 0 : used(cs.rootfs));
+    if (u > l.value) return containerEphemeralStorageMessage(cs.name, l.text);
+  }
+  return undefined;
+}
+
+/** Evicts every violating, non-exempt pod; returns how many were evicted. */
+export function evictLocalStorage(
+  pods: readonly PodLike[],
+  stats: StatsFunc,
+  layout: FsLayout,
+  exempt: (p: PodLike) => boolean,
+  evict: (pod: PodLike, message: string) => void,
+  logger: Logger,
+): number {
+  let n = 0;
+  for (const pod of pods) {
+    const message = localStorageViolation(pod, stats(pod), layout);
+    if (!message) continue;
+    if (exempt(pod)) {
+      logger.warn(`cannot evict a critical pod over its local storage limit ${podKey(pod)}: ${message.trim()}`);
+      continue;
+    }
+    evict(pod, message);
+    n++;
+  }
+  return n;
+}

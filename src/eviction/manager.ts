@@ -1,0 +1,152 @@
+// The eviction manager: synchronize every 10 s, at once when a kernel notifier fires (debounced),
+// and right after an eviction's cleanup (≤ 30 s), as upstream's loop (eviction-spec §6.1).
+// Cycles never overlap; a trigger during a cycle schedules exactly one more. Kills run in the
+// background (see synchronize.ts), so the loop itself never waits for a pod's grace period.
+import { kv, log as defaultLog } from "../log.ts";
+import type { PodLike } from "../pod/pod-like.ts";
+import { admitPod, type AdmitResult } from "./admission.ts";
+import { notifierTargets, type NotifierTarget } from "./notifier-thresholds.ts";
+import { newEvictionState, pendingKills, POD_CLEANUP_TIMEOUT_MS, synchronize, type CycleReport, type EvictionState } from "./synchronize.ts";
+import type { NodeConditionType } from "./signals.ts";
+import type { EvictionDeps } from "./types.ts";
+
+export const EVICTION_MONITORING_PERIOD_MS = 10_000;
+export const POD_CLEANUP_POLL_MS = 1_000;
+
+export interface EvictionManager {
+  start(): void;
+  stop(): void;
+  /** Kernel notifier hook: an immediate synchronize; bursts coalesce into one cycle. */
+  trigger(reason?: string): void;
+  /** Runs one cycle now (serialised with the loop). */
+  synchronize(): Promise<CycleReport>;
+  admit(pod: PodLike): AdmitResult;
+  nodeConditions(): NodeConditionType[];
+  isUnderMemoryPressure(): boolean;
+  isUnderDiskPressure(): boolean;
+  isUnderPIDPressure(): boolean;
+  /** Where to arm memcg notifiers, from the latest summary (spec §14). */
+  thresholdsForNotifier(): { targets: NotifierTarget[]; errors: string[] };
+  /** Live state for `bunlet eviction explain` and /debug endpoints. */
+  state(): Readonly<EvictionState>;
+  lastReport(): CycleReport | undefined;
+  /** Resolves when no cycle is running or queued (tests). */
+  idle(): Promise<void>;
+}
+
+export function createEvictionManager(deps: EvictionDeps): EvictionManager {
+  const logger = deps.logger ?? defaultLog;
+  const state = newEvictionState(deps.config.thresholds);
+  let running: Promise<CycleReport> | undefined;
+  let rerun = false;
+  let microtaskQueued = false;
+  let timer: unknown;
+  let started = false;
+
+  const clearTimer = () => {
+    if (timer !== undefined) deps.clock.clearTimeout(timer);
+    timer = undefined;
+  };
+
+  const schedule = (ms: number, fn: () => void) => {
+    clearTimer();
+    if (!started) return;
+    timer = deps.clock.setTimeout(() => {
+      timer = undefined;
+      fn();
+    }, ms);
+  };
+
+  // After an eviction: poll every second until the evicted pods are cleaned up (or 30 s), then
+  // sync immediately, like upstream's waitForPodsCleanup.
+  const waitForCleanup = (since: number) => {
+    schedule(POD_CLEANUP_POLL_MS, () => {
+      const pending = pendingKills(deps, state, deps.activePods());
+      if (pending.length === 0 || deps.clock.now() - since >= POD_CLEANUP_TIMEOUT_MS) void runCycle();
+      else waitForCleanup(since);
+    });
+  };
+
+  const runCycle = (): Promise<CycleReport> => {
+    if (running) {
+      rerun = true;
+      return running;
+    }
+    clearTimer();
+    const p = (async () => {
+      let report: CycleReport;
+      try {
+        report = await synchronize(deps, state);
+      } catch (e) {
+        logger.error(`eviction manager: synchronize failed ${kv({ error: (e as Error).message })}`);
+        report = state.lastReport ?? ({ error: (e as Error).message } as CycleReport);
+      }
+      return report;
+    })();
+    running = p;
+    void p.then((report) => {
+      running = undefined;
+      if (rerun) {
+        rerun = false;
+        void runCycle();
+        return;
+      }
+      if (report.evicted?.length > 0 && !report.error) waitForCleanup(deps.clock.now());
+      else schedule(EVICTION_MONITORING_PERIOD_MS, () => void runCycle());
+    });
+    return p;
+  };
+
+  const conditions = () => state.nodeConditions;
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      logger.info(`eviction manager started ${kv({ thresholds: state.thresholds.length, evictStaticPods: deps.config.evictStaticPods })}`);
+      void runCycle();
+    },
+    stop() {
+      started = false;
+      clearTimer();
+    },
+    trigger(reason) {
+      if (reason) logger.debug(`eviction manager: synchronize requested ${kv({ reason })}`);
+      if (running) {
+        rerun = true;
+        return;
+      }
+      if (microtaskQueued) return;
+      microtaskQueued = true;
+      queueMicrotask(() => {
+        microtaskQueued = false;
+        void runCycle();
+      });
+    },
+    synchronize: () => runCycle(),
+    admit(pod) {
+      const r = admitPod(pod, conditions());
+      if (!r.admit) logger.info(`failed to admit pod to node ${kv({ pod: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`, nodeCondition: conditions().join(",") })}`);
+      return r;
+    },
+    nodeConditions: () => [...conditions()],
+    isUnderMemoryPressure: () => conditions().includes("MemoryPressure"),
+    isUnderDiskPressure: () => conditions().includes("DiskPressure"),
+    isUnderPIDPressure: () => conditions().includes("PIDPressure"),
+    thresholdsForNotifier() {
+      if (!state.lastSummary) return { targets: [], errors: ["no stats summary observed yet"] };
+      return notifierTargets(state.thresholds, state.lastSummary);
+    },
+    state: () => state,
+    lastReport: () => state.lastReport,
+    async idle() {
+      // Bounded: each pass waits for the running cycle; a rerun is at most one more.
+      for (let i = 0; i < 1000; i++) {
+        if (running) await running.then(() => undefined);
+        else if (microtaskQueued) await Promise.resolve();
+        else return;
+        await Promise.resolve();
+      }
+    },
+  };
+}

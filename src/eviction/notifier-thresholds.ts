@@ -1,0 +1,55 @@
+// Where to arm the cgroup v1 memory threshold notifiers (eviction-spec §14). Pure: KERNEL owns
+// the eventfd/cgroup.event_control side and calls this with the latest summary.
+import type { MemoryStats, Summary } from "../stats/summary.ts";
+import { podsSystemContainer } from "./observations.ts";
+import { isHardThreshold, thresholdAmount, type Threshold } from "./threshold.ts";
+
+export interface NotifierTarget {
+  signal: "memory.available" | "allocatableMemory.available";
+  /** "root": the memory controller mount; "pods": mount + pod cgroup root (kubepods). */
+  cgroup: "root" | "pods";
+  hard: boolean;
+  /** e.g. "hard memory eviction threshold", "soft allocatable memory eviction threshold". */
+  description: string;
+  /** Bytes to write for memory.usage_in_bytes: capacity − threshold + inactive_file. */
+  thresholdBytes: number;
+}
+
+export class NotifierThresholdError extends Error {
+  override name = "NotifierThresholdError";
+}
+
+/** memcgThreshold = capacity − thresholdAmount + inactiveFile, where capacity = available + workingSet. */
+export function memcgThresholdBytes(t: Threshold, mem: MemoryStats | undefined, where: string): number {
+  if (!mem || mem.usageBytes === undefined || mem.workingSetBytes === undefined || mem.availableBytes === undefined) {
+    throw new NotifierThresholdError(`${where}: memory stats need usageBytes, workingSetBytes and availableBytes to arm the ${t.signal} notifier`);
+  }
+  const capacity = mem.availableBytes + mem.workingSetBytes;
+  const inactiveFile = mem.usageBytes - mem.workingSetBytes;
+  return capacity - thresholdAmount(t.value, capacity) + inactiveFile;
+}
+
+/** One target per memory / allocatable-memory threshold, hard and soft. Errors per target are returned, not thrown. */
+export function notifierTargets(thresholds: readonly Threshold[], summary: Summary): { targets: NotifierTarget[]; errors: string[] } {
+  const targets: NotifierTarget[] = [];
+  const errors: string[] = [];
+  for (const t of thresholds) {
+    if (t.signal !== "memory.available" && t.signal !== "allocatableMemory.available") continue;
+    const pods = t.signal === "allocatableMemory.available";
+    const hard = isHardThreshold(t);
+    try {
+      const mem = pods ? podsSystemContainer(summary)?.memory : summary.node.memory;
+      const thresholdBytes = memcgThresholdBytes(t, mem, pods ? 'node.systemContainers["pods"].memory' : "node.memory");
+      targets.push({
+        signal: t.signal,
+        cgroup: pods ? "pods" : "root",
+        hard,
+        description: `${hard ? "hard" : "soft"} ${pods ? "allocatable memory" : "memory"} eviction threshold`,
+        thresholdBytes,
+      });
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  }
+  return { targets, errors };
+}

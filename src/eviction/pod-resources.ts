@@ -1,0 +1,54 @@
+// Effective pod requests and limits for one resource, as resourcehelper.PodRequests/PodLimits:
+// app containers summed (restartable sidecars included), max'ed against each regular init
+// container plus the sidecars started before it, plus overhead when the total is non-zero.
+// Requests default from limits (API defaulting). Values are integers (bytes, counts), rounded up.
+import { parseQuantity, quantityValue } from "../config/quantity.ts";
+import type { ContainerLike, PodLike, ResourceList } from "../pod/pod-like.ts";
+import { defaultedRequests } from "../pod/qos.ts";
+
+export function resourceValue(list: ResourceList | undefined, name: string): number | undefined {
+  const v = list?.[name];
+  if (v === undefined) return undefined;
+  try {
+    return quantityValue(parseQuantity(String(v)));
+  } catch {
+    return undefined;
+  }
+}
+
+function aggregate(pod: PodLike, name: string, pick: (c: ContainerLike) => ResourceList | undefined): number | undefined {
+  let found = false;
+  const val = (c: ContainerLike): number => {
+    const v = resourceValue(pick(c), name);
+    if (v !== undefined) found = true;
+    return v ?? 0;
+  };
+  let sum = 0;
+  for (const c of pod.spec.containers) sum += val(c);
+  let sidecars = 0;
+  let initMax = 0;
+  for (const c of pod.spec.initContainers ?? []) {
+    const v = val(c);
+    if (c.restartPolicy === "Always") {
+      sum += v;
+      sidecars += v;
+      initMax = Math.max(initMax, sidecars);
+    } else {
+      initMax = Math.max(initMax, v + sidecars);
+    }
+  }
+  let total = Math.max(sum, initMax);
+  const overhead = resourceValue(pod.spec.overhead, name);
+  if (overhead !== undefined && total !== 0) total += overhead;
+  return found ? total : undefined;
+}
+
+/** Pod request for a resource; 0 when nothing requests it. */
+export function podRequest(pod: PodLike, name: string): number {
+  return aggregate(pod, name, defaultedRequests) ?? 0;
+}
+
+/** Pod limit for a resource; undefined when no container declares one. */
+export function podLimit(pod: PodLike, name: string): number | undefined {
+  return aggregate(pod, name, (c) => c.resources?.limits);
+}

@@ -1,0 +1,428 @@
+// One eviction cycle (eviction-spec §6): observe → thresholds met → grace → conditions → staleness
+// → local-storage limits → choose a threshold → node reclaim → rank → evict at most one pod.
+// Kills are started, not awaited: a slow soft kill never stalls a later hard eviction (upstream
+// #123872). The in-flight table stops a pod being killed twice and lets a hard threshold escalate
+// a running soft kill to the 1 s grace override.
+import { kv, log as defaultLog } from "../log.ts";
+import { isCriticalPriority, isMirrorPod, isStaticPod, podKey, podUid, type PodLike } from "../pod/pod-like.ts";
+import type { Summary } from "../stats/summary.ts";
+import { detectFsLayout, reclaimStepsFor, updateContainerFsThresholds } from "./fs-layout.ts";
+import { evictLocalStorage } from "./local-storage.ts";
+import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
+import { notifierTargets } from "./notifier-thresholds.ts";
+import { makeSignalObservations, podStatsByUid } from "./observations.ts";
+import { rankFuncFor, type FsLayout, type RankedPod, type StatsFunc } from "./rank.ts";
+import { CONDITION_ORDER, isMemorySignal, SIGNAL_CONDITION, SIGNAL_RESOURCE, signalIsCount, type NodeConditionType, type Signal, type StarvedResource } from "./signals.ts";
+import { isHardThreshold, thresholdAmount, thresholdsMet, type Observations, type Threshold } from "./threshold.ts";
+import type { EvictionDeps, KillStatus, Logger } from "./types.ts";
+
+/** Hard and local-storage evictions use a 1 s grace override (v1.31+, PR #124063). */
+export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS = 1;
+/** Upstream waits up to 30 s for an evicted pod's cleanup before the next sync. */
+export const POD_CLEANUP_TIMEOUT_MS = 30_000;
+export const NOTIFIER_REFRESH_INTERVAL_MS = 10_000;
+
+export interface InFlightKill {
+  pod: PodLike;
+  uid: string;
+  gracePeriodSeconds: number;
+  startedAtMs: number;
+  settled: boolean;
+  signal: string;
+}
+
+export interface EvictionRecord {
+  pod: PodLike;
+  signal: string;
+  gracePeriodSeconds: number;
+  message: string;
+  annotations: Record<string, string>;
+  /** A running softer kill of the same pod was re-issued with a shorter grace period. */
+  escalated?: boolean;
+}
+
+export interface CycleReport {
+  timeMs: number;
+  observations: Observations;
+  thresholds: Threshold[];
+  /** Met this sync, before grace periods, with min-reclaim hysteresis (steps 6–7). */
+  met: Threshold[];
+  /** Grace periods satisfied (step 12). */
+  actionable: Threshold[];
+  /** Actionable and on fresh stats (step 14). */
+  actionableFresh: Threshold[];
+  conditions: NodeConditionType[];
+  reclaim: { threshold: Threshold; signal: Signal; resource: StarvedResource } | null;
+  nodeReclaim: { steps: string[]; relieved: boolean } | null;
+  ranked: RankedPod[];
+  evicted: EvictionRecord[];
+  /** Why nothing was evicted although a threshold was to be reclaimed. */
+  note?: string;
+  error?: string;
+}
+
+export interface EvictionState {
+  initialized: boolean;
+  layout: FsLayout | undefined;
+  thresholds: Threshold[];
+  nodeConditions: NodeConditionType[];
+  firstObservedAt: Map<Threshold, number>;
+  conditionLastObservedAt: Map<NodeConditionType, number>;
+  thresholdsMet: Threshold[];
+  lastObservations: Observations;
+  lastSummary: Summary | undefined;
+  lastNotifierRefreshMs: number | undefined;
+  inFlight: Map<string, InFlightKill>;
+  lastReport: CycleReport | undefined;
+}
+
+export function newEvictionState(thresholds: readonly Threshold[]): EvictionState {
+  return {
+    initialized: false,
+    layout: undefined,
+    thresholds: [...thresholds],
+    nodeConditions: [],
+    firstObservedAt: new Map(),
+    conditionLastObservedAt: new Map(),
+    thresholdsMet: [],
+    lastObservations: {},
+    lastSummary: undefined,
+    lastNotifierRefreshMs: undefined,
+    inFlight: new Map(),
+    lastReport: undefined,
+  };
+}
+
+/**
+ * Critical pods are never evicted: static, mirror, priority ≥ 2e9 (§11.1). With the bunlet option
+ * evictStaticPods the static rule alone is dropped, so static pods are ranked and evicted by
+ * priority like API pods; mirror pods and critical-priority pods (kube-apiserver & co. at
+ * system-node-critical) stay exempt, and admission is unchanged (static pods are always admitted).
+ */
+export function exemptFromEviction(pod: PodLike, evictStaticPods: boolean): boolean {
+  return (!evictStaticPods && isStaticPod(pod)) || isMirrorPod(pod) || isCriticalPriority(pod);
+}
+
+/**
+ * Threshold priority (§8): memory-family first; then — our deterministic tie-break where upstream
+ * is random — hard before soft, then configuration order.
+ */
+export function sortThresholdsForReclaim(ts: readonly Threshold[]): Threshold[] {
+  const idx = new Map(ts.map((t, i) => [t, i]));
+  return [...ts].sort((a, b) => {
+    const m = Number(isMemorySignal(b.signal)) - Number(isMemorySignal(a.signal));
+    if (m !== 0) return m;
+    const h = Number(isHardThreshold(b)) - Number(isHardThreshold(a));
+    if (h !== 0) return h;
+    return idx.get(a)! - idx.get(b)!;
+  });
+}
+
+/** Distinct conditions of the met thresholds, in fixed order. */
+export function nodeConditionsFor(ts: readonly Threshold[]): NodeConditionType[] {
+  const s = new Set(ts.map((t) => SIGNAL_CONDITION[t.signal]));
+  return CONDITION_ORDER.filter((c) => s.has(c));
+}
+
+/** Grace-override for the pod killer (§11.2): 1 for hard; min(max, TGPS) for soft. */
+export function gracePeriodOverride(t: Threshold, pod: PodLike, maxPodGracePeriodSeconds: number): number {
+  if (isHardThreshold(t)) return IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+  const tgps = pod.spec.terminationGracePeriodSeconds;
+  return tgps === undefined ? maxPodGracePeriodSeconds : Math.min(maxPodGracePeriodSeconds, tgps);
+}
+
+/** Staleness filter (§6 step 14): act only on stats newer than the previous sync's. */
+export function thresholdsUpdatedStats(ts: readonly Threshold[], obs: Observations, last: Observations): Threshold[] {
+  return ts.filter((t) => {
+    const o = obs[t.signal];
+    if (!o) return false;
+    const prev = last[t.signal];
+    return !prev || o.timeMs === 0 || o.timeMs > prev.timeMs;
+  });
+}
+
+const fmtObs = (signal: Signal, n: number | undefined) => (n === undefined ? undefined : formatAmount(n, signalIsCount(signal)));
+
+/** Starts a kill without awaiting it and records it as in flight. */
+export function startKill(deps: EvictionDeps, state: EvictionState, pod: PodLike, grace: number, status: KillStatus, signal: string): void {
+  const logger = deps.logger ?? defaultLog;
+  const uid = podUid(pod);
+  const entry: InFlightKill = { pod, uid, gracePeriodSeconds: grace, startedAtMs: deps.clock.now(), settled: false, signal };
+  state.inFlight.set(uid, entry);
+  deps.recorder?.({
+    object: { kind: "Pod", name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
+    type: "Warning",
+    reason: EVICTED_REASON,
+    message: status.message,
+    annotations: status.annotations,
+  });
+  let p: Promise<void>;
+  try {
+    p = deps.killPod(pod, grace, status);
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  p.then(
+    () => logger.info(`pod is evicted successfully ${kv({ pod: podKey(pod), grace })}`),
+    (e: unknown) => logger.error(`pod failed to evict ${kv({ pod: podKey(pod), grace, error: (e as Error)?.message ?? String(e) })}`),
+  ).finally(() => {
+    entry.settled = true;
+  });
+}
+
+/** Drops in-flight kills whose pod is gone; returns the ones still pending. */
+export function pendingKills(deps: EvictionDeps, state: EvictionState, active: readonly PodLike[]): InFlightKill[] {
+  const activeUids = new Set(active.map(podUid));
+  for (const [uid, k] of state.inFlight) {
+    const cleaned = deps.podCleanedUp ? deps.podCleanedUp(k.pod) : !activeUids.has(uid);
+    if (k.settled && cleaned) state.inFlight.delete(uid);
+  }
+  return [...state.inFlight.values()];
+}
+
+export async function synchronize(deps: EvictionDeps, state: EvictionState): Promise<CycleReport> {
+  const logger: Logger = deps.logger ?? defaultLog;
+  const { config, clock } = deps;
+  const now = clock.now();
+  const report: CycleReport = {
+    timeMs: now,
+    observations: {},
+    thresholds: state.thresholds,
+    met: [],
+    actionable: [],
+    actionableFresh: [],
+    conditions: state.nodeConditions,
+    reclaim: null,
+    nodeReclaim: null,
+    ranked: [],
+    evicted: [],
+  };
+  // Step 1.
+  if (state.thresholds.length === 0 && !config.localStorageCapacityIsolation) return report;
+
+  // Step 3 (summary first: our layout detection reads it).
+  const active = deps.activePods();
+  let summary: Summary;
+  try {
+    summary = await deps.summary();
+  } catch (e) {
+    report.error = `failed to get summary stats: ${(e as Error).message}`;
+    logger.error(`eviction manager: ${report.error}`);
+    return report;
+  }
+
+  // Step 2: first sync only. The derived containerfs thresholds take part from the next sync on,
+  // as upstream (§4.6 quirk): this sync still evaluates the configured list.
+  let thresholds = state.thresholds;
+  if (!state.initialized) {
+    try {
+      state.layout = deps.fsLayout ? await deps.fsLayout(summary) : detectFsLayout(summary);
+    } catch (e) {
+      report.error = `failed to detect the filesystem layout: ${(e as Error).message}`;
+      logger.error(`eviction manager: ${report.error}`);
+      return report;
+    }
+    const derived = updateContainerFsThresholds(state.thresholds, state.layout);
+    for (const w of derived.warnings) logger.warn(`eviction manager: ${w}`);
+    state.thresholds = derived.thresholds;
+    state.initialized = true;
+  }
+  const layout = state.layout!;
+
+  // Step 4: memcg notifier re-arm, at most every 10 s.
+  if (deps.onNotifierTargets && (state.lastNotifierRefreshMs === undefined || now - state.lastNotifierRefreshMs > NOTIFIER_REFRESH_INTERVAL_MS)) {
+    state.lastNotifierRefreshMs = now;
+    const { targets, errors } = notifierTargets(state.thresholds, summary);
+    for (const e of errors) logger.warn(`eviction manager: memcg notifier not updated: ${e}`);
+    try {
+      deps.onNotifierTargets(targets);
+    } catch (e) {
+      logger.warn(`eviction manager: memcg notifier update failed: ${(e as Error).message}`);
+    }
+  }
+
+  // Step 5.
+  const { observations, warnings } = makeSignalObservations(summary);
+  for (const w of warnings) logger.debug(`eviction manager: ${w}`);
+  report.observations = observations;
+  const statsByUid = podStatsByUid(summary);
+  const statsFunc: StatsFunc = (p) => (p.metadata.uid ? statsByUid.get(p.metadata.uid) : undefined);
+  state.lastSummary = summary;
+
+  for (const t of thresholds) {
+    if (!observations[t.signal]) logger.debug(`eviction manager: no observation found for eviction signal ${kv({ signal: t.signal })}`);
+  }
+
+  // Steps 6–7: met now, plus hysteresis for what acted last sync.
+  const met = thresholdsMet(thresholds, observations, false);
+  if (state.thresholdsMet.length > 0) {
+    for (const t of thresholdsMet(state.thresholdsMet, observations, true)) if (!met.includes(t)) met.push(t);
+  }
+  report.met = met;
+
+  // Step 8: grace clocks; a threshold not met now forgets its first-observed time (trap §17.7).
+  const firstObservedAt = new Map<Threshold, number>();
+  for (const t of met) firstObservedAt.set(t, state.firstObservedAt.get(t) ?? now);
+
+  // Steps 9–11: conditions are reported at once, and stick for the transition period.
+  const lastObservedAt = new Map(state.conditionLastObservedAt);
+  for (const c of nodeConditionsFor(met)) lastObservedAt.set(c, now);
+  const reported = CONDITION_ORDER.filter((c) => {
+    const at = lastObservedAt.get(c);
+    return at !== undefined && now - at < config.pressureTransitionPeriodMs;
+  });
+
+  // Step 12.
+  const actionable = met.filter((t) => now - firstObservedAt.get(t)! >= t.gracePeriodMs);
+
+  // Step 13.
+  if (reported.join() !== state.nodeConditions.join()) {
+    logger.info(`node conditions changed ${kv({ from: state.nodeConditions.join(",") || "none", to: reported.join(",") || "none" })}`);
+  }
+  state.nodeConditions = reported;
+  state.firstObservedAt = firstObservedAt;
+  state.conditionLastObservedAt = lastObservedAt;
+  state.thresholdsMet = actionable;
+  report.conditions = reported;
+  report.actionable = actionable;
+
+  for (const t of met) {
+    const o = observations[t.signal]!;
+    const graceLeftMs = Math.max(0, t.gracePeriodMs - (now - firstObservedAt.get(t)!));
+    logger.debug(
+      `eviction threshold met ${kv({ signal: t.signal, observed: fmtObs(t.signal, o.available), threshold: formatThresholdAmount(t, o.capacity), kind: isHardThreshold(t) ? "hard" : "soft", graceLeft: `${graceLeftMs / 1000}s` })}`,
+    );
+  }
+
+  // Step 14.
+  const fresh = thresholdsUpdatedStats(actionable, observations, state.lastObservations);
+  state.lastObservations = observations;
+  report.actionableFresh = fresh;
+
+  const pending = pendingKills(deps, state, active);
+  const pendingUids = new Set(pending.map((k) => k.uid));
+
+  // Step 15.
+  if (config.localStorageCapacityIsolation) {
+    const evicted = evictLocalStorage(
+      active.filter((p) => !pendingUids.has(podUid(p))),
+      statsFunc,
+      layout,
+      (p) => exemptFromEviction(p, config.evictStaticPods),
+      (pod, message) => {
+        logger.info(`evicting pod for local storage limit ${kv({ pod: podKey(pod), message: message.trim() })}`);
+        startKill(deps, state, pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, { reason: EVICTED_REASON, message, annotations: {} }, "local-storage");
+        report.evicted.push({ pod, signal: "local-storage", gracePeriodSeconds: IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, annotations: {} });
+      },
+      logger,
+    );
+    if (evicted > 0) return finish(state, report);
+  }
+
+  // Step 16.
+  if (fresh.length === 0) return finish(state, report);
+
+  // Step 17.
+  const sorted = sortThresholdsForReclaim(fresh);
+  const toReclaim = sorted[0]!;
+  const resource = SIGNAL_RESOURCE[toReclaim.signal];
+  report.reclaim = { threshold: toReclaim, signal: toReclaim.signal, resource };
+  const obs = observations[toReclaim.signal]!;
+  const thresholdText = formatThresholdAmount(toReclaim, obs.capacity);
+  const observedText = fmtObs(toReclaim.signal, obs.available);
+
+  // Step 18.
+  deps.recorder?.({ object: { kind: "Node", name: deps.nodeName ?? "" }, type: "Warning", reason: "EvictionThresholdMet", message: `Attempting to reclaim ${resource}` });
+  logger.info(`attempting to reclaim ${kv({ resource, signal: toReclaim.signal, observed: observedText, threshold: thresholdText, kind: isHardThreshold(toReclaim) ? "hard" : "soft" })}`);
+
+  // Step 19: node-level reclaim, then re-check every threshold with min-reclaim (trap §17.9).
+  const steps = reclaimStepsFor(toReclaim.signal, layout);
+  if (steps.length > 0) {
+    for (const step of steps) {
+      const fn = deps.reclaim?.[step];
+      if (!fn) continue;
+      try {
+        await fn();
+      } catch (e) {
+        logger.warn(`node-level reclaim failed ${kv({ step, error: (e as Error).message })}`);
+      }
+    }
+    let relieved = false;
+    try {
+      const after = makeSignalObservations(await deps.summary()).observations;
+      const still = thresholdsMet(state.thresholds, after, true);
+      relieved = still.length === 0;
+      logger.info(`node-level reclaim done ${kv({ steps: steps.join(","), relieved, stillMet: still.map((t) => t.signal).join(",") || undefined })}`);
+    } catch (e) {
+      logger.warn(`summary after node-level reclaim failed ${kv({ error: (e as Error).message })}`);
+    }
+    report.nodeReclaim = { steps, relieved };
+    if (relieved) return finish(state, report);
+  }
+
+  // Steps 20–21.
+  if (active.length === 0) {
+    report.note = "no active pods";
+    logger.warn(`eviction manager: no pods to evict ${kv({ signal: toReclaim.signal, observed: observedText, threshold: thresholdText })}`);
+    return finish(state, report);
+  }
+  const ranked = rankFuncFor(toReclaim.signal, layout)(active, statsFunc);
+  report.ranked = ranked;
+
+  // Step 22, with the in-flight rules: a kill at least as urgent as this one still running means
+  // "wait for cleanup" (upstream blocks instead); a softer one is escalated; pods already being
+  // killed are never killed again at the same urgency.
+  const hard = isHardThreshold(toReclaim);
+  const blocking = pending.filter((k) => {
+    const urgentEnough = !hard || k.gracePeriodSeconds <= IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+    const notExpired = now - k.startedAtMs < Math.max(0, k.gracePeriodSeconds) * 1000 + POD_CLEANUP_TIMEOUT_MS;
+    return urgentEnough && notExpired;
+  });
+  if (blocking.length > 0) {
+    report.note = `waiting for eviction of ${blocking.map((k) => podKey(k.pod)).join(",")} to complete`;
+    logger.info(`eviction in progress, not evicting another pod ${kv({ pods: blocking.map((k) => podKey(k.pod)).join(","), signal: toReclaim.signal })}`);
+    return finish(state, report);
+  }
+  const inFlight = new Map(pending.map((k) => [k.uid, k]));
+  let staticSkipped = 0;
+  let criticalSkipped = 0;
+  for (let i = 0; i < ranked.length; i++) {
+    const { pod, qos } = ranked[i]!;
+    if (exemptFromEviction(pod, config.evictStaticPods)) {
+      if (!config.evictStaticPods && isStaticPod(pod) && !isMirrorPod(pod) && !isCriticalPriority(pod)) staticSkipped++;
+      else criticalSkipped++;
+      logger.debug(`cannot evict a critical pod ${kv({ pod: podKey(pod) })}`);
+      continue;
+    }
+    const grace = gracePeriodOverride(toReclaim, pod, config.maxPodGracePeriodSeconds);
+    const running = inFlight.get(podUid(pod));
+    if (running && running.gracePeriodSeconds <= grace) continue;
+    const { message, annotations } = evictionMessage(resource, pod, statsFunc(pod), sorted, observations);
+    logger.info(
+      `${running ? "escalating eviction of" : "evicting"} ${kv({ pod: podKey(pod), signal: toReclaim.signal, observed: observedText, threshold: thresholdText, rank: `${i + 1}/${ranked.length}`, qos, priority: ranked[i]!.priority, grace, previousGrace: running?.gracePeriodSeconds })}`,
+    );
+    startKill(deps, state, pod, grace, { reason: EVICTED_REASON, message, annotations }, toReclaim.signal);
+    report.evicted.push({ pod, signal: toReclaim.signal, gracePeriodSeconds: grace, message, annotations, ...(running ? { escalated: true } : {}) });
+    return finish(state, report);
+  }
+  // Step 23.
+  if (staticSkipped > 0 && criticalSkipped === 0 && staticSkipped === ranked.length) {
+    report.note = `all ${staticSkipped} candidate pods are static pods, which are never evicted (set evictStaticPods: true to allow it)`;
+  } else {
+    report.note = `unable to evict any pods: ${criticalSkipped + staticSkipped} critical (static ${staticSkipped}), ${ranked.length - criticalSkipped - staticSkipped} already being evicted`;
+  }
+  logger.warn(`eviction manager: nothing can be evicted ${kv({ signal: toReclaim.signal, observed: observedText, threshold: thresholdText, why: report.note })}`);
+  return finish(state, report);
+}
+
+function finish(state: EvictionState, report: CycleReport): CycleReport {
+  report.thresholds = state.thresholds;
+  state.lastReport = report;
+  return report;
+}
+
+/** Exposed for explain: the amount a threshold stands for at an observation's capacity. */
+export function thresholdBytes(t: Threshold, obs: Observations): number | undefined {
+  const o = obs[t.signal];
+  return o ? thresholdAmount(t.value, o.capacity) : undefined;
+}

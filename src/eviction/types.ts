@@ -1,0 +1,84 @@
+// The eviction manager's injected dependencies and configuration.
+import type { PodLike } from "../pod/pod-like.ts";
+import type { Summary } from "../stats/summary.ts";
+import type { Clock } from "./clock.ts";
+import type { NotifierTarget } from "./notifier-thresholds.ts";
+import type { FsLayout } from "./rank.ts";
+import type { Threshold } from "./threshold.ts";
+
+export interface EvictionConfig {
+  thresholds: Threshold[];
+  /** evictionPressureTransitionPeriod (default 5m); 0 means no condition is ever reported. */
+  pressureTransitionPeriodMs: number;
+  /** evictionMaxPodGracePeriod (default 0); a negative value is passed through, as upstream. */
+  maxPodGracePeriodSeconds: number;
+  /** localStorageCapacityIsolation (default true): ephemeral-storage limit evictions. */
+  localStorageCapacityIsolation: boolean;
+  /** bunlet extension (default false): rank and evict static pods like other pods. */
+  evictStaticPods: boolean;
+}
+
+export const DEFAULT_PRESSURE_TRANSITION_PERIOD_MS = 5 * 60_000;
+
+export function evictionConfig(partial: Partial<EvictionConfig> & { thresholds: Threshold[] }): EvictionConfig {
+  return {
+    pressureTransitionPeriodMs: DEFAULT_PRESSURE_TRANSITION_PERIOD_MS,
+    maxPodGracePeriodSeconds: 0,
+    localStorageCapacityIsolation: true,
+    evictStaticPods: false,
+    ...partial,
+  };
+}
+
+export interface KillStatus {
+  /** Always "Evicted". */
+  reason: string;
+  message: string;
+  annotations: Record<string, string>;
+}
+
+/** Kills a pod with the given grace override; resolves when its containers are stopped. */
+export type KillPodFunc = (pod: PodLike, gracePeriodOverrideSeconds: number, status: KillStatus) => Promise<void>;
+
+export interface EvictionEvent {
+  object: { kind: "Node" | "Pod"; name: string; namespace?: string; uid?: string };
+  type: "Normal" | "Warning";
+  reason: string;
+  message: string;
+  annotations?: Record<string, string>;
+}
+
+export type EventRecorder = (e: EvictionEvent) => void;
+
+export interface ReclaimFuncs {
+  /** Container GC: delete all dead containers. */
+  deleteUnusedContainers?: () => Promise<void>;
+  /** Image GC: delete images no container uses. */
+  deleteUnusedImages?: () => Promise<void>;
+}
+
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+  debug(msg: string): void;
+}
+
+export interface EvictionDeps {
+  config: EvictionConfig;
+  clock: Clock;
+  /** A fresh stats summary (upstream asks for an update on every sync). */
+  summary: () => Promise<Summary>;
+  activePods: () => PodLike[];
+  killPod: KillPodFunc;
+  reclaim?: ReclaimFuncs;
+  recorder?: EventRecorder;
+  /** Layout detection; default: detectFsLayout on the first summary. */
+  fsLayout?: (summary: Summary) => FsLayout | Promise<FsLayout>;
+  /** True when an evicted pod's resources are released; default: it left activePods. */
+  podCleanedUp?: (pod: PodLike) => boolean;
+  /** Called at most every 10 s with where to arm the memcg notifiers (KERNEL owns the fds). */
+  onNotifierTargets?: (targets: NotifierTarget[]) => void;
+  logger?: Logger;
+  nodeName?: string;
+}
