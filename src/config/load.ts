@@ -1,0 +1,266 @@
+// loadConfig: defaults < --config file < flags, as the kubelet builds its configuration
+// (cmd/kubelet/app/server.go): the file is decoded and defaulted, then the command line is
+// applied over it field by field. Map flags replace the whole map on their first use (cliflag
+// discards what the map held), except --feature-gates, whose gates are merged over the file's.
+// Everything is validated before anything starts.
+import { ConfigError, showValue } from "./errors.ts";
+import { readKubeletConfigFile } from "./file.ts";
+import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
+import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, applyDefaults, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
+import { assertValidConfiguration, type FieldSources } from "./validate.ts";
+import { parseDuration } from "./duration.ts";
+
+export { configz, renderConfig } from "./configz.ts";
+export type { NodeFlags } from "./flags.ts";
+export type { KubeletConfiguration } from "./kubelet-config.ts";
+
+export interface LoadedConfig {
+  config: KubeletConfiguration;
+  flags: NodeFlags;
+  /** Human-readable notices: lenient decoding, deprecated flags, settings bunlet ignores. */
+  warnings: string[];
+  /** Absolute path of the --config file, when one was given. */
+  configFile?: string;
+  /** Where each top-level field (or flag-only setting) came from: file path or "--flag". */
+  sources: FieldSources;
+}
+
+export interface LoadOptions {
+  /** Skip eviction-threshold parsing (for tools that only print the configuration). */
+  skipThresholdCheck?: boolean;
+}
+
+/** Builds the effective configuration from kubelet argv. Throws ConfigError. */
+export async function loadConfig(argv: readonly string[], opts: LoadOptions = {}): Promise<LoadedConfig> {
+  const { assignments, warnings } = parseArgs(argv);
+  const sources: FieldSources = {};
+  const configArg = [...assignments].reverse().find((a) => a.spec.name === "config");
+
+  let input: KubeletConfigurationInput = {};
+  let configFile: string | undefined;
+  const fileWarnings: string[] = [];
+  if (configArg && configArg.raw !== "") {
+    const decoded = await readKubeletConfigFile(configArg.raw);
+    configFile = decoded.path;
+    input = decoded.input;
+    fileWarnings.push(...decoded.warnings);
+    for (const k of decoded.keysSet) sources[k] = decoded.path;
+  }
+
+  const config = applyDefaults(input);
+  const flags = defaultNodeFlags();
+  const flagUse = applyFlags(config, flags, assignments, sources);
+  if (!flagUse.has("v")) flags.v = config.logging.verbosity;
+  flags.registerNode = config.registerNode;
+
+  const ignored = notActedOnWarnings(input, configFile, assignments);
+  assertValidConfiguration(config, sources);
+  validateNodeFlags(flags);
+  if (!opts.skipThresholdCheck) await checkEvictionThresholds(config, sources);
+
+  return { config, flags, warnings: [...fileWarnings, ...warnings, ...ignored], configFile, sources };
+}
+
+export function defaultNodeFlags(): NodeFlags {
+  return {
+    rootDir: "/var/lib/kubelet",
+    certDir: "/var/lib/kubelet/pki",
+    exitOnLockContention: false,
+    nodeLabels: {},
+    v: 0,
+    registerNode: true,
+    experimentalAllocatableIgnoreEviction: false,
+    help: false,
+  };
+}
+
+/** Applies flag assignments in command-line order. Returns the names of flags used. */
+function applyFlags(config: KubeletConfiguration, flags: NodeFlags, assignments: FlagAssignment[], sources: FieldSources): Set<string> {
+  const used = new Set<string>();
+  const target = config as unknown as Record<string, unknown>;
+  for (const { spec, value } of assignments) {
+    const first = !used.has(spec.name);
+    used.add(spec.name);
+    if (spec.name === "config") continue;
+    if (spec.name === "v") {
+      flags.v = value as number;
+      config.logging.verbosity = value as number;
+      sources.v = "--v";
+      continue;
+    }
+    if (spec.nodeFlag) {
+      const nf = flags as unknown as Record<string, unknown>;
+      // --node-labels accumulates across uses (cliflag.ConfigurationMap never resets).
+      nf[spec.nodeFlag] = spec.kind === "configurationMap" ? { ...(nf[spec.nodeFlag] as object), ...(value as object) } : value;
+      sources[spec.nodeFlag] = `--${spec.name}`;
+      continue;
+    }
+    const path = spec.configField!;
+    const top = path.split(".")[0]!;
+    sources[top] = `--${spec.name}`;
+    if (path !== top) sources[path] = `--${spec.name}`;
+    const current = getPath(target, path);
+    let next: unknown = value;
+    switch (spec.kind) {
+      case "mapStringBool":
+        // The kubelet adds back the file's gates that the flag did not mention.
+        next = { ...(current as object), ...(value as object) };
+        break;
+      case "mapStringString":
+      case "mapLangle":
+        next = first ? value : { ...(current as object), ...(value as object) };
+        break;
+      case "colonMultimap": {
+        const base: Record<string, string[]> = first ? {} : structuredClone(current as Record<string, string[]>);
+        for (const [k, vs] of Object.entries(value as Record<string, string[]>)) (base[k] ??= []).push(...vs);
+        next = base;
+        break;
+      }
+      case "stringSlice":
+      case "taints":
+        next = first ? value : [...(current as unknown[]), ...(value as unknown[])];
+        break;
+    }
+    setPath(target, path, next);
+  }
+  return used;
+}
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  return path.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], obj);
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split(".");
+  let cur = obj;
+  for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Record<string, unknown>;
+  cur[keys.at(-1)!] = value;
+}
+
+/**
+ * "Zero" in Go's sense (and "0s", "0"): a value the kubelet treats as unset, so writing it
+ * asks for nothing and earns no warning. kubeadm writes many such placeholders.
+ */
+function isUnsetLike(v: unknown): boolean {
+  if (v === undefined || v === null || v === "" || v === 0 || v === false || v === "0") return true;
+  if (typeof v === "string") {
+    try {
+      return parseDuration(v) === 0;
+    } catch {
+      return false;
+    }
+  }
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === "object") return Object.values(v).every(isUnsetLike);
+  return false;
+}
+
+/** One warning per setting that was given (file or flag) but that bunlet does not act on yet. */
+function notActedOnWarnings(input: KubeletConfigurationInput, configFile: string | undefined, assignments: FlagAssignment[]): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const warn = (name: string, where: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    out.push(`${name} is set (${where}) but bunlet does not act on it yet: accepted, type-checked and ignored`);
+  };
+  if (configFile) {
+    for (const [k, v] of Object.entries(input) as [KubeletConfigurationField, unknown][]) {
+      if (ACTED_ON_FIELDS.has(k)) continue;
+      const acted = ACTED_ON_SUBFIELDS[k];
+      if (acted && v && typeof v === "object") {
+        const rest = Object.entries(v).filter(([sk, sv]) => !acted.includes(sk) && !isUnsetLike(sv));
+        if (rest.length > 0) warn(`${k} (${rest.map(([sk]) => sk).join(", ")})`, `in ${configFile}`);
+        continue;
+      }
+      // A pointer field is meaningful even at its zero value; others are not.
+      if (FIELD_GO_KIND[k] !== "ptr" && isUnsetLike(v)) continue;
+      warn(k, `in ${configFile}`);
+    }
+  }
+  for (const { spec } of assignments) {
+    if (spec.actedOn) continue;
+    const name = spec.configField ?? spec.nodeFlag ?? spec.name;
+    warn(spec.configField ? name.split(".")[0]! : `--${spec.name}`, `by --${spec.name}`);
+  }
+  return out;
+}
+
+function validateNodeFlags(flags: NodeFlags): void {
+  for (const [k, v] of Object.entries(flags.nodeLabels)) {
+    const problem = labelProblem(k, v);
+    if (problem) {
+      throw new ConfigError(`invalid node labels: --node-labels ${showValue(`${k}=${v}`)}: ${problem}`, { source: "--node-labels", field: "nodeLabels", value: `${k}=${v}` });
+    }
+  }
+}
+
+const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** apimachinery label key/value syntax (IsQualifiedName / IsValidLabelValue). */
+export function labelProblem(key: string, value: string): string | undefined {
+  const slash = key.lastIndexOf("/");
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+    return `label key prefix ${showValue(prefix)} must be a DNS subdomain (lowercase alphanumerics, '-' and '.')`;
+  }
+  if (name.length === 0 || name.length > 63 || !NAME.test(name)) {
+    return `label key name ${showValue(name)} must be 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`;
+  }
+  if (value.length > 63 || (value !== "" && !NAME.test(value))) {
+    return `label value ${showValue(value)} must be empty or 1-63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`;
+  }
+  return undefined;
+}
+
+interface ThresholdParser {
+  parseThresholdConfig(input: {
+    evictionHard?: Record<string, string>;
+    evictionSoft?: Record<string, string>;
+    evictionSoftGracePeriod?: Record<string, string>;
+    evictionMinimumReclaim?: Record<string, string>;
+    enforceNodeAllocatable?: string[];
+    mergeDefaultEvictionSettings?: boolean;
+    hardSource?: string;
+    softSource?: string;
+    gracePeriodSource?: string;
+    minReclaimSource?: string;
+  }): unknown;
+}
+
+/** Bad eviction maps fail at startup, as the kubelet fails constructing its eviction config. */
+async function checkEvictionThresholds(config: KubeletConfiguration, sources: FieldSources): Promise<void> {
+  let mod: ThresholdParser | undefined;
+  try {
+    mod = (await import("../eviction/thresholds-parse.ts")) as ThresholdParser;
+  } catch {
+    return; // EVICTION's parser is not in this build; the eviction manager will check at start.
+  }
+  const label = (field: string) => (sources[field]?.startsWith("--") ? sources[field]! : field);
+  try {
+    mod.parseThresholdConfig({
+      evictionHard: config.evictionHard,
+      evictionSoft: config.evictionSoft,
+      evictionSoftGracePeriod: config.evictionSoftGracePeriod,
+      evictionMinimumReclaim: config.evictionMinimumReclaim,
+      enforceNodeAllocatable: config.enforceNodeAllocatable,
+      mergeDefaultEvictionSettings: config.mergeDefaultEvictionSettings,
+      hardSource: label("evictionHard"),
+      softSource: label("evictionSoft"),
+      gracePeriodSource: label("evictionSoftGracePeriod"),
+      minReclaimSource: label("evictionMinimumReclaim"),
+    });
+  } catch (e) {
+    const err = e as Error & { source?: string; key?: string; value?: string };
+    const src = err.source ?? "";
+    const field = ["evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim"].find((f) => label(f) === src) ?? "evictionHard";
+    const from = sources[field];
+    throw new ConfigError(`failed to parse eviction thresholds: ${err.message}${from ? ` (set by ${from})` : " (default)"}`, {
+      source: from,
+      field: err.key ? `${field}[${JSON.stringify(err.key)}]` : field,
+      value: err.value,
+    });
+  }
+}
