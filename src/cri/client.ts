@@ -69,6 +69,16 @@ export function socketPathOf(endpoint: string): string {
   throw new Error(`container runtime endpoint ${JSON.stringify(endpoint)}: only unix:///path or /path sockets are supported`);
 }
 
+/**
+ * UNAVAILABLE: socket gone or connection reset (containerd restarting). containerd's CRI plugin also
+ * answers UNKNOWN "server is not initialized yet" for a moment after its socket opens: same cause.
+ */
+export function isRetryable(e: unknown): boolean {
+  if (!(e instanceof GrpcError)) return false;
+  if (e.code === GrpcCode.UNAVAILABLE) return true;
+  return e.code === GrpcCode.UNKNOWN && /not initialized yet/.test(e.details);
+}
+
 /** Backoff delays for UNAVAILABLE: 50 ms doubling to 1 s, until the budget is spent. */
 export function retryDelays(budgetMs: number): number[] {
   const out: number[] = [];
@@ -97,7 +107,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
         return codec.decode<R>(resType, await transport.unary(path, bytes, deadlineMs));
       } catch (e) {
         const delay = delays[attempt];
-        if (!(e instanceof GrpcError) || e.code !== GrpcCode.UNAVAILABLE || delay === undefined) throw e;
+        if (!isRetryable(e) || delay === undefined) throw e;
         await sleep(delay);
       }
     }

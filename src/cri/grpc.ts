@@ -96,13 +96,18 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
       const chunks: Buffer[] = [];
       let status: number | undefined;
       let message = "";
+      let responded = false;
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         s.unref();
         if (err) return reject(err);
-        if (status === undefined) return reject(new GrpcError(method, GrpcCode.UNKNOWN, "reply without grpc-status"));
+        if (status === undefined) {
+          // No response headers at all: the connection went away (containerd stopping) — retryable.
+          const code = responded ? GrpcCode.UNKNOWN : GrpcCode.UNAVAILABLE;
+          return reject(new GrpcError(method, code, responded ? "reply without grpc-status" : "connection closed before a reply"));
+        }
         if (status !== GrpcCode.OK) return reject(new GrpcError(method, status, message));
         try {
           resolve(unframe(method, Buffer.concat(chunks)));
@@ -130,6 +135,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
         finish(new GrpcError(method, GrpcCode.DEADLINE_EXCEEDED, `no reply within ${deadlineMs} ms`));
       }, deadlineMs);
       stream.on("response", (h) => {
+        responded = true;
         const httpStatus = Number(h[":status"]);
         readStatus(h);
         if (httpStatus !== 200 && status === undefined) {
@@ -140,7 +146,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
       stream.on("trailers", readStatus);
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("end", () => finish());
-      stream.on("close", () => finish(settled ? undefined : status !== undefined ? undefined : new GrpcError(method, GrpcCode.UNAVAILABLE, "stream closed before reply")));
+      stream.on("close", () => finish());
       stream.on("error", (e: Error & { code?: string }) => {
         // Socket gone (ENOENT/ECONNREFUSED) or reset mid-call: the runtime is unavailable; callers retry.
         finish(new GrpcError(method, GrpcCode.UNAVAILABLE, `${e.code ?? ""} ${e.message}`.trim()));

@@ -1,0 +1,154 @@
+// CRI PodSandboxConfig and ContainerConfig built from a pod, as upstream generatePodSandboxConfig
+// (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
+// fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
+import { join } from "node:path";
+import type { ContainerConfig, KeyValue, Mount, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import { hashContainer } from "./hash.ts";
+import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
+import { containerResources } from "./resources.ts";
+import type { KubeContainer, KubePod } from "./types.ts";
+
+export interface PodRef {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+export interface ConfigInputs {
+  /** Root of pod log directories (kubelet podLogsDir, default /var/log/pods). */
+  podLogsDir: string;
+  /** LinuxPodSandboxConfig.cgroup_parent, e.g. /kubepods/burstable/pod<uid>; empty = runtime default. */
+  cgroupParent?: string;
+  /** Node memory capacity, for the Burstable oom_score_adj. */
+  memoryCapacityBytes: number;
+  /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
+  volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
+}
+
+export class ContainerConfigError extends Error {
+  constructor(
+    readonly container: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ContainerConfigError";
+  }
+}
+
+/** /var/log/pods/<namespace>_<name>_<uid> (upstream BuildPodLogsDirectory). */
+export function podLogsDirectory(podLogsDir: string, pod: PodRef): string {
+  return join(podLogsDir, `${pod.namespace}_${pod.name}_${pod.uid}`);
+}
+
+/** <container>/<attempt>.log, relative to the sandbox log directory (upstream BuildContainerLogsPath). */
+export function containerLogPath(containerName: string, attempt: number): string {
+  return `${containerName}/${attempt}.log`;
+}
+
+/** Pod hostname: spec.hostname or the pod name, cut to a 63-character DNS label. */
+export function podHostname(pod: KubePod): string {
+  const name = pod.spec.hostname || pod.metadata.name;
+  return name.length <= 63 ? name : name.slice(0, 63).replace(/[-.]+$/, "");
+}
+
+export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: number, inputs: ConfigInputs): PodSandboxConfig {
+  const hostNetwork = pod.spec.hostNetwork === true;
+  const portMappings: PortMapping[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      portMappings.push({
+        protocol: (p.protocol ?? "TCP") as PortMapping["protocol"],
+        containerPort: p.containerPort,
+        hostPort: p.hostPort,
+        hostIp: p.hostIP ?? "",
+      });
+    }
+  }
+  const sc = pod.spec.securityContext;
+  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged);
+  return {
+    metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid, attempt },
+    // A host-network sandbox shares the host's UTS namespace: runc refuses to set a hostname there.
+    hostname: hostNetwork ? "" : podHostname(pod),
+    logDirectory: podLogsDirectory(inputs.podLogsDir, ref),
+    portMappings,
+    labels: newPodLabels(ref, pod.metadata.labels),
+    annotations: { ...(pod.metadata.annotations ?? {}) },
+    linux: {
+      cgroupParent: inputs.cgroupParent ?? "",
+      securityContext: {
+        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
+        privileged,
+        ...(sc?.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
+        ...(sc?.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
+        ...(sc?.fsGroup !== undefined ? { supplementalGroups: [sc.fsGroup] } : {}),
+      },
+    },
+  };
+}
+
+/** Expands $(VAR) from the container's env in command/args; $$ escapes; unknown refs stay as written. */
+export function expandContainerCommand(s: string, env: Record<string, string>): string {
+  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
+    if (m === "$$") return "$";
+    return name !== undefined && name in env ? (env[name] as string) : m;
+  });
+}
+
+export function generateContainerConfig(
+  pod: KubePod,
+  ref: PodRef,
+  container: KubeContainer,
+  attempt: number,
+  inputs: ConfigInputs,
+  imageRef?: string,
+): ContainerConfig {
+  if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
+  const envs: KeyValue[] = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
+  const mounts: Mount[] = (container.volumeMounts ?? []).map((m) => {
+    const base = inputs.volumeHostPath(ref, m.name);
+    if (base === undefined) {
+      throw new ContainerConfigError(container.name, `container "${container.name}": volumeMounts name "${m.name}": no such volume on the node`);
+    }
+    return { containerPath: m.mountPath, hostPath: m.subPath ? join(base, m.subPath) : base, readonly: m.readOnly === true };
+  });
+  const csc = container.securityContext;
+  const psc = pod.spec.securityContext;
+  const runAsUser = csc?.runAsUser ?? psc?.runAsUser;
+  const runAsGroup = csc?.runAsGroup ?? psc?.runAsGroup;
+  return {
+    metadata: { name: container.name, attempt },
+    image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
+    command: (container.command ?? []).map((s) => expandContainerCommand(s, envMap)),
+    args: (container.args ?? []).map((s) => expandContainerCommand(s, envMap)),
+    workingDir: container.workingDir ?? "",
+    envs,
+    mounts,
+    labels: newContainerLabels(ref, container.name),
+    annotations: newContainerAnnotations({
+      hash: hashContainer(container),
+      restartCount: attempt,
+      terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
+      terminationMessagePath: container.terminationMessagePath,
+      terminationMessagePolicy: container.terminationMessagePolicy,
+      ports: container.ports,
+    }),
+    logPath: containerLogPath(container.name, attempt),
+    stdin: container.stdin === true,
+    tty: container.tty === true,
+    linux: {
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
+      securityContext: {
+        privileged: csc?.privileged === true,
+        readonlyRootfs: csc?.readOnlyRootFilesystem === true,
+        noNewPrivs: csc?.allowPrivilegeEscalation === false,
+        namespaceOptions: { network: pod.spec.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
+        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
+        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
+        ...(psc?.fsGroup !== undefined ? { supplementalGroups: [psc.fsGroup] } : {}),
+      },
+    },
+  };
+}

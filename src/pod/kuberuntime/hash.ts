@@ -1,0 +1,29 @@
+// Container spec hash (upstream kubecontainer.HashContainer): a change of the container's spec makes
+// kuberuntime kill and recreate it. FNV-1a 32-bit over a canonical JSON (sorted keys) of the spec, printed
+// in hex like upstream's strconv.FormatUint(hash, 16).
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = canonical(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+export function fnv1a32(s: string): number {
+  let h = 0x811c9dc5;
+  for (const b of new TextEncoder().encode(s)) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+export function hashContainer(container: object): string {
+  return fnv1a32(JSON.stringify(canonical(container))).toString(16);
+}

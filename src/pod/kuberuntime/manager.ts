@@ -1,0 +1,317 @@
+// The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
+// over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { CriClient } from "../../cri/client.ts";
+import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
+import { kv, log } from "../../log.ts";
+import { type PodLike, podUid } from "../pod-like.ts";
+import type {
+  BackOff,
+  ExecResult,
+  Runtime,
+  RuntimeContainerStatus,
+  RuntimePod,
+  RuntimePodStatus,
+  SyncPodOptions,
+  SyncPodResult,
+} from "../runtime.ts";
+import { computePodActions, latestStatus } from "./compute-actions.ts";
+import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
+import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
+
+/** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
+export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
+
+export interface KubeRuntimeOptions {
+  cri: CriClient;
+  /** kubelet podLogsDir (default /var/log/pods). */
+  podLogsDir?: string;
+  /** kubelet rootDir, for default emptyDir volumes under <rootDir>/pods/<uid>/volumes (default /var/lib/kubelet). */
+  rootDir?: string;
+  /** Node memory capacity for the Burstable oom_score_adj (default: MemTotal of /proc/meminfo). */
+  memoryCapacityBytes?: number;
+  /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
+  cgroupParent?: (pod: PodLike) => string | undefined;
+  /** Host path of a pod volume; default: hostPath.path, or a directory per emptyDir under rootDir. */
+  volumeHostPath?: (pod: KubePod, volumeName: string) => string | undefined;
+  /** Epoch ms, for back-off. */
+  now?: () => number;
+}
+
+function memTotalBytes(): number {
+  try {
+    const m = /^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function refOf(pod: PodLike): PodRef {
+  return { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "", uid: podUid(pod) };
+}
+
+const backOffKey = (uid: string, container: string) => `${uid}/${container}`;
+
+export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSync: NonNullable<Runtime["execSync"]> } {
+  const cri = opts.cri;
+  const podLogsDir = opts.podLogsDir ?? "/var/log/pods";
+  const rootDir = opts.rootDir ?? "/var/lib/kubelet";
+  const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
+  const now = opts.now ?? Date.now;
+
+  const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
+    const v = pod.spec.volumes?.find((x) => x.name === volumeName);
+    if (!v) return undefined;
+    if (v.hostPath?.path) return v.hostPath.path;
+    if (v.emptyDir) {
+      const dir = join(rootDir, "pods", podUid(pod), "volumes", "kubernetes.io~empty-dir", volumeName);
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    }
+    return undefined;
+  };
+
+  function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
+    const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
+    return {
+      podLogsDir,
+      cgroupParent,
+      memoryCapacityBytes,
+      volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
+    };
+  }
+
+  async function containerStatuses(filter: { labelSelector: Record<string, string> }): Promise<RuntimeContainerStatus[]> {
+    const list = await cri.listContainers(filter);
+    const out: RuntimeContainerStatus[] = [];
+    for (const c of list) {
+      // A container removed between list and status is simply gone.
+      const st = await cri.containerStatus(c.id).catch(() => undefined);
+      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+    }
+    return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
+  }
+
+  async function getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {
+    const selector = { labelSelector: { [POD_UID_LABEL]: uid } };
+    const sandboxes = (await cri.listPodSandbox(selector)).sort((a, b) => b.createdAt - a.createdAt);
+    const statuses = [];
+    for (const [i, s] of sandboxes.entries()) {
+      // Only the newest sandbox's network matters (pod IP); others are history.
+      if (i === 0 && s.state === "SANDBOX_READY") {
+        const st = await cri.podSandboxStatus(s.id).catch(() => undefined);
+        statuses.push(toRuntimeSandboxStatus(st?.status ?? s));
+      } else {
+        statuses.push(toRuntimeSandboxStatus(s));
+      }
+    }
+    return { uid, name, namespace, sandboxes: statuses, containers: await containerStatuses(selector) };
+  }
+
+  async function getPods(all: boolean): Promise<RuntimePod[]> {
+    const [sandboxes, containers] = await Promise.all([
+      cri.listPodSandbox(all ? undefined : { state: { state: "SANDBOX_READY" } }),
+      cri.listContainers(all ? undefined : { state: { state: "CONTAINER_RUNNING" } }),
+    ]);
+    const pods = new Map<string, RuntimePod>();
+    const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
+      const id = podIdentityFromLabels(labels);
+      if (!id) return undefined; // not created by a kubelet: not ours to manage
+      let p = pods.get(id.uid);
+      if (!p) {
+        p = { ...id, sandboxIds: [], containers: [] };
+        pods.set(id.uid, p);
+      }
+      return p;
+    };
+    for (const s of sandboxes) podFor(s.labels)?.sandboxIds.push(s.id);
+    for (const c of containers) {
+      podFor(c.labels)?.containers.push({
+        id: c.id,
+        name: c.metadata?.name || c.labels[CONTAINER_NAME_LABEL] || "",
+        state: toContainerState(c.state),
+      });
+    }
+    return [...pods.values()];
+  }
+
+  async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
+    log.info(`killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message })}`);
+    await cri.stopContainer(id, graceSeconds);
+  }
+
+  async function killPodInternal(ref: PodRef, graceSeconds: number): Promise<void> {
+    const selector = { labelSelector: { [POD_UID_LABEL]: ref.uid } };
+    const running = await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } });
+    const errors: string[] = [];
+    await Promise.all(
+      running.map((c) =>
+        stopContainer(c.id, c.metadata?.name ?? "", ref, graceSeconds, "Stopping pod").catch((e) => {
+          errors.push(`${c.metadata?.name}: ${(e as Error).message}`);
+        }),
+      ),
+    );
+    for (const s of await cri.listPodSandbox(selector)) {
+      await cri.stopPodSandbox(s.id).catch((e) => errors.push(`sandbox ${s.id.slice(0, 13)}: ${(e as Error).message}`));
+    }
+    if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
+  }
+
+  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const image = container.image as string;
+    const policy = container.imagePullPolicy ?? "IfNotPresent";
+    if (policy !== "Always") {
+      const present = await cri.imageStatus(image);
+      if (present) return present.id;
+      if (policy === "Never") {
+        throw Object.assign(new Error(`Container image "${image}" is not present with pull policy of Never`), { reason: "ErrImageNeverPull" });
+      }
+    }
+    try {
+      return await cri.pullImage(image, undefined, sandboxConfig);
+    } catch (e) {
+      throw Object.assign(new Error(`Failed to pull image "${image}": ${(e as Error).message}`), { reason: "ErrImagePull" });
+    }
+  }
+
+  async function startContainer(
+    pod: KubePod,
+    ref: PodRef,
+    container: KubeContainer,
+    status: RuntimePodStatus,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    inputs: ConfigInputs,
+    backOff: BackOff,
+    result: SyncPodResult,
+  ): Promise<void> {
+    const prev = latestStatus(status, container.name);
+    // Upstream doBackOff: a container that exited before restarts only after its back-off expires.
+    if (prev && prev.state === "exited") {
+      const key = backOffKey(ref.uid, container.name);
+      const nowMs = now();
+      if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
+        const delay = backOff.delayMs?.(key);
+        const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${ref.namespace}/${ref.name}_(${ref.uid})`;
+        result.errors.push({ container: container.name, reason: "CrashLoopBackOff", message: msg });
+        return;
+      }
+      backOff.next(key, nowMs);
+    }
+    const attempt = prev ? prev.attempt + 1 : 0;
+    try {
+      await ensureImage(container, sandboxConfig);
+    } catch (e) {
+      const err = e as Error & { reason?: string };
+      result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
+      return;
+    }
+    let id: string;
+    try {
+      // The image as the user wrote it (containerd resolves it), so statuses report that name.
+      const config = generateContainerConfig(pod, ref, container, attempt, inputs);
+      mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
+      id = await cri.createContainer(sandboxId, config, sandboxConfig);
+    } catch (e) {
+      result.errors.push({ container: container.name, reason: "CreateContainerError", message: (e as Error).message });
+      return;
+    }
+    try {
+      await cri.startContainer(id);
+      log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
+    } catch (e) {
+      result.errors.push({ container: container.name, reason: "RunContainerError", message: (e as Error).message });
+    }
+  }
+
+  async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
+    const pod = asKubePod(podLike);
+    const ref = refOf(pod);
+    const result: SyncPodResult = { errors: [] };
+    const actions = computePodActions(pod, status, options.unhealthy ?? []);
+    const cgroupParent = options.cgroupParent ?? opts.cgroupParent?.(pod);
+    const inputs = inputsFor(pod, cgroupParent);
+    const graceSeconds = Math.max(pod.spec.terminationGracePeriodSeconds ?? 30, MINIMUM_GRACE_PERIOD_SECONDS);
+
+    if (actions.killPod) {
+      try {
+        await killPodInternal(ref, graceSeconds);
+      } catch (e) {
+        result.errors.push({ container: "", reason: "KillPodSandboxError", message: (e as Error).message });
+        return result;
+      }
+      if (!actions.createSandbox) {
+        if (actions.initFailed) {
+          result.errors.push({ container: actions.initFailed.name, reason: "InitContainerFailed", message: `init container ${actions.initFailed.name} failed and restartPolicy is Never` });
+        }
+        return result;
+      }
+    } else {
+      for (const k of actions.containersToKill) {
+        try {
+          await stopContainer(k.id, k.name, ref, graceSeconds, k.message);
+        } catch (e) {
+          result.errors.push({ container: k.name, reason: "KillContainerError", message: (e as Error).message });
+          return result;
+        }
+      }
+    }
+
+    let sandboxId = actions.sandboxId;
+    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    if (actions.createSandbox) {
+      try {
+        mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
+        sandboxId = await cri.runPodSandbox(sandboxConfig);
+        log.info(`created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent })}`);
+      } catch (e) {
+        result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to create pod sandbox: ${(e as Error).message}` });
+        return result;
+      }
+    }
+
+    const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
+    if (actions.nextInitContainer) {
+      const c = byName(actions.nextInitContainer, pod.spec.initContainers);
+      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
+      return result;
+    }
+    for (const name of actions.containersToStart) {
+      const c = byName(name, pod.spec.containers);
+      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
+    }
+    return result;
+  }
+
+  async function removePod(uid: string): Promise<void> {
+    const selector = { labelSelector: { [POD_UID_LABEL]: uid } };
+    for (const c of await cri.listContainers(selector)) await cri.removeContainer(c.id);
+    for (const s of await cri.listPodSandbox(selector)) {
+      await cri.stopPodSandbox(s.id);
+      await cri.removePodSandbox(s.id);
+    }
+  }
+
+  async function execSync(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    const r = await cri.execSync(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
+    const dec = new TextDecoder();
+    return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
+  }
+
+  return {
+    async version() {
+      const v = await cri.version();
+      return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
+    },
+    getPods,
+    getPodStatus,
+    syncPod,
+    killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
+    removePod,
+    execSync,
+  };
+}

@@ -1,0 +1,52 @@
+// The slice of a v1 Pod that kuberuntime reads, structurally (field names exactly core/v1). PODS' full
+// `Pod` (src/pod/types.ts) and eviction's `PodLike` are assignable; every field beyond PodLike's is
+// optional so a PodLike handed to Runtime.syncPod can be read as this without conversion.
+import type { PodLike } from "../pod-like.ts";
+
+export interface KubeContainer {
+  name: string;
+  image?: string;
+  imagePullPolicy?: string;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  env?: { name: string; value?: string }[];
+  ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
+  resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
+  securityContext?: {
+    runAsUser?: number;
+    runAsGroup?: number;
+    privileged?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+  };
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
+  stdin?: boolean;
+  tty?: boolean;
+  restartPolicy?: string;
+}
+
+export interface KubePod extends PodLike {
+  metadata: PodLike["metadata"];
+  spec: PodLike["spec"] & {
+    containers: KubeContainer[];
+    initContainers?: KubeContainer[];
+    restartPolicy?: string;
+    hostNetwork?: boolean;
+    hostname?: string;
+    subdomain?: string;
+    securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
+    terminationGracePeriodSeconds?: number;
+  };
+}
+
+/** Reads a PodLike as the wider structural pod: all extra fields are optional, so this only widens. */
+export function asKubePod(pod: PodLike): KubePod {
+  return pod as KubePod;
+}
+
+export function podIdentity(pod: PodLike): { name: string; namespace: string; uid: string } {
+  return { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "", uid: pod.metadata.uid ?? "" };
+}
