@@ -35,7 +35,7 @@ const podWithImage = (image: string, grace = 30) => makePod({ name: "p", uid: "u
 
 describe("pod workers", () => {
   test("updates for one pod are serialized and collapse to the newest", async () => {
-    const gates: ReturnType<typeof deferred>[] = [];
+    const gates: ReturnType<typeof deferred<void>>[] = [];
     const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
     const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
     w.updatePod({ type: "create", pod: podWithImage("v1") });

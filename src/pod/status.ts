@@ -1,0 +1,236 @@
+// Pure pod status generation from what the runtime reports (upstream kubelet_pods.go
+// generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
+import { getPodQOS } from "./qos.ts";
+import { rfc3339 } from "./clock.ts";
+import type { RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
+import type { Container, ContainerStateV1, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from "./types.ts";
+
+export interface StatusInputs {
+  pod: Pod;
+  runtime: RuntimePodStatus;
+  oldStatus?: PodStatus;
+  /** Errors of the last SyncPod (CrashLoopBackOff, ErrImagePull, …) shown as waiting reasons. */
+  syncErrors?: SyncPodResult["errors"];
+  /** Readiness by container name (absent → no readiness probe → ready when running). */
+  ready?: (container: string) => boolean | undefined;
+  /** Startup probe succeeded (absent → started when running). */
+  started?: (container: string) => boolean | undefined;
+  nowMs: number;
+  hostIP?: string;
+  /** The runtime's name for containerID URIs ("containerd"). */
+  runtimeName?: string;
+  /** The pod worker says the pod is terminal (no container will be restarted). */
+  podIsTerminal?: boolean;
+}
+
+const isStatic = (pod: Pod) => {
+  const s = pod.metadata.annotations?.["kubernetes.io/config.source"];
+  return s !== undefined && s !== "api";
+};
+
+/** Upstream getPhase, minus restartable init containers (sidecars are not in bunlet's subset). */
+export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[], podIsTerminal = false): PodPhase {
+  const spec = pod.spec;
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const c of spec.initContainers ?? []) {
+    const s = initStatuses.find((x) => x.name === c.name);
+    if (!s) {
+      pendingInit++;
+    } else if (s.state.running) {
+      pendingInit++;
+    } else if (s.state.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInit++;
+    } else if (s.state.waiting) {
+      if (s.lastState.terminated) {
+        if (s.lastState.terminated.exitCode !== 0) failedInit++;
+      } else pendingInit++;
+    } else pendingInit++;
+  }
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const c of spec.containers) {
+    const s = statuses.find((x) => x.name === c.name);
+    if (!s) unknown++;
+    else if (s.state.running) running++;
+    else if (s.state.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state.waiting) {
+      if (s.lastState.terminated) stopped++;
+      else waiting++;
+    } else unknown++;
+  }
+  if (failedInit > 0 && spec.restartPolicy === "Never") return "Failed";
+  const anyRegularStarted = statuses.some((s) => s.state.running || s.state.terminated || s.lastState.terminated);
+  if ((pendingInit > 0 && !anyRegularStarted) || waiting > 0) return "Pending";
+  if (running > 0 && unknown === 0) return "Running";
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    if (podIsTerminal && !isStatic(pod)) return stopped === succeeded ? "Succeeded" : "Failed";
+    if (spec.restartPolicy === "Always") return "Running";
+    if (stopped === succeeded) return "Succeeded";
+    if (spec.restartPolicy === "Never") return "Failed";
+    return "Running";
+  }
+  return "Pending";
+}
+
+function terminatedReason(c: RuntimeContainerStatus): string {
+  if (c.reason) return c.reason;
+  return c.exitCode === 0 ? "Completed" : "Error";
+}
+
+function toState(c: RuntimeContainerStatus, containerID: string): ContainerStateV1 {
+  switch (c.state) {
+    case "running":
+      return { running: { startedAt: rfc3339(c.startedAtMs) } };
+    case "exited":
+      return {
+        terminated: {
+          exitCode: c.exitCode ?? 0,
+          reason: terminatedReason(c),
+          ...(c.message ? { message: c.message } : {}),
+          startedAt: c.startedAtMs ? rfc3339(c.startedAtMs) : undefined,
+          finishedAt: c.finishedAtMs ? rfc3339(c.finishedAtMs) : undefined,
+          containerID,
+        },
+      };
+    case "created":
+      return { waiting: { reason: "ContainerCreating" } };
+    default:
+      return { waiting: { reason: "ContainerStatusUnknown", message: "The container could not be located when the pod was terminated" } };
+  }
+}
+
+function containerStatuses(inputs: StatusInputs, specs: Container[], old: ContainerStatus[] | undefined, isInit: boolean): ContainerStatus[] {
+  const prefix = `${inputs.runtimeName ?? "containerd"}://`;
+  const cid = (id: string) => (id.includes("://") ? id : prefix + id);
+  return specs.map((spec) => {
+    // Newest instance first (highest attempt, then newest creation).
+    const instances = inputs.runtime.containers
+      .filter((c) => c.name === spec.name)
+      .sort((a, b) => b.attempt - a.attempt || b.createdAtMs - a.createdAtMs);
+    const latest = instances[0];
+    const prev = old?.find((s) => s.name === spec.name);
+    let status: ContainerStatus;
+    if (!latest) {
+      status = {
+        name: spec.name,
+        state: { waiting: { reason: isInit || !(inputs.pod.spec.initContainers?.length) ? "ContainerCreating" : "PodInitializing" } },
+        lastState: prev?.lastState ?? {},
+        ready: false,
+        restartCount: prev?.restartCount ?? 0,
+        image: spec.image,
+        imageID: "",
+        started: false,
+      };
+    } else {
+      const running = latest.state === "running";
+      const ready = running && !isInit && (inputs.ready?.(spec.name) ?? true);
+      const started = running && (inputs.started?.(spec.name) ?? true);
+      const older = instances[1];
+      let lastState: ContainerStateV1 = {};
+      if (older && older.state === "exited") lastState = toState(older, cid(older.id));
+      else if (prev && prev.restartCount === latest.attempt) lastState = prev.lastState;
+      else if (prev?.containerID && prev.containerID !== cid(latest.id) && prev.state.terminated) lastState = { terminated: prev.state.terminated };
+      status = {
+        name: spec.name,
+        state: toState(latest, cid(latest.id)),
+        lastState,
+        ready: isInit ? latest.state === "exited" && latest.exitCode === 0 : ready,
+        restartCount: latest.attempt,
+        image: spec.image,
+        imageID: latest.imageRef ?? "",
+        containerID: cid(latest.id),
+        started,
+      };
+    }
+    // A container the sync could not start (back-off, image or create errors) shows as waiting with
+    // that reason, its last run moved to lastState (upstream convertToAPIContainerStatuses).
+    const err = inputs.syncErrors?.find((e) => e.container === spec.name);
+    if (err && !status.state.running) {
+      if (status.state.terminated) status.lastState = { terminated: status.state.terminated };
+      status.state = { waiting: { reason: err.reason, message: err.message } };
+    }
+    return status;
+  });
+}
+
+function condition(
+  type: PodCondition["type"],
+  ok: boolean,
+  nowMs: number,
+  old: PodCondition[] | undefined,
+  reason?: string,
+  message?: string,
+): PodCondition {
+  const status = ok ? "True" : "False";
+  const prev = old?.find((c) => c.type === type);
+  return {
+    type,
+    status,
+    lastProbeTime: null,
+    lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : rfc3339(nowMs),
+    ...(ok ? {} : { reason, message }),
+  };
+}
+
+const names = (xs: string[]) => `[${xs.join(" ")}]`;
+
+/** Builds the v1 PodStatus for `pod` from the runtime's view (upstream generateAPIPodStatus). */
+export function generatePodStatus(inputs: StatusInputs): PodStatus {
+  const { pod, oldStatus, nowMs } = inputs;
+  const init = containerStatuses(inputs, pod.spec.initContainers ?? [], oldStatus?.initContainerStatuses, true);
+  const regular = containerStatuses(inputs, pod.spec.containers, oldStatus?.containerStatuses, false);
+  let phase = getPhase(pod, regular, init, inputs.podIsTerminal);
+  // A terminal phase is final (upstream status manager refuses terminal → non-terminal).
+  if (oldStatus && (oldStatus.phase === "Failed" || oldStatus.phase === "Succeeded")) phase = oldStatus.phase;
+  const terminal = phase === "Failed" || phase === "Succeeded";
+
+  // Once a regular container has run, initialization is complete even if init containers were
+  // since removed (upstream: Initialized stays True).
+  const regularStarted = regular.some((r) => r.state.running || r.state.terminated || r.lastState.terminated);
+  const pendingInit = regularStarted
+    ? []
+    : (pod.spec.initContainers ?? []).filter((c) => init.find((x) => x.name === c.name)?.state.terminated?.exitCode !== 0);
+  const initialized = pendingInit.length === 0;
+  const unready = pod.spec.containers.filter((c) => !regular.find((s) => s.name === c.name)?.ready).map((c) => c.name);
+  const containersReady = unready.length === 0;
+  const old = oldStatus?.conditions;
+  const notReadyReason = terminal ? "PodCompleted" : "ContainersNotReady";
+  const notReadyMessage = terminal ? undefined : `containers with unready status: ${names(unready)}`;
+  const conditions: PodCondition[] = [
+    ...(old?.filter((c) => c.type === "DisruptionTarget") ?? []),
+    condition("Initialized", initialized, nowMs, old, terminal ? "PodCompleted" : "ContainersNotInitialized", terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`),
+    condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
+    condition("ContainersReady", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
+    condition("PodScheduled", true, nowMs, old),
+  ];
+
+  const sandbox = inputs.runtime.sandboxes[0];
+  const podIP = pod.spec.hostNetwork ? inputs.hostIP : (sandbox?.ip ?? oldStatus?.podIP);
+  const status: PodStatus = {
+    phase,
+    conditions,
+    ...(oldStatus?.message && terminal ? { message: oldStatus.message } : {}),
+    ...(oldStatus?.reason && terminal ? { reason: oldStatus.reason } : {}),
+    ...(inputs.hostIP ? { hostIP: inputs.hostIP } : {}),
+    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
+    startTime: oldStatus?.startTime ?? rfc3339(nowMs),
+    ...(init.length ? { initContainerStatuses: init } : {}),
+    containerStatuses: regular,
+    qosClass: getPodQOS(pod),
+  };
+  return status;
+}
+
+/** Status of a pod stopped by the kubelet (eviction, admission): terminal with reason and message. */
+export function terminalStatus(old: PodStatus | undefined, reason: string, message: string, nowMs: number, disruption = false): PodStatus {
+  const conditions = (old?.conditions ?? []).filter((c) => c.type !== "DisruptionTarget");
+  if (disruption)
+    conditions.unshift({ type: "DisruptionTarget", status: "True", lastProbeTime: null, lastTransitionTime: rfc3339(nowMs), reason: "TerminationByKubelet", message });
+  return { ...(old ?? {}), phase: "Failed", reason, message, conditions };
+}

@@ -1,0 +1,139 @@
+import { describe, expect, test } from "bun:test";
+import type { RuntimeContainerStatus, RuntimePodStatus } from "../../src/pod/runtime.ts";
+import { generatePodStatus, getPhase, terminalStatus } from "../../src/pod/status.ts";
+import type { ContainerStatus } from "../../src/pod/types.ts";
+import { makePod } from "./fake-runtime.ts";
+
+type S = "running" | "ok" | "fail" | "waiting" | "crashloop" | "none";
+function cs(name: string, s: S): ContainerStatus | undefined {
+  const base = { name, ready: false, restartCount: 0, image: "i", imageID: "", lastState: {} };
+  switch (s) {
+    case "running": return { ...base, state: { running: {} } };
+    case "ok": return { ...base, state: { terminated: { exitCode: 0 } } };
+    case "fail": return { ...base, state: { terminated: { exitCode: 1 } } };
+    case "waiting": return { ...base, state: { waiting: { reason: "ContainerCreating" } } };
+    case "crashloop": return { ...base, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { exitCode: 1 } } };
+    case "none": return undefined;
+  }
+}
+
+describe("getPhase", () => {
+  test.each<[string, S[], S[], "Always" | "OnFailure" | "Never", boolean, string]>([
+    ["all running", [], ["running", "running"], "Always", false, "Running"],
+    ["one waiting", [], ["running", "waiting"], "Always", false, "Pending"],
+    ["unknown container", [], ["running", "none"], "Always", false, "Pending"],
+    ["init running", ["running"], ["waiting"], "Always", false, "Pending"],
+    ["init failed, Never", ["fail"], ["waiting"], "Never", false, "Failed"],
+    ["init failed, Always", ["fail"], ["waiting"], "Always", false, "Pending"],
+    ["crashloop, Always", [], ["crashloop"], "Always", false, "Running"],
+    ["all exited 0, Always", [], ["ok", "ok"], "Always", false, "Running"],
+    ["all exited 0, Never", [], ["ok", "ok"], "Never", false, "Succeeded"],
+    ["one failed, Never", [], ["ok", "fail"], "Never", false, "Failed"],
+    ["one failed, OnFailure", [], ["ok", "fail"], "OnFailure", false, "Running"],
+    ["all ok, OnFailure", [], ["ok"], "OnFailure", false, "Succeeded"],
+    ["terminal pod, Always, failures", [], ["ok", "fail"], "Always", true, "Failed"],
+    ["terminal pod, Always, all ok", [], ["ok"], "Always", true, "Succeeded"],
+  ])("%s", (_n, inits, regs, restartPolicy, terminal, want) => {
+    const pod = makePod({
+      name: "p",
+      initContainers: inits.map((_, i) => ({ name: `i${i}`, image: "x" })),
+      containers: regs.map((_, i) => ({ name: `c${i}`, image: "x" })),
+      spec: { restartPolicy },
+    });
+    const st = regs.map((s, i) => cs(`c${i}`, s)).filter((x) => x !== undefined);
+    const ist = inits.map((s, i) => cs(`i${i}`, s)).filter((x) => x !== undefined);
+    expect(getPhase(pod, st, ist, terminal)).toBe(want);
+  });
+});
+
+const rc = (o: Partial<RuntimeContainerStatus> & { name: string }): RuntimeContainerStatus => ({
+  id: `id-${o.name}-${o.attempt ?? 0}`,
+  image: "bunlet.local/busybox:1",
+  imageRef: "sha256:abc",
+  state: "running",
+  createdAtMs: Date.UTC(2026, 0, 1) + (o.attempt ?? 0) * 1000,
+  startedAtMs: Date.UTC(2026, 0, 1) + (o.attempt ?? 0) * 1000,
+  finishedAtMs: 0,
+  attempt: 0,
+  ...o,
+});
+const rps = (containers: RuntimeContainerStatus[]): RuntimePodStatus => ({
+  uid: "u",
+  name: "p",
+  namespace: "default",
+  sandboxes: [{ id: "s1", attempt: 0, state: "ready", createdAtMs: 0, ip: "10.88.0.5" }],
+  containers,
+});
+
+describe("generatePodStatus", () => {
+  const pod = makePod({ name: "p", containers: [{ name: "app", image: "bunlet.local/busybox:1", resources: { limits: { memory: "64Mi", cpu: "100m" } } }] });
+  const now = Date.UTC(2026, 0, 1, 0, 1);
+
+  test("running container: Running, Ready, containerd:// id, IPs, QoS", () => {
+    const s = generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now, hostIP: "192.168.1.2" });
+    expect(s.phase).toBe("Running");
+    expect(s.podIP).toBe("10.88.0.5");
+    expect(s.hostIP).toBe("192.168.1.2");
+    expect(s.qosClass).toBe("Guaranteed");
+    expect(s.startTime).toBe("2026-01-01T00:01:00Z");
+    const c = s.containerStatuses![0]!;
+    expect(c).toMatchObject({ name: "app", ready: true, started: true, restartCount: 0, containerID: "containerd://id-app-0", imageID: "sha256:abc" });
+    expect(c.state.running?.startedAt).toBe("2026-01-01T00:00:00Z");
+    expect(s.conditions!.map((x) => `${x.type}=${x.status}`)).toEqual(["Initialized=True", "Ready=True", "ContainersReady=True", "PodScheduled=True"]);
+  });
+
+  test("readiness false → not Ready with the container named", () => {
+    const s = generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now, ready: () => false });
+    const ready = s.conditions!.find((c) => c.type === "Ready")!;
+    expect(ready).toMatchObject({ status: "False", reason: "ContainersNotReady", message: "containers with unready status: [app]" });
+  });
+
+  test("OOMKilled then CrashLoopBackOff: waiting reason, lastState, restartCount", () => {
+    const runtime = rps([
+      rc({ name: "app", attempt: 2, state: "exited", exitCode: 137, reason: "OOMKilled", finishedAtMs: now }),
+      rc({ name: "app", attempt: 1, state: "exited", exitCode: 1, finishedAtMs: now - 5000 }),
+    ]);
+    const s = generatePodStatus({ pod, runtime, nowMs: now, syncErrors: [{ container: "app", reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container=app" }] });
+    const c = s.containerStatuses![0]!;
+    expect(c.state.waiting).toEqual({ reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container=app" });
+    expect(c.lastState.terminated).toMatchObject({ exitCode: 137, reason: "OOMKilled" });
+    expect(c.restartCount).toBe(2);
+    expect(s.phase).toBe("Running");
+  });
+
+  test.each([
+    [0, undefined, "Completed"],
+    [1, undefined, "Error"],
+    [137, "OOMKilled", "OOMKilled"],
+  ])("exit %d reason %p → %s", (exitCode, reason, want) => {
+    const p = makePod({ name: "p", spec: { restartPolicy: "Never" } });
+    const s = generatePodStatus({ pod: p, runtime: rps([rc({ name: "app", state: "exited", exitCode, reason })]), nowMs: now });
+    expect(s.containerStatuses![0]!.state.terminated?.reason).toBe(want);
+    expect(s.phase).toBe(exitCode === 0 ? "Succeeded" : "Failed");
+  });
+
+  test("no containers yet: Pending, ContainerCreating; transition times kept while unchanged", () => {
+    const s1 = generatePodStatus({ pod, runtime: { ...rps([]), sandboxes: [] }, nowMs: now });
+    expect(s1.phase).toBe("Pending");
+    expect(s1.containerStatuses![0]!.state.waiting?.reason).toBe("ContainerCreating");
+    const s2 = generatePodStatus({ pod, runtime: { ...rps([]), sandboxes: [] }, nowMs: now + 5000, oldStatus: s1 });
+    expect(s2.conditions).toEqual(s1.conditions!);
+    expect(s2.startTime).toBe(s1.startTime!);
+    const s3 = generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now + 9000, oldStatus: s2 });
+    expect(s3.conditions!.find((c) => c.type === "Ready")!.lastTransitionTime).toBe("2026-01-01T00:01:09Z");
+  });
+
+  test("a terminal (evicted) status is final", () => {
+    const evicted = terminalStatus(undefined, "Evicted", "The node was low on resource: memory.", now, true);
+    const s = generatePodStatus({ pod, runtime: rps([rc({ name: "app", state: "exited", exitCode: 137 })]), nowMs: now, oldStatus: evicted });
+    expect(s).toMatchObject({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory." });
+    expect(s.conditions![0]).toMatchObject({ type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet" });
+    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "PodCompleted" });
+  });
+
+  test("hostNetwork pods get the host IP as pod IP", () => {
+    const p = makePod({ name: "p", spec: { hostNetwork: true } });
+    const s = generatePodStatus({ pod: p, runtime: rps([rc({ name: "app" })]), nowMs: now, hostIP: "192.168.1.2" });
+    expect(s.podIP).toBe("192.168.1.2");
+  });
+});
