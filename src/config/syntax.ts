@@ -15,10 +15,10 @@ export function parseGoBool(s: string): boolean {
   throw new SyntaxProblem(`strconv.ParseBool: parsing ${q(s)}: invalid syntax`);
 }
 
-/** strconv.ParseInt(s, 0, bits): sign, 0x/0o/0b/0 prefixes, underscores only after a prefix. */
+/** strconv.ParseInt(s, 0, bits): sign, 0x/0o/0b/0 prefixes, "_" digit separators. */
 export function parseGoInt(s: string, bits: 32 | 64): number {
   const fn = "strconv.ParseInt";
-  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|0[0-7_]*|[1-9][0-9]*)$/.exec(s);
+  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|0[0-7_]*|[1-9][0-9_]*)$/.exec(s);
   if (!m) throw new SyntaxProblem(`${fn}: parsing ${q(s)}: invalid syntax`);
   const [, sign, body = ""] = m;
   let digits = body;
@@ -27,8 +27,8 @@ export function parseGoInt(s: string, bits: 32 | 64): number {
   else if (/^0[oO]/.test(body)) [base, digits] = [8, body.slice(2)];
   else if (/^0[bB]/.test(body)) [base, digits] = [2, body.slice(2)];
   else if (body.length > 1 && body[0] === "0") [base, digits] = [8, body.slice(1)];
-  // Go allows "_" only between digits and only with a base prefix.
-  if (digits.includes("_") && (base === 10 || /^_|_$|__/.test(digits))) {
+  // Base 0 allows "_" after a digit or the base prefix, never doubled or trailing.
+  if (/__|_$/.test(digits)) {
     throw new SyntaxProblem(`${fn}: parsing ${q(s)}: invalid syntax`);
   }
   digits = digits.replaceAll("_", "");
