@@ -1,0 +1,157 @@
+// The composition root (upstream: cmd/kubelet/app/server.go run() + NewMainKubelet + Kubelet.Run).
+// It builds the object graph from the loaded configuration and owns the start/stop order:
+//   lock file → (contention watch) → standalone/API mode → components → HTTP servers
+// and the reverse on stop. Later issues plug in pod sources, stats, eviction through AgentDeps.
+import type { KubeletConfiguration } from "./config/kubelet-config.ts";
+import { ConfigError } from "./config/errors.ts";
+import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFile } from "./lockfile.ts";
+import { kv, log } from "./log.ts";
+import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
+import { startServers, type RunningServers } from "./server/listen.ts";
+import { createRegistry, type Registry } from "./server/metrics.ts";
+import { processCollector } from "./server/process-metrics.ts";
+import type { Summary } from "./stats/summary.ts";
+
+/** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
+export interface AgentInput {
+  config: KubeletConfiguration;
+  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean };
+}
+
+/** A long-running part of the agent (pod workers, eviction manager, …). */
+export interface AgentComponent {
+  name: string;
+  start(): void | Promise<void>;
+  /** Must return promptly: the whole agent has 2 s to shut down. */
+  stop(): void | Promise<void>;
+}
+
+export interface AgentDeps {
+  /** Pods bound to this node (v1 Pod objects) for /pods; default: none. */
+  getPods?: () => readonly object[] | Promise<readonly object[]>;
+  /** Summary API provider; without it /stats/summary is 404. */
+  getSummary?: () => Summary | Promise<Summary>;
+  /** The /configz body (CONFIG's configz(config)); without it /configz is 404. */
+  configz?: (config: KubeletConfiguration) => unknown;
+  /** Shared metrics registry; one is created (with process_* metrics) if absent. */
+  metrics?: Registry;
+  healthChecks?: HealthCheck[];
+  /** Started in order after the lock is held, stopped in reverse before the servers close. */
+  components?: AgentComponent[];
+  /** Poll interval while another process holds the lock file. */
+  lockPollMs?: number;
+}
+
+export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" };
+
+export interface Agent {
+  /** Acquires the lock (waiting if held), starts components and servers. Rejects on a fatal error. */
+  start(): Promise<void>;
+  /** Stops everything started, releases the lock. Idempotent; safe before start() finished. */
+  stop(): Promise<void>;
+  /** Resolves when the agent decides to exit by itself (lock contention) or after stop(). */
+  readonly done: Promise<ExitReason>;
+  readonly metrics: Registry;
+  /** Listening servers once started. */
+  servers(): RunningServers | undefined;
+}
+
+export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
+  const { config, flags } = input;
+  const metrics = deps.metrics ?? createRegistry();
+  if (!deps.metrics) metrics.collect(processCollector());
+  const components = deps.components ?? [];
+
+  const providers: ServerProviders = {
+    getPods: deps.getPods ?? (() => []),
+    getSummary: deps.getSummary,
+    configz: deps.configz ? () => deps.configz!(config) : undefined,
+    metrics,
+    healthChecks: deps.healthChecks,
+  };
+
+  const abort = new AbortController();
+  let lock: LockFile | undefined;
+  let watch: ContentionWatch | undefined;
+  let servers: RunningServers | undefined;
+  const started: AgentComponent[] = [];
+  let resolveDone!: (r: ExitReason) => void;
+  const done = new Promise<ExitReason>((r) => (resolveDone = r));
+  let stopping: Promise<void> | undefined;
+
+  async function start(): Promise<void> {
+    // Same order and texts as upstream run(): checked before anything is touched.
+    if (flags.exitOnLockContention && !flags.lockFile) {
+      throw new ConfigError("cannot exit on lock file contention: no lock file specified", {
+        source: "--exit-on-lock-contention",
+        field: "exitOnLockContention",
+        value: true,
+      });
+    }
+    if (flags.lockFile) {
+      log.info(`Acquiring file lock ${kv({ path: flags.lockFile })}`);
+      lock = await acquireLockFile(flags.lockFile, { pollMs: deps.lockPollMs, signal: abort.signal });
+      log.info(`Acquired file lock ${kv({ path: flags.lockFile })}`);
+      if (flags.exitOnLockContention) {
+        log.info(`Watching for inotify events ${kv({ path: flags.lockFile })}`);
+        watch = watchLockContention(flags.lockFile, (ev) => {
+          log.info(`Inotify event on the lock file: another instance wants it, exiting ${kv({ path: flags.lockFile, event: ev.kind })}`);
+          resolveDone({ kind: "lock-contention", event: ev.kind });
+        });
+      }
+    }
+    if (abort.signal.aborted) return;
+
+    if (!flags.kubeconfig) {
+      log.info("Standalone mode, no API client");
+      log.info("No API server defined - no node status update will be sent");
+    } else {
+      // API-server mode (registration, status, lease) arrives with src/node/; until then say so.
+      log.warn(`API server mode is not implemented yet: running standalone ${kv({ kubeconfig: flags.kubeconfig })}`);
+    }
+
+    for (const c of components) {
+      if (abort.signal.aborted) return;
+      await c.start();
+      started.push(c);
+    }
+    if (abort.signal.aborted) return;
+
+    servers = startServers(
+      {
+        address: config.address,
+        port: config.port,
+        readOnlyPort: config.readOnlyPort,
+        healthzBindAddress: config.healthzBindAddress,
+        healthzPort: config.healthzPort,
+        enableServer: config.enableServer,
+        enableDebuggingHandlers: config.enableDebuggingHandlers,
+        tlsCertFile: config.tlsCertFile,
+        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+      },
+      providers,
+    );
+  }
+
+  function stop(): Promise<void> {
+    stopping ??= (async () => {
+      abort.abort(new Error("agent stopping"));
+      const step = async (what: string, fn: () => unknown) => {
+        try {
+          await fn();
+        } catch (err) {
+          log.error(`shutdown step failed ${kv({ step: what, error: String(err) })}`);
+        }
+      };
+      await step("servers", () => servers?.stop());
+      for (const c of started.reverse()) await step(c.name, () => c.stop());
+      await step("lock watch", () => watch?.close());
+      await step("lock", () => lock?.release());
+      if (lock) log.info(`Released file lock ${kv({ path: lock.path })}`);
+      resolveDone({ kind: "stopped" });
+    })();
+    return stopping;
+  }
+
+  return { start, stop, done, metrics, servers: () => servers };
+}

@@ -1,0 +1,81 @@
+// Bare `bunlet [kubelet flags]`: load and validate the configuration, build the agent, run it
+// until SIGTERM/SIGINT (or lock contention), then shut down within the deadline.
+// Mirrors cmd/kubelet/app/server.go: config errors exit 1 before anything is started.
+import { createAgent } from "../agent.ts";
+import { ConfigError } from "../config/errors.ts";
+import { configz, loadConfig } from "../config/load.ts";
+import { kv, log, setVerbosity } from "../log.ts";
+import { VERSION } from "./version.ts";
+
+export interface RunOpts {
+  /** The whole shutdown (loops, servers, lock) must finish within this; default 2 s. */
+  shutdownTimeoutMs?: number;
+  /** Where fatal errors are printed; default stderr. */
+  printError?: (line: string) => void;
+}
+
+const SIGNALS = ["SIGTERM", "SIGINT"] as const;
+
+/** Runs the agent; resolves to the process exit code. */
+export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Promise<number> {
+  const printError = opts.printError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 2000;
+
+  let loaded;
+  try {
+    loaded = await loadConfig([...argv]);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printError(`error: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  setVerbosity(loaded.flags.v);
+  for (const w of new Set(loaded.warnings)) log.warn(w);
+  log.info(`Starting bunlet ${kv({ version: `v${VERSION}`, bun: Bun.version, pid: process.pid, config: loaded.configFile })}`);
+
+  const agent = createAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
+
+  let signalled: string | undefined;
+  const onSignal = (sig: string) => {
+    if (signalled) {
+      log.warn(`Received second signal, exiting immediately ${kv({ signal: sig })}`);
+      process.exit(1);
+    }
+    signalled = sig;
+    log.info(`Received signal, shutting down ${kv({ signal: sig })}`);
+    void agent.stop();
+  };
+  const handlers = SIGNALS.map((sig) => [sig, () => onSignal(sig)] as const);
+  for (const [sig, h] of handlers) process.on(sig, h);
+
+  try {
+    try {
+      await agent.start();
+    } catch (err) {
+      if (signalled) return await shutdown(); // the wait for the lock was cut short by the signal
+      printError(`error: ${err instanceof Error ? err.message : String(err)}`);
+      await agent.stop();
+      return 1;
+    }
+    const reason = await agent.done;
+    if (reason.kind === "lock-contention") log.info("Lock file contention: exiting so the other instance takes over");
+    return await shutdown();
+  } finally {
+    for (const [sig, h] of handlers) process.off(sig, h);
+  }
+
+  async function shutdown(): Promise<number> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), shutdownTimeoutMs)));
+    const result = await Promise.race([agent.stop().then(() => "ok" as const), timedOut]);
+    clearTimeout(timer);
+    if (result === "timeout") {
+      log.error(`Shutdown did not finish in time, exiting anyway ${kv({ timeoutMs: shutdownTimeoutMs })}`);
+      return 1;
+    }
+    log.info("Shutdown complete");
+    return 0;
+  }
+}
