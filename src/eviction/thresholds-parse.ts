@@ -13,7 +13,7 @@ export class ThresholdParseError extends Error {
     readonly value: string,
     readonly reason: string,
   ) {
-    super(`invalid ${source} entry ${JSON.stringify(`${key}=${value}`)}: ${reason}`);
+    super(`invalid ${source} value ${JSON.stringify(value)} for ${key}: ${reason}`);
   }
 }
 

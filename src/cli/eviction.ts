@@ -1,0 +1,342 @@
+// `bunlet eviction simulate|explain`: run the real eviction manager over recorded or live stats.
+// Flags are scanned here (repeatable --summary, kubelet-style eviction flags); the work is in
+// src/eviction/simulate.ts and explain.ts. Exit code 1 and one clear line on stderr on bad input.
+import { defineCommand } from "citty";
+import { readFile } from "node:fs/promises";
+import { parse as parseYaml } from "yaml";
+import { parseDuration } from "../config/duration.ts";
+import { completePods, parsePodsText, PodsFileError } from "../eviction/pods-file.ts";
+import { evictionConfigFromKubelet, type EvictionKubeletFields, type EvictionSources } from "../eviction/settings.ts";
+import { explain, renderExplain } from "../eviction/explain.ts";
+import { simulate, type SimulateOutput } from "../eviction/simulate.ts";
+import { MapFlagError, parseEvictionMapFlag, ThresholdParseError } from "../eviction/thresholds-parse.ts";
+import type { EvictionConfig, Logger } from "../eviction/types.ts";
+import { parseSummaryText, SummaryParseError } from "../stats/summary-schema.ts";
+import type { Summary } from "../stats/summary.ts";
+
+export interface CliIO {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+const processIO: CliIO = {
+  stdout: (s) => void process.stdout.write(s),
+  stderr: (s) => void process.stderr.write(s),
+};
+
+export class CliUsageError extends Error {
+  override name = "CliUsageError";
+}
+
+type Kind = "string" | "repeat" | "bool";
+
+const EVICTION_FLAGS: Record<string, Kind> = {
+  "eviction-hard": "string",
+  "eviction-soft": "string",
+  "eviction-soft-grace-period": "string",
+  "eviction-minimum-reclaim": "string",
+  "eviction-pressure-transition-period": "string",
+  "eviction-max-pod-grace-period": "string",
+  "enforce-node-allocatable": "string",
+  "evict-static-pods": "bool",
+  "local-storage-capacity-isolation": "bool",
+  config: "string",
+  output: "string",
+  quiet: "bool",
+};
+
+/** pflag-like scan: --name=value, --name value, bare --bool; repeat kinds collect every value. */
+export function scanArgs(argv: readonly string[], known: Record<string, Kind>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) throw new CliUsageError(`unexpected argument ${JSON.stringify(arg)}`);
+    const body = arg.slice(2);
+    const eq = body.indexOf("=");
+    const name = (eq < 0 ? body : body.slice(0, eq)).replaceAll("_", "-");
+    const kind = known[name];
+    if (!kind) throw new CliUsageError(`unknown flag: --${name} (known: ${Object.keys(known).map((k) => `--${k}`).join(", ")})`);
+    let value: string;
+    if (eq >= 0) value = body.slice(eq + 1);
+    else if (kind === "bool") value = "true";
+    else if (i + 1 < argv.length) value = argv[++i]!;
+    else throw new CliUsageError(`flag needs an argument: --${name}`);
+    if (kind === "bool" && value !== "true" && value !== "false") throw new CliUsageError(`invalid argument ${JSON.stringify(value)} for "--${name}" flag: want true or false`);
+    const list = kind === "repeat" ? (out.get(name) ?? []) : [];
+    list.push(value);
+    out.set(name, list);
+  }
+  return out;
+}
+
+const one = (args: Map<string, string[]>, name: string) => args.get(name)?.[0];
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (e) {
+    throw new CliUsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+function stringMap(v: unknown, file: string, field: string): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object" || Array.isArray(v)) throw new CliUsageError(`${file}: field ${field}: expected a map of signal to string`);
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (typeof x !== "string") throw new CliUsageError(`${file}: field ${field}["${k}"]: expected a string, got ${JSON.stringify(x)}`);
+    out[k] = x;
+  }
+  return out;
+}
+
+/** The eviction fields of a KubeletConfiguration file (YAML or JSON). */
+export async function evictionFieldsFromFile(path: string): Promise<EvictionKubeletFields> {
+  const text = await readText(path, "config file");
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new CliUsageError(`${path}: invalid YAML/JSON: ${(e as Error).message}`);
+  }
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) throw new CliUsageError(`${path}: expected a KubeletConfiguration object`);
+  const c = doc as Record<string, unknown>;
+  const bool = (f: string) => {
+    const v = c[f];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "boolean") throw new CliUsageError(`${path}: field ${f}: expected true or false, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const period = c.evictionPressureTransitionPeriod;
+  if (period !== undefined && typeof period !== "string") throw new CliUsageError(`${path}: field evictionPressureTransitionPeriod: expected a duration string such as "5m"`);
+  const maxGrace = c.evictionMaxPodGracePeriod;
+  if (maxGrace !== undefined && !Number.isInteger(maxGrace)) throw new CliUsageError(`${path}: field evictionMaxPodGracePeriod: expected an integer number of seconds`);
+  const ena = c.enforceNodeAllocatable;
+  if (ena !== undefined && (!Array.isArray(ena) || ena.some((x) => typeof x !== "string"))) throw new CliUsageError(`${path}: field enforceNodeAllocatable: expected a list of strings`);
+  return {
+    evictionHard: stringMap(c.evictionHard, path, "evictionHard"),
+    evictionSoft: stringMap(c.evictionSoft, path, "evictionSoft"),
+    evictionSoftGracePeriod: stringMap(c.evictionSoftGracePeriod, path, "evictionSoftGracePeriod"),
+    evictionMinimumReclaim: stringMap(c.evictionMinimumReclaim, path, "evictionMinimumReclaim"),
+    // A 0s period in a file is indistinguishable from unset upstream: it becomes 5m (spec §3.2).
+    evictionPressureTransitionPeriod: typeof period === "string" && parseDurationSafe(period) !== 0 ? period : undefined,
+    evictionMaxPodGracePeriod: maxGrace as number | undefined,
+    mergeDefaultEvictionSettings: bool("mergeDefaultEvictionSettings"),
+    enforceNodeAllocatable: ena as string[] | undefined,
+    localStorageCapacityIsolation: bool("localStorageCapacityIsolation"),
+    evictStaticPods: bool("evictStaticPods"),
+  };
+}
+
+function parseDurationSafe(s: string): number | undefined {
+  try {
+    return parseDuration(s);
+  } catch {
+    return undefined;
+  }
+}
+
+/** --config file, then eviction flags on top (flags win, as the kubelet's do). */
+export async function evictionConfigFromArgs(args: Map<string, string[]>, base: EvictionKubeletFields = {}): Promise<EvictionConfig> {
+  const cfgPath = one(args, "config");
+  const fields: EvictionKubeletFields = cfgPath ? { ...base, ...dropUndefined(await evictionFieldsFromFile(cfgPath)) } : { ...base };
+  const src = (f: string) => (cfgPath ? `${f} (${cfgPath})` : f);
+  const sources: EvictionSources = {
+    hardSource: src("evictionHard"),
+    softSource: src("evictionSoft"),
+    gracePeriodSource: src("evictionSoftGracePeriod"),
+    minReclaimSource: src("evictionMinimumReclaim"),
+    transitionSource: src("evictionPressureTransitionPeriod"),
+  };
+  const map = (flag: string, sep: "<" | "=", field: keyof EvictionKubeletFields, source: keyof EvictionSources) => {
+    const v = one(args, flag);
+    if (v === undefined) return;
+    (fields as Record<string, unknown>)[field] = parseEvictionMapFlag(`--${flag}`, v, sep);
+    sources[source] = `--${flag}`;
+  };
+  map("eviction-hard", "<", "evictionHard", "hardSource");
+  map("eviction-soft", "<", "evictionSoft", "softSource");
+  map("eviction-soft-grace-period", "=", "evictionSoftGracePeriod", "gracePeriodSource");
+  map("eviction-minimum-reclaim", "=", "evictionMinimumReclaim", "minReclaimSource");
+  const period = one(args, "eviction-pressure-transition-period");
+  if (period !== undefined) {
+    fields.evictionPressureTransitionPeriod = period;
+    sources.transitionSource = "--eviction-pressure-transition-period";
+  }
+  const maxGrace = one(args, "eviction-max-pod-grace-period");
+  if (maxGrace !== undefined) {
+    if (!/^[+-]?[0-9]+$/.test(maxGrace)) throw new CliUsageError(`invalid argument ${JSON.stringify(maxGrace)} for "--eviction-max-pod-grace-period" flag: want an integer (seconds)`);
+    fields.evictionMaxPodGracePeriod = Number(maxGrace);
+  }
+  const ena = one(args, "enforce-node-allocatable");
+  if (ena !== undefined) fields.enforceNodeAllocatable = ena.split(",").map((s) => s.trim()).filter((s) => s && s !== "none");
+  const esp = one(args, "evict-static-pods");
+  if (esp !== undefined) fields.evictStaticPods = esp === "true";
+  const lsci = one(args, "local-storage-capacity-isolation");
+  if (lsci !== undefined) fields.localStorageCapacityIsolation = lsci === "true";
+  return evictionConfigFromKubelet(fields, sources);
+}
+
+function dropUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function cliLogger(io: CliIO, quiet: boolean): Logger {
+  const w = (level: string) => (msg: string) => {
+    if (!quiet) io.stderr(`${level} ${msg}\n`);
+  };
+  return { info: w("I"), warn: w("W"), error: w("E"), debug: () => {} };
+}
+
+async function loadSummary(path: string): Promise<Summary> {
+  return parseSummaryText(await readText(path, "summary"), path);
+}
+
+function renderSimulateText(out: SimulateOutput): string {
+  const lines: string[] = ["thresholds:"];
+  for (const t of out.thresholds) {
+    const v = t.value.percentage !== undefined ? `${+(t.value.percentage * 100).toPrecision(6)}%` : String(t.value.quantity);
+    const mr = t.minReclaim ? ` minReclaim=${t.minReclaim.percentage !== undefined ? `${+(t.minReclaim.percentage * 100).toPrecision(6)}%` : t.minReclaim.quantity}` : "";
+    lines.push(`  ${t.signal} < ${v} ${t.gracePeriodSeconds === 0 ? "hard" : `soft grace=${t.gracePeriodSeconds}s`}${mr}`);
+  }
+  out.steps.forEach((s, i) => {
+    lines.push(`step ${i + 1} at ${s.time} (${s.source})`);
+    for (const [sig, o] of Object.entries(s.observations)) lines.push(`  observed ${sig} available=${o.available} capacity=${o.capacity}`);
+    lines.push(`  met: ${s.thresholdsMet.join(", ") || "none"}`);
+    lines.push(`  conditions: ${s.nodeConditions.join(", ") || "none"}`);
+    lines.push(`  reclaim: ${s.reclaim ? `${s.reclaim.signal} (${s.reclaim.resource})` : "none"}`);
+    if (s.ranked.length) lines.push(`  ranked: ${s.ranked.join(", ")}`);
+    for (const e of [s.evicted, ...(s.alsoEvicted ?? [])]) {
+      if (e) lines.push(`  evicted: ${e.pod} grace=${e.gracePeriodSeconds}s: ${e.message.trim()}`);
+    }
+    if (!s.evicted) lines.push(`  evicted: none${s.note ? ` (${s.note})` : ""}`);
+    for (const [pod, a] of Object.entries(s.admission)) lines.push(`  admit ${pod}: ${a.admit ? "yes" : `no (${a.reason}: ${a.message?.trim()})`}`);
+  });
+  return lines.join("\n");
+}
+
+/** Runs `eviction simulate` with the given argv; returns the exit code. */
+export async function runSimulate(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  try {
+    const args = scanArgs(argv, { ...EVICTION_FLAGS, pods: "string", summary: "repeat", admit: "string" });
+    const output = one(args, "output") ?? "json";
+    if (output !== "json" && output !== "text") throw new CliUsageError(`--output must be json or text, not ${JSON.stringify(output)}`);
+    const podsPath = one(args, "pods");
+    const summaryPaths = args.get("summary") ?? [];
+    if (!podsPath) throw new CliUsageError("--pods PODS.json is required");
+    if (summaryPaths.length === 0) throw new CliUsageError("at least one --summary S.json is required");
+    const config = await evictionConfigFromArgs(args);
+    const steps = [];
+    for (const p of summaryPaths) steps.push({ source: p, summary: await loadSummary(p) });
+    const pods = completePods(parsePodsText(await readText(podsPath, "pods file"), podsPath), steps[0]!.summary);
+    const admitPath = one(args, "admit");
+    const candidates = admitPath ? completePods(parsePodsText(await readText(admitPath, "candidates file"), admitPath), undefined) : [];
+    const logger = cliLogger(io, one(args, "quiet") === "true");
+    const out = await simulate({ config, pods, steps, candidates, logger });
+    io.stdout(output === "json" ? `${JSON.stringify(out, null, 2)}\n` : `${renderSimulateText(out)}\n`);
+    return 0;
+  } catch (e) {
+    return reportError(e, io);
+  }
+}
+
+function reportError(e: unknown, io: CliIO): number {
+  const known = [CliUsageError, ThresholdParseError, MapFlagError, SummaryParseError, PodsFileError];
+  if (known.some((k) => e instanceof k)) {
+    io.stderr(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+  io.stderr(`error: ${(e as Error)?.message ?? String(e)}\n`);
+  return 1;
+}
+
+async function fetchJson(url: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    throw new CliUsageError(`cannot reach ${url}: ${(e as Error).message} (is bunlet running? use --server or --pods/--summary files)`);
+  }
+  if (!res.ok) throw new CliUsageError(`${url}: HTTP ${res.status}`);
+  return res.text();
+}
+
+/** Eviction settings of the running agent from /configz, when no flags or --config say otherwise. */
+async function configzFields(server: string): Promise<EvictionKubeletFields | undefined> {
+  try {
+    const doc = JSON.parse(await fetchJson(`${server}/configz`)) as { kubeletconfig?: EvictionKubeletFields };
+    return doc.kubeletconfig;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `eviction explain`; returns the exit code. */
+export async function runExplain(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  try {
+    const args = scanArgs(argv, { ...EVICTION_FLAGS, server: "string", pods: "string", summary: "string" });
+    const output = one(args, "output") ?? "text";
+    if (output !== "json" && output !== "text") throw new CliUsageError(`--output must be json or text, not ${JSON.stringify(output)}`);
+    const server = (one(args, "server") ?? "http://127.0.0.1:10250").replace(/\/+$/, "");
+    const summaryPath = one(args, "summary");
+    const podsPath = one(args, "pods");
+    const summary = summaryPath ? await loadSummary(summaryPath) : parseSummaryText(await fetchJson(`${server}/stats/summary`), `${server}/stats/summary`);
+    const podsText = podsPath ? await readText(podsPath, "pods file") : await fetchJson(`${server}/pods`);
+    const pods = completePods(parsePodsText(podsText, podsPath ?? `${server}/pods`), summary);
+    const usesFiles = summaryPath !== undefined && podsPath !== undefined;
+    const base = usesFiles ? undefined : await configzFields(server);
+    const config = await evictionConfigFromArgs(args, base ?? {});
+    const report = await explain({ config, pods, summary, logger: cliLogger(io, true) });
+    io.stdout(output === "json" ? `${JSON.stringify(report, null, 2)}\n` : `${renderExplain(report)}\n`);
+    return 0;
+  } catch (e) {
+    return reportError(e, io);
+  }
+}
+
+const evictionFlagHelp = {
+  config: { type: "string", description: "KubeletConfiguration file (YAML/JSON) with the eviction fields" },
+  "eviction-hard": { type: "string", description: "e.g. memory.available<100Mi,nodefs.available<10% (replaces the defaults)" },
+  "eviction-soft": { type: "string", description: "e.g. memory.available<1.5Gi" },
+  "eviction-soft-grace-period": { type: "string", description: "e.g. memory.available=1m30s" },
+  "eviction-minimum-reclaim": { type: "string", description: "e.g. memory.available=500Mi" },
+  "eviction-pressure-transition-period": { type: "string", description: "default 5m0s" },
+  "eviction-max-pod-grace-period": { type: "string", description: "seconds, default 0" },
+  "enforce-node-allocatable": { type: "string", description: "default pods (hard memory thresholds also apply to allocatable)" },
+  "evict-static-pods": { type: "boolean", description: "bunlet: rank and evict static pods like other pods" },
+  "local-storage-capacity-isolation": { type: "boolean", description: "ephemeral-storage limit evictions (default true)" },
+  output: { type: "string", description: "json or text" },
+  quiet: { type: "boolean", description: "no decision log on stderr" },
+} as const;
+
+const simulateCommand = defineCommand({
+  meta: { name: "simulate", description: "Run the eviction manager over recorded Summary documents, one synchronize per file" },
+  args: {
+    pods: { type: "string", description: "v1 PodList or JSON array of Pods: the active pods" },
+    summary: { type: "string", description: "Summary API document; repeat for one cycle per file (time = node.memory.time)" },
+    admit: { type: "string", description: "pods to ask the admission handler about after each step" },
+    ...evictionFlagHelp,
+  },
+  async run({ rawArgs }) {
+    process.exitCode = await runSimulate(rawArgs);
+  },
+});
+
+const explainCommand = defineCommand({
+  meta: { name: "explain", description: "Explain the eviction manager's view of the live node: observations, thresholds, ranking, next victim" },
+  args: {
+    server: { type: "string", description: "bunlet read-only endpoint (default http://127.0.0.1:10250)" },
+    pods: { type: "string", description: "pods file instead of the agent's /pods" },
+    summary: { type: "string", description: "Summary file instead of the agent's /stats/summary" },
+    ...evictionFlagHelp,
+  },
+  async run({ rawArgs }) {
+    process.exitCode = await runExplain(rawArgs);
+  },
+});
+
+export default defineCommand({
+  meta: { name: "eviction", description: "Node-pressure eviction: simulate over recorded stats, explain the live node" },
+  subCommands: { simulate: simulateCommand, explain: explainCommand },
+});
+
