@@ -42,7 +42,7 @@ describe("getPhase", () => {
     });
     const st = regs.map((s, i) => cs(`c${i}`, s)).filter((x) => x !== undefined);
     const ist = inits.map((s, i) => cs(`i${i}`, s)).filter((x) => x !== undefined);
-    expect(getPhase(pod, st, ist, terminal)).toBe(want);
+    expect(getPhase(pod, st, ist, terminal) as string).toBe(want);
   });
 });
 
