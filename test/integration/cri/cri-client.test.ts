@@ -55,7 +55,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     const st = await ctd.cri.status();
     const ready = st.status?.conditions.find((c) => c.type === "RuntimeReady");
     expect(ready?.status).toBe(true);
-  });
+  }, 60_000);
 
   test("the offline images are listed and resolvable", async () => {
     const tags = (await ctd.cri.listImages()).flatMap((i) => i.repoTags);
@@ -65,7 +65,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     expect(await ctd.cri.imageStatus("bunlet.local/absent:1")).toBeNull();
     const fs = await ctd.cri.imageFsInfo();
     expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toStartWith(ctd.root);
-  });
+  }, 60_000);
 
   test("a busybox container echoes, exits 0, and its log file holds the output", async () => {
     const { id, config } = await runSandbox("echo");
@@ -85,7 +85,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     expect(st.logPath).toBe(`${LOG_ROOT}/echo/echo/0.log`);
     // CRI log format: "<RFC3339Nano> stdout F <line>"
     expect(readFileSync(st.logPath, "utf8")).toMatch(new RegExp(`^\\S+ stdout F ${word}$`, "m"));
-  });
+  }, 60_000);
 
   test("ContainerStats, ExecSync, stop and remove on a running container", async () => {
     const { id, config } = await runSandbox("busy");
@@ -116,21 +116,21 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     expect((await ctd.cri.podSandboxStatus(id)).status?.state).toBe("SANDBOX_NOTREADY");
     await ctd.cri.removePodSandbox(id);
     expect((await ctd.cri.listPodSandbox({ id })).length).toBe(0);
-  });
+  }, 60_000);
 
   test("a pod-network sandbox gets an address from the bridge CNI config", async () => {
     const { id } = await runSandbox("podnet", false);
     const st = (await ctd.cri.podSandboxStatus(id)).status;
     expect(st?.state).toBe("SANDBOX_READY");
     expect(st?.network?.ip).toMatch(/^10\.89\.\d+\.\d+$/);
-  });
+  }, 60_000);
 
   test("errors carry the gRPC code and the runtime's message", async () => {
     const err = await ctd.cri.containerStatus("0123456789abcdef-no-such-container").catch((e) => e);
     expect(err).toBeInstanceOf(GrpcError);
     expect((err as GrpcError).code).toBeGreaterThan(0);
     expect((err as GrpcError).message).toContain("ContainerStatus");
-  });
+  }, 60_000);
 
   test("calls retry UNAVAILABLE while containerd restarts", async () => {
     const { spawnSync } = await import("node:child_process");

@@ -1,0 +1,274 @@
+// kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd: sync, cgroups and limits,
+// exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, removal.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createCriClient } from "../../../src/cri/client.ts";
+import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
+import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
+import type { BackOff, Runtime, RuntimeContainerStatus, RuntimePodStatus } from "../../../src/pod/runtime.ts";
+import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+
+const PID = process.pid;
+const CGROUP_ROOT = `bunlet-kr-${PID}`;
+const LOG_ROOT = `/tmp/bunlet-kr-logs-${PID}`;
+const KUBELET_ROOT = `/tmp/bunlet-kr-root-${PID}`;
+const noBackOff: BackOff = { isInBackOff: () => false, next: () => {} };
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** Removes the test's cgroup subtree in every v1 controller, deepest first. */
+function removeCgroups(): void {
+  for (const ctl of readdirSync("/sys/fs/cgroup")) {
+    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
+    if (!existsSync(top)) continue;
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir)) {
+        const p = join(dir, e);
+        if (statSync(p).isDirectory()) walk(p);
+      }
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch {
+          Bun.sleepSync(20); // the last task of the cgroup may still be exiting
+        }
+      }
+    };
+    walk(top);
+  }
+}
+
+let seq = 0;
+function makePod(spec: Partial<KubePod["spec"]> & { containers: KubePod["spec"]["containers"] }, name = `p${++seq}`): KubePod {
+  return {
+    metadata: { name, namespace: "kr-test", uid: `uid-${PID}-${name}`, labels: { app: name } },
+    spec: { hostNetwork: true, restartPolicy: "Always", terminationGracePeriodSeconds: 2, ...spec },
+  };
+}
+
+describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
+  let ctd: TestContainerd;
+  let rt: Runtime & { execSync: NonNullable<Runtime["execSync"]> };
+  const cgroupParentOf = (pod: KubePod) => `/${CGROUP_ROOT}/pod${pod.metadata.uid}`;
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: LOG_ROOT, rootDir: KUBELET_ROOT });
+  }, 600_000);
+
+  afterAll(async () => {
+    try {
+      for (const p of await rt.getPods(true).catch(() => [])) {
+        await rt.killPod(p, 0).catch(() => {});
+        await rt.removePod(p.uid).catch(() => {});
+      }
+      await ctd?.release();
+    } finally {
+      removeCgroups();
+      rmSync(LOG_ROOT, { recursive: true, force: true });
+      rmSync(KUBELET_ROOT, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  const status = (pod: KubePod) => rt.getPodStatus(pod.metadata.uid as string, pod.metadata.name, pod.metadata.namespace as string);
+  const byName = (st: RuntimePodStatus, name: string) => st.containers.find((c) => c.name === name);
+
+  async function syncUntil(pod: KubePod, what: string, ok: (st: RuntimePodStatus) => boolean, cgroupParent?: string) {
+    return until(what, async () => {
+      const st = await status(pod);
+      if (ok(st)) return st;
+      const r = await rt.syncPod(pod, st, noBackOff, { cgroupParent });
+      if (r.errors.length) throw new Error(JSON.stringify(r.errors));
+      return undefined;
+    });
+  }
+
+  async function exited(pod: KubePod, name: string): Promise<RuntimeContainerStatus> {
+    return until(`${name} to exit`, async () => {
+      const c = byName(await status(pod), name);
+      return c?.state === "exited" ? c : undefined;
+    });
+  }
+
+  test("syncPod runs a 2-container pod in its cgroup parent with the memory and cpu limits", async () => {
+    const pod = makePod({
+      containers: [
+        {
+          name: "limited",
+          image: ctd.images.busybox,
+          command: ["sleep", "3600"],
+          resources: { requests: { cpu: "100m", memory: "32Mi" }, limits: { cpu: "200m", memory: "64Mi" } },
+        },
+        { name: "free", image: ctd.images.busybox, command: ["sh", "-c", "echo started $(WHO); sleep 3600"], env: [{ name: "WHO", value: "free" }] },
+      ],
+    });
+    const parent = cgroupParentOf(pod);
+    const st = await syncUntil(pod, "both containers running", (s) => s.containers.filter((c) => c.state === "running").length === 2, parent);
+    const limited = byName(st, "limited") as RuntimeContainerStatus;
+    expect(limited.hash).toBe(hashContainer(pod.spec.containers[0] as object));
+    expect(limited.attempt).toBe(0);
+    expect(st.sandboxes[0]?.state).toBe("ready");
+
+    const mem = readFileSync(`/sys/fs/cgroup/memory${parent}/${limited.id}/memory.limit_in_bytes`, "utf8").trim();
+    expect(Number(mem)).toBe(64 * 1024 * 1024);
+    const cpuDir = existsSync("/sys/fs/cgroup/cpu,cpuacct") ? "/sys/fs/cgroup/cpu,cpuacct" : "/sys/fs/cgroup/cpu";
+    expect(readFileSync(`${cpuDir}${parent}/${limited.id}/cpu.cfs_quota_us`, "utf8").trim()).toBe("20000");
+    expect(readFileSync(`${cpuDir}${parent}/${limited.id}/cpu.shares`, "utf8").trim()).toBe("102");
+
+    // The log lands in /var/log/pods-style <dir>/<ns>_<name>_<uid>/<container>/<attempt>.log, $(WHO) expanded.
+    const log = join(LOG_ROOT, `kr-test_${pod.metadata.name}_${pod.metadata.uid}`, "free", "0.log");
+    await until("log line", async () => (existsSync(log) && readFileSync(log, "utf8").includes("started free") ? true : undefined));
+
+    // A second sync of a converged pod changes nothing.
+    const again = await rt.syncPod(pod, st, noBackOff, { cgroupParent: parent });
+    expect(again.errors).toEqual([]);
+    const after = await status(pod);
+    expect(after.containers.map((c) => c.id).sort()).toEqual(st.containers.map((c) => c.id).sort());
+
+    const ex = await rt.execSync(limited.id, ["cat", "/proc/self/cgroup"], 5000);
+    expect(ex.exitCode).toBe(0);
+    expect(ex.stdout).toContain(parent);
+  }, 60_000);
+
+  test("a container exiting 3 is Error with exit code 3, and a Never pod is not restarted", async () => {
+    const pod = makePod({ restartPolicy: "Never", containers: [{ name: "fail", image: ctd.images.busybox, command: ["sh", "-c", "exit 3"] }] });
+    await rt.syncPod(pod, await status(pod), noBackOff);
+    const c = await exited(pod, "fail");
+    expect(c.exitCode).toBe(3);
+    expect(c.reason).toBe("Error");
+    expect(c.finishedAtMs).toBeGreaterThanOrEqual(c.startedAtMs);
+
+    // Next sync: nothing to start, so the pod's sandbox is stopped; no new container appears.
+    const r = await rt.syncPod(pod, await status(pod), noBackOff);
+    expect(r.errors).toEqual([]);
+    const st = await status(pod);
+    expect(st.containers.length).toBe(1);
+    expect(st.sandboxes[0]?.state).toBe("notready");
+  }, 60_000);
+
+  test("a container over its memory limit is OOMKilled", async () => {
+    const pod = makePod({
+      restartPolicy: "Never",
+      containers: [{ name: "hog", image: ctd.images.memhog, args: ["256", "0"], resources: { limits: { memory: "32Mi" } } }],
+    });
+    await rt.syncPod(pod, await status(pod), noBackOff, { cgroupParent: cgroupParentOf(pod) });
+    const c = await exited(pod, "hog");
+    expect(c.reason).toBe("OOMKilled");
+    expect(c.exitCode).toBe(137);
+  }, 60_000);
+
+  test("killPod stops containers within the grace period: SIGTERM honoured, SIGKILL after it", async () => {
+    const pod = makePod({
+      containers: [
+        { name: "polite", image: ctd.images.busybox, command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"] },
+        { name: "stubborn", image: ctd.images.busybox, command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.2; done"] },
+      ],
+    });
+    await syncUntil(pod, "running", (s) => s.containers.filter((c) => c.state === "running").length === 2);
+    await rt.killPod({ uid: pod.metadata.uid as string, name: pod.metadata.name, namespace: "kr-test" }, 2);
+    const st = await status(pod);
+    expect(byName(st, "polite")?.state).toBe("exited");
+    expect(byName(st, "polite")?.exitCode).toBe(0);
+    expect(byName(st, "stubborn")?.state).toBe("exited");
+    expect(byName(st, "stubborn")?.exitCode).toBe(137);
+    expect(st.sandboxes.every((s) => s.state === "notready")).toBe(true);
+  }, 60_000);
+
+  test("a fresh runtime adopts running pods (restart safety) and a spec change recreates the container", async () => {
+    const pod = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3600"] }] });
+    const st = await syncUntil(pod, "running", (s) => byName(s, "app")?.state === "running");
+    const firstId = (byName(st, "app") as RuntimeContainerStatus).id;
+
+    // A new client + runtime, as after a bunlet restart: it finds the pod by its labels...
+    const cri2 = createCriClient({ endpoint: ctd.endpoint });
+    try {
+      const rt2 = createKubeRuntime({ cri: cri2, podLogsDir: LOG_ROOT, rootDir: KUBELET_ROOT });
+      const found = (await rt2.getPods(false)).find((p) => p.uid === pod.metadata.uid);
+      expect(found?.name).toBe(pod.metadata.name);
+      expect(found?.namespace).toBe("kr-test");
+      expect(found?.containers).toEqual([{ id: firstId, name: "app", state: "running" }]);
+      // ...and syncing the same spec leaves it alone.
+      const st2 = await rt2.getPodStatus(pod.metadata.uid as string, pod.metadata.name, "kr-test");
+      expect((await rt2.syncPod(pod, st2, noBackOff)).errors).toEqual([]);
+      expect(byName(await rt2.getPodStatus(pod.metadata.uid as string, pod.metadata.name, "kr-test"), "app")?.id).toBe(firstId);
+
+      // A changed spec (new command) kills the container and starts attempt 1.
+      const changed = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3601"] }] }, pod.metadata.name);
+      const st3 = await rt2.syncPod(changed, st2, noBackOff);
+      expect(st3.errors).toEqual([]);
+      const now = await status(pod);
+      const running = now.containers.filter((c) => c.state === "running");
+      expect(running.length).toBe(1);
+      expect(running[0]?.attempt).toBe(1);
+      expect(running[0]?.id).not.toBe(firstId);
+      expect(now.containers.find((c) => c.id === firstId)?.state).toBe("exited");
+    } finally {
+      cri2.close();
+    }
+  }, 60_000);
+
+  test("restartPolicy Always restarts an exited container with the next attempt; back-off holds it", async () => {
+    const pod = makePod({ containers: [{ name: "once", image: ctd.images.busybox, command: ["sh", "-c", "exit 1"] }] });
+    await rt.syncPod(pod, await status(pod), noBackOff);
+    await exited(pod, "once");
+    const held = await rt.syncPod(pod, await status(pod), { isInBackOff: () => true, next: () => {}, delayMs: () => 10_000 });
+    expect(held.errors).toEqual([{ container: "once", reason: "CrashLoopBackOff", message: expect.stringContaining("back-off 10s restarting failed container=once") }]);
+    await rt.syncPod(pod, await status(pod), noBackOff);
+    const st = await until("attempt 1", async () => {
+      const s = await status(pod);
+      return s.containers.some((c) => c.attempt === 1) ? s : undefined;
+    });
+    expect(st.containers.length).toBe(2);
+  }, 60_000);
+
+  test("emptyDir and hostPath volumes are mounted from their host paths", async () => {
+    const hostDir = `${KUBELET_ROOT}/host-${PID}`;
+    await Bun.write(`${hostDir}/hello.txt`, "from-host");
+    const pod = makePod({
+      restartPolicy: "Never",
+      volumes: [{ name: "scratch", emptyDir: {} }, { name: "data", hostPath: { path: hostDir } }],
+      containers: [
+        {
+          name: "reader",
+          image: ctd.images.busybox,
+          command: ["sh", "-c", "cat /data/hello.txt > /scratch/copy.txt"],
+          volumeMounts: [
+            { name: "scratch", mountPath: "/scratch" },
+            { name: "data", mountPath: "/data", readOnly: true },
+          ],
+        },
+      ],
+    });
+    await rt.syncPod(pod, await status(pod), noBackOff);
+    expect((await exited(pod, "reader")).exitCode).toBe(0);
+    const copy = join(KUBELET_ROOT, "pods", pod.metadata.uid as string, "volumes", "kubernetes.io~empty-dir", "scratch", "copy.txt");
+    expect(readFileSync(copy, "utf8")).toBe("from-host");
+  }, 60_000);
+
+  test("removePod removes every container and sandbox of the pod", async () => {
+    const pod = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3600"] }] });
+    await syncUntil(pod, "running", (s) => byName(s, "app")?.state === "running");
+    await rt.killPod({ uid: pod.metadata.uid as string, name: pod.metadata.name, namespace: "kr-test" }, 0);
+    await rt.removePod(pod.metadata.uid as string);
+    const st = await status(pod);
+    expect(st.containers).toEqual([]);
+    expect(st.sandboxes).toEqual([]);
+    expect((await rt.getPods(true)).some((p) => p.uid === pod.metadata.uid)).toBe(false);
+  });
+});
