@@ -1,0 +1,53 @@
+import { describe, expect, test } from "bun:test";
+import { evictionMessage, formatAmount } from "../../src/eviction/message.ts";
+import { makeSignalObservations } from "../../src/eviction/observations.ts";
+import { Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
+
+describe("evictionMessage (§11.4)", () => {
+  test("upstream example: ephemeral-storage with threshold and container clause", () => {
+    const p = pod("p", { containers: [{ name: "above-requests", resources: { requests: { "ephemeral-storage": "100Mi" } } }] });
+    const ts = thresholds({ evictionHard: { "nodefs.available": "2Gi" } });
+    const obs = makeSignalObservations(summary({ fsAvailable: 1536 * Mi, fsCapacity: 10 * Gi })).observations;
+    const { message, annotations } = evictionMessage("ephemeral-storage", p, podStats(p, { rootfs: 600 * Mi, logs: 100 * Mi, container: "above-requests" }), ts, obs);
+    expect(message).toBe(
+      "The node was low on resource: ephemeral-storage. Threshold quantity: 2Gi, available: 1536Mi. Container above-requests was using 700Mi, request is 100Mi, has larger consumption of ephemeral-storage. ",
+    );
+    expect(annotations).toEqual({ offending_containers: "above-requests", offending_containers_usage: "700Mi", starved_resource: "ephemeral-storage" });
+  });
+  test("memory: working set vs request, percentage threshold printed as truncated bytes", () => {
+    const p = pod("p", { containers: [{ name: "a", resources: { requests: { memory: "100Mi" } } }] });
+    const ts = thresholds({ evictionHard: { "memory.available": "20%" }, enforceNodeAllocatable: [] });
+    const obs = makeSignalObservations(summary({ memAvailable: 100 * Mi, memWorkingSet: 900 * Mi })).observations;
+    const { message } = evictionMessage("memory", p, podStats(p, { memory: 300 * Mi, container: "a" }), ts, obs);
+    expect(message).toBe(
+      "The node was low on resource: memory. Threshold quantity: 209715203, available: 100Mi. Container a was using 300Mi, request is 100Mi, has larger consumption of memory. ",
+    );
+  });
+  test("no request prints 0; under-request containers are not blamed", () => {
+    const p = pod("p", { containers: [{ name: "a" }, { name: "b", resources: { requests: { memory: "1Gi" } } }] });
+    const s = podStats(p, { memory: 10 * Mi, container: "a" });
+    s.containers!.push({ name: "b", memory: { time: "", workingSetBytes: 10 * Mi } });
+    const { message, annotations } = evictionMessage("memory", p, s, [], {});
+    expect(message).toBe("The node was low on resource: memory. Container a was using 10Mi, request is 0, has larger consumption of memory. ");
+    expect(annotations.offending_containers).toBe("a");
+  });
+  test("inodes and pids never get container clauses; counts print as decimal", () => {
+    const p = pod("p");
+    const ts = thresholds({ evictionHard: { "pid.available": "1k" } });
+    const obs = makeSignalObservations(summary({ maxpid: 4096, curproc: 3096 })).observations;
+    const { message, annotations } = evictionMessage("pids", p, podStats(p, { memory: 10 * Mi }), ts, obs);
+    expect(message).toBe("The node was low on resource: pids. Threshold quantity: 1k, available: 1k. ");
+    expect(annotations).toEqual({ offending_containers: "", offending_containers_usage: "", starved_resource: "pids" });
+  });
+  test("no stats: only the node sentences, no annotations", () => {
+    expect(evictionMessage("memory", pod("p"), undefined, [], {})).toEqual({ message: "The node was low on resource: memory. ", annotations: {} });
+  });
+  test.each([
+    [1.5 * Gi, false, "1536Mi"],
+    [1500 * Mi, false, "1500Mi"],
+    [209715203, false, "209715203"],
+    [1000, true, "1k"],
+    [1200, true, "1200"],
+    [1000, false, "1k"],
+  ])("formatAmount(%d, count=%p) = %s", (n, count, s) => expect(formatAmount(n, count)).toBe(s));
+});
