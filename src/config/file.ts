@@ -97,7 +97,7 @@ function parseYaml(text: string, path: string, warnings: string[]): { doc: Docum
 function checkTypeMeta(obj: Record<string, unknown>, path: string): void {
   const { apiVersion, kind } = obj;
   if (kind === undefined || kind === "") {
-    throw fail(path, `Object 'Kind' is missing; want kind: ${KIND}`, { field: "kind" });
+    throw fail(path, `Object 'Kind' is missing; want kind: ${KIND} (with apiVersion: ${API_VERSION})`, { field: "kind" });
   }
   if (apiVersion === undefined || apiVersion === "") {
     throw fail(path, `Object 'apiVersion' is missing; want apiVersion: ${API_VERSION}`, { field: "apiVersion" });
@@ -161,10 +161,11 @@ function stripNulls(v: unknown): unknown {
 
 /** kubeletconfig's path refs: relative paths in the file are relative to the file. */
 function resolveRelativePaths(c: KubeletConfigurationInput, base: string): void {
-  const fix = (p: string | undefined) => (p && !isAbsolute(p) ? resolve(base, p) : p);
-  c.staticPodPath = fix(c.staticPodPath);
-  c.tlsCertFile = fix(c.tlsCertFile);
-  c.tlsPrivateKeyFile = fix(c.tlsPrivateKeyFile);
-  c.resolvConf = fix(c.resolvConf);
-  if (c.authentication?.x509?.clientCAFile) c.authentication.x509.clientCAFile = fix(c.authentication.x509.clientCAFile);
+  const fix = (p: string) => (p !== "" && !isAbsolute(p) ? resolve(base, p) : p);
+  for (const k of ["staticPodPath", "tlsCertFile", "tlsPrivateKeyFile", "resolvConf"] as const) {
+    const v = c[k];
+    if (v !== undefined) c[k] = fix(v);
+  }
+  const x509 = c.authentication?.x509;
+  if (x509?.clientCAFile !== undefined) x509.clientCAFile = fix(x509.clientCAFile);
 }

@@ -166,7 +166,7 @@ function notActedOnWarnings(input: KubeletConfigurationInput, configFile: string
   };
   if (configFile) {
     for (const [k, v] of Object.entries(input) as [KubeletConfigurationField, unknown][]) {
-      if (ACTED_ON_FIELDS.has(k)) continue;
+      if (v === undefined || ACTED_ON_FIELDS.has(k)) continue;
       const acted = ACTED_ON_SUBFIELDS[k];
       if (acted && v && typeof v === "object") {
         const rest = Object.entries(v).filter(([sk, sv]) => !acted.includes(sk) && !isUnsetLike(sv));
