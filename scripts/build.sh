@@ -8,9 +8,14 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 
 mapfile -t workers < <(find src -name '*-worker.ts' -type f | sort)
 mkdir -p dist
-# Build beside the target and rename, so a concurrent reader never sees a half-written binary.
+# --bytecode: precompiled JS halves startup (needs --format=esm for top-level await).
+# --sourcemap=inline: readable stack traces from the minified bundle.
+# No .env / bunfig.toml autoloading: a node agent must not pick up files from its working directory.
+# Built beside the target and renamed, so a concurrent reader never sees a half-written binary.
 tmp="dist/.bunlet.$$"
 trap 'rm -f "$tmp"' EXIT
-bun build --compile --minify --sourcemap=inline src/main.ts "${workers[@]}" --outfile "$tmp" "$@"
+bun build --compile --minify --bytecode --format=esm --sourcemap=inline \
+  --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
+  src/main.ts "${workers[@]}" --outfile "$tmp" "$@"
 mv -f "$tmp" dist/bunlet
 echo "built dist/bunlet ($(du -h dist/bunlet | cut -f1), workers: ${workers[*]:-none})"
