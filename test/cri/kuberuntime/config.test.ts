@@ -1,0 +1,133 @@
+import { describe, expect, test } from "bun:test";
+import {
+  ContainerConfigError,
+  type ConfigInputs,
+  expandContainerCommand,
+  generateContainerConfig,
+  generatePodSandboxConfig,
+  podHostname,
+} from "../../../src/pod/kuberuntime/config.ts";
+import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
+import { podIdentityFromLabels } from "../../../src/pod/kuberuntime/labels.ts";
+import type { KubeContainer, KubePod } from "../../../src/pod/kuberuntime/types.ts";
+
+const ref = { name: "web", namespace: "prod", uid: "1234" };
+const inputs: ConfigInputs = {
+  podLogsDir: "/var/log/pods",
+  cgroupParent: "/kubepods/burstable/pod1234",
+  memoryCapacityBytes: 4 * 1024 ** 3,
+  volumeHostPath: (_ref, name) => ({ data: "/srv/data", scratch: "/var/lib/kubelet/pods/1234/volumes/kubernetes.io~empty-dir/scratch" })[name],
+};
+
+const app: KubeContainer = {
+  name: "app",
+  image: "bunlet.local/busybox:1",
+  command: ["sh", "-c", "echo $(GREETING) $(MISSING) $$(GREETING)"],
+  args: ["$(GREETING)"],
+  env: [{ name: "GREETING", value: "hi" }],
+  volumeMounts: [
+    { name: "data", mountPath: "/data", readOnly: true, subPath: "sub" },
+    { name: "scratch", mountPath: "/scratch" },
+  ],
+  securityContext: { runAsUser: 1000, allowPrivilegeEscalation: false },
+};
+
+function pod(extra: Partial<KubePod["spec"]> = {}): KubePod {
+  return {
+    metadata: { name: "web", namespace: "prod", uid: "1234", labels: { app: "web" }, annotations: { note: "x" } },
+    spec: { containers: [app], terminationGracePeriodSeconds: 30, ...extra },
+  };
+}
+
+describe("generatePodSandboxConfig", () => {
+  test("pod network: hostname, log directory, labels, cgroup parent, namespaces", () => {
+    const c = generatePodSandboxConfig(pod(), ref, 1, inputs);
+    expect(c.metadata).toEqual({ name: "web", namespace: "prod", uid: "1234", attempt: 1 });
+    expect(c.hostname).toBe("web");
+    expect(c.logDirectory).toBe("/var/log/pods/prod_web_1234");
+    expect(c.labels).toEqual({ app: "web", "io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "prod", "io.kubernetes.pod.uid": "1234" });
+    expect(c.annotations).toEqual({ note: "x" });
+    expect(c.linux?.cgroupParent).toBe("/kubepods/burstable/pod1234");
+    expect(c.linux?.securityContext?.namespaceOptions).toEqual({ network: "POD", pid: "CONTAINER", ipc: "POD" });
+    expect(podIdentityFromLabels(c.labels ?? {})).toEqual(ref);
+  });
+
+  test("host network: no hostname (runc cannot set it in the host UTS namespace), NODE network", () => {
+    const c = generatePodSandboxConfig(pod({ hostNetwork: true }), ref, 0, inputs);
+    expect(c.hostname).toBe("");
+    expect(c.linux?.securityContext?.namespaceOptions?.network).toBe("NODE");
+  });
+
+  test("host ports become port mappings", () => {
+    const withPort: KubeContainer = { ...app, ports: [{ containerPort: 80, hostPort: 8080 }, { containerPort: 81 }] };
+    const c = generatePodSandboxConfig(pod({ containers: [withPort] }), ref, 0, inputs);
+    expect(c.portMappings).toEqual([{ protocol: "TCP", containerPort: 80, hostPort: 8080, hostIp: "" }]);
+  });
+
+  test("a long pod name is cut to a 63-character hostname", () => {
+    const long = pod();
+    long.metadata.name = `${"a".repeat(62)}-b`;
+    expect(podHostname(long)).toBe("a".repeat(62));
+  });
+});
+
+describe("generateContainerConfig", () => {
+  const c = generateContainerConfig(pod(), ref, app, 2, inputs);
+
+  test("metadata, image and log path <name>/<attempt>.log", () => {
+    expect(c.metadata).toEqual({ name: "app", attempt: 2 });
+    expect(c.image.image).toBe("bunlet.local/busybox:1");
+    expect(c.logPath).toBe("app/2.log");
+  });
+
+  test("env and $(VAR) expansion in command and args", () => {
+    expect(c.envs).toEqual([{ key: "GREETING", value: "hi" }]);
+    expect(c.command).toEqual(["sh", "-c", "echo hi $(MISSING) $(GREETING)"]);
+    expect(c.args).toEqual(["hi"]);
+  });
+
+  test("volume mounts from the resolved host paths, with subPath and readOnly", () => {
+    expect(c.mounts).toEqual([
+      { containerPath: "/data", hostPath: "/srv/data/sub", readonly: true },
+      { containerPath: "/scratch", hostPath: "/var/lib/kubelet/pods/1234/volumes/kubernetes.io~empty-dir/scratch", readonly: false },
+    ]);
+  });
+
+  test("labels identify, annotations carry hash, restart count and grace period", () => {
+    expect(c.labels?.["io.kubernetes.container.name"]).toBe("app");
+    expect(c.labels?.["io.kubernetes.pod.uid"]).toBe("1234");
+    expect(c.annotations?.["io.kubernetes.container.hash"]).toBe(hashContainer(app));
+    expect(c.annotations?.["io.kubernetes.container.restartCount"]).toBe("2");
+    expect(c.annotations?.["io.kubernetes.pod.terminationGracePeriod"]).toBe("30");
+  });
+
+  test("security context: user, no-new-privs", () => {
+    expect(c.linux?.securityContext?.runAsUser).toEqual({ value: 1000 });
+    expect(c.linux?.securityContext?.noNewPrivs).toBe(true);
+    expect(c.linux?.securityContext?.privileged).toBe(false);
+  });
+
+  test("an unknown volume fails naming container and volume", () => {
+    const bad: KubeContainer = { name: "bad", image: "x", volumeMounts: [{ name: "nope", mountPath: "/n" }] };
+    expect(() => generateContainerConfig(pod(), ref, bad, 0, inputs)).toThrow(ContainerConfigError);
+    expect(() => generateContainerConfig(pod(), ref, bad, 0, inputs)).toThrow('container "bad": volumeMounts name "nope"');
+  });
+});
+
+describe("expandContainerCommand", () => {
+  test.each([
+    ["$(A)", "1"],
+    ["x$(A)y$(B)", "x1y2"],
+    ["$(C)", "$(C)"],
+    ["$$(A)", "$(A)"],
+    ["$A", "$A"],
+  ])("%s → %s", (input, want) => expect(expandContainerCommand(input, { A: "1", B: "2" })).toBe(want));
+});
+
+describe("hashContainer", () => {
+  test("is stable under key order and changes with the spec", () => {
+    expect(hashContainer({ name: "a", image: "x" })).toBe(hashContainer({ image: "x", name: "a" }));
+    expect(hashContainer({ name: "a", image: "x" })).not.toBe(hashContainer({ name: "a", image: "y" }));
+    expect(hashContainer({ name: "a" })).toMatch(/^[0-9a-f]{1,8}$/);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import { containerOOMScoreAdjust, containerResources, milliCPUToQuota, milliCPUToShares } from "../../../src/pod/kuberuntime/resources.ts";
+import type { KubeContainer, KubePod } from "../../../src/pod/kuberuntime/types.ts";
+
+const GiB = 1024 ** 3;
+
+function pod(containers: KubeContainer[], extra: Partial<KubePod["spec"]> = {}, annotations?: Record<string, string>): KubePod {
+  return { metadata: { name: "p", namespace: "default", uid: "u", annotations }, spec: { containers, ...extra } };
+}
+
+describe("cpu conversions (upstream milliCPUToShares / milliCPUToQuota)", () => {
+  test.each([
+    [0, 2],
+    [1, 2],
+    [100, 102],
+    [250, 256],
+    [1000, 1024],
+    [2500, 2560],
+  ])("shares(%p m) = %p", (m, want) => expect(milliCPUToShares(m)).toBe(want));
+
+  test.each([
+    [0, 0],
+    [5, 1000], // below the minimum quota
+    [200, 20_000],
+    [1500, 150_000],
+  ])("quota(%p m, 100ms) = %p µs", (m, want) => expect(milliCPUToQuota(m, 100_000)).toBe(want));
+});
+
+describe("oom_score_adj per QoS (upstream GetContainerOOMScoreAdjust)", () => {
+  const guaranteed: KubeContainer = { name: "g", resources: { limits: { cpu: "1", memory: "1Gi" } } };
+  const besteffort: KubeContainer = { name: "b" };
+  const burstable = (mem: string): KubeContainer => ({ name: "u", resources: { requests: { memory: mem } } });
+
+  test.each([
+    ["Guaranteed", pod([guaranteed]), guaranteed, -997],
+    ["BestEffort", pod([besteffort]), besteffort, 1000],
+    ["Burstable 1Gi of 4Gi", pod([burstable("1Gi")]), burstable("1Gi"), 750],
+    ["Burstable tiny request → 999, never BestEffort's 1000", pod([burstable("1")]), burstable("1"), 999],
+    ["Burstable request ≥ capacity → 3, above Guaranteed", pod([burstable("8Gi")]), burstable("8Gi"), 3],
+    [
+      "node-critical static pod",
+      pod([besteffort], { priorityClassName: "system-node-critical" }, { "kubernetes.io/config.source": "file" }),
+      besteffort,
+      -997,
+    ],
+  ])("%s", (_name, p, c, want) => expect(containerOOMScoreAdjust(p, c, 4 * GiB)).toBe(want));
+});
+
+describe("containerResources", () => {
+  test("limits give quota/period and memory limit; requests give shares", () => {
+    const c: KubeContainer = { name: "c", resources: { requests: { cpu: "100m", memory: "32Mi" }, limits: { cpu: "200m", memory: "64Mi" } } };
+    expect(containerResources(pod([c]), c, 4 * GiB)).toEqual({
+      cpuShares: 102,
+      cpuPeriod: 100_000,
+      cpuQuota: 20_000,
+      memoryLimitInBytes: 64 * 1024 * 1024,
+      oomScoreAdj: 1000 - Math.floor((1000 * 32 * 1024 * 1024) / (4 * GiB)),
+    });
+  });
+
+  test("a limit alone defaults the request (shares from the cpu limit)", () => {
+    const c: KubeContainer = { name: "c", resources: { limits: { cpu: "500m", memory: "128Mi" } } };
+    const r = containerResources(pod([c]), c, 4 * GiB);
+    expect(r.cpuShares).toBe(512);
+    expect(r.oomScoreAdj).toBe(-997);
+  });
+
+  test("no resources: minimum shares, no quota, no memory limit", () => {
+    const c: KubeContainer = { name: "c" };
+    expect(containerResources(pod([c]), c, 4 * GiB)).toEqual({ cpuShares: 2, memoryLimitInBytes: 0, oomScoreAdj: 1000 });
+  });
+});
