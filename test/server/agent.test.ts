@@ -1,0 +1,120 @@
+// src/agent.ts in-process (the composition root that owns the servers): start/stop order,
+// extension points, lock handling. The binary-level behaviour is in test/e2e/agent.test.ts.
+import { afterEach, describe, expect, test } from "bun:test";
+import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createAgent, type Agent, type AgentInput } from "../../src/agent.ts";
+import { ConfigError } from "../../src/config/errors.ts";
+import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";
+import { createRegistry } from "../../src/server/metrics.ts";
+
+const agents: Agent[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.stop();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function input(flags: AgentInput["flags"] = {}): AgentInput {
+  const config = {
+    address: "0.0.0.0",
+    port: 0,
+    readOnlyPort: 0,
+    healthzBindAddress: "127.0.0.1",
+    healthzPort: 0,
+    enableServer: true,
+    enableDebuggingHandlers: true,
+  } as unknown as KubeletConfiguration;
+  return { config, flags };
+}
+
+function track(a: Agent): Agent {
+  agents.push(a);
+  return a;
+}
+
+describe("createAgent", () => {
+  test("starts components before the servers and stops them in reverse, once", async () => {
+    const events: string[] = [];
+    const comp = (name: string) => ({
+      name,
+      start: () => void events.push(`start ${name}`),
+      stop: () => void events.push(`stop ${name}`),
+    });
+    const agent = track(createAgent(input(), { components: [comp("pods"), comp("eviction")] }));
+    await agent.start();
+    expect(events).toEqual(["start pods", "start eviction"]);
+    expect(agent.servers()?.get("main")).toBeDefined();
+    await Promise.all([agent.stop(), agent.stop()]);
+    expect(events).toEqual(["start pods", "start eviction", "stop eviction", "stop pods"]);
+    expect(await agent.done).toEqual({ kind: "stopped" });
+  });
+
+  test("serves the injected providers: pods, summary, configz and a shared registry", async () => {
+    const metrics = createRegistry();
+    metrics.counter({ name: "kubelet_evictions", help: "evictions", labelNames: ["eviction_signal"] }).inc({ eviction_signal: "memory.available" });
+    const agent = track(
+      createAgent(input(), {
+        metrics,
+        getPods: () => [{ metadata: { name: "static-web" } }],
+        getSummary: () => ({ node: { nodeName: "n1" }, pods: [] }),
+        configz: (c) => ({ port: c.port }),
+      }),
+    );
+    await agent.start();
+    const url = agent.servers()!.get("main")!.url;
+    expect(((await (await fetch(`${url}/pods`)).json()) as { items: unknown[] }).items).toEqual([{ metadata: { name: "static-web" } }]);
+    expect(await (await fetch(`${url}/stats/summary`)).json()).toEqual({ node: { nodeName: "n1" }, pods: [] });
+    expect(await (await fetch(`${url}/configz`)).json()).toEqual({ kubeletconfig: { port: 0 } });
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('kubelet_evictions{eviction_signal="memory.available"} 1');
+    expect(agent.metrics).toBe(metrics);
+  });
+
+  test("without a registry it creates one with process metrics", async () => {
+    const agent = track(createAgent(input()));
+    await agent.start();
+    expect(await (await fetch(`${agent.servers()!.get("main")!.url}/metrics`)).text()).toContain("process_resident_memory_bytes ");
+  });
+
+  test("--exit-on-lock-contention without --lock-file is a ConfigError with the kubelet's text", async () => {
+    const agent = track(createAgent(input({ exitOnLockContention: true })));
+    const err = await agent.start().catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe("cannot exit on lock file contention: no lock file specified");
+    expect(agent.servers()).toBeUndefined();
+  });
+
+  test("lock contention resolves done; stop releases the lock", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-agent-${process.pid}-`));
+    dirs.push(dir);
+    const lockFile = join(dir, "kubelet.lock");
+    const agent = track(createAgent(input({ lockFile, exitOnLockContention: true })));
+    await agent.start();
+    closeSync(openSync(lockFile, "r")); // what a second instance does first
+    expect(await agent.done).toEqual({ kind: "lock-contention", event: "open" });
+    await agent.stop();
+    // A fresh agent gets the lock at once.
+    const next = track(createAgent(input({ lockFile }), { lockPollMs: 10 }));
+    await next.start();
+    expect(next.servers()).toBeDefined();
+  });
+
+  test("stop() while waiting for the lock ends start() without starting anything", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-agent-${process.pid}-`));
+    dirs.push(dir);
+    const lockFile = join(dir, "kubelet.lock");
+    const holder = track(createAgent(input({ lockFile })));
+    await holder.start();
+    let started = false;
+    const waiter = createAgent(input({ lockFile }), {
+      lockPollMs: 10,
+      components: [{ name: "c", start: () => void (started = true), stop: () => {} }],
+    });
+    const starting = waiter.start();
+    await waiter.stop();
+    await starting.catch(() => {});
+    expect(started).toBe(false);
+    expect(waiter.servers()).toBeUndefined();
+  });
+});
