@@ -1,0 +1,192 @@
+import { describe, expect, test } from "bun:test";
+import { createFakeClock } from "../../src/eviction/clock.ts";
+import { createEvictionManager, type EvictionManager } from "../../src/eviction/manager.ts";
+import { evictionConfig, type EvictionConfig } from "../../src/eviction/types.ts";
+import type { PodLike } from "../../src/pod/pod-like.ts";
+import type { Summary } from "../../src/stats/summary.ts";
+import { silent } from "./harness.ts";
+import { atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
+
+interface Node {
+  m: EvictionManager;
+  clock: ReturnType<typeof createFakeClock>;
+  fetches: number;
+  kills: { pod: string; grace: number; atS: number }[];
+  active: PodLike[];
+  availableMi: number;
+  /** When set, the next summary() waits for this promise. */
+  gate: Promise<void> | undefined;
+  resolveKill: Map<string, () => void>;
+}
+
+function node(o: { config: Partial<EvictionConfig> & { thresholds: EvictionConfig["thresholds"] }; pods: PodLike[]; usage: Record<string, number>; hangKills?: boolean }): Node {
+  const clock = createFakeClock(atMs(0));
+  const n: Node = { m: undefined as unknown as EvictionManager, clock, fetches: 0, kills: [], active: [...o.pods], availableMi: 4096, gate: undefined, resolveKill: new Map() };
+  const snapshot = (): Summary => {
+    const t = new Date(clock.now()).toISOString();
+    return summary({ time: t, memAvailable: n.availableMi * Mi, memWorkingSet: 2 * Gi, pods: n.active.map((p) => podStats(p, { memory: o.usage[p.metadata.name] ?? 0 }, t)) });
+  };
+  n.m = createEvictionManager({
+    config: evictionConfig(o.config),
+    clock,
+    logger: silent,
+    summary: async () => {
+      n.fetches++;
+      if (n.gate) {
+        const g = n.gate;
+        n.gate = undefined;
+        await g;
+      }
+      return snapshot();
+    },
+    activePods: () => n.active,
+    killPod: (p, grace) => {
+      n.kills.push({ pod: p.metadata.name, grace, atS: (clock.now() - atMs(0)) / 1000 });
+      if (o.hangKills) return new Promise<void>((resolve) => n.resolveKill.set(p.metadata.name, resolve));
+      n.active = n.active.filter((x) => x !== p);
+      return Promise.resolve();
+    },
+  });
+  return n;
+}
+
+const hard = () => thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] });
+
+/** Drains pending promise callbacks (kill settlement) — one macrotask turn, not a timed wait. */
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+async function advance(n: Node, ms: number) {
+  // Step second by second so each timer's cycle completes before the next one fires.
+  for (let done = 0; done < ms; done += 1000) {
+    n.clock.advance(Math.min(1000, ms - done));
+    await n.m.idle();
+    await flush();
+  }
+}
+
+describe("eviction manager loop", () => {
+  test("synchronizes at start and every 10 s", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    n.m.start();
+    await n.m.idle();
+    expect(n.fetches).toBe(1);
+    await advance(n, 9000);
+    expect(n.fetches).toBe(1);
+    await advance(n, 1000);
+    expect(n.fetches).toBe(2);
+    await advance(n, 20_000);
+    expect(n.fetches).toBe(4);
+    n.m.stop();
+    expect(n.clock.pendingTimers()).toBe(0);
+  });
+
+  test("a burst of notifier triggers runs one cycle", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    n.m.start();
+    await n.m.idle();
+    for (let i = 0; i < 5; i++) n.m.trigger("memcg");
+    await n.m.idle();
+    expect(n.fetches).toBe(2);
+    n.m.stop();
+  });
+
+  test("triggers during a running cycle schedule exactly one more", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    let release!: () => void;
+    n.gate = new Promise<void>((r) => (release = r));
+    n.m.start();
+    await Promise.resolve();
+    expect(n.fetches).toBe(1);
+    n.m.trigger();
+    n.m.trigger();
+    n.m.trigger();
+    release();
+    await n.m.idle();
+    expect(n.fetches).toBe(2);
+    n.m.stop();
+  });
+
+  test("after an eviction the next cycle runs as soon as the pod is cleaned up, not 10 s later", async () => {
+    const hog = pod("hog");
+    const other = pod("other", { requests: { memory: "1Gi" } });
+    const n = node({ config: { thresholds: hard() }, pods: [hog, other], usage: { hog: Gi, other: 10 * Mi } });
+    n.availableMi = 50;
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills.map((k) => k.pod)).toEqual(["hog"]);
+    expect(n.m.isUnderMemoryPressure()).toBe(true);
+    n.availableMi = 60; // still under pressure: a second pod must go
+    await advance(n, 1000);
+    expect(n.kills.map((k) => [k.pod, k.atS])).toEqual([
+      ["hog", 0],
+      ["other", 1],
+    ]);
+    n.m.stop();
+  });
+
+  test("a slow soft kill does not stall a later hard eviction (upstream #123872): the hard threshold escalates it", async () => {
+    const a = pod("a", { tgps: 300 });
+    const b = pod("b", { tgps: 300, requests: { memory: "1Gi" } });
+    const ts = thresholds({
+      evictionHard: { "memory.available": "100Mi" },
+      evictionSoft: { "memory.available": "500Mi" },
+      evictionSoftGracePeriod: { "memory.available": "10s" },
+      enforceNodeAllocatable: [],
+    });
+    const n = node({ config: { thresholds: ts, maxPodGracePeriodSeconds: 300 }, pods: [a, b], usage: { a: Gi, b: 10 * Mi }, hangKills: true });
+    n.availableMi = 400;
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills).toEqual([]); // soft, within grace
+    await advance(n, 10_000);
+    expect(n.kills).toEqual([{ pod: "a", grace: 300, atS: 10 }]); // soft eviction, kill hangs for its grace period
+    // While that kill runs, the loop keeps going: a soft cycle waits instead of evicting a second pod.
+    await advance(n, 10_000);
+    expect(n.kills).toHaveLength(1);
+    // Memory collapses; the kernel notifier fires.
+    n.availableMi = 50;
+    n.m.trigger("memcg");
+    await n.m.idle();
+    expect(n.kills.at(-1)).toEqual({ pod: "a", grace: 1, atS: 20 }); // escalated, not stalled for 300 s
+    // Not killed a third time while the 1 s kill is in flight.
+    await advance(n, 10_000);
+    expect(n.kills).toHaveLength(2);
+    // The kill completes and the pod goes away: the next victim follows.
+    n.active = n.active.filter((p) => p !== a);
+    n.resolveKill.get("a")!();
+    await advance(n, 2000);
+    expect(n.kills.at(-1)).toMatchObject({ pod: "b", grace: 1 });
+    n.m.stop();
+  });
+
+  test("admission and pressure predicates follow the reported conditions", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    n.availableMi = 50;
+    await n.m.synchronize();
+    expect(n.m.nodeConditions()).toEqual(["MemoryPressure"]);
+    expect(n.m.isUnderDiskPressure()).toBe(false);
+    expect(n.m.admit(pod("be")).admit).toBe(false);
+    expect(n.m.admit(pod("burst", { requests: { memory: "1Mi" } })).admit).toBe(true);
+    const { targets } = n.m.thresholdsForNotifier();
+    expect(targets.map((t) => t.description)).toEqual(["hard memory eviction threshold"]);
+  });
+
+  test("notifier targets are pushed at most every 10 s", async () => {
+    const pushes: number[] = [];
+    const clock = createFakeClock(atMs(0));
+    const m = createEvictionManager({
+      config: evictionConfig({ thresholds: hard() }),
+      clock,
+      logger: silent,
+      summary: async () => summary({ time: new Date(clock.now()).toISOString(), memAvailable: Gi }),
+      activePods: () => [],
+      killPod: async () => {},
+      onNotifierTargets: (t) => pushes.push(t[0]!.thresholdBytes),
+    });
+    for (const s of [0, 5, 10, 11]) {
+      clock.set(atMs(s));
+      await m.synchronize();
+    }
+    expect(pushes).toHaveLength(2); // at 0 and 11 (> 10 s later)
+  });
+});
