@@ -2,7 +2,6 @@
 // until SIGTERM/SIGINT (or lock contention), then shut down within the deadline.
 // Mirrors cmd/kubelet/app/server.go: config errors exit 1 before anything is started.
 import { createAgent } from "../agent.ts";
-import { ConfigError } from "../config/errors.ts";
 import { configz, loadConfig } from "../config/load.ts";
 import { kv, log, setVerbosity } from "../log.ts";
 import { VERSION } from "./version.ts";
@@ -25,11 +24,9 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   try {
     loaded = await loadConfig([...argv]);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      printError(`error: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    // A ConfigError names source, field and value; anything else is still a refusal to start.
+    printError(`error: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
   }
   setVerbosity(loaded.flags.v);
   for (const w of new Set(loaded.warnings)) log.warn(w);
