@@ -1,9 +1,10 @@
-// loadConfig: defaults < --config file < flags, as the kubelet builds its configuration
+// loadConfig: defaults < --config file < --config-dir drop-ins < flags, as the kubelet builds its configuration
 // (cmd/kubelet/app/server.go): the file is decoded and defaulted, then the command line is
 // applied over it field by field. Map flags replace the whole map on their first use (cliflag
 // discards what the map held), except --feature-gates, whose gates are merged over the file's.
 // Everything is validated before anything starts.
 import { ConfigError, showValue } from "./errors.ts";
+import { applyDropin, listDropins, readDropin } from "./dropin.ts";
 import { readKubeletConfigFile } from "./file.ts";
 import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
 import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, applyDefaults, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
@@ -48,12 +49,23 @@ export async function loadConfig(argv: readonly string[], opts: LoadOptions = {}
   }
 
   const config = applyDefaults(input);
+  const layers: { input: KubeletConfigurationInput; path: string }[] = configFile ? [{ input, path: configFile }] : [];
+  const dirArg = [...assignments].reverse().find((a) => a.spec.name === "config-dir");
+  if (dirArg && dirArg.raw !== "") {
+    for (const path of await listDropins(dirArg.raw)) {
+      const decoded = await readDropin(path);
+      applyDropin(config, decoded.input);
+      fileWarnings.push(...decoded.warnings);
+      for (const k of decoded.keysSet) sources[k] = path;
+      layers.push({ input: decoded.input, path });
+    }
+  }
   const flags = defaultNodeFlags();
   const flagUse = applyFlags(config, flags, assignments, sources);
   if (!flagUse.has("v")) flags.v = config.logging.verbosity;
   flags.registerNode = config.registerNode;
 
-  const ignored = notActedOnWarnings(input, configFile, assignments);
+  const ignored = notActedOnWarnings(layers, assignments);
   assertValidConfiguration(config, sources);
   validateNodeFlags(flags);
   if (!opts.skipThresholdCheck) await checkEvictionThresholds(config, sources);
@@ -156,7 +168,7 @@ function isUnsetLike(v: unknown): boolean {
 }
 
 /** One warning per setting that was given (file or flag) but that bunlet does not act on yet. */
-function notActedOnWarnings(input: KubeletConfigurationInput, configFile: string | undefined, assignments: FlagAssignment[]): string[] {
+function notActedOnWarnings(layers: { input: KubeletConfigurationInput; path: string }[], assignments: FlagAssignment[]): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const warn = (name: string, where: string) => {
@@ -164,7 +176,7 @@ function notActedOnWarnings(input: KubeletConfigurationInput, configFile: string
     seen.add(name);
     out.push(`${name} is set (${where}) but bunlet does not act on it yet: accepted, type-checked and ignored`);
   };
-  if (configFile) {
+  for (const { input, path: configFile } of layers) {
     for (const [k, v] of Object.entries(input) as [KubeletConfigurationField, unknown][]) {
       if (v === undefined || ACTED_ON_FIELDS.has(k)) continue;
       const acted = ACTED_ON_SUBFIELDS[k];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config/errors.ts";
@@ -131,6 +131,42 @@ describe("precedence: defaults < config file < flags", () => {
     const { config } = await loadConfig([`--config=${p}`]);
     expect(config.port).toBe(10350);
     expect(config.evictionHard).toEqual({ "memory.available": "1Gi" });
+  });
+});
+
+describe("--config-dir drop-ins", () => {
+  test("*.conf files apply in lexical order as merge patches over the file, flags still win", async () => {
+    const d = join(dir, `dropins-${++n}`);
+    mkdirSync(join(d, "30-nested"), { recursive: true });
+    writeFileSync(join(d, "20-b.conf"), `${HEAD}port: 12000\nsyncFrequency: 30s\nsystemReserved:\n  cpu: 200m\n`);
+    writeFileSync(join(d, "10-a.conf"), `${HEAD}port: 11000\nmaxPods: 50\nevictionHard:\n  memory.available: 1Gi\nsystemReserved:\n  memory: 1Gi\n`);
+    writeFileSync(join(d, "30-nested", "x.conf"), `${HEAD}maxPods: 60\n`);
+    writeFileSync(join(d, "99-ignored.yaml"), `${HEAD}maxPods: 99\n`);
+    const base = file("port: 10350\nclusterDomain: cluster.local\n");
+    const l = await loadConfig(["--config", base, "--config-dir", d, "--max-pods=70"]);
+    expect(l.config.port).toBe(12000);
+    expect(l.config.syncFrequency).toBe("30s");
+    expect(l.config.maxPods).toBe(70);
+    expect(l.config.systemReserved).toEqual({ memory: "1Gi", cpu: "200m" });
+    expect(l.config.clusterDomain).toBe("cluster.local");
+    // Merge-patch over the defaulted config: the default thresholds stay, memory is overridden.
+    expect(l.config.evictionHard).toEqual({ "memory.available": "1Gi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%" });
+    expect(l.sources.port).toBe(join(d, "20-b.conf"));
+  });
+
+  test("drop-ins are type-checked like the config file", async () => {
+    const d = join(dir, `dropins-${++n}`);
+    mkdirSync(d);
+    writeFileSync(join(d, "10-bad.conf"), `${HEAD}port: ten\n`);
+    const err = await loadError(["--config-dir", d]);
+    expect(err.message).toContain(join(d, "10-bad.conf"));
+    expect(err.message).toContain("field port");
+  });
+
+  test("a missing drop-in directory is an error naming it", async () => {
+    const err = await loadError(["--config-dir", join(dir, "no-such-dir")]);
+    expect(err.message).toContain("--config-dir");
+    expect(err.message).toContain("no-such-dir");
   });
 });
 
