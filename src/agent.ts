@@ -11,6 +11,7 @@ import { startServers, type RunningServers } from "./server/listen.ts";
 import { createRegistry, type Registry } from "./server/metrics.ts";
 import { processCollector } from "./server/process-metrics.ts";
 import type { Summary } from "./stats/summary.ts";
+import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
 export interface AgentInput {
@@ -59,7 +60,13 @@ export interface Agent {
 export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
   const { config, flags } = input;
   const metrics = deps.metrics ?? createRegistry();
-  if (!deps.metrics) metrics.collect(processCollector());
+  if (!deps.metrics) {
+    metrics.collect(processCollector());
+    // Like kubernetes_build_info: a constant 1 whose labels say what is running.
+    metrics
+      .gauge({ name: "bunlet_build_info", help: "A metric with a constant '1' value labeled by the bunlet and Bun versions.", labelNames: ["version", "bun_version"] })
+      .set(1, { version: `v${pkg.version}`, bun_version: Bun.version });
+  }
   const components = deps.components ?? [];
 
   const providers: ServerProviders = {

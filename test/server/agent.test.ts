@@ -74,7 +74,9 @@ describe("createAgent", () => {
   test("without a registry it creates one with process metrics", async () => {
     const agent = track(createAgent(input()));
     await agent.start();
-    expect(await (await fetch(`${agent.servers()!.get("main")!.url}/metrics`)).text()).toContain("process_resident_memory_bytes ");
+    const text = await (await fetch(`${agent.servers()!.get("main")!.url}/metrics`)).text();
+    expect(text).toContain("process_resident_memory_bytes ");
+    expect(text).toMatch(/^bunlet_build_info\{version="v\d+\.\d+\.\d+",bun_version="[^"]+"\} 1$/m);
   });
 
   test("--exit-on-lock-contention without --lock-file is a ConfigError with the kubelet's text", async () => {
