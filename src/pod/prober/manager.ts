@@ -1,0 +1,147 @@
+// Probe manager (upstream prober/prober_manager.go + worker.go): one worker per pod × container ×
+// probe kind, ticking every periodSeconds on the injected clock. Results feed back into the pod
+// lifecycle: liveness/startup failures restart the container (SyncPodOptions.unhealthy), readiness
+// drives the Ready condition, startup gates liveness and readiness.
+import { kv, log } from "../../log.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
+import type { Container, Pod, Probe } from "../types.ts";
+import { runProbe, type ExecSync, type ProbeOutcome, type ProbeTarget } from "./probes.ts";
+import { initialState, prepare, record, type ContainerView, type ProbeKind, type ProbeResult, type ProbeWorkerState } from "./state.ts";
+
+export type ProbeRunner = (probe: Probe, target: ProbeTarget) => Promise<ProbeOutcome>;
+
+export interface ProbeManager {
+  /** Starts workers for the pod's probes (idempotent). */
+  addPod(pod: Pod): void;
+  removePod(uid: string): void;
+  /** Latest view of a container (from the status the lifecycle generated). */
+  updateContainer(uid: string, container: string, view: ContainerView & { podIP?: string }): void;
+  /** undefined when the container has no readiness probe. */
+  isReady(uid: string, container: string): boolean | undefined;
+  /** undefined when the container has no startup probe. */
+  isStarted(uid: string, container: string): boolean | undefined;
+  /** Containers whose current instance failed liveness/startup and must be restarted. */
+  unhealthy(uid: string): { container: string; message: string }[];
+  pods(): string[];
+  stop(): void;
+}
+
+interface Worker {
+  kind: ProbeKind;
+  probe: Probe;
+  container: Container;
+  state: ProbeWorkerState;
+  timer?: TimerHandle;
+  lastOutput: string;
+  busy: boolean;
+}
+
+export function createProbeManager(opts: {
+  clock: Clock;
+  execSync?: ExecSync;
+  /** Override the probe handlers (tests). */
+  runner?: ProbeRunner;
+  /** A published result changed: the lifecycle re-syncs the pod (liveness) or its status (readiness). */
+  onChange: (uid: string, kind: ProbeKind, container: string, result: ProbeResult) => void;
+}): ProbeManager {
+  const pods = new Map<string, { pod: Pod; workers: Worker[]; views: Map<string, ContainerView & { podIP?: string }> }>();
+  const runner: ProbeRunner = opts.runner ?? ((probe, target) => runProbe(probe, target, { execSync: opts.execSync }));
+
+  const findWorker = (uid: string, container: string, kind: ProbeKind) =>
+    pods.get(uid)?.workers.find((w) => w.container.name === container && w.kind === kind);
+
+  async function tick(uid: string, w: Worker): Promise<void> {
+    const entry = pods.get(uid);
+    if (!entry || w.busy) return;
+    const view = entry.views.get(w.container.name);
+    if (!view) return;
+    const started = w.kind === "startup" ? true : (findWorker(uid, w.container.name, "startup")?.state.published ?? "success") === "success";
+    const before = w.state.published;
+    const p = prepare(w.kind, w.probe, w.state, { ...view, started }, opts.clock.now());
+    w.state = p.state;
+    if (p.probe && view.id) {
+      w.busy = true;
+      try {
+        const out = await runner(w.probe, { container: w.container, containerId: view.id, podIP: view.podIP });
+        if (pods.get(uid) !== entry) return; // removed meanwhile
+        w.lastOutput = out.output;
+        w.state = record(w.kind, w.probe, w.state, out.result);
+        if (out.result === "failure")
+          log.debug(`probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`);
+      } finally {
+        w.busy = false;
+      }
+    }
+    if (w.state.published !== before) {
+      if (w.state.published === "failure" && w.kind !== "readiness")
+        log.info(`container failed ${w.kind} probe, will be restarted ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, output: w.lastOutput })}`);
+      opts.onChange(uid, w.kind, w.container.name, w.state.published);
+    }
+  }
+
+  function schedule(uid: string, w: Worker, delayMs: number) {
+    w.timer = opts.clock.setTimeout(async () => {
+      if (!pods.has(uid)) return;
+      try {
+        await tick(uid, w);
+      } catch (e) {
+        log.error(`probe worker error ${kv({ uid, container: w.container.name, probe: w.kind, error: (e as Error).message })}`);
+      }
+      if (pods.get(uid)?.workers.includes(w)) schedule(uid, w, w.probe.periodSeconds * 1000);
+    }, delayMs);
+  }
+
+  return {
+    addPod(pod) {
+      const uid = pod.metadata.uid;
+      if (pods.has(uid)) return;
+      const workers: Worker[] = [];
+      for (const c of pod.spec.containers) {
+        const kinds: [ProbeKind, Probe | undefined][] = [
+          ["startup", c.startupProbe],
+          ["liveness", c.livenessProbe],
+          ["readiness", c.readinessProbe],
+        ];
+        for (const [kind, probe] of kinds) if (probe) workers.push({ kind, probe, container: c, state: initialState(kind), lastOutput: "", busy: false });
+      }
+      pods.set(uid, { pod, workers, views: new Map() });
+      // First probe right away (upstream adds jitter up to one period); then every periodSeconds.
+      for (const w of workers) schedule(uid, w, 0);
+    },
+    removePod(uid) {
+      const e = pods.get(uid);
+      if (!e) return;
+      for (const w of e.workers) if (w.timer) opts.clock.clearTimeout(w.timer);
+      pods.delete(uid);
+    },
+    updateContainer(uid, container, view) {
+      pods.get(uid)?.views.set(container, view);
+    },
+    isReady(uid, container) {
+      const w = findWorker(uid, container, "readiness");
+      if (!w) return undefined;
+      const view = pods.get(uid)?.views.get(container);
+      return w.state.containerId === view?.id && w.state.published === "success";
+    },
+    isStarted(uid, container) {
+      const w = findWorker(uid, container, "startup");
+      if (!w) return undefined;
+      const view = pods.get(uid)?.views.get(container);
+      return w.state.containerId === view?.id && w.state.published === "success";
+    },
+    unhealthy(uid) {
+      const e = pods.get(uid);
+      if (!e) return [];
+      return e.workers
+        .filter((w) => w.kind !== "readiness" && w.state.published === "failure" && w.state.containerId === e.views.get(w.container.name)?.id)
+        .map((w) => ({
+          container: w.container.name,
+          message: `Container ${w.container.name} failed ${w.kind} probe, will be restarted${w.lastOutput ? `: ${w.lastOutput}` : ""}`,
+        }));
+    },
+    pods: () => [...pods.keys()],
+    stop() {
+      for (const uid of [...pods.keys()]) this.removePod(uid);
+    },
+  };
+}

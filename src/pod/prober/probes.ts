@@ -1,0 +1,85 @@
+// The three probe handlers (upstream prober/prober.go + probe/{exec,http,tcp}): exec through the
+// runtime's ExecSync (exit 0 = success), HTTP GET (200–399 = success, TLS unverified as upstream),
+// TCP connect. A timeout is a failure, as upstream since ExecProbeTimeout.
+import { connect } from "node:net";
+import type { ExecResult } from "../runtime.ts";
+import type { Container, Probe } from "../types.ts";
+import type { ProbeResult } from "./state.ts";
+
+export type ExecSync = (containerId: string, cmd: string[], timeoutMs: number) => Promise<ExecResult>;
+
+export interface ProbeTarget {
+  container: Container;
+  containerId: string;
+  /** Where httpGet/tcpSocket connect when the probe names no host (pod IP, or host IP for hostNetwork). */
+  podIP?: string;
+}
+
+export interface ProbeOutcome {
+  result: ProbeResult;
+  output: string;
+}
+
+/** Resolves a named port against the container's ports (upstream findPortByName). */
+export function resolvePort(port: number | string, container: Container): number | undefined {
+  if (typeof port === "number") return port;
+  if (/^\d+$/.test(port)) return Number(port);
+  return container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+export async function runProbe(probe: Probe, target: ProbeTarget, deps: { execSync?: ExecSync; fetch?: typeof fetch }): Promise<ProbeOutcome> {
+  const timeoutMs = probe.timeoutSeconds * 1000;
+  if (probe.exec) {
+    if (!deps.execSync) return { result: "unknown", output: "exec probes need a runtime with ExecSync" };
+    try {
+      const r = await deps.execSync(target.containerId, probe.exec.command, timeoutMs);
+      return { result: r.exitCode === 0 ? "success" : "failure", output: (r.stdout + r.stderr).slice(0, 10_240) };
+    } catch (e) {
+      return { result: "failure", output: `command ${JSON.stringify(probe.exec.command)} failed: ${(e as Error).message}` };
+    }
+  }
+  if (probe.httpGet) {
+    const g = probe.httpGet;
+    const port = resolvePort(g.port, target.container);
+    const host = g.host || target.podIP;
+    if (!port || !host) return { result: "failure", output: `cannot resolve ${!port ? `port ${g.port}` : "host"}` };
+    const url = `${g.scheme.toLowerCase()}://${host.includes(":") ? `[${host}]` : host}:${port}${g.path.startsWith("/") ? g.path : `/${g.path}`}`;
+    const headers = new Headers({ "User-Agent": "kube-probe/1.31", Accept: "*/*" });
+    for (const h of g.httpHeaders ?? []) headers.set(h.name, h.value);
+    try {
+      const res = await (deps.fetch ?? fetch)(url, {
+        headers,
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+        // Bun fetch TLS option: probes do not verify certificates (upstream InsecureSkipVerify).
+        tls: { rejectUnauthorized: false },
+      });
+      const body = (await res.text()).slice(0, 10_240);
+      const ok = res.status >= 200 && res.status < 400;
+      return { result: ok ? "success" : "failure", output: ok ? body : `HTTP probe failed with statuscode: ${res.status}` };
+    } catch (e) {
+      return { result: "failure", output: `Get "${url}": ${(e as Error).message}` };
+    }
+  }
+  if (probe.tcpSocket) {
+    const port = resolvePort(probe.tcpSocket.port, target.container);
+    const host = probe.tcpSocket.host || target.podIP;
+    if (!port || !host) return { result: "failure", output: `cannot resolve ${!port ? `port ${probe.tcpSocket.port}` : "host"}` };
+    return tcpConnect(host, port, timeoutMs);
+  }
+  return { result: "unknown", output: "probe has no handler" };
+}
+
+function tcpConnect(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+  return new Promise((resolve) => {
+    const sock = connect({ host, port });
+    const done = (o: ProbeOutcome) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(o);
+    };
+    const timer = setTimeout(() => done({ result: "failure", output: `dial tcp ${host}:${port}: i/o timeout` }), timeoutMs);
+    sock.once("connect", () => done({ result: "success", output: "" }));
+    sock.once("error", (e) => done({ result: "failure", output: `dial tcp ${host}:${port}: ${e.message}` }));
+  });
+}
