@@ -50,6 +50,12 @@ export interface NodeFlags {
   experimentalMounterPath?: string;
   imageCredentialProviderConfig?: string;
   imageCredentialProviderBinDir?: string;
+  /** Deprecated upstream (sandbox image comes from the CRI); kubeadm still passes it. */
+  podInfraContainerImage?: string;
+  /** Deprecated container-GC knobs, accepted for old command lines. */
+  maximumDeadContainers?: number;
+  maximumDeadContainersPerContainer?: number;
+  minimumContainerTTLDuration?: string;
   /** --help / -h was given. */
   help: boolean;
   /** --version[=raw|true] was given. */
@@ -120,6 +126,8 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
   cfg("cluster-domain", "string", "clusterDomain", "Domain for this cluster. If set, kubelet will configure all containers to search this domain in addition to the host's search domains."),
   { ...node("config", "string", "kubeconfig", ""), nodeFlag: undefined, description: "The Kubelet will load its initial configuration from this file. The path may be absolute or relative; relative paths start at the Kubelet's current working directory. Omit this flag to use the built-in default configuration values. Command-line flags override configuration from this file.", actedOn: true },
   node("config-dir", "string", "configDir", "Path to a directory to specify drop-ins, allows the user to optionally specify additional configs to overwrite what is provided by default and in the `--config` flag. Files ending in `.conf` are applied in lexical order as JSON merge patches.", ACT),
+  cfg("container-log-max-workers", "int32", "containerLogMaxWorkers", "Specify the maximum number of concurrent workers to spawn for performing the log rotate operations. Set this count to 1 for disabling the concurrent log rotation workflows.", { default: "1" }),
+  cfg("container-log-monitor-interval", "duration", "containerLogMonitorInterval", "Set the duration at which the container logs are monitored for performing the log rotate operation. Must be >= 3s.", { default: "10s" }),
   cfg("container-log-max-files", "int32", "containerLogMaxFiles", "Set the maximum number of container log files that can be present for a container. The number must be >= 2.", { ...ACT, default: "5" }),
   cfg("container-log-max-size", "string", "containerLogMaxSize", "Set the maximum size (e.g. `10Mi`) of container log file before it is rotated.", { ...ACT, default: '"10Mi"' }),
   cfg("container-runtime-endpoint", "string", "containerRuntimeEndpoint", "The endpoint of container runtime service. Unix Domain Sockets are supported on Linux. Examples: `unix:///path/to/runtime.sock`.", { ...ACT, default: '"unix:///run/containerd/containerd.sock"' }),
@@ -177,9 +185,12 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
   cfg("make-iptables-util-chains", "bool", "makeIPTablesUtilChains", "If true, kubelet will ensure `iptables` utility rules are present on host.", { default: "true" }),
   cfg("manifest-url", "string", "staticPodURL", "URL for accessing additional Pod specifications to run.", ACT),
   cfg("manifest-url-header", "colonMultimap", "staticPodURLHeader", "Comma-separated list of HTTP headers to use when accessing the URL provided to `--manifest-url`. Multiple headers with the same name will be added in the same order provided. This flag can be repeatedly invoked. For example: `--manifest-url-header 'a:hello,b:again,c:world' --manifest-url-header 'b:beautiful'`", ACT),
+  node("maximum-dead-containers", "int32", "maximumDeadContainers", "Maximum number of old instances of containers to retain globally. Each container takes up some disk space. To disable, set to a negative number.", { default: "-1", deprecated: "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version." }),
+  node("maximum-dead-containers-per-container", "int32", "maximumDeadContainersPerContainer", "Maximum number of old instances to retain per container. Each container takes up some disk space.", { default: "1", deprecated: "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version." }),
   cfg("max-open-files", "int64", "maxOpenFiles", "Number of files that can be opened by Kubelet process.", { default: "1000000" }),
   cfg("max-pods", "int32", "maxPods", "Number of Pods that can run on this Kubelet.", { ...ACT, default: "110" }),
   cfg("memory-manager-policy", "string", "memoryManagerPolicy", "Memory Manager policy to use. Possible values: `None`, `Static`.", { default: '"None"' }),
+  node("minimum-container-ttl-duration", "duration", "minimumContainerTTLDuration", "Minimum age for a finished container before it is garbage collected. Examples: `300ms`, `10s` or `2h45m`.", { deprecated: "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version." }),
   cfg("minimum-image-ttl-duration", "duration", "imageMinimumGCAge", "Minimum age for an unused image before it is garbage collected. Examples: `300ms`, `10s` or `2h45m`.", { ...ACT, default: "2m0s" }),
   node("node-ip", "string", "nodeIP", "IP address (or comma-separated dual-stack IP addresses) of the node. If unset, kubelet will use the node's default IPv4 address, if any, or its default IPv6 address if it has no IPv4 addresses.", ACT),
   node("node-labels", "configurationMap", "nodeLabels", "Labels to add when registering the node in the cluster. Labels must be `key=value` pairs separated by `,`.", ACT),
@@ -187,6 +198,7 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
   cfg("node-status-update-frequency", "duration", "nodeStatusUpdateFrequency", "Specifies how often kubelet posts node status to master.", { ...ACT, default: "10s" }),
   cfg("oom-score-adj", "int32", "oomScoreAdj", "The oom-score-adj value for kubelet process. Values must be within the range [-1000, 1000].", { default: "-999" }),
   cfg("pod-cidr", "string", "podCIDR", "The CIDR to use for pod IP addresses, only used in standalone mode."),
+  node("pod-infra-container-image", "string", "podInfraContainerImage", "Specified image will not be pruned by the image garbage collector. CRI implementations have their own configuration to set this image.", { default: '"registry.k8s.io/pause:3.10"', deprecated: "will be removed in 1.35. Image garbage collector will get sandbox image information from CRI." }),
   cfg("pod-manifest-path", "string", "staticPodPath", "Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored.", ACT),
   cfg("pod-max-pids", "int64", "podPidsLimit", "Set the maximum number of processes per pod. If `-1`, the kubelet defaults to the node allocatable PID capacity.", { ...ACT, default: "-1" }),
   cfg("pods-per-core", "int32", "podsPerCore", "Number of Pods per core that can run on this kubelet. A value of 0 disables this limit."),

@@ -205,6 +205,34 @@ function validateNodeFlags(flags: NodeFlags): void {
       throw new ConfigError(`invalid node labels: --node-labels ${showValue(`${k}=${v}`)}: ${problem}`, { source: "--node-labels", field: "nodeLabels", value: `${k}=${v}` });
     }
   }
+  const restricted = Object.keys(flags.nodeLabels).filter((k) => !isAllowedKubeletLabel(k)).sort();
+  if (restricted.length > 0) {
+    throw new ConfigError(
+      `unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [${restricted.join(" ")}]\n` +
+        `--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (${KUBELET_LABEL_NAMESPACES.join(", ")}) or be in the specifically allowed set (${KUBELET_LABELS.join(", ")})`,
+      { source: "--node-labels", field: "nodeLabels", value: restricted[0] },
+    );
+  }
+}
+
+// pkg/kubelet/apis/well_known_labels.go: labels a kubelet may set on its own Node.
+const KUBELET_LABEL_NAMESPACES = ["kubelet.kubernetes.io", "node.kubernetes.io"];
+const KUBELET_LABELS = [
+  "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+  "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "kubernetes.io/os", "kubernetes.io/arch",
+  "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
+];
+
+/** cmd/kubelet/app/options: kubernetes.io/k8s.io-namespaced labels must be in the allowed set. */
+export function isAllowedKubeletLabel(key: string): boolean {
+  const slash = key.indexOf("/");
+  if (slash < 0) return true;
+  const ns = key.slice(0, slash);
+  const restrictedNs = ns === "kubernetes.io" || ns.endsWith(".kubernetes.io") || ns === "k8s.io" || ns.endsWith(".k8s.io");
+  if (!restrictedNs) return true;
+  if (KUBELET_LABEL_NAMESPACES.some((p) => ns === p || ns.endsWith(`.${p}`))) return true;
+  return KUBELET_LABELS.includes(key);
 }
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;

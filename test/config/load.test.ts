@@ -185,6 +185,17 @@ describe("kubeadm-written config", () => {
     for (const w of l.warnings) expect(w).toContain(FIXTURE);
   });
 
+  test("kubeadm's flags (kubeadm-flags.env, 10-kubeadm.conf) are accepted", async () => {
+    const l = await loadConfig([
+      "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig=/etc/kubernetes/kubelet.conf",
+      `--config=${FIXTURE}`, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+      "--pod-infra-container-image=registry.k8s.io/pause:3.10",
+    ]);
+    expect(l.config.containerRuntimeEndpoint).toBe("unix:///var/run/containerd/containerd.sock");
+    expect(l.flags.podInfraContainerImage).toBe("registry.k8s.io/pause:3.10");
+    expect(l.warnings.some((w) => w.startsWith("Flag --pod-infra-container-image has been deprecated"))).toBe(true);
+  });
+
   test("a not-acted-on flag warns once, naming the field", async () => {
     const l = await loadConfig(["--config", FIXTURE, "--cluster-dns=10.0.0.10", "--oom-score-adj=-500"]);
     expect(l.warnings.filter((w) => w.startsWith("clusterDNS "))).toHaveLength(1);
@@ -315,6 +326,18 @@ describe("validation errors name their field, value and source", () => {
     expect(err.message).toContain(`(set by ${p})`);
     expect(err.field).toBe(field);
     expect(err.source).toBe(p);
+  });
+
+  test.each([
+    ["node-role.kubernetes.io/worker=", false],
+    ["example.k8s.io/x=1", false],
+    ["node.kubernetes.io/pool=a", true],
+    ["kubelet.kubernetes.io/x=1", true],
+    ["topology.kubernetes.io/zone=z1", true],
+    ["example.com/team=a", true],
+  ])("--node-labels=%s allowed: %p (kubelet's restricted namespaces)", async (label, ok) => {
+    if (ok) expect((await loadConfig([`--node-labels=${label}`])).flags.nodeLabels).toEqual(Object.fromEntries([label.split("=")]));
+    else expect((await loadError([`--node-labels=${label}`])).message).toContain("unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels");
   });
 
   test("node labels are checked", async () => {
