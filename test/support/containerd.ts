@@ -3,6 +3,7 @@
 // mount and directory — when the last user releases it.
 //   const ctd = await acquireContainerd(); ... afterAll(() => ctd.release());
 import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type CriClient, createCriClient } from "../../src/cri/client.ts";
 
@@ -44,6 +45,20 @@ function run(script: string, ...args: string[]): string {
   return r.stdout;
 }
 
+/** Destroys instances left by test processes that died without cleaning up (their pid is gone). */
+function reapStaleInstances(): void {
+  if (!existsSync("/run/bunlet")) return;
+  for (const d of readdirSync("/run/bunlet")) {
+    const m = /^test-(\d+)$/.exec(d);
+    if (!m || existsSync(`/proc/${m[1]}`)) continue;
+    spawnSync("bash", [`${SCRIPTS}/containerd.sh`, "destroy"], {
+      env: { ...process.env, BUNLET_CONTAINERD_DIR: `/run/bunlet/${d}`, BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/${d}`, BUNLET_CNI_BRIDGE: `blt${m[1]}`.slice(0, 15) },
+      stdio: "ignore",
+      timeout: 60_000,
+    });
+  }
+}
+
 let refs = 0;
 let shared: Omit<TestContainerd, "release"> | undefined;
 
@@ -58,6 +73,7 @@ export async function removeAllSandboxes(cri: CriClient): Promise<void> {
 export async function acquireContainerd(): Promise<TestContainerd> {
   if (!shared) {
     run("setup.sh");
+    reapStaleInstances();
     try {
       run("containerd.sh", "start");
     } catch (e) {
