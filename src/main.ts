@@ -1,0 +1,11 @@
+// bunlet's entry point (the compiled binary's main module).
+
+// citty decides on colours when it is first imported, from the environment only: keep escape
+// codes out of pipes and log files. (Hence the dynamic import below, after this line runs.)
+if (!process.stdout.isTTY && process.env.NO_COLOR === undefined) process.env.NO_COLOR = "1";
+
+const { main } = await import("./cli/main.ts");
+const code = await main(process.argv.slice(2));
+// Exit explicitly: nothing the agent started may keep the process alive past its shutdown.
+process.exit(code);
+export {}; // an ES module (top-level await)
