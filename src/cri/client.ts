@@ -96,16 +96,19 @@ export function retryDelays(budgetMs: number): number[] {
 export function createCriClient(opts: CriClientOptions): CriClient {
   const endpoint = opts.endpoint;
   const transport = opts.transport ?? createUnixGrpcTransport(socketPathOf(endpoint));
-  const codec = opts.codec ?? createCodec();
+  // Parsed on the first call, so building a client (agent wiring, CLI) costs nothing until it is used.
+  let codec = opts.codec;
+  const getCodec = (): Codec => (codec ??= createCodec());
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CRI_TIMEOUT_MS;
   const delays = retryDelays(opts.retryBudgetMs ?? 5000);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
   async function call<R>(path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs): Promise<R> {
-    const bytes = codec.encode(reqType, req);
+    const c = getCodec();
+    const bytes = c.encode(reqType, req);
     for (let attempt = 0; ; attempt++) {
       try {
-        return codec.decode<R>(resType, await transport.unary(path, bytes, deadlineMs));
+        return c.decode<R>(resType, await transport.unary(path, bytes, deadlineMs));
       } catch (e) {
         const delay = delays[attempt];
         if (!isRetryable(e) || delay === undefined) throw e;

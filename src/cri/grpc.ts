@@ -54,6 +54,12 @@ export function unframe(method: string, body: Uint8Array): Uint8Array {
   return body.subarray(5, 5 + len);
 }
 
+/** grpc-timeout header: at most 8 digits, so long deadlines switch from milliseconds to seconds. */
+export function grpcTimeout(ms: number): string {
+  const v = Math.max(1, Math.ceil(ms));
+  return v <= 99_999_999 ? `${v}m` : `${Math.min(99_999_999, Math.ceil(v / 1000))}S`;
+}
+
 function decodeMessage(v: unknown): string {
   if (typeof v !== "string") return "";
   try {
@@ -128,7 +134,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
         ":path": method,
         "content-type": "application/grpc",
         te: "trailers",
-        "grpc-timeout": `${Math.max(1, Math.ceil(deadlineMs))}m`,
+        "grpc-timeout": grpcTimeout(deadlineMs),
       });
       const timer = setTimeout(() => {
         stream.close(http2.constants.NGHTTP2_CANCEL);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createCriClient, isRetryable, retryDelays, socketPathOf } from "../../src/cri/client.ts";
 import { createCodec } from "../../src/cri/codec.ts";
-import { GrpcCode, GrpcError, type UnaryTransport, frame, unframe } from "../../src/cri/grpc.ts";
+import { GrpcCode, GrpcError, type UnaryTransport, frame, grpcTimeout, unframe } from "../../src/cri/grpc.ts";
 
 const codec = createCodec();
 
@@ -130,6 +130,15 @@ describe("codec", () => {
 });
 
 describe("gRPC framing", () => {
+  test.each([
+    [0, "1m"],
+    [1500.2, "1501m"],
+    [120_000, "120000m"],
+    [99_999_999, "99999999m"],
+    [100_000_000_000, "99999999S"],
+    [200_000_000, "200000S"],
+  ])("grpc-timeout for %p ms is %s (at most 8 digits)", (ms, want) => expect(grpcTimeout(ms)).toBe(want));
+
   test("frame prefixes an uncompressed flag and the big-endian length", () => {
     expect([...frame(new Uint8Array([1, 2, 3]))]).toEqual([0, 0, 0, 0, 3, 1, 2, 3]);
   });
