@@ -6,14 +6,24 @@ import { parseQuantity, quantityValue } from "../config/quantity.ts";
 import type { ContainerLike, PodLike, ResourceList } from "../pod/pod-like.ts";
 import { defaultedRequests } from "../pod/qos.ts";
 
+// Pod specs repeat a handful of quantity strings ("100Mi", "1Gi"); parsing them once keeps a
+// 1,000-pod ranking linear and cheap. Bounded so odd inputs cannot grow it without limit.
+const parsed = new Map<string, number | undefined>();
+
 export function resourceValue(list: ResourceList | undefined, name: string): number | undefined {
   const v = list?.[name];
   if (v === undefined) return undefined;
+  const key = String(v);
+  if (parsed.has(key)) return parsed.get(key);
+  let out: number | undefined;
   try {
-    return quantityValue(parseQuantity(String(v)));
+    out = quantityValue(parseQuantity(key));
   } catch {
-    return undefined;
+    out = undefined;
   }
+  if (parsed.size > 4096) parsed.clear();
+  parsed.set(key, out);
+  return out;
 }
 
 function aggregate(pod: PodLike, name: string, pick: (c: ContainerLike) => ResourceList | undefined): number | undefined {

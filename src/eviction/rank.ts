@@ -27,7 +27,23 @@ export interface RankedPod {
   /** Request subtracted from usage (memory or ephemeral-storage bytes; see the inode quirk). */
   request: number;
   exceedsRequest: boolean;
-  qos: QOSClass;
+  /** Computed on first read: only the victim and `explain` need it. */
+  readonly qos: QOSClass;
+}
+
+function ranked(pod: PodLike, found: boolean, priority: number, usage: number, request: number, exceedsRequest: boolean): RankedPod {
+  let qos: QOSClass | undefined;
+  return {
+    pod,
+    found,
+    priority,
+    usage,
+    request,
+    exceedsRequest,
+    get qos() {
+      return (qos ??= getPodQOS(pod));
+    },
+  };
 }
 
 type SortKey = number[];
@@ -94,7 +110,7 @@ export function rankMemoryPressure(pods: readonly PodLike[], stats: StatsFunc): 
     const request = podRequest(pod, "memory");
     const exceeds = found && usage > request;
     const priority = priorityOf(pod);
-    const r: RankedPod = { pod, found, priority, usage, request, exceedsRequest: exceeds, qos: getPodQOS(pod) };
+    const r = ranked(pod, found, priority, usage, request, exceeds);
     return { r, key: found ? [1, exceeds ? 0 : 1, priority, request - usage] : [0, 0, priority, 0] };
   });
 }
@@ -113,7 +129,7 @@ export function rankDiskPressure(kinds: readonly FsStatsType[], inodes: boolean)
       const request = inodes ? 0 : storageRequest;
       const exceeds = found && usage > request;
       const priority = priorityOf(pod);
-      const r: RankedPod = { pod, found, priority, usage, request: storageRequest, exceedsRequest: exceeds, qos: getPodQOS(pod) };
+      const r = ranked(pod, found, priority, usage, storageRequest, exceeds);
       return { r, key: found ? [1, exceeds ? 0 : 1, priority, storageRequest - usage] : [0, 0, priority, 0] };
     });
 }
@@ -124,7 +140,7 @@ export function rankPIDPressure(pods: readonly PodLike[], stats: StatsFunc): Ran
     const found = s !== undefined;
     const usage = s?.process_stats?.process_count ?? 0;
     const priority = priorityOf(pod);
-    const r: RankedPod = { pod, found, priority, usage, request: 0, exceedsRequest: false, qos: getPodQOS(pod) };
+    const r = ranked(pod, found, priority, usage, 0, false);
     return { r, key: [priority, found ? 1 : 0, -usage] };
   });
 }

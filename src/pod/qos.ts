@@ -9,14 +9,23 @@ export type QOSClass = "Guaranteed" | "Burstable" | "BestEffort";
 
 const QOS_RESOURCES = ["cpu", "memory"] as const;
 
+// Specs repeat a few quantity strings; parse each once (bounded memo of a pure function).
+const parsed = new Map<string, bigint | undefined>();
+
 function nanos(list: ResourceList | undefined, name: string): bigint | undefined {
   const v = list?.[name];
   if (v === undefined) return undefined;
+  const key = String(v);
+  if (parsed.has(key)) return parsed.get(key);
+  let out: bigint | undefined;
   try {
-    return parseQuantity(String(v)).nanos;
+    out = parseQuantity(key).nanos;
   } catch {
-    return undefined; // validated elsewhere; an unparsable value counts as absent
+    out = undefined; // validated elsewhere; an unparsable value counts as absent
   }
+  if (parsed.size > 4096) parsed.clear();
+  parsed.set(key, out);
+  return out;
 }
 
 /** Container requests after API defaulting: a resource with a limit and no request requests the limit. */
