@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { KUBELET_FLAGS } from "../../src/config/flags.ts";
-import { ensureBuilt, freePort, killAll, ROOT, runBunlet } from "../support/binary.ts";
+import { ensureBuilt, freePort, killAll, ROOT, runBunlet, spawnBunlet, waitForHealthz } from "../support/binary.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -53,7 +53,12 @@ describe("bunlet version", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(stdout).toStartWith("bunlet v");
-  });
+    // The agent itself too (libc through dlopen, no files from the tree).
+    const healthz = freePort();
+    const agent = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--healthz-port=${healthz}`, `--port=${freePort()}`, "--read-only-port=0"], { binary, cwd: dir });
+    await waitForHealthz(agent, `http://127.0.0.1:${healthz}/healthz`);
+    expect(await agent.stop("SIGTERM")).toBe(0);
+  }, 30_000);
 });
 
 describe("bunlet config print", () => {
