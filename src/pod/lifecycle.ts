@@ -1,0 +1,443 @@
+// The pod lifecycle: sources → config mux → sync loop → pod workers → runtime, with PLEG, periodic
+// sync, housekeeping, probes and status (upstream kubelet.go syncLoop/syncLoopIteration, SyncPod,
+// SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removes, HandlePodCleanups). Everything it
+// touches is injected, so the whole lifecycle runs in a unit test against a fake runtime and clock.
+import { networkInterfaces } from "node:os";
+import { durationMs } from "../config/duration.ts";
+import { kv, log } from "../log.ts";
+import { createBackOff } from "./backoff.ts";
+import { every, realClock, type Clock } from "./clock.ts";
+import type { ManifestError } from "./manifest.ts";
+import type { PodLike } from "./pod-like.ts";
+import { createPodManager } from "./pod-manager.ts";
+import { createPodWorkers, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
+import { createPleg, type PlegEvent } from "./pleg.ts";
+import { createProbeManager, type ProbeRunner } from "./prober/manager.ts";
+import type { ExecSync } from "./prober/probes.ts";
+import type { Runtime, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
+import { createPodConfig } from "./sources/config-mux.ts";
+import { createFileSource, type PodSource } from "./sources/file.ts";
+import { createHttpSource } from "./sources/http.ts";
+import type { PodUpdate } from "./sources/update.ts";
+import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
+import { generatePodStatus, terminalStatus } from "./status.ts";
+import type { Pod, PodStatus } from "./types.ts";
+
+export interface PodLifecycleConfig {
+  nodeName: string;
+  /** Node IP for status.hostIP (and podIP of hostNetwork pods); default: first non-internal IPv4. */
+  hostIP?: string;
+  syncFrequencyMs?: number;
+  housekeepingPeriodMs?: number;
+  relistPeriodMs?: number;
+  /** Delay before retrying a failed sync (upstream backOffPeriod). */
+  errorRetryMs?: number;
+  staticPodPath?: string;
+  fileCheckFrequencyMs?: number;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string | string[]>;
+  httpCheckFrequencyMs?: number;
+}
+
+/** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
+export interface PodCgroups {
+  /** Creates the pod's cgroup (QoS-placed, limits written); returns the CRI cgroup_parent. */
+  ensurePod(pod: Pod): Promise<string | undefined>;
+  removePod(uid: string): Promise<void>;
+  /** UIDs that have a pod cgroup (for orphan cleanup). */
+  listPodUids?(): Promise<string[]>;
+}
+
+/** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */
+export type PodAdmitHandler = (pod: PodLike, activePods: PodLike[]) => { admit: boolean; reason?: string; message?: string };
+
+export interface KillPodRequest {
+  reason: string;
+  message: string;
+  annotations?: Record<string, string>;
+}
+
+export interface PodLifecycle {
+  start(): Promise<void>;
+  /** Stops loops and sources; containers keep running (a restarted bunlet adopts them). */
+  stop(): Promise<void>;
+  /** Feeds a PodUpdate from a source not built here (e.g. an API-server source). */
+  handleUpdate(u: PodUpdate): void;
+  /** Pods that are admitted and not terminal: what eviction ranks and admission counts. */
+  activePods(): Pod[];
+  /** Stops a pod through its worker and records Failed/<reason>; resolves when its containers are stopped. It is never restarted. */
+  killPod(pod: PodLike, gracePeriodOverrideSeconds: number | undefined, req: KillPodRequest): Promise<void>;
+  /** v1 Pods with status filled in, sorted by namespace/name (served by /pods). */
+  listPodsForApi(): Pod[];
+  getPodStatus(uid: string): PodStatus | undefined;
+  addAdmitHandler(h: PodAdmitHandler): void;
+  /** Current manifest errors of the file/http sources. */
+  manifestErrors(): ManifestError[];
+  /** True once every configured source delivered its first full set. */
+  sourcesReady(): boolean;
+  /** For tests: run one housekeeping pass / wait until workers are idle. */
+  housekeeping(): Promise<void>;
+  whenIdle(): Promise<void>;
+  /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
+  plegHealthy(): boolean;
+}
+
+export interface PodLifecycleDeps {
+  runtime: Runtime;
+  clock?: Clock;
+  config: PodLifecycleConfig;
+  cgroups?: PodCgroups;
+  /** Exec probes; defaults to runtime.execSync. */
+  execSync?: ExecSync;
+  probeRunner?: ProbeRunner;
+  admitHandlers?: PodAdmitHandler[];
+  fetch?: typeof fetch;
+}
+
+/** Maps KubeletConfiguration (v1beta1 field names, Go durations) onto the lifecycle config. */
+export function lifecycleConfigFromKubelet(
+  cfg: {
+    staticPodPath?: string;
+    staticPodURL?: string;
+    staticPodURLHeader?: Record<string, string[]>;
+    syncFrequency?: string;
+    fileCheckFrequency?: string;
+    httpCheckFrequency?: string;
+  },
+  node: { nodeName: string; hostIP?: string },
+): PodLifecycleConfig {
+  const ms = (s: string | undefined, dflt: number) => (s ? durationMs(s) : dflt);
+  return {
+    nodeName: node.nodeName,
+    hostIP: node.hostIP,
+    staticPodPath: cfg.staticPodPath || undefined,
+    staticPodURL: cfg.staticPodURL || undefined,
+    staticPodURLHeader: cfg.staticPodURLHeader,
+    syncFrequencyMs: ms(cfg.syncFrequency, 60_000),
+    fileCheckFrequencyMs: ms(cfg.fileCheckFrequency, 20_000),
+    httpCheckFrequencyMs: ms(cfg.httpCheckFrequency, 20_000),
+  };
+}
+
+/** First non-internal IPv4 address (upstream picks the default-route address; close enough here). */
+export function defaultHostIP(): string | undefined {
+  for (const addrs of Object.values(networkInterfaces()))
+    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return undefined;
+}
+
+const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
+
+export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
+  const { runtime, config } = deps;
+  const clock = deps.clock ?? realClock;
+  const hostIP = config.hostIP ?? defaultHostIP();
+  const podManager = createPodManager();
+  const statuses = createStatusManager();
+  const backOff = createBackOff();
+  const admitHandlers = [...(deps.admitHandlers ?? [])];
+  /** Last runtime view of each pod (upstream pod cache). */
+  const runtimeCache = new Map<string, RuntimePodStatus>();
+  /** Pods being terminated, also after their source dropped them. */
+  const known = new Map<string, Pod>();
+  const sources: PodSource[] = [];
+  const expectedSources: string[] = [];
+  const stoppers: (() => void)[] = [];
+  let runtimeName = "containerd";
+  let started = false;
+
+  const probes = createProbeManager({
+    clock,
+    execSync: deps.execSync ?? runtime.execSync?.bind(runtime),
+    runner: deps.probeRunner,
+    onChange: (uid) => {
+      const pod = podManager.get(uid);
+      if (pod) dispatch(pod, "sync");
+    },
+  });
+
+  function updateStatus(pod: Pod, rs: RuntimePodStatus, syncErrors?: SyncPodResult["errors"], podIsTerminal?: boolean): PodStatus {
+    const uid = pod.metadata.uid;
+    runtimeCache.set(uid, rs);
+    const status = generatePodStatus({
+      pod,
+      runtime: rs,
+      oldStatus: statuses.get(uid),
+      syncErrors,
+      ready: (c) => probes.isReady(uid, c),
+      started: (c) => probes.isStarted(uid, c),
+      nowMs: clock.now(),
+      hostIP,
+      runtimeName,
+      podIsTerminal,
+    });
+    statuses.set(uid, status);
+    for (const c of pod.spec.containers) {
+      const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
+      if (latest)
+        probes.updateContainer(uid, c.name, { id: latest.id, running: latest.state === "running", startedAtMs: latest.startedAtMs, started: false, podIP: status.podIP });
+    }
+    return statuses.get(uid)!;
+  }
+
+  const syncer: PodSyncer = {
+    async syncPod(pod): Promise<SyncResult> {
+      const uid = pod.metadata.uid;
+      if (isTerminalPhase(statuses.get(uid))) return { terminal: true };
+      // A static pod replaced by an edited manifest (new UID, same name) starts only once the old
+      // one is gone (upstream allowStaticPodStart); the old worker's finish kicks us.
+      for (const [otherUid, other] of known)
+        if (otherUid !== uid && fullName(other) === fullName(pod) && workers.couldHaveRunningContainers(otherUid)) {
+          log.debug(`pod waits for its predecessor to stop ${kv({ pod: fullName(pod), uid, predecessor: otherUid })}`);
+          return {};
+        }
+      const cgroupParent = await deps.cgroups?.ensurePod(pod);
+      const before = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      probes.addPod(pod);
+      const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent });
+      for (const e of result.errors)
+        if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
+      const after = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      const status = updateStatus(pod, after, result.errors);
+      if (isTerminalPhase(status)) return { terminal: true };
+      return { retry: result.errors.length > 0 };
+    },
+    async syncTerminatingPod(pod, gracePeriodSeconds) {
+      const uid = pod.metadata.uid;
+      probes.removePod(uid);
+      log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
+      await runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds);
+      if (podManager.get(uid)) {
+        const rs = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+        updateStatus(pod, rs, undefined, true);
+      }
+    },
+    async syncTerminatedPod(pod) {
+      const uid = pod.metadata.uid;
+      await deps.cgroups?.removePod(uid);
+      if (!podManager.get(uid)) {
+        // The source no longer wants it: remove its containers and forget its status.
+        await runtime.removePod(uid);
+        statuses.delete(uid);
+        runtimeCache.delete(uid);
+      }
+    },
+  };
+
+  const workers = createPodWorkers({
+    syncer,
+    clock,
+    errorRetryMs: config.errorRetryMs,
+    onFinished: (pod) => {
+      const uid = pod.metadata.uid;
+      if (!podManager.get(uid)) known.delete(uid);
+      for (const p of podManager.pods()) if (p.metadata.uid !== uid && fullName(p) === fullName(pod)) dispatch(p, "sync");
+    },
+  });
+
+  function dispatch(pod: Pod, type: UpdateType) {
+    known.set(pod.metadata.uid, pod);
+    workers.updatePod({ type, pod });
+  }
+
+  function activePods(): Pod[] {
+    return podManager.pods().filter((p) => {
+      const st = workers.state(p.metadata.uid);
+      return !isTerminalPhase(statuses.get(p.metadata.uid)) && (st === undefined || st === "syncing");
+    });
+  }
+
+  function handleAdditions(pods: Pod[]) {
+    const sorted = [...pods].sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""));
+    for (const pod of sorted) {
+      const uid = pod.metadata.uid;
+      podManager.add(pod);
+      if (isTerminalPhase(statuses.get(uid)) || workers.isTerminationRequested(uid)) continue;
+      const others = activePods().filter((p) => p.metadata.uid !== uid);
+      const rejected = admitHandlers.map((h) => h(pod, others)).find((r) => !r.admit);
+      if (rejected) {
+        const reason = rejected.reason ?? "Rejected";
+        const message = rejected.message ?? "pod admission rejected";
+        log.warn(`pod rejected at admission ${kv({ pod: fullName(pod), uid, reason, message })}`);
+        statuses.set(uid, terminalStatus(statuses.get(uid), reason, message, clock.now()));
+        continue;
+      }
+      log.info(`pod added ${kv({ pod: fullName(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
+      dispatch(pod, "create");
+    }
+  }
+
+  function handleUpdate(u: PodUpdate) {
+    switch (u.op) {
+      case "ADD":
+        handleAdditions(u.pods);
+        break;
+      case "UPDATE":
+        for (const pod of u.pods) {
+          podManager.add(pod);
+          if (!isTerminalPhase(statuses.get(pod.metadata.uid))) dispatch(pod, "update");
+        }
+        break;
+      case "REMOVE":
+      case "DELETE":
+        for (const pod of u.pods) {
+          podManager.remove(pod.metadata.uid);
+          log.info(`pod removed by its source ${kv({ pod: fullName(pod), uid: pod.metadata.uid, source: u.source })}`);
+          dispatch(known.get(pod.metadata.uid) ?? pod, "kill");
+        }
+        break;
+      case "RECONCILE":
+        for (const pod of u.pods) podManager.add(pod);
+        break;
+      case "SET":
+        // The mux only emits incremental ops; a SET straight from a caller is a full replacement.
+        for (const p of podManager.pods()) if (!u.pods.some((n) => n.metadata.uid === p.metadata.uid)) handleUpdate({ op: "REMOVE", pods: [p], source: u.source });
+        handleAdditions(u.pods.filter((p) => !podManager.get(p.metadata.uid)));
+        break;
+    }
+  }
+
+  const mux = createPodConfig({ clock, onUpdate: handleUpdate });
+  let manifestErrors: Record<string, ManifestError[]> = {};
+
+  function onPlegEvents(events: PlegEvent[]) {
+    const uids = new Set(events.map((e) => e.podUid));
+    for (const uid of uids) {
+      const pod = podManager.get(uid);
+      if (pod && !workers.isTerminationRequested(uid)) dispatch(pod, "sync");
+    }
+  }
+  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents });
+
+  const sourcesReady = () => mux.seenAllSources(expectedSources);
+
+  async function housekeeping() {
+    const desired = podManager.uids();
+    workers.syncKnownPods(desired);
+    backOff.gc(clock.now());
+    for (const uid of probes.pods()) if (!desired.has(uid)) probes.removePod(uid);
+    // Statuses of pods neither desired nor terminating.
+    for (const uid of statuses.uids()) if (!desired.has(uid) && workers.state(uid) === undefined) statuses.delete(uid);
+    for (const uid of known.keys()) if (!desired.has(uid) && workers.state(uid) === undefined) known.delete(uid);
+    // Until every source delivered its pods, an unknown runtime pod may just be not-yet-read.
+    if (!sourcesReady()) return;
+    let running;
+    try {
+      running = await runtime.getPods(true);
+    } catch (e) {
+      log.error(`housekeeping: listing runtime pods failed ${kv({ error: (e as Error).message })}`);
+      return;
+    }
+    for (const rp of running) {
+      if (desired.has(rp.uid) || workers.state(rp.uid) !== undefined) continue;
+      log.info(`killing orphaned pod ${kv({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, containers: rp.containers.length })}`);
+      const stub = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid },
+        // Upstream kills spec-less running pods with the minimum grace period (2 s).
+        spec: { containers: [], restartPolicy: "Always", terminationGracePeriodSeconds: 2, hostNetwork: false },
+      } as unknown as Pod;
+      dispatch(stub, "kill");
+    }
+    if (deps.cgroups?.listPodUids) {
+      try {
+        for (const uid of await deps.cgroups.listPodUids())
+          if (!desired.has(uid) && !workers.couldHaveRunningContainers(uid) && !running.some((r) => r.uid === uid)) await deps.cgroups.removePod(uid);
+      } catch (e) {
+        log.warn(`housekeeping: pod cgroup cleanup failed ${kv({ error: (e as Error).message })}`);
+      }
+    }
+  }
+
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      try {
+        runtimeName = (await runtime.version()).runtimeName || runtimeName;
+      } catch (e) {
+        log.warn(`runtime version failed; will keep trying through PLEG ${kv({ error: (e as Error).message })}`);
+      }
+      if (config.staticPodPath) {
+        expectedSources.push("file");
+        sources.push(
+          createFileSource({
+            path: config.staticPodPath,
+            nodeName: config.nodeName,
+            checkFrequencyMs: config.fileCheckFrequencyMs ?? 20_000,
+            clock,
+            onUpdate: (u) => mux.merge(u.source, u),
+            onErrors: (e) => (manifestErrors = { ...manifestErrors, file: e }),
+          }),
+        );
+      }
+      if (config.staticPodURL) {
+        expectedSources.push("http");
+        sources.push(
+          createHttpSource({
+            url: config.staticPodURL,
+            headers: config.staticPodURLHeader,
+            nodeName: config.nodeName,
+            checkFrequencyMs: config.httpCheckFrequencyMs ?? 20_000,
+            clock,
+            fetch: deps.fetch,
+            onUpdate: (u) => mux.merge(u.source, u),
+            onErrors: (e) => (manifestErrors = { ...manifestErrors, http: e }),
+          }),
+        );
+      }
+      await Promise.all(sources.map((s) => s.start()));
+      pleg.start();
+      stoppers.push(every(clock, config.syncFrequencyMs ?? 60_000, () => {
+        for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
+      }));
+      stoppers.push(every(clock, config.housekeepingPeriodMs ?? 2_000, housekeeping));
+    },
+    async stop() {
+      for (const s of sources) s.stop();
+      pleg.stop();
+      for (const s of stoppers.splice(0)) s();
+      probes.stop();
+      workers.stop();
+      started = false;
+    },
+    handleUpdate: (u) => mux.merge(u.source, u),
+    activePods,
+    killPod(pod, gracePeriodOverrideSeconds, req) {
+      const uid = pod.metadata.uid ?? "";
+      const target = podManager.get(uid) ?? known.get(uid);
+      if (!target) return Promise.reject(new Error(`killPod: pod ${fullName(pod)} uid=${uid} is not known to the pod workers`));
+      statuses.set(uid, terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true));
+      if (req.annotations) statuses.setAnnotations(uid, req.annotations);
+      log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);
+      return new Promise<void>((resolve) => {
+        known.set(uid, target);
+        workers.updatePod({ type: "kill", pod: target, kill: { gracePeriodOverrideSeconds, onDone: resolve } });
+      });
+    },
+    listPodsForApi() {
+      return podManager
+        .pods()
+        .map((p) => {
+          const extra = statuses.annotations(p.metadata.uid);
+          return {
+            ...p,
+            metadata: extra ? { ...p.metadata, annotations: { ...p.metadata.annotations, ...extra } } : p.metadata,
+            status: statuses.get(p.metadata.uid) ?? { phase: "Pending" as const },
+          };
+        })
+        .sort((a, b) => fullName(a).localeCompare(fullName(b)));
+    },
+    getPodStatus: (uid) => statuses.get(uid),
+    addAdmitHandler: (h) => void admitHandlers.push(h),
+    manifestErrors: () => Object.values(manifestErrors).flat(),
+    sourcesReady,
+    housekeeping,
+    whenIdle: () => workers.whenIdle(),
+    plegHealthy() {
+      const last = pleg.lastRelistMs();
+      return last !== undefined && clock.now() - last < 180_000;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { Pod } from "../../src/pod/types.ts";
+import { createFakeClock, type FakeClock } from "./fake-clock.ts";
+import { createFakeRuntime, makePod, type FakeRuntime } from "./fake-runtime.ts";
+
+let lc: PodLifecycle | undefined;
+afterEach(async () => {
+  await lc?.stop();
+  lc = undefined;
+});
+
+async function setup(opts: { pods?: Pod[]; prepare?: (rt: FakeRuntime) => void; probeRunner?: Parameters<typeof createPodLifecycle>[0]["probeRunner"] } = {}) {
+  const clock: FakeClock = createFakeClock();
+  const rt = createFakeRuntime(clock.now);
+  opts.prepare?.(rt);
+  lc = createPodLifecycle({
+    runtime: rt,
+    clock,
+    config: { nodeName: "node1", hostIP: "192.168.1.10", syncFrequencyMs: 60_000, errorRetryMs: 10_000 },
+    probeRunner: opts.probeRunner,
+  });
+  await lc.start();
+  if (opts.pods) lc.handleUpdate({ op: "SET", pods: opts.pods, source: "file" });
+  await settle(clock);
+  return { clock, rt, lc };
+}
+
+async function settle(clock: FakeClock, ms = 0) {
+  await clock.advance(ms);
+  await lc!.whenIdle();
+  await clock.advance(0);
+  await lc!.whenIdle();
+}
+
+const status = (name: string) => lc!.listPodsForApi().find((p) => p.metadata.name === name)?.status;
+
+describe("pod lifecycle", () => {
+  test("an added pod runs and reports Running/Ready with IPs", async () => {
+    const { rt } = await setup({ pods: [makePod({ name: "web", uid: "u1" })] });
+    expect(rt.calls).toContain("start web/app#0");
+    const s = status("web")!;
+    expect(s.phase).toBe("Running");
+    expect(s.podIP).toBe("10.88.0.7");
+    expect(s.hostIP).toBe("192.168.1.10");
+    expect(s.containerStatuses![0]).toMatchObject({ ready: true, restartCount: 0, containerID: expect.stringMatching(/^containerd:\/\//) });
+    expect(s.conditions!.find((c) => c.type === "Ready")!.status).toBe("True");
+    expect(lc!.activePods().map((p) => p.metadata.name)).toEqual(["web"]);
+  });
+
+  test("a crashing container restarts via PLEG with 10 s, 20 s back-off and CrashLoopBackOff in between", async () => {
+    const { rt, clock } = await setup({ pods: [makePod({ name: "crash", uid: "u1" })] });
+    const starts = () => rt.calls.filter((c) => c.startsWith("start")).length;
+    expect(starts()).toBe(1);
+    rt.behavior.set("app", { exitCode: 1 }); // every new instance exits at once
+    rt.exit("u1", "app", 1);
+    await settle(clock, 1000); // PLEG sees ContainerDied → sync → restart #1 (first restart has no back-off)
+    expect(starts()).toBe(2);
+    await settle(clock, 1000); // dies again → back-off 10 s
+    const s = status("crash")!;
+    expect(s.containerStatuses![0]!.state.waiting?.reason).toBe("CrashLoopBackOff");
+    expect(s.containerStatuses![0]!.state.waiting?.message).toContain("back-off 10s");
+    expect(s.containerStatuses![0]!.lastState.terminated).toMatchObject({ exitCode: 1, reason: "Error" });
+    expect(s.containerStatuses![0]!.restartCount).toBe(1);
+    expect(s.phase).toBe("Running");
+    await settle(clock, 8_000);
+    expect(starts()).toBe(2);
+    await settle(clock, 2_000); // error retry after 10 s, back-off over
+    expect(starts()).toBe(3);
+    await settle(clock, 12_000);
+    expect(starts()).toBe(3); // now 20 s
+    await settle(clock, 10_000);
+    expect(starts()).toBe(4);
+    expect(status("crash")!.containerStatuses![0]!.restartCount).toBe(3);
+  });
+
+  test("removing a pod terminates it with its grace period and removes it", async () => {
+    const pod = makePod({ name: "web", uid: "u1", spec: { terminationGracePeriodSeconds: 7 } });
+    const { rt, clock } = await setup({ pods: [pod] });
+    lc!.handleUpdate({ op: "SET", pods: [], source: "file" });
+    await settle(clock);
+    expect(rt.calls).toContain("kill web grace=7");
+    expect(rt.calls).toContain("remove web");
+    expect(rt.pods.size).toBe(0);
+    expect(lc!.listPodsForApi()).toEqual([]);
+  });
+
+  test("killPod (eviction): Failed/Evicted, DisruptionTarget, never restarted", async () => {
+    const pod = makePod({ name: "hog", uid: "u1" });
+    const { rt, clock } = await setup({ pods: [pod] });
+    await lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
+    expect(rt.calls).toContain("kill hog grace=0");
+    const api = lc!.listPodsForApi()[0]!;
+    expect(api.status).toMatchObject({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory. " });
+    expect(api.status!.conditions![0]).toMatchObject({ type: "DisruptionTarget", status: "True" });
+    expect(api.metadata.annotations?.["bunlet.io/evicted-signal"]).toBe("memory.available");
+    expect(lc!.activePods()).toEqual([]);
+    const startsBefore = rt.calls.filter((c) => c.startsWith("start")).length;
+    await settle(clock, 120_000); // PLEG, periodic sync, housekeeping all ran
+    lc!.handleUpdate({ op: "SET", pods: [pod], source: "file" }); // same manifest resent
+    await settle(clock, 5_000);
+    expect(rt.calls.filter((c) => c.startsWith("start")).length).toBe(startsBefore);
+    expect(status("hog")!.phase).toBe("Failed");
+    expect(rt.pods.get("u1")?.containers.every((c) => c.state === "exited")).toBe(true);
+  });
+
+  test("orphans in the runtime are killed and removed by housekeeping; known pods are adopted", async () => {
+    const pod = makePod({ name: "web", uid: "u1" });
+    const { rt, clock } = await setup({
+      prepare: (r) => {
+        r.addOrphan("orphan", "old-pod");
+        r.addOrphan("u1", "web"); // left running by a previous bunlet
+      },
+      pods: [pod],
+    });
+    await settle(clock, 2_000);
+    expect(rt.calls).toContain("kill old-pod grace=2");
+    expect(rt.calls).toContain("remove old-pod");
+    expect(rt.pods.has("orphan")).toBe(false);
+    // The adopted pod kept its container: no new start.
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    expect(status("web")!.phase).toBe("Running");
+  });
+
+  test("liveness failure restarts the container", async () => {
+    let healthy = true;
+    const pod = makePod({ name: "web", uid: "u1", containers: [{ name: "app", image: "x", livenessProbe: { exec: { command: ["check"] }, periodSeconds: 1, failureThreshold: 2 } }] });
+    const { rt, clock } = await setup({ pods: [pod], probeRunner: async () => ({ result: healthy ? "success" : "failure", output: "" }) });
+    await settle(clock, 3_000);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/app#0"]);
+    healthy = false;
+    await settle(clock, 3_000);
+    healthy = true;
+    await settle(clock, 1_000);
+    expect(rt.calls.some((c) => c.startsWith("kill web/app (Container app failed liveness probe"))).toBe(true);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/app#0", "start web/app#1"]);
+    expect(status("web")!.containerStatuses![0]!.restartCount).toBe(1);
+  });
+
+  test("readiness drives the Ready condition", async () => {
+    let ready = false;
+    const pod = makePod({ name: "web", uid: "u1", containers: [{ name: "app", image: "x", readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1 } }] });
+    const { clock } = await setup({ pods: [pod], probeRunner: async () => ({ result: ready ? "success" : "failure", output: "" }) });
+    await settle(clock, 2_000);
+    expect(status("web")!.conditions!.find((c) => c.type === "Ready")!.status).toBe("False");
+    ready = true;
+    await settle(clock, 2_000);
+    expect(status("web")!.conditions!.find((c) => c.type === "Ready")!.status).toBe("True");
+  });
+
+  test("restartPolicy Never: exit 0 → Succeeded and never restarted", async () => {
+    const pod = makePod({ name: "job", uid: "u1", spec: { restartPolicy: "Never" } });
+    const { rt, clock } = await setup({ pods: [pod] });
+    rt.exit("u1", "app", 0);
+    await settle(clock, 1_000);
+    expect(status("job")!.phase).toBe("Succeeded");
+    await settle(clock, 120_000);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toHaveLength(1);
+  });
+
+  test("admission handlers can reject a pod: Failed with their reason, never started", async () => {
+    const clock = createFakeClock();
+    const rt = createFakeRuntime(clock.now);
+    lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4" } });
+    lc.addAdmitHandler((pod) => (pod.metadata.name === "besteffort" ? { admit: false, reason: "Evicted", message: "The node had condition: [MemoryPressure]. " } : { admit: true }));
+    await lc.start();
+    lc.handleUpdate({ op: "SET", pods: [makePod({ name: "besteffort", uid: "b" }), makePod({ name: "ok", uid: "o" })], source: "file" });
+    await settle(clock);
+    expect(status("besteffort")).toMatchObject({ phase: "Failed", reason: "Evicted" });
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start ok/app#0"]);
+  });
+
+  test("a static pod edit (new UID, same name) starts after the old one stopped", async () => {
+    const v1 = makePod({ name: "web", uid: "u1" });
+    const { rt, clock } = await setup({ pods: [v1] });
+    const v2 = makePod({ name: "web", uid: "u2", containers: [{ name: "app", image: "v2" }] });
+    lc!.handleUpdate({ op: "SET", pods: [v2], source: "file" });
+    await settle(clock);
+    const i = rt.calls.indexOf("kill web grace=30");
+    const j = rt.calls.findIndex((c, k) => k > 0 && c === "start web/app#0" && rt.calls.indexOf("start web/app#0") !== k);
+    expect(i).toBeGreaterThan(-1);
+    expect(j).toBeGreaterThan(i);
+    expect(rt.maxConcurrency).toBe(1);
+    expect(lc!.listPodsForApi().map((p) => p.metadata.uid)).toEqual(["u2"]);
+  });
+});
