@@ -72,7 +72,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
   }
 
   const worker = new Worker(workerUrl("epoll-worker", import.meta.url));
-  worker.unref();
+  (worker as Worker & { unref(): void }).unref();
   worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
     const msg = e.data;
     if (msg.type === "stopped") stopped();

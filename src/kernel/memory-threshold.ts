@@ -1,0 +1,159 @@
+// Upstream memoryThresholdNotifier (pkg/kubelet/eviction/memory_threshold_notifier.go) on top of
+// the cgroup v1 threshold notifier: one per memory.available / allocatableMemory.available
+// threshold (hard and soft), re-armed from fresh stats at most every 10 s by the eviction manager
+// (eviction-spec §14). The threshold written to memory.usage_in_bytes is
+//   capacity − thresholdAmount + inactive_file   (capacity = available + workingSet,
+//                                                  inactive_file = usage − workingSet)
+// because the kernel compares usage, which includes inactive file pages, while the kubelet's
+// signal is the working set.
+import { join } from "node:path";
+import type { MemoryStats } from "../stats/summary.ts";
+import { startCgroupThreshold, type CgroupThresholdNotifier, type ThresholdEvent } from "./cgroup-threshold.ts";
+import type { NotifierHub } from "./hub.ts";
+
+export type MemorySignal = "memory.available" | "allocatableMemory.available";
+
+/** Structural twin of src/eviction's ThresholdValue: bytes, or a (float32) fraction of capacity. */
+export type ThresholdAmount = { quantity: number; percentage?: undefined } | { percentage: number; quantity?: undefined };
+
+export class MemcgThresholdError extends Error {
+  override name = "MemcgThresholdError";
+}
+
+/** Bytes of a threshold value for a capacity, truncated toward zero as GetThresholdQuantity does. */
+export function thresholdAmountBytes(value: ThresholdAmount, capacityBytes: number): number {
+  if (value.quantity !== undefined) return value.quantity;
+  return Math.trunc(capacityBytes * value.percentage);
+}
+
+/**
+ * The value for memory.usage_in_bytes at which `signal` reaches the threshold. `where` names the
+ * stats (e.g. `node.memory`) in the error when a field is missing.
+ */
+export function memcgThresholdBytes(mem: MemoryStats | undefined, value: ThresholdAmount, where = "memory stats"): number {
+  if (mem?.usageBytes === undefined || mem.workingSetBytes === undefined || mem.availableBytes === undefined) {
+    throw new MemcgThresholdError(`${where}: usageBytes, workingSetBytes and availableBytes are all required to compute a memcg threshold`);
+  }
+  const capacity = mem.availableBytes + mem.workingSetBytes;
+  const inactiveFile = mem.usageBytes - mem.workingSetBytes;
+  return Math.max(0, capacity - thresholdAmountBytes(value, capacity) + inactiveFile);
+}
+
+/** What the eviction manager hands over every ≤ 10 s (src/eviction/notifier-thresholds.ts NotifierTarget). */
+export interface MemcgTarget {
+  signal: MemorySignal;
+  cgroup: "root" | "pods";
+  hard: boolean;
+  description: string;
+  thresholdBytes: number;
+}
+
+export interface MemcgNotifierEvent extends ThresholdEvent {
+  description: string;
+  signal: MemorySignal;
+  hard: boolean;
+}
+
+export interface MemoryThresholdNotifier {
+  readonly description: string;
+  readonly cgroupPath: string;
+  /** Bytes currently armed, undefined before the first update. */
+  readonly armedBytes: number | undefined;
+  /** Re-arms at `thresholdBytes`, replacing the old registration (no-op when unchanged). */
+  updateThreshold(thresholdBytes: number): void;
+  stop(): void;
+}
+
+export interface MemoryThresholdNotifierOptions {
+  hub: NotifierHub;
+  cgroupPath: string;
+  signal: MemorySignal;
+  hard: boolean;
+  description: string;
+  onEvent(ev: MemcgNotifierEvent): void;
+  onRemoved?(cgroupPath: string): void;
+}
+
+export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptions): MemoryThresholdNotifier {
+  let current: CgroupThresholdNotifier | undefined;
+  return {
+    description: opts.description,
+    cgroupPath: opts.cgroupPath,
+    get armedBytes() {
+      return current && !current.stopped ? current.thresholdBytes : undefined;
+    },
+    updateThreshold(thresholdBytes) {
+      if (current && !current.stopped && current.thresholdBytes === thresholdBytes) return;
+      // Arm the new value before dropping the old one, so there is no window without a notifier.
+      const next = startCgroupThreshold(opts.hub, {
+        cgroupPath: opts.cgroupPath,
+        thresholdBytes,
+        onEvent: (ev) => opts.onEvent({ ...ev, description: opts.description, signal: opts.signal, hard: opts.hard }),
+        onRemoved: opts.onRemoved,
+      });
+      current?.stop();
+      current = next;
+    },
+    stop() {
+      current?.stop();
+      current = undefined;
+    },
+  };
+}
+
+export interface MemcgNotifierSet {
+  /** Reconciles with the manager's latest targets: arms new/changed, stops vanished ones. Returns errors per target. */
+  apply(targets: readonly MemcgTarget[]): string[];
+  readonly notifiers: ReadonlyMap<string, MemoryThresholdNotifier>;
+  stop(): void;
+}
+
+export interface MemcgNotifierSetOptions {
+  hub: NotifierHub;
+  /** The v1 memory controller mount (default /sys/fs/cgroup/memory). */
+  memoryCgroupRoot?: string;
+  /** Pod cgroup root relative to the mount (e.g. "kubepods"), for allocatableMemory.available. */
+  podsCgroup?: string;
+  onEvent(ev: MemcgNotifierEvent): void;
+  onRemoved?(cgroupPath: string): void;
+}
+
+/** The eviction manager's onNotifierTargets hook: `set.apply(targets)`; `onEvent` → manager.trigger(). */
+export function createMemcgNotifierSet(opts: MemcgNotifierSetOptions): MemcgNotifierSet {
+  const root = opts.memoryCgroupRoot ?? "/sys/fs/cgroup/memory";
+  const notifiers = new Map<string, MemoryThresholdNotifier>();
+  const keyOf = (t: MemcgTarget) => `${t.signal}/${t.hard ? "hard" : "soft"}/${t.description}`;
+  return {
+    notifiers,
+    apply(targets) {
+      const errors: string[] = [];
+      const seen = new Set<string>();
+      for (const t of targets) {
+        const key = keyOf(t);
+        seen.add(key);
+        const cgroupPath = t.cgroup === "pods" ? join(root, opts.podsCgroup ?? "kubepods") : root;
+        let n = notifiers.get(key);
+        if (!n || n.cgroupPath !== cgroupPath) {
+          n?.stop();
+          n = createMemoryThresholdNotifier({ hub: opts.hub, cgroupPath, signal: t.signal, hard: t.hard, description: t.description, onEvent: opts.onEvent, onRemoved: opts.onRemoved });
+          notifiers.set(key, n);
+        }
+        try {
+          n.updateThreshold(t.thresholdBytes);
+        } catch (e) {
+          errors.push(`${t.description} on ${cgroupPath}: ${(e as Error).message}`);
+        }
+      }
+      for (const [key, n] of notifiers) {
+        if (seen.has(key)) continue;
+        n.stop();
+        notifiers.delete(key);
+      }
+      return errors;
+    },
+    stop() {
+      for (const n of notifiers.values()) n.stop();
+      notifiers.clear();
+    },
+  };
+}
