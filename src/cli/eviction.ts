@@ -1,15 +1,16 @@
 // `bunlet eviction simulate|explain`: run the real eviction manager over recorded or live stats.
-// Flags are scanned here (repeatable --summary, kubelet-style eviction flags); the work is in
-// src/eviction/simulate.ts and explain.ts. Exit code 1 and one clear line on stderr on bad input.
+// Own flags (--pods, repeatable --summary, …) are split off here; every other argument is a kubelet
+// flag read by CONFIG's loadConfig, so thresholds come out exactly as the agent would build them.
+// The work is in src/eviction/simulate.ts and explain.ts. Exit code 1 and one clear line on stderr on bad input.
 import { defineCommand } from "citty";
 import { readFile } from "node:fs/promises";
-import { parse as parseYaml } from "yaml";
-import { parseDuration } from "../config/duration.ts";
+import { ConfigError } from "../config/errors.ts";
+import { loadConfig } from "../config/load.ts";
 import { completePods, parsePodsText, PodsFileError } from "../eviction/pods-file.ts";
 import { evictionConfigFromKubelet, type EvictionKubeletFields, type EvictionSources } from "../eviction/settings.ts";
 import { explain, renderExplain } from "../eviction/explain.ts";
 import { simulate, type SimulateOutput } from "../eviction/simulate.ts";
-import { MapFlagError, parseEvictionMapFlag, ThresholdParseError } from "../eviction/thresholds-parse.ts";
+import { ThresholdParseError } from "../eviction/thresholds-parse.ts";
 import type { EvictionConfig, Logger } from "../eviction/types.ts";
 import { parseSummaryText, SummaryParseError } from "../stats/summary-schema.ts";
 import type { Summary } from "../stats/summary.ts";
@@ -30,34 +31,26 @@ export class CliUsageError extends Error {
 
 type Kind = "string" | "repeat" | "bool";
 
-const EVICTION_FLAGS: Record<string, Kind> = {
-  "eviction-hard": "string",
-  "eviction-soft": "string",
-  "eviction-soft-grace-period": "string",
-  "eviction-minimum-reclaim": "string",
-  "eviction-pressure-transition-period": "string",
-  "eviction-max-pod-grace-period": "string",
-  "enforce-node-allocatable": "string",
-  "evict-static-pods": "bool",
-  "local-storage-capacity-isolation": "bool",
-  config: "string",
-  output: "string",
-  quiet: "bool",
-};
+const OWN_FLAGS: Record<string, Kind> = { output: "string", quiet: "bool" };
 
-/** pflag-like scan: --name=value, --name value, bare --bool; repeat kinds collect every value. */
-export function scanArgs(argv: readonly string[], known: Record<string, Kind>): Map<string, string[]> {
+/**
+ * Splits argv into this command's own flags and everything else, which is kubelet flags for
+ * loadConfig (--config, --eviction-*, --evict-static-pods, any other kubelet flag).
+ */
+export function splitArgs(argv: readonly string[], own: Record<string, Kind>): { own: Map<string, string[]>; kubelet: string[] } {
   const out = new Map<string, string[]>();
+  const kubelet: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith("--")) throw new CliUsageError(`unexpected argument ${JSON.stringify(arg)}`);
-    const body = arg.slice(2);
-    const eq = body.indexOf("=");
-    const name = (eq < 0 ? body : body.slice(0, eq)).replaceAll("_", "-");
-    const kind = known[name];
-    if (!kind) throw new CliUsageError(`unknown flag: --${name} (known: ${Object.keys(known).map((k) => `--${k}`).join(", ")})`);
+    const m = /^--([^=]+)(?:=(.*))?$/s.exec(arg);
+    const name = m?.[1]?.replaceAll("_", "-");
+    const kind = name ? own[name] : undefined;
+    if (!m || !name || !kind) {
+      kubelet.push(arg);
+      continue;
+    }
     let value: string;
-    if (eq >= 0) value = body.slice(eq + 1);
+    if (m[2] !== undefined) value = m[2];
     else if (kind === "bool") value = "true";
     else if (i + 1 < argv.length) value = argv[++i]!;
     else throw new CliUsageError(`flag needs an argument: --${name}`);
@@ -66,7 +59,7 @@ export function scanArgs(argv: readonly string[], known: Record<string, Kind>): 
     list.push(value);
     out.set(name, list);
   }
-  return out;
+  return { own: out, kubelet };
 }
 
 const one = (args: Map<string, string[]>, name: string) => args.get(name)?.[0];
@@ -79,106 +72,24 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
-function stringMap(v: unknown, file: string, field: string): Record<string, string> | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object" || Array.isArray(v)) throw new CliUsageError(`${file}: field ${field}: expected a map of signal to string`);
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (typeof x !== "string") throw new CliUsageError(`${file}: field ${field}["${k}"]: expected a string, got ${JSON.stringify(x)}`);
-    out[k] = x;
-  }
-  return out;
-}
-
-/** The eviction fields of a KubeletConfiguration file (YAML or JSON). */
-export async function evictionFieldsFromFile(path: string): Promise<EvictionKubeletFields> {
-  const text = await readText(path, "config file");
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (e) {
-    throw new CliUsageError(`${path}: invalid YAML/JSON: ${(e as Error).message}`);
-  }
-  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) throw new CliUsageError(`${path}: expected a KubeletConfiguration object`);
-  const c = doc as Record<string, unknown>;
-  const bool = (f: string) => {
-    const v = c[f];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== "boolean") throw new CliUsageError(`${path}: field ${f}: expected true or false, got ${JSON.stringify(v)}`);
-    return v;
-  };
-  const period = c.evictionPressureTransitionPeriod;
-  if (period !== undefined && typeof period !== "string") throw new CliUsageError(`${path}: field evictionPressureTransitionPeriod: expected a duration string such as "5m"`);
-  const maxGrace = c.evictionMaxPodGracePeriod;
-  if (maxGrace !== undefined && !Number.isInteger(maxGrace)) throw new CliUsageError(`${path}: field evictionMaxPodGracePeriod: expected an integer number of seconds`);
-  const ena = c.enforceNodeAllocatable;
-  if (ena !== undefined && (!Array.isArray(ena) || ena.some((x) => typeof x !== "string"))) throw new CliUsageError(`${path}: field enforceNodeAllocatable: expected a list of strings`);
-  return {
-    evictionHard: stringMap(c.evictionHard, path, "evictionHard"),
-    evictionSoft: stringMap(c.evictionSoft, path, "evictionSoft"),
-    evictionSoftGracePeriod: stringMap(c.evictionSoftGracePeriod, path, "evictionSoftGracePeriod"),
-    evictionMinimumReclaim: stringMap(c.evictionMinimumReclaim, path, "evictionMinimumReclaim"),
-    // A 0s period in a file is indistinguishable from unset upstream: it becomes 5m (spec §3.2).
-    evictionPressureTransitionPeriod: typeof period === "string" && parseDurationSafe(period) !== 0 ? period : undefined,
-    evictionMaxPodGracePeriod: maxGrace as number | undefined,
-    mergeDefaultEvictionSettings: bool("mergeDefaultEvictionSettings"),
-    enforceNodeAllocatable: ena as string[] | undefined,
-    localStorageCapacityIsolation: bool("localStorageCapacityIsolation"),
-    evictStaticPods: bool("evictStaticPods"),
-  };
-}
-
-function parseDurationSafe(s: string): number | undefined {
-  try {
-    return parseDuration(s);
-  } catch {
-    return undefined;
-  }
-}
-
-/** --config file, then eviction flags on top (flags win, as the kubelet's do). */
-export async function evictionConfigFromArgs(args: Map<string, string[]>, base: EvictionKubeletFields = {}): Promise<EvictionConfig> {
-  const cfgPath = one(args, "config");
-  const fields: EvictionKubeletFields = cfgPath ? { ...base, ...dropUndefined(await evictionFieldsFromFile(cfgPath)) } : { ...base };
-  const src = (f: string) => (cfgPath ? `${f} (${cfgPath})` : f);
+/**
+ * Eviction settings from kubelet flags exactly as the agent builds them (CONFIG's loadConfig:
+ * defaults < --config file < --config-dir < flags, thresholds validated). `base` supplies a
+ * running agent's /configz when no kubelet flags are given.
+ */
+export async function evictionConfigFromArgs(kubeletArgs: readonly string[], io: CliIO, quiet: boolean, base?: EvictionKubeletFields): Promise<EvictionConfig> {
+  if (base && kubeletArgs.length === 0) return evictionConfigFromKubelet(base);
+  const loaded = await loadConfig(kubeletArgs);
+  if (!quiet) for (const w of loaded.warnings) io.stderr(`W ${w}\n`);
+  const label = (field: string) => loaded.sources[field] ?? field;
   const sources: EvictionSources = {
-    hardSource: src("evictionHard"),
-    softSource: src("evictionSoft"),
-    gracePeriodSource: src("evictionSoftGracePeriod"),
-    minReclaimSource: src("evictionMinimumReclaim"),
-    transitionSource: src("evictionPressureTransitionPeriod"),
+    hardSource: label("evictionHard"),
+    softSource: label("evictionSoft"),
+    gracePeriodSource: label("evictionSoftGracePeriod"),
+    minReclaimSource: label("evictionMinimumReclaim"),
+    transitionSource: label("evictionPressureTransitionPeriod"),
   };
-  const map = (flag: string, sep: "<" | "=", field: keyof EvictionKubeletFields, source: keyof EvictionSources) => {
-    const v = one(args, flag);
-    if (v === undefined) return;
-    (fields as Record<string, unknown>)[field] = parseEvictionMapFlag(`--${flag}`, v, sep);
-    sources[source] = `--${flag}`;
-  };
-  map("eviction-hard", "<", "evictionHard", "hardSource");
-  map("eviction-soft", "<", "evictionSoft", "softSource");
-  map("eviction-soft-grace-period", "=", "evictionSoftGracePeriod", "gracePeriodSource");
-  map("eviction-minimum-reclaim", "=", "evictionMinimumReclaim", "minReclaimSource");
-  const period = one(args, "eviction-pressure-transition-period");
-  if (period !== undefined) {
-    fields.evictionPressureTransitionPeriod = period;
-    sources.transitionSource = "--eviction-pressure-transition-period";
-  }
-  const maxGrace = one(args, "eviction-max-pod-grace-period");
-  if (maxGrace !== undefined) {
-    if (!/^[+-]?[0-9]+$/.test(maxGrace)) throw new CliUsageError(`invalid argument ${JSON.stringify(maxGrace)} for "--eviction-max-pod-grace-period" flag: want an integer (seconds)`);
-    fields.evictionMaxPodGracePeriod = Number(maxGrace);
-  }
-  const ena = one(args, "enforce-node-allocatable");
-  if (ena !== undefined) fields.enforceNodeAllocatable = ena.split(",").map((s) => s.trim()).filter((s) => s && s !== "none");
-  const esp = one(args, "evict-static-pods");
-  if (esp !== undefined) fields.evictStaticPods = esp === "true";
-  const lsci = one(args, "local-storage-capacity-isolation");
-  if (lsci !== undefined) fields.localStorageCapacityIsolation = lsci === "true";
-  return evictionConfigFromKubelet(fields, sources);
-}
-
-function dropUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return evictionConfigFromKubelet(loaded.config as EvictionKubeletFields, sources);
 }
 
 function cliLogger(io: CliIO, quiet: boolean): Logger {
@@ -218,20 +129,21 @@ function renderSimulateText(out: SimulateOutput): string {
 /** Runs `eviction simulate` with the given argv; returns the exit code. */
 export async function runSimulate(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   try {
-    const args = scanArgs(argv, { ...EVICTION_FLAGS, pods: "string", summary: "repeat", admit: "string" });
+    const { own: args, kubelet } = splitArgs(argv, { ...OWN_FLAGS, pods: "string", summary: "repeat", admit: "string" });
+    const quiet = one(args, "quiet") === "true";
     const output = one(args, "output") ?? "json";
     if (output !== "json" && output !== "text") throw new CliUsageError(`--output must be json or text, not ${JSON.stringify(output)}`);
     const podsPath = one(args, "pods");
     const summaryPaths = args.get("summary") ?? [];
     if (!podsPath) throw new CliUsageError("--pods PODS.json is required");
     if (summaryPaths.length === 0) throw new CliUsageError("at least one --summary S.json is required");
-    const config = await evictionConfigFromArgs(args);
+    const config = await evictionConfigFromArgs(kubelet, io, quiet);
     const steps = [];
     for (const p of summaryPaths) steps.push({ source: p, summary: await loadSummary(p) });
     const pods = completePods(parsePodsText(await readText(podsPath, "pods file"), podsPath), steps[0]!.summary);
     const admitPath = one(args, "admit");
     const candidates = admitPath ? completePods(parsePodsText(await readText(admitPath, "candidates file"), admitPath), undefined) : [];
-    const logger = cliLogger(io, one(args, "quiet") === "true");
+    const logger = cliLogger(io, quiet);
     const out = await simulate({ config, pods, steps, candidates, logger });
     io.stdout(output === "json" ? `${JSON.stringify(out, null, 2)}\n` : `${renderSimulateText(out)}\n`);
     return 0;
@@ -241,7 +153,7 @@ export async function runSimulate(argv: readonly string[], io: CliIO = processIO
 }
 
 function reportError(e: unknown, io: CliIO): number {
-  const known = [CliUsageError, ThresholdParseError, MapFlagError, SummaryParseError, PodsFileError];
+  const known = [CliUsageError, ConfigError, ThresholdParseError, SummaryParseError, PodsFileError];
   if (known.some((k) => e instanceof k)) {
     io.stderr(`error: ${(e as Error).message}\n`);
     return 1;
@@ -274,7 +186,7 @@ async function configzFields(server: string): Promise<EvictionKubeletFields | un
 /** Runs `eviction explain`; returns the exit code. */
 export async function runExplain(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   try {
-    const args = scanArgs(argv, { ...EVICTION_FLAGS, server: "string", pods: "string", summary: "string" });
+    const { own: args, kubelet } = splitArgs(argv, { ...OWN_FLAGS, server: "string", pods: "string", summary: "string" });
     const output = one(args, "output") ?? "text";
     if (output !== "json" && output !== "text") throw new CliUsageError(`--output must be json or text, not ${JSON.stringify(output)}`);
     const server = (one(args, "server") ?? "http://127.0.0.1:10250").replace(/\/+$/, "");
@@ -284,8 +196,8 @@ export async function runExplain(argv: readonly string[], io: CliIO = processIO)
     const podsText = podsPath ? await readText(podsPath, "pods file") : await fetchJson(`${server}/pods`);
     const pods = completePods(parsePodsText(podsText, podsPath ?? `${server}/pods`), summary);
     const usesFiles = summaryPath !== undefined && podsPath !== undefined;
-    const base = usesFiles ? undefined : await configzFields(server);
-    const config = await evictionConfigFromArgs(args, base ?? {});
+    const base = usesFiles || kubelet.length > 0 ? undefined : await configzFields(server);
+    const config = await evictionConfigFromArgs(kubelet, io, true, base);
     const report = await explain({ config, pods, summary, logger: cliLogger(io, true) });
     io.stdout(output === "json" ? `${JSON.stringify(report, null, 2)}\n` : `${renderExplain(report)}\n`);
     return 0;
@@ -295,7 +207,7 @@ export async function runExplain(argv: readonly string[], io: CliIO = processIO)
 }
 
 const evictionFlagHelp = {
-  config: { type: "string", description: "KubeletConfiguration file (YAML/JSON) with the eviction fields" },
+  config: { type: "string", description: "KubeletConfiguration file; any other kubelet flag is accepted too (read as the agent reads them)" },
   "eviction-hard": { type: "string", description: "e.g. memory.available<100Mi,nodefs.available<10% (replaces the defaults)" },
   "eviction-soft": { type: "string", description: "e.g. memory.available<1.5Gi" },
   "eviction-soft-grace-period": { type: "string", description: "e.g. memory.available=1m30s" },
