@@ -1,0 +1,78 @@
+// Memory stats of one cgroup straight from its files (what cAdvisor reports, without cAdvisor):
+//   v1: usage = memory.usage_in_bytes; memory.stat total_inactive_file, total_rss,
+//       total_pgfault, total_pgmajfault (the hierarchical totals);
+//   v2: usage = memory.current; memory.stat inactive_file, anon, pgfault, pgmajfault.
+// workingSet = usage − inactive_file, floored at 0 (eviction-spec §2.1). availableBytes is set
+// only when the cgroup has a memory limit (limit − workingSet), as the kubelet's summary does.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
+import type { MemoryStats } from "./summary.ts";
+
+/** v1 reports "no limit" as a page-rounded 2^63−1; anything this large means unlimited. */
+const UNLIMITED_BYTES = 2 ** 62;
+
+export type CgroupVersion = 1 | 2;
+
+export interface CgroupMemoryFiles {
+  version: CgroupVersion;
+  /** memory.usage_in_bytes (v1) / memory.current (v2). */
+  usage: string;
+  /** memory.stat */
+  stat: string;
+  /** memory.limit_in_bytes (v1) / memory.max (v2), when present. */
+  limit?: string;
+}
+
+export class CgroupStatsError extends Error {
+  override name = "CgroupStatsError";
+}
+
+/** Pure: file contents → MemoryStats at `time`. */
+export function memoryStatsFromFiles(files: CgroupMemoryFiles, time: string, where = "cgroup"): MemoryStats {
+  const usage = Number(files.usage.trim());
+  if (!Number.isFinite(usage)) throw new CgroupStatsError(`${where}: memory usage ${JSON.stringify(files.usage.trim())} is not a number`);
+  const stat = parseFlatKeyed(files.stat, `${where}/memory.stat`);
+  const v1 = files.version === 1;
+  const inactiveFile = (v1 ? stat.total_inactive_file : stat.inactive_file) ?? 0;
+  const workingSet = Math.max(0, usage - inactiveFile);
+  const out: MemoryStats = { time, usageBytes: usage, workingSetBytes: workingSet };
+  const rss = v1 ? stat.total_rss : stat.anon;
+  if (rss !== undefined) out.rssBytes = rss;
+  const pgfault = v1 ? stat.total_pgfault : stat.pgfault;
+  if (pgfault !== undefined) out.pageFaults = pgfault;
+  const pgmajfault = v1 ? stat.total_pgmajfault : stat.pgmajfault;
+  if (pgmajfault !== undefined) out.majorPageFaults = pgmajfault;
+  const limit = parseLimit(files.limit);
+  if (limit !== undefined) out.availableBytes = Math.max(0, limit - workingSet);
+  return out;
+}
+
+function parseLimit(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim();
+  if (t === "max") return undefined;
+  const n = Number(t);
+  return Number.isFinite(n) && n < UNLIMITED_BYTES ? n : undefined;
+}
+
+/** Which version's files `path` has: v1 memory.usage_in_bytes, else v2 memory.current. */
+export function cgroupMemoryVersion(path: string): CgroupVersion {
+  if (existsSync(join(path, "memory.usage_in_bytes"))) return 1;
+  if (existsSync(join(path, "memory.current"))) return 2;
+  throw new CgroupStatsError(`${path}: neither memory.usage_in_bytes (cgroup v1) nor memory.current (cgroup v2) exists; is this a memory cgroup?`);
+}
+
+/** Reads a cgroup's memory files; `time` defaults to now (RFC 3339). */
+export function cgroupMemoryStats(path: string, time: string = new Date().toISOString()): MemoryStats {
+  const version = cgroupMemoryVersion(path);
+  const read = (f: string) => readFileSync(join(path, f), "utf8");
+  const files: CgroupMemoryFiles = {
+    version,
+    usage: read(version === 1 ? "memory.usage_in_bytes" : "memory.current"),
+    stat: read("memory.stat"),
+  };
+  const limitFile = join(path, version === 1 ? "memory.limit_in_bytes" : "memory.max");
+  if (existsSync(limitFile)) files.limit = readFileSync(limitFile, "utf8");
+  return memoryStatsFromFiles(files, time, path);
+}

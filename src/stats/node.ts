@@ -1,0 +1,133 @@
+// Node-level stats for the Summary API, read from the kernel on every call (no cAdvisor):
+// memory from the root memory cgroup (or /proc/meminfo), nodefs/imagefs from statfs, rlimit from
+// /proc, and the "pods" system container from the pod cgroup root. Cheap enough to call every
+// second (a handful of small file reads and two statfs calls; see test/stats/node.test.ts).
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { cgroupMemoryStats } from "./cgroup.ts";
+import { fsStats } from "./fs.ts";
+import { rlimitStats, type ProcPaths } from "./process.ts";
+import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
+
+export { cgroupMemoryStats } from "./cgroup.ts";
+
+export const DEFAULT_MEMORY_CGROUP_ROOT = "/sys/fs/cgroup/memory";
+
+export interface NodeStatsProviderOptions {
+  /** nodefs: the kubelet root dir (--root-dir). */
+  rootDir: string;
+  /** imagefs: the container runtime's image store (containerd's root), when known. */
+  imageFsDir?: string;
+  /** Memory cgroup mount; default /sys/fs/cgroup/memory when present, else /proc/meminfo is used. */
+  memoryCgroupRoot?: string;
+  /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
+  podsCgroup?: string;
+  clock?: { now(): number };
+  nodeName?: string;
+  /** Test hooks: alternative /proc files. */
+  procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string };
+  /** A part of the stats could not be read; it is left out (its signals become absent). */
+  onError?(err: Error): void;
+}
+
+export interface NodeStatsProvider {
+  nodeStats(): NodeStats;
+  /** Memory capacity (MemTotal) in bytes, read once. */
+  readonly memoryCapacityBytes: number;
+}
+
+/** Pure: /proc/meminfo text → field values in bytes (kB lines × 1024). */
+export function parseMeminfo(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    const m = /^([^:]+):\s+(\d+)(?:\s+kB)?\s*$/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]) * (line.trimEnd().endsWith("kB") ? 1024 : 1);
+  }
+  return out;
+}
+
+/** Pure: node memory from the root cgroup's stats and MemTotal (eviction-spec §2.1). */
+export function nodeMemoryStats(root: MemoryStats, capacityBytes: number): MemoryStats {
+  const ws = root.workingSetBytes ?? 0;
+  const out: MemoryStats = { ...root, availableBytes: Math.max(0, capacityBytes - ws) };
+  return out;
+}
+
+/** Pure: node memory from /proc/meminfo when no memory cgroup is mounted (cgroup v2 root). */
+export function meminfoMemoryStats(meminfo: Record<string, number>, time: string): MemoryStats {
+  const total = meminfo.MemTotal ?? 0;
+  const usage = total - (meminfo.MemFree ?? 0);
+  const ws = Math.max(0, usage - (meminfo["Inactive(file)"] ?? 0));
+  return { time, usageBytes: usage, workingSetBytes: ws, availableBytes: Math.max(0, total - ws) };
+}
+
+export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeStatsProvider {
+  const clock = opts.clock ?? { now: () => Date.now() };
+  const meminfoPath = opts.procPaths?.meminfo ?? "/proc/meminfo";
+  const onError = opts.onError ?? (() => {});
+  const memRoot = opts.memoryCgroupRoot ?? (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes")) ? DEFAULT_MEMORY_CGROUP_ROOT : undefined);
+  const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
+  const capacity = parseMeminfo(readFileSync(meminfoPath, "utf8")).MemTotal ?? 0;
+  const startTime = bootTime(opts.procPaths?.stat ?? "/proc/stat");
+  const nodeName = opts.nodeName ?? hostname();
+  const procPaths: ProcPaths = {
+    pidMax: opts.procPaths?.pidMax ?? "/proc/sys/kernel/pid_max",
+    threadsMax: opts.procPaths?.threadsMax ?? "/proc/sys/kernel/threads-max",
+    loadavg: opts.procPaths?.loadavg ?? "/proc/loadavg",
+  };
+
+  const attempt = <T>(what: string, fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (e) {
+      onError(new Error(`node stats: ${what}: ${(e as Error).message}`));
+      return undefined;
+    }
+  };
+
+  return {
+    memoryCapacityBytes: capacity,
+    nodeStats() {
+      const time = new Date(clock.now()).toISOString();
+      const stats: NodeStats = { nodeName };
+      if (startTime) stats.startTime = startTime;
+      const memory = attempt("memory", () =>
+        memRoot
+          ? nodeMemoryStats(cgroupMemoryStats(memRoot, time), capacity)
+          : meminfoMemoryStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time),
+      );
+      if (memory) stats.memory = memory;
+      const fs = attempt(`nodefs ${opts.rootDir}`, () => fsStats(opts.rootDir, time));
+      if (fs) stats.fs = fs;
+      if (opts.imageFsDir !== undefined) {
+        const dir = opts.imageFsDir;
+        const imageFs = attempt(`imagefs ${dir}`, () => fsStats(dir, time));
+        if (imageFs) stats.runtime = { imageFs };
+      }
+      stats.rlimit = rlimitStats(time, procPaths);
+      if (podsPath !== undefined) {
+        const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time));
+        if (pods) stats.systemContainers = [pods];
+      }
+      return stats;
+    },
+  };
+}
+
+function podsContainer(path: string, time: string): ContainerStats {
+  const c: ContainerStats = { name: SYSTEM_CONTAINER_PODS, memory: cgroupMemoryStats(path, time) };
+  try {
+    c.startTime = statSync(path).ctime.toISOString();
+  } catch {}
+  return c;
+}
+
+function bootTime(statPath: string): string | undefined {
+  try {
+    const m = /^btime\s+(\d+)$/m.exec(readFileSync(statPath, "utf8"));
+    return m ? new Date(Number(m[1]) * 1000).toISOString() : undefined;
+  } catch {
+    return undefined;
+  }
+}
