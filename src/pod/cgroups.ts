@@ -1,0 +1,233 @@
+// QoS and pod cgroups on cgroup v1 with the cgroupfs layout (upstream cm/qos_container_manager_linux.go,
+// cm/pod_container_manager_linux.go): <cgroupRoot>/kubepods[/burstable|/besteffort]/pod<uid> in every
+// v1 controller present (memory, cpu, cpuacct, pids, …). The runtime then places containers under the
+// cgroup_parent we return. Limits come from cgroups-config.ts; this file only touches the filesystem.
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { mkdir, readFile, readdir, rmdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { kv, log } from "../log.ts";
+import {
+  burstableCpuShares,
+  cgroupfsPath,
+  MIN_SHARES,
+  podCgroupName,
+  podResourceConfig,
+  qosCgroupName,
+  systemdSliceName,
+  type CgroupDriver,
+  type ResourceConfig,
+} from "./cgroups-config.ts";
+import type { PodCgroups } from "./lifecycle.ts";
+import type { PodLike } from "./pod-like.ts";
+import { getPodQOS, type QOSClass } from "./qos.ts";
+import type { Pod } from "./types.ts";
+
+/** Controllers kubelet manages on v1 (upstream libcontainer subsystems that matter for pods). */
+export const V1_CONTROLLERS = ["memory", "cpu", "cpuacct", "pids", "cpuset", "hugetlb", "blkio"] as const;
+
+export interface PodCgroupManagerOptions {
+  /** Where the v1 controllers are mounted; default /sys/fs/cgroup. */
+  mountRoot?: string;
+  /** KubeletConfiguration cgroupRoot; default "/". */
+  cgroupRoot?: string;
+  driver?: CgroupDriver;
+  /** Subset of controllers to use (default: every V1_CONTROLLERS entry mounted under mountRoot). */
+  controllers?: string[];
+  podPidsLimit?: number;
+  cpuCFSQuota?: boolean;
+  /** kubepods limits (from kubepodsResourceConfig) written at setup. */
+  kubepods?: ResourceConfig;
+}
+
+export interface PodCgroupManager extends PodCgroups {
+  /** Creates kubepods, kubepods/burstable, kubepods/besteffort and writes the kubepods limits. */
+  setup(): Promise<void>;
+  /** Absolute directory of a cgroup (relative name) in one controller. */
+  dir(controller: string, name: string[]): string;
+  controllers(): string[];
+  listPodUids(): Promise<string[]>;
+}
+
+/** Mounted v1 controllers, one entry per distinct mount ("cpu" and "cpuacct" may share one). */
+export function detectV1Controllers(mountRoot = "/sys/fs/cgroup"): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const c of V1_CONTROLLERS) {
+    const p = join(mountRoot, c);
+    if (!existsSync(p)) continue;
+    let real: string;
+    try {
+      real = realpathSync(p);
+      if (!readdirSync(p).some((f) => f === "cgroup.procs")) continue;
+    } catch {
+      continue;
+    }
+    if (seen.has(real)) continue;
+    seen.add(real);
+    out.push(c);
+  }
+  return out;
+}
+
+/** The files a ResourceConfig writes, per controller. */
+export function resourceFiles(cfg: ResourceConfig): { controller: string; file: string; value: string }[] {
+  const out: { controller: string; file: string; value: string }[] = [];
+  if (cfg.memoryLimitBytes !== undefined) out.push({ controller: "memory", file: "memory.limit_in_bytes", value: String(cfg.memoryLimitBytes) });
+  if (cfg.cpuShares !== undefined) out.push({ controller: "cpu", file: "cpu.shares", value: String(cfg.cpuShares) });
+  if (cfg.cpuPeriodUs !== undefined) out.push({ controller: "cpu", file: "cpu.cfs_period_us", value: String(cfg.cpuPeriodUs) });
+  if (cfg.cpuQuotaUs !== undefined) out.push({ controller: "cpu", file: "cpu.cfs_quota_us", value: String(cfg.cpuQuotaUs) });
+  if (cfg.pidsLimit !== undefined) out.push({ controller: "pids", file: "pids.max", value: cfg.pidsLimit > 0 ? String(cfg.pidsLimit) : "max" });
+  return out;
+}
+
+export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodCgroupManager {
+  const mountRoot = opts.mountRoot ?? "/sys/fs/cgroup";
+  const cgroupRoot = opts.cgroupRoot || "/";
+  const controllers = opts.controllers ?? detectV1Controllers(mountRoot);
+  const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
+
+  const dir = (controller: string, name: string[]) => join(mountRoot, controller, cgroupfsPath(cgroupRoot, name));
+
+  async function create(name: string[]) {
+    for (const c of controllers) {
+      if (c !== "cpuset") {
+        await mkdir(dir(c, name), { recursive: true });
+        continue;
+      }
+      // cpuset levels are created top-down so each inherits its parent's cpus/mems.
+      const root = join(mountRoot, c);
+      const parts = cgroupfsPath(cgroupRoot, name).split("/").filter(Boolean);
+      for (let i = 1; i <= parts.length; i++) {
+        const d = join(root, ...parts.slice(0, i));
+        if (existsSync(d)) continue;
+        await mkdir(d);
+        await inheritCpuset(d);
+      }
+    }
+  }
+
+  async function apply(name: string[], cfg: ResourceConfig, what: string) {
+    for (const f of resourceFiles(cfg)) {
+      if (!controllers.includes(f.controller)) continue;
+      const path = join(dir(f.controller, name), f.file);
+      try {
+        await writeFile(path, f.value);
+      } catch (e) {
+        // Lowering memory.limit_in_bytes below usage fails with EBUSY; a missing pids controller file
+        // (old kernels) is not fatal. Log and go on: the pod still runs, just less fenced.
+        log.warn(`cgroup write failed ${kv({ cgroup: what, file: path, value: f.value, error: (e as Error).message })}`);
+      }
+    }
+  }
+
+  async function updateQoS() {
+    const pods = [...qosOf.values()].map((x) => x.pod);
+    await apply(qosCgroupName("Burstable"), { cpuShares: burstableCpuShares(pods) }, "burstable");
+    await apply(qosCgroupName("BestEffort"), { cpuShares: MIN_SHARES }, "besteffort");
+  }
+
+  let setupDone: Promise<void> | undefined;
+  const setup = () =>
+    (setupDone ??= (async () => {
+      await create(["kubepods"]);
+      await create(qosCgroupName("Burstable"));
+      await create(qosCgroupName("BestEffort"));
+      if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
+      await updateQoS();
+      log.info(`QoS cgroups ready ${kv({ root: cgroupfsPath(cgroupRoot, ["kubepods"]), controllers: controllers.join(","), memoryLimit: opts.kubepods?.memoryLimitBytes })}`);
+    })().catch((e) => {
+      setupDone = undefined;
+      throw e;
+    }));
+
+  async function removeDir(d: string) {
+    // Kill stragglers first (upstream killOnePid loop), then rmdir with a short retry while they exit.
+    try {
+      const pids = (await readFile(join(d, "cgroup.procs"), "utf8")).split("\n").filter(Boolean);
+      for (const pid of pids) {
+        try {
+          process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    }
+    for (let i = 0; ; i++) {
+      try {
+        // Child cgroups (containers the runtime left behind) go first.
+        for (const ent of await readdir(d, { withFileTypes: true })) if (ent.isDirectory()) await removeDir(join(d, ent.name));
+        await rmdir(d);
+        return;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") return;
+        if (code !== "EBUSY" || i >= 20) throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  return {
+    setup,
+    dir,
+    controllers: () => controllers,
+    async ensurePod(pod: Pod) {
+      await setup();
+      const uid = pod.metadata.uid;
+      const qos = getPodQOS(pod);
+      const name = podCgroupName(qos, uid);
+      const isNew = !qosOf.has(uid);
+      qosOf.set(uid, { qos, pod });
+      await create(name);
+      if (isNew) {
+        await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
+        await updateQoS();
+      }
+      return opts.driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
+    },
+    async removePod(uid: string) {
+      const known = qosOf.get(uid);
+      qosOf.delete(uid);
+      const candidates = known ? [known.qos] : (["Guaranteed", "Burstable", "BestEffort"] as QOSClass[]);
+      for (const qos of candidates)
+        for (const c of controllers) {
+          try {
+            await removeDir(dir(c, podCgroupName(qos, uid)));
+          } catch (e) {
+            log.warn(`pod cgroup removal failed ${kv({ uid, controller: c, error: (e as Error).message })}`);
+          }
+        }
+      if (known) await updateQoS().catch(() => undefined);
+    },
+    async listPodUids() {
+      const c = controllers.includes("memory") ? "memory" : controllers[0];
+      if (!c) return [];
+      const uids: string[] = [];
+      for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")]) {
+        try {
+          for (const e of await readdir(dir(c, name), { withFileTypes: true }))
+            if (e.isDirectory() && e.name.startsWith("pod")) uids.push(e.name.slice(3));
+        } catch {
+          // not created yet
+        }
+      }
+      return uids;
+    },
+  };
+}
+
+/** A new v1 cpuset cgroup starts with empty cpus/mems and refuses tasks; copy the parent's. */
+async function inheritCpuset(d: string): Promise<void> {
+  for (const f of ["cpuset.cpus", "cpuset.mems"]) {
+    try {
+      const own = (await readFile(join(d, f), "utf8")).trim();
+      if (own) continue;
+      const parent = (await readFile(join(d, "..", f), "utf8")).trim();
+      if (parent) await writeFile(join(d, f), parent);
+    } catch {
+      // not a cpuset hierarchy
+    }
+  }
+}
