@@ -11,6 +11,8 @@ import { evictionConfigFromKubelet, type EvictionKubeletFields, type EvictionSou
 import { explain, renderExplain } from "../eviction/explain.ts";
 import { simulate, type SimulateOutput } from "../eviction/simulate.ts";
 import { ThresholdParseError } from "../eviction/thresholds-parse.ts";
+import { formatAmount } from "../eviction/message.ts";
+import { signalIsCount, type Signal } from "../eviction/signals.ts";
 import type { EvictionConfig, Logger } from "../eviction/types.ts";
 import { parseSummaryText, SummaryParseError } from "../stats/summary-schema.ts";
 import type { Summary } from "../stats/summary.ts";
@@ -104,15 +106,19 @@ async function loadSummary(path: string): Promise<Summary> {
 }
 
 function renderSimulateText(out: SimulateOutput): string {
+  const amount = (signal: string, v: { quantity?: number; percentage?: number }) =>
+    v.percentage !== undefined ? `${+(v.percentage * 100).toPrecision(6)}%` : formatAmount(v.quantity!, signalIsCount(signal as Signal));
   const lines: string[] = ["thresholds:"];
   for (const t of out.thresholds) {
-    const v = t.value.percentage !== undefined ? `${+(t.value.percentage * 100).toPrecision(6)}%` : String(t.value.quantity);
-    const mr = t.minReclaim ? ` minReclaim=${t.minReclaim.percentage !== undefined ? `${+(t.minReclaim.percentage * 100).toPrecision(6)}%` : t.minReclaim.quantity}` : "";
-    lines.push(`  ${t.signal} < ${v} ${t.gracePeriodSeconds === 0 ? "hard" : `soft grace=${t.gracePeriodSeconds}s`}${mr}`);
+    const mr = t.minReclaim ? ` minReclaim=${amount(t.signal, t.minReclaim)}` : "";
+    lines.push(`  ${t.signal} < ${amount(t.signal, t.value)} ${t.gracePeriodSeconds === 0 ? "hard" : `soft grace=${t.gracePeriodSeconds}s`}${mr}`);
   }
   out.steps.forEach((s, i) => {
     lines.push(`step ${i + 1} at ${s.time} (${s.source})`);
-    for (const [sig, o] of Object.entries(s.observations)) lines.push(`  observed ${sig} available=${o.available} capacity=${o.capacity}`);
+    for (const [sig, o] of Object.entries(s.observations)) {
+      const count = signalIsCount(sig as Signal);
+      lines.push(`  observed ${sig} available=${formatAmount(o.available, count)} capacity=${formatAmount(o.capacity, count)}`);
+    }
     lines.push(`  met: ${s.thresholdsMet.join(", ") || "none"}`);
     lines.push(`  conditions: ${s.nodeConditions.join(", ") || "none"}`);
     lines.push(`  reclaim: ${s.reclaim ? `${s.reclaim.signal} (${s.reclaim.resource})` : "none"}`);

@@ -81,6 +81,11 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
         logger.error(`eviction manager: synchronize failed ${kv({ error: (e as Error).message })}`);
         report = state.lastReport ?? ({ error: (e as Error).message } as CycleReport);
       }
+      try {
+        deps.onCycle?.(report);
+      } catch (e) {
+        logger.warn(`eviction manager: cycle hook failed ${kv({ error: (e as Error).message })}`);
+      }
       return report;
     })();
     running = p;

@@ -170,12 +170,20 @@ export function startKill(deps: EvictionDeps, state: EvictionState, pod: PodLike
   });
 }
 
-/** Drops in-flight kills whose pod is gone; returns the ones still pending. */
+/** How long an eviction may take before the pod counts as a candidate again (grace + cleanup). */
+export const killExpiryMs = (k: InFlightKill): number => Math.max(0, k.gracePeriodSeconds) * 1000 + POD_CLEANUP_TIMEOUT_MS;
+
+/**
+ * Drops in-flight kills whose pod is gone, and finished kills whose pod outlived grace + 30 s
+ * (a failed kill: the pod may be tried again, as upstream retries it after its cleanup wait).
+ * Returns the ones still pending.
+ */
 export function pendingKills(deps: EvictionDeps, state: EvictionState, active: readonly PodLike[]): InFlightKill[] {
   const activeUids = new Set(active.map(podUid));
+  const now = deps.clock.now();
   for (const [uid, k] of state.inFlight) {
     const cleaned = deps.podCleanedUp ? deps.podCleanedUp(k.pod) : !activeUids.has(uid);
-    if (k.settled && cleaned) state.inFlight.delete(uid);
+    if (k.settled && (cleaned || now - k.startedAtMs >= killExpiryMs(k))) state.inFlight.delete(uid);
   }
   return [...state.inFlight.values()];
 }
@@ -375,7 +383,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
   const hard = isHardThreshold(toReclaim);
   const blocking = pending.filter((k) => {
     const urgentEnough = !hard || k.gracePeriodSeconds <= IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
-    const notExpired = now - k.startedAtMs < Math.max(0, k.gracePeriodSeconds) * 1000 + POD_CLEANUP_TIMEOUT_MS;
+    const notExpired = now - k.startedAtMs < killExpiryMs(k);
     return urgentEnough && notExpired;
   });
   if (blocking.length > 0) {
@@ -401,7 +409,8 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
     logger.info(
       `${running ? "escalating eviction of" : "evicting"} ${kv({ pod: podKey(pod), signal: toReclaim.signal, observed: observedText, threshold: thresholdText, rank: `${i + 1}/${ranked.length}`, qos, priority: ranked[i]!.priority, grace, previousGrace: running?.gracePeriodSeconds })}`,
     );
-    startKill(deps, state, pod, grace, { reason: EVICTED_REASON, message, annotations }, toReclaim.signal);
+    const condition = { type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet", message } as const;
+    startKill(deps, state, pod, grace, { reason: EVICTED_REASON, message, annotations, condition }, toReclaim.signal);
     report.evicted.push({ pod, signal: toReclaim.signal, gracePeriodSeconds: grace, message, annotations, ...(running ? { escalated: true } : {}) });
     return finish(state, report);
   }

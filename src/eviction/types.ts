@@ -35,6 +35,8 @@ export interface KillStatus {
   reason: string;
   message: string;
   annotations: Record<string, string>;
+  /** Pod condition to add with the Failed status; upstream sets it for threshold evictions only. */
+  condition?: { type: "DisruptionTarget"; status: "True"; reason: "TerminationByKubelet"; message: string };
 }
 
 /** Kills a pod with the given grace override; resolves when its containers are stopped. */
@@ -81,4 +83,6 @@ export interface EvictionDeps {
   onNotifierTargets?: (targets: NotifierTarget[]) => void;
   logger?: Logger;
   nodeName?: string;
+  /** Called after every cycle (e.g. the --eviction-trace JSON-lines writer; see trace.ts). */
+  onCycle?: (report: import("./synchronize.ts").CycleReport) => void;
 }

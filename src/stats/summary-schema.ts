@@ -6,7 +6,9 @@ import { z } from "zod";
 import type { Summary } from "./summary.ts";
 
 const num = z.number().finite();
-const time = z.string();
+// Hand-written summaries (simulate fixtures) may leave out sample times: "" is Go's zero time,
+// which the eviction manager treats as "always fresh".
+const time = z.string().optional().default("");
 
 const cpu = z.looseObject({ time, usageNanoCores: num.optional(), usageCoreNanoSeconds: num.optional() });
 const memory = z.looseObject({
@@ -29,7 +31,7 @@ const fs = z.looseObject({
 });
 const container = z.looseObject({
   name: z.string(),
-  startTime: time.optional(),
+  startTime: z.string().optional(),
   cpu: cpu.optional(),
   memory: memory.optional(),
   rootfs: fs.optional(),
@@ -41,7 +43,7 @@ export const summarySchema = z.looseObject({
   node: z.looseObject({
     nodeName: z.string(),
     systemContainers: z.array(container).optional(),
-    startTime: time.optional(),
+    startTime: z.string().optional(),
     cpu: cpu.optional(),
     memory: memory.optional(),
     fs: fs.optional(),
@@ -52,7 +54,7 @@ export const summarySchema = z.looseObject({
     .array(
       z.looseObject({
         podRef: z.looseObject({ name: z.string(), namespace: z.string(), uid: z.string() }),
-        startTime: time.optional(),
+        startTime: z.string().optional(),
         containers: z.array(container).optional(),
         cpu: cpu.optional(),
         memory: memory.optional(),

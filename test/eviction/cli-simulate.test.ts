@@ -172,3 +172,27 @@ describe("eviction explain", () => {
     expect(stderr).toContain("cannot reach http://127.0.0.1:1/stats/summary");
   });
 });
+
+describe("simulate: hand-written summaries", () => {
+  test("sections without sample times are accepted; steps then advance 10 s each", async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-evsim-${process.pid}-`));
+    try {
+      const pods = [{ metadata: { name: "a", namespace: "x", uid: "ua" }, spec: { containers: [{ name: "c" }] } }];
+      const s = (avail: number) => ({ node: { nodeName: "n", rlimit: { maxpid: 1000, curproc: 1000 - avail } }, pods: [{ podRef: { name: "a", namespace: "x", uid: "ua" }, process_stats: { process_count: 7 } }] });
+      writeFileSync(join(dir, "pods.json"), JSON.stringify(pods));
+      writeFileSync(join(dir, "s1.json"), JSON.stringify(s(500)));
+      writeFileSync(join(dir, "s2.json"), JSON.stringify(s(50)));
+      const { code, stdout, stderr } = await run(runSimulate, ["--pods", join(dir, "pods.json"), "--summary", join(dir, "s1.json"), "--summary", join(dir, "s2.json"), "--eviction-hard", "pid.available<100", "--quiet"]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const out = JSON.parse(stdout);
+      expect(out.steps.map((x: { time: string }) => x.time)).toEqual(["1970-01-01T00:00:10.000Z", "1970-01-01T00:00:20.000Z"]);
+      expect(out.steps[1].nodeConditions).toEqual(["PIDPressure"]);
+      expect(out.steps[1].evicted.message).toBe("The node was low on resource: pids. Threshold quantity: 100, available: 50. ");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -25,6 +25,12 @@ describe("synchronize: hard memory threshold", () => {
       reason: "Evicted",
       message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
       annotations: { offending_containers: "c", offending_containers_usage: "800Mi", starved_resource: "memory" },
+      condition: {
+        type: "DisruptionTarget",
+        status: "True",
+        reason: "TerminationByKubelet",
+        message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
+      },
     });
     expect(h.events.map((e) => `${e.object.kind}/${e.reason}/${e.message.slice(0, 30)}`)).toEqual([
       "Node/EvictionThresholdMet/Attempting to reclaim memory",
@@ -308,5 +314,22 @@ describe("threshold choice (§8, trap 15)", () => {
     const hardMem = thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] })[0]!;
     const sorted = sortThresholdsForReclaim([...ts, hardMem]);
     expect(sorted.map((t) => `${t.signal}${t.gracePeriodMs ? "~soft" : ""}`)).toEqual(["memory.available", "memory.available~soft", "nodefs.available", "pid.available"]);
+  });
+});
+
+describe("synchronize: kills that fail or outlive their grace", () => {
+  test("a failed kill of a pod that stays active is retried after grace + 30 s, not before", async () => {
+    const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: memPods(), killBehaviour: "keep" });
+    h.deps.killPod = (p, grace, status) => {
+      h.kills.push({ pod: p.metadata.name, grace, status, atMs: h.clock.now() });
+      return Promise.reject(new Error("runtime unavailable"));
+    };
+    await h.step(0, mem(0, 50));
+    await h.step(10, mem(10, 50)); // waits: the 1 s kill is within its cleanup window
+    await h.step(20, mem(20, 50));
+    expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
+    await h.step(31, mem(31, 50)); // 1 s grace + 30 s cleanup passed: retried
+    expect(h.kills.map((k) => k.pod)).toEqual(["hog", "hog"]);
+    expect(h.logs.some((l) => l.startsWith("E pod failed to evict pod=default/hog") && l.includes("runtime unavailable"))).toBe(true);
   });
 });
