@@ -9,8 +9,11 @@ import {
   close,
   EPOLLIN,
   EPOLLPRI,
+  IN_ATTRIB,
   IN_CLOEXEC,
+  IN_DELETE_SELF,
   IN_MODIFY,
+  IN_MOVE_SELF,
   IN_NONBLOCK,
   inotify_add_watch,
   inotify_init1,
@@ -96,7 +99,7 @@ export function watchMemoryEvents(hub: NotifierHub, opts: MemoryEventsWatcherOpt
       if (!(e instanceof SyscallError) || e.code !== "EPERM") throw e;
       mode = "inotify";
       inotifyFd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-      inotify_add_watch(inotifyFd, opts.path, IN_MODIFY);
+      inotify_add_watch(inotifyFd, opts.path, IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
       reg = hub.add({ fd: inotifyFd, events: EPOLLIN, onReady });
     }
   } catch (e) {

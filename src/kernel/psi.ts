@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { close, EPOLLERR, EPOLLPRI, O_CLOEXEC, O_NONBLOCK, O_RDWR, open, SyscallError, write } from "../../ffi/libc.ts";
 import { parsePressure, parsePsiTrigger, type Pressure, type PsiTrigger } from "./cgroup-parse.ts";
-import type { NotifierHub } from "./hub.ts";
+import type { HubRegistration, NotifierHub } from "./hub.ts";
 
 export interface PsiEvent {
   path: string;
@@ -43,39 +43,36 @@ const UNSUPPORTED = new Set(["EPERM", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBUSY"
 
 export function startPsiNotifier(hub: NotifierHub, opts: PsiNotifierOptions): PsiNotifier {
   const trigger = parsePsiTrigger(opts.trigger);
-  const text = `${opts.trigger.trim()}\0`; // the kernel overwrites the last byte written with NUL
-  let stopped = false;
-  let fd: number | undefined = open(opts.path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  const fd = open(opts.path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  let reg: HubRegistration;
   try {
-    write(fd, text);
+    // The kernel overwrites the last byte written with NUL, so the NUL must be ours.
+    write(fd, `${opts.trigger.trim()}\0`);
+    reg = hub.add({ fd, events: EPOLLPRI, onReady });
   } catch (e) {
     close(fd);
-    fd = undefined;
     if (!(e instanceof SyscallError) || !UNSUPPORTED.has(e.code)) throw e;
     opts.onUnsupported?.(Object.assign(e, { path: opts.path }), unsupportedHint(e, trigger));
-    return startPolling(opts, trigger);
+    return startPsiPolling(opts, trigger);
   }
 
-  const kfd = fd;
-  const stop = () => {
+  let stopped = false;
+  function stop(): void {
     if (stopped) return;
     stopped = true;
     reg.remove();
-    close(kfd);
-  };
-  const reg = hub.add({
-    fd: kfd,
-    events: EPOLLPRI,
-    onReady(events) {
-      if ((events & EPOLLERR) !== 0 && !existsSync(opts.path)) {
-        stop();
-        opts.onRemoved?.(opts.path);
-        return;
-      }
-      if ((events & EPOLLPRI) === 0) return;
-      opts.onEvent({ path: opts.path, trigger, source: "kernel", pressure: readPressure(opts.path), atMs: performance.now() });
-    },
-  });
+    close(fd);
+  }
+  function onReady(events: number): void {
+    // A removed cgroup's pressure file reports EPOLLERR from then on.
+    if ((events & EPOLLERR) !== 0 && !existsSync(opts.path)) {
+      stop();
+      opts.onRemoved?.(opts.path);
+      return;
+    }
+    if ((events & EPOLLPRI) === 0) return;
+    opts.onEvent({ path: opts.path, trigger, source: "kernel", pressure: readPressure(opts.path), atMs: performance.now() });
+  }
   return {
     mode: "kernel",
     get stopped() {
@@ -85,7 +82,8 @@ export function startPsiNotifier(hub: NotifierHub, opts: PsiNotifierOptions): Ps
   };
 }
 
-function startPolling(opts: PsiNotifierOptions, trigger: PsiTrigger): PsiNotifier {
+/** The fallback: re-reads the file every pollIntervalMs and fires when `total` grew by ≥ stall within the window. */
+export function startPsiPolling(opts: PsiNotifierOptions, trigger: PsiTrigger = parsePsiTrigger(opts.trigger)): PsiNotifier {
   const intervalMs = opts.pollIntervalMs ?? 1000;
   const windowMs = trigger.windowUs / 1000;
   const samples: Array<{ atMs: number; totalUs: number }> = [];
