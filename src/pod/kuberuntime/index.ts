@@ -1,0 +1,5 @@
+// Public surface of the CRI-backed runtime (src/pod/runtime.ts implementation).
+export { createKubeRuntime, MINIMUM_GRACE_PERIOD_SECONDS, type KubeRuntimeOptions } from "./manager.ts";
+export { deleteUnusedContainers, deleteUnusedImages, type GcResult } from "./gc.ts";
+export { hashContainer } from "./hash.ts";
+export * from "./labels.ts";
