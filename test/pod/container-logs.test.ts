@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { readFileSync } from "node:fs";
+import { logRotationPolicy, planLogRotation, rotateContainerLog, rotationTimestamp } from "../../src/pod/container-logs.ts";
+
+const now = Date.UTC(2026, 0, 2, 3, 4, 5);
+const L = "/var/log/pods/p/c/0.log";
+
+describe("log rotation plan", () => {
+  test("policy from containerLogMaxSize/MaxFiles", () => {
+    expect(logRotationPolicy("10Mi", 5)).toEqual({ maxSizeBytes: 10 * 2 ** 20, maxFiles: 5 });
+    expect(() => logRotationPolicy("10Mi", 1)).toThrow("containerLogMaxFiles");
+  });
+
+  test.each([
+    ["under the limit: nothing", 99, [], 5, []],
+    ["first rotation", 100, [], 5, [`rotate ${L} ${L}.20260102-030405`]],
+    [
+      "compress older, keep newest plain",
+      100,
+      [`${L}.20260101-000000`, `${L}.20260101-010000`],
+      5,
+      [`compress ${L}.20260101-000000`, `rotate ${L} ${L}.20260102-030405`],
+    ],
+    [
+      "maxFiles=3 keeps 1 rotated before rotating",
+      100,
+      [`${L}.20260101-000000.gz`, `${L}.20260101-010000.gz`, `${L}.20260101-020000`],
+      3,
+      [`remove ${L}.20260101-000000.gz`, `remove ${L}.20260101-010000.gz`, `rotate ${L} ${L}.20260102-030405`],
+    ],
+    [
+      "leftover tmp and plain-with-gz removed",
+      100,
+      [`${L}.20260101-000000.gz.tmp`, `${L}.20260101-000000`, `${L}.20260101-000000.gz`],
+      5,
+      [`remove ${L}.20260101-000000.gz.tmp`, `remove ${L}.20260101-000000`, `rotate ${L} ${L}.20260102-030405`],
+    ],
+  ] as const)("%s", (_n, size, rotated, maxFiles, want) => {
+    const got = planLogRotation(L, size, [...rotated], { maxSizeBytes: 100, maxFiles }, now).map((a) => (a.op === "rotate" ? `rotate ${a.from} ${a.to}` : `${a.op} ${a.path}`));
+    expect(got).toEqual([...want]);
+  });
+
+  test("timestamp layout", () => expect(rotationTimestamp(now)).toBe("20260102-030405"));
+});
+
+describe("rotateContainerLog", () => {
+  const dir = mkdtempSync(join(tmpdir(), `bunlet-logs-${process.pid}-`));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("rotates, compresses and reopens on disk", async () => {
+    const log = join(dir, "0.log");
+    writeFileSync(`${log}.20260101-000000`, "old\n");
+    writeFileSync(`${log}.20260101-010000`, "newer\n");
+    writeFileSync(log, "x".repeat(200));
+    let reopened = 0;
+    await rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 4 }, { nowMs: now, reopen: async () => void reopened++ });
+    expect(reopened).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(["0.log.20260101-000000.gz", "0.log.20260101-010000", "0.log.20260102-030405"]);
+    expect(gunzipSync(readFileSync(join(dir, "0.log.20260101-000000.gz"))).toString()).toBe("old\n");
+    expect(existsSync(log)).toBe(false); // the runtime recreates it on reopen
+  });
+
+  test("a failed reopen renames the log back", async () => {
+    const d = join(dir, "b");
+    rmSync(d, { recursive: true, force: true });
+    mkdirSync(d);
+    const log = join(d, "0.log");
+    writeFileSync(log, "x".repeat(200));
+    await expect(rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 2 }, { nowMs: now, reopen: async () => { throw new Error("no such container"); } })).rejects.toThrow("failed to reopen");
+    expect(readdirSync(d)).toEqual(["0.log"]);
+  });
+});
