@@ -9,7 +9,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${BUNLET_IMAGE_CACHE:-/var/cache/bunlet/images}"
-PACKAGES=(containerd runc containernetworking-plugins busybox-static umoci)
+# gcc + libc6-dev build the static pause and memhog programs (pause falls back to busybox without them).
+PACKAGES=(containerd runc containernetworking-plugins busybox-static umoci gcc libc6-dev)
 # Bump when the image layout built below changes, so cached tarballs are rebuilt.
 IMAGE_RECIPE_VERSION=1
 
@@ -20,7 +21,6 @@ install_packages() {
   for p in "${PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
-  # gcc builds the tiny pause and memhog programs; without it we fall back to busybox (no memhog image).
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
   if [ "$(id -u)" -ne 0 ]; then
     say "missing packages ${missing[*]} and not root: run as root"; exit 1
