@@ -109,3 +109,14 @@ describe("static pod defaults", () => {
     expect(d.spec.tolerations).toBeUndefined();
   });
 });
+
+describe("examples/manifests", () => {
+  test("every example decodes without errors and covers the three QoS classes", async () => {
+    const { readStaticPods } = await import("../../src/pod/sources/file.ts");
+    const { getPodQOS } = await import("../../src/pod/qos.ts");
+    const dir = new URL("../../examples/manifests", import.meta.url).pathname;
+    const r = await readStaticPods(dir, "node1");
+    expect(r.errors).toEqual([]);
+    expect(new Set(r.pods.map((p) => getPodQOS(p)))).toEqual(new Set(["Guaranteed", "Burstable", "BestEffort"]));
+  });
+});
