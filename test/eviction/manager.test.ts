@@ -190,3 +190,83 @@ describe("eviction manager loop", () => {
     expect(pushes).toHaveLength(2); // at 0 and 11 (> 10 s later)
   });
 });
+
+describe("eviction manager loop on a simulated node", () => {
+  // A tiny node model: disk usage = images + per-pod writable layers; image GC frees images.
+  function diskNode(opts: { imagesGi: number; gcFrees: boolean; aGi?: number }) {
+    const clock = createFakeClock(atMs(0));
+    const a = pod("a");
+    const b = pod("b", { priority: 10 });
+    const usage: Record<string, number> = { a: opts.aGi ?? 20, b: 30 };
+    let images = opts.imagesGi;
+    let active = [a, b];
+    const kills: string[] = [];
+    const reclaim: string[] = [];
+    const conditions: string[][] = [];
+    const snapshot = (): Summary => {
+      const t = new Date(clock.now()).toISOString();
+      const used = images + active.reduce((s, p) => s + usage[p.metadata.name]!, 0);
+      return summary({ time: t, fsAvailable: (100 - used) * Gi, fsCapacity: 100 * Gi, pods: active.map((p) => podStats(p, { rootfs: usage[p.metadata.name]! * Gi, logs: 0 }, t)) });
+    };
+    const m = createEvictionManager({
+      config: evictionConfig({ thresholds: thresholds({ evictionHard: { "nodefs.available": "10%" }, evictionMinimumReclaim: { "nodefs.available": "5Gi" } }) }),
+      clock,
+      logger: silent,
+      summary: async () => snapshot(),
+      activePods: () => active,
+      killPod: async (p) => {
+        kills.push(p.metadata.name);
+        active = active.filter((x) => x !== p);
+      },
+      reclaim: {
+        deleteUnusedContainers: async () => void reclaim.push("containers"),
+        deleteUnusedImages: async () => {
+          reclaim.push("images");
+          if (opts.gcFrees) images = 0;
+        },
+      },
+      onCycle: (r) => conditions.push([...r.conditions]),
+    });
+    return { m, clock, kills, reclaim, conditions, setImages: (g: number) => (images = g) };
+  }
+
+  test("disk pressure relieved by image GC: no pod is evicted", async () => {
+    const n = diskNode({ imagesGi: 45, gcFrees: true }); // 95Gi used → 5Gi available < 10Gi
+    n.m.start();
+    await n.m.idle();
+    expect(n.reclaim).toEqual(["containers", "images"]);
+    expect(n.kills).toEqual([]);
+    expect(n.conditions[0]).toEqual(["DiskPressure"]);
+    n.clock.advance(10_000);
+    await n.m.idle();
+    expect(n.kills).toEqual([]);
+    expect(n.m.isUnderDiskPressure()).toBe(true); // transition period keeps the condition
+    n.m.stop();
+  });
+
+  test("image GC does not free enough: evict by priority, then hysteresis keeps going until min-reclaim is met", async () => {
+    const n = diskNode({ imagesGi: 45, gcFrees: false });
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills).toEqual(["a"]); // 75Gi used → 25Gi free ≥ 15Gi: resolved
+    n.clock.advance(1000); // cleanup done → immediate next cycle
+    await n.m.idle();
+    expect(n.kills).toEqual(["a"]);
+    n.setImages(58); // 88Gi used → 12Gi free: not below 10Gi, but below 10Gi + 5Gi min-reclaim? only if acting
+    n.clock.advance(10_000);
+    await n.m.idle();
+    expect(n.kills).toEqual(["a"]); // threshold was resolved, so min-reclaim no longer applies
+    n.m.stop();
+  });
+
+  test("min-reclaim hysteresis: after one eviction 13Gi free (≥ 10Gi, < 10Gi + 5Gi) → a second pod goes", async () => {
+    const n = diskNode({ imagesGi: 57, gcFrees: false, aGi: 8 }); // 95Gi used
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills).toEqual(["a"]);
+    n.clock.advance(1000);
+    await n.m.idle();
+    expect(n.kills).toEqual(["a", "b"]);
+    n.m.stop();
+  });
+});
