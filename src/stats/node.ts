@@ -19,8 +19,8 @@ export interface NodeStatsProviderOptions {
   rootDir: string;
   /** imagefs: the container runtime's image store (containerd's root), when known. */
   imageFsDir?: string;
-  /** Memory cgroup mount; default /sys/fs/cgroup/memory when present, else /proc/meminfo is used. */
-  memoryCgroupRoot?: string;
+  /** Memory cgroup mount; default /sys/fs/cgroup/memory when present, else (or with null) /proc/meminfo. */
+  memoryCgroupRoot?: string | null;
   /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
   podsCgroup?: string;
   clock?: { now(): number };
@@ -66,7 +66,10 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
   const clock = opts.clock ?? { now: () => Date.now() };
   const meminfoPath = opts.procPaths?.meminfo ?? "/proc/meminfo";
   const onError = opts.onError ?? (() => {});
-  const memRoot = opts.memoryCgroupRoot ?? (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes")) ? DEFAULT_MEMORY_CGROUP_ROOT : undefined);
+  const memRoot =
+    opts.memoryCgroupRoot === null
+      ? undefined
+      : opts.memoryCgroupRoot ?? (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes")) ? DEFAULT_MEMORY_CGROUP_ROOT : undefined);
   const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
   const capacity = parseMeminfo(readFileSync(meminfoPath, "utf8")).MemTotal ?? 0;
   const startTime = bootTime(opts.procPaths?.stat ?? "/proc/stat");

@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { CgroupStatsError, memoryStatsFromFiles, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
+
+const T = "2026-01-01T00:00:00.000Z";
+const v1stat = (inactive: number) =>
+  `cache 999\nrss 1\ninactive_file 7\ntotal_cache 5000\ntotal_rss 3000\ntotal_inactive_file ${inactive}\ntotal_pgfault 42\ntotal_pgmajfault 3\n`;
+const v2stat = (inactive: number) => `anon 3000\nfile 5000\ninactive_file ${inactive}\nactive_file 10\npgfault 42\npgmajfault 3\n`;
+
+describe("memoryStatsFromFiles", () => {
+  test.each<[string, CgroupMemoryFiles, object]>([
+    [
+      "v1 uses hierarchical total_* fields",
+      { version: 1, usage: "10000\n", stat: v1stat(4000) },
+      { time: T, usageBytes: 10000, workingSetBytes: 6000, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3 },
+    ],
+    [
+      "v1 working set floors at 0",
+      { version: 1, usage: "1000\n", stat: v1stat(4000) },
+      { time: T, usageBytes: 1000, workingSetBytes: 0, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3 },
+    ],
+    [
+      "v1 limit gives availableBytes = limit − workingSet",
+      { version: 1, usage: "10000\n", stat: v1stat(4000), limit: "16000\n" },
+      { time: T, usageBytes: 10000, workingSetBytes: 6000, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3, availableBytes: 10000 },
+    ],
+    [
+      "v1 unlimited (page-rounded 2^63−1) gives no availableBytes",
+      { version: 1, usage: "10000\n", stat: v1stat(4000), limit: "9223372036854771712\n" },
+      { time: T, usageBytes: 10000, workingSetBytes: 6000, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3 },
+    ],
+    [
+      "v2 uses inactive_file and anon",
+      { version: 2, usage: "10000\n", stat: v2stat(2500), limit: "max\n" },
+      { time: T, usageBytes: 10000, workingSetBytes: 7500, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3 },
+    ],
+    [
+      "v2 limit",
+      { version: 2, usage: "10000\n", stat: v2stat(2500), limit: "8000\n" },
+      { time: T, usageBytes: 10000, workingSetBytes: 7500, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3, availableBytes: 500 },
+    ],
+  ])("%s", (_name, files, want) => {
+    expect(memoryStatsFromFiles(files, T)).toEqual(want as never);
+  });
+
+  test("a bad usage value names the cgroup", () => {
+    expect(() => memoryStatsFromFiles({ version: 1, usage: "abc", stat: "" }, T, "/cg/x")).toThrow(CgroupStatsError);
+    expect(() => memoryStatsFromFiles({ version: 1, usage: "abc", stat: "" }, T, "/cg/x")).toThrow(/\/cg\/x: memory usage "abc"/);
+  });
+});

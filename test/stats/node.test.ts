@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fsStatsFromStatfs } from "../../src/stats/fs.ts";
+import { createNodeStatsProvider, meminfoMemoryStats, nodeMemoryStats, parseMeminfo } from "../../src/stats/node.ts";
+
+const MEMINFO = "MemTotal:       1000 kB\nMemFree:         200 kB\nInactive(file):  100 kB\nHugePages_Total:       0\n";
+
+describe("pure node stats", () => {
+  test("parseMeminfo converts kB to bytes and keeps counts", () => {
+    expect(parseMeminfo(MEMINFO)).toEqual({ MemTotal: 1024000, MemFree: 204800, "Inactive(file)": 102400, HugePages_Total: 0 });
+  });
+
+  test("nodeMemoryStats: available = capacity − workingSet (floored at 0)", () => {
+    expect(nodeMemoryStats({ time: "T", usageBytes: 700, workingSetBytes: 600 }, 1000)).toEqual({ time: "T", usageBytes: 700, workingSetBytes: 600, availableBytes: 400 });
+    expect(nodeMemoryStats({ time: "T", workingSetBytes: 1600 }, 1000).availableBytes).toBe(0);
+  });
+
+  test("meminfoMemoryStats: usage = MemTotal − MemFree, ws = usage − Inactive(file)", () => {
+    expect(meminfoMemoryStats(parseMeminfo(MEMINFO), "T")).toEqual({ time: "T", usageBytes: 819200, workingSetBytes: 716800, availableBytes: 307200 });
+  });
+
+  test.each([
+    [
+      { type: 0, bsize: 4096, blocks: 100, bfree: 40, bavail: 30, files: 50, ffree: 20, namelen: 255, frsize: 4096, flags: 0 },
+      { time: "T", capacityBytes: 409600, availableBytes: 122880, usedBytes: 245760, inodes: 50, inodesFree: 20, inodesUsed: 30 },
+    ],
+  ])("fsStatsFromStatfs", (s, want) => {
+    expect(fsStatsFromStatfs(s, "T")).toEqual(want);
+  });
+});
+
+describe("createNodeStatsProvider", () => {
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  test("meminfo fallback, injected clock, missing rootDir left out with an error", () => {
+    dir = mkdtempSync(join(tmpdir(), `bunlet-node-${process.pid}-`));
+    writeFileSync(join(dir, "meminfo"), MEMINFO);
+    writeFileSync(join(dir, "stat"), "cpu 1 2 3\nbtime 1700000000\n");
+    writeFileSync(join(dir, "pid_max"), "32768\n");
+    writeFileSync(join(dir, "threads-max"), "100000\n");
+    writeFileSync(join(dir, "loadavg"), "0 0 0 1/77 1\n");
+    const errors: string[] = [];
+    const p = createNodeStatsProvider({
+      rootDir: join(dir, "missing-root"),
+      imageFsDir: dir,
+      memoryCgroupRoot: null,
+      clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
+      nodeName: "n1",
+      procPaths: {
+        meminfo: join(dir, "meminfo"),
+        stat: join(dir, "stat"),
+        pidMax: join(dir, "pid_max"),
+        threadsMax: join(dir, "threads-max"),
+        loadavg: join(dir, "loadavg"),
+      },
+      onError: (e) => errors.push(e.message),
+    });
+    const s = p.nodeStats();
+    expect(p.memoryCapacityBytes).toBe(1024000);
+    expect(s.nodeName).toBe("n1");
+    expect(s.startTime).toBe("2023-11-14T22:13:20.000Z");
+    expect(s.rlimit).toEqual({ time: "2026-01-02T03:04:05.000Z", maxpid: 32768, curproc: 77 });
+    expect(s.fs).toBeUndefined();
+    expect(errors.some((e) => e.includes("missing-root") && e.includes("ENOENT"))).toBe(true);
+    expect(s.runtime?.imageFs?.time).toBe("2026-01-02T03:04:05.000Z");
+    expect(s.memory).toEqual({ time: "2026-01-02T03:04:05.000Z", usageBytes: 819200, workingSetBytes: 716800, availableBytes: 307200 });
+    expect(s.systemContainers).toBeUndefined();
+  });
+
+  test("statfs numbers match df -B1 and df -i for the same mount", async () => {
+    const p = createNodeStatsProvider({ rootDir: "/", imageFsDir: tmpdir() });
+    const df = async (args: string[]) => {
+      const out = await new Response(Bun.spawn(["df", ...args, "/"]).stdout).text();
+      return out.trim().split("\n")[1]!.trim().split(/\s+/).slice(1, 4).map(Number);
+    };
+    // Free space moves with other writers; compare the stable totals exactly and the rest loosely.
+    const [size, used, avail] = await df(["-B1"]);
+    const [inodes, iused, ifree] = await df(["-i"]);
+    const fs = p.nodeStats().fs!;
+    expect(fs.capacityBytes).toBe(size!);
+    expect(fs.inodes).toBe(inodes!);
+    expect(Math.abs(fs.usedBytes! - used!)).toBeLessThan(64 * 1024 * 1024);
+    expect(Math.abs(fs.availableBytes! - avail!)).toBeLessThan(64 * 1024 * 1024);
+    expect(Math.abs(fs.inodesUsed! - iused!)).toBeLessThan(10000);
+    expect(Math.abs(fs.inodesFree! - ifree!)).toBeLessThan(10000);
+  });
+});
