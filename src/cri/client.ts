@@ -22,6 +22,8 @@ export type * from "./types.ts";
 export interface CriClientOptions {
   /** `unix:///run/containerd/containerd.sock` or a plain socket path. */
   endpoint: string;
+  /** ImageService endpoint (kubelet --image-service-endpoint); default: `endpoint`. */
+  imageEndpoint?: string;
   /** Deadline of each call (upstream --runtime-request-timeout, default 2m). */
   timeoutMs?: number;
   /** How long to keep retrying UNAVAILABLE before giving up. */
@@ -29,6 +31,7 @@ export interface CriClientOptions {
   /** Injected for tests. */
   sleep?: (ms: number) => Promise<void>;
   transport?: UnaryTransport;
+  imageTransport?: UnaryTransport;
   codec?: Codec;
 }
 
@@ -96,6 +99,9 @@ export function retryDelays(budgetMs: number): number[] {
 export function createCriClient(opts: CriClientOptions): CriClient {
   const endpoint = opts.endpoint;
   const transport = opts.transport ?? createUnixGrpcTransport(socketPathOf(endpoint));
+  const imageTransport =
+    opts.imageTransport ??
+    (opts.imageEndpoint && opts.imageEndpoint !== endpoint ? createUnixGrpcTransport(socketPathOf(opts.imageEndpoint)) : transport);
   // Parsed on the first call, so building a client (agent wiring, CLI) costs nothing until it is used.
   let codec = opts.codec;
   const getCodec = (): Codec => (codec ??= createCodec());
@@ -103,12 +109,12 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   const delays = retryDelays(opts.retryBudgetMs ?? 5000);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
-  async function call<R>(path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs): Promise<R> {
+  async function call<R>(t: UnaryTransport, path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs): Promise<R> {
     const c = getCodec();
     const bytes = c.encode(reqType, req);
     for (let attempt = 0; ; attempt++) {
       try {
-        return c.decode<R>(resType, await transport.unary(path, bytes, deadlineMs));
+        return c.decode<R>(resType, await t.unary(path, bytes, deadlineMs));
       } catch (e) {
         const delay = delays[attempt];
         if (!isRetryable(e) || delay === undefined) throw e;
@@ -116,8 +122,8 @@ export function createCriClient(opts: CriClientOptions): CriClient {
       }
     }
   }
-  const rt = <R>(m: string, req: object, deadlineMs?: number) => call<R>(RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs);
-  const img = <R>(m: string, req: object, deadlineMs?: number) => call<R>(IMAGE + m, `${m}Request`, `${m}Response`, req, deadlineMs);
+  const rt = <R>(m: string, req: object, deadlineMs?: number) => call<R>(transport, RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs);
+  const img = <R>(m: string, req: object, deadlineMs?: number) => call<R>(imageTransport, IMAGE + m, `${m}Request`, `${m}Response`, req, deadlineMs);
   const spec = (i: string | T.ImageSpec): T.ImageSpec => (typeof i === "string" ? { image: i } : i);
 
   return {
@@ -152,6 +158,9 @@ export function createCriClient(opts: CriClientOptions): CriClient {
       (await img<{ imageRef: string }>("PullImage", { image: spec(image), auth, sandboxConfig })).imageRef,
     removeImage: async (image) => void (await img("RemoveImage", { image: spec(image) })),
     imageFsInfo: () => img("ImageFsInfo", {}),
-    close: () => transport.close(),
+    close: () => {
+      transport.close();
+      if (imageTransport !== transport) imageTransport.close();
+    },
   };
 }

@@ -80,6 +80,16 @@ describe("retry", () => {
   });
 });
 
+test("ImageService calls go to the image endpoint's transport when one is given", async () => {
+  const runtime = scripted([versionReply()]);
+  const images = scripted([codec.encode("ListImagesResponse", { images: [{ id: "sha256:1", repoTags: ["a:1"], size: 5 }] })]);
+  const cri = createCriClient({ endpoint: "/r.sock", transport: runtime.transport, imageTransport: images.transport, codec });
+  await cri.version();
+  expect((await cri.listImages()).map((i) => i.repoTags)).toEqual([["a:1"]]);
+  expect(runtime.calls.map((c) => c.method)).toEqual(["/runtime.v1.RuntimeService/Version"]);
+  expect(images.calls.map((c) => c.method)).toEqual(["/runtime.v1.ImageService/ListImages"]);
+});
+
 describe("deadlines", () => {
   test("every call carries the client timeout; StopContainer and ExecSync add their own timeout", async () => {
     const { transport, calls } = scripted([new Uint8Array(), new Uint8Array(), new Uint8Array()]);
