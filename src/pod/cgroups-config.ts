@@ -154,3 +154,18 @@ export function burstableCpuShares(pods: PodLike[]): number {
   const milliTotal = pods.filter((p) => getPodQOS(p) === "Burstable").reduce((a, p) => a + podTotals(p).cpuRequestMilli, 0);
   return milliCPUToShares(milliTotal);
 }
+
+/**
+ * kubepods limits from KubeletConfiguration (upstream createNodeAllocatableCgroups): node allocatable
+ * when enforceNodeAllocatable has "pods", else plain capacity (still written: the default cpu.shares
+ * of a new cgroup would starve pods).
+ */
+export function kubepodsConfigFromKubelet(
+  cfg: { enforceNodeAllocatable?: string[]; systemReserved?: Record<string, string>; kubeReserved?: Record<string, string> },
+  capacity: { memoryBytes: number; cpus: number; pids?: number },
+): ResourceConfig {
+  const cap: Record<string, string> = { memory: String(capacity.memoryBytes), cpu: String(capacity.cpus) };
+  if (capacity.pids !== undefined) cap.pid = String(capacity.pids);
+  const enforce = (cfg.enforceNodeAllocatable ?? ["pods"]).includes("pods");
+  return kubepodsResourceConfig(enforce ? nodeAllocatableAbsolute(cap, cfg.systemReserved, cfg.kubeReserved) : nodeAllocatableAbsolute(cap));
+}

@@ -408,6 +408,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const uid = pod.metadata.uid ?? "";
       const target = podManager.get(uid) ?? known.get(uid);
       if (!target) return Promise.reject(new Error(`killPod: pod ${fullName(pod)} uid=${uid} is not known to the pod workers`));
+      // Already finished (terminal, or stopped earlier): keep its recorded outcome.
+      if (workers.state(uid) === "finished") return Promise.resolve();
       statuses.set(uid, terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true));
       if (req.annotations) statuses.setAnnotations(uid, req.annotations);
       log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);

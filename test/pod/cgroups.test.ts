@@ -3,6 +3,7 @@ import { existsSync, readFileSync, readdirSync, rmdirSync, statSync } from "node
 import { join } from "node:path";
 import {
   burstableCpuShares,
+  kubepodsConfigFromKubelet,
   kubepodsResourceConfig,
   milliCPUToQuota,
   milliCPUToShares,
@@ -136,5 +137,17 @@ describe.skipIf(!canRun)("pod cgroups on cgroup v1", () => {
     } finally {
       child.kill("SIGKILL");
     }
+  });
+});
+
+describe("kubepodsConfigFromKubelet", () => {
+  test.each([
+    [["pods"], 8 * 2 ** 30 - 2 ** 30],
+    [[], 8 * 2 ** 30],
+    [undefined, 8 * 2 ** 30 - 2 ** 30],
+  ])("enforceNodeAllocatable=%p → memory %d", (enforce, mem) => {
+    const r = kubepodsConfigFromKubelet({ enforceNodeAllocatable: enforce, systemReserved: { memory: "512Mi" }, kubeReserved: { memory: "512Mi" } }, { memoryBytes: 8 * 2 ** 30, cpus: 2 });
+    expect(r.memoryLimitBytes).toBe(mem);
+    expect(r.cpuShares).toBe(2048);
   });
 });

@@ -1,0 +1,19 @@
+// Public surface of the pod lifecycle for the composition root (src/agent.ts) and the HTTP server.
+export {
+  createPodLifecycle,
+  defaultHostIP,
+  lifecycleConfigFromKubelet,
+  type KillPodRequest,
+  type PodAdmitHandler,
+  type PodCgroups,
+  type PodLifecycle,
+  type PodLifecycleConfig,
+  type PodLifecycleDeps,
+} from "./lifecycle.ts";
+export { createPodCgroupManager, detectV1Controllers, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
+export { kubepodsConfigFromKubelet, nodeAllocatableAbsolute, podCgroupParent, podResourceConfig } from "./cgroups-config.ts";
+export { logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";
+export { decodeManifests, ManifestError } from "./manifest.ts";
+export { realClock, type Clock } from "./clock.ts";
+export type { Pod, PodStatus, ContainerStatus, PodPhase } from "./types.ts";
+export type { PodUpdate } from "./sources/update.ts";
