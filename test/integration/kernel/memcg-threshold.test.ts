@@ -1,0 +1,209 @@
+// Real cgroup v1 memory thresholds: test cgroups under /sys/fs/cgroup/memory (each with a 512 MiB
+// limit so the host is never at risk), children charged into them, events awaited with bounds.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SyscallError } from "../../../ffi/libc.ts";
+import { startCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
+import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts";
+import { createMemcgNotifierSet, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
+import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
+import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
+import { canManageMemoryCgroups, makeMemoryCgroup, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
+
+const MiB = 1024 * 1024;
+const enabled = canManageMemoryCgroups();
+if (!enabled) console.warn("skipping memcg threshold tests: needs root and the cgroup v1 memory controller at /sys/fs/cgroup/memory");
+
+const fdCount = () => readdirSync("/proc/self/fd").length;
+const usage = (cg: TestCgroup) => Number(cg.read("memory.usage_in_bytes").trim());
+
+describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
+  let hub: NotifierHub;
+  const cgroups: TestCgroup[] = [];
+  const children: Bun.Subprocess[] = [];
+
+  beforeEach(() => {
+    hub = createNotifierHub();
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) {
+      c.kill("SIGKILL");
+      await c.exited;
+    }
+    await hub.close();
+    for (const cg of cgroups.splice(0)) await cg.remove();
+  });
+
+  const cgroup = (limitBytes?: number) => {
+    const cg = makeMemoryCgroup({ limitBytes });
+    cgroups.push(cg);
+    return cg;
+  };
+  const hog = async (cg: TestCgroup, mb: number) => {
+    const child = spawnMemoryHog(cg, mb);
+    children.push(child);
+    const reader = child.stdout.getReader();
+    const { value } = await Promise.race([
+      reader.read(),
+      Bun.sleep(15_000).then(() => {
+        throw new Error(`memory hog (${mb} MiB) did not start within 15 s`);
+      }),
+    ]);
+    reader.releaseLock();
+    expect(new TextDecoder().decode(value)).toContain("ready");
+    return child;
+  };
+
+  test("crossing the threshold upward fires an event on the main thread", async () => {
+    const cg = cgroup();
+    const threshold = usage(cg) + 48 * MiB;
+    const events: ThresholdEvent[] = [];
+    const n = startCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: threshold, onEvent: (e) => events.push(e) });
+    await hog(cg, 96);
+    await waitFor(() => events.length > 0, "threshold event", 10_000);
+    expect(events[0]!.cgroupPath).toBe(cg.path);
+    expect(events[0]!.thresholdBytes).toBe(threshold);
+    expect(events[0]!.count).toBeGreaterThanOrEqual(1);
+    expect(events[0]!.usageBytes).toBeGreaterThanOrEqual(threshold - 4 * MiB);
+    n.stop();
+    expect(n.stopped).toBe(true);
+    expect(hub.size).toBe(0);
+  });
+
+  test("no event while usage stays below the threshold", async () => {
+    const cg = cgroup();
+    const events: ThresholdEvent[] = [];
+    startCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: 400 * MiB, onEvent: (e) => events.push(e) });
+    await hog(cg, 16);
+    await Bun.sleep(300); // bounded negative wait: the event would arrive in < 1 ms
+    expect(usage(cg)).toBeLessThan(400 * MiB);
+    expect(events).toEqual([]);
+  });
+
+  test("several notifiers share one epoll set and each fires for its own cgroup", async () => {
+    const a = cgroup();
+    const b = cgroup();
+    const seen: string[] = [];
+    startCgroupThreshold(hub, { cgroupPath: a.path, thresholdBytes: usage(a) + 32 * MiB, onEvent: (e) => seen.push(e.cgroupPath) });
+    startCgroupThreshold(hub, { cgroupPath: b.path, thresholdBytes: usage(b) + 32 * MiB, onEvent: (e) => seen.push(e.cgroupPath) });
+    startCgroupThreshold(hub, { cgroupPath: b.path, thresholdBytes: 450 * MiB, onEvent: (e) => seen.push(`${e.cgroupPath}@450`) });
+    expect(hub.size).toBe(3);
+    await hog(a, 64);
+    await waitFor(() => seen.includes(a.path), "cgroup a event", 10_000);
+    expect(seen).not.toContain(b.path);
+    await hog(b, 64);
+    await waitFor(() => seen.includes(b.path), "cgroup b event", 10_000);
+    expect(seen.filter((s) => s.endsWith("@450"))).toEqual([]);
+  });
+
+  test("removing a watched cgroup is reported as removal, not a threshold event", async () => {
+    const cg = cgroup();
+    const events: ThresholdEvent[] = [];
+    let removed: string | undefined;
+    const n = startCgroupThreshold(hub, {
+      cgroupPath: cg.path,
+      thresholdBytes: 300 * MiB,
+      onEvent: (e) => events.push(e),
+      onRemoved: (p) => (removed = p),
+    });
+    await cg.remove();
+    await waitFor(() => removed !== undefined, "removal report", 5000);
+    expect(removed).toBe(cg.path);
+    expect(events).toEqual([]);
+    expect(n.stopped).toBe(true);
+    expect(hub.size).toBe(0);
+  });
+
+  test("registering on a missing cgroup fails with ENOENT naming the file", () => {
+    const path = `/sys/fs/cgroup/memory/bunlet-missing-${process.pid}`;
+    let err: unknown;
+    try {
+      startCgroupThreshold(hub, { cgroupPath: path, thresholdBytes: 1, onEvent() {} });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SyscallError);
+    expect((err as SyscallError).code).toBe("ENOENT");
+    expect((err as SyscallError).path).toBe(join(path, "memory.usage_in_bytes"));
+    expect(hub.size).toBe(0);
+  });
+
+  test("stop and hub close free every fd", async () => {
+    await hub.close();
+    const before = fdCount();
+    hub = createNotifierHub();
+    const cg = cgroup();
+    const ns = [1, 2, 3].map((i) => startCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: i * 100 * MiB, onEvent() {} }));
+    expect(fdCount()).toBe(before + 2 + 3); // epoll + control eventfd + one eventfd each
+    for (const n of ns) n.stop();
+    await hub.close();
+    expect(fdCount()).toBe(before);
+  });
+
+  test("memcg notifier set (eviction manager hook) arms, re-arms on a new value, fires, and stops", async () => {
+    const root = cgroup();
+    const pods = makeMemoryCgroup({ root: root.path, prefix: "kubepods" });
+    cgroups.unshift(pods); // removed before its parent
+    const events: MemcgNotifierEvent[] = [];
+    const set = createMemcgNotifierSet({ hub, memoryCgroupRoot: root.path, podsCgroup: pods.path.slice(root.path.length + 1), onEvent: (e) => events.push(e) });
+    const target = (bytes: number) => ({
+      signal: "allocatableMemory.available" as const,
+      cgroup: "pods" as const,
+      hard: true,
+      description: "hard allocatable memory eviction threshold",
+      thresholdBytes: bytes,
+    });
+    expect(set.apply([target(450 * MiB)])).toEqual([]);
+    const n = [...set.notifiers.values()][0]!;
+    expect(n.cgroupPath).toBe(pods.path);
+    expect(n.armedBytes).toBe(450 * MiB);
+    expect(hub.size).toBe(1);
+    set.apply([target(Number(pods.read("memory.usage_in_bytes")) + 32 * MiB)]);
+    expect(hub.size).toBe(1); // replaced, not added
+    await hog(pods, 64);
+    await waitFor(() => events.length > 0, "allocatable threshold event", 10_000);
+    expect(events[0]!.description).toBe("hard allocatable memory eviction threshold");
+    expect(events[0]!.signal).toBe("allocatableMemory.available");
+    set.apply([]);
+    expect(set.notifiers.size).toBe(0);
+    expect(hub.size).toBe(0);
+  });
+
+  test("cgroupMemoryStats: working set = usage − total_inactive_file of the cgroup's files", async () => {
+    const cg = cgroup();
+    await hog(cg, 32);
+    const stats = cgroupMemoryStats(cg.path, "T");
+    const fileUsage = usage(cg);
+    const stat = parseFlatKeyed(cg.read("memory.stat"));
+    expect(stats.usageBytes).toBeGreaterThan(32 * MiB);
+    // An idle child: the files barely move between our two reads.
+    expect(Math.abs(stats.usageBytes! - fileUsage)).toBeLessThan(MiB);
+    expect(Math.abs(stats.workingSetBytes! - Math.max(0, fileUsage - stat.total_inactive_file!))).toBeLessThan(MiB);
+    expect(Math.abs(stats.rssBytes! - stat.total_rss!)).toBeLessThan(MiB);
+    expect(stats.availableBytes).toBe(512 * MiB - stats.workingSetBytes!);
+  });
+
+  test("the main thread keeps serving HTTP while the notifier waits and fires", async () => {
+    const cg = cgroup();
+    const events: ThresholdEvent[] = [];
+    startCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: usage(cg) + 32 * MiB, onEvent: (e) => events.push(e) });
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") });
+    try {
+      const url = `http://127.0.0.1:${server.port}/`;
+      expect(await (await fetch(url)).text()).toBe("ok");
+      await hog(cg, 64);
+      await waitFor(() => events.length > 0, "threshold event", 10_000);
+      expect(await (await fetch(url)).text()).toBe("ok");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("node memory from the root cgroup agrees with its files", () => {
+    const stats = cgroupMemoryStats("/sys/fs/cgroup/memory", "T");
+    const u = Number(readFileSync("/sys/fs/cgroup/memory/memory.usage_in_bytes", "utf8"));
+    expect(Math.abs(stats.usageBytes! - u)).toBeLessThan(256 * MiB);
+    expect(stats.workingSetBytes).toBeLessThanOrEqual(stats.usageBytes!);
+  });
+});
