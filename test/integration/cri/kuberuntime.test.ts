@@ -147,6 +147,14 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     expect(ex.stdout).toContain(parent);
   }, 60_000);
 
+  test("a pod-network pod gets its own hostname and a pod IP in its status", async () => {
+    const pod = makePod({ hostNetwork: false, containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3600"] }] });
+    const st = await syncUntil(pod, "running", (s) => byName(s, "app")?.state === "running");
+    expect(st.sandboxes[0]?.ip).toMatch(/^10\.89\.\d+\.\d+$/);
+    const ex = await rt.execSync((byName(st, "app") as RuntimeContainerStatus).id, ["hostname"], 5000);
+    expect(ex.stdout.trim()).toBe(pod.metadata.name);
+  }, 60_000);
+
   test("a container exiting 3 is Error with exit code 3, and a Never pod is not restarted", async () => {
     const pod = makePod({ restartPolicy: "Never", containers: [{ name: "fail", image: ctd.images.busybox, command: ["sh", "-c", "exit 3"] }] });
     await rt.syncPod(pod, await status(pod), noBackOff);
