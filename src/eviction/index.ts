@@ -9,4 +9,5 @@ export { realClock, createFakeClock, type Clock, type FakeClock } from "./clock.
 export type { CycleReport, EvictionRecord, EvictionState } from "./synchronize.ts";
 export type { EvictionConfig, EvictionDeps, EventRecorder, EvictionEvent, KillPodFunc, KillStatus, ReclaimFuncs, Logger } from "./types.ts";
 export type { Threshold, ThresholdValue, Observation, Observations } from "./threshold.ts";
-export type { Signal, NodeConditionType, StarvedResource } from "./signals.ts";
+export { NODE_CONDITION_TEXT, SIGNALS, type Signal, type NodeConditionType, type StarvedResource } from "./signals.ts";
+export { evictionMetrics } from "./metrics.ts";

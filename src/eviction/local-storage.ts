@@ -21,8 +21,16 @@ function qty(v: string | number | undefined): { value: number; text: string } | 
 
 const used = (fs: FsStats | undefined): number => fs?.usedBytes ?? 0;
 
-/** The first local-storage violation of a pod, as its eviction message; undefined if none. */
-export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>, layout: FsLayout): string | undefined {
+/** Metric labels upstream uses for local-storage evictions. */
+export type LocalStorageSignal = "emptydirfs.limit" | "ephemeralpodfs.limit" | "ephemeralcontainerfs.limit";
+
+export interface Violation {
+  signal: LocalStorageSignal;
+  message: string;
+}
+
+/** The first local-storage violation of a pod; undefined if none. */
+export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>, layout: FsLayout): Violation | undefined {
   if (!stats) return undefined;
   const volUsed = new Map<string, number>();
   for (const v of stats.volume ?? []) if (v.usedBytes !== undefined) volUsed.set(v.name, v.usedBytes);
@@ -30,12 +38,12 @@ export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>
     if (!v.emptyDir) continue;
     const limit = qty(v.emptyDir.sizeLimit);
     const u = volUsed.get(v.name);
-    if (limit && limit.value > 0 && u !== undefined && u > limit.value) return emptyDirMessage(v.name, limit.text);
+    if (limit && limit.value > 0 && u !== undefined && u > limit.value) return { signal: "emptydirfs.limit", message: emptyDirMessage(v.name, limit.text) };
   }
   const podLim = podLimit(pod, "ephemeral-storage");
   if (podLim !== undefined) {
     const total = stats["ephemeral-storage"]?.usedBytes ?? 0;
-    if (total > podLim) return podEphemeralStorageMessage(formatAmount(podLim));
+    if (total > podLim) return { signal: "ephemeralpodfs.limit", message: podEphemeralStorageMessage(formatAmount(podLim)) };
   }
   const limits = new Map<string, { value: number; text: string }>();
   for (const c of pod.spec.containers) {
@@ -47,7 +55,7 @@ export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>
     if (!l) continue;
     // With a dedicated imagefs the writable layer is not on nodefs, so only logs count.
     const u = used(cs.logs) + (layout.dedicatedImageFs ? 0 : used(cs.rootfs));
-    if (u > l.value) return containerEphemeralStorageMessage(cs.name, l.text);
+    if (u > l.value) return { signal: "ephemeralcontainerfs.limit", message: containerEphemeralStorageMessage(cs.name, l.text) };
   }
   return undefined;
 }
@@ -58,18 +66,18 @@ export function evictLocalStorage(
   stats: StatsFunc,
   layout: FsLayout,
   exempt: (p: PodLike) => boolean,
-  evict: (pod: PodLike, message: string) => void,
+  evict: (pod: PodLike, v: Violation) => void,
   logger: Logger,
 ): number {
   let n = 0;
   for (const pod of pods) {
-    const message = localStorageViolation(pod, stats(pod), layout);
-    if (!message) continue;
+    const v = localStorageViolation(pod, stats(pod), layout);
+    if (!v) continue;
     if (exempt(pod)) {
-      logger.warn(`cannot evict a critical pod over its local storage limit ${podKey(pod)}: ${message.trim()}`);
+      logger.warn(`cannot evict a critical pod over its local storage limit ${podKey(pod)}: ${v.message.trim()}`);
       continue;
     }
-    evict(pod, message);
+    evict(pod, v);
     n++;
   }
   return n;

@@ -56,3 +56,19 @@ export function isMemorySignal(s: Signal): boolean {
 export function signalIsCount(s: Signal): boolean {
   return s.endsWith(".inodesFree") || s === "pid.available";
 }
+
+/** Node condition reasons and messages the node-status setters publish (spec §7.2). */
+export const NODE_CONDITION_TEXT: Record<NodeConditionType, { true: { reason: string; message: string }; false: { reason: string; message: string } }> = {
+  MemoryPressure: {
+    true: { reason: "KubeletHasInsufficientMemory", message: "kubelet has insufficient memory available" },
+    false: { reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available" },
+  },
+  DiskPressure: {
+    true: { reason: "KubeletHasDiskPressure", message: "kubelet has disk pressure" },
+    false: { reason: "KubeletHasNoDiskPressure", message: "kubelet has no disk pressure" },
+  },
+  PIDPressure: {
+    true: { reason: "KubeletHasInsufficientPID", message: "kubelet has insufficient PID available" },
+    false: { reason: "KubeletHasSufficientPID", message: "kubelet has sufficient PID available" },
+  },
+};

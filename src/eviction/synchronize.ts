@@ -56,6 +56,8 @@ export interface CycleReport {
   nodeReclaim: { steps: string[]; relieved: boolean } | null;
   ranked: RankedPod[];
   evicted: EvictionRecord[];
+  /** Age of the stats behind each actionable (fresh) threshold, in seconds. */
+  statsAgeSeconds?: Partial<Record<Signal, number>>;
   /** Why nothing was evicted although a threshold was to be reclaimed. */
   note?: string;
   error?: string;
@@ -306,6 +308,12 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
   const fresh = thresholdsUpdatedStats(actionable, observations, state.lastObservations);
   state.lastObservations = observations;
   report.actionableFresh = fresh;
+  // kubelet_eviction_stats_age_seconds: how old the stats behind each actionable threshold are.
+  report.statsAgeSeconds = {};
+  for (const t of fresh) {
+    const o = observations[t.signal]!;
+    if (o.timeMs !== 0) report.statsAgeSeconds[t.signal] = Math.max(0, now - o.timeMs) / 1000;
+  }
 
   const pending = pendingKills(deps, state, active);
   const pendingUids = new Set(pending.map((k) => k.uid));
@@ -317,10 +325,10 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
       statsFunc,
       layout,
       (p) => exemptFromEviction(p, config.evictStaticPods),
-      (pod, message) => {
-        logger.info(`evicting pod for local storage limit ${kv({ pod: podKey(pod), message: message.trim() })}`);
-        startKill(deps, state, pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, { reason: EVICTED_REASON, message, annotations: {} }, "local-storage");
-        report.evicted.push({ pod, signal: "local-storage", gracePeriodSeconds: IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, annotations: {} });
+      (pod, { signal, message }) => {
+        logger.info(`evicting pod for local storage limit ${kv({ pod: podKey(pod), signal, message: message.trim() })}`);
+        startKill(deps, state, pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, { reason: EVICTED_REASON, message, annotations: {} }, signal);
+        report.evicted.push({ pod, signal, gracePeriodSeconds: IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, annotations: {} });
       },
       logger,
     );
