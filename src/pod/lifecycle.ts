@@ -55,6 +55,8 @@ export interface KillPodRequest {
   reason: string;
   message: string;
   annotations?: Record<string, string>;
+  /** The DisruptionTarget condition to record (eviction's KillStatus.condition); default TerminationByKubelet. */
+  condition?: { type: "DisruptionTarget"; status: "True"; reason: string; message: string };
 }
 
 export interface PodLifecycle {
@@ -70,6 +72,8 @@ export interface PodLifecycle {
   /** v1 Pods with status filled in, sorted by namespace/name (served by /pods). */
   listPodsForApi(): Pod[];
   getPodStatus(uid: string): PodStatus | undefined;
+  /** Its containers are stopped and its cgroup removed (eviction's podCleanedUp). */
+  isPodCleanedUp(pod: PodLike): boolean;
   addAdmitHandler(h: PodAdmitHandler): void;
   /** Current manifest errors of the file/http sources. */
   manifestErrors(): ManifestError[];
@@ -410,7 +414,9 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       if (!target) return Promise.reject(new Error(`killPod: pod ${fullName(pod)} uid=${uid} is not known to the pod workers`));
       // Already finished (terminal, or stopped earlier): keep its recorded outcome.
       if (workers.state(uid) === "finished") return Promise.resolve();
-      statuses.set(uid, terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true));
+      const st = terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true);
+      if (req.condition) st.conditions = st.conditions?.map((c) => (c.type === "DisruptionTarget" ? { ...c, reason: req.condition!.reason, message: req.condition!.message } : c));
+      statuses.set(uid, st);
       if (req.annotations) statuses.setAnnotations(uid, req.annotations);
       log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);
       return new Promise<void>((resolve) => {
@@ -432,6 +438,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         .sort((a, b) => fullName(a).localeCompare(fullName(b)));
     },
     getPodStatus: (uid) => statuses.get(uid),
+    isPodCleanedUp(pod) {
+      const st = workers.state(pod.metadata.uid ?? "");
+      return st === undefined || st === "finished";
+    },
     addAdmitHandler: (h) => void admitHandlers.push(h),
     manifestErrors: () => Object.values(manifestErrors).flat(),
     sourcesReady,

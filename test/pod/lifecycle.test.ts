@@ -88,7 +88,11 @@ describe("pod lifecycle", () => {
   test("killPod (eviction): Failed/Evicted, DisruptionTarget, never restarted", async () => {
     const pod = makePod({ name: "hog", uid: "u1" });
     const { rt, clock } = await setup({ pods: [pod] });
-    await lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
+    const killed = lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
+    expect(lc!.activePods()).toEqual([]);
+    expect(lc!.isPodCleanedUp(pod)).toBe(false);
+    await killed;
+    expect(lc!.isPodCleanedUp(pod)).toBe(true);
     expect(rt.calls).toContain("kill hog grace=0");
     const api = lc!.listPodsForApi()[0]!;
     expect(api.status).toMatchObject({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory. " });
@@ -182,5 +186,36 @@ describe("pod lifecycle", () => {
     expect(j).toBeGreaterThan(i);
     expect(rt.maxConcurrency).toBe(1);
     expect(lc!.listPodsForApi().map((p) => p.metadata.uid)).toEqual(["u2"]);
+  });
+});
+
+describe("lifecycle with a real staticPodPath", () => {
+  test("a new manifest runs within well under a second; deleting it stops the pod", async () => {
+    const { mkdtempSync, rmSync, writeFileSync, unlinkSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { realClock } = await import("../../src/pod/clock.ts");
+    const { waitFor } = await import("./fake-clock.ts");
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-lc-${process.pid}-`));
+    try {
+      const rt = createFakeRuntime(() => Date.now());
+      lc = createPodLifecycle({ runtime: rt, clock: realClock, config: { nodeName: "n1", hostIP: "10.0.0.1", staticPodPath: dir, fileCheckFrequencyMs: 3_600_000, syncFrequencyMs: 3_600_000 } });
+      await lc.start();
+      expect(lc.sourcesReady()).toBe(true);
+      const t0 = Date.now();
+      writeFileSync(join(dir, "web.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: app, image: bunlet.local/busybox:1}]\n");
+      await waitFor(() => rt.calls.includes("start web-n1/app#0"), "pod start");
+      const elapsed = Date.now() - t0;
+      console.log(`manifest → container start: ${elapsed} ms`);
+      writeFileSync(join(dir, "bad.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: app, image: x, env: [{name: A, valueFrom: {}}]}]\n");
+      await waitFor(() => lc!.manifestErrors().length === 1, "manifest error");
+      expect(lc.manifestErrors()[0]!.message).toContain("bad.yaml: spec.containers[0].env[0].valueFrom");
+      unlinkSync(join(dir, "web.yaml"));
+      await waitFor(() => rt.calls.includes("remove web-n1"), "pod removal");
+      expect(lc.listPodsForApi()).toEqual([]);
+    } finally {
+      await lc?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
