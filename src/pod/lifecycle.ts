@@ -37,6 +37,11 @@ export interface PodLifecycleConfig {
   staticPodURL?: string;
   staticPodURLHeader?: Record<string, string | string[]>;
   httpCheckFrequencyMs?: number;
+  /**
+   * Sources fed through handleUpdate (e.g. "api") that must deliver a SET before housekeeping may
+   * treat unknown runtime pods as orphans (upstream sourcesReady).
+   */
+  extraSources?: string[];
 }
 
 /** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
@@ -145,7 +150,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   /** Pods being terminated, also after their source dropped them. */
   const known = new Map<string, Pod>();
   const sources: PodSource[] = [];
-  const expectedSources: string[] = [];
+  const expectedSources: string[] = [...(config.extraSources ?? [])];
   const stoppers: (() => void)[] = [];
   let runtimeName = "containerd";
   let started = false;

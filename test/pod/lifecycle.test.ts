@@ -219,3 +219,21 @@ describe("lifecycle with a real staticPodPath", () => {
     }
   });
 });
+
+describe("sources readiness gates orphan cleanup", () => {
+  test("runtime pods survive until every expected source delivered its first SET", async () => {
+    const clock = createFakeClock();
+    const rt = createFakeRuntime(clock.now);
+    rt.addOrphan("u-api", "from-api");
+    lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4", extraSources: ["api"] } });
+    await lc.start();
+    await settle(clock, 10_000);
+    expect(lc.sourcesReady()).toBe(false);
+    expect(rt.pods.has("u-api")).toBe(true);
+    lc.handleUpdate({ op: "SET", pods: [makePod({ name: "from-api", uid: "u-api" })], source: "api" });
+    await settle(clock, 4_000);
+    expect(lc.sourcesReady()).toBe(true);
+    expect(rt.pods.has("u-api")).toBe(true); // adopted, not an orphan
+    expect(rt.calls.filter((c) => c.startsWith("kill"))).toEqual([]);
+  });
+});
