@@ -1,10 +1,10 @@
 // Ephemeral-storage limit evictions (eviction-spec §12): run every sync, before thresholds, and
 // may evict several pods. First violation per pod wins: emptyDir sizeLimit, pod-level limit,
 // container limit.
-import { formatQuantity, parseQuantity, quantityValue } from "../config/quantity.ts";
+import { formatQuantity, parseQuantity, quantityFromNumber, quantityValue, type QuantityFormat } from "../config/quantity.ts";
 import { podKey, type PodLike } from "../pod/pod-like.ts";
 import type { FsStats } from "../stats/summary.ts";
-import { containerEphemeralStorageMessage, emptyDirMessage, formatAmount, podEphemeralStorageMessage } from "./message.ts";
+import { containerEphemeralStorageMessage, emptyDirMessage, podEphemeralStorageMessage } from "./message.ts";
 import { podLimit } from "./pod-resources.ts";
 import type { FsLayout, StatsFunc } from "./rank.ts";
 import type { Logger } from "./types.ts";
@@ -20,6 +20,18 @@ function qty(v: string | number | undefined): { value: number; text: string } | 
 }
 
 const used = (fs: FsStats | undefined): number => fs?.usedBytes ?? 0;
+
+/** A summed limit printed in the format of the first declared limit, as Quantity.Add keeps it ("2G", "2Gi"). */
+function formatLimitSum(pod: PodLike, value: number): string {
+  const first = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.resources?.limits?.["ephemeral-storage"]).find((v) => v !== undefined);
+  let format: QuantityFormat = "BinarySI";
+  try {
+    if (first !== undefined) format = parseQuantity(String(first)).format;
+  } catch {
+    // keep BinarySI
+  }
+  return formatQuantity(quantityFromNumber(value, format));
+}
 
 /** Metric labels upstream uses for local-storage evictions. */
 export type LocalStorageSignal = "emptydirfs.limit" | "ephemeralpodfs.limit" | "ephemeralcontainerfs.limit";
@@ -43,7 +55,7 @@ export function localStorageViolation(pod: PodLike, stats: ReturnType<StatsFunc>
   const podLim = podLimit(pod, "ephemeral-storage");
   if (podLim !== undefined) {
     const total = stats["ephemeral-storage"]?.usedBytes ?? 0;
-    if (total > podLim) return { signal: "ephemeralpodfs.limit", message: podEphemeralStorageMessage(formatAmount(podLim)) };
+    if (total > podLim) return { signal: "ephemeralpodfs.limit", message: podEphemeralStorageMessage(formatLimitSum(pod, podLim)) };
   }
   const limits = new Map<string, { value: number; text: string }>();
   for (const c of pod.spec.containers) {

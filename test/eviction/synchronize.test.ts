@@ -333,3 +333,16 @@ describe("synchronize: kills that fail or outlive their grace", () => {
     expect(h.logs.some((l) => l.startsWith("E pod failed to evict pod=default/hog") && l.includes("runtime unavailable"))).toBe(true);
   });
 });
+
+describe("local-storage messages keep the limit's format", () => {
+  test.each([
+    ["1G", "1G", "2G"],
+    ["1Gi", "1Gi", "2Gi"],
+    ["1Gi", "512Mi", "1536Mi"],
+  ])("%s + %s → %s", async (l1, l2, want) => {
+    const p = pod("p", { containers: [{ name: "a", resources: { limits: { "ephemeral-storage": l1 } } }, { name: "b", resources: { limits: { "ephemeral-storage": l2 } } }] });
+    const h = harness({ thresholds: [], pods: [p] });
+    await h.step(0, summary({ time: at(0), pods: [podStats(p, { ephemeral: 10 * Gi, container: "zzz" })] }));
+    expect(h.kills[0]!.status.message).toBe(`Pod ephemeral local storage usage exceeds the total limit of containers ${want}. `);
+  });
+});
