@@ -196,3 +196,37 @@ describe("simulate: hand-written summaries", () => {
     }
   });
 });
+
+describe("eviction explain against a running agent", () => {
+  test("reads /pods, /stats/summary and the agent's eviction settings from /configz", async () => {
+    const pods = await Bun.file(f("memory-pods.json")).text();
+    const s2 = await Bun.file(f("memory-s2.json")).text();
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        const path = new URL(req.url).pathname;
+        if (path === "/pods") return new Response(pods, { headers: { "content-type": "application/json" } });
+        if (path === "/stats/summary") return new Response(s2, { headers: { "content-type": "application/json" } });
+        if (path === "/configz") return Response.json({ kubeletconfig: { evictionHard: { "memory.available": "70Mi" }, enforceNodeAllocatable: ["pods"] } });
+        return new Response("not found", { status: 404 });
+      },
+    });
+    try {
+      const url = `http://127.0.0.1:${server.port}`;
+      const { code, stdout, stderr } = await run(runExplain, ["--server", url, "--output", "json"]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const x = JSON.parse(stdout);
+      // The agent's 70Mi threshold (from /configz), not the 100Mi default: 80Mi available is fine.
+      expect(x.thresholds.map((t: { signal: string; amountText: string }) => `${t.signal}=${t.amountText}`)).toEqual(["memory.available=70Mi", "allocatableMemory.available=70Mi"]);
+      expect(x.nodeConditions).toEqual([]);
+      expect(x.nextEviction).toBeNull();
+      // Flags on the command line replace /configz.
+      const withFlags = JSON.parse((await run(runExplain, ["--server", url, "--output", "json", "--eviction-hard", "memory.available<90Mi"])).stdout);
+      expect(withFlags.nextEviction.pod).toBe("default/hog");
+    } finally {
+      server.stop(true);
+    }
+  });
+});
