@@ -1,0 +1,157 @@
+// The whole pod lifecycle against a real containerd (private instance from test/support): static pod
+// files → workers → kuberuntime → containerd, with pod cgroups, PLEG restarts, CrashLoopBackOff,
+// eviction through killPod and removal. Skipped when not root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
+import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
+import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { Runtime } from "../../src/pod/runtime.ts";
+import type { PodStatus } from "../../src/pod/types.ts";
+import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+
+const PID = process.pid;
+const CGROUP_ROOT = `/bunlet-lc-${PID}`;
+const BASE = `/tmp/bunlet-lc-${PID}`;
+const MANIFESTS = join(BASE, "manifests");
+const NODE = "lcnode";
+
+async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+function removeCgroups(): void {
+  for (const ctl of readdirSync("/sys/fs/cgroup")) {
+    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
+    if (!existsSync(top)) continue;
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir)) {
+        const p = join(dir, e);
+        if (statSync(p).isDirectory()) walk(p);
+      }
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch {
+          Bun.sleepSync(20);
+        }
+      }
+    };
+    walk(top);
+  }
+}
+
+const manifest = (name: string, command: string, extra = "") => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 2
+${extra}  containers:
+    - name: main
+      image: bunlet.local/busybox:1
+      command: ["sh", "-c", ${JSON.stringify(command)}]
+      resources:
+        requests: { cpu: 10m, memory: 16Mi }
+        limits: { memory: 48Mi }
+      readinessProbe:
+        exec: { command: ["true"] }
+        periodSeconds: 1
+`;
+
+describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
+  let ctd: TestContainerd;
+  let rt: Runtime;
+  let lc: PodLifecycle;
+  const status = (name: string): PodStatus | undefined => lc.listPodsForApi().find((p) => p.metadata.name === `${name}-${NODE}`)?.status;
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    mkdirSync(MANIFESTS, { recursive: true });
+    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root") });
+    const cgroups = createPodCgroupManager({ cgroupRoot: CGROUP_ROOT, podPidsLimit: 256 });
+    lc = createPodLifecycle({
+      runtime: rt,
+      cgroups,
+      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 20_000, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
+    });
+    // Only pods of this test: other pods on the shared test containerd are not ours to clean up.
+    await lc.start();
+  }, 600_000);
+
+  afterAll(async () => {
+    await lc?.stop();
+    try {
+      for (const p of await rt.getPods(true).catch(() => [])) {
+        if (!p.name.endsWith(`-${NODE}`)) continue;
+        await rt.killPod(p, 0).catch(() => {});
+        await rt.removePod(p.uid).catch(() => {});
+      }
+    } finally {
+      removeCgroups();
+      rmSync(BASE, { recursive: true, force: true });
+      await ctd?.release();
+    }
+  }, 120_000);
+
+  test("a static pod runs in its pod cgroup and reports Running/Ready", async () => {
+    writeFileSync(join(MANIFESTS, "web.yaml"), manifest("web", "exec sleep 3600"));
+    const s = await until("web Ready", () => {
+      const st = status("web");
+      return st?.conditions?.find((c) => c.type === "Ready")?.status === "True" ? st : undefined;
+    });
+    expect(s.phase).toBe("Running");
+    expect(s.qosClass).toBe("Burstable");
+    expect(s.containerStatuses![0]!.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+    expect(s.containerStatuses![0]!.imageID).not.toBe("");
+    const uid = lc.listPodsForApi().find((p) => p.metadata.name === `web-${NODE}`)!.metadata.uid;
+    const podCg = join("/sys/fs/cgroup/memory", CGROUP_ROOT, "kubepods/burstable", `pod${uid}`);
+    expect(readFileSync(join(podCg, "memory.limit_in_bytes"), "utf8").trim()).toBe(String(48 * 2 ** 20));
+    // The container landed below the pod cgroup.
+    expect(readdirSync(podCg).some((e) => statSync(join(podCg, e)).isDirectory())).toBe(true);
+  }, 120_000);
+
+  test("a crashing container is restarted by PLEG, then backs off with CrashLoopBackOff", async () => {
+    writeFileSync(join(MANIFESTS, "crash.yaml"), manifest("crash", "sleep 1; exit 3"));
+    const s = await until("crash back-off", () => {
+      const st = status("crash");
+      return st?.containerStatuses?.[0]?.state.waiting?.reason === "CrashLoopBackOff" ? st : undefined;
+    });
+    const c = s.containerStatuses![0]!;
+    expect(c.restartCount).toBeGreaterThanOrEqual(1);
+    expect(c.lastState.terminated).toMatchObject({ exitCode: 3, reason: "Error" });
+    expect(c.state.waiting!.message).toContain("back-off");
+    expect(s.phase).toBe("Running");
+    unlinkSync(join(MANIFESTS, "crash.yaml"));
+  }, 120_000);
+
+  test("killPod evicts: Failed/Evicted, containers stopped, never restarted", async () => {
+    const pod = lc.listPodsForApi().find((p) => p.metadata.name === `web-${NODE}`)!;
+    await lc.killPod(pod, 1, { reason: "Evicted", message: "The node was low on resource: memory. " });
+    expect(status("web")).toMatchObject({ phase: "Failed", reason: "Evicted" });
+    const rs = await rt.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    expect(rs.containers.every((c) => c.state !== "running")).toBe(true);
+    const count = rs.containers.length;
+    await Bun.sleep(3_000); // several PLEG relists and housekeeping passes
+    const later = await rt.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    expect(later.containers.length).toBe(count);
+    expect(later.containers.every((c) => c.state !== "running")).toBe(true);
+    expect(status("web")!.phase).toBe("Failed");
+    expect(existsSync(join("/sys/fs/cgroup/memory", CGROUP_ROOT, "kubepods/burstable", `pod${pod.metadata.uid}`))).toBe(false);
+  }, 120_000);
+
+  test("removing manifests removes the pods from the runtime", async () => {
+    unlinkSync(join(MANIFESTS, "web.yaml"));
+    await until("runtime empty of test pods", async () => (await rt.getPods(true)).every((p) => !p.name.endsWith(`-${NODE}`)) || undefined, 60_000);
+    expect(lc.listPodsForApi()).toEqual([]);
+  }, 120_000);
+});
