@@ -14,7 +14,7 @@ export function workerUrl(name: string, moduleUrl: string): string {
     const p = `${BUNFS_ROOT}/${candidate}`;
     if (existsSync(p)) return p;
   }
-  const found = findFile(BUNFS_ROOT, `${name}.js`, 4);
+  const found = findFile(BUNFS_ROOT, `${name}.js`, 8);
   if (found) return found;
   throw new Error(
     `worker module ${name} is not embedded in this binary (looked under ${BUNFS_ROOT}); ` +
