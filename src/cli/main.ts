@@ -26,7 +26,7 @@ export const rootCommand = defineCommand({
     version: () => import("./version.ts").then((m) => m.default),
     config: () => import("./config-print.ts").then((m) => m.configCommand),
     // Owned by other areas; imported only when used so the agent's startup does not pay for them.
-    // debug: () => import("./debug.ts").then((m) => m.default as CommandDef), — wired when KERNEL's src/cli/debug.ts lands
+    debug: () => import("./debug.ts").then((m) => m.default as CommandDef),
     eviction: () => import("./eviction.ts").then((m) => m.default as CommandDef),
   },
 });
@@ -80,19 +80,24 @@ export async function renderRootHelp(): Promise<string> {
 const isHelp = (a: string) => a === "--help" || a === "-h" || a === "--help=true";
 const isVersion = (a: string) => a === "--version" || a === "--version=true" || a === "--version=raw";
 
-/** Finds the (sub)command an argv names, for its help text. */
-async function resolveCommand(argv: readonly string[]): Promise<[CommandDef, CommandDef | undefined]> {
+/**
+ * Finds the (sub)command an argv names, for its help text, with a stand-in parent named by the
+ * whole path ("bunlet debug") so citty's usage line reads `bunlet debug notify`.
+ */
+async function resolveCommand(argv: readonly string[]): Promise<[CommandDef, CommandDef]> {
   let cmd: CommandDef = rootCommand;
-  let parent: CommandDef | undefined;
+  const path = ["bunlet"];
+  let parentPath: string[] = [];
   for (const a of argv) {
     if (a.startsWith("-")) continue;
     const subs = typeof cmd.subCommands === "function" ? await cmd.subCommands() : await cmd.subCommands;
     const next = subs?.[a];
     if (!next) break;
-    parent = cmd;
     cmd = await (typeof next === "function" ? next() : next);
+    parentPath = [...path];
+    path.push(a);
   }
-  return [cmd, parent];
+  return [cmd, { meta: { name: parentPath.join(" "), version: VERSION } }];
 }
 
 async function runSubcommand(argv: readonly string[], printError: (s: string) => void): Promise<number> {
