@@ -223,7 +223,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
 
   // Step 2: first sync only. The derived containerfs thresholds take part from the next sync on,
   // as upstream (§4.6 quirk): this sync still evaluates the configured list.
-  let thresholds = state.thresholds;
+  const thresholds = state.thresholds;
   if (!state.initialized) {
     try {
       state.layout = deps.fsLayout ? await deps.fsLayout(summary) : detectFsLayout(summary);
@@ -271,6 +271,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
   report.met = met;
 
   // Step 8: grace clocks; a threshold not met now forgets its first-observed time (trap §17.7).
+  const previouslyMet = new Set(state.firstObservedAt.keys());
   const firstObservedAt = new Map<Threshold, number>();
   for (const t of met) firstObservedAt.set(t, state.firstObservedAt.get(t) ?? now);
 
@@ -299,9 +300,16 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
   for (const t of met) {
     const o = observations[t.signal]!;
     const graceLeftMs = Math.max(0, t.gracePeriodMs - (now - firstObservedAt.get(t)!));
-    logger.debug(
-      `eviction threshold met ${kv({ signal: t.signal, observed: fmtObs(t.signal, o.available), threshold: formatThresholdAmount(t, o.capacity), kind: isHardThreshold(t) ? "hard" : "soft", graceLeft: `${graceLeftMs / 1000}s` })}`,
-    );
+    // A threshold newly crossed is a decision worth an info line; repeats stay at debug.
+    const line = `eviction threshold met ${kv({
+      signal: t.signal,
+      observed: fmtObs(t.signal, o.available),
+      threshold: formatThresholdAmount(t, o.capacity),
+      kind: isHardThreshold(t) ? "hard" : "soft",
+      graceLeft: `${graceLeftMs / 1000}s`,
+    })}`;
+    if (previouslyMet.has(t)) logger.debug(line);
+    else logger.info(line);
   }
 
   // Step 14.
