@@ -4,191 +4,27 @@
 // #123872). The in-flight table stops a pod being killed twice and lets a hard threshold escalate
 // a running soft kill to the 1 s grace override.
 import { kv, log as defaultLog } from "../log.ts";
-import { isCriticalPriority, isMirrorPod, isStaticPod, podKey, podUid, type PodLike } from "../pod/pod-like.ts";
+import { isCriticalPriority, isMirrorPod, isStaticPod, podKey, podUid } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
 import { detectFsLayout, reclaimStepsFor, updateContainerFsThresholds } from "./fs-layout.ts";
+import { killExpiryMs, pendingKills, startKill } from "./kills.ts";
 import { evictLocalStorage } from "./local-storage.ts";
 import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
 import { notifierTargets } from "./notifier-thresholds.ts";
 import { makeSignalObservations, podStatsByUid } from "./observations.ts";
-import { rankFuncFor, type FsLayout, type RankedPod, type StatsFunc } from "./rank.ts";
-import { CONDITION_ORDER, isMemorySignal, SIGNAL_CONDITION, SIGNAL_RESOURCE, signalIsCount, type NodeConditionType, type Signal, type StarvedResource } from "./signals.ts";
-import { isHardThreshold, thresholdAmount, thresholdsMet, type Observations, type Threshold } from "./threshold.ts";
-import type { EvictionDeps, KillStatus, Logger } from "./types.ts";
+import { exemptFromEviction, gracePeriodOverride, nodeConditionsFor, sortThresholdsForReclaim, thresholdsUpdatedStats } from "./policy.ts";
+import { rankFuncFor, type StatsFunc } from "./rank.ts";
+import { CONDITION_ORDER, SIGNAL_RESOURCE, signalIsCount, type Signal } from "./signals.ts";
+import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, NOTIFIER_REFRESH_INTERVAL_MS, type CycleReport, type EvictionState } from "./state.ts";
+import { isHardThreshold, thresholdsMet, type Threshold } from "./threshold.ts";
+import type { EvictionDeps, Logger } from "./types.ts";
 
-/** Hard and local-storage evictions use a 1 s grace override (v1.31+, PR #124063). */
-export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS = 1;
-/** Upstream waits up to 30 s for an evicted pod's cleanup before the next sync. */
-export const POD_CLEANUP_TIMEOUT_MS = 30_000;
-export const NOTIFIER_REFRESH_INTERVAL_MS = 10_000;
-
-export interface InFlightKill {
-  pod: PodLike;
-  uid: string;
-  gracePeriodSeconds: number;
-  startedAtMs: number;
-  settled: boolean;
-  signal: string;
-}
-
-export interface EvictionRecord {
-  pod: PodLike;
-  signal: string;
-  gracePeriodSeconds: number;
-  message: string;
-  annotations: Record<string, string>;
-  /** A running softer kill of the same pod was re-issued with a shorter grace period. */
-  escalated?: boolean;
-}
-
-export interface CycleReport {
-  timeMs: number;
-  observations: Observations;
-  thresholds: Threshold[];
-  /** Met this sync, before grace periods, with min-reclaim hysteresis (steps 6–7). */
-  met: Threshold[];
-  /** Grace periods satisfied (step 12). */
-  actionable: Threshold[];
-  /** Actionable and on fresh stats (step 14). */
-  actionableFresh: Threshold[];
-  conditions: NodeConditionType[];
-  reclaim: { threshold: Threshold; signal: Signal; resource: StarvedResource } | null;
-  nodeReclaim: { steps: string[]; relieved: boolean } | null;
-  ranked: RankedPod[];
-  evicted: EvictionRecord[];
-  /** Age of the stats behind each actionable (fresh) threshold, in seconds. */
-  statsAgeSeconds?: Partial<Record<Signal, number>>;
-  /** Why nothing was evicted although a threshold was to be reclaimed. */
-  note?: string;
-  error?: string;
-}
-
-export interface EvictionState {
-  initialized: boolean;
-  layout: FsLayout | undefined;
-  thresholds: Threshold[];
-  nodeConditions: NodeConditionType[];
-  firstObservedAt: Map<Threshold, number>;
-  conditionLastObservedAt: Map<NodeConditionType, number>;
-  thresholdsMet: Threshold[];
-  lastObservations: Observations;
-  lastSummary: Summary | undefined;
-  lastNotifierRefreshMs: number | undefined;
-  inFlight: Map<string, InFlightKill>;
-  lastReport: CycleReport | undefined;
-}
-
-export function newEvictionState(thresholds: readonly Threshold[]): EvictionState {
-  return {
-    initialized: false,
-    layout: undefined,
-    thresholds: [...thresholds],
-    nodeConditions: [],
-    firstObservedAt: new Map(),
-    conditionLastObservedAt: new Map(),
-    thresholdsMet: [],
-    lastObservations: {},
-    lastSummary: undefined,
-    lastNotifierRefreshMs: undefined,
-    inFlight: new Map(),
-    lastReport: undefined,
-  };
-}
-
-/**
- * Critical pods are never evicted: static, mirror, priority ≥ 2e9 (§11.1). With the bunlet option
- * evictStaticPods the static rule alone is dropped, so static pods are ranked and evicted by
- * priority like API pods; mirror pods and critical-priority pods (kube-apiserver & co. at
- * system-node-critical) stay exempt, and admission is unchanged (static pods are always admitted).
- */
-export function exemptFromEviction(pod: PodLike, evictStaticPods: boolean): boolean {
-  return (!evictStaticPods && isStaticPod(pod)) || isMirrorPod(pod) || isCriticalPriority(pod);
-}
-
-/**
- * Threshold priority (§8): memory-family first; then — our deterministic tie-break where upstream
- * is random — hard before soft, then configuration order.
- */
-export function sortThresholdsForReclaim(ts: readonly Threshold[]): Threshold[] {
-  const idx = new Map(ts.map((t, i) => [t, i]));
-  return [...ts].sort((a, b) => {
-    const m = Number(isMemorySignal(b.signal)) - Number(isMemorySignal(a.signal));
-    if (m !== 0) return m;
-    const h = Number(isHardThreshold(b)) - Number(isHardThreshold(a));
-    if (h !== 0) return h;
-    return idx.get(a)! - idx.get(b)!;
-  });
-}
-
-/** Distinct conditions of the met thresholds, in fixed order. */
-export function nodeConditionsFor(ts: readonly Threshold[]): NodeConditionType[] {
-  const s = new Set(ts.map((t) => SIGNAL_CONDITION[t.signal]));
-  return CONDITION_ORDER.filter((c) => s.has(c));
-}
-
-/** Grace-override for the pod killer (§11.2): 1 for hard; min(max, TGPS) for soft. */
-export function gracePeriodOverride(t: Threshold, pod: PodLike, maxPodGracePeriodSeconds: number): number {
-  if (isHardThreshold(t)) return IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
-  const tgps = pod.spec.terminationGracePeriodSeconds;
-  return tgps === undefined ? maxPodGracePeriodSeconds : Math.min(maxPodGracePeriodSeconds, tgps);
-}
-
-/** Staleness filter (§6 step 14): act only on stats newer than the previous sync's. */
-export function thresholdsUpdatedStats(ts: readonly Threshold[], obs: Observations, last: Observations): Threshold[] {
-  return ts.filter((t) => {
-    const o = obs[t.signal];
-    if (!o) return false;
-    const prev = last[t.signal];
-    return !prev || o.timeMs === 0 || o.timeMs > prev.timeMs;
-  });
-}
+// Callers import the cycle's vocabulary from here.
+export * from "./state.ts";
+export { exemptFromEviction, gracePeriodOverride, nodeConditionsFor, sortThresholdsForReclaim, thresholdsUpdatedStats } from "./policy.ts";
+export { killExpiryMs, pendingKills, startKill } from "./kills.ts";
 
 const fmtObs = (signal: Signal, n: number | undefined) => (n === undefined ? undefined : formatAmount(n, signalIsCount(signal)));
-
-/** Starts a kill without awaiting it and records it as in flight. */
-export function startKill(deps: EvictionDeps, state: EvictionState, pod: PodLike, grace: number, status: KillStatus, signal: string): void {
-  const logger = deps.logger ?? defaultLog;
-  const uid = podUid(pod);
-  const entry: InFlightKill = { pod, uid, gracePeriodSeconds: grace, startedAtMs: deps.clock.now(), settled: false, signal };
-  state.inFlight.set(uid, entry);
-  deps.recorder?.({
-    object: { kind: "Pod", name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
-    type: "Warning",
-    reason: EVICTED_REASON,
-    message: status.message,
-    annotations: status.annotations,
-  });
-  let p: Promise<void>;
-  try {
-    p = deps.killPod(pod, grace, status);
-  } catch (e) {
-    p = Promise.reject(e);
-  }
-  p.then(
-    () => logger.info(`pod is evicted successfully ${kv({ pod: podKey(pod), grace })}`),
-    (e: unknown) => logger.error(`pod failed to evict ${kv({ pod: podKey(pod), grace, error: (e as Error)?.message ?? String(e) })}`),
-  ).finally(() => {
-    entry.settled = true;
-  });
-}
-
-/** How long an eviction may take before the pod counts as a candidate again (grace + cleanup). */
-export const killExpiryMs = (k: InFlightKill): number => Math.max(0, k.gracePeriodSeconds) * 1000 + POD_CLEANUP_TIMEOUT_MS;
-
-/**
- * Drops in-flight kills whose pod is gone, and finished kills whose pod outlived grace + 30 s
- * (a failed kill: the pod may be tried again, as upstream retries it after its cleanup wait).
- * Returns the ones still pending.
- */
-export function pendingKills(deps: EvictionDeps, state: EvictionState, active: readonly PodLike[]): InFlightKill[] {
-  const activeUids = new Set(active.map(podUid));
-  const now = deps.clock.now();
-  for (const [uid, k] of state.inFlight) {
-    const cleaned = deps.podCleanedUp ? deps.podCleanedUp(k.pod) : !activeUids.has(uid);
-    if (k.settled && (cleaned || now - k.startedAtMs >= killExpiryMs(k))) state.inFlight.delete(uid);
-  }
-  return [...state.inFlight.values()];
-}
 
 export async function synchronize(deps: EvictionDeps, state: EvictionState): Promise<CycleReport> {
   const logger: Logger = deps.logger ?? defaultLog;
@@ -444,10 +280,4 @@ function finish(state: EvictionState, report: CycleReport): CycleReport {
   report.thresholds = state.thresholds;
   state.lastReport = report;
   return report;
-}
-
-/** Exposed for explain: the amount a threshold stands for at an observation's capacity. */
-export function thresholdBytes(t: Threshold, obs: Observations): number | undefined {
-  const o = obs[t.signal];
-  return o ? thresholdAmount(t.value, o.capacity) : undefined;
 }
