@@ -153,6 +153,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const expectedSources: string[] = [...(config.extraSources ?? [])];
   const stoppers: (() => void)[] = [];
   let runtimeName = "containerd";
+  const loggedExits = new Map<string, Set<string>>();
+  const startedAtMs = clock.now();
   let started = false;
 
   const probes = createProbeManager({
@@ -168,6 +170,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   function updateStatus(pod: Pod, rs: RuntimePodStatus, syncErrors?: SyncPodResult["errors"], podIsTerminal?: boolean): PodStatus {
     const uid = pod.metadata.uid;
     runtimeCache.set(uid, rs);
+    const old = statuses.get(uid);
+    // One line per container exit (seen once per container ID): the first thing an SRE greps for.
+    let seen = loggedExits.get(uid);
+    if (!seen) loggedExits.set(uid, (seen = new Set()));
+    for (const c of [...rs.containers].sort((a, b) => a.attempt - b.attempt)) {
+      if (c.state !== "exited" || seen.has(c.id)) continue;
+      seen.add(c.id);
+      if (c.finishedAtMs && c.finishedAtMs < startedAtMs) continue; // exited before this bunlet started
+      log.info(`container exited ${kv({ pod: fullName(pod), container: c.name, exitCode: c.exitCode, reason: c.reason, restartCount: c.attempt, id: c.id.slice(0, 13) })}`);
+    }
     const status = generatePodStatus({
       pod,
       runtime: rs,
@@ -181,6 +193,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       podIsTerminal,
     });
     statuses.set(uid, status);
+    if (old?.phase !== status.phase) log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
     for (const c of pod.spec.containers) {
       const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
       if (latest)
@@ -229,6 +242,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         await runtime.removePod(uid);
         statuses.delete(uid);
         runtimeCache.delete(uid);
+        loggedExits.delete(uid);
       }
     },
   };
