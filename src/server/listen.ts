@@ -5,6 +5,7 @@
 import type { Server } from "bun";
 import { log, kv } from "../log.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
+import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
 
 export interface ListenConfig {
@@ -64,9 +65,11 @@ export function bindAddress(address: string, tls: boolean): BindDecision {
 export function startServers(cfg: ListenConfig, providers: ServerProviders): RunningServers {
   const tlsFiles = cfg.tlsCertFile && cfg.tlsPrivateKeyFile ? { cert: cfg.tlsCertFile, key: cfg.tlsPrivateKeyFile } : undefined;
   const started: { info: ListeningServer; server: Server<unknown> }[] = [];
+  const observer = createHttpMetrics(providers.metrics);
+  const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
 
   function listen(name: ServerName, hostname: string, port: number, routes: Route[], tls?: { cert: string; key: string }): void {
-    const fetch = createRouter(routes, name);
+    const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
     let server: Server<unknown>;
     try {
       server = Bun.serve({

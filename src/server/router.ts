@@ -26,16 +26,26 @@ function allowed(route: Route): string[] {
   return [...m];
 }
 
-export function createRouter(routes: readonly Route[], name = "server"): (req: Request) => Promise<Response> {
+/** What the router reports for every request (for request metrics). */
+export interface RequestObservation {
+  method: string;
+  /** The matched route's path, or undefined for an unknown path. */
+  route?: string;
+  status: number;
+  seconds: number;
+}
+
+export interface RouterOpts {
+  /** Server name for logs. */
+  name?: string;
+  observe?: (o: RequestObservation) => void;
+  nowMs?: () => number;
+}
+
+export function createRouter(routes: readonly Route[], opts: RouterOpts | string = {}): (req: Request) => Promise<Response> {
+  const { name = "server", observe, nowMs = () => performance.now() } = typeof opts === "string" ? { name: opts } : opts;
   const byPath = new Map(routes.map((r) => [r.path, r]));
-  return async (req) => {
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return text("400: Bad Request\n", 400);
-    }
-    const route = byPath.get(url.pathname);
+  const dispatch = async (req: Request, url: URL, route: Route | undefined): Promise<Response> => {
     if (!route) return text("404 page not found\n", 404);
     const methods = allowed(route);
     if (!methods.includes(req.method)) {
@@ -49,5 +59,18 @@ export function createRouter(routes: readonly Route[], name = "server"): (req: R
       log.error(`request failed ${kv({ server: name, method: req.method, path: url.pathname, error: String(err) })}`);
       return text(`500: Internal Server Error: ${err instanceof Error ? err.message : String(err)}\n`, 500);
     }
+  };
+  return async (req) => {
+    const start = nowMs();
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return text("400: Bad Request\n", 400);
+    }
+    const route = byPath.get(url.pathname);
+    const res = await dispatch(req, url, route);
+    observe?.({ method: req.method, route: route?.path, status: res.status, seconds: (nowMs() - start) / 1000 });
+    return res;
   };
 }
