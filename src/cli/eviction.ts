@@ -8,7 +8,7 @@ import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import { completePods, parsePodsText, PodsFileError } from "../eviction/pods-file.ts";
 import { evictionConfigFromKubelet, type EvictionKubeletFields, type EvictionSources } from "../eviction/settings.ts";
-import { explain, renderExplain } from "../eviction/explain.ts";
+import { explain, renderExplain, type ExplainReport } from "../eviction/explain.ts";
 import { simulate, type SimulateOutput } from "../eviction/simulate.ts";
 import { ThresholdParseError } from "../eviction/thresholds-parse.ts";
 import { formatAmount } from "../eviction/message.ts";
@@ -179,6 +179,17 @@ async function fetchJson(url: string): Promise<string> {
   return res.text();
 }
 
+async function liveReport(server: string): Promise<ExplainReport | undefined> {
+  try {
+    const res = await fetch(`${server}/debug/eviction`, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) return undefined;
+    const x = (await res.json()) as ExplainReport;
+    return x && x.mode === "live" && Array.isArray(x.thresholds) ? x : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Eviction settings of the running agent from /configz, when no flags or --config say otherwise. */
 async function configzFields(server: string): Promise<EvictionKubeletFields | undefined> {
   try {
@@ -198,6 +209,15 @@ export async function runExplain(argv: readonly string[], io: CliIO = processIO)
     const server = (one(args, "server") ?? "http://127.0.0.1:10250").replace(/\/+$/, "");
     const summaryPath = one(args, "summary");
     const podsPath = one(args, "pods");
+    // A running agent that serves its manager's live state (real grace clocks, kills in flight)
+    // answers /debug/eviction; otherwise one cycle is computed here from /pods and /stats/summary.
+    if (!summaryPath && !podsPath && kubelet.length === 0) {
+      const live = await liveReport(server);
+      if (live) {
+        io.stdout(output === "json" ? `${JSON.stringify(live, null, 2)}\n` : `${renderExplain(live)}\n`);
+        return 0;
+      }
+    }
     const summary = summaryPath ? await loadSummary(summaryPath) : parseSummaryText(await fetchJson(`${server}/stats/summary`), `${server}/stats/summary`);
     const podsText = podsPath ? await readText(podsPath, "pods file") : await fetchJson(`${server}/pods`);
     const pods = completePods(parsePodsText(podsText, podsPath ?? `${server}/pods`), summary);

@@ -11,3 +11,4 @@ export type { EvictionConfig, EvictionDeps, EventRecorder, EvictionEvent, KillPo
 export type { Threshold, ThresholdValue, Observation, Observations } from "./threshold.ts";
 export { NODE_CONDITION_TEXT, SIGNALS, type Signal, type NodeConditionType, type StarvedResource } from "./signals.ts";
 export { evictionMetrics } from "./metrics.ts";
+export { explain, explainLive, renderExplain, type ExplainReport } from "./explain.ts";

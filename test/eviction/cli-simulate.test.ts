@@ -230,3 +230,51 @@ describe("eviction explain against a running agent", () => {
     }
   });
 });
+
+describe("live explain", () => {
+  test("explainLive shows the real grace clock and in-flight kills; the CLI prefers /debug/eviction", async () => {
+    const { createEvictionManager } = await import("../../src/eviction/manager.ts");
+    const { explainLive } = await import("../../src/eviction/explain.ts");
+    const { createFakeClock } = await import("../../src/eviction/clock.ts");
+    const { evictionConfig } = await import("../../src/eviction/types.ts");
+    const { silent } = await import("./harness.ts");
+    const { atMs, Gi, Mi, pod, podStats, summary, thresholds } = await import("./helpers.ts");
+    const hog = pod("hog");
+    const clock = createFakeClock(atMs(0));
+    const config = evictionConfig({
+      thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "1Gi" }, evictionSoftGracePeriod: { "memory.available": "1m" } }),
+      maxPodGracePeriodSeconds: 30,
+    });
+    const m = createEvictionManager({
+      config,
+      clock,
+      logger: silent,
+      summary: async () => summary({ time: new Date(clock.now()).toISOString(), memAvailable: 500 * Mi, pods: [podStats(hog, { memory: Gi })] }),
+      activePods: () => [hog],
+      killPod: () => new Promise<void>(() => {}),
+    });
+    await m.synchronize();
+    clock.set(atMs(20));
+    await m.synchronize();
+    const x = explainLive(m, [hog], config, atMs(20))!;
+    expect(x.mode).toBe("live");
+    expect(x.thresholds[0]).toMatchObject({ signal: "memory.available", met: true, actionable: false, graceRemainingSeconds: 40 });
+    expect(x.nextEviction).toBeNull();
+    clock.set(atMs(60));
+    await m.synchronize(); // grace passed: hog is evicted with min(30, unset TGPS) = 30 s, and the kill hangs
+    const y = explainLive(m, [hog], config, atMs(65))!;
+    expect(y.lastEviction?.pod).toBe("default/hog");
+    expect(y.inFlight).toEqual([{ pod: "default/hog", gracePeriodSeconds: 30, startedSecondsAgo: 5, finished: false }]);
+
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (new URL(req.url).pathname === "/debug/eviction" ? Response.json(y) : new Response("", { status: 404 })) });
+    try {
+      const { code, stdout } = await run(runExplain, ["--server", `http://127.0.0.1:${server.port}`]);
+      expect(code).toBe(0);
+      expect(stdout).toContain("live state of node test-node");
+      expect(stdout).toContain("eviction in flight: default/hog grace=30s started 5s ago");
+      expect(stdout).toContain("last eviction: default/hog grace=30s: The node was low on resource: memory.");
+    } finally {
+      server.stop(true);
+    }
+  });
+});
