@@ -37,6 +37,8 @@ export interface AgentDeps {
   /** Shared metrics registry; one is created (with process_* metrics) if absent. */
   metrics?: Registry;
   healthChecks?: HealthCheck[];
+  /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
+  debugEndpoints?: Record<string, () => unknown>;
   /** Started in order after the lock is held, stopped in reverse before the servers close. */
   components?: AgentComponent[];
   /** Poll interval while another process holds the lock file. */
@@ -75,6 +77,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
     healthChecks: deps.healthChecks,
+    debugEndpoints: deps.debugEndpoints,
   };
 
   const abort = new AbortController();

@@ -21,6 +21,11 @@ export interface ServerProviders {
   configz?(): unknown;
   metrics: Registry;
   healthChecks?: readonly HealthCheck[];
+  /**
+   * JSON debugging endpoints of other subsystems, by path ("/debug/eviction" → the eviction
+   * manager's live explain report). Main port only, with the other debugging handlers.
+   */
+  debugEndpoints?: Readonly<Record<string, () => unknown>>;
 }
 
 export interface EndpointOpts {
@@ -92,6 +97,11 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   const configz = p.configz;
   if (opts.debuggingHandlers && configz) {
     routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: configz() }) });
+  }
+  if (opts.debuggingHandlers) {
+    for (const [path, get] of Object.entries(p.debugEndpoints ?? {})) {
+      routes.push({ path, methods: ["GET"], handler: async () => json(await get()) });
+    }
   }
   return routes;
 }

@@ -100,6 +100,17 @@ describe("optional endpoints", () => {
     expect((await handle(req("/pods"))).status).toBe(200);
   });
 
+  test("debug endpoints are served as JSON on the main port only", async () => {
+    const p = providers({ debugEndpoints: { "/debug/eviction": async () => ({ mode: "live", thresholds: [] }) } });
+    const main = createRouter(kubeletRoutes(p, { debuggingHandlers: true }));
+    const res = await main(req("/debug/eviction"));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ mode: "live", thresholds: [] });
+    expect((await main(req("/debug/eviction", "POST"))).status).toBe(405);
+    const readOnly = createRouter(kubeletRoutes(p, { debuggingHandlers: false }));
+    expect((await readOnly(req("/debug/eviction"))).status).toBe(404);
+  });
+
   test("healthz port serves /healthz only", async () => {
     const handle = createRouter(healthzRoutes({}));
     expect((await handle(req("/healthz"))).status).toBe(200);
