@@ -237,3 +237,26 @@ describe("sources readiness gates orphan cleanup", () => {
     expect(rt.calls.filter((c) => c.startsWith("kill"))).toEqual([]);
   });
 });
+
+describe("init containers", () => {
+  test("run to completion before the app container; Initialized condition follows", async () => {
+    const pod = makePod({ name: "web", uid: "u1", initContainers: [{ name: "setup", image: "x" }] });
+    const { rt, clock } = await setup({ prepare: (r) => r.behavior.set("setup", { exitCode: 0 }), pods: [pod] });
+    expect(status("web")!.phase).toBe("Pending");
+    await settle(clock, 1000); // PLEG sees the init container's exit → next sync starts the app
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/setup#0", "start web/app#0"]);
+    const s = status("web")!;
+    expect(s.phase).toBe("Running");
+    expect(s.initContainerStatuses![0]!.state.terminated).toMatchObject({ exitCode: 0, reason: "Completed" });
+    expect(s.conditions!.find((c) => c.type === "Initialized")!.status).toBe("True");
+  });
+
+  test("a failing init container with restartPolicy Never fails the pod", async () => {
+    const pod = makePod({ name: "web", uid: "u1", initContainers: [{ name: "setup", image: "x" }], spec: { restartPolicy: "Never" } });
+    const { rt, clock } = await setup({ prepare: (r) => r.behavior.set("setup", { exitCode: 2 }), pods: [pod] });
+    await settle(clock, 30_000);
+    expect(status("web")!.phase).toBe("Failed");
+    expect(status("web")!.conditions!.find((c) => c.type === "Initialized")).toMatchObject({ status: "False" });
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/setup#0"]);
+  });
+});
