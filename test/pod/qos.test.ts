@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { PodLike } from "../../src/pod/pod-like.ts";
+import type { Pod } from "../../src/pod/types.ts";
 import { computePodQOS, getPodQOS } from "../../src/pod/qos.ts";
 
 const p = (containers: PodLike["spec"]["containers"], initContainers?: PodLike["spec"]["containers"]): PodLike => ({
@@ -29,3 +30,6 @@ describe("getPodQOS", () => {
     expect(computePodQOS(pod)).toBe("BestEffort");
   });
 });
+
+// Contract (preamble): PODS' full zod Pod type must be assignable to PodLike. Checked by tsc.
+export const podIsPodLike = (p: Pod): PodLike => p;
