@@ -22,6 +22,8 @@ export interface ThresholdEvent {
   usageBytes?: number;
   /** performance.now() when the main thread saw the event. */
   atMs: number;
+  /** Wall-clock ms (performance.timeOrigin + now) when the notifier thread woke up. */
+  wokeAtMs: number;
 }
 
 export interface CgroupThresholdOptions {
@@ -66,7 +68,7 @@ export function startCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOpti
     efd.close();
   }
 
-  function onReady(): void {
+  function onReady(_events: number, wokeAtMs: number): void {
     const count = efd.drain();
     if (count === 0) return;
     if (!existsSync(opts.cgroupPath)) {
@@ -80,6 +82,7 @@ export function startCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOpti
       thresholdBytes: opts.thresholdBytes,
       count,
       atMs: performance.now(),
+      wokeAtMs,
     };
     const usage = readNumber(attrPath);
     if (usage !== undefined) ev.usageBytes = usage;

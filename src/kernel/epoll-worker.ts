@@ -13,7 +13,8 @@ export interface WorkerStart {
 }
 
 export type WorkerMessage =
-  | { type: "ready"; pairs: number[] } // [token, events, token, events, …]
+  /** pairs = [token, events, token, events, …]; wokeAtMs = wall-clock ms (timeOrigin + now) at wake-up. */
+  | { type: "ready"; pairs: number[]; wokeAtMs: number }
   | { type: "stopped" }
   | { type: "error"; message: string };
 
@@ -29,13 +30,14 @@ function run(epfd: number): void {
       self.postMessage({ type: "error", message: (e as Error).message } satisfies WorkerMessage);
       return;
     }
+    const wokeAtMs = performance.timeOrigin + performance.now();
     const pairs: number[] = [];
     let stop = false;
     for (const ev of events) {
       if (ev.data === 0) stop = true;
       else pairs.push(ev.data, ev.events);
     }
-    if (pairs.length > 0) self.postMessage({ type: "ready", pairs } satisfies WorkerMessage);
+    if (pairs.length > 0) self.postMessage({ type: "ready", pairs, wokeAtMs } satisfies WorkerMessage);
     if (stop) return;
   }
 }

@@ -25,8 +25,11 @@ export interface HubSource {
   fd: number;
   /** EPOLLIN for eventfds, EPOLLPRI for PSI triggers and kernfs files. */
   events: number;
-  /** Runs on the main thread with the ready epoll events; should drain the fd. */
-  onReady(events: number): void;
+  /**
+   * Runs on the main thread with the ready epoll events; should drain the fd. `wokeAtMs` is the
+   * wall-clock time (performance.timeOrigin + now) when the worker left epoll_wait.
+   */
+  onReady(events: number, wokeAtMs: number): void;
 }
 
 export interface HubRegistration {
@@ -79,7 +82,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     else if (msg.type === "error") {
       onError(new Error(`epoll worker: ${msg.message}`));
       stopped();
-    } else if (msg.type === "ready") dispatch(msg.pairs);
+    } else if (msg.type === "ready") dispatch(msg.pairs, msg.wokeAtMs);
   };
   worker.onerror = (e: ErrorEvent) => {
     onError(new Error(`epoll worker failed: ${e.message}`));
@@ -87,14 +90,14 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
   };
   worker.postMessage({ type: "start", epfd: epoll.fd } satisfies WorkerStart);
 
-  function dispatch(pairs: number[]): void {
+  function dispatch(pairs: number[], wokeAtMs: number): void {
     for (let i = 0; i + 1 < pairs.length; i += 2) {
       const token = pairs[i]!;
       const events = pairs[i + 1]!;
       const src = sources.get(token);
       if (!src) continue; // removed while the report was in flight
       try {
-        src.onReady(events);
+        src.onReady(events, wokeAtMs);
       } catch (err) {
         onError(err instanceof Error ? err : new Error(String(err)));
       }
