@@ -72,7 +72,16 @@ export function decodeManifests(text: string, file: string): DecodedManifests {
     }
     const obj: unknown = doc.toJS();
     if (obj === null || obj === undefined) return; // empty document (e.g. trailing ---)
-    if (typeof obj !== "object" || Array.isArray(obj)) {
+    if (Array.isArray(obj)) {
+      // A bare array of pods (some config generators emit one).
+      obj.forEach((item, i) => {
+        const r = decodePod(item, file, [where && `${where}:`, `[${i}]`].join(""));
+        if (r.pod) out.pods.push(r.pod);
+        out.errors.push(...r.errors);
+      });
+      return;
+    }
+    if (typeof obj !== "object") {
       out.errors.push(new ManifestError(file, where, "expected a Pod, PodList or List object"));
       return;
     }

@@ -61,6 +61,12 @@ describe("decodeManifests", () => {
     expect(r.pods[1]!.spec.containers[0]!.imagePullPolicy).toBe("Always");
   });
 
+  test("a bare array of pods", () => {
+    const r = decodeManifests(JSON.stringify([{ metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } }, { metadata: { name: "b" }, spec: {} }]), "u");
+    expect(r.pods.map((p) => p.metadata.name)).toEqual(["a"]);
+    expect(r.errors[0]!.field).toBe("[1].spec.containers");
+  });
+
   test("unsupported kind and broken YAML are errors", () => {
     expect(decodeManifests("kind: Deployment\nmetadata: {name: x}", "f").errors[0]!.field).toBe("kind");
     expect(decodeManifests("a: [", "f").errors.length).toBe(1);
