@@ -5,6 +5,8 @@ import { podsSystemContainer } from "./observations.ts";
 import { isHardThreshold, thresholdAmount, type Threshold } from "./threshold.ts";
 
 export interface NotifierTarget {
+  /** Stable per configured threshold ("memory.available#0"): two thresholds can share a description. */
+  id: string;
   signal: "memory.available" | "allocatableMemory.available";
   /** "root": the memory controller mount; "pods": mount + pod cgroup root (kubepods). */
   cgroup: "root" | "pods";
@@ -33,7 +35,7 @@ export function memcgThresholdBytes(t: Threshold, mem: MemoryStats | undefined, 
 export function notifierTargets(thresholds: readonly Threshold[], summary: Summary): { targets: NotifierTarget[]; errors: string[] } {
   const targets: NotifierTarget[] = [];
   const errors: string[] = [];
-  for (const t of thresholds) {
+  for (const [index, t] of thresholds.entries()) {
     if (t.signal !== "memory.available" && t.signal !== "allocatableMemory.available") continue;
     const pods = t.signal === "allocatableMemory.available";
     const hard = isHardThreshold(t);
@@ -41,6 +43,7 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
       const mem = pods ? podsSystemContainer(summary)?.memory : summary.node.memory;
       const thresholdBytes = memcgThresholdBytes(t, mem, pods ? 'node.systemContainers["pods"].memory' : "node.memory");
       targets.push({
+        id: `${t.signal}#${index}`,
         signal: t.signal,
         cgroup: pods ? "pods" : "root",
         hard,
