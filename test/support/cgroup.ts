@@ -1,6 +1,6 @@
 // Test cgroups: uniquely named (pid + counter) under the v1 memory controller, always with a memory
 // limit so a runaway child can never pressure the host, and removed even when a test fails.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const MEMORY_ROOT = "/sys/fs/cgroup/memory";
@@ -87,4 +87,19 @@ export function spawnMemoryHog(cgroup: TestCgroup, megabytes: number): Bun.Subpr
     `'const b = Buffer.alloc(${megabytes} * 1048576, 1); process.stdout.write("ready\\n"); ` +
     `process.stdin.on("data", () => {}); setInterval(() => b[0]++, 1e6)'`;
   return Bun.spawn(["sh", "-c", script], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+}
+
+/**
+ * Open eventfd and epoll fds of this process. Counting only these kinds keeps fd-leak checks
+ * immune to pipes and sockets that other tests' children close asynchronously.
+ */
+export function notifierFds(): number {
+  let n = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === "anon_inode:[eventfd]" || target === "anon_inode:[eventpoll]") n++;
+    } catch {}
+  }
+  return n;
 }

@@ -1,7 +1,7 @@
 // Real cgroup v1 memory thresholds: test cgroups under /sys/fs/cgroup/memory (each with a 512 MiB
 // limit so the host is never at risk), children charged into them, events awaited with bounds.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SyscallError } from "../../../ffi/libc.ts";
 import { startCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
@@ -9,13 +9,13 @@ import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts"
 import { createMemcgNotifierSet, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
 import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
 import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
-import { canManageMemoryCgroups, makeMemoryCgroup, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
+import { canManageMemoryCgroups, makeMemoryCgroup, notifierFds, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
 
 const MiB = 1024 * 1024;
 const enabled = canManageMemoryCgroups();
 if (!enabled) console.warn("skipping memcg threshold tests: needs root and the cgroup v1 memory controller at /sys/fs/cgroup/memory");
 
-const fdCount = () => readdirSync("/proc/self/fd").length;
+const fdCount = notifierFds;
 const usage = (cg: TestCgroup) => Number(cg.read("memory.usage_in_bytes").trim());
 
 describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
