@@ -8,4 +8,5 @@ if [ -x scripts/host/setup.sh ] || [ -f scripts/host/setup.sh ]; then
   bash scripts/host/setup.sh
 fi
 bash scripts/build.sh
-exec bun test "$@"
+# bunfig.toml cannot set the per-test timeout (Bun 1.4 ignores [test] timeout); pass it here.
+exec bun test --timeout 60000 "$@"
