@@ -1,0 +1,21 @@
+// Public surface of the kernel notification layer (for the agent and the eviction manager).
+export { createNotifierHub, type HubRegistration, type HubSource, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
+export { startCgroupThreshold, MEMORY_USAGE_ATTRIBUTE, type CgroupThresholdNotifier, type CgroupThresholdOptions, type ThresholdEvent } from "./cgroup-threshold.ts";
+export {
+  createMemcgNotifierSet,
+  createMemoryThresholdNotifier,
+  memcgThresholdBytes,
+  thresholdAmountBytes,
+  MemcgThresholdError,
+  type MemcgNotifierEvent,
+  type MemcgNotifierSet,
+  type MemcgNotifierSetOptions,
+  type MemcgTarget,
+  type MemoryThresholdNotifier,
+} from "./memory-threshold.ts";
+export { startPsiNotifier, startPsiPolling, hasCapSysResource, type PsiEvent, type PsiNotifier, type PsiNotifierOptions } from "./psi.ts";
+export { watchMemoryEvents, type MemoryEventsEvent, type MemoryEventsWatcher } from "./memory-events.ts";
+export { detectMemoryNotification, type MemoryNotificationSupport } from "./detect.ts";
+export * from "./cgroup-parse.ts";
+export { Eventfd } from "./eventfd.ts";
+export { Epoll } from "./epoll.ts";
