@@ -113,6 +113,18 @@ export function systemdSliceName(name: string[]): string {
   return `${parts.join("-")}.slice`;
 }
 
+/**
+ * Directory of a cgroup below a controller's mount. cgroupfs: "<root>/kubepods/burstable/pod<uid>";
+ * systemd (upstream ToSystemd + slice expansion): "/kubepods.slice/kubepods-burstable.slice/
+ * kubepods-burstable-pod<uid_>.slice".
+ */
+export function cgroupDirPath(driver: CgroupDriver, cgroupRoot: string, name: string[]): string {
+  if (driver === "cgroupfs") return cgroupfsPath(cgroupRoot, name);
+  const dirs: string[] = [];
+  for (let i = 1; i <= name.length; i++) dirs.push(systemdSliceName(name.slice(0, i)));
+  return `/${dirs.join("/")}`;
+}
+
 /** cgroup_parent for CRI's LinuxPodSandboxConfig. */
 export function podCgroupParent(pod: PodLike, opts: { cgroupRoot?: string; driver?: CgroupDriver } = {}): string {
   const name = podCgroupName(getPodQOS(pod), pod.metadata.uid ?? "");

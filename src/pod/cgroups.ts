@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { kv, log } from "../log.ts";
 import {
   burstableCpuShares,
+  cgroupDirPath,
   cgroupfsPath,
   MIN_SHARES,
   podCgroupName,
@@ -86,7 +87,8 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
   const controllers = opts.controllers ?? detectV1Controllers(mountRoot);
   const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
 
-  const dir = (controller: string, name: string[]) => join(mountRoot, controller, cgroupfsPath(cgroupRoot, name));
+  const driver = opts.driver ?? "cgroupfs";
+  const dir = (controller: string, name: string[]) => join(mountRoot, controller, cgroupDirPath(driver, cgroupRoot, name));
 
   async function create(name: string[]) {
     for (const c of controllers) {
@@ -96,7 +98,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       }
       // cpuset levels are created top-down so each inherits its parent's cpus/mems.
       const root = join(mountRoot, c);
-      const parts = cgroupfsPath(cgroupRoot, name).split("/").filter(Boolean);
+      const parts = cgroupDirPath(driver, cgroupRoot, name).split("/").filter(Boolean);
       for (let i = 1; i <= parts.length; i++) {
         const d = join(root, ...parts.slice(0, i));
         if (existsSync(d)) continue;
@@ -134,7 +136,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       await create(qosCgroupName("BestEffort"));
       if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
       await updateQoS();
-      log.info(`QoS cgroups ready ${kv({ root: cgroupfsPath(cgroupRoot, ["kubepods"]), controllers: controllers.join(","), memoryLimit: opts.kubepods?.memoryLimitBytes })}`);
+      log.info(`QoS cgroups ready ${kv({ root: cgroupDirPath(driver, cgroupRoot, ["kubepods"]), driver, controllers: controllers.join(","), memoryLimit: opts.kubepods?.memoryLimitBytes })}`);
     })().catch((e) => {
       setupDone = undefined;
       throw e;
@@ -185,7 +187,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
         await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
         await updateQoS();
       }
-      return opts.driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
+      return driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
     },
     async removePod(uid: string) {
       const known = qosOf.get(uid);

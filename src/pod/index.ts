@@ -17,3 +17,4 @@ export { decodeManifests, ManifestError } from "./manifest.ts";
 export { realClock, type Clock } from "./clock.ts";
 export type { Pod, PodStatus, ContainerStatus, PodPhase } from "./types.ts";
 export type { PodUpdate } from "./sources/update.ts";
+export { createPodLifecycleFromConfig, nodeCapacity, nodeNameFrom, type NodeCapacity, type PodKubeletConfig } from "./setup.ts";

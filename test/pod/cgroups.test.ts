@@ -3,6 +3,7 @@ import { existsSync, readFileSync, readdirSync, rmdirSync, statSync } from "node
 import { join } from "node:path";
 import {
   burstableCpuShares,
+  cgroupDirPath,
   kubepodsConfigFromKubelet,
   kubepodsResourceConfig,
   milliCPUToQuota,
@@ -56,9 +57,11 @@ describe("cgroup computations", () => {
     [bestEffort, "/custom/", "/custom/kubepods/besteffort/podbe1"],
   ])("cgroup parent of %#", (pod, root, want) => expect(podCgroupParent(pod, { cgroupRoot: root })).toBe(want));
 
-  test("systemd driver slice names", () => {
+  test("systemd driver slice names and directories", () => {
     const p = makePod({ name: "s", uid: "ab-cd" });
     expect(podCgroupParent(p, { driver: "systemd" })).toBe("kubepods-besteffort-podab_cd.slice");
+    expect(cgroupDirPath("systemd", "/", ["kubepods", "besteffort", "podab-cd"])).toBe("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice");
+    expect(cgroupDirPath("cgroupfs", "/", ["kubepods", "podx"])).toBe("/kubepods/podx");
   });
 
   test("node allocatable for kubepods: capacity − system − kube reserved, floored at 0", () => {

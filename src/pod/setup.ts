@@ -1,0 +1,100 @@
+// Builds the pod lifecycle (and its QoS/pod cgroups) from the loaded kubelet configuration, so the
+// composition root only supplies the runtime: node name (hostnameOverride or hostname, lowercased as
+// upstream), host IP (--node-ip or the first non-internal IPv4), sources, frequencies, cgroups.
+import { readFileSync } from "node:fs";
+import { availableParallelism, hostname } from "node:os";
+import { kv, log } from "../log.ts";
+import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
+import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
+import type { Clock } from "./clock.ts";
+import { createPodLifecycle, defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle.ts";
+import type { Runtime } from "./runtime.ts";
+
+/** The KubeletConfiguration fields the pod lifecycle reads (v1beta1 names, defaults applied). */
+export interface PodKubeletConfig {
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string[]>;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  httpCheckFrequency?: string;
+  cgroupsPerQOS?: boolean;
+  cgroupRoot?: string;
+  cgroupDriver?: string;
+  podPidsLimit?: number;
+  cpuCFSQuota?: boolean;
+  enforceNodeAllocatable?: string[];
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+}
+
+export interface NodeCapacity {
+  memoryBytes: number;
+  cpus: number;
+  pids?: number;
+}
+
+export function nodeCapacity(): NodeCapacity {
+  let memoryBytes = 0;
+  let pids: number | undefined;
+  try {
+    const m = /^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"));
+    memoryBytes = m ? Number(m[1]) * 1024 : 0;
+    pids = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim()) || undefined;
+  } catch {
+    // not Linux: limits stay unset
+  }
+  return { memoryBytes, cpus: availableParallelism(), pids };
+}
+
+/** Upstream nodeutil.GetHostname: the override or the hostname, trimmed and lowercased. */
+export function nodeNameFrom(hostnameOverride?: string): string {
+  return (hostnameOverride?.trim() || hostname()).toLowerCase();
+}
+
+export function createPodLifecycleFromConfig(input: {
+  config: PodKubeletConfig;
+  flags: { hostnameOverride?: string; nodeIP?: string };
+  runtime: Runtime;
+  clock?: Clock;
+  capacity?: NodeCapacity;
+  admitHandlers?: PodAdmitHandler[];
+  /** Sources fed through handleUpdate that must report before orphan cleanup (e.g. "api"). */
+  extraSources?: string[];
+  /** Where cgroup v1 controllers are mounted (tests); default /sys/fs/cgroup. */
+  cgroupMountRoot?: string;
+}): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
+  const { config, flags } = input;
+  const nodeName = nodeNameFrom(flags.hostnameOverride);
+  const hostIP = flags.nodeIP?.split(",")[0]?.trim() || defaultHostIP();
+  let cgroups: PodCgroupManager | undefined;
+  if (config.cgroupsPerQOS !== false) {
+    const mountRoot = input.cgroupMountRoot ?? "/sys/fs/cgroup";
+    const controllers = detectV1Controllers(mountRoot);
+    if (!controllers.includes("memory")) {
+      log.warn(`cgroupsPerQOS: no cgroup v1 memory controller under ${mountRoot}; pods run without QoS cgroups`);
+    } else {
+      const driver: CgroupDriver = config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
+      const capacity = input.capacity ?? nodeCapacity();
+      const kubepods = kubepodsConfigFromKubelet(config, capacity);
+      cgroups = createPodCgroupManager({
+        mountRoot,
+        cgroupRoot: config.cgroupRoot || "/",
+        driver,
+        controllers,
+        podPidsLimit: config.podPidsLimit !== undefined && config.podPidsLimit > 0 ? config.podPidsLimit : undefined,
+        cpuCFSQuota: config.cpuCFSQuota,
+        kubepods,
+      });
+      log.debug(`pod cgroups ${kv({ driver, cgroupRoot: config.cgroupRoot || "/", kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
+    }
+  }
+  const lifecycle = createPodLifecycle({
+    runtime: input.runtime,
+    clock: input.clock,
+    cgroups,
+    admitHandlers: input.admitHandlers,
+    config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },
+  });
+  return { lifecycle, cgroups, nodeName, hostIP };
+}
