@@ -16,6 +16,7 @@ export interface EvictionKubeletFields {
   enforceNodeAllocatable?: string[];
   localStorageCapacityIsolation?: boolean;
   evictStaticPods?: boolean;
+  featureGates?: Record<string, boolean>;
 }
 
 export interface EvictionSources {
@@ -52,5 +53,6 @@ export function evictionConfigFromKubelet(c: EvictionKubeletFields, sources: Evi
     maxPodGracePeriodSeconds: c.evictionMaxPodGracePeriod ?? 0,
     localStorageCapacityIsolation: c.localStorageCapacityIsolation ?? true,
     evictStaticPods: c.evictStaticPods ?? false,
+    separateDiskGC: c.featureGates?.KubeletSeparateDiskGC ?? true,
   };
 }

@@ -68,6 +68,11 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
       logger.error(`eviction manager: ${report.error}`);
       return report;
     }
+    if (state.layout.splitContainerImageFs && config.separateDiskGC === false) {
+      report.error = "KubeletSeparateDiskGC is turned off but we still have a split filesystem";
+      logger.error(`eviction manager: ${report.error}`);
+      return report;
+    }
     const derived = updateContainerFsThresholds(state.thresholds, state.layout);
     for (const w of derived.warnings) logger.warn(`eviction manager: ${w}`);
     state.thresholds = derived.thresholds;

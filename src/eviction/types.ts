@@ -16,6 +16,8 @@ export interface EvictionConfig {
   localStorageCapacityIsolation: boolean;
   /** bunlet extension (default false): rank and evict static pods like other pods. */
   evictStaticPods: boolean;
+  /** Feature gate KubeletSeparateDiskGC (beta, on by default since v1.31). */
+  separateDiskGC?: boolean;
 }
 
 export const DEFAULT_PRESSURE_TRANSITION_PERIOD_MS = 5 * 60_000;

@@ -346,3 +346,12 @@ describe("local-storage messages keep the limit's format", () => {
     expect(h.kills[0]!.status.message).toBe(`Pod ephemeral local storage usage exceeds the total limit of containers ${want}. `);
   });
 });
+
+describe("split filesystem without the KubeletSeparateDiskGC gate", () => {
+  test("sync fails with upstream's error and retries layout detection next time", async () => {
+    const h = harness({ thresholds: thresholds({}), config: { separateDiskGC: false }, pods: [], layout: { dedicatedImageFs: true, splitContainerImageFs: true } });
+    const r = await h.step(0, summary({ time: at(0), memAvailable: Gi }));
+    expect(r.error).toBe("KubeletSeparateDiskGC is turned off but we still have a split filesystem");
+    expect(h.state.initialized).toBe(false);
+  });
+});
