@@ -68,8 +68,3 @@ export function applyStaticPodDefaults(pod: Pod, opts: { nodeName: string; sourc
   out.status = { phase: "Pending" };
   return out;
 }
-
-export function isStaticPod(pod: { metadata: { annotations?: Record<string, string> } }): boolean {
-  const src = pod.metadata.annotations?.[ConfigSourceAnnotationKey];
-  return src !== undefined && src !== "api";
-}

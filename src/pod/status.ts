@@ -1,5 +1,6 @@
 // Pure pod status generation from what the runtime reports (upstream kubelet_pods.go
 // generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
+import { isStaticPod } from "./pod-like.ts";
 import { getPodQOS } from "./qos.ts";
 import { rfc3339 } from "./clock.ts";
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
@@ -22,11 +23,6 @@ export interface StatusInputs {
   /** The pod worker says the pod is terminal (no container will be restarted). */
   podIsTerminal?: boolean;
 }
-
-const isStatic = (pod: Pod) => {
-  const s = pod.metadata.annotations?.["kubernetes.io/config.source"];
-  return s !== undefined && s !== "api";
-};
 
 /** Upstream getPhase, minus restartable init containers (sidecars are not in bunlet's subset). */
 export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[], podIsTerminal = false): PodPhase {
@@ -69,7 +65,7 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: Co
   if ((pendingInit > 0 && !anyRegularStarted) || waiting > 0) return "Pending";
   if (running > 0 && unknown === 0) return "Running";
   if (running === 0 && stopped > 0 && unknown === 0) {
-    if (podIsTerminal && !isStatic(pod)) return stopped === succeeded ? "Succeeded" : "Failed";
+    if (podIsTerminal && !isStaticPod(pod)) return stopped === succeeded ? "Succeeded" : "Failed";
     if (spec.restartPolicy === "Always") return "Running";
     if (stopped === succeeded) return "Succeeded";
     if (spec.restartPolicy === "Never") return "Failed";
