@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startCgroupThreshold, type ThresholdEvent } from "../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
+import { createNodeStatsProvider } from "../../src/stats/node.ts";
 import { makeMemoryCgroup, type TestCgroup } from "../../test/support/cgroup.ts";
 
 const MiB = 1024 * 1024;
@@ -199,6 +200,14 @@ async function main(): Promise<void> {
     console.log(`  latency  p50 ${fmt(pct(pollLat, 50))}  max ${fmt(Math.max(...pollLat))} over ${pollLat.length} crossings`);
     console.log(`  CPU: ${pollCpuPct.toFixed(3)} % over ${IDLE_S} s (whole process, idle baseline included)`);
     console.log(`ratio: polling p50 latency / notifier p50 latency = ${(pct(pollLat, 50) / p50).toFixed(0)}×`);
+
+    // 4. Cost of a full node stats sample (what the eviction manager reads every sync).
+    const provider = createNodeStatsProvider({ rootDir: "/", imageFsDir: "/tmp", podsCgroup: cg.path });
+    const N = 500;
+    const s0 = performance.now();
+    const sc0 = cpuMs();
+    for (let i = 0; i < N; i++) provider.nodeStats();
+    console.log(`node stats (root memcg, 2× statfs, rlimit, pods cgroup): ${((performance.now() - s0) / N).toFixed(3)} ms wall, ${((cpuMs() - sc0) / N).toFixed(3)} ms CPU per sample`);
   } finally {
     await stepper.kill();
     await hub.close();
