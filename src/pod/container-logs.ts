@@ -89,3 +89,36 @@ export async function rotateContainerLog(logPath: string, policy: LogRotationPol
   }
   return actions;
 }
+
+/**
+ * Upstream ContainerLogManager: every containerLogMonitorInterval (10 s) rotate each running
+ * container's log that outgrew the policy. Needs Runtime.listContainerLogs/reopenContainerLog.
+ */
+export function createContainerLogManager(opts: {
+  listContainerLogs: () => Promise<{ containerId: string; logPath: string }[]>;
+  reopenContainerLog: (containerId: string) => Promise<void>;
+  policy: LogRotationPolicy;
+  now: () => number;
+}): { rotateAll(): Promise<number> } {
+  return {
+    async rotateAll() {
+      let rotated = 0;
+      let logs: { containerId: string; logPath: string }[];
+      try {
+        logs = await opts.listContainerLogs();
+      } catch (e) {
+        log.warn(`container log rotation: listing containers failed ${kv({ error: (e as Error).message })}`);
+        return 0;
+      }
+      for (const l of logs) {
+        try {
+          const actions = await rotateContainerLog(l.logPath, opts.policy, { nowMs: opts.now(), reopen: () => opts.reopenContainerLog(l.containerId) });
+          if (actions.some((a) => a.op === "rotate")) rotated++;
+        } catch (e) {
+          log.warn(`container log rotation failed ${kv({ container: l.containerId.slice(0, 13), log: l.logPath, error: (e as Error).message })}`);
+        }
+      }
+      return rotated;
+    },
+  };
+}

@@ -12,7 +12,7 @@ export {
 } from "./lifecycle.ts";
 export { createPodCgroupManager, detectV1Controllers, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
 export { kubepodsConfigFromKubelet, nodeAllocatableAbsolute, podCgroupParent, podResourceConfig } from "./cgroups-config.ts";
-export { logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";
+export { createContainerLogManager, logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";
 export { decodeManifests, ManifestError } from "./manifest.ts";
 export { realClock, type Clock } from "./clock.ts";
 export type { Pod, PodStatus, ContainerStatus, PodPhase } from "./types.ts";

@@ -6,6 +6,7 @@ import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
+import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { every, realClock, type Clock } from "./clock.ts";
 import type { ManifestError } from "./manifest.ts";
 import type { PodLike } from "./pod-like.ts";
@@ -42,6 +43,10 @@ export interface PodLifecycleConfig {
    * treat unknown runtime pods as orphans (upstream sourcesReady).
    */
   extraSources?: string[];
+  /** Container log rotation (containerLogMaxSize/containerLogMaxFiles); needs Runtime.listContainerLogs. */
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
+  containerLogMonitorIntervalMs?: number;
 }
 
 /** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
@@ -112,6 +117,9 @@ export function lifecycleConfigFromKubelet(
     syncFrequency?: string;
     fileCheckFrequency?: string;
     httpCheckFrequency?: string;
+    containerLogMaxSize?: string;
+    containerLogMaxFiles?: number;
+    containerLogMonitorInterval?: string;
   },
   node: { nodeName: string; hostIP?: string },
 ): PodLifecycleConfig {
@@ -125,6 +133,9 @@ export function lifecycleConfigFromKubelet(
     syncFrequencyMs: ms(cfg.syncFrequency, 60_000),
     fileCheckFrequencyMs: ms(cfg.fileCheckFrequency, 20_000),
     httpCheckFrequencyMs: ms(cfg.httpCheckFrequency, 20_000),
+    containerLogMaxSize: cfg.containerLogMaxSize || "10Mi",
+    containerLogMaxFiles: cfg.containerLogMaxFiles || 5,
+    containerLogMonitorIntervalMs: ms(cfg.containerLogMonitorInterval, 10_000),
   };
 }
 
@@ -416,6 +427,15 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
       }));
       stoppers.push(every(clock, config.housekeepingPeriodMs ?? 2_000, housekeeping));
+      if (config.containerLogMaxSize && runtime.listContainerLogs && runtime.reopenContainerLog) {
+        const logs = createContainerLogManager({
+          listContainerLogs: runtime.listContainerLogs.bind(runtime),
+          reopenContainerLog: runtime.reopenContainerLog.bind(runtime),
+          policy: logRotationPolicy(config.containerLogMaxSize, config.containerLogMaxFiles ?? 5),
+          now: clock.now,
+        });
+        stoppers.push(every(clock, config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
+      }
     },
     async stop() {
       for (const s of sources) s.stop();

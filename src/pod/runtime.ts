@@ -105,4 +105,11 @@ export interface Runtime {
   removePod(uid: string): Promise<void>;
   /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
   execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
+  /**
+   * Running containers with their absolute log file (CRI ContainerStatus.log_path joined with the
+   * sandbox log_directory), for log rotation. Optional; without it logs are not rotated.
+   */
+  listContainerLogs?(): Promise<{ containerId: string; logPath: string }[]>;
+  /** Asks the runtime to reopen a container's log file after rotation (CRI ReopenContainerLog). */
+  reopenContainerLog?(containerId: string): Promise<void>;
 }

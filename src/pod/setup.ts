@@ -18,6 +18,9 @@ export interface PodKubeletConfig {
   syncFrequency?: string;
   fileCheckFrequency?: string;
   httpCheckFrequency?: string;
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
+  containerLogMonitorInterval?: string;
   cgroupsPerQOS?: boolean;
   cgroupRoot?: string;
   cgroupDriver?: string;

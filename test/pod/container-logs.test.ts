@@ -74,3 +74,30 @@ describe("rotateContainerLog", () => {
     expect(readdirSync(d)).toEqual(["0.log"]);
   });
 });
+
+describe("container log manager", () => {
+  test("rotates the logs that outgrew the policy, one failure does not stop the rest", async () => {
+    const { createContainerLogManager } = await import("../../src/pod/container-logs.ts");
+    const d = mkdtempSync(join(tmpdir(), `bunlet-logmgr-${process.pid}-`));
+    try {
+      writeFileSync(join(d, "a.log"), "x".repeat(500));
+      writeFileSync(join(d, "b.log"), "x".repeat(10));
+      writeFileSync(join(d, "c.log"), "x".repeat(500));
+      const reopened: string[] = [];
+      const m = createContainerLogManager({
+        listContainerLogs: async () => ["a", "b", "c"].map((id) => ({ containerId: id, logPath: join(d, `${id}.log`) })),
+        reopenContainerLog: async (id) => {
+          if (id === "a") throw new Error("gone");
+          reopened.push(id);
+        },
+        policy: { maxSizeBytes: 100, maxFiles: 3 },
+        now: () => now,
+      });
+      expect(await m.rotateAll()).toBe(1);
+      expect(reopened).toEqual(["c"]);
+      expect(readdirSync(d).sort()).toEqual(["a.log", "b.log", "c.log.20260102-030405"]);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
