@@ -15,6 +15,7 @@ export {
 } from "./memory-threshold.ts";
 export { startPsiNotifier, startPsiPolling, hasCapSysResource, type PsiEvent, type PsiNotifier, type PsiNotifierOptions } from "./psi.ts";
 export { watchMemoryEvents, type MemoryEventsEvent, type MemoryEventsWatcher } from "./memory-events.ts";
+export { watchKernfsFile, type KernfsWatch, type KernfsWatchOptions } from "./kernfs-watch.ts";
 export { detectMemoryNotification, type MemoryNotificationSupport } from "./detect.ts";
 export * from "./cgroup-parse.ts";
 export { Eventfd } from "./eventfd.ts";

@@ -1,31 +1,10 @@
 // cgroup v2 memory.events watcher (beyond upstream kubelet): the kernel bumps the counters
-// low/high/max/oom/oom_kill and notifies the file (kernfs_notify), which raises EPOLLPRI on an
-// open fd (and IN_MODIFY for inotify). Re-reading the file through the same fd re-arms the
-// EPOLLPRI edge, so each wake-up preads it and reports the counters that grew.
-// Files that cannot be polled for EPOLLPRI (epoll_ctl refuses regular files with EPERM) are
-// watched with inotify IN_MODIFY instead, through the same hub.
-import { existsSync } from "node:fs";
-import {
-  close,
-  EPOLLIN,
-  EPOLLPRI,
-  IN_ATTRIB,
-  IN_CLOEXEC,
-  IN_DELETE_SELF,
-  IN_MODIFY,
-  IN_MOVE_SELF,
-  IN_NONBLOCK,
-  inotify_add_watch,
-  inotify_init1,
-  O_CLOEXEC,
-  O_RDONLY,
-  open,
-  pread,
-  read,
-  SyscallError,
-} from "../../ffi/libc.ts";
+// low/high/max/oom/oom_kill and notifies the file; each notification is re-read (kernfs-watch.ts)
+// and the counters that grew are reported — e.g. oom_kill +1 means the kernel OOM killer acted in
+// that cgroup, high +n means it was throttled at memory.high.
 import { memoryEventsDelta, parseMemoryEvents, type MemoryEvents } from "./cgroup-parse.ts";
-import type { HubRegistration, NotifierHub } from "./hub.ts";
+import type { NotifierHub } from "./hub.ts";
+import { watchKernfsFile } from "./kernfs-watch.ts";
 
 export interface MemoryEventsEvent {
   path: string;
@@ -40,7 +19,10 @@ export interface MemoryEventsWatcherOptions {
   path: string;
   onEvent(ev: MemoryEventsEvent): void;
   onRemoved?(path: string): void;
+  /** The file could not be parsed after a change (the watch continues). */
   onError?(err: Error): void;
+  /** How often to check the cgroup still exists (default 10000 ms), see kernfs-watch.ts. */
+  removalCheckMs?: number;
 }
 
 export interface MemoryEventsWatcher {
@@ -52,81 +34,40 @@ export interface MemoryEventsWatcher {
 }
 
 export function watchMemoryEvents(hub: NotifierHub, opts: MemoryEventsWatcherOptions): MemoryEventsWatcher {
-  const fd = open(opts.path, O_RDONLY | O_CLOEXEC);
-  const buf = new Uint8Array(4096);
-  const readCounters = (): MemoryEvents => {
-    const n = pread(fd, buf, 0);
-    return parseMemoryEvents(new TextDecoder().decode(buf.subarray(0, n)), opts.path);
-  };
-  let counters: MemoryEvents;
-  let mode: "epollpri" | "inotify" = "epollpri";
-  let inotifyFd: number | undefined;
-  let reg: HubRegistration;
-  let stopped = false;
-
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    reg.remove();
-    if (inotifyFd !== undefined) close(inotifyFd);
-    close(fd);
-  };
-
-  const onReady = () => {
-    if (inotifyFd !== undefined) drainInotify(inotifyFd);
-    if (!existsSync(opts.path)) {
-      stop();
-      opts.onRemoved?.(opts.path);
-      return;
-    }
-    let next: MemoryEvents;
-    try {
-      next = readCounters();
-    } catch (e) {
-      opts.onError?.(e as Error);
-      return;
-    }
-    const delta = memoryEventsDelta(counters, next);
-    counters = next;
-    if (Object.keys(delta).length > 0) opts.onEvent({ path: opts.path, counters: next, delta, atMs: performance.now() });
-  };
-
+  let counters: MemoryEvents | undefined;
+  const w = watchKernfsFile(hub, {
+    path: opts.path,
+    onChange(text) {
+      let next: MemoryEvents;
+      try {
+        next = parseMemoryEvents(text, opts.path);
+      } catch (e) {
+        opts.onError?.(e as Error);
+        return;
+      }
+      const delta = memoryEventsDelta(counters!, next);
+      counters = next;
+      if (Object.keys(delta).length > 0) opts.onEvent({ path: opts.path, counters: next, delta, atMs: performance.now() });
+    },
+    onRemoved: opts.onRemoved,
+    removalCheckMs: opts.removalCheckMs,
+  });
   try {
-    counters = readCounters();
-    try {
-      reg = hub.add({ fd, events: EPOLLPRI, onReady });
-    } catch (e) {
-      if (!(e instanceof SyscallError) || e.code !== "EPERM") throw e;
-      mode = "inotify";
-      inotifyFd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-      inotify_add_watch(inotifyFd, opts.path, IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
-      reg = hub.add({ fd: inotifyFd, events: EPOLLIN, onReady });
-    }
+    counters = parseMemoryEvents(w.initial, opts.path);
   } catch (e) {
-    if (inotifyFd !== undefined) close(inotifyFd);
-    close(fd);
+    w.stop();
     throw e;
   }
-
   return {
     get mode() {
-      return mode;
+      return w.mode;
     },
     get counters() {
-      return counters;
+      return counters!;
     },
     get stopped() {
-      return stopped;
+      return w.stopped;
     },
-    stop,
+    stop: () => w.stop(),
   };
-}
-
-function drainInotify(fd: number): void {
-  const buf = new Uint8Array(4096);
-  try {
-    while (read(fd, buf) > 0) {}
-  } catch (e) {
-    if (!(e instanceof SyscallError) || e.code !== "EAGAIN") throw e;
-  }
 }

@@ -34,7 +34,7 @@ describe("watchMemoryEvents", () => {
     hub = createNotifierHub();
     const seen: MemoryEventsEvent[] = [];
     let removed: string | undefined;
-    const w = watchMemoryEvents(hub, { path, onEvent: (e) => seen.push(e), onRemoved: (p) => (removed = p) });
+    const w = watchMemoryEvents(hub, { path, onEvent: (e) => seen.push(e), onRemoved: (p) => (removed = p), removalCheckMs: 0 });
     expect(w.mode).toBe("inotify");
     expect(w.counters).toEqual({ low: 0, high: 0, max: 0, oom: 0, oom_kill: 0 });
     writeFileSync(path, events(2, 1, 1));

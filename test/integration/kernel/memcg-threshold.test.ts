@@ -69,7 +69,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     n.stop();
     expect(n.stopped).toBe(true);
     expect(hub.size).toBe(0);
-  });
+  }, 30_000);
 
   test("no event while usage stays below the threshold", async () => {
     const cg = cgroup();
@@ -79,7 +79,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     await Bun.sleep(300); // bounded negative wait: the event would arrive in < 1 ms
     expect(usage(cg)).toBeLessThan(400 * MiB);
     expect(events).toEqual([]);
-  });
+  }, 30_000);
 
   test("several notifiers share one epoll set and each fires for its own cgroup", async () => {
     const a = cgroup();
@@ -95,7 +95,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     await hog(b, 64);
     await waitFor(() => seen.includes(b.path), "cgroup b event", 10_000);
     expect(seen.filter((s) => s.endsWith("@450"))).toEqual([]);
-  });
+  }, 30_000);
 
   test("removing a watched cgroup is reported as removal, not a threshold event", async () => {
     const cg = cgroup();
@@ -113,7 +113,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(events).toEqual([]);
     expect(n.stopped).toBe(true);
     expect(hub.size).toBe(0);
-  });
+  }, 30_000);
 
   test("registering on a missing cgroup fails with ENOENT naming the file", () => {
     const path = `/sys/fs/cgroup/memory/bunlet-missing-${process.pid}`;
@@ -139,7 +139,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     for (const n of ns) n.stop();
     await hub.close();
     expect(fdCount()).toBe(before);
-  });
+  }, 30_000);
 
   test("memcg notifier set (eviction manager hook) arms, re-arms on a new value, fires, and stops", async () => {
     const root = cgroup();
@@ -168,7 +168,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     set.apply([]);
     expect(set.notifiers.size).toBe(0);
     expect(hub.size).toBe(0);
-  });
+  }, 30_000);
 
   test("cgroupMemoryStats: working set = usage − total_inactive_file of the cgroup's files", async () => {
     const cg = cgroup();
@@ -182,7 +182,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(Math.abs(stats.workingSetBytes! - Math.max(0, fileUsage - stat.total_inactive_file!))).toBeLessThan(MiB);
     expect(Math.abs(stats.rssBytes! - stat.total_rss!)).toBeLessThan(MiB);
     expect(stats.availableBytes).toBe(512 * MiB - stats.workingSetBytes!);
-  });
+  }, 30_000);
 
   test("the main thread keeps serving HTTP while the notifier waits and fires", async () => {
     const cg = cgroup();
@@ -198,7 +198,7 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     } finally {
       server.stop(true);
     }
-  });
+  }, 30_000);
 
   test("node memory from the root cgroup agrees with its files", () => {
     const stats = cgroupMemoryStats("/sys/fs/cgroup/memory", "T");

@@ -74,5 +74,5 @@ describe.skipIf(!havePsi)("PSI trigger notifier", () => {
     await waitFor(() => removed !== undefined, "removal report", 5000);
     expect(n.stopped).toBe(true);
     expect(hub.size).toBe(0);
-  });
+  }, 30_000);
 });
