@@ -17,6 +17,7 @@ export { startPsiNotifier, startPsiPolling, hasCapSysResource, type PsiEvent, ty
 export { watchMemoryEvents, type MemoryEventsEvent, type MemoryEventsWatcher } from "./memory-events.ts";
 export { watchKernfsFile, type KernfsWatch, type KernfsWatchOptions } from "./kernfs-watch.ts";
 export { detectMemoryNotification, type MemoryNotificationSupport } from "./detect.ts";
+export { startMemoryNotifiers, DEFAULT_PSI_TRIGGER, type MemoryNotifiers, type MemoryNotifiersOptions, type MemoryNotifiersLogger } from "./memory-notifiers.ts";
 export * from "./cgroup-parse.ts";
 export { Eventfd } from "./eventfd.ts";
 export { Epoll } from "./epoll.ts";

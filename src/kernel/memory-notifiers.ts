@@ -1,0 +1,115 @@
+// The agent's one call for kernel memory notifications: a hub, the memcg threshold set the
+// eviction manager re-arms every ≤ 10 s (onNotifierTargets → apply), and optionally a PSI trigger;
+// every event becomes `onTrigger(reason)` (→ evictionManager.trigger) plus one log line.
+// What the node lacks is logged once at start, and the 10 s synchronize keeps working regardless.
+import { kv, log as defaultLog } from "../log.ts";
+import { detectMemoryNotification } from "./detect.ts";
+import { createNotifierHub, type NotifierHub } from "./hub.ts";
+import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
+import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
+
+/** 15 % of a 2 s window stalled; 2 s multiples are accepted even without CAP_SYS_RESOURCE. */
+export const DEFAULT_PSI_TRIGGER = "some 300000 2000000";
+
+export interface MemoryNotifiersLogger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  debug(msg: string): void;
+}
+
+export interface MemoryNotifiersOptions {
+  /** Eviction manager hook: run a synchronize now. */
+  onTrigger(reason: string): void;
+  /** cgroup v1 memory mount (default /sys/fs/cgroup/memory). */
+  memoryCgroupRoot?: string;
+  /** Pod cgroup root relative to the mount, for allocatableMemory.available (default "kubepods"). */
+  podsCgroup?: string;
+  /**
+   * PSI trigger on memory.pressure: a trigger string, false to disable, or undefined for
+   * "DEFAULT_PSI_TRIGGER only when memcg thresholds are unavailable" (cgroup v2 nodes).
+   */
+  psiTrigger?: string | false;
+  /** Pressure file for the PSI trigger (default: detected, unified root first). */
+  pressureFile?: string;
+  logger?: MemoryNotifiersLogger;
+}
+
+export interface MemoryNotifiers {
+  readonly hub: NotifierHub;
+  /** The eviction manager's onNotifierTargets. No-op (logged once) without memcg support. */
+  apply(targets: readonly MemcgTarget[]): void;
+  readonly memcgSupported: boolean;
+  readonly psi?: PsiNotifier;
+  close(): Promise<void>;
+}
+
+export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifiers {
+  const logger = opts.logger ?? defaultLog;
+  const support = detectMemoryNotification({ memoryCgroupRoot: opts.memoryCgroupRoot });
+  const hub = createNotifierHub({ onError: (e) => logger.warn(`kernel notifier: ${e.message}`) });
+
+  const memcg = support.memcgRoot
+    ? createMemcgNotifierSet({
+        hub,
+        memoryCgroupRoot: support.memcgRoot,
+        podsCgroup: opts.podsCgroup,
+        onEvent(ev) {
+          logger.info(
+            `eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`,
+          );
+          opts.onTrigger(ev.description);
+        },
+        onRemoved(path) {
+          logger.warn(`eviction manager: memcg notifier cgroup removed; re-armed at the next refresh ${kv({ cgroup: path })}`);
+        },
+      })
+    : undefined;
+  for (const reason of support.missing) logger.info(`kernel memory notification: ${reason}`);
+
+  let psi: PsiNotifier | undefined;
+  const trigger = opts.psiTrigger ?? (memcg ? false : DEFAULT_PSI_TRIGGER);
+  const pressureFile = opts.pressureFile ?? support.pressureFile;
+  if (trigger !== false && pressureFile) {
+    try {
+      psi = startPsiNotifier(hub, {
+        path: pressureFile,
+        trigger,
+        onEvent(ev) {
+          const line = ev.trigger.kind === "full" ? ev.pressure?.full : ev.pressure?.some;
+          logger.info(`eviction manager: memory pressure stall trigger fired ${kv({ file: ev.path, trigger, source: ev.source, avg10: line?.avg10 })}`);
+          opts.onTrigger(`PSI ${trigger}`);
+        },
+        onUnsupported(e, hint) {
+          logger.warn(`kernel memory notification: PSI trigger refused ${kv({ file: pressureFile, trigger, errno: e.code, reason: hint })}`);
+        },
+        onRemoved(path) {
+          logger.warn(`kernel memory notification: pressure file removed ${kv({ file: path })}`);
+        },
+      });
+      logger.info(`kernel memory notification: PSI trigger armed ${kv({ file: pressureFile, trigger, mode: psi.mode })}`);
+    } catch (e) {
+      logger.warn(`kernel memory notification: PSI trigger not armed ${kv({ file: pressureFile, trigger, error: (e as Error).message })}`);
+    }
+  }
+
+  let lastErrors = "";
+  return {
+    hub,
+    memcgSupported: memcg !== undefined,
+    psi,
+    apply(targets) {
+      if (!memcg) return;
+      const errors = memcg.apply(targets);
+      // The same failure every 10 s is one log line, not a flood.
+      const joined = errors.join("; ");
+      if (joined !== lastErrors && joined !== "") logger.warn(`eviction manager: memcg notifier not armed: ${joined}`);
+      lastErrors = joined;
+      for (const [, n] of memcg.notifiers) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
+    },
+    async close() {
+      memcg?.stop();
+      psi?.stop();
+      await hub.close();
+    },
+  };
+}
