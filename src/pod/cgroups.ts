@@ -18,7 +18,7 @@ import {
   type CgroupDriver,
   type ResourceConfig,
 } from "./cgroups-config.ts";
-import type { PodCgroups } from "./lifecycle.ts";
+import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodLike } from "./pod-like.ts";
 import { getPodQOS, type QOSClass } from "./qos.ts";
 import type { Pod } from "./types.ts";

@@ -2,20 +2,18 @@
 // sync, housekeeping, probes and status (upstream kubelet.go syncLoop/syncLoopIteration, SyncPod,
 // SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removes, HandlePodCleanups). Everything it
 // touches is injected, so the whole lifecycle runs in a unit test against a fake runtime and clock.
-import { networkInterfaces } from "node:os";
-import { durationMs } from "../config/duration.ts";
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
-import { every, realClock, type Clock } from "./clock.ts";
+import { every, realClock } from "./clock.ts";
+import { runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
-import type { PodLike } from "./pod-like.ts";
+import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
 import { createPodWorkers, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { createPleg, type PlegEvent } from "./pleg.ts";
-import { createProbeManager, type ProbeRunner } from "./prober/manager.ts";
-import type { ExecSync } from "./prober/probes.ts";
-import type { Runtime, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
+import { createProbeManager } from "./prober/manager.ts";
+import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import { createPodConfig } from "./sources/config-mux.ts";
 import { createFileSource, type PodSource } from "./sources/file.ts";
 import { createHttpSource } from "./sources/http.ts";
@@ -24,127 +22,16 @@ import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
 import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
 
-export interface PodLifecycleConfig {
-  nodeName: string;
-  /** Node IP for status.hostIP (and podIP of hostNetwork pods); default: first non-internal IPv4. */
-  hostIP?: string;
-  syncFrequencyMs?: number;
-  housekeepingPeriodMs?: number;
-  relistPeriodMs?: number;
-  /** Delay before retrying a failed sync (upstream backOffPeriod). */
-  errorRetryMs?: number;
-  staticPodPath?: string;
-  fileCheckFrequencyMs?: number;
-  staticPodURL?: string;
-  staticPodURLHeader?: Record<string, string | string[]>;
-  httpCheckFrequencyMs?: number;
-  /**
-   * Sources fed through handleUpdate (e.g. "api") that must deliver a SET before housekeeping may
-   * treat unknown runtime pods as orphans (upstream sourcesReady).
-   */
-  extraSources?: string[];
-  /** Container log rotation (containerLogMaxSize/containerLogMaxFiles); needs Runtime.listContainerLogs. */
-  containerLogMaxSize?: string;
-  containerLogMaxFiles?: number;
-  containerLogMonitorIntervalMs?: number;
-}
-
-/** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
-export interface PodCgroups {
-  /** Creates the pod's cgroup (QoS-placed, limits written); returns the CRI cgroup_parent. */
-  ensurePod(pod: Pod): Promise<string | undefined>;
-  removePod(uid: string): Promise<void>;
-  /** UIDs that have a pod cgroup (for orphan cleanup). */
-  listPodUids?(): Promise<string[]>;
-}
-
-/** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */
-export type PodAdmitHandler = (pod: PodLike, activePods: PodLike[]) => { admit: boolean; reason?: string; message?: string };
-
-export interface KillPodRequest {
-  reason: string;
-  message: string;
-  annotations?: Record<string, string>;
-  /** The DisruptionTarget condition to record (eviction's KillStatus.condition); default TerminationByKubelet. */
-  condition?: { type: "DisruptionTarget"; status: "True"; reason: string; message: string };
-}
-
-export interface PodLifecycle {
-  start(): Promise<void>;
-  /** Stops loops and sources; containers keep running (a restarted bunlet adopts them). */
-  stop(): Promise<void>;
-  /** Feeds a PodUpdate from a source not built here (e.g. an API-server source). */
-  handleUpdate(u: PodUpdate): void;
-  /** Pods that are admitted and not terminal: what eviction ranks and admission counts. */
-  activePods(): Pod[];
-  /** Stops a pod through its worker and records Failed/<reason>; resolves when its containers are stopped. It is never restarted. */
-  killPod(pod: PodLike, gracePeriodOverrideSeconds: number | undefined, req: KillPodRequest): Promise<void>;
-  /** v1 Pods with status filled in, sorted by namespace/name (served by /pods). */
-  listPodsForApi(): Pod[];
-  getPodStatus(uid: string): PodStatus | undefined;
-  /** Its containers are stopped and its cgroup removed (eviction's podCleanedUp). */
-  isPodCleanedUp(pod: PodLike): boolean;
-  addAdmitHandler(h: PodAdmitHandler): void;
-  /** Current manifest errors of the file/http sources. */
-  manifestErrors(): ManifestError[];
-  /** True once every configured source delivered its first full set. */
-  sourcesReady(): boolean;
-  /** For tests: run one housekeeping pass / wait until workers are idle. */
-  housekeeping(): Promise<void>;
-  whenIdle(): Promise<void>;
-  /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
-  plegHealthy(): boolean;
-}
-
-export interface PodLifecycleDeps {
-  runtime: Runtime;
-  clock?: Clock;
-  config: PodLifecycleConfig;
-  cgroups?: PodCgroups;
-  /** Exec probes; defaults to runtime.execSync. */
-  execSync?: ExecSync;
-  probeRunner?: ProbeRunner;
-  admitHandlers?: PodAdmitHandler[];
-  fetch?: typeof fetch;
-}
-
-/** Maps KubeletConfiguration (v1beta1 field names, Go durations) onto the lifecycle config. */
-export function lifecycleConfigFromKubelet(
-  cfg: {
-    staticPodPath?: string;
-    staticPodURL?: string;
-    staticPodURLHeader?: Record<string, string[]>;
-    syncFrequency?: string;
-    fileCheckFrequency?: string;
-    httpCheckFrequency?: string;
-    containerLogMaxSize?: string;
-    containerLogMaxFiles?: number;
-    containerLogMonitorInterval?: string;
-  },
-  node: { nodeName: string; hostIP?: string },
-): PodLifecycleConfig {
-  const ms = (s: string | undefined, dflt: number) => (s ? durationMs(s) : dflt);
-  return {
-    nodeName: node.nodeName,
-    hostIP: node.hostIP,
-    staticPodPath: cfg.staticPodPath || undefined,
-    staticPodURL: cfg.staticPodURL || undefined,
-    staticPodURLHeader: cfg.staticPodURLHeader,
-    syncFrequencyMs: ms(cfg.syncFrequency, 60_000),
-    fileCheckFrequencyMs: ms(cfg.fileCheckFrequency, 20_000),
-    httpCheckFrequencyMs: ms(cfg.httpCheckFrequency, 20_000),
-    containerLogMaxSize: cfg.containerLogMaxSize || "10Mi",
-    containerLogMaxFiles: cfg.containerLogMaxFiles || 5,
-    containerLogMonitorIntervalMs: ms(cfg.containerLogMonitorInterval, 10_000),
-  };
-}
-
-/** First non-internal IPv4 address (upstream picks the default-route address; close enough here). */
-export function defaultHostIP(): string | undefined {
-  for (const addrs of Object.values(networkInterfaces()))
-    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  return undefined;
-}
+export {
+  defaultHostIP,
+  lifecycleConfigFromKubelet,
+  type KillPodRequest,
+  type PodAdmitHandler,
+  type PodCgroups,
+  type PodLifecycle,
+  type PodLifecycleConfig,
+  type PodLifecycleDeps,
+} from "./lifecycle-types.ts";
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
 
@@ -156,8 +43,6 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const statuses = createStatusManager();
   const backOff = createBackOff();
   const admitHandlers = [...(deps.admitHandlers ?? [])];
-  /** Last runtime view of each pod (upstream pod cache). */
-  const runtimeCache = new Map<string, RuntimePodStatus>();
   /** Pods being terminated, also after their source dropped them. */
   const known = new Map<string, Pod>();
   const sources: PodSource[] = [];
@@ -180,7 +65,6 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   function updateStatus(pod: Pod, rs: RuntimePodStatus, syncErrors?: SyncPodResult["errors"], podIsTerminal?: boolean): PodStatus {
     const uid = pod.metadata.uid;
-    runtimeCache.set(uid, rs);
     const old = statuses.get(uid);
     // One line per container exit (seen once per container ID): the first thing an SRE greps for.
     let seen = loggedExits.get(uid);
@@ -252,7 +136,6 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         // The source no longer wants it: remove its containers and forget its status.
         await runtime.removePod(uid);
         statuses.delete(uid);
-        runtimeCache.delete(uid);
         loggedExits.delete(uid);
       }
     },
@@ -345,44 +228,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 
-  async function housekeeping() {
-    const desired = podManager.uids();
-    workers.syncKnownPods(desired);
-    backOff.gc(clock.now());
-    for (const uid of probes.pods()) if (!desired.has(uid)) probes.removePod(uid);
-    // Statuses of pods neither desired nor terminating.
-    for (const uid of statuses.uids()) if (!desired.has(uid) && workers.state(uid) === undefined) statuses.delete(uid);
-    for (const uid of known.keys()) if (!desired.has(uid) && workers.state(uid) === undefined) known.delete(uid);
-    // Until every source delivered its pods, an unknown runtime pod may just be not-yet-read.
-    if (!sourcesReady()) return;
-    let running;
-    try {
-      running = await runtime.getPods(true);
-    } catch (e) {
-      log.error(`housekeeping: listing runtime pods failed ${kv({ error: (e as Error).message })}`);
-      return;
-    }
-    for (const rp of running) {
-      if (desired.has(rp.uid) || workers.state(rp.uid) !== undefined) continue;
-      log.info(`killing orphaned pod ${kv({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, containers: rp.containers.length })}`);
-      const stub = {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid },
-        // Upstream kills spec-less running pods with the minimum grace period (2 s).
-        spec: { containers: [], restartPolicy: "Always", terminationGracePeriodSeconds: 2, hostNetwork: false },
-      } as unknown as Pod;
-      dispatch(stub, "kill");
-    }
-    if (deps.cgroups?.listPodUids) {
-      try {
-        for (const uid of await deps.cgroups.listPodUids())
-          if (!desired.has(uid) && !workers.couldHaveRunningContainers(uid) && !running.some((r) => r.uid === uid)) await deps.cgroups.removePod(uid);
-      } catch (e) {
-        log.warn(`housekeeping: pod cgroup cleanup failed ${kv({ error: (e as Error).message })}`);
-      }
-    }
-  }
+  const housekeeping = () =>
+    runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
 
   return {
     async start() {

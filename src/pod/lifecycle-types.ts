@@ -1,0 +1,134 @@
+// Types and configuration of the pod lifecycle (src/pod/lifecycle.ts), split out so the interface the
+// agent, eviction and the HTTP server code against reads on its own.
+import { networkInterfaces } from "node:os";
+import { durationMs } from "../config/duration.ts";
+import type { Clock } from "./clock.ts";
+import type { ManifestError } from "./manifest.ts";
+import type { PodLike } from "./pod-like.ts";
+import type { ProbeRunner } from "./prober/manager.ts";
+import type { ExecSync } from "./prober/probes.ts";
+import type { Runtime } from "./runtime.ts";
+import type { PodUpdate } from "./sources/update.ts";
+import type { Pod, PodStatus } from "./types.ts";
+
+export interface PodLifecycleConfig {
+  nodeName: string;
+  /** Node IP for status.hostIP (and podIP of hostNetwork pods); default: first non-internal IPv4. */
+  hostIP?: string;
+  syncFrequencyMs?: number;
+  housekeepingPeriodMs?: number;
+  relistPeriodMs?: number;
+  /** Delay before retrying a failed sync (upstream backOffPeriod). */
+  errorRetryMs?: number;
+  staticPodPath?: string;
+  fileCheckFrequencyMs?: number;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string | string[]>;
+  httpCheckFrequencyMs?: number;
+  /**
+   * Sources fed through handleUpdate (e.g. "api") that must deliver a SET before housekeeping may
+   * treat unknown runtime pods as orphans (upstream sourcesReady).
+   */
+  extraSources?: string[];
+  /** Container log rotation (containerLogMaxSize/containerLogMaxFiles); needs Runtime.listContainerLogs. */
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
+  containerLogMonitorIntervalMs?: number;
+}
+
+/** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
+export interface PodCgroups {
+  /** Creates the pod's cgroup (QoS-placed, limits written); returns the CRI cgroup_parent. */
+  ensurePod(pod: Pod): Promise<string | undefined>;
+  removePod(uid: string): Promise<void>;
+  /** UIDs that have a pod cgroup (for orphan cleanup). */
+  listPodUids?(): Promise<string[]>;
+}
+
+/** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */
+export type PodAdmitHandler = (pod: PodLike, activePods: PodLike[]) => { admit: boolean; reason?: string; message?: string };
+
+export interface KillPodRequest {
+  reason: string;
+  message: string;
+  annotations?: Record<string, string>;
+  /** The DisruptionTarget condition to record (eviction's KillStatus.condition); default TerminationByKubelet. */
+  condition?: { type: "DisruptionTarget"; status: "True"; reason: string; message: string };
+}
+
+export interface PodLifecycle {
+  start(): Promise<void>;
+  /** Stops loops and sources; containers keep running (a restarted bunlet adopts them). */
+  stop(): Promise<void>;
+  /** Feeds a PodUpdate from a source not built here (e.g. an API-server source). */
+  handleUpdate(u: PodUpdate): void;
+  /** Pods that are admitted and not terminal: what eviction ranks and admission counts. */
+  activePods(): Pod[];
+  /** Stops a pod through its worker and records Failed/<reason>; resolves when its containers are stopped. It is never restarted. */
+  killPod(pod: PodLike, gracePeriodOverrideSeconds: number | undefined, req: KillPodRequest): Promise<void>;
+  /** v1 Pods with status filled in, sorted by namespace/name (served by /pods). */
+  listPodsForApi(): Pod[];
+  getPodStatus(uid: string): PodStatus | undefined;
+  /** Its containers are stopped and its cgroup removed (eviction's podCleanedUp). */
+  isPodCleanedUp(pod: PodLike): boolean;
+  addAdmitHandler(h: PodAdmitHandler): void;
+  /** Current manifest errors of the file/http sources. */
+  manifestErrors(): ManifestError[];
+  /** True once every configured source delivered its first full set. */
+  sourcesReady(): boolean;
+  /** For tests: run one housekeeping pass / wait until workers are idle. */
+  housekeeping(): Promise<void>;
+  whenIdle(): Promise<void>;
+  /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
+  plegHealthy(): boolean;
+}
+
+export interface PodLifecycleDeps {
+  runtime: Runtime;
+  clock?: Clock;
+  config: PodLifecycleConfig;
+  cgroups?: PodCgroups;
+  /** Exec probes; defaults to runtime.execSync. */
+  execSync?: ExecSync;
+  probeRunner?: ProbeRunner;
+  admitHandlers?: PodAdmitHandler[];
+  fetch?: typeof fetch;
+}
+
+/** Maps KubeletConfiguration (v1beta1 field names, Go durations) onto the lifecycle config. */
+export function lifecycleConfigFromKubelet(
+  cfg: {
+    staticPodPath?: string;
+    staticPodURL?: string;
+    staticPodURLHeader?: Record<string, string[]>;
+    syncFrequency?: string;
+    fileCheckFrequency?: string;
+    httpCheckFrequency?: string;
+    containerLogMaxSize?: string;
+    containerLogMaxFiles?: number;
+    containerLogMonitorInterval?: string;
+  },
+  node: { nodeName: string; hostIP?: string },
+): PodLifecycleConfig {
+  const ms = (s: string | undefined, dflt: number) => (s ? durationMs(s) : dflt);
+  return {
+    nodeName: node.nodeName,
+    hostIP: node.hostIP,
+    staticPodPath: cfg.staticPodPath || undefined,
+    staticPodURL: cfg.staticPodURL || undefined,
+    staticPodURLHeader: cfg.staticPodURLHeader,
+    syncFrequencyMs: ms(cfg.syncFrequency, 60_000),
+    fileCheckFrequencyMs: ms(cfg.fileCheckFrequency, 20_000),
+    httpCheckFrequencyMs: ms(cfg.httpCheckFrequency, 20_000),
+    containerLogMaxSize: cfg.containerLogMaxSize || "10Mi",
+    containerLogMaxFiles: cfg.containerLogMaxFiles || 5,
+    containerLogMonitorIntervalMs: ms(cfg.containerLogMonitorInterval, 10_000),
+  };
+}
+
+/** First non-internal IPv4 address (upstream picks the default-route address; close enough here). */
+export function defaultHostIP(): string | undefined {
+  for (const addrs of Object.values(networkInterfaces()))
+    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return undefined;
+}
