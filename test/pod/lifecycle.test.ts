@@ -260,3 +260,22 @@ describe("init containers", () => {
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/setup#0"]);
   });
 });
+
+describe("serialization under load", () => {
+  test("bursts of updates, PLEG events and kills never overlap runtime calls of one pod", async () => {
+    const pods = Array.from({ length: 5 }, (_, i) => makePod({ name: `p${i}`, uid: `u${i}` }));
+    const { rt, clock } = await setup({ pods });
+    for (let round = 0; round < 5; round++) {
+      for (const p of pods) {
+        rt.exit(p.metadata.uid, "app", 1);
+        lc!.handleUpdate({ op: "UPDATE", pods: [{ ...p, metadata: { ...p.metadata, labels: { round: String(round) } } }], source: "file" });
+      }
+      await clock.advance(1000);
+    }
+    const kills = pods.slice(0, 2).map((p) => lc!.killPod(p, 1, { reason: "Evicted", message: "test" }));
+    await settle(clock, 30_000);
+    await Promise.all(kills);
+    expect(rt.maxConcurrency).toBe(1);
+    expect(lc!.activePods().map((p) => p.metadata.name).sort()).toEqual(["p2", "p3", "p4"]);
+  });
+});
