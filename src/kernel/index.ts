@@ -5,6 +5,7 @@ export {
   createMemcgNotifierSet,
   createMemoryThresholdNotifier,
   memcgThresholdBytes,
+  memoryStatsForSignal,
   thresholdAmountBytes,
   MemcgThresholdError,
   type MemcgNotifierEvent,

@@ -7,7 +7,7 @@
 // because the kernel compares usage, which includes inactive file pages, while the kubelet's
 // signal is the working set.
 import { join } from "node:path";
-import type { MemoryStats } from "../stats/summary.ts";
+import { SYSTEM_CONTAINER_PODS, type MemoryStats, type Summary } from "../stats/summary.ts";
 import { startCgroupThreshold, type CgroupThresholdNotifier, type ThresholdEvent } from "./cgroup-threshold.ts";
 import type { NotifierHub } from "./hub.ts";
 
@@ -61,6 +61,12 @@ export interface MemoryThresholdNotifier {
   readonly armedBytes: number | undefined;
   /** Re-arms at `thresholdBytes`, replacing the old registration (no-op when unchanged). */
   updateThreshold(thresholdBytes: number): void;
+  /**
+   * Upstream UpdateThreshold(summary): memory stats of the node (memory.available) or of the
+   * "pods" system container (allocatableMemory.available) → memcgThresholdBytes → re-arm.
+   * Needs `threshold` in the options; throws MemcgThresholdError when stats are missing.
+   */
+  updateFromSummary(summary: Summary): number;
   stop(): void;
 }
 
@@ -70,13 +76,22 @@ export interface MemoryThresholdNotifierOptions {
   signal: MemorySignal;
   hard: boolean;
   description: string;
+  /** The eviction threshold's value, for updateFromSummary. */
+  threshold?: ThresholdAmount;
   onEvent(ev: MemcgNotifierEvent): void;
   onRemoved?(cgroupPath: string): void;
 }
 
+/** The memory stats a signal's memcg threshold is computed from (eviction-spec §14). */
+export function memoryStatsForSignal(summary: Summary, signal: MemorySignal): { mem: MemoryStats | undefined; where: string } {
+  if (signal === "memory.available") return { mem: summary.node.memory, where: "node.memory" };
+  const pods = summary.node.systemContainers?.find((c) => c.name === SYSTEM_CONTAINER_PODS);
+  return { mem: pods?.memory, where: 'node.systemContainers["pods"].memory' };
+}
+
 export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptions): MemoryThresholdNotifier {
   let current: CgroupThresholdNotifier | undefined;
-  return {
+  const self: MemoryThresholdNotifier = {
     description: opts.description,
     cgroupPath: opts.cgroupPath,
     get armedBytes() {
@@ -94,11 +109,19 @@ export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptio
       current?.stop();
       current = next;
     },
+    updateFromSummary(summary) {
+      if (!opts.threshold) throw new MemcgThresholdError(`${opts.description}: no threshold value configured for updateFromSummary`);
+      const { mem, where } = memoryStatsForSignal(summary, opts.signal);
+      const bytes = memcgThresholdBytes(mem, opts.threshold, where);
+      self.updateThreshold(bytes);
+      return bytes;
+    },
     stop() {
       current?.stop();
       current = undefined;
     },
   };
+  return self;
 }
 
 export interface MemcgNotifierSet {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MemcgThresholdError, memcgThresholdBytes, thresholdAmountBytes } from "../../src/kernel/memory-threshold.ts";
+import { MemcgThresholdError, memcgThresholdBytes, memoryStatsForSignal, thresholdAmountBytes } from "../../src/kernel/memory-threshold.ts";
 
 const Gi = 1024 ** 3;
 const Mi = 1024 ** 2;
@@ -28,5 +28,17 @@ describe("memcgThresholdBytes (eviction-spec §14)", () => {
   ])("missing fields throw naming the stats: %j", (mem) => {
     expect(() => memcgThresholdBytes(mem, { quantity: 1 }, "node.memory")).toThrow(MemcgThresholdError);
     expect(() => memcgThresholdBytes(mem, { quantity: 1 }, "node.memory")).toThrow(/node\.memory: usageBytes, workingSetBytes and availableBytes/);
+  });
+});
+
+describe("memoryStatsForSignal", () => {
+  const node = { time: "n", usageBytes: 1 };
+  const pods = { time: "p", usageBytes: 2 };
+  test.each([
+    ["memory.available", { node: { nodeName: "x", memory: node }, pods: [] }, node, "node.memory"],
+    ["allocatableMemory.available", { node: { nodeName: "x", memory: node, systemContainers: [{ name: "kubelet" }, { name: "pods", memory: pods }] }, pods: [] }, pods, 'node.systemContainers["pods"].memory'],
+    ["allocatableMemory.available", { node: { nodeName: "x", memory: node }, pods: [] }, undefined, 'node.systemContainers["pods"].memory'],
+  ] as const)("%s", (signal, summary, mem, where) => {
+    expect(memoryStatsForSignal(summary as never, signal)).toEqual({ mem, where } as never);
   });
 });

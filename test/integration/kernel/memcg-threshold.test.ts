@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { SyscallError } from "../../../ffi/libc.ts";
 import { startCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts";
-import { createMemcgNotifierSet, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
+import { createMemcgNotifierSet, createMemoryThresholdNotifier, MemcgThresholdError, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
 import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
 import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
 import { canManageMemoryCgroups, makeMemoryCgroup, notifierFds, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
@@ -167,6 +167,32 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(events[0]!.signal).toBe("allocatableMemory.available");
     set.apply([]);
     expect(set.notifiers.size).toBe(0);
+    expect(hub.size).toBe(0);
+  }, 30_000);
+
+  test("updateFromSummary arms capacity − threshold + inactive_file from the node stats (upstream UpdateThreshold)", async () => {
+    const cg = cgroup();
+    const events: MemcgNotifierEvent[] = [];
+    const n = createMemoryThresholdNotifier({
+      hub,
+      cgroupPath: cg.path,
+      signal: "memory.available",
+      hard: true,
+      description: "hard memory eviction threshold",
+      threshold: { quantity: 400 * MiB },
+      onEvent: (e) => events.push(e),
+    });
+    // A node of 512 MiB capacity with this cgroup's usage; inactive_file is usage − workingSet.
+    const u = usage(cg);
+    const mem = { time: "T", usageBytes: u, workingSetBytes: u, availableBytes: 512 * MiB - u };
+    expect(n.updateFromSummary({ node: { nodeName: "n", memory: mem }, pods: [] })).toBe(112 * MiB);
+    expect(n.armedBytes).toBe(112 * MiB);
+    expect(() => n.updateFromSummary({ node: { nodeName: "n" }, pods: [] })).toThrow(MemcgThresholdError);
+    expect(n.armedBytes).toBe(112 * MiB); // the old registration stays when stats are missing
+    await hog(cg, 144);
+    await waitFor(() => events.length > 0, "threshold event", 10_000);
+    expect(events[0]!.thresholdBytes).toBe(112 * MiB);
+    n.stop();
     expect(hub.size).toBe(0);
   }, 30_000);
 
