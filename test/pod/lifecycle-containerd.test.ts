@@ -72,19 +72,19 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
   let ctd: TestContainerd;
   let rt: Runtime;
   let lc: PodLifecycle;
+  const newLifecycle = () =>
+    createPodLifecycle({
+      runtime: rt,
+      cgroups: createPodCgroupManager({ cgroupRoot: CGROUP_ROOT, podPidsLimit: 256 }),
+      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 20_000, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
+    });
   const status = (name: string): PodStatus | undefined => lc.listPodsForApi().find((p) => p.metadata.name === `${name}-${NODE}`)?.status;
 
   beforeAll(async () => {
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
     rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root") });
-    const cgroups = createPodCgroupManager({ cgroupRoot: CGROUP_ROOT, podPidsLimit: 256 });
-    lc = createPodLifecycle({
-      runtime: rt,
-      cgroups,
-      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 20_000, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
-    });
-    // Only pods of this test: other pods on the shared test containerd are not ours to clean up.
+    lc = newLifecycle();
     await lc.start();
   }, 600_000);
 
@@ -118,6 +118,18 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
     expect(readFileSync(join(podCg, "memory.limit_in_bytes"), "utf8").trim()).toBe(String(48 * 2 ** 20));
     // The container landed below the pod cgroup.
     expect(readdirSync(podCg).some((e) => statSync(join(podCg, e)).isDirectory())).toBe(true);
+  }, 120_000);
+
+  test("a restarted bunlet adopts the running pod instead of restarting it", async () => {
+    const before = status("web")!.containerStatuses![0]!.containerID;
+    await lc.stop();
+    lc = newLifecycle();
+    await lc.start();
+    await until("web Running again", () => status("web")?.phase === "Running" || undefined);
+    await Bun.sleep(2_500); // PLEG relists and a housekeeping pass (orphan detection) ran
+    const c = status("web")!.containerStatuses![0]!;
+    expect(c.containerID).toBe(before!);
+    expect(c.restartCount).toBe(0);
   }, 120_000);
 
   test("a crashing container is restarted by PLEG, then backs off with CrashLoopBackOff", async () => {
