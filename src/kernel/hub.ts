@@ -68,15 +68,15 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
   let stopped: () => void = () => {};
   const stoppedP = new Promise<void>((r) => (stopped = r));
 
+  let worker: Worker;
   try {
     epoll.add(control.fd, EPOLLIN, CONTROL_TOKEN);
+    worker = new Worker(workerUrl("epoll-worker", import.meta.url));
   } catch (e) {
     epoll.close();
     control.close();
     throw e;
   }
-
-  const worker = new Worker(workerUrl("epoll-worker", import.meta.url));
   (worker as Worker & { unref(): void }).unref();
   worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
     const msg = e.data;
