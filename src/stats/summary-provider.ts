@@ -192,13 +192,14 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     }
   };
 
-  // CPU rate state per cgroup directory; entries not sampled in a summary are dropped.
+  // CPU rate state per cgroup directory. Each build samples into its own map (builds may overlap);
+  // a full summary then replaces the state, so cgroups that went away are forgotten.
   let cpuStates = new Map<string, CpuRateState>();
-  let nextCpuStates = new Map<string, CpuRateState>();
-  const sampleCpu = (dirs: CgroupDirs, time: string, nowMs: number): CPUStats => {
+  type CpuRound = Map<string, CpuRateState>;
+  const sampleCpu = (round: CpuRound, dirs: CgroupDirs, time: string, nowMs: number): CPUStats => {
     const sample = { usageNs: readCpuUsageNs(dirs), timeMs: nowMs };
-    const state = nextCpuRate(nextCpuStates.get(dirs.cpu) ?? cpuStates.get(dirs.cpu), sample, opts.minCpuWindowMs);
-    nextCpuStates.set(dirs.cpu, state);
+    const state = nextCpuRate(round.get(dirs.cpu) ?? cpuStates.get(dirs.cpu), sample, opts.minCpuWindowMs);
+    round.set(dirs.cpu, state);
     return cpuStats(sample, state, time);
   };
 
@@ -247,7 +248,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
 
   const logStats = (dir: string, nodefs: FsStats | undefined, time: string, filesOnly: boolean): FsStats => fsUsage(nodefs, flatDirUsage(dir, { filesOnly }), time);
 
-  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, volumePaths: Set<string>, firstWalkDeadline: Promise<undefined>): Promise<PodStats> {
+  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, volumePaths: Set<string>, firstWalkDeadline: Promise<undefined>, round: CpuRound): Promise<PodStats> {
     const uid = pod.metadata.uid ?? "";
     const ref = { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid };
     const stats: PodStats = { podRef: ref };
@@ -264,7 +265,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     if (dirs && existsSync(dirs.memory)) {
       const memory = attempt(uid, "memory", () => cgroupMemoryStats(dirs.memory, time));
       if (memory) stats.memory = memory;
-      const cpu = attempt(uid, "cpu", () => sampleCpu(dirs, time, nowMs));
+      const cpu = attempt(uid, "cpu", () => sampleCpu(round, dirs, time, nowMs));
       if (cpu) stats.cpu = cpu;
       const count = attempt(uid, "process_stats", () => podProcessCount(dirs));
       if (count !== undefined) stats.process_stats = { process_count: count };
@@ -283,7 +284,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
         const cdirs = dirs && containerCgroupDirs(dirs, c.id);
         const memory = (cdirs && attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(cdirs.memory, time))) || criMemoryStats(criStats, time);
         if (memory) cs.memory = memory;
-        const cpu = (cdirs && attempt(uid, `container ${name} cpu`, () => sampleCpu(cdirs, time, nowMs))) || criCpuStats(criStats, time);
+        const cpu = (cdirs && attempt(uid, `container ${name} cpu`, () => sampleCpu(round, cdirs, time, nowMs))) || criCpuStats(criStats, time);
         if (cpu) cs.cpu = cpu;
         const wl = criStats?.writableLayer;
         if (wl) cs.rootfs = fsUsage(rootfsFs, { usedBytes: u64(wl.usedBytes) ?? 0, inodesUsed: u64(wl.inodesUsed) ?? 0 }, time);
@@ -328,10 +329,10 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return stats;
   }
 
-  function nodeLevel(time: string, nowMs: number): NodeStats {
+  function nodeLevel(time: string, nowMs: number, round: CpuRound): NodeStats {
     const node: NodeStats = { ...opts.nodeStats(), nodeName: opts.nodeName };
     if (!node.cpu) {
-      const cpu = attempt("node", "cpu", () => sampleCpu(dirsOf(""), time, nowMs));
+      const cpu = attempt("node", "cpu", () => sampleCpu(round, dirsOf(""), time, nowMs));
       if (cpu) node.cpu = cpu;
     }
     if (opts.podsCgroup !== undefined) {
@@ -348,7 +349,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
         sys[sys.findIndex((c) => c.name === SYSTEM_CONTAINER_PODS)] = pods;
       }
       if (!pods.cpu) {
-        const cpu = attempt("node", "pods cpu", () => sampleCpu(dirs, time, nowMs));
+        const cpu = attempt("node", "pods cpu", () => sampleCpu(round, dirs, time, nowMs));
         if (cpu) pods.cpu = cpu;
       }
       node.systemContainers = sys;
@@ -362,14 +363,14 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const all = opts.activePods();
     const pods = only === undefined ? all : all.filter((p) => p.metadata.uid === only);
     const snap = await criSnapshot();
-    nextCpuStates = new Map();
-    const node = nodeLevel(time, nowMs);
+    const round: CpuRound = new Map();
+    const node = nodeLevel(time, nowMs, round);
     const volumePaths = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const firstWalkDeadline = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), volumeWaitMs)));
     const results = await Promise.all(
       pods.map((pod) =>
-        onePod(pod, node, snap, time, nowMs, volumePaths, firstWalkDeadline).catch((e) => {
+        onePod(pod, node, snap, time, nowMs, volumePaths, firstWalkDeadline, round).catch((e) => {
           fail(pod.metadata.uid ?? pod.metadata.name, "pod", e);
           return undefined;
         }),
@@ -379,13 +380,13 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const out = results.filter((p): p is PodStats => p !== undefined);
     if (only === undefined) {
       // A full summary saw every live cgroup and volume: forget the rest.
-      cpuStates = nextCpuStates;
+      cpuStates = round;
       dirUsage.retain(volumePaths);
       const live = new Set(all.map((p) => p.metadata.uid ?? ""));
       live.add("node");
       for (const uid of reported.keys()) if (!live.has(uid)) reported.delete(uid);
     } else {
-      for (const [k, v] of nextCpuStates) cpuStates.set(k, v);
+      for (const [k, v] of round) cpuStates.set(k, v);
     }
     return { node, pods: out };
   }
