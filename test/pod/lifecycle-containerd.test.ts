@@ -146,6 +146,20 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
     unlinkSync(join(MANIFESTS, "crash.yaml"));
   }, 120_000);
 
+  test("a failing exec liveness probe (CRI ExecSync) restarts the container", async () => {
+    const text = manifest("live", "touch /tmp/healthy; sleep 2; rm /tmp/healthy; exec sleep 3600").replace(
+      "      readinessProbe:",
+      "      livenessProbe:\n        exec: { command: [\"test\", \"-f\", \"/tmp/healthy\"] }\n        periodSeconds: 1\n        failureThreshold: 2\n      readinessProbe:",
+    );
+    writeFileSync(join(MANIFESTS, "live.yaml"), text);
+    const s = await until("live restarted", () => {
+      const st = status("live");
+      return (st?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? st : undefined;
+    });
+    expect(s.containerStatuses![0]!.lastState.terminated).toBeDefined();
+    unlinkSync(join(MANIFESTS, "live.yaml"));
+  }, 120_000);
+
   test("killPod evicts: Failed/Evicted, containers stopped, never restarted", async () => {
     const pod = lc.listPodsForApi().find((p) => p.metadata.name === `web-${NODE}`)!;
     await lc.killPod(pod, 1, { reason: "Evicted", message: "The node was low on resource: memory. " });
