@@ -5,7 +5,7 @@
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
-import { every, realClock } from "./clock.ts";
+import { every, realClock, type TimerHandle } from "./clock.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
@@ -101,6 +101,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     async syncPod(pod): Promise<SyncResult> {
       const uid = pod.metadata.uid;
       if (isTerminalPhase(statuses.get(uid))) return { terminal: true };
+      if (pastActiveDeadline(pod)) return { terminal: true };
       // A static pod replaced by an edited manifest (new UID, same name) starts only once the old
       // one is gone (upstream allowStaticPodStart); the old worker's finish kicks us.
       for (const [otherUid, other] of known)
@@ -140,6 +141,32 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
     },
   };
+
+  /**
+   * spec.activeDeadlineSeconds (upstream activeDeadlineHandler): once the pod has been active that
+   * long since its startTime it is failed with DeadlineExceeded and stopped. A timer re-syncs the pod
+   * at its deadline so it does not wait for the periodic sync.
+   */
+  const deadlineTimers = new Map<string, TimerHandle>();
+  function pastActiveDeadline(pod: Pod): boolean {
+    const limit = pod.spec.activeDeadlineSeconds;
+    const start = statuses.get(pod.metadata.uid)?.startTime;
+    if (limit === undefined || !start) return false;
+    const deadlineMs = Date.parse(start) + limit * 1000;
+    if (clock.now() < deadlineMs) {
+      if (!deadlineTimers.has(pod.metadata.uid))
+        deadlineTimers.set(pod.metadata.uid, clock.setTimeout(() => {
+          deadlineTimers.delete(pod.metadata.uid);
+          const p = podManager.get(pod.metadata.uid);
+          if (p) dispatch(p, "sync");
+        }, deadlineMs - clock.now()));
+      return false;
+    }
+    const message = "Pod was active on the node longer than the specified deadline";
+    log.info(`pod exceeded its active deadline ${kv({ pod: fullName(pod), uid: pod.metadata.uid, activeDeadlineSeconds: limit })}`);
+    statuses.set(pod.metadata.uid, terminalStatus(statuses.get(pod.metadata.uid), "DeadlineExceeded", message, clock.now()));
+    return true;
+  }
 
   const workers = createPodWorkers({
     syncer,
@@ -290,6 +317,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       for (const s of stoppers.splice(0)) s();
       probes.stop();
       workers.stop();
+      for (const t of deadlineTimers.values()) clock.clearTimeout(t);
+      deadlineTimers.clear();
       started = false;
     },
     handleUpdate: (u) => mux.merge(u.source, u),

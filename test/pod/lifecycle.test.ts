@@ -279,3 +279,17 @@ describe("serialization under load", () => {
     expect(lc!.activePods().map((p) => p.metadata.name).sort()).toEqual(["p2", "p3", "p4"]);
   });
 });
+
+describe("activeDeadlineSeconds", () => {
+  test("a pod active longer than its deadline fails with DeadlineExceeded and is stopped", async () => {
+    const pod = makePod({ name: "job", uid: "u1", spec: { activeDeadlineSeconds: 30 } });
+    const { rt, clock } = await setup({ pods: [pod] });
+    await settle(clock, 29_000);
+    expect(status("job")!.phase).toBe("Running");
+    await settle(clock, 1_000);
+    await settle(clock, 0);
+    expect(status("job")).toMatchObject({ phase: "Failed", reason: "DeadlineExceeded" });
+    expect(rt.calls).toContain("kill job grace=30");
+    expect(lc!.activePods()).toEqual([]);
+  });
+});
