@@ -89,6 +89,52 @@ export function flatDirUsage(dir: string, opts: { filesOnly?: boolean } = {}): D
   return out;
 }
 
+/**
+ * flatDirUsage with the directory listing cached until the directory changes (its mtime or inode):
+ * a summary then costs one lstat per log directory and one per file, not a readdir each time.
+ * File sizes are always fresh (a log grows without touching its directory's mtime).
+ */
+export interface FlatDirUsageReader {
+  usage(dir: string, opts?: { filesOnly?: boolean }): DirUsage;
+  /** Drops cached listings of directories not in `keep`. */
+  retain(keep: ReadonlySet<string>): void;
+}
+
+export function createFlatDirUsageReader(): FlatDirUsageReader {
+  const listings = new Map<string, { stamp: string; files: string[] }>();
+  return {
+    usage(dir, opts = {}) {
+      const dst = lstatSync(dir);
+      const stamp = `${dst.ino}:${dst.mtimeMs}:${dst.size}`;
+      let l = listings.get(dir);
+      if (!l || l.stamp !== stamp) {
+        const files = readdirSync(dir, { withFileTypes: true })
+          .filter((e) => !e.isDirectory())
+          .map((e) => e.name);
+        l = { stamp, files };
+        listings.set(dir, l);
+      }
+      const out: DirUsage = { usedBytes: 0, inodesUsed: 0, truncated: false };
+      if (!opts.filesOnly) {
+        out.usedBytes += allocatedBytes(dst);
+        out.inodesUsed++;
+      }
+      for (const name of l.files) {
+        try {
+          out.usedBytes += allocatedBytes(lstatSync(join(dir, name)));
+          out.inodesUsed++;
+        } catch {
+          // rotated away since the listing; the next mtime change refreshes it
+        }
+      }
+      return out;
+    },
+    retain(keep) {
+      for (const k of listings.keys()) if (!keep.has(k)) listings.delete(k);
+    },
+  };
+}
+
 export interface DirUsageCache {
   /**
    * Usage of `path`: the cached value when younger than ttlMs; a stale value (refreshing in the

@@ -117,12 +117,16 @@ export function countProcsTree(dir: string, maxDepth = 8): number {
  */
 export function podProcessCount(dirs: Pick<CgroupDirs, "pids" | "memory">): number {
   const pidsCurrent = join(dirs.pids, "pids.current");
-  if (existsSync(pidsCurrent)) {
-    const t = readFileSync(pidsCurrent, "utf8").trim();
-    if (!/^\d+$/.test(t)) throw new PodStatsError(`${pidsCurrent}: ${JSON.stringify(t)} is not an integer`);
-    return Number(t);
+  let text: string;
+  try {
+    text = readFileSync(pidsCurrent, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    return countProcsTree(dirs.memory);
   }
-  return countProcsTree(dirs.memory);
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) throw new PodStatsError(`${pidsCurrent}: ${JSON.stringify(t)} is not an integer`);
+  return Number(t);
 }
 
 /** /var/log/pods/<namespace>_<name>_<uid> (upstream BuildPodLogsDirectory). */

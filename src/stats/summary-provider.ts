@@ -15,7 +15,7 @@ import type { ContainerStats as CriContainerStats, CriClient, Container as CriCo
 import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
-import { createDirUsageCache, flatDirUsage, type DirUsageCache } from "./dir-usage.ts";
+import { createDirUsageCache, createFlatDirUsageReader, type DirUsageCache } from "./dir-usage.ts";
 import {
   cgroupDirs,
   cpuStats,
@@ -246,9 +246,13 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     }
   };
 
-  const logStats = (dir: string, nodefs: FsStats | undefined, time: string, filesOnly: boolean): FsStats => fsUsage(nodefs, flatDirUsage(dir, { filesOnly }), time);
+  const logDirs = createFlatDirUsageReader();
+  const logStats = (dir: string, nodefs: FsStats | undefined, time: string, filesOnly: boolean, seen: Set<string>): FsStats => {
+    seen.add(dir);
+    return fsUsage(nodefs, logDirs.usage(dir, { filesOnly }), time);
+  };
 
-  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, volumePaths: Set<string>, firstWalkDeadline: Promise<undefined>, round: CpuRound): Promise<PodStats> {
+  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, seenDirs: Set<string>, firstWalkDeadline: Promise<undefined>, round: CpuRound): Promise<PodStats> {
     const uid = pod.metadata.uid ?? "";
     const ref = { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid };
     const stats: PodStats = { podRef: ref };
@@ -288,14 +292,14 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
         if (cpu) cs.cpu = cpu;
         const wl = criStats?.writableLayer;
         if (wl) cs.rootfs = fsUsage(rootfsFs, { usedBytes: u64(wl.usedBytes) ?? 0, inodesUsed: u64(wl.inodesUsed) ?? 0 }, time);
-        const logs = attempt(uid, `container ${name} logs`, () => logStats(join(logsDir, name), nodefs, time, false));
+        const logs = attempt(uid, `container ${name} logs`, () => logStats(join(logsDir, name), nodefs, time, false, seenDirs));
         if (logs) cs.logs = logs;
         containers.push(cs);
       }
     } else {
       // No runtime view: the spec's containers, with what the node alone can tell (their logs).
       for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-        const logs = attempt(uid, `container ${c.name} logs`, () => logStats(join(logsDir, c.name), nodefs, time, false));
+        const logs = attempt(uid, `container ${c.name} logs`, () => logStats(join(logsDir, c.name), nodefs, time, false, seenDirs));
         if (logs) containers.push({ name: c.name, logs });
       }
     }
@@ -306,7 +310,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     for (const v of pod.spec.volumes ?? []) {
       if (!v.emptyDir || !uid) continue;
       const path = emptyDirPath(opts.rootDir, uid, v.name);
-      volumePaths.add(path);
+      seenDirs.add(path);
       const memoryBacked = v.emptyDir.medium === "Memory";
       let usage;
       try {
@@ -324,7 +328,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     }
     if (volumes.length > 0) stats.volume = volumes;
 
-    const podLogs = attempt(uid, "pod logs", () => logStats(logsDir, nodefs, time, true));
+    const podLogs = attempt(uid, "pod logs", () => logStats(logsDir, nodefs, time, true, seenDirs));
     stats["ephemeral-storage"] = ephemeralStorage(containers, diskVolumes, podLogs, nodefs, time);
     return stats;
   }
@@ -365,12 +369,12 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const snap = await criSnapshot();
     const round: CpuRound = new Map();
     const node = nodeLevel(time, nowMs, round);
-    const volumePaths = new Set<string>();
+    const seenDirs = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const firstWalkDeadline = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), volumeWaitMs)));
     const results = await Promise.all(
       pods.map((pod) =>
-        onePod(pod, node, snap, time, nowMs, volumePaths, firstWalkDeadline, round).catch((e) => {
+        onePod(pod, node, snap, time, nowMs, seenDirs, firstWalkDeadline, round).catch((e) => {
           fail(pod.metadata.uid ?? pod.metadata.name, "pod", e);
           return undefined;
         }),
@@ -381,7 +385,8 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     if (only === undefined) {
       // A full summary saw every live cgroup and volume: forget the rest.
       cpuStates = round;
-      dirUsage.retain(volumePaths);
+      dirUsage.retain(seenDirs);
+      logDirs.retain(seenDirs);
       const live = new Set(all.map((p) => p.metadata.uid ?? ""));
       live.add("node");
       for (const uid of reported.keys()) if (!live.has(uid)) reported.delete(uid);

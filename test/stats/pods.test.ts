@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createDirUsageCache, flatDirUsage, walkDirUsage, type DirUsage } from "../../src/stats/dir-usage.ts";
+import { createDirUsageCache, createFlatDirUsageReader, flatDirUsage, walkDirUsage, type DirUsage } from "../../src/stats/dir-usage.ts";
 import {
   cgroupDirs,
   countProcs,
@@ -140,6 +140,21 @@ describe("dir usage", () => {
     put({ "l/0.log": "a".repeat(100), "l/1.log": "b", "l/sub/x": "c" });
     expect(flatDirUsage(join(root, "l"), { filesOnly: true }).inodesUsed).toBe(2);
     expect(flatDirUsage(join(root, "l")).inodesUsed).toBe(3);
+  });
+
+  test("flat reader: fresh sizes every call, listing refreshed when the directory changes", () => {
+    put({ "l/0.log": "a" });
+    const r = createFlatDirUsageReader();
+    const dir = join(root, "l");
+    const first = r.usage(dir);
+    expect(first.inodesUsed).toBe(2);
+    // Growing a file leaves the dir mtime alone; its new size must still show.
+    writeFileSync(join(dir, "0.log"), "a".repeat(64 * 1024));
+    expect(r.usage(dir).usedBytes).toBeGreaterThanOrEqual(first.usedBytes + 60 * 1024);
+    put({ "l/0.log.20260101-000000": "b" });
+    expect(r.usage(dir).inodesUsed).toBe(3);
+    rmSync(join(dir, "0.log"));
+    expect(r.usage(dir, { filesOnly: true }).inodesUsed).toBe(1);
   });
 
   test("cache: walks once per TTL, serves stale while refreshing, drops forgotten paths", async () => {
