@@ -67,32 +67,11 @@ export async function walkDirUsage(root: string, opts: { maxEntries?: number } =
 }
 
 /**
- * Files directly in `dir` (not recursive) plus the directory itself: a container's log directory
- * holds only `<attempt>.log` and rotated `<attempt>.log.<time>[.gz]` files, so one readdir and a
- * stat per file is cheap enough for every summary. Throws when `dir` cannot be read.
- */
-export function flatDirUsage(dir: string, opts: { filesOnly?: boolean } = {}): DirUsage {
-  const out: DirUsage = { usedBytes: 0, inodesUsed: 0, truncated: false };
-  if (!opts.filesOnly) {
-    out.usedBytes += allocatedBytes(lstatSync(dir));
-    out.inodesUsed++;
-  }
-  for (const ent of readdirSync(dir, { withFileTypes: true })) {
-    if (ent.isDirectory()) continue;
-    try {
-      out.usedBytes += allocatedBytes(lstatSync(join(dir, ent.name)));
-      out.inodesUsed++;
-    } catch {
-      // rotated away between readdir and stat
-    }
-  }
-  return out;
-}
-
-/**
- * flatDirUsage with the directory listing cached until the directory changes (its mtime or inode):
- * a summary then costs one lstat per log directory and one per file, not a readdir each time.
- * File sizes are always fresh (a log grows without touching its directory's mtime).
+ * Usage of the files directly in a directory (not recursive), plus the directory itself unless
+ * filesOnly: a container's log directory holds only `<attempt>.log` and rotated
+ * `<attempt>.log.<time>[.gz]` files. The listing is cached until the directory changes (its mtime or
+ * inode), so a summary costs one lstat per directory and per file, not a readdir each time; file
+ * sizes are always fresh (a log grows without touching its directory's mtime).
  */
 export interface FlatDirUsageReader {
   usage(dir: string, opts?: { filesOnly?: boolean }): DirUsage;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createDirUsageCache, createFlatDirUsageReader, flatDirUsage, walkDirUsage, type DirUsage } from "../../src/stats/dir-usage.ts";
+import { createDirUsageCache, createFlatDirUsageReader, walkDirUsage, type DirUsage } from "../../src/stats/dir-usage.ts";
 import {
   cgroupDirs,
   countProcs,
@@ -136,10 +136,11 @@ describe("dir usage", () => {
   test("walk of a missing root rejects with ENOENT", async () => {
     await expect(walkDirUsage(join(root, "missing"))).rejects.toMatchObject({ code: "ENOENT" });
   });
-  test("flatDirUsage: files only, not recursive; with or without the dir itself", () => {
+  test("flat reader: files only, not recursive; with or without the dir itself", () => {
     put({ "l/0.log": "a".repeat(100), "l/1.log": "b", "l/sub/x": "c" });
-    expect(flatDirUsage(join(root, "l"), { filesOnly: true }).inodesUsed).toBe(2);
-    expect(flatDirUsage(join(root, "l")).inodesUsed).toBe(3);
+    const r = createFlatDirUsageReader();
+    expect(r.usage(join(root, "l"), { filesOnly: true }).inodesUsed).toBe(2);
+    expect(r.usage(join(root, "l")).inodesUsed).toBe(3);
   });
 
   test("flat reader: fresh sizes every call, listing refreshed when the directory changes", () => {
