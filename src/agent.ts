@@ -1,7 +1,9 @@
 // The composition root (upstream: cmd/kubelet/app/server.go run() + NewMainKubelet + Kubelet.Run).
 // It builds the object graph from the loaded configuration and owns the start/stop order:
 //   lock file → (contention watch) → standalone/API mode → components → HTTP servers
-// and the reverse on stop. Later issues plug in pod sources, stats, eviction through AgentDeps.
+// and the reverse on stop. createAgent takes its parts through AgentDeps (tests build small agents);
+// createNodeAgent builds the real node from the configuration: CRI runtime → pod cgroups → pod
+// lifecycle (static pods) → node + pod stats → eviction manager (+ kernel notifiers, trace, metrics).
 import type { KubeletConfiguration } from "./config/kubelet-config.ts";
 import { ConfigError } from "./config/errors.ts";
 import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFile } from "./lockfile.ts";
@@ -11,6 +13,13 @@ import { startServers, type RunningServers } from "./server/listen.ts";
 import { createRegistry, type Registry } from "./server/metrics.ts";
 import { processCollector } from "./server/process-metrics.ts";
 import type { Summary } from "./stats/summary.ts";
+import type { LoadedConfig } from "./config/load.ts";
+import type { CriClient } from "./cri/client.ts";
+import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { createEvictionWiring, preciseClock, type EvictionWiring } from "./wire/eviction.ts";
+import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
+import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
+import { protectSelf } from "./wire/self-protect.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -59,16 +68,20 @@ export interface Agent {
   servers(): RunningServers | undefined;
 }
 
+/** A registry with the process_* metrics and bunlet_build_info, as every agent serves them. */
+export function createAgentRegistry(): Registry {
+  const metrics = createRegistry();
+  metrics.collect(processCollector());
+  // Like kubernetes_build_info: a constant 1 whose labels say what is running.
+  metrics
+    .gauge({ name: "bunlet_build_info", help: "A metric with a constant '1' value labeled by the bunlet and Bun versions.", labelNames: ["version", "bun_version"] })
+    .set(1, { version: `v${pkg.version}`, bun_version: Bun.version });
+  return metrics;
+}
+
 export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
   const { config, flags } = input;
-  const metrics = deps.metrics ?? createRegistry();
-  if (!deps.metrics) {
-    metrics.collect(processCollector());
-    // Like kubernetes_build_info: a constant 1 whose labels say what is running.
-    metrics
-      .gauge({ name: "bunlet_build_info", help: "A metric with a constant '1' value labeled by the bunlet and Bun versions.", labelNames: ["version", "bun_version"] })
-      .set(1, { version: `v${pkg.version}`, bun_version: Bun.version });
-  }
+  const metrics = deps.metrics ?? createAgentRegistry();
   const components = deps.components ?? [];
 
   const providers: ServerProviders = {
@@ -164,4 +177,105 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
   }
 
   return { start, stop, done, metrics, servers: () => servers };
+}
+
+export interface NodeAgentOpts {
+  /** Write oomScoreAdj to /proc/self/oom_score_adj at start (default true; in-process tests turn it off). */
+  protectSelf?: boolean;
+  /** CRI client instead of one built from containerRuntimeEndpoint (tests). */
+  cri?: CriClient;
+  /** Delay between attempts to reach the runtime (default 2 s). */
+  runtimeRetryMs?: number;
+  configz?: (config: KubeletConfiguration) => unknown;
+}
+
+export interface NodeAgent extends Agent {
+  readonly pods: PodsWiring;
+  readonly eviction: EvictionWiring;
+  readonly cri: CriClient;
+  /** Resolves true once the runtime answered and the pod lifecycle started (false if stopped first). */
+  readonly runtimeReady: Promise<boolean>;
+}
+
+/**
+ * The node agent from a loaded configuration. Nothing here touches the runtime or the cgroup tree
+ * until start(); the runtime is awaited in the background, so the HTTP servers, /configz and the
+ * eviction manager come up even while containerd is down, and pods start when it answers.
+ */
+export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
+  const { config, flags } = loaded;
+  const metrics = createAgentRegistry();
+  const clock = preciseClock();
+  let cgroupsReady = false;
+  let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
+  const rawCri = opts.cri ?? criClientFromConfig(config);
+  const cri = observeStopContainer(rawCri, (e) => onStop(e), clock.now);
+  const runtime = createKubeRuntime({ cri, podLogsDir: config.podLogsDir, rootDir: flags.rootDir });
+  const pods = createPodsWiring({ config, flags, runtime });
+  const eviction = createEvictionWiring({
+    config,
+    sources: loaded.sources,
+    rootDir: flags.rootDir,
+    evictionTrace: flags.evictionTrace,
+    nodeName: pods.nodeName,
+    lifecycle: pods.lifecycle,
+    cri,
+    podsCgroup: pods.podsCgroup,
+    podCgroupPath: pods.podCgroupPath,
+    metrics,
+    clock,
+    podsCgroupReady: () => cgroupsReady,
+  });
+  onStop = (e) => eviction.tracer.onStopContainer(e);
+
+  const abort = new AbortController();
+  let resolveReady!: (ok: boolean) => void;
+  const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
+
+  const components: AgentComponent[] = [];
+  if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
+  components.push({
+    name: "pod lifecycle",
+    start() {
+      log.info(
+        `Pods ${kv({ runtimeEndpoint: config.containerRuntimeEndpoint, staticPodPath: config.staticPodPath || undefined, staticPodURL: config.staticPodURL || undefined, cgroupRoot: config.cgroupRoot || "/", podsCgroup: pods.podsCgroup, node: pods.nodeName })}`,
+      );
+      void (async () => {
+        const ok = await waitForRuntime(cri, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        if (!ok) return resolveReady(false);
+        try {
+          await pods.cgroups?.setup();
+          cgroupsReady = true;
+        } catch (e) {
+          log.error(`QoS cgroups setup failed; pods start without them being limited ${kv({ error: (e as Error).message })}`);
+        }
+        if (abort.signal.aborted) return resolveReady(false);
+        await pods.lifecycle.start();
+        if (abort.signal.aborted) {
+          await pods.lifecycle.stop();
+          return resolveReady(false);
+        }
+        resolveReady(true);
+      })().catch((e) => {
+        log.error(`pod lifecycle failed to start ${kv({ error: (e as Error).message })}`);
+        resolveReady(false);
+      });
+    },
+    async stop() {
+      abort.abort();
+      await pods.lifecycle.stop();
+      cri.close();
+    },
+  });
+  components.push(eviction.component);
+
+  const agent = createAgent(loaded, {
+    metrics,
+    components,
+    configz: opts.configz,
+    getPods: () => pods.lifecycle.listPodsForApi(),
+    getSummary: () => eviction.summary.summary(),
+    debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
+  });
+  return { ...agent, pods, eviction, cri, runtimeReady };
 }

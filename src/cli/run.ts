@@ -1,7 +1,7 @@
 // Bare `bunlet [kubelet flags]`: load and validate the configuration, build the agent, run it
 // until SIGTERM/SIGINT (or lock contention), then shut down within the deadline.
 // Mirrors cmd/kubelet/app/server.go: config errors exit 1 before anything is started.
-import { createAgent } from "../agent.ts";
+import { createNodeAgent } from "../agent.ts";
 import { configz, loadConfig } from "../config/load.ts";
 import { kv, log, setVerbosity } from "../log.ts";
 import { VERSION } from "./version.ts";
@@ -32,7 +32,13 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   for (const w of new Set(loaded.warnings)) log.warn(w);
   log.info(`Starting bunlet ${kv({ version: `v${VERSION}`, bun: Bun.version, pid: process.pid, config: loaded.configFile })}`);
 
-  const agent = createAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
+  const agent = createNodeAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
+
+  // A node agent must not die on one bad runtime reply or a bug in one loop: log and keep running
+  // (every loop also catches its own errors; this is the last line).
+  const onRejection = (reason: unknown) =>
+    log.error(`unhandled error, continuing ${kv({ error: reason instanceof Error ? reason.stack ?? reason.message : String(reason) })}`);
+  process.on("unhandledRejection", onRejection);
 
   let signalled: string | undefined;
   const onSignal = (sig: string) => {
@@ -61,6 +67,7 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
     return await shutdown();
   } finally {
     for (const [sig, h] of handlers) process.off(sig, h);
+    process.off("unhandledRejection", onRejection);
   }
 
   async function shutdown(): Promise<number> {

@@ -1,0 +1,183 @@
+// Eviction side of the agent: live node stats (kernel layer) + pod stats (cgroups, CRI) as the
+// summary, the eviction manager killing through the pod lifecycle, node-level reclaim through the
+// CRI, admission of new pods, kernel memory notifiers as immediate triggers, metrics and the trace.
+//
+// Fast path: notifier event (main thread, ~0.3 ms after the kernel) → manager.trigger → a cycle on
+// the next microtask → summary() reads the cgroups right then (never a cached sample) → the victim's
+// killPod → pod worker → CRI StopContainer. After the kill the manager waits for the pod's cleanup
+// (polled every second, and the notifier fires again when usage falls back) and re-observes before
+// evicting anyone else.
+import { mkdirSync } from "node:fs";
+import type { FieldSources } from "../config/validate.ts";
+import type { KubeletConfiguration } from "../config/kubelet-config.ts";
+import type { CriClient } from "../cri/client.ts";
+import {
+  createEvictionManager,
+  evictionConfigFromKubelet,
+  evictionMetrics,
+  explainLive,
+  realClock,
+  type Clock,
+  type EvictionConfig,
+  type EvictionManager,
+  type ExplainReport,
+} from "../eviction/index.ts";
+import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
+import { kv, log } from "../log.ts";
+import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
+import type { PodLifecycle } from "../pod/lifecycle.ts";
+import type { PodLike } from "../pod/pod-like.ts";
+import type { Registry } from "../server/metrics.ts";
+import { createNodeStatsProvider } from "../stats/node.ts";
+import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
+import type { AgentComponent } from "../agent.ts";
+import { createEvictionTracer, type EvictionTracer } from "./trace.ts";
+
+/** The real clock with sub-millisecond now(): latencies of a few ms are what the trace measures. */
+export function preciseClock(): Clock {
+  const d0 = Date.now();
+  const p0 = performance.now();
+  return { ...realClock, now: () => d0 + (performance.now() - p0) };
+}
+
+/** Images kept by image GC: the runtime's sandbox (pause) image, or new pods could not start offline. */
+export async function sandboxImages(cri: Pick<CriClient, "status">): Promise<string[]> {
+  try {
+    const st = await cri.status(true);
+    const cfg = JSON.parse(st.info?.config ?? "{}") as { sandboxImage?: string };
+    return cfg.sandboxImage ? [cfg.sandboxImage] : [];
+  } catch {
+    return [];
+  }
+}
+
+export interface EvictionWiringInput {
+  config: KubeletConfiguration;
+  sources?: FieldSources;
+  rootDir: string;
+  evictionTrace?: string;
+  nodeName: string;
+  lifecycle: PodLifecycle;
+  cri: CriClient;
+  podsCgroup?: string;
+  podCgroupPath(pod: PodLike): string | undefined;
+  metrics: Registry;
+  clock?: Clock;
+  /** False until the QoS cgroups exist (they are created once the runtime answers): until then a
+   * missing kubepods cgroup is expected, not worth a warning. */
+  podsCgroupReady?: () => boolean;
+}
+
+export interface EvictionWiring {
+  manager: EvictionManager;
+  evictionConfig: EvictionConfig;
+  summary: SummaryProvider;
+  tracer: EvictionTracer;
+  notifiers(): MemoryNotifiers | undefined;
+  explain(): ExplainReport | undefined;
+  component: AgentComponent;
+}
+
+export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring {
+  const { config, lifecycle, cri } = input;
+  const clock = input.clock ?? preciseClock();
+  const src = input.sources ?? {};
+  const evictionConfig = evictionConfigFromKubelet(config, {
+    hardSource: src.evictionHard,
+    softSource: src.evictionSoft,
+    gracePeriodSource: src.evictionSoftGracePeriod,
+    minReclaimSource: src.evictionMinimumReclaim,
+    transitionSource: src.evictionPressureTransitionPeriod,
+  });
+  // nodefs is statfs of the root dir: it must exist (the kubelet creates it too).
+  try {
+    mkdirSync(input.rootDir, { recursive: true });
+  } catch (e) {
+    log.warn(`cannot create the root dir ${kv({ rootDir: input.rootDir, error: (e as Error).message })}`);
+  }
+  const statErrors = new Set<string>();
+  const expectedMissing = (msg: string) =>
+    input.podsCgroup !== undefined && input.podsCgroupReady?.() === false && msg.includes(input.podsCgroup);
+  const nodeStats = createNodeStatsProvider({
+    rootDir: input.rootDir,
+    podsCgroup: input.podsCgroup,
+    nodeName: input.nodeName,
+    clock,
+    onError(e) {
+      if (statErrors.has(e.message) || expectedMissing(e.message)) return;
+      statErrors.add(e.message);
+      log.warn(e.message);
+    },
+  });
+  const summary = createSummaryProvider({
+    nodeName: input.nodeName,
+    nodeStats: () => nodeStats.nodeStats(),
+    activePods: () => lifecycle.activePods(),
+    podCgroupPath: input.podCgroupPath,
+    cri,
+    podLogsDir: config.podLogsDir,
+    rootDir: input.rootDir,
+    podsCgroup: input.podsCgroup,
+    clock,
+    onError: (m) => {
+      if (!expectedMissing(m)) log.warn(m);
+    },
+  });
+  const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now() });
+  const onMetrics = evictionMetrics(input.metrics);
+  let notifiers: MemoryNotifiers | undefined;
+
+  const manager: EvictionManager = createEvictionManager({
+    config: evictionConfig,
+    clock,
+    nodeName: input.nodeName,
+    summary: () => summary.summary(),
+    activePods: () => lifecycle.activePods(),
+    killPod: tracer.wrapKillPod((pod, grace, status) => lifecycle.killPod(pod, grace, status)),
+    podCleanedUp: (pod) => lifecycle.isPodCleanedUp(pod),
+    reclaim: {
+      deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
+      deleteUnusedImages: async () => void (await deleteUnusedImages(cri, await sandboxImages(cri))),
+    },
+    onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
+    onCycle(report) {
+      onMetrics(report);
+      tracer.onCycle(report, manager.state());
+    },
+  });
+  // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
+  lifecycle.addAdmitHandler((pod) => manager.admit(pod));
+
+  const component: AgentComponent = {
+    name: "eviction manager",
+    start() {
+      if (config.kernelMemcgNotification) {
+        notifiers = startMemoryNotifiers({
+          podsCgroup: input.podsCgroup,
+          onTrigger(reason) {
+            tracer.onKernelEvent(reason);
+            manager.trigger(reason);
+          },
+        });
+      } else {
+        log.info("kernel memory notification off (kernelMemcgNotification: false): memory is observed every 10s");
+      }
+      manager.start();
+    },
+    async stop() {
+      manager.stop();
+      await notifiers?.close();
+      await tracer.close();
+    },
+  };
+
+  return {
+    manager,
+    evictionConfig,
+    summary,
+    tracer,
+    notifiers: () => notifiers,
+    explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
+    component,
+  };
+}

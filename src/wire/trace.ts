@@ -1,0 +1,264 @@
+// The eviction trace: one record per eviction, from the threshold crossing to memory back below it.
+// Timestamps come from four places, joined by pod UID:
+//   kernel notifier fired        → onKernelEvent (the cycle that starts after it is attributed to it)
+//   decision                     → the wrapped killPod, called by the cycle the moment it picks a victim
+//   stop signal sent / exited    → onStopContainer: the CRI StopContainer RPC for the victim's
+//                                  container (containerd signals the process as it receives it) and
+//                                  its return (the container has exited)
+//   memory back below threshold  → the first later cycle whose observation no longer meets it
+// The record is appended to --eviction-trace (JSON lines) and logged as one line once recovered
+// (or after recoveryTimeoutMs). Recording allocates a few small objects per eviction, nothing on the
+// hot path is awaited.
+import { appendFile } from "node:fs/promises";
+import { cycleRecord, type CycleRecord, type CycleReport, type EvictionState, type KillPodFunc } from "../eviction/index.ts";
+import { formatAmount, formatThresholdAmount } from "../eviction/message.ts";
+import { signalIsCount, type Signal } from "../eviction/signals.ts";
+import { kv, log } from "../log.ts";
+import { podKey, podUid } from "../pod/pod-like.ts";
+import type { Histogram, Registry } from "../server/metrics.ts";
+import type { StopContainerEvent } from "./runtime.ts";
+
+export const DETECTION_TO_SIGNAL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+export interface EvictionTraceRecord {
+  kind: "eviction";
+  pod: string;
+  uid: string;
+  signal: string;
+  /** Observed value of the signal in the deciding cycle ("243Mi"), and in bytes (or count). */
+  observed: string | null;
+  observedValue: number | null;
+  threshold: string | null;
+  gracePeriodSeconds: number;
+  message: string;
+  /** What started the deciding cycle. */
+  trigger: { kind: "kernel"; reason: string } | { kind: "periodic" };
+  timestamps: {
+    thresholdCrossed: string;
+    decision: string;
+    stopSignalSent: string | null;
+    containerExited: string | null;
+    memoryBelowThreshold: string | null;
+  };
+  /** Milliseconds from the crossing (kernel event, else first observation) to each step. */
+  latencyMs: { decision: number; stopSignalSent: number | null; containerExited: number | null; belowThreshold: number | null; detectionToSignal: number | null };
+  ranked: CycleRecord["ranked"];
+  nodeConditions: string[];
+}
+
+interface Open {
+  uid: string;
+  pod: string;
+  decisionMs: number;
+  gracePeriodSeconds: number;
+  message: string;
+  signal?: string;
+  observed?: string;
+  observedValue?: number;
+  threshold?: string;
+  crossedMs?: number;
+  detectionMs?: number;
+  trigger?: EvictionTraceRecord["trigger"];
+  stopSentMs?: number;
+  exitedMs?: number;
+  belowMs?: number;
+  ranked?: CycleRecord["ranked"];
+  conditions?: string[];
+  observedLatency: boolean;
+}
+
+export interface EvictionTracer {
+  /** A kernel notifier fired (call before manager.trigger). */
+  onKernelEvent(reason: string): void;
+  /** Wraps the kill function the eviction manager calls with its victim. */
+  wrapKillPod(kill: KillPodFunc): KillPodFunc;
+  onStopContainer(e: StopContainerEvent): void;
+  /** The manager's onCycle hook. */
+  onCycle(report: CycleReport, state: Pick<EvictionState, "firstObservedAt">): void;
+  /** Records written so far (tests, /debug). */
+  records(): readonly EvictionTraceRecord[];
+  /** Finishes open records (memoryBelowThreshold null) and waits for pending writes. */
+  close(): Promise<void>;
+}
+
+export interface EvictionTracerOpts {
+  /** --eviction-trace file; without it records are only logged. */
+  file?: string;
+  metrics?: Registry;
+  /** Epoch milliseconds (fractional allowed); the eviction manager's clock. */
+  now: () => number;
+  /** A record not recovered by then is written with memoryBelowThreshold null (default 60 s). */
+  recoveryTimeoutMs?: number;
+  /** Test hook instead of appending to `file`. */
+  write?: (line: string) => void | Promise<void>;
+  /** How many records records() keeps (default 100). */
+  keep?: number;
+}
+
+/** RFC 3339 with microseconds from fractional epoch milliseconds. */
+export function isoMicros(ms: number | undefined): string | null {
+  if (ms === undefined) return null;
+  const micros = String(Math.floor((ms % 1) * 1000)).padStart(3, "0");
+  return new Date(Math.floor(ms)).toISOString().replace("Z", `${micros}Z`);
+}
+const iso = isoMicros;
+const delta = (from: number, to: number | undefined) => (to === undefined ? null : Math.round((to - from) * 1000) / 1000);
+
+export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
+  const recoveryTimeoutMs = opts.recoveryTimeoutMs ?? 60_000;
+  const keep = opts.keep ?? 100;
+  const open = new Map<string, Open>();
+  const done: EvictionTraceRecord[] = [];
+  const kernelEvents: { atMs: number; reason: string }[] = [];
+  let writes: Promise<unknown> = Promise.resolve();
+  let histogram: Histogram | undefined;
+  if (opts.metrics) {
+    histogram = opts.metrics.histogram({
+      name: "bunlet_eviction_detection_to_signal_seconds",
+      help: "Time from detecting an eviction threshold (kernel notification, or the start of the eviction cycle that observed it) to sending the victim's stop signal, by eviction signal",
+      labelNames: ["eviction_signal"],
+      buckets: DETECTION_TO_SIGNAL_BUCKETS,
+    });
+  }
+  const write =
+    opts.write ??
+    (opts.file ? (line: string) => appendFile(opts.file!, line) : undefined);
+
+  function observeLatency(o: Open) {
+    if (o.observedLatency || o.signal === undefined || o.stopSentMs === undefined || o.detectionMs === undefined) return;
+    o.observedLatency = true;
+    histogram?.observe(Math.max(0, o.stopSentMs - o.detectionMs) / 1000, { eviction_signal: o.signal });
+  }
+
+  function finish(o: Open) {
+    open.delete(o.uid);
+    const crossed = o.crossedMs ?? o.decisionMs;
+    const rec: EvictionTraceRecord = {
+      kind: "eviction",
+      pod: o.pod,
+      uid: o.uid,
+      signal: o.signal ?? "unknown",
+      observed: o.observed ?? null,
+      observedValue: o.observedValue ?? null,
+      threshold: o.threshold ?? null,
+      gracePeriodSeconds: o.gracePeriodSeconds,
+      message: o.message,
+      trigger: o.trigger ?? { kind: "periodic" },
+      timestamps: {
+        thresholdCrossed: iso(crossed)!,
+        decision: iso(o.decisionMs)!,
+        stopSignalSent: iso(o.stopSentMs),
+        containerExited: iso(o.exitedMs),
+        memoryBelowThreshold: iso(o.belowMs),
+      },
+      latencyMs: {
+        decision: delta(crossed, o.decisionMs)!,
+        stopSignalSent: delta(crossed, o.stopSentMs),
+        containerExited: delta(crossed, o.exitedMs),
+        belowThreshold: delta(crossed, o.belowMs),
+        detectionToSignal: o.detectionMs === undefined ? null : delta(o.detectionMs, o.stopSentMs),
+      },
+      ranked: o.ranked ?? [],
+      nodeConditions: o.conditions ?? [],
+    };
+    done.push(rec);
+    if (done.length > keep) done.shift();
+    log.info(
+      `eviction trace ${kv({
+        pod: rec.pod,
+        signal: rec.signal,
+        observed: rec.observed ?? undefined,
+        threshold: rec.threshold ?? undefined,
+        trigger: rec.trigger.kind === "kernel" ? "kernel" : "periodic",
+        decisionMs: rec.latencyMs.decision,
+        stopSignalMs: rec.latencyMs.stopSignalSent ?? undefined,
+        exitedMs: rec.latencyMs.containerExited ?? undefined,
+        belowThresholdMs: rec.latencyMs.belowThreshold ?? "never",
+        detectionToSignalMs: rec.latencyMs.detectionToSignal ?? undefined,
+        rank: rec.ranked.map((r) => r.pod).join(",") || undefined,
+      })}`,
+    );
+    if (write) {
+      const line = `${JSON.stringify(rec)}\n`;
+      writes = writes
+        .then(() => write(line))
+        .catch((e: unknown) => log.warn(`eviction trace: append failed ${kv({ file: opts.file, error: (e as Error).message })}`));
+    }
+  }
+
+  return {
+    onKernelEvent(reason) {
+      if (kernelEvents.length >= 64) kernelEvents.shift();
+      kernelEvents.push({ atMs: opts.now(), reason });
+    },
+    wrapKillPod(kill) {
+      return (pod, grace, status) => {
+        const uid = podUid(pod);
+        // Decision time first: nothing before the kill call.
+        const decisionMs = opts.now();
+        open.set(uid, { uid, pod: podKey(pod), decisionMs, gracePeriodSeconds: grace, message: status.message, observedLatency: false });
+        return kill(pod, grace, status).finally(() => {
+          const o = open.get(uid);
+          if (o && o.exitedMs === undefined) o.exitedMs = opts.now();
+        });
+      };
+    },
+    onStopContainer(e) {
+      if (!e.podUid) return;
+      const o = open.get(e.podUid);
+      if (!o) return;
+      if (e.phase === "sent" && o.stopSentMs === undefined) {
+        o.stopSentMs = e.atMs;
+        observeLatency(o);
+      }
+      if (e.phase === "done" && !e.error) o.exitedMs = Math.max(o.exitedMs ?? 0, e.atMs);
+    },
+    onCycle(report, state) {
+      // Kernel events that happened before this cycle started belong to it.
+      let kernel: { atMs: number; reason: string } | undefined;
+      while (kernelEvents.length > 0 && kernelEvents[0]!.atMs <= report.timeMs) {
+        const ev = kernelEvents.shift()!;
+        kernel ??= ev;
+      }
+      if (report.error) return;
+      let rec: CycleRecord | undefined;
+      for (const e of report.evicted ?? []) {
+        const o = open.get(podUid(e.pod));
+        if (!o || o.signal !== undefined) continue;
+        rec ??= cycleRecord(report, state);
+        const signal = e.signal as Signal;
+        o.signal = e.signal;
+        const obs = report.observations[signal];
+        const t = report.met.find((x) => x.signal === signal);
+        if (obs) {
+          o.observedValue = obs.available;
+          o.observed = formatAmount(obs.available, signalIsCount(signal));
+          if (t) o.threshold = formatThresholdAmount(t, obs.capacity);
+        }
+        const first = t ? state.firstObservedAt.get(t) : undefined;
+        o.crossedMs = Math.min(kernel?.atMs ?? Infinity, first ?? Infinity, o.decisionMs);
+        o.detectionMs = kernel?.atMs ?? report.timeMs;
+        o.trigger = kernel ? { kind: "kernel", reason: kernel.reason } : { kind: "periodic" };
+        o.ranked = rec.ranked;
+        o.conditions = rec.nodeConditions;
+        observeLatency(o);
+      }
+      for (const o of [...open.values()]) {
+        if (o.signal === undefined) continue;
+        const obs = report.observations[o.signal as Signal];
+        const stillMet = report.met.some((t) => t.signal === o.signal);
+        if (report.timeMs > o.decisionMs && obs && !stillMet) {
+          o.belowMs = report.timeMs;
+          finish(o);
+        } else if (report.timeMs - o.decisionMs > recoveryTimeoutMs) {
+          finish(o);
+        }
+      }
+    },
+    records: () => done,
+    async close() {
+      for (const o of [...open.values()]) finish(o);
+      await writes;
+    },
+  };
+}
