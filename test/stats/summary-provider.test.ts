@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { ContainerStats as CriContainerStats, Container as CriContainer, PodSandbox } from "../../src/cri/client.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
+import { createDirUsageCache } from "../../src/stats/dir-usage.ts";
+import { parseSummaryText } from "../../src/stats/summary-schema.ts";
 import { createSummaryProvider, groupCriListing, type SummaryCri, type SummaryProviderOptions } from "../../src/stats/summary-provider.ts";
 import type { FsStats, NodeStats } from "../../src/stats/summary.ts";
 
@@ -358,5 +360,60 @@ describe("podStats and concurrency", () => {
     const [a, b] = await Promise.all([p.summary(), p.summary()]);
     expect(a).toBe(b);
     expect(reads).toBe(1);
+  });
+});
+
+describe("edges", () => {
+  test("the full summary is a valid Summary API document (eviction's schema) and survives JSON", async () => {
+    fakeCgroup("kubepods/besteffort/podu1", { usage: 3 * MI, inactive: MI, rss: MI, cpuNs: 10, pids: 2 });
+    put(logs, { "ns_p-u1_u1/app/0.log": "hello\n" });
+    put(kubeletRoot, { "pods/u1/volumes/kubernetes.io~empty-dir/v/f": "x" });
+    const { p } = provider([pod("u1", { volumes: [{ name: "v", emptyDir: {} }] })], { podsCgroup: "kubepods/besteffort" });
+    const s = await p.summary();
+    const back = parseSummaryText(JSON.stringify(s), "summary-provider output");
+    expect(back.pods[0]!.podRef.uid).toBe("u1");
+    expect(back.pods[0]!["ephemeral-storage"]?.usedBytes).toBe(s.pods[0]!["ephemeral-storage"]!.usedBytes!);
+    for (const t of [s.pods[0]!.memory!.time, s.pods[0]!.cpu!.time, s.pods[0]!.volume![0]!.time]) expect(t).toBe("2026-03-01T10:00:00.000Z");
+  });
+
+  test("cgroup v2 (unified) layout: memory.current, cpu.stat, pids.current in one directory", async () => {
+    put(mount, {
+      "cgroup.controllers": "cpu memory pids\n",
+      "kubepods/podu1/memory.current": `${10 * MI}\n`,
+      "kubepods/podu1/memory.stat": `anon ${6 * MI}\ninactive_file ${3 * MI}\npgfault 5\npgmajfault 1\n`,
+      "kubepods/podu1/memory.max": `${20 * MI}\n`,
+      "kubepods/podu1/cpu.stat": "usage_usec 2500\nuser_usec 2000\nsystem_usec 500\n",
+      "kubepods/podu1/pids.current": "6\n",
+    });
+    const { p, errors } = provider([pod("u1")], { podCgroupPath: () => "/kubepods/podu1" });
+    const ps = (await p.summary()).pods[0]!;
+    expect(ps.memory).toMatchObject({ usageBytes: 10 * MI, workingSetBytes: 7 * MI, rssBytes: 6 * MI, availableBytes: 13 * MI, pageFaults: 5, majorPageFaults: 1 });
+    expect(ps.cpu?.usageCoreNanoSeconds).toBe(2_500_000);
+    expect(ps.process_stats?.process_count).toBe(6);
+    expect(errors).toEqual([]);
+  });
+
+  test("startTime: sandbox creation when CRI knows the pod, else the pod's status.startTime", async () => {
+    const withStatus = { ...pod("u1"), status: { phase: "Running", startTime: "2026-02-02T02:02:02Z" } } as PodLike;
+    const { p } = provider([withStatus]);
+    expect((await p.summary()).pods[0]!.startTime).toBe("2026-02-02T02:02:02Z");
+  });
+
+  test("a first volume walk slower than volumeWaitMs is left out of that summary, then reported", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const dirUsage = createDirUsageCache({
+      now: () => now,
+      walk: async () => {
+        await gate;
+        return { usedBytes: 4096, inodesUsed: 1, truncated: false };
+      },
+    });
+    const { p } = provider([pod("u1", { volumes: [{ name: "big", emptyDir: {} }] })], { dirUsage, volumeWaitMs: 5 });
+    expect((await p.summary()).pods[0]!.volume).toBeUndefined();
+    release();
+    await gate;
+    await Bun.sleep(0);
+    expect((await p.summary()).pods[0]!.volume).toEqual([expect.objectContaining({ name: "big", usedBytes: 4096, inodesUsed: 1 })]);
   });
 });
