@@ -362,11 +362,12 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   }
 
   async function build(only?: string): Promise<Summary> {
+    const snap = await criSnapshot();
+    // Sampled after the (possibly slow, first-time) CRI wait so CPU rates use the real read time.
     const nowMs = clock.now();
     const time = new Date(nowMs).toISOString();
     const all = opts.activePods();
     const pods = only === undefined ? all : all.filter((p) => p.metadata.uid === only);
-    const snap = await criSnapshot();
     const round: CpuRound = new Map();
     const node = nodeLevel(time, nowMs, round);
     const seenDirs = new Set<string>();
