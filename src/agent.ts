@@ -267,7 +267,30 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
       cri.close();
     },
   });
-  components.push(eviction.component);
+  // The eviction manager starts once pods can run: before that there is nothing it could evict or
+  // reclaim (both go through the runtime), and kubepods — where the allocatable notifier is armed on
+  // the first cycle — does not exist yet.
+  let evictionStarted = false;
+  let stopped = false;
+  components.push({
+    name: "eviction manager",
+    start() {
+      log.info(`eviction manager starts once the container runtime is ready ${kv({ kernelMemcgNotification: config.kernelMemcgNotification, evictionTrace: flags.evictionTrace })}`);
+      void runtimeReady.then(async (ok) => {
+        if (!ok || stopped) return;
+        try {
+          await eviction.component.start();
+          evictionStarted = true;
+        } catch (e) {
+          log.error(`eviction manager failed to start ${kv({ error: (e as Error).message })}`);
+        }
+      });
+    },
+    async stop() {
+      stopped = true;
+      if (evictionStarted) await eviction.component.stop();
+    },
+  });
 
   const agent = createAgent(loaded, {
     metrics,

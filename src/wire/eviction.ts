@@ -66,6 +66,8 @@ export interface EvictionWiringInput {
   /** False until the QoS cgroups exist (they are created once the runtime answers): until then a
    * missing kubepods cgroup is expected, not worth a warning. */
   podsCgroupReady?: () => boolean;
+  /** How often the summary is refreshed in the background while pods run (default 2 s). */
+  warmIntervalMs?: number;
 }
 
 export interface EvictionWiring {
@@ -148,9 +150,21 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
   lifecycle.addAdmitHandler((pod) => manager.admit(pod));
 
+  // The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time
+  // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the
+  // time it is ranked, so the eviction message can name their usage as upstream's does.
+  let warmer: ReturnType<typeof setInterval> | undefined;
+  const startWarmer = () => {
+    warmer = setInterval(() => {
+      if (lifecycle.activePods().length > 0) summary.summary().catch(() => undefined);
+    }, input.warmIntervalMs ?? 2000);
+    warmer.unref?.();
+  };
+
   const component: AgentComponent = {
     name: "eviction manager",
     start() {
+      startWarmer();
       if (config.kernelMemcgNotification) {
         notifiers = startMemoryNotifiers({
           podsCgroup: input.podsCgroup,
@@ -165,6 +179,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       manager.start();
     },
     async stop() {
+      if (warmer) clearInterval(warmer);
       manager.stop();
       await notifiers?.close();
       await tracer.close();

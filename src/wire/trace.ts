@@ -130,6 +130,11 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
     histogram?.observe(Math.max(0, o.stopSentMs - o.detectionMs) / 1000, { eviction_signal: o.signal });
   }
 
+  /** A record is complete once memory is back below the threshold and the container has exited. */
+  function maybeFinish(o: Open) {
+    if (o.signal !== undefined && o.belowMs !== undefined && o.exitedMs !== undefined) finish(o);
+  }
+
   function finish(o: Open) {
     open.delete(o.uid);
     const crossed = o.crossedMs ?? o.decisionMs;
@@ -199,7 +204,9 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         open.set(uid, { uid, pod: podKey(pod), decisionMs, gracePeriodSeconds: grace, message: status.message, observedLatency: false });
         return kill(pod, grace, status).finally(() => {
           const o = open.get(uid);
-          if (o && o.exitedMs === undefined) o.exitedMs = opts.now();
+          if (!o) return;
+          o.exitedMs ??= opts.now();
+          maybeFinish(o);
         });
       };
     },
@@ -211,7 +218,10 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         o.stopSentMs = e.atMs;
         observeLatency(o);
       }
-      if (e.phase === "done" && !e.error) o.exitedMs = Math.max(o.exitedMs ?? 0, e.atMs);
+      if (e.phase === "done" && !e.error) {
+        o.exitedMs = Math.max(o.exitedMs ?? 0, e.atMs);
+        maybeFinish(o);
+      }
     },
     onCycle(report, state) {
       // Kernel events that happened before this cycle started belong to it.
@@ -247,9 +257,9 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         if (o.signal === undefined) continue;
         const obs = report.observations[o.signal as Signal];
         const stillMet = report.met.some((t) => t.signal === o.signal);
-        if (report.timeMs > o.decisionMs && obs && !stillMet) {
+        if (o.belowMs === undefined && report.timeMs > o.decisionMs && obs && !stillMet) {
           o.belowMs = report.timeMs;
-          finish(o);
+          maybeFinish(o);
         } else if (report.timeMs - o.decisionMs > recoveryTimeoutMs) {
           finish(o);
         }

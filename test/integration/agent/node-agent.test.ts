@@ -1,0 +1,204 @@
+// The whole node agent (createNodeAgent, as `bunlet` runs it) against a private containerd: static
+// pods from a temp manifest dir run and show in /pods and /stats/summary; a BestEffort memory hog in a
+// small kubepods limit (systemReserved = capacity − 256Mi) is evicted through the kernel memcg
+// notifier on kubepods, with an upstream-shaped status, a trace record and metrics, while the other
+// pods keep running. Skipped when not root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
+import { loadConfig } from "../../../src/config/load.ts";
+import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+import type { Pod } from "../../../src/pod/types.ts";
+import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
+import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { freePort } from "../../support/binary.ts";
+
+const PID = process.pid;
+const CGROUP_ROOT = `/bunlet-agent-${PID}`;
+const BASE = `/tmp/bunlet-agent-${PID}`;
+const MANIFESTS = join(BASE, "manifests");
+const TRACE = join(BASE, "trace.jsonl");
+const NODE = "agenttest";
+const KUBEPODS_LIMIT_MIB = 256;
+
+async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+function removeCgroups(): void {
+  for (const ctl of readdirSync("/sys/fs/cgroup")) {
+    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
+    if (!existsSync(top)) continue;
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir)) {
+        const p = join(dir, e);
+        if (statSync(p).isDirectory()) walk(p);
+      }
+      for (let i = 0; i < 100; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch {
+          Bun.sleepSync(20);
+        }
+      }
+    };
+    walk(top);
+  }
+}
+
+const pod = (name: string, image: string, args: string[], resources = "", extra = "") => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 2
+${extra}  containers:
+    - name: main
+      image: ${image}
+      ${image.includes("busybox") ? `command: ${JSON.stringify(args)}` : `args: ${JSON.stringify(args)}`}
+${resources}`;
+
+const SLEEP = ["sh", "-c", "exec sleep 3600"];
+
+describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
+  let ctd: TestContainerd;
+  let agent: NodeAgent;
+  let base: string;
+
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${base}${path}`);
+    if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status}`);
+    return (await res.json()) as T;
+  };
+  const pods = async () => (await get<{ items: Pod[] }>("/pods")).items;
+  const podNamed = async (name: string) => (await pods()).find((p) => p.metadata.name === `${name}-${NODE}`);
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    mkdirSync(MANIFESTS, { recursive: true });
+    writeFileSync(join(MANIFESTS, "steady.yaml"), pod("steady", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 50m, memory: 16Mi }\n        limits: { cpu: 50m, memory: 16Mi }\n"));
+    writeFileSync(join(MANIFESTS, "web.yaml"), pod("web", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 10m, memory: 8Mi }\n"));
+    const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
+    const port = freePort();
+    const config = join(BASE, "kubelet.yaml");
+    writeFileSync(
+      config,
+      [
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        `staticPodPath: ${MANIFESTS}`,
+        "fileCheckFrequency: 1s",
+        `containerRuntimeEndpoint: ${ctd.endpoint}`,
+        `cgroupRoot: ${CGROUP_ROOT}`,
+        `podLogsDir: ${join(BASE, "logs")}`,
+        // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
+        `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
+        "evictionHard: { memory.available: 100Mi }",
+        "evictionPressureTransitionPeriod: 5s",
+        "kernelMemcgNotification: true",
+        "evictStaticPods: true",
+        `port: ${port}`,
+        "healthzPort: 0",
+        "readOnlyPort: 0",
+        "",
+      ].join("\n"),
+    );
+    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--eviction-trace=${TRACE}`]);
+    agent = createNodeAgent(loaded, { protectSelf: false });
+    await agent.start();
+    base = agent.servers()!.get("main")!.url;
+    expect(await agent.runtimeReady).toBe(true);
+  }, 600_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    try {
+      if (ctd) {
+        const rt = createKubeRuntime({ cri: ctd.cri });
+        for (const p of await rt.getPods(true).catch(() => [])) {
+          if (!p.name.endsWith(`-${NODE}`)) continue;
+          await rt.killPod(p, 0).catch(() => {});
+          await rt.removePod(p.uid).catch(() => {});
+        }
+      }
+    } finally {
+      removeCgroups();
+      rmSync(BASE, { recursive: true, force: true });
+      await ctd?.release();
+    }
+  }, 120_000);
+
+  test("static pods from the manifest dir run and /pods shows them Running", async () => {
+    for (const name of ["steady", "web"]) {
+      const p = await until(`${name} Running`, async () => {
+        const x = await podNamed(name);
+        return x?.status?.phase === "Running" ? x : undefined;
+      });
+      expect(p.status!.containerStatuses![0]!.state.running).toBeDefined();
+    }
+    // kubepods is limited to node allocatable.
+    const limit = Number(readFileSync(join("/sys/fs/cgroup/memory", CGROUP_ROOT, "kubepods/memory.limit_in_bytes"), "utf8"));
+    expect(limit).toBe(KUBEPODS_LIMIT_MIB * 2 ** 20);
+  }, 120_000);
+
+  test("/stats/summary has the pods with memory, and the kubepods system container", async () => {
+    type S = { node: { systemContainers?: { name: string; memory?: { availableBytes?: number } }[] }; pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
+    const s = await until("steady in summary with memory", async () => {
+      const x = await get<S>("/stats/summary");
+      return x.pods.find((p) => p.podRef.name === `steady-${NODE}`)?.memory ? x : undefined;
+    });
+    const steady = s.pods.find((p) => p.podRef.name === `steady-${NODE}`)!;
+    expect(steady.memory!.workingSetBytes).toBeGreaterThan(0);
+    const podsContainer = s.node.systemContainers?.find((c) => c.name === "pods");
+    expect(podsContainer?.memory?.availableBytes).toBeLessThanOrEqual(KUBEPODS_LIMIT_MIB * 2 ** 20);
+  }, 60_000);
+
+  test("a BestEffort memory hog is evicted through the kernel notifier; the others keep running", async () => {
+    // 20 MiB/s: crosses the 100Mi-below-256Mi threshold (~156 MiB) after ~8 s, far from the cgroup OOM at 256 MiB.
+    writeFileSync(join(MANIFESTS, "hog.yaml"), pod("hog", ctd.images.memhog, ["400", "20"]));
+    await until("hog Running", async () => (await podNamed("hog"))?.status?.phase === "Running", 60_000);
+    const hog = await until(
+      "hog evicted",
+      async () => {
+        const p = await podNamed("hog");
+        return p?.status?.phase === "Failed" ? p : undefined;
+      },
+      60_000,
+    );
+    expect(hog.status!.reason).toBe("Evicted");
+    expect(hog.status!.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 100Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0, has larger consumption of memory\. ?$/);
+    // The trace record: written once memory is back below the threshold.
+    const rec = await until("trace record", () => {
+      if (!existsSync(TRACE)) return undefined;
+      const lines = readFileSync(TRACE, "utf8").trim().split("\n").filter(Boolean);
+      return lines.map((l) => JSON.parse(l) as EvictionTraceRecord).find((r) => r.pod === `default/hog-${NODE}`);
+    });
+    expect(rec.signal).toBe("allocatableMemory.available");
+    expect(rec.trigger.kind).toBe("kernel");
+    expect(rec.threshold).toBe("100Mi");
+    expect(rec.timestamps.stopSignalSent).not.toBeNull();
+    expect(rec.timestamps.containerExited).not.toBeNull();
+    expect(rec.timestamps.memoryBelowThreshold).not.toBeNull();
+    const t = (s: string | null) => Date.parse(s!);
+    expect(t(rec.timestamps.thresholdCrossed)).toBeLessThanOrEqual(t(rec.timestamps.decision));
+    expect(t(rec.timestamps.decision)).toBeLessThanOrEqual(t(rec.timestamps.stopSignalSent));
+    expect(t(rec.timestamps.stopSignalSent)).toBeLessThanOrEqual(t(rec.timestamps.containerExited));
+    expect(rec.ranked[0]!.pod).toBe(`default/hog-${NODE}`);
+    // Only the hog went.
+    for (const name of ["steady", "web"]) expect((await podNamed(name))?.status?.phase).toBe("Running");
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('kubelet_evictions{eviction_signal="allocatableMemory.available"} 1');
+    expect(metrics).toMatch(/bunlet_eviction_detection_to_signal_seconds_count\{eviction_signal="allocatableMemory.available"\} 1/);
+    const explain = await get<{ mode: string }>("/debug/eviction");
+    expect(explain.mode).toBe("live");
+  }, 150_000);
+});
