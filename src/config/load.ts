@@ -10,6 +10,7 @@ import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
 import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, applyDefaults, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
 import { assertValidConfiguration, type FieldSources } from "./validate.ts";
 import { parseDuration } from "./duration.ts";
+import { parseThresholdConfig } from "../eviction/thresholds-parse.ts";
 
 export { configz, renderConfig } from "./configz.ts";
 export type { NodeFlags } from "./flags.ts";
@@ -68,7 +69,7 @@ export async function loadConfig(argv: readonly string[], opts: LoadOptions = {}
   const ignored = notActedOnWarnings(layers, assignments);
   assertValidConfiguration(config, sources);
   validateNodeFlags(flags);
-  if (!opts.skipThresholdCheck) await checkEvictionThresholds(config, sources);
+  if (!opts.skipThresholdCheck) checkEvictionThresholds(config, sources);
 
   return { config, flags, warnings: [...fileWarnings, ...warnings, ...ignored], configFile, sources };
 }
@@ -255,32 +256,12 @@ export function labelProblem(key: string, value: string): string | undefined {
   return undefined;
 }
 
-interface ThresholdParser {
-  parseThresholdConfig(input: {
-    evictionHard?: Record<string, string>;
-    evictionSoft?: Record<string, string>;
-    evictionSoftGracePeriod?: Record<string, string>;
-    evictionMinimumReclaim?: Record<string, string>;
-    enforceNodeAllocatable?: string[];
-    mergeDefaultEvictionSettings?: boolean;
-    hardSource?: string;
-    softSource?: string;
-    gracePeriodSource?: string;
-    minReclaimSource?: string;
-  }): unknown;
-}
 
 /** Bad eviction maps fail at startup, as the kubelet fails constructing its eviction config. */
-async function checkEvictionThresholds(config: KubeletConfiguration, sources: FieldSources): Promise<void> {
-  let mod: ThresholdParser | undefined;
-  try {
-    mod = (await import("../eviction/thresholds-parse.ts")) as ThresholdParser;
-  } catch {
-    return; // EVICTION's parser is not in this build; the eviction manager will check at start.
-  }
+function checkEvictionThresholds(config: KubeletConfiguration, sources: FieldSources): void {
   const label = (field: string) => (sources[field]?.startsWith("--") ? sources[field]! : field);
   try {
-    mod.parseThresholdConfig({
+    parseThresholdConfig({
       evictionHard: config.evictionHard,
       evictionSoft: config.evictionSoft,
       evictionSoftGracePeriod: config.evictionSoftGracePeriod,
