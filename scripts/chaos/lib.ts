@@ -241,6 +241,8 @@ export interface StartOptions {
   /** Node allocatable memory: kubepods gets this limit (systemReserved = MemTotal − this). */
   allocatableBytes: number;
   extraArgs?: string[];
+  /** --root-dir (nodefs); default <scenario dir>/root. */
+  rootDir?: string;
   /** Wait until these manifests' pods are Running (default: every manifest written so far). */
   waitRunning?: string[];
 }
@@ -398,7 +400,7 @@ function createHarness(name: string, verbose: boolean) {
       config.port = port;
       writeFileSync(configPath, JSON.stringify(config, null, 2));
       await ensureBuilt();
-      const args = ["--config", configPath, `--root-dir=${rootDir}`, `--hostname-override=${nodeName}`, `--eviction-trace=${tracePath}`, "--v=2", ...(opts.extraArgs ?? [])];
+      const args = ["--config", configPath, `--root-dir=${opts.rootDir ?? rootDir}`, `--hostname-override=${nodeName}`, `--eviction-trace=${tracePath}`, "--v=2", ...(opts.extraArgs ?? [])];
       say(`starting dist/bunlet ${args.join(" ")}`);
       const p = spawnBunlet(args, { cwd: dir });
       bunlet = p;
