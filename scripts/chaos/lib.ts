@@ -605,6 +605,13 @@ export function containerFingerprint(p: PodView | undefined): string {
 
 let active: Harness | undefined;
 
+/** Cleans up the scenario still running, if any (a test's afterAll after a timeout; Ctrl-C). */
+export async function cleanupActive(): Promise<string[]> {
+  const h = active;
+  active = undefined;
+  return h ? await h.cleanup() : [];
+}
+
 /** Runs one scenario with a bounded duration and guaranteed cleanup. */
 export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<ScenarioResult> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
@@ -677,7 +684,7 @@ export async function cli(s: Scenario): Promise<void> {
     if (interrupted) process.exit(130);
     interrupted = true;
     console.log(`\n${sig}: cleaning up…`);
-    void (active?.cleanup() ?? Promise.resolve([])).then((problems) => {
+    void cleanupActive().then((problems) => {
       for (const p of problems) console.log(`cleanup problem: ${p}`);
       process.exit(130);
     });

@@ -1,0 +1,44 @@
+// The chaos scenarios of scripts/chaos/ against the compiled dist/bunlet, on a private containerd:
+// every CI run. Each scenario bounds itself (60 s) and cleans up after itself; afterAll cleans up
+// whatever a timed-out test left (the active scenario, the containerd reference held here).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { besteffortHog } from "../../scripts/chaos/besteffort-hog.ts";
+import { diskPressure } from "../../scripts/chaos/disk-pressure.ts";
+import { fastRamp } from "../../scripts/chaos/fast-ramp.ts";
+import { cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
+import { pidPressure } from "../../scripts/chaos/pid-pressure.ts";
+import { restartDuringPressure } from "../../scripts/chaos/restart-during-pressure.ts";
+import { softGrace } from "../../scripts/chaos/soft-grace.ts";
+import { staticPods } from "../../scripts/chaos/static-pods.ts";
+import { ensureBuilt } from "../support/binary.ts";
+import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+
+const TEST_TIMEOUT_MS = 90_000;
+
+async function expectPass(s: Scenario): Promise<void> {
+  const r = await runScenario(s, { timeoutMs: 60_000 });
+  if (!r.pass) printResult(r);
+  expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({ error: undefined, failed: [], cleanupProblems: [] });
+  expect(r.checks.length).toBeGreaterThan(0);
+}
+
+describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () => {
+  // One containerd for the whole file (the scenarios' own acquire/release then never restarts it).
+  let ctd: TestContainerd | undefined;
+  beforeAll(async () => {
+    await ensureBuilt();
+    ctd = await acquireContainerd();
+  }, 300_000);
+  afterAll(async () => {
+    await cleanupActive();
+    await ctd?.release();
+  }, 60_000);
+
+  test("(a) besteffort-hog: only the BestEffort hog is evicted; MemoryPressure set then cleared", () => expectPass(besteffortHog), TEST_TIMEOUT_MS);
+  test("(b) fast-ramp: a 600 MiB/s ramp is evicted before the kernel OOM killer acts", () => expectPass(fastRamp), TEST_TIMEOUT_MS);
+  test("(c) soft-grace: no eviction before the soft grace period, eviction after", () => expectPass(softGrace), TEST_TIMEOUT_MS);
+  test("(d) pid-pressure: the fork bomb pod is evicted", () => expectPass(pidPressure), TEST_TIMEOUT_MS);
+  test("(e) disk-pressure: image GC first, then the pod filling the disk", () => expectPass(diskPressure), TEST_TIMEOUT_MS);
+  test("(f) restart-during-pressure: a restarted bunlet adopts the pods and evicts the hog", () => expectPass(restartDuringPressure), TEST_TIMEOUT_MS);
+  test("(g) static-pods: evictStaticPods off evicts nothing (logged), on evicts by priority", () => expectPass(staticPods), TEST_TIMEOUT_MS);
+});
