@@ -1,0 +1,156 @@
+import { describe, expect, test } from "bun:test";
+import type { CycleReport, Threshold } from "../../src/eviction/index.ts";
+import { createRegistry } from "../../src/server/metrics.ts";
+import { createEvictionTracer, isoMicros, type EvictionTraceRecord } from "../../src/wire/trace.ts";
+import { Mi, pod } from "../eviction/helpers.ts";
+
+const threshold: Threshold = { signal: "allocatableMemory.available", operator: "LessThan", value: { quantity: { nanos: 200n * BigInt(Mi) * 1_000_000_000n, format: "BinarySI" } as never }, gracePeriodMs: 0 } as Threshold;
+const hog = pod("hog");
+
+function report(timeMs: number, o: { available: number; met: boolean; evict?: boolean }): CycleReport {
+  return {
+    timeMs,
+    observations: { "allocatableMemory.available": { available: o.available, capacity: 512 * Mi, timeMs } },
+    thresholds: [threshold],
+    met: o.met ? [threshold] : [],
+    actionable: o.met ? [threshold] : [],
+    actionableFresh: o.met ? [threshold] : [],
+    conditions: o.met ? ["MemoryPressure"] : [],
+    reclaim: null,
+    nodeReclaim: null,
+    ranked: o.evict ? [{ pod: hog, priority: 0, usage: 300 * Mi, request: 0, exceedsRequest: true, found: true, qos: "BestEffort" } as never] : [],
+    evicted: o.evict ? [{ pod: hog, signal: "allocatableMemory.available", gracePeriodSeconds: 1, message: "The node was low on resource: memory. ", annotations: {} }] : [],
+  } as CycleReport;
+}
+
+function harness(opts: { recoveryTimeoutMs?: number } = {}) {
+  let now = 1_000_000;
+  const lines: string[] = [];
+  const metrics = createRegistry();
+  const tracer = createEvictionTracer({ now: () => now, write: (l) => void lines.push(l), metrics, recoveryTimeoutMs: opts.recoveryTimeoutMs });
+  let finishKill!: () => void;
+  const kill = tracer.wrapKillPod(() => new Promise<void>((r) => (finishKill = r)));
+  return {
+    tracer,
+    lines,
+    metrics,
+    set: (ms: number) => (now = ms),
+    kill: () => kill(hog, 1, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: {} }),
+    finishKill: () => finishKill(),
+    records: () => lines.map((l) => JSON.parse(l) as EvictionTraceRecord),
+  };
+}
+
+const firstObservedAt = (ms: number) => ({ firstObservedAt: new Map([[threshold, ms]]) });
+
+describe("eviction tracer", () => {
+  test("kernel-triggered eviction: every timestamp, latencies from the kernel event, histogram observed", async () => {
+    const h = harness();
+    h.set(1_000_000);
+    h.tracer.onKernelEvent("hard allocatable memory eviction threshold");
+    h.set(1_000_006.5);
+    const killed = h.kill(); // decision, inside the cycle that started at 1_000_000.5
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "sent", atMs: 1_000_009 });
+    h.tracer.onCycle(report(1_000_000.5, { available: 199 * Mi, met: true, evict: true }), firstObservedAt(1_000_000.5));
+    expect(h.lines).toHaveLength(0);
+    // Memory back below the threshold before the container's stop returned: written only after both.
+    h.tracer.onCycle(report(1_000_040, { available: 400 * Mi, met: false }), { firstObservedAt: new Map() });
+    expect(h.lines).toHaveLength(0);
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 1_000_130 });
+    h.set(1_000_131);
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r).toMatchObject({
+      kind: "eviction",
+      pod: "default/hog",
+      uid: "uid-hog",
+      signal: "allocatableMemory.available",
+      observed: "199Mi",
+      observedValue: 199 * Mi,
+      threshold: "200Mi",
+      gracePeriodSeconds: 1,
+      trigger: { kind: "kernel", reason: "hard allocatable memory eviction threshold" },
+      timestamps: {
+        thresholdCrossed: isoMicros(1_000_000),
+        decision: isoMicros(1_000_006.5),
+        stopSignalSent: isoMicros(1_000_009),
+        containerExited: isoMicros(1_000_130),
+        memoryBelowThreshold: isoMicros(1_000_040),
+      },
+      latencyMs: { decision: 6.5, stopSignalSent: 9, containerExited: 130, belowThreshold: 40, detectionToSignal: 9 },
+      nodeConditions: ["MemoryPressure"],
+    });
+    expect(r!.ranked.map((x) => x.pod)).toEqual(["default/hog"]);
+    const text = h.metrics.render();
+    expect(text).toContain('bunlet_eviction_detection_to_signal_seconds_count{eviction_signal="allocatableMemory.available"} 1');
+    expect(text).toContain('bunlet_eviction_detection_to_signal_seconds_bucket{eviction_signal="allocatableMemory.available",le="0.01"} 1');
+    expect(text).toContain('bunlet_eviction_detection_to_signal_seconds_bucket{eviction_signal="allocatableMemory.available",le="0.005"} 0');
+  });
+
+  test("periodic eviction: crossing is the threshold's first observation, detection the cycle start", async () => {
+    const h = harness();
+    h.set(2_000_010);
+    const killed = h.kill();
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "sent", atMs: 2_000_012 });
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 2_000_100 });
+    h.tracer.onCycle(report(2_000_000, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(1_990_000));
+    h.tracer.onCycle(report(2_001_000, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.trigger).toEqual({ kind: "periodic" });
+    expect(r!.timestamps.thresholdCrossed).toBe(isoMicros(1_990_000)!);
+    expect(r!.latencyMs.detectionToSignal).toBe(12);
+    expect(r!.latencyMs.belowThreshold).toBe(11_000);
+  });
+
+  test("a kernel event after the cycle started belongs to the next cycle", async () => {
+    const h = harness();
+    h.set(3_000_005);
+    h.tracer.onKernelEvent("late");
+    h.set(3_000_006);
+    const killed = h.kill();
+    h.tracer.onCycle(report(3_000_000, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(3_000_000));
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    expect(h.records()[0]!.trigger).toEqual({ kind: "periodic" });
+  });
+
+  test("memory never recovering: the record is written after the timeout with memoryBelowThreshold null", async () => {
+    const h = harness({ recoveryTimeoutMs: 5_000 });
+    h.set(4_000_001);
+    const killed = h.kill();
+    h.finishKill();
+    await killed;
+    h.tracer.onCycle(report(4_000_000, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(4_000_000));
+    h.tracer.onCycle(report(4_003_000, { available: 150 * Mi, met: true }), firstObservedAt(4_000_000));
+    expect(h.lines).toHaveLength(0);
+    h.tracer.onCycle(report(4_006_000, { available: 150 * Mi, met: true }), firstObservedAt(4_000_000));
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.timestamps.memoryBelowThreshold).toBeNull();
+    expect(r!.latencyMs.belowThreshold).toBeNull();
+    expect(r!.timestamps.stopSignalSent).toBeNull();
+  });
+
+  test("stop events of other pods and kills without a cycle record leave no trace; close() flushes open records", async () => {
+    const h = harness();
+    h.tracer.onStopContainer({ containerId: "x", podUid: "someone-else", phase: "sent", atMs: 1 });
+    h.set(5_000_001);
+    void h.kill();
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.signal).toBe("unknown");
+    expect(h.records()).toHaveLength(1);
+  });
+});
+
+test.each([
+  [0, "1970-01-01T00:00:00.000000Z"],
+  [1.5, "1970-01-01T00:00:00.001500Z"],
+  [1_700_000_000_123.456, "2023-11-14T22:13:20.123456Z"],
+])("isoMicros(%p)", (ms, want) => expect(isoMicros(ms)).toBe(want));
