@@ -18,7 +18,7 @@ export const besteffortHog: Scenario = {
     await h.start({
       allocatableBytes: ALLOCATABLE,
       config: {
-        evictionHard: { "allocatableMemory.available": "300Mi", "memory.available": "100Mi" },
+        evictionHard: { "memory.available": "300Mi" },
         evictionPressureTransitionPeriod: `${TRANSITION_S}s`,
       },
     });

@@ -17,7 +17,7 @@ export const fastRamp: Scenario = {
     h.addPod("steady", { command: ["sh", "-c", "exec sleep 2147483647"], requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "50m", memory: "64Mi" } });
     await h.start({
       allocatableBytes: ALLOCATABLE,
-      config: { evictionHard: { "allocatableMemory.available": "400Mi", "memory.available": "100Mi" } },
+      config: { evictionHard: { "memory.available": "400Mi" } },
     });
     const kubepods = h.cgroupDir("memory", "kubepods");
     const oomBefore = hostOomKills();

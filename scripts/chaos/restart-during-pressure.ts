@@ -16,7 +16,7 @@ export const restartDuringPressure: Scenario = {
     h.addPod("ticker", { command: ["sh", "-c", "exec sleep 2147483647"], requests: { memory: "32Mi" }, limits: { memory: "128Mi" } });
     // 850 MiB at 100 MiB/s, held: crosses the threshold (~724 MiB of pods) about 7 s after it starts.
     h.addPod("hog", { image: h.images.memhog, args: ["850", "100"] });
-    await h.start({ allocatableBytes: ALLOCATABLE, config: { evictionHard: { "allocatableMemory.available": `${THRESHOLD_MIB}Mi`, "memory.available": "100Mi" } } });
+    await h.start({ allocatableBytes: ALLOCATABLE, config: { evictionHard: { "memory.available": `${THRESHOLD_MIB}Mi` } } });
     const kubepods = h.cgroupDir("memory", "kubepods");
     const crossAt = ALLOCATABLE - THRESHOLD_MIB * MIB;
     const fp = new Map<string, string>();

@@ -8,7 +8,7 @@
 import { cli, containerFingerprint, isEvicted, isRunning, MIB, type Harness, type Scenario } from "./lib.ts";
 
 const ALLOCATABLE = 1024 * MIB;
-const HARD = { "allocatableMemory.available": "300Mi", "memory.available": "100Mi" };
+const HARD = { "memory.available": "300Mi" };
 const NOTHING_EVICTABLE = /nothing can be evicted.*static pods, which are never evicted.*evictStaticPods/;
 
 export const staticPods: Scenario = {

@@ -1,0 +1,260 @@
+// Reaction time to a memory ramp, side by side:
+//   (i)   bunlet, kernel notification on (memcg threshold on kubepods → immediate synchronize)
+//   (ii)  bunlet, notification off (kernelMemcgNotification: false → the 10 s loop, as upstream)
+//   (iii) earlyoom 1.7 from Debian (`apt-get install -y earlyoom` if missing)
+// The ramp is the same in every run: a BestEffort static pod running memhog, 600 MiB/s up to 850 MiB,
+// then held, in <cgroupRoot>/kubepods/besteffort/pod<uid> of a bunlet node whose allocatable memory
+// (kubepods limit) is 1 GiB. The threshold is 300 MiB available, i.e. crossed when the pods' working
+// set reaches 724 MiB; the hold (850 MiB) stays above it and under the limit, so every run ends
+// with the agent's signal, never with the kernel OOM killer.
+//
+// Measured by the bench itself, the same way for every agent:
+//   crossing  bunlet: the up-crossing of a memcg threshold eventfd the bench arms on kubepods at the
+//             threshold (usage = allocatable − threshold + inactive_file, bunlet's own formula),
+//             timestamped in the notifier worker;
+//             earlyoom: the first /proc/meminfo sample (every ~1 ms) with MemAvailable ≤ its -M
+//             minimum — its own view, which it polls every 100–1000 ms (adaptive; 100 ms this close);
+//   signal    bunlet: the trace's stopSignalSent (StopContainer sent; containerd SIGKILLs at once,
+//             the grace period of a hard eviction being 0);
+//             earlyoom: when its "sending SIGTERM to process …" line (printed right before kill(2))
+//             arrives on its stderr pipe;
+//   freed     the down-crossing of the same kubepods eventfd (memory back under the threshold).
+// What differs, honestly: earlyoom only watches system-wide MemAvailable, not a cgroup, and this host
+// is shared (other processes allocate and free hundreds of MiB). Each earlyoom run is started, after
+// the ramp pod is Running, with -M = MemAvailable now − (what the ramp still needs to reach the
+// kubepods threshold − 200 MiB): its minimum sits on the same ramp, a little earlier, so that another
+// process freeing memory does not make it miss; since its crossing is timestamped on its own view,
+// where it sits on the ramp does not change the latency measured. A run where MemAvailable still
+// never reached the minimum is reported as missed and retried. --prefer '^memhog$' makes its victim
+// the ramp (as bunlet's ranking does) and -r 0 silences its periodic reports.
+//   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,periodic,earlyoom]
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { createNotifierHub, startCgroupThreshold, type NotifierHub } from "../../src/kernel/index.ts";
+import { cleanupActive, cleanupOnSignals, flatKeyed, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness } from "../chaos/lib.ts";
+
+const ALLOCATABLE = 1024 * MIB;
+const THRESHOLD = 300 * MIB;
+const RAMP = { totalMiB: 850, mibPerSec: 600 };
+/** earlyoom's minimum sits this much before the kubepods crossing on the ramp (see oneRun). */
+const EARLYOOM_MARGIN = 200 * MIB;
+
+type Mode = "notify" | "periodic" | "earlyoom";
+const LABEL: Record<Mode, string> = {
+  notify: "(i) bunlet, kernel notification",
+  periodic: "(ii) bunlet, 10 s loop only",
+  earlyoom: "(iii) earlyoom 1.7",
+};
+
+interface Run {
+  crossedAt: number;
+  signalledAt?: number;
+  freedAt?: number;
+  /** bunlet's own trace: kernel event (or first observation) → StopContainer, ms. */
+  ownMs?: number;
+  note?: string;
+}
+
+const nowMs = () => performance.timeOrigin + performance.now();
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+function memAvailableBytes(): number {
+  const m = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync("/proc/meminfo", "utf8"));
+  return Number(m?.[1] ?? 0) * 1024;
+}
+
+function ensureEarlyoom(): string {
+  const which = spawnSync("sh", ["-c", "command -v earlyoom"], { encoding: "utf8" });
+  if (which.status === 0) return which.stdout.trim();
+  console.log("earlyoom missing: apt-get install -y earlyoom");
+  const r = spawnSync("apt-get", ["install", "-y", "earlyoom"], { encoding: "utf8", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  if (r.status !== 0) throw new Error(`apt-get install earlyoom failed: ${r.stderr}`);
+  // Debian enables the service; make sure no system-wide earlyoom was started behind our back.
+  spawnSync("sh", ["-c", "command -v systemctl >/dev/null && systemctl disable --now earlyoom 2>/dev/null || true"]);
+  return spawnSync("sh", ["-c", "command -v earlyoom"], { encoding: "utf8" }).stdout.trim();
+}
+
+/** One observer per run: the memcg threshold on kubepods at the crossing point (both directions). */
+function observe(hub: NotifierHub, kubepods: string, usageBytes: number) {
+  const events: { wokeAtMs: number; usage: number }[] = [];
+  const n = startCgroupThreshold(hub, {
+    cgroupPath: kubepods,
+    thresholdBytes: usageBytes,
+    onEvent: (ev) => events.push({ wokeAtMs: ev.wokeAtMs, usage: ev.usageBytes ?? 0 }),
+  });
+  return {
+    crossed: () => events.find((e) => e.usage >= usageBytes)?.wokeAtMs,
+    freed: (after: number) => events.find((e) => e.wokeAtMs > after && e.usage < usageBytes)?.wokeAtMs,
+    stop: () => n.stop(),
+  };
+}
+
+async function startBunlet(h: Harness, mode: Mode): Promise<void> {
+  const config =
+    mode === "earlyoom"
+      ? { kernelMemcgNotification: false, evictionHard: { "nodefs.available": "1Mi" } } // bunlet never evicts for memory here
+      : { kernelMemcgNotification: mode === "notify", evictionHard: { "memory.available": `${THRESHOLD / MIB}Mi` } }; // copied onto allocatableMemory.available
+  await h.start({ allocatableBytes: ALLOCATABLE, config: { ...config, evictionPressureTransitionPeriod: "1s" } });
+  if (mode === "notify") await h.waitNotifierArmed("hard", 20_000);
+}
+
+async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, earlyoomBin: string): Promise<Run> {
+  const kubepods = h.cgroupDir("memory", "kubepods");
+  const inactive = flatKeyed(readCgroupFile(kubepods, "memory.stat")).total_inactive_file ?? 0;
+  const crossUsage = ALLOCATABLE - THRESHOLD + inactive;
+  const obs = observe(hub, kubepods, crossUsage);
+  const name = `ramp-${mode}-${i}`;
+  let eo: ReturnType<typeof Bun.spawn> | undefined;
+  try {
+    const usage = () => Number(readCgroupFile(kubepods, "memory.usage_in_bytes") ?? 0);
+    const k0 = usage();
+    // The 10 s loop is phase-locked to the previous run's eviction: start at a random phase.
+    if (mode === "periodic") await Bun.sleep(Math.random() * 10_000);
+    h.addPod(name, { image: h.images.memhog, args: [String(RAMP.totalMiB), String(RAMP.mibPerSec)], restartPolicy: "Never", terminationGracePeriodSeconds: 0 });
+    await h.waitFor(`${name} Running`, async () => (await h.pod(name))?.status?.phase === "Running", 20_000, 20);
+
+    if (mode !== "earlyoom") {
+      const crossedAt = await h.waitFor(`${name} to cross the threshold`, () => obs.crossed(), 20_000, 5);
+      const rec = await h.waitFor(`${name}'s eviction trace record`, () => h.trace().find((r) => r.pod.endsWith(`/${h.podName(name)}`)), 30_000, 20);
+      if (process.env.BENCH_DEBUG) console.log(`observer crossed ${new Date(crossedAt).toISOString()} trace crossed ${rec.timestamps.thresholdCrossed} signal ${rec.timestamps.stopSignalSent}`);
+      return {
+        crossedAt,
+        signalledAt: traceTimeMs(rec.timestamps.stopSignalSent),
+        ownMs: rec.latencyMs.stopSignalSent ?? undefined,
+        freedAt: await h.waitFor("memory freed", () => obs.freed(crossedAt), 10_000, 5),
+      };
+    }
+
+    // earlyoom. Its minimum on its own scale: MemAvailable now, less what the ramp still needs to reach
+    // the kubepods threshold, plus EARLYOOM_MARGIN so that another process freeing a little memory
+    // meanwhile does not make it miss (the crossing is timestamped on its own view, see the header).
+    const a0 = memAvailableBytes();
+    const needed = crossUsage - usage() - EARLYOOM_MARGIN;
+    const minKiB = Math.floor((a0 - needed) / 1024);
+    eo = Bun.spawn([earlyoomBin, "-M", String(minKiB), "-r", "0", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom)$"], { stdout: "ignore", stderr: "pipe" });
+    const proc = eo;
+    let signalledAt: number | undefined;
+    let readyAt: number | undefined;
+    let crossedAt: number | undefined;
+    let freedAt: number | undefined;
+    let usageAtCross = 0;
+    let said = "";
+    void (async () => {
+      const dec = new TextDecoder();
+      for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) {
+        const t = nowMs();
+        said += dec.decode(chunk, { stream: true });
+        if (readyAt === undefined && /mem total/.test(said)) readyAt = t;
+        if (signalledAt === undefined && /sending SIG\w+ to process \d+.*memhog/.test(said)) signalledAt = t;
+      }
+    })();
+    await h.waitFor("earlyoom to start", () => readyAt !== undefined, 5_000, 5);
+    // Sampled every ~1 ms: the crossing (MemAvailable ≤ its minimum, the /proc/meminfo it polls) and
+    // the memory freed (kubepods usage back under where it was at that crossing).
+    let polling = true;
+    const pollStart = nowMs();
+    void (async () => {
+      while (polling) {
+        const t = nowMs();
+        if (crossedAt === undefined) {
+          if (memAvailableBytes() <= minKiB * 1024) {
+            crossedAt = t;
+            usageAtCross = usage();
+          }
+        } else if (signalledAt !== undefined && freedAt === undefined && usage() < usageAtCross) {
+          freedAt = t;
+        }
+        await Bun.sleep(1);
+      }
+    })();
+    try {
+      await h.waitFor("MemAvailable to cross earlyoom's minimum", () => crossedAt, 5_000, 2);
+      await h.waitFor("earlyoom to signal memhog", () => signalledAt, 5_000, 2);
+      await h.waitFor("memory freed", () => freedAt, 10_000, 2);
+    } catch (e) {
+      return { crossedAt: crossedAt ?? 0, note: `missed: ${(e as Error).message}; -M ${minKiB} KiB, MemAvailable ${Math.floor(memAvailableBytes() / 1024)} KiB (other processes moved it)` };
+    } finally {
+      polling = false;
+    }
+    if (crossedAt! - pollStart < 3) return { crossedAt: crossedAt!, note: "MemAvailable was already under the minimum when earlyoom started (discarded)" };
+    const run: Run = { crossedAt: crossedAt!, signalledAt, freedAt, note: `crossed at ${((usageAtCross - k0) / MIB).toFixed(0)} MiB of the ramp` };
+    return run;
+  } finally {
+    obs.stop();
+    if (eo) {
+      eo.kill("SIGTERM");
+      await eo.exited;
+    }
+    h.removePodManifest(name);
+    await h.waitFor(`${name} to be removed`, async () => !(await h.pods()).some((p) => p.metadata.name === h.podName(name)), 30_000, 50);
+  }
+}
+
+function fmt(ms: number): string {
+  return Number.isNaN(ms) ? "-" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { runs: { type: "string", default: "20" }, modes: { type: "string", default: "notify,periodic,earlyoom" } } });
+  const runs = Number(values.runs);
+  const modes = values.modes!.split(",") as Mode[];
+  for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
+  const earlyoomBin = modes.includes("earlyoom") ? ensureEarlyoom() : "";
+  cleanupOnSignals();
+  const h = openHarness("reaction", false);
+  const hub = createNotifierHub();
+  const results = new Map<Mode, Run[]>();
+  try {
+    await h.useSharedContainerd();
+    h.addPod("steady", { command: ["sh", "-c", "exec sleep 2147483647"], requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "50m", memory: "64Mi" } });
+    for (const mode of modes) {
+      await startBunlet(h, mode);
+      const rs: Run[] = [];
+      results.set(mode, rs);
+      // A missed earlyoom run (another process freed memory, so MemAvailable never fell to its
+      // minimum) is printed and retried, up to twice the runs.
+      for (let i = 0, ok = 0; ok < runs && i < runs * 2; i++) {
+        const r = await oneRun(h, hub, mode, i, earlyoomBin);
+        rs.push(r);
+        if (r.signalledAt !== undefined) ok++;
+        const s = r.signalledAt !== undefined ? r.signalledAt - r.crossedAt : Number.NaN;
+        const f = r.freedAt !== undefined ? r.freedAt - r.crossedAt : Number.NaN;
+        console.log(`${LABEL[mode]} run ${i + 1}: crossing→signal ${fmt(s)}, crossing→freed ${fmt(f)}${r.ownMs !== undefined ? `, bunlet's own trace ${fmt(r.ownMs)}` : ""}${r.note ? ` (${r.note})` : ""}`);
+      }
+      await h.stopBunlet("SIGTERM");
+    }
+  } finally {
+    await hub.close();
+    const problems = await cleanupActive();
+    for (const p of problems) console.log(`cleanup problem: ${p}`);
+  }
+
+  const summary = new Map<Mode, { n: number; s50: number; s99: number; f50: number; f99: number }>();
+  for (const [mode, rs] of results) {
+    const ok = rs.filter((r) => r.signalledAt !== undefined && r.freedAt !== undefined);
+    const sig = ok.map((r) => r.signalledAt! - r.crossedAt);
+    const freed = ok.map((r) => r.freedAt! - r.crossedAt);
+    summary.set(mode, { n: ok.length, s50: percentile(sig, 50), s99: percentile(sig, 99), f50: percentile(freed, 50), f99: percentile(freed, 99) });
+  }
+  const ref = summary.get("notify");
+  console.log(`\nramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`);
+  console.log("| agent | runs | crossing→signal p50 | p99 | crossing→memory freed p50 | p99 | p99 signal vs (i) |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [mode, s] of summary) {
+    const ratio = ref && mode !== "notify" ? `${(s.s99 / ref.s99).toFixed(1)}× slower` : "—";
+    console.log(`| ${LABEL[mode]} | ${s.n} | ${fmt(s.s50)} | ${fmt(s.s99)} | ${fmt(s.f50)} | ${fmt(s.f99)} | ${ratio} |`);
+  }
+  if (ref) {
+    console.log(`\ngoal: bunlet p99 crossing→signal ≤ 50 ms: ${ref.s99 <= 50 ? "met" : "NOT met"} (${fmt(ref.s99)})`);
+    const eo = summary.get("earlyoom");
+    if (eo) console.log(`goal: ≥ 10× faster than earlyoom (p50 ${(eo.s50 / ref.s50).toFixed(1)}×, p99 ${(eo.s99 / ref.s99).toFixed(1)}×): ${eo.s99 / ref.s99 >= 10 ? "met" : "NOT met"}`);
+  }
+}
+
+await main();

@@ -1,0 +1,380 @@
+// The scenario harness: one throw-away bunlet node (temp root dir, manifests dir, trace file,
+// cgroupRoot /bunlet-chaos-<pid>-<n> with a memory limit) on a private containerd; start/restart/kill
+// dist/bunlet, watch /pods, /debug/eviction, the trace, its log and cgroup files, record checks, and
+// an idempotent cleanup of everything it created.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createCriClient, type CriClient } from "../../../src/cri/client.ts";
+import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../../test/support/binary.ts";
+import { acquireContainerd, type TestContainerd } from "../../../test/support/containerd.ts";
+import { CGROUP_MOUNT, flatKeyed, memTotalBytes, MIB, readCgroupFile, removeCgroupTree } from "./host.ts";
+import { isRunning, podManifest, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
+
+const HOST_SCRIPTS = resolve(import.meta.dir, "../../host");
+
+/** What a scenario needs from the runtime: the private containerd and the image names. */
+export interface ChaosRuntime {
+  endpoint: string;
+  cri: CriClient;
+  /** containerd's root (imagefs). */
+  root: string;
+  images: { busybox: string; pause: string; memhog: string };
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+export interface StartOptions {
+  /** KubeletConfiguration fields (merged over the harness's base). */
+  config?: Record<string, unknown>;
+  /** Node allocatable memory: kubepods gets this limit (systemReserved = MemTotal − this). */
+  allocatableBytes: number;
+  extraArgs?: string[];
+  /** --root-dir (nodefs); default <scenario dir>/root. */
+  rootDir?: string;
+  /** Wait until these manifests' pods are Running (default: every manifest written so far). */
+  waitRunning?: string[];
+}
+
+let seq = 0;
+
+export type Harness = ReturnType<typeof createHarness>;
+
+export function createHarness(name: string, verbose: boolean) {
+  const n = ++seq;
+  const tag = `${process.pid}-${n}`;
+  const dir = mkdtempSync(join(tmpdir(), `bunlet-chaos-${name}-${tag}-`));
+  const nodeName = `chaos-${tag}`;
+  const cgroupRoot = `/bunlet-chaos-${tag}`;
+  const manifestsDir = join(dir, "manifests");
+  const rootDir = join(dir, "root");
+  const tracePath = join(dir, "eviction-trace.jsonl");
+  const configPath = join(dir, "kubelet.yaml");
+  mkdirSync(manifestsDir);
+  mkdirSync(rootDir);
+  const checks: Check[] = [];
+  const logs: string[] = [];
+  const mounts: string[] = [];
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let runtime: ChaosRuntime | undefined;
+  let shared: TestContainerd | undefined;
+  let bunlet: BunletProcess | undefined;
+  let port = 0;
+  let lastStart: StartOptions | undefined;
+  const t0 = performance.now();
+
+  const say = (msg: string) => {
+    const line = `[${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s] ${msg}`;
+    logs.push(line);
+    if (verbose) console.log(line);
+  };
+
+  const h = {
+    name,
+    dir,
+    nodeName,
+    cgroupRoot,
+    manifestsDir,
+    rootDir,
+    tracePath,
+    say,
+    get runtime(): ChaosRuntime {
+      if (!runtime) throw new Error("no container runtime yet: call h.useSharedContainerd() or h.usePrivateContainerd()");
+      return runtime;
+    },
+    get images() {
+      return h.runtime.images;
+    },
+    get port() {
+      return port;
+    },
+    get bunlet() {
+      return bunlet;
+    },
+
+    /** The process-wide private containerd of test/support (refcounted, destroyed on the last release). */
+    async useSharedContainerd(): Promise<ChaosRuntime> {
+      shared = await acquireContainerd();
+      runtime = { endpoint: shared.endpoint, cri: shared.cri, root: shared.root, images: shared.images };
+      return runtime;
+    },
+
+    /** A containerd of its own with its root under `root` (e.g. on a small tmpfs), destroyed at cleanup. */
+    async usePrivateContainerd(root: string): Promise<ChaosRuntime> {
+      const env = {
+        ...process.env,
+        BUNLET_CONTAINERD_DIR: `/run/bunlet/chaos-${tag}`,
+        BUNLET_CONTAINERD_ROOT: root,
+        BUNLET_CNI_BRIDGE: `bch${tag}`.replace(/-/g, "").slice(0, 15),
+        BUNLET_CNI_SUBNET: `10.88.${(process.pid + n) % 200 + 20}.0/24`,
+      };
+      const sh = (cmd: string) => spawnSync("bash", [join(HOST_SCRIPTS, "containerd.sh"), cmd], { env, encoding: "utf8", timeout: 120_000 });
+      cleanups.push(() => {
+        runtime?.cri.close();
+        const r = sh("destroy");
+        if (r.status !== 0) throw new Error(`containerd.sh destroy: ${r.stderr}`);
+      });
+      const setup = spawnSync("bash", [join(HOST_SCRIPTS, "setup.sh")], { encoding: "utf8", timeout: 600_000 });
+      if (setup.status !== 0) throw new Error(`scripts/host/setup.sh failed: ${setup.stderr}`);
+      const r = sh("start");
+      if (r.status !== 0) throw new Error(`containerd.sh start failed: ${r.stderr}${r.stdout}`);
+      const endpoint = `unix://${env.BUNLET_CONTAINERD_DIR}/containerd.sock`;
+      runtime = {
+        endpoint,
+        cri: createCriClient({ endpoint, timeoutMs: 30_000 }),
+        root,
+        images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
+      };
+      return runtime;
+    },
+
+    /** A tmpfs of `sizeMiB` under the scenario dir, unmounted at cleanup. */
+    mountTmpfs(sizeMiB: number, sub = "fs"): string {
+      const p = join(dir, sub);
+      mkdirSync(p, { recursive: true });
+      const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeMiB}m`, `bunlet-chaos-${tag}`, p], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`mount tmpfs on ${p}: ${r.stderr}`);
+      mounts.push(p);
+      return p;
+    },
+
+    /** Writes manifests/<name>.yaml (JSON is YAML) for a static pod. */
+    addPod(podName: string, spec: PodSpecInput): void {
+      writeFileSync(join(manifestsDir, `${podName}.yaml`), JSON.stringify(podManifest(podName, spec, h.images), null, 2));
+    },
+    removePodManifest(podName: string): void {
+      try {
+        unlinkSync(join(manifestsDir, `${podName}.yaml`));
+      } catch {}
+    },
+    manifestNames(): string[] {
+      return readdirSync(manifestsDir)
+        .filter((f) => f.endsWith(".yaml"))
+        .map((f) => f.slice(0, -5));
+    },
+    /** The static pod's name on this node. */
+    podName: (manifest: string) => `${manifest}-${nodeName}`,
+
+    /** Writes the KubeletConfiguration and starts dist/bunlet; waits for /healthz and the pods. */
+    async start(opts: StartOptions): Promise<void> {
+      if (bunlet) throw new Error("bunlet already running");
+      lastStart = opts;
+      const total = memTotalBytes();
+      // The harness fence: the cgroupRoot limit, a little above allocatable (room for pod overhead
+      // that upstream also leaves outside kubepods). Written before bunlet creates kubepods below it.
+      const memRoot = join(CGROUP_MOUNT, "memory", cgroupRoot);
+      mkdirSync(memRoot, { recursive: true });
+      writeFileSync(join(memRoot, "memory.limit_in_bytes"), String(opts.allocatableBytes + 128 * MIB));
+      const base: Record<string, unknown> = {
+        apiVersion: "kubelet.config.k8s.io/v1beta1",
+        kind: "KubeletConfiguration",
+        staticPodPath: manifestsDir,
+        fileCheckFrequency: "1s",
+        containerRuntimeEndpoint: h.runtime.endpoint,
+        cgroupDriver: "cgroupfs",
+        cgroupRoot,
+        address: "127.0.0.1",
+        healthzBindAddress: "127.0.0.1",
+        healthzPort: 0,
+        readOnlyPort: 0,
+        enforceNodeAllocatable: ["pods"],
+        systemReserved: { memory: String(total - opts.allocatableBytes) },
+        evictStaticPods: true,
+        // Scenarios set evictionHard memory.available only (bunlet copies it onto
+        // allocatableMemory.available, the kubepods signal; the host's own memory.available never
+        // comes near it): one hard allocatable threshold, so one memcg notifier on kubepods.
+        // The fast path: memcg threshold notifications (upstream default false).
+        kernelMemcgNotification: true,
+        evictionPressureTransitionPeriod: "2s",
+      };
+      const config = { ...base, ...opts.config };
+      port ||= freePort();
+      config.port = port;
+      writeFileSync(configPath, JSON.stringify(config, null, 2));
+      await ensureBuilt();
+      const args = ["--config", configPath, `--root-dir=${opts.rootDir ?? rootDir}`, `--hostname-override=${nodeName}`, `--eviction-trace=${tracePath}`, "--v=2", ...(opts.extraArgs ?? [])];
+      say(`starting dist/bunlet ${args.join(" ")}`);
+      const p = spawnBunlet(args, { cwd: dir });
+      bunlet = p;
+      void p.exited.then((code) => {
+        logs.push(`--- bunlet pid ${p.pid} exited ${code}; stderr ---\n${p.stderr()}`);
+        if (bunlet === p) bunlet = undefined;
+      });
+      await h.waitFor("bunlet to answer /healthz", async () => {
+        if (!bunlet) throw new Error(`bunlet exited before it was healthy:\n${p.stderr().slice(-4000)}`);
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
+        } catch {
+          return false;
+        }
+      }, 15_000);
+      const want = opts.waitRunning ?? h.manifestNames();
+      if (want.length) await h.waitRunning(want);
+    },
+
+    /**
+     * Waits until bunlet has armed its memcg notifier on kubepods (the log line at --v=2). It is armed
+     * from the eviction manager's stats, refreshed every 10 s; the first refresh can run before the
+     * kubepods cgroup exists, so a ramp started right away may only be seen by the periodic loop.
+     */
+    async waitNotifierArmed(kind: "hard" | "soft" = "hard", timeoutMs = 15_000): Promise<void> {
+      const re = new RegExp(`memcg notifier armed description="${kind} allocatable memory eviction threshold"`);
+      await h.waitFor(`the ${kind} allocatable memcg notifier to be armed`, () => re.test(bunlet?.stderr() ?? ""), timeoutMs, 100);
+      say(`bunlet armed the ${kind} memcg threshold notifier on kubepods`);
+    },
+
+    /** Restarts with the last start options (same node, root dir, pods). */
+    async restart(extraArgs?: string[]): Promise<void> {
+      if (!lastStart) throw new Error("restart before start");
+      await h.start({ ...lastStart, extraArgs: extraArgs ?? lastStart.extraArgs, waitRunning: [] });
+    },
+
+    /** Stops bunlet: SIGTERM (orderly) or SIGKILL (crash). Its pods keep running, as with the kubelet. */
+    async stopBunlet(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+      const p = bunlet;
+      if (!p) return;
+      say(`stopping bunlet pid ${p.pid} with ${signal}`);
+      await p.stop(signal, 5000);
+      bunlet = undefined;
+    },
+
+    /** bunlet's stderr across every run so far. */
+    bunletLogs(): string {
+      return logs.filter((l) => l.startsWith("--- bunlet")).join("\n") + (bunlet ? `\n${bunlet.stderr()}` : "");
+    },
+
+    async pods(): Promise<PodView[]> {
+      const res = await fetch(`http://127.0.0.1:${port}/pods`);
+      if (res.status !== 200) throw new Error(`/pods answered ${res.status}`);
+      const body = (await res.json()) as { items?: PodView[] };
+      return body.items ?? [];
+    },
+    async pod(manifest: string): Promise<PodView | undefined> {
+      return (await h.pods()).find((p) => p.metadata.name === h.podName(manifest));
+    },
+    async debugEviction(): Promise<Record<string, unknown>> {
+      const res = await fetch(`http://127.0.0.1:${port}/debug/eviction`);
+      if (res.status !== 200) throw new Error(`/debug/eviction answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    },
+    async metrics(): Promise<string> {
+      return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    },
+
+    async waitRunning(manifests: string[], timeoutMs = 30_000): Promise<Map<string, PodView>> {
+      let last: PodView[] = [];
+      try {
+        await h.waitFor(`pods ${manifests.join(",")} Running`, async () => {
+          last = await h.pods().catch(() => []);
+          return manifests.every((m) => isRunning(last.find((p) => p.metadata.name === h.podName(m))));
+        }, timeoutMs);
+      } catch (e) {
+        const phases = last.map((p) => `${p.metadata.name}=${p.status?.phase}`).join(" ");
+        throw new Error(`${(e as Error).message} (pods: ${phases || "none"})`);
+      }
+      say(`pods Running: ${manifests.join(", ")}`);
+      return new Map(manifests.map((m) => [m, last.find((p) => p.metadata.name === h.podName(m))!]));
+    },
+
+    /** Polls until `cond` returns a truthy value (returned); throws after `timeoutMs`. */
+    async waitFor<T>(what: string, cond: () => T | Promise<T>, timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const v = await cond();
+        if (v) return v as NonNullable<T>;
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+        await Bun.sleep(intervalMs);
+      }
+    },
+
+    trace(): TraceRecord[] {
+      if (!existsSync(tracePath)) return [];
+      return readFileSync(tracePath, "utf8")
+        .split("\n")
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as TraceRecord);
+    },
+    traceText(): string {
+      return existsSync(tracePath) ? readFileSync(tracePath, "utf8") : "";
+    },
+
+    check(checkName: string, ok: boolean, detail?: string): boolean {
+      checks.push({ name: checkName, ok, detail });
+      say(`${ok ? "ok  " : "FAIL"} ${checkName}${detail ? ` — ${detail}` : ""}`);
+      return ok;
+    },
+
+    /** <cgroupRoot>/<parts> in one v1 controller. */
+    cgroupDir(controller: string, ...parts: string[]): string {
+      return join(CGROUP_MOUNT, controller, cgroupRoot, ...parts);
+    },
+    /** A pod's cgroup dir (cgroupfs layout) by QoS class. */
+    podCgroupDir(controller: string, uid: string, qos: "Guaranteed" | "Burstable" | "BestEffort"): string {
+      return qos === "Guaranteed" ? h.cgroupDir(controller, "kubepods", `pod${uid}`) : h.cgroupDir(controller, "kubepods", qos.toLowerCase(), `pod${uid}`);
+    },
+    /** Working set (usage − total_inactive_file) of a memory cgroup, bytes. */
+    workingSet(memDir: string): number {
+      const usage = Number(readCgroupFile(memDir, "memory.usage_in_bytes") ?? 0);
+      return Math.max(0, usage - (flatKeyed(readCgroupFile(memDir, "memory.stat")).total_inactive_file ?? 0));
+    },
+
+    defer(fn: () => Promise<void> | void): void {
+      cleanups.push(fn);
+    },
+
+    /** Cleanup, idempotent: bunlet, the node's pods, cgroups, runtime, mounts, temp dir. */
+    cleanup: once(async (): Promise<string[]> => {
+      const problems: string[] = [];
+      const step = async (what: string, fn: () => unknown) => {
+        try {
+          await fn();
+        } catch (e) {
+          problems.push(`${what}: ${(e as Error).message}`);
+        }
+      };
+      await step("stop bunlet", () => h.stopBunlet("SIGTERM"));
+      if (runtime) {
+        const cri = runtime.cri;
+        await step("remove pods", async () => {
+          for (const s of await cri.listPodSandbox()) {
+            if (!s.metadata?.name?.endsWith(`-${nodeName}`)) continue;
+            await cri.stopPodSandbox(s.id).catch(() => {});
+            await cri.removePodSandbox(s.id);
+          }
+        });
+      }
+      await step("cgroups", () => {
+        const p = removeCgroupTree(cgroupRoot);
+        if (p.length) throw new Error(p.join("; "));
+      });
+      for (const fn of cleanups.reverse()) await step("cleanup", fn);
+      if (shared) await step("release containerd", () => shared!.release());
+      for (const m of mounts.reverse()) {
+        await step(`umount ${m}`, () => {
+          for (let i = 0; i < 50; i++) {
+            const r = spawnSync("umount", [m], { encoding: "utf8" });
+            if (r.status === 0) return;
+            Bun.sleepSync(100);
+          }
+          const r = spawnSync("umount", ["-l", m], { encoding: "utf8" });
+          if (r.status !== 0) throw new Error(r.stderr);
+        });
+      }
+      await step("temp dir", () => rmSync(dir, { recursive: true, force: true }));
+      return problems;
+    }),
+
+    result: () => ({ checks, logs }),
+  };
+  return h;
+}
+
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
