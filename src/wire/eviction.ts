@@ -26,7 +26,7 @@ import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
 import type { PodLifecycle } from "../pod/lifecycle.ts";
-import type { PodLike } from "../pod/pod-like.ts";
+import { CONFIG_SOURCE_ANNOTATION, isStaticPod, type PodLike } from "../pod/pod-like.ts";
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
@@ -38,6 +38,17 @@ export function preciseClock(): Clock {
   const d0 = Date.now();
   const p0 = performance.now();
   return { ...realClock, now: () => d0 + (performance.now() - p0) };
+}
+
+/**
+ * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods
+ * are ordinary pods for eviction, so they are for admission too: a BestEffort static pod arriving
+ * under MemoryPressure is rejected like any other. Mirror pods and critical priorities stay exempt.
+ */
+export function admissionView(pod: PodLike, evictStaticPods: boolean): PodLike {
+  if (!evictStaticPods || !isStaticPod(pod)) return pod;
+  const { [CONFIG_SOURCE_ANNOTATION]: _source, ...annotations } = pod.metadata.annotations ?? {};
+  return { ...pod, metadata: { ...pod.metadata, annotations } };
 }
 
 /** Images kept by image GC: the runtime's sandbox (pause) image, or new pods could not start offline. */
@@ -148,7 +159,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     },
   });
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
-  lifecycle.addAdmitHandler((pod) => manager.admit(pod));
+  lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
 
   // The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time
   // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the

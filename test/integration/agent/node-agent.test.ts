@@ -103,7 +103,7 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
         // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
         `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
         "evictionHard: { memory.available: 100Mi }",
-        "evictionPressureTransitionPeriod: 5s",
+        "evictionPressureTransitionPeriod: 30s",
         "kernelMemcgNotification: true",
         "evictStaticPods: true",
         `port: ${port}`,
@@ -163,7 +163,11 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
   }, 60_000);
 
   test("a BestEffort memory hog is evicted through the kernel notifier; the others keep running", async () => {
-    // 20 MiB/s: crosses the 100Mi-below-256Mi threshold (~156 MiB) after ~8 s, far from the cgroup OOM at 256 MiB.
+    // A second BestEffort pod holding 24 MiB: ranked right after the hog, and must survive (the
+    // manager re-observes after the kill instead of evicting again).
+    writeFileSync(join(MANIFESTS, "holder.yaml"), pod("holder", ctd.images.memhog, ["24", "0"]));
+    await until("holder Running", async () => (await podNamed("holder"))?.status?.phase === "Running", 60_000);
+    // 20 MiB/s: crosses the 100Mi-below-256Mi threshold (~156 MiB) after ~7 s, far from the cgroup OOM at 256 MiB.
     writeFileSync(join(MANIFESTS, "hog.yaml"), pod("hog", ctd.images.memhog, ["400", "20"]));
     await until("hog Running", async () => (await podNamed("hog"))?.status?.phase === "Running", 60_000);
     const hog = await until(
@@ -192,13 +196,28 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     expect(t(rec.timestamps.thresholdCrossed)).toBeLessThanOrEqual(t(rec.timestamps.decision));
     expect(t(rec.timestamps.decision)).toBeLessThanOrEqual(t(rec.timestamps.stopSignalSent));
     expect(t(rec.timestamps.stopSignalSent)).toBeLessThanOrEqual(t(rec.timestamps.containerExited));
-    expect(rec.ranked[0]!.pod).toBe(`default/hog-${NODE}`);
-    // Only the hog went.
-    for (const name of ["steady", "web"]) expect((await podNamed(name))?.status?.phase).toBe("Running");
+    expect(rec.ranked.map((r) => r.pod).slice(0, 2)).toEqual([`default/hog-${NODE}`, `default/holder-${NODE}`]);
+    // Only the hog went, also once pressure was re-observed after the kill.
+    await until("a cycle after the hog's cleanup", () => {
+      const r = agent.eviction.manager.lastReport();
+      return r && r.timeMs > Date.parse(rec.timestamps.containerExited!) && r.met.length === 0 ? r : undefined;
+    });
+    for (const name of ["steady", "web", "holder"]) expect((await podNamed(name))?.status?.phase).toBe("Running");
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('kubelet_evictions{eviction_signal="allocatableMemory.available"} 1');
     expect(metrics).toMatch(/bunlet_eviction_detection_to_signal_seconds_count\{eviction_signal="allocatableMemory.available"\} 1/);
     const explain = await get<{ mode: string }>("/debug/eviction");
     expect(explain.mode).toBe("live");
   }, 150_000);
+
+  test("under MemoryPressure a new BestEffort static pod is rejected at admission", async () => {
+    expect(agent.eviction.manager.nodeConditions()).toContain("MemoryPressure"); // held for the 30 s transition period
+    writeFileSync(join(MANIFESTS, "late.yaml"), pod("late", ctd.images.busybox, SLEEP));
+    const late = await until("late rejected", async () => {
+      const p = await podNamed("late");
+      return p?.status?.phase === "Failed" ? p : undefined;
+    });
+    expect(late.status).toMatchObject({ reason: "Evicted", message: "The node had condition: [MemoryPressure]. " });
+  }, 60_000);
 });
+
