@@ -241,7 +241,10 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         `Pods ${kv({ runtimeEndpoint: config.containerRuntimeEndpoint, staticPodPath: config.staticPodPath || undefined, staticPodURL: config.staticPodURL || undefined, cgroupRoot: config.cgroupRoot || "/", podsCgroup: pods.podsCgroup, node: pods.nodeName })}`,
       );
       void (async () => {
-        const ok = await waitForRuntime(cri, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        // A probe without the client's own UNAVAILABLE retries: an absent runtime is reported at once.
+        const probe = opts.cri ?? criClientFromConfig(config, { retryBudgetMs: 0 });
+        const ok = await waitForRuntime(probe, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        if (probe !== opts.cri) probe.close();
         if (!ok) return resolveReady(false);
         try {
           await pods.cgroups?.setup();

@@ -55,7 +55,10 @@ export function observeStopContainer(cri: CriClient, onStop: (e: StopContainerEv
   };
 }
 
-export function criClientFromConfig(config: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeout?: string }): CriClient {
+export function criClientFromConfig(
+  config: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeout?: string },
+  opts: { retryBudgetMs?: number } = {},
+): CriClient {
   let timeoutMs: number | undefined;
   try {
     timeoutMs = config.runtimeRequestTimeout ? durationMs(config.runtimeRequestTimeout) : undefined;
@@ -66,6 +69,7 @@ export function criClientFromConfig(config: { containerRuntimeEndpoint: string; 
     endpoint: config.containerRuntimeEndpoint,
     imageEndpoint: config.imageServiceEndpoint || config.containerRuntimeEndpoint,
     timeoutMs,
+    retryBudgetMs: opts.retryBudgetMs,
   });
 }
 

@@ -1,0 +1,109 @@
+// containerd coming up after bunlet: the agent serves meanwhile, keeps retrying, and starts the static
+// pods once the runtime answers. The runtime "appears" through a unix-socket proxy to the private
+// containerd that starts listening only later. Skipped when not root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createConnection, createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
+import { loadConfig } from "../../../src/config/load.ts";
+import type { Pod } from "../../../src/pod/types.ts";
+import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { freePort } from "../../support/binary.ts";
+
+const PID = process.pid;
+const BASE = `/tmp/bunlet-late-${PID}`;
+const CGROUP_ROOT = `/bunlet-late-${PID}`;
+const NODE = "latetest";
+const PROXY = join(BASE, "cri.sock");
+
+async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () => {
+  let ctd: TestContainerd;
+  let agent: NodeAgent | undefined;
+  let proxy: Server | undefined;
+  let port = 0;
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    mkdirSync(join(BASE, "manifests"), { recursive: true });
+    writeFileSync(
+      join(BASE, "manifests", "early.yaml"),
+      `apiVersion: v1\nkind: Pod\nmetadata: { name: early }\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${ctd.images.busybox}\n      command: ["sh", "-c", "exec sleep 3600"]\n`,
+    );
+    port = freePort();
+  }, 600_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    proxy?.close();
+    try {
+      for (const s of await ctd.cri.listPodSandbox().catch(() => [])) {
+        if (!s.metadata?.name.endsWith(`-${NODE}`)) continue;
+        await ctd.cri.stopPodSandbox(s.id).catch(() => {});
+        await ctd.cri.removePodSandbox(s.id).catch(() => {});
+      }
+    } finally {
+      for (const ctl of readdirSync("/sys/fs/cgroup")) {
+        const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
+        if (!existsSync(top)) continue;
+        const walk = (d: string) => {
+          for (const e of readdirSync(d)) if (statSync(join(d, e)).isDirectory()) walk(join(d, e));
+          for (let i = 0; i < 100; i++) {
+            try {
+              rmdirSync(d);
+              return;
+            } catch {
+              Bun.sleepSync(20);
+            }
+          }
+        };
+        walk(top);
+      }
+      rmSync(BASE, { recursive: true, force: true });
+      await ctd?.release();
+    }
+  }, 120_000);
+
+  test("serves while the runtime is down, then runs the static pod once it answers", async () => {
+    const loaded = await loadConfig([
+      `--root-dir=${join(BASE, "root")}`,
+      `--pod-manifest-path=${join(BASE, "manifests")}`,
+      `--cgroup-root=${CGROUP_ROOT}`,
+      `--container-runtime-endpoint=unix://${PROXY}`,
+      `--hostname-override=${NODE}`,
+      `--port=${port}`,
+      "--healthz-port=0",
+      "--read-only-port=0",
+    ]);
+    agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
+    await agent.start();
+    let ready: boolean | undefined;
+    void agent.runtimeReady.then((r) => (ready = r));
+    const pods = async () => ((await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: Pod[] }).items;
+    expect(await pods()).toEqual([]);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    await Bun.sleep(1500); // a few failed attempts
+    expect(ready).toBeUndefined();
+
+    proxy = createServer((c) => {
+      const up = createConnection(ctd.socket);
+      c.pipe(up).pipe(c);
+      c.on("error", () => up.destroy());
+      up.on("error", () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy!.listen(PROXY, r));
+    expect(await until("runtime ready", () => ready, 30_000)).toBe(true);
+    const p = await until("early Running", async () => (await pods()).find((x) => x.metadata.name === `early-${NODE}` && x.status?.phase === "Running"));
+    expect(p.status!.containerStatuses![0]!.state.running).toBeDefined();
+  }, 120_000);
+});
