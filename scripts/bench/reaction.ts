@@ -53,6 +53,8 @@ interface Run {
   freedAt?: number;
   /** bunlet's own trace: kernel event (or first observation) → StopContainer, ms. */
   ownMs?: number;
+  /** bunlet's own trace: kernel event → decision (the cycle picked the victim), ms. */
+  ownDecisionMs?: number;
   note?: string;
 }
 
@@ -113,6 +115,11 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
   let eo: ReturnType<typeof Bun.spawn> | undefined;
   try {
     const usage = () => Number(readCgroupFile(kubepods, "memory.usage_in_bytes") ?? 0);
+    // Under MemoryPressure bunlet (as the kubelet) refuses new BestEffort pods: let it clear first.
+    await h.waitFor("MemoryPressure to clear", async () => {
+      const dbg = await h.debugEviction().catch(() => ({}) as Record<string, unknown>);
+      return !((dbg.nodeConditions as string[] | undefined) ?? []).includes("MemoryPressure");
+    }, 30_000, 100);
     const k0 = usage();
     // The 10 s loop is phase-locked to the previous run's eviction: start at a random phase.
     if (mode === "periodic") await Bun.sleep(Math.random() * 10_000);
@@ -127,6 +134,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
         crossedAt,
         signalledAt: traceTimeMs(rec.timestamps.stopSignalSent),
         ownMs: rec.latencyMs.stopSignalSent ?? undefined,
+        ownDecisionMs: rec.latencyMs.decision ?? undefined,
         freedAt: await h.waitFor("memory freed", () => obs.freed(crossedAt), 10_000, 5),
       };
     }
@@ -249,6 +257,13 @@ async function main(): Promise<void> {
   for (const [mode, s] of summary) {
     const ratio = ref && mode !== "notify" ? `${(s.s99 / ref.s99).toFixed(1)}× slower` : "—";
     console.log(`| ${LABEL[mode]} | ${s.n} | ${fmt(s.s50)} | ${fmt(s.s99)} | ${fmt(s.f50)} | ${fmt(s.f99)} | ${ratio} |`);
+  }
+  const own = results.get("notify")?.filter((r) => r.ownMs !== undefined && r.ownDecisionMs !== undefined) ?? [];
+  if (own.length) {
+    const dec = own.map((r) => r.ownDecisionMs!);
+    const stop = own.map((r) => r.ownMs! - r.ownDecisionMs!);
+    const seen = own.filter((r) => r.signalledAt !== undefined).map((r) => r.signalledAt! - r.crossedAt - r.ownMs!);
+    console.log(`\n(i) inside bunlet, from its own trace: kernel event seen on the main thread → decision p50 ${fmt(percentile(dec, 50))} p99 ${fmt(percentile(dec, 99))}; decision → StopContainer sent p50 ${fmt(percentile(stop, 50))} p99 ${fmt(percentile(stop, 99))}; kernel crossing → bunlet's main thread handling it p50 ${fmt(percentile(seen, 50))} p99 ${fmt(percentile(seen, 99))}`);
   }
   if (ref) {
     console.log(`\ngoal: bunlet p99 crossing→signal ≤ 50 ms: ${ref.s99 <= 50 ? "met" : "NOT met"} (${fmt(ref.s99)})`);

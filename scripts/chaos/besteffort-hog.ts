@@ -1,5 +1,6 @@
 // Scenario (a): a BestEffort memory hog among a Guaranteed and a Burstable pod. Under a hard
-// allocatableMemory.available threshold only the hog is evicted, the others keep running (same
+// allocatableMemory.available threshold (evictionHard memory.available, which bunlet copies onto the
+// kubepods signal as the kubelet does) only the hog is evicted, the others keep running (same
 // containers, no restarts), and MemoryPressure is set, then cleared once the transition period has
 // passed without the signal being met.
 //   bun scripts/chaos/besteffort-hog.ts

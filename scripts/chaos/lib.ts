@@ -10,7 +10,6 @@
 // Memory is fenced twice so the 24 GB host is never exhausted: node allocatable (systemReserved =
 // MemTotal − allocatable) makes bunlet write that limit on <cgroupRoot>/kubepods, and the harness
 // itself caps <cgroupRoot> a little above it before bunlet starts.
-import { appendFileSync } from "node:fs";
 import { canRunContainerd } from "../../test/support/containerd.ts";
 import { createHarness, type Check, type Harness } from "./lib/harness.ts";
 import { formatTraceRecord, type TraceRecord } from "./lib/pods.ts";
@@ -135,6 +134,5 @@ export async function cli(s: Scenario): Promise<void> {
   cleanupOnSignals();
   const r = await runScenario(s, { verbose: true });
   printResult(r);
-  if (process.env.BUNLET_CHAOS_REPORT) appendFileSync(process.env.BUNLET_CHAOS_REPORT, `${JSON.stringify({ name: r.name, pass: r.pass, durationMs: Math.round(r.durationMs) })}\n`);
   process.exit(r.pass ? 0 : 1);
 }
