@@ -16,7 +16,11 @@ import type { Summary } from "./stats/summary.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
-import { createEvictionWiring, preciseClock, type EvictionWiring } from "./wire/eviction.ts";
+import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
+import { realClock } from "./pod/clock.ts";
+import { durationMs } from "./config/duration.ts";
+import { createEvictionWiring, preciseClock, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
+import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
@@ -192,6 +196,7 @@ export interface NodeAgentOpts {
 export interface NodeAgent extends Agent {
   readonly pods: PodsWiring;
   readonly eviction: EvictionWiring;
+  readonly imageGC: ImageGCManager;
   readonly cri: CriClient;
   /** Resolves true once the runtime answered and the pod lifecycle started (false if stopped first). */
   readonly runtimeReady: Promise<boolean>;
@@ -227,6 +232,24 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     podsCgroupReady: () => cgroupsReady,
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
+  // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
+  // manager's, so a pod refused by both gets the eviction manager's reason.
+  pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  const imageGC = createImageGCManager({
+    cri,
+    clock: realClock,
+    policy: {
+      highThresholdPercent: config.imageGCHighThresholdPercent,
+      lowThresholdPercent: config.imageGCLowThresholdPercent,
+      minAgeMs: durationMs(config.imageMinimumGCAge),
+    },
+    // Without a dedicated image filesystem in the summary, images live on the node filesystem.
+    imageFsStats: async () => {
+      const node = (await eviction.summary.summary()).node;
+      return node.runtime?.imageFs ?? node.fs;
+    },
+    keepImages: () => sandboxImages(cri),
+  });
 
   const abort = new AbortController();
   let resolveReady!: (ok: boolean) => void;
@@ -295,6 +318,17 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     },
   });
 
+  // Image GC, like eviction, needs the runtime: it starts once pods can run.
+  components.push({
+    name: "image gc",
+    start() {
+      void runtimeReady.then((ok) => {
+        if (ok) return imageGC.start(); // a no-op once imageGC.stop() ran
+      }).catch((e) => log.error(`image gc failed to start ${kv({ error: (e as Error).message })}`));
+    },
+    stop: () => imageGC.stop(),
+  });
+
   const agent = createAgent(loaded, {
     metrics,
     components,
@@ -303,5 +337,5 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getSummary: () => eviction.summary.summary(),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
-  return { ...agent, pods, eviction, cri, runtimeReady };
+  return { ...agent, pods, eviction, imageGC, cri, runtimeReady };
 }

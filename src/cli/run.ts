@@ -4,6 +4,7 @@
 import { createNodeAgent } from "../agent.ts";
 import { configz, loadConfig } from "../config/load.ts";
 import { kv, log, setVerbosity } from "../log.ts";
+import { checkSwap } from "../wire/swap.ts";
 import { VERSION } from "./version.ts";
 
 export interface RunOpts {
@@ -11,6 +12,8 @@ export interface RunOpts {
   shutdownTimeoutMs?: number;
   /** Where fatal errors are printed; default stderr. */
   printError?: (line: string) => void;
+  /** Reads /proc/swaps (tests); default the real file. */
+  readProcSwaps?: (path: string) => string;
 }
 
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
@@ -31,6 +34,13 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   setVerbosity(loaded.flags.v);
   for (const w of new Set(loaded.warnings)) log.warn(w);
   log.info(`Starting bunlet ${kv({ version: `v${VERSION}`, bun: Bun.version, pid: process.pid, config: loaded.configFile })}`);
+
+  // Upstream checks swap while building the container manager, before anything runs: same exit.
+  const swapError = checkSwap(loaded.config.failSwapOn ?? true, opts.readProcSwaps);
+  if (swapError) {
+    printError(`error: ${swapError}`);
+    return 1;
+  }
 
   const agent = createNodeAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
 

@@ -349,14 +349,15 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "apiVersion", "kind",
   "enableServer", "staticPodPath", "staticPodURL", "staticPodURLHeader", "syncFrequency", "fileCheckFrequency",
   "httpCheckFrequency", "address", "port", "readOnlyPort", "healthzPort", "healthzBindAddress",
-  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds",
   "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge", "cgroupRoot",
   "cgroupsPerQOS", "cgroupDriver", "systemReserved", "kubeReserved", "enforceNodeAllocatable", "maxPods",
   "podPidsLimit", "containerRuntimeEndpoint", "imageServiceEndpoint", "evictionHard", "evictionSoft",
   "evictionSoftGracePeriod", "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod",
   "evictionMinimumReclaim", "mergeDefaultEvictionSettings", "kernelMemcgNotification", "failSwapOn",
-  "shutdownGracePeriod", "containerLogMaxSize", "containerLogMaxFiles", "registerNode", "featureGates",
-  "localStorageCapacityIsolation", "evictStaticPods",
+  "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
+  "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
+  // Not yet: nodeStatusUpdateFrequency, nodeStatusReportFrequency, nodeLeaseDurationSeconds and
+  // registerNode need API-server mode; shutdownGracePeriod needs graceful node shutdown.
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

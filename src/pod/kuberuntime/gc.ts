@@ -1,8 +1,9 @@
 // Container and image garbage collection over the CRI, for the eviction manager's node-level reclaim
 // (upstream containerGC.DeleteAllUnusedContainers and realImageGCManager.DeleteUnusedImages) before it
-// evicts a pod under disk pressure.
+// evicts a pod under disk pressure. The periodic, threshold-driven image GC (src/wire/image-gc.ts)
+// lists and removes images through the same helpers.
 import type { CriClient } from "../../cri/client.ts";
-import type { Container } from "../../cri/types.ts";
+import type { Container, Image } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "./labels.ts";
 
@@ -52,12 +53,20 @@ export async function deleteUnusedContainers(cri: CriClient): Promise<GcResult> 
   return { removed, freedBytes: 0 };
 }
 
-/**
- * Removes every image no container (running or not) uses, except pinned ones and `keep` (by tag or
- * id) — the sandbox (pause) image must be kept, or new pods cannot start without a registry.
- */
-export async function deleteUnusedImages(cri: CriClient, keep: string[] = []): Promise<GcResult> {
-  const [images, containers] = await Promise.all([cri.listImages(), cri.listContainers()]);
+/** An image as GC sees it: the names it goes by, whether a container uses it and whether it must stay. */
+export interface ImageUsage {
+  id: string;
+  /** repoTags[0] or the id: how logs name it. */
+  name: string;
+  sizeBytes: number;
+  /** Some container (running or not) was created from it. */
+  inUse: boolean;
+  /** Pinned by the runtime, or in `keep` (the sandbox image). */
+  kept: boolean;
+}
+
+/** Pure: images with their use by `containers`; `keep` names (tag or id) are never collected. */
+export function imageUsage(images: readonly Image[], containers: readonly Container[], keep: readonly string[] = []): ImageUsage[] {
   const used = new Set<string>();
   for (const c of containers) {
     if (c.imageRef) used.add(c.imageRef);
@@ -65,17 +74,47 @@ export async function deleteUnusedImages(cri: CriClient, keep: string[] = []): P
     if (c.image?.image) used.add(c.image.image);
   }
   const kept = new Set(keep);
+  return images.map((img) => {
+    const names = [img.id, ...img.repoTags, ...img.repoDigests];
+    return {
+      id: img.id,
+      name: img.repoTags[0] ?? img.id,
+      sizeBytes: img.size,
+      inUse: names.some((n) => used.has(n)),
+      kept: img.pinned || names.some((n) => kept.has(n)),
+    };
+  });
+}
+
+/** The runtime's images and their use, listed together. */
+export async function listImageUsage(cri: Pick<CriClient, "listImages" | "listContainers">, keep: readonly string[] = []): Promise<ImageUsage[]> {
+  const [images, containers] = await Promise.all([cri.listImages(), cri.listContainers()]);
+  return imageUsage(images, containers, keep);
+}
+
+/** Removes one image; a failure is logged and reported as false (GC goes on with the next one). */
+export async function removeImage(cri: Pick<CriClient, "removeImage">, img: Pick<ImageUsage, "id" | "name">): Promise<boolean> {
+  try {
+    await cri.removeImage(img.id);
+    return true;
+  } catch (e) {
+    log.warn(`image gc: remove failed ${kv({ image: img.name, err: (e as Error).message })}`);
+    return false;
+  }
+}
+
+/**
+ * Removes every image no container (running or not) uses, except pinned ones and `keep` (by tag or
+ * id) — the sandbox (pause) image must be kept, or new pods cannot start without a registry.
+ */
+export async function deleteUnusedImages(cri: CriClient, keep: string[] = []): Promise<GcResult> {
   const removed: string[] = [];
   let freedBytes = 0;
-  for (const img of images) {
-    const names = [img.id, ...img.repoTags, ...img.repoDigests];
-    if (img.pinned || names.some((n) => used.has(n) || kept.has(n))) continue;
-    try {
-      await cri.removeImage(img.id);
-      removed.push(img.repoTags[0] ?? img.id);
-      freedBytes += img.size;
-    } catch (e) {
-      log.warn(`image gc: remove failed ${kv({ image: img.repoTags[0] ?? img.id, err: (e as Error).message })}`);
+  for (const img of await listImageUsage(cri, keep)) {
+    if (img.inUse || img.kept) continue;
+    if (await removeImage(cri, img)) {
+      removed.push(img.name);
+      freedBytes += img.sizeBytes;
     }
   }
   if (removed.length > 0) log.info(`image gc ${kv({ removed: removed.join(","), freedBytes })}`);
