@@ -197,9 +197,17 @@ describe("kubeadm-written config", () => {
   });
 
   test("a not-acted-on flag warns once, naming the field", async () => {
-    const l = await loadConfig(["--config", FIXTURE, "--cluster-dns=10.0.0.10", "--oom-score-adj=-500"]);
+    const l = await loadConfig(["--config", FIXTURE, "--cluster-dns=10.0.0.10", "--register-node=false"]);
     expect(l.warnings.filter((w) => w.startsWith("clusterDNS "))).toHaveLength(1);
-    expect(l.warnings.some((w) => w.startsWith("oomScoreAdj ") && w.includes("--oom-score-adj"))).toBe(true);
+    expect(l.warnings.some((w) => w.startsWith("registerNode ") && w.includes("--register-node"))).toBe(true);
+  });
+
+  test("a flag is acted on exactly when its config field is", async () => {
+    const l = await loadConfig(["--oom-score-adj=-500", "--runtime-request-timeout=1m", "--node-status-update-frequency=20s"]);
+    const about = (field: string) => l.warnings.filter((w) => w.startsWith(`${field} `));
+    expect(about("oomScoreAdj")).toEqual([]);
+    expect(about("runtimeRequestTimeout")).toEqual([]);
+    expect(about("nodeStatusUpdateFrequency")).toHaveLength(1);
   });
 
   test("acted-on settings give no warning", async () => {
