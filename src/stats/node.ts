@@ -17,8 +17,9 @@ export const DEFAULT_MEMORY_CGROUP_ROOT = "/sys/fs/cgroup/memory";
 export interface NodeStatsProviderOptions {
   /** nodefs: the kubelet root dir (--root-dir). */
   rootDir: string;
-  /** imagefs: the container runtime's image store (containerd's root), when known. */
-  imageFsDir?: string;
+  /** imagefs: the container runtime's image store (containerd's root), when known; a function when it
+   * is learnt later (from the runtime's ImageFsInfo once it answers). */
+  imageFsDir?: string | (() => string | undefined);
   /** Memory cgroup mount; default /sys/fs/cgroup/memory when present, else (or with null) /proc/meminfo. */
   memoryCgroupRoot?: string | null;
   /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
@@ -103,8 +104,8 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       if (memory) stats.memory = memory;
       const fs = attempt(`nodefs ${opts.rootDir}`, () => fsStats(opts.rootDir, time));
       if (fs) stats.fs = fs;
-      if (opts.imageFsDir !== undefined) {
-        const dir = opts.imageFsDir;
+      const dir = typeof opts.imageFsDir === "function" ? opts.imageFsDir() : opts.imageFsDir;
+      if (dir !== undefined) {
         const imageFs = attempt(`imagefs ${dir}`, () => fsStats(dir, time));
         if (imageFs) stats.runtime = { imageFs };
       }

@@ -111,8 +111,12 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   const statErrors = new Set<string>();
   const expectedMissing = (msg: string) =>
     input.podsCgroup !== undefined && input.podsCgroupReady?.() === false && msg.includes(input.podsCgroup);
+  // imagefs is where the runtime keeps images (ImageFsInfo's mountpoint, as upstream's CRI stats
+  // provider asks); learnt when the manager starts, i.e. once the runtime answers.
+  let imageFsDir: string | undefined;
   const nodeStats = createNodeStatsProvider({
     rootDir: input.rootDir,
+    imageFsDir: () => imageFsDir,
     podsCgroup: input.podsCgroup,
     nodeName: input.nodeName,
     clock,
@@ -174,7 +178,8 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
 
   const component: AgentComponent = {
     name: "eviction manager",
-    start() {
+    async start() {
+      imageFsDir = await runtimeImageFsDir(cri);
       startWarmer();
       if (config.kernelMemcgNotification) {
         notifiers = startMemoryNotifiers({
@@ -206,4 +211,17 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
     component,
   };
+}
+
+/** The runtime's image filesystem mountpoint (CRI ImageFsInfo), or undefined when it cannot tell. */
+export async function runtimeImageFsDir(cri: Pick<CriClient, "imageFsInfo">): Promise<string | undefined> {
+  try {
+    const info = await cri.imageFsInfo();
+    const dir = info.imageFilesystems.find((f) => f.fsId?.mountpoint)?.fsId?.mountpoint;
+    if (dir) log.info(`image filesystem ${kv({ imagefs: dir })}`);
+    return dir;
+  } catch (e) {
+    log.warn(`cannot learn the image filesystem from the runtime; imagefs signals are not observed ${kv({ error: (e as Error).message })}`);
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { admitPod } from "../../src/eviction/index.ts";
-import { admissionView, sandboxImages } from "../../src/wire/eviction.ts";
+import { admissionView, runtimeImageFsDir, sandboxImages } from "../../src/wire/eviction.ts";
 import { pod } from "../eviction/helpers.ts";
 
 const staticBE = pod("s", { annotations: { "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "x" } });
@@ -28,4 +28,18 @@ test.each([
   ["not JSON", { config: "{" }, []],
 ] as const)("sandboxImages: %s", async (_name, info, want) => {
   expect(await sandboxImages({ status: async () => ({ status: null, info: { ...info } }) })).toEqual([...want]);
+});
+
+const fsUsage = (mountpoint: string | null) => ({ timestamp: 0, fsId: mountpoint === null ? null : { mountpoint }, usedBytes: null, inodesUsed: null });
+
+test.each([
+  ["containerd's image store", [fsUsage("/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs")], "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"],
+  ["first entry without an fsId", [fsUsage(null), fsUsage("/b")], "/b"],
+  ["none reported", [], undefined],
+] as const)("runtimeImageFsDir: %s", async (_name, imageFilesystems, want) => {
+  expect(await runtimeImageFsDir({ imageFsInfo: async () => ({ imageFilesystems: [...imageFilesystems], containerFilesystems: [] }) })).toBe(want);
+});
+
+test("runtimeImageFsDir: a failing runtime leaves imagefs unobserved instead of throwing", async () => {
+  expect(await runtimeImageFsDir({ imageFsInfo: async () => Promise.reject(new Error("UNAVAILABLE")) })).toBeUndefined();
 });

@@ -151,7 +151,7 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
   }, 120_000);
 
   test("/stats/summary has the pods with memory, and the kubepods system container", async () => {
-    type S = { node: { systemContainers?: { name: string; memory?: { availableBytes?: number } }[] }; pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
+    type S = { node: { runtime?: { imageFs?: { capacityBytes?: number } }; systemContainers?: { name: string; memory?: { availableBytes?: number } }[] }; pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
     const s = await until("steady in summary with memory", async () => {
       const x = await get<S>("/stats/summary");
       return x.pods.find((p) => p.podRef.name === `steady-${NODE}`)?.memory ? x : undefined;
@@ -160,6 +160,8 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     expect(steady.memory!.workingSetBytes).toBeGreaterThan(0);
     const podsContainer = s.node.systemContainers?.find((c) => c.name === "pods");
     expect(podsContainer?.memory?.availableBytes).toBeLessThanOrEqual(KUBEPODS_LIMIT_MIB * 2 ** 20);
+    // imagefs is observed on containerd's image store (ImageFsInfo), so imagefs.* thresholds can act.
+    expect(s.node.runtime?.imageFs?.capacityBytes).toBeGreaterThan(0);
   }, 60_000);
 
   test("a BestEffort memory hog is evicted through the kernel notifier; the others keep running", async () => {
