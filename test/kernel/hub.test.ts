@@ -1,21 +1,15 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { EPOLLIN, O_CLOEXEC, O_RDONLY, open, close as closeFd, read } from "../../ffi/libc.ts";
+import { join } from "node:path";
+import { EPOLLIN } from "../../ffi/libc.ts";
 import { Epoll } from "../../src/kernel/epoll.ts";
 import { Eventfd } from "../../src/kernel/eventfd.ts";
 import { createNotifierHub, type NotifierHub } from "../../src/kernel/hub.ts";
-import { notifierFds } from "../support/cgroup.ts";
+import { runFdFixture } from "../support/cgroup.ts";
+import type { CloseTwiceResult, HubCloseResult } from "./fixtures/hub-fds.ts";
 
-const fdCount = notifierFds;
-/** Threads blocked in epoll_wait that are Bun Workers (our notifier thread). */
-const epollWorkers = () =>
-  readdirSync("/proc/self/task").filter((t) => {
-    try {
-      return readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() === "Worker" && readFileSync(`/proc/self/task/${t}/wchan`, "utf8").includes("epoll");
-    } catch {
-      return false;
-    }
-  }).length;
+// Exact fd and thread accounting runs in a child process of its own: in this one, Bun's threads
+// and other test files' Workers open and close eventfd/epoll fds at any moment.
+const HUB_FDS = join(import.meta.dir, "fixtures/hub-fds.ts");
 
 async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -26,26 +20,16 @@ async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promi
 }
 
 describe("Eventfd / Epoll", () => {
-  test("close exactly once: a second close does not touch a reused fd number", () => {
-    const before = fdCount();
-    // Other threads of the runtime may grab the freed number first; retry until we get it.
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const e = new Eventfd();
-      const n = e.fd;
-      e.close();
-      const reused = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-      try {
-        if (reused !== n) continue;
-        e.close();
-        expect(read(reused, new Uint8Array(16))).toBeGreaterThan(0);
-        expect(fdCount()).toBe(before);
-        return;
-      } finally {
-        closeFd(reused);
-      }
+  test("close exactly once: a second close does not touch a reused fd number", async () => {
+    const r = await runFdFixture<{ before: object; results: CloseTwiceResult[]; after: object }>(HUB_FDS, ["close-twice"]);
+    expect(r.results.map((x) => x.kind)).toEqual(["Eventfd", "Epoll"]);
+    for (const x of r.results) {
+      // In the quiet child the freed number goes to the next open(); the second close must leave it open.
+      expect(x.reusedFd).toBe(x.fd);
+      expect(x.readAfterSecondClose).toBeGreaterThan(0);
     }
-    throw new Error("the freed eventfd number was never reused in 50 attempts");
-  });
+    expect(r.after).toEqual(r.before);
+  }, 15_000);
 
   test("signal/drain counts; drain of an empty counter is 0; use after close throws", () => {
     const e = new Eventfd();
@@ -137,20 +121,24 @@ describe("NotifierHub", () => {
   });
 
   test("close() stops the worker thread and frees the epoll and control fds", async () => {
-    const fdsBefore = fdCount();
-    const workersBefore = epollWorkers();
-    const h = createNotifierHub();
-    const a = new Eventfd();
-    const r = h.add({ fd: a.fd, events: EPOLLIN, onReady: () => a.drain() });
-    await until(() => epollWorkers() === workersBefore + 1, "worker in epoll_wait");
-    expect(fdCount()).toBe(fdsBefore + 3);
-    r.remove();
-    a.close();
-    await h.close();
-    await h.close();
-    expect(h.closed).toBe(true);
-    expect(() => h.add({ fd: 0, events: EPOLLIN, onReady() {} })).toThrow(/closed/);
-    await until(() => epollWorkers() === workersBefore, "worker gone");
-    expect(fdCount()).toBe(fdsBefore);
-  });
+    const r = await runFdFixture<HubCloseResult>(HUB_FDS, ["hub-close"]);
+    expect(r.workersInEpollWait).toBe(1);
+    // Exactly one new epoll set watches the source: the hub's, watching the source and its control eventfd.
+    expect(r.hubEpolls).toHaveLength(1);
+    const hubEpoll = r.hubEpolls[0]!;
+    expect(r.watched).toHaveLength(2);
+    expect(r.watched).toContain(r.sourceFd);
+    const control = r.watched.find((fd) => fd !== r.sourceFd)!;
+    expect(r.opened[hubEpoll]).toBe("eventpoll");
+    expect(r.opened[control]).toBe("eventfd");
+    expect(r.opened[r.sourceFd]).toBe("eventfd");
+    expect(r.watchedAfterRemove).toEqual([control]);
+    // close() (twice) frees the hub's own fds before it resolves ...
+    expect(r.hubFdsOpenAfterClose).toEqual([]);
+    expect(r.closed).toBe(true);
+    expect(r.addAfterClose).toMatch(/closed/);
+    // ... and ends the Worker, whose thread takes its runtime's fds with it: nothing is left over.
+    expect(r.workersAfter).toBe(0);
+    expect(r.after).toEqual(r.before);
+  }, 15_000);
 });

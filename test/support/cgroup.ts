@@ -89,17 +89,68 @@ export function spawnMemoryHog(cgroup: TestCgroup, megabytes: number): Bun.Subpr
   return Bun.spawn(["sh", "-c", script], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
 }
 
-/**
- * Open eventfd and epoll fds of this process. Counting only these kinds keeps fd-leak checks
- * immune to pipes and sockets that other tests' children close asynchronously.
- */
-export function notifierFds(): number {
-  let n = 0;
+export type NotifierFdKind = "eventfd" | "eventpoll";
+
+/** Open eventfd and epoll fds of this process: fd number → kind. */
+export function notifierFdTable(): Record<number, NotifierFdKind> {
+  const table: Record<number, NotifierFdKind> = {};
   for (const fd of readdirSync("/proc/self/fd")) {
     try {
       const target = readlinkSync(`/proc/self/fd/${fd}`);
-      if (target === "anon_inode:[eventfd]" || target === "anon_inode:[eventpoll]") n++;
+      if (target === "anon_inode:[eventfd]") table[Number(fd)] = "eventfd";
+      else if (target === "anon_inode:[eventpoll]") table[Number(fd)] = "eventpoll";
     } catch {}
   }
-  return n;
+  return table;
+}
+
+/**
+ * Number of open eventfd and epoll fds of this process. Process-wide: Bun's own threads and other
+ * test files' Workers open and close these asynchronously, so exact fd-leak checks belong in an
+ * isolated child process (runFdFixture).
+ */
+export function notifierFds(): number {
+  return Object.keys(notifierFdTable()).length;
+}
+
+/** Fds in `now` that are not in `base` (ascending). */
+export function fdsAdded(base: Record<number, NotifierFdKind>, now: Record<number, NotifierFdKind>): number[] {
+  return Object.keys(now)
+    .map(Number)
+    .filter((fd) => base[fd] !== now[fd])
+    .sort((a, b) => a - b);
+}
+
+/** The fds an epoll set watches (its `tfd:` lines in /proc/self/fdinfo), ascending. */
+export function epollWatchedFds(epfd: number): number[] {
+  return [...readFileSync(`/proc/self/fdinfo/${epfd}`, "utf8").matchAll(/^tfd:\s*(\d+)/gm)].map((m) => Number(m[1])).sort((a, b) => a - b);
+}
+
+/** Threads of this process named `comm` (Bun names Worker threads "Worker"); with `wchan`, only those blocked in it. */
+export function threadCount(comm: string, wchan?: string): number {
+  return readdirSync("/proc/self/task").filter((t) => {
+    try {
+      if (readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() !== comm) return false;
+      return wchan === undefined || readFileSync(`/proc/self/task/${t}/wchan`, "utf8").includes(wchan);
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+/**
+ * Runs a fixture script in its own Bun process, where no other test's Workers or runtime threads
+ * open and close fds, and returns the JSON it prints as its last stdout line.
+ */
+export async function runFdFixture<T>(script: string, args: string[] = [], timeoutMs = 20_000): Promise<T> {
+  const child = Bun.spawn([process.execPath, script, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  try {
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    if (code !== 0) throw new Error(`fixture ${script} exited with ${code ?? child.signalCode}:\n${err}${out}`);
+    const last = out.trim().split("\n").at(-1) ?? "";
+    return JSON.parse(last) as T;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -9,13 +9,13 @@ import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts"
 import { createMemcgNotifierSet, createMemoryThresholdNotifier, MemcgThresholdError, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
 import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
 import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
-import { canManageMemoryCgroups, makeMemoryCgroup, notifierFds, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
+import { canManageMemoryCgroups, makeMemoryCgroup, runFdFixture, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
+import type { ThresholdFdsResult } from "./fixtures/threshold-fds.ts";
 
 const MiB = 1024 * 1024;
 const enabled = canManageMemoryCgroups();
 if (!enabled) console.warn("skipping memcg threshold tests: needs root and the cgroup v1 memory controller at /sys/fs/cgroup/memory");
 
-const fdCount = notifierFds;
 const usage = (cg: TestCgroup) => Number(cg.read("memory.usage_in_bytes").trim());
 
 describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
@@ -130,15 +130,28 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
   });
 
   test("stop and hub close free every fd", async () => {
-    await hub.close();
-    const before = fdCount();
-    hub = createNotifierHub();
+    // Exact fd accounting runs in a child process of its own: in this one, Bun's threads and other
+    // test files' Workers open and close eventfd/epoll fds at any moment.
     const cg = cgroup();
-    const ns = [1, 2, 3].map((i) => startCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: i * 100 * MiB, onEvent() {} }));
-    expect(fdCount()).toBe(before + 2 + 3); // epoll + control eventfd + one eventfd each
-    for (const n of ns) n.stop();
-    await hub.close();
-    expect(fdCount()).toBe(before);
+    const r = await runFdFixture<ThresholdFdsResult>(join(import.meta.dir, "fixtures/threshold-fds.ts"), [cg.path]);
+    // One eventfd per notifier, all in the hub's one epoll set next to its control eventfd.
+    expect(r.addedByStart.map((t) => Object.values(t))).toEqual([["eventfd"], ["eventfd"], ["eventfd"]]);
+    const efds = r.addedByStart.map((t) => Number(Object.keys(t)[0]));
+    expect(r.sizeAfterStart).toBe(3);
+    expect(r.hubEpolls).toHaveLength(1);
+    const hubEpoll = r.hubEpolls[0]!;
+    expect(r.hubOpened[hubEpoll]).toBe("eventpoll");
+    expect(r.watched).toHaveLength(4);
+    const control = r.watched.find((fd) => !efds.includes(fd))!;
+    expect(r.hubOpened[control]).toBe("eventfd");
+    // Each stop() closes exactly its own eventfd and leaves the epoll set with the control fd only.
+    expect(r.closedByStop).toEqual(efds.map((fd) => [fd]));
+    expect(r.watchedAfterStops).toEqual([control]);
+    expect(r.sizeAfterStops).toBe(0);
+    // hub.close() frees the epoll and control fds; once its Worker has exited nothing is left over.
+    expect(r.hubFdsOpenAfterClose).toEqual([]);
+    expect(r.workersAfter).toBe(0);
+    expect(r.after).toEqual(r.before);
   }, 30_000);
 
   test("memcg notifier set (eviction manager hook) arms, re-arms on a new value, fires, and stops", async () => {
