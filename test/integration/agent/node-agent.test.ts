@@ -154,7 +154,8 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     type S = { node: { runtime?: { imageFs?: { capacityBytes?: number } }; systemContainers?: { name: string; memory?: { availableBytes?: number } }[] }; pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
     const s = await until("steady in summary with memory", async () => {
       const x = await get<S>("/stats/summary");
-      return x.pods.find((p) => p.podRef.name === `steady-${NODE}`)?.memory ? x : undefined;
+      // imagefs is learnt from the runtime when the eviction manager starts, alongside the pods.
+      return x.pods.find((p) => p.podRef.name === `steady-${NODE}`)?.memory && x.node.runtime?.imageFs ? x : undefined;
     });
     const steady = s.pods.find((p) => p.podRef.name === `steady-${NODE}`)!;
     expect(steady.memory!.workingSetBytes).toBeGreaterThan(0);
