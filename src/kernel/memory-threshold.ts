@@ -41,6 +41,10 @@ export function memcgThresholdBytes(mem: MemoryStats | undefined, value: Thresho
 
 /** What the eviction manager hands over every ≤ 10 s (src/eviction/notifier-thresholds.ts NotifierTarget). */
 export interface MemcgTarget {
+  /** Stable per configured threshold (the eviction manager's target id). Two thresholds may share a
+   * signal and description (a hard one and a soft one with 0s grace): each needs its own notifier,
+   * as upstream creates one per threshold. */
+  id?: string;
   signal: MemorySignal;
   cgroup: "root" | "pods";
   hard: boolean;
@@ -145,7 +149,7 @@ export interface MemcgNotifierSetOptions {
 export function createMemcgNotifierSet(opts: MemcgNotifierSetOptions): MemcgNotifierSet {
   const root = opts.memoryCgroupRoot ?? "/sys/fs/cgroup/memory";
   const notifiers = new Map<string, MemoryThresholdNotifier>();
-  const keyOf = (t: MemcgTarget) => `${t.signal}/${t.hard ? "hard" : "soft"}/${t.description}`;
+  const keyOf = (t: MemcgTarget) => t.id ?? `${t.signal}/${t.hard ? "hard" : "soft"}/${t.description}`;
   return {
     notifiers,
     apply(targets) {

@@ -181,6 +181,13 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     set.apply([]);
     expect(set.notifiers.size).toBe(0);
     expect(hub.size).toBe(0);
+    // Two thresholds with the same signal and description (hard 300Mi and 100Mi copied onto
+    // allocatable) are two notifiers, each armed at its own value — not one overwriting the other.
+    expect(set.apply([{ ...target(400 * MiB), id: "allocatableMemory.available#0" }, { ...target(450 * MiB), id: "allocatableMemory.available#1" }])).toEqual([]);
+    expect([...set.notifiers.values()].map((x) => x.armedBytes).sort()).toEqual([400 * MiB, 450 * MiB]);
+    expect(hub.size).toBe(2);
+    set.apply([]);
+    expect(hub.size).toBe(0);
   }, 30_000);
 
   test("updateFromSummary arms capacity − threshold + inactive_file from the node stats (upstream UpdateThreshold)", async () => {
