@@ -59,6 +59,10 @@ fi
 export PATH="$REPO/node_modules/.bin:$PATH"
 say "bun $(bun --version)"
 
+# Build before starting anything: a failed build then leaves nothing running behind.
+step "Build (scripts/build.sh)"
+bash scripts/build.sh
+
 step "Host: containerd, runc, CNI plugins, offline images (scripts/host/setup.sh)"
 bash scripts/host/setup.sh
 eval "$(bash scripts/host/containerd.sh env)"
@@ -66,9 +70,6 @@ STARTED_CONTAINERD=0
 if ! bash scripts/host/containerd.sh status >/dev/null 2>&1; then STARTED_CONTAINERD=1; fi
 bash scripts/host/containerd.sh start
 say "containerd on $CONTAINERD_SOCK"
-
-step "Build (scripts/build.sh)"
-bash scripts/build.sh
 
 # --- run -------------------------------------------------------------------------------------------
 mem_total_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
