@@ -4,6 +4,7 @@
 // and the reverse on stop. createAgent takes its parts through AgentDeps (tests build small agents);
 // createNodeAgent builds the real node from the configuration: CRI runtime → pod cgroups → pod
 // lifecycle (static pods) → node + pod stats → eviction manager (+ kernel notifiers, trace, metrics).
+import { preciseClock, realClock } from "./clock.ts";
 import type { KubeletConfiguration } from "./config/kubelet-config.ts";
 import { ConfigError } from "./config/errors.ts";
 import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFile } from "./lockfile.ts";
@@ -17,9 +18,8 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
-import { realClock } from "./pod/clock.ts";
 import { durationMs } from "./config/duration.ts";
-import { createEvictionWiring, preciseClock, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
+import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";

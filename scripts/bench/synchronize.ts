@@ -2,7 +2,7 @@
 // under hard memory pressure, median of N runs. Goal: ≤ 5 ms at 110 pods, ≤ 50 ms at 1,000, and
 // roughly linear growth (ratio ≈ 9; ranking is n·log n).
 //   bun scripts/bench/synchronize.ts [runs]
-import { createFakeClock } from "../../src/eviction/clock.ts";
+import { createManualClock } from "../../src/manual-clock.ts";
 import { newEvictionState, synchronize } from "../../src/eviction/synchronize.ts";
 import { parseThresholdConfig } from "../../src/eviction/thresholds-parse.ts";
 import { evictionConfig, type EvictionDeps } from "../../src/eviction/types.ts";
@@ -64,7 +64,7 @@ async function bench(n: number): Promise<number> {
   // stats objects — and collecting them — is not charged to synchronize.
   const s = summary(Date.UTC(2024, 0, 1));
   for (let r = 0; r < runs + 20; r++) {
-    const clock = createFakeClock(Date.UTC(2024, 0, 1));
+    const clock = createManualClock(Date.UTC(2024, 0, 1));
     const deps: EvictionDeps = {
       config: evictionConfig({ thresholds }),
       clock,

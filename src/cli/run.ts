@@ -62,6 +62,10 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   };
   const handlers = SIGNALS.map((sig) => [sig, () => onSignal(sig)] as const);
   for (const [sig, h] of handlers) process.on(sig, h);
+  // The agent's loops run on unref'ed timers (src/clock.ts) so they never hold a stopping agent;
+  // the process lives until the agent is done because this command waits for it, even with every
+  // server disabled.
+  const keepAlive = setInterval(() => {}, 1 << 30);
 
   try {
     try {
@@ -76,6 +80,7 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
     if (reason.kind === "lock-contention") log.info("Lock file contention: exiting so the other instance takes over");
     return await shutdown();
   } finally {
+    clearInterval(keepAlive);
     for (const [sig, h] of handlers) process.off(sig, h);
     process.off("unhandledRejection", onRejection);
   }

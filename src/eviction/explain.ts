@@ -3,7 +3,7 @@
 // thresholds with their amounts and grace state, conditions, the ranking and the next victim.
 import { podKey, type PodLike } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
-import { createFakeClock } from "./clock.ts";
+import { createManualClock } from "../manual-clock.ts";
 import { createEvictionManager, type EvictionManager } from "./manager.ts";
 import { evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
 import { makeSignalObservations, podStatsByUid } from "./observations.ts";
@@ -39,7 +39,7 @@ export interface ExplainReport {
 /** Offline explain: one synchronize of a throw-away manager over the given pods and stats. */
 export async function explain(input: { config: EvictionConfig; pods: PodLike[]; summary: Summary; logger?: Logger }): Promise<ExplainReport> {
   const t = stepTimeMs(input.summary, Date.now() - 10_000);
-  const clock = createFakeClock(t);
+  const clock = createManualClock(t);
   const manager = createEvictionManager({
     config: input.config,
     clock,

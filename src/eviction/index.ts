@@ -5,7 +5,6 @@ export { parseThresholdConfig, ThresholdParseError, DEFAULT_EVICTION_HARD, type 
 export { admitPod, type AdmitResult } from "./admission.ts";
 export { notifierTargets, type NotifierTarget } from "./notifier-thresholds.ts";
 export { cycleRecord, type CycleRecord } from "./trace.ts";
-export { realClock, createFakeClock, type Clock, type FakeClock } from "./clock.ts";
 export type { CycleReport, EvictionRecord, EvictionState } from "./synchronize.ts";
 export type { EvictionConfig, EvictionDeps, EventRecorder, EvictionEvent, KillPodFunc, KillStatus, ReclaimFuncs, Logger } from "./types.ts";
 export type { Threshold, ThresholdValue, Observation, Observations } from "./threshold.ts";

@@ -2,6 +2,7 @@
 // and right after an eviction's cleanup (≤ 30 s), as upstream's loop (eviction-spec §6.1).
 // Cycles never overlap; a trigger during a cycle schedules exactly one more. Kills run in the
 // background (see synchronize.ts), so the loop itself never waits for a pod's grace period.
+import type { TimerHandle } from "../clock.ts";
 import { kv, log as defaultLog } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { admitPod, type AdmitResult } from "./admission.ts";
@@ -40,7 +41,7 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
   let running: Promise<CycleReport> | undefined;
   let rerun = false;
   let microtaskQueued = false;
-  let timer: unknown;
+  let timer: TimerHandle | undefined;
   let started = false;
 
   const clearTimer = () => {

@@ -4,7 +4,7 @@
 // set for the following steps, as it would once killed.
 import { podKey, podUid, type PodLike } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
-import { createFakeClock } from "./clock.ts";
+import { createManualClock } from "../manual-clock.ts";
 import { createEvictionManager } from "./manager.ts";
 import { statsTimeMs } from "./observations.ts";
 import { float32ToShortest, type Threshold, type ThresholdValue } from "./threshold.ts";
@@ -95,7 +95,7 @@ const jsonEviction = (e: CycleReport["evicted"][number]): JsonEviction => ({
 });
 
 export async function simulate(input: SimulateInput): Promise<SimulateOutput> {
-  const clock = createFakeClock(0);
+  const clock = createManualClock(0);
   let current: Summary | undefined;
   let active = [...input.pods];
   const manager = createEvictionManager({

@@ -1,7 +1,7 @@
 // The eviction manager's injected dependencies and configuration.
 import type { PodLike } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 import type { NotifierTarget } from "./notifier-thresholds.ts";
 import type { FsLayout } from "./rank.ts";
 import type { Threshold } from "./threshold.ts";

@@ -4,7 +4,7 @@
 // Runtime pods whose UID a source still wants are adopted, not killed: that is restart safety.
 import { kv, log } from "../log.ts";
 import type { ContainerBackOff } from "./backoff.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodManager } from "./pod-manager.ts";
 import type { PodWorkers, UpdateType } from "./pod-workers.ts";

@@ -14,7 +14,6 @@ export { createPodCgroupManager, detectV1Controllers, type PodCgroupManager, typ
 export { kubepodsConfigFromKubelet, nodeAllocatableAbsolute, podCgroupParent, podResourceConfig } from "./cgroups-config.ts";
 export { createContainerLogManager, logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";
 export { decodeManifests, ManifestError } from "./manifest.ts";
-export { realClock, type Clock } from "./clock.ts";
 export type { Pod, PodStatus, ContainerStatus, PodPhase } from "./types.ts";
 export type { PodUpdate } from "./sources/update.ts";
 export { createPodLifecycleFromConfig, nodeCapacity, nodeNameFrom, type NodeCapacity, type PodKubeletConfig } from "./setup.ts";

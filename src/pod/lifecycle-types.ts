@@ -2,7 +2,7 @@
 // agent, eviction and the HTTP server code against reads on its own.
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 import type { ManifestError } from "./manifest.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { ProbeRunner } from "./prober/manager.ts";

@@ -5,7 +5,7 @@
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
-import { every, realClock, type TimerHandle } from "./clock.ts";
+import { every, realClock, type TimerHandle } from "../clock.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";

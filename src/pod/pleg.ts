@@ -2,7 +2,7 @@
 // container's state against the previous relist, and emit lifecycle events the sync loop turns into
 // pod syncs — how bunlet notices a container exit (crash, OOM kill) without waiting for syncFrequency.
 import { kv, log } from "../log.ts";
-import { every, type Clock } from "./clock.ts";
+import { every, type Clock } from "../clock.ts";
 import type { ContainerState, Runtime, RuntimePod } from "./runtime.ts";
 
 export type PlegEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved" | "ContainerChanged";

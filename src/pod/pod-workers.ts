@@ -6,7 +6,7 @@
 // A finished UID is never synced again — that is why an evicted static pod stays down until its
 // manifest changes (new content → new UID). Housekeeping forgets finished workers of removed pods.
 import { kv, log } from "../log.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
 import type { Pod } from "./types.ts";
 
 export type UpdateType = "create" | "update" | "sync" | "kill";

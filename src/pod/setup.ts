@@ -6,7 +6,7 @@ import { availableParallelism, hostname } from "node:os";
 import { kv, log } from "../log.ts";
 import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 import { createPodLifecycle, defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle.ts";
 import type { Runtime } from "./runtime.ts";
 

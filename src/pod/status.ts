@@ -2,7 +2,7 @@
 // generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
 import { isStaticPod } from "./pod-like.ts";
 import { getPodQOS } from "./qos.ts";
-import { rfc3339 } from "./clock.ts";
+import { rfc3339 } from "../clock.ts";
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import type { Container, ContainerStateV1, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from "./types.ts";
 

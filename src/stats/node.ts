@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { realClock, type Clock } from "../clock.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
 import { fsStats } from "./fs.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
@@ -24,7 +25,7 @@ export interface NodeStatsProviderOptions {
   memoryCgroupRoot?: string | null;
   /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
   podsCgroup?: string;
-  clock?: { now(): number };
+  clock?: Pick<Clock, "now">;
   nodeName?: string;
   /** Test hooks: alternative /proc files. */
   procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string };
@@ -64,7 +65,7 @@ export function meminfoMemoryStats(meminfo: Record<string, number>, time: string
 }
 
 export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeStatsProvider {
-  const clock = opts.clock ?? { now: () => Date.now() };
+  const clock = opts.clock ?? realClock;
   const meminfoPath = opts.procPaths?.meminfo ?? "/proc/meminfo";
   const onError = opts.onError ?? (() => {});
   const memRoot =

@@ -11,6 +11,7 @@
 // omitted and the reason logged once.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { realClock, type Clock } from "../clock.ts";
 import type { ContainerStats as CriContainerStats, CriClient, Container as CriContainer, PodSandbox } from "../cri/client.ts";
 import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
@@ -66,7 +67,7 @@ export interface SummaryProviderOptions {
   cgroupMountRoot?: string;
   /** kubepods cgroup (relative, e.g. "kubepods"): adds the "pods" system container when nodeStats has none, and its cpu. */
   podsCgroup?: string;
-  clock?: { now(): number };
+  clock?: Pick<Clock, "now">;
   /** A volume directory is re-walked at most this often (default 10 s). */
   volumeTtlMs?: number;
   /** The CRI listing is reused for this long (default 2 s) and refreshed in the background. */
@@ -155,7 +156,7 @@ export function criCpuStats(s: CriContainerStats | undefined, time: string): CPU
 const isEnoent = (e: unknown) => (e as NodeJS.ErrnoException)?.code === "ENOENT";
 
 export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProvider {
-  const clock = opts.clock ?? { now: () => Date.now() };
+  const clock = opts.clock ?? realClock;
   const mountRoot = opts.cgroupMountRoot ?? DEFAULT_CGROUP_MOUNT;
   const podLogsDir = opts.podLogsDir ?? DEFAULT_POD_LOGS_DIR;
   const criTtlMs = opts.criTtlMs ?? 2000;

@@ -8,6 +8,7 @@
 // (polled every second, and the notifier fires again when usage falls back) and re-observes before
 // evicting anyone else.
 import { mkdirSync } from "node:fs";
+import { preciseClock, type Clock } from "../clock.ts";
 import type { FieldSources } from "../config/validate.ts";
 import type { KubeletConfiguration } from "../config/kubelet-config.ts";
 import type { CriClient } from "../cri/client.ts";
@@ -16,8 +17,6 @@ import {
   evictionConfigFromKubelet,
   evictionMetrics,
   explainLive,
-  realClock,
-  type Clock,
   type EvictionConfig,
   type EvictionManager,
   type ExplainReport,
@@ -32,13 +31,6 @@ import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
 import type { AgentComponent } from "../agent.ts";
 import { createEvictionTracer, type EvictionTracer } from "./trace.ts";
-
-/** The real clock with sub-millisecond now(): latencies of a few ms are what the trace measures. */
-export function preciseClock(): Clock {
-  const d0 = Date.now();
-  const p0 = performance.now();
-  return { ...realClock, now: () => d0 + (performance.now() - p0) };
-}
 
 /**
  * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods

@@ -9,7 +9,7 @@
 // the eviction manager's node-level reclaim (src/pod/kuberuntime/gc.ts).
 import type { CriClient } from "../cri/client.ts";
 import { kv, log } from "../log.ts";
-import { every, type Clock } from "../pod/clock.ts";
+import { every, type Clock } from "../clock.ts";
 import { listImageUsage, removeImage, type ImageUsage } from "../pod/kuberuntime/gc.ts";
 import type { FsStats } from "../stats/summary.ts";
 

@@ -235,12 +235,12 @@ describe("live explain", () => {
   test("explainLive shows the real grace clock and in-flight kills; the CLI prefers /debug/eviction", async () => {
     const { createEvictionManager } = await import("../../src/eviction/manager.ts");
     const { explainLive } = await import("../../src/eviction/explain.ts");
-    const { createFakeClock } = await import("../../src/eviction/clock.ts");
+    const { createManualClock } = await import("../../src/manual-clock.ts");
     const { evictionConfig } = await import("../../src/eviction/types.ts");
     const { silent } = await import("./harness.ts");
     const { atMs, Gi, Mi, pod, podStats, summary, thresholds } = await import("./helpers.ts");
     const hog = pod("hog");
-    const clock = createFakeClock(atMs(0));
+    const clock = createManualClock(atMs(0));
     const config = evictionConfig({
       thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "1Gi" }, evictionSoftGracePeriod: { "memory.available": "1m" } }),
       maxPodGracePeriodSeconds: 30,

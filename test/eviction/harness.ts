@@ -1,5 +1,5 @@
 // A fake node for synchronize/manager tests: fake clock, scripted summaries, recording kills.
-import { createFakeClock, type FakeClock } from "../../src/eviction/clock.ts";
+import { createManualClock, type ManualClock } from "../../src/manual-clock.ts";
 import { newEvictionState, synchronize, type CycleReport, type EvictionState } from "../../src/eviction/synchronize.ts";
 import { evictionConfig, type EvictionConfig, type EvictionDeps, type EvictionEvent, type KillStatus, type Logger } from "../../src/eviction/types.ts";
 import type { Threshold } from "../../src/eviction/threshold.ts";
@@ -18,7 +18,7 @@ export interface Kill {
 }
 
 export interface Harness {
-  clock: FakeClock;
+  clock: ManualClock;
   deps: EvictionDeps;
   state: EvictionState;
   kills: Kill[];
@@ -43,7 +43,7 @@ export interface HarnessOpts {
 }
 
 export function harness(o: HarnessOpts): Harness {
-  const clock = createFakeClock(atMs(0));
+  const clock = createManualClock(atMs(0));
   const h: Harness = {
     clock,
     kills: [],

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createFakeClock } from "../../src/eviction/clock.ts";
+import { createManualClock } from "../../src/manual-clock.ts";
 import { createEvictionManager, type EvictionManager } from "../../src/eviction/manager.ts";
 import { evictionConfig, type EvictionConfig } from "../../src/eviction/types.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
@@ -9,7 +9,7 @@ import { atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
 
 interface Node {
   m: EvictionManager;
-  clock: ReturnType<typeof createFakeClock>;
+  clock: ReturnType<typeof createManualClock>;
   fetches: number;
   kills: { pod: string; grace: number; atS: number }[];
   active: PodLike[];
@@ -20,7 +20,7 @@ interface Node {
 }
 
 function node(o: { config: Partial<EvictionConfig> & { thresholds: EvictionConfig["thresholds"] }; pods: PodLike[]; usage: Record<string, number>; hangKills?: boolean }): Node {
-  const clock = createFakeClock(atMs(0));
+  const clock = createManualClock(atMs(0));
   const n: Node = { m: undefined as unknown as EvictionManager, clock, fetches: 0, kills: [], active: [...o.pods], availableMi: 4096, gate: undefined, resolveKill: new Map() };
   const snapshot = (): Summary => {
     const t = new Date(clock.now()).toISOString();
@@ -173,7 +173,7 @@ describe("eviction manager loop", () => {
 
   test("notifier targets are pushed at most every 10 s", async () => {
     const pushes: number[] = [];
-    const clock = createFakeClock(atMs(0));
+    const clock = createManualClock(atMs(0));
     const m = createEvictionManager({
       config: evictionConfig({ thresholds: hard() }),
       clock,
@@ -194,7 +194,7 @@ describe("eviction manager loop", () => {
 describe("eviction manager loop on a simulated node", () => {
   // A tiny node model: disk usage = images + per-pod writable layers; image GC frees images.
   function diskNode(opts: { imagesGi: number; gcFrees: boolean; aGi?: number }) {
-    const clock = createFakeClock(atMs(0));
+    const clock = createManualClock(atMs(0));
     const a = pod("a");
     const b = pod("b", { priority: 10 });
     const usage: Record<string, number> = { a: opts.aGi ?? 20, b: 30 };

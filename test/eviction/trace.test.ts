@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { createFakeClock } from "../../src/eviction/clock.ts";
+import { createManualClock } from "../../src/manual-clock.ts";
 import { createEvictionManager } from "../../src/eviction/manager.ts";
 import type { CycleReport } from "../../src/eviction/synchronize.ts";
 import { cycleRecord } from "../../src/eviction/trace.ts";
@@ -10,7 +10,7 @@ import { atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
 test("onCycle receives every report; cycleRecord is a JSON decision record with grace state", async () => {
   const hog = pod("hog");
   const reports: CycleReport[] = [];
-  const clock = createFakeClock(atMs(0));
+  const clock = createManualClock(atMs(0));
   const ts = thresholds({
     evictionHard: { "memory.available": "100Mi" },
     evictionSoft: { "memory.available": "1Gi" },

@@ -3,11 +3,11 @@ import { createPodConfig } from "../../src/pod/sources/config-mux.ts";
 import type { PodUpdate } from "../../src/pod/sources/update.ts";
 import { ConfigFirstSeenAnnotationKey } from "../../src/pod/static-pod.ts";
 import type { Pod } from "../../src/pod/types.ts";
-import { createFakeClock } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 import { makePod } from "./fake-runtime.ts";
 
 function setup() {
-  const clock = createFakeClock();
+  const clock = createSettlingClock();
   const out: PodUpdate[] = [];
   const mux = createPodConfig({ clock, onUpdate: (u) => out.push(u) });
   const ops = () => out.splice(0).map((u) => `${u.op}:${u.source}:${u.pods.map((p) => p.metadata.name).join(",")}`);

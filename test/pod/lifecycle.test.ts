@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { Pod } from "../../src/pod/types.ts";
-import { createFakeClock, type FakeClock } from "./fake-clock.ts";
+import { createSettlingClock, type SettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod, type FakeRuntime } from "./fake-runtime.ts";
 
 let lc: PodLifecycle | undefined;
@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 async function setup(opts: { pods?: Pod[]; prepare?: (rt: FakeRuntime) => void; probeRunner?: Parameters<typeof createPodLifecycle>[0]["probeRunner"] } = {}) {
-  const clock: FakeClock = createFakeClock();
+  const clock: SettlingClock = createSettlingClock();
   const rt = createFakeRuntime(clock.now);
   opts.prepare?.(rt);
   lc = createPodLifecycle({
@@ -26,7 +26,7 @@ async function setup(opts: { pods?: Pod[]; prepare?: (rt: FakeRuntime) => void; 
   return { clock, rt, lc };
 }
 
-async function settle(clock: FakeClock, ms = 0) {
+async function settle(clock: SettlingClock, ms = 0) {
   await clock.advance(ms);
   await lc!.whenIdle();
   await clock.advance(0);
@@ -163,7 +163,7 @@ describe("pod lifecycle", () => {
   });
 
   test("admission handlers can reject a pod: Failed with their reason, never started", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const rt = createFakeRuntime(clock.now);
     lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4" } });
     lc.addAdmitHandler((pod) => (pod.metadata.name === "besteffort" ? { admit: false, reason: "Evicted", message: "The node had condition: [MemoryPressure]. " } : { admit: true }));
@@ -194,8 +194,8 @@ describe("lifecycle with a real staticPodPath", () => {
     const { mkdtempSync, rmSync, writeFileSync, unlinkSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
-    const { realClock } = await import("../../src/pod/clock.ts");
-    const { waitFor } = await import("./fake-clock.ts");
+    const { realClock } = await import("../../src/clock.ts");
+    const { waitFor } = await import("../support/cgroup.ts");
     const dir = mkdtempSync(join(tmpdir(), `bunlet-lc-${process.pid}-`));
     try {
       const rt = createFakeRuntime(() => Date.now());
@@ -222,7 +222,7 @@ describe("lifecycle with a real staticPodPath", () => {
 
 describe("sources readiness gates orphan cleanup", () => {
   test("runtime pods survive until every expected source delivered its first SET", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const rt = createFakeRuntime(clock.now);
     rt.addOrphan("u-api", "from-api");
     lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4", extraSources: ["api"] } });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { containerEvents, createPleg, type PlegEvent } from "../../src/pod/pleg.ts";
 import type { ContainerState } from "../../src/pod/runtime.ts";
-import { createFakeClock } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod } from "./fake-runtime.ts";
 import { createBackOff } from "../../src/pod/backoff.ts";
 
@@ -20,7 +20,7 @@ describe("PLEG", () => {
   });
 
   test("relist against the runtime emits start, death and removal events on the 1 s period", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const rt = createFakeRuntime(clock.now);
     const events: PlegEvent[] = [];
     const pleg = createPleg({ runtime: rt, clock, relistPeriodMs: 1000, onEvents: (e) => events.push(...e) });

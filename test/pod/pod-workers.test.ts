@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createPodWorkers, type PodSyncer, type SyncResult } from "../../src/pod/pod-workers.ts";
 import type { Pod } from "../../src/pod/types.ts";
-import { createFakeClock } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 import { makePod } from "./fake-runtime.ts";
 
 function deferred<T = void>() {
@@ -37,7 +37,7 @@ describe("pod workers", () => {
   test("updates for one pod are serialized and collapse to the newest", async () => {
     const gates: ReturnType<typeof deferred<void>>[] = [];
     const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
-    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "create", pod: podWithImage("v1") });
     w.updatePod({ type: "update", pod: podWithImage("v2") });
     w.updatePod({ type: "update", pod: podWithImage("v3") });
@@ -54,7 +54,7 @@ describe("pod workers", () => {
   test("kill: grace period override only shortens; finished pods are never synced again", async () => {
     const r = recordingSyncer();
     const finished: string[] = [];
-    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock(), onFinished: (p) => finished.push(p.metadata.uid) });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock(), onFinished: (p) => finished.push(p.metadata.uid) });
     w.updatePod({ type: "create", pod: podWithImage("v1", 20) });
     await w.whenIdle();
     let done = false;
@@ -78,7 +78,7 @@ describe("pod workers", () => {
     [undefined, 12, 12],
   ])("override %p with pod grace %p → %p", async (override, grace, want) => {
     const r = recordingSyncer();
-    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "kill", pod: podWithImage("v1", grace), kill: { gracePeriodOverrideSeconds: override } });
     await w.whenIdle();
     expect(r.log).toContain(`terminating grace=${want}:start`);
@@ -88,7 +88,7 @@ describe("pod workers", () => {
     const gate = deferred();
     let first = true;
     const r = recordingSyncer({ gate: () => (first ? ((first = false), gate.promise) : Promise.resolve()) });
-    const w = createPodWorkers({ syncer: r.syncer, clock: createFakeClock() });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "create", pod: podWithImage("v1") });
     await Bun.sleep(0);
     w.updatePod({ type: "kill", pod: podWithImage("v1"), kill: { gracePeriodOverrideSeconds: 1 } });
@@ -99,7 +99,7 @@ describe("pod workers", () => {
   });
 
   test("a terminal sync result terminates the pod; retry results resync after the back-off period", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     let n = 0;
     const r = recordingSyncer({ result: () => (++n < 3 ? { retry: true } : { terminal: true }) });
     const w = createPodWorkers({ syncer: r.syncer, clock, errorRetryMs: 10_000 });
@@ -118,7 +118,7 @@ describe("pod workers", () => {
   });
 
   test("a throwing sync is logged and retried, other pods unaffected", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     let calls = 0;
     const syncer: PodSyncer = {
       syncPod: async (pod) => {

@@ -3,7 +3,7 @@ import { createProbeManager } from "../../src/pod/prober/manager.ts";
 import { runProbe } from "../../src/pod/prober/probes.ts";
 import { initialState, prepare, record, type ProbeKind, type ProbeResult } from "../../src/pod/prober/state.ts";
 import type { Probe } from "../../src/pod/types.ts";
-import { createFakeClock } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 import { makePod } from "./fake-runtime.ts";
 
 const spec = { initialDelaySeconds: 0, successThreshold: 1, failureThreshold: 3 };
@@ -102,7 +102,7 @@ describe("probe handlers", () => {
 
 describe("probe manager", () => {
   test("startup gates liveness; liveness failure marks the container unhealthy once; readiness result reported", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const results: Record<string, ProbeResult> = { startup: "failure", liveness: "success", readiness: "success" };
     const ran: string[] = [];
     const changes: string[] = [];

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPodLifecycleFromConfig, nodeNameFrom } from "../../src/pod/setup.ts";
-import { createFakeClock } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime } from "./fake-runtime.ts";
 
 describe("createPodLifecycleFromConfig", () => {
@@ -25,7 +25,7 @@ describe("createPodLifecycleFromConfig", () => {
       writeFileSync(join(root, "memory", "cgroup.procs"), "");
       mkdirSync(manifests);
       writeFileSync(join(manifests, "a.yaml"), "kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n");
-      const clock = createFakeClock();
+      const clock = createSettlingClock();
       const rt = createFakeRuntime(clock.now);
       const r = createPodLifecycleFromConfig({
         config: { staticPodPath: manifests, syncFrequency: "1m0s", fileCheckFrequency: "20s", cgroupsPerQOS: true, cgroupRoot: "/t", podPidsLimit: -1, enforceNodeAllocatable: ["pods"], systemReserved: { memory: "1Gi" } },

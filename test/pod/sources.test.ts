@@ -2,13 +2,14 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { realClock } from "../../src/pod/clock.ts";
+import { realClock } from "../../src/clock.ts";
 import type { ManifestError } from "../../src/pod/manifest.ts";
 import { createPodConfig } from "../../src/pod/sources/config-mux.ts";
 import { createFileSource, readStaticPods, type PodSource } from "../../src/pod/sources/file.ts";
 import { createHttpSource } from "../../src/pod/sources/http.ts";
 import type { PodUpdate } from "../../src/pod/sources/update.ts";
-import { createFakeClock, waitFor } from "./fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
+import { waitFor } from "../support/cgroup.ts";
 
 const pod = (name: string, image = "bunlet.local/busybox:1") =>
   `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: ${image}\n      command: [sleep, "3600"]\n`;
@@ -95,7 +96,7 @@ describe("http source", () => {
       },
     });
     try {
-      const clock = createFakeClock();
+      const clock = createSettlingClock();
       const updates: PodUpdate[] = [];
       let errors: ManifestError[] = [];
       const url = `http://127.0.0.1:${server.port}/pods`;

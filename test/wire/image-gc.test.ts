@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { Container, Image } from "../../src/cri/types.ts";
 import { imageUsage } from "../../src/pod/kuberuntime/gc.ts";
 import { createImageGCManager, detectImages, imageGCTarget, planImageGC, type ImageRecord } from "../../src/wire/image-gc.ts";
-import { createFakeClock } from "../pod/fake-clock.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
 
 const GiB = 1024 ** 3;
 const MIN = 60_000;
@@ -109,7 +109,7 @@ describe("image GC manager", () => {
   const policy = { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 2 * MIN };
 
   test("every 5 minutes, over the high threshold, frees down to the low one, LRU first, keeping used, pause and young images", async () => {
-    const clock = createFakeClock(Date.UTC(2026, 0, 1));
+    const clock = createSettlingClock(Date.UTC(2026, 0, 1));
     const { cri, removed } = node(
       [image("sha256:used", "used:1", 30), image("sha256:old", "old:1", 30), image("sha256:older", "older:1", 30), image("sha256:pause", "pause:3.10", 30)],
       [container("sha256:used")],
@@ -142,7 +142,7 @@ describe("image GC manager", () => {
   });
 
   test("garbageCollect reports a shortfall with upstream's message", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const { cri } = node([image("sha256:a", "a:1", 10)], []);
     const gc = createImageGCManager({
       cri,
@@ -157,7 +157,7 @@ describe("image GC manager", () => {
   });
 
   test("imageGCHighThresholdPercent 100 disables it", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const { cri, removed } = node([image("sha256:a", "a:1", 10)], []);
     const gc = createImageGCManager({
       cri,
@@ -173,7 +173,7 @@ describe("image GC manager", () => {
   });
 
   test("stop ends the loop", async () => {
-    const clock = createFakeClock();
+    const clock = createSettlingClock();
     const { cri } = node([], []);
     const gc = createImageGCManager({ cri, clock, policy, imageFsStats: async () => ({ time: "", capacityBytes: 1, availableBytes: 1 }), keepImages: async () => [] });
     await gc.start();

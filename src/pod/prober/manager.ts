@@ -3,7 +3,7 @@
 // lifecycle: liveness/startup failures restart the container (SyncPodOptions.unhealthy), readiness
 // drives the Ready condition, startup gates liveness and readiness.
 import { kv, log } from "../../log.ts";
-import type { Clock, TimerHandle } from "../clock.ts";
+import type { Clock, TimerHandle } from "../../clock.ts";
 import type { Container, Pod, Probe } from "../types.ts";
 import { runProbe, type ExecSync, type ProbeOutcome, type ProbeTarget } from "./probes.ts";
 import { initialState, prepare, record, type ContainerView, type ProbeKind, type ProbeResult, type ProbeWorkerState } from "./state.ts";

@@ -4,7 +4,7 @@
 // order, only when non-empty. Pods identical to what we already have produce nothing, so sources may
 // resend their full state freely (the file source does every fileCheckFrequency).
 import { kv, log } from "../../log.ts";
-import { rfc3339, type Clock } from "../clock.ts";
+import { rfc3339, type Clock } from "../../clock.ts";
 import { ConfigFirstSeenAnnotationKey, stableJson } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
 import type { PodUpdate } from "./update.ts";

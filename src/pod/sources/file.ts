@@ -7,7 +7,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
-import type { Clock, TimerHandle } from "../clock.ts";
+import type { Clock, TimerHandle } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { Pod } from "../types.ts";

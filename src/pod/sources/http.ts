@@ -2,7 +2,7 @@
 // every httpCheckFrequency; the body is a Pod, a PodList or a List (YAML or JSON). A failed fetch keeps
 // the previous pods (a flaky endpoint must not stop workloads); an empty body means "no pods".
 import { kv, log } from "../../log.ts";
-import type { Clock, TimerHandle } from "../clock.ts";
+import type { Clock, TimerHandle } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { PodSource } from "./file.ts";
