@@ -18,6 +18,7 @@ import type {
 } from "../runtime.ts";
 import { computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
+import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
@@ -35,7 +36,15 @@ export interface KubeRuntimeOptions {
   memoryCapacityBytes?: number;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
-  /** Host path of a pod volume; default: hostPath.path, or a directory per emptyDir under rootDir. */
+  /**
+   * Node allocatable memory, the upper bound of a `medium: Memory` emptyDir's tmpfs (upstream
+   * calculateEmptyDirMemorySize); default: memoryCapacityBytes.
+   */
+  nodeAllocatableMemoryBytes?: () => number;
+  /**
+   * Host path of a pod volume; default: hostPath.path, or a directory per emptyDir under rootDir
+   * (a tmpfs for medium Memory, unmounted by removePod).
+   */
   volumeHostPath?: (pod: KubePod, volumeName: string) => string | undefined;
   /** Epoch ms, for back-off. */
   now?: () => number;
@@ -67,11 +76,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
     if (v.hostPath?.path) return v.hostPath.path;
-    if (v.emptyDir) {
-      const dir = join(rootDir, "pods", podUid(pod), "volumes", "kubernetes.io~empty-dir", volumeName);
-      mkdirSync(dir, { recursive: true });
-      return dir;
-    }
+    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
     return undefined;
   };
 
@@ -294,6 +299,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       await cri.stopPodSandbox(s.id);
       await cri.removePodSandbox(s.id);
     }
+    // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
+    // with custom volume paths the caller owns them.
+    if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid);
   }
 
   async function execSync(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {

@@ -1,0 +1,118 @@
+// emptyDir volumes on the host (upstream pkg/volume/emptydir): a directory per volume under
+// <rootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>; with `medium: Memory` a tmpfs is
+// mounted there, sized as upstream calculateEmptyDirMemorySize (KEP-1967): the smallest of node
+// allocatable memory, the pod's memory limit and the volume's sizeLimit. Volumes stay mounted while
+// the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
+// pod's directory.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseQuantity, quantityValue } from "../../config/quantity.ts";
+import { kv, log } from "../../log.ts";
+import { podUid } from "../pod-like.ts";
+import type { KubeContainer, KubePod } from "./types.ts";
+
+export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
+
+export function podDir(rootDir: string, uid: string): string {
+  return join(rootDir, "pods", uid);
+}
+
+export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+  return join(podDir(rootDir, uid), "volumes", EMPTY_DIR_PLUGIN_DIR, volumeName);
+}
+
+function memoryLimitBytes(c: KubeContainer): number | undefined {
+  const v = c.resources?.limits?.memory;
+  return v === undefined ? undefined : quantityValue(parseQuantity(String(v)));
+}
+
+/**
+ * Upstream resourcehelper.PodLimits for memory: the sum of the containers' limits, raised to the
+ * largest init container limit; undefined when no container sets one.
+ */
+export function podMemoryLimitBytes(pod: KubePod): number | undefined {
+  let sum: number | undefined;
+  for (const c of pod.spec.containers) {
+    const l = memoryLimitBytes(c);
+    if (l !== undefined) sum = (sum ?? 0) + l;
+  }
+  for (const c of pod.spec.initContainers ?? []) {
+    const l = memoryLimitBytes(c);
+    if (l !== undefined && (sum === undefined || l > sum)) sum = l;
+  }
+  return sum;
+}
+
+/** tmpfs size in bytes; 0 means no size option (the kernel's default, half of RAM). */
+export function emptyDirMemorySizeBytes(pod: KubePod, sizeLimit: string | number | undefined, nodeAllocatableMemoryBytes: number): number {
+  let size = nodeAllocatableMemoryBytes;
+  const podLimit = podMemoryLimitBytes(pod);
+  if (podLimit !== undefined && podLimit > 0 && (size <= 0 || podLimit < size)) size = podLimit;
+  if (sizeLimit !== undefined) {
+    const limit = quantityValue(parseQuantity(String(sizeLimit)));
+    if (limit > 0 && (size <= 0 || limit < size)) size = limit;
+  }
+  return Math.max(0, size);
+}
+
+/** Mount points at or below `prefix`, deepest first (mountinfo field 5, octal escapes decoded). */
+export function mountPointsUnder(prefix: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
+  const out: string[] = [];
+  for (const line of mountinfo.split("\n")) {
+    const f = line.split(" ");
+    if (f.length < 5) continue;
+    const mp = f[4]!.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+    if (mp === prefix || mp.startsWith(`${prefix}/`)) out.push(mp);
+  }
+  return out.sort((a, b) => b.length - a.length);
+}
+
+function run(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${(r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim()}`);
+}
+
+/** Creates the volume's directory and, for medium Memory, mounts the tmpfs (once). Returns the path. */
+export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string, emptyDir: { medium?: string; sizeLimit?: string | number }, nodeAllocatableMemoryBytes: number): string {
+  const uid = podUid(pod);
+  const dir = emptyDirPath(rootDir, uid, volumeName);
+  mkdirSync(dir, { recursive: true });
+  if (emptyDir.medium !== "Memory") return dir;
+  // Set up once per pod: a container restart must keep the volume's contents.
+  if (mountPointsUnder(dir).includes(dir)) return dir;
+  const size = emptyDirMemorySizeBytes(pod, emptyDir.sizeLimit, nodeAllocatableMemoryBytes);
+  run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
+  log.info(`mounted emptyDir tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volumeName, path: dir, sizeBytes: size })}`);
+  return dir;
+}
+
+/**
+ * Unmounts every mount below the pod's directory, then deletes it. The directory is deleted only when
+ * nothing is mounted under it any more, so a failed unmount never deletes through into another
+ * filesystem; the error names the mount left behind.
+ */
+export function tearDownPodDir(rootDir: string, uid: string): void {
+  const dir = podDir(rootDir, uid);
+  if (!existsSync(dir)) return;
+  const errors: string[] = [];
+  for (const mp of mountPointsUnder(dir)) {
+    try {
+      run("umount", [mp]);
+      log.info(`unmounted pod volume ${kv({ uid, path: mp })}`);
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  }
+  if (errors.length > 0 || mountPointsUnder(dir).length > 0) throw new Error(`pod ${uid}: volumes still mounted under ${dir}: ${errors.join("; ")}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Pod UIDs with a directory under <rootDir>/pods (for orphan cleanup). */
+export function podDirUids(rootDir: string): string[] {
+  try {
+    return readdirSync(join(rootDir, "pods"));
+  } catch {
+    return [];
+  }
+}
