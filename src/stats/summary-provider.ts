@@ -9,6 +9,12 @@
 // listing is cached for criTtlMs and refreshed in the background, so a slow or absent runtime never
 // delays a summary after the first one. One pod's bad data never fails the summary: the field is
 // omitted and the reason logged once.
+//
+// summary({ memoryOnly: true }) is the pressure path's (a kernel memcg event): node, allocatable
+// (`pods`) and per-pod memory read fresh from the cgroups — a few small file reads, no await —
+// and everything else (fs, rlimit, cpu, containers, volumes, logs) taken from the last full summary
+// with its original timestamps, so eviction's staleness filter does not act twice on a disk or pid
+// sample it already saw. Stats that old are what the periodic path works with anyway.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { realClock, type Clock } from "../clock.ts";
@@ -83,8 +89,13 @@ export interface SummaryProviderOptions {
   dirUsage?: DirUsageCache;
 }
 
+export interface SummaryRequest {
+  /** Fresh memory only, the rest from the last full summary (a full one when there is none yet). */
+  memoryOnly?: boolean;
+}
+
 export interface SummaryProvider {
-  summary(): Promise<Summary>;
+  summary(req?: SummaryRequest): Promise<Summary>;
   /** Stats of one active pod, or undefined when no active pod has that UID. */
   podStats(uid: string): Promise<PodStats | undefined>;
 }
@@ -204,6 +215,10 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return cpuStats(sample, state, time);
   };
 
+  // The last full summary, the base of memory-only ones; the memory cgroup of each pod it found.
+  let last: { summary: Summary; podsByUid: Map<string, PodStats> } | undefined;
+  const memoryDirs = new Map<string, string>();
+
   // CRI listing cache.
   let cri: { snapshot?: CriSnapshot; at: number; pending?: Promise<CriSnapshot>; everTried: boolean; failed?: string } = { at: 0, everTried: false };
   const refreshCri = (client: SummaryCri): Promise<CriSnapshot> => {
@@ -268,6 +283,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     // No cgroup yet (pod not started) or any more (torn down): nothing to report, nothing wrong.
     const dirs = rel === undefined ? undefined : dirsOf(rel);
     if (dirs && existsSync(dirs.memory)) {
+      memoryDirs.set(uid, dirs.memory);
       const memory = attempt(uid, "memory", () => cgroupMemoryStats(dirs.memory, time));
       if (memory) stats.memory = memory;
       const cpu = attempt(uid, "cpu", () => sampleCpu(round, dirs, time, nowMs));
@@ -386,26 +402,83 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const out = results.filter((p): p is PodStats => p !== undefined);
     if (only === undefined) {
       // A full summary saw every live cgroup and volume: forget the rest.
+      last = { summary: { node, pods: out }, podsByUid: new Map(out.map((p) => [p.podRef.uid, p])) };
       cpuStates = round;
       dirUsage.retain(seenDirs);
       logDirs.retain(seenDirs);
       const live = new Set(all.map((p) => p.metadata.uid ?? ""));
       live.add("node");
       for (const uid of reported.keys()) if (!live.has(uid)) reported.delete(uid);
+      for (const uid of memoryDirs.keys()) if (!live.has(uid)) memoryDirs.delete(uid);
     } else {
       for (const [k, v] of round) cpuStates.set(k, v);
     }
     return { node, pods: out };
   }
 
+  /** A pod cgroup that went away since it was found (pod torn down) is no error: the field is omitted. */
+  const podMemory = (uid: string, dir: string, time: string): MemoryStats | undefined => {
+    try {
+      return cgroupMemoryStats(dir, time);
+    } catch (e) {
+      if (!existsSync(dir)) memoryDirs.delete(uid);
+      else if (!isEnoent(e)) fail(uid, "memory", e);
+      return undefined;
+    }
+  };
+
+  /** Synchronous: fresh memory over the last full summary (see the header). */
+  function buildMemoryOnly(base: Summary, podsByUid: ReadonlyMap<string, PodStats>): Summary {
+    const nowMs = clock.now();
+    const time = new Date(nowMs).toISOString();
+    const fresh = attempt("node", "node stats", () => opts.nodeStats());
+    const node: NodeStats = { ...base.node };
+    if (fresh?.memory) node.memory = fresh.memory;
+    if (node.systemContainers || opts.podsCgroup !== undefined) {
+      const freshPods =
+        fresh?.systemContainers?.find((c) => c.name === SYSTEM_CONTAINER_PODS)?.memory ??
+        (opts.podsCgroup === undefined ? undefined : attempt("node", "pods memory", () => cgroupMemoryStats(dirsOf(opts.podsCgroup!).memory, time)));
+      const sys = node.systemContainers ? node.systemContainers.slice() : [];
+      const i = sys.findIndex((c) => c.name === SYSTEM_CONTAINER_PODS);
+      if (i >= 0) sys[i] = freshPods ? { ...sys[i]!, memory: freshPods } : sys[i]!;
+      else if (freshPods) sys.push({ name: SYSTEM_CONTAINER_PODS, memory: freshPods });
+      node.systemContainers = sys;
+    }
+    const active = opts.activePods();
+    const pods: PodStats[] = [];
+    for (const pod of active) {
+      const uid = pod.metadata.uid ?? "";
+      const prev = podsByUid.get(uid);
+      const stats: PodStats = prev ? { ...prev } : { podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid } };
+      // The pod's memory cgroup as the last full summary found it; a new pod's is looked up once.
+      let dir = memoryDirs.get(uid);
+      if (dir === undefined) {
+        const rel = attempt(uid, "cgroup", () => opts.podCgroupPath(pod));
+        const d = rel === undefined ? undefined : dirsOf(rel).memory;
+        if (d !== undefined && existsSync(d)) memoryDirs.set(uid, (dir = d));
+      }
+      const memory = dir === undefined ? undefined : podMemory(uid, dir, time);
+      if (memory) stats.memory = memory;
+      else delete stats.memory;
+      pods.push(stats);
+    }
+    return { node, pods };
+  }
+
   // Concurrent callers (eviction + HTTP) share one in-flight summary.
   let inflight: Promise<Summary> | undefined;
+  const full = () => {
+    inflight ??= build().finally(() => {
+      inflight = undefined;
+    });
+    return inflight;
+  };
   return {
-    summary() {
-      inflight ??= build().finally(() => {
-        inflight = undefined;
-      });
-      return inflight;
+    summary(req) {
+      // Never shares the in-flight full build: that one may have read memory before the event that
+      // asks for this summary.
+      if (req?.memoryOnly && last) return Promise.resolve(buildMemoryOnly(last.summary, last.podsByUid));
+      return full();
     },
     async podStats(uid) {
       if (!opts.activePods().some((p) => p.metadata.uid === uid)) return undefined;

@@ -363,6 +363,106 @@ describe("podStats and concurrency", () => {
   });
 });
 
+describe("memory-only summary (the pressure path)", () => {
+  const kubepodsRel = "kubepods/besteffort";
+  const t0 = "2026-03-01T10:00:00.000Z";
+  const t1 = "2026-03-01T10:00:02.000Z";
+
+  function node(workingSet: number) {
+    return (): NodeStats => ({
+      nodeName: "k",
+      memory: { time: new Date(clock.now()).toISOString(), workingSetBytes: workingSet, availableBytes: 4096 * MI - workingSet },
+      fs: { ...nodefs, time: new Date(clock.now()).toISOString() },
+      rlimit: { time: new Date(clock.now()).toISOString(), maxpid: 100, curproc: 10 },
+    });
+  }
+
+  test("memory fresh from the cgroups; fs, rlimit, cpu, containers, volumes and logs from the last full summary with their timestamps", async () => {
+    fakeCgroup(kubepodsRel, { usage: 300 * MI, inactive: 100 * MI, rss: 0, cpuNs: 4e9 });
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 100 * MI, inactive: 10 * MI, rss: 0, cpuNs: 5e9, pids: 3 });
+    put(logs, { "ns_p-u1_u1/app/0.log": "hello\n" });
+    put(kubeletRoot, { "pods/u1/volumes/kubernetes.io~empty-dir/v/f": "x" });
+    let ws = 1000 * MI;
+    const { p, errors } = provider([pod("u1", { volumes: [{ name: "v", emptyDir: {} }] })], { podsCgroup: kubepodsRel, nodeStats: () => node(ws)() });
+    const full = await p.summary();
+    now += 2000;
+    ws = 3000 * MI;
+    fakeCgroup(kubepodsRel, { usage: 900 * MI, inactive: 100 * MI, rss: 0, cpuNs: 9e9 });
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 700 * MI, inactive: 10 * MI, rss: 0, cpuNs: 9e9, pids: 7 });
+    const s = await p.summary({ memoryOnly: true });
+    expect(s.node.memory).toMatchObject({ time: t1, workingSetBytes: 3000 * MI });
+    const podsMem = s.node.systemContainers!.find((c) => c.name === "pods")!;
+    expect(podsMem.memory).toMatchObject({ time: t1, workingSetBytes: 800 * MI });
+    expect(podsMem.cpu).toEqual(full.node.systemContainers!.find((c) => c.name === "pods")!.cpu!);
+    expect(s.node.fs!.time).toBe(t0);
+    expect(s.node.rlimit!.time).toBe(t0);
+    const ps = s.pods[0]!;
+    expect(ps.memory).toMatchObject({ time: t1, workingSetBytes: 690 * MI });
+    const { memory: _m, ...rest } = ps;
+    const { memory: _f, ...fullRest } = full.pods[0]!;
+    expect(rest).toEqual(fullRest);
+    expect(ps.process_stats).toEqual({ process_count: 3 });
+    expect(ps.volume![0]!.time).toBe(t0);
+    // The full summary it was built from is untouched.
+    expect(full.pods[0]!.memory?.workingSetBytes).toBe(90 * MI);
+    expect(full.node.memory?.workingSetBytes).toBe(1000 * MI);
+    expect(errors).toEqual([]);
+    // The next full summary reads everything again.
+    const again = await p.summary();
+    expect(again.node.fs!.time).toBe(t1);
+    expect(again.pods[0]!.process_stats).toEqual({ process_count: 7 });
+  });
+
+  test("without a full summary yet it builds a full one", async () => {
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 100 * MI, inactive: 10 * MI, rss: 0, cpuNs: 5e9, pids: 3 });
+    const { p } = provider([pod("u1")]);
+    const s = await p.summary({ memoryOnly: true });
+    expect(s.pods[0]!.process_stats).toEqual({ process_count: 3 });
+    expect(s.pods[0]!["ephemeral-storage"]).toBeDefined();
+  });
+
+  test("pods as active now: a new pod gets its memory, a gone pod is left out, a torn-down cgroup is no error", async () => {
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 100 * MI, inactive: 0, rss: 0, cpuNs: 1 });
+    fakeCgroup(`${kubepodsRel}/podu2`, { usage: 200 * MI, inactive: 0, rss: 0, cpuNs: 1 });
+    const pods = [pod("u1"), pod("u2")];
+    const { p, errors } = provider(pods);
+    await p.summary();
+    fakeCgroup(`${kubepodsRel}/podu3`, { usage: 300 * MI, inactive: 0, rss: 0, cpuNs: 1 });
+    pods.splice(0, 1, pod("u3"));
+    rmSync(join(mount, "memory", kubepodsRel, "podu2"), { recursive: true });
+    const s = await p.summary({ memoryOnly: true });
+    expect(s.pods.map((x) => [x.podRef.uid, x.memory?.workingSetBytes])).toEqual([
+      ["u3", 300 * MI],
+      ["u2", undefined],
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  test("never waits on (nor shares) a full build in flight", async () => {
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 100 * MI, inactive: 0, rss: 0, cpuNs: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let slow = false;
+    const cri: SummaryCri = {
+      listPodSandbox: async () => {
+        if (slow) await gate;
+        return [];
+      },
+      listContainers: async () => [],
+      listContainerStats: async () => [],
+    };
+    const { p } = provider([pod("u1")], { cri, criTtlMs: 0, criTimeoutMs: 60_000 });
+    await p.summary();
+    slow = true;
+    const inflight = p.summary();
+    fakeCgroup(`${kubepodsRel}/podu1`, { usage: 500 * MI, inactive: 0, rss: 0, cpuNs: 1 });
+    const fast = await p.summary({ memoryOnly: true });
+    expect(fast.pods[0]!.memory?.workingSetBytes).toBe(500 * MI);
+    release();
+    await inflight;
+  });
+});
+
 describe("edges", () => {
   test("the full summary is a valid Summary API document (eviction's schema) and survives JSON", async () => {
     fakeCgroup("kubepods/besteffort/podu1", { usage: 3 * MI, inactive: MI, rss: MI, cpuNs: 10, pids: 2 });
