@@ -52,6 +52,8 @@ export interface CriClient {
   containerStatus(containerId: string, verbose?: boolean): Promise<T.ContainerStatusResponse>;
   containerStats(containerId: string): Promise<T.ContainerStats | null>;
   listContainerStats(filter?: T.ContainerStatsFilter): Promise<T.ContainerStats[]>;
+  /** Asks the runtime to reopen the container's log file (after the kubelet renamed it to rotate it). */
+  reopenContainerLog(containerId: string): Promise<void>;
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<T.ExecSyncResponse>;
   listImages(filter?: { image?: T.ImageSpec }): Promise<T.Image[]>;
   /** null when the image is not present (upstream: ImageStatusResponse.image unset). */
@@ -149,6 +151,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     containerStats: async (containerId) => (await rt<{ stats: T.ContainerStats | null }>("ContainerStats", { containerId })).stats,
     listContainerStats: async (filter) =>
       (await rt<{ stats: T.ContainerStats[] }>("ListContainerStats", filter ? { filter } : {})).stats,
+    reopenContainerLog: async (containerId) => void (await rt("ReopenContainerLog", { containerId })),
     execSync: (containerId, cmd, timeoutSeconds) =>
       rt("ExecSync", { containerId, cmd, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000),
     listImages: async (filter) => (await img<{ images: T.Image[] }>("ListImages", filter ? { filter } : {})).images,

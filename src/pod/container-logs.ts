@@ -1,7 +1,9 @@
 // Container log rotation (upstream pkg/kubelet/logs/container_log_manager.go): when a container's log
-// exceeds containerLogMaxSize, keep at most containerLogMaxFiles files (current included): drop the
-// oldest rotated logs, gzip all rotated logs but the newest, rename the current log to
-// <log>.<YYYYMMDD-hhmmss> and have the runtime reopen it (CRI ReopenContainerLog).
+// reaches containerLogMaxSize, keep at most containerLogMaxFiles files (current included): drop the
+// oldest rotated logs (keeping maxFiles-2), gzip the ones left, rename the current log to
+// <log>.<YYYYMMDD-hhmmss> (that newest rotated log stays plain until the next rotation, so a reader
+// tailing it is not cut off) and have the runtime reopen it (CRI ReopenContainerLog). A log that
+// vanished (a reopen failed after the rename) is recovered by reopening it first.
 import { createReadStream, createWriteStream } from "node:fs";
 import { readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -50,8 +52,8 @@ export function planLogRotation(logPath: string, sizeBytes: number, rotated: str
   const excess = live.length - maxRotated;
   const keep = excess > 0 ? live.slice(excess) : live;
   if (excess > 0) for (const f of live.slice(0, excess)) actions.push({ op: "remove", path: f });
-  for (const f of keep.slice(0, -1)) if (!f.endsWith(".gz")) actions.push({ op: "compress", path: f });
-  // The newest rotated log stays plain (a reader may still tail it), then it is compressed next time.
+  // Upstream compresses every rotated log left; only the one renamed below stays plain.
+  for (const f of keep) if (!f.endsWith(".gz")) actions.push({ op: "compress", path: f });
   actions.push({ op: "rotate", from: logPath, to: `${logPath}.${rotationTimestamp(nowMs)}` });
   return actions;
 }
@@ -61,8 +63,16 @@ export async function rotateContainerLog(logPath: string, policy: LogRotationPol
   let size: number;
   try {
     size = (await stat(logPath)).size;
-  } catch {
-    return [];
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") return [];
+    // Upstream: the log may have been lost when a reopen failed after the rename; reopening
+    // recreates it. Still missing → nothing to rotate this round.
+    await deps.reopen();
+    try {
+      size = (await stat(logPath)).size;
+    } catch {
+      return [];
+    }
   }
   const dir = dirname(logPath);
   const prefix = `${basename(logPath)}.`;

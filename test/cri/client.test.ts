@@ -103,6 +103,15 @@ describe("deadlines", () => {
   });
 });
 
+test("ReopenContainerLog calls the RuntimeService method with container_id as field 1", async () => {
+  const { transport, calls } = scripted([new Uint8Array()]);
+  const cri = createCriClient({ endpoint: "/x.sock", transport, codec });
+  await cri.reopenContainerLog("abc");
+  expect(calls.map((c) => c.method)).toEqual(["/runtime.v1.RuntimeService/ReopenContainerLog"]);
+  // field 1, length-delimited → 0x0a, length 3, "abc" (upstream ReopenContainerLogRequest)
+  expect([...(calls[0]?.request as Uint8Array)]).toEqual([0x0a, 3, 0x61, 0x62, 0x63]);
+});
+
 describe("codec", () => {
   test("round-trips a sandbox config with enums, maps and nested messages", () => {
     const config = {

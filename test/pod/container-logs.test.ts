@@ -19,18 +19,18 @@ describe("log rotation plan", () => {
     ["under the limit: nothing", 99, [], 5, []],
     ["first rotation", 100, [], 5, [`rotate ${L} ${L}.20260102-030405`]],
     [
-      "compress older, keep newest plain",
+      "compress every rotated log left, the new one stays plain",
       100,
       [`${L}.20260101-000000`, `${L}.20260101-010000`],
       5,
-      [`compress ${L}.20260101-000000`, `rotate ${L} ${L}.20260102-030405`],
+      [`compress ${L}.20260101-000000`, `compress ${L}.20260101-010000`, `rotate ${L} ${L}.20260102-030405`],
     ],
     [
       "maxFiles=3 keeps 1 rotated before rotating",
       100,
       [`${L}.20260101-000000.gz`, `${L}.20260101-010000.gz`, `${L}.20260101-020000`],
       3,
-      [`remove ${L}.20260101-000000.gz`, `remove ${L}.20260101-010000.gz`, `rotate ${L} ${L}.20260102-030405`],
+      [`remove ${L}.20260101-000000.gz`, `remove ${L}.20260101-010000.gz`, `compress ${L}.20260101-020000`, `rotate ${L} ${L}.20260102-030405`],
     ],
     [
       "leftover tmp and plain-with-gz removed",
@@ -59,9 +59,30 @@ describe("rotateContainerLog", () => {
     let reopened = 0;
     await rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 4 }, { nowMs: now, reopen: async () => void reopened++ });
     expect(reopened).toBe(1);
-    expect(readdirSync(dir).sort()).toEqual(["0.log.20260101-000000.gz", "0.log.20260101-010000", "0.log.20260102-030405"]);
+    expect(readdirSync(dir).sort()).toEqual(["0.log.20260101-000000.gz", "0.log.20260101-010000.gz", "0.log.20260102-030405"]);
     expect(gunzipSync(readFileSync(join(dir, "0.log.20260101-000000.gz"))).toString()).toBe("old\n");
     expect(existsSync(log)).toBe(false); // the runtime recreates it on reopen
+  });
+
+  test("a missing log is reopened first, then rotated if it is over the limit", async () => {
+    const d = join(dir, "m");
+    rmSync(d, { recursive: true, force: true });
+    mkdirSync(d);
+    const log = join(d, "0.log");
+    let reopened = 0;
+    // The "runtime" recreates the log on reopen; the first reopen brings back an oversized one.
+    const reopen = async () => void writeFileSync(log, reopened++ === 0 ? "x".repeat(200) : "");
+    const actions = await rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 2 }, { nowMs: now, reopen });
+    expect(actions.map((a) => a.op)).toEqual(["rotate"]);
+    expect(reopened).toBe(2);
+    expect(readdirSync(d).sort()).toEqual(["0.log", "0.log.20260102-030405"]);
+  });
+
+  test("a missing log that stays missing is left alone", async () => {
+    const log = join(dir, "absent", "0.log");
+    let reopened = 0;
+    expect(await rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 2 }, { nowMs: now, reopen: async () => void reopened++ })).toEqual([]);
+    expect(reopened).toBe(1);
   });
 
   test("a failed reopen renames the log back", async () => {

@@ -310,6 +310,21 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
   }
 
+  /**
+   * Running containers and their log files, as upstream's ContainerLogManager sees them: only running
+   * containers are rotated (a stopped one writes nothing more), and containerd reports log_path
+   * already joined with the sandbox's log_directory.
+   */
+  async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {
+    const out: { containerId: string; logPath: string }[] = [];
+    for (const c of await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })) {
+      const st = await cri.containerStatus(c.id).catch(() => undefined);
+      const logPath = st?.status?.logPath;
+      if (st?.status?.state === "CONTAINER_RUNNING" && logPath) out.push({ containerId: c.id, logPath });
+    }
+    return out;
+  }
+
   return {
     async version() {
       const v = await cri.version();
@@ -321,5 +336,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
     removePod,
     execSync,
+    listContainerLogs,
+    reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
 }
