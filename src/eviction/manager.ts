@@ -2,6 +2,9 @@
 // and right after an eviction's cleanup (≤ 30 s), as upstream's loop (eviction-spec §6.1).
 // Cycles never overlap; a trigger during a cycle schedules exactly one more. Kills run in the
 // background (see synchronize.ts), so the loop itself never waits for a pod's grace period.
+// A kernel-triggered cycle asks for a memory-only summary (fresh memory, the rest reused): the
+// notifier only ever reports memory, and its cycle is the latency-critical one. The periodic,
+// post-cleanup and explicit cycles read everything.
 import type { TimerHandle } from "../clock.ts";
 import { kv, log as defaultLog } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
@@ -17,7 +20,7 @@ export const POD_CLEANUP_POLL_MS = 1_000;
 export interface EvictionManager {
   start(): void;
   stop(): void;
-  /** Kernel notifier hook: an immediate synchronize; bursts coalesce into one cycle. */
+  /** Kernel notifier hook: an immediate synchronize on a memory-only summary; bursts coalesce into one cycle. */
   trigger(reason?: string): void;
   /** Runs one cycle now (serialised with the loop). */
   synchronize(): Promise<CycleReport>;
@@ -41,6 +44,8 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
   let running: Promise<CycleReport> | undefined;
   let rerun = false;
   let microtaskQueued = false;
+  /** A kernel trigger is waiting for its cycle (the next one, or the rerun of the running one). */
+  let memoryTriggered = false;
   let timer: TimerHandle | undefined;
   let started = false;
 
@@ -74,10 +79,12 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
       return running;
     }
     clearTimer();
+    const memoryOnly = memoryTriggered;
+    memoryTriggered = false;
     const p = (async () => {
       let report: CycleReport;
       try {
-        report = await synchronize(deps, state);
+        report = await synchronize(deps, state, { memoryOnly });
       } catch (e) {
         logger.error(`eviction manager: synchronize failed ${kv({ error: (e as Error).message })}`);
         report = state.lastReport ?? ({ error: (e as Error).message } as CycleReport);
@@ -118,6 +125,7 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
     },
     trigger(reason) {
       if (reason) logger.debug(`eviction manager: synchronize requested ${kv({ reason })}`);
+      memoryTriggered = true;
       if (running) {
         rerun = true;
         return;

@@ -26,7 +26,12 @@ export { killExpiryMs, pendingKills, startKill } from "./kills.ts";
 
 const fmtObs = (signal: Signal, n: number | undefined) => (n === undefined ? undefined : formatAmount(n, signalIsCount(signal)));
 
-export async function synchronize(deps: EvictionDeps, state: EvictionState): Promise<CycleReport> {
+export interface SynchronizeOptions {
+  /** A kernel memcg event's cycle: ask for a memory-only summary (disk and pid stats reused). */
+  memoryOnly?: boolean;
+}
+
+export async function synchronize(deps: EvictionDeps, state: EvictionState, opts: SynchronizeOptions = {}): Promise<CycleReport> {
   const logger: Logger = deps.logger ?? defaultLog;
   const { config, clock } = deps;
   const now = clock.now();
@@ -50,7 +55,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState): Pro
   const active = deps.activePods();
   let summary: Summary;
   try {
-    summary = await deps.summary();
+    summary = await (opts.memoryOnly ? deps.summary({ memoryOnly: true }) : deps.summary());
   } catch (e) {
     report.error = `failed to get summary stats: ${(e as Error).message}`;
     logger.error(`eviction manager: ${report.error}`);

@@ -68,11 +68,19 @@ export interface Logger {
   debug(msg: string): void;
 }
 
+export interface SummaryRequest {
+  memoryOnly?: boolean;
+}
+
 export interface EvictionDeps {
   config: EvictionConfig;
   clock: Clock;
-  /** A fresh stats summary (upstream asks for an update on every sync). */
-  summary: () => Promise<Summary>;
+  /**
+   * A fresh stats summary (upstream asks for an update on every sync). `memoryOnly`: a kernel
+   * memcg event's cycle, which only needs memory fresh; the rest may come from the last full
+   * summary with its old timestamps (see stats/summary-provider.ts).
+   */
+  summary: (req?: SummaryRequest) => Promise<Summary>;
   activePods: () => PodLike[];
   killPod: KillPodFunc;
   reclaim?: ReclaimFuncs;

@@ -3,7 +3,9 @@
 // CRI, admission of new pods, kernel memory notifiers as immediate triggers, metrics and the trace.
 //
 // Fast path: notifier event (main thread, ~0.3 ms after the kernel) → manager.trigger → a cycle on
-// the next microtask → summary() reads the cgroups right then (never a cached sample) → the victim's
+// the next microtask → summary({ memoryOnly }) reads node, allocatable and pod memory from the
+// cgroups right then, synchronously (never a cached sample, never the in-flight full build; disk, cpu
+// and CRI figures come from the last full summary, which the warmer keeps ≤ 2 s old) → the victim's
 // killPod → pod worker → CRI StopContainer. After the kill the manager waits for the pod's cleanup
 // (polled every second, and the notifier fires again when usage falls back) and re-observes before
 // evicting anyone else.
@@ -140,7 +142,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     config: evictionConfig,
     clock,
     nodeName: input.nodeName,
-    summary: () => summary.summary(),
+    summary: (req) => summary.summary(req),
     activePods: () => lifecycle.activePods(),
     killPod: tracer.wrapKillPod((pod, grace, status) => lifecycle.killPod(pod, grace, status)),
     podCleanedUp: (pod) => lifecycle.isPodCleanedUp(pod),

@@ -11,6 +11,8 @@ interface Node {
   m: EvictionManager;
   clock: ReturnType<typeof createManualClock>;
   fetches: number;
+  /** Kind of each summary asked for. */
+  requests: ("full" | "memory")[];
   kills: { pod: string; grace: number; atS: number }[];
   active: PodLike[];
   availableMi: number;
@@ -21,7 +23,7 @@ interface Node {
 
 function node(o: { config: Partial<EvictionConfig> & { thresholds: EvictionConfig["thresholds"] }; pods: PodLike[]; usage: Record<string, number>; hangKills?: boolean }): Node {
   const clock = createManualClock(atMs(0));
-  const n: Node = { m: undefined as unknown as EvictionManager, clock, fetches: 0, kills: [], active: [...o.pods], availableMi: 4096, gate: undefined, resolveKill: new Map() };
+  const n: Node = { m: undefined as unknown as EvictionManager, clock, fetches: 0, requests: [], kills: [], active: [...o.pods], availableMi: 4096, gate: undefined, resolveKill: new Map() };
   const snapshot = (): Summary => {
     const t = new Date(clock.now()).toISOString();
     return summary({ time: t, memAvailable: n.availableMi * Mi, memWorkingSet: 2 * Gi, pods: n.active.map((p) => podStats(p, { memory: o.usage[p.metadata.name] ?? 0 }, t)) });
@@ -30,8 +32,9 @@ function node(o: { config: Partial<EvictionConfig> & { thresholds: EvictionConfi
     config: evictionConfig(o.config),
     clock,
     logger: silent,
-    summary: async () => {
+    summary: async (req) => {
       n.fetches++;
+      n.requests.push(req?.memoryOnly ? "memory" : "full");
       if (n.gate) {
         const g = n.gate;
         n.gate = undefined;
@@ -87,6 +90,27 @@ describe("eviction manager loop", () => {
     for (let i = 0; i < 5; i++) n.m.trigger("memcg");
     await n.m.idle();
     expect(n.fetches).toBe(2);
+    n.m.stop();
+  });
+
+  test("a kernel-triggered cycle asks for a memory-only summary; periodic and explicit cycles for a full one", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    n.m.start();
+    await n.m.idle();
+    n.m.trigger("memcg");
+    await n.m.idle();
+    await advance(n, 10_000);
+    await n.m.synchronize();
+    expect(n.requests).toEqual(["full", "memory", "full", "full"]);
+    // A trigger during a full cycle: its rerun is the memory-only one.
+    let release!: () => void;
+    n.gate = new Promise<void>((r) => (release = r));
+    const p = n.m.synchronize();
+    n.m.trigger("memcg");
+    release();
+    await p;
+    await n.m.idle();
+    expect(n.requests.slice(4)).toEqual(["full", "memory"]);
     n.m.stop();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { sortThresholdsForReclaim } from "../../src/eviction/synchronize.ts";
+import { sortThresholdsForReclaim, synchronize } from "../../src/eviction/synchronize.ts";
 import { harness } from "./harness.ts";
 import { at, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
 
@@ -202,6 +202,17 @@ describe("synchronize: disk pressure and node-level reclaim (§9)", () => {
     h.afterReclaim = disk(0, 12, { memAvailable: 4 * Gi }); // 12Gi < 10% + 5Gi = 15Gi
     await h.step(0, disk(0, 5, { memAvailable: 4 * Gi }));
     expect(h.kills.map((k) => k.pod)).toEqual(["a"]);
+  });
+  test("a memory-only cycle (kernel trigger) asks for a memory-only summary, and re-checks after reclaim on a full one", async () => {
+    const h = harness({ thresholds: ts(), pods: [a, b] });
+    const requests: (boolean | undefined)[] = [];
+    const inner = h.deps.summary;
+    h.deps = { ...h.deps, summary: (req) => (requests.push(req?.memoryOnly), inner(req)) };
+    h.afterReclaim = disk(0, 50);
+    h.current = disk(0, 5);
+    const r = await synchronize(h.deps, h.state, { memoryOnly: true });
+    expect(r.nodeReclaim?.relieved).toBe(true);
+    expect(requests).toEqual([true, undefined]);
   });
   test("dedicated imagefs: nodefs has no reclaim functions, goes straight to ranking logs+volumes", async () => {
     const h = harness({ thresholds: ts(), pods: [a, b], layout: { dedicatedImageFs: true, splitContainerImageFs: false } });
