@@ -114,7 +114,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         statuses.push(toRuntimeSandboxStatus(s));
       }
     }
-    return { uid, name, namespace, sandboxes: statuses, containers: await containerStatuses(selector) };
+    const containers = await containerStatuses(selector);
+    noteRunning(uid, containers);
+    return { uid, name, namespace, sandboxes: statuses, containers };
   }
 
   async function getPods(all: boolean): Promise<RuntimePod[]> {
@@ -141,25 +143,52 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         state: toContainerState(c.state),
       });
     }
+    // Every running container is in this listing: it replaces what was known.
+    for (const uid of knownRunning.keys()) if (!pods.has(uid)) knownRunning.delete(uid);
+    for (const p of pods.values()) noteRunning(p.uid, p.containers);
     return [...pods.values()];
   }
 
-  async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
-    log.info(`killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message })}`);
-    await cri.stopContainer(id, graceSeconds);
+  /**
+   * Running containers per pod UID as the last PLEG relist (getPods) or pod status saw them: an
+   * eviction's first runtime call is then the StopContainer itself, not a listing (see killPodInternal).
+   */
+  const knownRunning = new Map<string, Map<string, string>>();
+  function noteRunning(uid: string, containers: readonly { id: string; name: string; state: string }[]) {
+    let ids: Map<string, string> | undefined;
+    for (const c of containers) if (c.state === "running") (ids ??= new Map()).set(c.id, c.name);
+    if (ids) knownRunning.set(uid, ids);
+    else knownRunning.delete(uid);
   }
 
+  async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
+    // The request goes out first; the log line follows it (the pressure path's latency is to the signal).
+    const stopped = cri.stopContainer(id, graceSeconds);
+    log.info(`killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message })}`);
+    await stopped;
+  }
+
+  /**
+   * Upstream killPodWithSyncResult, fast first: the containers known to run (last relist / status)
+   * get their StopContainer at once, with no round trip before it; the listing that follows catches
+   * any started since, which are stopped too. A known ID that is no longer listed as running (it
+   * exited or was removed meanwhile) failing to stop is no error.
+   */
   async function killPodInternal(ref: PodRef, graceSeconds: number): Promise<void> {
     const selector = { labelSelector: { [POD_UID_LABEL]: ref.uid } };
+    const failed = new Map<string, string>();
+    const stop = (id: string, name: string) =>
+      stopContainer(id, name, ref, graceSeconds, "Stopping pod").catch((e) => {
+        failed.set(id, `${name}: ${(e as Error).message}`);
+      });
+    const known = knownRunning.get(ref.uid);
+    knownRunning.delete(ref.uid);
+    const stops = known ? [...known].map(([id, name]) => stop(id, name)) : [];
     const running = await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } });
-    const errors: string[] = [];
-    await Promise.all(
-      running.map((c) =>
-        stopContainer(c.id, c.metadata?.name ?? "", ref, graceSeconds, "Stopping pod").catch((e) => {
-          errors.push(`${c.metadata?.name}: ${(e as Error).message}`);
-        }),
-      ),
-    );
+    for (const c of running) if (!known?.has(c.id)) stops.push(stop(c.id, c.metadata?.name ?? ""));
+    await Promise.all(stops);
+    const listed = new Set(running.map((c) => c.id));
+    const errors = [...failed].filter(([id]) => listed.has(id)).map(([, e]) => e);
     for (const s of await cri.listPodSandbox(selector)) {
       await cri.stopPodSandbox(s.id).catch((e) => errors.push(`sandbox ${s.id.slice(0, 13)}: ${(e as Error).message}`));
     }
