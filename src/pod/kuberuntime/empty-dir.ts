@@ -5,7 +5,7 @@
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
@@ -106,13 +106,4 @@ export function tearDownPodDir(rootDir: string, uid: string): void {
   }
   if (errors.length > 0 || mountPointsUnder(dir).length > 0) throw new Error(`pod ${uid}: volumes still mounted under ${dir}: ${errors.join("; ")}`);
   rmSync(dir, { recursive: true, force: true });
-}
-
-/** Pod UIDs with a directory under <rootDir>/pods (for orphan cleanup). */
-export function podDirUids(rootDir: string): string[] {
-  try {
-    return readdirSync(join(rootDir, "pods"));
-  } catch {
-    return [];
-  }
 }
