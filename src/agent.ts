@@ -18,6 +18,8 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
+import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
+import { nodeCapacity } from "./pod/setup.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
@@ -215,7 +217,16 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const cri = observeStopContainer(rawCri, (e) => onStop(e), clock.now);
-  const runtime = createKubeRuntime({ cri, podLogsDir: config.podLogsDir, rootDir: flags.rootDir });
+  // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
+  const allocatableMemoryBytes = Number(
+    nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
+  );
+  const runtime = createKubeRuntime({
+    cri,
+    podLogsDir: config.podLogsDir,
+    rootDir: flags.rootDir,
+    nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
+  });
   const pods = createPodsWiring({ config, flags, runtime });
   const eviction = createEvictionWiring({
     config,
