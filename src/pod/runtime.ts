@@ -103,6 +103,12 @@ export interface Runtime {
   killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number): Promise<void>;
   /** Removes stopped containers and sandboxes of a pod (after termination). */
   removePod(uid: string): Promise<void>;
+  /**
+   * Unmounts and deletes a terminated pod's volumes (emptyDir data, memory-backed tmpfs) while the
+   * pod itself stays known, e.g. evicted with its status kept: upstream's volume manager tears down
+   * volumes of terminated pods, which is what lets disk pressure from an emptyDir recover.
+   */
+  tearDownVolumes?(uid: string): Promise<void>;
   /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
   execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   /**

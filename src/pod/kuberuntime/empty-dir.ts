@@ -92,8 +92,8 @@ export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string,
  * nothing is mounted under it any more, so a failed unmount never deletes through into another
  * filesystem; the error names the mount left behind.
  */
-export function tearDownPodDir(rootDir: string, uid: string): void {
-  const dir = podDir(rootDir, uid);
+export function tearDownPodDir(rootDir: string, uid: string, sub?: "volumes"): void {
+  const dir = sub ? join(podDir(rootDir, uid), sub) : podDir(rootDir, uid);
   if (!existsSync(dir)) return;
   const errors: string[] = [];
   for (const mp of mountPointsUnder(dir)) {

@@ -364,6 +364,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     syncPod,
     killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
     removePod,
+    async tearDownVolumes(uid) {
+      if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid, "volumes");
+    },
     execSync,
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),

@@ -160,6 +160,24 @@ describe.skipIf(!canRunContainerd())("emptyDir medium Memory on containerd", () 
     expect(existsSync(join(ROOT, "pods", uid))).toBe(false);
   }, 90_000);
 
+  test("tearDownVolumes of a killed pod unmounts its volumes and deletes their data, keeping the pod dir", async () => {
+    // An evicted pod stays known (its Failed status is kept) but its volumes go, so disk or memory
+    // held by an emptyDir is given back — the recovery an eviction is for.
+    const pod = makePod("evicted", [{ name: "cache", emptyDir: { medium: "Memory", sizeLimit: "4Mi" } }]);
+    const uid = pod.metadata.uid as string;
+    await syncUntilRunning(pod);
+    const cache = emptyDirPath(ROOT, uid, "cache");
+    expect(tmpfsAt(cache)).toEqual({ sizeBytes: 4 * Mi });
+    expect(readFileSync(join(cache, "hi"), "utf8")).toBe("hi\n");
+    await rt.killPod({ uid, name: pod.metadata.name, namespace: "ed-test" }, 0);
+    await rt.tearDownVolumes!(uid);
+    expect(mountPointsUnder(join(ROOT, "pods", uid))).toEqual([]);
+    expect(existsSync(join(ROOT, "pods", uid, "volumes"))).toBe(false);
+    expect(existsSync(join(ROOT, "pods", uid))).toBe(true);
+    await rt.removePod(uid);
+    expect(existsSync(join(ROOT, "pods", uid))).toBe(false);
+  }, 90_000);
+
   test("without sizeLimit the pod memory limit sizes the tmpfs", async () => {
     const pod = makePod("podlimit", [{ name: "cache", emptyDir: { medium: "Memory" } }], "24Mi");
     const uid = pod.metadata.uid as string;
