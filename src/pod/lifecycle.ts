@@ -98,7 +98,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   }
 
   const syncer: PodSyncer = {
-    async syncPod(pod): Promise<SyncResult> {
+    // `signal`: a kill preempted this sync (pod workers); stop before the next step.
+    async syncPod(pod, _type, signal): Promise<SyncResult> {
       const uid = pod.metadata.uid;
       if (isTerminalPhase(statuses.get(uid))) return { terminal: true };
       if (pastActiveDeadline(pod)) return { terminal: true };
@@ -110,9 +111,12 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
           return {};
         }
       const cgroupParent = await deps.cgroups?.ensurePod(pod);
+      if (signal?.aborted) return {};
       const before = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      if (signal?.aborted) return {};
       probes.addPod(pod);
       const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent });
+      if (signal?.aborted) return {};
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
       const after = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);

@@ -5,6 +5,12 @@
 //           → terminated (containers stopped) → finished (cleanup done).
 // A finished UID is never synced again — that is why an evicted static pod stays down until its
 // manifest changes (new content → new UID). Housekeeping forgets finished workers of removed pods.
+//
+// A kill never queues behind a slow sync (upstream cancels the sync's context and starts
+// SyncTerminatingPod at once; a kill with a shorter grace period restarts a running termination with
+// it). A call already in flight cannot be cut short here, so the kill aborts the sync's signal (it
+// stops at its next step) and starts the termination alongside it; the loop waits for both, then runs
+// one more termination pass, which stops whatever the preempted sync started meanwhile.
 import { kv, log } from "../log.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { Pod } from "./types.ts";
@@ -32,7 +38,8 @@ export interface SyncResult {
 }
 
 export interface PodSyncer {
-  syncPod(pod: Pod, type: UpdateType): Promise<SyncResult>;
+  /** `signal` aborts when a kill preempts this sync: stop at the next step, the result is ignored. */
+  syncPod(pod: Pod, type: UpdateType, signal?: AbortSignal): Promise<SyncResult>;
   syncTerminatingPod(pod: Pod, gracePeriodSeconds: number): Promise<void>;
   syncTerminatedPod(pod: Pod): Promise<void>;
 }
@@ -49,6 +56,13 @@ interface Worker {
   onDone: (() => void)[];
   retry?: TimerHandle;
   idle: (() => void)[];
+  /** What the loop is awaiting: a kill preempts a "sync", or a "terminating" with a longer grace. */
+  busy?: "sync" | "terminating";
+  abort?: AbortController;
+  /** Grace period of the newest termination underway (the loop's or a preempting one). */
+  terminatingGrace?: number;
+  /** Terminations a kill started while the loop was busy; the loop waits for them. */
+  preempts: Promise<void>[];
 }
 
 export interface PodWorkers {
@@ -90,6 +104,30 @@ export function createPodWorkers(opts: {
     if (w.state === "syncing") w.state = "terminating";
   }
 
+  function terminate(w: Worker, grace: number): Promise<void> {
+    w.terminatingGrace = grace;
+    return opts.syncer.syncTerminatingPod(w.pod, grace);
+  }
+
+  /** A kill while the loop is busy: start the termination now instead of after the running call. */
+  function preempt(w: Worker) {
+    if (!w.running || stopped || w.state !== "terminating") return;
+    const grace = w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds;
+    if (w.busy !== "sync" && w.busy !== "terminating") return;
+    if (w.terminatingGrace !== undefined && grace >= w.terminatingGrace) return;
+    w.abort?.abort();
+    w.preempts.push(
+      terminate(w, grace).catch((e) => {
+        // The loop's own pass after it retries.
+        log.error(`pod termination failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+      }),
+    );
+  }
+
+  async function awaitPreempts(w: Worker) {
+    while (w.preempts.length > 0) await Promise.all(w.preempts.splice(0));
+  }
+
   async function run(w: Worker): Promise<void> {
     w.running = true;
     try {
@@ -98,11 +136,16 @@ export function createPodWorkers(opts: {
         w.pending = undefined;
         if (w.state === "syncing") {
           let r: SyncResult = {};
+          w.busy = "sync";
+          w.abort = new AbortController();
           try {
-            r = await opts.syncer.syncPod(w.pod, type);
+            r = await opts.syncer.syncPod(w.pod, type, w.abort.signal);
           } catch (e) {
             log.error(`pod sync failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
             r = { retry: true };
+          } finally {
+            w.busy = undefined;
+            w.abort = undefined;
           }
           // A kill that arrived during the sync wins over the sync's own outcome.
           if (w.state !== "syncing") {
@@ -117,13 +160,22 @@ export function createPodWorkers(opts: {
           continue;
         }
         if (w.state === "terminating") {
+          w.busy = "terminating";
           try {
-            await opts.syncer.syncTerminatingPod(w.pod, w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds);
+            // No await before the termination starts unless there is something to wait for: an idle
+            // worker's kill reaches the runtime in the caller's own tick.
+            if (w.preempts.length > 0) await awaitPreempts(w);
+            await terminate(w, w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds);
+            if (w.preempts.length > 0) await awaitPreempts(w);
             w.state = "terminated";
           } catch (e) {
             log.error(`pod termination failed, will retry ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            await awaitPreempts(w);
             scheduleRetry(w);
             continue;
+          } finally {
+            w.busy = undefined;
+            w.terminatingGrace = undefined;
           }
         }
         if (w.state === "terminated") {
@@ -166,7 +218,7 @@ export function createPodWorkers(opts: {
       const uid = pod.metadata.uid;
       let w = workers.get(uid);
       if (!w) {
-        w = { uid, pod, state: "syncing", running: false, onDone: [], idle: [] };
+        w = { uid, pod, state: "syncing", running: false, onDone: [], idle: [], preempts: [] };
         workers.set(uid, w);
       }
       if (w.state === "finished") {
@@ -180,6 +232,7 @@ export function createPodWorkers(opts: {
       if (type === "kill") {
         beginTermination(w, kill?.gracePeriodOverrideSeconds);
         if (kill?.onDone) w.onDone.push(kill.onDone);
+        preempt(w);
       }
       enqueue(w, type);
     },

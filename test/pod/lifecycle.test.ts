@@ -261,6 +261,38 @@ describe("init containers", () => {
   });
 });
 
+describe("a kill preempts a slow sync", () => {
+  test("the runtime's kill is not queued behind the sync; what the preempted sync started is stopped too", async () => {
+    const pod = makePod({ name: "hog", uid: "u1" });
+    const { rt, clock } = await setup({ pods: [pod] });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = false;
+    const sync = rt.syncPod.bind(rt);
+    rt.syncPod = async (...args) => {
+      entered = true;
+      await gate;
+      return sync(...args);
+    };
+    const until = async (cond: () => boolean, what: string) => {
+      for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+      if (!cond()) throw new Error(`never: ${what}`);
+    };
+    rt.exit("u1", "app", 1); // PLEG → sync → restart, held at the runtime
+    await clock.advance(1000);
+    await until(() => entered, "the sync reached the runtime");
+    const killed = lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. " });
+    await until(() => rt.calls.includes("kill hog grace=0"), "the kill reached the runtime");
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start hog/app#0"]); // the sync is still held
+    release();
+    await killed;
+    expect(rt.calls.filter((c) => c.startsWith("start") || c.startsWith("kill"))).toEqual(["start hog/app#0", "kill hog grace=0", "start hog/app#1", "kill hog grace=0"]);
+    expect(rt.pods.get("u1")?.containers.every((c) => c.state === "exited")).toBe(true);
+    expect(status("hog")).toMatchObject({ phase: "Failed", reason: "Evicted" });
+    expect(lc!.isPodCleanedUp(pod)).toBe(true);
+  });
+});
+
 describe("serialization under load", () => {
   test("bursts of updates, PLEG events and kills never overlap runtime calls of one pod", async () => {
     const pods = Array.from({ length: 5 }, (_, i) => makePod({ name: `p${i}`, uid: `u${i}` }));

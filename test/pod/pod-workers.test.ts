@@ -84,18 +84,64 @@ describe("pod workers", () => {
     expect(r.log).toContain(`terminating grace=${want}:start`);
   });
 
-  test("a kill arriving during a sync terminates right after it", async () => {
+  test("a kill arriving during a sync does not wait for it: the sync is aborted, termination starts at once, and one more pass follows the sync", async () => {
     const gate = deferred();
     let first = true;
     const r = recordingSyncer({ gate: () => (first ? ((first = false), gate.promise) : Promise.resolve()) });
+    let signal: AbortSignal | undefined;
+    const syncPod = r.syncer.syncPod;
+    r.syncer.syncPod = (pod, type, s) => ((signal = s), syncPod(pod, type, s));
     const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "create", pod: podWithImage("v1") });
     await Bun.sleep(0);
+    expect(signal?.aborted).toBe(false);
     w.updatePod({ type: "kill", pod: podWithImage("v1"), kill: { gracePeriodOverrideSeconds: 1 } });
     expect(w.isTerminationRequested("u1")).toBe(true);
+    expect(signal?.aborted).toBe(true);
+    // Started in the kill's own tick, while the sync still runs.
+    expect(r.log).toEqual(["sync v1:start", "terminating grace=1:start"]);
+    await Bun.sleep(0);
     gate.resolve();
     await w.whenIdle();
-    expect(r.log).toEqual(["sync v1:start", "sync v1:end", "terminating grace=1:start", "terminating grace=1:end", "terminated:start", "terminated:end"]);
+    expect(r.log).toEqual([
+      "sync v1:start",
+      "terminating grace=1:start",
+      "terminating grace=1:end",
+      "sync v1:end",
+      "terminating grace=1:start",
+      "terminating grace=1:end",
+      "terminated:start",
+      "terminated:end",
+    ]);
+    expect(w.state("u1")).toBe("finished");
+  });
+
+  test("an idle pod's kill reaches the syncer in the caller's tick", () => {
+    const r = recordingSyncer({ gate: () => new Promise<void>(() => {}) });
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
+    w.updatePod({ type: "kill", pod: podWithImage("v1"), kill: { gracePeriodOverrideSeconds: 0 } });
+    expect(r.log).toEqual(["terminating grace=0:start"]);
+  });
+
+  test("a kill with a shorter grace period restarts a running termination with it; a kill no shorter does not", async () => {
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
+    let done = 0;
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
+    w.updatePod({ type: "kill", pod: podWithImage("v1", 300), kill: { gracePeriodOverrideSeconds: 300, onDone: () => done++ } });
+    w.updatePod({ type: "kill", pod: podWithImage("v1", 300), kill: { gracePeriodOverrideSeconds: 300, onDone: () => done++ } });
+    w.updatePod({ type: "kill", pod: podWithImage("v1", 300), kill: { gracePeriodOverrideSeconds: 1, onDone: () => done++ } });
+    w.updatePod({ type: "kill", pod: podWithImage("v1", 300), kill: { gracePeriodOverrideSeconds: 1, onDone: () => done++ } });
+    expect(r.log).toEqual(["terminating grace=300:start", "terminating grace=1:start"]);
+    // The short one ends first (the container is dead); the long call returns then too.
+    gates[1]!.resolve();
+    gates[0]!.resolve();
+    while (gates.length < 3) await Bun.sleep(0);
+    gates[2]!.resolve();
+    await w.whenIdle();
+    expect(r.log.filter((l) => l.endsWith(":start"))).toEqual(["terminating grace=300:start", "terminating grace=1:start", "terminated:start"]);
+    expect(done).toBe(4);
+    expect(w.state("u1")).toBe("finished");
   });
 
   test("a terminal sync result terminates the pod; retry results resync after the back-off period", async () => {
