@@ -2,7 +2,7 @@
 // files → workers → kuberuntime → containerd, with pod cgroups, PLEG restarts, CrashLoopBackOff,
 // eviction through killPod and removal. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
@@ -10,44 +10,14 @@ import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.t
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+import { removeCgroupTree } from "../support/cgroup.ts";
+import { until } from "../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-lc-${PID}`;
 const BASE = `/tmp/bunlet-lc-${PID}`;
 const MANIFESTS = join(BASE, "manifests");
 const NODE = "lcnode";
-
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 const manifest = (name: string, command: string, extra = "") => `apiVersion: v1
 kind: Pod
@@ -97,7 +67,7 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
         await rt.removePod(p.uid).catch(() => {});
       }
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

@@ -5,6 +5,9 @@ import type { Subprocess } from "bun";
 import { readdirSync, statSync } from "node:fs";
 import { constants } from "node:os";
 import { join, resolve } from "node:path";
+import { pollUntil } from "./wait.ts";
+
+export { pollUntil };
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const BINARY = join(ROOT, "dist", "bunlet");
@@ -52,16 +55,6 @@ export function freePort(): number {
   const port = s.port;
   s.stop(true);
   return port;
-}
-
-/** Polls `cond` every `intervalMs` until it holds; throws `what` after `timeoutMs`. */
-export async function pollUntil(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(intervalMs);
-  }
 }
 
 export interface BunletProcess {

@@ -1,8 +1,10 @@
 // Test cgroups: uniquely named (pid + counter) under the v1 memory controller, always with a memory
 // limit so a runaway child can never pressure the host, and removed even when a test fails.
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pollUntil } from "./wait.ts";
 
+export const CGROUP_MOUNT = "/sys/fs/cgroup";
 export const MEMORY_ROOT = "/sys/fs/cgroup/memory";
 export const UNIFIED_ROOT = "/sys/fs/cgroup/unified";
 
@@ -44,37 +46,98 @@ export function makeMemoryCgroup(opts: { limitBytes?: number; root?: string; pre
   return cg;
 }
 
+/** SIGKILLs the processes left in the cgroup at `path` (none when it is gone). */
+function killMembers(path: string): void {
+  let procs: string;
+  try {
+    procs = readFileSync(join(path, "cgroup.procs"), "utf8");
+  } catch {
+    return;
+  }
+  for (const pid of procs.split("\n").filter(Boolean)) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {}
+  }
+}
+
+/** One rmdir of a cgroup: true when it is gone, else the error code (EBUSY while members exit). */
+function tryRmdir(path: string): true | string {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? String(e);
+    return code === "ENOENT" ? true : code;
+  }
+}
+
 /** Kills remaining members and removes the cgroup directory, retrying while they exit. */
 export async function removeCgroup(path: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!existsSync(path)) return;
-    try {
-      for (const pid of readFileSync(join(path, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
-        try {
-          process.kill(Number(pid), "SIGKILL");
-        } catch {}
-      }
-    } catch {}
-    try {
-      rmdirSync(path);
-      return;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return;
-      if (Date.now() > deadline) throw new Error(`cannot remove test cgroup ${path}: ${code}`);
-      await Bun.sleep(20);
-    }
+    killMembers(path);
+    const r = tryRmdir(path);
+    if (r === true) return;
+    if (Date.now() > deadline) throw new Error(`cannot remove test cgroup ${path}: ${r}`);
+    await Bun.sleep(20);
   }
 }
 
-/** Polls `cond` until true or the timeout; throws with `what` on timeout. */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000, intervalMs = 5): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(intervalMs);
+/** Every cgroup hierarchy mounted under /sys/fs/cgroup, each once (cpu, cpuacct and cpu,cpuacct are one). */
+function hierarchies(): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const c of readdirSync(CGROUP_MOUNT)) {
+    const p = join(CGROUP_MOUNT, c);
+    try {
+      const st = statSync(p);
+      if (!st.isDirectory() || !existsSync(join(p, "cgroup.procs"))) continue;
+      const key = `${st.dev}:${st.ino}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(p);
+    } catch {}
   }
+  return out;
+}
+
+/**
+ * Removes the cgroup subtree `relPath` (e.g. a test's cgroupRoot) in every hierarchy, deepest first:
+ * kills what is left in each cgroup (only the caller's own pods live there) and retries rmdir while
+ * they exit (EBUSY), `attempts` times 20 ms. Returns what could not be removed (empty when all is gone).
+ */
+export function removeCgroupTree(relPath: string, attempts = 100): string[] {
+  const problems: string[] = [];
+  for (const ctl of hierarchies()) {
+    const top = join(ctl, relPath);
+    if (!existsSync(top)) continue;
+    const dirs: string[] = [];
+    const walk = (d: string) => {
+      dirs.push(d);
+      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    };
+    try {
+      walk(top);
+    } catch {}
+    for (const d of dirs.reverse()) {
+      let r: true | string = "not tried";
+      for (let i = 0; i < attempts; i++) {
+        killMembers(d);
+        r = tryRmdir(d);
+        if (r === true) break;
+        Bun.sleepSync(20);
+      }
+      if (r !== true) problems.push(`could not remove cgroup ${d}: ${r}`);
+    }
+  }
+  return problems;
+}
+
+/** Polls `cond` until true or the timeout (default 5 s, every 5 ms); throws with `what` on timeout. */
+export function waitFor(cond: () => boolean, what: string, timeoutMs = 5000, intervalMs = 5): Promise<void> {
+  return pollUntil(cond, what, timeoutMs, intervalMs);
 }
 
 /**

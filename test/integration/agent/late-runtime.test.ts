@@ -2,7 +2,7 @@
 // pods once the runtime answers. The runtime "appears" through a unix-socket proxy to the private
 // containerd that starts listening only later. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
@@ -10,22 +10,14 @@ import { loadConfig } from "../../../src/config/load.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
 const BASE = `/tmp/bunlet-late-${PID}`;
 const CGROUP_ROOT = `/bunlet-late-${PID}`;
 const NODE = "latetest";
 const PROXY = join(BASE, "cri.sock");
-
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
 
 describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () => {
   let ctd: TestContainerd;
@@ -53,22 +45,7 @@ describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () =>
         await ctd.cri.removePodSandbox(s.id).catch(() => {});
       }
     } finally {
-      for (const ctl of readdirSync("/sys/fs/cgroup")) {
-        const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-        if (!existsSync(top)) continue;
-        const walk = (d: string) => {
-          for (const e of readdirSync(d)) if (statSync(join(d, e)).isDirectory()) walk(join(d, e));
-          for (let i = 0; i < 100; i++) {
-            try {
-              rmdirSync(d);
-              return;
-            } catch {
-              Bun.sleepSync(20);
-            }
-          }
-        };
-        walk(top);
-      }
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

@@ -4,7 +4,7 @@
 // notifier on kubepods, with an upstream-shaped status, a trace record and metrics, while the other
 // pods keep running. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
@@ -13,6 +13,8 @@ import type { Pod } from "../../../src/pod/types.ts";
 import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
 import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-agent-${PID}`;
@@ -21,38 +23,6 @@ const MANIFESTS = join(BASE, "manifests");
 const TRACE = join(BASE, "trace.jsonl");
 const NODE = "agenttest";
 const KUBEPODS_LIMIT_MIB = 256;
-
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 100; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 const pod = (name: string, image: string, args: string[], resources = "", extra = "") => `apiVersion: v1
 kind: Pod
@@ -131,7 +101,7 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
         }
       }
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

@@ -5,7 +5,7 @@
 // invalid manifest is reported with its file and field while its neighbours run. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ConsolaReporter } from "consola/core";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
@@ -15,6 +15,8 @@ import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-podlc-${PID}`;
@@ -22,35 +24,6 @@ const BASE = `/tmp/bunlet-podlc-${PID}`;
 const MANIFESTS = join(BASE, "manifests");
 const NODE = "podlctest";
 const CONTAINERD_SH = resolve(import.meta.dir, "../../../scripts/host/containerd.sh");
-
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) if (statSync(join(dir, e)).isDirectory()) walk(join(dir, e));
-      for (let i = 0; i < 100; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 /** A busybox static pod; `container` is extra YAML for the container, indented 6 (probes …). */
 const pod = (name: string, image: string, command: string[], opts: { grace?: number; labels?: Record<string, string>; container?: string } = {}) => `apiVersion: v1
@@ -67,6 +40,9 @@ ${opts.labels ? `  labels: ${JSON.stringify(opts.labels)}\n` : ""}spec:
 ${opts.container ?? ""}`;
 
 const SLEEP = ["sh", "-c", "exec sleep 3600"];
+
+/** This file's polls wait 40 s unless a call says otherwise. */
+const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 40_000) => waitUntil(what, fn, timeoutMs);
 
 describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agent on containerd", () => {
   let ctd: TestContainerd;
@@ -137,7 +113,7 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
         }
       }
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

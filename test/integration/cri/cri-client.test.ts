@@ -3,18 +3,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { GrpcError, type PodSandboxConfig } from "../../../src/cri/client.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const LOG_ROOT = `/tmp/bunlet-cri-test-${process.pid}`;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
+/** Polls every 50 ms until a value, 20 s by default. */
+const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 20_000) => waitUntil(what, fn, timeoutMs, { intervalMs: 50 });
 
 describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
   let ctd: TestContainerd;

@@ -4,7 +4,7 @@
 // removed — directly, after its static manifest is deleted, and as an orphan found by housekeeping.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../../src/pod/cgroups.ts";
 import { emptyDirPath, mountPointsUnder } from "../../../src/pod/kuberuntime/empty-dir.ts";
@@ -13,6 +13,8 @@ import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import { createPodLifecycle, type PodLifecycle } from "../../../src/pod/lifecycle.ts";
 import type { BackOff, Runtime, RuntimePodStatus } from "../../../src/pod/runtime.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-ed-${PID}`;
@@ -22,43 +24,6 @@ const MANIFESTS = join(BASE, "manifests");
 const NODE = "ednode";
 const Mi = 2 ** 20;
 const noBackOff: BackOff = { isInBackOff: () => false, next: () => {} };
-
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await Bun.sleep(100);
-  }
-}
-
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 /** The tmpfs mounted at `path` as /proc/mounts shows it, or undefined. */
 function tmpfsAt(path: string): { sizeBytes: number } | undefined {
@@ -92,6 +57,9 @@ function makePod(name: string, volumes: KubePod["spec"]["volumes"], memoryLimit 
   };
 }
 
+/** Polls until a value; a poll that throws is retried, its last error named on timeout. */
+const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 60_000) => waitUntil(what, fn, timeoutMs, { retryErrors: true });
+
 describe.skipIf(!canRunContainerd())("emptyDir medium Memory on containerd", () => {
   let ctd: TestContainerd;
   let rt: Runtime & { execSync: NonNullable<Runtime["execSync"]> };
@@ -114,7 +82,7 @@ describe.skipIf(!canRunContainerd())("emptyDir medium Memory on containerd", () 
     } finally {
       // Whatever a failed test left mounted goes before the directory does.
       for (const mp of mountPointsUnder(BASE)) spawnSync("umount", ["-l", mp]);
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

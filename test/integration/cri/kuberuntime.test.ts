@@ -1,7 +1,7 @@
 // kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd: sync, cgroups and limits,
 // exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, removal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createCriClient } from "../../../src/cri/client.ts";
 import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
@@ -10,50 +10,14 @@ import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import type { BackOff, Runtime, RuntimeContainerStatus, RuntimePodStatus } from "../../../src/pod/runtime.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `bunlet-kr-${PID}`;
 const LOG_ROOT = `/tmp/bunlet-kr-logs-${PID}`;
 const KUBELET_ROOT = `/tmp/bunlet-kr-root-${PID}`;
 const noBackOff: BackOff = { isInBackOff: () => false, next: () => {} };
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await Bun.sleep(100);
-  }
-}
-
-/** Removes the test's cgroup subtree in every v1 controller, deepest first. */
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20); // the last task of the cgroup may still be exiting
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 let seq = 0;
 function makePod(spec: Partial<KubePod["spec"]> & { containers: KubePod["spec"]["containers"] }, name = `p${++seq}`): KubePod {
@@ -62,6 +26,9 @@ function makePod(spec: Partial<KubePod["spec"]> & { containers: KubePod["spec"][
     spec: { hostNetwork: true, restartPolicy: "Always", terminationGracePeriodSeconds: 2, ...spec },
   };
 }
+
+/** Polls until a value (30 s by default); a poll that throws is retried, its last error named on timeout. */
+const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 30_000) => waitUntil(what, fn, timeoutMs, { retryErrors: true });
 
 describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
   let ctd: TestContainerd;
@@ -81,7 +48,7 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
       }
       await ctd?.release();
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(LOG_ROOT, { recursive: true, force: true });
       rmSync(KUBELET_ROOT, { recursive: true, force: true });
     }

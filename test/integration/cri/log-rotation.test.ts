@@ -4,7 +4,7 @@
 // stay within containerLogMaxFiles (older ones gzipped) and the container keeps writing, without a
 // gap, into the reopened log.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { createPodCgroupManager } from "../../../src/pod/cgroups.ts";
@@ -12,6 +12,8 @@ import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle, type PodLifecycle } from "../../../src/pod/lifecycle.ts";
 import type { Runtime } from "../../../src/pod/runtime.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
+import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-lr-${PID}`;
@@ -20,38 +22,6 @@ const MANIFESTS = join(BASE, "manifests");
 const LOGS = join(BASE, "logs");
 const NODE = "lrnode";
 const MAX_FILES = 3;
-
-async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 /** Sequence numbers of the "line N" records of a CRI-format log. */
 const seqs = (text: string) => [...text.matchAll(/ stdout F line (\d+) /g)].map((m) => Number(m[1]));
@@ -76,7 +46,7 @@ describe.skipIf(!canRunContainerd())("container log rotation on containerd", () 
         await rt.removePod(p.uid).catch(() => {});
       }
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(BASE, { recursive: true, force: true });
       await ctd?.release();
     }

@@ -2,7 +2,7 @@
 // listing, per-container memory from the container cgroups runc made under the pod cgroup, the
 // writable layer (rootfs) from CRI ContainerStats, logs from the pod log directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
@@ -10,6 +10,7 @@ import type { BackOff } from "../../../src/pod/runtime.ts";
 import { createSummaryProvider } from "../../../src/stats/summary-provider.ts";
 import type { NodeStats, PodStats } from "../../../src/stats/summary.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `bunlet-st-${PID}`;
@@ -17,29 +18,6 @@ const LOG_ROOT = `/tmp/bunlet-st-logs-${PID}`;
 const KUBELET_ROOT = `/tmp/bunlet-st-root-${PID}`;
 const MI = 1024 * 1024;
 const noBackOff: BackOff = { isInBackOff: () => false, next: () => {} };
-
-/** Removes the test's cgroup subtree in every v1 controller, deepest first. */
-function removeCgroups(): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, CGROUP_ROOT);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) {
-        const p = join(dir, e);
-        if (statSync(p).isDirectory()) walk(p);
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20); // the last task of the cgroup may still be exiting
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 describe.skipIf(!canRunContainerd())("pod stats with containerd", () => {
   let ctd: TestContainerd;
@@ -65,7 +43,7 @@ describe.skipIf(!canRunContainerd())("pod stats with containerd", () => {
       await rt?.removePod(pod.metadata.uid as string).catch(() => {});
       await ctd?.release();
     } finally {
-      removeCgroups();
+      removeCgroupTree(CGROUP_ROOT);
       rmSync(LOG_ROOT, { recursive: true, force: true });
       rmSync(KUBELET_ROOT, { recursive: true, force: true });
     }
