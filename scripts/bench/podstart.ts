@@ -6,11 +6,13 @@
 // no pull is timed), removes each pod before the next run, and cleans up everything — pods, cgroups,
 // directories, containerd, bunlet — on exit, failure or Ctrl-C.
 // Prints median/p90 against the goal (≤ 1 s) and the ratios.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BunletProcess, BINARY, ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz } from "../../test/support/binary.ts";
+import { removeCgroupTree } from "../../test/support/cgroup.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
+import { pollUntil } from "../../test/support/wait.ts";
 
 const GOAL_MS = 1000;
 const args = process.argv.slice(2);
@@ -21,34 +23,6 @@ const POD_NAME_LABEL = "io.kubernetes.pod.name";
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-}
-
-function removeCgroupTree(root: string): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, root);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) if (statSync(join(dir, e)).isDirectory()) walk(join(dir, e));
-      for (let i = 0; i < 100; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
-
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs: number, intervalMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(intervalMs);
-  }
 }
 
 const base = mkdtempSync(join(tmpdir(), `bunlet-bench-podstart-${process.pid}-`));
@@ -119,7 +93,7 @@ try {
   ]);
   await waitForHealthz(agent, `http://127.0.0.1:${port}/healthz`);
   // The agent starts pods only once the runtime answered; an empty /pods confirms the lifecycle is up.
-  await until("the agent's pod lifecycle", async () => (await fetch(`http://127.0.0.1:${port}/pods`)).ok, 30_000, 50);
+  await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/pods`)).ok, "the agent's pod lifecycle", 30_000, 50);
 
   const sandboxesOf = async (podName: string) => cri.listPodSandbox({ labelSelector: { [POD_NAME_LABEL]: podName } });
   // A warm-up pod (not timed): first-use costs (snapshot of the image, QoS cgroups) are paid once.
@@ -130,9 +104,9 @@ try {
     const t0 = performance.now();
     // rename(2) makes the manifest appear whole: the file source never reads a partial file.
     renameSync(join(staging, `${name}.yaml`), join(manifests, `${name}.yaml`));
-    await until(
-      `${podName} RUNNING`,
+    await pollUntil(
       async () => (await cri.listContainers({ labelSelector: { [POD_NAME_LABEL]: podName }, state: { state: "CONTAINER_RUNNING" } })).length > 0,
+      `${podName} RUNNING`,
       30_000,
       2,
     );
@@ -141,7 +115,7 @@ try {
     console.log(`${name.padEnd(7)} ${ms.toFixed(1)} ms`);
     // Remove the pod and wait until it is gone, so runs do not overlap.
     rmSync(join(manifests, `${name}.yaml`));
-    await until(`${podName} removed`, async () => (await sandboxesOf(podName)).length === 0, 60_000, 20);
+    await pollUntil(async () => (await sandboxesOf(podName)).length === 0, `${podName} removed`, 60_000, 20);
   }
 } finally {
   await cleanup();

@@ -2,11 +2,12 @@
 // private containerd it runs static pods, survives its own restart without restarting them, and
 // scripts/demo.sh --once (the README's main command) shows a kernel-notified eviction with its trace.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Pod } from "../../src/pod/types.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { removeCgroupTree } from "../support/cgroup.ts";
 import { acquireContainerd, canRunContainerd, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
 
 const PID = process.pid;
@@ -15,25 +16,6 @@ beforeAll(async () => {
   await ensureBuilt();
 }, 180_000);
 afterAll(killAll);
-
-function removeCgroupTree(root: string): void {
-  for (const ctl of readdirSync("/sys/fs/cgroup")) {
-    const top = join("/sys/fs/cgroup", ctl, root);
-    if (!existsSync(top)) continue;
-    const walk = (dir: string) => {
-      for (const e of readdirSync(dir)) if (statSync(join(dir, e)).isDirectory()) walk(join(dir, e));
-      for (let i = 0; i < 100; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch {
-          Bun.sleepSync(20);
-        }
-      }
-    };
-    walk(top);
-  }
-}
 
 describe("runtime unreachable", () => {
   let dir: string;

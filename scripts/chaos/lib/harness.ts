@@ -11,6 +11,7 @@ import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../..
 import { acquireContainerd, type TestContainerd } from "../../../test/support/containerd.ts";
 import { CGROUP_MOUNT, flatKeyed, memTotalBytes, MIB, readCgroupFile, removeCgroupTree } from "./host.ts";
 import { isRunning, podManifest, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
+import { until } from "../../../test/support/wait.ts";
 
 const HOST_SCRIPTS = resolve(import.meta.dir, "../../host");
 
@@ -282,14 +283,8 @@ export function createHarness(name: string, verbose: boolean) {
     },
 
     /** Polls until `cond` returns a truthy value (returned); throws after `timeoutMs`. */
-    async waitFor<T>(what: string, cond: () => T | Promise<T>, timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const v = await cond();
-        if (v) return v as NonNullable<T>;
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-        await Bun.sleep(intervalMs);
-      }
+    waitFor<T>(what: string, cond: () => T | Promise<T>, timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
+      return until(what, async () => ((await cond()) || undefined) as NonNullable<T> | undefined, timeoutMs, { intervalMs });
     },
 
     trace(): TraceRecord[] {

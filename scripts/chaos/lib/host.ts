@@ -1,9 +1,12 @@
 // Host facts and cgroup v1 files the scenarios read and clean up (only below their own cgroupRoot).
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { CGROUP_MOUNT, removeCgroupTree } from "../../../test/support/cgroup.ts";
+
+/** Kills what is left in a cgroup subtree and removes it bottom-up (test/support/cgroup.ts). */
+export { CGROUP_MOUNT, removeCgroupTree };
 
 export const MIB = 1024 * 1024;
-export const CGROUP_MOUNT = "/sys/fs/cgroup";
 
 /** Reads a cgroup v1 file, undefined when the cgroup or file is gone. */
 export function readCgroupFile(dir: string, file: string): string | undefined {
@@ -44,57 +47,4 @@ export function hostTaskCount(): number {
 export function hostMaxPid(): number {
   const n = (p: string) => Number(readFileSync(p, "utf8").trim());
   return Math.min(n("/proc/sys/kernel/pid_max"), n("/proc/sys/kernel/threads-max"));
-}
-
-/** Every v1 controller hierarchy directory (cpu,cpuacct counted once). */
-function controllerDirs(): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const c of readdirSync(CGROUP_MOUNT)) {
-    const p = join(CGROUP_MOUNT, c);
-    try {
-      if (!statSync(p).isDirectory() || !existsSync(join(p, "cgroup.procs"))) continue;
-      const key = `${statSync(p).dev}:${statSync(p).ino}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      out.push(p);
-    } catch {}
-  }
-  return out;
-}
-
-/** Kills what is left in a cgroup subtree (only our own pods' processes live there) and removes it bottom-up. */
-export function removeCgroupTree(relPath: string): string[] {
-  const problems: string[] = [];
-  for (const ctl of controllerDirs()) {
-    const top = join(ctl, relPath);
-    if (!existsSync(top)) continue;
-    const dirs: string[] = [];
-    const walk = (d: string) => {
-      dirs.push(d);
-      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
-    };
-    try {
-      walk(top);
-    } catch {}
-    for (const d of dirs.reverse()) {
-      let ok = false;
-      for (let i = 0; i < 100 && !ok; i++) {
-        for (const pid of (readCgroupFile(d, "cgroup.procs") ?? "").split("\n").filter(Boolean)) {
-          try {
-            process.kill(Number(pid), "SIGKILL");
-          } catch {}
-        }
-        try {
-          rmdirSync(d);
-          ok = true;
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === "ENOENT") ok = true;
-          else Bun.sleepSync(20);
-        }
-      }
-      if (!ok) problems.push(`could not remove cgroup ${d}`);
-    }
-  }
-  return problems;
 }
