@@ -6,18 +6,14 @@ import { Eventfd } from "../../src/kernel/eventfd.ts";
 import { createNotifierHub, type NotifierHub } from "../../src/kernel/hub.ts";
 import { runFdFixture } from "../support/cgroup.ts";
 import type { CloseTwiceResult, HubCloseResult } from "./fixtures/hub-fds.ts";
+import { pollUntil } from "../support/wait.ts";
 
 // Exact fd and thread accounting runs in a child process of its own: in this one, Bun's threads
 // and other test files' Workers open and close eventfd/epoll fds at any moment.
 const HUB_FDS = join(import.meta.dir, "fixtures/hub-fds.ts");
 
-async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(2);
-  }
-}
+/** Polls every 2 ms, 3 s at most. */
+const until = (cond: () => boolean, what: string, timeoutMs = 3000) => pollUntil(cond, what, timeoutMs, 2);
 
 describe("Eventfd / Epoll", () => {
   test("close exactly once: a second close does not touch a reused fd number", async () => {

@@ -6,16 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNotifierHub, type NotifierHub } from "../../src/kernel/hub.ts";
 import { watchMemoryEvents, type MemoryEventsEvent } from "../../src/kernel/memory-events.ts";
+import { pollUntil } from "../support/wait.ts";
 
 const events = (h: number, oom: number, kill: number) => `low 0\nhigh ${h}\nmax 0\noom ${oom}\noom_kill ${kill}\n`;
 
-async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(2);
-  }
-}
+/** Polls every 2 ms, 3 s at most. */
+const until = (cond: () => boolean, what: string, timeoutMs = 3000) => pollUntil(cond, what, timeoutMs, 2);
 
 describe("watchMemoryEvents", () => {
   let hub: NotifierHub | undefined;

@@ -3,16 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hasCapSysResource, startPsiPolling, type PsiEvent, type PsiNotifier } from "../../src/kernel/psi.ts";
+import { pollUntil } from "../support/wait.ts";
 
 const pressure = (someTotal: number) => `some avg10=0.00 avg60=0.00 avg300=0.00 total=${someTotal}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n`;
 
-async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(2);
-  }
-}
+/** Polls every 2 ms, 3 s at most. */
+const until = (cond: () => boolean, what: string, timeoutMs = 3000) => pollUntil(cond, what, timeoutMs, 2);
 
 describe("PSI polling fallback", () => {
   let n: PsiNotifier | undefined;

@@ -5,14 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as libc from "../../ffi/libc.ts";
 import { acquireLockFile, decodeInotifyMask, describeMask, LockFileError, watchLockContention, type ContentionWatch, type LockFile } from "../../src/lockfile.ts";
-
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(10);
-  }
-}
+import { pollUntil } from "../support/wait.ts";
 
 /** Whether another open file description can take the lock right now. */
 function lockIsFree(path: string): boolean {
@@ -90,7 +83,7 @@ describe("watchLockContention", () => {
     const events: string[] = [];
     watches.push(watchLockContention(path, (ev) => events.push(ev.kind)));
     closeSync(openSync(path, "r"));
-    await until(() => events.length > 0);
+    await pollUntil(() => events.length > 0, "a contention event", 5000, 10);
     expect(events).toEqual(["open"]);
   });
 
@@ -102,7 +95,7 @@ describe("watchLockContention", () => {
     unlinkSync(path);
     // Deleting an open file only drops its link; DELETE_SELF comes when the inode goes, i.e. after release.
     held.pop()!.release();
-    await until(() => events.length > 0);
+    await pollUntil(() => events.length > 0, "a contention event", 5000, 10);
     expect(events[0]).toContain("delete_self");
   });
 
