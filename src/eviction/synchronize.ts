@@ -85,8 +85,11 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   }
   const layout = state.layout!;
 
-  // Step 4: memcg notifier re-arm, at most every 10 s.
-  if (deps.onNotifierTargets && (state.lastNotifierRefreshMs === undefined || now - state.lastNotifierRefreshMs > NOTIFIER_REFRESH_INTERVAL_MS)) {
+  // Step 4: memcg notifier re-arm, at most every 10 s. Re-arming blocks in write(2) for a kernel RCU
+  // grace period (~8 ms per threshold): a kernel-triggered cycle leaves it to the next full cycle
+  // (≤ 10 s later, 1 s after an eviction) unless that is overdue, so it never delays the kill.
+  const sinceRearmMs = state.lastNotifierRefreshMs === undefined ? Infinity : now - state.lastNotifierRefreshMs;
+  if (deps.onNotifierTargets && sinceRearmMs > (opts.memoryOnly ? 2 : 1) * NOTIFIER_REFRESH_INTERVAL_MS) {
     state.lastNotifierRefreshMs = now;
     const { targets, errors } = notifierTargets(state.thresholds, summary);
     for (const e of errors) logger.warn(`eviction manager: memcg notifier not updated: ${e}`);

@@ -195,6 +195,34 @@ describe("eviction manager loop", () => {
     expect(targets.map((t) => t.description)).toEqual(["hard memory eviction threshold"]);
   });
 
+  test("a kernel-triggered cycle leaves the notifier re-arm to the next full cycle unless it is 20 s overdue", async () => {
+    const pushes: number[] = [];
+    const clock = createManualClock(atMs(0));
+    const m = createEvictionManager({
+      config: evictionConfig({ thresholds: hard() }),
+      clock,
+      logger: silent,
+      summary: async () => summary({ time: new Date(clock.now()).toISOString(), memAvailable: Gi }),
+      activePods: () => [],
+      killPod: async () => {},
+      onNotifierTargets: () => pushes.push((clock.now() - atMs(0)) / 1000),
+    });
+    const at = async (s: number, kind: "kernel" | "full") => {
+      clock.set(atMs(s));
+      if (kind === "full") await m.synchronize();
+      else {
+        m.trigger("memcg");
+        await m.idle();
+      }
+    };
+    await at(0, "full");
+    await at(11, "kernel");
+    await at(12, "full");
+    await at(25, "kernel");
+    await at(33, "kernel");
+    expect(pushes).toEqual([0, 12, 33]);
+  });
+
   test("notifier targets are pushed at most every 10 s", async () => {
     const pushes: number[] = [];
     const clock = createManualClock(atMs(0));
