@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Pod } from "../../src/pod/types.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { removeCgroupTree } from "../support/cgroup.ts";
-import { acquireContainerd, canRunContainerd, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
 
 const PID = process.pid;
 
@@ -72,17 +72,7 @@ describe.skipIf(!canRunContainerd())("on containerd", () => {
 
   afterAll(async () => {
     await p?.stop("SIGTERM", 5000);
-    try {
-      for (const s of await ctd.cri.listPodSandbox().catch(() => [])) {
-        if (!s.metadata?.name.endsWith(`-${node}`)) continue;
-        await ctd.cri.stopPodSandbox(s.id).catch(() => {});
-        await ctd.cri.removePodSandbox(s.id).catch(() => {});
-      }
-    } finally {
-      removeCgroupTree(cgroupRoot);
-      rmSync(base, { recursive: true, force: true });
-      await ctd?.release();
-    }
+    await tearDownPods(ctd, () => removeSandboxes(ctd.cri, node), cgroupRoot, base);
   }, 120_000);
 
   test("runs a static pod; a restarted bunlet adopts it; removing the manifest removes it", async () => {

@@ -2,15 +2,14 @@
 // files → workers → kuberuntime → containerd, with pod cgroups, PLEG restarts, CrashLoopBackOff,
 // eviction through killPod and removal. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
-import { removeCgroupTree } from "../support/cgroup.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
 import { until } from "../support/wait.ts";
 
 const PID = process.pid;
@@ -60,17 +59,7 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
 
   afterAll(async () => {
     await lc?.stop();
-    try {
-      for (const p of await rt.getPods(true).catch(() => [])) {
-        if (!p.name.endsWith(`-${NODE}`)) continue;
-        await rt.killPod(p, 0).catch(() => {});
-        await rt.removePod(p.uid).catch(() => {});
-      }
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(BASE, { recursive: true, force: true });
-      await ctd?.release();
-    }
+    await tearDownPods(ctd, () => removeNodePods(rt, NODE), CGROUP_ROOT, BASE);
   }, 120_000);
 
   test("a static pod runs in its pod cgroup and reports Running/Ready", async () => {

@@ -3,9 +3,11 @@
 // mount and directory — when the last user releases it.
 //   const ctd = await acquireContainerd(); ... afterAll(() => ctd.release());
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { type CriClient, createCriClient } from "../../src/cri/client.ts";
+import type { Runtime } from "../../src/pod/runtime.ts";
+import { removeCgroupTree } from "./cgroup.ts";
 
 const SCRIPTS = resolve(import.meta.dir, "../../scripts/host");
 
@@ -62,9 +64,13 @@ function reapStaleInstances(): void {
 let refs = 0;
 let shared: Omit<TestContainerd, "release"> | undefined;
 
-/** Removes every pod sandbox through the CRI first, so CNI tears down netns and IP leases properly. */
-export async function removeAllSandboxes(cri: CriClient): Promise<void> {
+/**
+ * Stops and removes pod sandboxes through the CRI (so CNI tears down netns and IP leases properly):
+ * every one, or with `node` only that node's (named <pod>-<node>).
+ */
+export async function removeSandboxes(cri: CriClient, node?: string): Promise<void> {
   for (const s of await cri.listPodSandbox().catch(() => [])) {
+    if (node !== undefined && !s.metadata?.name.endsWith(`-${node}`)) continue;
     await cri.stopPodSandbox(s.id).catch(() => {});
     await cri.removePodSandbox(s.id).catch(() => {});
   }
@@ -102,7 +108,7 @@ export async function acquireContainerd(): Promise<TestContainerd> {
       if (--refs > 0) return;
       shared = undefined;
       try {
-        await removeAllSandboxes(self.cri);
+        await removeSandboxes(self.cri);
       } finally {
         self.cri.close();
         run("containerd.sh", "destroy");
@@ -113,3 +119,26 @@ export async function acquireContainerd(): Promise<TestContainerd> {
 
 /** Env for running scripts/host/containerd.sh against this process's test instance. */
 export const testContainerdEnv = env;
+
+/** The pods of node `node` (named <pod>-<node>) through kuberuntime: killed at once, then removed. */
+export async function removeNodePods(rt: Runtime, node: string): Promise<void> {
+  for (const p of await rt.getPods(true).catch(() => [])) {
+    if (!p.name.endsWith(`-${node}`)) continue;
+    await rt.killPod(p, 0).catch(() => {});
+    await rt.removePod(p.uid).catch(() => {});
+  }
+}
+
+/**
+ * The end of an afterAll that ran pods on `ctd`: `removePods`, then, even when that throws, the cgroup
+ * tree `cgroupRoot` and the directories `dirs` are removed and containerd is released.
+ */
+export async function tearDownPods(ctd: TestContainerd | undefined, removePods: () => Promise<void>, cgroupRoot: string, ...dirs: string[]): Promise<void> {
+  try {
+    await removePods();
+  } finally {
+    removeCgroupTree(cgroupRoot);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await ctd?.release();
+  }
+}

@@ -2,15 +2,14 @@
 // pods once the runtime answers. The runtime "appears" through a unix-socket proxy to the private
 // containerd that starts listening only later. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -38,17 +37,7 @@ describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () =>
   afterAll(async () => {
     await agent?.stop();
     proxy?.close();
-    try {
-      for (const s of await ctd.cri.listPodSandbox().catch(() => [])) {
-        if (!s.metadata?.name.endsWith(`-${NODE}`)) continue;
-        await ctd.cri.stopPodSandbox(s.id).catch(() => {});
-        await ctd.cri.removePodSandbox(s.id).catch(() => {});
-      }
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(BASE, { recursive: true, force: true });
-      await ctd?.release();
-    }
+    await tearDownPods(ctd, () => removeSandboxes(ctd.cri, NODE), CGROUP_ROOT, BASE);
   }, 120_000);
 
   test("serves while the runtime is down, then runs the static pod once it answers", async () => {

@@ -4,16 +4,15 @@
 // notifier on kubepods, with an upstream-shaped status, a trace record and metrics, while the other
 // pods keep running. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
-import { acquireContainerd, canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -91,20 +90,7 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
 
   afterAll(async () => {
     await agent?.stop();
-    try {
-      if (ctd) {
-        const rt = createKubeRuntime({ cri: ctd.cri });
-        for (const p of await rt.getPods(true).catch(() => [])) {
-          if (!p.name.endsWith(`-${NODE}`)) continue;
-          await rt.killPod(p, 0).catch(() => {});
-          await rt.removePod(p.uid).catch(() => {});
-        }
-      }
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(BASE, { recursive: true, force: true });
-      await ctd?.release();
-    }
+    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
   }, 120_000);
 
   test("static pods from the manifest dir run and /pods shows them Running", async () => {

@@ -5,7 +5,7 @@
 // invalid manifest is reported with its file and field while its neighbours run. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ConsolaReporter } from "consola/core";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
@@ -13,9 +13,8 @@ import { loadConfig } from "../../../src/config/load.ts";
 import { log } from "../../../src/log.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -101,22 +100,17 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
   afterAll(async () => {
     log.removeReporter(capture);
     await agent?.stop();
-    try {
-      if (ctd) {
+    await tearDownPods(
+      ctd,
+      async () => {
+        if (!ctd) return;
         // containerd may have been left stopped by a failed restart test.
         if (!existsSync(ctd.socket)) spawnSync("bash", [CONTAINERD_SH, "start"], { env: testContainerdEnv, stdio: "ignore", timeout: 60_000 });
-        const rt = createKubeRuntime({ cri: ctd.cri });
-        for (const p of await rt.getPods(true).catch(() => [])) {
-          if (!p.name.endsWith(`-${NODE}`)) continue;
-          await rt.killPod(p, 0).catch(() => {});
-          await rt.removePod(p.uid).catch(() => {});
-        }
-      }
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(BASE, { recursive: true, force: true });
-      await ctd?.release();
-    }
+        await removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE);
+      },
+      CGROUP_ROOT,
+      BASE,
+    );
   }, 120_000);
 
   test("containerd restarted under a running static pod: /pods stays served, the container survives, new manifests start", async () => {

@@ -4,15 +4,14 @@
 // stay within containerLogMaxFiles (older ones gzipped) and the container keeps writing, without a
 // gap, into the reopened log.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { createPodCgroupManager } from "../../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle, type PodLifecycle } from "../../../src/pod/lifecycle.ts";
 import type { Runtime } from "../../../src/pod/runtime.ts";
-import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
+import { type TestContainerd, acquireContainerd, canRunContainerd, removeNodePods, tearDownPods } from "../../support/containerd.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -39,17 +38,7 @@ describe.skipIf(!canRunContainerd())("container log rotation on containerd", () 
 
   afterAll(async () => {
     await lc?.stop();
-    try {
-      for (const p of await rt.getPods(true).catch(() => [])) {
-        if (!p.name.endsWith(`-${NODE}`)) continue;
-        await rt.killPod(p, 0).catch(() => {});
-        await rt.removePod(p.uid).catch(() => {});
-      }
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(BASE, { recursive: true, force: true });
-      await ctd?.release();
-    }
+    await tearDownPods(ctd, () => removeNodePods(rt, NODE), CGROUP_ROOT, BASE);
   }, 120_000);
 
   test("a fast writer's log is rotated, bounded by containerLogMaxFiles, and written on after each reopen", async () => {
