@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BunletProcess, BINARY, ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz } from "../../test/support/binary.ts";
+import { staticPodFlags } from "../../test/support/agent.ts";
 import { removeCgroupTree } from "../../test/support/cgroup.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
 import { pollUntil } from "../../test/support/wait.ts";
@@ -81,16 +82,7 @@ try {
   mkdirSync(manifests, { recursive: true });
   mkdirSync(staging, { recursive: true });
   const port = freePort();
-  agent = spawnBunlet([
-    `--root-dir=${join(base, "root")}`,
-    `--pod-manifest-path=${manifests}`,
-    `--cgroup-root=${cgroupRoot}`,
-    `--container-runtime-endpoint=${ctd.endpoint}`,
-    `--hostname-override=${node}`,
-    `--port=${port}`,
-    "--healthz-port=0",
-    "--read-only-port=0",
-  ]);
+  agent = spawnBunlet(staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }));
   await waitForHealthz(agent, `http://127.0.0.1:${port}/healthz`);
   // The agent starts pods only once the runtime answered; an empty /pods confirms the lifecycle is up.
   await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/pods`)).ok, "the agent's pod lifecycle", 30_000, 50);

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Pod } from "../../src/pod/types.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { staticPodFlags } from "../support/agent.ts";
 import { removeCgroupTree } from "../support/cgroup.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
 
@@ -49,14 +50,7 @@ describe.skipIf(!canRunContainerd())("on containerd", () => {
 
   const start = async () => {
     p = spawnBunlet([
-      `--root-dir=${join(base, "root")}`,
-      `--pod-manifest-path=${manifests}`,
-      `--cgroup-root=${cgroupRoot}`,
-      `--container-runtime-endpoint=${ctd.endpoint}`,
-      `--hostname-override=${node}`,
-      `--port=${port}`,
-      "--healthz-port=0",
-      "--read-only-port=0",
+      ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }),
       "--file-check-frequency=1s",
     ]);
     await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);

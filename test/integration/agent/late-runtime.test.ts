@@ -9,6 +9,7 @@ import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
+import { staticPodFlags } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
 import { until } from "../../support/wait.ts";
 
@@ -42,14 +43,7 @@ describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () =>
 
   test("serves while the runtime is down, then runs the static pod once it answers", async () => {
     const loaded = await loadConfig([
-      `--root-dir=${join(BASE, "root")}`,
-      `--pod-manifest-path=${join(BASE, "manifests")}`,
-      `--cgroup-root=${CGROUP_ROOT}`,
-      `--container-runtime-endpoint=unix://${PROXY}`,
-      `--hostname-override=${NODE}`,
-      `--port=${port}`,
-      "--healthz-port=0",
-      "--read-only-port=0",
+      ...staticPodFlags({ rootDir: join(BASE, "root"), manifests: join(BASE, "manifests"), cgroupRoot: CGROUP_ROOT, endpoint: `unix://${PROXY}`, node: NODE, port }),
     ]);
     agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     await agent.start();

@@ -12,6 +12,7 @@ import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
+import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
 import { until } from "../../support/wait.ts";
 
@@ -58,29 +59,14 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     writeFileSync(join(MANIFESTS, "web.yaml"), pod("web", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 10m, memory: 8Mi }\n"));
     const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
     const port = freePort();
-    const config = join(BASE, "kubelet.yaml");
-    writeFileSync(
-      config,
-      [
-        "apiVersion: kubelet.config.k8s.io/v1beta1",
-        "kind: KubeletConfiguration",
-        `staticPodPath: ${MANIFESTS}`,
-        "fileCheckFrequency: 1s",
-        `containerRuntimeEndpoint: ${ctd.endpoint}`,
-        `cgroupRoot: ${CGROUP_ROOT}`,
-        `podLogsDir: ${join(BASE, "logs")}`,
-        // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
-        `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
-        "evictionHard: { memory.available: 100Mi }",
-        "evictionPressureTransitionPeriod: 30s",
-        "kernelMemcgNotification: true",
-        "evictStaticPods: true",
-        `port: ${port}`,
-        "healthzPort: 0",
-        "readOnlyPort: 0",
-        "",
-      ].join("\n"),
-    );
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port }, [
+      // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
+      `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
+      "evictionHard: { memory.available: 100Mi }",
+      "evictionPressureTransitionPeriod: 30s",
+      "kernelMemcgNotification: true",
+      "evictStaticPods: true",
+    ]);
     const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--eviction-trace=${TRACE}`]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();

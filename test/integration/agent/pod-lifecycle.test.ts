@@ -14,6 +14,7 @@ import { log } from "../../../src/log.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
+import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
@@ -73,23 +74,7 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
     const port = freePort();
-    const config = join(BASE, "kubelet.yaml");
-    writeFileSync(
-      config,
-      [
-        "apiVersion: kubelet.config.k8s.io/v1beta1",
-        "kind: KubeletConfiguration",
-        `staticPodPath: ${MANIFESTS}`,
-        "fileCheckFrequency: 1s",
-        `containerRuntimeEndpoint: ${ctd.endpoint}`,
-        `cgroupRoot: ${CGROUP_ROOT}`,
-        `podLogsDir: ${join(BASE, "logs")}`,
-        `port: ${port}`,
-        "healthzPort: 0",
-        "readOnlyPort: 0",
-        "",
-      ].join("\n"),
-    );
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port });
     const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
     agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     await agent.start();
