@@ -63,7 +63,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     },
   });
 
-  function updateStatus(pod: Pod, rs: RuntimePodStatus, syncErrors?: SyncPodResult["errors"], podIsTerminal?: boolean): PodStatus {
+  function updateStatus(pod: Pod, rs: RuntimePodStatus, syncErrors?: SyncPodResult["errors"], podIsTerminal?: boolean, withProbes = true): PodStatus {
     const uid = pod.metadata.uid;
     const old = statuses.get(uid);
     // One line per container exit (seen once per container ID): the first thing an SRE greps for.
@@ -89,7 +89,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     });
     statuses.set(uid, status);
     if (old?.phase !== status.phase) log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
-    for (const c of pod.spec.containers) {
+    for (const c of withProbes ? pod.spec.containers : []) {
       const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
       if (latest)
         probes.updateContainer(uid, c.name, { id: latest.id, running: latest.state === "running", startedAtMs: latest.startedAtMs, started: false, podIP: status.podIP });
@@ -113,10 +113,18 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const cgroupParent = await deps.cgroups?.ensurePod(pod);
       if (signal?.aborted) return {};
       const before = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
-      if (signal?.aborted) return {};
+      // Preempted: still record what the runtime showed (an adopted pod's containers), without
+      // probes — the termination removed them — until the termination's own status lands.
+      if (signal?.aborted) {
+        updateStatus(pod, before, undefined, true, false);
+        return {};
+      }
       probes.addPod(pod);
       const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent });
-      if (signal?.aborted) return {};
+      if (signal?.aborted) {
+        updateStatus(pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), result.errors, true, false);
+        return {};
+      }
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
       const after = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
@@ -128,9 +136,20 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const uid = pod.metadata.uid;
       probes.removePod(uid);
       log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
-      await runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds);
+      const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds);
+      // A kill that preempted the pod's first sync: its status never saw the containers. Record
+      // them alongside the kill (never before it), unless the post-kill status lands first.
+      let final = false;
+      if (podManager.get(uid) && !statuses.get(uid)?.containerStatuses?.some((c) => c.containerID)) {
+        runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace).then(
+          (rs) => void (final || updateStatus(pod, rs, undefined, true, false)),
+          () => undefined,
+        );
+      }
+      await killed;
       if (podManager.get(uid)) {
         const rs = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+        final = true;
         updateStatus(pod, rs, undefined, true);
       }
     },
