@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { type BunletProcess, BINARY, ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz } from "../../test/support/binary.ts";
 import { staticPodFlags } from "../../test/support/agent.ts";
 import { removeCgroupTree } from "../../test/support/cgroup.ts";
+import { staticPodYaml } from "../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
 import { pollUntil } from "../../test/support/wait.ts";
 
@@ -61,18 +62,14 @@ for (const sig of ["SIGINT", "SIGTERM"] as const)
     void cleanup().finally(() => process.exit(130));
   });
 
-const manifest = (name: string) => `apiVersion: v1
-kind: Pod
-metadata: { name: ${name} }
-spec:
-  hostNetwork: ${!podNetwork}
-  terminationGracePeriodSeconds: 0
-  containers:
-    - name: main
-      image: bunlet.local/busybox:1
-      imagePullPolicy: IfNotPresent
-      command: ["sleep", "3600"]
-`;
+const manifest = (name: string) =>
+  staticPodYaml(name, {
+    image: "bunlet.local/busybox:1",
+    command: ["sleep", "3600"],
+    terminationGracePeriodSeconds: 0,
+    hostNetwork: !podNetwork,
+    container: "      imagePullPolicy: IfNotPresent\n",
+  });
 
 const startMs: number[] = [];
 try {

@@ -9,6 +9,7 @@ import type { Pod } from "../../src/pod/types.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { staticPodFlags } from "../support/agent.ts";
 import { removeCgroupTree } from "../support/cgroup.ts";
+import { staticPodYaml } from "../support/manifests.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
 
 const PID = process.pid;
@@ -72,7 +73,12 @@ describe.skipIf(!canRunContainerd())("on containerd", () => {
   test("runs a static pod; a restarted bunlet adopts it; removing the manifest removes it", async () => {
     writeFileSync(
       join(manifests, "sleeper.yaml"),
-      `apiVersion: v1\nkind: Pod\nmetadata: { name: sleeper }\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${ctd.images.busybox}\n      command: ["sh", "-c", "exec sleep 3600"]\n      resources: { requests: { memory: 8Mi } }\n`,
+      staticPodYaml("sleeper", {
+        image: ctd.images.busybox,
+        command: ["sh", "-c", "exec sleep 3600"],
+        terminationGracePeriodSeconds: 1,
+        container: "      resources: { requests: { memory: 8Mi } }\n",
+      }),
     );
     await start();
     await pollUntil(async () => (await pod("sleeper"))?.status?.phase === "Running", "sleeper Running", 60_000, 100);

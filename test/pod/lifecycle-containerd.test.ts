@@ -10,6 +10,7 @@ import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.t
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { staticPodYaml } from "../support/manifests.ts";
 import { until } from "../support/wait.ts";
 
 const PID = process.pid;
@@ -18,24 +19,19 @@ const BASE = `/tmp/bunlet-lc-${PID}`;
 const MANIFESTS = join(BASE, "manifests");
 const NODE = "lcnode";
 
-const manifest = (name: string, command: string, extra = "") => `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: 2
-${extra}  containers:
-    - name: main
-      image: bunlet.local/busybox:1
-      command: ["sh", "-c", ${JSON.stringify(command)}]
-      resources:
+const manifest = (name: string, command: string) =>
+  staticPodYaml(name, {
+    image: "bunlet.local/busybox:1",
+    command: ["sh", "-c", command],
+    terminationGracePeriodSeconds: 2,
+    container: `      resources:
         requests: { cpu: 10m, memory: 16Mi }
         limits: { memory: 48Mi }
       readinessProbe:
         exec: { command: ["true"] }
         periodSeconds: 1
-`;
+`,
+  });
 
 describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
   let ctd: TestContainerd;

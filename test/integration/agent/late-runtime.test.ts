@@ -11,6 +11,7 @@ import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { staticPodFlags } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -30,7 +31,7 @@ describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () =>
     mkdirSync(join(BASE, "manifests"), { recursive: true });
     writeFileSync(
       join(BASE, "manifests", "early.yaml"),
-      `apiVersion: v1\nkind: Pod\nmetadata: { name: early }\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${ctd.images.busybox}\n      command: ["sh", "-c", "exec sleep 3600"]\n`,
+      staticPodYaml("early", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 }),
     );
     port = freePort();
   }, 600_000);

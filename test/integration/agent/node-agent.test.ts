@@ -14,6 +14,7 @@ import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -24,18 +25,9 @@ const TRACE = join(BASE, "trace.jsonl");
 const NODE = "agenttest";
 const KUBEPODS_LIMIT_MIB = 256;
 
-const pod = (name: string, image: string, args: string[], resources = "", extra = "") => `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: 2
-${extra}  containers:
-    - name: main
-      image: ${image}
-      ${image.includes("busybox") ? `command: ${JSON.stringify(args)}` : `args: ${JSON.stringify(args)}`}
-${resources}`;
+/** busybox takes `args` as its command, the memhog image as its arguments; `resources` is container YAML. */
+const pod = (name: string, image: string, args: string[], resources = "") =>
+  staticPodYaml(name, { image, ...(image.includes("busybox") ? { command: args } : { args }), terminationGracePeriodSeconds: 2, container: resources });
 
 const SLEEP = ["sh", "-c", "exec sleep 3600"];
 

@@ -16,6 +16,7 @@ import type { Pod } from "../../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
 import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -26,18 +27,8 @@ const NODE = "podlctest";
 const CONTAINERD_SH = resolve(import.meta.dir, "../../../scripts/host/containerd.sh");
 
 /** A busybox static pod; `container` is extra YAML for the container, indented 6 (probes …). */
-const pod = (name: string, image: string, command: string[], opts: { grace?: number; labels?: Record<string, string>; container?: string } = {}) => `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-${opts.labels ? `  labels: ${JSON.stringify(opts.labels)}\n` : ""}spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: ${opts.grace ?? 1}
-  containers:
-    - name: main
-      image: ${image}
-      command: ${JSON.stringify(command)}
-${opts.container ?? ""}`;
+const pod = (name: string, image: string, command: string[], opts: { grace?: number; labels?: Record<string, string>; container?: string } = {}) =>
+  staticPodYaml(name, { image, command, terminationGracePeriodSeconds: opts.grace ?? 1, labels: opts.labels, container: opts.container });
 
 const SLEEP = ["sh", "-c", "exec sleep 3600"];
 

@@ -12,6 +12,7 @@ import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle, type PodLifecycle } from "../../../src/pod/lifecycle.ts";
 import type { Runtime } from "../../../src/pod/runtime.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd, removeNodePods, tearDownPods } from "../../support/containerd.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -45,18 +46,11 @@ describe.skipIf(!canRunContainerd())("container log rotation on containerd", () 
     const pad = "x".repeat(100);
     writeFileSync(
       join(MANIFESTS, "chatty.yaml"),
-      `apiVersion: v1
-kind: Pod
-metadata:
-  name: chatty
-spec:
-  hostNetwork: true
-  terminationGracePeriodSeconds: 2
-  containers:
-    - name: main
-      image: bunlet.local/busybox:1
-      command: ["sh", "-c", ${JSON.stringify(`i=0; while true; do i=$((i+1)); echo "line $i ${pad}"; usleep 2000; done`)}]
-`,
+      staticPodYaml("chatty", {
+        image: "bunlet.local/busybox:1",
+        command: ["sh", "-c", `i=0; while true; do i=$((i+1)); echo "line $i ${pad}"; usleep 2000; done`],
+        terminationGracePeriodSeconds: 2,
+      }),
     );
     lc = createPodLifecycle({
       runtime: rt,
