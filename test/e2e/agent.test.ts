@@ -4,8 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as libc from "../../ffi/libc.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { canLock } from "../support/lock.ts";
 
 const T = 30_000; // per-test bound; every wait inside is bounded by less
 
@@ -35,19 +35,6 @@ async function startAgent(extra: string[] = [], ports: Ports = { healthz: freePo
   const p = spawnBunlet([`--root-dir=${root}`, `--healthz-port=${ports.healthz}`, `--port=${ports.main}`, "--read-only-port=0", ...extra]);
   await waitForHealthz(p, `http://127.0.0.1:${ports.healthz}/healthz`);
   return { p, ports };
-}
-
-/** Whether this process can take the lock on `path` right now (then drops it). */
-function canLock(path: string): boolean {
-  const fd = libc.open(path, libc.O_RDWR | libc.O_CLOEXEC);
-  try {
-    libc.flock(fd, libc.LOCK_EX | libc.LOCK_NB);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    libc.close(fd);
-  }
 }
 
 describe("configuration", () => {

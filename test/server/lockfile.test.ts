@@ -6,19 +6,7 @@ import { join } from "node:path";
 import * as libc from "../../ffi/libc.ts";
 import { acquireLockFile, decodeInotifyMask, describeMask, LockFileError, watchLockContention, type ContentionWatch, type LockFile } from "../../src/lockfile.ts";
 import { pollUntil } from "../support/wait.ts";
-
-/** Whether another open file description can take the lock right now. */
-function lockIsFree(path: string): boolean {
-  const fd = libc.open(path, libc.O_RDWR);
-  try {
-    libc.flock(fd, libc.LOCK_EX | libc.LOCK_NB);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    libc.close(fd);
-  }
-}
+import { canLock } from "../support/lock.ts";
 
 let dir: string;
 const held: LockFile[] = [];
@@ -37,10 +25,10 @@ describe("acquireLockFile", () => {
     const path = join(dir, "kubelet.lock");
     const lock = await acquireLockFile(path);
     held.push(lock);
-    expect(lockIsFree(path)).toBe(false);
+    expect(canLock(path)).toBe(false);
     lock.release();
     lock.release(); // idempotent
-    expect(lockIsFree(path)).toBe(true);
+    expect(canLock(path)).toBe(true);
   });
 
   test("waits while another holder has it, then acquires once released", async () => {
@@ -54,7 +42,7 @@ describe("acquireLockFile", () => {
     first.release();
     await pending;
     held.push(second!);
-    expect(lockIsFree(path)).toBe(false);
+    expect(canLock(path)).toBe(false);
   });
 
   test("aborting the wait rejects and leaves the holder untouched", async () => {
@@ -64,7 +52,7 @@ describe("acquireLockFile", () => {
     const pending = acquireLockFile(path, { pollMs: 10, signal: ac.signal });
     ac.abort(new Error("shutting down"));
     await expect(pending).rejects.toThrow("shutting down");
-    expect(lockIsFree(path)).toBe(false);
+    expect(canLock(path)).toBe(false);
   });
 
   test("an unopenable path fails naming it", async () => {
