@@ -120,10 +120,10 @@ export async function acquireContainerd(): Promise<TestContainerd> {
 /** Env for running scripts/host/containerd.sh against this process's test instance. */
 export const testContainerdEnv = env;
 
-/** The pods of node `node` (named <pod>-<node>) through kuberuntime: killed at once, then removed. */
-export async function removeNodePods(rt: Runtime, node: string): Promise<void> {
+/** Pods through kuberuntime, killed at once, then removed: every one, or with `node` only that node's (named <pod>-<node>). */
+export async function removeNodePods(rt: Runtime, node?: string): Promise<void> {
   for (const p of await rt.getPods(true).catch(() => [])) {
-    if (!p.name.endsWith(`-${node}`)) continue;
+    if (node !== undefined && !p.name.endsWith(`-${node}`)) continue;
     await rt.killPod(p, 0).catch(() => {});
     await rt.removePod(p.uid).catch(() => {});
   }

@@ -1,7 +1,7 @@
 // kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd: sync, cgroups and limits,
 // exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, removal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCriClient } from "../../../src/cri/client.ts";
 import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
@@ -9,8 +9,7 @@ import { deleteUnusedContainers, deleteUnusedImages } from "../../../src/pod/kub
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import type { BackOff, Runtime, RuntimeContainerStatus, RuntimePodStatus } from "../../../src/pod/runtime.ts";
-import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
+import { type TestContainerd, acquireContainerd, canRunContainerd, removeNodePods, tearDownPods } from "../../support/containerd.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -41,17 +40,7 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
   }, 600_000);
 
   afterAll(async () => {
-    try {
-      for (const p of await rt.getPods(true).catch(() => [])) {
-        await rt.killPod(p, 0).catch(() => {});
-        await rt.removePod(p.uid).catch(() => {});
-      }
-      await ctd?.release();
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(LOG_ROOT, { recursive: true, force: true });
-      rmSync(KUBELET_ROOT, { recursive: true, force: true });
-    }
+    await tearDownPods(ctd, () => removeNodePods(rt), CGROUP_ROOT, LOG_ROOT, KUBELET_ROOT);
   }, 120_000);
 
   const status = (pod: KubePod) => rt.getPodStatus(pod.metadata.uid as string, pod.metadata.name, pod.metadata.namespace as string);

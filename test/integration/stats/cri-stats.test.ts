@@ -2,15 +2,13 @@
 // listing, per-container memory from the container cgroups runc made under the pod cgroup, the
 // writable layer (rootfs) from CRI ContainerStats, logs from the pod log directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import type { BackOff } from "../../../src/pod/runtime.ts";
 import { createSummaryProvider } from "../../../src/stats/summary-provider.ts";
 import type { NodeStats, PodStats } from "../../../src/stats/summary.ts";
-import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
-import { removeCgroupTree } from "../../support/cgroup.ts";
+import { type TestContainerd, acquireContainerd, canRunContainerd, tearDownPods } from "../../support/containerd.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `bunlet-st-${PID}`;
@@ -38,15 +36,16 @@ describe.skipIf(!canRunContainerd())("pod stats with containerd", () => {
   }, 600_000);
 
   afterAll(async () => {
-    try {
-      await rt?.killPod({ uid: pod.metadata.uid as string, name: pod.metadata.name, namespace: pod.metadata.namespace as string }, 0).catch(() => {});
-      await rt?.removePod(pod.metadata.uid as string).catch(() => {});
-      await ctd?.release();
-    } finally {
-      removeCgroupTree(CGROUP_ROOT);
-      rmSync(LOG_ROOT, { recursive: true, force: true });
-      rmSync(KUBELET_ROOT, { recursive: true, force: true });
-    }
+    await tearDownPods(
+      ctd,
+      async () => {
+        await rt?.killPod({ uid: pod.metadata.uid as string, name: pod.metadata.name, namespace: pod.metadata.namespace as string }, 0).catch(() => {});
+        await rt?.removePod(pod.metadata.uid as string).catch(() => {});
+      },
+      CGROUP_ROOT,
+      LOG_ROOT,
+      KUBELET_ROOT,
+    );
   }, 120_000);
 
   test("containers, their memory, rootfs and logs, and the pod's ephemeral-storage", async () => {
