@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   burstableCpuShares,
@@ -14,6 +14,7 @@ import {
 } from "../../src/pod/cgroups-config.ts";
 import { createPodCgroupManager, detectV1Controllers } from "../../src/pod/cgroups.ts";
 import { makePod } from "./fake-runtime.ts";
+import { removeCgroupTree } from "../support/cgroup.ts";
 
 const res = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", image: "x", resources: { requests, limits } });
 const guaranteed = makePod({ name: "g", uid: "g1", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })] });
@@ -79,25 +80,10 @@ const testRoot = `/bunlet-test-${process.pid}`;
 const mountRoot = "/sys/fs/cgroup";
 const canRun = process.getuid?.() === 0 && existsSync(join(mountRoot, "memory", "cgroup.procs"));
 
-function removeTree(d: string) {
-  if (!existsSync(d)) return;
-  for (const e of readdirSync(d)) {
-    const p = join(d, e);
-    if (statSync(p).isDirectory()) removeTree(p);
-  }
-  rmdirSync(d);
-}
-
 describe.skipIf(!canRun)("pod cgroups on cgroup v1", () => {
   const controllers = canRun ? detectV1Controllers(mountRoot) : [];
   afterAll(() => {
-    for (const c of controllers) {
-      try {
-        removeTree(join(mountRoot, c, testRoot));
-      } catch {
-        // best effort; reported by the next assertion run
-      }
-    }
+    removeCgroupTree(testRoot); // best effort; what stays is reported by the next assertion run
   });
 
   test("creates QoS and pod cgroups with limits in every controller and removes them", async () => {
