@@ -161,6 +161,11 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         await runtime.removePod(uid);
         statuses.delete(uid);
         loggedExits.delete(uid);
+      } else {
+        // Terminated but still known (evicted, or finished under restartPolicy Never): its status
+        // stays, its volumes go, as upstream's volume manager tears down volumes of terminated pods —
+        // an eviction for disk held in an emptyDir only relieves pressure once this has run.
+        await runtime.tearDownVolumes?.(uid);
       }
     },
   };

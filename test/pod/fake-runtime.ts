@@ -198,6 +198,11 @@ export function createFakeRuntime(now: () => number): FakeRuntime {
         pods.delete(uid);
       });
     },
+    tearDownVolumes(uid) {
+      return enter(uid, () => {
+        calls.push(`teardown-volumes ${pods.get(uid)?.name ?? uid}`);
+      });
+    },
     async execSync(containerId, cmd) {
       return { exitCode: execResults.get(`${containerId} ${cmd.join(" ")}`) ?? execResults.get(cmd.join(" ")) ?? 0, stdout: "", stderr: "" };
     },

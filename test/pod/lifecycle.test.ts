@@ -94,6 +94,9 @@ describe("pod lifecycle", () => {
     await killed;
     expect(lc!.isPodCleanedUp(pod)).toBe(true);
     expect(rt.calls).toContain("kill hog grace=0");
+    // Its volumes are gone before it counts as cleaned up; the pod itself (and its status) stays.
+    expect(rt.calls).toContain("teardown-volumes hog");
+    expect(rt.calls).not.toContain("remove hog");
     const api = lc!.listPodsForApi()[0]!;
     expect(api.status).toMatchObject({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory. " });
     expect(api.status!.conditions![0]).toMatchObject({ type: "DisruptionTarget", status: "True" });
