@@ -7,7 +7,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
-import type { Clock, TimerHandle } from "../../clock.ts";
+import { every, type Clock, type TimerHandle } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
@@ -73,7 +73,7 @@ export async function readStaticPods(path: string, nodeName: string): Promise<{ 
 
 export function createFileSource(opts: FileSourceOptions): PodSource {
   let watcher: FSWatcher | undefined;
-  let periodic: TimerHandle | undefined;
+  let stopPeriodic: (() => void) | undefined;
   let debounce: TimerHandle | undefined;
   let stopped = true;
   let current: ManifestError[] = [];
@@ -140,24 +140,17 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
     return running;
   };
 
-  const tick = () => {
-    periodic = opts.clock.setTimeout(async () => {
-      await resync();
-      if (!stopped) tick();
-    }, opts.checkFrequencyMs);
-  };
-
   return {
     async start() {
       stopped = false;
       await resync();
-      tick();
+      stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
     },
     stop() {
       stopped = true;
       watcher?.close();
       watcher = undefined;
-      if (periodic) opts.clock.clearTimeout(periodic);
+      stopPeriodic?.();
       if (debounce) opts.clock.clearTimeout(debounce);
     },
     resync,

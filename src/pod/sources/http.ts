@@ -2,7 +2,7 @@
 // every httpCheckFrequency; the body is a Pod, a PodList or a List (YAML or JSON). A failed fetch keeps
 // the previous pods (a flaky endpoint must not stop workloads); an empty body means "no pods".
 import { kv, log } from "../../log.ts";
-import type { Clock, TimerHandle } from "../../clock.ts";
+import { every, type Clock } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { PodSource } from "./file.ts";
@@ -24,7 +24,7 @@ export interface HttpSourceOptions {
 export function createHttpSource(opts: HttpSourceOptions): PodSource {
   const doFetch = opts.fetch ?? fetch;
   let stopped = true;
-  let timer: TimerHandle | undefined;
+  let stopPeriodic: (() => void) | undefined;
   let current: ManifestError[] = [];
   let lastLogged = "";
 
@@ -59,22 +59,15 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     opts.onUpdate({ op: "SET", pods, source: "http" });
   };
 
-  const tick = () => {
-    timer = opts.clock.setTimeout(async () => {
-      await resync();
-      if (!stopped) tick();
-    }, opts.checkFrequencyMs);
-  };
-
   return {
     async start() {
       stopped = false;
       await resync();
-      tick();
+      stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
     },
     stop() {
       stopped = true;
-      if (timer) opts.clock.clearTimeout(timer);
+      stopPeriodic?.();
     },
     resync,
     errors: () => current,
