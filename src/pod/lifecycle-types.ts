@@ -95,19 +95,22 @@ export interface PodLifecycleDeps {
   fetch?: typeof fetch;
 }
 
+/** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */
+export interface LifecycleKubeletConfig {
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string[]>;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  httpCheckFrequency?: string;
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
+  containerLogMonitorInterval?: string;
+}
+
 /** Maps KubeletConfiguration (v1beta1 field names, Go durations) onto the lifecycle config. */
 export function lifecycleConfigFromKubelet(
-  cfg: {
-    staticPodPath?: string;
-    staticPodURL?: string;
-    staticPodURLHeader?: Record<string, string[]>;
-    syncFrequency?: string;
-    fileCheckFrequency?: string;
-    httpCheckFrequency?: string;
-    containerLogMaxSize?: string;
-    containerLogMaxFiles?: number;
-    containerLogMonitorInterval?: string;
-  },
+  cfg: LifecycleKubeletConfig,
   node: { nodeName: string; hostIP?: string },
 ): PodLifecycleConfig {
   const ms = (s: string | undefined, dflt: number) => (s ? durationMs(s) : dflt);

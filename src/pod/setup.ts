@@ -8,19 +8,11 @@ import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } fr
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle, defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle.ts";
+import type { LifecycleKubeletConfig } from "./lifecycle-types.ts";
 import type { Runtime } from "./runtime.ts";
 
-/** The KubeletConfiguration fields the pod lifecycle reads (v1beta1 names, defaults applied). */
-export interface PodKubeletConfig {
-  staticPodPath?: string;
-  staticPodURL?: string;
-  staticPodURLHeader?: Record<string, string[]>;
-  syncFrequency?: string;
-  fileCheckFrequency?: string;
-  httpCheckFrequency?: string;
-  containerLogMaxSize?: string;
-  containerLogMaxFiles?: number;
-  containerLogMonitorInterval?: string;
+/** The KubeletConfiguration fields the pod side reads: the lifecycle's plus the QoS cgroups' (v1beta1 names, defaults applied). */
+export interface PodKubeletConfig extends LifecycleKubeletConfig {
   cgroupsPerQOS?: boolean;
   cgroupRoot?: string;
   cgroupDriver?: string;
