@@ -1,6 +1,6 @@
 // Public surface of the pod lifecycle for the composition root (src/agent.ts) and the HTTP server.
+export { createPodLifecycle } from "./lifecycle.ts";
 export {
-  createPodLifecycle,
   defaultHostIP,
   lifecycleConfigFromKubelet,
   type KillPodRequest,
@@ -9,7 +9,7 @@ export {
   type PodLifecycle,
   type PodLifecycleConfig,
   type PodLifecycleDeps,
-} from "./lifecycle.ts";
+} from "./lifecycle-types.ts";
 export { createPodCgroupManager, detectV1Controllers, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
 export { kubepodsConfigFromKubelet, nodeAllocatableAbsolute, podCgroupParent, podResourceConfig } from "./cgroups-config.ts";
 export { createContainerLogManager, logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";

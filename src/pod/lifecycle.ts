@@ -22,16 +22,6 @@ import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
 import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
 
-export {
-  defaultHostIP,
-  lifecycleConfigFromKubelet,
-  type KillPodRequest,
-  type PodAdmitHandler,
-  type PodCgroups,
-  type PodLifecycle,
-  type PodLifecycleConfig,
-  type PodLifecycleDeps,
-} from "./lifecycle-types.ts";
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
 

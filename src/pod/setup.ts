@@ -7,7 +7,8 @@ import { kv, log } from "../log.ts";
 import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
 import type { Clock } from "../clock.ts";
-import { createPodLifecycle, defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle.ts";
+import { createPodLifecycle } from "./lifecycle.ts";
+import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle-types.ts";
 import type { LifecycleKubeletConfig } from "./lifecycle-types.ts";
 import type { Runtime } from "./runtime.ts";
 

@@ -26,7 +26,7 @@ import {
 import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
-import type { PodLifecycle } from "../pod/lifecycle.ts";
+import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import { CONFIG_SOURCE_ANNOTATION, isStaticPod, type PodLike } from "../pod/pod-like.ts";
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";

@@ -3,7 +3,7 @@
 // enforceNodeAllocatable has "pods"), and where each pod's cgroup lives for the stats.
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
 import type { PodCgroupManager } from "../pod/cgroups.ts";
-import type { PodLifecycle } from "../pod/lifecycle.ts";
+import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";
 import type { Runtime } from "../pod/runtime.ts";

@@ -1,9 +1,9 @@
 // Compile-time checks (tsc) that the lifecycle plugs into eviction and CRI as they are written.
 import { expect, test } from "bun:test";
 import type { EvictionDeps, KillPodFunc } from "../../src/eviction/types.ts";
-import type { PodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import { admitPod } from "../../src/eviction/admission.ts";
-import type { PodAdmitHandler } from "../../src/pod/lifecycle.ts";
+import type { PodAdmitHandler } from "../../src/pod/lifecycle-types.ts";
 import type { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 

@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync,
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
-import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
+import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";

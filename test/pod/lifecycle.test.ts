@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { createPodLifecycle, type PodLifecycle } from "../../src/pod/lifecycle.ts";
+import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import { createSettlingClock, type SettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod, type FakeRuntime } from "./fake-runtime.ts";
