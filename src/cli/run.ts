@@ -3,7 +3,7 @@
 // Mirrors cmd/kubelet/app/server.go: config errors exit 1 before anything is started.
 import { createNodeAgent } from "../agent.ts";
 import { configz, loadConfig } from "../config/load.ts";
-import { kv, log, setVerbosity } from "../log.ts";
+import { flushLog, kv, log, setVerbosity } from "../log.ts";
 import { checkSwap } from "../wire/swap.ts";
 import { VERSION } from "./version.ts";
 
@@ -20,7 +20,7 @@ const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 /** Runs the agent; resolves to the process exit code. */
 export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Promise<number> {
-  const printError = opts.printError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const printError = opts.printError ?? ((line: string) => (flushLog(), process.stderr.write(`${line}\n`)));
   const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 2000;
 
   let loaded;
