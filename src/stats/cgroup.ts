@@ -4,7 +4,7 @@
 //   v2: usage = memory.current; memory.stat inactive_file, anon, pgfault, pgmajfault.
 // workingSet = usage − inactive_file, floored at 0 (eviction-spec §2.1). availableBytes is set
 // only when the cgroup has a memory limit (limit − workingSet), as the kubelet's summary does.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { MemoryStats } from "./summary.ts";
@@ -56,23 +56,37 @@ function parseLimit(text: string | undefined): number | undefined {
   return Number.isFinite(n) && n < UNLIMITED_BYTES ? n : undefined;
 }
 
-/** Which version's files `path` has: v1 memory.usage_in_bytes, else v2 memory.current. */
-export function cgroupMemoryVersion(path: string): CgroupVersion {
-  if (existsSync(join(path, "memory.usage_in_bytes"))) return 1;
-  if (existsSync(join(path, "memory.current"))) return 2;
-  throw new CgroupStatsError(`${path}: neither memory.usage_in_bytes (cgroup v1) nor memory.current (cgroup v2) exists; is this a memory cgroup?`);
+const isEnoent = (e: unknown) => (e as NodeJS.ErrnoException).code === "ENOENT";
+
+/** `path/file`'s text, or undefined when the file does not exist. */
+function readIfExists(path: string, file: string): string | undefined {
+  try {
+    return readFileSync(join(path, file), "utf8");
+  } catch (e) {
+    if (isEnoent(e)) return undefined;
+    throw e;
+  }
 }
 
-/** Reads a cgroup's memory files; `time` defaults to now (RFC 3339). */
+/**
+ * Reads a cgroup's memory files; `time` defaults to now (RFC 3339). Three reads and no stat calls
+ * (the pressure path runs this for the node, kubepods and every pod): the usage file read tells the
+ * version, and a missing limit file is simply no limit.
+ */
 export function cgroupMemoryStats(path: string, time: string = new Date().toISOString()): MemoryStats {
-  const version = cgroupMemoryVersion(path);
-  const read = (f: string) => readFileSync(join(path, f), "utf8");
-  const files: CgroupMemoryFiles = {
-    version,
-    usage: read(version === 1 ? "memory.usage_in_bytes" : "memory.current"),
-    stat: read("memory.stat"),
-  };
-  const limitFile = join(path, version === 1 ? "memory.limit_in_bytes" : "memory.max");
-  if (existsSync(limitFile)) files.limit = readFileSync(limitFile, "utf8");
+  let version: CgroupVersion = 1;
+  let usage = readIfExists(path, "memory.usage_in_bytes");
+  if (usage === undefined) {
+    version = 2;
+    usage = readIfExists(path, "memory.current");
+    if (usage === undefined) {
+      // code ENOENT: callers treat a cgroup removed under them (pod torn down) as "no stats", not an error.
+      const msg = `${path}: neither memory.usage_in_bytes (cgroup v1) nor memory.current (cgroup v2) exists; is this a memory cgroup?`;
+      throw Object.assign(new CgroupStatsError(msg), { code: "ENOENT" });
+    }
+  }
+  const files: CgroupMemoryFiles = { version, usage, stat: readFileSync(join(path, "memory.stat"), "utf8") };
+  const limit = readIfExists(path, version === 1 ? "memory.limit_in_bytes" : "memory.max");
+  if (limit !== undefined) files.limit = limit;
   return memoryStatsFromFiles(files, time, path);
 }

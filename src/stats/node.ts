@@ -2,6 +2,9 @@
 // memory from the root memory cgroup (or /proc/meminfo), nodefs/imagefs from statfs, rlimit from
 // /proc, and the "pods" system container from the pod cgroup root. Cheap enough to call every
 // second (a handful of small file reads and two statfs calls; see test/stats/node.test.ts).
+// nodeStats({ memoryOnly: true }) is the pressure path's: the root and "pods" memory cgroups only
+// (three small reads each, no statfs or /proc), about half the full read's time during a memory
+// ramp (0.4–0.9 ms instead of 0.7–1.8 ms, measured inside the reaction benchmark).
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
@@ -33,8 +36,13 @@ export interface NodeStatsProviderOptions {
   onError?(err: Error): void;
 }
 
+export interface NodeStatsRequest {
+  /** The pressure path's read: node and "pods" memory only (no statfs, /proc or startTime). */
+  memoryOnly?: boolean;
+}
+
 export interface NodeStatsProvider {
-  nodeStats(): NodeStats;
+  nodeStats(req?: NodeStatsRequest): NodeStats;
   /** Memory capacity (MemTotal) in bytes, read once. */
   readonly memoryCapacityBytes: number;
 }
@@ -93,16 +101,23 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
 
   return {
     memoryCapacityBytes: capacity,
-    nodeStats() {
+    nodeStats(req) {
       const time = new Date(clock.now()).toISOString();
       const stats: NodeStats = { nodeName };
-      if (startTime) stats.startTime = startTime;
       const memory = attempt("memory", () =>
         memRoot
           ? nodeMemoryStats(cgroupMemoryStats(memRoot, time), capacity)
           : meminfoMemoryStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time),
       );
       if (memory) stats.memory = memory;
+      if (req?.memoryOnly) {
+        if (podsPath !== undefined) {
+          const pods = attempt(`pods cgroup ${podsPath}`, () => cgroupMemoryStats(podsPath, time));
+          if (pods) stats.systemContainers = [{ name: SYSTEM_CONTAINER_PODS, memory: pods }];
+        }
+        return stats;
+      }
+      if (startTime) stats.startTime = startTime;
       const fs = attempt(`nodefs ${opts.rootDir}`, () => fsStats(opts.rootDir, time));
       if (fs) stats.fs = fs;
       const dir = typeof opts.imageFsDir === "function" ? opts.imageFsDir() : opts.imageFsDir;

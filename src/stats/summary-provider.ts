@@ -22,6 +22,7 @@ import type { ContainerStats as CriContainerStats, CriClient, Container as CriCo
 import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
+import type { NodeStatsRequest } from "./node.ts";
 import { createDirUsageCache, createFlatDirUsageReader, type DirUsageCache } from "./dir-usage.ts";
 import {
   cgroupDirs,
@@ -58,8 +59,8 @@ export type SummaryCri = Pick<CriClient, "listPodSandbox" | "listContainers" | "
 
 export interface SummaryProviderOptions {
   nodeName: string;
-  /** KERNEL's createNodeStatsProvider(...).nodeStats. */
-  nodeStats: () => NodeStats;
+  /** KERNEL's createNodeStatsProvider(...).nodeStats; asked for memory only on the pressure path. */
+  nodeStats: (req?: NodeStatsRequest) => NodeStats;
   /** Pods admitted and not yet terminated (PODS' pod manager). */
   activePods: () => readonly PodLike[];
   /** The pod's cgroup relative to each controller's mount ("kubepods/burstable/pod<uid>"); undefined = none yet. */
@@ -431,7 +432,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   function buildMemoryOnly(base: Summary, podsByUid: ReadonlyMap<string, PodStats>): Summary {
     const nowMs = clock.now();
     const time = new Date(nowMs).toISOString();
-    const fresh = attempt("node", "node stats", () => opts.nodeStats());
+    const fresh = attempt("node", "node stats", () => opts.nodeStats({ memoryOnly: true }));
     const node: NodeStats = { ...base.node };
     if (fresh?.memory) node.memory = fresh.memory;
     if (node.systemContainers || opts.podsCgroup !== undefined) {

@@ -122,7 +122,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   });
   const summary = createSummaryProvider({
     nodeName: input.nodeName,
-    nodeStats: () => nodeStats.nodeStats(),
+    nodeStats: (req) => nodeStats.nodeStats(req),
     activePods: () => lifecycle.activePods(),
     podCgroupPath: input.podCgroupPath,
     cri,

@@ -1,5 +1,8 @@
-import { describe, expect, test } from "bun:test";
-import { CgroupStatsError, memoryStatsFromFiles, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cgroupMemoryStats, CgroupStatsError, memoryStatsFromFiles, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
 
 const T = "2026-01-01T00:00:00.000Z";
 const v1stat = (inactive: number) =>
@@ -45,5 +48,43 @@ describe("memoryStatsFromFiles", () => {
   test("a bad usage value names the cgroup", () => {
     expect(() => memoryStatsFromFiles({ version: 1, usage: "abc", stat: "" }, T, "/cg/x")).toThrow(CgroupStatsError);
     expect(() => memoryStatsFromFiles({ version: 1, usage: "abc", stat: "" }, T, "/cg/x")).toThrow(/\/cg\/x: memory usage "abc"/);
+  });
+});
+
+describe("cgroupMemoryStats reads a cgroup directory", () => {
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+  const cgroup = (files: Record<string, string>) => {
+    dir = mkdtempSync(join(tmpdir(), `bunlet-cgroup-${process.pid}-`));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return dir;
+  };
+
+  test.each<[string, Record<string, string>, object]>([
+    ["v1 with a limit", { "memory.usage_in_bytes": "10000\n", "memory.stat": v1stat(4000), "memory.limit_in_bytes": "16000\n" }, { usageBytes: 10000, workingSetBytes: 6000, availableBytes: 10000 }],
+    ["v1 without a limit file", { "memory.usage_in_bytes": "10000\n", "memory.stat": v1stat(4000) }, { usageBytes: 10000, workingSetBytes: 6000 }],
+    ["v2 (memory.current, memory.max)", { "memory.current": "10000\n", "memory.stat": v2stat(2500), "memory.max": "8000\n" }, { usageBytes: 10000, workingSetBytes: 7500, availableBytes: 500 }],
+  ])("%s", (_name, files, want) => {
+    expect(cgroupMemoryStats(cgroup(files), T)).toMatchObject({ time: T, ...want });
+  });
+
+  test("a directory without memory files: CgroupStatsError with code ENOENT (callers treat a removed cgroup as no stats)", () => {
+    const d = cgroup({ "cpu.shares": "2\n" });
+    let err: unknown;
+    try {
+      cgroupMemoryStats(d, T);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CgroupStatsError);
+    expect((err as NodeJS.ErrnoException).code).toBe("ENOENT");
+    expect((err as Error).message).toContain(`${d}: neither memory.usage_in_bytes`);
+    rmSync(d, { recursive: true });
+    expect(() => cgroupMemoryStats(join(d, "gone"), T)).toThrow(/is this a memory cgroup/);
+  });
+
+  test("memory.stat missing is an error naming the file", () => {
+    const d = cgroup({ "memory.usage_in_bytes": "1\n" });
+    expect(() => cgroupMemoryStats(d, T)).toThrow(/memory\.stat/);
   });
 });

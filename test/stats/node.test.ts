@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fsStatsFromStatfs } from "../../src/stats/fs.ts";
@@ -68,6 +68,40 @@ describe("createNodeStatsProvider", () => {
     expect(s.runtime?.imageFs?.time).toBe("2026-01-02T03:04:05.000Z");
     expect(s.memory).toEqual({ time: "2026-01-02T03:04:05.000Z", usageBytes: 819200, workingSetBytes: 716800, availableBytes: 307200 });
     expect(s.systemContainers).toBeUndefined();
+  });
+
+  test("memoryOnly reads the root and pods memory cgroups and nothing else (no statfs, /proc, startTime)", () => {
+    dir = mkdtempSync(join(tmpdir(), `bunlet-node-${process.pid}-`));
+    writeFileSync(join(dir, "meminfo"), MEMINFO);
+    writeFileSync(join(dir, "stat"), "btime 1700000000\n");
+    const stat = (inactive: number) => `total_inactive_file ${inactive}\ntotal_rss 1\n`;
+    writeFileSync(join(dir, "memory.usage_in_bytes"), "600000\n");
+    writeFileSync(join(dir, "memory.stat"), stat(100000));
+    mkdirSync(join(dir, "kubepods"));
+    writeFileSync(join(dir, "kubepods", "memory.usage_in_bytes"), "300000\n");
+    writeFileSync(join(dir, "kubepods", "memory.stat"), stat(50000));
+    writeFileSync(join(dir, "kubepods", "memory.limit_in_bytes"), "800000\n");
+    const errors: string[] = [];
+    const p = createNodeStatsProvider({
+      rootDir: join(dir, "missing-root"),
+      imageFsDir: join(dir, "missing-imagefs"),
+      memoryCgroupRoot: dir,
+      podsCgroup: "kubepods",
+      clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
+      nodeName: "n1",
+      procPaths: { meminfo: join(dir, "meminfo"), stat: join(dir, "stat"), pidMax: join(dir, "missing"), threadsMax: join(dir, "missing"), loadavg: join(dir, "missing") },
+      onError: (e) => errors.push(e.message),
+    });
+    const time = "2026-01-02T03:04:05.000Z";
+    expect(p.nodeStats({ memoryOnly: true })).toEqual({
+      nodeName: "n1",
+      memory: { time, usageBytes: 600000, workingSetBytes: 500000, rssBytes: 1, availableBytes: 1024000 - 500000 },
+      systemContainers: [{ name: "pods", memory: { time, usageBytes: 300000, workingSetBytes: 250000, rssBytes: 1, availableBytes: 550000 } }],
+    });
+    // The missing root dir and imagefs would have been reported by a full read.
+    expect(errors).toEqual([]);
+    p.nodeStats();
+    expect(errors.some((e) => e.includes("missing-root"))).toBe(true);
   });
 
   test("statfs numbers match df -B1 and df -i for the same mount", async () => {
