@@ -85,9 +85,10 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   }
   const layout = state.layout!;
 
-  // Step 4: memcg notifier re-arm, at most every 10 s. Re-arming blocks in write(2) for a kernel RCU
-  // grace period (~8 ms per threshold): a kernel-triggered cycle leaves it to the next full cycle
-  // (≤ 10 s later, 1 s after an eviction) unless that is overdue, so it never delays the kill.
+  // Step 4: memcg notifier re-arm, at most every 10 s. The registration itself runs off the event
+  // loop (the kernel holds it for an RCU grace period, 8–20 ms), but computing the targets and
+  // opening the files still costs the cycle: a kernel-triggered cycle leaves it to the next full
+  // cycle (≤ 10 s later, 1 s after an eviction) unless that is overdue.
   const sinceRearmMs = state.lastNotifierRefreshMs === undefined ? Infinity : now - state.lastNotifierRefreshMs;
   if (deps.onNotifierTargets && sinceRearmMs > (opts.memoryOnly ? 2 : 1) * NOTIFIER_REFRESH_INTERVAL_MS) {
     state.lastNotifierRefreshMs = now;

@@ -4,9 +4,9 @@
 // cgroup.event_control; it lives until the eventfd is closed or the cgroup is removed.
 // Removing the cgroup (rmdir) also signals the eventfd, so each wake-up checks the cgroup still
 // exists and reports removal instead of a false threshold event.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, write as fsWrite } from "node:fs";
 import { join } from "node:path";
-import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, write } from "../../ffi/libc.ts";
+import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, SyscallError, write } from "../../ffi/libc.ts";
 import { Eventfd } from "./eventfd.ts";
 import type { NotifierHub } from "./hub.ts";
 
@@ -43,28 +43,75 @@ export interface CgroupThresholdNotifier {
   stop(): void;
 }
 
-/** Registers a threshold on the hub; throws SyscallError (naming the file) when the kernel refuses. */
+/**
+ * Registers a threshold on the hub; throws SyscallError (naming the file) when the kernel refuses.
+ * Blocks the calling thread in write(2) for the kernel's RCU grace period (~8–20 ms): fine for a
+ * tool or a test, not for the agent's event loop, which uses armCgroupThreshold.
+ */
 export function startCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOptions): CgroupThresholdNotifier {
+  const { attribute, attrPath } = thresholdTarget(opts);
+  const efd = new Eventfd();
+  try {
+    const reg = openRegistration(efd.fd, opts.cgroupPath, attrPath, opts.thresholdBytes);
+    try {
+      write(reg.ctlFd, reg.line);
+    } catch (e) {
+      throw withPath(e, reg.ctlPath);
+    } finally {
+      reg.close();
+    }
+    return watch(hub, efd, opts, attribute, attrPath);
+  } catch (e) {
+    efd.close();
+    throw e;
+  }
+}
+
+/**
+ * startCgroupThreshold without blocking the event loop: the cgroup.event_control write, which the
+ * kernel holds for an RCU grace period (synchronize_rcu in the memcg threshold registration,
+ * measured 8–20 ms on the CI host), runs on Bun's I/O thread pool; the fds it names stay open until
+ * it returns. The promise rejects with a SyscallError naming the file, as startCgroupThreshold throws.
+ */
+export async function armCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOptions): Promise<CgroupThresholdNotifier> {
+  const { attribute, attrPath } = thresholdTarget(opts);
+  const efd = new Eventfd();
+  try {
+    const reg = openRegistration(efd.fd, opts.cgroupPath, attrPath, opts.thresholdBytes);
+    try {
+      await new Promise<void>((resolve, reject) => fsWrite(reg.ctlFd, reg.line, (err) => (err ? reject(err) : resolve())));
+    } catch (e) {
+      const errno = Math.abs(Number((e as NodeJS.ErrnoException).errno));
+      throw Number.isFinite(errno) && errno > 0 ? new SyscallError("write", errno, reg.ctlPath) : withPath(e, reg.ctlPath);
+    } finally {
+      reg.close();
+    }
+    if (hub.closed) throw new Error(`threshold for ${attrPath}: the notifier hub closed while it was being armed`);
+    return watch(hub, efd, opts, attribute, attrPath);
+  } catch (e) {
+    efd.close();
+    throw e;
+  }
+}
+
+function thresholdTarget(opts: CgroupThresholdOptions): { attribute: string; attrPath: string } {
   const attribute = opts.attribute ?? MEMORY_USAGE_ATTRIBUTE;
   const attrPath = join(opts.cgroupPath, attribute);
   if (!Number.isSafeInteger(opts.thresholdBytes) || opts.thresholdBytes < 0) {
     throw new RangeError(`threshold for ${attrPath}: ${opts.thresholdBytes} is not a non-negative integer byte count`);
   }
-  const efd = new Eventfd();
+  return { attribute, attrPath };
+}
+
+/** Watches a registered eventfd on the hub; the returned notifier owns `efd`. */
+function watch(hub: NotifierHub, efd: Eventfd, opts: CgroupThresholdOptions, attribute: string, attrPath: string): CgroupThresholdNotifier {
   let stopped = false;
-  let reg: { remove(): void } | undefined;
-  try {
-    register(efd.fd, opts.cgroupPath, attrPath, opts.thresholdBytes);
-    reg = hub.add({ fd: efd.fd, events: EPOLLIN, onReady });
-  } catch (e) {
-    efd.close();
-    throw e;
-  }
+  const reg = hub.add({ fd: efd.fd, events: EPOLLIN, onReady });
 
   function stop(): void {
     if (stopped) return;
     stopped = true;
-    reg?.remove();
+    reg.remove();
     efd.close();
   }
 
@@ -99,23 +146,33 @@ export function startCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOpti
   };
 }
 
-function register(efd: number, cgroupPath: string, attrPath: string, bytes: number): void {
-  // The attribute fd is only needed during the write: the kernel resolves it then and keeps its own
-  // reference to the cgroup, so we close it right away.
+/**
+ * Opens what a registration names: the attribute (only needed during the write — the kernel resolves
+ * it then and keeps its own reference to the cgroup) and cgroup.event_control. `close()` after the write.
+ */
+function openRegistration(efd: number, cgroupPath: string, attrPath: string, bytes: number) {
   const attrFd = open(attrPath, O_RDONLY | O_CLOEXEC);
+  const ctlPath = join(cgroupPath, "cgroup.event_control");
+  let ctlFd: number;
   try {
-    const ctlPath = join(cgroupPath, "cgroup.event_control");
-    const ctlFd = open(ctlPath, O_WRONLY | O_CLOEXEC);
-    try {
-      write(ctlFd, `${efd} ${attrFd} ${bytes}`);
-    } catch (e) {
-      throw Object.assign(e as Error, { path: ctlPath, message: `${(e as Error).message} (writing ${ctlPath})` });
-    } finally {
-      close(ctlFd);
-    }
-  } finally {
+    ctlFd = open(ctlPath, O_WRONLY | O_CLOEXEC);
+  } catch (e) {
     close(attrFd);
+    throw e;
   }
+  return {
+    ctlFd,
+    ctlPath,
+    line: `${efd} ${attrFd} ${bytes}`,
+    close() {
+      close(ctlFd);
+      close(attrFd);
+    },
+  };
+}
+
+function withPath(e: unknown, path: string): Error {
+  return Object.assign(e as Error, { path, message: `${(e as Error).message} (writing ${path})` });
 }
 
 function readNumber(path: string): number | undefined {

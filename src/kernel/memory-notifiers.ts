@@ -36,8 +36,12 @@ export interface MemoryNotifiersOptions {
 
 export interface MemoryNotifiers {
   readonly hub: NotifierHub;
-  /** The eviction manager's onNotifierTargets. No-op (logged once) without memcg support. */
-  apply(targets: readonly MemcgTarget[]): void;
+  /**
+   * The eviction manager's onNotifierTargets. Returns at once: the registrations run off the event
+   * loop, and the promise settles when they did (errors are logged, once per distinct failure, never
+   * thrown). No-op without memcg support.
+   */
+  apply(targets: readonly MemcgTarget[]): Promise<void>;
   readonly memcgSupported: boolean;
   readonly psi?: PsiNotifier;
   close(): Promise<void>;
@@ -97,14 +101,16 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
     hub,
     memcgSupported: memcg !== undefined,
     psi,
-    apply(targets) {
+    async apply(targets) {
       if (!memcg) return;
-      const errors = memcg.apply(targets);
+      const errors = await memcg.apply(targets);
       // The same failure every 10 s is one log line, not a flood.
       const joined = errors.join("; ");
       if (joined !== lastErrors && joined !== "") logger.warn(`eviction manager: memcg notifier not armed: ${joined}`);
       lastErrors = joined;
-      for (const [, n] of memcg.notifiers) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
+      for (const [, n] of memcg.notifiers) {
+        if (n.armedBytes !== undefined) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
+      }
     },
     async close() {
       memcg?.stop();

@@ -8,7 +8,7 @@
 // signal is the working set.
 import { join } from "node:path";
 import { SYSTEM_CONTAINER_PODS, type MemoryStats, type Summary } from "../stats/summary.ts";
-import { startCgroupThreshold, type CgroupThresholdNotifier, type ThresholdEvent } from "./cgroup-threshold.ts";
+import { armCgroupThreshold, type CgroupThresholdNotifier, type ThresholdEvent } from "./cgroup-threshold.ts";
 import type { NotifierHub } from "./hub.ts";
 
 export type MemorySignal = "memory.available" | "allocatableMemory.available";
@@ -61,16 +61,22 @@ export interface MemcgNotifierEvent extends ThresholdEvent {
 export interface MemoryThresholdNotifier {
   readonly description: string;
   readonly cgroupPath: string;
-  /** Bytes currently armed, undefined before the first update. */
+  /** Bytes currently armed, undefined before the first registration lands. */
   readonly armedBytes: number | undefined;
-  /** Re-arms at `thresholdBytes`, replacing the old registration (no-op when unchanged). */
-  updateThreshold(thresholdBytes: number): void;
+  /**
+   * Re-arms at `thresholdBytes`, replacing the old registration once the new one is in place (no-op
+   * when unchanged). The registration runs off the event loop (armCgroupThreshold); the promise
+   * settles when the latest requested value is armed, or rejects with the kernel's refusal (the old
+   * registration then stays). Overlapping calls share one arming loop that ends on the last value.
+   */
+  updateThreshold(thresholdBytes: number): Promise<void>;
   /**
    * Upstream UpdateThreshold(summary): memory stats of the node (memory.available) or of the
    * "pods" system container (allocatableMemory.available) → memcgThresholdBytes → re-arm.
-   * Needs `threshold` in the options; throws MemcgThresholdError when stats are missing.
+   * Needs `threshold` in the options; throws MemcgThresholdError when stats are missing. Resolves
+   * with the bytes once armed.
    */
-  updateFromSummary(summary: Summary): number;
+  updateFromSummary(summary: Summary): Promise<number>;
   stop(): void;
 }
 
@@ -95,6 +101,32 @@ export function memoryStatsForSignal(summary: Summary, signal: MemorySignal): { 
 
 export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptions): MemoryThresholdNotifier {
   let current: CgroupThresholdNotifier | undefined;
+  /** The value the latest updateThreshold asked for. */
+  let wanted: number | undefined;
+  let arming: Promise<void> | undefined;
+  /** Bumped by stop(): a registration that lands after it is dropped. */
+  let generation = 0;
+  const armedAt = (bytes: number | undefined) => current !== undefined && !current.stopped && current.thresholdBytes === bytes;
+
+  async function armLoop(): Promise<void> {
+    const gen = generation;
+    while (wanted !== undefined && !armedAt(wanted) && gen === generation) {
+      // Arm the new value before dropping the old one, so there is no window without a notifier.
+      const next = await armCgroupThreshold(opts.hub, {
+        cgroupPath: opts.cgroupPath,
+        thresholdBytes: wanted,
+        onEvent: (ev) => opts.onEvent({ ...ev, description: opts.description, signal: opts.signal, hard: opts.hard }),
+        onRemoved: opts.onRemoved,
+      });
+      if (gen !== generation) {
+        next.stop();
+        return;
+      }
+      current?.stop();
+      current = next;
+    }
+  }
+
   const self: MemoryThresholdNotifier = {
     description: opts.description,
     cgroupPath: opts.cgroupPath,
@@ -102,25 +134,26 @@ export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptio
       return current && !current.stopped ? current.thresholdBytes : undefined;
     },
     updateThreshold(thresholdBytes) {
-      if (current && !current.stopped && current.thresholdBytes === thresholdBytes) return;
-      // Arm the new value before dropping the old one, so there is no window without a notifier.
-      const next = startCgroupThreshold(opts.hub, {
-        cgroupPath: opts.cgroupPath,
-        thresholdBytes,
-        onEvent: (ev) => opts.onEvent({ ...ev, description: opts.description, signal: opts.signal, hard: opts.hard }),
-        onRemoved: opts.onRemoved,
+      wanted = thresholdBytes;
+      if (arming) return arming;
+      if (armedAt(thresholdBytes)) return Promise.resolve();
+      const p = armLoop().finally(() => {
+        if (arming === p) arming = undefined;
       });
-      current?.stop();
-      current = next;
+      arming = p;
+      return p;
     },
-    updateFromSummary(summary) {
+    async updateFromSummary(summary) {
       if (!opts.threshold) throw new MemcgThresholdError(`${opts.description}: no threshold value configured for updateFromSummary`);
       const { mem, where } = memoryStatsForSignal(summary, opts.signal);
       const bytes = memcgThresholdBytes(mem, opts.threshold, where);
-      self.updateThreshold(bytes);
+      await self.updateThreshold(bytes);
       return bytes;
     },
     stop() {
+      generation++;
+      wanted = undefined;
+      arming = undefined;
       current?.stop();
       current = undefined;
     },
@@ -129,8 +162,11 @@ export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptio
 }
 
 export interface MemcgNotifierSet {
-  /** Reconciles with the manager's latest targets: arms new/changed, stops vanished ones. Returns errors per target. */
-  apply(targets: readonly MemcgTarget[]): string[];
+  /**
+   * Reconciles with the manager's latest targets: stops vanished ones at once, arms new/changed ones
+   * off the event loop. Resolves, once every arming settled, with the errors per target (never rejects).
+   */
+  apply(targets: readonly MemcgTarget[]): Promise<string[]>;
   readonly notifiers: ReadonlyMap<string, MemoryThresholdNotifier>;
   stop(): void;
 }
@@ -152,8 +188,9 @@ export function createMemcgNotifierSet(opts: MemcgNotifierSetOptions): MemcgNoti
   const keyOf = (t: MemcgTarget) => t.id ?? `${t.signal}/${t.hard ? "hard" : "soft"}/${t.description}`;
   return {
     notifiers,
-    apply(targets) {
+    async apply(targets) {
       const errors: string[] = [];
+      const armings: Promise<void>[] = [];
       const seen = new Set<string>();
       for (const t of targets) {
         const key = keyOf(t);
@@ -165,17 +202,14 @@ export function createMemcgNotifierSet(opts: MemcgNotifierSetOptions): MemcgNoti
           n = createMemoryThresholdNotifier({ hub: opts.hub, cgroupPath, signal: t.signal, hard: t.hard, description: t.description, onEvent: opts.onEvent, onRemoved: opts.onRemoved });
           notifiers.set(key, n);
         }
-        try {
-          n.updateThreshold(t.thresholdBytes);
-        } catch (e) {
-          errors.push(`${t.description} on ${cgroupPath}: ${(e as Error).message}`);
-        }
+        armings.push(n.updateThreshold(t.thresholdBytes).catch((e: unknown) => void errors.push(`${t.description} on ${cgroupPath}: ${(e as Error).message}`)));
       }
       for (const [key, n] of notifiers) {
         if (seen.has(key)) continue;
         n.stop();
         notifiers.delete(key);
       }
+      await Promise.all(armings);
       return errors;
     },
     stop() {

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SyscallError } from "../../../ffi/libc.ts";
-import { startCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
+import { armCgroupThreshold, startCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts";
 import { createMemcgNotifierSet, createMemoryThresholdNotifier, MemcgThresholdError, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
 import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
@@ -129,6 +129,51 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(hub.size).toBe(0);
   });
 
+  test("armCgroupThreshold registers off the event loop: timers keep running during the kernel's wait, then it fires", async () => {
+    const cg = cgroup();
+    const events: ThresholdEvent[] = [];
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 0);
+    let n;
+    try {
+      // The registration write waits for an RCU grace period (milliseconds): a blocking write would
+      // let no timer run before it returns.
+      n = await armCgroupThreshold(hub, { cgroupPath: cg.path, thresholdBytes: usage(cg) + 32 * MiB, onEvent: (e) => events.push(e) });
+    } finally {
+      clearInterval(tick);
+    }
+    expect(ticks).toBeGreaterThan(0);
+    expect(hub.size).toBe(1);
+    await hog(cg, 48);
+    await waitFor(() => events.length > 0, "threshold event", 10_000);
+    n.stop();
+    expect(hub.size).toBe(0);
+  }, 30_000);
+
+  test("armCgroupThreshold on a missing cgroup rejects with ENOENT naming the file", async () => {
+    const path = `/sys/fs/cgroup/memory/bunlet-missing-${process.pid}`;
+    const err = await armCgroupThreshold(hub, { cgroupPath: path, thresholdBytes: 1, onEvent() {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SyscallError);
+    expect((err as SyscallError).code).toBe("ENOENT");
+    expect((err as SyscallError).path).toBe(join(path, "memory.usage_in_bytes"));
+    expect(hub.size).toBe(0);
+  });
+
+  test("overlapping re-arms end on the last value; a stop during arming leaves nothing armed", async () => {
+    const cg = cgroup();
+    const n = createMemoryThresholdNotifier({ hub, cgroupPath: cg.path, signal: "memory.available", hard: true, description: "hard memory eviction threshold", onEvent() {} });
+    const first = n.updateThreshold(300 * MiB);
+    const second = n.updateThreshold(310 * MiB);
+    await Promise.all([first, second]);
+    expect(n.armedBytes).toBe(310 * MiB);
+    expect(hub.size).toBe(1); // the 300 MiB registration was replaced, not kept next to it
+    const pending = n.updateThreshold(320 * MiB);
+    n.stop();
+    await pending;
+    expect(n.armedBytes).toBeUndefined();
+    expect(hub.size).toBe(0);
+  }, 30_000);
+
   test("stop and hub close free every fd", async () => {
     // Exact fd accounting runs in a child process of its own: in this one, Bun's threads and other
     // test files' Workers open and close eventfd/epoll fds at any moment.
@@ -167,26 +212,26 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
       description: "hard allocatable memory eviction threshold",
       thresholdBytes: bytes,
     });
-    expect(set.apply([target(450 * MiB)])).toEqual([]);
+    expect(await set.apply([target(450 * MiB)])).toEqual([]);
     const n = [...set.notifiers.values()][0]!;
     expect(n.cgroupPath).toBe(pods.path);
     expect(n.armedBytes).toBe(450 * MiB);
     expect(hub.size).toBe(1);
-    set.apply([target(Number(pods.read("memory.usage_in_bytes")) + 32 * MiB)]);
+    await set.apply([target(Number(pods.read("memory.usage_in_bytes")) + 32 * MiB)]);
     expect(hub.size).toBe(1); // replaced, not added
     await hog(pods, 64);
     await waitFor(() => events.length > 0, "allocatable threshold event", 10_000);
     expect(events[0]!.description).toBe("hard allocatable memory eviction threshold");
     expect(events[0]!.signal).toBe("allocatableMemory.available");
-    set.apply([]);
+    await set.apply([]);
     expect(set.notifiers.size).toBe(0);
     expect(hub.size).toBe(0);
     // Two thresholds with the same signal and description (hard 300Mi and 100Mi copied onto
     // allocatable) are two notifiers, each armed at its own value — not one overwriting the other.
-    expect(set.apply([{ ...target(400 * MiB), id: "allocatableMemory.available#0" }, { ...target(450 * MiB), id: "allocatableMemory.available#1" }])).toEqual([]);
+    expect(await set.apply([{ ...target(400 * MiB), id: "allocatableMemory.available#0" }, { ...target(450 * MiB), id: "allocatableMemory.available#1" }])).toEqual([]);
     expect([...set.notifiers.values()].map((x) => x.armedBytes).sort()).toEqual([400 * MiB, 450 * MiB]);
     expect(hub.size).toBe(2);
-    set.apply([]);
+    await set.apply([]);
     expect(hub.size).toBe(0);
   }, 30_000);
 
@@ -205,9 +250,9 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     // A node of 512 MiB capacity with this cgroup's usage; inactive_file is usage − workingSet.
     const u = usage(cg);
     const mem = { time: "T", usageBytes: u, workingSetBytes: u, availableBytes: 512 * MiB - u };
-    expect(n.updateFromSummary({ node: { nodeName: "n", memory: mem }, pods: [] })).toBe(112 * MiB);
+    expect(await n.updateFromSummary({ node: { nodeName: "n", memory: mem }, pods: [] })).toBe(112 * MiB);
     expect(n.armedBytes).toBe(112 * MiB);
-    expect(() => n.updateFromSummary({ node: { nodeName: "n" }, pods: [] })).toThrow(MemcgThresholdError);
+    await expect(n.updateFromSummary({ node: { nodeName: "n" }, pods: [] })).rejects.toThrow(MemcgThresholdError);
     expect(n.armedBytes).toBe(112 * MiB); // the old registration stays when stats are missing
     await hog(cg, 144);
     await waitFor(() => events.length > 0, "threshold event", 10_000);

@@ -41,7 +41,7 @@ describe.skipIf(!enabled)("startMemoryNotifiers", () => {
     });
     expect(kn.memcgSupported).toBe(true);
     const usage = Number(root.read("memory.usage_in_bytes"));
-    kn.apply([
+    await kn.apply([
       { signal: "memory.available", cgroup: "root", hard: true, description: "hard memory eviction threshold", thresholdBytes: usage + 24 * MiB },
       { signal: "allocatableMemory.available", cgroup: "pods", hard: false, description: "soft allocatable memory eviction threshold", thresholdBytes: 480 * MiB },
     ]);
@@ -53,14 +53,14 @@ describe.skipIf(!enabled)("startMemoryNotifiers", () => {
     expect(lines.some((l) => l.startsWith("I eviction manager: hard memory eviction threshold crossed") && l.includes(`cgroup=${root.path}`))).toBe(true);
   }, 30_000);
 
-  test("errors arming a target are logged once, not every refresh", () => {
+  test("errors arming a target are logged once, not every refresh", async () => {
     const root = makeMemoryCgroup();
     cgroups.push(root);
     const { lines, logger } = captureLogger();
     kn = startMemoryNotifiers({ memoryCgroupRoot: root.path, podsCgroup: "no-such-kubepods", psiTrigger: false, onTrigger() {}, logger });
     const t = { signal: "allocatableMemory.available" as const, cgroup: "pods" as const, hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: MiB };
-    kn.apply([t]);
-    kn.apply([t]);
+    await kn.apply([t]);
+    await kn.apply([t]);
     const warns = lines.filter((l) => l.startsWith("W eviction manager: memcg notifier not armed"));
     expect(warns.length).toBe(1);
     expect(warns[0]).toContain("no-such-kubepods");
