@@ -18,8 +18,11 @@ export interface MemoryNotifiersLogger {
 }
 
 export interface MemoryNotifiersOptions {
-  /** Eviction manager hook: run a synchronize now. */
-  onTrigger(reason: string): void;
+  /**
+   * Eviction manager hook: run a synchronize now. `lagMs`, when known: how long ago the notifier
+   * thread woke up for this event (for the eviction trace's crossing time).
+   */
+  onTrigger(reason: string, lagMs?: number): void;
   /** cgroup v1 memory mount (default /sys/fs/cgroup/memory). */
   memoryCgroupRoot?: string;
   /** Pod cgroup root relative to the mount, for allocatableMemory.available (default "kubepods"). */
@@ -61,7 +64,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
           logger.info(
             `eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`,
           );
-          opts.onTrigger(ev.description);
+          opts.onTrigger(ev.description, performance.timeOrigin + performance.now() - ev.wokeAtMs);
         },
         onRemoved(path) {
           logger.warn(`eviction manager: memcg notifier cgroup removed; re-armed at the next refresh ${kv({ cgroup: path })}`);

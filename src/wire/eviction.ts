@@ -182,8 +182,8 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       if (config.kernelMemcgNotification) {
         notifiers = startMemoryNotifiers({
           podsCgroup: input.podsCgroup,
-          onTrigger(reason) {
-            tracer.onKernelEvent(reason);
+          onTrigger(reason, lagMs) {
+            tracer.onKernelEvent(reason, lagMs);
             manager.trigger(reason);
           },
         });

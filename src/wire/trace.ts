@@ -68,8 +68,11 @@ interface Open {
 }
 
 export interface EvictionTracer {
-  /** A kernel notifier fired (call before manager.trigger). */
-  onKernelEvent(reason: string): void;
+  /**
+   * A kernel notifier fired (call before manager.trigger). `lagMs`: how long before now the notifier
+   * thread woke for it (the hop to the main thread), so the crossing is stamped at the wake-up.
+   */
+  onKernelEvent(reason: string, lagMs?: number): void;
   /** Wraps the kill function the eviction manager calls with its victim. */
   wrapKillPod(kill: KillPodFunc): KillPodFunc;
   onStopContainer(e: StopContainerEvent): void;
@@ -192,9 +195,9 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
   }
 
   return {
-    onKernelEvent(reason) {
+    onKernelEvent(reason, lagMs = 0) {
       if (kernelEvents.length >= 64) kernelEvents.shift();
-      kernelEvents.push({ atMs: opts.now(), reason });
+      kernelEvents.push({ atMs: opts.now() - Math.max(0, lagMs), reason });
     },
     wrapKillPod(kill) {
       return (pod, grace, status) => {

@@ -89,6 +89,24 @@ describe("eviction tracer", () => {
     expect(text).toContain('bunlet_eviction_detection_to_signal_seconds_bucket{eviction_signal="allocatableMemory.available",le="0.005"} 0');
   });
 
+  test("the crossing is stamped when the notifier thread woke (now − lag), not when the main thread saw it", async () => {
+    const h = harness();
+    h.set(5_000_000.75);
+    h.tracer.onKernelEvent("hard allocatable memory eviction threshold", 0.75);
+    h.set(5_000_002);
+    const killed = h.kill();
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "sent", atMs: 5_000_003 });
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 5_000_020 });
+    h.tracer.onCycle(report(5_000_001, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(5_000_001));
+    h.tracer.onCycle(report(5_000_030, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.timestamps.thresholdCrossed).toBe(isoMicros(5_000_000)!);
+    expect(r!.latencyMs).toMatchObject({ decision: 2, stopSignalSent: 3, detectionToSignal: 3 });
+  });
+
   test("periodic eviction: crossing is the threshold's first observation, detection the cycle start", async () => {
     const h = harness();
     h.set(2_000_010);
