@@ -1,7 +1,10 @@
 /* memhog TOTAL_MIB [MIB_PER_SEC] [HOLD_SECONDS]
  * Allocates TOTAL_MIB in 1 MiB steps at MIB_PER_SEC (0 = as fast as possible), touching every page so the
  * memory is really charged to its cgroup, then holds it (forever by default). Prints progress lines
- * "allocated N MiB" so tests and chaos scripts can follow the ramp. SIGTERM exits 0. */
+ * "allocated N MiB" so tests and chaos scripts can follow the ramp. On SIGTERM it prints one line
+ * "sigterm <ns>" (CLOCK_REALTIME in ns since the epoch, read in the handler) and exits 0: the reaction
+ * benchmark reads that line from the CRI log to time when the victim actually received its signal,
+ * the same way whoever sent it (containerd on a CRI StopContainer, or earlyoom's kill(2)). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +12,23 @@
 #include <time.h>
 #include <unistd.h>
 
-static void on_term(int sig) { (void)sig; _exit(0); }
+/* Async-signal-safe only (clock_gettime, write, _exit): the line is formatted by hand in a stack
+ * buffer and leaves in one write(2), bypassing stdio, whose buffer the handler may have interrupted. */
+static void on_term(int sig) {
+  (void)sig;
+  struct timespec ts = {0, 0};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned long long ns = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+  static const char tag[] = "sigterm ";
+  char buf[48];
+  char *end = buf + sizeof buf, *p = end;
+  *--p = '\n';
+  do { *--p = (char)('0' + (int)(ns % 10)); ns /= 10; } while (ns != 0);
+  for (int i = (int)sizeof tag - 2; i >= 0; i--) *--p = tag[i];
+  ssize_t r = write(STDOUT_FILENO, p, (size_t)(end - p));
+  (void)r;
+  _exit(0);
+}
 
 int main(int argc, char **argv) {
   if (argc < 2) {
