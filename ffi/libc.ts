@@ -27,6 +27,10 @@ const lib = dlopen("libc.so.6", {
   inotify_add_watch: { args: [i32, P, u32], returns: i32 },
   inotify_rm_watch: { args: [i32, i32], returns: i32 },
   statfs: { args: [P, P], returns: i32 },
+  // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
+  // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
+  // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
+  syscall: { args: [i64, i64, i64, i64, i64], returns: i64 },
   __errno_location: { args: [], returns: P },
 });
 
@@ -196,6 +200,22 @@ export function epoll_wait(
     out.push({ events: view.getUint32(off, true), data: Number(view.getBigUint64(off + 4, true)) });
   }
   return out;
+}
+
+/** Syscall numbers (the same on every architecture: both came after the unified table). */
+export const SYS_PIDFD_SEND_SIGNAL = 424;
+export const SYS_PIDFD_OPEN = 434;
+
+/** pidfd_open(2): an fd that refers to process `pid` itself, immune to PID reuse (close-on-exec). */
+export function pidfd_open(pid: number, flags = 0): number {
+  const fd = Number(sym.syscall(SYS_PIDFD_OPEN, pid, flags, 0, 0));
+  if (fd < 0) fail("pidfd_open");
+  return fd;
+}
+
+/** pidfd_send_signal(2) with no siginfo: like kill(2), but to the process the pidfd refers to (ESRCH once it exited). */
+export function pidfd_send_signal(pidfd: number, signal: number): void {
+  if (Number(sym.syscall(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, 0, 0)) < 0) fail("pidfd_send_signal");
 }
 
 /** flock(2). With LOCK_NB a held lock throws SyscallError code EWOULDBLOCK (= "EAGAIN"). */

@@ -113,3 +113,39 @@ describe("libc", () => {
     expect(new TextDecoder().decode(buf.subarray(0, n))).toStartWith(`${process.pid} (`);
   });
 });
+
+describe("pidfd", () => {
+  const children: Bun.Subprocess[] = [];
+  afterEach(() => {
+    for (const p of children.splice(0)) p.kill("SIGKILL");
+  });
+
+  test("pidfd_send_signal delivers to the process the pidfd was opened on; ESRCH once it is gone", async () => {
+    const child = Bun.spawn(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
+    children.push(child);
+    const fd = track(c.pidfd_open(child.pid));
+    c.pidfd_send_signal(fd, 0); // alive
+    c.pidfd_send_signal(fd, 15);
+    expect(await child.exited).toBe(143);
+    expect(child.signalCode).toBe("SIGTERM");
+    let err: unknown;
+    try {
+      c.pidfd_send_signal(fd, 15);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as SyscallError).code).toBe("ESRCH");
+    expect((err as SyscallError).call).toBe("pidfd_send_signal");
+  });
+
+  test("pidfd_open of a pid that cannot exist is refused with a SyscallError", () => {
+    let err: unknown;
+    try {
+      track(c.pidfd_open(2 ** 22 + 1)); // above pid_max's ceiling
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SyscallError);
+    expect(["ESRCH", "EINVAL"]).toContain((err as SyscallError).code);
+  });
+});
