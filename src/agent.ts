@@ -16,7 +16,7 @@ import { processCollector } from "./server/process-metrics.ts";
 import type { Summary } from "./stats/summary.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
-import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity } from "./pod/setup.ts";
@@ -221,8 +221,16 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const allocatableMemoryBytes = Number(
     nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
   );
+  // The first signal of a ≤ 1 s stop (hard eviction) goes straight to the container's init; the
+  // trace's "stop signal sent" is then that moment, not the StopContainer that follows.
+  const directSignal = createDirectSignaller({
+    cri: rawCri,
+    now: clock.now,
+    onSignal: (e) => onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
+  });
   const runtime = createKubeRuntime({
     cri,
+    directSignal,
     podLogsDir: config.podLogsDir,
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
@@ -301,6 +309,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     async stop() {
       abort.abort();
       await pods.lifecycle.stop();
+      directSignal.close();
       cri.close();
     },
   });

@@ -58,6 +58,8 @@ export interface CriClient {
   listImages(filter?: { image?: T.ImageSpec }): Promise<T.Image[]>;
   /** null when the image is not present (upstream: ImageStatusResponse.image unset). */
   imageStatus(image: string | T.ImageSpec, verbose?: boolean): Promise<T.Image | null>;
+  /** ImageStatus with verbose info (containerd: info.info is JSON with the OCI image spec under "imageSpec"). */
+  imageStatusInfo(image: string | T.ImageSpec): Promise<{ image: T.Image | null; info: Record<string, string> }>;
   pullImage(image: string | T.ImageSpec, auth?: T.AuthConfig, sandboxConfig?: T.PodSandboxConfig): Promise<string>;
   removeImage(image: string | T.ImageSpec): Promise<void>;
   imageFsInfo(): Promise<T.ImageFsInfoResponse>;
@@ -157,6 +159,10 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     listImages: async (filter) => (await img<{ images: T.Image[] }>("ListImages", filter ? { filter } : {})).images,
     imageStatus: async (image, verbose = false) =>
       (await img<{ image: T.Image | null }>("ImageStatus", { image: spec(image), verbose })).image,
+    imageStatusInfo: async (image) => {
+      const r = await img<{ image: T.Image | null; info?: Record<string, string> }>("ImageStatus", { image: spec(image), verbose: true });
+      return { image: r.image, info: r.info ?? {} };
+    },
     pullImage: async (image, auth, sandboxConfig) =>
       (await img<{ imageRef: string }>("PullImage", { image: spec(image), auth, sandboxConfig })).imageRef,
     removeImage: async (image) => void (await img("RemoveImage", { image: spec(image) })),

@@ -18,7 +18,9 @@ import type {
 } from "../runtime.ts";
 import { computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
+import type { DirectSignaller } from "./direct-signal.ts";
 import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
@@ -48,6 +50,11 @@ export interface KubeRuntimeOptions {
   volumeHostPath?: (pod: KubePod, volumeName: string) => string | undefined;
   /** Epoch ms, for back-off. */
   now?: () => number;
+  /**
+   * Signals a stopping container's init directly right before its StopContainer, for stops that grant
+   * ≤ 1 s (see direct-signal.ts); kept informed of the running containers here.
+   */
+  directSignal?: DirectSignaller;
 }
 
 function memTotalBytes(): number {
@@ -159,12 +166,20 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of containers) if (c.state === "running") (ids ??= new Map()).set(c.id, c.name);
     if (ids) knownRunning.set(uid, ids);
     else knownRunning.delete(uid);
+    const direct = opts.directSignal;
+    if (direct) {
+      for (const id of ids?.keys() ?? []) direct.track(id, uid);
+      direct.retain(new Set([...knownRunning.values()].flatMap((m) => [...m.keys()])));
+    }
   }
 
   async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
-    // The request goes out first; the log line follows it (the pressure path's latency is to the signal).
+    // The signal and the request go out first; the log line follows (the pressure path's latency is to the signal).
+    const direct = opts.directSignal?.signal(id, graceSeconds);
     const stopped = cri.stopContainer(id, graceSeconds);
-    log.info(`killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message })}`);
+    log.info(
+      `killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message, signalledPid: direct?.pid, signal: direct && signalName(direct.signal) })}`,
+    );
     await stopped;
   }
 

@@ -2,6 +2,7 @@
 // get their StopContainer before any other runtime call; the listing after it catches the rest.
 import { expect, test } from "bun:test";
 import type { ContainerFilter, CriClient } from "../../../src/cri/client.ts";
+import type { DirectSignaller } from "../../../src/pod/kuberuntime/direct-signal.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 
 const UID_LABEL = "io.kubernetes.pod.uid";
@@ -101,4 +102,31 @@ test("a known container that is gone by the listing failing to stop is no error;
   await expect(rt2.killPod(ref, 0)).rejects.toThrow("app: DeadlineExceeded");
   // Known once, stopped once: the listing's copy is the same container.
   expect(failing.calls.filter((c) => c.startsWith("StopContainer"))).toEqual(["StopContainer c1 0"]);
+});
+
+test("the direct signaller learns the running containers and signals each right before its StopContainer", async () => {
+  const containers: FakeContainer[] = [
+    { id: "c1", uid: "u1", name: "app", state: "CONTAINER_RUNNING" },
+    { id: "c9", uid: "u9", name: "other", state: "CONTAINER_RUNNING" },
+  ];
+  const { cri, calls } = fakeCri(containers);
+  const tracked: string[] = [];
+  let running: string[] = [];
+  const directSignal: DirectSignaller = {
+    track: (id, uid) => void tracked.push(`${id}@${uid}`),
+    retain: (ids) => void (running = [...ids].sort()),
+    signal: (id, grace) => (calls.push(`signal ${id} ${grace}`), { containerId: id, podUid: "u1", pid: 42, signal: 15, atMs: 0 }),
+    size: 0,
+    close() {},
+  };
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30, directSignal });
+  await rt.getPods(true);
+  expect(tracked.sort()).toEqual(["c1@u1", "c9@u9"]);
+  expect(running).toEqual(["c1", "c9"]);
+  calls.length = 0;
+  await rt.killPod(ref, 1);
+  expect(calls.slice(0, 2)).toEqual(["signal c1 1", "StopContainer c1 1"]);
+  // The next relist no longer lists c1 running: the signaller forgets it.
+  await rt.getPods(false);
+  expect(running).toEqual(["c9"]);
 });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createCriClient } from "../../../src/cri/client.ts";
 import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../../../src/pod/kuberuntime/gc.ts";
+import { createDirectSignaller, type DirectSignalEvent } from "../../../src/pod/kuberuntime/direct-signal.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import type { BackOff, Runtime, RuntimeContainerStatus, RuntimePodStatus } from "../../../src/pod/runtime.ts";
@@ -272,5 +273,36 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     const { testContainerdEnv } = await import("../../support/containerd.ts");
     expect(spawnSync("bash", [`${import.meta.dir}/../../../scripts/host/containerd.sh`, "start"], { env: testContainerdEnv }).status).toBe(0);
     expect(await ctd.cri.imageStatus(ctd.images.memhog)).not.toBeNull();
+  }, 60_000);
+  test("a 1 s stop signals the container's init directly (pidfd, checked against containerd's pid and the container cgroup) before StopContainer", async () => {
+    const events: DirectSignalEvent[] = [];
+    const directSignal = createDirectSignaller({ cri: ctd.cri, onSignal: (e) => events.push(e) });
+    try {
+      const rtd = createKubeRuntime({ cri: ctd.cri, podLogsDir: LOG_ROOT, rootDir: KUBELET_ROOT, directSignal });
+      const pod = makePod({ containers: [{ name: "hog", image: ctd.images.memhog, args: ["8"] }] });
+      const podStatus = () => rtd.getPodStatus(pod.metadata.uid as string, pod.metadata.name, pod.metadata.namespace as string);
+      await until("hog running", async () => {
+        const st = await podStatus();
+        if (byName(st, "hog")?.state === "running") return st;
+        await rtd.syncPod(pod, st, noBackOff, { cgroupParent: cgroupParentOf(pod) });
+        return undefined;
+      });
+      await until("the signaller to learn the container", async () => (await podStatus(), directSignal.size === 1));
+      const hog = byName(await podStatus(), "hog") as RuntimeContainerStatus;
+      const verbose = await ctd.cri.containerStatus(hog.id, true);
+      const pid = (JSON.parse(verbose.info.info as string) as { pid: number }).pid;
+      expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toContain(hog.id);
+      await rtd.killPod({ uid: pod.metadata.uid as string, name: pod.metadata.name, namespace: pod.metadata.namespace as string }, 1);
+      expect(events.map(({ containerId, pid, signal }) => ({ containerId, pid, signal }))).toEqual([{ containerId: hog.id, pid, signal: 15 }]);
+      // memhog exits 0 on SIGTERM: it was not left to the SIGKILL a second later.
+      const done = await until("hog to exit", async () => {
+        const c = byName(await podStatus(), "hog");
+        return c?.state === "exited" ? c : undefined;
+      });
+      expect(done.exitCode).toBe(0);
+      await rtd.removePod(pod.metadata.uid as string);
+    } finally {
+      directSignal.close();
+    }
   }, 60_000);
 });

@@ -1,0 +1,126 @@
+// The direct signaller against real processes (children of this test standing in for container
+// inits) and a fake CRI giving their PIDs the way containerd's verbose status does.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { CriClient } from "../../../src/cri/client.ts";
+import { createDirectSignaller, type DirectSignalEvent, type DirectSignaller } from "../../../src/pod/kuberuntime/direct-signal.ts";
+import { close } from "../../../ffi/libc.ts";
+import { pollUntil } from "../../support/wait.ts";
+
+const children: Bun.Subprocess[] = [];
+const signallers: DirectSignaller[] = [];
+afterEach(() => {
+  for (const s of signallers.splice(0)) s.close();
+  for (const c of children.splice(0)) c.kill("SIGKILL");
+});
+
+function setup(o: { stopSignal?: string; inCgroup?: boolean; exited?: string } = {}) {
+  const child = Bun.spawn(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
+  children.push(child);
+  const calls: string[] = [];
+  const cri = {
+    containerStatus: async (id: string, verbose: boolean) => {
+      calls.push(`ContainerStatus ${id} verbose=${verbose}`);
+      return { status: { id, state: id === o.exited ? "CONTAINER_EXITED" : "CONTAINER_RUNNING", imageRef: "sha256:img", image: { image: "img:1" } }, info: { info: JSON.stringify({ pid: child.pid }) } };
+    },
+    imageStatusInfo: async (ref: string) => {
+      calls.push(`ImageStatus ${ref}`);
+      return { image: null, info: { info: JSON.stringify({ imageSpec: { config: o.stopSignal ? { StopSignal: o.stopSignal } : {} } }) } };
+    },
+  } as unknown as Pick<CriClient, "containerStatus" | "imageStatusInfo">;
+  const events: DirectSignalEvent[] = [];
+  const closed: number[] = [];
+  const s = createDirectSignaller({
+    cri,
+    now: () => 1234,
+    onSignal: (e) => events.push(e),
+    procCgroup: (pid) => (o.inCgroup === false ? "12:memory:/elsewhere\n" : `12:memory:/kubepods/pod/ctr-${pid}\n`),
+    closeFd: (fd) => {
+      closed.push(fd);
+      close(fd);
+    },
+  });
+  signallers.push(s);
+  const id = `ctr-${child.pid}`;
+  return { child, s, id, calls, events, closed };
+}
+
+describe("direct signaller", () => {
+  test("a tracked container's init gets SIGTERM for a 1 s stop, reported with its pid", async () => {
+    const { child, s, id, events } = setup();
+    s.track(id, "uid-1");
+    await pollUntil(() => s.size === 1, "the container to be learnt", 5000);
+    const e = s.signal(id, 1);
+    expect(e).toEqual({ containerId: id, podUid: "uid-1", pid: child.pid, signal: 15, atMs: 1234 });
+    expect(events).toEqual([e!]);
+    await child.exited;
+    expect(child.signalCode).toBe("SIGTERM");
+  });
+
+  test("grace 0 sends SIGKILL; the image's StopSignal is used otherwise", async () => {
+    const a = setup();
+    a.s.track(a.id, "u");
+    await pollUntil(() => a.s.size === 1, "learnt", 5000);
+    expect(a.s.signal(a.id, 0)?.signal).toBe(9);
+    await a.child.exited;
+    expect(a.child.signalCode).toBe("SIGKILL");
+
+    const b = setup({ stopSignal: "SIGINT" });
+    b.s.track(b.id, "u");
+    await pollUntil(() => b.s.size === 1, "learnt", 5000);
+    expect(b.s.signal(b.id, 1)?.signal).toBe(2);
+    await b.child.exited;
+    expect(b.child.signalCode).toBe("SIGINT");
+  });
+
+  test("a stop granting more than 1 s is left to the runtime alone", async () => {
+    const { child, s, id, events } = setup();
+    s.track(id, "u");
+    await pollUntil(() => s.size === 1, "learnt", 5000);
+    expect(s.signal(id, 2)).toBeUndefined();
+    expect(events).toEqual([]);
+    expect(child.exitCode).toBeNull();
+    expect(child.signalCode).toBeNull();
+  });
+
+  test("a pid that is not in the container's cgroup is never signalled", async () => {
+    const { s, id, calls, closed } = setup({ inCgroup: false });
+    s.track(id, "u");
+    await pollUntil(() => closed.length === 1, "the pidfd to be closed after the failed check", 5000);
+    expect(calls).toEqual([`ContainerStatus ${id} verbose=true`, "ImageStatus sha256:img"]);
+    expect(s.size).toBe(0);
+    expect(s.signal(id, 1)).toBeUndefined();
+  });
+
+  test("tracking is idempotent; retain forgets and closes what stopped running", async () => {
+    const { s, id, calls, closed } = setup();
+    s.track(id, "u");
+    s.track(id, "u");
+    await pollUntil(() => s.size === 1, "learnt", 5000);
+    expect(calls.filter((c) => c.startsWith("ContainerStatus"))).toHaveLength(1);
+    s.retain(new Set([id]));
+    expect(s.size).toBe(1);
+    s.retain(new Set());
+    expect(s.size).toBe(0);
+    expect(closed).toHaveLength(1);
+    expect(s.signal(id, 1)).toBeUndefined();
+  });
+
+  test("a container that exited before its stop: nothing sent, no error", async () => {
+    const { child, s, id } = setup();
+    s.track(id, "u");
+    await pollUntil(() => s.size === 1, "learnt", 5000);
+    child.kill("SIGKILL");
+    await child.exited;
+    expect(s.signal(id, 1)).toBeUndefined();
+    expect(s.size).toBe(0);
+  });
+
+  test("a container not running in its status is not tracked", async () => {
+    const { s, id, calls } = setup({ exited: "ctr-gone" });
+    s.track("ctr-gone", "u");
+    s.track(id, "u"); // looked up after it: once this one is learnt, the first lookup is over
+    await pollUntil(() => s.size === 1, "the running container to be learnt", 5000);
+    expect(s.signal("ctr-gone", 1)).toBeUndefined();
+    expect(calls.filter((c) => c.startsWith("ContainerStatus"))).toEqual(["ContainerStatus ctr-gone verbose=true", `ContainerStatus ${id} verbose=true`]);
+  });
+});
