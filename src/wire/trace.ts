@@ -2,9 +2,10 @@
 // Timestamps come from four places, joined by pod UID:
 //   kernel notifier fired        → onKernelEvent (the cycle that starts after it is attributed to it)
 //   decision                     → the wrapped killPod, called by the cycle the moment it picks a victim
-//   stop signal sent / exited    → onStopContainer: the CRI StopContainer RPC for the victim's
-//                                  container (containerd signals the process as it receives it) and
-//                                  its return (the container has exited)
+//   stop signal sent / exited    → onStopContainer: the first of the direct signal to the victim's
+//                                  init (a stop granting ≤ 1 s, see kuberuntime/direct-signal.ts) and
+//                                  the CRI StopContainer RPC for its container; exited when that RPC
+//                                  returns (the container has exited)
 //   memory back below threshold  → the first later cycle whose observation no longer meets it
 // The record is appended to --eviction-trace (JSON lines) and logged as one line once recovered
 // (or after recoveryTimeoutMs). Recording allocates a few small objects per eviction, nothing on the
