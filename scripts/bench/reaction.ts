@@ -323,7 +323,7 @@ async function main(): Promise<void> {
   console.log("| agent | runs | crossing→signal sent (bunlet: CRI StopContainer sent; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [mode, s] of summary) {
-    const vs = (a: number, b: number) => (ref && mode !== "notify" ? `${times(a, b)} slower` : "—");
+    const vs = (a: number, b: number) => (!ref || mode === "notify" ? "—" : Number.isNaN(a / b) ? "-" : `${times(a, b)} slower`);
     console.log(`| ${LABEL[mode]} | ${s.n} | ${fmt(s.s50)} | ${fmt(s.s99)} | ${fmt(s.r50)} | ${fmt(s.r99)} | ${s.n - s.nr} | ${fmt(s.f50)} | ${fmt(s.f99)} | ${vs(s.r99, ref?.r99 ?? Number.NaN)} | ${vs(s.s99, ref?.s99 ?? Number.NaN)} |`);
   }
   const own = results.get("notify")?.filter((r) => r.ownMs !== undefined && r.ownDecisionMs !== undefined) ?? [];
