@@ -17,8 +17,20 @@ import type { Pod } from "./types.ts";
 
 export type UpdateType = "create" | "update" | "sync" | "kill";
 
+/**
+ * A termination's grace period (upstream calculateEffectiveGracePeriod): the one already underway,
+ * else the pod's terminationGracePeriodSeconds; a kill's override (eviction) can only shorten it; and
+ * "no matter what" it is at least 1 s — so even a pod asking for 0 gets its stop signal (SIGTERM)
+ * a second before the SIGKILL, as with the kubelet. (Upstream lets a first override lengthen the
+ * pod's own period; no caller here asks for that, and never lengthening is the safer reading.)
+ */
+export function effectiveGracePeriod(current: number | undefined, podSeconds: number | undefined, override?: number): number {
+  const base = current ?? podSeconds ?? 30;
+  return Math.max(1, override === undefined ? base : Math.min(base, override));
+}
+
 export interface KillPodOptions {
-  /** Shortens (never lengthens) the pod's terminationGracePeriodSeconds. */
+  /** Shortens (never lengthens) the pod's terminationGracePeriodSeconds; the result is at least 1 s (effectiveGracePeriod). */
   gracePeriodOverrideSeconds?: number;
   /** Resolved when the pod's containers are stopped and cleanup ran. */
   onDone?: () => void;
@@ -94,10 +106,7 @@ export function createPodWorkers(opts: {
 
   const podName = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
 
-  function gracePeriod(w: Worker, override?: number): number {
-    const base = w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds;
-    return override === undefined ? base : Math.max(0, Math.min(base, override));
-  }
+  const gracePeriod = (w: Worker, override?: number) => effectiveGracePeriod(w.gracePeriodSeconds, w.pod.spec.terminationGracePeriodSeconds, override);
 
   function beginTermination(w: Worker, override?: number) {
     w.gracePeriodSeconds = gracePeriod(w, override);
@@ -112,7 +121,7 @@ export function createPodWorkers(opts: {
   /** A kill while the loop is busy: start the termination now instead of after the running call. */
   function preempt(w: Worker) {
     if (!w.running || stopped || w.state !== "terminating") return;
-    const grace = w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds;
+    const grace = gracePeriod(w);
     if (w.busy !== "sync" && w.busy !== "terminating") return;
     if (w.terminatingGrace !== undefined && grace >= w.terminatingGrace) return;
     w.abort?.abort();
@@ -165,7 +174,7 @@ export function createPodWorkers(opts: {
             // No await before the termination starts unless there is something to wait for: an idle
             // worker's kill reaches the runtime in the caller's own tick.
             if (w.preempts.length > 0) await awaitPreempts(w);
-            await terminate(w, w.gracePeriodSeconds ?? w.pod.spec.terminationGracePeriodSeconds);
+            await terminate(w, gracePeriod(w));
             if (w.preempts.length > 0) await awaitPreempts(w);
             w.state = "terminated";
           } catch (e) {

@@ -89,12 +89,12 @@ describe("pod lifecycle", () => {
   test("killPod (eviction): Failed/Evicted, DisruptionTarget, never restarted", async () => {
     const pod = makePod({ name: "hog", uid: "u1" });
     const { rt, clock } = await setup({ pods: [pod] });
-    const killed = lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
+    const killed = lc!.killPod(pod, 1, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
     expect(lc!.activePods()).toEqual([]);
     expect(lc!.isPodCleanedUp(pod)).toBe(false);
     await killed;
     expect(lc!.isPodCleanedUp(pod)).toBe(true);
-    expect(rt.calls).toContain("kill hog grace=0");
+    expect(rt.calls).toContain("kill hog grace=1");
     // Its volumes are gone before it counts as cleaned up; the pod itself (and its status) stays.
     expect(rt.calls).toContain("teardown-volumes hog");
     expect(rt.calls).not.toContain("remove hog");
@@ -285,12 +285,12 @@ describe("a kill preempts a slow sync", () => {
     rt.exit("u1", "app", 1); // PLEG → sync → restart, held at the runtime
     await clock.advance(1000);
     await until(() => entered, "the sync reached the runtime");
-    const killed = lc!.killPod(pod, 0, { reason: "Evicted", message: "The node was low on resource: memory. " });
-    await until(() => rt.calls.includes("kill hog grace=0"), "the kill reached the runtime");
+    const killed = lc!.killPod(pod, 1, { reason: "Evicted", message: "The node was low on resource: memory. " });
+    await until(() => rt.calls.includes("kill hog grace=1"), "the kill reached the runtime");
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start hog/app#0"]); // the sync is still held
     release();
     await killed;
-    expect(rt.calls.filter((c) => c.startsWith("start") || c.startsWith("kill"))).toEqual(["start hog/app#0", "kill hog grace=0", "start hog/app#1", "kill hog grace=0"]);
+    expect(rt.calls.filter((c) => c.startsWith("start") || c.startsWith("kill"))).toEqual(["start hog/app#0", "kill hog grace=1", "start hog/app#1", "kill hog grace=1"]);
     expect(rt.pods.get("u1")?.containers.every((c) => c.state === "exited")).toBe(true);
     expect(status("hog")).toMatchObject({ phase: "Failed", reason: "Evicted" });
     expect(lc!.isPodCleanedUp(pod)).toBe(true);

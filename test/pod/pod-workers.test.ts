@@ -74,7 +74,9 @@ describe("pod workers", () => {
 
   test.each([
     [5, 30, 5],
-    [0, 30, 0],
+    [0, 30, 1], // never under 1 s (upstream: "no matter what, we always supply a grace period of 1")
+    [1, 0, 1],
+    [undefined, 0, 1],
     [undefined, 12, 12],
   ])("override %p with pod grace %p → %p", async (override, grace, want) => {
     const r = recordingSyncer();
@@ -120,7 +122,7 @@ describe("pod workers", () => {
     const r = recordingSyncer({ gate: () => new Promise<void>(() => {}) });
     const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "kill", pod: podWithImage("v1"), kill: { gracePeriodOverrideSeconds: 0 } });
-    expect(r.log).toEqual(["terminating grace=0:start"]);
+    expect(r.log).toEqual(["terminating grace=1:start"]);
   });
 
   test("a kill with a shorter grace period restarts a running termination with it; a kill no shorter does not", async () => {
