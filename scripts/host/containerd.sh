@@ -112,13 +112,18 @@ JSON
 import_images() {
   local cache; cache="$("$HERE/setup.sh" images)"
   local have; have="$(ctr_ images ls -q 2>/dev/null || true)"
+  # The cache dir is named by its inputs' hash: images rebuilt from changed sources (say memhog.c) are
+  # a new dir, and their tags are re-imported over the old ones, not skipped because the tag exists.
+  local marker="$ROOT/bunlet-images-from" from=""
+  [ -f "$marker" ] && from="$(cat "$marker")"
   local name
   for name in busybox pause memhog; do
     [ -f "$cache/$name.tar" ] || continue
-    if ! grep -qx "bunlet.local/$name:1" <<<"$have"; then
+    if [ "$from" != "$cache" ] || ! grep -qx "bunlet.local/$name:1" <<<"$have"; then
       ctr_ images import --snapshotter "$SNAPSHOTTER" --base-name "bunlet.local/$name" "$cache/$name.tar" >/dev/null
     fi
   done
+  mkdir -p "$ROOT" && echo "$cache" >"$marker"
 }
 
 start() {
