@@ -29,13 +29,13 @@ export const realClock: Clock = {
 
 /**
  * The real clock with sub-millisecond now(): latencies of a few ms are what the eviction trace and
- * the StopContainer observer measure. Monotonic from its creation (performance.now), anchored to
- * the wall clock once; timers are realClock's.
+ * the StopContainer observer measure. Monotonic (performance.now), anchored to the wall clock by
+ * performance.timeOrigin, which has sub-ms precision — an anchor taken from Date.now() would put
+ * every timestamp up to 1 ms early against other clocks (a victim's own CLOCK_REALTIME, the kernel
+ * notifier thread's). Timers are realClock's.
  */
 export function preciseClock(): Clock {
-  const d0 = Date.now();
-  const p0 = performance.now();
-  return { ...realClock, now: () => d0 + (performance.now() - p0) };
+  return { ...realClock, now: () => performance.timeOrigin + performance.now() };
 }
 
 /** Runs `fn` every `ms` until the returned stop function is called (next run scheduled after fn settles). */

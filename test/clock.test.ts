@@ -1,0 +1,17 @@
+import { expect, test } from "bun:test";
+import { preciseClock } from "../src/clock.ts";
+
+test("preciseClock is the wall clock to sub-ms: never behind Date.now() (which truncates) nor a full ms ahead", () => {
+  const clock = preciseClock();
+  let fractional = false;
+  for (let i = 0; i < 10_000; i++) {
+    const before = Date.now();
+    const t = clock.now();
+    const after = Date.now();
+    // Date.now() truncates to the ms: the precise time lies in [before, after + 1).
+    expect(t).toBeGreaterThanOrEqual(before - 0.01);
+    expect(t).toBeLessThan(after + 1);
+    if (t % 1 !== 0) fractional = true;
+  }
+  expect(fractional).toBe(true);
+});
