@@ -23,6 +23,7 @@ import {
   type EvictionManager,
   type ExplainReport,
 } from "../eviction/index.ts";
+import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
@@ -178,6 +179,8 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     name: "eviction manager",
     async start() {
       imageFsDir = await runtimeImageFsDir(cri);
+      // Compile the decision path before the first kernel event needs it (see eviction/rehearsal.ts).
+      await rehearseEviction(evictionConfig).catch((e: unknown) => log.debug(`eviction rehearsal failed ${kv({ error: (e as Error).message })}`));
       startWarmer();
       if (config.kernelMemcgNotification) {
         notifiers = startMemoryNotifiers({
