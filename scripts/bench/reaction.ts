@@ -15,8 +15,9 @@
 //             earlyoom: the first /proc/meminfo sample (every ~1 ms) with MemAvailable ≤ its -M
 //             minimum — its own view, which it polls every 100–1000 ms (adaptive; 100 ms this close);
 //   sent      when the agent sent the signal, each by its own account — bunlet: the trace's
-//             stopSignalSent (just before the CRI StopContainer went out; containerd and runc then still
-//             have to deliver the signal); earlyoom: when its "sending SIGTERM to process …" line
+//             stopSignalSent (its own pidfd signal to the container's init, sent right before the CRI
+//             StopContainer for a hard eviction's 1 s stop; the StopContainer itself when bunlet had not
+//             learnt the init yet); earlyoom: when its "sending SIGTERM to process …" line
 //             (printed right before kill(2)) is read from its stderr pipe here — so it can trail the
 //             victim's "received" by this process's own read latency (a few ms);
 //   received  when the victim got SIGTERM, the same for every agent: memhog's SIGTERM handler reads
@@ -29,12 +30,12 @@
 //             user space: µs later, more only if it has to wait for one of the 2 shared cores. Its clock
 //             and the bench's (performance.timeOrigin + performance.now()) are the same kernel wall
 //             clock, apart from NTP slewing during a run. A victim with no such line got no SIGTERM:
-//             containerd stops a container with StopContainer timeout 0 by SIGKILL alone, and a
-//             SIGKILL runs no handler; the run is reported as such (with the container's exit code)
-//             and left out of the received percentiles;
+//             a stop with a 0 s grace period is SIGKILL alone (bunlet, as the kubelet, never uses
+//             less than 1 s), and a SIGKILL runs no handler; the run is reported as such (with the
+//             container's exit code) and left out of the received percentiles;
 //   freed     the down-crossing of the same kubepods eventfd (memory back under the threshold).
-// The comparison with earlyoom (p99 ratio, 10× goal) is on "received": "sent" stops at two different
-// places (bunlet hands the signal to containerd, earlyoom calls kill(2) itself); it is printed for reference.
+// The comparison with earlyoom (p99 ratio, 10× goal) is on "received", the same measurement for both;
+// "sent" is each agent's own account and is printed for reference.
 // What differs, honestly: earlyoom only watches system-wide MemAvailable, not a cgroup, and this host
 // is shared (other processes allocate and free hundreds of MiB). Each earlyoom run is started, after
 // the ramp pod is Running, with -M = MemAvailable now − (what the ramp still needs to reach the
@@ -73,7 +74,7 @@ interface Run {
   /** Why there is no receivedAt for a run that was signalled (no sigterm line, and the exit code). */
   noSigterm?: string;
   freedAt?: number;
-  /** bunlet's own trace: kernel event (or first observation) → StopContainer, ms. */
+  /** bunlet's own trace: kernel event (or first observation) → stop signal sent, ms. */
   ownMs?: number;
   /** bunlet's own trace: kernel event → decision (the cycle picked the victim), ms. */
   ownDecisionMs?: number;
@@ -320,7 +321,7 @@ async function main(): Promise<void> {
   const ref = summary.get("notify");
   const times = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(1)}×`);
   console.log(`\nramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`);
-  console.log("| agent | runs | crossing→signal sent (bunlet: CRI StopContainer sent; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |");
+  console.log("| agent | runs | crossing→signal sent (bunlet: its pidfd signal; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [mode, s] of summary) {
     const vs = (a: number, b: number) => (!ref || mode === "notify" ? "—" : Number.isNaN(a / b) ? "-" : `${times(a, b)} slower`);
