@@ -75,7 +75,7 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
   const closeFd = opts.closeFd ?? close;
   const procCgroup = opts.procCgroup ?? ((pid: number) => readFileSync(`/proc/${pid}/cgroup`, "utf8"));
   const known = new Map<string, Known>();
-  /** Containers being looked up, or found not signallable (not retried until they leave `running`). */
+  /** Containers being looked up, known, or found not signallable (not looked up again until they leave `running`). */
   const seen = new Set<string>();
   const stopSignals = new Map<string, Promise<number | undefined>>();
   let closed = false;
@@ -142,7 +142,11 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
     track(id, podUid) {
       if (closed || unsupported || seen.has(id)) return;
       seen.add(id);
-      learn(id, podUid).catch((e: unknown) => log.debug(`direct signal: cannot learn container ${kv({ id: id.slice(0, 13), error: (e as Error).message })}`));
+      learn(id, podUid).catch((e: unknown) => {
+        // A runtime error is retried at the next relist; a container found not signallable is not.
+        seen.delete(id);
+        log.debug(`direct signal: cannot learn container ${kv({ id: id.slice(0, 13), error: (e as Error).message })}`);
+      });
     },
     retain(running) {
       for (const id of [...seen]) if (!running.has(id)) forget(id);

@@ -124,3 +124,27 @@ describe("direct signaller", () => {
     expect(calls.filter((c) => c.startsWith("ContainerStatus"))).toEqual(["ContainerStatus ctr-gone verbose=true", `ContainerStatus ${id} verbose=true`]);
   });
 });
+
+test("a runtime error while learning a container is retried at the next track", async () => {
+  const child = Bun.spawn(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
+  children.push(child);
+  let fail = true;
+  const cri = {
+    containerStatus: async (id: string) => {
+      if (fail) throw new Error("Unavailable");
+      return { status: { id, state: "CONTAINER_RUNNING", imageRef: "sha256:img" }, info: { info: JSON.stringify({ pid: child.pid }) } };
+    },
+    imageStatusInfo: async () => ({ image: null, info: { info: JSON.stringify({ imageSpec: { config: {} } }) } }),
+  } as unknown as Pick<CriClient, "containerStatus" | "imageStatusInfo">;
+  const s = createDirectSignaller({ cri, procCgroup: (pid) => `12:memory:/k/ctr-${pid}\n` });
+  signallers.push(s);
+  const id = `ctr-${child.pid}`;
+  let attempts = 0;
+  const original = cri.containerStatus;
+  cri.containerStatus = ((...a: Parameters<typeof original>) => (attempts++, original(...a))) as typeof original;
+  s.track(id, "u");
+  await pollUntil(() => attempts === 1, "the failing lookup", 5000);
+  fail = false;
+  await pollUntil(() => (s.track(id, "u"), s.size === 1), "the retried lookup to learn it", 5000);
+  expect(s.signal(id, 1)?.pid).toBe(child.pid);
+});
