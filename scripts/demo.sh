@@ -163,7 +163,7 @@ say "${cmd[*]}"
 "${cmd[@]}" 2>>"$LOG" &
 BUNLET_PID=$!
 # bunlet's decisions as they happen (the full log is in $LOG); tail ends with bunlet at the latest.
-tail --pid="$BUNLET_PID" -n +1 -F "$LOG" 2>/dev/null > >(grep --line-buffered -E 'Container runtime|QoS cgroups|pod phase|oom_score_adj|threshold crossed|threshold met|node conditions|evicting|eviction trace|evicted successfully| E[0-9]{4} ' | sed -u 's/^/    bunlet| /') &
+tail --pid="$BUNLET_PID" -n +1 -F "$LOG" 2>/dev/null > >(grep --line-buffered -E 'Container runtime|QoS cgroups|pod phase|oom_score_adj|threshold crossed|threshold met|node conditions|evicting|signalledPid|eviction trace|evicted successfully| E[0-9]{4} ' | sed -u 's/^/    bunlet| /') &
 TAIL_PID=$!
 
 for _ in $(seq 1 150); do
