@@ -123,6 +123,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const containers = await containerStatuses(selector);
     noteRunning(uid, containers);
+    retainRunning();
     return { uid, name, namespace, sandboxes: statuses, containers };
   }
 
@@ -153,6 +154,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     // Every running container is in this listing: it replaces what was known.
     for (const uid of knownRunning.keys()) if (!pods.has(uid)) knownRunning.delete(uid);
     for (const p of pods.values()) noteRunning(p.uid, p.containers);
+    retainRunning();
     return [...pods.values()];
   }
 
@@ -166,11 +168,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of containers) if (c.state === "running") (ids ??= new Map()).set(c.id, c.name);
     if (ids) knownRunning.set(uid, ids);
     else knownRunning.delete(uid);
-    const direct = opts.directSignal;
-    if (direct) {
-      for (const id of ids?.keys() ?? []) direct.track(id, uid);
-      direct.retain(new Set([...knownRunning.values()].flatMap((m) => [...m.keys()])));
-    }
+    for (const id of ids?.keys() ?? []) opts.directSignal?.track(id, uid);
+  }
+
+  /** The direct signaller forgets what no longer runs: once per relist or pod status, not per pod. */
+  function retainRunning() {
+    opts.directSignal?.retain(new Set([...knownRunning.values()].flatMap((m) => [...m.keys()])));
   }
 
   async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
