@@ -9,7 +9,7 @@
 //    over the same period and its crossing latency, measured on a few crossings.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCgroupThreshold, type ThresholdEvent } from "../../src/kernel/cgroup-threshold.ts";
+import { armCgroupThreshold, type ThresholdEvent } from "../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
 import { createNodeStatsProvider } from "../../src/stats/node.ts";
 import { makeMemoryCgroup, type TestCgroup } from "../../test/support/cgroup.ts";
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     // Threshold in the middle of one step above the settled usage.
     const threshold = base + STEP / 2;
     let pending: ((ev: ThresholdEvent, atWall: number) => void) | undefined;
-    const n = startCgroupThreshold(hub, {
+    const n = await armCgroupThreshold(hub, {
       cgroupPath: cg.path,
       thresholdBytes: threshold,
       onEvent: (ev) => {

@@ -49,7 +49,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createNotifierHub, startCgroupThreshold, type NotifierHub } from "../../src/kernel/index.ts";
+import { armCgroupThreshold, createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
 import { cleanupActive, cleanupOnSignals, flatKeyed, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness, type PodView } from "../chaos/lib.ts";
 
 const ALLOCATABLE = 1024 * MIB;
@@ -139,9 +139,9 @@ function ensureEarlyoom(): string {
 }
 
 /** One observer per run: the memcg threshold on kubepods at the crossing point (both directions). */
-function observe(hub: NotifierHub, kubepods: string, usageBytes: number) {
+async function observe(hub: NotifierHub, kubepods: string, usageBytes: number) {
   const events: { wokeAtMs: number; usage: number }[] = [];
-  const n = startCgroupThreshold(hub, {
+  const n = await armCgroupThreshold(hub, {
     cgroupPath: kubepods,
     thresholdBytes: usageBytes,
     onEvent: (ev) => events.push({ wokeAtMs: ev.wokeAtMs, usage: ev.usageBytes ?? 0 }),
@@ -166,7 +166,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
   const kubepods = h.cgroupDir("memory", "kubepods");
   const inactive = flatKeyed(readCgroupFile(kubepods, "memory.stat")).total_inactive_file ?? 0;
   const crossUsage = ALLOCATABLE - THRESHOLD + inactive;
-  const obs = observe(hub, kubepods, crossUsage);
+  const obs = await observe(hub, kubepods, crossUsage);
   const name = `ramp-${mode}-${i}`;
   let eo: ReturnType<typeof Bun.spawn> | undefined;
   try {

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { durationMs } from "../config/duration.ts";
 import { formatQuantity, parseQuantity, quantityFromNumber, quantityValue } from "../config/quantity.ts";
-import { startCgroupThreshold } from "../kernel/cgroup-threshold.ts";
+import { armCgroupThreshold } from "../kernel/cgroup-threshold.ts";
 import { createNotifierHub } from "../kernel/hub.ts";
 import { watchMemoryEvents } from "../kernel/memory-events.ts";
 import { startPsiNotifier } from "../kernel/psi.ts";
@@ -78,7 +78,7 @@ export async function runNotify(opts: NotifyOptions, io: NotifyIO, abort: AbortS
       const cgroupPath = isAbsolute(opts.cgroup) ? opts.cgroup : join(MEMORY_CGROUP_ROOT, opts.cgroup);
       const usagePath = join(cgroupPath, "memory.usage_in_bytes");
       const thresholdBytes = resolveThresholdBytes(opts.threshold, () => Number(readFileSync(usagePath, "utf8").trim()));
-      const n = startCgroupThreshold(hub, {
+      const n = await armCgroupThreshold(hub, {
         cgroupPath,
         thresholdBytes,
         onEvent(ev) {

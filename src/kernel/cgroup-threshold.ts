@@ -6,7 +6,7 @@
 // exists and reports removal instead of a false threshold event.
 import { existsSync, readFileSync, write as fsWrite } from "node:fs";
 import { join } from "node:path";
-import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, SyscallError, write } from "../../ffi/libc.ts";
+import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, SyscallError } from "../../ffi/libc.ts";
 import { Eventfd } from "./eventfd.ts";
 import type { NotifierHub } from "./hub.ts";
 
@@ -44,34 +44,10 @@ export interface CgroupThresholdNotifier {
 }
 
 /**
- * Registers a threshold on the hub; throws SyscallError (naming the file) when the kernel refuses.
- * Blocks the calling thread in write(2) for the kernel's RCU grace period (~8–20 ms): fine for a
- * tool or a test, not for the agent's event loop, which uses armCgroupThreshold.
- */
-export function startCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOptions): CgroupThresholdNotifier {
-  const { attribute, attrPath } = thresholdTarget(opts);
-  const efd = new Eventfd();
-  try {
-    const reg = openRegistration(efd.fd, opts.cgroupPath, attrPath, opts.thresholdBytes);
-    try {
-      write(reg.ctlFd, reg.line);
-    } catch (e) {
-      throw withPath(e, reg.ctlPath);
-    } finally {
-      reg.close();
-    }
-    return watch(hub, efd, opts, attribute, attrPath);
-  } catch (e) {
-    efd.close();
-    throw e;
-  }
-}
-
-/**
- * startCgroupThreshold without blocking the event loop: the cgroup.event_control write, which the
- * kernel holds for an RCU grace period (synchronize_rcu in the memcg threshold registration,
- * measured 8–20 ms on the CI host), runs on Bun's I/O thread pool; the fds it names stay open until
- * it returns. The promise rejects with a SyscallError naming the file, as startCgroupThreshold throws.
+ * Registers a threshold on the hub. The cgroup.event_control write, which the kernel holds for an
+ * RCU grace period (synchronize_rcu in the memcg threshold registration, measured 8–20 ms on the CI
+ * host), runs on Bun's I/O thread pool, never on the event loop; the fds it names stay open until it
+ * returns. Rejects with a SyscallError naming the file when the kernel refuses.
  */
 export async function armCgroupThreshold(hub: NotifierHub, opts: CgroupThresholdOptions): Promise<CgroupThresholdNotifier> {
   const { attribute, attrPath } = thresholdTarget(opts);
@@ -82,7 +58,9 @@ export async function armCgroupThreshold(hub: NotifierHub, opts: CgroupThreshold
       await new Promise<void>((resolve, reject) => fsWrite(reg.ctlFd, reg.line, (err) => (err ? reject(err) : resolve())));
     } catch (e) {
       const errno = Math.abs(Number((e as NodeJS.ErrnoException).errno));
-      throw Number.isFinite(errno) && errno > 0 ? new SyscallError("write", errno, reg.ctlPath) : withPath(e, reg.ctlPath);
+      throw Number.isFinite(errno) && errno > 0
+        ? new SyscallError("write", errno, reg.ctlPath)
+        : Object.assign(e as Error, { path: reg.ctlPath, message: `${(e as Error).message} (writing ${reg.ctlPath})` });
     } finally {
       reg.close();
     }
@@ -169,10 +147,6 @@ function openRegistration(efd: number, cgroupPath: string, attrPath: string, byt
       close(attrFd);
     },
   };
-}
-
-function withPath(e: unknown, path: string): Error {
-  return Object.assign(e as Error, { path, message: `${(e as Error).message} (writing ${path})` });
 }
 
 function readNumber(path: string): number | undefined {

@@ -1,6 +1,6 @@
 // Public surface of the kernel notification layer (for the agent and the eviction manager).
 export { createNotifierHub, type HubRegistration, type HubSource, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
-export { startCgroupThreshold, MEMORY_USAGE_ATTRIBUTE, type CgroupThresholdNotifier, type CgroupThresholdOptions, type ThresholdEvent } from "./cgroup-threshold.ts";
+export { armCgroupThreshold, MEMORY_USAGE_ATTRIBUTE, type CgroupThresholdNotifier, type CgroupThresholdOptions, type ThresholdEvent } from "./cgroup-threshold.ts";
 export {
   createMemcgNotifierSet,
   createMemoryThresholdNotifier,
