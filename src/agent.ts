@@ -16,6 +16,7 @@ import { processCollector } from "./server/process-metrics.ts";
 import type { Summary } from "./stats/summary.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
+import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
@@ -51,6 +52,8 @@ export interface AgentDeps {
   configz?: (config: KubeletConfiguration) => unknown;
   /** Shared metrics registry; one is created (with process_* metrics) if absent. */
   metrics?: Registry;
+  /** The prober's registry, served on /metrics/probes; absent ⇒ 404. */
+  probeMetrics?: Registry;
   healthChecks?: HealthCheck[];
   /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
   debugEndpoints?: Record<string, () => unknown>;
@@ -95,6 +98,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     getSummary: deps.getSummary,
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
+    probeMetrics: deps.probeMetrics,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
   };
@@ -215,8 +219,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const clock = preciseClock();
   let cgroupsReady = false;
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
+  const kubeletMetrics = createKubeletMetrics(metrics);
   const rawCri = opts.cri ?? criClientFromConfig(config);
-  const cri = observeStopContainer(rawCri, (e) => onStop(e), clock.now);
+  const cri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
   const allocatableMemoryBytes = Number(
     nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
@@ -235,7 +240,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
   });
-  const pods = createPodsWiring({ config, flags, runtime });
+  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -351,6 +356,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
 
   const agent = createAgent(loaded, {
     metrics,
+    probeMetrics: kubeletMetrics.probes,
     components,
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),

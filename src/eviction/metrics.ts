@@ -2,10 +2,8 @@
 // {eviction_signal} (threshold signals, or emptydirfs.limit / ephemeralpodfs.limit /
 // ephemeralcontainerfs.limit for local-storage evictions) and kubelet_eviction_stats_age_seconds
 // {eviction_signal}, observed for every actionable threshold on fresh stats, as upstream. Returns an onCycle hook; the composition root owns the registry.
-import type { Registry } from "../server/metrics.ts";
+import { DEFAULT_BUCKETS, type Registry } from "../server/metrics.ts";
 import type { CycleReport } from "./synchronize.ts";
-
-const STATS_AGE_BUCKETS = [1, 5, 10, 15, 20, 30, 45, 60, 120, 300] as const;
 
 export function evictionMetrics(registry: Registry): (report: CycleReport) => void {
   const evictions = registry.counter({
@@ -17,7 +15,7 @@ export function evictionMetrics(registry: Registry): (report: CycleReport) => vo
     name: "kubelet_eviction_stats_age_seconds",
     help: "Time between when stats are collected, and when pod is evicted based on those stats by eviction signal",
     labelNames: ["eviction_signal"],
-    buckets: STATS_AGE_BUCKETS,
+    buckets: DEFAULT_BUCKETS, // upstream: metrics.DefBuckets
   });
   return (report) => {
     for (const e of report.evicted ?? []) if (!e.escalated) evictions.inc({ eviction_signal: e.signal });

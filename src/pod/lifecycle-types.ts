@@ -3,6 +3,7 @@
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
+import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
 import type { ManifestError } from "./manifest.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { ProbeRunner } from "./prober/manager.ts";
@@ -93,6 +94,7 @@ export interface PodLifecycleDeps {
   probeRunner?: ProbeRunner;
   admitHandlers?: PodAdmitHandler[];
   fetch?: typeof fetch;
+  metrics?: PodLifecycleMetrics;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */

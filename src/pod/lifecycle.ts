@@ -47,6 +47,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     clock,
     execSync: deps.execSync ?? runtime.execSync?.bind(runtime),
     runner: deps.probeRunner,
+    metrics: deps.metrics,
     onChange: (uid) => {
       const pod = podManager.get(uid);
       if (pod) dispatch(pod, "sync");
@@ -78,7 +79,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       podIsTerminal,
     });
     statuses.set(uid, status);
-    if (old?.phase !== status.phase) log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
+    if (old?.phase !== status.phase) {
+      log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
+      if (status.phase === "Running") deps.metrics?.podRunning?.(pod, clock.now());
+    }
     for (const c of withProbes ? pod.spec.containers : []) {
       const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
       if (latest)
@@ -190,6 +194,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     syncer,
     clock,
     errorRetryMs: config.errorRetryMs,
+    metrics: deps.metrics,
     onFinished: (pod) => {
       const uid = pod.metadata.uid;
       if (!podManager.get(uid)) known.delete(uid);
@@ -269,7 +274,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       if (pod && !workers.isTerminationRequested(uid)) dispatch(pod, "sync");
     }
   }
-  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents });
+  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents, metrics: deps.metrics });
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 

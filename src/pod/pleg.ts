@@ -3,6 +3,7 @@
 // pod syncs — how bunlet notices a container exit (crash, OOM kill) without waiting for syncFrequency.
 import { kv, log } from "../log.ts";
 import { every, type Clock } from "../clock.ts";
+import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
 import type { ContainerState, Runtime, RuntimePod } from "./runtime.ts";
 
 export type PlegEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved" | "ContainerChanged";
@@ -69,7 +70,13 @@ export interface Pleg {
   lastRelistMs(): number | undefined;
 }
 
-export function createPleg(opts: { runtime: Runtime; clock: Clock; relistPeriodMs?: number; onEvents: (events: PlegEvent[]) => void }): Pleg {
+export function createPleg(opts: {
+  runtime: Runtime;
+  clock: Clock;
+  relistPeriodMs?: number;
+  onEvents: (events: PlegEvent[]) => void;
+  metrics?: Pick<PodLifecycleMetrics, "relisted">;
+}): Pleg {
   let prev: RelistSnapshot = new Map();
   let last: number | undefined;
   let stopTimer: (() => void) | undefined;
@@ -77,6 +84,7 @@ export function createPleg(opts: { runtime: Runtime; clock: Clock; relistPeriodM
 
   const relist = async (): Promise<PlegEvent[]> => {
     let pods: RuntimePod[];
+    const startMs = opts.clock.now();
     try {
       pods = await opts.runtime.getPods(true);
     } catch (e) {
@@ -86,6 +94,7 @@ export function createPleg(opts: { runtime: Runtime; clock: Clock; relistPeriodM
     }
     failing = false;
     last = opts.clock.now();
+    opts.metrics?.relisted?.({ startMs, endMs: last, pods });
     const next = snapshot(pods);
     const events = diffSnapshots(prev, next);
     prev = next;

@@ -14,6 +14,7 @@
 import { kv, log } from "../log.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { Pod } from "./types.ts";
+import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
 
 export type UpdateType = "create" | "update" | "sync" | "kill";
 
@@ -68,6 +69,8 @@ interface Worker {
   onDone: (() => void)[];
   retry?: TimerHandle;
   idle: (() => void)[];
+  /** When updatePod first saw this UID, until its first sync starts (kubelet_pod_worker_start_duration_seconds). */
+  seenAtMs?: number;
   /** What the loop is awaiting: a kill preempts a "sync", or a "terminating" with a longer grace. */
   busy?: "sync" | "terminating";
   abort?: AbortController;
@@ -99,6 +102,7 @@ export function createPodWorkers(opts: {
   errorRetryMs?: number;
   /** Called when a worker reaches "finished". */
   onFinished?: (pod: Pod) => void;
+  metrics?: Pick<PodLifecycleMetrics, "workerStarted" | "podSynced">;
 }): PodWorkers {
   const workers = new Map<string, Worker>();
   const retryMs = opts.errorRetryMs ?? 10_000;
@@ -147,8 +151,14 @@ export function createPodWorkers(opts: {
           let r: SyncResult = {};
           w.busy = "sync";
           w.abort = new AbortController();
+          const syncStartMs = opts.clock.now();
+          if (w.seenAtMs !== undefined) {
+            opts.metrics?.workerStarted?.((syncStartMs - w.seenAtMs) / 1000);
+            w.seenAtMs = undefined;
+          }
           try {
             r = await opts.syncer.syncPod(w.pod, type, w.abort.signal);
+            if (type !== "kill") opts.metrics?.podSynced?.(type, (opts.clock.now() - syncStartMs) / 1000);
           } catch (e) {
             log.error(`pod sync failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
             r = { retry: true };
@@ -227,7 +237,7 @@ export function createPodWorkers(opts: {
       const uid = pod.metadata.uid;
       let w = workers.get(uid);
       if (!w) {
-        w = { uid, pod, state: "syncing", running: false, onDone: [], idle: [], preempts: [] };
+        w = { uid, pod, state: "syncing", running: false, onDone: [], idle: [], preempts: [], seenAtMs: opts.clock.now() };
         workers.set(uid, w);
       }
       if (w.state === "finished") {

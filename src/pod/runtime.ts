@@ -49,6 +49,8 @@ export interface RuntimePod {
   name: string;
   namespace: string;
   sandboxIds: string[];
+  /** How many of its sandboxes are ready (kubelet_running_pods counts pods with one). */
+  readySandboxes?: number;
   containers: { id: string; name: string; state: ContainerState }[];
 }
 

@@ -8,8 +8,9 @@ import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } fr
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle } from "./lifecycle.ts";
-import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodLifecycle } from "./lifecycle-types.ts";
+import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodCgroups, type PodLifecycle } from "./lifecycle-types.ts";
 import type { LifecycleKubeletConfig } from "./lifecycle-types.ts";
+import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** The KubeletConfiguration fields the pod side reads: the lifecycle's plus the QoS cgroups' (v1beta1 names, defaults applied). */
@@ -59,6 +60,8 @@ export function createPodLifecycleFromConfig(input: {
   extraSources?: string[];
   /** Where cgroup v1 controllers are mounted (tests); default /sys/fs/cgroup. */
   cgroupMountRoot?: string;
+  /** Lifecycle hooks and a cgroup manager decorator (src/metrics). */
+  metrics?: { lifecycle: PodLifecycleMetrics; instrumentCgroups<C extends PodCgroups>(c: C): C };
 }): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
   const { config, flags } = input;
   const nodeName = nodeNameFrom(flags.hostnameOverride);
@@ -85,9 +88,11 @@ export function createPodLifecycleFromConfig(input: {
       log.debug(`pod cgroups ${kv({ driver, cgroupRoot: config.cgroupRoot || "/", kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
     }
   }
+  if (cgroups && input.metrics) cgroups = input.metrics.instrumentCgroups(cgroups);
   const lifecycle = createPodLifecycle({
     runtime: input.runtime,
     clock: input.clock,
+    metrics: input.metrics?.lifecycle,
     cgroups,
     admitHandlers: input.admitHandlers,
     config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },

@@ -20,6 +20,8 @@ export interface ServerProviders {
   /** The object served under "kubeletconfig" by /configz. */
   configz?(): unknown;
   metrics: Registry;
+  /** The prober's registry (prober_probe_total, …): /metrics/probes, as upstream. */
+  probeMetrics?: Registry;
   healthChecks?: readonly HealthCheck[];
   /**
    * JSON debugging endpoints of other subsystems, by path ("/debug/eviction" → the eviction
@@ -83,6 +85,10 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       handler: () => new Response(p.metrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
     },
   ];
+  const probeMetrics = p.probeMetrics;
+  if (probeMetrics) {
+    routes.push({ path: "/metrics/probes", methods: ["GET"], handler: () => new Response(probeMetrics.render(), { headers: { "content-type": CONTENT_TYPE } }) });
+  }
   const getSummary = p.getSummary;
   if (getSummary) {
     routes.push({

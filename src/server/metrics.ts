@@ -9,19 +9,24 @@ export class MetricError extends Error {
   override name = "MetricError";
 }
 
-export interface Counter {
+/** Drops every child series whose labels match `partial` (upstream DeletePartialMatch), e.g. a removed pod's. */
+export interface Removable {
+  removeMatching(partial: Labels): void;
+}
+
+export interface Counter extends Removable {
   inc(labels?: Labels, by?: number): void;
   get(labels?: Labels): number;
 }
 
-export interface Gauge {
+export interface Gauge extends Removable {
   set(value: number, labels?: Labels): void;
   inc(labels?: Labels, by?: number): void;
   dec(labels?: Labels, by?: number): void;
   get(labels?: Labels): number;
 }
 
-export interface Histogram {
+export interface Histogram extends Removable {
   observe(value: number, labels?: Labels): void;
   /** Starts a timer; calling the returned function observes the elapsed seconds. */
   startTimer(labels?: Labels, nowMs?: () => number): () => number;
@@ -127,6 +132,10 @@ function seriesStore<T>(metric: string, labelNames: readonly string[], init: () 
       return entry.value;
     },
     entries: () => [...series.values()],
+    removeMatching(partial: Labels) {
+      const want = Object.entries(partial);
+      for (const [key, e] of series) if (want.every(([k, v]) => e.labels.some(([lk, lv]) => lk === k && lv === v))) series.delete(key);
+    },
   };
 }
 
@@ -174,6 +183,7 @@ export function createRegistry(): Registry {
           store.get(labels).v += by;
         },
         get: (labels) => store.get(labels).v,
+        removeMatching: store.removeMatching,
       };
     },
 
@@ -190,6 +200,7 @@ export function createRegistry(): Registry {
           store.get(labels).v -= by;
         },
         get: (labels) => store.get(labels).v,
+        removeMatching: store.removeMatching,
       };
     },
 
@@ -234,6 +245,7 @@ export function createRegistry(): Registry {
       });
       return {
         observe,
+        removeMatching: store.removeMatching,
         startTimer(labels, nowMs = () => performance.now()) {
           const start = nowMs();
           return () => {

@@ -3,6 +3,7 @@
 // enforceNodeAllocatable has "pods"), and where each pod's cgroup lives for the stats.
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
 import type { PodCgroupManager } from "../pod/cgroups.ts";
+import type { KubeletMetrics } from "../metrics/index.ts";
 import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";
@@ -34,8 +35,10 @@ export function createPodsWiring(input: {
   flags: { hostnameOverride?: string; nodeIP?: string };
   runtime: Runtime;
   capacity?: NodeCapacity;
+  metrics?: KubeletMetrics;
 }): PodsWiring {
-  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({ config: input.config, flags: input.flags, runtime: input.runtime, capacity: input.capacity });
+  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({ config: input.config, flags: input.flags, runtime: input.runtime, capacity: input.capacity, metrics: input.metrics });
+  input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };
   const driver: CgroupDriver = input.config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
   const paths = cgroupPaths(driver, input.config.cgroupRoot ?? "");

@@ -143,7 +143,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
       return p;
     };
-    for (const s of sandboxes) podFor(s.labels)?.sandboxIds.push(s.id);
+    for (const s of sandboxes) {
+      const p = podFor(s.labels);
+      if (!p) continue;
+      p.sandboxIds.push(s.id);
+      if (s.state === "SANDBOX_READY") p.readySandboxes = (p.readySandboxes ?? 0) + 1;
+    }
     for (const c of containers) {
       podFor(c.labels)?.containers.push({
         id: c.id,

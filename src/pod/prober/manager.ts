@@ -6,7 +6,11 @@ import { kv, log } from "../../log.ts";
 import type { Clock, TimerHandle } from "../../clock.ts";
 import type { Container, Pod, Probe } from "../types.ts";
 import { runProbe, type ExecSync, type ProbeOutcome, type ProbeTarget } from "./probes.ts";
+import type { PodLifecycleMetrics, ProbeMetricResult, ProbeType } from "../lifecycle-metrics.ts";
 import { initialState, prepare, record, type ContainerView, type ProbeKind, type ProbeResult, type ProbeWorkerState } from "./state.ts";
+
+const PROBE_TYPE = { liveness: "Liveness", readiness: "Readiness", startup: "Startup" } as const satisfies Record<ProbeKind, ProbeType>;
+const PROBE_RESULT: Record<ProbeOutcome["result"], ProbeMetricResult> = { success: "successful", failure: "failed", unknown: "unknown" };
 
 export type ProbeRunner = (probe: Probe, target: ProbeTarget) => Promise<ProbeOutcome>;
 
@@ -43,6 +47,7 @@ export function createProbeManager(opts: {
   runner?: ProbeRunner;
   /** A published result changed: the lifecycle re-syncs the pod (liveness) or its status (readiness). */
   onChange: (uid: string, kind: ProbeKind, container: string, result: ProbeResult) => void;
+  metrics?: Pick<PodLifecycleMetrics, "probed" | "probesRemoved">;
 }): ProbeManager {
   const pods = new Map<string, { pod: Pod; workers: Worker[]; views: Map<string, ContainerView & { podIP?: string }> }>();
   const runner: ProbeRunner = opts.runner ?? ((probe, target) => runProbe(probe, target, { execSync: opts.execSync }));
@@ -62,8 +67,10 @@ export function createProbeManager(opts: {
     if (p.probe && view.id) {
       w.busy = true;
       try {
+        const startMs = opts.clock.now();
         const out = await runner(w.probe, { container: w.container, containerId: view.id, podIP: view.podIP });
         if (pods.get(uid) !== entry) return; // removed meanwhile
+        opts.metrics?.probed?.({ pod: entry.pod, container: w.container.name, probeType: PROBE_TYPE[w.kind], result: PROBE_RESULT[out.result], seconds: (opts.clock.now() - startMs) / 1000 });
         w.lastOutput = out.output;
         w.state = record(w.kind, w.probe, w.state, out.result);
         if (out.result === "failure")
@@ -113,6 +120,7 @@ export function createProbeManager(opts: {
       if (!e) return;
       for (const w of e.workers) if (w.timer) opts.clock.clearTimeout(w.timer);
       pods.delete(uid);
+      opts.metrics?.probesRemoved?.(uid);
     },
     updateContainer(uid, container, view) {
       pods.get(uid)?.views.set(container, view);

@@ -1,0 +1,67 @@
+// The kubelet's Prometheus metrics (upstream pkg/kubelet/metrics and friends), built over the agent's
+// registry by the composition root: CRI operations (a CriClient decorator), pod cgroups (a decorator),
+// the pod lifecycle's hooks (workers, pod start, PLEG, running pods/containers), scrape-time node and
+// volume gauges, and the prober's series on a registry of their own (/metrics/probes, as upstream).
+import type { CriClient } from "../cri/client.ts";
+import type { PodLifecycleMetrics } from "../pod/lifecycle-metrics.ts";
+import type { PodCgroups, PodLifecycle } from "../pod/lifecycle-types.ts";
+import { POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
+import type { Pod } from "../pod/types.ts";
+import { createRegistry, type Registry } from "../server/metrics.ts";
+import { instrumentCgroups } from "./cgroups.ts";
+import { nodeMetrics, type PodCountsSource } from "./node.ts";
+import { podLifecycleMetrics } from "./pods.ts";
+import { probeMetrics } from "./probes.ts";
+import { instrumentCri, type ContainerType } from "./runtime.ts";
+
+export { instrumentCgroups } from "./cgroups.ts";
+export { instrumentCri, CRI_OPERATION_TYPES, grpcCodeName } from "./runtime.ts";
+export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
+export { probeMetrics } from "./probes.ts";
+export { nodeMetrics, volumeSamples, volumePluginName, type PodCountsSource } from "./node.ts";
+
+export interface KubeletMetrics {
+  /** Served on /metrics/probes. */
+  readonly probes: Registry;
+  readonly lifecycle: PodLifecycleMetrics;
+  instrumentCri(cri: CriClient): CriClient;
+  instrumentCgroups<C extends PodCgroups>(cgroups: C): C;
+  /** Once the pod lifecycle exists: the node name and scrape-time pod and volume gauges. */
+  observeNode(nodeName: string, lifecycle: PodLifecycle): void;
+}
+
+/** A pod's volumes are set up once it runs or one of its containers started (upstream's actual state). */
+function volumesMounted(p: Pod): boolean {
+  const st = p.status;
+  if (st?.phase === "Running") return true;
+  return st?.phase === "Pending" && (st.containerStatuses ?? []).some((c) => c.state?.running || c.state?.terminated);
+}
+
+export function podCountsFrom(lifecycle: PodLifecycle): PodCountsSource {
+  return {
+    desiredPods: () => lifecycle.listPodsForApi(),
+    activePods: () => lifecycle.activePods(),
+    mountedPods: () => lifecycle.listPodsForApi().filter(volumesMounted),
+  };
+}
+
+export function createKubeletMetrics(registry: Registry): KubeletMetrics {
+  const probes = createRegistry();
+  let lifecycleRef: PodLifecycle | undefined;
+  // Upstream labels StartedContainersTotal by the kind of container it starts.
+  const containerType = (config: { metadata?: { name?: string }; labels?: Record<string, string> }): ContainerType => {
+    const uid = config.labels?.[POD_UID_LABEL];
+    const pod = uid ? lifecycleRef?.listPodsForApi().find((p) => p.metadata.uid === uid) : undefined;
+    return pod?.spec.initContainers?.some((c) => c.name === config.metadata?.name) ? "init_container" : "container";
+  };
+  return {
+    probes,
+    lifecycle: { ...podLifecycleMetrics(registry), ...probeMetrics(probes) },
+    instrumentCri: (cri) => instrumentCri(cri, registry, { containerType }),
+    instrumentCgroups: (cgroups) => instrumentCgroups(cgroups, registry),
+    observeNode(nodeName, lifecycle) {
+      lifecycleRef = lifecycle;
+      nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });
+    },
+  };
+}
