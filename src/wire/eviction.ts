@@ -183,9 +183,11 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       await rehearseEviction(evictionConfig).catch((e: unknown) => log.debug(`eviction rehearsal failed ${kv({ error: (e as Error).message })}`));
       startWarmer();
       if (config.kernelMemcgNotification) {
+        const events = notifierMetrics(input.metrics, () => notifiers);
         notifiers = startMemoryNotifiers({
           podsCgroup: input.podsCgroup,
           onTrigger(reason, lagMs) {
+            events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
             tracer.onKernelEvent(reason, lagMs);
             manager.trigger(reason);
           },
@@ -212,6 +214,19 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
     component,
   };
+}
+
+/**
+ * bunlet's own kernel-notifier series, for the "notifier stalled" alert of examples/monitoring:
+ * bunlet_kernel_notifier_sources (kernel sources armed on the epoll worker; 0 while kernel notification is
+ * on means the node is watched only by the 10 s loop) and bunlet_kernel_notifier_events_total{notifier}.
+ */
+function notifierMetrics(metrics: Registry, notifiers: () => MemoryNotifiers | undefined) {
+  metrics.collect(() => {
+    const hub = notifiers()?.hub;
+    return [{ name: "bunlet_kernel_notifier_sources", help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread", type: "gauge", samples: [{ value: hub && !hub.closed ? hub.size : 0 }] }];
+  });
+  return metrics.counter({ name: "bunlet_kernel_notifier_events_total", help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)", labelNames: ["notifier"] });
 }
 
 /** The runtime's image filesystem mountpoint (CRI ImageFsInfo), or undefined when it cannot tell. */
