@@ -22,3 +22,22 @@ export function evictionMetrics(registry: Registry): (report: CycleReport) => vo
     for (const [signal, age] of Object.entries(report.statsAgeSeconds ?? {})) statsAge.observe(age!, { eviction_signal: signal });
   };
 }
+
+/**
+ * bunlet_node_pressure_condition{condition}: 1 while the eviction manager reports the node condition
+ * (MemoryPressure, DiskPressure, PIDPressure), 0 otherwise. Upstream kubelets leave node conditions to
+ * kube-state-metrics (kube_node_status_condition); a standalone node has no API object to read them from.
+ */
+export function nodeConditionMetrics(registry: Registry, conditions: () => readonly string[]): void {
+  registry.collect(() => {
+    const now = new Set(conditions());
+    return [
+      {
+        name: "bunlet_node_pressure_condition",
+        help: "1 while the node reports the pressure condition (MemoryPressure, DiskPressure, PIDPressure), else 0",
+        type: "gauge",
+        samples: ["MemoryPressure", "DiskPressure", "PIDPressure"].map((condition) => ({ labels: { condition }, value: now.has(condition) ? 1 : 0 })),
+      },
+    ];
+  });
+}

@@ -18,6 +18,7 @@ import {
   createEvictionManager,
   evictionConfigFromKubelet,
   evictionMetrics,
+  nodeConditionMetrics,
   explainLive,
   type EvictionConfig,
   type EvictionManager,
@@ -157,6 +158,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       tracer.onCycle(report, manager.state());
     },
   });
+  nodeConditionMetrics(input.metrics, () => manager.nodeConditions());
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
   lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
 
