@@ -9,5 +9,5 @@ export type { CycleReport, EvictionRecord, EvictionState } from "./synchronize.t
 export type { EvictionConfig, EvictionDeps, EventRecorder, EvictionEvent, KillPodFunc, KillStatus, ReclaimFuncs, Logger } from "./types.ts";
 export type { Threshold, ThresholdValue, Observation, Observations } from "./threshold.ts";
 export { NODE_CONDITION_TEXT, SIGNALS, type Signal, type NodeConditionType, type StarvedResource } from "./signals.ts";
-export { evictionMetrics } from "./metrics.ts";
+export { evictionMetrics, nodeConditionMetrics } from "./metrics.ts";
 export { explain, explainLive, renderExplain, type ExplainReport } from "./explain.ts";

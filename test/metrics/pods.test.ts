@@ -191,3 +191,17 @@ describe("cgroup manager durations", () => {
     expect(sample(text, 'kubelet_cgroup_manager_duration_seconds_count{operation_type="destroy"}')).toBe(1);
   });
 });
+
+describe("node pressure conditions", () => {
+  test("bunlet_node_pressure_condition follows the eviction manager's conditions at scrape time", async () => {
+    const { nodeConditionMetrics } = await import("../../src/eviction/metrics.ts");
+    const registry = createRegistry();
+    let now: string[] = [];
+    nodeConditionMetrics(registry, () => now);
+    expect(sample(registry.render(), 'bunlet_node_pressure_condition{condition="MemoryPressure"}')).toBe(0);
+    now = ["MemoryPressure"];
+    const text = registry.render();
+    expect(sample(text, 'bunlet_node_pressure_condition{condition="MemoryPressure"}')).toBe(1);
+    expect(sample(text, 'bunlet_node_pressure_condition{condition="DiskPressure"}')).toBe(0);
+  });
+});
