@@ -239,6 +239,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     podLogsDir: config.podLogsDir,
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
+    storageOperation: kubeletMetrics.storageOperation,
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics });
   const eviction = createEvictionWiring({

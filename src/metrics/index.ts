@@ -3,6 +3,7 @@
 // the pod lifecycle's hooks (workers, pod start, PLEG, running pods/containers), scrape-time node and
 // volume gauges, and the prober's series on a registry of their own (/metrics/probes, as upstream).
 import type { CriClient } from "../cri/client.ts";
+import type { StorageOperation } from "../pod/kuberuntime/index.ts";
 import type { PodLifecycleMetrics } from "../pod/lifecycle-metrics.ts";
 import type { PodCgroups, PodLifecycle } from "../pod/lifecycle-types.ts";
 import { POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
@@ -13,11 +14,13 @@ import { nodeMetrics, type PodCountsSource } from "./node.ts";
 import { podLifecycleMetrics } from "./pods.ts";
 import { probeMetrics } from "./probes.ts";
 import { instrumentCri, type ContainerType } from "./runtime.ts";
+import { storageMetrics } from "./storage.ts";
 
 export { instrumentCgroups } from "./cgroups.ts";
 export { instrumentCri, CRI_OPERATION_TYPES, grpcCodeName } from "./runtime.ts";
 export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
 export { probeMetrics } from "./probes.ts";
+export { storageMetrics } from "./storage.ts";
 export { nodeMetrics, volumeSamples, volumePluginName, type PodCountsSource } from "./node.ts";
 
 export interface KubeletMetrics {
@@ -26,6 +29,8 @@ export interface KubeletMetrics {
   readonly lifecycle: PodLifecycleMetrics;
   instrumentCri(cri: CriClient): CriClient;
   instrumentCgroups<C extends PodCgroups>(cgroups: C): C;
+  /** kuberuntime's volume operation timer. */
+  readonly storageOperation: StorageOperation;
   /** Once the pod lifecycle exists: the node name and scrape-time pod and volume gauges. */
   observeNode(nodeName: string, lifecycle: PodLifecycle): void;
 }
@@ -59,6 +64,7 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     lifecycle: { ...podLifecycleMetrics(registry), ...probeMetrics(probes) },
     instrumentCri: (cri) => instrumentCri(cri, registry, { containerType }),
     instrumentCgroups: (cgroups) => instrumentCgroups(cgroups, registry),
+    storageOperation: storageMetrics(registry),
     observeNode(nodeName, lifecycle) {
       lifecycleRef = lifecycle;
       nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });

@@ -93,6 +93,8 @@ export function instrumentCri(cri: CriClient, registry: Registry, opts: RuntimeM
     if (typeof original !== "function") continue;
     const wrapped = async (...args: unknown[]) => {
       const labels = { operation_type: op };
+      // The error series exists (at 0) from the first call on: dashboards read 0 errors, not no data.
+      m.errors.inc(labels, 0);
       const start = nowMs();
       before(method, args);
       try {

@@ -48,7 +48,7 @@ describe("instrumentCri", () => {
     expect(sample(text, 'kubelet_runtime_operations_total{operation_type="version"}')).toBe(1);
     expect(sample(text, 'kubelet_runtime_operations_total{operation_type="list_containers"}')).toBe(2);
     expect(sample(text, 'kubelet_runtime_operations_errors_total{operation_type="list_containers"}')).toBe(2);
-    expect(text).not.toContain('kubelet_runtime_operations_errors_total{operation_type="version"}');
+    expect(sample(text, 'kubelet_runtime_operations_errors_total{operation_type="version"}')).toBe(0);
     // Upstream's ExponentialBuckets(.005, 2.5, 14), rendered as a Go kubelet does: 0.25 s is above 0.1953125.
     expect(sample(text, 'kubelet_runtime_operations_duration_seconds_bucket{operation_type="version",le="0.1953125"}')).toBe(0);
     expect(sample(text, 'kubelet_runtime_operations_duration_seconds_bucket{operation_type="version",le="0.48828125"}')).toBe(1);
@@ -94,5 +94,24 @@ describe("instrumentCri", () => {
     [new Error("plain"), "Unknown"],
   ])("grpcCodeName(%#) = %s", (e, name) => {
     expect(grpcCodeName(e)).toBe(name);
+  });
+});
+
+describe("storage operations", () => {
+  test("volume operations are timed by plugin, operation and status; failures count as errors and still throw", async () => {
+    const { storageMetrics } = await import("../../src/metrics/storage.ts");
+    const registry = createRegistry();
+    const op = storageMetrics(registry);
+    expect(op({ operationName: "volume_mount", volumePlugin: "kubernetes.io/empty-dir" }, () => "/dir")).toBe("/dir");
+    expect(() =>
+      op({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => {
+        throw new Error("busy");
+      }),
+    ).toThrow("busy");
+    const text = registry.render();
+    expect(sample(text, 'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount",status="success",migrated="false"}')).toBe(1);
+    expect(sample(text, 'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount",status="fail-unknown",migrated="false"}')).toBe(1);
+    expect(sample(text, 'storage_operation_errors_total{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount"}')).toBe(0);
+    expect(sample(text, 'storage_operation_errors_total{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount"}')).toBe(1);
   });
 });

@@ -55,7 +55,13 @@ export interface KubeRuntimeOptions {
    * ≤ 1 s (see direct-signal.ts); kept informed of the running containers here.
    */
   directSignal?: DirectSignaller;
+  /** Times a volume operation (storage_operation_duration_seconds); runs `fn` unchanged without metrics. */
+  storageOperation?: StorageOperation;
 }
+
+/** A volume plugin operation, named as upstream's storage metrics name them. */
+export type StorageOperation = <T>(op: { operationName: "volume_mount" | "volume_unmount"; volumePlugin: string }, fn: () => T) => T;
+const untimed: StorageOperation = (_op, fn) => fn();
 
 function memTotalBytes(): number {
   try {
@@ -78,12 +84,20 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
   const now = opts.now ?? Date.now;
+  const storageOperation = opts.storageOperation ?? untimed;
+  const tearDown = (uid: string, sub?: "volumes") =>
+    storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
 
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.hostPath?.path) return v.hostPath.path;
-    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
+    if (v.hostPath?.path) return storageOperation({ operationName: "volume_mount", volumePlugin: "kubernetes.io/host-path" }, () => v.hostPath!.path);
+    if (v.emptyDir) {
+      const emptyDir = v.emptyDir;
+      return storageOperation({ operationName: "volume_mount", volumePlugin: "kubernetes.io/empty-dir" }, () =>
+        setUpEmptyDir(rootDir, pod, volumeName, emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes),
+      );
+    }
     return undefined;
   };
 
@@ -353,7 +367,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
-    if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid);
+    if (!opts.volumeHostPath) tearDown(uid);
   }
 
   async function execSync(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
@@ -388,7 +402,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
     removePod,
     async tearDownVolumes(uid) {
-      if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid, "volumes");
+      if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,
     listContainerLogs,
