@@ -5,7 +5,11 @@
 import { DEFAULT_BUCKETS, type Registry } from "../server/metrics.ts";
 import type { CycleReport } from "./synchronize.ts";
 
-export function evictionMetrics(registry: Registry): (report: CycleReport) => void {
+/**
+ * `signals`: the configured threshold signals, whose series start at 0 (a counter born at its first
+ * eviction would hide that eviction from rate() and increase()).
+ */
+export function evictionMetrics(registry: Registry, signals: readonly string[] = []): (report: CycleReport) => void {
   const evictions = registry.counter({
     name: "kubelet_evictions",
     help: "Cumulative number of pod evictions by eviction signal",
@@ -17,6 +21,10 @@ export function evictionMetrics(registry: Registry): (report: CycleReport) => vo
     labelNames: ["eviction_signal"],
     buckets: DEFAULT_BUCKETS, // upstream: metrics.DefBuckets
   });
+  for (const eviction_signal of signals) {
+    evictions.inc({ eviction_signal }, 0);
+    statsAge.seed({ eviction_signal });
+  }
   return (report) => {
     for (const e of report.evicted ?? []) if (!e.escalated) evictions.inc({ eviction_signal: e.signal });
     for (const [signal, age] of Object.entries(report.statsAgeSeconds ?? {})) statsAge.observe(age!, { eviction_signal: signal });

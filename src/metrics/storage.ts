@@ -6,7 +6,11 @@ import type { StorageOperation } from "../pod/kuberuntime/index.ts";
 import type { Registry } from "../server/metrics.ts";
 import { STORAGE_OPERATION_BUCKETS } from "./buckets.ts";
 
-export function storageMetrics(registry: Registry, nowMs: () => number = () => performance.now()): StorageOperation {
+export function storageMetrics(
+  registry: Registry,
+  seededPlugins: readonly string[] = ["kubernetes.io/empty-dir", "kubernetes.io/host-path"],
+  nowMs: () => number = () => performance.now(),
+): StorageOperation {
   const duration = registry.histogram({
     name: "storage_operation_duration_seconds",
     help: "Storage operation duration",
@@ -14,9 +18,15 @@ export function storageMetrics(registry: Registry, nowMs: () => number = () => p
     buckets: STORAGE_OPERATION_BUCKETS,
   });
   const errors = registry.counter({ name: "storage_operation_errors_total", help: "Storage operation errors", labelNames: ["volume_plugin", "operation_name"] });
+  const seed = (labels: { volume_plugin: string; operation_name: string }) => {
+    errors.inc(labels, 0);
+    duration.seed({ ...labels, status: "success", migrated: "false" });
+  };
+  // The plugins bunlet sets up itself start at zero, so rate() sees their first operation too.
+  for (const volume_plugin of seededPlugins) for (const operation_name of ["volume_mount", "volume_unmount"]) seed({ volume_plugin, operation_name });
   return (op, fn) => {
     const labels = { volume_plugin: op.volumePlugin, operation_name: op.operationName };
-    errors.inc(labels, 0);
+    seed(labels);
     const start = nowMs();
     let status = "fail-unknown";
     try {

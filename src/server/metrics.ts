@@ -27,6 +27,8 @@ export interface Gauge extends Removable {
 }
 
 export interface Histogram extends Removable {
+  /** Creates the child series at zero (so a rate over its first observation is not lost). */
+  seed(labels?: Labels): void;
   observe(value: number, labels?: Labels): void;
   /** Starts a timer; calling the returned function observes the elapsed seconds. */
   startTimer(labels?: Labels, nowMs?: () => number): () => number;
@@ -164,6 +166,8 @@ export function createRegistry(): Registry {
     register(opts.name);
     checkLabelNames(opts.name, labelNames);
     const store = seriesStore(opts.name, labelNames, () => ({ v: 0 }));
+    // As client_golang: a metric without labels is exposed (at 0) from registration on.
+    if (labelNames.length === 0) store.get({});
     stored.push({
       name: opts.name,
       render: () => [
@@ -218,6 +222,7 @@ export function createRegistry(): Registry {
         sum: 0,
         count: 0,
       }));
+      if (labelNames.length === 0) store.get({});
       const observe = (value: number, labels?: Labels) => {
         const s = store.get(labels);
         // Counts are stored per bucket and made cumulative when rendered.
@@ -245,6 +250,7 @@ export function createRegistry(): Registry {
       });
       return {
         observe,
+        seed: (labels) => void store.get(labels),
         removeMatching: store.removeMatching,
         startTimer(labels, nowMs = () => performance.now()) {
           const start = nowMs();

@@ -136,8 +136,9 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       if (!expectedMissing(m)) log.warn(m);
     },
   });
-  const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now() });
-  const onMetrics = evictionMetrics(input.metrics);
+  const signals = [...new Set(evictionConfig.thresholds.map((t) => t.signal))];
+  const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now(), signals });
+  const onMetrics = evictionMetrics(input.metrics, signals);
   let notifiers: MemoryNotifiers | undefined;
 
   const manager: EvictionManager = createEvictionManager({
@@ -228,7 +229,9 @@ function notifierMetrics(metrics: Registry, notifiers: () => MemoryNotifiers | u
     const hub = notifiers()?.hub;
     return [{ name: "bunlet_kernel_notifier_sources", help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread", type: "gauge", samples: [{ value: hub && !hub.closed ? hub.size : 0 }] }];
   });
-  return metrics.counter({ name: "bunlet_kernel_notifier_events_total", help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)", labelNames: ["notifier"] });
+  const events = metrics.counter({ name: "bunlet_kernel_notifier_events_total", help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)", labelNames: ["notifier"] });
+  for (const notifier of ["memcg_threshold", "psi"]) events.inc({ notifier }, 0);
+  return events;
 }
 
 /** The runtime's image filesystem mountpoint (CRI ImageFsInfo), or undefined when it cannot tell. */

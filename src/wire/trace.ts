@@ -97,6 +97,8 @@ export interface EvictionTracerOpts {
   write?: (line: string) => void | Promise<void>;
   /** How many records records() keeps (default 100). */
   keep?: number;
+  /** Threshold signals whose latency series start at zero (rate() then sees the first eviction). */
+  signals?: readonly string[];
 }
 
 /** RFC 3339 with microseconds from fractional epoch milliseconds. */
@@ -123,6 +125,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
       labelNames: ["eviction_signal"],
       buckets: DETECTION_TO_SIGNAL_BUCKETS,
     });
+    for (const eviction_signal of opts.signals ?? []) histogram.seed({ eviction_signal });
   }
   const write =
     opts.write ??

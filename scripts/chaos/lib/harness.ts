@@ -263,6 +263,8 @@ export function createHarness(name: string, verbose: boolean) {
       if (res.status !== 200) throw new Error(`/debug/eviction answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as Record<string, unknown>;
     },
+    /** http://127.0.0.1:<port> of the running bunlet's main server. */
+    baseUrl: () => `http://127.0.0.1:${port}`,
     async metrics(): Promise<string> {
       return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     },

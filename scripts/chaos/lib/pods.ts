@@ -50,6 +50,10 @@ export interface PodSpecInput {
   terminationGracePeriodSeconds?: number;
   /** emptyDir volume mounted at this path (disk scenarios). */
   emptyDir?: string;
+  /** More container fields (probes, …), merged into the container. */
+  container?: Record<string, unknown>;
+  /** More pod volumes, each mounted at `mountPath` in the container. */
+  volumes?: { volume: Record<string, unknown> & { name: string }; mountPath: string }[];
 }
 
 /** A static pod manifest (hostNetwork: no CNI work, fast sandbox start). */
@@ -66,7 +70,7 @@ export function podManifest(name: string, p: PodSpecInput, images: ChaosRuntime[
       restartPolicy: p.restartPolicy ?? "Always",
       terminationGracePeriodSeconds: p.terminationGracePeriodSeconds ?? 1,
       ...(p.priority !== undefined ? { priority: p.priority } : {}),
-      ...(p.emptyDir ? { volumes: [{ name: "scratch", emptyDir: {} }] } : {}),
+      ...(p.emptyDir || p.volumes ? { volumes: [...(p.emptyDir ? [{ name: "scratch", emptyDir: {} }] : []), ...(p.volumes ?? []).map((v) => v.volume)] } : {}),
       containers: [
         {
           name: "main",
@@ -74,7 +78,10 @@ export function podManifest(name: string, p: PodSpecInput, images: ChaosRuntime[
           ...(p.command ? { command: p.command } : {}),
           ...(p.args ? { args: p.args } : {}),
           ...(Object.keys(resources).length ? { resources } : {}),
-          ...(p.emptyDir ? { volumeMounts: [{ name: "scratch", mountPath: p.emptyDir }] } : {}),
+          ...(p.emptyDir || p.volumes
+            ? { volumeMounts: [...(p.emptyDir ? [{ name: "scratch", mountPath: p.emptyDir }] : []), ...(p.volumes ?? []).map((v) => ({ name: v.volume.name, mountPath: v.mountPath }))] }
+            : {}),
+          ...p.container,
         },
       ],
     },
