@@ -234,6 +234,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     podLogsDir: config.podLogsDir,
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
+    hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
   });
   const pods = createPodsWiring({ config, flags, runtime });
   const eviction = createEvictionWiring({

@@ -126,7 +126,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const uid = pod.metadata.uid;
       probes.removePod(uid);
       log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
-      const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds);
+      const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds, pod);
       // A kill that preempted the pod's first sync: its status never saw the containers. Record
       // them alongside the kill (never before it), unless the post-kill status lands first.
       let final = false;

@@ -79,7 +79,7 @@ export interface SyncPodOptions {
    * period) and restart them per restartPolicy; the message is the kill reason upstream logs/records,
    * e.g. "Container app failed liveness probe, will be restarted".
    */
-  unhealthy?: { container: string; message: string }[];
+  unhealthy?: { container: string; message: string; probe?: "liveness" | "startup" }[];
   /** cgroup parent for the sandbox (LinuxPodSandboxConfig.cgroup_parent), e.g. "/kubepods/burstable/pod<uid>". */
   cgroupParent?: string;
 }
@@ -99,8 +99,11 @@ export interface Runtime {
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus>;
   /** Brings the pod to its desired state (upstream SyncPod: computePodActions, then act). */
   syncPod(pod: PodLike, status: RuntimePodStatus, backOff: BackOff, options?: SyncPodOptions): Promise<SyncPodResult>;
-  /** Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. */
-  killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number): Promise<void>;
+  /**
+   * Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. With the pod's
+   * `spec`, preStop hooks run first (inside the grace period) and sidecars stop after the regular containers.
+   */
+  killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number, spec?: PodLike): Promise<void>;
   /** Removes stopped containers and sandboxes of a pod (after termination). */
   removePod(uid: string): Promise<void>;
   /**

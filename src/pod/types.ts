@@ -56,6 +56,23 @@ const probe = z
     if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, tcpSocket" });
   });
 
+// Container lifecycle hooks (core/v1 LifecycleHandler): exactly one of exec, httpGet, sleep. tcpSocket
+// is refused: upstream keeps it only for backward compatibility and never runs it (the hook fails).
+const lifecycleHandler = z
+  .strictObject({
+    exec: execAction.optional(),
+    httpGet: httpGetAction.optional(),
+    sleep: z.strictObject({ seconds: z.number().int() }).optional(),
+    tcpSocket: z.unknown().optional(),
+  })
+  .superRefine((h, ctx) => {
+    if (h.tcpSocket !== undefined)
+      ctx.addIssue({ code: "custom", path: ["tcpSocket"], message: "tcpSocket is not supported as a lifecycle handler (upstream never runs it); use exec, httpGet or sleep" });
+    const n = [h.exec, h.httpGet, h.sleep].filter(Boolean).length;
+    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, sleep" });
+  });
+const containerLifecycle = z.strictObject({ postStart: lifecycleHandler.optional(), preStop: lifecycleHandler.optional() });
+
 const envVar = z.strictObject({ name: z.string().min(1), value: z.string().default("") });
 
 const containerPort = z.strictObject({
@@ -100,6 +117,7 @@ const container = z
     startupProbe: probe.optional(),
     securityContext: securityContext.optional(),
     volumeMounts: z.array(volumeMount).optional(),
+    lifecycle: containerLifecycle.optional(), // lifecycle
     // Accepted for compatibility with common manifests; bunlet keeps upstream's defaults.
     terminationMessagePath: z.string().optional(),
     terminationMessagePolicy: z.enum(["File", "FallbackToLogsOnError"]).optional(),
@@ -180,6 +198,12 @@ const podSpec = z
     ];
     const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
     for (const { c, path } of all) {
+      for (const hook of ["postStart", "preStop"] as const) {
+        const secs = c.lifecycle?.[hook]?.sleep?.seconds;
+        // Upstream validateSleepAction.
+        if (secs !== undefined && (secs <= 0 || secs > spec.terminationGracePeriodSeconds))
+          ctx.addIssue({ code: "custom", path: [...path, "lifecycle", hook, "sleep", "seconds"], message: `must be greater than 0 and less than terminationGracePeriodSeconds (${spec.terminationGracePeriodSeconds})` });
+      }
       if (names.has(c.name)) ctx.addIssue({ code: "custom", path: [...path, "name"], message: `duplicate container name "${c.name}"` });
       names.add(c.name);
       (c.volumeMounts ?? []).forEach((m, j) => {
@@ -217,6 +241,7 @@ export type Pod = z.output<typeof podSchema>;
 export type PodSpec = Pod["spec"];
 export type Container = PodSpec["containers"][number];
 export type Probe = NonNullable<Container["livenessProbe"]>;
+export type LifecycleHandler = NonNullable<NonNullable<Container["lifecycle"]>["postStart"]>;
 export type Volume = NonNullable<PodSpec["volumes"]>[number];
 
 // ---- status (written by bunlet, never parsed from manifests) ----

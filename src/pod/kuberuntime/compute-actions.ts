@@ -10,6 +10,8 @@ export interface ContainerToKill {
   name: string;
   /** Why, as upstream logs/records it, e.g. "Container app definition changed, will be restarted". */
   message: string;
+  /** Which probe killed it, for the probe-level terminationGracePeriodSeconds (termination.ts). */
+  reason?: "liveness" | "startup";
 }
 
 export interface PodActions {
@@ -31,6 +33,7 @@ export interface PodActions {
 export interface Unhealthy {
   container: string;
   message: string;
+  probe?: "liveness" | "startup";
 }
 
 const restartPolicy = (pod: KubePod) => pod.spec.restartPolicy ?? "Always";
@@ -130,7 +133,7 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
     }
   }
 
-  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u.message]));
+  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
   let keepCount = 0;
   for (const c of pod.spec.containers) {
     const s = latestStatus(status, c.name);
@@ -140,18 +143,21 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
     }
     let message: string;
     let restart: boolean;
+    let reason: ContainerToKill["reason"];
     if (s.hash !== undefined && s.hash !== hashContainer(c)) {
       message = `Container ${c.name} definition changed, will be restarted`;
       restart = true;
     } else if (unhealthyBy.has(c.name)) {
-      message = unhealthyBy.get(c.name) as string;
+      const u = unhealthyBy.get(c.name)!;
+      message = u.message;
+      reason = u.probe;
       restart = shouldRestartOnFailure(pod);
     } else {
       keepCount++;
       continue;
     }
     if (restart) actions.containersToStart.push(c.name);
-    actions.containersToKill.push({ id: s.id, name: c.name, message });
+    actions.containersToKill.push({ id: s.id, name: c.name, message, ...(reason ? { reason } : {}) });
   }
   // Nothing running and nothing to start: the pod is done, stop its sandbox.
   if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;

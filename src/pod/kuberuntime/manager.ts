@@ -5,6 +5,9 @@ import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
+import { realClock, type Clock } from "../../clock.ts";
+import { defaultHostIP } from "../lifecycle-types.ts";
+import { runLifecycleHandler, type HookTarget } from "../lifecycle-hooks.ts";
 import { type PodLike, podUid } from "../pod-like.ts";
 import type {
   BackOff,
@@ -23,10 +26,20 @@ import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import {
+  type KillReason,
+  MINIMUM_GRACE_PERIOD_SECONDS,
+  type TerminationOrdering,
+  containerSpec,
+  createTerminationOrdering,
+  isSidecar,
+  runPreStopWithin,
+  terminationGracePeriod,
+} from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
-export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
+export { MINIMUM_GRACE_PERIOD_SECONDS };
 
 export interface KubeRuntimeOptions {
   cri: CriClient;
@@ -55,6 +68,12 @@ export interface KubeRuntimeOptions {
    * ≤ 1 s (see direct-signal.ts); kept informed of the running containers here.
    */
   directSignal?: DirectSignaller;
+  /** Node IP: where a hostNetwork pod's httpGet lifecycle hooks go when they name no host. */
+  hostIP?: string;
+  /** HTTP for httpGet lifecycle hooks (tests). */
+  fetch?: typeof fetch;
+  /** Timers of preStop hooks and termination ordering (default: the real clock). */
+  clock?: Clock;
 }
 
 function memTotalBytes(): number {
@@ -78,6 +97,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
   const now = opts.now ?? Date.now;
+  const clock = opts.clock ?? realClock;
+  const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
+    const r = await cri.execSync(containerId, cmd, timeoutSeconds);
+    const dec = new TextDecoder();
+    return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
+  };
 
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
@@ -186,24 +211,83 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     await stopped;
   }
 
+  /** The pod's IP for httpGet hooks: the node's for hostNetwork, else the ready sandbox's. */
+  async function podIP(pod: KubePod, sandboxId: string | undefined): Promise<string | undefined> {
+    if (pod.spec.hostNetwork) return opts.hostIP ?? defaultHostIP() ?? "127.0.0.1";
+    const id = sandboxId ?? (await cri.listPodSandbox({ labelSelector: { [POD_UID_LABEL]: podUid(pod) }, state: { state: "SANDBOX_READY" } }))[0]?.id;
+    if (!id) return undefined;
+    const st = await cri.podSandboxStatus(id).catch(() => undefined);
+    return st?.status?.network?.ip || undefined;
+  }
+
+  function hookTarget(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, ip: string | undefined): HookTarget {
+    return { pod: ref, container, containerId: id, podIP: ip };
+  }
+
+  /**
+   * Upstream killContainer: the preStop hook first (its duration taken from the grace period), then,
+   * for sidecars, the wait for their turn; StopContainer gets what is left, at least 2 s. A container
+   * without either goes straight to StopContainer with `graceSeconds` — the eviction fast path.
+   */
+  async function killContainer(
+    pod: KubePod | undefined,
+    ref: PodRef,
+    id: string,
+    name: string,
+    graceSeconds: number,
+    message: string,
+    o: { ordering?: TerminationOrdering; sandboxId?: string; floor?: boolean } = {},
+  ): Promise<void> {
+    const { ordering, sandboxId } = o;
+    const spec = containerSpec(pod, name);
+    const preStop = spec?.lifecycle?.preStop;
+    let grace = graceSeconds;
+    if (pod && spec && preStop && grace > 0) {
+      const target = hookTarget(pod, ref, spec, id, preStop.httpGet && !preStop.httpGet.host ? await podIP(pod, sandboxId) : undefined);
+      log.info(`running preStop hook ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
+      const r = await runPreStopWithin(grace, clock, async (signal) => {
+        const err = await runLifecycleHandler(preStop, target, { execSync: execSyncRaw, fetch: opts.fetch }, signal);
+        if (err) log.warn(`preStop hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, event: "FailedPreStopHook", message: err })}`);
+      });
+      if (!r.completed) log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
+      grace = r.remainingSeconds;
+    }
+    const waits = ordering && grace > 0;
+    if (waits) grace -= await ordering.waitForTurn(name, grace);
+    if (preStop || waits || o.floor) grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
+    try {
+      await stopContainer(id, name, ref, grace, message);
+    } finally {
+      ordering?.containerTerminated(name);
+    }
+  }
+
   /**
    * Upstream killPodWithSyncResult, fast first: the containers known to run (last relist / status)
    * get their StopContainer at once, with no round trip before it; the listing that follows catches
    * any started since, which are stopped too. A known ID that is no longer listed as running (it
-   * exited or was removed meanwhile) failing to stop is no error.
+   * exited or was removed meanwhile) failing to stop is no error. With the pod's spec, preStop hooks
+   * run and sidecars stop after the regular containers (killContainer).
    */
-  async function killPodInternal(ref: PodRef, graceSeconds: number): Promise<void> {
+  async function killPodInternal(ref: PodRef, graceSeconds: number, pod?: KubePod): Promise<void> {
     const selector = { labelSelector: { [POD_UID_LABEL]: ref.uid } };
     const failed = new Map<string, string>();
-    const stop = (id: string, name: string) =>
-      stopContainer(id, name, ref, graceSeconds, "Stopping pod").catch((e) => {
-        failed.set(id, `${name}: ${(e as Error).message}`);
-      });
+    const hasSidecars = (pod?.spec.initContainers ?? []).some(isSidecar);
     const known = knownRunning.get(ref.uid);
     knownRunning.delete(ref.uid);
+    // With sidecars, the ordering needs every running container first (one listing, as upstream).
+    const preListed = hasSidecars ? await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }) : undefined;
+    const ordering = pod && preListed ? createTerminationOrdering(pod, [...new Set([...preListed.map((c) => c.metadata?.name ?? ""), ...(known?.values() ?? [])])], clock) : undefined;
+    const started = new Set<string>();
+    const stop = (id: string, name: string) => {
+      started.add(id);
+      return killContainer(pod, ref, id, name, graceSeconds, "Stopping pod", { ordering }).catch((e) => {
+        failed.set(id, `${name}: ${(e as Error).message}`);
+      });
+    };
     const stops = known ? [...known].map(([id, name]) => stop(id, name)) : [];
-    const running = await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } });
-    for (const c of running) if (!known?.has(c.id)) stops.push(stop(c.id, c.metadata?.name ?? ""));
+    const running = preListed ?? (await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }));
+    for (const c of running) if (!started.has(c.id)) stops.push(stop(c.id, c.metadata?.name ?? ""));
     await Promise.all(stops);
     const listed = new Set(running.map((c) => c.id));
     const errors = [...failed].filter(([id]) => listed.has(id)).map(([, e]) => e);
@@ -277,7 +361,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
     } catch (e) {
       result.errors.push({ container: container.name, reason: "RunContainerError", message: (e as Error).message });
+      return;
     }
+    const err = await runPostStart(pod, ref, container, id, sandboxId);
+    if (err) result.errors.push({ container: container.name, reason: "PostStartHookError", message: err });
+  }
+
+  /** Upstream startContainer step 4: a failed postStart hook kills the container (reason FailedPostStartHook). */
+  async function runPostStart(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, sandboxId: string): Promise<string | undefined> {
+    const postStart = container.lifecycle?.postStart;
+    if (!postStart) return undefined;
+    const ip = postStart.httpGet && !postStart.httpGet.host ? await podIP(pod, sandboxId) : undefined;
+    const err = await runLifecycleHandler(postStart, hookTarget(pod, ref, container, id, ip), { execSync: execSyncRaw, fetch: opts.fetch });
+    if (!err) return undefined;
+    log.warn(`postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`);
+    const grace = terminationGracePeriod(pod, container, "postStart");
+    await killContainer(pod, ref, id, container.name, grace, "FailedPostStartHook", { sandboxId, floor: true }).catch((e) =>
+      log.warn(`killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`),
+    );
+    return err;
   }
 
   async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
@@ -291,7 +393,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
 
     if (actions.killPod) {
       try {
-        await killPodInternal(ref, graceSeconds);
+        await killPodInternal(ref, graceSeconds, pod);
       } catch (e) {
         result.errors.push({ container: "", reason: "KillPodSandboxError", message: (e as Error).message });
         return result;
@@ -305,7 +407,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     } else {
       for (const k of actions.containersToKill) {
         try {
-          await stopContainer(k.id, k.name, ref, graceSeconds, k.message);
+          const grace = terminationGracePeriod(pod, containerSpec(pod, k.name), k.reason ?? "unknown");
+          await killContainer(pod, ref, k.id, k.name, grace, k.message, { sandboxId: actions.sandboxId, floor: true });
         } catch (e) {
           result.errors.push({ container: k.name, reason: "KillContainerError", message: (e as Error).message });
           return result;
@@ -352,9 +455,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   }
 
   async function execSync(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    const r = await cri.execSync(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
-    const dec = new TextDecoder();
-    return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
+    return execSyncRaw(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
   }
 
   /**
@@ -380,7 +481,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     getPods,
     getPodStatus,
     syncPod,
-    killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
+    killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
       if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid, "volumes");

@@ -1,6 +1,7 @@
 // The slice of a v1 Pod that kuberuntime reads, structurally (field names exactly core/v1). PODS' full
 // `Pod` (src/pod/types.ts) and eviction's `PodLike` are assignable; every field beyond PodLike's is
 // optional so a PodLike handed to Runtime.syncPod can be read as this without conversion.
+import type { LifecycleHandlerSpec } from "../lifecycle-hooks.ts";
 import type { PodLike } from "../pod-like.ts";
 
 export interface KubeContainer {
@@ -26,6 +27,9 @@ export interface KubeContainer {
   stdin?: boolean;
   tty?: boolean;
   restartPolicy?: string;
+  lifecycle?: { postStart?: LifecycleHandlerSpec; preStop?: LifecycleHandlerSpec };
+  livenessProbe?: { terminationGracePeriodSeconds?: number };
+  startupProbe?: { terminationGracePeriodSeconds?: number };
 }
 
 export interface KubePod extends PodLike {

@@ -21,7 +21,7 @@ export interface ProbeManager {
   /** undefined when the container has no startup probe. */
   isStarted(uid: string, container: string): boolean | undefined;
   /** Containers whose current instance failed liveness/startup and must be restarted. */
-  unhealthy(uid: string): { container: string; message: string }[];
+  unhealthy(uid: string): { container: string; message: string; probe: "liveness" | "startup" }[];
   pods(): string[];
   stop(): void;
 }
@@ -136,6 +136,7 @@ export function createProbeManager(opts: {
         .filter((w) => w.kind !== "readiness" && w.state.published === "failure" && w.state.containerId === e.views.get(w.container.name)?.id)
         .map((w) => ({
           container: w.container.name,
+          probe: w.kind as "liveness" | "startup",
           message: `Container ${w.container.name} failed ${w.kind} probe, will be restarted${w.lastOutput ? `: ${w.lastOutput}` : ""}`,
         }));
     },

@@ -1,0 +1,103 @@
+// Lifecycle hooks and sidecars on a real containerd (private instance from test/support): a postStart
+// hook's file is seen by the container, preStop runs before the stop signal, a failing postStart kills
+// the container with PostStartHookError. Manifests are JSON (a YAML subset). Skipped when not root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
+import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
+import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
+import type { Runtime } from "../../src/pod/runtime.ts";
+import type { PodStatus } from "../../src/pod/types.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { until } from "../support/wait.ts";
+
+const PID = process.pid;
+const BASE = `/tmp/bunlet-hooks-${PID}`;
+const MANIFESTS = join(BASE, "manifests");
+const SHARED = join(BASE, "shared");
+const NODE = "hooknode";
+const IMAGE = "bunlet.local/busybox:1";
+
+export function podJson(name: string, spec: Record<string, unknown>): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: { hostNetwork: true, terminationGracePeriodSeconds: 10, volumes: [{ name: "shared", hostPath: { path: SHARED } }], ...spec },
+  });
+}
+const sh = (script: string) => ["sh", "-c", script];
+const mount = [{ name: "shared", mountPath: "/shared" }];
+
+describe.skipIf(!canRunContainerd())("lifecycle hooks on containerd", () => {
+  let ctd: TestContainerd;
+  let rt: Runtime;
+  let lc: PodLifecycle;
+  const status = (name: string): PodStatus | undefined => lc.listPodsForApi().find((p) => p.metadata.name === `${name}-${NODE}`)?.status;
+  const log = (f: string) => (existsSync(join(SHARED, f)) ? readFileSync(join(SHARED, f), "utf8").trim().split("\n") : []);
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    mkdirSync(MANIFESTS, { recursive: true });
+    mkdirSync(SHARED, { recursive: true });
+    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root") });
+    lc = createPodLifecycle({
+      runtime: rt,
+      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 500, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
+    });
+    await lc.start();
+  }, 600_000);
+
+  afterAll(async () => {
+    await lc?.stop();
+    await tearDownPods(ctd, () => removeNodePods(rt, NODE), `/bunlet-hooks-unused-${PID}`, BASE);
+  }, 120_000);
+
+  test("postStart writes a file the container sees; preStop runs before SIGTERM", async () => {
+    const main = {
+      name: "main",
+      image: IMAGE,
+      command: sh(
+        "trap 'echo term >> /shared/hooks.log; exit 0' TERM; while [ ! -f /tmp/poststart ]; do sleep 0.1; done; " +
+          "echo saw-$(cat /tmp/poststart) >> /shared/hooks.log; while true; do sleep 0.1; done",
+      ),
+      volumeMounts: mount,
+      lifecycle: {
+        postStart: { exec: { command: sh("echo hello > /tmp/poststart") } },
+        preStop: { exec: { command: sh("echo prestop >> /shared/hooks.log") } },
+      },
+    };
+    writeFileSync(join(MANIFESTS, "hooks.json"), podJson("hooks", { containers: [main] }));
+    await until("container saw the postStart file", () => log("hooks.log").includes("saw-hello") || undefined);
+    await until("Running", () => status("hooks")?.phase === "Running" || undefined);
+    unlinkSync(join(MANIFESTS, "hooks.json"));
+    await until("pod gone", () => !status("hooks") || undefined);
+    await until("stopped", () => log("hooks.log").includes("term") || undefined, 20_000);
+    expect(log("hooks.log")).toEqual(["saw-hello", "prestop", "term"]);
+  }, 120_000);
+
+  test("a failing postStart hook kills the container: PostStartHookError, then restarted", async () => {
+    const main = {
+      name: "main",
+      image: IMAGE,
+      command: sh("echo started >> /shared/fail.log; exec sleep 3600"),
+      volumeMounts: mount,
+      lifecycle: { postStart: { exec: { command: sh("echo oops; exit 7") } } },
+    };
+    writeFileSync(join(MANIFESTS, "fail.json"), podJson("fail", { terminationGracePeriodSeconds: 2, containers: [main] }));
+    const waiting = await until("PostStartHookError", () => {
+      const w = status("fail")?.containerStatuses?.[0]?.state.waiting;
+      return w?.reason === "PostStartHookError" ? w : undefined;
+    }, 60_000, { intervalMs: 20 });
+    expect(waiting.message).toStartWith(`Exec lifecycle hook ([sh -c echo oops; exit 7]) for Container "main" in Pod "fail-${NODE}_`);
+    expect(waiting.message).toContain(`exited with 7`);
+    const s = await until("restarted", () => {
+      const c = status("fail")?.containerStatuses?.[0];
+      return (c?.restartCount ?? 0) >= 1 ? c : undefined;
+    });
+    expect(s.lastState.terminated).toBeDefined();
+    unlinkSync(join(MANIFESTS, "fail.json"));
+    await until("pod gone", () => !status("fail") || undefined);
+  }, 120_000);
+});
