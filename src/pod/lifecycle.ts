@@ -79,7 +79,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     });
     statuses.set(uid, status);
     if (old?.phase !== status.phase) log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
-    for (const c of withProbes ? pod.spec.containers : []) {
+    const probed = [...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always"), ...pod.spec.containers];
+    for (const c of withProbes ? probed : []) {
       const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
       if (latest)
         probes.updateContainer(uid, c.name, { id: latest.id, running: latest.state === "running", startedAtMs: latest.startedAtMs, started: false, podIP: status.podIP });
@@ -110,7 +111,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         return {};
       }
       probes.addPod(pod);
-      const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent });
+      const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
       if (signal?.aborted) {
         updateStatus(pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), result.errors, true, false);
         return {};

@@ -80,6 +80,11 @@ export interface SyncPodOptions {
    * e.g. "Container app failed liveness probe, will be restarted".
    */
   unhealthy?: { container: string; message: string; probe?: "liveness" | "startup" }[];
+  /**
+   * Whether a container's startup probe passed for its current instance (undefined: no startup probe,
+   * counts as started): a sidecar gates the next init container on it (upstream startupManager).
+   */
+  started?: (container: string) => boolean | undefined;
   /** cgroup parent for the sandbox (LinuxPodSandboxConfig.cgroup_parent), e.g. "/kubepods/burstable/pod<uid>". */
   cgroupParent?: string;
 }

@@ -118,6 +118,8 @@ const container = z
     securityContext: securityContext.optional(),
     volumeMounts: z.array(volumeMount).optional(),
     lifecycle: containerLifecycle.optional(), // lifecycle
+    // Sidecar containers: only `Always`, only on init containers (checked in podSpec). // lifecycle
+    restartPolicy: z.literal("Always").optional(),
     // Accepted for compatibility with common manifests; bunlet keeps upstream's defaults.
     terminationMessagePath: z.string().optional(),
     terminationMessagePolicy: z.enum(["File", "FallbackToLogsOnError"]).optional(),
@@ -198,6 +200,7 @@ const podSpec = z
     ];
     const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
     for (const { c, path } of all) {
+      checkSidecarFields(c, path, ctx);
       for (const hook of ["postStart", "preStop"] as const) {
         const secs = c.lifecycle?.[hook]?.sleep?.seconds;
         // Upstream validateSleepAction.
@@ -217,6 +220,15 @@ const podSpec = z
       vnames.add(v.name);
     });
   });
+
+/** Upstream validateInitContainers / validateContainers: restartPolicy, probes and hooks per container kind. */
+function checkSidecarFields(c: z.output<typeof container>, path: (string | number)[], ctx: z.RefinementCtx) {
+  const isInit = path[0] === "initContainers";
+  if (!isInit && c.restartPolicy !== undefined) ctx.addIssue({ code: "custom", path: [...path, "restartPolicy"], message: "may not be set for non-init containers" });
+  if (!isInit || c.restartPolicy === "Always") return;
+  for (const f of ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] as const)
+    if (c[f] !== undefined) ctx.addIssue({ code: "custom", path: [...path, f], message: "may not be set for init containers without restartPolicy=Always" });
+}
 
 const metadata = z.strictObject({
   name: z.string().min(1, "name is required").max(253).regex(DNS_SUBDOMAIN, "must be a DNS subdomain (lowercase alphanumerics, '-' and '.')"),

@@ -30,7 +30,7 @@ export function podJson(name: string, spec: Record<string, unknown>): string {
 const sh = (script: string) => ["sh", "-c", script];
 const mount = [{ name: "shared", mountPath: "/shared" }];
 
-describe.skipIf(!canRunContainerd())("lifecycle hooks on containerd", () => {
+describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd", () => {
   let ctd: TestContainerd;
   let rt: Runtime;
   let lc: PodLifecycle;
@@ -99,5 +99,51 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks on containerd", () => {
     expect(s.lastState.terminated).toBeDefined();
     unlinkSync(join(MANIFESTS, "fail.json"));
     await until("pod gone", () => !status("fail") || undefined);
+  }, 120_000);
+
+  test("a sidecar starts in order, gates init2 on its startup probe, is restarted when it exits, and stops last", async () => {
+    const say = (what: string) => `echo ${what} >> /shared/side.log`;
+    const trap = (name: string) => `trap '${say(`${name}-term`)}; exit 0' TERM`;
+    const loop = "while true; do sleep 0.1; done";
+    const spec = {
+      initContainers: [
+        { name: "init1", image: IMAGE, command: sh(say("init1")), volumeMounts: mount },
+        {
+          name: "side",
+          image: IMAGE,
+          restartPolicy: "Always",
+          command: sh(`${trap("side")}; ${say("side-start")}; sleep 1; touch /tmp/started; ${loop}`),
+          volumeMounts: mount,
+          startupProbe: { exec: { command: ["test", "-f", "/tmp/started"] }, periodSeconds: 1, failureThreshold: 30 },
+        },
+        { name: "init2", image: IMAGE, command: sh(say("init2")), volumeMounts: mount },
+      ],
+      containers: [{ name: "main", image: IMAGE, command: sh(`${trap("main")}; ${say("main-start")}; ${loop}`), volumeMounts: mount }],
+    };
+    writeFileSync(join(MANIFESTS, "side.json"), podJson("side", spec));
+    const s = await until("side pod Ready", () => {
+      const st = status("side");
+      return st?.conditions?.find((c) => c.type === "Ready")?.status === "True" ? st : undefined;
+    });
+    expect(log("side.log")).toEqual(["init1", "side-start", "init2", "main-start"]);
+    expect(s.phase).toBe("Running");
+    // The sidecar outlived init2 and runs beside main.
+    const sideStatus = s.initContainerStatuses!.find((c) => c.name === "side")!;
+    expect(sideStatus).toMatchObject({ ready: true, started: true, restartCount: 0 });
+    expect(sideStatus.state.running).toBeDefined();
+    expect(s.initContainerStatuses!.find((c) => c.name === "init2")!.state.terminated?.exitCode).toBe(0);
+
+    // It exits: it is restarted (main keeps running).
+    await rt.execSync!(sideStatus.containerID!.replace("containerd://", ""), ["kill", "-TERM", "1"], 5_000);
+    await until("sidecar restarted", () => {
+      const c = status("side")?.initContainerStatuses?.find((x) => x.name === "side");
+      return c && c.restartCount >= 1 && c.state.running ? c : undefined;
+    });
+    expect(status("side")!.containerStatuses![0]!.restartCount).toBe(0);
+
+    unlinkSync(join(MANIFESTS, "side.json"));
+    await until("pod gone", () => !status("side") || undefined, 60_000);
+    await until("both stopped", () => log("side.log").filter((l) => l.endsWith("-term")).length >= 3 || undefined, 20_000);
+    expect(log("side.log").slice(-2)).toEqual(["main-term", "side-term"]);
   }, 120_000);
 });

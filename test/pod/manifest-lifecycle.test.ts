@@ -28,3 +28,18 @@ describe("lifecycle hooks", () => {
     expect(errors(pod({ lifecycle })).join("\n")).toContain(want);
   });
 });
+
+describe("sidecar containers (initContainers[].restartPolicy)", () => {
+  const withInit = (init: Record<string, unknown>, c: Record<string, unknown> = {}) => pod(c, { initContainers: [{ name: "i", image: "busybox", ...init }] });
+  test("accepted: Always with probes and hooks", () => {
+    expect(errors(withInit({ restartPolicy: "Always", startupProbe: { exec: { command: ["true"] } }, lifecycle: { preStop: { sleep: { seconds: 1 } } } }))).toEqual([]);
+  });
+  test.each([
+    ["another value", withInit({ restartPolicy: "OnFailure" }), "spec.initContainers[0].restartPolicy"],
+    ["on a regular container", withInit({}, { restartPolicy: "Always" }), "spec.containers[0].restartPolicy: may not be set for non-init containers"],
+    ["probes on a regular init container", withInit({ readinessProbe: { exec: { command: ["true"] } } }), "spec.initContainers[0].readinessProbe: may not be set for init containers without restartPolicy=Always"],
+    ["hooks on a regular init container", withInit({ lifecycle: { postStart: { exec: { command: ["true"] } } } }), "spec.initContainers[0].lifecycle: may not be set for init containers without restartPolicy=Always"],
+  ])("refused: %s", (_n, obj, want) => {
+    expect(errors(obj).join("\n")).toContain(want);
+  });
+});

@@ -386,7 +386,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const pod = asKubePod(podLike);
     const ref = refOf(pod);
     const result: SyncPodResult = { errors: [] };
-    const actions = computePodActions(pod, status, options.unhealthy ?? []);
+    const actions = computePodActions(pod, status, options.unhealthy ?? [], (n) => options.started?.(n) ?? true);
     const cgroupParent = options.cgroupParent ?? opts.cgroupParent?.(pod);
     const inputs = inputsFor(pod, cgroupParent);
     const graceSeconds = Math.max(pod.spec.terminationGracePeriodSeconds ?? 30, MINIMUM_GRACE_PERIOD_SECONDS);
@@ -434,6 +434,14 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
       return result;
+    }
+    // Pods with sidecars: init containers in order (a regular one that fails to start stops the round).
+    for (const name of actions.initContainersToStart ?? []) {
+      const c = byName(name, pod.spec.initContainers);
+      if (!c) continue;
+      const before = result.errors.length;
+      await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
+      if (result.errors.length > before && !isSidecar(c)) return result;
     }
     for (const name of actions.containersToStart) {
       const c = byName(name, pod.spec.containers);

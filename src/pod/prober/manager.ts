@@ -96,7 +96,8 @@ export function createProbeManager(opts: {
       const uid = pod.metadata.uid;
       if (pods.has(uid)) return;
       const workers: Worker[] = [];
-      for (const c of pod.spec.containers) {
+      // Sidecars (restartable init containers) are probed like regular containers.
+      for (const c of [...(pod.spec.initContainers ?? []).filter((x) => x.restartPolicy === "Always"), ...pod.spec.containers]) {
         const kinds: [ProbeKind, Probe | undefined][] = [
           ["startup", c.startupProbe],
           ["liveness", c.livenessProbe],
