@@ -274,6 +274,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 
+  /** A pod's content may go once no source wants it and its worker is done (upstream ShouldPodContentBeRemoved). */
+  const contentRemovable = (uid: string) => !podManager.get(uid) && !known.has(uid) && (workers.state(uid) === undefined || workers.state(uid) === "finished");
+  async function containerGc(): Promise<void> {
+    try {
+      await runtime.garbageCollect?.({ contentRemovable, allSourcesReady: sourcesReady() });
+    } catch (e) {
+      log.warn(`container gc failed ${kv({ error: (e as Error).message })}`);
+    }
+  }
+
   const housekeeping = () =>
     runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
 
@@ -320,6 +330,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
       }));
       stoppers.push(every(clock, config.housekeepingPeriodMs ?? 2_000, housekeeping));
+      if (runtime.garbageCollect) stoppers.push(every(clock, config.containerGcPeriodMs ?? 60_000, () => containerGc()));
       if (config.containerLogMaxSize && runtime.listContainerLogs && runtime.reopenContainerLog) {
         const logs = createContainerLogManager({
           listContainerLogs: runtime.listContainerLogs.bind(runtime),
@@ -380,6 +391,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     manifestErrors: () => Object.values(manifestErrors).flat(),
     sourcesReady,
     housekeeping,
+    containerGc,
     whenIdle: () => workers.whenIdle(),
     plegHealthy() {
       const last = pleg.lastRelistMs();

@@ -117,6 +117,11 @@ export interface Runtime {
    * volumes of terminated pods, which is what lets disk pressure from an emptyDir recover.
    */
   tearDownVolumes?(uid: string): Promise<void>;
+  /**
+   * One container GC pass (upstream containerGC.GarbageCollect, every minute): dead containers beyond
+   * the policy, dead sandboxes and log directories of removed pods. Optional.
+   */
+  garbageCollect?(pods: { contentRemovable(uid: string): boolean; allSourcesReady: boolean }): Promise<void>;
   /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
   execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   /**

@@ -20,6 +20,7 @@ import type {
   SyncPodResult,
 } from "../runtime.ts";
 import { computePodActions, latestStatus } from "./compute-actions.ts";
+import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
 import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
@@ -70,6 +71,8 @@ export interface KubeRuntimeOptions {
   directSignal?: DirectSignaller;
   /** Node IP: where a hostNetwork pod's httpGet lifecycle hooks go when they name no host. */
   hostIP?: string;
+  /** Periodic container GC policy (default upstream's: MinAge 0, MaxPerPodContainer 1, MaxContainers -1). */
+  containerGcPolicy?: ContainerGcPolicy;
   /** HTTP for httpGet lifecycle hooks (tests). */
   fetch?: typeof fetch;
   /** Timers of preStop hooks and termination ordering (default: the real clock). */
@@ -495,6 +498,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid, "volumes");
     },
     execSync,
+    garbageCollect: async (pods) => void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, podLogsDir, now())),
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
