@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { parseQuantity } from "../config/quantity.ts";
 import type { PodLike } from "./pod-like.ts";
+import { ENV_FIELD_PATHS, VOLUME_FIELD_PATHS, isSupportedFieldPath } from "./volumes/downward-api.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -73,7 +74,71 @@ const lifecycleHandler = z
   });
 const containerLifecycle = z.strictObject({ postStart: lifecycleHandler.optional(), preStop: lifecycleHandler.optional() });
 
-const envVar = z.strictObject({ name: z.string().min(1), value: z.string().default("") });
+// Downward API references (env valueFrom, downwardAPI volume items). // lifecycle
+const fieldRef = (allowed: readonly string[]) =>
+  z.strictObject({ fieldPath: z.string(), apiVersion: z.literal("v1").optional() }).superRefine((f, ctx) => {
+    if (!isSupportedFieldPath(f.fieldPath, allowed))
+      ctx.addIssue({ code: "custom", path: ["fieldPath"], message: `Unsupported value: "${f.fieldPath}": supported values: ${allowed.map((a) => `"${a}"`).join(", ")} and subscripted metadata.labels['…'], metadata.annotations['…']` });
+  });
+const resourceFieldRef = z.strictObject({
+  containerName: z.string().optional(),
+  resource: z.string().regex(/^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/, "must be limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-*"),
+  divisor: quantity.optional(),
+});
+const needsApiServer = (what: string) =>
+  z.unknown().optional().superRefine((v, ctx) => {
+    if (v !== undefined) ctx.addIssue({ code: "custom", message: `${what} needs the API server; bunlet runs static pods without one (refused, not ignored)` });
+  });
+const envVar = z
+  .strictObject({
+    name: z.string().min(1),
+    value: z.string().default(""),
+    valueFrom: z
+      .strictObject({
+        fieldRef: fieldRef(ENV_FIELD_PATHS).optional(),
+        resourceFieldRef: resourceFieldRef.optional(),
+        secretKeyRef: needsApiServer("secretKeyRef"),
+        configMapKeyRef: needsApiServer("configMapKeyRef"),
+      })
+      .superRefine((v, ctx) => {
+        if (!!v.fieldRef === !!v.resourceFieldRef && !v.secretKeyRef && !v.configMapKeyRef)
+          ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
+      })
+      .optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.valueFrom && e.value !== "") ctx.addIssue({ code: "custom", path: ["valueFrom"], message: "may not be specified when `value` is not empty" });
+  });
+
+/** upstream validateLocalDescendingPath. */
+const relativePath = z.string().superRefine((p, ctx) => {
+  if (p.startsWith("/")) ctx.addIssue({ code: "custom", message: "must be a relative path" });
+  if (p.split("/").includes("..")) ctx.addIssue({ code: "custom", message: "must not contain '..'" });
+});
+const downwardApiItem = z
+  .strictObject({
+    path: relativePath.pipe(z.string().min(1)),
+    fieldRef: fieldRef(VOLUME_FIELD_PATHS).optional(),
+    resourceFieldRef: resourceFieldRef.optional(),
+    mode: z.number().int().min(0).max(0o777).optional(),
+  })
+  .superRefine((it, ctx) => {
+    if (!!it.fieldRef === !!it.resourceFieldRef) ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
+    if (it.resourceFieldRef && !it.resourceFieldRef.containerName) ctx.addIssue({ code: "custom", path: ["resourceFieldRef", "containerName"], message: "required field is missing" });
+  });
+const downwardApiVolume = z.strictObject({ items: z.array(downwardApiItem).optional(), defaultMode: z.number().int().min(0).max(0o777).optional() });
+const projectedVolume = z.strictObject({
+  sources: z.array(
+    z.strictObject({
+      downwardAPI: z.strictObject({ items: z.array(downwardApiItem).optional() }).optional(),
+      secret: needsApiServer("a projected secret"),
+      configMap: needsApiServer("a projected configMap"),
+      serviceAccountToken: needsApiServer("a projected serviceAccountToken"),
+      clusterTrustBundle: needsApiServer("a projected clusterTrustBundle"),
+    }),
+  ),
+  defaultMode: z.number().int().min(0).max(0o777).optional(),
+});
 
 const containerPort = z.strictObject({
   name: z.string().regex(DNS_LABEL).max(15).optional(),
@@ -96,7 +161,9 @@ const volumeMount = z.strictObject({
   name: z.string().min(1),
   mountPath: z.string().startsWith("/", "must be an absolute path"),
   readOnly: z.boolean().optional(),
-  subPath: z.string().optional(),
+  subPath: relativePath.optional(),
+  subPathExpr: z.string().optional(),
+  mountPropagation: z.enum(["None", "HostToContainer", "Bidirectional"]).optional(),
 });
 
 const container = z
@@ -153,10 +220,14 @@ const volume = z
           .optional(),
       })
       .optional(),
+    downwardAPI: downwardApiVolume.optional(),
+    projected: projectedVolume.optional(),
+    secret: needsApiServer("a secret volume"),
+    configMap: needsApiServer("a configMap volume"),
   })
   .superRefine((v, ctx) => {
-    if (!!v.emptyDir === !!v.hostPath)
-      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath (the volume types bunlet supports)" });
+    if ([v.emptyDir, v.hostPath, v.downwardAPI, v.projected, v.secret, v.configMap].filter((x) => x !== undefined).length !== 1)
+      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath, downwardAPI, projected (the volume types bunlet supports)" });
   });
 
 const toleration = z.strictObject({
@@ -212,6 +283,10 @@ const podSpec = z
       (c.volumeMounts ?? []).forEach((m, j) => {
         if (!volumes.has(m.name))
           ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "name"], message: `volume "${m.name}" not found in spec.volumes` });
+        if (m.subPath && m.subPathExpr)
+          ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "subPathExpr"], message: "subPathExpr and subPath are mutually exclusive" });
+        if (m.mountPropagation === "Bidirectional" && c.securityContext?.privileged !== true)
+          ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "mountPropagation"], message: "Bidirectional mount propagation is available only to privileged containers" });
       });
     }
     const vnames = new Set<string>();

@@ -43,3 +43,29 @@ describe("sidecar containers (initContainers[].restartPolicy)", () => {
     expect(errors(obj).join("\n")).toContain(want);
   });
 });
+
+describe("volumes, env valueFrom, sub paths, propagation", () => {
+  const dapi = (items: unknown[]) => pod({}, { volumes: [{ name: "v", downwardAPI: { items } }] });
+  test.each([
+    ["downwardAPI labels + resource", dapi([{ path: "l", fieldRef: { fieldPath: "metadata.labels" } }, { path: "c", resourceFieldRef: { containerName: "app", resource: "limits.cpu", divisor: "1m" } }])],
+    ["projected downwardAPI", pod({}, { volumes: [{ name: "v", projected: { sources: [{ downwardAPI: { items: [{ path: "n", fieldRef: { fieldPath: "metadata.name" } }] } }] } }] })],
+    ["env fieldRef + resourceFieldRef", pod({ env: [{ name: "IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }, { name: "MEM", valueFrom: { resourceFieldRef: { resource: "limits.memory", divisor: "1Mi" } } }] })],
+    ["subPathExpr + HostToContainer", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPathExpr: "$(POD)", mountPropagation: "HostToContainer" }] }, { volumes: [{ name: "v", emptyDir: {} }] })],
+    ["hostPath type Socket", pod({}, { volumes: [{ name: "v", hostPath: { path: "/run/x.sock", type: "Socket" } }] })],
+  ])("accepts %s", (_n, obj) => expect(errors(obj)).toEqual([]));
+
+  test.each([
+    ["a secret volume", pod({}, { volumes: [{ name: "v", secret: { secretName: "s" } }] }), "spec.volumes[0].secret: a secret volume needs the API server"],
+    ["a configMap volume", pod({}, { volumes: [{ name: "v", configMap: { name: "c" } }] }), "spec.volumes[0].configMap: a configMap volume needs the API server"],
+    ["a projected token", pod({}, { volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "t" } }] } }] }), "projected.sources[0].serviceAccountToken: a projected serviceAccountToken needs the API server"],
+    ["env secretKeyRef", pod({ env: [{ name: "X", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), "valueFrom.secretKeyRef: secretKeyRef needs the API server"],
+    ["env labels (whole map)", pod({ env: [{ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.labels" } } }] }), 'Unsupported value: "metadata.labels"'],
+    ["volume nodeName", dapi([{ path: "n", fieldRef: { fieldPath: "spec.nodeName" } }]), 'Unsupported value: "spec.nodeName"'],
+    ["item path with ..", dapi([{ path: "../x", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not contain '..'"],
+    ["subPath with ..", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "../../etc" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPath: must not contain '..'"],
+    ["absolute subPath", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "/etc" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPath: must be a relative path"],
+    ["subPath and subPathExpr", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "a", subPathExpr: "b" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPathExpr and subPath are mutually exclusive"],
+    ["Bidirectional unprivileged", pod({ volumeMounts: [{ name: "v", mountPath: "/m", mountPropagation: "Bidirectional" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "Bidirectional mount propagation is available only to privileged containers"],
+    ["hostPath bad type", pod({}, { volumes: [{ name: "v", hostPath: { path: "/x", type: "Fifo" } }] }), "spec.volumes[0].hostPath.type"],
+  ])("refuses %s", (_n, obj, want) => expect(errors(obj).join("\n")).toContain(want));
+});

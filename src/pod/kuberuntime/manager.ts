@@ -24,6 +24,9 @@ import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } f
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
 import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { availableParallelism } from "node:os";
+import { prepareSubPath, setUpPodVolume, type PodVolumeSpec } from "../volumes/index.ts";
+import { ContainerConfigError } from "./config.ts";
 import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
@@ -110,10 +113,26 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.hostPath?.path) return v.hostPath.path;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
-    return undefined;
+    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
   };
+  const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
+
+  /**
+   * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
+   * downward API files written); the first failure is returned as upstream's FailedMount message.
+   */
+  function setUpVolumes(pod: KubePod): string | undefined {
+    if (opts.volumeHostPath) return undefined;
+    for (const v of pod.spec.volumes ?? []) {
+      try {
+        defaultVolumeHostPath(pod, v.name);
+      } catch (e) {
+        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+      }
+    }
+    return undefined;
+  }
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -122,6 +141,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
+      prepareSubPath,
     };
   }
 
@@ -356,7 +376,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
     } catch (e) {
-      result.errors.push({ container: container.name, reason: "CreateContainerError", message: (e as Error).message });
+      const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
+      result.errors.push({ container: container.name, reason, message: (e as Error).message });
       return;
     }
     try {
@@ -419,6 +440,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    const mountError = setUpVolumes(pod);
+    if (mountError) {
+      log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
+      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
+      return result;
+    }
     let sandboxId = actions.sandboxId;
     const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
     if (actions.createSandbox) {
@@ -433,6 +460,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
 
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
+    // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
+    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
+      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);

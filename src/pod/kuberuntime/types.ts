@@ -11,7 +11,11 @@ export interface KubeContainer {
   command?: string[];
   args?: string[];
   workingDir?: string;
-  env?: { name: string; value?: string }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number } };
+  }[];
   ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   securityContext?: {
@@ -21,7 +25,7 @@ export interface KubeContainer {
     readOnlyRootFilesystem?: boolean;
     allowPrivilegeEscalation?: boolean;
   };
-  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }[];
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   stdin?: boolean;
@@ -40,6 +44,8 @@ export interface KubePod extends PodLike {
     restartPolicy?: string;
     hostNetwork?: boolean;
     hostname?: string;
+    nodeName?: string;
+    serviceAccountName?: string;
     subdomain?: string;
     securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
     terminationGracePeriodSeconds?: number;
