@@ -45,6 +45,7 @@ const probe = z
     exec: execAction.optional(),
     httpGet: httpGetAction.optional(),
     tcpSocket: tcpSocketAction.optional(),
+    grpc: z.strictObject({ port, service: z.string().optional() }).optional(), // lifecycle
     initialDelaySeconds: z.number().int().min(0).default(0),
     periodSeconds: z.number().int().min(1).default(10),
     timeoutSeconds: z.number().int().min(1).default(1),
@@ -53,8 +54,8 @@ const probe = z
     terminationGracePeriodSeconds: z.number().int().min(1).optional(),
   })
   .superRefine((p, ctx) => {
-    const n = [p.exec, p.httpGet, p.tcpSocket].filter(Boolean).length;
-    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, tcpSocket" });
+    const n = [p.exec, p.httpGet, p.tcpSocket, p.grpc].filter(Boolean).length;
+    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, tcpSocket, grpc" });
   });
 
 // Container lifecycle hooks (core/v1 LifecycleHandler): exactly one of exec, httpGet, sleep. tcpSocket

@@ -69,3 +69,12 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
     ["hostPath bad type", pod({}, { volumes: [{ name: "v", hostPath: { path: "/x", type: "Fifo" } }] }), "spec.volumes[0].hostPath.type"],
   ])("refuses %s", (_n, obj, want) => expect(errors(obj).join("\n")).toContain(want));
 });
+
+describe("probes", () => {
+  test("grpc probe with probe-level terminationGracePeriodSeconds is accepted", () => {
+    expect(errors(pod({ livenessProbe: { grpc: { port: 9000, service: "x" }, terminationGracePeriodSeconds: 5 } }))).toEqual([]);
+  });
+  test("grpc and exec together are refused", () => {
+    expect(errors(pod({ livenessProbe: { grpc: { port: 9000 }, exec: { command: ["true"] } } })).join("\n")).toContain("must specify exactly one of exec, httpGet, tcpSocket, grpc");
+  });
+});
