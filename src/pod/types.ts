@@ -176,6 +176,7 @@ const container = z
     args: z.array(z.string()).optional(),
     workingDir: z.string().optional(),
     env: z.array(envVar).optional(),
+    envFrom: needsApiServer("envFrom (configMapRef/secretRef)"), // lifecycle
     ports: z.array(containerPort).optional(),
     resources: z
       .strictObject({ requests: resourceList.optional(), limits: resourceList.optional() })
@@ -262,6 +263,8 @@ const podSpec = z
     tolerations: z.array(toleration).optional(),
     dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).optional(),
     schedulerName: z.string().optional(),
+    // Accepted, acted on as upstream would without an API server: there are no Services whose
+    // *_SERVICE_HOST/_PORT variables could be injected, so true and false both inject nothing. // lifecycle
     enableServiceLinks: z.boolean().optional(),
   })
   .superRefine((spec, ctx) => {

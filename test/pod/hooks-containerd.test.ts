@@ -19,7 +19,7 @@ const SHARED = join(BASE, "shared");
 const NODE = "hooknode";
 const IMAGE = "bunlet.local/busybox:1";
 
-export function podJson(name: string, spec: Record<string, unknown>): string {
+function podJson(name: string, spec: Record<string, unknown>): string {
   return JSON.stringify({
     apiVersion: "v1",
     kind: "Pod",
@@ -34,6 +34,11 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
   let ctd: TestContainerd;
   let rt: Runtime;
   let lc: PodLifecycle;
+  const newLifecycle = () =>
+    createPodLifecycle({
+      runtime: rt,
+      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 500, syncFrequencyMs: 60_000, errorRetryMs: 1_000, housekeepingPeriodMs: 500 },
+    });
   const status = (name: string): PodStatus | undefined => lc.listPodsForApi().find((p) => p.metadata.name === `${name}-${NODE}`)?.status;
   const log = (f: string) => (existsSync(join(SHARED, f)) ? readFileSync(join(SHARED, f), "utf8").trim().split("\n") : []);
 
@@ -42,10 +47,7 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
     mkdirSync(MANIFESTS, { recursive: true });
     mkdirSync(SHARED, { recursive: true });
     rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root") });
-    lc = createPodLifecycle({
-      runtime: rt,
-      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 500, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
-    });
+    lc = newLifecycle();
     await lc.start();
   }, 600_000);
 
@@ -145,5 +147,23 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
     await until("pod gone", () => !status("side") || undefined, 60_000);
     await until("both stopped", () => log("side.log").filter((l) => l.endsWith("-term")).length >= 3 || undefined, 20_000);
     expect(log("side.log").slice(-2)).toEqual(["main-term", "side-term"]);
+  }, 120_000);
+
+  test("an orphan (manifest removed while bunlet was down) still runs its preStop hook, restored from the container's annotations", async () => {
+    const main = {
+      name: "main",
+      image: IMAGE,
+      command: sh("trap 'echo term >> /shared/orphan.log; exit 0' TERM; echo up >> /shared/orphan.log; while true; do sleep 0.1; done"),
+      volumeMounts: mount,
+      lifecycle: { preStop: { exec: { command: sh("echo prestop >> /shared/orphan.log") } } },
+    };
+    writeFileSync(join(MANIFESTS, "orphan.json"), podJson("orphan", { containers: [main] }));
+    await until("orphan up", () => log("orphan.log").includes("up") || undefined);
+    await lc.stop();
+    unlinkSync(join(MANIFESTS, "orphan.json"));
+    lc = newLifecycle();
+    await lc.start();
+    await until("orphan stopped", () => log("orphan.log").includes("term") || undefined, 30_000);
+    expect(log("orphan.log")).toEqual(["up", "prestop", "term"]);
   }, 120_000);
 });

@@ -78,3 +78,7 @@ describe("probes", () => {
     expect(errors(pod({ livenessProbe: { grpc: { port: 9000 }, exec: { command: ["true"] } } })).join("\n")).toContain("must specify exactly one of exec, httpGet, tcpSocket, grpc");
   });
 });
+
+test("envFrom is refused with its reason", () => {
+  expect(errors(pod({ envFrom: [{ configMapRef: { name: "c" } }] })).join("\n")).toContain("spec.containers[0].envFrom: envFrom (configMapRef/secretRef) needs the API server");
+});

@@ -184,6 +184,7 @@ export function generateContainerConfig(
       terminationMessagePath: container.terminationMessagePath,
       terminationMessagePolicy: container.terminationMessagePolicy,
       ports: container.ports,
+      preStop: container.lifecycle?.preStop,
     }),
     logPath: containerLogPath(container.name, attempt),
     stdin: container.stdin === true,

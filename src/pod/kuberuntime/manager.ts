@@ -28,7 +28,7 @@ import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
 import { signalName } from "./stop-signal.ts";
-import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
+import { CONTAINER_NAME_LABEL, CONTAINER_PRESTOP_HANDLER_LABEL, POD_TERMINATION_GRACE_PERIOD_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import {
   type KillReason,
@@ -285,6 +285,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
   }
 
+  /** upstream restoreSpecsFromContainerLabels: the grace period and preStop hooks the containers were created with. */
+  function restoreSpecs(ref: PodRef, containers: Awaited<ReturnType<CriClient["listContainers"]>>, stub: KubePod | undefined): KubePod {
+    const grace = Number(containers[0]?.annotations?.[POD_TERMINATION_GRACE_PERIOD_LABEL]);
+    const restored: KubeContainer[] = containers.map((c) => {
+      let preStop: unknown;
+      try {
+        const raw = c.annotations?.[CONTAINER_PRESTOP_HANDLER_LABEL];
+        preStop = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        preStop = undefined; // a damaged annotation: stop without the hook
+      }
+      return { name: c.metadata?.name ?? "", ...(preStop ? { lifecycle: { preStop: preStop as NonNullable<KubeContainer["lifecycle"]>["preStop"] } } : {}) };
+    });
+    return {
+      metadata: stub?.metadata ?? { name: ref.name, namespace: ref.namespace, uid: ref.uid },
+      spec: { ...(stub?.spec ?? {}), terminationGracePeriodSeconds: Number.isFinite(grace) ? grace : undefined, containers: restored },
+    } as KubePod;
+  }
+
   /**
    * Upstream killPodWithSyncResult, fast first: the containers known to run (last relist / status)
    * get their StopContainer at once, with no round trip before it; the listing that follows catches
@@ -298,8 +317,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const hasSidecars = (pod?.spec.initContainers ?? []).some(isSidecar);
     const known = knownRunning.get(ref.uid);
     knownRunning.delete(ref.uid);
-    // With sidecars, the ordering needs every running container first (one listing, as upstream).
-    const preListed = hasSidecars ? await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }) : undefined;
+    // With sidecars, the ordering needs every running container first (one listing, as upstream);
+    // a spec-less pod (an orphan's stub from housekeeping) has its preStop hooks restored from the
+    // listing's annotations. Without any pod (direct callers) the fast path stays: stop, then list.
+    const specless = pod !== undefined && pod.spec.containers.length === 0;
+    const preListed = hasSidecars || specless ? await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }) : undefined;
+    if (specless && preListed) pod = restoreSpecs(ref, preListed, pod);
     const ordering = pod && preListed ? createTerminationOrdering(pod, [...new Set([...preListed.map((c) => c.metadata?.name ?? ""), ...(known?.values() ?? [])])], clock) : undefined;
     const started = new Set<string>();
     const stop = (id: string, name: string) => {
