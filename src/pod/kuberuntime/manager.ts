@@ -482,28 +482,44 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
+    return result;
+  }
+
+  /** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
+  async function startPodContainers(
+    pod: KubePod,
+    ref: PodRef,
+    actions: ReturnType<typeof computePodActions>,
+    status: RuntimePodStatus,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    inputs: ConfigInputs,
+    backOff: BackOff,
+    result: SyncPodResult,
+  ): Promise<void> {
+    const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
     if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
       inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
-      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
-      return result;
+      if (c) await start(c);
+      return;
     }
     // Pods with sidecars: init containers in order (a regular one that fails to start stops the round).
     for (const name of actions.initContainersToStart ?? []) {
       const c = byName(name, pod.spec.initContainers);
       if (!c) continue;
       const before = result.errors.length;
-      await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
-      if (result.errors.length > before && !isSidecar(c)) return result;
+      await start(c);
+      if (result.errors.length > before && !isSidecar(c)) return;
     }
     for (const name of actions.containersToStart) {
       const c = byName(name, pod.spec.containers);
-      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
+      if (c) await start(c);
     }
-    return result;
   }
 
   async function removePod(uid: string): Promise<void> {
