@@ -46,7 +46,8 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
     mkdirSync(SHARED, { recursive: true });
-    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root") });
+    // hostNetwork pods' httpGet hooks go to the node IP: loopback here.
+    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root"), hostIP: "127.0.0.1" });
     lc = newLifecycle();
     await lc.start();
   }, 600_000);
@@ -165,5 +166,32 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
     await lc.start();
     await until("orphan stopped", () => log("orphan.log").includes("term") || undefined, 30_000);
     expect(log("orphan.log")).toEqual(["up", "prestop", "term"]);
+  }, 120_000);
+
+  test("httpGet postStart reaches the node (hostNetwork) with its headers; a sleep preStop delays the stop signal", async () => {
+    const hits: string[] = [];
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => (hits.push(`${new URL(req.url).pathname} ${req.headers.get("x-hook")}`), new Response("ok")) });
+    try {
+      const main = {
+        name: "main",
+        image: IMAGE,
+        command: sh("trap 'echo term >> /shared/http.log; exit 0' TERM; while true; do sleep 0.1; done"),
+        volumeMounts: mount,
+        lifecycle: {
+          postStart: { httpGet: { path: "/started", port: server.port, httpHeaders: [{ name: "X-Hook", value: "yes" }] } },
+          preStop: { sleep: { seconds: 2 } },
+        },
+      };
+      writeFileSync(join(MANIFESTS, "http.json"), podJson("http", { containers: [main] }));
+      await until("Running", () => status("http")?.phase === "Running" || undefined);
+      expect(hits).toEqual(["/started yes"]);
+      const t0 = Date.now();
+      unlinkSync(join(MANIFESTS, "http.json"));
+      await until("stopped", () => log("http.log").includes("term") || undefined, 30_000);
+      // The stop signal came only after the 2 s sleep (a lower bound, not a speed assertion).
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2_000);
+    } finally {
+      server.stop(true);
+    }
   }, 120_000);
 });
