@@ -69,7 +69,7 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
   }, 60_000);
 
   test("downwardAPI volume files and env valueFrom carry the pod's fields", async () => {
-    const script = 'cat /podinfo/labels > /out/labels; cat /podinfo/name > /out/name; cat /podinfo/mem > /out/mem; echo "$MY_IP $MY_NS $CPU" > /out/env; exec sleep 3600';
+    const script = 'cat /podinfo/labels > /out/labels; cat /podinfo/name > /out/name; cat /podinfo/mem > /out/mem; touch /podinfo/x 2>/dev/null && echo writable > /out/ro || echo read-only > /out/ro; echo "$MY_IP $MY_NS $CPU" > /out/env; exec sleep 3600';
     writeFileSync(
       join(MANIFESTS, "dapi.json"),
       podJson(
@@ -111,6 +111,7 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
     expect(readFileSync(join(OUT, "name"), "utf8")).toBe(`dapi-${NODE}`);
     expect(readFileSync(join(OUT, "mem"), "utf8")).toBe("64");
     expect(readFileSync(join(OUT, "env"), "utf8").trim()).toBe("127.0.0.1 default 250");
+    expect(readFileSync(join(OUT, "ro"), "utf8").trim()).toBe("read-only"); // downwardAPI volumes are always read-only
     unlinkSync(join(MANIFESTS, "dapi.json"));
   }, 60_000);
 

@@ -31,6 +31,8 @@ export interface ConfigInputs {
    * (volumes/subpath.ts prepareSubPath); default: a join after the pure checks (tests).
    */
   prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
+  /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
+  readOnlyVolume?(volumeName: string): boolean;
 }
 
 export class ContainerConfigError extends Error {
@@ -148,7 +150,8 @@ function containerMounts(ref: PodRef, container: KubeContainer, envMap: Record<s
       throw new ContainerConfigError(container.name, (e as Error).message);
     }
     const propagation = m.mountPropagation ? PROPAGATION[m.mountPropagation] : undefined;
-    return { containerPath: m.mountPath, hostPath, readonly: m.readOnly === true, ...(propagation ? { propagation } : {}) };
+    const readonly = m.readOnly === true || inputs.readOnlyVolume?.(m.name) === true;
+    return { containerPath: m.mountPath, hostPath, readonly, ...(propagation ? { propagation } : {}) };
   });
 }
 

@@ -142,6 +142,10 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       memoryCapacityBytes,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
+      readOnlyVolume: (name) => {
+        const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
+        return !!(v?.downwardAPI || v?.projected);
+      },
     };
   }
 
