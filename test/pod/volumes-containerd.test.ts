@@ -2,6 +2,7 @@
 // upstream's text), downwardAPI files and env valueFrom carry the pod's fields, a subPath through a
 // symlink out of its volume is refused while a normal subPath works. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
@@ -144,4 +145,35 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
     expect(existsSync(join(OUT, "evil.ls"))).toBe(false);
     unlinkSync(join(MANIFESTS, "sub.json"));
   }, 60_000);
+
+  test("mountPropagation HostToContainer: rslave in the OCI spec, and a mount made on the host later shows up inside", async () => {
+    // This host's / is a private mount; propagation needs a shared source, so the test makes one.
+    const prop = join(BASE, "prop");
+    mkdirSync(prop, { recursive: true });
+    const sh = (...a: string[]) => spawnSync(a[0]!, a.slice(1), { encoding: "utf8" });
+    expect(sh("mount", "-t", "tmpfs", "tmpfs", prop).status).toBe(0);
+    try {
+      expect(sh("mount", "--make-rshared", prop).status).toBe(0);
+      writeFileSync(
+        join(MANIFESTS, "prop.json"),
+        podJson("prop", {
+          volumes: [{ name: "p", hostPath: { path: prop, type: "Directory" } }],
+          containers: [{ name: "main", image: IMAGE, command: ["sleep", "3600"], volumeMounts: [{ name: "p", mountPath: "/p", mountPropagation: "HostToContainer" }] }],
+        }),
+      );
+      const id = await until("running", () => status("prop")?.containerStatuses?.[0]?.state.running && status("prop")!.containerStatuses![0]!.containerID!.replace("containerd://", ""));
+      const info = (await ctd.cri.containerStatus(id, true)).info?.info ?? "{}";
+      const mount = (JSON.parse(info).runtimeSpec?.mounts ?? []).find((m: { destination: string }) => m.destination === "/p");
+      expect(mount.options).toContain("rslave");
+      mkdirSync(join(prop, "late"));
+      expect(sh("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", join(prop, "late")).status).toBe(0);
+      writeFileSync(join(prop, "late", "hello"), "from the host");
+      const r = await rt.execSync!(id, ["cat", "/p/late/hello"], 5_000);
+      expect(r.stdout).toBe("from the host");
+      unlinkSync(join(MANIFESTS, "prop.json"));
+      await until("pod gone", () => !status("prop") || undefined, 60_000);
+    } finally {
+      sh("umount", "-R", prop);
+    }
+  }, 90_000);
 });
