@@ -65,8 +65,11 @@ export function planContainerGc(containers: readonly Container[], sandboxes: rea
     for (const c of unit.slice(n)) remove.add(c.id);
     keep.push(unit.slice(0, n));
   }
-  if (policy.maxContainers >= 0) {
-    const left = keep.flat().sort((a, b) => b.createdAt - a.createdAt);
+  const total = keep.reduce((n, u) => n + u.length, 0);
+  if (policy.maxContainers >= 0 && total > policy.maxContainers) {
+    // Upstream: an equal share per unit (at least 1) first, then the oldest overall.
+    const share = Math.max(1, Math.floor(policy.maxContainers / keep.length));
+    const left = keep.flatMap((u) => (u.slice(share).forEach((c) => remove.add(c.id)), u.slice(0, share))).sort((a, b) => b.createdAt - a.createdAt);
     for (const c of left.slice(policy.maxContainers)) remove.add(c.id);
   }
   return { containers: [...remove], sandboxes: planSandboxGc(containers, sandboxes, remove, pods) };

@@ -51,6 +51,19 @@ describe("planContainerGc", () => {
     expect(planContainerGc(list, [], { ...DEFAULT_CONTAINER_GC_POLICY, ...policy }, live, NOW).containers.sort()).toEqual([...want].sort());
   });
 
+  test("MaxContainers: an equal share per (pod, name) first, then the oldest overall", () => {
+    const list = [
+      c("a1", "u", "a", "CONTAINER_EXITED", 1),
+      c("a2", "u", "a", "CONTAINER_EXITED", 2),
+      c("a3", "u", "a", "CONTAINER_EXITED", 3),
+      c("b1", "u", "b", "CONTAINER_EXITED", 4),
+    ];
+    // 3 allowed over 2 units: share 1 each → a3, b1 kept.
+    expect(planContainerGc(list, [], { minAgeMs: 0, maxPerPodContainer: -1, maxContainers: 3 }, live, NOW).containers.sort()).toEqual(["a1", "a2"]);
+    // 1 allowed: share 1 each, then the oldest (a3) goes too.
+    expect(planContainerGc(list, [], { minAgeMs: 0, maxPerPodContainer: -1, maxContainers: 1 }, live, NOW).containers.sort()).toEqual(["a1", "a2", "a3"]);
+  });
+
   test("a removed pod loses every dead container and every dead sandbox", () => {
     const list = [c("d1", "u", "app", "CONTAINER_EXITED", 1), c("o1", "other", "app", "CONTAINER_EXITED", 1)];
     const sandboxes = [sb("sb-u", "u", false, 1), sb("sb-u0", "u", false, 0), sb("sb-other", "other", false, 1)];
