@@ -6,9 +6,12 @@
 //      all of a removed pod's once sources are ready; else beyond MaxPerPodContainer, oldest first;
 //      then beyond MaxContainers globally.
 //   2. Sandboxes not ready and holding no container: all of a removed pod's; else all but the newest.
-//   3. Pod log directories (<podLogsDir>/<ns>_<name>_<uid>) of removed pods.
+//   3. Pod log directories (<podLogsDir>/<ns>_<name>_<uid>) of removed pods: those this runtime held
+//      (seen by an earlier pass), and — for pods removed while bunlet was down — those untouched for an
+//      hour. Upstream removes every unknown one at once, owning podLogsDir alone; the hour keeps bunlet
+//      from deleting the live logs of another agent sharing /var/log/pods (e.g. test agents on one host).
 // The plan is pure (planContainerGc); runContainerGc carries it out over the CRI.
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { Container, PodSandbox } from "../../cri/types.ts";
@@ -96,9 +99,19 @@ function planSandboxGc(containers: readonly Container[], sandboxes: readonly Pod
 /** upstream ParsePodUIDFromLogsDirectory: the part after the last "_". */
 export const podUidFromLogsDirectory = (name: string) => name.slice(name.lastIndexOf("_") + 1);
 
-/** One GC pass over the CRI; every failure is logged and the pass goes on. */
-export async function runContainerGc(cri: CriClient, policy: ContainerGcPolicy, pods: GcPodState, podLogsDir: string, nowMs: number): Promise<GcPlan> {
+/** A log directory with no change for this long belongs to no live pod of anyone. */
+export const ABANDONED_LOG_DIR_MS = 3_600_000;
+
+/**
+ * One GC pass over the CRI; every failure is logged and the pass goes on. `seen` (kept by the caller
+ * across passes) collects the pod UIDs this runtime held.
+ */
+export async function runContainerGc(cri: CriClient, policy: ContainerGcPolicy, pods: GcPodState, podLogsDir: string, nowMs: number, seen: Set<string> = new Set()): Promise<GcPlan> {
   const [containers, sandboxes] = await Promise.all([cri.listContainers(), cri.listPodSandbox()]);
+  for (const x of [...containers, ...sandboxes]) {
+    const uid = x.labels[POD_UID_LABEL];
+    if (uid) seen.add(uid);
+  }
   const plan = planContainerGc(containers, sandboxes, policy, pods, nowMs);
   const done: GcPlan = { containers: [], sandboxes: [] };
   for (const id of plan.containers) {
@@ -120,7 +133,7 @@ export async function runContainerGc(cri: CriClient, policy: ContainerGcPolicy, 
   }
   const gone = new Set([...done.containers, ...done.sandboxes]);
   const left = (xs: readonly { id: string }[]) => xs.filter((x) => !gone.has(x.id));
-  const dirs = pods.allSourcesReady ? removePodLogDirs(podLogsDir, pods, left(containers) as Container[], left(sandboxes) as PodSandbox[]) : 0;
+  const dirs = pods.allSourcesReady ? removePodLogDirs(podLogsDir, pods, left(containers) as Container[], left(sandboxes) as PodSandbox[], seen, nowMs) : 0;
   if (done.containers.length + done.sandboxes.length + dirs > 0)
     log.info(`container gc ${kv({ containers: done.containers.length, sandboxes: done.sandboxes.length, podLogDirs: dirs })}`);
   return done;
@@ -142,7 +155,7 @@ async function removeContainerLogs(cri: CriClient, id: string): Promise<void> {
 }
 
 /** Log directories of removed pods that the runtime no longer holds anything of. */
-function removePodLogDirs(root: string, pods: GcPodState, containers: readonly Container[], sandboxes: readonly PodSandbox[]): number {
+function removePodLogDirs(root: string, pods: GcPodState, containers: readonly Container[], sandboxes: readonly PodSandbox[], seen: Set<string>, nowMs: number): number {
   let entries: string[];
   try {
     entries = readdirSync(root);
@@ -154,12 +167,31 @@ function removePodLogDirs(root: string, pods: GcPodState, containers: readonly C
   for (const name of entries) {
     const uid = podUidFromLogsDirectory(name);
     if (!name.includes("_") || !uid || inRuntime.has(uid) || !pods.contentRemovable(uid)) continue;
+    if (!seen.has(uid) && nowMs - lastChangeMs(join(root, name)) < ABANDONED_LOG_DIR_MS) continue;
     try {
       rmSync(join(root, name), { recursive: true, force: true });
+      seen.delete(uid);
       n++;
     } catch (e) {
       log.warn(`container gc: remove pod log directory failed ${kv({ dir: join(root, name), err: (e as Error).message })}`);
     }
   }
   return n;
+}
+
+/** Newest mtime of a pod log directory, its container directories and their files. */
+function lastChangeMs(dir: string): number {
+  let newest = 0;
+  const visit = (p: string, depth: number) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    newest = Math.max(newest, st.mtimeMs);
+    if (st.isDirectory() && depth < 2) for (const e of readdirSync(p)) visit(join(p, e), depth + 1);
+  };
+  visit(dir, 0);
+  return newest;
 }

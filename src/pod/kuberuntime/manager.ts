@@ -104,6 +104,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
   const now = opts.now ?? Date.now;
   const clock = opts.clock ?? realClock;
+  /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
+  const gcSeenUids = new Set<string>();
   const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
     const r = await cri.execSync(containerId, cmd, timeoutSeconds);
     const dec = new TextDecoder();
@@ -571,7 +573,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (!opts.volumeHostPath) tearDownPodDir(rootDir, uid, "volumes");
     },
     execSync,
-    garbageCollect: async (pods) => void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, podLogsDir, now())),
+    garbageCollect: async (pods) => void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, podLogsDir, now(), gcSeenUids)),
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };

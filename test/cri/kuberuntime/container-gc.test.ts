@@ -1,7 +1,11 @@
 // Periodic container GC plan (src/pod/kuberuntime/container-gc.ts), upstream's policy on plain data.
 import { describe, expect, test } from "bun:test";
 import type { Container, PodSandbox } from "../../../src/cri/types.ts";
-import { DEFAULT_CONTAINER_GC_POLICY, planContainerGc, podUidFromLogsDirectory } from "../../../src/pod/kuberuntime/container-gc.ts";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CriClient } from "../../../src/cri/client.ts";
+import { DEFAULT_CONTAINER_GC_POLICY, planContainerGc, podUidFromLogsDirectory, runContainerGc } from "../../../src/pod/kuberuntime/container-gc.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 
 const NOW = 1_000_000;
@@ -87,4 +91,36 @@ describe("planContainerGc", () => {
   });
 
   test("pod UID from a log directory name", () => expect(podUidFromLogsDirectory("kube-system_etcd-node_1234-abcd")).toBe("1234-abcd"));
+});
+
+describe("pod log directories", () => {
+  test("removed for gone pods this runtime held, or untouched for an hour; a fresh unknown one (another agent's) stays", async () => {
+    const root = mkdtempSync(join(tmpdir(), "bunlet-gc-logs-"));
+    try {
+      for (const d of ["d_held_u-held", "d_fresh_u-fresh", "d_old_u-old", "d_live_u-live"]) mkdirSync(join(root, d, "app"), { recursive: true });
+      const old = (Date.now() - 2 * 3_600_000) / 1000;
+      for (const p of ["d_old_u-old/app", "d_old_u-old"]) utimesSync(join(root, p), old, old);
+      let listing: Container[] = [c("x", "u-held", "app", "CONTAINER_EXITED", 1)];
+      const cri = {
+        listContainers: async () => listing,
+        listPodSandbox: async () => [],
+        containerStatus: async () => ({ status: null }),
+        removeContainer: async () => {},
+        removePodSandbox: async () => {},
+      } as unknown as CriClient;
+      const seen = new Set<string>();
+      const pods = { contentRemovable: (u: string) => u !== "u-live", allSourcesReady: true };
+      // First pass: u-held's container is still listed, so its directory stays; it is now "seen".
+      await runContainerGc(cri, DEFAULT_CONTAINER_GC_POLICY, { ...pods, contentRemovable: (u) => u !== "u-live" && u !== "u-held" }, root, Date.now(), seen);
+      expect(existsSync(join(root, "d_held_u-held"))).toBe(true);
+      listing = [];
+      await runContainerGc(cri, DEFAULT_CONTAINER_GC_POLICY, pods, root, Date.now(), seen);
+      expect(existsSync(join(root, "d_held_u-held"))).toBe(false);
+      expect(existsSync(join(root, "d_old_u-old"))).toBe(false);
+      expect(existsSync(join(root, "d_fresh_u-fresh"))).toBe(true);
+      expect(existsSync(join(root, "d_live_u-live"))).toBe(true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
