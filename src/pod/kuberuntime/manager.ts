@@ -7,7 +7,6 @@ import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "..
 import { kv, log } from "../../log.ts";
 import { realClock, type Clock } from "../../clock.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
-import { runLifecycleHandler, type HookTarget } from "../lifecycle-hooks.ts";
 import { type PodLike, podUid } from "../pod-like.ts";
 import type {
   BackOff,
@@ -24,20 +23,18 @@ import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } f
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
 import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
 import { signalName } from "./stop-signal.ts";
-import { CONTAINER_NAME_LABEL, CONTAINER_PRESTOP_HANDLER_LABEL, POD_TERMINATION_GRACE_PERIOD_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import {
-  type KillReason,
   MINIMUM_GRACE_PERIOD_SECONDS,
-  type TerminationOrdering,
   containerSpec,
   createTerminationOrdering,
   isSidecar,
-  runPreStopWithin,
   terminationGracePeriod,
 } from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
@@ -230,6 +227,16 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     opts.directSignal?.retain(new Set([...knownRunning.values()].flatMap((m) => [...m.keys()])));
   }
 
+  const hooks = createContainerHooks({
+    cri,
+    clock,
+    hostIP: opts.hostIP,
+    fetch: opts.fetch,
+    execSync: (id, cmd, t) => execSyncRaw(id, cmd, t),
+    stopContainer: (id, name, ref, grace, message) => stopContainer(id, name, ref, grace, message),
+  });
+  const { killContainer, podIP, restoreSpecs, runPostStart } = hooks;
+
   async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
     // The signal and the request go out first; the log line follows (the pressure path's latency is to the signal).
     const direct = opts.directSignal?.signal(id, graceSeconds);
@@ -238,76 +245,6 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       `killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message, signalledPid: direct?.pid, signal: direct && signalName(direct.signal) })}`,
     );
     await stopped;
-  }
-
-  /** The pod's IP for httpGet hooks: the node's for hostNetwork, else the ready sandbox's. */
-  async function podIP(pod: KubePod, sandboxId: string | undefined): Promise<string | undefined> {
-    if (pod.spec.hostNetwork) return opts.hostIP ?? defaultHostIP() ?? "127.0.0.1";
-    const id = sandboxId ?? (await cri.listPodSandbox({ labelSelector: { [POD_UID_LABEL]: podUid(pod) }, state: { state: "SANDBOX_READY" } }))[0]?.id;
-    if (!id) return undefined;
-    const st = await cri.podSandboxStatus(id).catch(() => undefined);
-    return st?.status?.network?.ip || undefined;
-  }
-
-  function hookTarget(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, ip: string | undefined): HookTarget {
-    return { pod: ref, container, containerId: id, podIP: ip };
-  }
-
-  /**
-   * Upstream killContainer: the preStop hook first (its duration taken from the grace period), then,
-   * for sidecars, the wait for their turn; StopContainer gets what is left, at least 2 s. A container
-   * without either goes straight to StopContainer with `graceSeconds` — the eviction fast path.
-   */
-  async function killContainer(
-    pod: KubePod | undefined,
-    ref: PodRef,
-    id: string,
-    name: string,
-    graceSeconds: number,
-    message: string,
-    o: { ordering?: TerminationOrdering; sandboxId?: string; floor?: boolean } = {},
-  ): Promise<void> {
-    const { ordering, sandboxId } = o;
-    const spec = containerSpec(pod, name);
-    const preStop = spec?.lifecycle?.preStop;
-    let grace = graceSeconds;
-    if (pod && spec && preStop && grace > 0) {
-      const target = hookTarget(pod, ref, spec, id, preStop.httpGet && !preStop.httpGet.host ? await podIP(pod, sandboxId) : undefined);
-      log.info(`running preStop hook ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
-      const r = await runPreStopWithin(grace, clock, async (signal) => {
-        const err = await runLifecycleHandler(preStop, target, { execSync: execSyncRaw, fetch: opts.fetch }, signal);
-        if (err) log.warn(`preStop hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, event: "FailedPreStopHook", message: err })}`);
-      });
-      if (!r.completed) log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
-      grace = r.remainingSeconds;
-    }
-    const waits = ordering && grace > 0;
-    if (waits) grace -= await ordering.waitForTurn(name, grace);
-    if (preStop || waits || o.floor) grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
-    try {
-      await stopContainer(id, name, ref, grace, message);
-    } finally {
-      ordering?.containerTerminated(name);
-    }
-  }
-
-  /** upstream restoreSpecsFromContainerLabels: the grace period and preStop hooks the containers were created with. */
-  function restoreSpecs(ref: PodRef, containers: Awaited<ReturnType<CriClient["listContainers"]>>, stub: KubePod | undefined): KubePod {
-    const grace = Number(containers[0]?.annotations?.[POD_TERMINATION_GRACE_PERIOD_LABEL]);
-    const restored: KubeContainer[] = containers.map((c) => {
-      let preStop: unknown;
-      try {
-        const raw = c.annotations?.[CONTAINER_PRESTOP_HANDLER_LABEL];
-        preStop = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        preStop = undefined; // a damaged annotation: stop without the hook
-      }
-      return { name: c.metadata?.name ?? "", ...(preStop ? { lifecycle: { preStop: preStop as NonNullable<KubeContainer["lifecycle"]>["preStop"] } } : {}) };
-    });
-    return {
-      metadata: stub?.metadata ?? { name: ref.name, namespace: ref.namespace, uid: ref.uid },
-      spec: { ...(stub?.spec ?? {}), terminationGracePeriodSeconds: Number.isFinite(grace) ? grace : undefined, containers: restored },
-    } as KubePod;
   }
 
   /**
@@ -418,21 +355,6 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const err = await runPostStart(pod, ref, container, id, sandboxId);
     if (err) result.errors.push({ container: container.name, reason: "PostStartHookError", message: err });
-  }
-
-  /** Upstream startContainer step 4: a failed postStart hook kills the container (reason FailedPostStartHook). */
-  async function runPostStart(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, sandboxId: string): Promise<string | undefined> {
-    const postStart = container.lifecycle?.postStart;
-    if (!postStart) return undefined;
-    const ip = postStart.httpGet && !postStart.httpGet.host ? await podIP(pod, sandboxId) : undefined;
-    const err = await runLifecycleHandler(postStart, hookTarget(pod, ref, container, id, ip), { execSync: execSyncRaw, fetch: opts.fetch });
-    if (!err) return undefined;
-    log.warn(`postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`);
-    const grace = terminationGracePeriod(pod, container, "postStart");
-    await killContainer(pod, ref, id, container.name, grace, "FailedPostStartHook", { sandboxId, floor: true }).catch((e) =>
-      log.warn(`killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`),
-    );
-    return err;
   }
 
   async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
