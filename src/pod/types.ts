@@ -118,7 +118,8 @@ const relativePath = z.string().superRefine((p, ctx) => {
 });
 const downwardApiItem = z
   .strictObject({
-    path: relativePath.pipe(z.string().min(1)),
+    // upstream validateLocalNonReservedPath: ..data and friends belong to the atomic writer.
+    path: relativePath.pipe(z.string().min(1).refine((p) => !p.startsWith(".."), "must not start with '..'")),
     fieldRef: fieldRef(VOLUME_FIELD_PATHS).optional(),
     resourceFieldRef: resourceFieldRef.optional(),
     mode: z.number().int().min(0).max(0o777).optional(),
@@ -216,7 +217,10 @@ const volume = z
       .optional(),
     hostPath: z
       .strictObject({
-        path: z.string().startsWith("/", "must be an absolute path"),
+        path: z
+          .string()
+          .startsWith("/", "must be an absolute path")
+          .refine((p) => !p.split("/").includes(".."), "must not contain '..'"), // lifecycle: upstream validatePathNoBacksteps
         type: z
           .enum(["", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"])
           .optional(),

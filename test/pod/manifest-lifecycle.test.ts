@@ -66,6 +66,8 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
     ["absolute subPath", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "/etc" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPath: must be a relative path"],
     ["subPath and subPathExpr", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "a", subPathExpr: "b" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPathExpr and subPath are mutually exclusive"],
     ["Bidirectional unprivileged", pod({ volumeMounts: [{ name: "v", mountPath: "/m", mountPropagation: "Bidirectional" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "Bidirectional mount propagation is available only to privileged containers"],
+    ["hostPath with ..", pod({}, { volumes: [{ name: "v", hostPath: { path: "/srv/../etc" } }] }), "spec.volumes[0].hostPath.path: must not contain '..'"],
+    ["item path ..data", dapi([{ path: "..data", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not start with '..'"],
     ["hostPath bad type", pod({}, { volumes: [{ name: "v", hostPath: { path: "/x", type: "Fifo" } }] }), "spec.volumes[0].hostPath.type"],
   ])("refuses %s", (_n, obj, want) => expect(errors(obj).join("\n")).toContain(want));
 });
