@@ -280,6 +280,7 @@ const podSpec = z
     const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
     for (const { c, path } of all) {
       checkSidecarFields(c, path, ctx);
+      checkProbeFields(c, path, ctx);
       for (const hook of ["postStart", "preStop"] as const) {
         const secs = c.lifecycle?.[hook]?.sleep?.seconds;
         // Upstream validateSleepAction.
@@ -303,6 +304,14 @@ const podSpec = z
       vnames.add(v.name);
     });
   });
+
+/** Upstream validateLivenessProbe/validateStartupProbe/validateReadinessProbe. */
+function checkProbeFields(c: z.output<typeof container>, path: (string | number)[], ctx: z.RefinementCtx) {
+  for (const f of ["livenessProbe", "startupProbe"] as const)
+    if (c[f] && c[f].successThreshold !== 1) ctx.addIssue({ code: "custom", path: [...path, f, "successThreshold"], message: "must be 1" });
+  if (c.readinessProbe?.terminationGracePeriodSeconds !== undefined)
+    ctx.addIssue({ code: "custom", path: [...path, "readinessProbe", "terminationGracePeriodSeconds"], message: "must not be set for readinessProbes" });
+}
 
 /** Upstream validateInitContainers / validateContainers: restartPolicy, probes and hooks per container kind. */
 function checkSidecarFields(c: z.output<typeof container>, path: (string | number)[], ctx: z.RefinementCtx) {

@@ -76,6 +76,10 @@ describe("probes", () => {
   test("grpc probe with probe-level terminationGracePeriodSeconds is accepted", () => {
     expect(errors(pod({ livenessProbe: { grpc: { port: 9000, service: "x" }, terminationGracePeriodSeconds: 5 } }))).toEqual([]);
   });
+  test.each([
+    ["liveness successThreshold 2", { livenessProbe: { exec: { command: ["true"] }, successThreshold: 2 } }, "livenessProbe.successThreshold: must be 1"],
+    ["readiness terminationGracePeriodSeconds", { readinessProbe: { exec: { command: ["true"] }, terminationGracePeriodSeconds: 3 } }, "must not be set for readinessProbes"],
+  ])("refused: %s", (_n, c, want) => expect(errors(pod(c)).join("\n")).toContain(want));
   test("grpc and exec together are refused", () => {
     expect(errors(pod({ livenessProbe: { grpc: { port: 9000 }, exec: { command: ["true"] } } })).join("\n")).toContain("must specify exactly one of exec, httpGet, tcpSocket, grpc");
   });
