@@ -213,6 +213,15 @@ export interface NodeAgent extends Agent {
  * until start(); the runtime is awaited in the background, so the HTTP servers, /configz and the
  * eviction manager come up even while containerd is down, and pods start when it answers.
  */
+/** Upstream GCPolicy from the deprecated --minimum-container-ttl-duration / --maximum-dead-containers(-per-container) flags. */
+function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number }) {
+  return {
+    minAgeMs: f.minimumContainerTTLDuration ? durationMs(f.minimumContainerTTLDuration) : 0,
+    maxPerPodContainer: f.maximumDeadContainersPerContainer ?? 1,
+    maxContainers: f.maximumDeadContainers ?? -1,
+  };
+}
+
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
   const metrics = createAgentRegistry();
@@ -240,6 +249,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => allocatableMemoryBytes,
     storageOperation: kubeletMetrics.storageOperation,
+    hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
+    containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics });
   const eviction = createEvictionWiring({

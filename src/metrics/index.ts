@@ -21,7 +21,7 @@ export { instrumentCri, CRI_OPERATION_TYPES, grpcCodeName } from "./runtime.ts";
 export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
 export { probeMetrics } from "./probes.ts";
 export { storageMetrics } from "./storage.ts";
-export { nodeMetrics, volumeSamples, volumePluginName, type PodCountsSource } from "./node.ts";
+export { nodeMetrics, volumeSamples, type PodCountsSource } from "./node.ts";
 
 export interface KubeletMetrics {
   /** Served on /metrics/probes. */

@@ -3,6 +3,7 @@
 // kubelet_mirror_pods, kubelet_node_config_error, kubelet_preemptions (registered, as upstream, even when
 // nothing was preempted) and volume_manager_total_volumes{plugin_name,state}.
 import { isMirrorPod, isStaticPod } from "../pod/pod-like.ts";
+import { volumePluginName } from "../pod/volumes/index.ts";
 import type { Pod } from "../pod/types.ts";
 import type { CollectedMetric, Registry } from "../server/metrics.ts";
 
@@ -16,20 +17,6 @@ export interface PodCountsSource {
   mountedPods(): readonly Pod[];
 }
 
-/** Volume plugin names as upstream's volume_manager_total_volumes reports them. */
-export function volumePluginName(v: Record<string, unknown>): string | undefined {
-  const plugins: [string, string][] = [
-    ["emptyDir", "kubernetes.io/empty-dir"],
-    ["hostPath", "kubernetes.io/host-path"],
-    ["downwardAPI", "kubernetes.io/downward-api"],
-    ["projected", "kubernetes.io/projected"],
-    ["configMap", "kubernetes.io/configmap"],
-    ["secret", "kubernetes.io/secret"],
-    ["persistentVolumeClaim", "kubernetes.io/persistent-volume-claim"],
-  ];
-  return plugins.find(([field]) => v[field] !== undefined && v[field] !== null)?.[1];
-}
-
 /** volume_manager_total_volumes samples: volumes per plugin in the desired and the actual state. */
 export function volumeSamples(desired: readonly Pod[], actual: readonly Pod[]): CollectedMetric["samples"] {
   const samples: CollectedMetric["samples"] = [];
@@ -37,7 +24,7 @@ export function volumeSamples(desired: readonly Pod[], actual: readonly Pod[]): 
     const counts = new Map<string, number>();
     for (const p of pods)
       for (const v of p.spec.volumes ?? []) {
-        const plugin = volumePluginName(v as unknown as Record<string, unknown>);
+        const plugin = volumePluginName(v);
         if (plugin) counts.set(plugin, (counts.get(plugin) ?? 0) + 1);
       }
     for (const [plugin_name, value] of [...counts].sort()) samples.push({ labels: { plugin_name, state }, value });

@@ -35,6 +35,8 @@ export interface PodLifecycleConfig {
   containerLogMaxSize?: string;
   containerLogMaxFiles?: number;
   containerLogMonitorIntervalMs?: number;
+  /** Container GC period (upstream ContainerGCPeriod, 1 min); needs Runtime.garbageCollect. */
+  containerGcPeriodMs?: number;
 }
 
 /** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
@@ -79,6 +81,8 @@ export interface PodLifecycle {
   sourcesReady(): boolean;
   /** For tests: run one housekeeping pass / wait until workers are idle. */
   housekeeping(): Promise<void>;
+  /** One container GC pass now (it also runs every containerGcPeriodMs). */
+  containerGc(): Promise<void>;
   whenIdle(): Promise<void>;
   /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
   plegHealthy(): boolean;

@@ -83,7 +83,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
       if (status.phase === "Running") deps.metrics?.podRunning?.(pod, clock.now());
     }
-    for (const c of withProbes ? pod.spec.containers : []) {
+    const probed = [...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always"), ...pod.spec.containers];
+    for (const c of withProbes ? probed : []) {
       const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
       if (latest)
         probes.updateContainer(uid, c.name, { id: latest.id, running: latest.state === "running", startedAtMs: latest.startedAtMs, started: false, podIP: status.podIP });
@@ -114,7 +115,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         return {};
       }
       probes.addPod(pod);
-      const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent });
+      const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
       if (signal?.aborted) {
         updateStatus(pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), result.errors, true, false);
         return {};
@@ -130,7 +131,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const uid = pod.metadata.uid;
       probes.removePod(uid);
       log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
-      const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds);
+      const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds, pod);
       // A kill that preempted the pod's first sync: its status never saw the containers. Record
       // them alongside the kill (never before it), unless the post-kill status lands first.
       let final = false;
@@ -278,6 +279,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 
+  /** A pod's content may go once no source wants it and its worker is done (upstream ShouldPodContentBeRemoved). */
+  const contentRemovable = (uid: string) => !podManager.get(uid) && !known.has(uid) && (workers.state(uid) === undefined || workers.state(uid) === "finished");
+  async function containerGc(): Promise<void> {
+    try {
+      await runtime.garbageCollect?.({ contentRemovable, allSourcesReady: sourcesReady() });
+    } catch (e) {
+      log.warn(`container gc failed ${kv({ error: (e as Error).message })}`);
+    }
+  }
+
   const housekeeping = () =>
     runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
 
@@ -324,6 +335,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
       }));
       stoppers.push(every(clock, config.housekeepingPeriodMs ?? 2_000, housekeeping));
+      if (runtime.garbageCollect) stoppers.push(every(clock, config.containerGcPeriodMs ?? 60_000, () => containerGc()));
       if (config.containerLogMaxSize && runtime.listContainerLogs && runtime.reopenContainerLog) {
         const logs = createContainerLogManager({
           listContainerLogs: runtime.listContainerLogs.bind(runtime),
@@ -384,6 +396,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     manifestErrors: () => Object.values(manifestErrors).flat(),
     sourcesReady,
     housekeeping,
+    containerGc,
     whenIdle: () => workers.whenIdle(),
     plegHealthy() {
       const last = pleg.lastRelistMs();

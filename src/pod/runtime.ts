@@ -81,7 +81,12 @@ export interface SyncPodOptions {
    * period) and restart them per restartPolicy; the message is the kill reason upstream logs/records,
    * e.g. "Container app failed liveness probe, will be restarted".
    */
-  unhealthy?: { container: string; message: string }[];
+  unhealthy?: { container: string; message: string; probe?: "liveness" | "startup" }[];
+  /**
+   * Whether a container's startup probe passed for its current instance (undefined: no startup probe,
+   * counts as started): a sidecar gates the next init container on it (upstream startupManager).
+   */
+  started?: (container: string) => boolean | undefined;
   /** cgroup parent for the sandbox (LinuxPodSandboxConfig.cgroup_parent), e.g. "/kubepods/burstable/pod<uid>". */
   cgroupParent?: string;
 }
@@ -101,8 +106,11 @@ export interface Runtime {
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus>;
   /** Brings the pod to its desired state (upstream SyncPod: computePodActions, then act). */
   syncPod(pod: PodLike, status: RuntimePodStatus, backOff: BackOff, options?: SyncPodOptions): Promise<SyncPodResult>;
-  /** Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. */
-  killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number): Promise<void>;
+  /**
+   * Stops every container (SIGTERM with gracePeriodSeconds, then kill) and the sandbox. With the pod's
+   * `spec`, preStop hooks run first (inside the grace period) and sidecars stop after the regular containers.
+   */
+  killPod(pod: { uid: string; name: string; namespace: string }, gracePeriodSeconds: number, spec?: PodLike): Promise<void>;
   /** Removes stopped containers and sandboxes of a pod (after termination). */
   removePod(uid: string): Promise<void>;
   /**
@@ -111,6 +119,11 @@ export interface Runtime {
    * volumes of terminated pods, which is what lets disk pressure from an emptyDir recover.
    */
   tearDownVolumes?(uid: string): Promise<void>;
+  /**
+   * One container GC pass (upstream containerGC.GarbageCollect, every minute): dead containers beyond
+   * the policy, dead sandboxes and log directories of removed pods. Optional.
+   */
+  garbageCollect?(pods: { contentRemovable(uid: string): boolean; allSourcesReady: boolean }): Promise<void>;
   /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
   execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   /**

@@ -24,12 +24,15 @@ export interface StatusInputs {
   podIsTerminal?: boolean;
 }
 
-/** Upstream getPhase, minus restartable init containers (sidecars are not in bunlet's subset). */
+const isSidecar = (c: Container) => c.restartPolicy === "Always";
+
+/** Upstream getPhase, with restartable init containers (sidecars) counted as upstream does. */
 export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[], podIsTerminal = false): PodPhase {
   const spec = pod.spec;
   let pendingInit = 0;
   let failedInit = 0;
   for (const c of spec.initContainers ?? []) {
+    if (isSidecar(c)) continue;
     const s = initStatuses.find((x) => x.name === c.name);
     if (!s) {
       pendingInit++;
@@ -48,6 +51,22 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: Co
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
+  let pendingSidecars = 0;
+  for (const c of (spec.initContainers ?? []).filter(isSidecar)) {
+    const s = initStatuses.find((x) => x.name === c.name);
+    if (!s) {
+      unknown++;
+    } else if (s.state.running) {
+      if (!s.started) pendingSidecars++;
+      running++;
+    } else if (s.state.waiting && !s.lastState.terminated) {
+      pendingSidecars++;
+      waiting++;
+    } else if (!s.state.terminated && !s.state.waiting) {
+      pendingSidecars++;
+      unknown++;
+    }
+  }
   for (const c of spec.containers) {
     const s = statuses.find((x) => x.name === c.name);
     if (!s) unknown++;
@@ -62,7 +81,7 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: Co
   }
   if (failedInit > 0 && spec.restartPolicy === "Never") return "Failed";
   const anyRegularStarted = statuses.some((s) => s.state.running || s.state.terminated || s.lastState.terminated);
-  if ((pendingInit > 0 && !anyRegularStarted) || waiting > 0) return "Pending";
+  if (((pendingInit > 0 || pendingSidecars > 0) && !anyRegularStarted) || waiting > 0) return "Pending";
   if (running > 0 && unknown === 0) return "Running";
   if (running === 0 && stopped > 0 && unknown === 0) {
     if (podIsTerminal && !isStaticPod(pod)) return stopped === succeeded ? "Succeeded" : "Failed";
@@ -125,7 +144,10 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
       };
     } else {
       const running = latest.state === "running";
-      const ready = running && !isInit && (inputs.ready?.(spec.name) ?? true);
+      // A sidecar is ready (and started) as a regular container is; a regular init container is
+      // "ready" once it exited 0.
+      const sidecar = isInit && isSidecar(spec);
+      const ready = running && (!isInit || sidecar) && (inputs.ready?.(spec.name) ?? true);
       const started = running && (inputs.started?.(spec.name) ?? true);
       const older = instances[1];
       let lastState: ContainerStateV1 = {};
@@ -136,7 +158,7 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
         name: spec.name,
         state: toState(latest, cid(latest.id)),
         lastState,
-        ready: isInit ? latest.state === "exited" && latest.exitCode === 0 : ready,
+        ready: isInit && !sidecar ? latest.state === "exited" && latest.exitCode === 0 : ready,
         restartCount: latest.attempt,
         image: spec.image,
         imageID: latest.imageRef ?? "",
@@ -191,9 +213,16 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
   const regularStarted = regular.some((r) => r.state.running || r.state.terminated || r.lastState.terminated);
   const pendingInit = regularStarted
     ? []
-    : (pod.spec.initContainers ?? []).filter((c) => init.find((x) => x.name === c.name)?.state.terminated?.exitCode !== 0);
+    : (pod.spec.initContainers ?? []).filter((c) => {
+        const s = init.find((x) => x.name === c.name);
+        return isSidecar(c) ? !s?.started : s?.state.terminated?.exitCode !== 0;
+      });
   const initialized = pendingInit.length === 0;
-  const unready = pod.spec.containers.filter((c) => !regular.find((s) => s.name === c.name)?.ready).map((c) => c.name);
+  // Sidecars count towards ContainersReady (upstream GenerateContainersReadyCondition).
+  const unready = [
+    ...(pod.spec.initContainers ?? []).filter((c) => isSidecar(c) && !init.find((s) => s.name === c.name)?.ready),
+    ...pod.spec.containers.filter((c) => !regular.find((s) => s.name === c.name)?.ready),
+  ].map((c) => c.name);
   const containersReady = unready.length === 0;
   const old = oldStatus?.conditions;
   const notReadyReason = terminal ? "PodCompleted" : "ContainersNotReady";

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { parseQuantity } from "../config/quantity.ts";
 import type { PodLike } from "./pod-like.ts";
+import { ENV_FIELD_PATHS, VOLUME_FIELD_PATHS, isSupportedFieldPath } from "./volumes/downward-api.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -44,6 +45,7 @@ const probe = z
     exec: execAction.optional(),
     httpGet: httpGetAction.optional(),
     tcpSocket: tcpSocketAction.optional(),
+    grpc: z.strictObject({ port, service: z.string().optional() }).optional(), // lifecycle
     initialDelaySeconds: z.number().int().min(0).default(0),
     periodSeconds: z.number().int().min(1).default(10),
     timeoutSeconds: z.number().int().min(1).default(1),
@@ -52,11 +54,93 @@ const probe = z
     terminationGracePeriodSeconds: z.number().int().min(1).optional(),
   })
   .superRefine((p, ctx) => {
-    const n = [p.exec, p.httpGet, p.tcpSocket].filter(Boolean).length;
-    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, tcpSocket" });
+    const n = [p.exec, p.httpGet, p.tcpSocket, p.grpc].filter(Boolean).length;
+    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, tcpSocket, grpc" });
   });
 
-const envVar = z.strictObject({ name: z.string().min(1), value: z.string().default("") });
+// Container lifecycle hooks (core/v1 LifecycleHandler): exactly one of exec, httpGet, sleep. tcpSocket
+// is refused: upstream keeps it only for backward compatibility and never runs it (the hook fails).
+const lifecycleHandler = z
+  .strictObject({
+    exec: execAction.optional(),
+    httpGet: httpGetAction.optional(),
+    sleep: z.strictObject({ seconds: z.number().int() }).optional(),
+    tcpSocket: z.unknown().optional(),
+  })
+  .superRefine((h, ctx) => {
+    if (h.tcpSocket !== undefined)
+      ctx.addIssue({ code: "custom", path: ["tcpSocket"], message: "tcpSocket is not supported as a lifecycle handler (upstream never runs it); use exec, httpGet or sleep" });
+    const n = [h.exec, h.httpGet, h.sleep].filter(Boolean).length;
+    if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, sleep" });
+  });
+const containerLifecycle = z.strictObject({ postStart: lifecycleHandler.optional(), preStop: lifecycleHandler.optional() });
+
+// Downward API references (env valueFrom, downwardAPI volume items). // lifecycle
+const fieldRef = (allowed: readonly string[]) =>
+  z.strictObject({ fieldPath: z.string(), apiVersion: z.literal("v1").optional() }).superRefine((f, ctx) => {
+    if (!isSupportedFieldPath(f.fieldPath, allowed))
+      ctx.addIssue({ code: "custom", path: ["fieldPath"], message: `Unsupported value: "${f.fieldPath}": supported values: ${allowed.map((a) => `"${a}"`).join(", ")} and subscripted metadata.labels['…'], metadata.annotations['…']` });
+  });
+const resourceFieldRef = z.strictObject({
+  containerName: z.string().optional(),
+  resource: z.string().regex(/^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/, "must be limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-*"),
+  divisor: quantity.optional(),
+});
+const needsApiServer = (what: string) =>
+  z.unknown().optional().superRefine((v, ctx) => {
+    if (v !== undefined) ctx.addIssue({ code: "custom", message: `${what} needs the API server; bunlet runs static pods without one (refused, not ignored)` });
+  });
+const envVar = z
+  .strictObject({
+    name: z.string().min(1),
+    value: z.string().default(""),
+    valueFrom: z
+      .strictObject({
+        fieldRef: fieldRef(ENV_FIELD_PATHS).optional(),
+        resourceFieldRef: resourceFieldRef.optional(),
+        secretKeyRef: needsApiServer("secretKeyRef"),
+        configMapKeyRef: needsApiServer("configMapKeyRef"),
+      })
+      .superRefine((v, ctx) => {
+        if (!!v.fieldRef === !!v.resourceFieldRef && !v.secretKeyRef && !v.configMapKeyRef)
+          ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
+      })
+      .optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.valueFrom && e.value !== "") ctx.addIssue({ code: "custom", path: ["valueFrom"], message: "may not be specified when `value` is not empty" });
+  });
+
+/** upstream validateLocalDescendingPath. */
+const relativePath = z.string().superRefine((p, ctx) => {
+  if (p.startsWith("/")) ctx.addIssue({ code: "custom", message: "must be a relative path" });
+  if (p.split("/").includes("..")) ctx.addIssue({ code: "custom", message: "must not contain '..'" });
+});
+const downwardApiItem = z
+  .strictObject({
+    // upstream validateLocalNonReservedPath: ..data and friends belong to the atomic writer.
+    path: relativePath.pipe(z.string().min(1).refine((p) => !p.startsWith(".."), "must not start with '..'")),
+    fieldRef: fieldRef(VOLUME_FIELD_PATHS).optional(),
+    resourceFieldRef: resourceFieldRef.optional(),
+    mode: z.number().int().min(0).max(0o777).optional(),
+  })
+  .superRefine((it, ctx) => {
+    if (!!it.fieldRef === !!it.resourceFieldRef) ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
+    if (it.resourceFieldRef && !it.resourceFieldRef.containerName) ctx.addIssue({ code: "custom", path: ["resourceFieldRef", "containerName"], message: "required field is missing" });
+  });
+const downwardApiVolume = z.strictObject({ items: z.array(downwardApiItem).optional(), defaultMode: z.number().int().min(0).max(0o777).optional() });
+const projectedVolume = z.strictObject({
+  sources: z.array(
+    z.strictObject({
+      downwardAPI: z.strictObject({ items: z.array(downwardApiItem).optional() }).optional(),
+      secret: needsApiServer("a projected secret"),
+      configMap: needsApiServer("a projected configMap"),
+      serviceAccountToken: needsApiServer("a projected serviceAccountToken"),
+      clusterTrustBundle: needsApiServer("a projected clusterTrustBundle"),
+    }),
+  ),
+  defaultMode: z.number().int().min(0).max(0o777).optional(),
+});
 
 const containerPort = z.strictObject({
   name: z.string().regex(DNS_LABEL).max(15).optional(),
@@ -79,7 +163,9 @@ const volumeMount = z.strictObject({
   name: z.string().min(1),
   mountPath: z.string().startsWith("/", "must be an absolute path"),
   readOnly: z.boolean().optional(),
-  subPath: z.string().optional(),
+  subPath: relativePath.optional(),
+  subPathExpr: z.string().optional(),
+  mountPropagation: z.enum(["None", "HostToContainer", "Bidirectional"]).optional(),
 });
 
 const container = z
@@ -91,6 +177,7 @@ const container = z
     args: z.array(z.string()).optional(),
     workingDir: z.string().optional(),
     env: z.array(envVar).optional(),
+    envFrom: needsApiServer("envFrom (configMapRef/secretRef)"), // lifecycle
     ports: z.array(containerPort).optional(),
     resources: z
       .strictObject({ requests: resourceList.optional(), limits: resourceList.optional() })
@@ -100,6 +187,9 @@ const container = z
     startupProbe: probe.optional(),
     securityContext: securityContext.optional(),
     volumeMounts: z.array(volumeMount).optional(),
+    lifecycle: containerLifecycle.optional(), // lifecycle
+    // Sidecar containers: only `Always`, only on init containers (checked in podSpec). // lifecycle
+    restartPolicy: z.literal("Always").optional(),
     // Accepted for compatibility with common manifests; bunlet keeps upstream's defaults.
     terminationMessagePath: z.string().optional(),
     terminationMessagePolicy: z.enum(["File", "FallbackToLogsOnError"]).optional(),
@@ -127,16 +217,23 @@ const volume = z
       .optional(),
     hostPath: z
       .strictObject({
-        path: z.string().startsWith("/", "must be an absolute path"),
+        path: z
+          .string()
+          .startsWith("/", "must be an absolute path")
+          .refine((p) => !p.split("/").includes(".."), "must not contain '..'"), // lifecycle: upstream validatePathNoBacksteps
         type: z
           .enum(["", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"])
           .optional(),
       })
       .optional(),
+    downwardAPI: downwardApiVolume.optional(),
+    projected: projectedVolume.optional(),
+    secret: needsApiServer("a secret volume"),
+    configMap: needsApiServer("a configMap volume"),
   })
   .superRefine((v, ctx) => {
-    if (!!v.emptyDir === !!v.hostPath)
-      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath (the volume types bunlet supports)" });
+    if ([v.emptyDir, v.hostPath, v.downwardAPI, v.projected, v.secret, v.configMap].filter((x) => x !== undefined).length !== 1)
+      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath, downwardAPI, projected (the volume types bunlet supports)" });
   });
 
 const toleration = z.strictObject({
@@ -170,6 +267,8 @@ const podSpec = z
     tolerations: z.array(toleration).optional(),
     dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).optional(),
     schedulerName: z.string().optional(),
+    // Accepted, acted on as upstream would without an API server: there are no Services whose
+    // *_SERVICE_HOST/_PORT variables could be injected, so true and false both inject nothing. // lifecycle
     enableServiceLinks: z.boolean().optional(),
   })
   .superRefine((spec, ctx) => {
@@ -180,11 +279,23 @@ const podSpec = z
     ];
     const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
     for (const { c, path } of all) {
+      checkSidecarFields(c, path, ctx);
+      checkProbeFields(c, path, ctx);
+      for (const hook of ["postStart", "preStop"] as const) {
+        const secs = c.lifecycle?.[hook]?.sleep?.seconds;
+        // Upstream validateSleepAction.
+        if (secs !== undefined && (secs <= 0 || secs > spec.terminationGracePeriodSeconds))
+          ctx.addIssue({ code: "custom", path: [...path, "lifecycle", hook, "sleep", "seconds"], message: `must be greater than 0 and less than terminationGracePeriodSeconds (${spec.terminationGracePeriodSeconds})` });
+      }
       if (names.has(c.name)) ctx.addIssue({ code: "custom", path: [...path, "name"], message: `duplicate container name "${c.name}"` });
       names.add(c.name);
       (c.volumeMounts ?? []).forEach((m, j) => {
         if (!volumes.has(m.name))
           ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "name"], message: `volume "${m.name}" not found in spec.volumes` });
+        if (m.subPath && m.subPathExpr)
+          ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "subPathExpr"], message: "subPathExpr and subPath are mutually exclusive" });
+        if (m.mountPropagation === "Bidirectional" && c.securityContext?.privileged !== true)
+          ctx.addIssue({ code: "custom", path: [...path, "volumeMounts", j, "mountPropagation"], message: "Bidirectional mount propagation is available only to privileged containers" });
       });
     }
     const vnames = new Set<string>();
@@ -193,6 +304,23 @@ const podSpec = z
       vnames.add(v.name);
     });
   });
+
+/** Upstream validateLivenessProbe/validateStartupProbe/validateReadinessProbe. */
+function checkProbeFields(c: z.output<typeof container>, path: (string | number)[], ctx: z.RefinementCtx) {
+  for (const f of ["livenessProbe", "startupProbe"] as const)
+    if (c[f] && c[f].successThreshold !== 1) ctx.addIssue({ code: "custom", path: [...path, f, "successThreshold"], message: "must be 1" });
+  if (c.readinessProbe?.terminationGracePeriodSeconds !== undefined)
+    ctx.addIssue({ code: "custom", path: [...path, "readinessProbe", "terminationGracePeriodSeconds"], message: "must not be set for readinessProbes" });
+}
+
+/** Upstream validateInitContainers / validateContainers: restartPolicy, probes and hooks per container kind. */
+function checkSidecarFields(c: z.output<typeof container>, path: (string | number)[], ctx: z.RefinementCtx) {
+  const isInit = path[0] === "initContainers";
+  if (!isInit && c.restartPolicy !== undefined) ctx.addIssue({ code: "custom", path: [...path, "restartPolicy"], message: "may not be set for non-init containers" });
+  if (!isInit || c.restartPolicy === "Always") return;
+  for (const f of ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] as const)
+    if (c[f] !== undefined) ctx.addIssue({ code: "custom", path: [...path, f], message: "may not be set for init containers without restartPolicy=Always" });
+}
 
 const metadata = z.strictObject({
   name: z.string().min(1, "name is required").max(253).regex(DNS_SUBDOMAIN, "must be a DNS subdomain (lowercase alphanumerics, '-' and '.')"),
@@ -217,6 +345,7 @@ export type Pod = z.output<typeof podSchema>;
 export type PodSpec = Pod["spec"];
 export type Container = PodSpec["containers"][number];
 export type Probe = NonNullable<Container["livenessProbe"]>;
+export type LifecycleHandler = NonNullable<NonNullable<Container["lifecycle"]>["postStart"]>;
 export type Volume = NonNullable<PodSpec["volumes"]>[number];
 
 // ---- status (written by bunlet, never parsed from manifests) ----

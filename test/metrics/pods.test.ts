@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createManualClock } from "../../src/manual-clock.ts";
 import { instrumentCgroups } from "../../src/metrics/cgroups.ts";
-import { nodeMetrics, volumePluginName, volumeSamples } from "../../src/metrics/node.ts";
+import { nodeMetrics, volumeSamples } from "../../src/metrics/node.ts";
+import { volumePluginName } from "../../src/pod/volumes/index.ts";
 import { podFirstSeenMs, podLifecycleMetrics, runningCounts } from "../../src/metrics/pods.ts";
 import { probeMetrics } from "../../src/metrics/probes.ts";
 import { createPodWorkers } from "../../src/pod/pod-workers.ts";

@@ -329,3 +329,23 @@ describe("activeDeadlineSeconds", () => {
     expect(lc!.activePods()).toEqual([]);
   });
 });
+
+describe("container GC", () => {
+  test("runs every minute; only pods no source wants and whose worker is done count as removed", async () => {
+    const calls: { live: boolean; gone: boolean; ready: boolean }[] = [];
+    const { clock, lc: l } = await setup({
+      pods: [makePod({ name: "web", uid: "u1" })],
+      prepare: (r) => {
+        r.garbageCollect = async (pods) => void calls.push({ live: pods.contentRemovable("u1"), gone: pods.contentRemovable("u-gone"), ready: pods.allSourcesReady });
+      },
+    });
+    expect(calls).toEqual([]);
+    await settle(clock, 60_000);
+    expect(calls).toEqual([{ live: false, gone: true, ready: true }]);
+    await settle(clock, 60_000);
+    expect(calls.length).toBe(2);
+    l.handleUpdate({ op: "REMOVE", pods: [makePod({ name: "web", uid: "u1" })], source: "file" });
+    await settle(clock, 60_000);
+    expect(calls.at(-1)).toMatchObject({ live: true });
+  });
+});

@@ -34,10 +34,10 @@ describe("decodeManifests", () => {
   });
 
   test.each([
-    ["valueFrom", `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`, "spec.containers[0].env[0].valueFrom", "not supported"],
+    ["valueFrom", `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`, "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", "Unsupported value"],
     ["bad quantity", `containers: [{ name: a, image: x, resources: { limits: { memory: 12XB } } }]`, "spec.containers[0].resources.limits.memory", "invalid quantity"],
     ["two handlers", `containers: [{ name: a, image: x, readinessProbe: { exec: { command: [x] }, tcpSocket: { port: 1 } } }]`, "spec.containers[0].readinessProbe", "exactly one"],
-    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "spec.volumes[0].configMap", "not supported"],
+    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "spec.volumes[0].configMap", "needs the API server"],
     ["missing mount volume", `containers: [{ name: a, image: x, volumeMounts: [{ name: nope, mountPath: /x }] }]`, "spec.containers[0].volumeMounts[0].name", "not found"],
     ["restartPolicy", `restartPolicy: Sometimes\n  containers: [{ name: a, image: x }]`, "spec.restartPolicy", ""],
     ["no containers", `containers: []`, "spec.containers", "at least one"],

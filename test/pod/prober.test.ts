@@ -140,7 +140,7 @@ describe("probe manager", () => {
     expect(m.unhealthy("u")).toEqual([]);
     results.liveness = "failure";
     await clock.advance(10_000);
-    expect(m.unhealthy("u")).toEqual([{ container: "app", message: "Container app failed liveness probe, will be restarted" }]);
+    expect(m.unhealthy("u")).toEqual([{ container: "app", message: "Container app failed liveness probe, will be restarted", probe: "liveness" }]);
     expect(changes).toContain("liveness app failure");
     // The restarted container (new id) starts from scratch.
     results.liveness = "success";

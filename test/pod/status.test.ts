@@ -137,3 +137,25 @@ describe("generatePodStatus", () => {
     expect(s.podIP).toBe("192.168.1.2");
   });
 });
+
+describe("getPhase with a sidecar (restartable init container)", () => {
+  const started = (s: ContainerStatus | undefined, yes: boolean) => s && { ...s, started: yes };
+  test.each<[string, S, boolean, S, "Always" | "Never", string]>([
+    ["sidecar running, not started: Pending", "running", false, "none", "Always", "Pending"],
+    ["sidecar started, main not yet: Pending", "running", true, "none", "Always", "Pending"],
+    ["sidecar and main running", "running", true, "running", "Always", "Running"],
+    ["main done under Never, sidecar still running: Running", "running", true, "ok", "Never", "Running"],
+    ["main done under Never, sidecar stopped: Succeeded", "ok", false, "ok", "Never", "Succeeded"],
+    ["main failed under Never, sidecar stopped: Failed", "fail", false, "fail", "Never", "Failed"],
+  ])("%s", (_n, side, isStarted, main, restartPolicy, want) => {
+    const pod = makePod({
+      name: "p",
+      initContainers: [{ name: "s", image: "x", restartPolicy: "Always" }],
+      containers: [{ name: "c0", image: "x" }],
+      spec: { restartPolicy },
+    });
+    const st = [cs("c0", main)].filter((x) => x !== undefined);
+    const ist = [started(cs("s", side), isStarted)].filter((x) => x !== undefined);
+    expect(getPhase(pod, st, ist, false) as string).toBe(want);
+  });
+});

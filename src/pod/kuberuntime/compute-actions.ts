@@ -3,6 +3,8 @@
 // returns the actions; back-off and image checks happen when the actions are carried out.
 import type { RuntimeContainerStatus, RuntimePodStatus } from "../runtime.ts";
 import { hashContainer } from "./hash.ts";
+import { computeInitContainerActions } from "./init-actions.ts";
+import { isSidecar } from "./termination.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface ContainerToKill {
@@ -10,6 +12,8 @@ export interface ContainerToKill {
   name: string;
   /** Why, as upstream logs/records it, e.g. "Container app definition changed, will be restarted". */
   message: string;
+  /** Which probe killed it, for the probe-level terminationGracePeriodSeconds (termination.ts). */
+  reason?: "liveness" | "startup";
 }
 
 export interface PodActions {
@@ -26,11 +30,14 @@ export interface PodActions {
   initFailed?: { name: string };
   containersToStart: string[];
   containersToKill: ContainerToKill[];
+  /** Pods with sidecars: init containers (sidecars or regular) to start, in spec order, before containersToStart. */
+  initContainersToStart?: string[];
 }
 
 export interface Unhealthy {
   container: string;
   message: string;
+  probe?: "liveness" | "startup";
 }
 
 const restartPolicy = (pod: KubePod) => pod.spec.restartPolicy ?? "Always";
@@ -89,7 +96,11 @@ function initActions(pod: KubePod, status: RuntimePodStatus, inits: KubeContaine
   return { done: false, nextInitContainer: (inits[0] as KubeContainer).name };
 }
 
-export function computePodActions(pod: KubePod, status: RuntimePodStatus, unhealthy: Unhealthy[] = []): PodActions {
+/**
+ * `started(name)`: a sidecar's startup probe passed for its current instance (default: always; a
+ * sidecar without a startup probe counts as started once running).
+ */
+export function computePodActions(pod: KubePod, status: RuntimePodStatus, unhealthy: Unhealthy[] = [], started: (name: string) => boolean = () => true): PodActions {
   const sandbox = podSandboxChanged(pod, status);
   const actions: PodActions = {
     killPod: sandbox.changed,
@@ -118,7 +129,18 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
     return actions;
   }
 
-  if (inits.length > 0) {
+  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
+  if (inits.some(isSidecar)) {
+    const init = computeInitContainerActions({ pod, status, latest: (n) => latestStatus(status, n), started, unhealthy: unhealthyBy, restartOnFailure: shouldRestartOnFailure(pod) });
+    actions.containersToKill.push(...init.toKill);
+    actions.initContainersToStart = init.toStart;
+    if (init.initFailed) {
+      actions.initFailed = init.initFailed;
+      actions.killPod = true;
+      return actions;
+    }
+    if (!init.initialized) return actions;
+  } else if (inits.length > 0) {
     const init = initActions(pod, status, inits);
     if (!init.done) {
       if (init.initFailed) {
@@ -130,7 +152,6 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
     }
   }
 
-  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u.message]));
   let keepCount = 0;
   for (const c of pod.spec.containers) {
     const s = latestStatus(status, c.name);
@@ -140,20 +161,26 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
     }
     let message: string;
     let restart: boolean;
+    let reason: ContainerToKill["reason"];
     if (s.hash !== undefined && s.hash !== hashContainer(c)) {
       message = `Container ${c.name} definition changed, will be restarted`;
       restart = true;
     } else if (unhealthyBy.has(c.name)) {
-      message = unhealthyBy.get(c.name) as string;
+      const u = unhealthyBy.get(c.name)!;
+      message = u.message;
+      reason = u.probe;
       restart = shouldRestartOnFailure(pod);
     } else {
       keepCount++;
       continue;
     }
     if (restart) actions.containersToStart.push(c.name);
-    actions.containersToKill.push({ id: s.id, name: c.name, message });
+    actions.containersToKill.push({ id: s.id, name: c.name, message, ...(reason ? { reason } : {}) });
   }
-  // Nothing running and nothing to start: the pod is done, stop its sandbox.
-  if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  // Nothing running and nothing to start: the pod is done, stop its sandbox — sidecars do not keep it alive.
+  if (keepCount === 0 && actions.containersToStart.length === 0) {
+    actions.killPod = true;
+    actions.initContainersToStart = undefined;
+  }
   return actions;
 }

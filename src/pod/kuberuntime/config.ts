@@ -2,7 +2,8 @@
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
-import type { ContainerConfig, KeyValue, Mount, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import { expandSubPathExpr, fieldRefValue, findContainer, resourceFieldRefValue, subPathError, type DownwardContext } from "../volumes/index.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
 import { containerResources } from "./resources.ts";
@@ -23,6 +24,15 @@ export interface ConfigInputs {
   memoryCapacityBytes: number;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
+  /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
+  downward?: Omit<DownwardContext, "pod">;
+  /**
+   * The host path of a volume's sub path, created and checked to stay inside the volume
+   * (volumes/subpath.ts prepareSubPath); default: a join after the pure checks (tests).
+   */
+  prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
+  /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
+  readOnlyVolume?(volumeName: string): boolean;
 }
 
 export class ContainerConfigError extends Error {
@@ -96,6 +106,55 @@ export function expandContainerCommand(s: string, env: Record<string, string>): 
   });
 }
 
+/** env with valueFrom resolved (upstream makeEnvironmentVariables, downward API part). */
+function containerEnvs(pod: KubePod, container: KubeContainer, inputs: ConfigInputs): KeyValue[] {
+  const ctx: DownwardContext = { pod, nodeAllocatable: { cpuMilli: 0, memoryBytes: inputs.memoryCapacityBytes }, ...inputs.downward };
+  return (container.env ?? []).map((e) => {
+    const from = e.valueFrom;
+    try {
+      if (from?.fieldRef) return { key: e.name, value: fieldRefValue(from.fieldRef.fieldPath, ctx) };
+      if (from?.resourceFieldRef) {
+        const target = findContainer(pod, from.resourceFieldRef.containerName || container.name);
+        if (!target) throw new Error(`container "${from.resourceFieldRef.containerName}" not found`);
+        return { key: e.name, value: resourceFieldRefValue(from.resourceFieldRef, target, ctx) };
+      }
+    } catch (err) {
+      throw new ContainerConfigError(container.name, `container "${container.name}": env ${e.name}: ${(err as Error).message}`);
+    }
+    return { key: e.name, value: e.value ?? "" };
+  });
+}
+
+const PROPAGATION: Record<string, MountPropagation> = {
+  None: "PROPAGATION_PRIVATE",
+  HostToContainer: "PROPAGATION_HOST_TO_CONTAINER",
+  Bidirectional: "PROPAGATION_BIDIRECTIONAL",
+};
+
+/** Mounts with sub paths (subPath, or subPathExpr expanded from env) and propagation (upstream makeMounts). */
+function containerMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
+  return (container.volumeMounts ?? []).map((m) => {
+    const base = inputs.volumeHostPath(ref, m.name);
+    if (base === undefined) {
+      throw new ContainerConfigError(container.name, `container "${container.name}": volumeMounts name "${m.name}": no such volume on the node`);
+    }
+    let hostPath = base;
+    try {
+      const sub = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, envMap) : m.subPath;
+      if (sub) {
+        const err = subPathError(sub);
+        if (err) throw new Error(err);
+        hostPath = inputs.prepareSubPath ? inputs.prepareSubPath(base, sub, m.name, container.name) : join(base, sub);
+      }
+    } catch (e) {
+      throw new ContainerConfigError(container.name, (e as Error).message);
+    }
+    const propagation = m.mountPropagation ? PROPAGATION[m.mountPropagation] : undefined;
+    const readonly = m.readOnly === true || inputs.readOnlyVolume?.(m.name) === true;
+    return { containerPath: m.mountPath, hostPath, readonly, ...(propagation ? { propagation } : {}) };
+  });
+}
+
 export function generateContainerConfig(
   pod: KubePod,
   ref: PodRef,
@@ -105,15 +164,9 @@ export function generateContainerConfig(
   imageRef?: string,
 ): ContainerConfig {
   if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
-  const envs: KeyValue[] = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
-  const mounts: Mount[] = (container.volumeMounts ?? []).map((m) => {
-    const base = inputs.volumeHostPath(ref, m.name);
-    if (base === undefined) {
-      throw new ContainerConfigError(container.name, `container "${container.name}": volumeMounts name "${m.name}": no such volume on the node`);
-    }
-    return { containerPath: m.mountPath, hostPath: m.subPath ? join(base, m.subPath) : base, readonly: m.readOnly === true };
-  });
+  const mounts = containerMounts(ref, container, envMap, inputs);
   const csc = container.securityContext;
   const psc = pod.spec.securityContext;
   const runAsUser = csc?.runAsUser ?? psc?.runAsUser;
@@ -134,6 +187,7 @@ export function generateContainerConfig(
       terminationMessagePath: container.terminationMessagePath,
       terminationMessagePolicy: container.terminationMessagePolicy,
       ports: container.ports,
+      preStop: container.lifecycle?.preStop,
     }),
     logPath: containerLogPath(container.name, attempt),
     stdin: container.stdin === true,

@@ -12,6 +12,7 @@ export const CONTAINER_RESTART_COUNT_LABEL = "io.kubernetes.container.restartCou
 export const CONTAINER_TERMINATION_MESSAGE_PATH_LABEL = "io.kubernetes.container.terminationMessagePath";
 export const CONTAINER_TERMINATION_MESSAGE_POLICY_LABEL = "io.kubernetes.container.terminationMessagePolicy";
 export const CONTAINER_PORTS_LABEL = "io.kubernetes.container.ports";
+export const CONTAINER_PRESTOP_HANDLER_LABEL = "io.kubernetes.container.preStopHandler";
 
 export interface PodIdentity {
   name: string;
@@ -41,6 +42,8 @@ export interface ContainerAnnotationInput {
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   ports?: unknown[];
+  /** The preStop handler, kept so a container whose pod spec is gone still runs it (upstream restoreSpecsFromContainerLabels). */
+  preStop?: unknown;
 }
 
 /** Container annotations (upstream newContainerAnnotations). */
@@ -57,6 +60,7 @@ export function newContainerAnnotations(
     a[POD_TERMINATION_GRACE_PERIOD_LABEL] = String(input.terminationGracePeriodSeconds);
   }
   if (input.ports && input.ports.length > 0) a[CONTAINER_PORTS_LABEL] = JSON.stringify(input.ports);
+  if (input.preStop !== undefined) a[CONTAINER_PRESTOP_HANDLER_LABEL] = JSON.stringify(input.preStop);
   return a;
 }
 

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
+import { realClock, type Clock } from "../../clock.ts";
+import { defaultHostIP } from "../lifecycle-types.ts";
 import { type PodLike, podUid } from "../pod-like.ts";
 import type {
   BackOff,
@@ -17,16 +19,28 @@ import type {
   SyncPodResult,
 } from "../runtime.ts";
 import { computePodActions, latestStatus } from "./compute-actions.ts";
+import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
 import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { createContainerHooks } from "./container-hooks.ts";
+import { availableParallelism } from "node:os";
+import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
+import { ContainerConfigError } from "./config.ts";
 import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import {
+  MINIMUM_GRACE_PERIOD_SECONDS,
+  containerSpec,
+  createTerminationOrdering,
+  isSidecar,
+  terminationGracePeriod,
+} from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
-export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
+export { MINIMUM_GRACE_PERIOD_SECONDS };
 
 export interface KubeRuntimeOptions {
   cri: CriClient;
@@ -57,6 +71,14 @@ export interface KubeRuntimeOptions {
   directSignal?: DirectSignaller;
   /** Times a volume operation (storage_operation_duration_seconds); runs `fn` unchanged without metrics. */
   storageOperation?: StorageOperation;
+  /** Node IP: where a hostNetwork pod's httpGet lifecycle hooks go when they name no host. */
+  hostIP?: string;
+  /** Periodic container GC policy (default upstream's: MinAge 0, MaxPerPodContainer 1, MaxContainers -1). */
+  containerGcPolicy?: ContainerGcPolicy;
+  /** HTTP for httpGet lifecycle hooks (tests). */
+  fetch?: typeof fetch;
+  /** Timers of preStop hooks and termination ordering (default: the real clock). */
+  clock?: Clock;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -87,19 +109,39 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const storageOperation = opts.storageOperation ?? untimed;
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
+  const clock = opts.clock ?? realClock;
+  /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
+  const gcSeenUids = new Set<string>();
+  const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
+    const r = await cri.execSync(containerId, cmd, timeoutSeconds);
+    const dec = new TextDecoder();
+    return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
+  };
 
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.hostPath?.path) return storageOperation({ operationName: "volume_mount", volumePlugin: "kubernetes.io/host-path" }, () => v.hostPath!.path);
-    if (v.emptyDir) {
-      const emptyDir = v.emptyDir;
-      return storageOperation({ operationName: "volume_mount", volumePlugin: "kubernetes.io/empty-dir" }, () =>
-        setUpEmptyDir(rootDir, pod, volumeName, emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes),
-      );
+    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
+    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+  };
+  const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
+
+  /**
+   * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
+   * downward API files written); the first failure is returned as upstream's FailedMount message.
+   */
+  function setUpVolumes(pod: KubePod): string | undefined {
+    if (opts.volumeHostPath) return undefined;
+    for (const v of pod.spec.volumes ?? []) {
+      try {
+        // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
+        storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(pod, v.name));
+      } catch (e) {
+        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+      }
     }
     return undefined;
-  };
+  }
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -108,6 +150,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
+      prepareSubPath,
+      readOnlyVolume: (name) => {
+        const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
+        return !!(v?.downwardAPI || v?.projected);
+      },
     };
   }
 
@@ -195,6 +242,16 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     opts.directSignal?.retain(new Set([...knownRunning.values()].flatMap((m) => [...m.keys()])));
   }
 
+  const hooks = createContainerHooks({
+    cri,
+    clock,
+    hostIP: opts.hostIP,
+    fetch: opts.fetch,
+    execSync: (id, cmd, t) => execSyncRaw(id, cmd, t),
+    stopContainer: (id, name, ref, grace, message) => stopContainer(id, name, ref, grace, message),
+  });
+  const { killContainer, podIP, restoreSpecs, runPostStart } = hooks;
+
   async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
     // The signal and the request go out first; the log line follows (the pressure path's latency is to the signal).
     const direct = opts.directSignal?.signal(id, graceSeconds);
@@ -209,20 +266,32 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    * Upstream killPodWithSyncResult, fast first: the containers known to run (last relist / status)
    * get their StopContainer at once, with no round trip before it; the listing that follows catches
    * any started since, which are stopped too. A known ID that is no longer listed as running (it
-   * exited or was removed meanwhile) failing to stop is no error.
+   * exited or was removed meanwhile) failing to stop is no error. With the pod's spec, preStop hooks
+   * run and sidecars stop after the regular containers (killContainer).
    */
-  async function killPodInternal(ref: PodRef, graceSeconds: number): Promise<void> {
+  async function killPodInternal(ref: PodRef, graceSeconds: number, pod?: KubePod): Promise<void> {
     const selector = { labelSelector: { [POD_UID_LABEL]: ref.uid } };
     const failed = new Map<string, string>();
-    const stop = (id: string, name: string) =>
-      stopContainer(id, name, ref, graceSeconds, "Stopping pod").catch((e) => {
-        failed.set(id, `${name}: ${(e as Error).message}`);
-      });
+    const hasSidecars = (pod?.spec.initContainers ?? []).some(isSidecar);
     const known = knownRunning.get(ref.uid);
     knownRunning.delete(ref.uid);
+    // With sidecars, the ordering needs every running container first (one listing, as upstream);
+    // a spec-less pod (an orphan's stub from housekeeping) has its preStop hooks restored from the
+    // listing's annotations. Without any pod (direct callers) the fast path stays: stop, then list.
+    const specless = pod !== undefined && pod.spec.containers.length === 0;
+    const preListed = hasSidecars || specless ? await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }) : undefined;
+    if (specless && preListed) pod = restoreSpecs(ref, preListed, pod);
+    const ordering = pod && preListed ? createTerminationOrdering(pod, [...new Set([...preListed.map((c) => c.metadata?.name ?? ""), ...(known?.values() ?? [])])], clock) : undefined;
+    const started = new Set<string>();
+    const stop = (id: string, name: string) => {
+      started.add(id);
+      return killContainer(pod, ref, id, name, graceSeconds, "Stopping pod", { ordering }).catch((e) => {
+        failed.set(id, `${name}: ${(e as Error).message}`);
+      });
+    };
     const stops = known ? [...known].map(([id, name]) => stop(id, name)) : [];
-    const running = await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } });
-    for (const c of running) if (!known?.has(c.id)) stops.push(stop(c.id, c.metadata?.name ?? ""));
+    const running = preListed ?? (await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }));
+    for (const c of running) if (!started.has(c.id)) stops.push(stop(c.id, c.metadata?.name ?? ""));
     await Promise.all(stops);
     const listed = new Set(running.map((c) => c.id));
     const errors = [...failed].filter(([id]) => listed.has(id)).map(([, e]) => e);
@@ -288,7 +357,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
     } catch (e) {
-      result.errors.push({ container: container.name, reason: "CreateContainerError", message: (e as Error).message });
+      const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
+      result.errors.push({ container: container.name, reason, message: (e as Error).message });
       return;
     }
     try {
@@ -296,21 +366,24 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
     } catch (e) {
       result.errors.push({ container: container.name, reason: "RunContainerError", message: (e as Error).message });
+      return;
     }
+    const err = await runPostStart(pod, ref, container, id, sandboxId);
+    if (err) result.errors.push({ container: container.name, reason: "PostStartHookError", message: err });
   }
 
   async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
     const pod = asKubePod(podLike);
     const ref = refOf(pod);
     const result: SyncPodResult = { errors: [] };
-    const actions = computePodActions(pod, status, options.unhealthy ?? []);
+    const actions = computePodActions(pod, status, options.unhealthy ?? [], (n) => options.started?.(n) ?? true);
     const cgroupParent = options.cgroupParent ?? opts.cgroupParent?.(pod);
     const inputs = inputsFor(pod, cgroupParent);
     const graceSeconds = Math.max(pod.spec.terminationGracePeriodSeconds ?? 30, MINIMUM_GRACE_PERIOD_SECONDS);
 
     if (actions.killPod) {
       try {
-        await killPodInternal(ref, graceSeconds);
+        await killPodInternal(ref, graceSeconds, pod);
       } catch (e) {
         result.errors.push({ container: "", reason: "KillPodSandboxError", message: (e as Error).message });
         return result;
@@ -324,7 +397,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     } else {
       for (const k of actions.containersToKill) {
         try {
-          await stopContainer(k.id, k.name, ref, graceSeconds, k.message);
+          const grace = terminationGracePeriod(pod, containerSpec(pod, k.name), k.reason ?? "unknown");
+          await killContainer(pod, ref, k.id, k.name, grace, k.message, { sandboxId: actions.sandboxId, floor: true });
         } catch (e) {
           result.errors.push({ container: k.name, reason: "KillContainerError", message: (e as Error).message });
           return result;
@@ -332,6 +406,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    const mountError = setUpVolumes(pod);
+    if (mountError) {
+      log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
+      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
+      return result;
+    }
     let sandboxId = actions.sandboxId;
     const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
     if (actions.createSandbox) {
@@ -345,17 +425,44 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
+    return result;
+  }
+
+  /** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
+  async function startPodContainers(
+    pod: KubePod,
+    ref: PodRef,
+    actions: ReturnType<typeof computePodActions>,
+    status: RuntimePodStatus,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    inputs: ConfigInputs,
+    backOff: BackOff,
+    result: SyncPodResult,
+  ): Promise<void> {
+    const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
+    // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
+    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
+      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
-      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
-      return result;
+      if (c) await start(c);
+      return;
+    }
+    // Pods with sidecars: init containers in order (a regular one that fails to start stops the round).
+    for (const name of actions.initContainersToStart ?? []) {
+      const c = byName(name, pod.spec.initContainers);
+      if (!c) continue;
+      const before = result.errors.length;
+      await start(c);
+      if (result.errors.length > before && !isSidecar(c)) return;
     }
     for (const name of actions.containersToStart) {
       const c = byName(name, pod.spec.containers);
-      if (c) await startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
+      if (c) await start(c);
     }
-    return result;
   }
 
   async function removePod(uid: string): Promise<void> {
@@ -371,9 +478,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   }
 
   async function execSync(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    const r = await cri.execSync(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
-    const dec = new TextDecoder();
-    return { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
+    return execSyncRaw(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
   }
 
   /**
@@ -399,12 +504,13 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     getPods,
     getPodStatus,
     syncPod,
-    killPod: (pod, gracePeriodSeconds) => killPodInternal(pod, gracePeriodSeconds),
+    killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
       if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,
+    garbageCollect: async (pods) => void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, podLogsDir, now(), gcSeenUids)),
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };

@@ -1,6 +1,7 @@
 // The slice of a v1 Pod that kuberuntime reads, structurally (field names exactly core/v1). PODS' full
 // `Pod` (src/pod/types.ts) and eviction's `PodLike` are assignable; every field beyond PodLike's is
 // optional so a PodLike handed to Runtime.syncPod can be read as this without conversion.
+import type { LifecycleHandlerSpec } from "../lifecycle-hooks.ts";
 import type { PodLike } from "../pod-like.ts";
 
 export interface KubeContainer {
@@ -10,7 +11,11 @@ export interface KubeContainer {
   command?: string[];
   args?: string[];
   workingDir?: string;
-  env?: { name: string; value?: string }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number } };
+  }[];
   ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   securityContext?: {
@@ -20,12 +25,15 @@ export interface KubeContainer {
     readOnlyRootFilesystem?: boolean;
     allowPrivilegeEscalation?: boolean;
   };
-  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }[];
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   stdin?: boolean;
   tty?: boolean;
   restartPolicy?: string;
+  lifecycle?: { postStart?: LifecycleHandlerSpec; preStop?: LifecycleHandlerSpec };
+  livenessProbe?: { terminationGracePeriodSeconds?: number };
+  startupProbe?: { terminationGracePeriodSeconds?: number };
 }
 
 export interface KubePod extends PodLike {
@@ -36,6 +44,8 @@ export interface KubePod extends PodLike {
     restartPolicy?: string;
     hostNetwork?: boolean;
     hostname?: string;
+    nodeName?: string;
+    serviceAccountName?: string;
     subdomain?: string;
     securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
     terminationGracePeriodSeconds?: number;

@@ -25,7 +25,7 @@ export interface ProbeManager {
   /** undefined when the container has no startup probe. */
   isStarted(uid: string, container: string): boolean | undefined;
   /** Containers whose current instance failed liveness/startup and must be restarted. */
-  unhealthy(uid: string): { container: string; message: string }[];
+  unhealthy(uid: string): { container: string; message: string; probe: "liveness" | "startup" }[];
   pods(): string[];
   stop(): void;
 }
@@ -103,7 +103,8 @@ export function createProbeManager(opts: {
       const uid = pod.metadata.uid;
       if (pods.has(uid)) return;
       const workers: Worker[] = [];
-      for (const c of pod.spec.containers) {
+      // Sidecars (restartable init containers) are probed like regular containers.
+      for (const c of [...(pod.spec.initContainers ?? []).filter((x) => x.restartPolicy === "Always"), ...pod.spec.containers]) {
         const kinds: [ProbeKind, Probe | undefined][] = [
           ["startup", c.startupProbe],
           ["liveness", c.livenessProbe],
@@ -144,6 +145,7 @@ export function createProbeManager(opts: {
         .filter((w) => w.kind !== "readiness" && w.state.published === "failure" && w.state.containerId === e.views.get(w.container.name)?.id)
         .map((w) => ({
           container: w.container.name,
+          probe: w.kind as "liveness" | "startup",
           message: `Container ${w.container.name} failed ${w.kind} probe, will be restarted${w.lastOutput ? `: ${w.lastOutput}` : ""}`,
         }));
     },

@@ -4,6 +4,7 @@
 import { connect } from "node:net";
 import type { ExecResult } from "../runtime.ts";
 import type { Container, Probe } from "../types.ts";
+import { grpcProbe } from "./grpc.ts";
 import type { ProbeResult } from "./state.ts";
 
 export type ExecSync = (containerId: string, cmd: string[], timeoutMs: number) => Promise<ExecResult>;
@@ -66,6 +67,11 @@ export async function runProbe(probe: Probe, target: ProbeTarget, deps: { execSy
     const host = probe.tcpSocket.host || target.podIP;
     if (!port || !host) return { result: "failure", output: `cannot resolve ${!port ? `port ${probe.tcpSocket.port}` : "host"}` };
     return tcpConnect(host, port, timeoutMs);
+  }
+  if (probe.grpc) {
+    const host = target.podIP;
+    if (!host) return { result: "failure", output: "cannot resolve host: the pod has no IP" };
+    return grpcProbe(host, probe.grpc.port, probe.grpc.service ?? "", timeoutMs);
   }
   return { result: "unknown", output: "probe has no handler" };
 }

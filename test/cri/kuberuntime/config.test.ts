@@ -131,3 +131,39 @@ describe("hashContainer", () => {
     expect(hashContainer({ name: "a" })).toMatch(/^[0-9a-f]{1,8}$/);
   });
 });
+
+describe("generateContainerConfig: downward API env, sub paths, propagation, preStop annotation", () => {
+  const c: KubeContainer = {
+    name: "app",
+    image: "x",
+    env: [
+      { name: "POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      { name: "IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      { name: "MEM", valueFrom: { resourceFieldRef: { resource: "limits.memory", divisor: "1Mi" } } },
+    ],
+    resources: { limits: { memory: "64Mi" } },
+    volumeMounts: [
+      { name: "data", mountPath: "/a", subPathExpr: "logs/$(POD)", mountPropagation: "HostToContainer" },
+      { name: "data", mountPath: "/b", mountPropagation: "None" },
+      { name: "scratch", mountPath: "/c", subPath: "../x" },
+    ],
+    lifecycle: { preStop: { sleep: { seconds: 3 } } },
+  };
+  const withDownward: ConfigInputs = { ...inputs, downward: { podIP: "10.0.0.9", hostIP: "1.1.1.1", nodeAllocatable: { cpuMilli: 2000, memoryBytes: 2 ** 30 } } };
+
+  test("env values, propagation and the preStop annotation reach the CRI config; an escaping subPath is a config error", () => {
+    expect(() => generateContainerConfig(pod({ containers: [c] }), ref, c, 0, withDownward)).toThrow("unable to provision SubPath `../x`: must not contain '..'");
+    const ok = { ...c, volumeMounts: c.volumeMounts!.slice(0, 2) };
+    const cfg = generateContainerConfig(pod({ containers: [ok] }), ref, ok, 0, withDownward);
+    expect(cfg.envs).toEqual([
+      { key: "POD", value: "web" },
+      { key: "IP", value: "10.0.0.9" },
+      { key: "MEM", value: "64" },
+    ]);
+    expect(cfg.mounts).toEqual([
+      { containerPath: "/a", hostPath: "/srv/data/logs/web", readonly: false, propagation: "PROPAGATION_HOST_TO_CONTAINER" },
+      { containerPath: "/b", hostPath: "/srv/data", readonly: false, propagation: "PROPAGATION_PRIVATE" },
+    ]);
+    expect(JSON.parse(cfg.annotations!["io.kubernetes.container.preStopHandler"]!)).toEqual({ sleep: { seconds: 3 } });
+  });
+});

@@ -1,0 +1,19 @@
+// Public surface of pod volumes (upstream pkg/volume/*): hostPath type checks, the downward API
+// (env values and downwardAPI/projected volume files, written atomically) and safe sub paths.
+export { checkHostPathType, type HostPathType } from "./host-path.ts";
+export {
+  ENV_FIELD_PATHS,
+  VOLUME_FIELD_PATHS,
+  fieldRefValue,
+  findContainer,
+  formatMap,
+  isSupportedFieldPath,
+  resourceFieldRefValue,
+  type DownwardContext,
+  type DownwardPod,
+  type ResourceFieldRef,
+} from "./downward-api.ts";
+export { writeAtomically, type PayloadFile } from "./atomic-writer.ts";
+export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from "./subpath.ts";
+export { downwardApiPayload, setUpPodVolume, type DownwardApiItem, type PodVolumeSpec } from "./setup.ts";
+export { volumePluginName } from "./plugin-name.ts";

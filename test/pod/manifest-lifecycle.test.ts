@@ -1,0 +1,90 @@
+// The pod schema for the lifecycle/volumes fields (src/pod/types.ts): each is accepted as upstream
+// validates it, or refused with the field path and the reason.
+import { describe, expect, test } from "bun:test";
+import { decodePod } from "../../src/pod/manifest.ts";
+
+const pod = (container: Record<string, unknown>, spec: Record<string, unknown> = {}) => ({
+  metadata: { name: "p" },
+  spec: { containers: [{ name: "app", image: "busybox", ...container }], ...spec },
+});
+const errors = (obj: unknown) => decodePod(obj, "f.yaml").errors.map((e) => e.message);
+
+describe("lifecycle hooks", () => {
+  test.each([
+    ["exec postStart", { postStart: { exec: { command: ["true"] } } }],
+    ["httpGet preStop", { preStop: { httpGet: { path: "/q", port: 8080 } } }],
+    ["sleep preStop", { preStop: { sleep: { seconds: 5 } } }],
+  ])("accepts %s", (_n, lifecycle) => {
+    expect(errors(pod({ lifecycle }))).toEqual([]);
+  });
+
+  test.each([
+    ["tcpSocket", { preStop: { tcpSocket: { port: 80 } } }, "spec.containers[0].lifecycle.preStop.tcpSocket: tcpSocket is not supported as a lifecycle handler"],
+    ["two handlers", { postStart: { exec: { command: ["a"] }, sleep: { seconds: 1 } } }, "must specify exactly one of exec, httpGet, sleep"],
+    ["sleep 0", { preStop: { sleep: { seconds: 0 } } }, "lifecycle.preStop.sleep.seconds: must be greater than 0 and less than terminationGracePeriodSeconds (30)"],
+    ["sleep beyond grace", { preStop: { sleep: { seconds: 31 } } }, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"],
+    ["stopSignal (not acted on)", { stopSignal: "SIGUSR1" }, "lifecycle.stopSignal: field not supported by bunlet"],
+  ])("refuses %s", (_n, lifecycle, want) => {
+    expect(errors(pod({ lifecycle })).join("\n")).toContain(want);
+  });
+});
+
+describe("sidecar containers (initContainers[].restartPolicy)", () => {
+  const withInit = (init: Record<string, unknown>, c: Record<string, unknown> = {}) => pod(c, { initContainers: [{ name: "i", image: "busybox", ...init }] });
+  test("accepted: Always with probes and hooks", () => {
+    expect(errors(withInit({ restartPolicy: "Always", startupProbe: { exec: { command: ["true"] } }, lifecycle: { preStop: { sleep: { seconds: 1 } } } }))).toEqual([]);
+  });
+  test.each([
+    ["another value", withInit({ restartPolicy: "OnFailure" }), "spec.initContainers[0].restartPolicy"],
+    ["on a regular container", withInit({}, { restartPolicy: "Always" }), "spec.containers[0].restartPolicy: may not be set for non-init containers"],
+    ["probes on a regular init container", withInit({ readinessProbe: { exec: { command: ["true"] } } }), "spec.initContainers[0].readinessProbe: may not be set for init containers without restartPolicy=Always"],
+    ["hooks on a regular init container", withInit({ lifecycle: { postStart: { exec: { command: ["true"] } } } }), "spec.initContainers[0].lifecycle: may not be set for init containers without restartPolicy=Always"],
+  ])("refused: %s", (_n, obj, want) => {
+    expect(errors(obj).join("\n")).toContain(want);
+  });
+});
+
+describe("volumes, env valueFrom, sub paths, propagation", () => {
+  const dapi = (items: unknown[]) => pod({}, { volumes: [{ name: "v", downwardAPI: { items } }] });
+  test.each([
+    ["downwardAPI labels + resource", dapi([{ path: "l", fieldRef: { fieldPath: "metadata.labels" } }, { path: "c", resourceFieldRef: { containerName: "app", resource: "limits.cpu", divisor: "1m" } }])],
+    ["projected downwardAPI", pod({}, { volumes: [{ name: "v", projected: { sources: [{ downwardAPI: { items: [{ path: "n", fieldRef: { fieldPath: "metadata.name" } }] } }] } }] })],
+    ["env fieldRef + resourceFieldRef", pod({ env: [{ name: "IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }, { name: "MEM", valueFrom: { resourceFieldRef: { resource: "limits.memory", divisor: "1Mi" } } }] })],
+    ["subPathExpr + HostToContainer", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPathExpr: "$(POD)", mountPropagation: "HostToContainer" }] }, { volumes: [{ name: "v", emptyDir: {} }] })],
+    ["hostPath type Socket", pod({}, { volumes: [{ name: "v", hostPath: { path: "/run/x.sock", type: "Socket" } }] })],
+  ])("accepts %s", (_n, obj) => expect(errors(obj)).toEqual([]));
+
+  test.each([
+    ["a secret volume", pod({}, { volumes: [{ name: "v", secret: { secretName: "s" } }] }), "spec.volumes[0].secret: a secret volume needs the API server"],
+    ["a configMap volume", pod({}, { volumes: [{ name: "v", configMap: { name: "c" } }] }), "spec.volumes[0].configMap: a configMap volume needs the API server"],
+    ["a projected token", pod({}, { volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "t" } }] } }] }), "projected.sources[0].serviceAccountToken: a projected serviceAccountToken needs the API server"],
+    ["env secretKeyRef", pod({ env: [{ name: "X", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), "valueFrom.secretKeyRef: secretKeyRef needs the API server"],
+    ["env labels (whole map)", pod({ env: [{ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.labels" } } }] }), 'Unsupported value: "metadata.labels"'],
+    ["volume nodeName", dapi([{ path: "n", fieldRef: { fieldPath: "spec.nodeName" } }]), 'Unsupported value: "spec.nodeName"'],
+    ["item path with ..", dapi([{ path: "../x", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not contain '..'"],
+    ["subPath with ..", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "../../etc" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPath: must not contain '..'"],
+    ["absolute subPath", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "/etc" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPath: must be a relative path"],
+    ["subPath and subPathExpr", pod({ volumeMounts: [{ name: "v", mountPath: "/m", subPath: "a", subPathExpr: "b" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "subPathExpr and subPath are mutually exclusive"],
+    ["Bidirectional unprivileged", pod({ volumeMounts: [{ name: "v", mountPath: "/m", mountPropagation: "Bidirectional" }] }, { volumes: [{ name: "v", emptyDir: {} }] }), "Bidirectional mount propagation is available only to privileged containers"],
+    ["hostPath with ..", pod({}, { volumes: [{ name: "v", hostPath: { path: "/srv/../etc" } }] }), "spec.volumes[0].hostPath.path: must not contain '..'"],
+    ["item path ..data", dapi([{ path: "..data", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not start with '..'"],
+    ["hostPath bad type", pod({}, { volumes: [{ name: "v", hostPath: { path: "/x", type: "Fifo" } }] }), "spec.volumes[0].hostPath.type"],
+  ])("refuses %s", (_n, obj, want) => expect(errors(obj).join("\n")).toContain(want));
+});
+
+describe("probes", () => {
+  test("grpc probe with probe-level terminationGracePeriodSeconds is accepted", () => {
+    expect(errors(pod({ livenessProbe: { grpc: { port: 9000, service: "x" }, terminationGracePeriodSeconds: 5 } }))).toEqual([]);
+  });
+  test.each([
+    ["liveness successThreshold 2", { livenessProbe: { exec: { command: ["true"] }, successThreshold: 2 } }, "livenessProbe.successThreshold: must be 1"],
+    ["readiness terminationGracePeriodSeconds", { readinessProbe: { exec: { command: ["true"] }, terminationGracePeriodSeconds: 3 } }, "must not be set for readinessProbes"],
+  ])("refused: %s", (_n, c, want) => expect(errors(pod(c)).join("\n")).toContain(want));
+  test("grpc and exec together are refused", () => {
+    expect(errors(pod({ livenessProbe: { grpc: { port: 9000 }, exec: { command: ["true"] } } })).join("\n")).toContain("must specify exactly one of exec, httpGet, tcpSocket, grpc");
+  });
+});
+
+test("envFrom is refused with its reason", () => {
+  expect(errors(pod({ envFrom: [{ configMapRef: { name: "c" } }] })).join("\n")).toContain("spec.containers[0].envFrom: envFrom (configMapRef/secretRef) needs the API server");
+});
