@@ -6,3 +6,4 @@ export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from "./err
 export { loadKubeconfig, parseKubeconfig, renderKubeconfig, KubeconfigError, type RestConfig } from "./kubeconfig.ts";
 export { tokenBucket, unlimited, type RateLimiter } from "./rate-limiter.ts";
 export * from "./types.ts";
+export { watchEvents, type WatchEvent } from "./watch.ts";
