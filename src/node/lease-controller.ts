@@ -79,7 +79,7 @@ export function createLeaseController(d: LeaseControllerDeps): LeaseController {
         latest = undefined; // re-read: a conflict or a lost lease
       }
     }
-    if (!failing || lastErr) log.error(`Failed to update lease ${kv({ lease: `${NODE_LEASE_NAMESPACE}/${d.nodeName}`, error: (lastErr as Error)?.message })}`);
+    log.error(`Failed to update lease ${kv({ lease: `${NODE_LEASE_NAMESPACE}/${d.nodeName}`, error: (lastErr as Error)?.message })}`);
     failing = true;
     return false;
   }
