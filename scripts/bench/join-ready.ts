@@ -22,16 +22,18 @@ await ensureBuilt();
 const ctd = await acquireContainerd();
 const api = await startApiServer();
 const dir = mkdtempSync(join(tmpdir(), `bunlet-bench-join-${process.pid}-`));
-const readyAt = (): Promise<number> =>
-  new Promise((resolve) => {
-    const off = api.store.subscribe((c) => {
-      if (c.key !== `nodes//${NODE}` || c.type === "DELETED") return;
-      if (c.object.status?.conditions?.some((x: any) => x.type === "Ready" && x.status === "True")) {
-        off();
-        resolve(performance.now());
-      }
-    });
+/** Resolves when the API server stores the node Ready (an etcd watch on the Node). */
+async function watchReady(): Promise<{ at: Promise<number> }> {
+  let resolve!: (ms: number) => void;
+  const p = new Promise<number>((r) => (resolve = r));
+  const off = await api.store.watch(`nodes//${NODE}`, await api.store.revision(), (c) => {
+    if (c.type !== "DELETED" && c.object.status?.conditions?.some((x: any) => x.type === "Ready" && x.status === "True")) {
+      off();
+      resolve(performance.now());
+    }
   });
+  return { at: p }; // wrapped: an async function returning a promise would wait for it
+}
 
 async function once(i: number, bootstrap: boolean): Promise<number> {
   const root = join(dir, `${bootstrap ? "b" : "k"}${i}`);
@@ -48,9 +50,9 @@ async function once(i: number, bootstrap: boolean): Promise<number> {
   } else {
     await api.writeKubeconfig(kubeconfig, await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]));
   }
-  api.store.delete(`nodes//${NODE}`);
-  api.store.delete(`leases.coordination.k8s.io/kube-node-lease/${NODE}`);
-  const ready = readyAt();
+  await api.store.delete(`nodes//${NODE}`);
+  await api.store.delete(`leases.coordination.k8s.io/kube-node-lease/${NODE}`);
+  const ready = (await watchReady()).at;
   const t0 = performance.now();
   const p = spawnBunlet(args);
   const t1 = await Promise.race([ready, Bun.sleep(20_000).then(() => -1)]);

@@ -32,8 +32,8 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
     return out;
   }
-  const node = () => api.store.get(`nodes//${NODE}`);
-  const condition = (type: string) => node()?.status?.conditions?.find((c: any) => c.type === type);
+  const node = async () => (await api.store.get(`nodes//${NODE}`))!;
+  const condition = async (type: string) => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === type);
 
   beforeAll(async () => {
     ctd = await acquireContainerd();
@@ -64,9 +64,9 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
   }, 120_000);
 
   test("bootstrap token → CSR approved → Node Ready, shown by kubectl get nodes -o wide", async () => {
-    await until("Node Ready", () => condition("Ready")?.status === "True", 30_000);
-    expect(node()!.metadata.labels).toMatchObject({ "example.com/pool": "edge", "kubernetes.io/hostname": NODE });
-    const csr = api.store.list("certificatesigningrequests.certificates.k8s.io/")[0]!;
+    await until("Node Ready", async () => (await condition("Ready"))?.status === "True", 30_000);
+    expect((await node()).metadata.labels).toMatchObject({ "example.com/pool": "edge", "kubernetes.io/hostname": NODE });
+    const csr = (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]!;
     expect(csr.status.conditions[0]).toMatchObject({ type: "Approved", reason: "AutoApproved" });
     expect(api.requests.some((r) => r.user === `system:node:${NODE}`)).toBe(true);
     const out = await kubectl("get", "nodes", "-o", "wide");
@@ -84,7 +84,7 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     expect(out).toMatch(/Allocatable:\n\s+cpu:\s+\d+m?\n/);
     expect(out).toMatch(/Container Runtime Version:\s+containerd:\/\//);
     expect(out).toMatch(new RegExp(`Lease:\\n\\s+HolderIdentity:\\s+${NODE}`));
-    const n = node()!;
+    const n = await node();
     // allocatable memory = capacity − 256Mi systemReserved − 100Mi hard eviction (− hugepages)
     const ki = (q: string) => Number(q.replace(/Ki$/, ""));
     expect(ki(n.status.capacity.memory) - ki(n.status.allocatable.memory)).toBeGreaterThanOrEqual(356 * 1024);
@@ -92,26 +92,27 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
 
   test("the lease in kube-node-lease is renewed", async () => {
     expect(await kubectl("get", "lease", "-n", "kube-node-lease")).toMatch(new RegExp(`${NODE}\\s+${NODE}\\s+`));
-    const lease = () => api.store.get(`leases.coordination.k8s.io/kube-node-lease/${NODE}`);
-    const first = lease()!.spec.renewTime;
-    await until("lease renewed", () => lease()!.spec.renewTime !== first, 10_000);
-    expect(lease()!.spec.leaseDurationSeconds).toBe(4);
+    const lease = async () => (await api.store.get(`leases.coordination.k8s.io/kube-node-lease/${NODE}`))!;
+    const first = (await lease()).spec.renewTime;
+    await until("lease renewed", async () => (await lease()).spec.renewTime !== first, 10_000);
+    expect((await lease()).spec.leaseDurationSeconds).toBe(4);
   });
 
   test("kubectl delete node → the node registers again and is Ready", async () => {
-    const uid = node()!.metadata.uid;
+    const uid = (await node()).metadata.uid;
     await kubectl("delete", "node", NODE);
-    await until("re-registered Ready", () => node() && node()!.metadata.uid !== uid && condition("Ready")?.status === "True", 30_000);
+    await until("re-registered Ready", async () => (await api.store.get(`nodes//${NODE}`))?.metadata.uid !== uid && (await condition("Ready"))?.status === "True", 30_000);
   });
 
   test("API server restarted: pods side untouched, status catches up", async () => {
     await api.stop();
     await until("a status sync failed while it is down", () => agent.nodeApi!.mode()!.status.lastError(), 15_000);
     // What the node saw while the API server was away must be reported when it returns.
-    const n = node()!;
-    api.store.put(`nodes//${NODE}`, { ...n, status: { ...n.status, conditions: n.status.conditions.map((c: any) => (c.type === "Ready" ? { ...c, status: "Unknown", reason: "NodeStatusUnknown" } : c)) } });
+    const n = await node();
+    await api.store.put(`nodes//${NODE}`, { ...n, status: { ...n.status, conditions: n.status.conditions.map((c: any) => (c.type === "Ready" ? { ...c, status: "Unknown", reason: "NodeStatusUnknown" } : c)) } });
     await api.start();
-    await until("Ready again after the restart", () => condition("Ready")?.status === "True", 30_000);
+    expect((await condition("Ready"))?.status).toBe("Unknown");
+    await until("Ready again after the restart", async () => (await condition("Ready"))?.status === "True", 30_000);
     expect(agent.nodeApi!.mode()!.status.lastError()).toBeUndefined();
   });
 });

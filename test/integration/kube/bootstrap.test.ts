@@ -54,7 +54,7 @@ describe("loadClientCert", () => {
     const cert = new X509Certificate(await Bun.file(current).text());
     expect(cert.subject).toBe("O=system:nodes\nCN=system:node:worker-7");
     expect(cert.checkIssued(new X509Certificate(api.caPem))).toBe(true);
-    const csrs = api.store.list("certificatesigningrequests.certificates.k8s.io/");
+    const csrs = (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items;
     expect(csrs).toHaveLength(1);
     expect(csrs[0]!.metadata.name).toMatch(/^node-csr-/);
     expect(csrs[0]!.spec).toMatchObject({ signerName: "kubernetes.io/kube-apiserver-client-kubelet", usages: ["digital signature", "client auth"], groups: expect.arrayContaining(["system:bootstrappers"]) });
@@ -64,14 +64,14 @@ describe("loadClientCert", () => {
     expect(api.requests.at(-1)!.user).toBe("system:node:worker-7");
     // A second start finds a valid kubeconfig and asks for nothing.
     await loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-7", clock: realClock });
-    expect(api.store.list("certificatesigningrequests.certificates.k8s.io/")).toHaveLength(1);
+    expect((await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items).toHaveLength(1);
   });
 
   test("waits for a human: `kubectl certificate approve` releases it", async () => {
     const { api, bootstrapPath, kubeconfigPath, certDir } = await setup("manual", false);
     let done = false;
     const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-8", clock: realClock }).then(() => (done = true));
-    const csr = await until("CSR created", () => api.store.list("certificatesigningrequests.certificates.k8s.io/")[0]);
+    const csr = await until("CSR created", async () => (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]);
     expect(done).toBe(false);
     const admin = join(dir, "admin.kubeconfig");
     await api.writeKubeconfig(admin, { token: api.adminToken });
@@ -86,9 +86,9 @@ describe("loadClientCert", () => {
   test("a denied CSR fails with upstream's message; no bootstrap kubeconfig names the file", async () => {
     const { api, bootstrapPath, kubeconfigPath, certDir } = await setup("denied", false);
     const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-9", clock: realClock }).catch((e) => e as Error);
-    const csr = await until("CSR created", () => api.store.list("certificatesigningrequests.certificates.k8s.io/")[0]);
+    const csr = await until("CSR created", async () => (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]);
     const key = `certificatesigningrequests.certificates.k8s.io//${csr.metadata.name}`;
-    api.store.put(key, { ...csr, status: { conditions: [{ type: "Denied", status: "True", reason: "NotMine", message: "go away" }] } });
+    await api.store.put(key, { ...csr, status: { conditions: [{ type: "Denied", status: "True", reason: "NotMine", message: "go away" }] } });
     expect((await pending as Error).message).toBe("certificate signing request is denied, reason: NotMine, message: go away");
     await expect(loadClientCert({ kubeconfigPath: join(dir, "nope.conf"), certDir, nodeName: "x", clock: realClock })).rejects.toThrow(/^unable to load kubeconfig .*nope\.conf and no --bootstrap-kubeconfig is set$/);
   });

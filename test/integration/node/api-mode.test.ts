@@ -24,9 +24,10 @@ const facts: NodeFacts = {
   hardEvictionThresholds: [],
 };
 
-const node = () => api.store.get("nodes//worker-1");
-const lease = () => api.store.get("leases.coordination.k8s.io/kube-node-lease/worker-1");
-const ready = () => node()?.status?.conditions?.find((c: any) => c.type === "Ready")?.status;
+const node = async () => (await api.store.get("nodes//worker-1"))!;
+const lease = async () => (await api.store.get("leases.coordination.k8s.io/kube-node-lease/worker-1"))!;
+const cond = async (type: string) => (await api.store.get("nodes//worker-1"))?.status?.conditions?.find((c: any) => c.type === type)?.status;
+const ready = () => cond("Ready");
 const statusPatches = () => api.requests.filter((r) => r.method === "PATCH" && r.path.startsWith("/api/v1/nodes/worker-1/status")).length;
 
 beforeAll(async () => {
@@ -49,13 +50,13 @@ afterAll(async () => {
 });
 
 test("registers the node NotReady, then Ready once the runtime is", async () => {
-  await until("node registered", () => node());
-  expect(node()!.metadata.labels).toMatchObject({ "kubernetes.io/hostname": "worker-1", "kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node-role.kubernetes.io/worker": "" });
-  await until("NotReady reported", () => ready() === "False");
-  expect(node()!.status.conditions.find((c: any) => c.type === "Ready").message).toBe("container runtime status check may not have completed yet");
+  await until("node registered", () => api.store.get("nodes//worker-1"));
+  expect((await node()).metadata.labels).toMatchObject({ "kubernetes.io/hostname": "worker-1", "kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node-role.kubernetes.io/worker": "" });
+  await until("NotReady reported", async () => (await ready()) === "False");
+  expect((await node()).status.conditions.find((c: any) => c.type === "Ready").message).toBe("container runtime status check may not have completed yet");
   runtimeErrors = [];
-  await until("Ready reported", () => ready() === "True", 5000);
-  const n = node()!;
+  await until("Ready reported", async () => (await ready()) === "True", 5000);
+  const n = await node();
   expect(n.status.nodeInfo).toMatchObject({ kubeletVersion: "v1.31.0", containerRuntimeVersion: "containerd://1.6.20", bootID: "boot", osImage: "Debian GNU/Linux 12 (bookworm)" });
   expect(n.status.capacity).toEqual({ cpu: "2", memory: "2Gi", pods: "110", "ephemeral-storage": "16Gi" });
   expect(n.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
@@ -68,25 +69,25 @@ test("status is patched only when it changed (report frequency 60 s)", async () 
   await until("a few status syncs", () => api.requests.filter((r) => r.path.startsWith("/api/v1/nodes/worker-1?")).length > 0 && api.requests.length > syncs + 6);
   expect(statusPatches()).toBe(before);
   pressure = ["MemoryPressure"];
-  await until("MemoryPressure reported", () => node()!.status.conditions.find((c: any) => c.type === "MemoryPressure").status === "True");
+  await until("MemoryPressure reported", async () => (await cond("MemoryPressure")) === "True");
   expect(statusPatches()).toBe(before + 1);
   pressure = [];
 });
 
 test("the lease is created with the node as owner and renewed every 25 % of its duration", async () => {
-  const l = await until("lease", () => lease());
+  const l = await until("lease", () => api.store.get("leases.coordination.k8s.io/kube-node-lease/worker-1"));
   expect(l.spec).toMatchObject({ holderIdentity: "worker-1", leaseDurationSeconds: 2 });
   expect(l.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
-  await until("owner reference", () => lease()?.metadata.ownerReferences?.[0]?.uid === node()!.metadata.uid);
-  const first = lease()!.spec.renewTime;
-  await until("lease renewed", () => lease()!.spec.renewTime !== first);
+  await until("owner reference", async () => (await lease()).metadata.ownerReferences?.[0]?.uid === (await node()).metadata.uid);
+  const first = (await lease()).spec.renewTime;
+  await until("lease renewed", async () => (await lease()).spec.renewTime !== first);
   expect(mode.lease.renewIntervalMs).toBe(500);
 });
 
 test("a deleted Node is registered again", async () => {
-  const uid = node()!.metadata.uid;
-  api.store.delete("nodes//worker-1");
-  await until("re-registered", () => node() && node()!.metadata.uid !== uid && ready() === "True", 10_000);
+  const uid = (await node()).metadata.uid;
+  await api.store.delete("nodes//worker-1");
+  await until("re-registered", async () => (await api.store.get("nodes//worker-1"))?.metadata.uid !== uid && (await ready()) === "True", 10_000);
 });
 
 test("API server down: the node keeps trying; back up: the status catches up", async () => {
@@ -94,8 +95,8 @@ test("API server down: the node keeps trying; back up: the status catches up", a
   pressure = ["DiskPressure"];
   await until("a status sync failed while it is down", () => mode.status.lastError());
   await api.start();
-  await until("DiskPressure reported after the restart", () => node()!.status.conditions.find((c: any) => c.type === "DiskPressure").status === "True", 15_000);
-  const renewed = lease()!.spec.renewTime;
-  await until("lease renewed after the restart", () => lease()!.spec.renewTime !== renewed, 15_000);
+  await until("DiskPressure reported after the restart", async () => (await cond("DiskPressure")) === "True", 15_000);
+  const renewed = (await lease()).spec.renewTime;
+  await until("lease renewed after the restart", async () => (await lease()).spec.renewTime !== renewed, 15_000);
   pressure = [];
 });

@@ -16,11 +16,15 @@ import { join } from "node:path";
 import type { Socket } from "node:net";
 import { createCA, issueCert, signCsr, type CA } from "./pki.ts";
 import { createRouter } from "./router.ts";
-import { createStore, type Change, type Obj, type Store } from "./store.ts";
+import { createMemoryStore, type Change, type Obj, type Store } from "./store.ts";
+import { createEtcdStore } from "./store-etcd.ts";
+import { etcdAvailable, startEtcd, type Etcd } from "./etcd.ts";
 
 export type { Store, Obj } from "./store.ts";
 
 export interface ApiServerOptions {
+  /** "etcd" (default when etcd is installed) or "memory"; env BUNLET_APISERVER_STORE overrides the default. */
+  storage?: "etcd" | "memory";
   /** Approve node client CSRs from bootstrappers by themselves, as kube-controller-manager does (default true). */
   autoApproveNodeClientCsrs?: boolean;
   bookmarkIntervalMs?: number;
@@ -33,7 +37,10 @@ export interface ApiServerDouble {
   readonly dir: string;
   readonly adminToken: string;
   readonly bootstrapToken: string;
+  /** The storage (etcd or memory) — tests read and write objects through it as a controller would. */
   readonly store: Store;
+  /** Which storage backs it. */
+  readonly storage: "etcd" | "memory";
   readonly requests: { method: string; path: string; user: string; userAgent?: string }[];
   /** A kubeconfig for the double: token auth, or a client cert/key (PEM) embedded as data. */
   writeKubeconfig(path: string, auth: { token?: string; certPem?: string; keyPem?: string; user?: string }): Promise<void>;
@@ -46,16 +53,17 @@ export interface ApiServerDouble {
   close(): Promise<void>;
 }
 
+/** kube-controller-manager's csrapproving (node client CSRs from bootstrappers) and csrsigning, on one CSR change. */
 function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean): (c: Change) => void {
   const inFlight = new Set<string>();
   return (c) => {
-    if (!c.key.startsWith("certificatesigningrequests.certificates.k8s.io/") || c.type === "DELETED") return;
+    if (c.type === "DELETED") return;
     const csr = c.object;
     const conds: Obj[] = csr.status?.conditions ?? [];
     const isNodeClient = csr.spec?.signerName === "kubernetes.io/kube-apiserver-client-kubelet";
     if (autoApprove && isNodeClient && !conds.length && (csr.spec?.groups ?? []).includes("system:bootstrappers")) {
       const approved = { ...csr, status: { ...csr.status, conditions: [{ type: "Approved", status: "True", reason: "AutoApproved", message: "Auto approving kubelet client certificate after SubjectAccessReview.", lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } };
-      queueMicrotask(() => store.put(c.key, approved, Number(csr.metadata.resourceVersion)));
+      void store.put(c.key, approved, Number(csr.metadata.resourceVersion));
       return;
     }
     const ok = conds.some((x) => x.type === "Approved" && x.status === "True") && !conds.some((x) => x.type === "Denied" || x.type === "Failed");
@@ -63,15 +71,15 @@ function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean):
     inFlight.add(c.key);
     const days = Math.max(1, Math.ceil((csr.spec.expirationSeconds ?? 86400) / 86400));
     const serverAuth = csr.spec.signerName === "kubernetes.io/kubelet-serving";
+    const update = async (status: (cur: Obj) => Obj) => {
+      for (let i = 0; i < 5; i++) {
+        const cur = await store.get(c.key);
+        if (!cur || (await store.put(c.key, { ...cur, status: status(cur) }, Number(cur.metadata.resourceVersion))) !== "conflict") return;
+      }
+    };
     void signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth })
-      .then((pem) => {
-        const cur = store.get(c.key);
-        if (cur) store.put(c.key, { ...cur, status: { ...cur.status, certificate: Buffer.from(pem).toString("base64") } });
-      })
-      .catch((e) => {
-        const cur = store.get(c.key);
-        if (cur) store.put(c.key, { ...cur, status: { ...cur.status, conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }] } });
-      })
+      .then((pem) => update((cur) => ({ ...cur.status, certificate: Buffer.from(pem).toString("base64") })))
+      .catch((e) => update((cur) => ({ ...cur.status, conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }] })))
       .finally(() => inFlight.delete(c.key));
   };
 }
@@ -82,7 +90,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const dir = await mkdtemp(join(tmpdir(), "bunlet-apiserver-"));
   const ca = await createCA(join(dir, "pki"));
   const serving = await issueCert(ca, dir, "/CN=kube-apiserver", { serverAuth: true, sans: ["IP:127.0.0.1", "DNS:localhost"] });
-  const store = createStore();
+  const storage = opts.storage ?? ((process.env.BUNLET_APISERVER_STORE as "etcd" | "memory" | undefined) || (etcdAvailable() ? "etcd" : "memory"));
+  let etcd: Etcd | undefined;
+  if (storage === "etcd") etcd = await startEtcd();
+  const store = etcd ? createEtcdStore(etcd.url) : createMemoryStore();
   const adminToken = crypto.randomUUID().replace(/-/g, "");
   const hex = () => crypto.randomUUID().replace(/-/g, "");
   const bootstrapToken = `${hex().slice(0, 6)}.${hex().slice(0, 16)}`;
@@ -90,9 +101,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const watches = new Set<() => void>();
   const sockets = new Set<Socket>();
   let port = 0;
-  const unsubscribeCsr = store.subscribe(csrController(store, ca, dir, opts.autoApproveNodeClientCsrs ?? true));
+  const csrPrefix = "certificatesigningrequests.certificates.k8s.io/";
+  const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, opts.autoApproveNodeClientCsrs ?? true));
   for (const name of NAMESPACES) {
-    store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
+    await store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
   }
 
   const httpServer = http.createServer(
@@ -139,6 +151,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     adminToken,
     bootstrapToken,
     store,
+    storage,
     requests,
     async writeKubeconfig(path, auth) {
       const user: Obj = {};
@@ -160,6 +173,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       unsubscribeCsr();
       await stop();
       httpServer.close();
+      await store.close();
+      await etcd?.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -37,65 +37,72 @@ export function selectors(q: URLSearchParams): (o: Obj) => boolean {
   }
 }
 
-export function list(store: Store, t: Target, q: URLSearchParams, accept: string | undefined): Reply {
+export async function list(store: Store, t: Target, q: URLSearchParams, accept: string | undefined): Promise<Reply> {
   const match = selectors(q);
-  const items = store.list(keyPrefix(t.def, t.def.namespaced && t.ns ? t.ns : undefined)).filter(match);
-  const rv = String(store.revision());
+  const listed = await store.list(keyPrefix(t.def, t.def.namespaced && t.ns ? t.ns : undefined));
+  const items = listed.items.filter(match);
+  const rv = String(listed.revision);
   if (wantsTable(accept)) return { code: 200, body: toTable(t.def.resource, items, rv) };
   return { code: 200, body: { kind: `${t.def.kind}List`, apiVersion: apiVersionOf(t.def), metadata: { resourceVersion: rv }, items } };
 }
 
-export function get(store: Store, t: Target, accept: string | undefined): Reply {
-  const o = store.get(keyOf(t.def, t.ns, t.name!));
+export async function get(store: Store, t: Target, accept: string | undefined): Promise<Reply> {
+  const o = await store.get(keyOf(t.def, t.ns, t.name!));
   if (!o) throw notFound(t.def, t.name!);
   if (wantsTable(accept)) return { code: 200, body: toTable(t.def.resource, [o], o.metadata.resourceVersion) };
   return { code: 200, body: o };
 }
 
-export function create(store: Store, t: Target, body: Obj, user: User): Reply {
+export async function create(store: Store, t: Target, body: Obj, user: User): Promise<Reply> {
   const obj = prepareCreate(t.def, t.ns, body, user);
-  const key = keyOf(t.def, t.ns, obj.metadata.name);
-  if (store.get(key)) throw alreadyExists(t.def, obj.metadata.name);
-  return { code: 201, body: store.put(key, obj) };
+  const stored = await store.put(keyOf(t.def, t.ns, obj.metadata.name), obj, 0);
+  if (stored === "conflict") throw alreadyExists(t.def, obj.metadata.name);
+  return { code: 201, body: stored };
 }
 
-function write(store: Store, t: Target, old: Obj, next: Obj): Reply {
-  const key = keyOf(t.def, t.ns, t.name!);
-  const expected = next.metadata?.resourceVersion ? Number(next.metadata.resourceVersion) : undefined;
+/** Writes next over old: CAS on the resourceVersion the client sent, else on the one read (GuaranteedUpdate). */
+async function write(store: Store, t: Target, old: Obj, next: Obj, clientRv: string | undefined): Promise<Reply | "retry"> {
   const prepared = prepareUpdate(t.def, old, next, t.sub);
-  const stored = store.put(key, prepared, expected);
-  if (stored === "conflict") throw conflict(t.def, t.name!);
-  return { code: 200, body: stored };
+  const stored = await store.put(keyOf(t.def, t.ns, t.name!), prepared, Number(clientRv ?? old.metadata.resourceVersion));
+  if (stored !== "conflict") return { code: 200, body: stored };
+  if (clientRv) throw conflict(t.def, t.name!);
+  return "retry";
 }
 
-export function update(store: Store, t: Target, body: Obj): Reply {
-  const old = store.get(keyOf(t.def, t.ns, t.name!));
-  if (!old) throw notFound(t.def, t.name!);
+async function guaranteedUpdate(store: Store, t: Target, next: (old: Obj) => { obj: Obj; clientRv?: string }): Promise<Reply> {
+  for (let i = 0; i < 10; i++) {
+    const old = await store.get(keyOf(t.def, t.ns, t.name!));
+    if (!old) throw notFound(t.def, t.name!);
+    const n = next(old);
+    const r = await write(store, t, old, n.obj, n.clientRv);
+    if (r !== "retry") return r;
+  }
+  throw conflict(t.def, t.name!);
+}
+
+export function update(store: Store, t: Target, body: Obj): Promise<Reply> {
   if (body?.metadata?.name && body.metadata.name !== t.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${t.name})`);
-  return write(store, t, old, body);
+  return guaranteedUpdate(store, t, () => ({ obj: body, clientRv: body?.metadata?.resourceVersion || undefined }));
 }
 
-export function patch(store: Store, t: Target, body: unknown, contentType: string): Reply {
+export function patch(store: Store, t: Target, body: unknown, contentType: string): Promise<Reply> {
   const apply = PATCH_TYPES[contentType.split(";")[0]!.trim() as keyof typeof PATCH_TYPES];
   if (!apply) throw unsupportedMedia(contentType);
-  const old = store.get(keyOf(t.def, t.ns, t.name!));
-  if (!old) throw notFound(t.def, t.name!);
-  let next: Obj;
-  try {
-    next = apply(old, body) as Obj;
-  } catch (e) {
-    if (e instanceof PatchError) throw badRequest(e.message);
-    throw e;
-  }
   // A resourceVersion the patch sets is a precondition; otherwise the patch applies to the current object.
-  const patchRv = (body as Obj)?.metadata?.resourceVersion;
-  next.metadata = { ...next.metadata, resourceVersion: patchRv ?? old.metadata.resourceVersion };
-  return write(store, t, old, next);
+  const patchRv = (body as Obj)?.metadata?.resourceVersion as string | undefined;
+  return guaranteedUpdate(store, t, (old) => {
+    try {
+      return { obj: apply(old, body) as Obj, clientRv: patchRv };
+    } catch (e) {
+      if (e instanceof PatchError) throw badRequest(e.message);
+      throw e;
+    }
+  });
 }
 
-export function remove(store: Store, t: Target, body: Obj | undefined): Reply {
+export async function remove(store: Store, t: Target, body: Obj | undefined): Promise<Reply> {
   const key = keyOf(t.def, t.ns, t.name!);
-  const old = store.get(key);
+  const old = await store.get(key);
   if (!old) throw notFound(t.def, t.name!);
   const pre = body?.preconditions ?? {};
   if (pre.uid && pre.uid !== old.metadata.uid) {
@@ -104,5 +111,8 @@ export function remove(store: Store, t: Target, body: Obj | undefined): Reply {
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
     throw conflict(t.def, t.name!, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
   }
-  return { code: 200, body: store.delete(key) };
+  const gone = await store.delete(key, Number(old.metadata.resourceVersion));
+  if (gone === "conflict") throw conflict(t.def, t.name!);
+  if (!gone) throw notFound(t.def, t.name!);
+  return { code: 200, body: gone };
 }

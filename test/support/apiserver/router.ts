@@ -41,7 +41,7 @@ function discovery(path: string, deps: RouterDeps): unknown {
   return undefined;
 }
 
-function dispatch(req: IncomingMessage, res: ServerResponse, user: User, body: unknown, deps: RouterDeps): rest.Reply | "streaming" {
+async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, body: unknown, deps: RouterDeps): Promise<rest.Reply | "streaming"> {
   const url = new URL(req.url ?? "/", "https://x");
   const q = url.searchParams;
   const disc = discovery(url.pathname, deps);
@@ -55,7 +55,7 @@ function dispatch(req: IncomingMessage, res: ServerResponse, user: User, body: u
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const accept = req.headers.accept;
   switch (verb) {
-    case "watch": serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
+    case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);
     case "get": return rest.get(deps.store, t, accept);
     case "create": if (t.name) break; return rest.create(deps.store, t, body as Obj, user);
@@ -89,7 +89,7 @@ export function createRouter(deps: RouterDeps) {
       const user = authenticate(req.socket as TLSSocket, req.headers.authorization, deps.auth);
       deps.onRequest?.({ method: req.method ?? "", path: req.url ?? "", user: user.name, userAgent: req.headers["user-agent"] });
       const body = await readBody(req);
-      const r = dispatch(req, res, user, body, deps);
+      const r = await dispatch(req, res, user, body, deps);
       if (r !== "streaming") send(r.code, r.body);
     } catch (e) {
       if (e instanceof ApiStatus) send(e.code, e.body());
