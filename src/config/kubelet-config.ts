@@ -357,7 +357,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
   "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
   // Not yet: shutdownGracePeriod needs graceful node shutdown.
-  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", // cluster
+  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", // cluster
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

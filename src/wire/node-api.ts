@@ -11,7 +11,7 @@ import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
 import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
-import { isClientConfigStillValid, loadClientCert } from "../kube/bootstrap/index.ts";
+import { createCertRotation, isClientConfigStillValid, loadClientCert, type CertRotation } from "../kube/bootstrap/index.ts";
 import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
@@ -41,6 +41,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   const abort = new AbortController();
   let mode: NodeApiMode | undefined;
   let main: KubeClient | undefined;
+  let rotation: CertRotation | undefined;
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -74,7 +75,14 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       heartbeat,
       clock,
     );
-    if (!abort.signal.aborted) mode.start();
+    if (abort.signal.aborted) return;
+    mode.start();
+    // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
+    if (config.rotateCertificates && rest.certFile) {
+      const clients = [main, heartbeat];
+      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
+    }
   }
 
   return {
@@ -94,6 +102,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     stop() {
       abort.abort();
       mode?.stop();
+      rotation?.stop();
     },
     mode: () => mode,
     client: () => main,

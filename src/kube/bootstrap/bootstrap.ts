@@ -104,7 +104,7 @@ async function waitForCertificate(client: KubeClient, name: string, signal: Abor
   throw new BootstrapError(`timed out waiting for the certificate of ${name}`);
 }
 
-async function requestCertificate(client: KubeClient, keyPem: string, nodeName: string, signal: AbortSignal): Promise<string> {
+export async function requestCertificate(client: KubeClient, keyPem: string, nodeName: string, signal: AbortSignal): Promise<string> {
   const name = csrName(keyPem, nodeName);
   const request = Buffer.from(createCsrPem(keyFromPem(keyPem), { commonName: `system:node:${nodeName}`, organizations: ["system:nodes"] })).toString("base64");
   const body = { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { name }, spec: { request, signerName: KUBELET_CLIENT_SIGNER, usages: USAGES } };

@@ -61,7 +61,10 @@ function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean):
     const csr = c.object;
     const conds: Obj[] = csr.status?.conditions ?? [];
     const isNodeClient = csr.spec?.signerName === "kubernetes.io/kube-apiserver-client-kubelet";
-    if (autoApprove && isNodeClient && !conds.length && (csr.spec?.groups ?? []).includes("system:bootstrappers")) {
+    const groups: string[] = csr.spec?.groups ?? [];
+    // csrapproving: node client certificates requested with a bootstrap token, or renewed by the node itself.
+    const requester = groups.includes("system:bootstrappers") || (groups.includes("system:nodes") && String(csr.spec?.username).startsWith("system:node:"));
+    if (autoApprove && isNodeClient && !conds.length && requester) {
       const approved = { ...csr, status: { ...csr.status, conditions: [{ type: "Approved", status: "True", reason: "AutoApproved", message: "Auto approving kubelet client certificate after SubjectAccessReview.", lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } };
       void store.put(c.key, approved, Number(csr.metadata.resourceVersion));
       return;
