@@ -27,6 +27,7 @@ import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -138,9 +139,6 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     if (!flags.kubeconfig) {
       log.info("Standalone mode, no API client");
       log.info("No API server defined - no node status update will be sent");
-    } else {
-      // API-server mode (registration, status, lease) arrives with src/node/; until then say so.
-      log.warn(`API server mode is not implemented yet: running standalone ${kv({ kubeconfig: flags.kubeconfig })}`);
     }
 
     for (const c of components) {
@@ -206,6 +204,8 @@ export interface NodeAgent extends Agent {
   readonly cri: CriClient;
   /** Resolves true once the runtime answered and the pod lifecycle started (false if stopped first). */
   readonly runtimeReady: Promise<boolean>;
+  /** API-server mode (with --kubeconfig). */
+  readonly nodeApi?: NodeApiWiring;
 }
 
 /**
@@ -355,6 +355,10 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     },
   });
 
+  // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock }) : undefined;
+  if (nodeApi) components.push(nodeApi);
+
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
   components.push({
     name: "image gc",
@@ -375,5 +379,5 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getSummary: () => eviction.summary.summary(),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
-  return { ...agent, pods, eviction, imageGC, cri, runtimeReady };
+  return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };
 }

@@ -356,8 +356,8 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "evictionMinimumReclaim", "mergeDefaultEvictionSettings", "kernelMemcgNotification", "failSwapOn",
   "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
   "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
-  // Not yet: nodeStatusUpdateFrequency, nodeStatusReportFrequency, nodeLeaseDurationSeconds and
-  // registerNode need API-server mode; shutdownGracePeriod needs graceful node shutdown.
+  // Not yet: shutdownGracePeriod needs graceful node shutdown.
+  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", // cluster
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

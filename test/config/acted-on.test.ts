@@ -17,10 +17,6 @@ const warningsFor = async (yaml: string) => {
 
 describe("ACTED_ON_FIELDS", () => {
   test.each([
-    ["nodeStatusUpdateFrequency: 20s\n", "nodeStatusUpdateFrequency"],
-    ["nodeStatusReportFrequency: 1m\n", "nodeStatusReportFrequency"],
-    ["nodeLeaseDurationSeconds: 30\n", "nodeLeaseDurationSeconds"],
-    ["registerNode: false\n", "registerNode"],
     ["shutdownGracePeriod: 30s\n", "shutdownGracePeriod"],
   ])("not acted on yet, warns: %s", async (yaml, field) => {
     expect((await warningsFor(yaml)).map((w) => w.split(" ")[0])).toEqual([field]);
@@ -32,6 +28,7 @@ describe("ACTED_ON_FIELDS", () => {
     "runtimeRequestTimeout: 1m\n",
     "containerLogMonitorInterval: 20s\n",
     "maxPods: 10\n",
+    "nodeStatusUpdateFrequency: 20s\nnodeStatusReportFrequency: 1m\nnodeLeaseDurationSeconds: 30\nregisterNode: false\nkubeAPIQPS: 10\nkubeAPIBurst: 20\n",
     "failSwapOn: false\n",
     "imageGCHighThresholdPercent: 90\nimageGCLowThresholdPercent: 70\nimageMinimumGCAge: 5m\n",
   ])("acted on, no warning: %s", async (yaml) => {

@@ -1,0 +1,101 @@
+// API-server mode for the node (upstream: the kubelet's syncNodeStatus loop + nodelease controller,
+// started by Kubelet.Run when a kubeClient exists): registration + status, and the lease, as one
+// agent component. Everything the status needs comes in through NodeFacts, so the agent wires the
+// runtime, the eviction manager and the machine, and a test wires fakes.
+import type { Clock } from "../clock.ts";
+import type { Threshold } from "../eviction/threshold.ts";
+import type { NodeConditionType } from "../eviction/index.ts";
+import type { KubeClient } from "../kube/index.ts";
+import { kv, log } from "../log.ts";
+import type { NodeAddress } from "./addresses.ts";
+import { createLeaseController, type LeaseController } from "./lease-controller.ts";
+import type { MachineInfo } from "./machine-info.ts";
+import type { NodeRegistration } from "./node-object.ts";
+import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
+import { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";
+import type { RuntimeReadiness } from "./runtime-state.ts";
+
+export interface NodeFacts {
+  machine(): Promise<MachineInfo>;
+  addresses(): NodeAddress[];
+  runtime(): Promise<RuntimeReadiness>;
+  images(): Promise<ContainerImage[]>;
+  pressure(): readonly NodeConditionType[];
+  hardEvictionThresholds: readonly Threshold[];
+}
+
+export interface NodeApiModeSettings {
+  registration: NodeRegistration;
+  registerNode: boolean;
+  kubeletVersion: string;
+  kubeletPort: number;
+  maxPods: number;
+  maxImages: number;
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  updateFrequencyMs: number;
+  reportFrequencyMs: number;
+  leaseDurationSeconds: number;
+}
+
+export interface NodeApiMode {
+  name: string;
+  start(): void;
+  stop(): void;
+  status: NodeStatusController;
+  lease: LeaseController;
+}
+
+export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock): NodeApiMode {
+  let machine: MachineInfo | undefined;
+  async function gather(): Promise<NodeStatusInput> {
+    machine ??= await facts.machine(); // static for the life of the process (boot id, sizes)
+    const [runtime, images] = await Promise.all([facts.runtime(), facts.images().catch(() => [])]);
+    return {
+      nowMs: clock.now(),
+      machine,
+      addresses: facts.addresses(),
+      kubeletVersion: s.kubeletVersion,
+      runtimeVersion: runtime.version,
+      readyErrors: runtime.errors,
+      pressure: facts.pressure(),
+      images,
+      maxImages: s.maxImages,
+      maxPods: s.maxPods,
+      kubeletPort: s.kubeletPort,
+      systemReserved: s.systemReserved,
+      kubeReserved: s.kubeReserved,
+      hardEvictionThresholds: facts.hardEvictionThresholds,
+    };
+  }
+  const status = createNodeStatusController({
+    client: heartbeat,
+    clock,
+    registration: s.registration,
+    registerNode: s.registerNode,
+    gather,
+    updateFrequencyMs: s.updateFrequencyMs,
+    reportFrequencyMs: s.reportFrequencyMs,
+  });
+  const lease = createLeaseController({
+    client: heartbeat,
+    clock,
+    nodeName: s.registration.nodeName,
+    leaseDurationSeconds: s.leaseDurationSeconds,
+    nodeUid: () => status.node()?.metadata.uid,
+  });
+  return {
+    name: "node status and lease",
+    start() {
+      log.info(`API server mode: registering the node, reporting status, renewing the lease ${kv({ node: s.registration.nodeName, server: heartbeat.config.server, statusUpdate: `${s.updateFrequencyMs / 1000}s`, statusReport: `${s.reportFrequencyMs / 1000}s`, leaseRenew: `${lease.renewIntervalMs / 1000}s` })}`);
+      status.start();
+      lease.start();
+    },
+    stop() {
+      status.stop();
+      lease.stop();
+    },
+    status,
+    lease,
+  };
+}

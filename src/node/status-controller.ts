@@ -1,0 +1,162 @@
+// Registration and node status (upstream Kubelet.syncNodeStatus, registerWithAPIServer,
+// updateNodeStatus/tryUpdateNodeStatus, fastStatusUpdateOnce):
+//   start → register (create; AlreadyExists → get + reconcile labels/annotation), retried 100 ms → 7 s
+//   every nodeStatusUpdateFrequency: GET node (first try from the cache, resourceVersion=0) → setters
+//   → PATCH nodes/<name>/status (strategic merge) only if the status changed or
+//   nodeStatusReportFrequency passed since the last report; 5 tries per sync.
+//   Until the node first reports Ready it syncs every 100 ms, so start → Ready is not 10 s.
+//   The Node gone (404) → registered again at once (the API server lost it or someone deleted it).
+import type { Clock, TimerHandle } from "../clock.ts";
+import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
+import { kv, log } from "../log.ts";
+import { backoff } from "./backoff.ts";
+import { initialNode, reconcileExisting, type NodeRegistration } from "./node-object.ts";
+import { buildNodeStatus, nodeStatusHasChanged, type NodeStatusInput } from "./node-status.ts";
+
+export interface NodeStatusControllerDeps {
+  client: KubeClient;
+  clock: Clock;
+  registration: NodeRegistration;
+  registerNode: boolean;
+  /** Everything the setters need, gathered fresh for each sync. */
+  gather(): Promise<NodeStatusInput>;
+  updateFrequencyMs: number;
+  reportFrequencyMs: number;
+  /** Fast sync interval until the first Ready report (upstream 100 ms). */
+  fastUpdateMs?: number;
+}
+
+export interface NodeStatusController {
+  start(): void;
+  stop(): void;
+  /** One sync now (tests, and the agent after the runtime came up). */
+  sync(): Promise<void>;
+  /** The Node as last returned by the API server. */
+  node(): Node | undefined;
+  registered(): boolean;
+  /** The error of the last sync that failed all its tries; undefined once a sync succeeds. */
+  lastError(): string | undefined;
+}
+
+const NODE_STATUS_UPDATE_RETRY = 5;
+
+export function createNodeStatusController(d: NodeStatusControllerDeps): NodeStatusController {
+  const name = d.registration.nodeName;
+  const path = `/api/v1/nodes/${encodeURIComponent(name)}`;
+  let registered = false;
+  let lastReportMs = -Infinity;
+  let lastNode: Node | undefined;
+  let reportedReady = false;
+  // fastStatusUpdateOnce: sync every 100 ms until the first Ready report, unless the API fails.
+  let fastPhase = true;
+  let lastError: string | undefined;
+  let started = false;
+  let stopped = false;
+  let timer: TimerHandle | undefined;
+  let running: Promise<void> | undefined;
+  const regBackoff = backoff(100, 7000);
+
+  async function tryRegister(): Promise<boolean> {
+    const input = await d.gather();
+    const node = initialNode(d.registration, buildNodeStatus(input));
+    log.info(`Attempting to register node ${kv({ node: name })}`);
+    try {
+      lastNode = await d.client.request({ method: "POST", path: "/api/v1/nodes", body: node, schema: nodeSchema });
+      log.info(`Successfully registered node ${kv({ node: name })}`);
+      return true;
+    } catch (e) {
+      if (!isAlreadyExists(e)) {
+        log.error(`Unable to register node with API server ${kv({ node: name, error: (e as Error).message })}`);
+        return false;
+      }
+    }
+    const existing = await d.client.request({ path, schema: nodeSchema });
+    log.info(`Node was previously registered ${kv({ node: name })}`);
+    const patch = reconcileExisting(d.registration, existing);
+    lastNode = patch ? await d.client.request({ method: "PATCH", path: `${path}/status`, body: patch, contentType: "application/merge-patch+json", schema: nodeSchema }) : existing;
+    return true;
+  }
+
+  async function register(): Promise<void> {
+    while (!stopped && !registered) {
+      try {
+        registered = await tryRegister();
+      } catch (e) {
+        log.error(`Unable to register node with API server ${kv({ node: name, error: (e as Error).message })}`);
+      }
+      if (registered) return regBackoff.reset();
+      const wait = regBackoff.next();
+      await new Promise<void>((r) => d.clock.setTimeout(r, wait));
+    }
+  }
+
+  async function tryUpdate(attempt: number): Promise<void> {
+    const node = await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema });
+    const input = await d.gather();
+    const status = buildNodeStatus(input, node.status ?? undefined);
+    if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
+    const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
+    lastNode = await d.client.request({ method: "PATCH", path: `${path}/status`, body, contentType: "application/strategic-merge-patch+json", schema: nodeSchema });
+    lastReportMs = input.nowMs;
+    const ready = status.conditions.find((c) => c.type === "Ready")?.status === "True";
+    if (ready !== reportedReady) log.info(`Node status reported ${kv({ node: name, ready, reason: status.conditions.find((c) => c.type === "Ready")?.reason })}`);
+    reportedReady = ready;
+    if (ready) fastPhase = false;
+  }
+
+  async function updateNodeStatus(): Promise<void> {
+    let last: unknown;
+    for (let i = 0; i < NODE_STATUS_UPDATE_RETRY && !stopped; i++) {
+      try {
+        await tryUpdate(i);
+        lastError = undefined;
+        return;
+      } catch (e) {
+        last = e;
+        if (isNotFound(e) && d.registerNode) {
+          log.warn(`Node not found on the API server, registering it again ${kv({ node: name })}`);
+          registered = false;
+          return;
+        }
+      }
+    }
+    if (last) {
+      fastPhase = false;
+      lastError = (last as Error).message;
+      log.error(`Unable to update node status ${kv({ node: name, error: (last as Error).message })}`);
+    }
+  }
+
+  async function sync(): Promise<void> {
+    if (d.registerNode && !registered) await register();
+    if (stopped || (d.registerNode && !registered)) return;
+    await updateNodeStatus();
+    if (d.registerNode && !registered && !stopped) {
+      await register();
+      await updateNodeStatus();
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = d.clock.setTimeout(() => {
+      running = sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
+    }, fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs);
+  }
+
+  return {
+    start() {
+      if (started || stopped) return;
+      started = true;
+      running = sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
+    },
+    stop() {
+      stopped = true;
+      if (timer) d.clock.clearTimeout(timer);
+    },
+    sync: () => sync(),
+    node: () => lastNode,
+    registered: () => registered,
+    lastError: () => lastError,
+  };
+}

@@ -1,0 +1,110 @@
+// API-server mode of the agent (upstream: run() building kubeClient/heartbeatClient after the TLS
+// bootstrap, then Kubelet.Run starting syncNodeStatus and the node lease controller):
+//   --kubeconfig (+ --bootstrap-kubeconfig) → client identity → main client (kubeAPIQPS/Burst)
+//   + heartbeat client (no rate limit, timeout = min(nodeStatusUpdateFrequency, lease duration))
+//   → node registration/status + lease, fed by the CRI runtime, the eviction manager and the machine.
+// A valid kubeconfig is loaded in start() (a bad one fails the start, as upstream exits); a TLS
+// bootstrap that waits for approval runs in the background, so static pods run meanwhile.
+import type { Clock } from "../clock.ts";
+import type { KubeletConfiguration } from "../config/kubelet-config.ts";
+import { durationMs } from "../config/duration.ts";
+import type { CriClient } from "../cri/client.ts";
+import type { EvictionWiring } from "./eviction.ts";
+import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
+import { createCertRotation, isClientConfigStillValid, loadClientCert, type CertRotation } from "../kube/bootstrap/index.ts";
+import { kv, log } from "../log.ts";
+import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
+import { kubeletVersion } from "../node/version.ts";
+import { nodeNameFrom } from "../pod/setup.ts";
+
+export interface NodeApiWiringInput {
+  config: KubeletConfiguration;
+  flags: { kubeconfig: string; bootstrapKubeconfig?: string; certDir: string; rootDir: string; nodeIP?: string; hostnameOverride?: string; nodeLabels: Record<string, string> };
+  nodeName: string;
+  cri: CriClient;
+  eviction: Pick<EvictionWiring, "manager" | "evictionConfig">;
+  clock: Clock;
+}
+
+export interface NodeApiWiring {
+  name: string;
+  start(): Promise<void>;
+  stop(): void;
+  /** The node side once running (after a bootstrap, later than start()). */
+  mode(): NodeApiMode | undefined;
+  /** The rate-limited client for the pod sources and status manager to come. */
+  client(): KubeClient | undefined;
+}
+
+export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
+  const { config, flags, clock } = input;
+  const abort = new AbortController();
+  let mode: NodeApiMode | undefined;
+  let main: KubeClient | undefined;
+  let rotation: CertRotation | undefined;
+
+  function run(rest: RestConfig): void {
+    const updateMs = durationMs(config.nodeStatusUpdateFrequency);
+    const leaseSeconds = config.nodeLeaseDurationSeconds;
+    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}` });
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}` });
+    const hostname = nodeNameFrom(flags.hostnameOverride);
+    const addresses = nodeAddresses(hostname, flags.nodeIP);
+    mode = createNodeApiMode(
+      {
+        registration: { nodeName: input.nodeName, hostname, os: "linux", arch: goArch(), nodeLabels: flags.nodeLabels, registerWithTaints: config.registerWithTaints ?? [], providerID: config.providerID || undefined },
+        registerNode: config.registerNode,
+        kubeletVersion: kubeletVersion(),
+        kubeletPort: config.port,
+        maxPods: config.maxPods,
+        maxImages: config.nodeStatusMaxImages,
+        systemReserved: config.systemReserved,
+        kubeReserved: config.kubeReserved,
+        updateFrequencyMs: updateMs,
+        reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
+        leaseDurationSeconds: leaseSeconds,
+      },
+      {
+        machine: () => readMachineInfo(flags.rootDir),
+        addresses: () => addresses,
+        runtime: () => runtimeReadiness(input.cri),
+        images: async () => (await input.cri.listImages()).map((i) => ({ names: [...i.repoDigests, ...i.repoTags], sizeBytes: Number(i.size) })),
+        pressure: () => input.eviction.manager.nodeConditions(),
+        hardEvictionThresholds: input.eviction.evictionConfig.thresholds.filter((t) => t.gracePeriodMs === 0),
+      },
+      heartbeat,
+      clock,
+    );
+    if (abort.signal.aborted) return;
+    mode.start();
+    // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
+    if (config.rotateCertificates && rest.certFile) {
+      const clients = [main, heartbeat];
+      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
+    }
+  }
+
+  return {
+    name: "api server mode",
+    async start() {
+      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal };
+      if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
+        run(await loadKubeconfig(flags.kubeconfig));
+        return;
+      }
+      void loadClientCert(opts)
+        .then(async () => run(await loadKubeconfig(flags.kubeconfig)))
+        .catch((e) => {
+          if (!abort.signal.aborted) log.error(`TLS bootstrap failed; the node stays unregistered, static pods keep running ${kv({ bootstrapKubeconfig: flags.bootstrapKubeconfig, error: (e as Error).message })}`);
+        });
+    },
+    stop() {
+      abort.abort();
+      mode?.stop();
+      rotation?.stop();
+    },
+    mode: () => mode,
+    client: () => main,
+  };
+}

@@ -1,0 +1,118 @@
+// The node agent joins a cluster (the API-server double) as a kubeadm node does: --kubeconfig that
+// does not exist yet + --bootstrap-kubeconfig with a bootstrap token → CSR approved → Node Ready
+// with the real runtime's version, conditions, capacity and allocatable — checked with the real
+// kubectl — the lease renewing, a deleted Node registered again, and an API-server restart caught up.
+// Needs root and containerd (skipped otherwise).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
+import { loadConfig } from "../../../src/config/load.ts";
+import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
+import { writeStaticPodConfig } from "../../support/agent.ts";
+import { freePort } from "../../support/binary.ts";
+import { until } from "../../support/wait.ts";
+
+const PID = process.pid;
+const CGROUP_ROOT = `/bunlet-join-${PID}`;
+const BASE = `/tmp/bunlet-join-${PID}`;
+const NODE = `join-${PID}`;
+
+describe.skipIf(!canRunContainerd())("join a cluster", () => {
+  let ctd: TestContainerd;
+  let api: ApiServerDouble;
+  let agent: NodeAgent;
+  const admin = join(BASE, "admin.kubeconfig");
+
+  async function kubectl(...args: string[]): Promise<string> {
+    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
+    return out;
+  }
+  const node = async () => (await api.store.get(`nodes//${NODE}`))!;
+  const condition = async (type: string) => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === type);
+
+  beforeAll(async () => {
+    ctd = await acquireContainerd();
+    api = await startApiServer();
+    mkdirSync(join(BASE, "manifests"), { recursive: true });
+    await api.writeKubeconfig(admin, { token: api.adminToken });
+    const bootstrap = join(BASE, "bootstrap-kubelet.conf");
+    await api.writeKubeconfig(bootstrap, { token: api.bootstrapToken, user: "tls-bootstrap-token-user" });
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
+      "nodeStatusUpdateFrequency: 1s",
+      "nodeLeaseDurationSeconds: 4",
+      "systemReserved: { cpu: 100m, memory: 256Mi }",
+      "evictionHard: { memory.available: 100Mi }",
+    ]);
+    const loaded = await loadConfig([
+      "--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`,
+      `--kubeconfig=${join(BASE, "kubelet.conf")}`, `--bootstrap-kubeconfig=${bootstrap}`, `--cert-dir=${join(BASE, "pki")}`,
+      "--node-labels=example.com/pool=edge", "--node-ip=10.20.30.40",
+    ]);
+    agent = createNodeAgent(loaded, { protectSelf: false });
+    await agent.start();
+  }, 600_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    await api?.close();
+    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+  }, 120_000);
+
+  test("bootstrap token → CSR approved → Node Ready, shown by kubectl get nodes -o wide", async () => {
+    await until("Node Ready", async () => (await condition("Ready"))?.status === "True", 30_000);
+    expect((await node()).metadata.labels).toMatchObject({ "example.com/pool": "edge", "kubernetes.io/hostname": NODE });
+    const csr = (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]!;
+    expect(csr.status.conditions[0]).toMatchObject({ type: "Approved", reason: "AutoApproved" });
+    expect(api.requests.some((r) => r.user === `system:node:${NODE}`)).toBe(true);
+    const out = await kubectl("get", "nodes", "-o", "wide");
+    const row = out.split("\n").find((l) => l.startsWith(NODE))!;
+    expect(row).toMatch(new RegExp(`^${NODE}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+10\\.20\\.30\\.40\\s+<none>\\s+.+\\s+containerd://\\S+\\s*$`));
+  });
+
+  test("kubectl describe node: conditions, capacity, allocatable, system info", async () => {
+    const out = await kubectl("describe", "node", NODE);
+    expect(out).toMatch(/MemoryPressure\s+False\s+.*KubeletHasSufficientMemory\s+kubelet has sufficient memory available/);
+    expect(out).toMatch(/DiskPressure\s+False\s+.*KubeletHasNoDiskPressure/);
+    expect(out).toMatch(/PIDPressure\s+False\s+.*KubeletHasSufficientPID/);
+    expect(out).toMatch(/Ready\s+True\s+.*KubeletReady\s+kubelet is posting ready status/);
+    expect(out).toMatch(/Capacity:\n\s+cpu:\s+\d+\n\s+ephemeral-storage:\s+\d+\S*\n(\s+hugepages-\S+:\s+\S+\n)*\s+memory:\s+\d+Ki\n\s+pods:\s+110\n/);
+    expect(out).toMatch(/Allocatable:\n\s+cpu:\s+\d+m?\n/);
+    expect(out).toMatch(/Container Runtime Version:\s+containerd:\/\//);
+    expect(out).toMatch(new RegExp(`Lease:\\n\\s+HolderIdentity:\\s+${NODE}`));
+    const n = await node();
+    // allocatable memory = capacity − 256Mi systemReserved − 100Mi hard eviction (− hugepages)
+    const ki = (q: string) => Number(q.replace(/Ki$/, ""));
+    expect(ki(n.status.capacity.memory) - ki(n.status.allocatable.memory)).toBeGreaterThanOrEqual(356 * 1024);
+  });
+
+  test("the lease in kube-node-lease is renewed", async () => {
+    expect(await kubectl("get", "lease", "-n", "kube-node-lease")).toMatch(new RegExp(`${NODE}\\s+${NODE}\\s+`));
+    const lease = async () => (await api.store.get(`leases.coordination.k8s.io/kube-node-lease/${NODE}`))!;
+    const first = (await lease()).spec.renewTime;
+    await until("lease renewed", async () => (await lease()).spec.renewTime !== first, 10_000);
+    expect((await lease()).spec.leaseDurationSeconds).toBe(4);
+  });
+
+  test("kubectl delete node → the node registers again and is Ready", async () => {
+    const uid = (await node()).metadata.uid;
+    await kubectl("delete", "node", NODE);
+    await until("re-registered Ready", async () => (await api.store.get(`nodes//${NODE}`))?.metadata.uid !== uid && (await condition("Ready"))?.status === "True", 30_000);
+  });
+
+  test("API server restarted: pods side untouched, status catches up", async () => {
+    await api.stop();
+    await until("a status sync failed while it is down", () => agent.nodeApi!.mode()!.status.lastError(), 15_000);
+    // What the node saw while the API server was away must be reported when it returns.
+    const n = await node();
+    await api.store.put(`nodes//${NODE}`, { ...n, status: { ...n.status, conditions: n.status.conditions.map((c: any) => (c.type === "Ready" ? { ...c, status: "Unknown", reason: "NodeStatusUnknown" } : c)) } });
+    await api.start();
+    expect((await condition("Ready"))?.status).toBe("Unknown");
+    await until("Ready again after the restart", async () => (await condition("Ready"))?.status === "True", 30_000);
+    expect(agent.nodeApi!.mode()!.status.lastError()).toBeUndefined();
+  });
+});

@@ -1,0 +1,81 @@
+// Server-side defaulting and validation the kubelet relies on (k8s.io/kubernetes/pkg/apis/*/v1
+// defaults, registry strategies): metadata the server owns (uid, creationTimestamp, namespace,
+// generateName), Node allocatable = capacity when unset, Namespace phase Active, CSR requester
+// identity (spec.username/groups/uid) filled from the authenticated user.
+import { randomUUID } from "node:crypto";
+import { apiVersionOf, type ResourceDef } from "./resources.ts";
+import type { User } from "./auth.ts";
+import type { Obj } from "./store.ts";
+import { badRequest, invalid } from "./status.ts";
+
+const rfc3339 = (ms = Date.now()) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+
+export function prepareCreate(d: ResourceDef, ns: string, obj: Obj, user: User): Obj {
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw badRequest("the body of the request must be a JSON object");
+  const meta = { ...(obj.metadata ?? {}) };
+  if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomUUID().replace(/-/g, "").slice(0, 5)}`;
+  if (!meta.name) throw invalid(d, "", "metadata.name", "Required value: name or generateName is required");
+  if (d.namespaced) {
+    if (meta.namespace && meta.namespace !== ns) throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+    meta.namespace = ns;
+  } else delete meta.namespace;
+  meta.uid = randomUUID();
+  meta.creationTimestamp = rfc3339();
+  delete meta.resourceVersion;
+  delete meta.deletionTimestamp;
+  const out: Obj = { ...obj, kind: d.kind, apiVersion: apiVersionOf(d), metadata: meta };
+  DEFAULTS[d.resource]?.(out, user);
+  return out;
+}
+
+/** Applies the per-kind defaults again after an update (e.g. allocatable from capacity). */
+export function prepareUpdate(d: ResourceDef, old: Obj, next: Obj, sub: string | undefined): Obj {
+  const out: Obj = { ...next, kind: d.kind, apiVersion: apiVersionOf(d) };
+  // Fields the server owns are kept from the stored object.
+  out.metadata = { ...next.metadata, uid: old.metadata.uid, creationTimestamp: old.metadata.creationTimestamp, name: old.metadata.name, ...(d.namespaced ? { namespace: old.metadata.namespace } : {}) };
+  if (sub === "status") {
+    // Status strategies keep the spec (nodes: metadata may change too, as the kubelet's label reconcile relies on).
+    out.spec = old.spec;
+    if (d.resource !== "nodes") out.metadata = { ...old.metadata };
+  } else if (sub === "approval") {
+    out.spec = old.spec;
+    out.metadata = { ...old.metadata };
+    out.status = { ...old.status, conditions: next.status?.conditions ?? [] };
+  } else if (d.subresources.includes("status")) {
+    out.status = old.status; // the main resource ignores status changes
+  }
+  if (d.resource === "nodes") defaultNodeStatus(out);
+  return out;
+}
+
+function defaultNodeStatus(n: Obj): void {
+  n.spec ??= {};
+  n.status ??= {};
+  if (n.status.capacity && !n.status.allocatable) n.status.allocatable = { ...n.status.capacity };
+}
+
+const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
+  nodes: defaultNodeStatus,
+  namespaces: (o) => {
+    o.spec = { finalizers: ["kubernetes"], ...(o.spec ?? {}) };
+    o.status = { phase: "Active", ...(o.status ?? {}) };
+  },
+  leases: (o) => {
+    o.spec ??= {};
+  },
+  certificatesigningrequests: (o, user) => {
+    const spec = o.spec ?? {};
+    if (!spec.request) throw invalid({ kind: "CertificateSigningRequest" } as ResourceDef, o.metadata.name, "spec.request", "Required value");
+    if (!spec.signerName) throw invalid({ kind: "CertificateSigningRequest" } as ResourceDef, o.metadata.name, "spec.signerName", "Required value");
+    o.spec = { ...spec, username: user.name, groups: user.groups, ...(user.uid ? { uid: user.uid } : {}) };
+    o.status = {};
+  },
+  pods: (o) => {
+    o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}) };
+    o.status = { phase: "Pending", qosClass: "BestEffort", ...(o.status ?? {}) };
+  },
+  events: (o) => {
+    o.firstTimestamp ??= null;
+    o.count ??= 1;
+  },
+};

@@ -1,0 +1,58 @@
+// A private etcd for the API-server double, as kube-apiserver has one: Debian's etcd-server (3.4,
+// installed by scripts/host/setup.sh), on 127.0.0.1 with free ports and a temp data dir, stopped
+// and removed by stop(). The double talks to it through etcd's JSON gRPC gateway (/v3/kv/…,
+// /v3/watch), so resourceVersions, compare-and-swap, watch-from-revision and compaction are etcd's.
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface Etcd {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const etcdAvailable = (): boolean => Bun.which("etcd") !== null;
+
+export async function startEtcd(): Promise<Etcd> {
+  if (!etcdAvailable()) throw new Error("etcd is not installed: run scripts/host/setup.sh (Debian package etcd-server)");
+  const dir = await mkdtemp(join(tmpdir(), "bunlet-etcd-"));
+  const [client, peer] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${client}`;
+  const proc = Bun.spawn([
+    "etcd", "--name", "double", "--data-dir", join(dir, "data"),
+    "--listen-client-urls", url, "--advertise-client-urls", url,
+    "--listen-peer-urls", `http://127.0.0.1:${peer}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
+    "--initial-cluster", `double=http://127.0.0.1:${peer}`, "--log-level", "error", "--logger", "zap",
+  ], { stdout: "ignore", stderr: "pipe" });
+  const stop = async () => {
+    proc.kill("SIGTERM");
+    const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
+    await proc.exited;
+    clearTimeout(t);
+    await rm(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) return { url, stop };
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      const err = await new Response(proc.stderr).text().catch(() => "");
+      await stop();
+      throw new Error(`etcd did not become healthy on ${url}: ${err.slice(-2000)}`);
+    }
+    await Bun.sleep(20);
+  }
+}

@@ -1,0 +1,70 @@
+// What the double serves: the resources the kubelet (and kubectl pointed at the node) touch, with
+// their discovery documents as kube-apiserver publishes them (/api, /apis, /api/v1, /apis/<g>/<v>).
+export interface ResourceDef {
+  group: string; // "" for core
+  version: string;
+  resource: string; // plural
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  /** Subresources served: status (spec kept), approval (CSR conditions only). */
+  subresources: string[];
+}
+
+const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+export const RESOURCES: ResourceDef[] = [
+  { group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: "Namespace", namespaced: false, shortNames: ["ns"], subresources: ["status"] },
+  { group: "", version: "v1", resource: "nodes", singular: "node", kind: "Node", namespaced: false, shortNames: ["no"], subresources: ["status"] },
+  { group: "", version: "v1", resource: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status"] },
+  { group: "", version: "v1", resource: "events", singular: "event", kind: "Event", namespaced: true, shortNames: ["ev"], subresources: [] },
+  { group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: "Lease", namespaced: true, subresources: [] },
+  { group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: "CertificateSigningRequest", namespaced: false, shortNames: ["csr"], subresources: ["status", "approval"] },
+];
+
+export const apiVersionOf = (d: ResourceDef): string => (d.group ? `${d.group}/${d.version}` : d.version);
+
+/** "nodes" or "leases.coordination.k8s.io", as upstream names a resource in Status messages. */
+export const qualifiedResource = (d: ResourceDef): string => (d.group ? `${d.resource}.${d.group}` : d.resource);
+
+export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
+
+export function resourceList(group: string, version: string): object | undefined {
+  const defs = RESOURCES.filter((r) => r.group === group && r.version === version);
+  if (!defs.length) return undefined;
+  const resources: object[] = [];
+  for (const d of defs) {
+    resources.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS, ...(d.shortNames ? { shortNames: d.shortNames } : {}) });
+    for (const s of d.subresources) {
+      resources.push({ name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] });
+    }
+  }
+  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group ? `${group}/${version}` : version, resources };
+}
+
+export function apiVersions(serverAddress: string): object {
+  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }] };
+}
+
+export function apiGroupList(): object {
+  const groups = [...new Set(RESOURCES.filter((r) => r.group).map((r) => r.group))].map((name) => {
+    const gv = { groupVersion: `${name}/v1`, version: "v1" };
+    return { name, versions: [gv], preferredVersion: gv };
+  });
+  return { kind: "APIGroupList", apiVersion: "v1", groups };
+}
+
+export const VERSION_INFO = {
+  major: "1",
+  minor: "31",
+  gitVersion: "v1.31.0-bunlet-apiserver-double",
+  gitCommit: "0000000000000000000000000000000000000000",
+  gitTreeState: "clean",
+  buildDate: "2026-01-01T00:00:00Z",
+  goVersion: "go1.22.0",
+  compiler: "gc",
+  platform: "linux/amd64",
+};
