@@ -16,6 +16,8 @@ import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
 import { nodeNameFrom } from "../pod/setup.ts";
+import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
+import type { PodUpdate } from "../pod/sources/update.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -24,6 +26,8 @@ export interface NodeApiWiringInput {
   cri: CriClient;
   eviction: Pick<EvictionWiring, "manager" | "evictionConfig">;
   clock: Clock;
+  /** Where the API pod source delivers (the lifecycle's handleUpdate, source "api"). */
+  onPodUpdate?: (u: PodUpdate) => void;
 }
 
 export interface NodeApiWiring {
@@ -42,6 +46,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let mode: NodeApiMode | undefined;
   let main: KubeClient | undefined;
   let rotation: CertRotation | undefined;
+  let podSource: ApiPodSource | undefined;
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -77,6 +82,10 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     );
     if (abort.signal.aborted) return;
     mode.start();
+    if (input.onPodUpdate) {
+      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: input.onPodUpdate });
+      podSource.start();
+    }
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
@@ -103,6 +112,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       abort.abort();
       mode?.stop();
       rotation?.stop();
+      podSource?.stop();
     },
     mode: () => mode,
     client: () => main,

@@ -34,8 +34,10 @@ export function createPodsWiring(input: {
   flags: { hostnameOverride?: string; nodeIP?: string };
   runtime: Runtime;
   capacity?: NodeCapacity;
+  /** Sources fed through handleUpdate (["api"] in API-server mode). */
+  extraSources?: string[];
 }): PodsWiring {
-  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({ config: input.config, flags: input.flags, runtime: input.runtime, capacity: input.capacity });
+  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({ config: input.config, flags: input.flags, runtime: input.runtime, capacity: input.capacity, extraSources: input.extraSources });
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };
   const driver: CgroupDriver = input.config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
   const paths = cgroupPaths(driver, input.config.cgroupRoot ?? "");
