@@ -18,6 +18,8 @@ import { kubeletVersion } from "../node/version.ts";
 import { nodeNameFrom } from "../pod/setup.ts";
 import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
 import type { PodUpdate } from "../pod/sources/update.ts";
+import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.ts";
+import type { Pod, PodStatus } from "../pod/types.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -28,6 +30,8 @@ export interface NodeApiWiringInput {
   clock: Clock;
   /** Where the API pod source delivers (the lifecycle's handleUpdate, source "api"). */
   onPodUpdate?: (u: PodUpdate) => void;
+  /** The status the lifecycle computed for a pod (sent to pods/status). */
+  podStatus?: (uid: string) => PodStatus | undefined;
 }
 
 export interface NodeApiWiring {
@@ -47,6 +51,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let main: KubeClient | undefined;
   let rotation: CertRotation | undefined;
   let podSource: ApiPodSource | undefined;
+  let statusSyncer: ApiStatusSyncer | undefined;
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -83,8 +88,14 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     if (abort.signal.aborted) return;
     mode.start();
     if (input.onPodUpdate) {
-      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: input.onPodUpdate });
+      const onUpdate = input.onPodUpdate;
+      let apiPods: Pod[] = [];
+      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: (u) => ((apiPods = u.pods), onUpdate(u)) });
       podSource.start();
+      if (input.podStatus) {
+        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus });
+        statusSyncer.start();
+      }
     }
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
@@ -113,6 +124,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       mode?.stop();
       rotation?.stop();
       podSource?.stop();
+      statusSyncer?.stop();
     },
     mode: () => mode,
     client: () => main,

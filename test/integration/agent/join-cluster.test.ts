@@ -86,6 +86,12 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     const running = await until("API pod Running", () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.uid === uid && p.status?.phase === "Running"), 120_000);
     expect(running.status!.containerStatuses![0]!.state?.running).toBeDefined();
     expect(agent.pods.lifecycle.sourcesReady()).toBe(true);
+    // The status manager patched pods/status: the API object shows Running with the pod IP.
+    const obj = await until("pod status in the API", async () => { const o = (await api.store.get("pods/default/api-pod"))!; return o.status?.phase === "Running" && o.status?.podIP ? o : undefined; }, 60_000);
+    expect(obj.status.podIP).toBe(running.status!.podIP);
+    expect(obj.status.conditions.find((c: any) => c.type === "Ready")?.status).toBe("True");
+    const wide = await kubectl("get", "pods", "-o", "wide");
+    expect(wide).toMatch(new RegExp(`api-pod\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${obj.status.podIP.replaceAll(".", "\\.")}\\s+${NODE}`));
   }, 180_000);
 
   test("kubectl describe node: conditions, capacity, allocatable, system info", async () => {
