@@ -14,6 +14,8 @@ export interface ApiStatusSyncerOptions {
   /** Pods of the api source (their latest set). */
   pods: () => Pod[];
   status: (uid: string) => PodStatus | undefined;
+  /** Containers stopped and cgroup removed: a pod being deleted may then be removed from the API. */
+  cleanedUp?: (pod: Pod) => boolean;
   /** Upstream syncs every 10 s and on each status change; here one poll period does both. */
   periodMs?: number;
 }
@@ -47,6 +49,17 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     }
   }
 
+  /** Upstream canBeDeleted → DELETE with grace 0 and the UID as precondition. */
+  async function deletePod(pod: Pod): Promise<void> {
+    const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
+    try {
+      await opts.client.request({ method: "DELETE", path, body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } } });
+      log.info(`Pod fully terminated and removed from etcd ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid })}`);
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) log.warn(`Failed to delete status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, error: (e as Error).message })}`);
+    }
+  }
+
   async function syncOnce(): Promise<void> {
     if (running) return;
     running = true;
@@ -55,6 +68,10 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
       const live = new Set(pods.map((p) => p.metadata.uid));
       for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
       for (const pod of pods) {
+        if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
+          await deletePod(pod);
+          continue;
+        }
         const status = opts.status(pod.metadata.uid);
         if (status) await syncPod(pod, status);
       }

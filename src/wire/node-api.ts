@@ -32,6 +32,7 @@ export interface NodeApiWiringInput {
   onPodUpdate?: (u: PodUpdate) => void;
   /** The status the lifecycle computed for a pod (sent to pods/status). */
   podStatus?: (uid: string) => PodStatus | undefined;
+  podCleanedUp?: (pod: Pod) => boolean;
 }
 
 export interface NodeApiWiring {
@@ -93,7 +94,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: (u) => ((apiPods = u.pods), onUpdate(u)) });
       podSource.start();
       if (input.podStatus) {
-        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus });
+        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp });
         statusSyncer.start();
       }
     }

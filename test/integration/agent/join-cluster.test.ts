@@ -138,4 +138,14 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     const apiPods = agent.pods.lifecycle.listPodsForApi().filter((p) => p.metadata.name === "api-pod");
     expect(apiPods.map((p) => [p.status?.phase, p.status?.containerStatuses?.[0]?.restartCount])).toEqual([["Running", 0]]);
   });
+
+  test("kubectl delete pod: stopped within its grace, then removed from the API (grace 0, UID precondition)", async () => {
+    const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
+    await kubectl("delete", "pod", "api-pod", "--timeout=120s");
+    expect(await api.store.get("pods/default/api-pod")).toBeUndefined();
+    const del = api.requests.filter((r) => r.method === "DELETE" && r.path.startsWith("/api/v1/namespaces/default/pods/api-pod") && r.user === `system:node:${NODE}`);
+    expect(del.length).toBeGreaterThan(0);
+    expect((await ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.uid === uid && s.state === 0)).toEqual([]);
+  }, 180_000);
+
 });
