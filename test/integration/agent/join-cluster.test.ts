@@ -91,6 +91,10 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     expect(obj.status.podIP).toBe(running.status!.podIP);
     expect(obj.status.conditions.find((c: any) => c.type === "Ready")?.status).toBe("True");
     const wide = await kubectl("get", "pods", "-o", "wide");
+    const described = await kubectl("describe", "pod", "api-pod");
+    expect(described).toMatch(/Status:\s+Running/);
+    expect(described).toMatch(/State:\s+Running/);
+    expect(described).toMatch(/Conditions:[\s\S]*Ready\s+True/);
     expect(wide).toMatch(new RegExp(`api-pod\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${obj.status.podIP.replaceAll(".", "\\.")}\\s+${NODE}`));
   }, 180_000);
 
