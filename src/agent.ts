@@ -252,7 +252,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
   });
-  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics });
+  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -356,7 +356,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
   if (nodeApi) components.push(nodeApi);
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.

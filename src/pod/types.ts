@@ -330,6 +330,10 @@ const metadata = z.strictObject({
   annotations: z.record(z.string(), z.string()).optional(),
   creationTimestamp: z.string().nullable().optional().transform((v) => v ?? undefined),
   generateName: z.string().optional(),
+  // Set by the API server on API pods (src/pod/sources/api.ts keeps these of its metadata).
+  deletionTimestamp: z.string().nullable().optional().transform((v) => v ?? undefined),
+  deletionGracePeriodSeconds: z.number().int().nullable().optional().transform((v) => v ?? undefined),
+  ownerReferences: z.array(z.object({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string(), controller: z.boolean().optional() }).passthrough()).optional(),
 });
 
 export const podSchema = z.strictObject({

@@ -16,6 +16,10 @@ import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
 import { nodeNameFrom } from "../pod/setup.ts";
+import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
+import type { PodUpdate } from "../pod/sources/update.ts";
+import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.ts";
+import type { Pod, PodStatus } from "../pod/types.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -24,6 +28,11 @@ export interface NodeApiWiringInput {
   cri: CriClient;
   eviction: Pick<EvictionWiring, "manager" | "evictionConfig">;
   clock: Clock;
+  /** Where the API pod source delivers (the lifecycle's handleUpdate, source "api"). */
+  onPodUpdate?: (u: PodUpdate) => void;
+  /** The status the lifecycle computed for a pod (sent to pods/status). */
+  podStatus?: (uid: string) => PodStatus | undefined;
+  podCleanedUp?: (pod: Pod) => boolean;
 }
 
 export interface NodeApiWiring {
@@ -42,6 +51,8 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let mode: NodeApiMode | undefined;
   let main: KubeClient | undefined;
   let rotation: CertRotation | undefined;
+  let podSource: ApiPodSource | undefined;
+  let statusSyncer: ApiStatusSyncer | undefined;
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -77,6 +88,16 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     );
     if (abort.signal.aborted) return;
     mode.start();
+    if (input.onPodUpdate) {
+      const onUpdate = input.onPodUpdate;
+      let apiPods: Pod[] = [];
+      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: (u) => ((apiPods = u.pods), onUpdate(u)) });
+      podSource.start();
+      if (input.podStatus) {
+        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp });
+        statusSyncer.start();
+      }
+    }
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
@@ -103,6 +124,8 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       abort.abort();
       mode?.stop();
       rotation?.stop();
+      podSource?.stop();
+      statusSyncer?.stop();
     },
     mode: () => mode,
     client: () => main,

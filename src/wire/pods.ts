@@ -36,8 +36,17 @@ export function createPodsWiring(input: {
   runtime: Runtime;
   capacity?: NodeCapacity;
   metrics?: KubeletMetrics;
+  /** Sources fed through handleUpdate (["api"] in API-server mode). */
+  extraSources?: string[];
 }): PodsWiring {
-  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({ config: input.config, flags: input.flags, runtime: input.runtime, capacity: input.capacity, metrics: input.metrics });
+  const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({
+    config: input.config,
+    flags: input.flags,
+    runtime: input.runtime,
+    capacity: input.capacity,
+    metrics: input.metrics,
+    extraSources: input.extraSources,
+  });
   input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };
   const driver: CgroupDriver = input.config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";

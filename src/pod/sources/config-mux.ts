@@ -70,7 +70,8 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
           [ConfigFirstSeenAnnotationKey]: existing.metadata.annotations?.[ConfigFirstSeenAnnotationKey] ?? rfc3339Nano(opts.clock.now()),
         };
         into.set(uid, p);
-        if (specKey(existing) !== specKey(p)) updates.push(p);
+        // Upstream checkAndUpdatePod: a newly set deletionTimestamp is a DELETE (graceful stop).
+        if (specKey(existing) !== specKey(p)) (p.metadata.deletionTimestamp && !existing.metadata.deletionTimestamp ? deletes : updates).push(p);
         else if (stableJson(existing.status) !== stableJson(p.status)) reconciles.push(p);
         else into.set(uid, existing);
       }

@@ -74,6 +74,30 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     expect(row).toMatch(new RegExp(`^${NODE}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+10\\.20\\.30\\.40\\s+<none>\\s+.+\\s+containerd://\\S+\\s*$`));
   });
 
+  test("a pod created with kubectl apply (spec.nodeName = this node) runs on containerd through the API pod source", async () => {
+    const file = join(BASE, "api-pod.yaml");
+    await Bun.write(file, [
+      "apiVersion: v1", "kind: Pod", "metadata: { name: api-pod, namespace: default }",
+      `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
+    ].join("\n"));
+    // The double serves no OpenAPI document, so client-side validation is off.
+    await kubectl("apply", "--validate=false", "-f", file);
+    const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
+    const running = await until("API pod Running", () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.uid === uid && p.status?.phase === "Running"), 120_000);
+    expect(running.status!.containerStatuses![0]!.state?.running).toBeDefined();
+    expect(agent.pods.lifecycle.sourcesReady()).toBe(true);
+    // The status manager patched pods/status: the API object shows Running with the pod IP.
+    const obj = await until("pod status in the API", async () => { const o = (await api.store.get("pods/default/api-pod"))!; return o.status?.phase === "Running" && o.status?.podIP ? o : undefined; }, 60_000);
+    expect(obj.status.podIP).toBe(running.status!.podIP);
+    expect(obj.status.conditions.find((c: any) => c.type === "Ready")?.status).toBe("True");
+    const wide = await kubectl("get", "pods", "-o", "wide");
+    const described = await kubectl("describe", "pod", "api-pod");
+    expect(described).toMatch(/Status:\s+Running/);
+    expect(described).toMatch(/State:\s+Running/);
+    expect(described).toMatch(/Conditions:[\s\S]*Ready\s+True/);
+    expect(wide).toMatch(new RegExp(`api-pod\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${obj.status.podIP.replaceAll(".", "\\.")}\\s+${NODE}`));
+  }, 180_000);
+
   test("kubectl describe node: conditions, capacity, allocatable, system info", async () => {
     const out = await kubectl("describe", "node", NODE);
     expect(out).toMatch(/MemoryPressure\s+False\s+.*KubeletHasSufficientMemory\s+kubelet has sufficient memory available/);
@@ -114,5 +138,18 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     expect((await condition("Ready"))?.status).toBe("Unknown");
     await until("Ready again after the restart", async () => (await condition("Ready"))?.status === "True", 30_000);
     expect(agent.nodeApi!.mode()!.status.lastError()).toBeUndefined();
+    // The API pod kept running through the restart: one of it, not restarted.
+    const apiPods = agent.pods.lifecycle.listPodsForApi().filter((p) => p.metadata.name === "api-pod");
+    expect(apiPods.map((p) => [p.status?.phase, p.status?.containerStatuses?.[0]?.restartCount])).toEqual([["Running", 0]]);
   });
+
+  test("kubectl delete pod: stopped within its grace, then removed from the API (grace 0, UID precondition)", async () => {
+    const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
+    await kubectl("delete", "pod", "api-pod", "--timeout=120s");
+    expect(await api.store.get("pods/default/api-pod")).toBeUndefined();
+    const del = api.requests.filter((r) => r.method === "DELETE" && r.path.startsWith("/api/v1/namespaces/default/pods/api-pod") && r.user === `system:node:${NODE}`);
+    expect(del.length).toBeGreaterThan(0);
+    expect((await ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.uid === uid && s.state === 0)).toEqual([]);
+  }, 180_000);
+
 });

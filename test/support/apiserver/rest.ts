@@ -111,6 +111,16 @@ export async function remove(store: Store, t: Target, body: Obj | undefined): Pr
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
     throw conflict(t.def, t.name!, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
   }
+  // Graceful deletion of a scheduled pod (registry/core/pod BeforeDelete): deletionTimestamp = now +
+  // grace, the kubelet stops it and deletes with grace 0. A pending shorter grace is kept.
+  const grace = body?.gracePeriodSeconds ?? old.spec?.terminationGracePeriodSeconds ?? 30;
+  if (t.def.resource === "pods" && old.spec?.nodeName && grace > 0 && !(old.metadata.deletionGracePeriodSeconds <= grace)) {
+    const marked = { ...old, metadata: { ...old.metadata, deletionTimestamp: new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"), deletionGracePeriodSeconds: grace } };
+    const put = await store.put(key, marked, Number(old.metadata.resourceVersion));
+    if (put === "conflict") throw conflict(t.def, t.name!);
+    return { code: 200, body: put };
+  }
+  if (t.def.resource === "pods" && old.metadata.deletionTimestamp && grace > 0) return { code: 200, body: old };
   const gone = await store.delete(key, Number(old.metadata.resourceVersion));
   if (gone === "conflict") throw conflict(t.def, t.name!);
   if (!gone) throw notFound(t.def, t.name!);

@@ -46,6 +46,25 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: Obj) => unknown[]
       return [n.metadata.name, nodeStatus(n), nodeRoles(n), age(n.metadata.creationTimestamp), i.kubeletVersion ?? "", addr(n, "InternalIP"), addr(n, "ExternalIP"), i.osImage || "<unknown>", i.kernelVersion || "<unknown>", i.containerRuntimeVersion || "<unknown>"];
     },
   },
+  pods: {
+    // kube-apiserver's printPod: READY ready/total, STATUS reason or phase (Terminating when deleting), RESTARTS summed.
+    columns: [
+      { name: "Name", type: "string", format: "name" }, { name: "Ready", type: "string" }, { name: "Status", type: "string" },
+      { name: "Restarts", type: "string" }, { name: "Age", type: "string" },
+      { name: "IP", type: "string", priority: 1 }, { name: "Node", type: "string", priority: 1 },
+      { name: "Nominated Node", type: "string", priority: 1 }, { name: "Readiness Gates", type: "string", priority: 1 },
+    ],
+    cells: (p) => {
+      const cs: Obj[] = p.status?.containerStatuses ?? [];
+      const total = p.spec?.containers?.length ?? 0;
+      const ready = cs.filter((c) => c.ready).length;
+      const waiting = cs.find((c) => c.state?.waiting?.reason)?.state.waiting.reason;
+      let status = p.status?.reason || waiting || p.status?.phase || "Unknown";
+      if (p.metadata.deletionTimestamp) status = "Terminating";
+      const restarts = cs.reduce((n, c) => n + (c.restartCount ?? 0), 0);
+      return [p.metadata.name, `${ready}/${total}`, status, String(restarts), age(p.metadata.creationTimestamp), p.status?.podIP || "<none>", p.spec?.nodeName || "<none>", "<none>", "<none>"];
+    },
+  },
   leases: {
     columns: [{ name: "Name", type: "string", format: "name" }, { name: "Holder", type: "string" }, { name: "Age", type: "string" }],
     cells: (l) => [l.metadata.name, l.spec?.holderIdentity ?? "", age(l.metadata.creationTimestamp)],

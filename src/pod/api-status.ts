@@ -1,0 +1,92 @@
+// Pod status to the API server (upstream pkg/kubelet/status/status_manager.go syncPod): for every pod
+// of the "api" source, the status the lifecycle computed is PATCHed to pods/<name>/status as a
+// strategic merge patch with the pod's UID as precondition — only when it differs from what was last
+// sent. A 409 is retried at the next sync; a 404 or a UID mismatch (pod gone or recreated) drops it.
+import { kv, log } from "../log.ts";
+import { every, type Clock } from "../clock.ts";
+import { isConflict, isNotFound, type KubeClient } from "../kube/index.ts";
+import { stableJson } from "./static-pod.ts";
+import type { Pod, PodStatus } from "./types.ts";
+
+export interface ApiStatusSyncerOptions {
+  client: KubeClient;
+  clock: Clock;
+  /** Pods of the api source (their latest set). */
+  pods: () => Pod[];
+  status: (uid: string) => PodStatus | undefined;
+  /** Containers stopped and cgroup removed: a pod being deleted may then be removed from the API. */
+  cleanedUp?: (pod: Pod) => boolean;
+  /** Upstream syncs every 10 s and on each status change; here one poll period does both. */
+  periodMs?: number;
+}
+
+export interface ApiStatusSyncer {
+  start(): void;
+  stop(): void;
+  syncOnce(): Promise<void>;
+}
+
+export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
+  const sent = new Map<string, string>();
+  let stopPeriodic: (() => void) | undefined;
+  let running = false;
+
+  async function syncPod(pod: Pod, status: PodStatus): Promise<void> {
+    const uid = pod.metadata.uid;
+    const body = stableJson(status);
+    if (sent.get(uid) === body) return;
+    const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`;
+    try {
+      await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status } });
+      sent.set(uid, body);
+      log.info(`Patch status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, phase: status.phase })}`);
+    } catch (e) {
+      if (isNotFound(e) || isConflict(e)) {
+        log.info(`Pod status not patched; retried at the next sync ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, reason: (e as Error).message })}`);
+        return;
+      }
+      log.warn(`Failed to update status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, error: (e as Error).message })}`);
+    }
+  }
+
+  /** Upstream canBeDeleted → DELETE with grace 0 and the UID as precondition. */
+  async function deletePod(pod: Pod): Promise<void> {
+    const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
+    try {
+      await opts.client.request({ method: "DELETE", path, body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } } });
+      log.info(`Pod fully terminated and removed from etcd ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid })}`);
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) log.warn(`Failed to delete status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, error: (e as Error).message })}`);
+    }
+  }
+
+  async function syncOnce(): Promise<void> {
+    if (running) return;
+    running = true;
+    try {
+      const pods = opts.pods();
+      const live = new Set(pods.map((p) => p.metadata.uid));
+      for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
+      for (const pod of pods) {
+        if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
+          await deletePod(pod);
+          continue;
+        }
+        const status = opts.status(pod.metadata.uid);
+        if (status) await syncPod(pod, status);
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    start() {
+      stopPeriodic = every(opts.clock, opts.periodMs ?? 1000, syncOnce);
+    },
+    stop() {
+      stopPeriodic?.();
+    },
+    syncOnce,
+  };
+}

@@ -1,0 +1,135 @@
+// API-server pod source (upstream pkg/kubelet/config/apiserver.go: a reflector over
+// pods?fieldSelector=spec.nodeName=<node> feeding an UndeltaStore that pushes the whole set as SET
+// on every change). list → SET; watch from the list's resourceVersion with allowWatchBookmarks;
+// a bookmark only moves the resume point; a dropped watch resumes from the last resourceVersion seen;
+// 410 Gone (compacted) → relist. API server down → back-off (reflector: 800 ms doubling to 30 s);
+// the last set stays, so pods keep running.
+import { kv, log } from "../../log.ts";
+import type { Clock } from "../../clock.ts";
+import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
+import { backoff } from "../../node/backoff.ts";
+import { decodePod } from "../manifest.ts";
+import type { Pod } from "../types.ts";
+import type { PodUpdate } from "./update.ts";
+
+export interface ApiSourceOptions {
+  client: KubeClient;
+  nodeName: string;
+  clock: Clock;
+  onUpdate: (u: PodUpdate) => void;
+  /** Server-side watch timeout, as the reflector's random 5–10 min (seconds). */
+  watchTimeoutSeconds?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
+export interface ApiPodSource {
+  start(): void;
+  stop(): void;
+  /** The resourceVersion the next watch resumes from (for tests and logs). */
+  resourceVersion(): string | undefined;
+}
+
+export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
+  const abort = new AbortController();
+  const pods = new Map<string, Pod>();
+  const path = "/api/v1/pods";
+  const fieldSelector = `spec.nodeName=${opts.nodeName}`;
+  const pace = backoff(opts.backoffInitialMs ?? 800, opts.backoffMaxMs ?? 30_000);
+  let rv: string | undefined;
+
+  const push = () => opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
+
+  function decode(obj: unknown): Pod | undefined {
+    const { pod, errors } = decodePod(podView(obj), "api");
+    if (pod) return pod;
+    const o = obj as { metadata?: { namespace?: string; name?: string } };
+    log.error(`API pod rejected ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error: errors.map((e) => e.message).join("; ") })}`);
+    return undefined;
+  }
+
+  async function list(): Promise<void> {
+    const res = await opts.client.request<{ metadata: { resourceVersion: string }; items: unknown[] }>({ path, query: { fieldSelector }, signal: abort.signal });
+    pods.clear();
+    for (const item of res.items) {
+      const p = decode(item);
+      if (p) pods.set(p.metadata.uid, p);
+    }
+    rv = res.metadata.resourceVersion;
+    log.info(`API pods listed ${kv({ node: opts.nodeName, pods: pods.size, resourceVersion: rv })}`);
+    push();
+  }
+
+  async function watch(): Promise<void> {
+    const query = { fieldSelector, resourceVersion: rv, allowWatchBookmarks: "true", timeoutSeconds: String(opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300)) };
+    for await (const ev of watchEvents(opts.client, path, query, abort.signal)) {
+      pace.reset();
+      const objRv = ev.object?.metadata?.resourceVersion as string | undefined;
+      if (ev.type === "BOOKMARK") {
+        if (objRv) rv = objRv;
+        continue;
+      }
+      const uid = ev.object?.metadata?.uid as string | undefined;
+      if (objRv) rv = objRv;
+      if (!uid) continue;
+      if (ev.type === "DELETED") pods.delete(uid);
+      else {
+        const p = decode(ev.object);
+        if (p) pods.set(uid, p);
+        else pods.delete(uid);
+      }
+      push();
+    }
+  }
+
+  async function run(): Promise<void> {
+    while (!abort.signal.aborted) {
+      try {
+        if (rv === undefined) await list();
+        await watch();
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        if (isGone(e)) {
+          log.info(`API pod watch expired; relisting ${kv({ resourceVersion: rv })}`);
+          rv = undefined;
+          continue;
+        }
+        const delay = pace.next();
+        log.warn(`API pod list/watch failed; pods keep running ${kv({ retryInMs: delay, error: (e as Error).message })}`);
+        await sleep(opts.clock, delay, abort.signal);
+      }
+    }
+  }
+
+  return {
+    start() {
+      void run();
+    },
+    stop() {
+      abort.abort();
+    },
+    resourceVersion: () => rv,
+  };
+}
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const h = clock.setTimeout(done, ms);
+    function done() {
+      clock.clearTimeout(h);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Metadata the kubelet acts on (upstream checkAndUpdatePod compares labels, annotations and the deletion fields); resourceVersion, managedFields and status are the API server's. */
+const KEPT_METADATA = ["name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "generateName", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences"];
+
+function podView(obj: unknown): unknown {
+  const o = obj as { metadata?: Record<string, unknown>; status?: unknown };
+  if (!o || typeof o !== "object" || !o.metadata) return obj;
+  const metadata = Object.fromEntries(Object.entries(o.metadata).filter(([k]) => KEPT_METADATA.includes(k)));
+  return { ...o, metadata, status: undefined };
+}
