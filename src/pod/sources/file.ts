@@ -143,8 +143,9 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   return {
     async start() {
       stopped = false;
-      await resync();
+      // The periodic re-read is armed before the first one, so a first failure never ends it.
       stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
+      await resync();
     },
     stop() {
       stopped = true;

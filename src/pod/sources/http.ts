@@ -39,6 +39,15 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
   };
 
   const resync = async () => {
+    try {
+      await readOnce();
+    } catch (e) {
+      // Whatever the body did (decode, defaults), it is this URL's error; polling goes on.
+      fail(`unable to process the response body: ${(e as Error).message}`);
+    }
+  };
+
+  const readOnce = async () => {
     let text: string;
     try {
       const res = await doFetch(opts.url, { headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
@@ -62,8 +71,9 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
   return {
     async start() {
       stopped = false;
-      await resync();
+      // Polling is armed before the first read, so a first failure never ends it.
       stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
+      await resync();
     },
     stop() {
       stopped = true;
