@@ -53,6 +53,12 @@ export function decodePod(obj: unknown, file: string, prefix = ""): { pod?: Pod;
   return { errors: issueErrors(file, prefix, r.error) };
 }
 
+/**
+ * Alias expansion limit (the `yaml` package's resource-exhaustion guard, as Go's yaml.v2 has its own):
+ * a "billion laughs" document becomes an error of its document instead of gigabytes of objects.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
 /** Decodes every document of a manifest text. `file` names the source in errors (path or URL). */
 export function decodeManifests(text: string, file: string): DecodedManifests {
   const out: DecodedManifests = { pods: [], errors: [] };
@@ -70,7 +76,14 @@ export function decodeManifests(text: string, file: string): DecodedManifests {
       out.errors.push(new ManifestError(file, where, `not YAML/JSON: ${doc.errors[0]!.message}`));
       return;
     }
-    const obj: unknown = doc.toJS();
+    // Inside the per-document try: one hostile document is an error of that document only.
+    let obj: unknown;
+    try {
+      obj = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      out.errors.push(new ManifestError(file, where, `not YAML/JSON: ${(e as Error).message}`));
+      return;
+    }
     if (obj === null || obj === undefined) return; // empty document (e.g. trailing ---)
     if (Array.isArray(obj)) {
       // A bare array of pods (some config generators emit one).

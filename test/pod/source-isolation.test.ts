@@ -5,16 +5,8 @@ import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod } from "./fake-runtime.ts";
+import { aliasBomb } from "../support/hostile.ts";
 
-export const aliasBomb = [
-  `a: &a ["x","x","x","x","x","x","x","x","x"]`,
-  `b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]`,
-  `c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]`,
-  `d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]`,
-  `e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]`,
-  `f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]`,
-  "",
-].join("\n");
 
 const goodPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: app, image: bunlet.local/busybox:1}]\n";
 

@@ -64,9 +64,14 @@ export async function readStaticPods(path: string, nodeName: string): Promise<{ 
       errors.push(new ManifestError(file, "", (e as Error).message));
       continue;
     }
-    const decoded = decodeManifests(text, file);
-    errors.push(...decoded.errors);
-    for (const pod of decoded.pods) pods.push(applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+    // Whatever a file's content does, it is that file's error: the directory read goes on.
+    try {
+      const decoded = decodeManifests(text, file);
+      errors.push(...decoded.errors);
+      for (const pod of decoded.pods) pods.push(applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+    } catch (e) {
+      errors.push(new ManifestError(file, "", `unable to process: ${(e as Error).message}`));
+    }
   }
   return { pods, errors, exists: true };
 }
