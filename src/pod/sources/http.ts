@@ -6,6 +6,7 @@ import { every, type Clock } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { PodSource } from "./file.ts";
+import { readBoundedBody } from "./http-body.ts";
 import type { PodUpdate } from "./update.ts";
 
 export interface HttpSourceOptions {
@@ -19,6 +20,8 @@ export interface HttpSourceOptions {
   onErrors?: (errors: ManifestError[]) => void;
   fetch?: typeof fetch;
   timeoutMs?: number;
+  /** Response body cap (default MAX_MANIFEST_BYTES). */
+  maxBodyBytes?: number;
 }
 
 export function createHttpSource(opts: HttpSourceOptions): PodSource {
@@ -50,8 +53,10 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
   const readOnce = async () => {
     let text: string;
     try {
-      const res = await doFetch(opts.url, { headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
-      text = await res.text();
+      const ac = new AbortController();
+      const signal = AbortSignal.any([ac.signal, AbortSignal.timeout(opts.timeoutMs ?? 10_000)]);
+      const res = await doFetch(opts.url, { headers, signal });
+      text = await readBoundedBody(res, () => ac.abort(), opts.maxBodyBytes);
       if (res.status !== 200) return fail(`${opts.url}: ${res.status} ${res.statusText}, body: ${text.slice(0, 200)}`);
     } catch (e) {
       return fail((e as Error).message);
