@@ -126,3 +126,62 @@ describe("finding 3: only regular files, bounded reads", () => {
     }
   });
 });
+
+describe("finding 10: upstream validation; an invalid edit keeps the running pod", () => {
+  const withMeta = (meta: string, container = "") =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n${meta}spec:\n  containers:\n    - name: app\n      image: i\n${container}`;
+  test.each([
+    ["a 250-character name (253 with the node suffix is the limit)", withMeta(`  name: ${"a".repeat(250)}\n`), "metadata.name", /must be no more than 253 characters/],
+    ["a name whose log directory would pass NAME_MAX", withMeta(`  name: ${"a".repeat(220)}\n`), "metadata.name", /pod log directory .* fits in 255 bytes/],
+    ["a bad label key", withMeta("  name: x\n  labels: {'bad key!': v}\n"), "metadata.labels", /name part must consist of alphanumeric characters/],
+    ["a bad label value", withMeta("  name: x\n  labels: {app: 'a b'}\n"), "metadata.labels[app]", /a valid label must be an empty string/],
+    ["a label value of 64 characters", withMeta(`  name: x\n  labels: {app: ${"v".repeat(64)}}\n`), "metadata.labels[app]", /must be no more than 63 characters/],
+    ["annotations over 256 KiB", withMeta(`  name: x\n  annotations: {a: ${"b".repeat(300 * 1024)}}\n`), "metadata.annotations", /^Too long: must have at most 262144 bytes$/],
+    ["a negative memory limit", withMeta("  name: x\n", "      resources: {limits: {memory: -5Gi}}\n"), "spec.containers[0].resources.limits[memory]", /^Invalid value: "-5Gi": must be greater than or equal to 0$/],
+    ["a request above its limit", withMeta("  name: x\n", "      resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}\n"), "spec.containers[0].resources.requests[cpu]", /must be less than or equal to cpu limit of 1/],
+  ])("refused: %s", async (_what, text, field, detail) => {
+    const d = tempDir();
+    writeFileSync(join(d, "p.yaml"), text);
+    const r = await readStaticPods(d, "node1");
+    expect(r.pods).toEqual([]);
+    expect(r.errors.length).toBeGreaterThanOrEqual(1);
+    expect(r.errors[0]!.file).toBe(join(d, "p.yaml"));
+    expect(r.errors[0]!.field).toBe(field);
+    expect(r.errors[0]!.detail).toMatch(detail);
+  });
+
+  test("an edit adding an unsupported field leaves the running pod as it was and says so", async () => {
+    const { createPodConfig } = await import("../../src/pod/sources/config-mux.ts");
+    const d = tempDir();
+    writeFileSync(join(d, "web.yaml"), podYaml("web"));
+    const updates: PodUpdate[] = [];
+    const mux = createPodConfig({ clock: realClock, onUpdate: (u) => updates.push(u) });
+    const src = createFileSource({ path: d, nodeName: "n", checkFrequencyMs: 3_600_000, clock: realClock, onUpdate: (u) => mux.merge(u.source, u), debounceMs: 10 });
+    sources.push(src);
+    await src.start();
+    const uid = mux.pods()[0]!.metadata.uid;
+    writeFileSync(join(d, "web.yaml"), `${podYaml("web")}  shareProcessNamespace: true\n`);
+    await src.resync();
+    expect(src.errors()[0]!.file).toBe(join(d, "web.yaml"));
+    expect(src.errors()[0]!.field).toBe("spec.shareProcessNamespace");
+    expect(mux.pods().map((p) => p.metadata.uid)).toEqual([uid]);
+    expect(updates.map((u) => u.op)).toEqual(["ADD"]); // no REMOVE: the running pod stays
+    // A valid new version replaces it as usual.
+    writeFileSync(join(d, "web.yaml"), podYaml("web", "bunlet.local/busybox:2"));
+    await src.resync();
+    expect(src.errors()).toEqual([]);
+    expect(updates.map((u) => u.op)).toEqual(["ADD", "REMOVE", "ADD"]);
+  });
+
+  test("the duplicate-name error names both files", async () => {
+    const d = tempDir();
+    writeFileSync(join(d, "a.yaml"), podYaml("same"));
+    writeFileSync(join(d, "b.yaml"), podYaml("same", "other:1"));
+    const src = createFileSource({ path: d, nodeName: "n", checkFrequencyMs: 3_600_000, clock: realClock, onUpdate: () => {} });
+    sources.push(src);
+    await src.start();
+    expect(src.errors()).toHaveLength(1);
+    expect(src.errors()[0]!.file).toBe(join(d, "b.yaml"));
+    expect(src.errors()[0]!.message).toContain(`metadata.name: Duplicate value: "default/same-n": the pod name is already used by ${join(d, "a.yaml")}`);
+  });
+});

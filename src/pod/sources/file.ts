@@ -12,6 +12,7 @@ import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
 import { readManifestFile, type ReadLimits } from "./read-manifest.ts";
+import { createLastGood, dropDuplicateNames, validateStaticPods } from "./static-pods.ts";
 import type { PodUpdate } from "./update.ts";
 
 export interface FileSourceOptions {
@@ -70,7 +71,10 @@ async function readOneFile(file: string, nodeName: string, limits: ReadLimits): 
   try {
     const decoded = decodeManifests(r.text, file);
     const out: FileManifests = { pods: [], errors: [...decoded.errors] };
-    for (const pod of decoded.pods) out.pods.push(applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+    const defaulted = decoded.pods.map((pod) => applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+    const valid = validateStaticPods(defaulted, file);
+    out.pods.push(...valid.pods);
+    out.errors.push(...valid.errors);
     return out;
   } catch (e) {
     return { pods: [], errors: [new ManifestError(file, "", `unable to process: ${(e as Error).message}`)] };
@@ -113,6 +117,13 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   let reported = new Set<string>();
   let running: Promise<void> | undefined;
   let again = false;
+  // Messages about manifests kept at their previous version this round (logged once per version).
+  const kept: { message: string }[] = [];
+  const lastGood = createLastGood((file, pods, errors) => {
+    kept.push({
+      message: `invalid new version of a static pod manifest: its pods keep running as they were ${kv({ file, pods: pods.map((p) => p.metadata.name).join(","), errors: errors.length, firstError: errors[0]!.message })}`,
+    });
+  });
 
   const ensureWatch = () => {
     if (watcher || stopped) return;
@@ -150,10 +161,19 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
       next.add(e.message);
       if (!reported.has(e.message)) log.error(`static pod manifest rejected ${kv({ file: e.file, field: e.field || undefined, error: e.detail })}`);
     }
+    const entries: { pod: Pod; location: string }[] = [];
+    for (const [file, fm] of r.files ?? []) for (const pod of lastGood.resolve(file, fm.pods, fm.errors)) entries.push({ pod, location: file });
+    lastGood.forgetExcept(new Set(r.files?.keys() ?? []));
+    const unique = dropDuplicateNames(entries);
+    const errors = [...r.errors, ...unique.errors];
+    for (const e of [...unique.errors, ...kept.splice(0)]) {
+      next.add(e.message);
+      if (!reported.has(e.message)) log.warn(e.message);
+    }
     reported = next;
-    current = r.errors;
-    opts.onErrors?.(r.errors);
-    opts.onUpdate({ op: "SET", pods: r.pods, source: "file" });
+    current = errors;
+    opts.onErrors?.(errors);
+    opts.onUpdate({ op: "SET", pods: unique.pods, source: "file" });
     ensureWatch();
   };
 

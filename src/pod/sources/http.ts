@@ -7,6 +7,7 @@ import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { PodSource } from "./file.ts";
 import { readBoundedBody } from "./http-body.ts";
+import { createLastGood, dropDuplicateNames, validateStaticPods } from "./static-pods.ts";
 import type { PodUpdate } from "./update.ts";
 
 export interface HttpSourceOptions {
@@ -30,6 +31,12 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
   let stopPeriodic: (() => void) | undefined;
   let current: ManifestError[] = [];
   let lastLogged = "";
+  let keptLogged = "";
+  const lastGood = createLastGood((url, pods, errors) => {
+    const msg = `invalid new version of the static pod URL's manifest: its pods keep running as they were ${kv({ url, pods: pods.map((p) => p.metadata.name).join(","), errors: errors.length, firstError: errors[0]!.message })}`;
+    if (msg !== keptLogged) log.warn(msg);
+    keptLogged = msg;
+  });
 
   const headers = new Headers();
   for (const [k, v] of Object.entries(opts.headers ?? {})) for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
@@ -63,13 +70,17 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     }
     if (stopped) return;
     const decoded = text.trim() === "" ? { pods: [], errors: [] } : decodeManifests(text, opts.url);
-    current = decoded.errors;
-    const summary = decoded.errors.map((e) => e.message).join("; ");
+    const defaulted = decoded.pods.map((p) => applyStaticPodDefaults(p, { nodeName: opts.nodeName, source: "http", location: opts.url }));
+    const valid = validateStaticPods(defaulted, opts.url);
+    const unique = dropDuplicateNames(valid.pods.map((pod) => ({ pod, location: opts.url })));
+    const errors = [...decoded.errors, ...valid.errors, ...unique.errors];
+    current = errors;
+    const summary = errors.map((e) => e.message).join("; ");
     if (summary && summary !== lastLogged)
-      for (const e of decoded.errors) log.error(`static pod manifest rejected ${kv({ url: opts.url, field: e.field || undefined, error: e.detail })}`);
+      for (const e of errors) log.error(`static pod manifest rejected ${kv({ url: opts.url, field: e.field || undefined, error: e.detail })}`);
     lastLogged = summary;
-    opts.onErrors?.(decoded.errors);
-    const pods = decoded.pods.map((p) => applyStaticPodDefaults(p, { nodeName: opts.nodeName, source: "http", location: opts.url }));
+    opts.onErrors?.(errors);
+    const pods = lastGood.resolve(opts.url, unique.pods, errors);
     opts.onUpdate({ op: "SET", pods, source: "http" });
   };
 
