@@ -76,14 +76,17 @@ async function readBounded(file: string, maxBytes: number): Promise<ManifestRead
   try {
     const st = await fh.stat();
     if (!st.isFile()) return { kind: "skip", reason: `Manifest path is not a directory or file (${fileType(st)})` };
-    const buf = Buffer.allocUnsafe(maxBytes + 1);
+    // Sized from fstat (+1 to see a file that grew past the cap since), never past the cap.
+    const cap = Math.min(st.size, maxBytes) + 1;
+    const buf = Buffer.allocUnsafe(cap);
     let n = 0;
-    while (n <= maxBytes) {
-      const { bytesRead } = await fh.read(buf, n, maxBytes + 1 - n, n);
+    while (n < cap) {
+      const { bytesRead } = await fh.read(buf, n, cap - n, n);
       if (bytesRead === 0) break;
       n += bytesRead;
     }
     if (n > maxBytes) return { kind: "error", detail: tooBig(n, maxBytes) };
+    if (n === cap) return { kind: "error", detail: "manifest grew while being read; it is read again at the next check" };
     try {
       return { kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, n)) };
     } catch {
