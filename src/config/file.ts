@@ -3,7 +3,7 @@
 // kubelet.config.k8s.io/v1beta1 KubeletConfiguration, strict decoding first and, when only
 // unknown or duplicate fields made it fail, lenient decoding with a warning. Type errors are
 // fatal. Relative paths in the file are resolved against the file's directory.
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { type Document, LineCounter, parseDocument, YAMLParseError } from "yaml";
 import type { z } from "zod";
@@ -19,6 +19,9 @@ export interface DecodedConfigFile {
   warnings: string[];
 }
 
+/** Largest KubeletConfiguration file read (issue #14: hostile config files). */
+const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
 const fail = (path: string, detail: string, extra: { field?: string; value?: unknown } = {}) =>
   new ConfigError(`failed to load Kubelet config file ${path}, error: ${detail}`, { source: path, ...extra });
 
@@ -27,8 +30,13 @@ export async function readKubeletConfigFile(path: string): Promise<DecodedConfig
   const abs = resolve(path);
   let text: string;
   try {
+    // Regular files of sane size only: a link to /dev/zero or a FIFO must be an error, not a hang.
+    const st = await stat(abs);
+    if (!st.isFile()) throw fail(abs, `read ${abs}: not a regular file`);
+    if (st.size > MAX_CONFIG_FILE_BYTES) throw fail(abs, `read ${abs}: file is ${st.size} bytes, more than ${MAX_CONFIG_FILE_BYTES}`);
     text = await readFile(abs, "utf8");
   } catch (e) {
+    if (e instanceof ConfigError) throw e;
     const err = e as NodeJS.ErrnoException;
     throw fail(abs, `read ${abs}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`);
   }
@@ -41,7 +49,13 @@ export function decodeKubeletConfig(text: string, path: string): DecodedConfigFi
   if (text.trim() === "") throw fail(path, "file was empty; want a KubeletConfiguration object");
 
   const { doc, lines } = parseYaml(text, path, warnings);
-  const data: unknown = stripNulls(doc.toJS({ maxAliasCount: 100 }));
+  let data: unknown;
+  try {
+    data = stripNulls(doc.toJS({ maxAliasCount: 100 }));
+  } catch (e) {
+    // e.g. a YAML alias bomb: the yaml package's resource-exhaustion guard (issue #14 config fuzz).
+    throw fail(path, `not valid YAML: ${(e as Error).message}`);
+  }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw fail(path, `the file holds a ${Array.isArray(data) ? "list" : typeof data}; want a KubeletConfiguration object (apiVersion: ${API_VERSION}, kind: ${KIND})`);
   }

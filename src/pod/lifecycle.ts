@@ -36,6 +36,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   /** Pods being terminated, also after their source dropped them. */
   const known = new Map<string, Pod>();
   const sources: PodSource[] = [];
+  const sourceNames: string[] = [];
   const expectedSources: string[] = [...(config.extraSources ?? [])];
   const stoppers: (() => void)[] = [];
   let runtimeName = "containerd";
@@ -292,6 +293,34 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const housekeeping = () =>
     runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
 
+  /** A periodic loop whose failure is logged against its name and never ends it or another loop. */
+  const loop = (name: string, ms: number, fn: () => void | Promise<void>) =>
+    every(clock, ms, async () => {
+      try {
+        await fn();
+      } catch (e) {
+        log.error(`pod lifecycle loop failed; it runs again at its next period ${kv({ loop: name, error: (e as Error).message })}`);
+      }
+    });
+
+  function startLoops() {
+    pleg.start();
+    stoppers.push(loop("sync", config.syncFrequencyMs ?? 60_000, () => {
+      for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
+    }));
+    stoppers.push(loop("housekeeping", config.housekeepingPeriodMs ?? 2_000, housekeeping));
+    if (runtime.garbageCollect) stoppers.push(loop("container gc", config.containerGcPeriodMs ?? 60_000, () => containerGc()));
+    if (config.containerLogMaxSize && runtime.listContainerLogs && runtime.reopenContainerLog) {
+      const logs = createContainerLogManager({
+        listContainerLogs: runtime.listContainerLogs.bind(runtime),
+        reopenContainerLog: runtime.reopenContainerLog.bind(runtime),
+        policy: logRotationPolicy(config.containerLogMaxSize, config.containerLogMaxFiles ?? 5),
+        now: clock.now,
+      });
+      stoppers.push(loop("container log rotation", config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
+    }
+  }
+
   return {
     async start() {
       if (started) return;
@@ -303,6 +332,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       if (config.staticPodPath) {
         expectedSources.push("file");
+        sourceNames.push("file");
         sources.push(
           createFileSource({
             path: config.staticPodPath,
@@ -316,6 +346,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       if (config.staticPodURL) {
         expectedSources.push("http");
+        sourceNames.push("http");
         sources.push(
           createHttpSource({
             url: config.staticPodURL,
@@ -329,22 +360,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
           }),
         );
       }
-      await Promise.all(sources.map((s) => s.start()));
-      pleg.start();
-      stoppers.push(every(clock, config.syncFrequencyMs ?? 60_000, () => {
-        for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
-      }));
-      stoppers.push(every(clock, config.housekeepingPeriodMs ?? 2_000, housekeeping));
-      if (runtime.garbageCollect) stoppers.push(every(clock, config.containerGcPeriodMs ?? 60_000, () => containerGc()));
-      if (config.containerLogMaxSize && runtime.listContainerLogs && runtime.reopenContainerLog) {
-        const logs = createContainerLogManager({
-          listContainerLogs: runtime.listContainerLogs.bind(runtime),
-          reopenContainerLog: runtime.reopenContainerLog.bind(runtime),
-          policy: logRotationPolicy(config.containerLogMaxSize, config.containerLogMaxFiles ?? 5),
-          now: clock.now,
-        });
-        stoppers.push(every(clock, config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
-      }
+      // Loops first, each on its own: a source that fails (or hangs on a hostile manifest) must never
+      // keep PLEG, the sync loop, housekeeping or log rotation from running (issue #14 finding 1).
+      startLoops();
+      // Each source's first read is awaited (so start() returns with what the sources had), but a
+      // source that throws is reported against its own name and never stops another one.
+      await Promise.allSettled(
+        sources.map((s, i) =>
+          s.start().catch((e) => log.error(`pod source failed to start; it keeps retrying ${kv({ source: sourceNames[i], error: (e as Error).message })}`)),
+        ),
+      );
     },
     async stop() {
       for (const s of sources) s.stop();

@@ -53,9 +53,45 @@ export function decodePod(obj: unknown, file: string, prefix = ""): { pod?: Pod;
   return { errors: issueErrors(file, prefix, r.error) };
 }
 
+/**
+ * Alias expansion limit (the `yaml` package's resource-exhaustion guard, as Go's yaml.v2 has its own):
+ * a "billion laughs" document becomes an error of its document instead of gigabytes of objects.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/**
+ * Deepest flow nesting ([ and {) accepted. Measured: the `yaml` parser takes ~1 s for 1,000 nested
+ * brackets and overflows its stack at ~6,000, so a 512 KiB file of brackets would block the event
+ * loop for many seconds; a pod manifest never nests more than a dozen levels.
+ */
+export const MAX_FLOW_DEPTH = 100;
+
+/** Cheap pre-scan for flow nesting depth (quoted scalars skipped), before the parser sees the text. */
+export function flowDepthExceeded(text: string, max = MAX_FLOW_DEPTH): boolean {
+  let depth = 0;
+  let quote = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote || c === "\n") quote = "";
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === "[" || c === "{") {
+      if (++depth > max) return true;
+    } else if ((c === "]" || c === "}") && depth > 0) depth--;
+  }
+  return false;
+}
+
 /** Decodes every document of a manifest text. `file` names the source in errors (path or URL). */
 export function decodeManifests(text: string, file: string): DecodedManifests {
   const out: DecodedManifests = { pods: [], errors: [] };
+  if (flowDepthExceeded(text)) {
+    out.errors.push(new ManifestError(file, "", `not YAML/JSON: nesting deeper than ${MAX_FLOW_DEPTH} levels of [ or {`));
+    return out;
+  }
   let docs;
   try {
     docs = parseAllDocuments(text);
@@ -70,7 +106,14 @@ export function decodeManifests(text: string, file: string): DecodedManifests {
       out.errors.push(new ManifestError(file, where, `not YAML/JSON: ${doc.errors[0]!.message}`));
       return;
     }
-    const obj: unknown = doc.toJS();
+    // Inside the per-document try: one hostile document is an error of that document only.
+    let obj: unknown;
+    try {
+      obj = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      out.errors.push(new ManifestError(file, where, `not YAML/JSON: ${(e as Error).message}`));
+      return;
+    }
     if (obj === null || obj === undefined) return; // empty document (e.g. trailing ---)
     if (Array.isArray(obj)) {
       // A bare array of pods (some config generators emit one).

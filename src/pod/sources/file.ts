@@ -4,13 +4,15 @@
 // (debounced so an editor's write+rename lands as one update) and every fileCheckFrequency; the mux
 // drops unchanged pods. A bad manifest is reported once per distinct error; other files go on.
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
 import { every, type Clock, type TimerHandle } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
+import { readManifestFile, type ReadLimits } from "./read-manifest.ts";
+import { createLastGood, dropDuplicateNames, validateStaticPods } from "./static-pods.ts";
 import type { PodUpdate } from "./update.ts";
 
 export interface FileSourceOptions {
@@ -23,6 +25,8 @@ export interface FileSourceOptions {
   onErrors?: (errors: ManifestError[]) => void;
   /** Delay between a filesystem event and the re-read. */
   debounceMs?: number;
+  /** Size cap and read timeout per manifest (defaults in read-manifest.ts). */
+  limits?: ReadLimits;
 }
 
 export interface PodSource {
@@ -33,8 +37,52 @@ export interface PodSource {
   errors(): ManifestError[];
 }
 
+/** What one manifest file gave: its pods and errors (both empty for a skipped file). */
+export interface FileManifests {
+  pods: Pod[];
+  errors: ManifestError[];
+}
+
+export interface StaticPodsRead {
+  pods: Pod[];
+  errors: ManifestError[];
+  exists: boolean;
+  /** Per manifest file read (skipped and vanished files are absent). */
+  files?: Map<string, FileManifests>;
+  /** Files skipped as upstream does (directories, devices, FIFOs, sockets), one line each. */
+  warnings?: { file: string; reason: string }[];
+}
+
+async function listManifestFiles(path: string): Promise<string[]> {
+  // Every entry but dotfiles: readManifestFile decides what each one is (following symlinks).
+  const entries = await readdir(path);
+  return entries
+    .filter((name) => !name.startsWith("."))
+    .map((name) => join(path, name))
+    .sort();
+}
+
+/** Reads one manifest file into defaulted pods; whatever its content does is that file's error. */
+async function readOneFile(file: string, nodeName: string, limits: ReadLimits): Promise<FileManifests | { skip: string } | undefined> {
+  const r = await readManifestFile(file, limits);
+  if (r.kind === "gone") return undefined;
+  if (r.kind === "skip") return { skip: r.reason };
+  if (r.kind === "error") return { pods: [], errors: [new ManifestError(file, "", r.detail)] };
+  try {
+    const decoded = decodeManifests(r.text, file);
+    const out: FileManifests = { pods: [], errors: [...decoded.errors] };
+    const defaulted = decoded.pods.map((pod) => applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+    const valid = validateStaticPods(defaulted, file);
+    out.pods.push(...valid.pods);
+    out.errors.push(...valid.errors);
+    return out;
+  } catch (e) {
+    return { pods: [], errors: [new ManifestError(file, "", `unable to process: ${(e as Error).message}`)] };
+  }
+}
+
 /** Reads every manifest under `path`; pure with respect to the mux (returns pods + errors). */
-export async function readStaticPods(path: string, nodeName: string): Promise<{ pods: Pod[]; errors: ManifestError[]; exists: boolean }> {
+export async function readStaticPods(path: string, nodeName: string, limits: ReadLimits = {}): Promise<StaticPodsRead> {
   let st;
   try {
     st = await stat(path);
@@ -42,33 +90,22 @@ export async function readStaticPods(path: string, nodeName: string): Promise<{ 
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { pods: [], errors: [], exists: false };
     return { pods: [], errors: [new ManifestError(path, "", `unable to read config path: ${(e as Error).message}`)], exists: true };
   }
-  let files: string[];
-  if (st.isDirectory()) {
-    const entries = await readdir(path, { withFileTypes: true });
-    files = entries
-      .filter((e) => !e.name.startsWith(".") && (e.isFile() || e.isSymbolicLink()))
-      .map((e) => join(path, e.name))
-      .sort();
-  } else {
-    files = [path];
+  let names: string[];
+  try {
+    names = st.isDirectory() ? await listManifestFiles(path) : [path];
+  } catch (e) {
+    return { pods: [], errors: [new ManifestError(path, "", `unable to read config path: ${(e as Error).message}`)], exists: true };
   }
-  const pods: Pod[] = [];
-  const errors: ManifestError[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch (e) {
-      // Deleted between readdir and read, or a dangling symlink / directory link: skip quietly.
-      if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "EISDIR") continue;
-      errors.push(new ManifestError(file, "", (e as Error).message));
-      continue;
-    }
-    const decoded = decodeManifests(text, file);
-    errors.push(...decoded.errors);
-    for (const pod of decoded.pods) pods.push(applyStaticPodDefaults(pod, { nodeName, source: "file", location: file }));
+  const files = new Map<string, FileManifests>();
+  const warnings: { file: string; reason: string }[] = [];
+  for (const file of names) {
+    const r = await readOneFile(file, nodeName, limits);
+    if (!r) continue;
+    if ("skip" in r) warnings.push({ file, reason: r.skip });
+    else files.set(file, r);
   }
-  return { pods, errors, exists: true };
+  const all = [...files.values()];
+  return { pods: all.flatMap((f) => f.pods), errors: all.flatMap((f) => f.errors), exists: true, files, warnings };
 }
 
 export function createFileSource(opts: FileSourceOptions): PodSource {
@@ -80,6 +117,13 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   let reported = new Set<string>();
   let running: Promise<void> | undefined;
   let again = false;
+  // Messages about manifests kept at their previous version this round (logged once per version).
+  const kept: { message: string }[] = [];
+  const lastGood = createLastGood((file, pods, errors) => {
+    kept.push({
+      message: `invalid new version of a static pod manifest: its pods keep running as they were ${kv({ file, pods: pods.map((p) => p.metadata.name).join(","), errors: errors.length, firstError: errors[0]!.message })}`,
+    });
+  });
 
   const ensureWatch = () => {
     if (watcher || stopped) return;
@@ -104,18 +148,32 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   };
 
   const readOnce = async () => {
-    const r = await readStaticPods(opts.path, opts.nodeName);
+    const r = await readStaticPods(opts.path, opts.nodeName, opts.limits);
     if (stopped) return;
     if (!r.exists && !reported.has("missing")) log.warn(`static pod path does not exist, ignoring ${kv({ path: opts.path })}`);
     const next = new Set<string>(r.exists ? [] : ["missing"]);
+    for (const w of r.warnings ?? []) {
+      const key = `skip ${w.file} ${w.reason}`;
+      next.add(key);
+      if (!reported.has(key)) log.warn(`${w.reason}, skipping ${kv({ path: w.file })}`);
+    }
     for (const e of r.errors) {
       next.add(e.message);
       if (!reported.has(e.message)) log.error(`static pod manifest rejected ${kv({ file: e.file, field: e.field || undefined, error: e.detail })}`);
     }
+    const entries: { pod: Pod; location: string }[] = [];
+    for (const [file, fm] of r.files ?? []) for (const pod of lastGood.resolve(file, fm.pods, fm.errors)) entries.push({ pod, location: file });
+    lastGood.forgetExcept(new Set(r.files?.keys() ?? []));
+    const unique = dropDuplicateNames(entries);
+    const errors = [...r.errors, ...unique.errors];
+    for (const e of [...unique.errors, ...kept.splice(0)]) {
+      next.add(e.message);
+      if (!reported.has(e.message)) log.warn(e.message);
+    }
     reported = next;
-    current = r.errors;
-    opts.onErrors?.(r.errors);
-    opts.onUpdate({ op: "SET", pods: r.pods, source: "file" });
+    current = errors;
+    opts.onErrors?.(errors);
+    opts.onUpdate({ op: "SET", pods: unique.pods, source: "file" });
     ensureWatch();
   };
 
@@ -143,8 +201,9 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   return {
     async start() {
       stopped = false;
-      await resync();
+      // The periodic re-read is armed before the first one, so a first failure never ends it.
       stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
+      await resync();
     },
     stop() {
       stopped = true;
