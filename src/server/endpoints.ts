@@ -69,6 +69,20 @@ export function onlyCpuAndMemory(s: Summary): Summary {
   };
 }
 
+/** Header values sent to staticPodURL are credentials (e.g. "Authorization: Bearer …"): never served. */
+export const REDACTED = "[REDACTED]";
+
+/** The /configz object with staticPodURLHeader values replaced; header names stay visible. */
+export function redactConfigz(config: unknown): unknown {
+  if (config === null || typeof config !== "object") return config;
+  const headers = (config as { staticPodURLHeader?: unknown }).staticPodURLHeader;
+  if (headers === null || typeof headers !== "object") return config;
+  const redacted = Object.fromEntries(
+    Object.entries(headers).map(([name, values]) => [name, Array.isArray(values) ? values.map(() => REDACTED) : REDACTED]),
+  );
+  return { ...config, staticPodURLHeader: redacted };
+}
+
 export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   const routes: Route[] = [
     { path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) },
@@ -96,7 +110,7 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   }
   const configz = p.configz;
   if (opts.debuggingHandlers && configz) {
-    routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: configz() }) });
+    routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: redactConfigz(configz()) }) });
   }
   if (opts.debuggingHandlers) {
     for (const [path, get] of Object.entries(p.debugEndpoints ?? {})) {

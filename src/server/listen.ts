@@ -4,6 +4,7 @@
 // when `address` is a wildcard, and say so in the log.
 import type { Server } from "bun";
 import { log, kv } from "../log.ts";
+import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
@@ -44,22 +45,30 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
-const WILDCARDS = new Set(["", "0.0.0.0", "::", "[::]"]);
-
 export interface BindDecision {
   hostname: string;
   /** Why the configured address was not used, for the log. */
   reason?: string;
 }
 
-/** Where an unauthenticated (non-TLS) kubelet port may listen. */
-export function bindAddress(address: string, tls: boolean): BindDecision {
-  if (!WILDCARDS.has(address)) return { hostname: address };
-  if (tls) return { hostname: address === "" ? "0.0.0.0" : address };
-  return {
-    hostname: "127.0.0.1",
-    reason: `address ${address || '""'} without TLS (no authentication): serving on loopback only`,
-  };
+/**
+ * Where a kubelet port may listen. `authenticated` says whether every request on it goes through
+ * authentication and authorization. Without that, a wildcard address falls back to loopback and a
+ * specific non-loopback address is refused: nothing unauthenticated is ever served beyond loopback.
+ */
+export function bindAddress(address: string, authenticated: boolean, what = "the main server"): BindDecision {
+  if (isUnspecified(address)) {
+    const hostname = address.includes(":") && !address.includes(".") ? "::" : "0.0.0.0";
+    if (authenticated) return { hostname };
+    return {
+      hostname: "127.0.0.1",
+      reason: `address ${address || '""'} is every interface, but ${what} has no authentication and authorization: serving on loopback only`,
+    };
+  }
+  if (authenticated || isLoopback(address)) return { hostname: address };
+  throw new ListenError(
+    `refusing to serve ${what} on ${address}: it has no authentication and authorization there (set address to a loopback IP, or configure tlsCertFile/tlsPrivateKeyFile with authentication and authorization)`,
+  );
 }
 
 export function startServers(cfg: ListenConfig, providers: ServerProviders): RunningServers {
@@ -97,16 +106,16 @@ export function startServers(cfg: ListenConfig, providers: ServerProviders): Run
   try {
     if (cfg.healthzPort > 0) listen("healthz", cfg.healthzBindAddress, cfg.healthzPort, healthzRoutes(providers));
     if (cfg.enableServer !== false) {
-      const main = bindAddress(cfg.address, tlsFiles !== undefined);
-      if (main.reason) {
-        log.warn(`main server: ${main.reason}; set --address to a specific IP or configure tlsCertFile/tlsPrivateKeyFile to expose it`);
-      }
+      // Authentication and authorization are not acted on yet: TLS alone authenticates nobody.
+      const main = bindAddress(cfg.address, false);
+      if (main.reason) log.warn(`main server: ${main.reason}`);
       listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), tlsFiles);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.
-      const ro = bindAddress(cfg.address, false);
-      if (ro.reason) log.info(`read-only server: ${ro.reason}; set --address to a specific IP to expose it`);
+      // A specific IP is the user's explicit choice for it (upstream serves it on `address`).
+      const ro = isUnspecified(cfg.address) ? bindAddress(cfg.address, false, "the read-only server") : { hostname: cfg.address, reason: undefined };
+      if (ro.reason) log.info(`read-only server: ${ro.reason}`);
       listen("read-only", ro.hostname, cfg.readOnlyPort, kubeletRoutes(providers, { debuggingHandlers: false }));
     }
   } catch (err) {

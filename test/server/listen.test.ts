@@ -1,19 +1,39 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bindAddress, ListenError, startServers, type ListenConfig, type RunningServers } from "../../src/server/listen.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 
 describe("bindAddress", () => {
   test.each([
-    ["0.0.0.0", false, "127.0.0.1", true],
-    ["::", false, "127.0.0.1", true],
-    ["", false, "127.0.0.1", true],
-    ["0.0.0.0", true, "0.0.0.0", false],
-    ["192.0.2.10", false, "192.0.2.10", false],
-    ["127.0.0.1", false, "127.0.0.1", false],
-  ])("address %j tls=%p → %s (reason logged: %p)", (address, tls, host, hasReason) => {
-    const d = bindAddress(address, tls);
+    ["0.0.0.0", "127.0.0.1"],
+    ["::", "127.0.0.1"],
+    ["", "127.0.0.1"],
+    // Spellings of "every interface" that a string compare let through.
+    ["::0", "127.0.0.1"],
+    ["0:0:0:0:0:0:0:0", "127.0.0.1"],
+    ["::ffff:0.0.0.0", "127.0.0.1"],
+    ["127.0.0.1", "127.0.0.1"],
+    ["::1", "::1"],
+  ])("unauthenticated: address %j → %s", (address, host) => {
+    const d = bindAddress(address, false);
     expect(d.hostname).toBe(host);
-    expect(d.reason !== undefined).toBe(hasReason);
+    expect(d.reason !== undefined).toBe(address !== host);
+  });
+
+  test.each(["192.0.2.10", "2001:db8::1", "::ffff:192.0.2.1"])("unauthenticated: a non-loopback address %j is refused", (address) => {
+    expect(() => bindAddress(address, false)).toThrow(ListenError);
+    expect(() => bindAddress(address, false)).toThrow(`refusing to serve the main server on ${address}`);
+  });
+
+  test.each([
+    ["0.0.0.0", "0.0.0.0"],
+    ["::", "::"],
+    ["0:0:0:0:0:0:0:0", "::"],
+    ["192.0.2.10", "192.0.2.10"],
+  ])("authenticated: address %j → %s", (address, host) => {
+    expect(bindAddress(address, true)).toEqual({ hostname: host });
   });
 });
 
@@ -66,6 +86,33 @@ describe("startServers (real sockets on free ports)", () => {
     } finally {
       blocker.stop(true);
     }
+  });
+
+  test("TLS files alone authenticate nobody: a wildcard address still binds loopback (was 0.0.0.0 with no auth)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bunlet-listen-"));
+    try {
+      const crt = join(dir, "tls.crt");
+      const key = join(dir, "tls.key");
+      const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt, "-subj", "/CN=localhost", "-days", "1"]);
+      expect(gen.exitCode).toBe(0);
+      running = startServers({ ...base, tlsCertFile: crt, tlsPrivateKeyFile: key }, providers());
+      expect(running.get("main")!.hostname).toBe("127.0.0.1");
+      expect(running.get("main")!.url).toStartWith("https://127.0.0.1:");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a specific non-loopback address without authentication refuses to start", () => {
+    expect(() => startServers({ ...base, address: "192.0.2.10" }, providers())).toThrow("refusing to serve the main server on 192.0.2.10");
+  });
+
+  test("/configz never serves staticPodURLHeader values", async () => {
+    const p = { ...providers(), configz: () => ({ staticPodURL: "http://x/", staticPodURLHeader: { Authorization: ["Bearer s3cret"], "X-A": ["a", "b"] } }) };
+    running = startServers(base, p);
+    const body = await (await fetch(`${running.get("main")!.url}/configz`)).text();
+    expect(body).not.toContain("s3cret");
+    expect(JSON.parse(body).kubeletconfig.staticPodURLHeader).toEqual({ Authorization: ["[REDACTED]"], "X-A": ["[REDACTED]", "[REDACTED]"] });
   });
 
   test("stop() closes the listener", async () => {
