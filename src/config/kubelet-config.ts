@@ -358,7 +358,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
   // Not yet: nodeStatusUpdateFrequency, nodeStatusReportFrequency, nodeLeaseDurationSeconds and
   // registerNode need API-server mode; shutdownGracePeriod needs graceful node shutdown.
-  "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", // api
+  "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */
