@@ -3,6 +3,8 @@
 // read-only port never does, as upstream.
 import type { Summary } from "../stats/summary.ts";
 import { CONTENT_TYPE, type Registry } from "./metrics.ts";
+import { nodeLogsHandler } from "./node-logs.ts";
+import { renderResourceMetrics } from "./resource-metrics.ts";
 import { json, text, type Route } from "./router.ts";
 
 /** A named health check; returns an error text when unhealthy (upstream healthz.HealthChecker). */
@@ -21,6 +23,8 @@ export interface ServerProviders {
   configz?(): unknown;
   metrics: Registry;
   healthChecks?: readonly HealthCheck[];
+  /** The node's log directory served under /logs/ (upstream: /var/log/). */
+  nodeLogDir?: string;
   /**
    * JSON debugging endpoints of other subsystems, by path ("/debug/eviction" → the eviction
    * manager's live explain report). Main port only, with the other debugging handlers.
@@ -108,6 +112,26 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       },
     });
   }
+  if (getSummary) {
+    routes.push({
+      path: "/metrics/resource",
+      methods: ["GET"],
+      handler: async () => {
+        let summary: Summary | undefined;
+        try {
+          summary = await getSummary();
+        } catch {
+          summary = undefined; // resource_scrape_error 1
+        }
+        return new Response(renderResourceMetrics(summary), { headers: { "content-type": CONTENT_TYPE } });
+      },
+    });
+  }
+  if (opts.debuggingHandlers) {
+    routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+  } else {
+    routes.push(...debuggingDisabledRoutes());
+  }
   const configz = p.configz;
   if (opts.debuggingHandlers && configz) {
     routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: redactConfigz(configz()) }) });
@@ -118,6 +142,15 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
     }
   }
   return routes;
+}
+
+/** Paths upstream answers 405 "Debug endpoints are disabled." when enableDebuggingHandlers is false. */
+export const DEBUGGING_PATHS = ["/run", "/exec", "/attach", "/portForward", "/containerLogs", "/runningpods", "/debug/pprof", "/logs"] as const;
+
+function debuggingDisabledRoutes(): Route[] {
+  const handler = () => text("Debug endpoints are disabled.\n", 405);
+  const all = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+  return DEBUGGING_PATHS.map((path) => ({ path, methods: all, prefix: true, handler }));
 }
 
 /** The healthz port serves /healthz only. */
