@@ -104,6 +104,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     metrics,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
+    podLogsDir: config.podLogsDir,
   };
 
   const abort = new AbortController();

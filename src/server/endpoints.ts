@@ -3,6 +3,7 @@
 // read-only port never does, as upstream.
 import type { Summary } from "../stats/summary.ts";
 import { CONTENT_TYPE, type Registry } from "./metrics.ts";
+import { containerLogsHandler } from "./container-logs.ts";
 import { nodeLogsHandler } from "./node-logs.ts";
 import { renderResourceMetrics } from "./resource-metrics.ts";
 import { json, text, type Route } from "./router.ts";
@@ -23,6 +24,8 @@ export interface ServerProviders {
   configz?(): unknown;
   metrics: Registry;
   healthChecks?: readonly HealthCheck[];
+  /** podLogsDir: where /containerLogs/ finds the CRI log files; absent ⇒ /containerLogs/ is 404. */
+  podLogsDir?: string;
   /** The node's log directory served under /logs/ (upstream: /var/log/). */
   nodeLogDir?: string;
   /**
@@ -129,6 +132,7 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   }
   if (opts.debuggingHandlers) {
     routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+    if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());
   }
