@@ -59,6 +59,8 @@ export interface AgentDeps {
   debugEndpoints?: Record<string, () => unknown>;
   /** Started in order after the lock is held, stopped in reverse before the servers close. */
   components?: AgentComponent[];
+  /** Running pods from the runtime, for /runningpods/. */
+  getRunningPods?: ServerProviders["getRunningPods"];
   /** Node name for authorization attributes and the self-signed serving cert (default: hostname). */
   nodeName?: string;
   /** TokenReview / SubjectAccessReview calls for webhook authn/authz (cluster mode's API client). */
@@ -105,6 +107,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
+    getRunningPods: deps.getRunningPods,
   };
 
   const abort = new AbortController();
@@ -368,6 +371,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
     nodeName: pods.nodeName,
+    getRunningPods: () => runtime.getPods(false),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady };

@@ -24,6 +24,8 @@ export interface ServerProviders {
   configz?(): unknown;
   metrics: Registry;
   healthChecks?: readonly HealthCheck[];
+  /** Pods with running containers as the runtime sees them, for /runningpods/. */
+  getRunningPods?(): Promise<readonly { uid: string; name: string; namespace: string; containers: readonly { name: string }[] }[]>;
   /** podLogsDir: where /containerLogs/ finds the CRI log files; absent ⇒ /containerLogs/ is 404. */
   podLogsDir?: string;
   /** The node's log directory served under /logs/ (upstream: /var/log/). */
@@ -132,6 +134,16 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   }
   if (opts.debuggingHandlers) {
     routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+    const running = p.getRunningPods;
+    if (running) {
+      // Upstream encodes runtime pods as v1 Pods: name/namespace/uid and container names only.
+      const toPod = (x: Awaited<ReturnType<typeof running>>[number]) => ({
+        metadata: { name: x.name, namespace: x.namespace, uid: x.uid, creationTimestamp: null },
+        spec: { containers: x.containers.map((c) => ({ name: c.name, resources: {} })) },
+        status: {},
+      });
+      routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
+    }
     if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());

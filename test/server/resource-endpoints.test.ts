@@ -105,3 +105,20 @@ describe("/logs/ and enableDebuggingHandlers", () => {
     expect(parsePromText(r.body).has("pod_cpu_usage_seconds_total")).toBe(true);
   });
 });
+
+describe("/runningpods/", () => {
+  test("the runtime's running pods as a v1 PodList (name, namespace, uid, container names)", async () => {
+    const p: ServerProviders = {
+      getPods: () => [],
+      metrics: createRegistry(),
+      getRunningPods: async () => [{ uid: "u1", name: "web", namespace: "default", containers: [{ name: "app" }] }],
+    };
+    const res = await createRouter(kubeletRoutes(p, { debuggingHandlers: true }))(new Request("http://x/runningpods/"));
+    expect(await res.json()).toEqual({
+      kind: "PodList",
+      apiVersion: "v1",
+      metadata: {},
+      items: [{ metadata: { name: "web", namespace: "default", uid: "u1", creationTimestamp: null }, spec: { containers: [{ name: "app", resources: {} }] }, status: {} }],
+    });
+  });
+});
