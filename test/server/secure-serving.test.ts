@@ -83,6 +83,31 @@ describe("upstream's 401/403/200 matrix with curl (webhook authn + authz, anonym
   });
 });
 
+describe("kubectl against the kubelet port (kubectl get --raw, x509 client certificates)", () => {
+  const kubectl = async (url: string, who: string, path: string) => {
+    const c = pki.client(who);
+    const p = Bun.spawn(
+      ["kubectl", `--server=${url.replace("127.0.0.1", "localhost")}`, `--certificate-authority=${join(dir, "pki", "kubelet.crt")}`, `--client-certificate=${c.cert}`, `--client-key=${c.key}`, "--kubeconfig=/dev/null", "get", "--raw", path],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    return { code, out, err };
+  };
+
+  test("alice may read stats but not pods; the apiserver's client certificate reads pods", async () => {
+    const url = await start(config((c) => void (c.authentication.anonymous.enabled = false)));
+    const stats = await kubectl(url, "alice", "/stats/summary");
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.out).node.nodeName).toBe("localhost");
+    const denied = await kubectl(url, "alice", "/pods");
+    expect(denied.code).not.toBe(0);
+    expect(denied.err).toContain("Forbidden");
+    const pods = await kubectl(url, "apiserver", "/pods");
+    expect(pods.code).toBe(0);
+    expect(JSON.parse(pods.out).kind).toBe("PodList");
+  });
+});
+
 describe("TLS serving", () => {
   test("self-signed kubelet.crt/kubelet.key in certDir (key 0600), reused on the next start", async () => {
     const certDir = join(dir, "pki-reuse");
