@@ -11,6 +11,9 @@ import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFi
 import { kv, log } from "./log.ts";
 import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
 import { startServers, type RunningServers } from "./server/listen.ts";
+import { resolveServing } from "./server/serving.ts";
+import type { AuthClient } from "./server/auth/index.ts";
+import { hostname } from "node:os";
 import { createRegistry, type Registry } from "./server/metrics.ts";
 import { processCollector } from "./server/process-metrics.ts";
 import type { Summary } from "./stats/summary.ts";
@@ -33,7 +36,7 @@ import pkg from "../package.json" with { type: "json" };
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
 export interface AgentInput {
   config: KubeletConfiguration;
-  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean };
+  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string };
 }
 
 /** A long-running part of the agent (pod workers, eviction manager, …). */
@@ -60,6 +63,12 @@ export interface AgentDeps {
   debugEndpoints?: Record<string, () => unknown>;
   /** Started in order after the lock is held, stopped in reverse before the servers close. */
   components?: AgentComponent[];
+  /** Running pods from the runtime, for /runningpods/. */
+  getRunningPods?: ServerProviders["getRunningPods"];
+  /** Node name for authorization attributes and the self-signed serving cert (default: hostname). */
+  nodeName?: string;
+  /** TokenReview / SubjectAccessReview calls for webhook authn/authz (cluster mode's API client). */
+  authClient?: AuthClient;
   /** Poll interval while another process holds the lock file. */
   lockPollMs?: number;
 }
@@ -102,6 +111,8 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     probeMetrics: deps.probeMetrics,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
+    podLogsDir: config.podLogsDir,
+    getRunningPods: deps.getRunningPods,
   };
 
   const abort = new AbortController();
@@ -148,7 +159,12 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     }
     if (abort.signal.aborted) return;
 
-    servers = startServers(
+    const secure = await resolveServing(config, {
+      nodeName: deps.nodeName ?? hostname().toLowerCase(),
+      certDir: flags.certDir ?? "/var/lib/kubelet/pki",
+      authClient: deps.authClient,
+    });
+    servers = await startServers(
       {
         address: config.address,
         port: config.port,
@@ -157,8 +173,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
         healthzPort: config.healthzPort,
         enableServer: config.enableServer,
         enableDebuggingHandlers: config.enableDebuggingHandlers,
-        tlsCertFile: config.tlsCertFile,
-        tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+        secure,
       },
       providers,
     );
@@ -377,6 +392,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
+    nodeName: pods.nodeName,
+    getRunningPods: () => runtime.getPods(false),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };

@@ -358,6 +358,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
   // Not yet: shutdownGracePeriod needs graceful node shutdown.
   "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", // cluster
+  "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

@@ -3,6 +3,9 @@
 // read-only port never does, as upstream.
 import type { Summary } from "../stats/summary.ts";
 import { CONTENT_TYPE, type Registry } from "./metrics.ts";
+import { containerLogsHandler } from "./container-logs.ts";
+import { nodeLogsHandler } from "./node-logs.ts";
+import { renderResourceMetrics } from "./resource-metrics.ts";
 import { json, text, type Route } from "./router.ts";
 
 /** A named health check; returns an error text when unhealthy (upstream healthz.HealthChecker). */
@@ -23,6 +26,12 @@ export interface ServerProviders {
   /** The prober's registry (prober_probe_total, …): /metrics/probes, as upstream. */
   probeMetrics?: Registry;
   healthChecks?: readonly HealthCheck[];
+  /** Pods with running containers as the runtime sees them, for /runningpods/. */
+  getRunningPods?(): Promise<readonly { uid: string; name: string; namespace: string; containers: readonly { name: string }[] }[]>;
+  /** podLogsDir: where /containerLogs/ finds the CRI log files; absent ⇒ /containerLogs/ is 404. */
+  podLogsDir?: string;
+  /** The node's log directory served under /logs/ (upstream: /var/log/). */
+  nodeLogDir?: string;
   /**
    * JSON debugging endpoints of other subsystems, by path ("/debug/eviction" → the eviction
    * manager's live explain report). Main port only, with the other debugging handlers.
@@ -71,6 +80,20 @@ export function onlyCpuAndMemory(s: Summary): Summary {
   };
 }
 
+/** Header values sent to staticPodURL are credentials (e.g. "Authorization: Bearer …"): never served. */
+export const REDACTED = "[REDACTED]";
+
+/** The /configz object with staticPodURLHeader values replaced; header names stay visible. */
+export function redactConfigz(config: unknown): unknown {
+  if (config === null || typeof config !== "object") return config;
+  const headers = (config as { staticPodURLHeader?: unknown }).staticPodURLHeader;
+  if (headers === null || typeof headers !== "object") return config;
+  const redacted = Object.fromEntries(
+    Object.entries(headers).map(([name, values]) => [name, Array.isArray(values) ? values.map(() => REDACTED) : REDACTED]),
+  );
+  return { ...config, staticPodURLHeader: redacted };
+}
+
 export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   const routes: Route[] = [
     { path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) },
@@ -100,9 +123,40 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       },
     });
   }
+  if (getSummary) {
+    routes.push({
+      path: "/metrics/resource",
+      methods: ["GET"],
+      handler: async () => {
+        let summary: Summary | undefined;
+        try {
+          summary = await getSummary();
+        } catch {
+          summary = undefined; // resource_scrape_error 1
+        }
+        return new Response(renderResourceMetrics(summary), { headers: { "content-type": CONTENT_TYPE } });
+      },
+    });
+  }
+  if (opts.debuggingHandlers) {
+    routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+    const running = p.getRunningPods;
+    if (running) {
+      // Upstream encodes runtime pods as v1 Pods: name/namespace/uid and container names only.
+      const toPod = (x: Awaited<ReturnType<typeof running>>[number]) => ({
+        metadata: { name: x.name, namespace: x.namespace, uid: x.uid, creationTimestamp: null },
+        spec: { containers: x.containers.map((c) => ({ name: c.name, resources: {} })) },
+        status: {},
+      });
+      routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
+    }
+    if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
+  } else {
+    routes.push(...debuggingDisabledRoutes());
+  }
   const configz = p.configz;
   if (opts.debuggingHandlers && configz) {
-    routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: configz() }) });
+    routes.push({ path: "/configz", methods: ["GET"], handler: () => json({ kubeletconfig: redactConfigz(configz()) }) });
   }
   if (opts.debuggingHandlers) {
     for (const [path, get] of Object.entries(p.debugEndpoints ?? {})) {
@@ -110,6 +164,15 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
     }
   }
   return routes;
+}
+
+/** Paths upstream answers 405 "Debug endpoints are disabled." when enableDebuggingHandlers is false. */
+export const DEBUGGING_PATHS = ["/run", "/exec", "/attach", "/portForward", "/containerLogs", "/runningpods", "/debug/pprof", "/logs"] as const;
+
+function debuggingDisabledRoutes(): Route[] {
+  const handler = () => text("Debug endpoints are disabled.\n", 405);
+  const all = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+  return DEBUGGING_PATHS.map((path) => ({ path, methods: all, prefix: true, handler }));
 }
 
 /** The healthz port serves /healthz only. */

@@ -1,9 +1,15 @@
-// Starts the kubelet's HTTP listeners with Bun.serve: healthz (healthzBindAddress:healthzPort),
-// main (address:port) and read-only (address:readOnlyPort). Upstream serves the main port with TLS
-// and authn/authz; we have no authn, so without TLS the main and read-only ports stay on loopback
-// when `address` is a wildcard, and say so in the log.
+// Starts the kubelet's HTTP listeners: healthz (healthzBindAddress:healthzPort), main
+// (address:port) and read-only (address:readOnlyPort). The main port is secured (TLS + the auth
+// filter, upstream's shape) when serving.ts says so; otherwise it is plain HTTP kept on loopback.
+// Nothing without authentication and authorization is served beyond loopback, except the
+// read-only port on an address the user names explicitly (its whole point upstream).
 import type { Server } from "bun";
+import { readFile } from "node:fs/promises";
+import type { SecureVersion } from "node:tls";
+import { withAuth, type KubeletAuth } from "./auth/index.ts";
+import { startSecureServer } from "./tls/secure-server.ts";
 import { log, kv } from "../log.ts";
+import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
@@ -19,8 +25,21 @@ export interface ListenConfig {
   /** false disables the main server (upstream --enable-server / enableServer). */
   enableServer?: boolean;
   enableDebuggingHandlers?: boolean;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
+  /** TLS + authentication/authorization for the main port (see serving.ts); absent ⇒ plain HTTP on loopback. */
+  secure?: SecureServing;
+}
+
+/** How the main port serves when it is secured. */
+export interface SecureServing {
+  certFile: string;
+  keyFile: string;
+  clientCAFile?: string;
+  minVersion: SecureVersion;
+  /** OpenSSL cipher list (TLS ≤ 1.2); undefined ⇒ defaults. */
+  ciphers?: string;
+  auth: KubeletAuth;
+  /** anonymous + AlwaysAllow: anyone may do anything, so the port still stays on loopback. */
+  allowsEveryone: boolean;
 }
 
 export type ServerName = "healthz" | "main" | "read-only";
@@ -44,73 +63,104 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
-const WILDCARDS = new Set(["", "0.0.0.0", "::", "[::]"]);
-
 export interface BindDecision {
   hostname: string;
   /** Why the configured address was not used, for the log. */
   reason?: string;
 }
 
-/** Where an unauthenticated (non-TLS) kubelet port may listen. */
-export function bindAddress(address: string, tls: boolean): BindDecision {
-  if (!WILDCARDS.has(address)) return { hostname: address };
-  if (tls) return { hostname: address === "" ? "0.0.0.0" : address };
-  return {
-    hostname: "127.0.0.1",
-    reason: `address ${address || '""'} without TLS (no authentication): serving on loopback only`,
-  };
+/**
+ * Where a kubelet port may listen. `authenticated` says whether every request on it goes through
+ * authentication and authorization. Without that, a wildcard address falls back to loopback and a
+ * specific non-loopback address is refused: nothing unauthenticated is ever served beyond loopback.
+ */
+export function bindAddress(address: string, authenticated: boolean, what = "the main server"): BindDecision {
+  if (isUnspecified(address)) {
+    const hostname = address.includes(":") && !address.includes(".") ? "::" : "0.0.0.0";
+    if (authenticated) return { hostname };
+    return {
+      hostname: "127.0.0.1",
+      reason: `address ${address || '""'} is every interface, but ${what} has no authentication and authorization: serving on loopback only`,
+    };
+  }
+  if (authenticated || isLoopback(address)) return { hostname: address };
+  throw new ListenError(
+    `refusing to serve ${what} on ${address}: it has no authentication and authorization there (set address to a loopback IP, or configure tlsCertFile/tlsPrivateKeyFile with authentication and authorization)`,
+  );
 }
 
-export function startServers(cfg: ListenConfig, providers: ServerProviders): RunningServers {
-  const tlsFiles = cfg.tlsCertFile && cfg.tlsPrivateKeyFile ? { cert: cfg.tlsCertFile, key: cfg.tlsPrivateKeyFile } : undefined;
-  const started: { info: ListeningServer; server: Server<unknown> }[] = [];
+type Fetch = (req: Request) => Promise<Response>;
+
+function urlOf(scheme: string, hostname: string, port: number): string {
+  return `${scheme}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+}
+
+function plainServer(hostname: string, port: number, fetch: Fetch): Server<unknown> {
+  return Bun.serve({
+    hostname,
+    port,
+    fetch,
+    // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
+    error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+  });
+}
+
+/** The main port over TLS with the auth filter in front of the routes. */
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing): Promise<{ port: number; stop(): Promise<void> }> {
+  const [cert, key, clientCA] = await Promise.all([
+    readFile(secure.certFile),
+    readFile(secure.keyFile),
+    secure.clientCAFile ? readFile(secure.clientCAFile) : undefined,
+  ]);
+  return startSecureServer({
+    hostname,
+    port,
+    cert,
+    key,
+    clientCA,
+    minVersion: secure.minVersion,
+    ciphers: secure.ciphers,
+    handler: withAuth(secure.auth, fetch),
+    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+  });
+}
+
+export async function startServers(cfg: ListenConfig, providers: ServerProviders): Promise<RunningServers> {
+  const started: { info: ListeningServer; server: { stop(force?: boolean): unknown } }[] = [];
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
 
-  function listen(name: ServerName, hostname: string, port: number, routes: Route[], tls?: { cert: string; key: string }): void {
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
     const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
-    let server: Server<unknown>;
+    let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = Bun.serve({
-        hostname,
-        port,
-        fetch,
-        // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
-        error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
-        ...(tls ? { tls: { cert: Bun.file(tls.cert), key: Bun.file(tls.key) } } : {}),
-      });
+      server = secure ? await secureServer(hostname, port, fetch, secure) : plainServer(hostname, port, fetch);
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
     const actualPort = server.port ?? port;
-    const info: ListeningServer = {
-      name,
-      hostname,
-      port: actualPort,
-      url: `${tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${actualPort}`,
-    };
+    const info: ListeningServer = { name, hostname, port: actualPort, url: urlOf(secure ? "https" : "http", hostname, actualPort) };
     started.push({ info, server });
-    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: tls ? true : undefined })}`);
+    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined })}`);
   }
 
   try {
-    if (cfg.healthzPort > 0) listen("healthz", cfg.healthzBindAddress, cfg.healthzPort, healthzRoutes(providers));
+    if (cfg.healthzPort > 0) await listen("healthz", cfg.healthzBindAddress, cfg.healthzPort, healthzRoutes(providers));
     if (cfg.enableServer !== false) {
-      const main = bindAddress(cfg.address, tlsFiles !== undefined);
-      if (main.reason) {
-        log.warn(`main server: ${main.reason}; set --address to a specific IP or configure tlsCertFile/tlsPrivateKeyFile to expose it`);
-      }
-      listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), tlsFiles);
+      // Beyond loopback only with TLS + authn/authz, and not when they let everyone in.
+      const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
+      if (main.reason) log.warn(`main server: ${main.reason}`);
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), cfg.secure);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.
-      const ro = bindAddress(cfg.address, false);
-      if (ro.reason) log.info(`read-only server: ${ro.reason}; set --address to a specific IP to expose it`);
-      listen("read-only", ro.hostname, cfg.readOnlyPort, kubeletRoutes(providers, { debuggingHandlers: false }));
+      // A specific IP is the user's explicit choice for it (upstream serves it on `address`).
+      const ro = isUnspecified(cfg.address) ? bindAddress(cfg.address, false, "the read-only server") : { hostname: cfg.address, reason: undefined };
+      if (ro.reason) log.info(`read-only server: ${ro.reason}`);
+      await listen("read-only", ro.hostname, cfg.readOnlyPort, kubeletRoutes(providers, { debuggingHandlers: false }));
     }
   } catch (err) {
-    for (const s of started) s.server.stop(true);
+    await Promise.all(started.map((s) => s.server.stop(true)));
     throw err;
   }
 

@@ -10,6 +10,8 @@ export interface Route {
   /** GET implies HEAD. */
   methods: readonly string[];
   handler: Handler;
+  /** Also serves every path below `path` ("/logs" → "/logs/", "/logs/x/y"). */
+  prefix?: boolean;
 }
 
 export function text(body: string, status = 200, headers: Record<string, string> = {}): Response {
@@ -45,6 +47,8 @@ export interface RouterOpts {
 export function createRouter(routes: readonly Route[], opts: RouterOpts | string = {}): (req: Request) => Promise<Response> {
   const { name = "server", observe, nowMs = () => performance.now() } = typeof opts === "string" ? { name: opts } : opts;
   const byPath = new Map(routes.map((r) => [r.path, r]));
+  const prefixed = routes.filter((r) => r.prefix);
+  const find = (path: string): Route | undefined => byPath.get(path) ?? prefixed.find((r) => path.startsWith(`${r.path}/`));
   const dispatch = async (req: Request, url: URL, route: Route | undefined): Promise<Response> => {
     if (!route) return text("404 page not found\n", 404);
     const methods = allowed(route);
@@ -68,7 +72,7 @@ export function createRouter(routes: readonly Route[], opts: RouterOpts | string
     } catch {
       return text("400: Bad Request\n", 400);
     }
-    const route = byPath.get(url.pathname);
+    const route = find(url.pathname);
     const res = await dispatch(req, url, route);
     observe?.({ method: req.method, route: route?.path, status: res.status, seconds: (nowMs() - start) / 1000 });
     return res;

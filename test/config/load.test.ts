@@ -181,7 +181,7 @@ describe("kubeadm-written config", () => {
     expect(l.config.authentication.x509.clientCAFile).toBe("/etc/kubernetes/pki/ca.crt");
     expect(l.config.logging.flushFrequency).toBe("5s");
     const named = l.warnings.map((w) => w.split(" ")[0]).sort();
-    expect(named).toEqual(["authentication", "authorization", "clusterDNS", "clusterDomain", "resolvConf"]);
+    expect(named).toEqual(["clusterDNS", "clusterDomain", "resolvConf"]);
     for (const w of l.warnings) expect(w).toContain(FIXTURE);
   });
 

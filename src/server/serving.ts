@@ -1,0 +1,58 @@
+// Decides how the main port serves (upstream cmd/kubelet/app/server.go InitializeTLS + BuildAuth):
+// secured — TLS from tlsCertFile/tlsPrivateKeyFile or a self-signed pair in certDir, client
+// certificates checked against authentication.x509.clientCAFile, the auth filter in front — when
+// the configuration asks for anything remote (TLS files, a client CA, or a specific non-loopback
+// address). Otherwise the main port stays plain HTTP on loopback (bunlet's standalone default).
+import { log, kv } from "../log.ts";
+import type { KubeletConfiguration } from "../config/kubelet-config.ts";
+import { isLoopback, isUnspecified } from "./address.ts";
+import { allowsEveryone, buildAuth, type AuthClient } from "./auth/index.ts";
+import type { SecureServing } from "./listen.ts";
+import { tlsCipherSuites, tlsMinVersion } from "./tls/options.ts";
+import { loadOrGenerateKeyCert } from "./tls/self-signed.ts";
+
+type ServingConfig = Pick<
+  KubeletConfiguration,
+  "address" | "tlsCertFile" | "tlsPrivateKeyFile" | "tlsMinVersion" | "tlsCipherSuites" | "authentication" | "authorization" | "featureGates"
+>;
+
+export interface ServingOpts {
+  nodeName: string;
+  /** --cert-dir: where the self-signed pair lives. */
+  certDir: string;
+  authClient?: AuthClient;
+}
+
+export class ServingError extends Error {
+  override name = "ServingError";
+}
+
+export function wantsSecureServing(c: ServingConfig): boolean {
+  // Partial configurations (in-process tests) may lack the authentication block.
+  if (c.tlsCertFile || c.tlsPrivateKeyFile || c.authentication?.x509?.clientCAFile) return true;
+  return !isUnspecified(c.address) && !isLoopback(c.address);
+}
+
+export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promise<SecureServing | undefined> {
+  if (!wantsSecureServing(c)) return undefined;
+  // Configuration errors first, before anything is written to certDir.
+  const auth = buildAuth(c, opts.nodeName, opts.authClient);
+  const minVersion = tlsMinVersion(c.tlsMinVersion);
+  const { ciphers, insecure } = tlsCipherSuites(c.tlsCipherSuites);
+  for (const cipher of insecure) log.info(`Use of insecure cipher detected. ${kv({ cipher })}`);
+  let certFile = c.tlsCertFile ?? "";
+  let keyFile = c.tlsPrivateKeyFile ?? "";
+  if (certFile === "" && keyFile === "") {
+    const pair = await loadOrGenerateKeyCert(opts.certDir, opts.nodeName);
+    ({ certFile, keyFile } = pair);
+    log.info(`${pair.generated ? "Generated self-signed cert" : "Using self-signed cert"} ${kv({ certFile, keyFile })}`);
+  } else if (certFile === "" || keyFile === "") {
+    throw new ServingError(`tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile (--tls-private-key-file) must be set together: got ${JSON.stringify({ tlsCertFile: certFile, tlsPrivateKeyFile: keyFile })}`);
+  }
+  const everyone = allowsEveryone(c);
+  if (everyone) log.warn("main server: anonymous requests are enabled and authorization mode is AlwaysAllow: anyone who connects may do anything, so it stays on loopback");
+  log.info(
+    `Serving securely ${kv({ anonymous: c.authentication.anonymous.enabled === true, x509: Boolean(c.authentication.x509.clientCAFile), tokenWebhook: c.authentication.webhook.enabled === true, authorizationMode: c.authorization.mode, tlsMinVersion: minVersion })}`,
+  );
+  return { certFile, keyFile, clientCAFile: c.authentication.x509.clientCAFile || undefined, minVersion, ciphers, auth, allowsEveryone: everyone };
+}

@@ -1,0 +1,125 @@
+// The kubelet's HTTPS listener. Bun.serve cannot tell a handler which client certificate a
+// connection presented, node:tls can (getPeerCertificate + authorized, checked against the client
+// CA by OpenSSL). So node:tls terminates TLS on the public address and pipes each connection's
+// plaintext to a private Bun.serve on loopback, which serves the routes; the identity travels by
+// the pipe's local address:port. A direct connection to the private port carries no certificate
+// identity, so it is no more than a connection without a client certificate: same authn/authz.
+import net from "node:net";
+import tls from "node:tls";
+import type { Server } from "bun";
+import type { ClientCertificate } from "../auth/types.ts";
+
+export interface SecureServerOpts {
+  hostname: string;
+  port: number;
+  cert: Buffer | string;
+  key: Buffer | string;
+  /** PEM of authentication.x509.clientCAFile; client certificates are requested only with it. */
+  clientCA?: Buffer | string;
+  minVersion: tls.SecureVersion;
+  ciphers?: string;
+  handler: (req: Request, cert: ClientCertificate) => Promise<Response>;
+  onError?: (err: Error) => Response;
+}
+
+export interface SecureServer {
+  hostname: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+type PeerCert = { subject?: Record<string, string | string[]> } | undefined;
+
+function first(v: string | string[] | undefined): string {
+  return Array.isArray(v) ? (v[0] ?? "") : (v ?? "");
+}
+
+/** What the handshake proved about the client certificate. */
+export function peerIdentity(socket: tls.TLSSocket, requested: boolean): ClientCertificate {
+  if (!requested) return { present: false };
+  const pc = socket.getPeerCertificate() as PeerCert;
+  if (!pc || !pc.subject || Object.keys(pc).length === 0) return { present: false };
+  const subject = pc.subject;
+  if (!socket.authorized) {
+    const text = Object.entries(subject).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(",");
+    return { present: true, verified: false, error: String(socket.authorizationError ?? "unknown authority"), subject: text };
+  }
+  const o = subject.O;
+  return { present: true, verified: true, commonName: first(subject.CN), organizations: Array.isArray(o) ? [...o] : o ? [o] : [] };
+}
+
+function listenAsync(server: net.Server, port: number, hostname: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+export async function startSecureServer(o: SecureServerOpts): Promise<SecureServer> {
+  const identities = new Map<string, ClientCertificate>();
+  const inner: Server<unknown> = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req, server) {
+      const ip = server.requestIP(req);
+      const cert = (ip && identities.get(`${ip.address}:${ip.port}`)) || { present: false as const };
+      return o.handler(req, cert);
+    },
+    error: o.onError,
+  });
+  const sockets = new Set<net.Socket>();
+  const front = tls.createServer(
+    { cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
+    (t) => pipeToInner(t, peerIdentity(t, o.clientCA !== undefined), inner.port!, identities, sockets),
+  );
+  // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
+  front.on("tlsClientError", (_err, socket) => socket.destroy());
+  try {
+    await listenAsync(front, o.port, o.hostname);
+  } catch (err) {
+    inner.stop(true);
+    throw err;
+  }
+  const addr = front.address() as net.AddressInfo;
+  let stopping: Promise<void> | undefined;
+  return {
+    hostname: o.hostname,
+    port: addr.port,
+    stop() {
+      stopping ??= (async () => {
+        const closed = new Promise<void>((r) => front.close(() => r()));
+        for (const s of sockets) s.destroy();
+        await Promise.all([closed, inner.stop(true)]);
+      })();
+      return stopping;
+    },
+  };
+}
+
+function pipeToInner(t: tls.TLSSocket, identity: ClientCertificate, innerPort: number, identities: Map<string, ClientCertificate>, sockets: Set<net.Socket>): void {
+  t.pause();
+  let key: string | undefined;
+  const back = net.connect({ host: "127.0.0.1", port: innerPort, localAddress: "127.0.0.1" }, () => {
+    key = `127.0.0.1:${back.localPort}`;
+    identities.set(key, identity);
+    t.pipe(back);
+    back.pipe(t);
+    t.resume();
+  });
+  sockets.add(t);
+  sockets.add(back);
+  const close = () => {
+    if (key && identities.get(key) === identity) identities.delete(key);
+    sockets.delete(t);
+    sockets.delete(back);
+    t.destroy();
+    back.destroy();
+  };
+  for (const s of [t, back]) {
+    s.on("error", close);
+    s.on("close", close);
+  }
+}
