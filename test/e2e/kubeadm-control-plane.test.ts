@@ -5,12 +5,13 @@
 // three are stand-ins that answer their HTTPS probes. Every hostPath is moved under a temporary
 // root (test/support/kubeadm.ts): the host's /etc/kubernetes and /var/lib/etcd are never touched.
 // hostNetwork: the pods bind kubeadm's ports (2379-2381, 6443, 10257, 10259) on loopback.
+// Then examples/manifests/control-plane (the README's control-plane-like set) runs the same way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Pod } from "../../src/pod/types.ts";
 import { staticPodFlags } from "../support/agent.ts";
-import { ensureBuilt, freePort, killAll, pollUntil, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../support/containerd.ts";
 import { KUBEADM_COMPONENTS, KUBEADM_NODE, kubeadmManifest, prepareKubeadmHost, withHostPathsUnder } from "../support/kubeadm.ts";
 
@@ -79,5 +80,32 @@ describe.skipIf(!canRunContainerd())("kubeadm control plane", () => {
     // ...and the apiserver stand-in its HTTPS /livez on the advertise address.
     const livez = Bun.spawnSync(["curl", "-sk", "--max-time", "5", `https://${KUBEADM_NODE.address}:6443/livez`]);
     expect(livez.stdout.toString().trim()).toBe("ok");
+    // Removing the manifests removes the pods (the next test reuses the names in kube-system).
+    for (const c of KUBEADM_COMPONENTS) unlinkSync(join(manifests, `${c}.yaml`));
+    await pollUntil(async () => (await ctd.cri.listPodSandbox()).every((x) => !names.includes(x.metadata?.name ?? "")), "control-plane pods removed", 90_000, 250);
+  }, 300_000);
+
+  test("examples/manifests/control-plane reaches Running and Ready, priority resolved from the class name", async () => {
+    const dir = join(ROOT, "examples/manifests/control-plane");
+    const files = readdirSync(dir).filter((f) => f.endsWith(".yaml"));
+    mkdirSync(join(hostRoot, "var/lib"), { recursive: true });
+    for (const f of files) writeFileSync(join(manifests, `example-${f}`), withHostPathsUnder(readFileSync(join(dir, f), "utf8"), hostRoot));
+    if (!p) {
+      p = spawnBunlet([...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), "--file-check-frequency=1s"]);
+      await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);
+    }
+    const names = files.map((f) => `${f.replace(/\.yaml$/, "")}-${node}`);
+    const byName = async () => new Map((await pods()).map((x) => [x.metadata.name, x]));
+    try {
+      await pollUntil(async () => {
+        const m = await byName();
+        return names.every((n) => m.get(n)?.status?.phase === "Running" && ready(m.get(n)));
+      }, "the example control plane Running and Ready", 120_000, 250);
+    } catch (e) {
+      const m = await byName().catch(() => new Map<string, Pod>());
+      throw new Error(`${(e as Error).message}\n${names.map((n) => `${n}: ${JSON.stringify(m.get(n)?.status ?? "absent")}`).join("\n")}`);
+    }
+    const m = await byName();
+    for (const n of names) expect(m.get(n)!.spec.priority).toBe(2000001000);
   }, 300_000);
 });
