@@ -28,6 +28,7 @@ import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
 import { signalName } from "./stop-signal.ts";
+import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import {
@@ -301,7 +302,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
   }
 
-  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig): Promise<string> {
+  /** Upstream imageManager's back-off (10 s doubling to 5 min), keyed by pod UID and image. */
+  const imageBackOff = createBackOff();
+
+  /**
+   * Upstream EnsureImageExists: Never → the image must be present (ErrImageNeverPull); IfNotPresent →
+   * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
+   * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
+   */
+  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
     const image = container.image as string;
     const policy = container.imagePullPolicy ?? "IfNotPresent";
     if (policy !== "Always") {
@@ -311,10 +320,16 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         throw Object.assign(new Error(`Container image "${image}" is not present with pull policy of Never`), { reason: "ErrImageNeverPull" });
       }
     }
+    const key = `${uid}_${image}`;
+    if (imageBackOff.isInBackOff(key, now())) throw Object.assign(new Error(`Back-off pulling image "${image}"`), { reason: "ImagePullBackOff" });
     try {
       return await cri.pullImage(image, undefined, sandboxConfig);
     } catch (e) {
-      throw Object.assign(new Error(`Failed to pull image "${image}": ${(e as Error).message}`), { reason: "ErrImagePull" });
+      imageBackOff.gc(now());
+      imageBackOff.next(key, now());
+      log.warn(`Failed to pull image ${kv({ image, policy, err: (e as Error).message })}`);
+      // The waiting message is the runtime's error itself, as upstream's evalCRIPullErr fallback.
+      throw Object.assign(new Error((e as Error).message), { reason: "ErrImagePull" });
     }
   }
 
@@ -344,7 +359,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const attempt = prev ? prev.attempt + 1 : 0;
     try {
-      await ensureImage(container, sandboxConfig);
+      await ensureImage(container, sandboxConfig, ref.uid);
     } catch (e) {
       const err = e as Error & { reason?: string };
       result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
