@@ -27,6 +27,7 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import { imageUserOf } from "../security/index.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -80,6 +81,10 @@ export interface KubeRuntimeOptions {
   fetch?: typeof fetch;
   /** Timers of preStop hooks and termination ordering (default: the real clock). */
   clock?: Clock;
+  /** Directory of Localhost seccomp profiles (default <rootDir>/seccomp, as upstream). */
+  seccompProfileRoot?: string;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
+  seccompDefault?: boolean;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -111,6 +116,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
   const gcSeenUids = new Set<string>();
   const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
@@ -150,6 +156,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       podLogsDir,
       cgroupParent,
       memoryCapacityBytes,
+      seccomp,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       readOnlyVolume: (name) => {
@@ -367,8 +374,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     let id: string;
     try {
+      // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+      const imageUser = imageUserOf(await cri.imageStatus(container.image as string).catch((e) => {
+        throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+      }));
       // The image as the user wrote it (containerd resolves it), so statuses report that name.
-      const config = generateContainerConfig(pod, ref, container, attempt, inputs);
+      const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
     } catch (e) {
