@@ -7,7 +7,7 @@
 // hostNetwork: the pods bind kubeadm's ports (2379-2381, 6443, 10257, 10259) on loopback.
 // Then examples/manifests/control-plane (the README's control-plane-like set) runs the same way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Pod } from "../../src/pod/types.ts";
 import { staticPodFlags } from "../support/agent.ts";
@@ -72,6 +72,21 @@ describe.skipIf(!canRunContainerd())("kubeadm control plane", () => {
       expect(pod.metadata.namespace).toBe("kube-system");
       expect(pod.spec.priority).toBe(2000001000);
       expect(pod.status!.containerStatuses![0]!.restartCount).toBe(0);
+    }
+    // What reached the runtime (the OCI spec containerd holds): RuntimeDefault seccomp, the host's
+    // network namespace, the hostPaths (moved under hostRoot) at kubeadm's mount paths.
+    for (const n of names) {
+      const id = m.get(n)!.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
+      const spec = JSON.parse((await ctd.cri.containerStatus(id, true)).info?.info ?? "{}").runtimeSpec as {
+        linux: { seccomp?: { defaultAction: string }; namespaces: { type: string; path?: string }[] };
+        mounts: { destination: string; source: string }[];
+      };
+      expect(spec.linux.seccomp?.defaultAction).toBe("SCMP_ACT_ERRNO");
+      // The container joins its sandbox's network namespace: with hostNetwork, that is the host's.
+      const net = spec.linux.namespaces.find((x) => x.type === "network");
+      if (net?.path) expect(readlinkSync(net.path)).toBe(readlinkSync("/proc/self/ns/net"));
+      const volumes = (m.get(n)!.spec.volumes ?? []).length;
+      expect(spec.mounts.filter((x) => x.source.startsWith(`${hostRoot}/`)).length).toBe(volumes);
     }
     // The real etcd answers kubeadm's probe endpoint on the host network...
     const health = await fetch("http://127.0.0.1:2381/health?serializable=false");
