@@ -21,6 +21,7 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity } from "./pod/setup.ts";
@@ -266,6 +267,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    seccompDefault: config.seccompDefault === true, // security
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({
@@ -286,6 +288,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
   pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
+  pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
+  pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   const imageGC = createImageGCManager({
     cri,
     clock: realClock,
