@@ -394,6 +394,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getSummary: () => eviction.summary.summary(),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
+    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };
