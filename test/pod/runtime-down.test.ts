@@ -30,7 +30,7 @@ async function setup() {
   await settle(clock, 2000);
   const route = healthz(lc.healthChecks());
   const health = async (verbose = false) => {
-    const res = await route(new Request("http://x/healthz"), new URL(`http://x/healthz${verbose ? "?verbose" : ""}`), {} as never);
+    const res = await route(new Request("http://x/healthz"), new URL(`http://x/healthz${verbose ? "?verbose" : ""}`));
     return { status: res.status, body: await res.text() };
   };
   const ready = () => {
