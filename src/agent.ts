@@ -277,6 +277,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     lifecycle: pods.lifecycle,
     cri,
     podsCgroup: pods.podsCgroup,
+    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -341,6 +342,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     async stop() {
       abort.abort();
       await pods.lifecycle.stop();
+      pods.cgroups?.close();
       directSignal.close();
       cri.close();
     },

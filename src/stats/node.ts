@@ -28,6 +28,12 @@ export interface NodeStatsProviderOptions {
   memoryCgroupRoot?: string | null;
   /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
   podsCgroup?: string;
+  /**
+   * The kubepods memory limit bunlet wants. When the kernel holds a larger one (the write was refused
+   * with EBUSY and is being retried), the "pods" availableBytes is computed against the wanted one, so
+   * allocatable eviction reclaims toward it and the retried write can succeed.
+   */
+  podsMemoryLimitBytes?: () => number | undefined;
   clock?: Pick<Clock, "now">;
   nodeName?: string;
   /** Test hooks: alternative /proc files. */
@@ -62,6 +68,13 @@ export function nodeMemoryStats(root: MemoryStats, capacityBytes: number): Memor
   const ws = root.workingSetBytes ?? 0;
   const out: MemoryStats = { ...root, availableBytes: Math.max(0, capacityBytes - ws) };
   return out;
+}
+
+/** Pure: "pods" memory with availableBytes against min(the kernel's limit, the wanted one). */
+export function capPodsMemory(m: MemoryStats, wantedLimitBytes: number | undefined): MemoryStats {
+  if (wantedLimitBytes === undefined || m.workingSetBytes === undefined) return m;
+  const byWanted = Math.max(0, wantedLimitBytes - m.workingSetBytes);
+  return m.availableBytes === undefined || byWanted < m.availableBytes ? { ...m, availableBytes: byWanted } : m;
 }
 
 /** Pure: node memory from /proc/meminfo when no memory cgroup is mounted (cgroup v2 root). */
@@ -112,7 +125,7 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       if (memory) stats.memory = memory;
       if (req?.memoryOnly) {
         if (podsPath !== undefined) {
-          const pods = attempt(`pods cgroup ${podsPath}`, () => cgroupMemoryStats(podsPath, time));
+          const pods = attempt(`pods cgroup ${podsPath}`, () => capPodsMemory(cgroupMemoryStats(podsPath, time), opts.podsMemoryLimitBytes?.()));
           if (pods) stats.systemContainers = [{ name: SYSTEM_CONTAINER_PODS, memory: pods }];
         }
         return stats;
@@ -127,7 +140,7 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       }
       stats.rlimit = rlimitStats(time, procPaths);
       if (podsPath !== undefined) {
-        const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time));
+        const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.()));
         if (pods) stats.systemContainers = [pods];
       }
       return stats;
@@ -135,8 +148,8 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
   };
 }
 
-function podsContainer(path: string, time: string): ContainerStats {
-  const c: ContainerStats = { name: SYSTEM_CONTAINER_PODS, memory: cgroupMemoryStats(path, time) };
+function podsContainer(path: string, time: string, wantedLimitBytes: number | undefined): ContainerStats {
+  const c: ContainerStats = { name: SYSTEM_CONTAINER_PODS, memory: capPodsMemory(cgroupMemoryStats(path, time), wantedLimitBytes) };
   try {
     c.startTime = statSync(path).ctime.toISOString();
   } catch {}

@@ -69,6 +69,8 @@ export interface EvictionWiringInput {
   lifecycle: PodLifecycle;
   cri: CriClient;
   podsCgroup?: string;
+  /** The kubepods memory limit wanted (may exceed nothing the kernel holds after a refused write). */
+  podsMemoryLimitBytes?: () => number | undefined;
   podCgroupPath(pod: PodLike): string | undefined;
   metrics: Registry;
   clock?: Clock;
@@ -118,6 +120,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     rootDir: input.rootDir,
     imageFsDir: () => imageFsDir,
     podsCgroup: input.podsCgroup,
+    podsMemoryLimitBytes: input.podsMemoryLimitBytes,
     nodeName: input.nodeName,
     clock,
     onError(e) {
