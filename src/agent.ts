@@ -30,6 +30,7 @@ import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import pkg from "../package.json" with { type: "json" };
 
@@ -308,6 +309,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
+  // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
+  components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
