@@ -13,7 +13,7 @@ export {
   type DownwardPod,
   type ResourceFieldRef,
 } from "./downward-api.ts";
-export { writeAtomically, type PayloadFile } from "./atomic-writer.ts";
+export { timestampedDirName, writeAtomically, type PayloadFile } from "./atomic-writer.ts";
 export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from "./subpath.ts";
 export { downwardApiPayload, setUpPodVolume, type DownwardApiItem, type PodVolumeSpec } from "./setup.ts";
 export { volumePluginName } from "./plugin-name.ts";
