@@ -34,6 +34,7 @@ import { protectSelf } from "./wire/self-protect.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -242,6 +243,13 @@ function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; m
   };
 }
 
+/** configMapAndSecretChangeDetectionStrategy: Watch (default), Cache or Get. */
+function changeDetectionStrategy(v: string | undefined): ChangeDetectionStrategy {
+  if (v === "Cache" || v === "Get" || v === "Watch") return v;
+  if (v) log.warn(`unknown configMapAndSecretChangeDetectionStrategy; using Watch ${kv({ value: v })}`);
+  return "Watch";
+}
+
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
   const metrics = createAgentRegistry();
@@ -265,6 +273,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     now: clock.now,
     onSignal: (e) => onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
   });
+  // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
+  // the client the node API wiring builds once the node has credentials.
+  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy) }) : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,
@@ -275,6 +286,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
     seccompDefault: config.seccompDefault === true, // security
+    apiObjects, // apivol: secrets, configMaps, tokens of API pods
+    onPodWarning: (p, reason, message) => log.warn(`pod warning ${kv({ pod: `${p.metadata.namespace}/${p.metadata.name}`, reason, message })}`),
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({
@@ -402,6 +415,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
   const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
   if (nodeApi) components.push(nodeApi);
+  if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
   components.push({
