@@ -23,7 +23,9 @@ import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
-import { nodeCapacity } from "./pod/setup.ts";
+import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
+import { isStaticPod } from "./pod/pod-like.ts";
+import { createEventBroadcaster, nodeRef, reasons } from "./events/index.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
@@ -244,6 +246,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let cgroupsReady = false;
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
+  // Events (src/events): logged, and written to the API server in API-server mode.
+  const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const cri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
@@ -266,8 +270,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    events: events.recorder,
   });
-  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
+  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -281,6 +286,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     metrics,
     clock,
     podsCgroupReady: () => cgroupsReady,
+    events: events.recorder,
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
@@ -307,6 +313,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
+  // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
+  components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
@@ -323,6 +331,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
+          if (pods.cgroups && (config.enforceNodeAllocatable ?? ["pods"]).includes("pods"))
+            events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.SuccessfulNodeAllocatableEnforcement, "Updated Node Allocatable limit across pods");
         } catch (e) {
           log.error(`QoS cgroups setup failed; pods start without them being limited ${kv({ error: (e as Error).message })}`);
         }
@@ -371,7 +381,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n) }) : undefined;
   if (nodeApi) components.push(nodeApi);
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
