@@ -256,7 +256,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const pod of u.pods) {
           podManager.remove(pod.metadata.uid);
           log.info(`pod removed by its source ${kv({ pod: fullName(pod), uid: pod.metadata.uid, source: u.source })}`);
-          dispatch(known.get(pod.metadata.uid) ?? pod, "kill");
+          // A DELETE carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
+          dispatch(u.op === "DELETE" ? pod : known.get(pod.metadata.uid) ?? pod, "kill");
         }
         break;
       case "RECONCILE":
