@@ -21,7 +21,7 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
-import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
+import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
@@ -291,7 +291,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
-  pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
+  // checked against the Node object the API server returned; before it (and standalone) the pod count.
+  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()) }));
   const imageGC = createImageGCManager({
     cri,
     clock: realClock,
