@@ -22,9 +22,11 @@ import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
-import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
+import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
-import { nodeCapacity } from "./pod/setup.ts";
+import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
+import { isStaticPod } from "./pod/pod-like.ts";
+import { createEventBroadcaster, nodeRef, podRef, reasons } from "./events/index.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
@@ -257,6 +259,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let cgroupsReady = false;
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
+  // Events (src/events): logged, and written to the API server in API-server mode.
+  const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const owner = runtimeOwner(flags.rootDir);
   const cri = ownedCri(observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now), owner);
@@ -287,9 +291,10 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
     seccompDefault: config.seccompDefault === true, // security
     apiObjects, // apivol: secrets, configMaps, tokens of API pods
-    onPodWarning: (p, reason, message) => log.warn(`pod warning ${kv({ pod: `${p.metadata.namespace}/${p.metadata.name}`, reason, message })}`),
+    onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
+    events: events.recorder,
   });
-  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
+  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -304,11 +309,14 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     metrics,
     clock,
     podsCgroupReady: () => cgroupsReady,
+    events: events.recorder,
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
-  pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
+  // checked against the Node object the API server returned; before it (and standalone) the pod count.
+  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()) }));
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
@@ -335,6 +343,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const components: AgentComponent[] = [];
   // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
   components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
+  // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
+  components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
@@ -363,6 +373,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
+          if (pods.cgroups && (config.enforceNodeAllocatable ?? ["pods"]).includes("pods"))
+            events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.SuccessfulNodeAllocatableEnforcement, "Updated Node Allocatable limit across pods");
         } catch (e) {
           log.error(`QoS cgroups setup failed; pods start without them being limited ${kv({ error: (e as Error).message })}`);
         }
@@ -413,7 +425,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n) }) : undefined;
   if (nodeApi) components.push(nodeApi);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 

@@ -6,6 +6,7 @@ import type { Clock } from "../clock.ts";
 import type { Threshold } from "../eviction/threshold.ts";
 import type { NodeConditionType } from "../eviction/index.ts";
 import type { KubeClient } from "../kube/index.ts";
+import type { EventRecorder } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import type { NodeAddress } from "./addresses.ts";
 import { createLeaseController, type LeaseController } from "./lease-controller.ts";
@@ -46,7 +47,7 @@ export interface NodeApiMode {
   lease: LeaseController;
 }
 
-export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock): NodeApiMode {
+export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock, events?: EventRecorder): NodeApiMode {
   let machine: MachineInfo | undefined;
   async function gather(): Promise<NodeStatusInput> {
     machine ??= await facts.machine(); // static for the life of the process (boot id, sizes)
@@ -76,6 +77,7 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
     gather,
     updateFrequencyMs: s.updateFrequencyMs,
     reportFrequencyMs: s.reportFrequencyMs,
+    events,
   });
   const lease = createLeaseController({
     client: heartbeat,

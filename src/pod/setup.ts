@@ -1,6 +1,7 @@
 // Builds the pod lifecycle (and its QoS/pod cgroups) from the loaded kubelet configuration, so the
 // composition root only supplies the runtime: node name (hostnameOverride or hostname, lowercased as
 // upstream), host IP (--node-ip or the first non-internal IPv4), sources, frequencies, cgroups.
+import type { EventRecorder } from "../events/types.ts";
 import { readFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
 import { kv, log } from "../log.ts";
@@ -62,6 +63,7 @@ export function createPodLifecycleFromConfig(input: {
   cgroupMountRoot?: string;
   /** Lifecycle hooks and a cgroup manager decorator (src/metrics). */
   metrics?: { lifecycle: PodLifecycleMetrics; instrumentCgroups<C extends PodCgroups>(c: C): C };
+  events?: EventRecorder;
 }): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
   const { config, flags } = input;
   const nodeName = nodeNameFrom(flags.hostnameOverride);
@@ -95,6 +97,7 @@ export function createPodLifecycleFromConfig(input: {
     metrics: input.metrics?.lifecycle,
     cgroups,
     admitHandlers: input.admitHandlers,
+    events: input.events,
     config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },
   });
   return { lifecycle, cgroups, nodeName, hostIP };

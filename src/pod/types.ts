@@ -288,6 +288,15 @@ const toleration = z.strictObject({
   tolerationSeconds: z.number().int().optional(),
 });
 
+const nodeSelectorRequirement = z.strictObject({
+  key: z.string(),
+  operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+  values: z.array(z.string()).optional(),
+});
+const nodeSelectorSchema = z.strictObject({
+  nodeSelectorTerms: z.array(z.strictObject({ matchExpressions: z.array(nodeSelectorRequirement).optional(), matchFields: z.array(nodeSelectorRequirement).optional() })),
+});
+
 const podSecurityContext = z.strictObject({
   runAsUser: id32.optional(),
   runAsGroup: id32.optional(),
@@ -318,6 +327,9 @@ const podSpec = z
     hostNetwork: z.boolean().default(false),
     priority: z.number().int().optional(),
     priorityClassName: z.string().optional(),
+    // Read by the predicate admit handler (admit-predicate.ts); pod (anti-)affinity is the scheduler's.
+    nodeSelector: z.record(z.string(), z.string()).optional(),
+    affinity: z.looseObject({ nodeAffinity: z.looseObject({ requiredDuringSchedulingIgnoredDuringExecution: nodeSelectorSchema.optional() }).optional() }).optional(),
     nodeName: z.string().optional(),
     volumes: z.array(volume).optional(),
     securityContext: podSecurityContext.optional(),

@@ -20,6 +20,9 @@ import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
 import type { PodUpdate } from "../pod/sources/update.ts";
 import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.ts";
 import type { Pod, PodStatus } from "../pod/types.ts";
+import { isMirrorPod } from "../pod/pod-like.ts";
+import { createMirrorPodManager, type MirrorPodManager } from "../pod/mirror/index.ts";
+import { apiEventSink, type EventBroadcaster } from "../events/index.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -33,6 +36,12 @@ export interface NodeApiWiringInput {
   /** The status the lifecycle computed for a pod (sent to pods/status). */
   podStatus?: (uid: string) => PodStatus | undefined;
   podCleanedUp?: (pod: Pod) => boolean;
+  /** Events: written to the API once the client exists (node condition events recorded here). */
+  events?: EventBroadcaster;
+  /** Static pods (file/http) the pod manager holds, mirrored in the API. */
+  staticPods?: () => Pod[];
+  /** A static pod of this full name is still stopping (its mirror pod stays meanwhile). */
+  staticPodTerminating?: (fullName: string) => boolean;
 }
 
 export interface NodeApiWiring {
@@ -53,6 +62,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let rotation: CertRotation | undefined;
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
+  let mirrors: MirrorPodManager | undefined;
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -85,16 +95,35 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       },
       heartbeat,
       clock,
+      input.events?.recorder,
     );
     if (abort.signal.aborted) return;
+    input.events?.startRecordingToSink(apiEventSink(main));
     mode.start();
     if (input.onPodUpdate) {
       const onUpdate = input.onPodUpdate;
       let apiPods: Pod[] = [];
-      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: (u) => ((apiPods = u.pods), onUpdate(u)) });
+      let mirrorPods: Pod[] = [];
+      const node = mode;
+      if (input.staticPods) {
+        mirrors = createMirrorPodManager({ client: main, clock, staticPods: input.staticPods, mirrorPods: () => mirrorPods, node: () => node.status.node(), staticPodTerminating: input.staticPodTerminating });
+        mirrors.start();
+      }
+      // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
+      podSource = createApiSource({
+        client: main,
+        nodeName: input.nodeName,
+        clock,
+        onUpdate: (u) => {
+          mirrorPods = u.pods.filter(isMirrorPod);
+          apiPods = u.pods.filter((p) => !isMirrorPod(p));
+          onUpdate({ ...u, pods: apiPods });
+          void mirrors?.syncOnce();
+        },
+      });
       podSource.start();
       if (input.podStatus) {
-        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp });
+        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) });
         statusSyncer.start();
       }
     }
@@ -126,6 +155,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       rotation?.stop();
       podSource?.stop();
       statusSyncer?.stop();
+      mirrors?.stop();
     },
     mode: () => mode,
     client: () => main,

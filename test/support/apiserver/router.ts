@@ -9,6 +9,7 @@ import { ApiStatus, badRequest } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { serveWatch, type WatchOpts } from "./watch.ts";
 import { createToken, type TokenIssuer } from "./serviceaccounts.ts";
+import { admitCreate } from "./admission.ts";
 
 export interface RouterDeps {
   store: Store;
@@ -65,7 +66,10 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);
     case "get": return rest.get(deps.store, t, accept);
-    case "create": if (t.name) break; return rest.create(deps.store, t, body as Obj, user);
+    case "create":
+      if (t.name) break;
+      await admitCreate(user, t.def, body as Obj, (n) => deps.store.get(`nodes//${n}`));
+      return rest.create(deps.store, t, body as Obj, user);
     case "update": if (!t.name) break; return rest.update(deps.store, t, body as Obj);
     case "patch": if (!t.name) break; return rest.patch(deps.store, t, body, req.headers["content-type"] ?? "");
     case "delete": if (!t.name) break; return rest.remove(deps.store, t, body as Obj | undefined);
