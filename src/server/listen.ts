@@ -13,6 +13,7 @@ import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
+import { createStreamingUpgrade, type UpgradeHook } from "./streaming/index.ts";
 
 export interface ListenConfig {
   address: string;
@@ -105,8 +106,19 @@ function plainServer(hostname: string, port: number, fetch: Fetch): Server<unkno
   });
 }
 
-/** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing): Promise<{ port: number; stop(): Promise<void> }> {
+/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+  return startSecureServer({
+    hostname,
+    port,
+    upgrade,
+    handler: (req) => fetch(req),
+    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+  });
+}
+
+/** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -120,6 +132,7 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     clientCA,
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
+    upgrade,
     handler: withAuth(secure.auth, fetch),
     onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
   });
@@ -130,11 +143,14 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
     const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
+    // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
+    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = secure ? await secureServer(hostname, port, fetch, secure) : plainServer(hostname, port, fetch);
+      if (secure) server = await secureServer(hostname, port, fetch, secure, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade) : plainServer(hostname, port, fetch);
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -150,7 +166,8 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       // Beyond loopback only with TLS + authn/authz, and not when they let everyone in.
       const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
       if (main.reason) log.warn(`main server: ${main.reason}`);
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), cfg.secure);
+      const debugging = cfg.enableDebuggingHandlers !== false;
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging }), cfg.secure, debugging);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.

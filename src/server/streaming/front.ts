@@ -1,0 +1,58 @@
+// The first request of each main-port connection, looked at before Bun.serve gets the bytes: an
+// upgrade request for a streaming endpoint is served by the UpgradeHook on the raw socket; anything
+// else (the common case, decided as soon as the request line arrived) is passed on untouched, with
+// the bytes read so far. Clients open a new connection for every upgrade (client-go's SPDY and
+// WebSocket dialers, kube-apiserver's proxy), so the first request is the one that matters.
+import type { Socket } from "node:net";
+import type { UpgradeHook } from "./handler.ts";
+import { headEnd, isUpgradeRequest, MAX_HEAD_BYTES, parseRequestHead, requestLine, type RequestHead } from "./request-head.ts";
+
+export type Sniffed =
+  | { kind: "upgrade"; head: RequestHead; early: Buffer }
+  | { kind: "pass"; bytes: Buffer }
+  | { kind: "closed" };
+
+/**
+ * Reads until the hook's decision is known. A slow or silent client is handed on after
+ * `timeoutMs` with what it sent: Bun.serve's own idle timeout and limits then apply to it.
+ */
+export function sniffFirstRequest(socket: Socket, hook: Pick<UpgradeHook, "wants">, timeoutMs = 10_000): Promise<Sniffed> {
+  return new Promise((resolve) => {
+    let buf: Buffer = Buffer.alloc(0);
+    let wanted = false;
+    const timer = setTimeout(() => done({ kind: "pass", bytes: buf }), timeoutMs);
+    function done(r: Sniffed) {
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.off("end", onClosed);
+      socket.off("close", onClosed);
+      socket.off("error", onClosed);
+      socket.pause();
+      resolve(r);
+    }
+    function onClosed() {
+      done({ kind: "closed" });
+    }
+    function onData(chunk: Buffer) {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      if (!wanted) {
+        const line = requestLine(buf);
+        if (line === "incomplete") return;
+        if (line === "invalid" || !hook.wants(line.method, line.target)) return done({ kind: "pass", bytes: buf });
+        wanted = true;
+      }
+      const end = headEnd(buf);
+      if (end < 0) {
+        if (buf.length > MAX_HEAD_BYTES) done({ kind: "pass", bytes: buf });
+        return;
+      }
+      const head = parseRequestHead(buf.subarray(0, end));
+      if (!head || !isUpgradeRequest(head)) return done({ kind: "pass", bytes: buf });
+      done({ kind: "upgrade", head, early: buf.subarray(end) });
+    }
+    socket.on("data", onData);
+    socket.once("end", onClosed);
+    socket.once("close", onClosed);
+    socket.once("error", onClosed);
+  });
+}
