@@ -7,8 +7,17 @@ import type { Socket } from "node:net";
 import type { UpgradeHook } from "./handler.ts";
 import { headEnd, isUpgradeRequest, MAX_HEAD_BYTES, parseRequestHead, requestLine, type RequestHead } from "./request-head.ts";
 
+/** Methods passed on to Bun.serve (net/http would route any token; Bun closes the connection on others). */
+const SERVED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"]);
+
 export type Sniffed =
   | { kind: "upgrade"; head: RequestHead; early: Buffer }
+  /**
+   * Answered here, as net/http would: a malformed request line (400; Bun answers some with 505), a
+   * version other than HTTP/1.x (505), or a method Bun's parser drops the connection on without a
+   * word (405).
+   */
+  | { kind: "refuse"; status: 400 | 405 | 505; body: string }
   | { kind: "pass"; bytes: Buffer }
   | { kind: "closed" };
 
@@ -38,7 +47,10 @@ export function sniffFirstRequest(socket: Socket, hook: Pick<UpgradeHook, "wants
       if (!wanted) {
         const line = requestLine(buf);
         if (line === "incomplete") return;
-        if (line === "invalid" || !hook.wants(line.method, line.target)) return done({ kind: "pass", bytes: buf });
+        if (line === "invalid") return done({ kind: "refuse", status: 400, body: "400 Bad Request" });
+        if (line !== "too-long" && !/^HTTP\/1\.[01]$/.test(line.version)) return done({ kind: "refuse", status: 505, body: "505 HTTP Version Not Supported: unsupported protocol version" });
+        if (line !== "too-long" && !SERVED_METHODS.has(line.method)) return done({ kind: "refuse", status: 405, body: "405: Method Not Allowed\n" });
+        if (line === "too-long" || !hook.wants(line.method, line.target)) return done({ kind: "pass", bytes: buf });
         wanted = true;
       }
       const end = headEnd(buf);

@@ -8,7 +8,7 @@ import type { Socket } from "node:net";
 import { GrpcCode, GrpcError } from "../../cri/grpc.ts";
 import type { ClientCertificate } from "../auth/types.ts";
 import { authorizeRequest, type KubeletAuth } from "../auth/filter.ts";
-import { text, type Route } from "../router.ts";
+import { hasBadEscape, text, type Route } from "../router.ts";
 import { PodNotFoundError, type StreamingHost } from "./host.ts";
 import { execCommand, parsePortForwardPorts, parseStreamOptions, parseStreamPath, runCommand, STREAM_METHODS, StreamParamError, type StreamTarget } from "./params.ts";
 import { isWebSocketRequest, toRequest, type RequestHead } from "./request-head.ts";
@@ -92,6 +92,7 @@ export function createStreamingUpgrade(o: StreamingUpgradeOpts): UpgradeHook {
         if ("response" in decided) return writeFetchResponse(socket, decided.response);
       }
       const url = new URL(req.url);
+      if (hasBadEscape(url.pathname)) return writeRawResponse(socket, 400, "400: Bad Request\n");
       const t = parseStreamPath(url.pathname);
       if (!t) return writeRawResponse(socket, 404, "404 page not found\n");
       const methods = STREAM_METHODS[t.kind];

@@ -24,19 +24,23 @@ export function headEnd(buf: Buffer): number {
   return i < 0 ? -1 : i + 4;
 }
 
-/** The request line, once its CRLF arrived: enough to decide whether the rest matters. */
-export function requestLine(buf: Buffer): { method: string; target: string; version: string } | "incomplete" | "invalid" {
+/**
+ * The request line, once its CRLF arrived: enough to decide whether the rest matters. "invalid" is
+ * a line net/http would answer 400 to (not three parts, a method that is no token, a target with
+ * control or non-ASCII bytes); "too-long" a line still without CRLF after 8 KiB.
+ */
+export function requestLine(buf: Buffer): { method: string; target: string; version: string } | "incomplete" | "invalid" | "too-long" {
   const eol = buf.indexOf("\r\n");
-  if (eol < 0) return buf.length > 8192 ? "invalid" : "incomplete";
+  if (eol < 0) return buf.length > 8192 ? "too-long" : "incomplete";
   const parts = buf.subarray(0, eol).toString("latin1").split(" ");
-  if (parts.length !== 3 || !TOKEN.test(parts[0]!) || !/^HTTP\/1\.[01]$/.test(parts[2]!) || !parts[1]!.startsWith("/")) return "invalid";
+  if (parts.length !== 3 || !TOKEN.test(parts[0]!) || !/^HTTP\/\d\.\d$/.test(parts[2]!) || !/^[\x21-\x7e]+$/.test(parts[1]!)) return "invalid";
   return { method: parts[0]!, target: parts[1]!, version: parts[2]! };
 }
 
 /** Parses a complete head (through the blank line); undefined when it is not valid HTTP/1.x. */
 export function parseRequestHead(head: Buffer): RequestHead | undefined {
   const line = requestLine(head);
-  if (typeof line === "string") return undefined;
+  if (typeof line === "string" || !line.target.startsWith("/") || !/^HTTP\/1\.[01]$/.test(line.version)) return undefined;
   const lines = head.toString("latin1").split("\r\n").slice(1);
   const headers: [string, string][] = [];
   for (const l of lines) {

@@ -100,7 +100,9 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
     backend.destroy();
     writeRawResponse(client, 500, err.message);
   };
+  // A client gone while the backend is still answering takes the backend connection with it.
   client.on("error", () => backend.destroy());
+  client.on("close", () => backend.destroy());
   backend.write(backendRequestHead(head, url, opts.clientAddress));
   if (early.length > 0) backend.write(early);
   let answer: { status: number; bytes: Buffer };

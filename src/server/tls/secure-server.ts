@@ -12,6 +12,7 @@ import type { Server } from "bun";
 import type { ClientCertificate } from "../auth/types.ts";
 import { sniffFirstRequest } from "../streaming/front.ts";
 import type { UpgradeHook } from "../streaming/handler.ts";
+import { writeRawResponse } from "../streaming/raw-response.ts";
 
 export interface SecureServerOpts {
   hostname: string;
@@ -88,6 +89,7 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
     t.on("close", () => sockets.delete(t));
     void sniffFirstRequest(t, upgrade, o.sniffTimeoutMs).then(async (r) => {
       if (r.kind === "closed") return void t.destroy();
+      if (r.kind === "refuse") return writeRawResponse(t, r.status, r.body);
       if (r.kind === "pass") return pipeToInner(t, identity, r.bytes, inner.port!, identities, sockets);
       try {
         await upgrade.serve(t, r.head, r.early, identity);

@@ -62,6 +62,8 @@ describe("request head", () => {
   test("request line: incomplete, invalid, oversized", () => {
     expect(requestLine(Buffer.from("GET /exec"))).toBe("incomplete");
     expect(requestLine(Buffer.from("\x16\x03\x01\r\n"))).toBe("invalid");
-    expect(requestLine(Buffer.alloc(9000, "a"))).toBe("invalid");
+    expect(requestLine(Buffer.alloc(9000, "a"))).toBe("too-long");
+    expect(requestLine(Buffer.from("GET /a\x01b HTTP/1.1\r\n", "latin1"))).toBe("invalid");
+    expect(requestLine(Buffer.from("GET /a HTTP/9.9\r\n"))).toMatchObject({ version: "HTTP/9.9" });
   });
 });
