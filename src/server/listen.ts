@@ -144,9 +144,10 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
 
   async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
-    const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
+    const observe = observer(SERVER_TYPE[name]);
+    const fetch = createRouter(routes, { name, observe });
     // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
-    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth }) : undefined;
+    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
       if (secure) server = await secureServer(hostname, port, fetch, secure, upgrade);

@@ -8,7 +8,7 @@ import type { Socket } from "node:net";
 import { GrpcCode, GrpcError } from "../../cri/grpc.ts";
 import type { ClientCertificate } from "../auth/types.ts";
 import { authorizeRequest, type KubeletAuth } from "../auth/filter.ts";
-import { hasBadEscape, text, type Route } from "../router.ts";
+import { hasBadEscape, text, type RequestObservation, type Route } from "../router.ts";
 import { PodNotFoundError, type StreamingHost } from "./host.ts";
 import { execCommand, parsePortForwardPorts, parseStreamOptions, parseStreamPath, runCommand, STREAM_METHODS, StreamParamError, type StreamTarget } from "./params.ts";
 import { isWebSocketRequest, toRequest, type RequestHead } from "./request-head.ts";
@@ -78,6 +78,9 @@ export interface StreamingUpgradeOpts {
   host: StreamingHost;
   /** The main port's auth filter (secure serving); absent on plain loopback HTTP. */
   auth?: KubeletAuth;
+  /** Request metrics, reported when the connection ends (upstream observes after the handler returns). */
+  observe?: (o: RequestObservation) => void;
+  nowMs?: () => number;
 }
 
 const UPGRADE_PATHS = /^\/(exec|attach|portForward)\//;
@@ -86,20 +89,32 @@ export function createStreamingUpgrade(o: StreamingUpgradeOpts): UpgradeHook {
   return {
     wants: (_method, target) => UPGRADE_PATHS.test(target),
     async serve(socket, head, early, cert) {
+      const nowMs = o.nowMs ?? (() => performance.now());
+      const start = nowMs();
+      let status = 0;
+      const route = /^\/[^/?]+/.exec(head.target)?.[0];
+      socket.once("close", () => o.observe?.({ method: head.method, route, status, seconds: (nowMs() - start) / 1000 }));
+      const refuse = (code: number, body: string, headers?: Record<string, string>) => {
+        status = code;
+        writeRawResponse(socket, code, body, headers);
+      };
       const req = toRequest(head, "http://kubelet");
       if (o.auth) {
         const decided = await authorizeRequest(o.auth, req, cert);
-        if ("response" in decided) return writeFetchResponse(socket, decided.response);
+        if ("response" in decided) {
+          status = decided.response.status;
+          return writeFetchResponse(socket, decided.response);
+        }
       }
       const url = new URL(req.url);
-      if (hasBadEscape(url.pathname)) return writeRawResponse(socket, 400, "400: Bad Request\n");
+      if (hasBadEscape(url.pathname)) return refuse(400, "400: Bad Request\n");
       const t = parseStreamPath(url.pathname);
-      if (!t) return writeRawResponse(socket, 404, "404 page not found\n");
+      if (!t) return refuse(404, "404 page not found\n");
       const methods = STREAM_METHODS[t.kind];
-      if (!methods.includes(head.method)) return writeRawResponse(socket, 405, "405: Method Not Allowed\n", { allow: methods.join(", ") });
+      if (!methods.includes(head.method)) return refuse(405, "405: Method Not Allowed\n", { allow: methods.join(", ") });
       const r = await resolveStream(o.host, t, url.searchParams, isWebSocketRequest(head));
-      if ("status" in r) return writeRawResponse(socket, r.status, r.body, r.headers);
-      await proxyUpgrade(socket, head, early, r.location, { clientAddress: socket.remoteAddress });
+      if ("status" in r) return refuse(r.status, r.body, r.headers);
+      status = await proxyUpgrade(socket, head, early, r.location, { clientAddress: socket.remoteAddress });
     },
   };
 }

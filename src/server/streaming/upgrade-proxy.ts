@@ -91,7 +91,8 @@ export function splice(a: net.Socket, b: net.Socket): void {
   b.pipe(a);
 }
 
-export async function proxyUpgrade(client: net.Socket, head: RequestHead, early: Buffer, location: string, opts: ProxyUpgradeOpts = {}): Promise<void> {
+/** Resolves with the status the client got (101 once spliced). */
+export async function proxyUpgrade(client: net.Socket, head: RequestHead, early: Buffer, location: string, opts: ProxyUpgradeOpts = {}): Promise<number> {
   const url = new URL(location);
   const backend = dial(url);
   backend.on("error", () => {}); // reported through readResponseHead / splice
@@ -99,6 +100,7 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
     log.error(`Error while proxying request ${kv({ url: `${url.origin}${url.pathname.replace(/[^/]+$/, "…")}`, error: err.message })}`);
     backend.destroy();
     writeRawResponse(client, 500, err.message);
+    return 500;
   };
   // A client gone while the backend is still answering takes the backend connection with it.
   client.on("error", () => backend.destroy());
@@ -111,13 +113,16 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
   } catch (err) {
     return fail(err as Error);
   }
-  if (client.destroyed) return void backend.destroy();
+  if (client.destroyed) {
+    backend.destroy();
+    return answer.status;
+  }
   if (answer.status === 101) {
     client.write(answer.bytes);
     splice(client, backend);
     backend.resume();
     client.resume();
-    return;
+    return 101;
   }
   if (answer.status < 400) return fail(new Error(`invalid upgrade response: status code ${answer.status}`));
   // The backend's error, relayed as it is, then closed: at the end of its Content-Length body, when
@@ -131,7 +136,10 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
   };
   const timer = setTimeout(finish, 10_000);
   client.write(answer.bytes);
-  if (left <= 0) return finish();
+  if (left <= 0) {
+    finish();
+    return answer.status;
+  }
   backend.on("data", (c: Buffer) => {
     client.write(left === Infinity ? c : c.subarray(0, left));
     left -= c.length;
@@ -139,4 +147,5 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
   });
   backend.on("close", finish);
   backend.resume();
+  return answer.status;
 }

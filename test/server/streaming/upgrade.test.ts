@@ -14,6 +14,7 @@ import { createRegistry } from "../../../src/server/metrics.ts";
 import { resolveServing } from "../../../src/server/serving.ts";
 import { PodNotFoundError, StreamingError, type StreamingHost } from "../../../src/server/streaming/index.ts";
 import { makeTestPki, type TestPki } from "../../support/pki.ts";
+import { pollUntil } from "../../support/wait.ts";
 
 /** A streaming server: 101 then echo for /ok/*, 400 + body for /refuse, 200 for /weird. */
 function fakeStreamingServer() {
@@ -63,7 +64,8 @@ const host: StreamingHost = {
   },
 };
 
-const providers = () => ({ getPods: () => [], metrics: createRegistry(), streaming: host });
+let metrics = createRegistry();
+const providers = () => ({ getPods: () => [], metrics: (metrics = createRegistry()), streaming: host });
 const base: ListenConfig = { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0 };
 
 beforeAll(async () => {
@@ -126,6 +128,8 @@ describe("plain loopback main port", () => {
     expect(head).toMatch(/\r\nUpgrade: SPDY\/3\.1/);
     expect(head).not.toMatch(/authorization/i);
     expect(head).toMatch(/\r\nX-Forwarded-For: 127\.0\.0\.1/);
+    // Counted when the session ends, as a long-running request (upstream's request metrics).
+    await pollUntil(() => metrics.render().includes(`kubelet_http_requests_total{method="POST",path="exec",server_type="readwrite",long_running="true"} 1`), "exec request counted");
   });
 
   test("WebSocket port-forward: ports from the query reach the runtime", async () => {
