@@ -201,4 +201,24 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(backend.heads.at(-1)).toStartWith("POST /ok/attach-main HTTP/1.1");
   });
+
+  test("Webhook authorization: exec is nodes/proxy — create for POST, get for a WebSocket GET (as upstream)", async () => {
+    const c = defaultKubeletConfiguration();
+    c.address = "127.0.0.1";
+    c.authentication.x509.clientCAFile = pki.caFile;
+    c.authentication.webhook.enabled = false;
+    const asked: string[] = [];
+    // The API server's reviews: only "get" on nodes/proxy is granted.
+    const client = { subjectAccessReview: async (s: { resourceAttributes: { verb: string; subresource: string } }) => (asked.push(`${s.resourceAttributes.verb} ${s.resourceAttributes.subresource}`), { allowed: s.resourceAttributes.verb === "get" }) };
+    const secure = await resolveServing(c, { nodeName: "localhost", certDir: join(dir, "pki"), authClient: client as never });
+    running = await startServers({ ...base, secure }, providers());
+    const port = running.get("main")!.port;
+    const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
+    const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&stdout=1"), /\]\)$/);
+    expect(denied).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect(denied).toEndWith("Forbidden (user=kube-apiserver-kubelet-client, verb=create, resource=nodes, subresource(s)=[proxy])");
+    const ws = "GET /exec/ns/p/c?command=id&stdout=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+    expect(await exchange(apiserver, ws, /101 Switching Protocols\r\n[\s\S]*\r\n\r\n/)).toStartWith("HTTP/1.1 101");
+    expect(asked).toEqual(["create proxy", "get proxy"]);
+  });
 });
