@@ -12,6 +12,7 @@ import { kv, log } from "./log.ts";
 import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
 import { startServers, type RunningServers } from "./server/listen.ts";
 import { resolveServing } from "./server/serving.ts";
+import { createCriStreamingHost } from "./server/streaming/index.ts";
 import type { AuthClient } from "./server/auth/index.ts";
 import { hostname } from "node:os";
 import { createRegistry, type Registry } from "./server/metrics.ts";
@@ -71,6 +72,8 @@ export interface AgentDeps {
   components?: AgentComponent[];
   /** Running pods from the runtime, for /runningpods/. */
   getRunningPods?: ServerProviders["getRunningPods"];
+  /** exec/attach/portForward/run through the CRI streaming API. */
+  streaming?: ServerProviders["streaming"];
   /** Node name for authorization attributes and the self-signed serving cert (default: hostname). */
   nodeName?: string;
   /** TokenReview / SubjectAccessReview calls for webhook authn/authz (cluster mode's API client). */
@@ -121,6 +124,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
     getRunningPods: deps.getRunningPods,
+    streaming: deps.streaming,
   };
 
   const abort = new AbortController();
@@ -450,6 +454,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
     healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
+    streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
   failAgent = (e) => {

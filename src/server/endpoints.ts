@@ -7,6 +7,7 @@ import { containerLogsHandler } from "./container-logs.ts";
 import { nodeLogsHandler } from "./node-logs.ts";
 import { renderResourceMetrics } from "./resource-metrics.ts";
 import { json, text, type Route } from "./router.ts";
+import { streamingRoutes, type StreamingHost } from "./streaming/index.ts";
 
 /** A named health check; returns an error text when unhealthy (upstream healthz.HealthChecker). */
 export interface HealthCheck {
@@ -30,6 +31,8 @@ export interface ServerProviders {
   getRunningPods?(): Promise<readonly { uid: string; name: string; namespace: string; containers: readonly { name: string }[] }[]>;
   /** podLogsDir: where /containerLogs/ finds the CRI log files; absent ⇒ /containerLogs/ is 404. */
   podLogsDir?: string;
+  /** exec/attach/portForward/run through the CRI streaming API; absent ⇒ those paths are 404. */
+  streaming?: StreamingHost;
   /** The node's log directory served under /logs/ (upstream: /var/log/). */
   nodeLogDir?: string;
   /**
@@ -150,6 +153,7 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       });
       routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
     }
+    if (p.streaming) routes.push(...streamingRoutes(p.streaming));
     if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());

@@ -14,6 +14,7 @@ import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
 import { defaultConnectionLimits, startPlainServer, type ConnectionLimits } from "./connections.ts";
 import { getrlimit, RLIMIT_NOFILE } from "../../ffi/libc.ts";
+import { createStreamingUpgrade, type UpgradeHook } from "./streaming/index.ts";
 
 export interface ListenConfig {
   address: string;
@@ -108,8 +109,20 @@ function openFilesSoftLimit(): number {
   }
 }
 
-/** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits): Promise<{ port: number; stop(): Promise<void> }> {
+/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits): Promise<{ port: number; stop(): Promise<void> }> {
+  return startSecureServer({
+    hostname,
+    port,
+    upgrade,
+    handler: (req) => fetch(req),
+    onError: serverError,
+    limits,
+  });
+}
+
+/** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -123,6 +136,7 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     clientCA,
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
+    upgrade,
     handler: withAuth(secure.auth, fetch),
     onError: serverError,
     limits,
@@ -135,11 +149,15 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
   const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
-    const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
+    const observe = observer(SERVER_TYPE[name]);
+    const fetch = createRouter(routes, { name, observe });
+    // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
+    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = secure ? await secureServer(hostname, port, fetch, secure, limits) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits });
+      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -155,7 +173,8 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       // Beyond loopback only with TLS + authn/authz, and not when they let everyone in.
       const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
       if (main.reason) log.warn(`main server: ${main.reason}`);
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), cfg.secure);
+      const debugging = cfg.enableDebuggingHandlers !== false;
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging }), cfg.secure, debugging);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.
