@@ -239,6 +239,7 @@ function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; m
 
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
+  const kubeletStartMs = Date.now(); // kubelet_node_startup_pre_* (upstream: the tracker's creation)
   const metrics = createAgentRegistry();
   const clock = preciseClock();
   let cgroupsReady = false;
@@ -371,7 +372,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), metrics, kubeletStartMs: kubeletStartMs }) : undefined;
   if (nodeApi) components.push(nodeApi);
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.

@@ -20,6 +20,8 @@ import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
 import type { PodUpdate } from "../pod/sources/update.ts";
 import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.ts";
 import type { Pod, PodStatus } from "../pod/types.ts";
+import type { Registry } from "../server/metrics.ts";
+import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClientMetrics, serverCertificateMetrics } from "../metrics/index.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -33,6 +35,10 @@ export interface NodeApiWiringInput {
   /** The status the lifecycle computed for a pod (sent to pods/status). */
   podStatus?: (uid: string) => PodStatus | undefined;
   podCleanedUp?: (pod: Pod) => boolean;
+  /** The agent's /metrics registry: rest_client_*, kubelet_node_startup_*, certificate manager series. */
+  metrics?: Registry;
+  /** When the kubelet started (epoch ms), for kubelet_node_startup_pre_*. */
+  kubeletStartMs?: number;
 }
 
 export interface NodeApiWiring {
@@ -53,12 +59,17 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let rotation: CertRotation | undefined;
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
+  // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
+  // and the serving-certificate manager; the client certificate's series come with rotation, below.
+  const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
+  const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
+  if (input.metrics) serverCertificateMetrics(input.metrics);
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
     const leaseSeconds = config.nodeLeaseDurationSeconds;
-    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}` });
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}` });
+    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
     mode = createNodeApiMode(
@@ -74,6 +85,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         updateFrequencyMs: updateMs,
         reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
         leaseDurationSeconds: leaseSeconds,
+        startup,
       },
       {
         machine: () => readMachineInfo(flags.rootDir),
@@ -101,7 +113,15 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
-      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+      rotation = createCertRotation({
+        client: heartbeat,
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+        onRenewError: () => certMetrics?.renewError(),
+      });
       rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
     }
   }
