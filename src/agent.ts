@@ -31,6 +31,8 @@ import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createCadvisorSource } from "./stats/cadvisor.ts";
+import { readMachineInfo } from "./node/machine-info.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -58,6 +60,8 @@ export interface AgentDeps {
   metrics?: Registry;
   /** The prober's registry, served on /metrics/probes; absent ⇒ 404. */
   probeMetrics?: Registry;
+  /** /metrics/cadvisor's figures; absent ⇒ 404. */
+  getCadvisor?: ServerProviders["getCadvisor"];
   healthChecks?: HealthCheck[];
   /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
   debugEndpoints?: Record<string, () => unknown>;
@@ -109,6 +113,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
     probeMetrics: deps.probeMetrics,
+    getCadvisor: deps.getCadvisor,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
@@ -393,6 +398,15 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
+    getCadvisor: createCadvisorSource({
+      activePods: () => pods.lifecycle.activePods(),
+      podCgroupPath: pods.podCgroupPath,
+      cri,
+      machine: async () => {
+        const m = await readMachineInfo(flags.rootDir);
+        return { memoryBytes: m.memoryBytes, cpuCores: m.cpus, bootID: m.bootID, machineID: m.machineID, systemUUID: m.systemUUID };
+      },
+    }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
