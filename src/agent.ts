@@ -401,7 +401,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getCadvisor: createCadvisorSource({
       activePods: () => pods.lifecycle.activePods(),
       podCgroupPath: pods.podCgroupPath,
-      cri,
+      // Not the instrumented client: cAdvisor's reads are not the kubelet's runtime operations.
+      cri: rawCri,
       machine: async () => {
         const m = await readMachineInfo(flags.rootDir);
         return { memoryBytes: m.memoryBytes, cpuCores: m.cpus, bootID: m.bootID, machineID: m.machineID, systemUUID: m.systemUUID };

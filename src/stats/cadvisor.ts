@@ -132,13 +132,68 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
   const proc = d.procRoot ?? "/proc";
   let version: 1 | 2 | undefined;
   let machine: CadvisorMachine | undefined;
-  let error = false;
   const dirsOf = (rel: string): CgroupDirs => {
     const dirs = cgroupDirs(mountRoot, rel, version);
     version = dirs.version;
     return dirs;
   };
-  /** A read that fails for any reason but "gone" marks the scrape as partial. */
+  return async () => {
+    // Per scrape: concurrent scrapes do not share their error state.
+    const s = scrapeState(proc);
+    if (d.machine && !machine) machine = await d.machine().catch(() => s.failed(undefined));
+    const [containers, layers] = await Promise.all([
+      d.cri ? d.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } }).catch(() => s.failed([])) : [],
+      d.cri ? d.cri.listContainerStats().then(writableLayers, () => s.failed(new Map<string, WritableLayer>())) : new Map<string, WritableLayer>(),
+    ]);
+    const mountinfo = s.attempt(() => readFileSync(join(proc, "self", "mountinfo"), "utf8")) ?? "";
+    const fsLimit = new Map<string, number>();
+    const out: CadvisorContainer[] = [{ id: "/", name: "", image: "", container: "", pod: "", namespace: "", ...s.cgroupFigures(dirsOf("")) }];
+    const byUid = Map.groupBy(containers, (c) => c.labels?.[POD_UID_LABEL] ?? "");
+    for (const pod of d.activePods()) {
+      const rel = s.attempt(() => d.podCgroupPath(pod));
+      if (rel === undefined) continue;
+      const dirs = dirsOf(rel);
+      if (!existsSync(dirs.memory)) continue;
+      const base = { pod: pod.metadata.name, namespace: pod.metadata.namespace ?? "default" };
+      const id = `/${rel.replace(/^\/+/, "")}`;
+      out.push({ id, name: "", image: "", container: "", ...base, ...s.cgroupFigures(dirs), network: pod.spec.hostNetwork ? undefined : s.podNetwork(dirs) });
+      for (const c of byUid.get(pod.metadata.uid ?? "") ?? []) {
+        const cdirs = containerCgroupDirs(dirs, c.id);
+        if (!cdirs) continue;
+        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? "";
+        const specImage = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name)?.image;
+        const cs: CadvisorContainer = { id: `${id}/${cdirs.memory.split("/").pop()}`, name: c.id, image: specImage ?? c.image?.image ?? "", container: name, ...base, ...s.cgroupFigures(cdirs) };
+        if (c.createdAt) cs.startTimeSeconds = Math.floor(c.createdAt / 1e6) / 1000;
+        const layer = layers.get(c.id);
+        if (layer) {
+          if (!fsLimit.has(layer.mountpoint)) fsLimit.set(layer.mountpoint, s.attempt(() => fsStats(layer.mountpoint, "").capacityBytes) ?? 0);
+          cs.fs = [{ device: deviceOf(mountinfo, layer.mountpoint) ?? layer.mountpoint, usageBytes: layer.usedBytes, limitBytes: fsLimit.get(layer.mountpoint)! }];
+        }
+        out.push(cs);
+      }
+    }
+    return { containers: out, machine, error: s.error() };
+  };
+}
+
+interface WritableLayer {
+  mountpoint: string;
+  usedBytes: number;
+}
+
+function writableLayers(stats: Awaited<ReturnType<CriClient["listContainerStats"]>>): Map<string, WritableLayer> {
+  const byId = new Map<string, WritableLayer>();
+  for (const s of stats) {
+    const wl = s.writableLayer;
+    if (s.attributes?.id && wl?.usedBytes && wl.fsId?.mountpoint) byId.set(s.attributes.id, { mountpoint: wl.fsId.mountpoint, usedBytes: wl.usedBytes.value });
+  }
+  return byId;
+}
+
+/** One scrape's readers; a read that fails for any reason but "gone" (ENOENT) marks the scrape partial. */
+function scrapeState(proc: string) {
+  let error = false;
+  const failed = <T>(fallback: T): T => ((error = true), fallback);
   const attempt = <T>(fn: () => T): T | undefined => {
     try {
       return fn();
@@ -154,60 +209,17 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
       const limitFile = join(dirs.memory, v1 ? "memory.limit_in_bytes" : "memory.max");
       return cadvisorMemory(dirs.version, read(dirs.memory, v1 ? "memory.usage_in_bytes" : "memory.current"), read(dirs.memory, "memory.stat"), existsSync(limitFile) ? readFileSync(limitFile, "utf8") : undefined);
     });
-  const cgroupFigures = (dirs: CgroupDirs) => ({ memory: memoryOf(dirs), cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9) });
-
-  /** The pod's interfaces, read through one of its processes' network namespace. */
-  const podNetwork = (dirs: CgroupDirs): NetDevice[] | undefined =>
-    attempt(() => {
-      const pid = firstPid(dirs.memory);
-      return pid === undefined ? undefined : parseNetDev(readFileSync(join(proc, String(pid), "net", "dev"), "utf8"));
-    });
-
-  const writableLayers = async () => {
-    const byId = new Map<string, { mountpoint: string; usedBytes: number }>();
-    const stats = await d.cri?.listContainerStats().catch(() => ((error = true), []));
-    for (const s of stats ?? []) {
-      const wl = s.writableLayer;
-      if (s.attributes?.id && wl?.usedBytes && wl.fsId?.mountpoint) byId.set(s.attributes.id, { mountpoint: wl.fsId.mountpoint, usedBytes: wl.usedBytes.value });
-    }
-    return byId;
-  };
-
-  return async () => {
-    error = false;
-    if (d.machine && !machine) machine = await d.machine().catch(() => ((error = true), undefined));
-    const [containers, layers] = await Promise.all([
-      d.cri?.listContainers({ state: { state: "CONTAINER_RUNNING" } }).catch(() => ((error = true), [])) ?? Promise.resolve([]),
-      writableLayers(),
-    ]);
-    const mountinfo = attempt(() => readFileSync(join(proc, "self", "mountinfo"), "utf8")) ?? "";
-    const fsLimit = new Map<string, number>();
-    const out: CadvisorContainer[] = [{ id: "/", name: "", image: "", container: "", pod: "", namespace: "", ...cgroupFigures(dirsOf("")) }];
-    for (const pod of d.activePods()) {
-      const rel = attempt(() => d.podCgroupPath(pod));
-      if (rel === undefined) continue;
-      const dirs = dirsOf(rel);
-      if (!existsSync(dirs.memory)) continue;
-      const uid = pod.metadata.uid ?? "";
-      const base = { pod: pod.metadata.name, namespace: pod.metadata.namespace ?? "default" };
-      const id = `/${rel.replace(/^\/+/, "")}`;
-      out.push({ id, name: "", image: "", container: "", ...base, ...cgroupFigures(dirs), network: pod.spec.hostNetwork ? undefined : podNetwork(dirs) });
-      for (const c of containers.filter((x) => x.labels?.[POD_UID_LABEL] === uid)) {
-        const cdirs = containerCgroupDirs(dirs, c.id);
-        if (!cdirs) continue;
-        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? "";
-        const specImage = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name)?.image;
-        const cs: CadvisorContainer = { id: `${id}/${cdirs.memory.split("/").pop()}`, name: c.id, image: specImage ?? c.image?.image ?? "", container: name, ...base, ...cgroupFigures(cdirs) };
-        if (c.createdAt) cs.startTimeSeconds = Math.floor(c.createdAt / 1e6) / 1000;
-        const layer = layers.get(c.id);
-        if (layer) {
-          if (!fsLimit.has(layer.mountpoint)) fsLimit.set(layer.mountpoint, attempt(() => fsStats(layer.mountpoint, "").capacityBytes) ?? 0);
-          cs.fs = [{ device: deviceOf(mountinfo, layer.mountpoint) ?? layer.mountpoint, usageBytes: layer.usedBytes, limitBytes: fsLimit.get(layer.mountpoint)! }];
-        }
-        out.push(cs);
-      }
-    }
-    return { containers: out, machine, error };
+  return {
+    attempt,
+    failed,
+    error: () => error,
+    cgroupFigures: (dirs: CgroupDirs) => ({ memory: memoryOf(dirs), cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9) }),
+    /** The pod's interfaces, read through one of its processes' network namespace. */
+    podNetwork: (dirs: CgroupDirs): NetDevice[] | undefined =>
+      attempt(() => {
+        const pid = firstPid(dirs.memory);
+        return pid === undefined ? undefined : parseNetDev(readFileSync(join(proc, String(pid), "net", "dev"), "utf8"));
+      }),
   };
 }
 

@@ -111,6 +111,13 @@ describe("from cgroups, /proc and the CRI", () => {
     if (hasPrometheus()) expect(promtoolCheckMetrics(text)).toBe("");
   });
 
+  test("a runtime that does not answer: the cgroup figures still, and container_scrape_error 1", async () => {
+    const failing = { listContainers: async () => Promise.reject(new Error("connection refused")), listContainerStats: async () => Promise.reject(new Error("connection refused")) } as unknown as Pick<CriClient, "listContainers" | "listContainerStats">;
+    const snap = await createCadvisorSource({ activePods: () => [pod], podCgroupPath: () => "kubepods/burstable/poduid-1", cri: failing, cgroupMountRoot: join(root, "cg"), procRoot: join(root, "proc") })();
+    expect(snap.containers.map((c) => c.id)).toEqual(["/", "/kubepods/burstable/poduid-1"]);
+    expect(renderCadvisorMetrics(snap, 0)).toContain("container_scrape_error 1\n");
+  });
+
   test("a pod whose cgroup is gone is left out, not an error", async () => {
     const gone = createCadvisorSource({ activePods: () => [pod], podCgroupPath: () => "kubepods/besteffort/podnone", cgroupMountRoot: join(root, "cg"), procRoot: join(root, "proc") });
     const snap = await gone();
