@@ -13,9 +13,10 @@ interface Family {
   samples: string[];
 }
 
-const fmt = (l: Record<string, string>) => `{${Object.entries(l).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",")}}`;
+const pairs = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",");
 
-const containerLabels = (c: CadvisorContainer) => ({ container: c.container, id: c.id, image: c.image, name: c.name, namespace: c.namespace, pod: c.pod });
+/** A container's six labels, escaped once per scrape and shared by all its samples. */
+const containerLabels = (c: CadvisorContainer) => pairs({ container: c.container, id: c.id, image: c.image, name: c.name, namespace: c.namespace, pod: c.pod });
 
 /** The per-container families, in cAdvisor's order; each reads one figure (undefined ⇒ no sample). */
 const CONTAINER_FAMILIES: { name: string; help: string; type: Family["type"]; value(c: CadvisorContainer, nowS: number): number | undefined; extra?: Record<string, string> }[] = [
@@ -37,32 +38,34 @@ export function renderCadvisorMetrics(snap: CadvisorSnapshot, nowMs: number): st
     return f;
   };
   const nowS = Math.floor(nowMs / 1000);
+  const labels = snap.containers.map(containerLabels);
   for (const def of CONTAINER_FAMILIES) {
     const f = family(def.name, def.help, def.type);
-    for (const c of snap.containers) {
+    const extra = def.extra ? `,${pairs(def.extra)}` : "";
+    snap.containers.forEach((c, i) => {
       const v = def.value(c, nowS);
-      if (v !== undefined) f.samples.push(`${def.name}${fmt({ ...containerLabels(c), ...def.extra })} ${formatValue(v)}`);
-    }
+      if (v !== undefined) f.samples.push(`${def.name}{${labels[i]}${extra}} ${formatValue(v)}`);
+    });
   }
   const fsUsage = family("container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.", "gauge");
   const fsLimit = family("container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.", "gauge");
   const rx = family("container_network_receive_bytes_total", "Cumulative count of bytes received", "counter");
   const tx = family("container_network_transmit_bytes_total", "Cumulative count of bytes transmitted", "counter");
-  for (const c of snap.containers) {
+  snap.containers.forEach((c, i) => {
     for (const fs of c.fs ?? []) {
-      const l = fmt({ ...containerLabels(c), device: fs.device });
+      const l = `{${labels[i]},${pairs({ device: fs.device })}}`;
       fsUsage.samples.push(`${fsUsage.name}${l} ${formatValue(fs.usageBytes)}`);
       fsLimit.samples.push(`${fsLimit.name}${l} ${formatValue(fs.limitBytes)}`);
     }
     for (const n of c.network ?? []) {
-      const l = fmt({ ...containerLabels(c), interface: n.interface });
+      const l = `{${labels[i]},${pairs({ interface: n.interface })}}`;
       rx.samples.push(`${rx.name}${l} ${formatValue(n.receiveBytes)}`);
       tx.samples.push(`${tx.name}${l} ${formatValue(n.transmitBytes)}`);
     }
-  }
+  });
   if (snap.machine) {
     const m = snap.machine;
-    const l = fmt({ boot_id: m.bootID, machine_id: m.machineID, system_uuid: m.systemUUID });
+    const l = `{${pairs({ boot_id: m.bootID, machine_id: m.machineID, system_uuid: m.systemUUID })}}`;
     family("machine_cpu_cores", "Number of logical CPU cores.", "gauge").samples.push(`machine_cpu_cores${l} ${m.cpuCores}`);
     family("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge").samples.push(`machine_memory_bytes${l} ${m.memoryBytes}`);
   }

@@ -206,8 +206,16 @@ function scrapeState(proc: string) {
   const memoryOf = (dirs: CgroupDirs) =>
     attempt(() => {
       const v1 = dirs.version === 1;
-      const limitFile = join(dirs.memory, v1 ? "memory.limit_in_bytes" : "memory.max");
-      return cadvisorMemory(dirs.version, read(dirs.memory, v1 ? "memory.usage_in_bytes" : "memory.current"), read(dirs.memory, "memory.stat"), existsSync(limitFile) ? readFileSync(limitFile, "utf8") : undefined);
+      const usage = read(dirs.memory, v1 ? "memory.usage_in_bytes" : "memory.current");
+      const stat = read(dirs.memory, "memory.stat");
+      // The root cgroup has no limit file: no limit, not an error.
+      let limit: string | undefined;
+      try {
+        limit = read(dirs.memory, v1 ? "memory.limit_in_bytes" : "memory.max");
+      } catch (e) {
+        if (!isEnoent(e)) throw e;
+      }
+      return cadvisorMemory(dirs.version, usage, stat, limit);
     });
   return {
     attempt,
