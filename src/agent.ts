@@ -21,6 +21,7 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity } from "./pod/setup.ts";
@@ -30,6 +31,8 @@ import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { applyMaxOpenFiles } from "./node/open-files.ts";
+import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
@@ -77,7 +80,7 @@ export interface AgentDeps {
   lockPollMs?: number;
 }
 
-export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" };
+export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" } | { kind: "fatal"; error: string };
 
 export interface Agent {
   /** Acquires the lock (waiting if held), starts components and servers. Rejects on a fatal error. */
@@ -89,6 +92,8 @@ export interface Agent {
   readonly metrics: Registry;
   /** Listening servers once started. */
   servers(): RunningServers | undefined;
+  /** A component found the node unusable after start (e.g. another agent owns the runtime): done resolves "fatal". */
+  fail(error: Error): void;
 }
 
 /** A registry with the process_* metrics and bunlet_build_info, as every agent serves them. */
@@ -204,7 +209,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     return stopping;
   }
 
-  return { start, stop, done, metrics, servers: () => servers };
+  return { start, stop, done, metrics, servers: () => servers, fail: (e) => resolveDone({ kind: "fatal", error: e.message }) };
 }
 
 export interface NodeAgentOpts {
@@ -251,7 +256,10 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
   const rawCri = opts.cri ?? criClientFromConfig(config);
-  const cri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const owner = runtimeOwner(flags.rootDir);
+  const cri = ownedCri(observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now), owner);
+  let failAgent: (e: Error) => void = () => {};
+  let ownerLock: { release(): void } | undefined;
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
   const allocatableMemoryBytes = Number(
     nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
@@ -272,6 +280,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    seccompDefault: config.seccompDefault === true, // security
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({
@@ -283,6 +292,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     lifecycle: pods.lifecycle,
     cri,
     podsCgroup: pods.podsCgroup,
+    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -292,6 +302,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
   pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
+  pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
+  pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   const imageGC = createImageGCManager({
     cri,
     clock: realClock,
@@ -313,6 +326,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
+  // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
+  components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
@@ -324,8 +339,20 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         // A probe without the client's own UNAVAILABLE retries: an absent runtime is reported at once.
         const probe = opts.cri ?? criClientFromConfig(config, { retryBudgetMs: 0 });
         const ok = await waitForRuntime(probe, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        // One runtime, one agent (issue 14 finding 11): refuse when another live bunlet's pods run on it.
+        ownerLock ??= holdOwnerLock(flags.rootDir);
+        const owned = ok
+          ? await checkRuntimeOwner(probe, owner).then(
+              () => true,
+              (e: Error) => {
+                if (e instanceof RuntimeOwnerError) return (failAgent(e), false);
+                log.warn(`cannot check which agent owns the runtime's pods; going on ${kv({ error: e.message })}`);
+                return true;
+              },
+            )
+          : false;
         if (probe !== opts.cri) probe.close();
-        if (!ok) return resolveReady(false);
+        if (!ok || !owned) return resolveReady(false);
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
@@ -347,6 +374,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     async stop() {
       abort.abort();
       await pods.lifecycle.stop();
+      pods.cgroups?.close();
+      ownerLock?.release();
       directSignal.close();
       cri.close();
     },
@@ -410,7 +439,12 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
+    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
+  failAgent = (e) => {
+    log.error(e.message);
+    agent.fail(e);
+  };
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };
 }

@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
 import { expandSubPathExpr, fieldRefValue, findContainer, resourceFieldRefValue, subPathError, type DownwardContext } from "../volumes/index.ts";
+import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
 import { containerResources } from "./resources.ts";
@@ -33,7 +34,11 @@ export interface ConfigInputs {
   prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
   /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
   readOnlyVolume?(volumeName: string): boolean;
+  /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
+  seccomp?: SeccompOptions;
 }
+
+export const DEFAULT_SECCOMP: SeccompOptions = { seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false };
 
 export class ContainerConfigError extends Error {
   constructor(
@@ -75,8 +80,7 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
       });
     }
   }
-  const sc = pod.spec.securityContext;
-  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged);
+  const sysctls = podSysctls(pod);
   return {
     metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid, attempt },
     // A host-network sandbox shares the host's UTS namespace: runc refuses to set a hostname there.
@@ -87,13 +91,8 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
       cgroupParent: inputs.cgroupParent ?? "",
-      securityContext: {
-        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        privileged,
-        ...(sc?.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
-        ...(sc?.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
-        ...(sc?.fsGroup !== undefined ? { supplementalGroups: [sc.fsGroup] } : {}),
-      },
+      securityContext: sandboxSecurityContext(pod),
+      ...(Object.keys(sysctls).length > 0 ? { sysctls } : {}),
     },
   };
 }
@@ -162,15 +161,21 @@ export function generateContainerConfig(
   attempt: number,
   inputs: ConfigInputs,
   imageRef?: string,
+  /** The image's user from ImageStatus (upstream getImageUser); unknown = root for runAsNonRoot. */
+  imageUser?: ImageUser,
 ): ContainerConfig {
   if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
+  const nonRoot = verifyRunAsNonRoot(pod, container, imageUser ?? { uid: 0, username: "" });
+  if (nonRoot) throw new ContainerConfigError(container.name, nonRoot);
+  let securityContext;
+  try {
+    securityContext = containerSecurityContext(pod, container, imageUser, inputs.seccomp ?? DEFAULT_SECCOMP);
+  } catch (e) {
+    throw new ContainerConfigError(container.name, (e as Error).message);
+  }
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
-  const csc = container.securityContext;
-  const psc = pod.spec.securityContext;
-  const runAsUser = csc?.runAsUser ?? psc?.runAsUser;
-  const runAsGroup = csc?.runAsGroup ?? psc?.runAsGroup;
   return {
     metadata: { name: container.name, attempt },
     image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
@@ -194,15 +199,7 @@ export function generateContainerConfig(
     tty: container.tty === true,
     linux: {
       resources: containerResources(pod, container, inputs.memoryCapacityBytes),
-      securityContext: {
-        privileged: csc?.privileged === true,
-        readonlyRootfs: csc?.readOnlyRootFilesystem === true,
-        noNewPrivs: csc?.allowPrivilegeEscalation === false,
-        namespaceOptions: { network: pod.spec.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
-        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
-        ...(psc?.fsGroup !== undefined ? { supplementalGroups: [psc.fsGroup] } : {}),
-      },
+      securityContext,
     },
   };
 }

@@ -27,7 +27,9 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import { imageUserOf } from "../security/index.ts";
 import { signalName } from "./stop-signal.ts";
+import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
 import {
@@ -79,6 +81,10 @@ export interface KubeRuntimeOptions {
   fetch?: typeof fetch;
   /** Timers of preStop hooks and termination ordering (default: the real clock). */
   clock?: Clock;
+  /** Directory of Localhost seccomp profiles (default <rootDir>/seccomp, as upstream). */
+  seccompProfileRoot?: string;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
+  seccompDefault?: boolean;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -110,6 +116,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
   const gcSeenUids = new Set<string>();
   const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
@@ -149,6 +156,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       podLogsDir,
       cgroupParent,
       memoryCapacityBytes,
+      seccomp,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       readOnlyVolume: (name) => {
@@ -301,7 +309,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
   }
 
-  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig): Promise<string> {
+  /** Upstream imageManager's back-off (10 s doubling to 5 min), keyed by pod UID and image. */
+  const imageBackOff = createBackOff();
+
+  /**
+   * Upstream EnsureImageExists: Never → the image must be present (ErrImageNeverPull); IfNotPresent →
+   * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
+   * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
+   */
+  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
     const image = container.image as string;
     const policy = container.imagePullPolicy ?? "IfNotPresent";
     if (policy !== "Always") {
@@ -311,10 +327,16 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         throw Object.assign(new Error(`Container image "${image}" is not present with pull policy of Never`), { reason: "ErrImageNeverPull" });
       }
     }
+    const key = `${uid}_${image}`;
+    if (imageBackOff.isInBackOff(key, now())) throw Object.assign(new Error(`Back-off pulling image "${image}"`), { reason: "ImagePullBackOff" });
     try {
       return await cri.pullImage(image, undefined, sandboxConfig);
     } catch (e) {
-      throw Object.assign(new Error(`Failed to pull image "${image}": ${(e as Error).message}`), { reason: "ErrImagePull" });
+      imageBackOff.gc(now());
+      imageBackOff.next(key, now());
+      log.warn(`Failed to pull image ${kv({ image, policy, err: (e as Error).message })}`);
+      // The waiting message is the runtime's error itself, as upstream's evalCRIPullErr fallback.
+      throw Object.assign(new Error((e as Error).message), { reason: "ErrImagePull" });
     }
   }
 
@@ -344,7 +366,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const attempt = prev ? prev.attempt + 1 : 0;
     try {
-      await ensureImage(container, sandboxConfig);
+      await ensureImage(container, sandboxConfig, ref.uid);
     } catch (e) {
       const err = e as Error & { reason?: string };
       result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
@@ -352,8 +374,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     let id: string;
     try {
+      // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+      const imageUser = imageUserOf(await cri.imageStatus(container.image as string).catch((e) => {
+        throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+      }));
       // The image as the user wrote it (containerd resolves it), so statuses report that name.
-      const config = generateContainerConfig(pod, ref, container, attempt, inputs);
+      const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
     } catch (e) {
