@@ -38,6 +38,8 @@ import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
+import { createCadvisorSource } from "./stats/cadvisor.ts";
+import { readMachineInfo } from "./node/machine-info.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -65,6 +67,8 @@ export interface AgentDeps {
   metrics?: Registry;
   /** The prober's registry, served on /metrics/probes; absent ⇒ 404. */
   probeMetrics?: Registry;
+  /** /metrics/cadvisor's figures; absent ⇒ 404. */
+  getCadvisor?: ServerProviders["getCadvisor"];
   healthChecks?: HealthCheck[];
   /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
   debugEndpoints?: Record<string, () => unknown>;
@@ -120,6 +124,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
     probeMetrics: deps.probeMetrics,
+    getCadvisor: deps.getCadvisor,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
@@ -258,6 +263,7 @@ function changeDetectionStrategy(v: string | undefined): ChangeDetectionStrategy
 
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
+  const kubeletStartMs = Date.now(); // kubelet_node_startup_pre_* (upstream: the tracker's creation)
   const metrics = createAgentRegistry();
   const clock = preciseClock();
   let cgroupsReady = false;
@@ -429,7 +435,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
   if (nodeApi) components.push(nodeApi);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
@@ -451,6 +457,16 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
+    getCadvisor: createCadvisorSource({
+      activePods: () => pods.lifecycle.activePods(),
+      podCgroupPath: pods.podCgroupPath,
+      // Not the instrumented client: cAdvisor's reads are not the kubelet's runtime operations.
+      cri: rawCri,
+      machine: async () => {
+        const m = await readMachineInfo(flags.rootDir);
+        return { memoryBytes: m.memoryBytes, cpuCores: m.cpus, bootID: m.bootID, machineID: m.machineID, systemUUID: m.systemUUID };
+      },
+    }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
     healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)

@@ -23,6 +23,8 @@ import type { Pod, PodStatus } from "../pod/types.ts";
 import { isMirrorPod } from "../pod/pod-like.ts";
 import { createMirrorPodManager, type MirrorPodManager } from "../pod/mirror/index.ts";
 import { apiEventSink, type EventBroadcaster } from "../events/index.ts";
+import type { Registry } from "../server/metrics.ts";
+import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClientMetrics, serverCertificateMetrics } from "../metrics/index.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -42,6 +44,10 @@ export interface NodeApiWiringInput {
   staticPods?: () => Pod[];
   /** A static pod of this full name is still stopping (its mirror pod stays meanwhile). */
   staticPodTerminating?: (fullName: string) => boolean;
+  /** The agent's /metrics registry: rest_client_*, kubelet_node_startup_*, certificate manager series. */
+  metrics?: Registry;
+  /** When the kubelet started (epoch ms), for kubelet_node_startup_pre_*. */
+  kubeletStartMs?: number;
 }
 
 export interface NodeApiWiring {
@@ -63,12 +69,17 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
   let mirrors: MirrorPodManager | undefined;
+  // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
+  // and the serving-certificate manager; the client certificate's series come with rotation, below.
+  const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
+  const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
+  if (input.metrics) serverCertificateMetrics(input.metrics);
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
     const leaseSeconds = config.nodeLeaseDurationSeconds;
-    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}` });
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}` });
+    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
     mode = createNodeApiMode(
@@ -84,6 +95,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         updateFrequencyMs: updateMs,
         reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
         leaseDurationSeconds: leaseSeconds,
+        startup,
       },
       {
         machine: () => readMachineInfo(flags.rootDir),
@@ -130,7 +142,15 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
-      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+      rotation = createCertRotation({
+        client: heartbeat,
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+        onRenewError: () => certMetrics?.renewError(),
+      });
       rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
     }
   }
@@ -138,7 +158,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   return {
     name: "api server mode",
     async start() {
-      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal };
+      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
         return;
