@@ -23,6 +23,7 @@ import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
+import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { nodeCapacity } from "./pod/setup.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
@@ -266,6 +267,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({

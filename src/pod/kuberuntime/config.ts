@@ -6,7 +6,7 @@ import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConf
 import { expandSubPathExpr, fieldRefValue, findContainer, resourceFieldRefValue, subPathError, type DownwardContext } from "../volumes/index.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
-import { containerResources } from "./resources.ts";
+import { containerResources, type ContainerCgroupHost } from "./resources.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -22,6 +22,8 @@ export interface ConfigInputs {
   cgroupParent?: string;
   /** Node memory capacity, for the Burstable oom_score_adj. */
   memoryCapacityBytes: number;
+  /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
+  cgroupHost?: ContainerCgroupHost;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -193,7 +195,7 @@ export function generateContainerConfig(
     stdin: container.stdin === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
       securityContext: {
         privileged: csc?.privileged === true,
         readonlyRootfs: csc?.readOnlyRootFilesystem === true,

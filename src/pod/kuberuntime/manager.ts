@@ -38,6 +38,8 @@ import {
   terminationGracePeriod,
 } from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
+import { detectContainerCgroupHost } from "./cgroup-host.ts";
+import type { ContainerCgroupHost } from "./resources.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -50,6 +52,8 @@ export interface KubeRuntimeOptions {
   rootDir?: string;
   /** Node memory capacity for the Burstable oom_score_adj (default: MemTotal of /proc/meminfo). */
   memoryCapacityBytes?: number;
+  /** cgroup v2 / swap controller for LinuxContainerResources.unified (default: detected at /sys/fs/cgroup). */
+  cgroupHost?: ContainerCgroupHost;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
   /**
@@ -105,6 +109,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const podLogsDir = opts.podLogsDir ?? "/var/log/pods";
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
+  const cgroupHost = opts.cgroupHost ?? detectContainerCgroupHost();
   const now = opts.now ?? Date.now;
   const storageOperation = opts.storageOperation ?? untimed;
   const tearDown = (uid: string, sub?: "volumes") =>
@@ -149,6 +154,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       podLogsDir,
       cgroupParent,
       memoryCapacityBytes,
+      cgroupHost,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       readOnlyVolume: (name) => {
