@@ -6,7 +6,7 @@ import { bunTestInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
 const skip = v2GuestSkipReason();
 
 /** Files that need a real cgroup v2 kernel; they skip themselves on a v1 host. */
-const GUEST_FILES = ["test/integration/v2/qos-cgroups.test.ts"];
+const GUEST_FILES = ["test/integration/v2/qos-cgroups.test.ts", "test/integration/v2/memory-events.test.ts"];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
   test.each(GUEST_FILES)("%s passes in the guest", async (file) => {
