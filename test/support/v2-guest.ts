@@ -44,7 +44,12 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; mem
   return { exitCode, stdout, stderr };
 }
 
-/** Runs `bun test <file>` inside the guest (cwd = the repo, seen through the guest's overlay root). */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number } = {}): Promise<GuestRun> {
-  return runInV2Guest([process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1"] });
+/**
+ * Runs `bun test <file>` inside the guest (cwd = the repo, seen through the guest's overlay root).
+ * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
+ * put its layers on the guest's overlay root.
+ */
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number } = {}): Promise<GuestRun> {
+  const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
+  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1"] });
 }
