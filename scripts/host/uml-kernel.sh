@@ -72,6 +72,7 @@ build() {
   trap 'rm -rf "$work"' EXIT
   say "building the UML kernel once into $out (~6 min on 2 free CPUs, niced; log $work/build.log)"
   apt_install gcc make flex bison bc libc6-dev xz-utils
+  have_apt_lists || apt-get update -qq >&2
   (cd "$work" && apt-get download -q $SRC_PKG $CFG_PKG >&2)
   dpkg-deb -x "$work"/${SRC_PKG}_*.deb "$work/x"
   dpkg-deb -x "$work"/${CFG_PKG}_*.deb "$work/x"
