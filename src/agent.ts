@@ -28,6 +28,7 @@ import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
 import { createEventBroadcaster, nodeRef, podRef, reasons } from "./events/index.ts";
+import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
@@ -303,6 +304,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     apiObjects, // apivol: secrets, configMaps, tokens of API pods
     onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
     events: events.recorder,
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({

@@ -3,6 +3,8 @@
 # images (OCI tarballs) from Debian's static busybox. Idempotent; a second run only checks and returns.
 #   scripts/host/setup.sh            # packages + images
 #   scripts/host/setup.sh images     # images only (prints the cache dir)
+#   scripts/host/setup.sh v2-guest   # optional (CI runs it): the cgroup v2 test guest's UML kernel, built
+#                                    # once (~6 min on 2 free CPUs) by uml-kernel.sh, cached in /var/tmp
 # Env: BUNLET_IMAGE_CACHE (default /var/cache/bunlet/images) — tarballs are cached under a key of their
 # inputs, so an unchanged busybox/pause/memhog source never rebuilds.
 set -euo pipefail
@@ -156,5 +158,6 @@ case "${1:-all}" in
   all) install_packages; build_images >/dev/null; say "ok (images in $(build_images))" ;;
   packages) install_packages ;;
   images) build_images ;;
-  *) echo "usage: $0 [all|packages|images]" >&2; exit 2 ;;
+  v2-guest) say "cgroup v2 guest kernel: $(bash "$HERE/uml-kernel.sh")" ;;
+  *) echo "usage: $0 [all|packages|images|v2-guest]" >&2; exit 2 ;;
 esac

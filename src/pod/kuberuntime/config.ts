@@ -9,7 +9,7 @@ import { expand, mappingFor } from "../expansion.ts";
 import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
-import { containerResources } from "./resources.ts";
+import { containerResources, type ContainerCgroupHost } from "./resources.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -25,6 +25,8 @@ export interface ConfigInputs {
   cgroupParent?: string;
   /** Node memory capacity, for the Burstable oom_score_adj. */
   memoryCapacityBytes: number;
+  /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
+  cgroupHost?: ContainerCgroupHost;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -194,7 +196,7 @@ export function generateContainerConfig(
     stdin: container.stdin === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
       securityContext,
     },
   };

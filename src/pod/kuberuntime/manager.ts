@@ -42,6 +42,8 @@ import {
 } from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
 import { noopRecorder, podRef, reasons, type EventRecorder } from "../../events/index.ts";
+import { detectContainerCgroupHost } from "./cgroup-host.ts";
+import type { ContainerCgroupHost } from "./resources.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -54,6 +56,8 @@ export interface KubeRuntimeOptions {
   rootDir?: string;
   /** Node memory capacity for the Burstable oom_score_adj (default: MemTotal of /proc/meminfo). */
   memoryCapacityBytes?: number;
+  /** cgroup v2 / swap controller for LinuxContainerResources.unified (default: detected at /sys/fs/cgroup). */
+  cgroupHost?: ContainerCgroupHost;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
   /**
@@ -129,6 +133,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const podLogsDir = opts.podLogsDir ?? "/var/log/pods";
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
+  const cgroupHost = opts.cgroupHost ?? detectContainerCgroupHost();
   const now = opts.now ?? Date.now;
   const storageOperation = opts.storageOperation ?? untimed;
   const tearDown = (uid: string, sub?: "volumes") =>
@@ -190,6 +195,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       seccomp,
+      cgroupHost,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       objects: podObjects.get(podUid(pod)),
