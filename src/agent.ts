@@ -31,7 +31,10 @@ import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { applyMaxOpenFiles } from "./node/open-files.ts";
+import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -74,7 +77,7 @@ export interface AgentDeps {
   lockPollMs?: number;
 }
 
-export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" };
+export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" } | { kind: "fatal"; error: string };
 
 export interface Agent {
   /** Acquires the lock (waiting if held), starts components and servers. Rejects on a fatal error. */
@@ -86,6 +89,8 @@ export interface Agent {
   readonly metrics: Registry;
   /** Listening servers once started. */
   servers(): RunningServers | undefined;
+  /** A component found the node unusable after start (e.g. another agent owns the runtime): done resolves "fatal". */
+  fail(error: Error): void;
 }
 
 /** A registry with the process_* metrics and bunlet_build_info, as every agent serves them. */
@@ -200,7 +205,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     return stopping;
   }
 
-  return { start, stop, done, metrics, servers: () => servers };
+  return { start, stop, done, metrics, servers: () => servers, fail: (e) => resolveDone({ kind: "fatal", error: e.message }) };
 }
 
 export interface NodeAgentOpts {
@@ -238,6 +243,13 @@ function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; m
   };
 }
 
+/** configMapAndSecretChangeDetectionStrategy: Watch (default), Cache or Get. */
+function changeDetectionStrategy(v: string | undefined): ChangeDetectionStrategy {
+  if (v === "Cache" || v === "Get" || v === "Watch") return v;
+  if (v) log.warn(`unknown configMapAndSecretChangeDetectionStrategy; using Watch ${kv({ value: v })}`);
+  return "Watch";
+}
+
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
   const metrics = createAgentRegistry();
@@ -246,7 +258,10 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
   const rawCri = opts.cri ?? criClientFromConfig(config);
-  const cri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const owner = runtimeOwner(flags.rootDir);
+  const cri = ownedCri(observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now), owner);
+  let failAgent: (e: Error) => void = () => {};
+  let ownerLock: { release(): void } | undefined;
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
   const allocatableMemoryBytes = Number(
     nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
@@ -258,6 +273,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     now: clock.now,
     onSignal: (e) => onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
   });
+  // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
+  // the client the node API wiring builds once the node has credentials.
+  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy) }) : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,
@@ -268,6 +286,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
     seccompDefault: config.seccompDefault === true, // security
+    apiObjects, // apivol: secrets, configMaps, tokens of API pods
+    onPodWarning: (p, reason, message) => log.warn(`pod warning ${kv({ pod: `${p.metadata.namespace}/${p.metadata.name}`, reason, message })}`),
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
   const eviction = createEvictionWiring({
@@ -279,6 +299,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     lifecycle: pods.lifecycle,
     cri,
     podsCgroup: pods.podsCgroup,
+    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -312,6 +333,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
+  // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
+  components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
@@ -323,8 +346,20 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         // A probe without the client's own UNAVAILABLE retries: an absent runtime is reported at once.
         const probe = opts.cri ?? criClientFromConfig(config, { retryBudgetMs: 0 });
         const ok = await waitForRuntime(probe, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        // One runtime, one agent (issue 14 finding 11): refuse when another live bunlet's pods run on it.
+        ownerLock ??= holdOwnerLock(flags.rootDir);
+        const owned = ok
+          ? await checkRuntimeOwner(probe, owner).then(
+              () => true,
+              (e: Error) => {
+                if (e instanceof RuntimeOwnerError) return (failAgent(e), false);
+                log.warn(`cannot check which agent owns the runtime's pods; going on ${kv({ error: e.message })}`);
+                return true;
+              },
+            )
+          : false;
         if (probe !== opts.cri) probe.close();
-        if (!ok) return resolveReady(false);
+        if (!ok || !owned) return resolveReady(false);
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
@@ -346,6 +381,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     async stop() {
       abort.abort();
       await pods.lifecycle.stop();
+      pods.cgroups?.close();
+      ownerLock?.release();
       directSignal.close();
       cri.close();
     },
@@ -378,6 +415,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
   const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
   if (nodeApi) components.push(nodeApi);
+  if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
   components.push({
@@ -399,7 +437,12 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     getSummary: () => eviction.summary.summary(),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
+    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
+  failAgent = (e) => {
+    log.error(e.message);
+    agent.fail(e);
+  };
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };
 }

@@ -3,7 +3,6 @@
 // filter, upstream's shape) when serving.ts says so; otherwise it is plain HTTP kept on loopback.
 // Nothing without authentication and authorization is served beyond loopback, except the
 // read-only port on an address the user names explicitly (its whole point upstream).
-import type { Server } from "bun";
 import { readFile } from "node:fs/promises";
 import type { SecureVersion } from "node:tls";
 import { withAuth, type KubeletAuth } from "./auth/index.ts";
@@ -13,6 +12,8 @@ import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
+import { defaultConnectionLimits, startPlainServer, type ConnectionLimits } from "./connections.ts";
+import { getrlimit, RLIMIT_NOFILE } from "../../ffi/libc.ts";
 
 export interface ListenConfig {
   address: string;
@@ -27,6 +28,8 @@ export interface ListenConfig {
   enableDebuggingHandlers?: boolean;
   /** TLS + authentication/authorization for the main port (see serving.ts); absent ⇒ plain HTTP on loopback. */
   secure?: SecureServing;
+  /** Per-server and per-client connection caps; default from the fd limit (connections.ts). */
+  connectionLimits?: ConnectionLimits;
 }
 
 /** How the main port serves when it is secured. */
@@ -95,18 +98,18 @@ function urlOf(scheme: string, hostname: string, port: number): string {
   return `${scheme}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
 }
 
-function plainServer(hostname: string, port: number, fetch: Fetch): Server<unknown> {
-  return Bun.serve({
-    hostname,
-    port,
-    fetch,
-    // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
-    error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
-  });
+const serverError = (err: Error) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 });
+
+function openFilesSoftLimit(): number {
+  try {
+    return getrlimit(RLIMIT_NOFILE).cur;
+  } catch {
+    return 1024;
+  }
 }
 
 /** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing): Promise<{ port: number; stop(): Promise<void> }> {
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -121,7 +124,8 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
     handler: withAuth(secure.auth, fetch),
-    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+    onError: serverError,
+    limits,
   });
 }
 
@@ -129,19 +133,20 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const started: { info: ListeningServer; server: { stop(force?: boolean): unknown } }[] = [];
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
+  const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
 
   async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
     const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = secure ? await secureServer(hostname, port, fetch, secure) : plainServer(hostname, port, fetch);
+      server = secure ? await secureServer(hostname, port, fetch, secure, limits) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
     const actualPort = server.port ?? port;
     const info: ListeningServer = { name, hostname, port: actualPort, url: urlOf(secure ? "https" : "http", hostname, actualPort) };
     started.push({ info, server });
-    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined })}`);
+    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined, maxConnections: limits.maxConnections, maxPerClient: limits.maxPerClient })}`);
   }
 
   try {

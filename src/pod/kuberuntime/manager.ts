@@ -22,10 +22,11 @@ import { computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
-import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
-import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
+import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
+import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
 import { imageUserOf } from "../security/index.ts";
 import { signalName } from "./stop-signal.ts";
@@ -85,6 +86,20 @@ export interface KubeRuntimeOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
   seccompDefault?: boolean;
+  /**
+   * The API objects a pod references (secrets, configMaps, service account tokens), fetched before
+   * each sync (API-server mode); without it such references fail as upstream's do without a kubeClient.
+   */
+  apiObjects?: PodApiObjectsSource;
+  /** A warning event about a pod (reason, message). */
+  onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
+}
+
+/** Fetches what a pod references from the API server (src/pod/apiobjects). */
+export interface PodApiObjectsSource {
+  resolve(pod: KubePod): Promise<PodApiObjects | undefined>;
+  /** The pod is gone: its references (and their watches) are released. */
+  forget(uid: string): void;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -128,9 +143,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+    const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
+    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
+    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
+      pod,
+      nodeAllocatable: nodeAllocatable(),
+      objects: podObjects.get(podUid(pod)),
+      mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+    });
   };
+  /** The API objects fetched at a pod's latest sync, by UID. */
+  const podObjects = new Map<string, PodApiObjects>();
   const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
 
   /**
@@ -159,9 +182,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       seccomp,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
+      objects: podObjects.get(podUid(pod)),
+      onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
       readOnlyVolume: (name) => {
         const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
-        return !!(v?.downwardAPI || v?.projected);
+        return !!(v?.downwardAPI || v?.projected || v?.secret || v?.configMap);
       },
     };
   }
@@ -313,11 +338,40 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const imageBackOff = createBackOff();
 
   /**
+   * upstream kuberuntime PullImage with pull secrets: the keyring of the pod's imagePullSecrets (a
+   * secret that cannot be read is logged and skipped, as getPullSecretsForPod does) gives the
+   * credentials for the image, tried in order until one pull succeeds; none → an anonymous pull.
+   */
+  async function pullWithSecrets(pod: KubePod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const objects = podObjects.get(podUid(pod));
+    const secrets: { name: string; data?: Record<string, string> }[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      if (!ref.name) continue;
+      try {
+        secrets.push({ name: ref.name, data: lookupSecret(objects, ref.name).data });
+      } catch (e) {
+        log.warn(`Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`);
+      }
+    }
+    const creds = secrets.length > 0 ? createDockerKeyring(dockerConfigsFromSecrets(secrets, (e) => log.warn(`pull secret skipped ${kv({ error: e.message })}`))).lookup(image) : [];
+    if (creds.length === 0) return cri.pullImage(image, undefined, sandboxConfig);
+    const errors: string[] = [];
+    for (const auth of creds) {
+      try {
+        return await cri.pullImage(image, auth, sandboxConfig);
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`);
+  }
+
+  /**
    * Upstream EnsureImageExists: Never → the image must be present (ErrImageNeverPull); IfNotPresent →
    * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
    * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
    */
-  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
+  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
     const image = container.image as string;
     const policy = container.imagePullPolicy ?? "IfNotPresent";
     if (policy !== "Always") {
@@ -330,7 +384,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const key = `${uid}_${image}`;
     if (imageBackOff.isInBackOff(key, now())) throw Object.assign(new Error(`Back-off pulling image "${image}"`), { reason: "ImagePullBackOff" });
     try {
-      return await cri.pullImage(image, undefined, sandboxConfig);
+      return await pullWithSecrets(pod, image, sandboxConfig);
     } catch (e) {
       imageBackOff.gc(now());
       imageBackOff.next(key, now());
@@ -366,7 +420,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const attempt = prev ? prev.attempt + 1 : 0;
     try {
-      await ensureImage(container, sandboxConfig, ref.uid);
+      await ensureImage(pod, container, sandboxConfig, ref.uid);
     } catch (e) {
       const err = e as Error & { reason?: string };
       result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
@@ -432,6 +486,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    await resolveApiObjects(pod, ref);
     const mountError = setUpVolumes(pod);
     if (mountError) {
       log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
@@ -453,6 +508,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
 
     await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
     return result;
+  }
+
+  /** Fetches the pod's secrets, configMaps and tokens for this sync (failures are per object, inside). */
+  async function resolveApiObjects(pod: KubePod, ref: PodRef): Promise<void> {
+    if (!opts.apiObjects) return;
+    try {
+      const objs = await opts.apiObjects.resolve(pod);
+      if (objs) podObjects.set(ref.uid, objs);
+    } catch (e) {
+      log.warn(`API objects of the pod not fetched ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+    }
   }
 
   /** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
@@ -500,6 +566,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
+    podObjects.delete(uid);
+    opts.apiObjects?.forget(uid);
     if (!opts.volumeHostPath) tearDown(uid);
   }
 

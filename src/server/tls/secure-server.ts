@@ -8,6 +8,7 @@ import net from "node:net";
 import tls from "node:tls";
 import type { Server } from "bun";
 import type { ClientCertificate } from "../auth/types.ts";
+import { limitConnections, type ConnectionLimits } from "../connections.ts";
 
 export interface SecureServerOpts {
   hostname: string;
@@ -20,6 +21,8 @@ export interface SecureServerOpts {
   ciphers?: string;
   handler: (req: Request, cert: ClientCertificate) => Promise<Response>;
   onError?: (err: Error) => Response;
+  /** Connection caps, enforced at accept before the handshake. */
+  limits?: ConnectionLimits;
 }
 
 export interface SecureServer {
@@ -75,6 +78,7 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
     { cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
     (t) => pipeToInner(t, peerIdentity(t, o.clientCA !== undefined), inner.port!, identities, sockets),
   );
+  if (o.limits) limitConnections(front, "main", o.limits);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   front.on("tlsClientError", (_err, socket) => socket.destroy());
   try {

@@ -8,12 +8,15 @@ import * as rest from "./rest.ts";
 import { ApiStatus, badRequest } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { serveWatch, type WatchOpts } from "./watch.ts";
+import { createToken, type TokenIssuer } from "./serviceaccounts.ts";
 
 export interface RouterDeps {
   store: Store;
   auth: AuthConfig;
   watch: WatchOpts;
   serverAddress(): string;
+  /** Signs TokenRequest tokens (serviceaccounts/<name>/token). */
+  tokens: TokenIssuer;
   /** Every authenticated request, for tests that count what a client sent. */
   onRequest?(r: { method: string; path: string; user: string; userAgent?: string }): void;
 }
@@ -54,6 +57,10 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   authorize(user, verb, t.def, t.ns, t.name, t.sub);
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const accept = req.headers.accept;
+  if (t.sub === "token") {
+    if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return createToken(deps.store, deps.tokens, t.ns, t.name!, body as Obj | undefined);
+  }
   switch (verb) {
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);
