@@ -33,3 +33,14 @@ describe.each(KUBEADM_COMPONENTS)("%s", (component) => {
     expect(after.spec.containers[0]!.startupProbe.httpGet.path).toMatch(/^\/(livez|healthz|health)/);
   });
 });
+
+test("examples/manifests/control-plane decodes without errors; priority comes from the class name", async () => {
+  const { readStaticPods } = await import("../../src/pod/sources/file.ts");
+  const r = await readStaticPods(new URL("../../examples/manifests/control-plane", import.meta.url).pathname, "node1");
+  expect(r.errors).toEqual([]);
+  expect(r.pods.map((p) => p.metadata.name).sort()).toEqual(KUBEADM_COMPONENTS.map((c) => `${c}-node1`));
+  for (const p of r.pods) {
+    expect(p.spec.priority).toBe(2000001000);
+    expect(p.spec.securityContext?.seccompProfile?.type).toBe("RuntimeDefault");
+  }
+});

@@ -1,8 +1,9 @@
 // README "Pod spec support" against the validator, both ways: every v1 field is in its table; every
-// field the schema (src/pod/types.ts) knows is listed; every field listed refused or needs API server
-// is refused when a manifest uses it, naming the field (and, for a field the schema knows, giving the
-// API-server reason); every field listed honoured or pending is one the schema accepts and does not
-// refuse outright.
+// field the schema (src/pod/types.ts) knows is listed; every field listed refused is refused from any
+// source, naming the field; every field listed as needing the API server is accepted in an API pod and
+// refused in a static pod ("static pods may not reference …", upstream's), or refused everywhere when
+// the schema does not know it; every field listed honoured or pending is one the schema accepts and
+// does not refuse outright.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { decodePod } from "../../src/pod/manifest.ts";
@@ -94,22 +95,32 @@ const SCHEMA: Record<string, string[]> = {
   SecurityContext: objectKeys(shape(container, "securityContext")),
 };
 
-/** A minimal valid pod with `field` set (to `{}`) on the object the table describes. */
-function podWith(table: string, field: string): unknown {
+/** A minimal valid pod with `field` set (to `value`, by default `{}`) on the object the table describes. */
+function podWith(table: string, field: string, value: unknown = {}): unknown {
   const c: Record<string, unknown> = { name: "c", image: "img" };
   const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [c] } as Record<string, unknown> };
   const set: Record<string, () => void> = {
-    PodSpec: () => (pod.spec[field] = {}),
-    Container: () => (c[field] = {}),
-    Probe: () => (c.livenessProbe = { exec: { command: ["true"] }, [field]: {} }),
-    "Lifecycle handler": () => (c.lifecycle = { postStart: { exec: { command: ["true"] }, [field]: {} } }),
-    "Volume sources": () => (pod.spec.volumes = [{ name: "v", [field]: {} }]),
-    PodSecurityContext: () => (pod.spec.securityContext = { [field]: {} }),
-    SecurityContext: () => (c.securityContext = { [field]: {} }),
+    PodSpec: () => (pod.spec[field] = value),
+    Container: () => (c[field] = value),
+    Probe: () => (c.livenessProbe = { exec: { command: ["true"] }, [field]: value }),
+    "Lifecycle handler": () => (c.lifecycle = { postStart: { exec: { command: ["true"] }, [field]: value } }),
+    "Volume sources": () => (pod.spec.volumes = [{ name: "v", [field]: value }]),
+    PodSecurityContext: () => (pod.spec.securityContext = { [field]: value }),
+    SecurityContext: () => (c.securityContext = { [field]: value }),
   };
   set[table]!();
   return pod;
 }
+
+/** Valid values of the fields that reference API objects (accepted in API pods, refused in static ones). */
+const API_SAMPLES: Record<string, unknown> = {
+  "PodSpec.serviceAccountName": "builder",
+  "PodSpec.serviceAccount": "builder",
+  "PodSpec.imagePullSecrets": [{ name: "registry" }],
+  "Container.envFrom": [{ configMapRef: { name: "settings" } }],
+  "Volume sources.secret": { secretName: "tls" },
+  "Volume sources.configMap": { name: "settings" },
+};
 
 const tables = readTables();
 
@@ -136,16 +147,34 @@ describe.each(Object.keys(V1))("README Pod spec support: %s", (table) => {
     expect(wrong).toEqual([]);
   });
 
-  test("every field listed refused or needing the API server is refused, naming the field", () => {
+  test("every field listed refused is refused from every source, naming the field", () => {
     const wrong: string[] = [];
     for (const [f, s] of rows) {
-      if (s !== "refused" && s !== "needs API server") continue;
-      const r = decodePod(podWith(table, f), "p.yaml");
-      // A refusal, not a type error of the {} value: "not supported" (unknown field, or the schema's own
-      // refusal) or the API-server reason.
-      const named = r.errors.filter((e) => e.field.split(/[.[\]]/).includes(f) && /not supported|API server/.test(e.detail));
-      if (!r.errors.length || !named.length) wrong.push(`${f}: ${r.errors.length ? `refused without naming it (${r.errors.map((e) => e.message).join("; ")})` : "accepted"}`);
-      else if (s === "needs API server" && SCHEMA[table]!.includes(f) && !named.some((e) => /API server/.test(e.detail))) wrong.push(`${f}: refused, but not for needing the API server`);
+      if (s !== "refused" && !(s === "needs API server" && !SCHEMA[table]!.includes(f))) continue;
+      for (const source of ["static", "api"] as const) {
+        const r = decodePod(podWith(table, f), "p.yaml", "", source);
+        // A refusal, not a type error of the {} value: "not supported" (unknown field, or the schema's
+        // own refusal) or the API-server reason.
+        const named = r.errors.filter((e) => e.field.split(/[.[\]]/).includes(f) && /not supported|API server/.test(e.detail));
+        if (!named.length) wrong.push(`${f} (${source}): ${r.errors.length ? `refused without naming it (${r.errors.map((e) => e.message).join("; ")})` : "accepted"}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("every field listed as needing the API server runs in API pods and refuses a static pod", () => {
+    const wrong: string[] = [];
+    for (const [f, s] of rows) {
+      if (s !== "needs API server" || !SCHEMA[table]!.includes(f)) continue;
+      const value = API_SAMPLES[`${table}.${f}`];
+      if (value === undefined) {
+        wrong.push(`${f}: add a sample value to API_SAMPLES`);
+        continue;
+      }
+      const api = decodePod(podWith(table, f, value), "p.yaml", "", "api");
+      if (api.errors.length) wrong.push(`${f} (api): ${api.errors.map((e) => e.message).join("; ")}`);
+      const stat = decodePod(podWith(table, f, value), "p.yaml");
+      if (!stat.errors.some((e) => /static pods may not reference|API server/.test(e.detail))) wrong.push(`${f} (static): ${stat.errors.length ? stat.errors.map((e) => e.message).join("; ") : "accepted"}`);
     }
     expect(wrong).toEqual([]);
   });
