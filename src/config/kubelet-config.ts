@@ -361,6 +361,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
   "cpuCFSQuota", // pod cgroups: cpu.cfs_quota_us only when true (test/config/acted-on.test.ts checks this list against the code)
   "seccompDefault", "allowedUnsafeSysctls", // security
+  "singleProcessOOMKill", // cgroup v2: memory.oom.group in LinuxContainerResources.unified
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */
