@@ -359,7 +359,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   // Not yet: shutdownGracePeriod needs graceful node shutdown.
   "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", // cluster
   "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
-  "seccompDefault", "allowedUnsafeSysctls", // security
+  "seccompDefault", "allowedUnsafeSysctls", "clusterDNS", "clusterDomain", "resolvConf", // security
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

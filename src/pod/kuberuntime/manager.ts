@@ -27,6 +27,8 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
 import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
 import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -84,6 +86,10 @@ export interface KubeRuntimeOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
   seccompDefault?: boolean;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -115,6 +121,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
   const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
   const gcSeenUids = new Set<string>();
@@ -156,6 +163,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       seccomp,
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       readOnlyVolume: (name) => {
@@ -424,7 +432,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox);
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
@@ -455,8 +471,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
