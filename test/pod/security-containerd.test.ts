@@ -73,8 +73,12 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
   test("user, groups, capabilities, read-only rootfs, no_new_privs, RuntimeDefault seccomp, sysctls and fsGroup reach the runtime", async () => {
     writePod("sec", {
       securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4000], seccompProfile: { type: "RuntimeDefault" }, sysctls: [{ name: "net.ipv4.ping_group_range", value: "0 2000" }] },
-      volumes: [{ name: "scratch", emptyDir: {} }],
-      containers: [sleeper("app", { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, { volumeMounts: [{ name: "scratch", mountPath: "/scratch" }] })],
+      volumes: [{ name: "scratch", emptyDir: {} }, { name: "info", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" }, mode: 0o600 }] } }],
+      containers: [
+        sleeper("app", { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, {
+          volumeMounts: [{ name: "scratch", mountPath: "/scratch" }, { name: "info", mountPath: "/info" }],
+        }),
+      ],
     });
     const st = await running("sec");
     const id = containerId(st, "app");
@@ -97,6 +101,10 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     const vol = statSync(join(ROOT, "pods", uidOf("sec"), "volumes", "kubernetes.io~empty-dir", "scratch"));
     expect(vol.gid).toBe(2000);
     expect(vol.mode & 0o2070).toBe(0o2070);
+    // downwardAPI files: fsGroup-owned, group-readable, so the non-root user reads a 0600 file.
+    const info = statSync(join(ROOT, "pods", uidOf("sec"), "volumes", "kubernetes.io~downward-api", "info", "name"));
+    expect([info.gid, info.mode & 0o777]).toEqual([2000, 0o640]);
+    expect(await exec(id, ["cat", "/info/name"])).toBe(`sec-${NODE}`);
   }, 120_000);
 
   test("Localhost seccomp from <rootDir>/seccomp, Unconfined, privileged and the AppArmor annotation 'unconfined'", async () => {

@@ -30,6 +30,7 @@ import { ContainerConfigError } from "./config.ts";
 import type { DnsSettings } from "../network/index.ts";
 import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
@@ -135,7 +136,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+    const dir = setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+    // upstream: downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    const spec = v as PodVolumeSpec;
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
   const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
 
