@@ -3,7 +3,7 @@
 // containerd holds for each container (ContainerStatus verbose info.runtimeSpec) — and on behaviour:
 // runAsNonRoot with a root image, sysctls inside the pod, fsGroup on the emptyDir, admission refusals.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
@@ -144,6 +144,16 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     expect(app.state.waiting!.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot-${NODE}_default(${uidOf("nonroot")})", container: app)`);
     const ok = await ociSpec(containerId(st, "ok"));
     expect(ok.process.user.uid).toBe(65534);
+  }, 120_000);
+
+  test("examples/manifests/hardened.yaml runs as written", async () => {
+    copyFileSync(join(import.meta.dir, "../../examples/manifests/hardened.yaml"), join(MANIFESTS, "hardened.yaml"));
+    const st = await running("hardened");
+    const id = containerId(st, "app");
+    const spec = await ociSpec(id);
+    expect([spec.process.user.uid, spec.process.noNewPrivileges, spec.root.readonly, spec.process.capabilities!.bounding ?? []]).toEqual([65534, true, true, []]);
+    expect(await exec(id, ["cat", "/scratch/started"])).not.toBe("");
+    expect(await exec(id, ["grep", "metrics.internal", "/etc/hosts"])).toBe("192.0.2.10\tmetrics.internal");
   }, 120_000);
 
   test("an unsafe sysctl is refused at admission (SysctlForbidden); AppArmor on a host without it too", async () => {
