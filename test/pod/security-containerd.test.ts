@@ -133,7 +133,12 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
   }, 120_000);
 
   test("runAsNonRoot with a root image: CreateContainerConfigError with upstream's message; a runAsUser makes it run", async () => {
-    writePod("nonroot", { hostNetwork: true, securityContext: { runAsNonRoot: true }, containers: [sleeper("app"), sleeper("ok", { runAsUser: 65534 })] });
+    writePod("nonroot", {
+      hostNetwork: true,
+      securityContext: { runAsNonRoot: true },
+      volumes: [{ name: "scratch", emptyDir: {} }],
+      containers: [sleeper("app"), sleeper("ok", { runAsUser: 65534 }, { volumeMounts: [{ name: "scratch", mountPath: "/scratch" }] })],
+    });
     const st = await until("nonroot config error", () => {
       const s = status("nonroot");
       const app = s?.containerStatuses?.find((c) => c.name === "app");
@@ -144,6 +149,8 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     expect(app.state.waiting!.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot-${NODE}_default(${uidOf("nonroot")})", container: app)`);
     const ok = await ociSpec(containerId(st, "ok"));
     expect(ok.process.user.uid).toBe(65534);
+    // emptyDir is 0777 as upstream's: a non-root container writes to it without an fsGroup.
+    expect(await exec(containerId(st, "ok"), ["sh", "-c", "touch /scratch/f && echo ok"])).toBe("ok");
   }, 120_000);
 
   test("examples/manifests/hardened.yaml runs as written", async () => {
