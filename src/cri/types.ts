@@ -262,6 +262,14 @@ export interface ExecSyncResponse {
   exitCode: number;
 }
 
+/** Which streams an Exec/Attach session carries (CRI: one of stdin/stdout/stderr must be true; tty ⇒ no stderr). */
+export interface StreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
 export interface UInt64Value {
   value: number;
 }

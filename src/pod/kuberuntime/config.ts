@@ -3,12 +3,14 @@
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
 import type { ContainerConfig, DNSConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
-import { expandSubPathExpr, fieldRefValue, findContainer, resourceFieldRefValue, subPathError, type DownwardContext } from "../volumes/index.ts";
+import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
 import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
 import { ETC_HOSTS_PATH, kernelHostname, truncateHostname } from "../network/index.ts";
+import { expand, mappingFor } from "../expansion.ts";
+import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
-import { containerResources } from "./resources.ts";
+import { containerResources, type ContainerCgroupHost } from "./resources.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -24,6 +26,8 @@ export interface ConfigInputs {
   cgroupParent?: string;
   /** Node memory capacity, for the Burstable oom_score_adj. */
   memoryCapacityBytes: number;
+  /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
+  cgroupHost?: ContainerCgroupHost;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -33,6 +37,10 @@ export interface ConfigInputs {
    * (volumes/subpath.ts prepareSubPath); default: a join after the pure checks (tests).
    */
   prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
+  /** Secrets and configMaps fetched for this sync (env valueFrom/envFrom of API pods). */
+  objects?: PodApiObjects;
+  /** A warning event about the pod (reason, message), e.g. InvalidEnvironmentVariableNames. */
+  onWarning?(reason: string, message: string): void;
   /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
   readOnlyVolume?(volumeName: string): boolean;
   /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
@@ -104,31 +112,21 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
   };
 }
 
-/** Expands $(VAR) from the container's env in command/args; $$ escapes; unknown refs stay as written. */
+/** Expands $(VAR) from the container's env in command/args (upstream ExpandContainerCommandAndArgs). */
 export function expandContainerCommand(s: string, env: Record<string, string>): string {
-  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
-    if (m === "$$") return "$";
-    return name !== undefined && name in env ? (env[name] as string) : m;
-  });
+  return expand(s, mappingFor(new Map(Object.entries(env))));
 }
 
-/** env with valueFrom resolved (upstream makeEnvironmentVariables, downward API part). */
+/** env with envFrom and valueFrom resolved (upstream makeEnvironmentVariables); errors are CreateContainerConfigError. */
 function containerEnvs(pod: KubePod, container: KubeContainer, inputs: ConfigInputs): KeyValue[] {
   const ctx: DownwardContext = { pod, nodeAllocatable: { cpuMilli: 0, memoryBytes: inputs.memoryCapacityBytes }, ...inputs.downward };
-  return (container.env ?? []).map((e) => {
-    const from = e.valueFrom;
-    try {
-      if (from?.fieldRef) return { key: e.name, value: fieldRefValue(from.fieldRef.fieldPath, ctx) };
-      if (from?.resourceFieldRef) {
-        const target = findContainer(pod, from.resourceFieldRef.containerName || container.name);
-        if (!target) throw new Error(`container "${from.resourceFieldRef.containerName}" not found`);
-        return { key: e.name, value: resourceFieldRefValue(from.resourceFieldRef, target, ctx) };
-      }
-    } catch (err) {
-      throw new ContainerConfigError(container.name, `container "${container.name}": env ${e.name}: ${(err as Error).message}`);
-    }
-    return { key: e.name, value: e.value ?? "" };
-  });
+  try {
+    const r = makeEnvironmentVariables(pod, container, ctx, inputs.objects);
+    for (const w of r.warnings) inputs.onWarning?.("InvalidEnvironmentVariableNames", w);
+    return r.envs;
+  } catch (err) {
+    throw new ContainerConfigError(container.name, (err as Error).message);
+  }
 }
 
 const PROPAGATION: Record<string, MountPropagation> = {
@@ -213,7 +211,7 @@ export function generateContainerConfig(
     stdin: container.stdin === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
       securityContext,
     },
   };

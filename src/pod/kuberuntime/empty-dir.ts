@@ -100,6 +100,17 @@ export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string,
 }
 
 /**
+ * A tmpfs at `dir` (secret and projected volumes: upstream wraps them in a memory-medium emptyDir
+ * without sizeLimit), mounted once; a mount already there is kept (files survive a bunlet restart).
+ */
+export function mountMemoryVolume(dir: string, pod: KubePod, nodeAllocatableMemoryBytes: number): void {
+  if (mountPointsUnder(dir).includes(dir)) return;
+  const size = emptyDirMemorySizeBytes(pod, undefined, nodeAllocatableMemoryBytes);
+  run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
+  log.info(`mounted volume tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, path: dir, sizeBytes: size })}`);
+}
+
+/**
  * Unmounts every mount below the pod's directory, then deletes it. The directory is deleted only when
  * nothing is mounted under it any more, so a failed unmount never deletes through into another
  * filesystem; the error names the mount left behind.

@@ -10,8 +10,12 @@ import type { KubePod } from "./types.ts";
 
 export const DEFAULT_DNS_SETTINGS: DnsSettings = { clusterDNS: [], clusterDomain: "", resolvConf: "/etc/resolv.conf" };
 
-/** upstream GetPodDNS with the node's resolv.conf read now; `logEvents` logs its warnings (once per sandbox). Throws when resolv.conf cannot be read. */
-export function sandboxDnsConfig(pod: KubePod, settings: DnsSettings, nodeIPs: string[], logEvents: boolean) {
+/**
+ * upstream GetPodDNS with the node's resolv.conf read now; with `logEvents` (once per sandbox) its
+ * warnings are logged and the pod's go to `podWarning` (the events recorder). Throws when resolv.conf
+ * cannot be read.
+ */
+export function sandboxDnsConfig(pod: KubePod, settings: DnsSettings, nodeIPs: string[], logEvents: boolean, podWarning?: (reason: string, message: string) => void) {
   let text = "";
   if (settings.resolvConf) {
     try {
@@ -22,7 +26,10 @@ export function sandboxDnsConfig(pod: KubePod, settings: DnsSettings, nodeIPs: s
   }
   const { config, events } = podDnsConfig(pod, settings, text, nodeIPs);
   if (logEvents)
-    for (const e of events) log.warn(`pod DNS ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, object: e.object, event: e.reason, message: e.message })}`);
+    for (const e of events) {
+      log.warn(`pod DNS ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, object: e.object, event: e.reason, message: e.message })}`);
+      if (e.object === "pod") podWarning?.(e.reason, e.message);
+    }
   return config;
 }
 

@@ -56,8 +56,14 @@ export interface KubeContainer {
   env?: {
     name: string;
     value?: string;
-    valueFrom?: { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number } };
+    valueFrom?: {
+      fieldRef?: { fieldPath: string };
+      resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number };
+      secretKeyRef?: { name?: string; key: string; optional?: boolean };
+      configMapKeyRef?: { name?: string; key: string; optional?: boolean };
+    };
   }[];
+  envFrom?: { prefix?: string; configMapRef?: { name?: string; optional?: boolean }; secretRef?: { name?: string; optional?: boolean } }[];
   ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   securityContext?: KubeSecurityContext;
@@ -82,6 +88,7 @@ export interface KubePod extends PodLike {
     hostname?: string;
     nodeName?: string;
     serviceAccountName?: string;
+    imagePullSecrets?: { name?: string }[];
     subdomain?: string;
     securityContext?: KubePodSecurityContext;
     hostPID?: boolean;
