@@ -301,6 +301,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
     seccompDefault: config.seccompDefault === true, // security
+    dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
     apiObjects, // apivol: secrets, configMaps, tokens of API pods
     onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
     events: events.recorder,

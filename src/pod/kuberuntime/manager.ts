@@ -28,7 +28,10 @@ import { availableParallelism } from "node:os";
 import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -91,6 +94,10 @@ export interface KubeRuntimeOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
   seccompDefault?: boolean;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
   /**
    * The API objects a pod references (secrets, configMaps, service account tokens), fetched before
    * each sync (API-server mode); without it such references fail as upstream's do without a kubeClient.
@@ -139,6 +146,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
   const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   const events = opts.events ?? noopRecorder;
   /** recordContainerEvent: the pod, with the container's field path (spec.containers{name}). */
@@ -160,12 +168,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
+    const dir = setUpPodVolume(rootDir, v as PodVolumeSpec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
     });
+    // upstream: the API-data volumes' SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    const spec = v as PodVolumeSpec & { secret?: unknown; configMap?: unknown };
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
   const podObjects = new Map<string, PodApiObjects>();
@@ -195,6 +208,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       seccomp,
+      clusterDomain: dns.clusterDomain,
       cgroupHost,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
@@ -535,7 +549,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) => opts.onPodWarning?.(pod, reason, message));
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
@@ -578,8 +600,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
