@@ -1,6 +1,6 @@
 // The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
 // over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
@@ -33,6 +33,7 @@ import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { containerTerminationMessage, createTerminationMessageFile, podContainersDir, withTerminationMessage } from "./termination-message.ts";
 import {
   MINIMUM_GRACE_PERIOD_SECONDS,
   containerSpec,
@@ -196,6 +197,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       memoryCapacityBytes,
       seccomp,
       cgroupHost,
+      terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       objects: podObjects.get(podUid(pod)),
@@ -213,7 +215,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of list) {
       // A container removed between list and status is simply gone.
       const st = await cri.containerStatus(c.id).catch(() => undefined);
-      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+      if (!st?.status) continue;
+      const cs = st.status as CriContainerStatus;
+      const rs = toRuntimeContainerStatus(cs);
+      // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
+      if (rs.state === "exited") {
+        const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));
+        if (message) rs.message = message;
+      }
+      out.push(rs);
     }
     return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
   }
@@ -610,6 +620,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     // with custom volume paths the caller owns them.
     podObjects.delete(uid);
     opts.apiObjects?.forget(uid);
+    // The termination-log files are ours whoever owns the volumes.
+    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
     if (!opts.volumeHostPath) tearDown(uid);
   }
 
