@@ -305,6 +305,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
     events: events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
+    dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({

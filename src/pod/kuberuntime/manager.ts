@@ -28,7 +28,10 @@ import { availableParallelism } from "node:os";
 import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -101,6 +104,10 @@ export interface KubeRuntimeOptions {
   onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
   /** Container and image events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, …). */
   events?: EventRecorder;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
 }
 
 /** Fetches what a pod references from the API server (src/pod/apiobjects). */
@@ -140,6 +147,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
   const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   const events = opts.events ?? noopRecorder;
   /** recordContainerEvent: the pod, with the container's field path (spec.containers{name}). */
@@ -161,12 +169,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
+    const spec = v as PodVolumeSpec;
+    const dir = setUpPodVolume(rootDir, spec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
     });
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
   const podObjects = new Map<string, PodApiObjects>();
@@ -198,6 +211,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       seccomp,
       cgroupHost,
       terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       objects: podObjects.get(podUid(pod)),
@@ -545,7 +559,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox);
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
@@ -588,8 +610,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
