@@ -11,6 +11,7 @@ import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
 import { containerResources, type ContainerCgroupHost } from "./resources.ts";
+import { terminationMessageMount, terminationMessagePathOf } from "./termination-message.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -45,6 +46,11 @@ export interface ConfigInputs {
   readOnlyVolume?(volumeName: string): boolean;
   /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
   seccomp?: SeccompOptions;
+  /**
+   * Creates the empty host file of a container instance's termination log (termination-message.ts);
+   * undefined = no such mount (failed, or pure tests).
+   */
+  terminationMessageFile?(containerName: string): string | undefined;
   /** The pod's DNS for the sandbox (network/dns.ts podDnsConfig); default: none (the runtime's). */
   dnsConfig?: DNSConfig;
   /** kubelet clusterDomain, for the pod's subdomain FQDN (default ""). */
@@ -189,6 +195,10 @@ export function generateContainerConfig(
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
+  // Created last, once nothing above can refuse the config (upstream makeMounts).
+  const terminationMessagePath = terminationMessagePathOf(container);
+  const terminationLog = inputs.terminationMessageFile?.(container.name);
+  if (terminationLog) mounts.push(terminationMessageMount(terminationLog, terminationMessagePath));
   return {
     metadata: { name: container.name, attempt },
     image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
@@ -202,7 +212,7 @@ export function generateContainerConfig(
       hash: hashContainer(container),
       restartCount: attempt,
       terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
-      terminationMessagePath: container.terminationMessagePath,
+      terminationMessagePath,
       terminationMessagePolicy: container.terminationMessagePolicy,
       ports: container.ports,
       preStop: container.lifecycle?.preStop,

@@ -1,6 +1,6 @@
 // The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
 // over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
@@ -36,6 +36,7 @@ import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { containerTerminationMessage, createTerminationMessageFile, podContainersDir, withTerminationMessage } from "./termination-message.ts";
 import {
   MINIMUM_GRACE_PERIOD_SECONDS,
   containerSpec,
@@ -94,10 +95,6 @@ export interface KubeRuntimeOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
   seccompDefault?: boolean;
-  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
-  dns?: Partial<DnsSettings>;
-  /** Write the managed /etc/hosts of pods (default true). */
-  manageEtcHosts?: boolean;
   /**
    * The API objects a pod references (secrets, configMaps, service account tokens), fetched before
    * each sync (API-server mode); without it such references fail as upstream's do without a kubeClient.
@@ -107,6 +104,10 @@ export interface KubeRuntimeOptions {
   onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
   /** Container and image events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, …). */
   events?: EventRecorder;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
 }
 
 /** Fetches what a pod references from the API server (src/pod/apiobjects). */
@@ -168,15 +169,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    const dir = setUpPodVolume(rootDir, v as PodVolumeSpec, {
+    const spec = v as PodVolumeSpec;
+    const dir = setUpPodVolume(rootDir, spec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
     });
-    // upstream: the API-data volumes' SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
     const fsGroup = pod.spec.securityContext?.fsGroup;
-    const spec = v as PodVolumeSpec & { secret?: unknown; configMap?: unknown };
     if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
     return dir;
   };
@@ -208,8 +209,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       cgroupParent,
       memoryCapacityBytes,
       seccomp,
-      clusterDomain: dns.clusterDomain,
       cgroupHost,
+      terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       objects: podObjects.get(podUid(pod)),
@@ -227,7 +229,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of list) {
       // A container removed between list and status is simply gone.
       const st = await cri.containerStatus(c.id).catch(() => undefined);
-      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+      if (!st?.status) continue;
+      const cs = st.status as CriContainerStatus;
+      const rs = toRuntimeContainerStatus(cs);
+      // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
+      if (rs.state === "exited") {
+        const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));
+        if (message) rs.message = message;
+      }
+      out.push(rs);
     }
     return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
   }
@@ -641,6 +651,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     // with custom volume paths the caller owns them.
     podObjects.delete(uid);
     opts.apiObjects?.forget(uid);
+    // The termination-log files are ours whoever owns the volumes.
+    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
     if (!opts.volumeHostPath) tearDown(uid);
   }
 
