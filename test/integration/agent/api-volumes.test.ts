@@ -17,6 +17,7 @@ import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type
 import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";
 import { until } from "../../support/wait.ts";
+import { parsePromText } from "../../support/prom-text.ts";
 
 const PID = process.pid;
 const CGROUP_ROOT = `/bunlet-apivol-${PID}`;
@@ -148,6 +149,16 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     // env is fixed at container start, as upstream.
     expect(await exec(podName, "echo $DB_USER")).toBe("admin\n");
     expect(apiPod(podName)?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    // A deleted secret: the mounted volume keeps its last files and the pod keeps running (a refresh
+    // failure is a FailedMount warning, not a stop), as upstream's volume manager.
+    const secretMountErrors = () =>
+      parsePromText(agent.metrics.render()).get("storage_operation_errors_total")?.samples.find((x) => x.labels.volume_plugin === "kubernetes.io/secret" && x.labels.operation_name === "volume_mount")?.value ?? 0;
+    const errorsBefore = secretMountErrors();
+    await kubectl("delete", "secret", "app-secret");
+    await until("a failed refresh of the secret volume", () => secretMountErrors() > errorsBefore, 30_000);
+    expect(await exec(podName, "cat /etc/secret/password")).toBe("n3w");
+    expect(apiPod(podName)?.status?.phase).toBe("Running");
+    expect(apiPod(podName)?.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
   }, 180_000);
 
   test("a missing secret: the pod waits in ContainerCreating with upstream's FailedMount message, then starts", async () => {
