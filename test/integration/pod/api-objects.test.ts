@@ -18,6 +18,15 @@ beforeAll(async () => {
   api = await startApiServer({ storage: "memory", bookmarkIntervalMs: 200 });
   const cert = await api.issueClientCert("system:node:n1", ["system:nodes"]);
   client = createKubeClient({ server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" }, { clock: realClock, timeoutMs: 5000 });
+  // The Node authorizer lets n1 read only what pods bound to it reference.
+  const env = ["s1", "later", "g1"].map((n) => ({ name: n, valueFrom: { secretKeyRef: { name: n, key: "k" } } }));
+  await api.store.put("pods/default/refs", { apiVersion: "v1", kind: "Pod", metadata: { name: "refs", namespace: "default", uid: "refs-uid" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "i", env }] } });
+});
+
+test("the double's Node authorizer: an object no pod on the node references is forbidden", async () => {
+  await api.store.put("secrets/default/unrelated", secret("unrelated", "x"));
+  const m = createObjectManager<any>({ client: () => client, resource: "secrets", strategy: "Get", clock: realClock });
+  await expect(m.get("default", "unrelated")).rejects.toThrow(`no relationship found between node 'n1' and this object`);
 });
 afterAll(async () => {
   await api?.close();
@@ -59,16 +68,17 @@ test("Get: a GET per read", async () => {
 
 test("a pod's snapshot: its secrets, configMaps and a token bound to it", async () => {
   await api.store.put("secrets/default/app", secret("app", "v"));
-  await api.store.put("pods/default/p", { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default", uid: "pod-uid" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "i" }] } });
   const objs = createPodApiObjects({ client: () => client, clock: realClock });
   const pod = {
     metadata: { name: "p", namespace: "default", uid: "pod-uid" },
     spec: {
+      nodeName: "n1",
       serviceAccountName: "default",
       containers: [{ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: { name: "app", key: "k" } } }] }],
       volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }, { configMap: { name: "kube-root-ca.crt" } }] } }],
     },
   };
+  await api.store.put("pods/default/p", { apiVersion: "v1", kind: "Pod", ...pod });
   const snap = (await objs.resolve(pod as any))!;
   expect(snap.secrets.get("app")).toMatchObject({ data: { k: Buffer.from("v").toString("base64") } });
   expect(snap.configMaps.get("kube-root-ca.crt")).toMatchObject({ data: { "ca.crt": api.caPem } });
