@@ -78,6 +78,11 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
     }
     const reason = await agent.done;
     if (reason.kind === "lock-contention") log.info("Lock file contention: exiting so the other instance takes over");
+    if (reason.kind === "fatal") {
+      printError(`error: ${reason.error}`);
+      await shutdown();
+      return 1;
+    }
     return await shutdown();
   } finally {
     clearInterval(keepAlive);

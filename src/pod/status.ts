@@ -259,3 +259,23 @@ export function terminalStatus(old: PodStatus | undefined, reason: string, messa
     conditions.unshift({ type: "DisruptionTarget", status: "True", lastProbeTime: null, lastTransitionTime: rfc3339(nowMs), reason: "TerminationByKubelet", message });
   return { ...(old ?? {}), phase: "Failed", reason, message, conditions };
 }
+
+/**
+ * The status served while the container runtime is down: Ready and ContainersReady False (reason
+ * NodeNotReady, the runtime error as message) and no container ready, as upstream's node controller
+ * marks the pods of a NotReady node. `sinceMs` is when the runtime counted as down. Terminal pods and
+ * pods already not ready keep their status.
+ */
+export function markRuntimeDown(status: PodStatus, message: string, sinceMs: number): PodStatus {
+  if (status.phase === "Failed" || status.phase === "Succeeded") return status;
+  const notReady = (c: PodCondition): PodCondition =>
+    c.type === "Ready" || c.type === "ContainersReady"
+      ? { ...c, status: "False", reason: "NodeNotReady", message, lastTransitionTime: c.status === "True" ? rfc3339(sinceMs) : c.lastTransitionTime }
+      : c;
+  return {
+    ...status,
+    conditions: status.conditions?.map(notReady),
+    ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map((c) => ({ ...c, ready: false })) } : {}),
+    ...(status.initContainerStatuses ? { initContainerStatuses: status.initContainerStatuses.map((c) => ({ ...c, ready: false })) } : {}),
+  };
+}

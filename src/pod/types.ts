@@ -180,13 +180,27 @@ const containerPort = z.strictObject({
   protocol: z.enum(["TCP", "UDP", "SCTP"]).default("TCP"),
 });
 
+// Security fields (core/v1 SecurityContext / PodSecurityContext), acted on as the kubelet does
+// (src/pod/security): the semantic checks with upstream's messages are in validation/security.ts.
+const MAX_INT32 = 2147483647;
+const id32 = z.number().int().min(0, "must be between 0 and 2147483647, inclusive").max(MAX_INT32, "must be between 0 and 2147483647, inclusive");
+const profileType = z.enum(["RuntimeDefault", "Unconfined", "Localhost"]);
+const seccompProfile = z.strictObject({ type: profileType, localhostProfile: z.string().optional() });
+const appArmorProfile = z.strictObject({ type: profileType, localhostProfile: z.string().optional() });
+const seLinuxOptions = z.strictObject({ user: z.string().optional(), role: z.string().optional(), type: z.string().optional(), level: z.string().optional() });
+
 const securityContext = z.strictObject({
-  runAsUser: z.number().int().min(0).optional(),
-  runAsGroup: z.number().int().min(0).optional(),
+  runAsUser: id32.optional(),
+  runAsGroup: id32.optional(),
   runAsNonRoot: z.boolean().optional(),
   privileged: z.boolean().optional(),
   readOnlyRootFilesystem: z.boolean().optional(),
   allowPrivilegeEscalation: z.boolean().optional(),
+  capabilities: z.strictObject({ add: z.array(z.string()).optional(), drop: z.array(z.string()).optional() }).optional(),
+  seccompProfile: seccompProfile.optional(),
+  appArmorProfile: appArmorProfile.optional(),
+  seLinuxOptions: seLinuxOptions.optional(),
+  procMount: z.enum(["Default", "Unmasked"]).optional(),
 });
 
 const volumeMount = z.strictObject({
@@ -274,11 +288,33 @@ const toleration = z.strictObject({
   tolerationSeconds: z.number().int().optional(),
 });
 
+const nodeSelectorRequirement = z.strictObject({
+  key: z.string(),
+  operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+  values: z.array(z.string()).optional(),
+});
+const nodeSelectorSchema = z.strictObject({
+  nodeSelectorTerms: z.array(z.strictObject({ matchExpressions: z.array(nodeSelectorRequirement).optional(), matchFields: z.array(nodeSelectorRequirement).optional() })),
+});
+
 const podSecurityContext = z.strictObject({
-  runAsUser: z.number().int().min(0).optional(),
-  runAsGroup: z.number().int().min(0).optional(),
+  runAsUser: id32.optional(),
+  runAsGroup: id32.optional(),
   runAsNonRoot: z.boolean().optional(),
-  fsGroup: z.number().int().min(0).optional(),
+  fsGroup: id32.optional(),
+  fsGroupChangePolicy: z.enum(["OnRootMismatch", "Always"]).optional(),
+  supplementalGroups: z.array(id32).optional(),
+  sysctls: z.array(z.strictObject({ name: z.string(), value: z.string() })).optional(),
+  seccompProfile: seccompProfile.optional(),
+  appArmorProfile: appArmorProfile.optional(),
+  seLinuxOptions: seLinuxOptions.optional(),
+});
+
+const hostAlias = z.strictObject({ ip: z.string(), hostnames: z.array(z.string()).optional() });
+const podDnsConfig = z.strictObject({
+  nameservers: z.array(z.string()).optional(),
+  searches: z.array(z.string()).optional(),
+  options: z.array(z.strictObject({ name: z.string(), value: z.string().optional() })).optional(),
 });
 
 const podSpec = z
@@ -291,11 +327,23 @@ const podSpec = z
     hostNetwork: z.boolean().default(false),
     priority: z.number().int().optional(),
     priorityClassName: z.string().optional(),
+    // Read by the predicate admit handler (admit-predicate.ts); pod (anti-)affinity is the scheduler's.
+    nodeSelector: z.record(z.string(), z.string()).optional(),
+    affinity: z.looseObject({ nodeAffinity: z.looseObject({ requiredDuringSchedulingIgnoredDuringExecution: nodeSelectorSchema.optional() }).optional() }).optional(),
     nodeName: z.string().optional(),
     volumes: z.array(volume).optional(),
     securityContext: podSecurityContext.optional(),
     tolerations: z.array(toleration).optional(),
-    dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).optional(),
+    // Namespaces, names and DNS (src/pod/network): upstream defaults dnsPolicy to ClusterFirst.
+    hostPID: z.boolean().optional(),
+    hostIPC: z.boolean().optional(),
+    shareProcessNamespace: z.boolean().optional(),
+    hostAliases: z.array(hostAlias).optional(),
+    hostname: z.string().optional(),
+    subdomain: z.string().optional(),
+    setHostnameAsFQDN: z.boolean().optional(),
+    dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).default("ClusterFirst"),
+    dnsConfig: podDnsConfig.optional(),
     schedulerName: z.string().optional(),
     // Accepted, acted on as upstream would without an API server: there are no Services whose
     // *_SERVICE_HOST/_PORT variables could be injected, so true and false both inject nothing. // lifecycle

@@ -115,6 +115,23 @@ describe("static pod defaults", () => {
     expect(d.metadata.annotations?.[ConfigSourceAnnotationKey]).toBe("http");
     expect(d.spec.tolerations).toBeUndefined();
   });
+
+  test.each([
+    ["system-node-critical", undefined, 2000001000],
+    ["system-cluster-critical", undefined, 2000000000],
+    ["system-node-critical", 2000001000, 2000001000], // kubeadm writes both
+    ["system-node-critical", 5, 5], // a given priority is kept (no admission checks static pods)
+    ["my-class", undefined, undefined], // user classes live in the API: priority stays unset (0)
+    [undefined, undefined, undefined],
+  ] as const)("priorityClassName %p with priority %p → spec.priority %p", (cls, prio, want) => {
+    const p = structuredClone(pod);
+    if (cls !== undefined) p.spec.priorityClassName = cls;
+    if (prio !== undefined) p.spec.priority = prio;
+    const d = applyStaticPodDefaults(p, { nodeName: "n", source: "file", location: "/m/web.yaml" });
+    expect(d.spec.priority).toBe(want);
+    // The UID is of the manifest as written, before defaults.
+    expect(d.metadata.uid).toBe(staticPodUid(p, "n", "file", "/m/web.yaml"));
+  });
 });
 
 describe("examples/manifests", () => {

@@ -4,11 +4,12 @@
 import { join } from "node:path";
 import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
 import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
+import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
 import { expand, mappingFor } from "../expansion.ts";
 import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
-import { containerResources } from "./resources.ts";
+import { containerResources, type ContainerCgroupHost } from "./resources.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -24,6 +25,8 @@ export interface ConfigInputs {
   cgroupParent?: string;
   /** Node memory capacity, for the Burstable oom_score_adj. */
   memoryCapacityBytes: number;
+  /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
+  cgroupHost?: ContainerCgroupHost;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -39,7 +42,11 @@ export interface ConfigInputs {
   onWarning?(reason: string, message: string): void;
   /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
   readOnlyVolume?(volumeName: string): boolean;
+  /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
+  seccomp?: SeccompOptions;
 }
+
+export const DEFAULT_SECCOMP: SeccompOptions = { seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false };
 
 export class ContainerConfigError extends Error {
   constructor(
@@ -81,8 +88,7 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
       });
     }
   }
-  const sc = pod.spec.securityContext;
-  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged);
+  const sysctls = podSysctls(pod);
   return {
     metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid, attempt },
     // A host-network sandbox shares the host's UTS namespace: runc refuses to set a hostname there.
@@ -93,13 +99,8 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
       cgroupParent: inputs.cgroupParent ?? "",
-      securityContext: {
-        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        privileged,
-        ...(sc?.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
-        ...(sc?.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
-        ...(sc?.fsGroup !== undefined ? { supplementalGroups: [sc.fsGroup] } : {}),
-      },
+      securityContext: sandboxSecurityContext(pod),
+      ...(Object.keys(sysctls).length > 0 ? { sysctls } : {}),
     },
   };
 }
@@ -158,15 +159,21 @@ export function generateContainerConfig(
   attempt: number,
   inputs: ConfigInputs,
   imageRef?: string,
+  /** The image's user from ImageStatus (upstream getImageUser); unknown = root for runAsNonRoot. */
+  imageUser?: ImageUser,
 ): ContainerConfig {
   if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
+  const nonRoot = verifyRunAsNonRoot(pod, container, imageUser ?? { uid: 0, username: "" });
+  if (nonRoot) throw new ContainerConfigError(container.name, nonRoot);
+  let securityContext;
+  try {
+    securityContext = containerSecurityContext(pod, container, imageUser, inputs.seccomp ?? DEFAULT_SECCOMP);
+  } catch (e) {
+    throw new ContainerConfigError(container.name, (e as Error).message);
+  }
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
-  const csc = container.securityContext;
-  const psc = pod.spec.securityContext;
-  const runAsUser = csc?.runAsUser ?? psc?.runAsUser;
-  const runAsGroup = csc?.runAsGroup ?? psc?.runAsGroup;
   return {
     metadata: { name: container.name, attempt },
     image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
@@ -189,16 +196,8 @@ export function generateContainerConfig(
     stdin: container.stdin === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
-      securityContext: {
-        privileged: csc?.privileged === true,
-        readonlyRootfs: csc?.readOnlyRootFilesystem === true,
-        noNewPrivs: csc?.allowPrivilegeEscalation === false,
-        namespaceOptions: { network: pod.spec.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
-        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
-        ...(psc?.fsGroup !== undefined ? { supplementalGroups: [psc.fsGroup] } : {}),
-      },
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
+      securityContext,
     },
   };
 }
