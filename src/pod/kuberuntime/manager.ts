@@ -189,6 +189,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
         if (!mountedVolumes.has(`${uid}/${v.name}`)) return message;
         log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+        events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
       }
     }
     return undefined;

@@ -174,6 +174,9 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     const waiting = await until("ContainerCreating", () => apiPod(name)?.status?.containerStatuses?.[0]?.state?.waiting, 60_000);
     expect(waiting).toEqual({ reason: "ContainerCreating", message: 'MountVolume.SetUp failed for volume "s" : secret "later" not found' });
     expect(apiPod(name)!.status!.phase).toBe("Pending");
+    // The FailedMount event, as kubectl describe pod shows it.
+    const ev = await until("FailedMount event", async () => (await api.store.list("events/default/")).items.find((e) => e.reason === "FailedMount" && e.involvedObject?.name === name), 30_000);
+    expect(ev).toMatchObject({ type: "Warning", message: 'MountVolume.SetUp failed for volume "s" : secret "later" not found' });
     expect((await ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.name === name)).toEqual([]);
     await kubectl("create", "secret", "generic", "later", "--from-literal=k=v");
     await until("Running once the secret exists", () => apiPod(name)?.status?.phase === "Running", 120_000);
