@@ -191,16 +191,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    */
   function setUpVolumes(pod: KubePod): string | undefined {
     if (opts.volumeHostPath) return undefined;
+    const uid = podUid(pod);
     for (const v of pod.spec.volumes ?? []) {
       try {
         // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
         storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(pod, v.name));
+        mountedVolumes.add(`${uid}/${v.name}`);
       } catch (e) {
-        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        const message = `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        // A volume set up before stays mounted with its last good files (a refresh that fails — a
+        // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
+        if (!mountedVolumes.has(`${uid}/${v.name}`)) return message;
+        log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+        events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
       }
     }
     return undefined;
   }
+  /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */
+  const mountedVolumes = new Set<string>();
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -551,6 +560,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
 
     await resolveApiObjects(pod, ref);
+    inputs.objects = podObjects.get(ref.uid);
     const mountError = setUpVolumes(pod);
     if (mountError) {
       log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
@@ -650,6 +660,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
     podObjects.delete(uid);
+    for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
     opts.apiObjects?.forget(uid);
     // The termination-log files are ours whoever owns the volumes.
     if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
@@ -686,6 +697,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
+      for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
       if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,
