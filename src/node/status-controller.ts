@@ -60,6 +60,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   let timer: TimerHandle | undefined;
   let running: Promise<void> | undefined;
   const regBackoff = backoff(100, 7000);
+  let lastUnschedulable = false;
   const conditionEvents = (before: readonly NodeCondition[] | undefined, after: readonly NodeCondition[]) => {
     for (const reason of nodeConditionEvents(before, after)) d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
   };
@@ -101,8 +102,16 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
 
   async function tryUpdate(attempt: number): Promise<void> {
     const node = await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema });
+    lastNode = node; // labels, taints, deletion as the API server has them now (admission, mirror pods)
     const input = await d.gather();
     const status = buildNodeStatus(input, node.status ?? undefined);
+    // recordNodeSchedulableEvent: kubectl cordon / uncordon, as the kubelet sees spec.unschedulable.
+    const unschedulable = !!node.spec?.unschedulable;
+    if (unschedulable !== lastUnschedulable) {
+      const reason = unschedulable ? "NodeNotSchedulable" : "NodeSchedulable";
+      d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
+      lastUnschedulable = unschedulable;
+    }
     if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
     const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
     lastNode = await d.client.request({ method: "PATCH", path: `${path}/status`, body, contentType: "application/strategic-merge-patch+json", schema: nodeSchema });

@@ -83,6 +83,17 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     expect(o.status).toMatchObject({ reason: "NodeAffinity", message: "Predicate NodeAffinity failed: node(s) didn't match Node's node affinity/selector" });
   }, 90_000);
 
+  test("an untolerated NoExecute taint (kubectl taint): Failed/TaintToleration", async () => {
+    await kubectl("taint", "node", NODE, "dedicated=db:NoExecute");
+    // The node status loop reads the Node every second; admission uses what it read.
+    await until("taint seen by the node", () => (agent.nodeApi!.mode()!.status.node()?.spec?.taints ?? []).length > 0, 15_000);
+    await createPod("tainted", "", ", resources: { requests: { cpu: 10m } }");
+    const o = await failed("tainted");
+    expect(o.status).toMatchObject({ phase: "Failed", reason: "TaintToleration", message: "Predicate TaintToleration failed: node(s) had untolerated taint" });
+    await kubectl("taint", "node", NODE, "dedicated=db:NoExecute-");
+    await until("taint gone for the node", () => (agent.nodeApi!.mode()!.status.node()?.spec?.taints ?? []).length === 0, 15_000);
+  }, 120_000);
+
   test("a BestEffort pod under MemoryPressure: Failed/Evicted by the eviction manager's admission", async () => {
     await createPod("besteffort", "");
     const o = await failed("besteffort");

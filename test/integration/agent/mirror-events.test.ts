@@ -139,6 +139,13 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     await kubectl("delete", "pod", "unready", "--timeout=60s");
   }, 120_000);
 
+  test("kubectl cordon / uncordon → NodeNotSchedulable / NodeSchedulable", async () => {
+    await kubectl("cordon", NODE);
+    await until("NodeNotSchedulable", async () => (await events()).find((e) => e.reason === "NodeNotSchedulable" && e.message === `Node ${NODE} status is now: NodeNotSchedulable`), 15_000);
+    await kubectl("uncordon", NODE);
+    await until("NodeSchedulable", async () => (await events()).find((e) => e.reason === "NodeSchedulable"), 15_000);
+  }, 60_000);
+
   test("the manifest removed → the static pod stops and its mirror is deleted", async () => {
     rmSync(manifest);
     await until("mirror deleted", async () => (await mirror()) === undefined, 60_000);
