@@ -10,7 +10,7 @@ import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
 import { backoff } from "./backoff.ts";
-import { nodeConditionEvents, nodeStatusEventMessage } from "./condition-events.ts";
+import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "./condition-events.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import type { NodeCondition } from "../kube/types.ts";
 import { initialNode, reconcileExisting, type NodeRegistration } from "./node-object.ts";
@@ -105,6 +105,8 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     lastNode = node; // labels, taints, deletion as the API server has them now (admission, mirror pods)
     const input = await d.gather();
     const status = buildNodeStatus(input, node.status ?? undefined);
+    const rebooted = rebootedMessage(name, (node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID, status.nodeInfo.bootID);
+    if (rebooted) d.events?.event(nodeRef(name), "Warning", "Rebooted", rebooted);
     // recordNodeSchedulableEvent: kubectl cordon / uncordon, as the kubelet sees spec.unschedulable.
     const unschedulable = !!node.spec?.unschedulable;
     if (unschedulable !== lastUnschedulable) {
