@@ -331,6 +331,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     fetch: opts.fetch,
     execSync: (id, cmd, t) => execSyncRaw(id, cmd, t),
     stopContainer: (id, name, ref, grace, message, pod) => stopContainer(id, name, ref, grace, message, pod),
+    hookFailed: (pod, name, reason, message) => containerEvent(pod, name, "Warning", reason, message),
   });
   const { killContainer, podIP, restoreSpecs, runPostStart } = hooks;
 
@@ -579,6 +580,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     if (actions.createSandbox) {
+      if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
         sandboxId = await cri.runPodSandbox(sandboxConfig);
