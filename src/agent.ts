@@ -250,7 +250,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const kubeletMetrics = createKubeletMetrics(metrics);
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const owner = runtimeOwner(flags.rootDir);
-  const cri = ownedCri(observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now), owner);
+  const allCri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const cri = ownedCri(allCri, owner);
   let failAgent: (e: Error) => void = () => {};
   let ownerLock: { release(): void } | undefined;
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
@@ -285,6 +286,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     cri,
     podsCgroup: pods.podsCgroup,
     podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
+    imageCri: allCri,
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -295,7 +297,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // manager's, so a pod refused by both gets the eviction manager's reason.
   pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
   const imageGC = createImageGCManager({
-    cri,
+    cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
     policy: {
       highThresholdPercent: config.imageGCHighThresholdPercent,
