@@ -109,7 +109,7 @@ function openFilesSoftLimit(): number {
 }
 
 /** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits): Promise<{ port: number; stop(): Promise<void> }> {
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -126,6 +126,7 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     handler: withAuth(secure.auth, fetch),
     onError: serverError,
     limits,
+    onRefused,
   });
 }
 
@@ -134,12 +135,18 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
   const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
+  const refused = providers.metrics.counter({
+    name: "bunlet_http_connections_refused_total",
+    help: "Connections closed at accept because the server's (cap=server) or the client address's (cap=client) connection cap was reached",
+    labelNames: ["server_type", "cap"],
+  });
 
   async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
     const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = secure ? await secureServer(hostname, port, fetch, secure, limits) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits });
+      const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
+      server = secure ? await secureServer(hostname, port, fetch, secure, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -23,6 +23,7 @@ export interface SecureServerOpts {
   onError?: (err: Error) => Response;
   /** Connection caps, enforced at accept before the handshake. */
   limits?: ConnectionLimits;
+  onRefused?: (cap: "server" | "client") => void;
 }
 
 export interface SecureServer {
@@ -78,7 +79,7 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
     { cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
     (t) => pipeToInner(t, peerIdentity(t, o.clientCA !== undefined), inner.port!, identities, sockets),
   );
-  if (o.limits) limitConnections(front, "main", o.limits);
+  if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   front.on("tlsClientError", (_err, socket) => socket.destroy());
   try {
