@@ -12,6 +12,7 @@ import { kv, log } from "./log.ts";
 import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
 import { startServers, type RunningServers } from "./server/listen.ts";
 import { resolveServing } from "./server/serving.ts";
+import { createCriStreamingHost } from "./server/streaming/index.ts";
 import type { AuthClient } from "./server/auth/index.ts";
 import { hostname } from "node:os";
 import { createRegistry, type Registry } from "./server/metrics.ts";
@@ -21,9 +22,13 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
-import { maxPodsAdmitHandler } from "./pod/admit-max-pods.ts";
+import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
+import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
-import { nodeCapacity } from "./pod/setup.ts";
+import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
+import { isStaticPod } from "./pod/pod-like.ts";
+import { createEventBroadcaster, nodeRef, podRef, reasons } from "./events/index.ts";
+import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
@@ -33,6 +38,9 @@ import { protectSelf } from "./wire/self-protect.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
+import { createCadvisorSource } from "./stats/cadvisor.ts";
+import { readMachineInfo } from "./node/machine-info.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -60,6 +68,8 @@ export interface AgentDeps {
   metrics?: Registry;
   /** The prober's registry, served on /metrics/probes; absent ⇒ 404. */
   probeMetrics?: Registry;
+  /** /metrics/cadvisor's figures; absent ⇒ 404. */
+  getCadvisor?: ServerProviders["getCadvisor"];
   healthChecks?: HealthCheck[];
   /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
   debugEndpoints?: Record<string, () => unknown>;
@@ -67,6 +77,8 @@ export interface AgentDeps {
   components?: AgentComponent[];
   /** Running pods from the runtime, for /runningpods/. */
   getRunningPods?: ServerProviders["getRunningPods"];
+  /** exec/attach/portForward/run through the CRI streaming API. */
+  streaming?: ServerProviders["streaming"];
   /** Node name for authorization attributes and the self-signed serving cert (default: hostname). */
   nodeName?: string;
   /** TokenReview / SubjectAccessReview calls for webhook authn/authz (cluster mode's API client). */
@@ -113,10 +125,12 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
     probeMetrics: deps.probeMetrics,
+    getCadvisor: deps.getCadvisor,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
     getRunningPods: deps.getRunningPods,
+    streaming: deps.streaming,
   };
 
   const abort = new AbortController();
@@ -241,13 +255,23 @@ function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; m
   };
 }
 
+/** configMapAndSecretChangeDetectionStrategy: Watch (default), Cache or Get. */
+function changeDetectionStrategy(v: string | undefined): ChangeDetectionStrategy {
+  if (v === "Cache" || v === "Get" || v === "Watch") return v;
+  if (v) log.warn(`unknown configMapAndSecretChangeDetectionStrategy; using Watch ${kv({ value: v })}`);
+  return "Watch";
+}
+
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
+  const kubeletStartMs = Date.now(); // kubelet_node_startup_pre_* (upstream: the tracker's creation)
   const metrics = createAgentRegistry();
   const clock = preciseClock();
   let cgroupsReady = false;
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
+  // Events (src/events): logged, and written to the API server in API-server mode.
+  const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const owner = runtimeOwner(flags.rootDir);
   const allCri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
@@ -265,6 +289,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     now: clock.now,
     onSignal: (e) => onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
   });
+  // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
+  // the client the node API wiring builds once the node has credentials.
+  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy) }) : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,
@@ -274,8 +301,13 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    seccompDefault: config.seccompDefault === true, // security
+    apiObjects, // apivol: secrets, configMaps, tokens of API pods
+    onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
+    events: events.recorder,
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
   });
-  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined });
+  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -291,11 +323,17 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     metrics,
     clock,
     podsCgroupReady: () => cgroupsReady,
+    events: events.recorder,
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
-  pods.lifecycle.addAdmitHandler(maxPodsAdmitHandler(config.maxPods));
+  // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
+  // checked against the Node object the API server returned; before it (and standalone) the pod count.
+  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()) }));
+  // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
+  pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
+  pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   const imageGC = createImageGCManager({
     cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
@@ -319,6 +357,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const components: AgentComponent[] = [];
   // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
   components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
+  // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
+  components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   components.push({
     name: "pod lifecycle",
@@ -347,6 +387,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
+          if (pods.cgroups && (config.enforceNodeAllocatable ?? ["pods"]).includes("pods"))
+            events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.SuccessfulNodeAllocatableEnforcement, "Updated Node Allocatable limit across pods");
         } catch (e) {
           log.error(`QoS cgroups setup failed; pods start without them being limited ${kv({ error: (e as Error).message })}`);
         }
@@ -397,8 +439,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
   if (nodeApi) components.push(nodeApi);
+  if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
   components.push({
@@ -418,9 +461,20 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
+    getCadvisor: createCadvisorSource({
+      activePods: () => pods.lifecycle.activePods(),
+      podCgroupPath: pods.podCgroupPath,
+      // Not the instrumented client: cAdvisor's reads are not the kubelet's runtime operations.
+      cri: rawCri,
+      machine: async () => {
+        const m = await readMachineInfo(flags.rootDir);
+        return { memoryBytes: m.memoryBytes, cpuCores: m.cpus, bootID: m.bootID, machineID: m.machineID, systemUUID: m.systemUUID };
+      },
+    }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
     healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
+    streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
   });
   failAgent = (e) => {

@@ -198,35 +198,6 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       throw e;
     }));
 
-  async function removeDir(d: string) {
-    // Kill stragglers first (upstream killOnePid loop), then rmdir with a short retry while they exit.
-    try {
-      const pids = (await readFile(join(d, "cgroup.procs"), "utf8")).split("\n").filter(Boolean);
-      for (const pid of pids) {
-        try {
-          process.kill(Number(pid), "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
-    }
-    for (let i = 0; ; i++) {
-      try {
-        // Child cgroups (containers the runtime left behind) go first.
-        for (const ent of await readdir(d, { withFileTypes: true })) if (ent.isDirectory()) await removeDir(join(d, ent.name));
-        await rmdir(d);
-        return;
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return;
-        if (code !== "EBUSY" || i >= 20) throw e;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  }
-
   return {
     setup,
     dir,
@@ -257,7 +228,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       for (const qos of candidates)
         for (const c of controllers) {
           try {
-            await removeDir(dir(c, podCgroupName(qos, uid)));
+            await removeCgroupDir(dir(c, podCgroupName(qos, uid)));
           } catch (e) {
             log.warn(`pod cgroup removal failed ${kv({ uid, controller: c, error: (e as Error).message })}`);
           }
@@ -279,6 +250,35 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       return uids;
     },
   };
+}
+
+/** Kills what is left in a cgroup and below (upstream killOnePid loop), then removes it deepest first. */
+export async function removeCgroupDir(d: string): Promise<void> {
+  try {
+    const pids = (await readFile(join(d, "cgroup.procs"), "utf8")).split("\n").filter(Boolean);
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+  }
+  for (let i = 0; ; i++) {
+    try {
+      // Child cgroups (containers the runtime left behind) go first.
+      for (const ent of await readdir(d, { withFileTypes: true })) if (ent.isDirectory()) await removeCgroupDir(join(d, ent.name));
+      await rmdir(d);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      if (code !== "EBUSY" || i >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 /** A new v1 cpuset cgroup starts with empty cpus/mems and refuses tasks; copy the parent's. */

@@ -2,6 +2,7 @@
 // sync, housekeeping, probes and status (upstream kubelet.go syncLoop/syncLoopIteration, SyncPod,
 // SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removes, HandlePodCleanups). Everything it
 // touches is injected, so the whole lifecycle runs in a unit test against a fake runtime and clock.
+import { podRef } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
@@ -54,6 +55,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     execSync: deps.execSync ?? runtime.execSync?.bind(runtime),
     runner: deps.probeRunner,
     metrics: deps.metrics,
+    events: deps.events,
     onChange: (uid) => {
       const pod = podManager.get(uid);
       if (pod) dispatch(pod, "sync");
@@ -193,6 +195,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
     const message = "Pod was active on the node longer than the specified deadline";
     log.info(`pod exceeded its active deadline ${kv({ pod: fullName(pod), uid: pod.metadata.uid, activeDeadlineSeconds: limit })}`);
+    deps.events?.event(podRef(pod), "Normal", "DeadlineExceeded", message);
     statuses.set(pod.metadata.uid, terminalStatus(statuses.get(pod.metadata.uid), "DeadlineExceeded", message, clock.now()));
     return true;
   }
@@ -233,6 +236,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         const reason = rejected.reason ?? "Rejected";
         const message = rejected.message ?? "pod admission rejected";
         log.warn(`pod rejected at admission ${kv({ pod: fullName(pod), uid, reason, message })}`);
+        deps.events?.event(podRef(pod), "Warning", reason, message);
         statuses.set(uid, terminalStatus(statuses.get(uid), reason, message, clock.now()));
         continue;
       }
@@ -257,7 +261,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const pod of u.pods) {
           podManager.remove(pod.metadata.uid);
           log.info(`pod removed by its source ${kv({ pod: fullName(pod), uid: pod.metadata.uid, source: u.source })}`);
-          dispatch(known.get(pod.metadata.uid) ?? pod, "kill");
+          // A DELETE carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
+          dispatch(u.op === "DELETE" ? pod : known.get(pod.metadata.uid) ?? pod, "kill");
         }
         break;
       case "RECONCILE":
@@ -456,6 +461,12 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     housekeeping,
     containerGc,
     whenIdle: () => workers.whenIdle(),
+    pods: () => podManager.pods(),
+    isPodTerminatingByFullName(name) {
+      for (const [uid, p] of known)
+        if (`${p.metadata.name}_${p.metadata.namespace ?? "default"}` === name && !podManager.get(uid) && workers.state(uid) !== "finished") return true;
+      return false;
+    },
     plegHealthy() {
       const last = pleg.lastRelistMs();
       return last !== undefined && clock.now() - last < 180_000;

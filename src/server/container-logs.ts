@@ -225,7 +225,15 @@ function findContainer(pods: readonly object[], ns: string, name: string, contai
 
 export function containerLogsHandler(deps: ContainerLogsDeps): (req: Request, url: URL) => Promise<Response> {
   return async (req, url) => {
-    const [ns, pod, container] = url.pathname.slice("/containerLogs/".length).split("/").map((s) => decodeURIComponent(s));
+    // A segment that is not valid UTF-8 once decoded names no pod: kept as sent, so the lookup says 404.
+    const decode = (s: string) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    };
+    const [ns, pod, container] = url.pathname.slice("/containerLogs/".length).split("/").map(decode);
     if (!ns) return text("missing podNamespace\n", 400);
     if (!pod) return text("missing podID\n", 400);
     if (!container) return text("missing container name\n", 400);

@@ -14,6 +14,7 @@ import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
 import { defaultConnectionLimits, startPlainServer, type ConnectionLimits } from "./connections.ts";
 import { getrlimit, RLIMIT_NOFILE } from "../../ffi/libc.ts";
+import { createStreamingUpgrade, type UpgradeHook } from "./streaming/index.ts";
 
 export interface ListenConfig {
   address: string;
@@ -108,8 +109,21 @@ function openFilesSoftLimit(): number {
   }
 }
 
-/** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+  return startSecureServer({
+    hostname,
+    port,
+    upgrade,
+    handler: (req) => fetch(req),
+    onError: serverError,
+    limits,
+    onRefused,
+  });
+}
+
+/** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -123,6 +137,7 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     clientCA,
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
+    upgrade,
     handler: withAuth(secure.auth, fetch),
     onError: serverError,
     limits,
@@ -141,12 +156,16 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     labelNames: ["server_type", "cap"],
   });
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
-    const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
+    const observe = observer(SERVER_TYPE[name]);
+    const fetch = createRouter(routes, { name, observe });
+    // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
+    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
       const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
-      server = secure ? await secureServer(hostname, port, fetch, secure, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
+      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -162,7 +181,8 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       // Beyond loopback only with TLS + authn/authz, and not when they let everyone in.
       const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
       if (main.reason) log.warn(`main server: ${main.reason}`);
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), cfg.secure);
+      const debugging = cfg.enableDebuggingHandlers !== false;
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging }), cfg.secure, debugging);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.

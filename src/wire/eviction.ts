@@ -36,6 +36,8 @@ import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
 import type { AgentComponent } from "../agent.ts";
+import type { EvictionDeps } from "../eviction/types.ts";
+import { nodeRef, type EventRecorder } from "../events/types.ts";
 import { createEvictionTracer, type EvictionTracer } from "./trace.ts";
 
 /**
@@ -81,6 +83,8 @@ export interface EvictionWiringInput {
   podsCgroupReady?: () => boolean;
   /** How often the summary is refreshed in the background while pods run (default 2 s). */
   warmIntervalMs?: number;
+  /** Evicted (on the pod) and EvictionThresholdMet (on the node) events. */
+  events?: EventRecorder;
 }
 
 export interface EvictionWiring {
@@ -161,6 +165,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     activePods: () => lifecycle.activePods(),
     killPod: tracer.wrapKillPod((pod, grace, status) => lifecycle.killPod(pod, grace, status)),
     podCleanedUp: (pod) => lifecycle.isPodCleanedUp(pod),
+    recorder: input.events && evictionEvents(input.events, input.nodeName),
     reclaim: {
       deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
       deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
@@ -232,6 +237,15 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     notifiers: () => notifiers,
     explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
     component,
+  };
+}
+
+/** The eviction manager's events as the kubelet's recorder writes them (nodeRef, pod references). */
+function evictionEvents(events: EventRecorder, nodeName: string): EvictionDeps["recorder"] {
+  return (e) => {
+    const o = e.object;
+    const ref = o.kind === "Node" ? nodeRef(nodeName) : { kind: "Pod", name: o.name, namespace: o.namespace ?? "default", uid: o.uid, apiVersion: "v1" };
+    events.event(ref, e.type, e.reason, e.message, e.annotations);
   };
 }
 

@@ -10,7 +10,7 @@ import { mkdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promise
 import { dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
-import { createKubeClient, type KubeClient } from "../client.ts";
+import { createKubeClient, type KubeClient, type RequestObserver } from "../client.ts";
 import { isAlreadyExists } from "../errors.ts";
 import { loadKubeconfig, renderKubeconfig, type RestConfig } from "../kubeconfig.ts";
 import { csrSchema, type CertificateSigningRequest } from "../types.ts";
@@ -31,6 +31,8 @@ export interface BootstrapOpts {
   signal?: AbortSignal;
   /** How long to wait for approval (upstream: 1 hour). */
   waitTimeoutMs?: number;
+  /** rest_client_* for the bootstrap client's requests too (client-go counts every client). */
+  observer?: RequestObserver;
 }
 
 export class BootstrapError extends Error {}
@@ -142,7 +144,7 @@ export async function loadClientCert(o: BootstrapOpts): Promise<void> {
   if (!o.bootstrapKubeconfigPath) throw new BootstrapError(`unable to load kubeconfig ${o.kubeconfigPath} and no --bootstrap-kubeconfig is set`);
   log.info(`Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file ${kv({ bootstrap: o.bootstrapKubeconfigPath, kubeconfig: o.kubeconfigPath, certDir: o.certDir })}`);
   const bootstrap = await loadKubeconfig(o.bootstrapKubeconfigPath);
-  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000 });
+  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000, observer: o.observer });
   const keyPath = join(o.certDir, "kubelet-client.key.tmp");
   const keyPem = await loadOrGenerateKey(keyPath);
   const timeout = AbortSignal.timeout(o.waitTimeoutMs ?? 3_600_000);

@@ -24,7 +24,7 @@ export interface ContainerHooksDeps {
   /** CRI ExecSync in seconds (0 = no hook timeout). */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecResult>;
   /** The runtime's StopContainer with its log line and direct signal. */
-  stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void>;
+  stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string, pod?: KubePod): Promise<void>;
 }
 
 export function createContainerHooks(deps: ContainerHooksDeps) {
@@ -78,7 +78,7 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     if (waits) grace -= await ordering.waitForTurn(name, grace);
     if (preStop || waits || o.floor) grace = Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
     try {
-      await stopContainer(id, name, ref, grace, message);
+      await stopContainer(id, name, ref, grace, message, pod);
     } finally {
       ordering?.containerTerminated(name);
     }

@@ -4,21 +4,31 @@
 // plaintext to a private Bun.serve on loopback, which serves the routes; the identity travels by
 // the pipe's local address:port. A direct connection to the private port carries no certificate
 // identity, so it is no more than a connection without a client certificate: same authn/authz.
+// Without cert/key the front is plain TCP (the loopback main port), so upgrade requests for the
+// streaming endpoints are taken off the connection the same way (streaming/front.ts).
 import net from "node:net";
 import tls from "node:tls";
 import type { Server } from "bun";
 import type { ClientCertificate } from "../auth/types.ts";
 import { limitConnections, type ConnectionLimits } from "../connections.ts";
+import { sniffFirstRequest } from "../streaming/front.ts";
+import type { UpgradeHook } from "../streaming/handler.ts";
+import { writeRawResponse } from "../streaming/raw-response.ts";
 
 export interface SecureServerOpts {
   hostname: string;
   port: number;
-  cert: Buffer | string;
-  key: Buffer | string;
+  /** Absent (with key) ⇒ plain TCP front. */
+  cert?: Buffer | string;
+  key?: Buffer | string;
   /** PEM of authentication.x509.clientCAFile; client certificates are requested only with it. */
   clientCA?: Buffer | string;
-  minVersion: tls.SecureVersion;
+  minVersion?: tls.SecureVersion;
   ciphers?: string;
+  /** Serves upgrade requests for the streaming endpoints off the raw connection. */
+  upgrade?: UpgradeHook;
+  /** How long the first request line/head may take before the connection is handed to Bun as is. */
+  sniffTimeoutMs?: number;
   handler: (req: Request, cert: ClientCertificate) => Promise<Response>;
   onError?: (err: Error) => Response;
   /** Connection caps, enforced at accept before the handshake. */
@@ -75,10 +85,30 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
     error: o.onError,
   });
   const sockets = new Set<net.Socket>();
-  const front = tls.createServer(
-    { cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
-    (t) => pipeToInner(t, peerIdentity(t, o.clientCA !== undefined), inner.port!, identities, sockets),
-  );
+  const onConnection = (t: net.Socket, identity: ClientCertificate) => {
+    const upgrade = o.upgrade;
+    if (!upgrade) return pipeToInner(t, identity, Buffer.alloc(0), inner.port!, identities, sockets);
+    t.on("error", () => t.destroy());
+    sockets.add(t);
+    t.on("close", () => sockets.delete(t));
+    void sniffFirstRequest(t, upgrade, o.sniffTimeoutMs).then(async (r) => {
+      if (r.kind === "closed") return void t.destroy();
+      if (r.kind === "refuse") return writeRawResponse(t, r.status, r.body);
+      if (r.kind === "pass") return pipeToInner(t, identity, r.bytes, inner.port!, identities, sockets);
+      try {
+        await upgrade.serve(t, r.head, r.early, identity);
+      } catch {
+        t.destroy();
+      }
+    });
+  };
+  const front: net.Server =
+    o.cert !== undefined && o.key !== undefined
+      ? tls.createServer(
+          { cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
+          (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
+        )
+      : net.createServer((s) => onConnection(s, { present: false }));
   if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   front.on("tlsClientError", (_err, socket) => socket.destroy());
@@ -104,12 +134,13 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   };
 }
 
-function pipeToInner(t: tls.TLSSocket, identity: ClientCertificate, innerPort: number, identities: Map<string, ClientCertificate>, sockets: Set<net.Socket>): void {
+function pipeToInner(t: net.Socket, identity: ClientCertificate, prefix: Buffer, innerPort: number, identities: Map<string, ClientCertificate>, sockets: Set<net.Socket>): void {
   t.pause();
   let key: string | undefined;
   const back = net.connect({ host: "127.0.0.1", port: innerPort, localAddress: "127.0.0.1" }, () => {
     key = `127.0.0.1:${back.localPort}`;
     identities.set(key, identity);
+    if (prefix.length > 0) back.write(prefix);
     t.pipe(back);
     back.pipe(t);
     t.resume();

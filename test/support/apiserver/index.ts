@@ -1,7 +1,8 @@
 // The API-server double (test infrastructure, never a product feature): kube-apiserver for the
 // resources the kubelet uses, over TLS on 127.0.0.1 with client-certificate and token
 // authentication, plus the one controller the kubelet's TLS bootstrap needs (csrsigning, and
-// optionally csrapproving's auto-approval of node client CSRs). stop()/start() simulate an API
+// optionally csrapproving's auto-approval of node client CSRs), and the proxy to kubelets (node
+// proxy, pods/exec|attach|portforward|log: proxy.ts). stop()/start() simulate an API
 // server restart: the store (etcd's role) survives, connections and watches do not.
 //
 //   const api = await startApiServer();            // api.url, api.caPem
@@ -15,10 +16,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "node:net";
 import { createCA, issueCert, signCsr, type CA } from "./pki.ts";
-import { createRouter } from "./router.ts";
+import { createRouter, createUpgradeHandler } from "./router.ts";
 import { createMemoryStore, type Change, type Obj, type Store } from "./store.ts";
 import { createEtcdStore } from "./store-etcd.ts";
 import { etcdAvailable, startEtcd, type Etcd } from "./etcd.ts";
+import { createTokenIssuer, ensureNamespaceDefaults } from "./serviceaccounts.ts";
 
 export type { Store, Obj } from "./store.ts";
 
@@ -41,11 +43,14 @@ export interface ApiServerDouble {
   readonly store: Store;
   /** Which storage backs it. */
   readonly storage: "etcd" | "memory";
-  readonly requests: { method: string; path: string; user: string; userAgent?: string }[];
+  /** Every authenticated request; `upgrade` = the Upgrade header (+ WebSocket subprotocols) of upgrade requests. */
+  readonly requests: { method: string; path: string; user: string; userAgent?: string; upgrade?: string }[];
   /** A kubeconfig for the double: token auth, or a client cert/key (PEM) embedded as data. */
   writeKubeconfig(path: string, auth: { token?: string; certPem?: string; keyPem?: string; user?: string }): Promise<void>;
   /** A client certificate for CN/O signed by the cluster CA. */
   issueClientCert(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
+  /** Verifies a TokenRequest token the double issued: its claims, or undefined. */
+  verifyToken(token: string): Record<string, any> | undefined;
   /** Stops serving (connections and watches dropped); the store is kept. */
   stop(): Promise<void>;
   /** Serves again on the same port. */
@@ -108,17 +113,28 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, opts.autoApproveNodeClientCsrs ?? true));
   for (const name of NAMESPACES) {
     await store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
+    await ensureNamespaceDefaults(store, name, ca.certPem);
   }
+  // serviceaccounts-controller and root-ca-cert-publisher for namespaces created later.
+  const unsubscribeNs = await store.watch("namespaces/", await store.revision(), (c) => {
+    if (c.type !== "DELETED") void ensureNamespaceDefaults(store, c.object.metadata.name, ca.certPem).catch(() => {});
+  });
+  const tokens = createTokenIssuer();
 
-  const httpServer = http.createServer(
-    createRouter({
-      store,
-      auth: { adminToken, bootstrapTokens: new Set([bootstrapToken]) },
-      watch: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000, track: (close) => (watches.add(close), () => watches.delete(close)) },
-      serverAddress: () => `127.0.0.1:${port}`,
-      onRequest: (r) => requests.push(r),
-    }),
-  );
+  // kube-apiserver's --kubelet-client-certificate: system:masters, as kubeadm's apiserver-kubelet-client.
+  const kubeletClient = await issueCert(ca, dir, "/O=system:masters/CN=kube-apiserver-kubelet-client");
+  const routerDeps = {
+    store,
+    auth: { adminToken, bootstrapTokens: new Set([bootstrapToken]) },
+    tokens,
+    watch: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000, track: (close: () => void) => (watches.add(close), () => watches.delete(close)) },
+    serverAddress: () => `127.0.0.1:${port}`,
+    kubeletClient,
+    onRequest: (r: ApiServerDouble["requests"][number]) => requests.push(r),
+  };
+  const httpServer = http.createServer(createRouter(routerDeps));
+  // Upgrade requests (kubectl exec/attach/port-forward) to the kubelet: spliced, as kube-apiserver's proxy.
+  httpServer.on("upgrade", createUpgradeHandler(routerDeps));
   let tlsServer: tls.Server | undefined;
 
   async function start(): Promise<void> {
@@ -169,11 +185,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         contexts: [{ name: "double", context: { cluster: "double", user: name } }],
       }, null, 2), { mode: 0o600 });
     },
+    verifyToken: (token) => tokens.verify(token),
     issueClientCert: (cn, orgs = []) => issueCert(ca, dir, `/${orgs.map((o) => `O=${o}/`).join("")}CN=${cn}`),
     stop,
     start,
     async close() {
       unsubscribeCsr();
+      unsubscribeNs();
       await stop();
       httpServer.close();
       await store.close();
