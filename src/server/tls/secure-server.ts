@@ -33,6 +33,7 @@ export interface SecureServerOpts {
   onError?: (err: Error) => Response;
   /** Connection caps, enforced at accept before the handshake. */
   limits?: ConnectionLimits;
+  onRefused?: (cap: "server" | "client") => void;
 }
 
 export interface SecureServer {
@@ -108,7 +109,7 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
           (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
         )
       : net.createServer((s) => onConnection(s, { present: false }));
-  if (o.limits) limitConnections(front, "main", o.limits);
+  if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   front.on("tlsClientError", (_err, socket) => socket.destroy());
   try {
