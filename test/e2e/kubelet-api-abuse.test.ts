@@ -1,5 +1,5 @@
 // The kubelet port of the built binary under 1,000+ malformed and hostile requests, sent as raw
-// bytes (no client library to tidy them up): traversal, bad paths and percent-encodings, unknown
+// bytes (no client library to tidy them up; every other one half-closes after sending): traversal, bad paths and percent-encodings, unknown
 // pods on every streaming endpoint (with and without an upgrade), bad query values, malformed HTTP,
 // huge headers and bodies, unknown methods, and slow clients. Each gets the right 4xx (or, for bytes
 // that are not HTTP, a 400 or a closed connection) — never a 2xx for a hostile path, never a 5xx
@@ -124,8 +124,8 @@ function hugeCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-/** Sends one case; resolves with the status (0: closed without an answer). */
-function send(port: number, c: Case): Promise<number> {
+/** Sends one case (half-closing after it when asked); resolves with the status (0: closed without an answer). */
+function send(port: number, c: Case, halfClose: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, "127.0.0.1");
     let head = "";
@@ -141,7 +141,8 @@ function send(port: number, c: Case): Promise<number> {
     });
     s.on("close", finish);
     s.on("error", () => {});
-    s.write(c.bytes);
+    if (halfClose) s.end(c.bytes);
+    else s.write(c.bytes);
   });
 }
 
@@ -175,8 +176,9 @@ describe("kubelet port under hostile requests (the binary)", () => {
     await Promise.all(
       Array.from({ length: parallel }, async () => {
         while (next < cases.length) {
-          const c = cases[next++]!;
-          const status = await send(port, c);
+          const i = next++;
+          const c = cases[i]!;
+          const status = await send(port, c, i % 2 === 1);
           if (!c.ok.includes(status)) wrong.push(`${c.what}: got ${status}, want one of ${c.ok.join("/")}`);
         }
       }),
