@@ -101,7 +101,8 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   const front: net.Server =
     o.cert !== undefined && o.key !== undefined
       ? tls.createServer(
-          { allowHalfOpen: true, cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
+          // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
+          { allowHalfOpen: true, handshakeTimeout: 10_000, cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
           (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
         )
       : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
