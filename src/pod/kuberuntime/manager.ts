@@ -694,6 +694,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
     },
     getPods,
+    foreignPodUids: () => (cri as { foreignPodUids?: () => ReadonlySet<string> }).foreignPodUids?.() ?? new Set(),
     getPodStatus,
     syncPod,
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
