@@ -165,6 +165,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+      fsGroup: pod.spec.securityContext?.fsGroup,
     });
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
