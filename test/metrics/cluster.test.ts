@@ -77,6 +77,21 @@ describe("certificate manager series", () => {
     expect(sample(registry.render(), "kubelet_server_expiration_renew_errors")).toBe(1);
     expect(parsePromText(registry.render()).get("kubelet_server_expiration_renew_errors")!.type).toBe("counter");
   });
+
+  test("serving TTL: +Inf until a certificate exists, then seconds to notAfter; rotation age in upstream's buckets", () => {
+    const registry = createRegistry();
+    let notAfter: number | undefined;
+    const m = serverCertificateMetrics(registry, { notAfterMs: () => notAfter, nowMs: () => 1_000_000 });
+    expect(sample(registry.render(), "kubelet_certificate_manager_server_ttl_seconds")).toBe(Infinity);
+    notAfter = 1_000_000 + 90_500;
+    expect(sample(registry.render(), "kubelet_certificate_manager_server_ttl_seconds")).toBe(90);
+    m.rotated(5000);
+    const families = parsePromText(registry.render());
+    const h = families.get("kubelet_certificate_manager_server_rotation_seconds")!;
+    expect(h.type).toBe("histogram");
+    const bucket = (le: string) => h.samples.find((s) => s.name.endsWith("_bucket") && s.labels.le === le)?.value;
+    expect([bucket("3600"), bucket("14400"), bucket("124416000"), bucket("+Inf")]).toEqual([0, 1, 1, 1]);
+  });
 });
 
 describe("kubelet_node_startup_*", () => {

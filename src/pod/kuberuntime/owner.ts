@@ -12,7 +12,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as libc from "../../../ffi/libc.ts";
-import type { CriClient } from "../../cri/client.ts";
+import { overrideClient, type CriClient } from "../../cri/client.ts";
 import { kv, log } from "../../log.ts";
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL } from "./labels.ts";
 
@@ -107,13 +107,14 @@ export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: 
       note(x.labels);
       return false;
     });
-  return {
-    ...cri,
-    runPodSandbox: (config, handler) => cri.runPodSandbox({ ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, handler),
-    createContainer: (sandboxId, config, sandboxConfig) => cri.createContainer(sandboxId, { ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, sandboxConfig),
-    listPodSandbox: async (filter) => keep(await cri.listPodSandbox(filter)),
-    listContainers: async (filter) => keep(await cri.listContainers(filter)),
-  };
+  return overrideClient(cri, {
+    runPodSandbox: (config: Parameters<CriClient["runPodSandbox"]>[0], handler?: string) =>
+      cri.runPodSandbox({ ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, handler),
+    createContainer: (sandboxId: string, config: Parameters<CriClient["createContainer"]>[1], sandboxConfig: Parameters<CriClient["createContainer"]>[2]) =>
+      cri.createContainer(sandboxId, { ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, sandboxConfig),
+    listPodSandbox: async (filter?: Parameters<CriClient["listPodSandbox"]>[0]) => keep(await cri.listPodSandbox(filter)),
+    listContainers: async (filter?: Parameters<CriClient["listContainers"]>[0]) => keep(await cri.listContainers(filter)),
+  });
 }
 
 /** Throws RuntimeOwnerError when pods of another, live owner run on the runtime. */
