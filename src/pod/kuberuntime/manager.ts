@@ -175,6 +175,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+      fsGroup: pod.spec.securityContext?.fsGroup,
     });
     // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
     const fsGroup = pod.spec.securityContext?.fsGroup;
