@@ -184,3 +184,14 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     },
   };
 }
+
+/**
+ * A client that is `base` with some calls replaced. Built on `base` as its prototype (not a spread,
+ * which drops what `base` itself inherits — close, endpoint — as metrics/runtime.ts's instrumented
+ * client does), with defineProperty (assignment fails over an inherited read-only property).
+ */
+export function overrideClient(base: CriClient, overrides: Partial<CriClient>): CriClient {
+  const out = Object.create(base) as CriClient;
+  for (const [k, v] of Object.entries(overrides)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return out;
+}

@@ -2,7 +2,7 @@
 // app containers summed (restartable sidecars included), max'ed against each regular init
 // container plus the sidecars started before it, plus overhead when the total is non-zero.
 // Requests default from limits (API defaulting). Values are integers (bytes, counts), rounded up.
-import { parseQuantity, quantityValue } from "../config/quantity.ts";
+import { parseQuantity, quantityMilliValue, quantityValue } from "../config/quantity.ts";
 import type { ContainerLike, PodLike, ResourceList } from "../pod/pod-like.ts";
 import { defaultedRequests } from "../pod/qos.ts";
 
@@ -26,10 +26,10 @@ export function resourceValue(list: ResourceList | undefined, name: string): num
   return out;
 }
 
-function aggregate(pod: PodLike, name: string, pick: (c: ContainerLike) => ResourceList | undefined): number | undefined {
+function aggregate(pod: PodLike, name: string, pick: (c: ContainerLike) => ResourceList | undefined, value = resourceValue): number | undefined {
   let found = false;
   const val = (c: ContainerLike): number => {
-    const v = resourceValue(pick(c), name);
+    const v = value(pick(c), name);
     if (v !== undefined) found = true;
     return v ?? 0;
   };
@@ -48,7 +48,7 @@ function aggregate(pod: PodLike, name: string, pick: (c: ContainerLike) => Resou
     }
   }
   let total = Math.max(sum, initMax);
-  const overhead = resourceValue(pod.spec.overhead, name);
+  const overhead = value(pod.spec.overhead, name);
   if (overhead !== undefined && total !== 0) total += overhead;
   return found ? total : undefined;
 }
@@ -61,4 +61,18 @@ export function podRequest(pod: PodLike, name: string): number {
 /** Pod limit for a resource; undefined when no container declares one. */
 export function podLimit(pod: PodLike, name: string): number | undefined {
   return aggregate(pod, name, (c) => c.resources?.limits);
+}
+
+/** Pod request in thousandths (millicores for cpu), as the scheduler's MilliCPU; 0 when nothing requests it. */
+export function podRequestMilli(pod: PodLike, name: string): number {
+  const milli = (list: ResourceList | undefined, n: string): number | undefined => {
+    const v = list?.[n];
+    if (v === undefined) return undefined;
+    try {
+      return quantityMilliValue(parseQuantity(String(v)));
+    } catch {
+      return undefined;
+    }
+  };
+  return aggregate(pod, name, defaultedRequests, milli) ?? 0;
 }

@@ -90,7 +90,9 @@ export function grpcCodeName(e: unknown): string {
 
 export function instrumentCri(cri: CriClient, registry: Registry, opts: RuntimeMetricsOptions = {}, nowMs: () => number = () => performance.now()): CriClient {
   const m = runtimeFamilies(registry);
-  const out = Object.create(cri) as CriClient;
+  // Own properties, not a prototype link: decorators above this one copy with a spread, which would
+  // drop inherited ones (close, endpoint) — the node's CRI connection was left open at shutdown.
+  const out = { ...cri } as CriClient;
   for (const [method, op] of Object.entries(CRI_OPERATION_TYPES) as [keyof CriClient, string][]) {
     const original = cri[method];
     if (typeof original !== "function") continue;

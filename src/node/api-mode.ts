@@ -6,13 +6,14 @@ import type { Clock } from "../clock.ts";
 import type { Threshold } from "../eviction/threshold.ts";
 import type { NodeConditionType } from "../eviction/index.ts";
 import type { KubeClient } from "../kube/index.ts";
+import type { EventRecorder } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import type { NodeAddress } from "./addresses.ts";
 import { createLeaseController, type LeaseController } from "./lease-controller.ts";
 import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
 import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
-import { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";
+import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
 import type { RuntimeReadiness } from "./runtime-state.ts";
 
 export interface NodeFacts {
@@ -36,6 +37,8 @@ export interface NodeApiModeSettings {
   updateFrequencyMs: number;
   reportFrequencyMs: number;
   leaseDurationSeconds: number;
+  /** kubelet_node_startup_* */
+  startup?: NodeStartupObserver;
 }
 
 export interface NodeApiMode {
@@ -46,7 +49,7 @@ export interface NodeApiMode {
   lease: LeaseController;
 }
 
-export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock): NodeApiMode {
+export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock, events?: EventRecorder): NodeApiMode {
   let machine: MachineInfo | undefined;
   async function gather(): Promise<NodeStatusInput> {
     machine ??= await facts.machine(); // static for the life of the process (boot id, sizes)
@@ -76,6 +79,8 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
     gather,
     updateFrequencyMs: s.updateFrequencyMs,
     reportFrequencyMs: s.reportFrequencyMs,
+    events,
+    startup: s.startup,
   });
   const lease = createLeaseController({
     client: heartbeat,

@@ -10,6 +10,9 @@ import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
 import { backoff } from "./backoff.ts";
+import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "./condition-events.ts";
+import { nodeRef, type EventRecorder } from "../events/types.ts";
+import type { NodeCondition } from "../kube/types.ts";
 import { initialNode, reconcileExisting, type NodeRegistration } from "./node-object.ts";
 import { buildNodeStatus, nodeStatusHasChanged, type NodeStatusInput } from "./node-status.ts";
 
@@ -24,6 +27,17 @@ export interface NodeStatusControllerDeps {
   reportFrequencyMs: number;
   /** Fast sync interval until the first Ready report (upstream 100 ms). */
   fastUpdateMs?: number;
+  /** Node condition events ("Node n1 status is now: NodeReady"). */
+  events?: EventRecorder;
+  /** Told of the first registration attempt, the registration and the first Ready (kubelet_node_startup_*). */
+  startup?: NodeStartupObserver;
+}
+
+/** Upstream's NodeStartupLatencyTracker, as the status loop reports to it. */
+export interface NodeStartupObserver {
+  attemptRegisterNode(): void;
+  registeredNode(): void;
+  nodeReady(): void;
 }
 
 export interface NodeStatusController {
@@ -55,6 +69,10 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   let timer: TimerHandle | undefined;
   let running: Promise<void> | undefined;
   const regBackoff = backoff(100, 7000);
+  let lastUnschedulable = false;
+  const conditionEvents = (before: readonly NodeCondition[] | undefined, after: readonly NodeCondition[]) => {
+    for (const reason of nodeConditionEvents(before, after)) d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
+  };
 
   async function tryRegister(): Promise<boolean> {
     const input = await d.gather();
@@ -63,6 +81,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     try {
       lastNode = await d.client.request({ method: "POST", path: "/api/v1/nodes", body: node, schema: nodeSchema });
       log.info(`Successfully registered node ${kv({ node: name })}`);
+      conditionEvents(undefined, node.status?.conditions ?? []);
       return true;
     } catch (e) {
       if (!isAlreadyExists(e)) {
@@ -80,7 +99,9 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   async function register(): Promise<void> {
     while (!stopped && !registered) {
       try {
+        d.startup?.attemptRegisterNode();
         registered = await tryRegister();
+        if (registered) d.startup?.registeredNode();
       } catch (e) {
         log.error(`Unable to register node with API server ${kv({ node: name, error: (e as Error).message })}`);
       }
@@ -92,16 +113,30 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
 
   async function tryUpdate(attempt: number): Promise<void> {
     const node = await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema });
+    lastNode = node; // labels, taints, deletion as the API server has them now (admission, mirror pods)
     const input = await d.gather();
     const status = buildNodeStatus(input, node.status ?? undefined);
+    const rebooted = rebootedMessage(name, (node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID, status.nodeInfo.bootID);
+    if (rebooted) d.events?.event(nodeRef(name), "Warning", "Rebooted", rebooted);
+    // recordNodeSchedulableEvent: kubectl cordon / uncordon, as the kubelet sees spec.unschedulable.
+    const unschedulable = !!node.spec?.unschedulable;
+    if (unschedulable !== lastUnschedulable) {
+      const reason = unschedulable ? "NodeNotSchedulable" : "NodeSchedulable";
+      d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
+      lastUnschedulable = unschedulable;
+    }
     if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
     const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
     lastNode = await d.client.request({ method: "PATCH", path: `${path}/status`, body, contentType: "application/strategic-merge-patch+json", schema: nodeSchema });
     lastReportMs = input.nowMs;
+    conditionEvents(node.status?.conditions ?? [], status.conditions);
     const ready = status.conditions.find((c) => c.type === "Ready")?.status === "True";
     if (ready !== reportedReady) log.info(`Node status reported ${kv({ node: name, ready, reason: status.conditions.find((c) => c.type === "Ready")?.reason })}`);
     reportedReady = ready;
-    if (ready) fastPhase = false;
+    if (ready) {
+      fastPhase = false;
+      d.startup?.nodeReady();
+    }
   }
 
   async function updateNodeStatus(): Promise<void> {

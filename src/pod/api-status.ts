@@ -2,6 +2,8 @@
 // of the "api" source, the status the lifecycle computed is PATCHed to pods/<name>/status as a
 // strategic merge patch with the pod's UID as precondition — only when it differs from what was last
 // sent. A 409 is retried at the next sync; a 404 or a UID mismatch (pod gone or recreated) drops it.
+// A static pod's status goes to its mirror pod, with the mirror's UID as precondition (upstream
+// translates the static pod's UID to the mirror's); a static pod without a mirror is skipped.
 import { kv, log } from "../log.ts";
 import { every, type Clock } from "../clock.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/index.ts";
@@ -14,6 +16,9 @@ export interface ApiStatusSyncerOptions {
   /** Pods of the api source (their latest set). */
   pods: () => Pod[];
   status: (uid: string) => PodStatus | undefined;
+  /** Static pods (file/http sources) and their current mirror pod in the API. */
+  staticPods?: () => Pod[];
+  mirrorOf?: (staticPod: Pod) => Pod | undefined;
   /** Containers stopped and cgroup removed: a pod being deleted may then be removed from the API. */
   cleanedUp?: (pod: Pod) => boolean;
   /** Upstream syncs every 10 s and on each status change; here one poll period does both. */
@@ -65,8 +70,16 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     running = true;
     try {
       const pods = opts.pods();
-      const live = new Set(pods.map((p) => p.metadata.uid));
+      const mirrored = (opts.staticPods?.() ?? []).flatMap((p) => {
+        const mirror = opts.mirrorOf?.(p);
+        return mirror ? [{ p, mirror }] : [];
+      });
+      const live = new Set([...pods, ...mirrored.map((m) => m.mirror)].map((p) => p.metadata.uid));
       for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
+      for (const { p, mirror } of mirrored) {
+        const status = opts.status(p.metadata.uid);
+        if (status) await syncPod(mirror, status);
+      }
       for (const pod of pods) {
         if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
           await deletePod(pod);

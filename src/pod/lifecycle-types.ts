@@ -1,5 +1,6 @@
 // Types and configuration of the pod lifecycle (src/pod/lifecycle.ts), split out so the interface the
 // agent, eviction and the HTTP server code against reads on its own.
+import type { EventRecorder } from "../events/types.ts";
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
@@ -35,6 +36,8 @@ export interface PodLifecycleConfig {
   containerLogMaxSize?: string;
   containerLogMaxFiles?: number;
   containerLogMonitorIntervalMs?: number;
+  /** How long the runtime may not answer before it is "down" (upstream maxWaitForContainerRuntime, 30 s). */
+  runtimeDownGraceMs?: number;
   /** Container GC period (upstream ContainerGCPeriod, 1 min); needs Runtime.garbageCollect. */
   containerGcPeriodMs?: number;
 }
@@ -86,6 +89,14 @@ export interface PodLifecycle {
   whenIdle(): Promise<void>;
   /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
   plegHealthy(): boolean;
+  /** "container runtime is down: …" once no relist succeeded for the grace; else undefined. */
+  runtimeError(): string | undefined;
+  /** /healthz checks: syncloop (upstream), pleg and runtime (beyond upstream's healthz). */
+  healthChecks(): { name: string; check(): string | undefined }[];
+  /** The pods the sources want (the pod manager's set, as the sources gave them). */
+  pods(): Pod[];
+  /** A pod of this full name ("name_namespace") was removed by its source and is still stopping. */
+  isPodTerminatingByFullName(fullName: string): boolean;
 }
 
 export interface PodLifecycleDeps {
@@ -99,6 +110,8 @@ export interface PodLifecycleDeps {
   admitHandlers?: PodAdmitHandler[];
   fetch?: typeof fetch;
   metrics?: PodLifecycleMetrics;
+  /** Pod events (admission rejections, probes, DeadlineExceeded); see also the runtime's. */
+  events?: EventRecorder;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */

@@ -2,6 +2,7 @@
 // sync, housekeeping, probes and status (upstream kubelet.go syncLoop/syncLoopIteration, SyncPod,
 // SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removes, HandlePodCleanups). Everything it
 // touches is injected, so the whole lifecycle runs in a unit test against a fake runtime and clock.
+import { podRef } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
@@ -10,7 +11,7 @@ import { runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
-import { createPodWorkers, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
+import { createPodWorkers, effectiveGracePeriod, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { createPleg, type PlegEvent } from "./pleg.ts";
 import { createProbeManager } from "./prober/manager.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
@@ -21,6 +22,8 @@ import type { PodUpdate } from "./sources/update.ts";
 import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
 import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
+import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "../node/runtime-state.ts";
+import { markRuntimeDown } from "./status.ts";
 
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
@@ -43,12 +46,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const loggedExits = new Map<string, Set<string>>();
   const startedAtMs = clock.now();
   let started = false;
+  /** Upstream syncLoopMonitor: when the loop (our housekeeping tick, every 2 s) last began an iteration. */
+  let syncLoopEntryMs: number | undefined;
+  let runtimeWasDown = false;
 
   const probes = createProbeManager({
     clock,
     execSync: deps.execSync ?? runtime.execSync?.bind(runtime),
     runner: deps.probeRunner,
     metrics: deps.metrics,
+    events: deps.events,
     onChange: (uid) => {
       const pod = podManager.get(uid);
       if (pod) dispatch(pod, "sync");
@@ -188,6 +195,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
     const message = "Pod was active on the node longer than the specified deadline";
     log.info(`pod exceeded its active deadline ${kv({ pod: fullName(pod), uid: pod.metadata.uid, activeDeadlineSeconds: limit })}`);
+    deps.events?.event(podRef(pod), "Normal", "DeadlineExceeded", message);
     statuses.set(pod.metadata.uid, terminalStatus(statuses.get(pod.metadata.uid), "DeadlineExceeded", message, clock.now()));
     return true;
   }
@@ -228,6 +236,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         const reason = rejected.reason ?? "Rejected";
         const message = rejected.message ?? "pod admission rejected";
         log.warn(`pod rejected at admission ${kv({ pod: fullName(pod), uid, reason, message })}`);
+        deps.events?.event(podRef(pod), "Warning", reason, message);
         statuses.set(uid, terminalStatus(statuses.get(uid), reason, message, clock.now()));
         continue;
       }
@@ -252,7 +261,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         for (const pod of u.pods) {
           podManager.remove(pod.metadata.uid);
           log.info(`pod removed by its source ${kv({ pod: fullName(pod), uid: pod.metadata.uid, source: u.source })}`);
-          dispatch(known.get(pod.metadata.uid) ?? pod, "kill");
+          // A DELETE carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
+          dispatch(u.op === "DELETE" ? pod : known.get(pod.metadata.uid) ?? pod, "kill");
         }
         break;
       case "RECONCILE":
@@ -276,7 +286,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       if (pod && !workers.isTerminationRequested(uid)) dispatch(pod, "sync");
     }
   }
-  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents, metrics: deps.metrics });
+  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents, onRelist: () => onRelist(), metrics: deps.metrics });
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 
@@ -290,8 +300,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
   }
 
-  const housekeeping = () =>
-    runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+  const housekeeping = () => {
+    syncLoopEntryMs = clock.now();
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+  };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */
   const loop = (name: string, ms: number, fn: () => void | Promise<void>) =>
@@ -319,6 +331,32 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       });
       stoppers.push(loop("container log rotation", config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
     }
+  }
+
+  /** Upstream runtimeErrors: the runtime has not answered a relist for maxWaitForContainerRuntime. */
+  const runtimeError = () =>
+    runtimeDownError({ nowMs: clock.now(), lastSeenMs: pleg.lastRelistMs(), sinceMs: startedAtMs, thresholdMs: config.runtimeDownGraceMs ?? MAX_WAIT_FOR_CONTAINER_RUNTIME_MS });
+
+  /**
+   * Pods' Ready follows the runtime's reachability: while it is down past the grace, every
+   * non-terminal pod is served Ready=False (upstream: the node goes NotReady and the node controller
+   * marks its pods not ready). Derived when read, so no timer runs for it.
+   */
+  function servedStatus(status: PodStatus | undefined): PodStatus | undefined {
+    const down = runtimeError();
+    if (!down || !status) return status;
+    const lastSeen = pleg.lastRelistMs() ?? startedAtMs;
+    return markRuntimeDown(status, down, lastSeen + (config.runtimeDownGraceMs ?? MAX_WAIT_FOR_CONTAINER_RUNTIME_MS));
+  }
+
+  /** Relist outcome: on the runtime's return after an outage, every pod's status is regenerated. */
+  function onRelist() {
+    const down = runtimeError() !== undefined;
+    if (runtimeWasDown && !down) {
+      log.info(`container runtime is back; re-syncing pods ${kv({ pods: podManager.pods().length })}`);
+      for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
+    } else if (!runtimeWasDown && down) log.warn(`pods marked not ready ${kv({ reason: runtimeError() })}`);
+    runtimeWasDown = down;
   }
 
   return {
@@ -394,9 +432,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       statuses.set(uid, st);
       if (req.annotations) statuses.setAnnotations(uid, req.annotations);
       log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);
+      // Upstream killPodNow: no stop within 1.5 × grace (at least 10 s) is a Warning event.
+      const grace = effectiveGracePeriod(undefined, target.spec.terminationGracePeriodSeconds, gracePeriodOverrideSeconds);
+      const overdue = clock.setTimeout(
+        () => deps.events?.event(podRef(target), "Warning", "ExceededGracePeriod", "Container runtime did not kill the pod within specified grace period."),
+        Math.max(10, grace + Math.floor(grace / 2)) * 1000,
+      );
       return new Promise<void>((resolve) => {
         known.set(uid, target);
-        workers.updatePod({ type: "kill", pod: target, kill: { gracePeriodOverrideSeconds, onDone: resolve } });
+        const done = () => (clock.clearTimeout(overdue), resolve());
+        workers.updatePod({ type: "kill", pod: target, kill: { gracePeriodOverrideSeconds, onDone: done } });
       });
     },
     listPodsForApi() {
@@ -407,12 +452,12 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
           return {
             ...p,
             metadata: extra ? { ...p.metadata, annotations: { ...p.metadata.annotations, ...extra } } : p.metadata,
-            status: statuses.get(p.metadata.uid) ?? { phase: "Pending" as const },
+            status: servedStatus(statuses.get(p.metadata.uid)) ?? { phase: "Pending" as const },
           };
         })
         .sort((a, b) => fullName(a).localeCompare(fullName(b)));
     },
-    getPodStatus: (uid) => statuses.get(uid),
+    getPodStatus: (uid) => servedStatus(statuses.get(uid)),
     isPodCleanedUp(pod) {
       const st = workers.state(pod.metadata.uid ?? "");
       return st === undefined || st === "finished";
@@ -423,9 +468,21 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     housekeeping,
     containerGc,
     whenIdle: () => workers.whenIdle(),
+    pods: () => podManager.pods(),
+    isPodTerminatingByFullName(name) {
+      for (const [uid, p] of known)
+        if (`${p.metadata.name}_${p.metadata.namespace ?? "default"}` === name && !podManager.get(uid) && workers.state(uid) !== "finished") return true;
+      return false;
+    },
     plegHealthy() {
       const last = pleg.lastRelistMs();
       return last !== undefined && clock.now() - last < 180_000;
     },
+    runtimeError,
+    healthChecks: () => [
+      { name: "syncloop", check: () => syncLoopError({ nowMs: clock.now(), lastEntryMs: syncLoopEntryMs, syncFrequencyMs: config.syncFrequencyMs ?? 60_000 }) },
+      { name: "pleg", check: () => plegUnhealthyError({ nowMs: clock.now(), lastRelistMs: pleg.lastRelistMs() }) },
+      { name: "runtime", check: runtimeError },
+    ],
   };
 }

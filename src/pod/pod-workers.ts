@@ -110,7 +110,13 @@ export function createPodWorkers(opts: {
 
   const podName = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
 
-  const gracePeriod = (w: Worker, override?: number) => effectiveGracePeriod(w.gracePeriodSeconds, w.pod.spec.terminationGracePeriodSeconds, override);
+  // The API server's deletionGracePeriodSeconds (kubectl delete --grace-period) is bedrock truth: it
+  // shortens the pod's own period like a kill's override (upstream calculateEffectiveGracePeriod).
+  const gracePeriod = (w: Worker, override?: number) => {
+    const deletion = w.pod.metadata.deletionTimestamp ? w.pod.metadata.deletionGracePeriodSeconds : undefined;
+    const o = deletion === undefined ? override : override === undefined ? deletion : Math.min(deletion, override);
+    return effectiveGracePeriod(w.gracePeriodSeconds, w.pod.spec.terminationGracePeriodSeconds, o);
+  };
 
   function beginTermination(w: Worker, override?: number) {
     w.gracePeriodSeconds = gracePeriod(w, override);

@@ -6,6 +6,8 @@ import { CONTENT_TYPE, type Registry } from "./metrics.ts";
 import { containerLogsHandler } from "./container-logs.ts";
 import { nodeLogsHandler } from "./node-logs.ts";
 import { renderResourceMetrics } from "./resource-metrics.ts";
+import { renderCadvisorMetrics } from "./cadvisor-metrics.ts";
+import type { CadvisorSnapshot } from "../stats/cadvisor.ts";
 import { json, text, type Route } from "./router.ts";
 import { streamingRoutes, type StreamingHost } from "./streaming/index.ts";
 
@@ -26,6 +28,8 @@ export interface ServerProviders {
   metrics: Registry;
   /** The prober's registry (prober_probe_total, …): /metrics/probes, as upstream. */
   probeMetrics?: Registry;
+  /** The container_* / machine_* figures for /metrics/cadvisor; absent ⇒ 404. */
+  getCadvisor?(): Promise<CadvisorSnapshot>;
   healthChecks?: readonly HealthCheck[];
   /** Pods with running containers as the runtime sees them, for /runningpods/. */
   getRunningPods?(): Promise<readonly { uid: string; name: string; namespace: string; containers: readonly { name: string }[] }[]>;
@@ -114,6 +118,17 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   const probeMetrics = p.probeMetrics;
   if (probeMetrics) {
     routes.push({ path: "/metrics/probes", methods: ["GET"], handler: () => new Response(probeMetrics.render(), { headers: { "content-type": CONTENT_TYPE } }) });
+  }
+  const getCadvisor = p.getCadvisor;
+  if (getCadvisor) {
+    routes.push({
+      path: "/metrics/cadvisor",
+      methods: ["GET"],
+      handler: async () => {
+        const snap = await getCadvisor().catch(() => ({ containers: [], error: true }));
+        return new Response(renderCadvisorMetrics(snap, Date.now()), { headers: { "content-type": CONTENT_TYPE } });
+      },
+    });
   }
   const getSummary = p.getSummary;
   if (getSummary) {

@@ -3,7 +3,6 @@
 // filter, upstream's shape) when serving.ts says so; otherwise it is plain HTTP kept on loopback.
 // Nothing without authentication and authorization is served beyond loopback, except the
 // read-only port on an address the user names explicitly (its whole point upstream).
-import type { Server } from "bun";
 import { readFile } from "node:fs/promises";
 import type { SecureVersion } from "node:tls";
 import { withAuth, type KubeletAuth } from "./auth/index.ts";
@@ -13,6 +12,8 @@ import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
+import { defaultConnectionLimits, startPlainServer, type ConnectionLimits } from "./connections.ts";
+import { getrlimit, RLIMIT_NOFILE } from "../../ffi/libc.ts";
 import { createStreamingUpgrade, type UpgradeHook } from "./streaming/index.ts";
 
 export interface ListenConfig {
@@ -28,6 +29,8 @@ export interface ListenConfig {
   enableDebuggingHandlers?: boolean;
   /** TLS + authentication/authorization for the main port (see serving.ts); absent ⇒ plain HTTP on loopback. */
   secure?: SecureServing;
+  /** Per-server and per-client connection caps; default from the fd limit (connections.ts). */
+  connectionLimits?: ConnectionLimits;
 }
 
 /** How the main port serves when it is secured. */
@@ -96,29 +99,31 @@ function urlOf(scheme: string, hostname: string, port: number): string {
   return `${scheme}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
 }
 
-function plainServer(hostname: string, port: number, fetch: Fetch): Server<unknown> {
-  return Bun.serve({
-    hostname,
-    port,
-    fetch,
-    // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
-    error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
-  });
+const serverError = (err: Error) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 });
+
+function openFilesSoftLimit(): number {
+  try {
+    return getrlimit(RLIMIT_NOFILE).cur;
+  } catch {
+    return 1024;
+  }
 }
 
 /** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
-function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
   return startSecureServer({
     hostname,
     port,
     upgrade,
     handler: (req) => fetch(req),
-    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+    onError: serverError,
+    limits,
+    onRefused,
   });
 }
 
 /** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
   const [cert, key, clientCA] = await Promise.all([
     readFile(secure.certFile),
     readFile(secure.keyFile),
@@ -134,7 +139,9 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     ciphers: secure.ciphers,
     upgrade,
     handler: withAuth(secure.auth, fetch),
-    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+    onError: serverError,
+    limits,
+    onRefused,
   });
 }
 
@@ -142,6 +149,12 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const started: { info: ListeningServer; server: { stop(force?: boolean): unknown } }[] = [];
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
+  const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
+  const refused = providers.metrics.counter({
+    name: "bunlet_http_connections_refused_total",
+    help: "Connections closed at accept because the server's (cap=server) or the client address's (cap=client) connection cap was reached",
+    labelNames: ["server_type", "cap"],
+  });
 
   async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
     const observe = observer(SERVER_TYPE[name]);
@@ -150,15 +163,16 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      if (secure) server = await secureServer(hostname, port, fetch, secure, upgrade);
-      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade) : plainServer(hostname, port, fetch);
+      const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
+      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
     const actualPort = server.port ?? port;
     const info: ListeningServer = { name, hostname, port: actualPort, url: urlOf(secure ? "https" : "http", hostname, actualPort) };
     started.push({ info, server });
-    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined })}`);
+    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined, maxConnections: limits.maxConnections, maxPerClient: limits.maxPerClient })}`);
   }
 
   try {

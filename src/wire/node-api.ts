@@ -20,6 +20,11 @@ import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
 import type { PodUpdate } from "../pod/sources/update.ts";
 import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.ts";
 import type { Pod, PodStatus } from "../pod/types.ts";
+import { isMirrorPod } from "../pod/pod-like.ts";
+import { createMirrorPodManager, type MirrorPodManager } from "../pod/mirror/index.ts";
+import { apiEventSink, type EventBroadcaster } from "../events/index.ts";
+import type { Registry } from "../server/metrics.ts";
+import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClientMetrics, serverCertificateMetrics } from "../metrics/index.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -33,6 +38,16 @@ export interface NodeApiWiringInput {
   /** The status the lifecycle computed for a pod (sent to pods/status). */
   podStatus?: (uid: string) => PodStatus | undefined;
   podCleanedUp?: (pod: Pod) => boolean;
+  /** Events: written to the API once the client exists (node condition events recorded here). */
+  events?: EventBroadcaster;
+  /** Static pods (file/http) the pod manager holds, mirrored in the API. */
+  staticPods?: () => Pod[];
+  /** A static pod of this full name is still stopping (its mirror pod stays meanwhile). */
+  staticPodTerminating?: (fullName: string) => boolean;
+  /** The agent's /metrics registry: rest_client_*, kubelet_node_startup_*, certificate manager series. */
+  metrics?: Registry;
+  /** When the kubelet started (epoch ms), for kubelet_node_startup_pre_*. */
+  kubeletStartMs?: number;
 }
 
 export interface NodeApiWiring {
@@ -53,12 +68,18 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let rotation: CertRotation | undefined;
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
+  let mirrors: MirrorPodManager | undefined;
+  // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
+  // and the serving-certificate manager; the client certificate's series come with rotation, below.
+  const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
+  const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
+  if (input.metrics) serverCertificateMetrics(input.metrics);
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
     const leaseSeconds = config.nodeLeaseDurationSeconds;
-    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}` });
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}` });
+    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
     mode = createNodeApiMode(
@@ -74,6 +95,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         updateFrequencyMs: updateMs,
         reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
         leaseDurationSeconds: leaseSeconds,
+        startup,
       },
       {
         machine: () => readMachineInfo(flags.rootDir),
@@ -85,23 +107,50 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       },
       heartbeat,
       clock,
+      input.events?.recorder,
     );
     if (abort.signal.aborted) return;
+    input.events?.startRecordingToSink(apiEventSink(main));
     mode.start();
     if (input.onPodUpdate) {
       const onUpdate = input.onPodUpdate;
       let apiPods: Pod[] = [];
-      podSource = createApiSource({ client: main, nodeName: input.nodeName, clock, onUpdate: (u) => ((apiPods = u.pods), onUpdate(u)) });
+      let mirrorPods: Pod[] = [];
+      const node = mode;
+      if (input.staticPods) {
+        mirrors = createMirrorPodManager({ client: main, clock, staticPods: input.staticPods, mirrorPods: () => mirrorPods, node: () => node.status.node(), staticPodTerminating: input.staticPodTerminating });
+        mirrors.start();
+      }
+      // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
+      podSource = createApiSource({
+        client: main,
+        nodeName: input.nodeName,
+        clock,
+        onUpdate: (u) => {
+          mirrorPods = u.pods.filter(isMirrorPod);
+          apiPods = u.pods.filter((p) => !isMirrorPod(p));
+          onUpdate({ ...u, pods: apiPods });
+          void mirrors?.syncOnce();
+        },
+      });
       podSource.start();
       if (input.podStatus) {
-        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp });
+        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) });
         statusSyncer.start();
       }
     }
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
-      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+      rotation = createCertRotation({
+        client: heartbeat,
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+        onRenewError: () => certMetrics?.renewError(),
+      });
       rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
     }
   }
@@ -109,7 +158,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   return {
     name: "api server mode",
     async start() {
-      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal };
+      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
         return;
@@ -126,6 +175,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       rotation?.stop();
       podSource?.stop();
       statusSyncer?.stop();
+      mirrors?.stop();
     },
     mode: () => mode,
     client: () => main,

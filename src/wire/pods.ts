@@ -1,6 +1,7 @@
 // Pod side of the agent: the pod lifecycle (static pods from staticPodPath/staticPodURL) over the
 // CRI runtime, with QoS/pod cgroups under cgroupRoot (kubepods limited to node allocatable when
 // enforceNodeAllocatable has "pods"), and where each pod's cgroup lives for the stats.
+import type { EventRecorder } from "../events/types.ts";
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
 import type { PodCgroupManager } from "../pod/cgroups.ts";
 import type { KubeletMetrics } from "../metrics/index.ts";
@@ -38,6 +39,7 @@ export function createPodsWiring(input: {
   metrics?: KubeletMetrics;
   /** Sources fed through handleUpdate (["api"] in API-server mode). */
   extraSources?: string[];
+  events?: EventRecorder;
 }): PodsWiring {
   const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({
     config: input.config,
@@ -46,6 +48,7 @@ export function createPodsWiring(input: {
     capacity: input.capacity,
     metrics: input.metrics,
     extraSources: input.extraSources,
+    events: input.events,
   });
   input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };

@@ -30,3 +30,30 @@ test("patched only on change; a conflict is retried at the next sync", async () 
   await syncer.syncOnce();
   expect(sent.map((s) => s.body.status.phase)).toEqual(["Pending", "Running"]);
 });
+
+test("a static pod's status is patched to its mirror pod (the mirror's name and UID); none without a mirror", async () => {
+  const sent: { path: string; body: any }[] = [];
+  const client = { request: async (o: any) => void sent.push({ path: o.path, body: o.body }) } as unknown as KubeClient;
+  const staticPod = { metadata: { name: "etcd-n1", namespace: "kube-system", uid: "static-uid" }, spec: { containers: [] } } as unknown as Pod;
+  let mirror: Pod | undefined;
+  const syncer = createApiStatusSyncer({
+    client,
+    clock: createManualClock(0),
+    pods: () => [],
+    staticPods: () => [staticPod],
+    mirrorOf: () => mirror,
+    status: (uid) => (uid === "static-uid" ? ({ phase: "Running" } as PodStatus) : undefined),
+  });
+  await syncer.syncOnce();
+  expect(sent).toEqual([]);
+  mirror = { metadata: { name: "etcd-n1", namespace: "kube-system", uid: "mirror-uid" }, spec: { containers: [] } } as unknown as Pod;
+  await syncer.syncOnce();
+  await syncer.syncOnce();
+  // A recreated mirror (new UID) gets the status again.
+  mirror = { ...mirror, metadata: { ...mirror.metadata, uid: "mirror-uid-2" } };
+  await syncer.syncOnce();
+  expect(sent).toEqual([
+    { path: "/api/v1/namespaces/kube-system/pods/etcd-n1/status", body: { metadata: { uid: "mirror-uid" }, status: { phase: "Running" } } },
+    { path: "/api/v1/namespaces/kube-system/pods/etcd-n1/status", body: { metadata: { uid: "mirror-uid-2" }, status: { phase: "Running" } } },
+  ]);
+});

@@ -86,6 +86,23 @@ describe("pod workers", () => {
     expect(r.log).toContain(`terminating grace=${want}:start`);
   });
 
+  test.each([
+    [5, undefined, 30, 5],
+    [60, undefined, 30, 30], // never lengthens the pod's own period
+    [0, undefined, 30, 1],
+    [10, 3, 30, 3], // an eviction's shorter override still wins
+  ])("API deletion with deletionGracePeriodSeconds %p (override %p, pod grace %p) → %p", async (deletion, override, grace, want) => {
+    const r = recordingSyncer();
+    const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
+    const pod = podWithImage("v1", grace);
+    w.updatePod({ type: "create", pod });
+    await w.whenIdle();
+    const deleted = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:00Z", deletionGracePeriodSeconds: deletion } };
+    w.updatePod({ type: "kill", pod: deleted, kill: override === undefined ? undefined : { gracePeriodOverrideSeconds: override } });
+    await w.whenIdle();
+    expect(r.log).toContain(`terminating grace=${want}:start`);
+  });
+
   test("a kill arriving during a sync does not wait for it: the sync is aborted, termination starts at once, and one more pass follows the sync", async () => {
     const gate = deferred();
     let first = true;

@@ -1,6 +1,6 @@
 // The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
 // over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
@@ -22,14 +22,21 @@ import { computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
-import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
-import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
+import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
+import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
+import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
+import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { containerTerminationMessage, createTerminationMessageFile, podContainersDir, withTerminationMessage } from "./termination-message.ts";
 import {
   MINIMUM_GRACE_PERIOD_SECONDS,
   containerSpec,
@@ -38,6 +45,9 @@ import {
   terminationGracePeriod,
 } from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
+import { noopRecorder, podRef, reasons, type EventRecorder } from "../../events/index.ts";
+import { detectContainerCgroupHost } from "./cgroup-host.ts";
+import type { ContainerCgroupHost } from "./resources.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -50,6 +60,8 @@ export interface KubeRuntimeOptions {
   rootDir?: string;
   /** Node memory capacity for the Burstable oom_score_adj (default: MemTotal of /proc/meminfo). */
   memoryCapacityBytes?: number;
+  /** cgroup v2 / swap controller for LinuxContainerResources.unified (default: detected at /sys/fs/cgroup). */
+  cgroupHost?: ContainerCgroupHost;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
   /**
@@ -79,6 +91,30 @@ export interface KubeRuntimeOptions {
   fetch?: typeof fetch;
   /** Timers of preStop hooks and termination ordering (default: the real clock). */
   clock?: Clock;
+  /** Directory of Localhost seccomp profiles (default <rootDir>/seccomp, as upstream). */
+  seccompProfileRoot?: string;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
+  seccompDefault?: boolean;
+  /**
+   * The API objects a pod references (secrets, configMaps, service account tokens), fetched before
+   * each sync (API-server mode); without it such references fail as upstream's do without a kubeClient.
+   */
+  apiObjects?: PodApiObjectsSource;
+  /** A warning event about a pod (reason, message). */
+  onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
+  /** Container and image events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, …). */
+  events?: EventRecorder;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
+}
+
+/** Fetches what a pod references from the API server (src/pod/apiobjects). */
+export interface PodApiObjectsSource {
+  resolve(pod: KubePod): Promise<PodApiObjects | undefined>;
+  /** The pod is gone: its references (and their watches) are released. */
+  forget(uid: string): void;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -105,11 +141,21 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const podLogsDir = opts.podLogsDir ?? "/var/log/pods";
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
+  const cgroupHost = opts.cgroupHost ?? detectContainerCgroupHost();
   const now = opts.now ?? Date.now;
   const storageOperation = opts.storageOperation ?? untimed;
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
+  const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
+  const events = opts.events ?? noopRecorder;
+  /** recordContainerEvent: the pod, with the container's field path (spec.containers{name}). */
+  const containerEvent = (pod: KubePod | PodRef, name: string, type: "Normal" | "Warning", reason: string, message: string) => {
+    const meta = "metadata" in pod ? pod.metadata : pod;
+    const init = "spec" in pod && (pod.spec.initContainers ?? []).some((c) => c.name === name);
+    events.event(podRef({ metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid } }, name, init), type, reason, message);
+  };
   /** Pod UIDs container GC saw in the runtime: their log directories go once they are gone. */
   const gcSeenUids = new Set<string>();
   const execSyncRaw = async (containerId: string, cmd: string[], timeoutSeconds: number) => {
@@ -121,9 +167,22 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+    const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
+    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
+    const spec = v as PodVolumeSpec;
+    const dir = setUpPodVolume(rootDir, spec, {
+      pod,
+      nodeAllocatable: nodeAllocatable(),
+      objects: podObjects.get(podUid(pod)),
+      mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+    });
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
+  /** The API objects fetched at a pod's latest sync, by UID. */
+  const podObjects = new Map<string, PodApiObjects>();
   const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
 
   /**
@@ -132,16 +191,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    */
   function setUpVolumes(pod: KubePod): string | undefined {
     if (opts.volumeHostPath) return undefined;
+    const uid = podUid(pod);
     for (const v of pod.spec.volumes ?? []) {
       try {
         // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
         storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(pod, v.name));
+        mountedVolumes.add(`${uid}/${v.name}`);
       } catch (e) {
-        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        const message = `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        // A volume set up before stays mounted with its last good files (a refresh that fails — a
+        // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
+        if (!mountedVolumes.has(`${uid}/${v.name}`)) return message;
+        log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+        events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
       }
     }
     return undefined;
   }
+  /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */
+  const mountedVolumes = new Set<string>();
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -149,11 +217,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       podLogsDir,
       cgroupParent,
       memoryCapacityBytes,
+      seccomp,
+      cgroupHost,
+      terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
+      objects: podObjects.get(podUid(pod)),
+      onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
       readOnlyVolume: (name) => {
         const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
-        return !!(v?.downwardAPI || v?.projected);
+        return !!(v?.downwardAPI || v?.projected || v?.secret || v?.configMap);
       },
     };
   }
@@ -164,7 +238,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of list) {
       // A container removed between list and status is simply gone.
       const st = await cri.containerStatus(c.id).catch(() => undefined);
-      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+      if (!st?.status) continue;
+      const cs = st.status as CriContainerStatus;
+      const rs = toRuntimeContainerStatus(cs);
+      // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
+      if (rs.state === "exited") {
+        const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));
+        if (message) rs.message = message;
+      }
+      out.push(rs);
     }
     return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
   }
@@ -248,14 +330,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     hostIP: opts.hostIP,
     fetch: opts.fetch,
     execSync: (id, cmd, t) => execSyncRaw(id, cmd, t),
-    stopContainer: (id, name, ref, grace, message) => stopContainer(id, name, ref, grace, message),
+    stopContainer: (id, name, ref, grace, message, pod) => stopContainer(id, name, ref, grace, message, pod),
+    hookFailed: (pod, name, reason, message) => containerEvent(pod, name, "Warning", reason, message),
   });
   const { killContainer, podIP, restoreSpecs, runPostStart } = hooks;
 
-  async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string): Promise<void> {
+  async function stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string, pod?: KubePod): Promise<void> {
     // The signal and the request go out first; the log line follows (the pressure path's latency is to the signal).
     const direct = opts.directSignal?.signal(id, graceSeconds);
     const stopped = cri.stopContainer(id, graceSeconds);
+    // Upstream killContainer: "Stopping container <name>" unless the kill has its own message.
+    containerEvent(pod ?? ref, name, "Normal", reasons.KillingContainer, !message || message === "Stopping pod" ? `Stopping container ${name}` : message);
     log.info(
       `killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message, signalledPid: direct?.pid, signal: direct && signalName(direct.signal) })}`,
     );
@@ -301,20 +386,79 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
   }
 
-  async function ensureImage(container: KubeContainer, sandboxConfig: PodSandboxConfig): Promise<string> {
-    const image = container.image as string;
-    const policy = container.imagePullPolicy ?? "IfNotPresent";
-    if (policy !== "Always") {
-      const present = await cri.imageStatus(image);
-      if (present) return present.id;
-      if (policy === "Never") {
-        throw Object.assign(new Error(`Container image "${image}" is not present with pull policy of Never`), { reason: "ErrImageNeverPull" });
+  /** Upstream imageManager's back-off (10 s doubling to 5 min), keyed by pod UID and image. */
+  const imageBackOff = createBackOff();
+
+  /**
+   * upstream kuberuntime PullImage with pull secrets: the keyring of the pod's imagePullSecrets (a
+   * secret that cannot be read is logged and skipped, as getPullSecretsForPod does) gives the
+   * credentials for the image, tried in order until one pull succeeds; none → an anonymous pull.
+   */
+  async function pullWithSecrets(pod: KubePod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const objects = podObjects.get(podUid(pod));
+    const secrets: { name: string; data?: Record<string, string> }[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      if (!ref.name) continue;
+      try {
+        secrets.push({ name: ref.name, data: lookupSecret(objects, ref.name).data });
+      } catch (e) {
+        log.warn(`Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`);
       }
     }
+    const creds = secrets.length > 0 ? createDockerKeyring(dockerConfigsFromSecrets(secrets, (e) => log.warn(`pull secret skipped ${kv({ error: e.message })}`))).lookup(image) : [];
+    if (creds.length === 0) return cri.pullImage(image, undefined, sandboxConfig);
+    const errors: string[] = [];
+    for (const auth of creds) {
+      try {
+        return await cri.pullImage(image, auth, sandboxConfig);
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`);
+  }
+
+  /**
+   * Upstream EnsureImageExists: Never → the image must be present (ErrImageNeverPull); IfNotPresent →
+   * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
+   * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
+   */
+  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
+    const image = container.image as string;
+    const policy = container.imagePullPolicy ?? "IfNotPresent";
+    const event = (type: "Normal" | "Warning", reason: string, message: string) => containerEvent(pod, container.name, type, reason, message);
+    if (policy !== "Always") {
+      const present = await cri.imageStatus(image);
+      if (present) {
+        event("Normal", reasons.PulledImage, `Container image "${image}" already present on machine`);
+        return present.id;
+      }
+      if (policy === "Never") {
+        const message = `Container image "${image}" is not present with pull policy of Never`;
+        event("Warning", reasons.ErrImageNeverPullPolicy, message);
+        throw Object.assign(new Error(message), { reason: "ErrImageNeverPull" });
+      }
+    }
+    const key = `${uid}_${image}`;
+    if (imageBackOff.isInBackOff(key, now())) {
+      const message = `Back-off pulling image "${image}"`;
+      event("Normal", reasons.BackOffPullImage, message);
+      throw Object.assign(new Error(message), { reason: "ImagePullBackOff" });
+    }
+    event("Normal", reasons.PullingImage, `Pulling image "${image}"`);
+    const startMs = now();
     try {
-      return await cri.pullImage(image, undefined, sandboxConfig);
+      const id = await pullWithSecrets(pod, image, sandboxConfig);
+      const took = goDuration(now() - startMs);
+      event("Normal", reasons.PulledImage, `Successfully pulled image "${image}" in ${took} (${took} including waiting)`);
+      return id;
     } catch (e) {
-      throw Object.assign(new Error(`Failed to pull image "${image}": ${(e as Error).message}`), { reason: "ErrImagePull" });
+      imageBackOff.gc(now());
+      imageBackOff.next(key, now());
+      log.warn(`Failed to pull image ${kv({ image, policy, err: (e as Error).message })}`);
+      event("Warning", reasons.FailedToPullImage, `Failed to pull image "${image}": ${(e as Error).message}`);
+      // The waiting message is the runtime's error itself, as upstream's evalCRIPullErr fallback.
+      throw Object.assign(new Error((e as Error).message), { reason: "ErrImagePull" });
     }
   }
 
@@ -337,6 +481,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
         const delay = backOff.delayMs?.(key);
         const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${ref.namespace}/${ref.name}_(${ref.uid})`;
+        containerEvent(pod, container.name, "Warning", reasons.BackOffStartContainer, `Back-off restarting failed container ${container.name} in pod ${ref.name}_${ref.namespace}(${ref.uid})`);
         result.errors.push({ container: container.name, reason: "CrashLoopBackOff", message: msg });
         return;
       }
@@ -344,27 +489,36 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const attempt = prev ? prev.attempt + 1 : 0;
     try {
-      await ensureImage(container, sandboxConfig);
+      await ensureImage(pod, container, sandboxConfig, ref.uid);
     } catch (e) {
       const err = e as Error & { reason?: string };
+      containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${err.reason ?? "ErrImagePull"}`);
       result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
       return;
     }
     let id: string;
     try {
+      // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+      const imageUser = imageUserOf(await cri.imageStatus(container.image as string).catch((e) => {
+        throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+      }));
       // The image as the user wrote it (containerd resolves it), so statuses report that name.
-      const config = generateContainerConfig(pod, ref, container, attempt, inputs);
+      const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
+      containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
     } catch (e) {
       const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
+      containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${(e as Error).message}`);
       result.errors.push({ container: container.name, reason, message: (e as Error).message });
       return;
     }
     try {
       await cri.startContainer(id);
       log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
+      containerEvent(pod, container.name, "Normal", reasons.StartedContainer, `Started container ${container.name}`);
     } catch (e) {
+      containerEvent(pod, container.name, "Warning", reasons.FailedToStartContainer, `Error: ${(e as Error).message}`);
       result.errors.push({ container: container.name, reason: "RunContainerError", message: (e as Error).message });
       return;
     }
@@ -406,27 +560,51 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    await resolveApiObjects(pod, ref);
+    inputs.objects = podObjects.get(ref.uid);
     const mountError = setUpVolumes(pod);
     if (mountError) {
       log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
+      events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
       for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) => opts.onPodWarning?.(pod, reason, message));
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
+      if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
         sandboxId = await cri.runPodSandbox(sandboxConfig);
         log.info(`created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent })}`);
       } catch (e) {
         result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to create pod sandbox: ${(e as Error).message}` });
+        events.event(podRef(pod), "Warning", reasons.FailedCreatePodSandBox, `Failed to create pod sandbox: ${(e as Error).message}`);
         return result;
       }
     }
 
     await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
     return result;
+  }
+
+  /** Fetches the pod's secrets, configMaps and tokens for this sync (failures are per object, inside). */
+  async function resolveApiObjects(pod: KubePod, ref: PodRef): Promise<void> {
+    if (!opts.apiObjects) return;
+    try {
+      const objs = await opts.apiObjects.resolve(pod);
+      if (objs) podObjects.set(ref.uid, objs);
+    } catch (e) {
+      log.warn(`API objects of the pod not fetched ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+    }
   }
 
   /** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
@@ -444,8 +622,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
@@ -474,6 +661,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
+    podObjects.delete(uid);
+    for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
+    opts.apiObjects?.forget(uid);
+    // The termination-log files are ours whoever owns the volumes.
+    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
     if (!opts.volumeHostPath) tearDown(uid);
   }
 
@@ -507,6 +699,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
+      for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
       if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,
@@ -514,4 +707,13 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
+}
+
+/** Go's time.Duration String for the "Successfully pulled image" message: 512ms, 1.234s, 2m3.5s. */
+export function goDuration(ms: number): string {
+  if (ms < 1000) return `${+ms.toFixed(3)}ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${+s.toFixed(3)}s`;
+  const m = Math.floor(s / 60);
+  return `${m}m${+(s - m * 60).toFixed(3)}s`;
 }

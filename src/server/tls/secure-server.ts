@@ -10,6 +10,7 @@ import net from "node:net";
 import tls from "node:tls";
 import type { Server } from "bun";
 import type { ClientCertificate } from "../auth/types.ts";
+import { limitConnections, type ConnectionLimits } from "../connections.ts";
 import { sniffFirstRequest } from "../streaming/front.ts";
 import type { UpgradeHook } from "../streaming/handler.ts";
 import { writeRawResponse } from "../streaming/raw-response.ts";
@@ -30,6 +31,9 @@ export interface SecureServerOpts {
   sniffTimeoutMs?: number;
   handler: (req: Request, cert: ClientCertificate) => Promise<Response>;
   onError?: (err: Error) => Response;
+  /** Connection caps, enforced at accept before the handshake. */
+  limits?: ConnectionLimits;
+  onRefused?: (cap: "server" | "client") => void;
 }
 
 export interface SecureServer {
@@ -106,6 +110,7 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
           (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
         )
       : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
+  if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   front.on("tlsClientError", (_err, socket) => socket.destroy());
   try {

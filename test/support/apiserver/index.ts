@@ -20,6 +20,7 @@ import { createRouter, createUpgradeHandler } from "./router.ts";
 import { createMemoryStore, type Change, type Obj, type Store } from "./store.ts";
 import { createEtcdStore } from "./store-etcd.ts";
 import { etcdAvailable, startEtcd, type Etcd } from "./etcd.ts";
+import { createTokenIssuer, ensureNamespaceDefaults } from "./serviceaccounts.ts";
 
 export type { Store, Obj } from "./store.ts";
 
@@ -48,6 +49,8 @@ export interface ApiServerDouble {
   writeKubeconfig(path: string, auth: { token?: string; certPem?: string; keyPem?: string; user?: string }): Promise<void>;
   /** A client certificate for CN/O signed by the cluster CA. */
   issueClientCert(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
+  /** Verifies a TokenRequest token the double issued: its claims, or undefined. */
+  verifyToken(token: string): Record<string, any> | undefined;
   /** Stops serving (connections and watches dropped); the store is kept. */
   stop(): Promise<void>;
   /** Serves again on the same port. */
@@ -110,13 +113,20 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, opts.autoApproveNodeClientCsrs ?? true));
   for (const name of NAMESPACES) {
     await store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
+    await ensureNamespaceDefaults(store, name, ca.certPem);
   }
+  // serviceaccounts-controller and root-ca-cert-publisher for namespaces created later.
+  const unsubscribeNs = await store.watch("namespaces/", await store.revision(), (c) => {
+    if (c.type !== "DELETED") void ensureNamespaceDefaults(store, c.object.metadata.name, ca.certPem).catch(() => {});
+  });
+  const tokens = createTokenIssuer();
 
   // kube-apiserver's --kubelet-client-certificate: system:masters, as kubeadm's apiserver-kubelet-client.
   const kubeletClient = await issueCert(ca, dir, "/O=system:masters/CN=kube-apiserver-kubelet-client");
   const routerDeps = {
     store,
     auth: { adminToken, bootstrapTokens: new Set([bootstrapToken]) },
+    tokens,
     watch: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000, track: (close: () => void) => (watches.add(close), () => watches.delete(close)) },
     serverAddress: () => `127.0.0.1:${port}`,
     kubeletClient,
@@ -175,11 +185,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         contexts: [{ name: "double", context: { cluster: "double", user: name } }],
       }, null, 2), { mode: 0o600 });
     },
+    verifyToken: (token) => tokens.verify(token),
     issueClientCert: (cn, orgs = []) => issueCert(ca, dir, `/${orgs.map((o) => `O=${o}/`).join("")}CN=${cn}`),
     stop,
     start,
     async close() {
       unsubscribeCsr();
+      unsubscribeNs();
       await stop();
       httpServer.close();
       await store.close();

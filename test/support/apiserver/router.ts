@@ -8,6 +8,9 @@ import * as rest from "./rest.ts";
 import { ApiStatus, badRequest } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { serveWatch, type WatchOpts } from "./watch.ts";
+import { createToken, type TokenIssuer } from "./serviceaccounts.ts";
+import { authorizeNodeObject } from "./node-authorizer.ts";
+import { admitCreate } from "./admission.ts";
 import { isProxyPath, proxyRequest, proxyUpgrade, resolveProxyTarget, type KubeletClientCert, type ProxyTarget } from "./proxy.ts";
 import type { Duplex } from "node:stream";
 
@@ -16,6 +19,8 @@ export interface RouterDeps {
   auth: AuthConfig;
   watch: WatchOpts;
   serverAddress(): string;
+  /** Signs TokenRequest tokens (serviceaccounts/<name>/token). */
+  tokens: TokenIssuer;
   /** The certificate the double presents to kubelets (node proxy, pods/exec|attach|portforward|log). */
   kubeletClient?: KubeletClientCert;
   /** Every authenticated request, for tests that count what a client sent. */
@@ -56,13 +61,21 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";
   const verb = req.method === "GET" ? (isWatch ? "watch" : t.name ? "get" : "list") : VERB[req.method ?? ""] ?? "unknown";
   authorize(user, verb, t.def, t.ns, t.name, t.sub);
+  await authorizeNodeObject(deps.store, user, verb, t.def.resource, t.ns, t.name, t.sub, q);
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const accept = req.headers.accept;
+  if (t.sub === "token") {
+    if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return createToken(deps.store, deps.tokens, t.ns, t.name!, body as Obj | undefined);
+  }
   switch (verb) {
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);
     case "get": return rest.get(deps.store, t, accept);
-    case "create": if (t.name) break; return rest.create(deps.store, t, body as Obj, user);
+    case "create":
+      if (t.name) break;
+      await admitCreate(user, t.def, body as Obj, (n) => deps.store.get(`nodes//${n}`));
+      return rest.create(deps.store, t, body as Obj, user);
     case "update": if (!t.name) break; return rest.update(deps.store, t, body as Obj);
     case "patch": if (!t.name) break; return rest.patch(deps.store, t, body, req.headers["content-type"] ?? "");
     case "delete": if (!t.name) break; return rest.remove(deps.store, t, body as Obj | undefined);

@@ -65,6 +65,20 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: Obj) => unknown[]
       return [p.metadata.name, `${ready}/${total}`, status, String(restarts), age(p.metadata.creationTimestamp), p.status?.podIP || "<none>", p.spec?.nodeName || "<none>", "<none>", "<none>"];
     },
   },
+  events: {
+    // kube-apiserver's printEvent: LAST SEEN, TYPE, REASON, OBJECT (kind/name, lower-case kind), MESSAGE.
+    columns: [
+      { name: "Last Seen", type: "string" }, { name: "Type", type: "string" }, { name: "Reason", type: "string" },
+      { name: "Object", type: "string" }, { name: "Subobject", type: "string", priority: 1 }, { name: "Source", type: "string", priority: 1 },
+      { name: "Message", type: "string" }, { name: "First Seen", type: "string", priority: 1 }, { name: "Count", type: "string", priority: 1 },
+      { name: "Name", type: "string", format: "name", priority: 1 },
+    ],
+    cells: (e) => {
+      const o = e.involvedObject ?? {};
+      const source = [e.source?.component, e.source?.host].filter(Boolean).join(", ");
+      return [age(e.lastTimestamp ?? e.eventTime), e.type ?? "", e.reason ?? "", `${String(o.kind ?? "").toLowerCase()}/${o.name ?? ""}`, o.fieldPath ?? "", source, e.message ?? "", age(e.firstTimestamp ?? e.eventTime), String(e.count ?? 1), e.metadata.name];
+    },
+  },
   leases: {
     columns: [{ name: "Name", type: "string", format: "name" }, { name: "Holder", type: "string" }, { name: "Age", type: "string" }],
     cells: (l) => [l.metadata.name, l.spec?.holderIdentity ?? "", age(l.metadata.creationTimestamp)],
