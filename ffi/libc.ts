@@ -27,6 +27,8 @@ const lib = dlopen("libc.so.6", {
   inotify_add_watch: { args: [i32, P, u32], returns: i32 },
   inotify_rm_watch: { args: [i32, i32], returns: i32 },
   statfs: { args: [P, P], returns: i32 },
+  getrlimit: { args: [i32, P], returns: i32 },
+  setrlimit: { args: [i32, P], returns: i32 },
   // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
   // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
   // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
@@ -276,4 +278,31 @@ export function statfs(path: string): Statfs {
     frsize: u64(72),
     flags: u64(80),
   };
+}
+
+/** RLIMIT_NOFILE (asm-generic). */
+export const RLIMIT_NOFILE = 7;
+
+export interface Rlimit {
+  /** Soft limit (rlim_cur). */
+  cur: number;
+  /** Hard limit (rlim_max). RLIM_INFINITY is Infinity (both fields). */
+  max: number;
+}
+
+const RLIM_INFINITY = 0xffffffffffffffffn;
+const fromRlim = (v: bigint) => (v === RLIM_INFINITY ? Infinity : Number(v));
+const toRlim = (v: number) => (v === Infinity ? RLIM_INFINITY : BigInt(Math.floor(v)));
+
+/** getrlimit(2). struct rlimit is two u64s. */
+export function getrlimit(resource: number): Rlimit {
+  const buf = new BigUint64Array(2);
+  if (sym.getrlimit(resource, ptr(buf)) < 0) fail("getrlimit");
+  return { cur: fromRlim(buf[0]!), max: fromRlim(buf[1]!) };
+}
+
+/** setrlimit(2). Raising the hard limit needs CAP_SYS_RESOURCE (EPERM otherwise). */
+export function setrlimit(resource: number, limit: Rlimit): void {
+  const buf = new BigUint64Array([toRlim(limit.cur), toRlim(limit.max)]);
+  if (sym.setrlimit(resource, ptr(buf)) < 0) fail("setrlimit");
 }

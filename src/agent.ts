@@ -10,8 +10,9 @@ import { ConfigError } from "./config/errors.ts";
 import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFile } from "./lockfile.ts";
 import { kv, log } from "./log.ts";
 import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
-import { startServers, type RunningServers } from "./server/listen.ts";
+import { startServers, type DynamicServingCertificate, type RunningServers } from "./server/listen.ts";
 import { resolveServing } from "./server/serving.ts";
+import { createCriStreamingHost } from "./server/streaming/index.ts";
 import type { AuthClient } from "./server/auth/index.ts";
 import { hostname } from "node:os";
 import { createRegistry, type Registry } from "./server/metrics.ts";
@@ -21,18 +22,25 @@ import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
-import { createEventBroadcaster, nodeRef, reasons } from "./events/index.ts";
+import { createEventBroadcaster, nodeRef, podRef, reasons } from "./events/index.ts";
+import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { durationMs } from "./config/duration.ts";
 import { createEvictionWiring, sandboxImages, type EvictionWiring } from "./wire/eviction.ts";
 import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { applyMaxOpenFiles } from "./node/open-files.ts";
+import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
+import { createCadvisorSource } from "./stats/cadvisor.ts";
+import { readMachineInfo } from "./node/machine-info.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -60,6 +68,8 @@ export interface AgentDeps {
   metrics?: Registry;
   /** The prober's registry, served on /metrics/probes; absent ⇒ 404. */
   probeMetrics?: Registry;
+  /** /metrics/cadvisor's figures; absent ⇒ 404. */
+  getCadvisor?: ServerProviders["getCadvisor"];
   healthChecks?: HealthCheck[];
   /** JSON debugging endpoints on the main port, e.g. { "/debug/eviction": () => manager.explain() }. */
   debugEndpoints?: Record<string, () => unknown>;
@@ -67,15 +77,19 @@ export interface AgentDeps {
   components?: AgentComponent[];
   /** Running pods from the runtime, for /runningpods/. */
   getRunningPods?: ServerProviders["getRunningPods"];
+  /** exec/attach/portForward/run through the CRI streaming API. */
+  streaming?: ServerProviders["streaming"];
   /** Node name for authorization attributes and the self-signed serving cert (default: hostname). */
   nodeName?: string;
   /** TokenReview / SubjectAccessReview calls for webhook authn/authz (cluster mode's API client). */
   authClient?: AuthClient;
   /** Poll interval while another process holds the lock file. */
   lockPollMs?: number;
+  /** serverTLSBootstrap's serving certificate (API-server mode). */
+  servingCertificates?: DynamicServingCertificate;
 }
 
-export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" };
+export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" } | { kind: "fatal"; error: string };
 
 export interface Agent {
   /** Acquires the lock (waiting if held), starts components and servers. Rejects on a fatal error. */
@@ -87,6 +101,8 @@ export interface Agent {
   readonly metrics: Registry;
   /** Listening servers once started. */
   servers(): RunningServers | undefined;
+  /** A component found the node unusable after start (e.g. another agent owns the runtime): done resolves "fatal". */
+  fail(error: Error): void;
 }
 
 /** A registry with the process_* metrics and bunlet_build_info, as every agent serves them. */
@@ -111,10 +127,12 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     configz: deps.configz ? () => deps.configz!(config) : undefined,
     metrics,
     probeMetrics: deps.probeMetrics,
+    getCadvisor: deps.getCadvisor,
     healthChecks: deps.healthChecks,
     debugEndpoints: deps.debugEndpoints,
     podLogsDir: config.podLogsDir,
     getRunningPods: deps.getRunningPods,
+    streaming: deps.streaming,
   };
 
   const abort = new AbortController();
@@ -165,6 +183,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
       nodeName: deps.nodeName ?? hostname().toLowerCase(),
       certDir: flags.certDir ?? "/var/lib/kubelet/pki",
       authClient: deps.authClient,
+      servingCertificates: deps.servingCertificates,
     });
     servers = await startServers(
       {
@@ -201,7 +220,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     return stopping;
   }
 
-  return { start, stop, done, metrics, servers: () => servers };
+  return { start, stop, done, metrics, servers: () => servers, fail: (e) => resolveDone({ kind: "fatal", error: e.message }) };
 }
 
 export interface NodeAgentOpts {
@@ -239,8 +258,16 @@ function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; m
   };
 }
 
+/** configMapAndSecretChangeDetectionStrategy: Watch (default), Cache or Get. */
+function changeDetectionStrategy(v: string | undefined): ChangeDetectionStrategy {
+  if (v === "Cache" || v === "Get" || v === "Watch") return v;
+  if (v) log.warn(`unknown configMapAndSecretChangeDetectionStrategy; using Watch ${kv({ value: v })}`);
+  return "Watch";
+}
+
 export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> & Partial<Pick<LoadedConfig, "sources">>, opts: NodeAgentOpts = {}): NodeAgent {
   const { config, flags } = loaded;
+  const kubeletStartMs = Date.now(); // kubelet_node_startup_pre_* (upstream: the tracker's creation)
   const metrics = createAgentRegistry();
   const clock = preciseClock();
   let cgroupsReady = false;
@@ -249,7 +276,11 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // Events (src/events): logged, and written to the API server in API-server mode.
   const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
   const rawCri = opts.cri ?? criClientFromConfig(config);
-  const cri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const owner = runtimeOwner(flags.rootDir);
+  const allCri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const cri = ownedCri(allCri, owner);
+  let failAgent: (e: Error) => void = () => {};
+  let ownerLock: { release(): void } | undefined;
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
   const allocatableMemoryBytes = Number(
     nodeAllocatableAbsolute({ memory: String(nodeCapacity().memoryBytes) }, config.systemReserved, config.kubeReserved).memory! / 1_000_000_000n,
@@ -261,6 +292,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     now: clock.now,
     onSignal: (e) => onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
   });
+  // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
+  // the client the node API wiring builds once the node has credentials.
+  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy) }) : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,
@@ -270,7 +304,12 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     storageOperation: kubeletMetrics.storageOperation,
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
+    seccompDefault: config.seccompDefault === true, // security
+    dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
+    apiObjects, // apivol: secrets, configMaps, tokens of API pods
+    onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
     events: events.recorder,
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
   });
   const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
   const eviction = createEvictionWiring({
@@ -282,6 +321,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     lifecycle: pods.lifecycle,
     cri,
     podsCgroup: pods.podsCgroup,
+    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
+    imageCri: allCri,
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -294,8 +335,11 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
   // checked against the Node object the API server returned; before it (and standalone) the pod count.
   pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()) }));
+  // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
+  pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
+  pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   const imageGC = createImageGCManager({
-    cri,
+    cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
     policy: {
       highThresholdPercent: config.imageGCHighThresholdPercent,
@@ -315,6 +359,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
+  // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
+  components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
   components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
@@ -328,8 +374,20 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         // A probe without the client's own UNAVAILABLE retries: an absent runtime is reported at once.
         const probe = opts.cri ?? criClientFromConfig(config, { retryBudgetMs: 0 });
         const ok = await waitForRuntime(probe, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
+        // One runtime, one agent (issue 14 finding 11): refuse when another live bunlet's pods run on it.
+        ownerLock ??= holdOwnerLock(flags.rootDir);
+        const owned = ok
+          ? await checkRuntimeOwner(probe, owner).then(
+              () => true,
+              (e: Error) => {
+                if (e instanceof RuntimeOwnerError) return (failAgent(e), false);
+                log.warn(`cannot check which agent owns the runtime's pods; going on ${kv({ error: e.message })}`);
+                return true;
+              },
+            )
+          : false;
         if (probe !== opts.cri) probe.close();
-        if (!ok) return resolveReady(false);
+        if (!ok || !owned) return resolveReady(false);
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
@@ -353,6 +411,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     async stop() {
       abort.abort();
       await pods.lifecycle.stop();
+      pods.cgroups?.close();
+      ownerLock?.release();
       directSignal.close();
       cri.close();
     },
@@ -383,8 +443,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n) }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
   if (nodeApi) components.push(nodeApi);
+  if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.
   components.push({
@@ -404,9 +465,26 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     configz: opts.configz,
     getPods: () => pods.lifecycle.listPodsForApi(),
     getSummary: () => eviction.summary.summary(),
+    getCadvisor: createCadvisorSource({
+      activePods: () => pods.lifecycle.activePods(),
+      podCgroupPath: pods.podCgroupPath,
+      // Not the instrumented client: cAdvisor's reads are not the kubelet's runtime operations.
+      cri: rawCri,
+      machine: async () => {
+        const m = await readMachineInfo(flags.rootDir);
+        return { memoryBytes: m.memoryBytes, cpuCores: m.cpus, bootID: m.bootID, machineID: m.machineID, systemUUID: m.systemUUID };
+      },
+    }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
+    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
+    streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
+    servingCertificates: nodeApi?.servingCertificates(),
   });
+  failAgent = (e) => {
+    log.error(e.message);
+    agent.fail(e);
+  };
   return { ...agent, pods, eviction, imageGC, cri, runtimeReady, nodeApi };
 }

@@ -117,7 +117,7 @@ import_images() {
   local marker="$ROOT/bunlet-images-from" from=""
   [ -f "$marker" ] && from="$(cat "$marker")"
   local name
-  for name in busybox pause memhog; do
+  for name in busybox pause memhog etcd kube-apiserver kube-controller-manager kube-scheduler; do
     [ -f "$cache/$name.tar" ] || continue
     if [ "$from" != "$cache" ] || ! grep -qx "bunlet.local/$name:1" <<<"$have"; then
       ctr_ images import --snapshotter "$SNAPSHOTTER" --base-name "bunlet.local/$name" "$cache/$name.tar" >/dev/null

@@ -3,6 +3,7 @@
 // flag read by CONFIG's loadConfig, so thresholds come out exactly as the agent would build them.
 // The work is in src/eviction/simulate.ts and explain.ts. Exit code 1 and one clear line on stderr on bad input.
 import { defineCommand } from "citty";
+import { clearCommand } from "./eviction-clear.ts";
 import { readFile } from "node:fs/promises";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
@@ -274,7 +275,7 @@ const explainCommand = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: "eviction", description: "Node-pressure eviction: simulate over recorded stats, explain the live node" },
-  subCommands: { simulate: simulateCommand, explain: explainCommand },
+  meta: { name: "eviction", description: "Node-pressure eviction: simulate over recorded stats, explain the live node, clear evicted static pods" },
+  subCommands: { simulate: simulateCommand, explain: explainCommand, clear: clearCommand },
 });
 

@@ -55,6 +55,12 @@ export interface CriClient {
   /** Asks the runtime to reopen the container's log file (after the kubelet renamed it to rotate it). */
   reopenContainerLog(containerId: string): Promise<void>;
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<T.ExecSyncResponse>;
+  /** The runtime's streaming-server URL for an exec session (CRI Exec); the kubelet proxies the client to it. */
+  exec(containerId: string, cmd: string[], streams: T.StreamOptions): Promise<string>;
+  /** The streaming URL to attach to the container's main process (CRI Attach). */
+  attach(containerId: string, streams: T.StreamOptions): Promise<string>;
+  /** The streaming URL for port forwarding into a sandbox (CRI PortForward); `ports` only for WebSocket clients. */
+  portForward(podSandboxId: string, ports: number[]): Promise<string>;
   listImages(filter?: { image?: T.ImageSpec }): Promise<T.Image[]>;
   /** null when the image is not present (upstream: ImageStatusResponse.image unset). */
   imageStatus(image: string | T.ImageSpec, verbose?: boolean): Promise<T.Image | null>;
@@ -156,6 +162,11 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     reopenContainerLog: async (containerId) => void (await rt("ReopenContainerLog", { containerId })),
     execSync: (containerId, cmd, timeoutSeconds) =>
       rt("ExecSync", { containerId, cmd, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000),
+    exec: async (containerId, cmd, { stdin, stdout, stderr, tty }) =>
+      (await rt<{ url: string }>("Exec", { containerId, cmd, tty, stdin, stdout, stderr })).url,
+    attach: async (containerId, { stdin, stdout, stderr, tty }) =>
+      (await rt<{ url: string }>("Attach", { containerId, stdin, tty, stdout, stderr })).url,
+    portForward: async (podSandboxId, ports) => (await rt<{ url: string }>("PortForward", { podSandboxId, port: ports })).url,
     listImages: async (filter) => (await img<{ images: T.Image[] }>("ListImages", filter ? { filter } : {})).images,
     imageStatus: async (image, verbose = false) =>
       (await img<{ image: T.Image | null }>("ImageStatus", { image: spec(image), verbose })).image,
@@ -172,4 +183,15 @@ export function createCriClient(opts: CriClientOptions): CriClient {
       if (imageTransport !== transport) imageTransport.close();
     },
   };
+}
+
+/**
+ * A client that is `base` with some calls replaced. Built on `base` as its prototype (not a spread,
+ * which drops what `base` itself inherits — close, endpoint — as metrics/runtime.ts's instrumented
+ * client does), with defineProperty (assignment fails over an inherited read-only property).
+ */
+export function overrideClient<T extends object = Record<never, never>>(base: CriClient, overrides: Partial<CriClient> & T): CriClient & T {
+  const out = Object.create(base) as CriClient & T;
+  for (const [k, v] of Object.entries(overrides)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return out;
 }

@@ -52,13 +52,31 @@ export interface LinuxContainerResources {
   memorySwapLimitInBytes?: number;
 }
 
+export interface SELinuxOption {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
+}
+
+export type SecurityProfileType = "RuntimeDefault" | "Unconfined" | "Localhost";
+
+/** Seccomp or AppArmor profile: Localhost names a file path (seccomp) or a loaded profile (AppArmor). */
+export interface SecurityProfile {
+  profileType: SecurityProfileType;
+  localhostRef?: string;
+}
+
 export interface LinuxSandboxSecurityContext {
   namespaceOptions?: NamespaceOption;
+  selinuxOptions?: SELinuxOption;
   runAsUser?: Int64Value;
   runAsGroup?: Int64Value;
   readonlyRootfs?: boolean;
   supplementalGroups?: number[];
   privileged?: boolean;
+  seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
 }
 
 export interface PodSandboxMetadata {
@@ -154,12 +172,19 @@ export interface LinuxContainerSecurityContext {
   capabilities?: { addCapabilities?: string[]; dropCapabilities?: string[] };
   privileged?: boolean;
   namespaceOptions?: NamespaceOption;
+  selinuxOptions?: SELinuxOption;
   runAsUser?: Int64Value;
   runAsGroup?: Int64Value;
   runAsUsername?: string;
   readonlyRootfs?: boolean;
   supplementalGroups?: number[];
+  /** Deprecated string form of `apparmor` ("runtime/default", "unconfined", "localhost/<name>"), still sent for older runtimes. */
+  apparmorProfile?: string;
   noNewPrivs?: boolean;
+  maskedPaths?: string[];
+  readonlyPaths?: string[];
+  seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
 }
 
 export interface ContainerMetadata {
@@ -235,6 +260,14 @@ export interface ExecSyncResponse {
   stdout: Uint8Array;
   stderr: Uint8Array;
   exitCode: number;
+}
+
+/** Which streams an Exec/Attach session carries (CRI: one of stdin/stdout/stderr must be true; tty ⇒ no stderr). */
+export interface StreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
 }
 
 export interface UInt64Value {

@@ -9,7 +9,7 @@ import type { CycleReport } from "./synchronize.ts";
  * `signals`: the configured threshold signals, whose series start at 0 (a counter born at its first
  * eviction would hide that eviction from rate() and increase()).
  */
-export function evictionMetrics(registry: Registry, signals: readonly string[] = []): (report: CycleReport) => void {
+export function evictionMetrics(registry: Registry, signals: readonly string[] = [], initialCounts: Readonly<Record<string, number>> = {}): (report: CycleReport) => void {
   const evictions = registry.counter({
     name: "kubelet_evictions",
     help: "Cumulative number of pod evictions by eviction signal",
@@ -25,6 +25,8 @@ export function evictionMetrics(registry: Registry, signals: readonly string[] =
     evictions.inc({ eviction_signal }, 0);
     statsAge.seed({ eviction_signal });
   }
+  // Counts kept across restarts (eviction/record-file.ts): the counter continues, it does not reset.
+  for (const [eviction_signal, n] of Object.entries(initialCounts)) if (n > 0) evictions.inc({ eviction_signal }, n);
   return (report) => {
     for (const e of report.evicted ?? []) if (!e.escalated) evictions.inc({ eviction_signal: e.signal });
     for (const [signal, age] of Object.entries(report.statsAgeSeconds ?? {})) statsAge.observe(age!, { eviction_signal: signal });

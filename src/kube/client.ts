@@ -42,6 +42,24 @@ export interface ClientOpts {
   userAgent?: string;
   /** Retries after 429/5xx with Retry-After (client-go's default 10). */
   maxRetries?: number;
+  /** Told of every attempt (client-go's metrics adapters); the client knows nothing of metrics. */
+  observer?: RequestObserver;
+}
+
+/** One HTTP attempt as client-go reports it to tools/metrics: RequestResult and RequestLatency. */
+export interface RequestAttempt {
+  /** HTTP method ("GET", "PATCH", …), client-go's verb. */
+  method: string;
+  /** host[:port] of the server URL. */
+  host: string;
+  /** The status code as a string, or "<error>" when no response came (client-go's convention). */
+  code: string;
+  /** From sending the request to the response headers (a watch: until its stream opened). */
+  durationSeconds: number;
+}
+
+export interface RequestObserver {
+  observe(a: RequestAttempt): void;
 }
 
 const TOKEN_FILE_TTL_MS = 60_000; // client-go re-reads tokenFile at most once a minute
@@ -73,6 +91,7 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
   let key = config.keyPem;
   let tokenFromFile: { token: string; readAtMs: number } | undefined;
   const exec = config.exec ? execCredentialSource(config.exec, config, opts.clock) : undefined;
+  const host = URL.canParse(config.server) ? new URL(config.server).host : config.server;
 
   async function credentials(): Promise<{ token?: string; cert?: string; key?: string }> {
     if (exec) {
@@ -101,6 +120,8 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
       if (cred.token) headers.authorization = `Bearer ${cred.token}`;
       const timeoutMs = o.timeoutMs ?? opts.timeoutMs ?? 0;
       const signals = [o.signal, !stream && timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined].filter((s): s is AbortSignal => !!s);
+      const started = performance.now();
+      const observe = (code: string) => opts.observer?.observe({ method, host, code, durationSeconds: (performance.now() - started) / 1000 });
       const res = await fetch(url, {
         method,
         headers,
@@ -112,7 +133,11 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
           rejectUnauthorized: !config.insecureSkipTLSVerify,
           ...(config.tlsServerName ? { serverName: config.tlsServerName } : {}),
         },
-      } as RequestInit);
+      } as RequestInit).catch((e) => {
+        observe("<error>");
+        throw e;
+      });
+      observe(String(res.status));
       if (res.status === 401 && exec && !refreshed) {
         exec.invalidate();
         refreshed = true;

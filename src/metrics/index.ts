@@ -22,6 +22,9 @@ export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
 export { probeMetrics } from "./probes.ts";
 export { storageMetrics } from "./storage.ts";
 export { nodeMetrics, volumeSamples, type PodCountsSource } from "./node.ts";
+export { restClientMetrics, REST_CLIENT_LATENCY_BUCKETS } from "./rest-client.ts";
+export { clientCertificateMetrics, serverCertificateMetrics, type ClientCertificateMetrics, type ServerCertificateMetrics } from "./certificates.ts";
+export { nodeStartupMetrics, parseBootTimeMs, readBootTimeMs, type NodeStartupTracker } from "./node-startup.ts";
 
 export interface KubeletMetrics {
   /** Served on /metrics/probes. */

@@ -29,6 +29,9 @@ export const CRI_OPERATION_TYPES: Partial<Record<keyof CriClient, string>> = {
   listContainerStats: "list_container_stats",
   reopenContainerLog: "reopen_container_log",
   execSync: "exec_sync",
+  exec: "exec",
+  attach: "attach",
+  portForward: "port_forward",
   listImages: "list_images",
   imageStatus: "image_status",
   imageStatusInfo: "image_status",
@@ -87,7 +90,9 @@ export function grpcCodeName(e: unknown): string {
 
 export function instrumentCri(cri: CriClient, registry: Registry, opts: RuntimeMetricsOptions = {}, nowMs: () => number = () => performance.now()): CriClient {
   const m = runtimeFamilies(registry);
-  const out = Object.create(cri) as CriClient;
+  // Own properties, not a prototype link: decorators above this one copy with a spread, which would
+  // drop inherited ones (close, endpoint) — the node's CRI connection was left open at shutdown.
+  const out = { ...cri } as CriClient;
   for (const [method, op] of Object.entries(CRI_OPERATION_TYPES) as [keyof CriClient, string][]) {
     const original = cri[method];
     if (typeof original !== "function") continue;

@@ -13,7 +13,7 @@ import { createLeaseController, type LeaseController } from "./lease-controller.
 import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
 import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
-import { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";
+import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
 import type { RuntimeReadiness } from "./runtime-state.ts";
 
 export interface NodeFacts {
@@ -37,6 +37,8 @@ export interface NodeApiModeSettings {
   updateFrequencyMs: number;
   reportFrequencyMs: number;
   leaseDurationSeconds: number;
+  /** kubelet_node_startup_* */
+  startup?: NodeStartupObserver;
 }
 
 export interface NodeApiMode {
@@ -78,6 +80,7 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
     updateFrequencyMs: s.updateFrequencyMs,
     reportFrequencyMs: s.reportFrequencyMs,
     events,
+    startup: s.startup,
   });
   const lease = createLeaseController({
     client: heartbeat,

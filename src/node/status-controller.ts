@@ -29,6 +29,15 @@ export interface NodeStatusControllerDeps {
   fastUpdateMs?: number;
   /** Node condition events ("Node n1 status is now: NodeReady"). */
   events?: EventRecorder;
+  /** Told of the first registration attempt, the registration and the first Ready (kubelet_node_startup_*). */
+  startup?: NodeStartupObserver;
+}
+
+/** Upstream's NodeStartupLatencyTracker, as the status loop reports to it. */
+export interface NodeStartupObserver {
+  attemptRegisterNode(): void;
+  registeredNode(): void;
+  nodeReady(): void;
 }
 
 export interface NodeStatusController {
@@ -90,7 +99,9 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   async function register(): Promise<void> {
     while (!stopped && !registered) {
       try {
+        d.startup?.attemptRegisterNode();
         registered = await tryRegister();
+        if (registered) d.startup?.registeredNode();
       } catch (e) {
         log.error(`Unable to register node with API server ${kv({ node: name, error: (e as Error).message })}`);
       }
@@ -122,7 +133,10 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     const ready = status.conditions.find((c) => c.type === "Ready")?.status === "True";
     if (ready !== reportedReady) log.info(`Node status reported ${kv({ node: name, ready, reason: status.conditions.find((c) => c.type === "Ready")?.reason })}`);
     reportedReady = ready;
-    if (ready) fastPhase = false;
+    if (ready) {
+      fastPhase = false;
+      d.startup?.nodeReady();
+    }
   }
 
   async function updateNodeStatus(): Promise<void> {

@@ -38,6 +38,16 @@ export interface PodCgroupManagerOptions {
   cpuCFSQuota?: boolean;
   /** kubepods limits (from kubepodsResourceConfig) written at setup. */
   kubepods?: ResourceConfig;
+  /** How often a kubepods memory limit the kernel refused (EBUSY: usage above it) is retried; default 10 s. */
+  limitRetryMs?: number;
+}
+
+/** The kubepods memory limit bunlet wants and the one the kernel holds (read back after each write). */
+export interface KubepodsMemoryLimit {
+  wantedBytes: number;
+  heldBytes?: number;
+  /** The kernel holds the wanted limit (to the page: v1 rounds down to a page multiple). */
+  applied: boolean;
 }
 
 export interface PodCgroupManager extends PodCgroups {
@@ -47,6 +57,17 @@ export interface PodCgroupManager extends PodCgroups {
   dir(controller: string, name: string[]): string;
   controllers(): string[];
   listPodUids(): Promise<string[]>;
+  /** undefined before setup or without a kubepods memory limit. */
+  kubepodsMemoryLimit(): KubepodsMemoryLimit | undefined;
+  /** Stops the retry of a refused limit. */
+  close(): void;
+}
+
+const PAGE = 4096;
+/** v1 stores limits rounded down to a page; "max" / 9223372036854771712 is unlimited. */
+export function limitHeld(wantedBytes: number, heldText: string): boolean {
+  const held = Number(heldText.trim());
+  return Number.isFinite(held) && held <= wantedBytes && wantedBytes - held < PAGE;
 }
 
 /** Mounted v1 controllers, one entry per distinct mount ("cpu" and "cpuacct" may share one). */
@@ -108,7 +129,9 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
     }
   }
 
-  async function apply(name: string[], cfg: ResourceConfig, what: string) {
+  /** Returns the error of each failed write by file name. */
+  async function apply(name: string[], cfg: ResourceConfig, what: string): Promise<Map<string, string>> {
+    const failed = new Map<string, string>();
     for (const f of resourceFiles(cfg)) {
       if (!controllers.includes(f.controller)) continue;
       const path = join(dir(f.controller, name), f.file);
@@ -116,9 +139,40 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
         await writeFile(path, f.value);
       } catch (e) {
         // Lowering memory.limit_in_bytes below usage fails with EBUSY; a missing pids controller file
-        // (old kernels) is not fatal. Log and go on: the pod still runs, just less fenced.
-        log.warn(`cgroup write failed ${kv({ cgroup: what, file: path, value: f.value, error: (e as Error).message })}`);
+        // (old kernels) is not fatal. Report what the kernel holds and go on: the pod still runs.
+        const error = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+        failed.set(f.file, error);
+        const held = await readFile(path, "utf8").then((t) => t.trim(), () => undefined);
+        if (f.file !== "memory.limit_in_bytes" || what !== "kubepods")
+          log.warn(`cgroup write failed; the kernel keeps its value ${kv({ cgroup: what, file: path, value: f.value, held, error })}`);
       }
+    }
+    return failed;
+  }
+
+  // kubepods memory: what we want, what the kernel holds, and a retry while they differ.
+  let kubepodsMemory: KubepodsMemoryLimit | undefined;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  const memoryFile = () => join(dir("memory", ["kubepods"]), "memory.limit_in_bytes");
+  async function applyKubepodsMemory(first: boolean): Promise<void> {
+    const wanted = opts.kubepods?.memoryLimitBytes;
+    if (wanted === undefined || !controllers.includes("memory")) return;
+    const failed = await apply(["kubepods"], { memoryLimitBytes: wanted }, "kubepods");
+    const heldText = await readFile(memoryFile(), "utf8").catch(() => "");
+    const heldBytes = heldText ? Number(heldText.trim()) : undefined;
+    const applied = limitHeld(wanted, heldText);
+    const was = kubepodsMemory;
+    kubepodsMemory = { wantedBytes: wanted, heldBytes, applied };
+    if (!applied && (first || was?.applied)) {
+      const usage = await readFile(join(dir("memory", ["kubepods"]), "memory.usage_in_bytes"), "utf8").then((t) => Number(t.trim()), () => undefined);
+      log.error(
+        `kubepods memory limit not applied: the kernel keeps its old limit; eviction works toward the wanted one and the write is retried every ${(opts.limitRetryMs ?? 10_000) / 1000}s ${kv({ file: memoryFile(), wanted, held: heldBytes, usage, error: failed.get("memory.limit_in_bytes") ?? "read back a different value" })}`,
+      );
+    } else if (applied && was && !was.applied) log.info(`kubepods memory limit applied after reclaim ${kv({ file: memoryFile(), limit: heldBytes })}`);
+    if (!applied && !closed) {
+      retryTimer = setTimeout(() => void applyKubepodsMemory(false).catch((e) => log.warn(`kubepods memory limit retry failed ${kv({ error: (e as Error).message })}`)), opts.limitRetryMs ?? 10_000);
+      retryTimer.unref?.();
     }
   }
 
@@ -134,47 +188,25 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       await create(["kubepods"]);
       await create(qosCgroupName("Burstable"));
       await create(qosCgroupName("BestEffort"));
-      if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
+      if (opts.kubepods) await apply(["kubepods"], { ...opts.kubepods, memoryLimitBytes: undefined }, "kubepods");
+      await applyKubepodsMemory(true);
       await updateQoS();
-      log.info(`QoS cgroups ready ${kv({ root: cgroupDirPath(driver, cgroupRoot, ["kubepods"]), driver, controllers: controllers.join(","), memoryLimit: opts.kubepods?.memoryLimitBytes })}`);
+      // The limit the kernel holds, read back — not the one asked for.
+      log.info(`QoS cgroups ready ${kv({ root: cgroupDirPath(driver, cgroupRoot, ["kubepods"]), driver, controllers: controllers.join(","), memoryLimit: kubepodsMemory?.heldBytes, wantedMemoryLimit: kubepodsMemory && !kubepodsMemory.applied ? kubepodsMemory.wantedBytes : undefined })}`);
     })().catch((e) => {
       setupDone = undefined;
       throw e;
     }));
 
-  async function removeDir(d: string) {
-    // Kill stragglers first (upstream killOnePid loop), then rmdir with a short retry while they exit.
-    try {
-      const pids = (await readFile(join(d, "cgroup.procs"), "utf8")).split("\n").filter(Boolean);
-      for (const pid of pids) {
-        try {
-          process.kill(Number(pid), "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
-    }
-    for (let i = 0; ; i++) {
-      try {
-        // Child cgroups (containers the runtime left behind) go first.
-        for (const ent of await readdir(d, { withFileTypes: true })) if (ent.isDirectory()) await removeDir(join(d, ent.name));
-        await rmdir(d);
-        return;
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return;
-        if (code !== "EBUSY" || i >= 20) throw e;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  }
-
   return {
     setup,
     dir,
     controllers: () => controllers,
+    kubepodsMemoryLimit: () => kubepodsMemory,
+    close() {
+      closed = true;
+      if (retryTimer) clearTimeout(retryTimer);
+    },
     async ensurePod(pod: Pod) {
       await setup();
       const uid = pod.metadata.uid;
@@ -196,7 +228,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       for (const qos of candidates)
         for (const c of controllers) {
           try {
-            await removeDir(dir(c, podCgroupName(qos, uid)));
+            await removeCgroupDir(dir(c, podCgroupName(qos, uid)));
           } catch (e) {
             log.warn(`pod cgroup removal failed ${kv({ uid, controller: c, error: (e as Error).message })}`);
           }
@@ -218,6 +250,35 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       return uids;
     },
   };
+}
+
+/** Kills what is left in a cgroup and below (upstream killOnePid loop), then removes it deepest first. */
+export async function removeCgroupDir(d: string): Promise<void> {
+  try {
+    const pids = (await readFile(join(d, "cgroup.procs"), "utf8")).split("\n").filter(Boolean);
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+  }
+  for (let i = 0; ; i++) {
+    try {
+      // Child cgroups (containers the runtime left behind) go first.
+      for (const ent of await readdir(d, { withFileTypes: true })) if (ent.isDirectory()) await removeCgroupDir(join(d, ent.name));
+      await rmdir(d);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      if (code !== "EBUSY" || i >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 /** A new v1 cpuset cgroup starts with empty cpus/mems and refuses tasks; copy the parent's. */

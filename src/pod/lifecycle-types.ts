@@ -36,6 +36,8 @@ export interface PodLifecycleConfig {
   containerLogMaxSize?: string;
   containerLogMaxFiles?: number;
   containerLogMonitorIntervalMs?: number;
+  /** How long the runtime may not answer before it is "down" (upstream maxWaitForContainerRuntime, 30 s). */
+  runtimeDownGraceMs?: number;
   /** Container GC period (upstream ContainerGCPeriod, 1 min); needs Runtime.garbageCollect. */
   containerGcPeriodMs?: number;
 }
@@ -87,6 +89,10 @@ export interface PodLifecycle {
   whenIdle(): Promise<void>;
   /** PLEG relist health (upstream: unhealthy when no relist for 3 minutes). */
   plegHealthy(): boolean;
+  /** "container runtime is down: …" once no relist succeeded for the grace; else undefined. */
+  runtimeError(): string | undefined;
+  /** /healthz checks: syncloop (upstream), pleg and runtime (beyond upstream's healthz). */
+  healthChecks(): { name: string; check(): string | undefined }[];
   /** The pods the sources want (the pod manager's set, as the sources gave them). */
   pods(): Pod[];
   /** A pod of this full name ("name_namespace") was removed by its source and is still stopping. */

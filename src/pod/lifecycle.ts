@@ -22,6 +22,8 @@ import type { PodUpdate } from "./sources/update.ts";
 import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
 import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
+import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "../node/runtime-state.ts";
+import { markRuntimeDown } from "./status.ts";
 
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
@@ -44,6 +46,9 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const loggedExits = new Map<string, Set<string>>();
   const startedAtMs = clock.now();
   let started = false;
+  /** Upstream syncLoopMonitor: when the loop (our housekeeping tick, every 2 s) last began an iteration. */
+  let syncLoopEntryMs: number | undefined;
+  let runtimeWasDown = false;
 
   const probes = createProbeManager({
     clock,
@@ -281,7 +286,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       if (pod && !workers.isTerminationRequested(uid)) dispatch(pod, "sync");
     }
   }
-  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents, metrics: deps.metrics });
+  const pleg = createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: onPlegEvents, onRelist: () => onRelist(), metrics: deps.metrics });
 
   const sourcesReady = () => mux.seenAllSources(expectedSources);
 
@@ -295,8 +300,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
   }
 
-  const housekeeping = () =>
-    runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+  const housekeeping = () => {
+    syncLoopEntryMs = clock.now();
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+  };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */
   const loop = (name: string, ms: number, fn: () => void | Promise<void>) =>
@@ -324,6 +331,32 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       });
       stoppers.push(loop("container log rotation", config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
     }
+  }
+
+  /** Upstream runtimeErrors: the runtime has not answered a relist for maxWaitForContainerRuntime. */
+  const runtimeError = () =>
+    runtimeDownError({ nowMs: clock.now(), lastSeenMs: pleg.lastRelistMs(), sinceMs: startedAtMs, thresholdMs: config.runtimeDownGraceMs ?? MAX_WAIT_FOR_CONTAINER_RUNTIME_MS });
+
+  /**
+   * Pods' Ready follows the runtime's reachability: while it is down past the grace, every
+   * non-terminal pod is served Ready=False (upstream: the node goes NotReady and the node controller
+   * marks its pods not ready). Derived when read, so no timer runs for it.
+   */
+  function servedStatus(status: PodStatus | undefined): PodStatus | undefined {
+    const down = runtimeError();
+    if (!down || !status) return status;
+    const lastSeen = pleg.lastRelistMs() ?? startedAtMs;
+    return markRuntimeDown(status, down, lastSeen + (config.runtimeDownGraceMs ?? MAX_WAIT_FOR_CONTAINER_RUNTIME_MS));
+  }
+
+  /** Relist outcome: on the runtime's return after an outage, every pod's status is regenerated. */
+  function onRelist() {
+    const down = runtimeError() !== undefined;
+    if (runtimeWasDown && !down) {
+      log.info(`container runtime is back; re-syncing pods ${kv({ pods: podManager.pods().length })}`);
+      for (const p of podManager.pods()) if (!workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(statuses.get(p.metadata.uid))) dispatch(p, "sync");
+    } else if (!runtimeWasDown && down) log.warn(`pods marked not ready ${kv({ reason: runtimeError() })}`);
+    runtimeWasDown = down;
   }
 
   return {
@@ -419,12 +452,12 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
           return {
             ...p,
             metadata: extra ? { ...p.metadata, annotations: { ...p.metadata.annotations, ...extra } } : p.metadata,
-            status: statuses.get(p.metadata.uid) ?? { phase: "Pending" as const },
+            status: servedStatus(statuses.get(p.metadata.uid)) ?? { phase: "Pending" as const },
           };
         })
         .sort((a, b) => fullName(a).localeCompare(fullName(b)));
     },
-    getPodStatus: (uid) => statuses.get(uid),
+    getPodStatus: (uid) => servedStatus(statuses.get(uid)),
     isPodCleanedUp(pod) {
       const st = workers.state(pod.metadata.uid ?? "");
       return st === undefined || st === "finished";
@@ -445,5 +478,11 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       const last = pleg.lastRelistMs();
       return last !== undefined && clock.now() - last < 180_000;
     },
+    runtimeError,
+    healthChecks: () => [
+      { name: "syncloop", check: () => syncLoopError({ nowMs: clock.now(), lastEntryMs: syncLoopEntryMs, syncFrequencyMs: config.syncFrequencyMs ?? 60_000 }) },
+      { name: "pleg", check: () => plegUnhealthyError({ nowMs: clock.now(), lastRelistMs: pleg.lastRelistMs() }) },
+      { name: "runtime", check: runtimeError },
+    ],
   };
 }

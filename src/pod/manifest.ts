@@ -4,6 +4,7 @@
 // bunlet is more forgiving with multi-document files but never runs an invalid pod).
 import { parseAllDocuments } from "yaml";
 import type { z } from "zod";
+import { apiObjectReference } from "./api-references.ts";
 import { podSchema, type Pod } from "./types.ts";
 
 export class ManifestError extends Error {
@@ -46,11 +47,16 @@ function issueErrors(file: string, prefix: string, error: z.ZodError): ManifestE
   });
 }
 
-/** Validates one decoded object as a Pod. */
-export function decodePod(obj: unknown, file: string, prefix = ""): { pod?: Pod; errors: ManifestError[] } {
+/**
+ * Validates one decoded object as a Pod. A static pod (the default source) may not reference API
+ * objects (upstream tryDecodeSinglePod, PreventStaticPodAPIReferences); API pods (`source: "api"`) may.
+ */
+export function decodePod(obj: unknown, file: string, prefix = "", source: "static" | "api" = "static"): { pod?: Pod; errors: ManifestError[] } {
   const r = podSchema.safeParse(obj);
-  if (r.success) return { pod: r.data, errors: [] };
-  return { errors: issueErrors(file, prefix, r.error) };
+  if (!r.success) return { errors: issueErrors(file, prefix, r.error) };
+  const ref = source === "static" ? apiObjectReference(r.data) : undefined;
+  if (ref) return { errors: [new ManifestError(file, prefix, `static pods may not reference ${ref}`)] };
+  return { pod: r.data, errors: [] };
 }
 
 /**

@@ -75,6 +75,8 @@ export function createPleg(opts: {
   clock: Clock;
   relistPeriodMs?: number;
   onEvents: (events: PlegEvent[]) => void;
+  /** After every relist attempt, successful or not (runtime reachability). */
+  onRelist?: (ok: boolean) => void;
   metrics?: Pick<PodLifecycleMetrics, "relisted">;
 }): Pleg {
   let prev: RelistSnapshot = new Map();
@@ -90,6 +92,7 @@ export function createPleg(opts: {
     } catch (e) {
       if (!failing) log.error(`PLEG relist failed ${kv({ error: (e as Error).message })}`);
       failing = true;
+      opts.onRelist?.(false);
       return [];
     }
     failing = false;
@@ -98,6 +101,7 @@ export function createPleg(opts: {
     const next = snapshot(pods);
     const events = diffSnapshots(prev, next);
     prev = next;
+    opts.onRelist?.(true);
     if (events.length > 0) {
       for (const e of events) log.debug(`PLEG event ${kv({ podUid: e.podUid, type: e.type, container: e.containerId })}`);
       opts.onEvents(events);

@@ -69,6 +69,15 @@ export const CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source";
 export const CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 
+/**
+ * The built-in PriorityClasses every cluster has (upstream scheduling.SystemPriorityClasses):
+ * system-cluster-critical = SystemCriticalPriority, system-node-critical = SystemCriticalPriority + 1000.
+ */
+export const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
+  "system-cluster-critical": SYSTEM_CRITICAL_PRIORITY,
+  "system-node-critical": SYSTEM_CRITICAL_PRIORITY + 1000,
+};
+
 export function isStaticPod(pod: PodLike): boolean {
   const source = pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION];
   return source !== undefined && source !== "api";

@@ -7,6 +7,7 @@ import { availableParallelism, hostname } from "node:os";
 import { kv, log } from "../log.ts";
 import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
+import { createUnifiedPodCgroupManager, isUnifiedMount, rootControllers } from "./cgroups-unified.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle } from "./lifecycle.ts";
 import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodCgroups, type PodLifecycle } from "./lifecycle-types.ts";
@@ -50,6 +51,33 @@ export function nodeNameFrom(hostnameOverride?: string): string {
   return (hostnameOverride?.trim() || hostname()).toLowerCase();
 }
 
+/**
+ * The QoS/pod cgroup manager for this host: cgroup v2 when `mountRoot` is a cgroup2 mount, else the v1
+ * controllers mounted under it; undefined (with one warning) when neither offers a memory controller.
+ */
+export function createQoSCgroupManager(config: PodKubeletConfig, mountRoot: string, capacity?: NodeCapacity): PodCgroupManager | undefined {
+  const unified = isUnifiedMount(mountRoot);
+  const controllers = unified ? rootControllers(mountRoot) : detectV1Controllers(mountRoot);
+  if (!controllers.includes("memory")) {
+    const what = unified ? `the cgroup v2 root ${mountRoot} offers no memory controller` : `no cgroup v1 memory controller under ${mountRoot}`;
+    log.warn(`cgroupsPerQOS: ${what}; pods run without QoS cgroups`);
+    return undefined;
+  }
+  const driver: CgroupDriver = config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
+  const kubepods = kubepodsConfigFromKubelet(config, capacity ?? nodeCapacity());
+  const opts = {
+    mountRoot,
+    cgroupRoot: config.cgroupRoot || "/",
+    driver,
+    controllers,
+    podPidsLimit: config.podPidsLimit !== undefined && config.podPidsLimit > 0 ? config.podPidsLimit : undefined,
+    cpuCFSQuota: config.cpuCFSQuota,
+    kubepods,
+  };
+  log.debug(`pod cgroups ${kv({ driver, cgroupVersion: unified ? 2 : 1, cgroupRoot: opts.cgroupRoot, kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
+  return unified ? createUnifiedPodCgroupManager(opts) : createPodCgroupManager(opts);
+}
+
 export function createPodLifecycleFromConfig(input: {
   config: PodKubeletConfig;
   flags: { hostnameOverride?: string; nodeIP?: string };
@@ -59,7 +87,7 @@ export function createPodLifecycleFromConfig(input: {
   admitHandlers?: PodAdmitHandler[];
   /** Sources fed through handleUpdate that must report before orphan cleanup (e.g. "api"). */
   extraSources?: string[];
-  /** Where cgroup v1 controllers are mounted (tests); default /sys/fs/cgroup. */
+  /** Where cgroups are mounted (v1 controllers or a cgroup2 mount; tests); default /sys/fs/cgroup. */
   cgroupMountRoot?: string;
   /** Lifecycle hooks and a cgroup manager decorator (src/metrics). */
   metrics?: { lifecycle: PodLifecycleMetrics; instrumentCgroups<C extends PodCgroups>(c: C): C };
@@ -71,24 +99,7 @@ export function createPodLifecycleFromConfig(input: {
   let cgroups: PodCgroupManager | undefined;
   if (config.cgroupsPerQOS !== false) {
     const mountRoot = input.cgroupMountRoot ?? "/sys/fs/cgroup";
-    const controllers = detectV1Controllers(mountRoot);
-    if (!controllers.includes("memory")) {
-      log.warn(`cgroupsPerQOS: no cgroup v1 memory controller under ${mountRoot}; pods run without QoS cgroups`);
-    } else {
-      const driver: CgroupDriver = config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
-      const capacity = input.capacity ?? nodeCapacity();
-      const kubepods = kubepodsConfigFromKubelet(config, capacity);
-      cgroups = createPodCgroupManager({
-        mountRoot,
-        cgroupRoot: config.cgroupRoot || "/",
-        driver,
-        controllers,
-        podPidsLimit: config.podPidsLimit !== undefined && config.podPidsLimit > 0 ? config.podPidsLimit : undefined,
-        cpuCFSQuota: config.cpuCFSQuota,
-        kubepods,
-      });
-      log.debug(`pod cgroups ${kv({ driver, cgroupRoot: config.cgroupRoot || "/", kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
-    }
+    cgroups = createQoSCgroupManager(config, mountRoot, input.capacity);
   }
   if (cgroups && input.metrics) cgroups = input.metrics.instrumentCgroups(cgroups);
   const lifecycle = createPodLifecycle({

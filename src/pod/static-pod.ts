@@ -2,8 +2,10 @@
 // md5 of the pod plus where it came from (so the same manifest on the same node keeps its UID across
 // restarts — that is what makes adoption of running containers possible), the name suffixed with
 // `-<nodeName>`, namespace "default", spec.nodeName, the config hash/source annotations, a NoExecute
-// toleration for file pods, and phase Pending.
+// toleration for file pods, and phase Pending. Plus what the API server's Priority admission would
+// have set: spec.priority from a system priorityClassName when the manifest gives only the name.
 import { createHash } from "node:crypto";
+import { SYSTEM_PRIORITY_CLASSES } from "./pod-like.ts";
 import type { Pod } from "./types.ts";
 
 export const ConfigSourceAnnotationKey = "kubernetes.io/config.source";
@@ -65,6 +67,11 @@ export function applyStaticPodDefaults(pod: Pod, opts: { nodeName: string; sourc
       tolerations.push({ operator: "Exists", effect: "NoExecute" });
     out.spec.tolerations = tolerations;
   }
+  // No API server admits a static pod, so nothing resolves its priorityClassName: the built-in system
+  // classes are known without one (kubeadm writes both fields; hand-written manifests often only the
+  // name). Other class names stay at priority 0 — their values live in the API.
+  const classPriority = out.spec.priorityClassName ? SYSTEM_PRIORITY_CLASSES[out.spec.priorityClassName] : undefined;
+  if (out.spec.priority === undefined && classPriority !== undefined) out.spec.priority = classPriority;
   out.status = { phase: "Pending" };
   return out;
 }

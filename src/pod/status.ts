@@ -249,7 +249,42 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
     containerStatuses: regular,
     qosClass: getPodQOS(pod),
   };
-  return status;
+  return truncateTerminationMessages(pod, status);
+}
+
+/** Upstream kubecontainer.MaxPodTerminationMessageLogLength: the termination messages of a pod together. */
+export const MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH = 12 * 1024;
+
+/** The first `maxBytes` bytes (Go's byte slice: a character cut in two becomes U+FFFD, as Go's JSON writes it). */
+export function truncateBytes(s: string, maxBytes: number): string {
+  if (s.length * 3 <= maxBytes) return s;
+  const b = Buffer.from(s, "utf8");
+  return b.length <= maxBytes ? s : b.subarray(0, maxBytes).toString("utf8");
+}
+
+/**
+ * upstream normalizeStatus: each terminated message (state and last state, init and regular
+ * containers) keeps at most 12 KiB / the number of containers in the spec.
+ */
+export function truncateTerminationMessages(pod: Pod, status: PodStatus): PodStatus {
+  const count = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0);
+  const bytesPerStatus = count > 0 ? Math.floor(MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH / count) : MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH;
+  const cut = (st: ContainerStateV1): ContainerStateV1 => {
+    const m = st.terminated?.message;
+    if (m === undefined) return st;
+    const t = truncateBytes(m, bytesPerStatus);
+    return t === m ? st : { ...st, terminated: { ...st.terminated!, message: t } };
+  };
+  const each = (xs: ContainerStatus[]) =>
+    xs.map((c) => {
+      const [state, lastState] = [cut(c.state), cut(c.lastState)];
+      return state === c.state && lastState === c.lastState ? c : { ...c, state, lastState };
+    });
+  return {
+    ...status,
+    ...(status.initContainerStatuses ? { initContainerStatuses: each(status.initContainerStatuses) } : {}),
+    ...(status.containerStatuses ? { containerStatuses: each(status.containerStatuses) } : {}),
+  };
 }
 
 /** Status of a pod stopped by the kubelet (eviction, admission): terminal with reason and message. */
@@ -258,4 +293,24 @@ export function terminalStatus(old: PodStatus | undefined, reason: string, messa
   if (disruption)
     conditions.unshift({ type: "DisruptionTarget", status: "True", lastProbeTime: null, lastTransitionTime: rfc3339(nowMs), reason: "TerminationByKubelet", message });
   return { ...(old ?? {}), phase: "Failed", reason, message, conditions };
+}
+
+/**
+ * The status served while the container runtime is down: Ready and ContainersReady False (reason
+ * NodeNotReady, the runtime error as message) and no container ready, as upstream's node controller
+ * marks the pods of a NotReady node. `sinceMs` is when the runtime counted as down. Terminal pods and
+ * pods already not ready keep their status.
+ */
+export function markRuntimeDown(status: PodStatus, message: string, sinceMs: number): PodStatus {
+  if (status.phase === "Failed" || status.phase === "Succeeded") return status;
+  const notReady = (c: PodCondition): PodCondition =>
+    c.type === "Ready" || c.type === "ContainersReady"
+      ? { ...c, status: "False", reason: "NodeNotReady", message, lastTransitionTime: c.status === "True" ? rfc3339(sinceMs) : c.lastTransitionTime }
+      : c;
+  return {
+    ...status,
+    conditions: status.conditions?.map(notReady),
+    ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map((c) => ({ ...c, ready: false })) } : {}),
+    ...(status.initContainerStatuses ? { initContainerStatuses: status.initContainerStatuses.map((c) => ({ ...c, ready: false })) } : {}),
+  };
 }

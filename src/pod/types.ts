@@ -88,7 +88,19 @@ const resourceFieldRef = z.strictObject({
 });
 const needsApiServer = (what: string) =>
   z.unknown().optional().superRefine((v, ctx) => {
-    if (v !== undefined) ctx.addIssue({ code: "custom", message: `${what} needs the API server; bunlet runs static pods without one (refused, not ignored)` });
+    if (v !== undefined) ctx.addIssue({ code: "custom", message: `${what} is not supported by bunlet (refused, not ignored)` });
+  });
+// References to API objects (secrets, configMaps): resolved through the API server for API pods;
+// a static pod that uses them is refused when decoded (manifest.ts staticPodApiReference).
+const objectKeyRef = z.strictObject({ name: z.string().default(""), key: z.string().min(1), optional: z.boolean().optional() });
+const envFromSource = z
+  .strictObject({
+    prefix: z.string().optional(),
+    configMapRef: z.strictObject({ name: z.string().default(""), optional: z.boolean().optional() }).optional(),
+    secretRef: z.strictObject({ name: z.string().default(""), optional: z.boolean().optional() }).optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (!!e.configMapRef === !!e.secretRef) ctx.addIssue({ code: "custom", message: "must specify exactly one of configMapRef, secretRef" });
   });
 const envVar = z
   .strictObject({
@@ -98,12 +110,12 @@ const envVar = z
       .strictObject({
         fieldRef: fieldRef(ENV_FIELD_PATHS).optional(),
         resourceFieldRef: resourceFieldRef.optional(),
-        secretKeyRef: needsApiServer("secretKeyRef"),
-        configMapKeyRef: needsApiServer("configMapKeyRef"),
+        secretKeyRef: objectKeyRef.optional(),
+        configMapKeyRef: objectKeyRef.optional(),
       })
       .superRefine((v, ctx) => {
-        if (!!v.fieldRef === !!v.resourceFieldRef && !v.secretKeyRef && !v.configMapKeyRef)
-          ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
+        if ([v.fieldRef, v.resourceFieldRef, v.secretKeyRef, v.configMapKeyRef].filter(Boolean).length !== 1)
+          ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef, secretKeyRef, configMapKeyRef" });
       })
       .optional(),
   })
@@ -128,18 +140,36 @@ const downwardApiItem = z
     if (!!it.fieldRef === !!it.resourceFieldRef) ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
     if (it.resourceFieldRef && !it.resourceFieldRef.containerName) ctx.addIssue({ code: "custom", path: ["resourceFieldRef", "containerName"], message: "required field is missing" });
   });
-const downwardApiVolume = z.strictObject({ items: z.array(downwardApiItem).optional(), defaultMode: z.number().int().min(0).max(0o777).optional() });
+const fileMode = z.number().int().min(0).max(0o777);
+const downwardApiVolume = z.strictObject({ items: z.array(downwardApiItem).optional(), defaultMode: fileMode.optional() });
+/** core/v1 KeyToPath (secret/configMap items). */
+const keyToPath = z.strictObject({
+  key: z.string().min(1),
+  path: relativePath.pipe(z.string().min(1).refine((p) => !p.startsWith(".."), "must not start with '..'")),
+  mode: fileMode.optional(),
+});
+const secretVolume = z.strictObject({ secretName: z.string().min(1), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional() });
+const configMapVolume = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional() });
+const projectedObject = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), optional: z.boolean().optional() });
 const projectedVolume = z.strictObject({
   sources: z.array(
-    z.strictObject({
-      downwardAPI: z.strictObject({ items: z.array(downwardApiItem).optional() }).optional(),
-      secret: needsApiServer("a projected secret"),
-      configMap: needsApiServer("a projected configMap"),
-      serviceAccountToken: needsApiServer("a projected serviceAccountToken"),
-      clusterTrustBundle: needsApiServer("a projected clusterTrustBundle"),
-    }),
+    z
+      .strictObject({
+        downwardAPI: z.strictObject({ items: z.array(downwardApiItem).optional() }).optional(),
+        secret: projectedObject.optional(),
+        configMap: projectedObject.optional(),
+        // upstream validation: expirationSeconds ≥ 10 min and < 2^32; audience optional.
+        serviceAccountToken: z
+          .strictObject({ audience: z.string().optional(), expirationSeconds: z.number().int().min(600, "may not specify a duration less than 10 minutes").max(2 ** 32 - 1).default(3600), path: relativePath.pipe(z.string().min(1)) })
+          .optional(),
+        clusterTrustBundle: needsApiServer("a projected clusterTrustBundle"),
+      })
+      .superRefine((src, ctx) => {
+        if ([src.downwardAPI, src.secret, src.configMap, src.serviceAccountToken].filter(Boolean).length > 1)
+          ctx.addIssue({ code: "custom", message: "may not specify more than 1 volume type per source" });
+      }),
   ),
-  defaultMode: z.number().int().min(0).max(0o777).optional(),
+  defaultMode: fileMode.optional(),
 });
 
 const containerPort = z.strictObject({
@@ -150,13 +180,27 @@ const containerPort = z.strictObject({
   protocol: z.enum(["TCP", "UDP", "SCTP"]).default("TCP"),
 });
 
+// Security fields (core/v1 SecurityContext / PodSecurityContext), acted on as the kubelet does
+// (src/pod/security): the semantic checks with upstream's messages are in validation/security.ts.
+const MAX_INT32 = 2147483647;
+const id32 = z.number().int().min(0, "must be between 0 and 2147483647, inclusive").max(MAX_INT32, "must be between 0 and 2147483647, inclusive");
+const profileType = z.enum(["RuntimeDefault", "Unconfined", "Localhost"]);
+const seccompProfile = z.strictObject({ type: profileType, localhostProfile: z.string().optional() });
+const appArmorProfile = z.strictObject({ type: profileType, localhostProfile: z.string().optional() });
+const seLinuxOptions = z.strictObject({ user: z.string().optional(), role: z.string().optional(), type: z.string().optional(), level: z.string().optional() });
+
 const securityContext = z.strictObject({
-  runAsUser: z.number().int().min(0).optional(),
-  runAsGroup: z.number().int().min(0).optional(),
+  runAsUser: id32.optional(),
+  runAsGroup: id32.optional(),
   runAsNonRoot: z.boolean().optional(),
   privileged: z.boolean().optional(),
   readOnlyRootFilesystem: z.boolean().optional(),
   allowPrivilegeEscalation: z.boolean().optional(),
+  capabilities: z.strictObject({ add: z.array(z.string()).optional(), drop: z.array(z.string()).optional() }).optional(),
+  seccompProfile: seccompProfile.optional(),
+  appArmorProfile: appArmorProfile.optional(),
+  seLinuxOptions: seLinuxOptions.optional(),
+  procMount: z.enum(["Default", "Unmasked"]).optional(),
 });
 
 const volumeMount = z.strictObject({
@@ -177,7 +221,7 @@ const container = z
     args: z.array(z.string()).optional(),
     workingDir: z.string().optional(),
     env: z.array(envVar).optional(),
-    envFrom: needsApiServer("envFrom (configMapRef/secretRef)"), // lifecycle
+    envFrom: z.array(envFromSource).optional(),
     ports: z.array(containerPort).optional(),
     resources: z
       .strictObject({ requests: resourceList.optional(), limits: resourceList.optional() })
@@ -228,12 +272,12 @@ const volume = z
       .optional(),
     downwardAPI: downwardApiVolume.optional(),
     projected: projectedVolume.optional(),
-    secret: needsApiServer("a secret volume"),
-    configMap: needsApiServer("a configMap volume"),
+    secret: secretVolume.optional(),
+    configMap: configMapVolume.optional(),
   })
   .superRefine((v, ctx) => {
     if ([v.emptyDir, v.hostPath, v.downwardAPI, v.projected, v.secret, v.configMap].filter((x) => x !== undefined).length !== 1)
-      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath, downwardAPI, projected (the volume types bunlet supports)" });
+      ctx.addIssue({ code: "custom", message: "must specify exactly one of emptyDir, hostPath, downwardAPI, projected, secret, configMap (the volume types bunlet supports)" });
   });
 
 const toleration = z.strictObject({
@@ -254,10 +298,23 @@ const nodeSelectorSchema = z.strictObject({
 });
 
 const podSecurityContext = z.strictObject({
-  runAsUser: z.number().int().min(0).optional(),
-  runAsGroup: z.number().int().min(0).optional(),
+  runAsUser: id32.optional(),
+  runAsGroup: id32.optional(),
   runAsNonRoot: z.boolean().optional(),
-  fsGroup: z.number().int().min(0).optional(),
+  fsGroup: id32.optional(),
+  fsGroupChangePolicy: z.enum(["OnRootMismatch", "Always"]).optional(),
+  supplementalGroups: z.array(id32).optional(),
+  sysctls: z.array(z.strictObject({ name: z.string(), value: z.string() })).optional(),
+  seccompProfile: seccompProfile.optional(),
+  appArmorProfile: appArmorProfile.optional(),
+  seLinuxOptions: seLinuxOptions.optional(),
+});
+
+const hostAlias = z.strictObject({ ip: z.string(), hostnames: z.array(z.string()).optional() });
+const podDnsConfig = z.strictObject({
+  nameservers: z.array(z.string()).optional(),
+  searches: z.array(z.string()).optional(),
+  options: z.array(z.strictObject({ name: z.string(), value: z.string().optional() })).optional(),
 });
 
 const podSpec = z
@@ -277,11 +334,25 @@ const podSpec = z
     volumes: z.array(volume).optional(),
     securityContext: podSecurityContext.optional(),
     tolerations: z.array(toleration).optional(),
-    dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).optional(),
+    // Namespaces, names and DNS (src/pod/network): upstream defaults dnsPolicy to ClusterFirst.
+    hostPID: z.boolean().optional(),
+    hostIPC: z.boolean().optional(),
+    shareProcessNamespace: z.boolean().optional(),
+    hostAliases: z.array(hostAlias).optional(),
+    hostname: z.string().optional(),
+    subdomain: z.string().optional(),
+    setHostnameAsFQDN: z.boolean().optional(),
+    dnsPolicy: z.enum(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]).default("ClusterFirst"),
+    dnsConfig: podDnsConfig.optional(),
     schedulerName: z.string().optional(),
     // Accepted, acted on as upstream would without an API server: there are no Services whose
     // *_SERVICE_HOST/_PORT variables could be injected, so true and false both inject nothing. // lifecycle
     enableServiceLinks: z.boolean().optional(),
+    // Service account and registry credentials (API pods; a static pod using them is refused).
+    serviceAccountName: z.string().optional(),
+    serviceAccount: z.string().optional(), // deprecated alias the API server mirrors
+    automountServiceAccountToken: z.boolean().optional(),
+    imagePullSecrets: z.array(z.strictObject({ name: z.string().default("") })).optional(),
   })
   .superRefine((spec, ctx) => {
     const names = new Set<string>();

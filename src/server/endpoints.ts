@@ -6,7 +6,10 @@ import { CONTENT_TYPE, type Registry } from "./metrics.ts";
 import { containerLogsHandler } from "./container-logs.ts";
 import { nodeLogsHandler } from "./node-logs.ts";
 import { renderResourceMetrics } from "./resource-metrics.ts";
+import { renderCadvisorMetrics } from "./cadvisor-metrics.ts";
+import type { CadvisorSnapshot } from "../stats/cadvisor.ts";
 import { json, text, type Route } from "./router.ts";
+import { streamingRoutes, type StreamingHost } from "./streaming/index.ts";
 
 /** A named health check; returns an error text when unhealthy (upstream healthz.HealthChecker). */
 export interface HealthCheck {
@@ -25,11 +28,15 @@ export interface ServerProviders {
   metrics: Registry;
   /** The prober's registry (prober_probe_total, …): /metrics/probes, as upstream. */
   probeMetrics?: Registry;
+  /** The container_* / machine_* figures for /metrics/cadvisor; absent ⇒ 404. */
+  getCadvisor?(): Promise<CadvisorSnapshot>;
   healthChecks?: readonly HealthCheck[];
   /** Pods with running containers as the runtime sees them, for /runningpods/. */
   getRunningPods?(): Promise<readonly { uid: string; name: string; namespace: string; containers: readonly { name: string }[] }[]>;
   /** podLogsDir: where /containerLogs/ finds the CRI log files; absent ⇒ /containerLogs/ is 404. */
   podLogsDir?: string;
+  /** exec/attach/portForward/run through the CRI streaming API; absent ⇒ those paths are 404. */
+  streaming?: StreamingHost;
   /** The node's log directory served under /logs/ (upstream: /var/log/). */
   nodeLogDir?: string;
   /**
@@ -112,6 +119,17 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   if (probeMetrics) {
     routes.push({ path: "/metrics/probes", methods: ["GET"], handler: () => new Response(probeMetrics.render(), { headers: { "content-type": CONTENT_TYPE } }) });
   }
+  const getCadvisor = p.getCadvisor;
+  if (getCadvisor) {
+    routes.push({
+      path: "/metrics/cadvisor",
+      methods: ["GET"],
+      handler: async () => {
+        const snap = await getCadvisor().catch(() => ({ containers: [], error: true }));
+        return new Response(renderCadvisorMetrics(snap, Date.now()), { headers: { "content-type": CONTENT_TYPE } });
+      },
+    });
+  }
   const getSummary = p.getSummary;
   if (getSummary) {
     routes.push({
@@ -150,6 +168,7 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       });
       routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
     }
+    if (p.streaming) routes.push(...streamingRoutes(p.streaming));
     if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());

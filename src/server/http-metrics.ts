@@ -5,6 +5,12 @@
 import type { Registry } from "./metrics.ts";
 import type { RequestObservation } from "./router.ts";
 
+/**
+ * Upstream's longRunningRequestPathMap keys: "exec", "attach", "portforward", "debug" (its lowercase
+ * "portforward" never matches the "/portForward" route, so port-forward counts as not long-running).
+ */
+const LONG_RUNNING = new Set(["exec", "attach", "portforward", "debug"]);
+
 export type ServerType = "readwrite" | "readonly" | "healthz";
 
 /** First path segment of a known route; "other" for anything else. */
@@ -26,8 +32,8 @@ export function createHttpMetrics(registry: Registry): (serverType: ServerType) 
     labelNames,
   });
   return (serverType) => (o) => {
-    // None of our endpoints stream (no exec/attach/portforward/logs follow yet).
-    const labels = { method: o.method, path: pathBucket(o.route), server_type: serverType, long_running: "false" };
+    const path = pathBucket(o.route);
+    const labels = { method: o.method, path, server_type: serverType, long_running: String(LONG_RUNNING.has(path)) };
     requests.inc(labels);
     duration.observe(o.seconds, labels);
   };

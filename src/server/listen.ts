@@ -3,7 +3,6 @@
 // filter, upstream's shape) when serving.ts says so; otherwise it is plain HTTP kept on loopback.
 // Nothing without authentication and authorization is served beyond loopback, except the
 // read-only port on an address the user names explicitly (its whole point upstream).
-import type { Server } from "bun";
 import { readFile } from "node:fs/promises";
 import type { SecureVersion } from "node:tls";
 import { withAuth, type KubeletAuth } from "./auth/index.ts";
@@ -13,6 +12,9 @@ import { isLoopback, isUnspecified } from "./address.ts";
 import { healthzRoutes, kubeletRoutes, type ServerProviders } from "./endpoints.ts";
 import { createHttpMetrics, type ServerType } from "./http-metrics.ts";
 import { createRouter, type Route } from "./router.ts";
+import { defaultConnectionLimits, startPlainServer, type ConnectionLimits } from "./connections.ts";
+import { getrlimit, RLIMIT_NOFILE } from "../../ffi/libc.ts";
+import { createStreamingUpgrade, type UpgradeHook } from "./streaming/index.ts";
 
 export interface ListenConfig {
   address: string;
@@ -27,12 +29,17 @@ export interface ListenConfig {
   enableDebuggingHandlers?: boolean;
   /** TLS + authentication/authorization for the main port (see serving.ts); absent ⇒ plain HTTP on loopback. */
   secure?: SecureServing;
+  /** Per-server and per-client connection caps; default from the fd limit (connections.ts). */
+  connectionLimits?: ConnectionLimits;
 }
 
 /** How the main port serves when it is secured. */
 export interface SecureServing {
+  /** Empty with `certificates` (serverTLSBootstrap). */
   certFile: string;
   keyFile: string;
+  /** The serving pair from the certificate manager, replaced on rotation without a restart. */
+  certificates?: DynamicServingCertificate;
   clientCAFile?: string;
   minVersion: SecureVersion;
   /** OpenSSL cipher list (TLS ≤ 1.2); undefined ⇒ defaults. */
@@ -40,6 +47,11 @@ export interface SecureServing {
   auth: KubeletAuth;
   /** anonymous + AlwaysAllow: anyone may do anything, so the port still stays on loopback. */
   allowsEveryone: boolean;
+}
+
+export interface DynamicServingCertificate {
+  current(): { certPem: string; keyPem: string } | undefined;
+  subscribe(fn: (pair: { certPem: string; keyPem: string }) => void): () => void;
 }
 
 export type ServerName = "healthz" | "main" | "read-only";
@@ -95,53 +107,92 @@ function urlOf(scheme: string, hostname: string, port: number): string {
   return `${scheme}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
 }
 
-function plainServer(hostname: string, port: number, fetch: Fetch): Server<unknown> {
-  return Bun.serve({
+const serverError = (err: Error) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 });
+
+function openFilesSoftLimit(): number {
+  try {
+    return getrlimit(RLIMIT_NOFILE).cur;
+  } catch {
+    return 1024;
+  }
+}
+
+/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+  return startSecureServer({
     hostname,
     port,
-    fetch,
-    // Bun calls this if fetch itself throws; the router already maps handler errors to 500.
-    error: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+    upgrade,
+    handler: (req) => fetch(req),
+    onError: serverError,
+    limits,
+    onRefused,
   });
 }
 
-/** The main port over TLS with the auth filter in front of the routes. */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing): Promise<{ port: number; stop(): Promise<void> }> {
+/** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+  const dynamic = secure.certificates;
+  const initial = dynamic?.current();
   const [cert, key, clientCA] = await Promise.all([
-    readFile(secure.certFile),
-    readFile(secure.keyFile),
+    dynamic ? initial?.certPem : readFile(secure.certFile),
+    dynamic ? initial?.keyPem : readFile(secure.keyFile),
     secure.clientCAFile ? readFile(secure.clientCAFile) : undefined,
   ]);
-  return startSecureServer({
+  const server = await startSecureServer({
     hostname,
     port,
     cert,
     key,
+    tls: true,
     clientCA,
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
+    upgrade,
     handler: withAuth(secure.auth, fetch),
-    onError: (err) => new Response(`500: Internal Server Error: ${err.message}\n`, { status: 500 }),
+    onError: serverError,
+    limits,
+    onRefused,
   });
+  if (!dynamic) return server;
+  const unsubscribe = dynamic.subscribe((p) => {
+    server.setCertificate(p.certPem, p.keyPem);
+    log.info(`Serving with the rotated certificate ${kv({ port: server.port })}`);
+  });
+  // One issued while the listener was starting.
+  const latest = dynamic.current();
+  if (latest && latest !== initial) server.setCertificate(latest.certPem, latest.keyPem);
+  return { port: server.port, stop: () => (unsubscribe(), server.stop()) };
 }
 
 export async function startServers(cfg: ListenConfig, providers: ServerProviders): Promise<RunningServers> {
   const started: { info: ListeningServer; server: { stop(force?: boolean): unknown } }[] = [];
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
+  const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
+  const refused = providers.metrics.counter({
+    name: "bunlet_http_connections_refused_total",
+    help: "Connections closed at accept because the server's (cap=server) or the client address's (cap=client) connection cap was reached",
+    labelNames: ["server_type", "cap"],
+  });
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing): Promise<void> {
-    const fetch = createRouter(routes, { name, observe: observer(SERVER_TYPE[name]) });
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
+    const observe = observer(SERVER_TYPE[name]);
+    const fetch = createRouter(routes, { name, observe });
+    // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
+    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      server = secure ? await secureServer(hostname, port, fetch, secure) : plainServer(hostname, port, fetch);
+      const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
+      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
     const actualPort = server.port ?? port;
     const info: ListeningServer = { name, hostname, port: actualPort, url: urlOf(secure ? "https" : "http", hostname, actualPort) };
     started.push({ info, server });
-    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined })}`);
+    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined, maxConnections: limits.maxConnections, maxPerClient: limits.maxPerClient })}`);
   }
 
   try {
@@ -150,7 +201,8 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       // Beyond loopback only with TLS + authn/authz, and not when they let everyone in.
       const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
       if (main.reason) log.warn(`main server: ${main.reason}`);
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: cfg.enableDebuggingHandlers !== false }), cfg.secure);
+      const debugging = cfg.enableDebuggingHandlers !== false;
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging }), cfg.secure, debugging);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.

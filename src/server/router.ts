@@ -22,6 +22,11 @@ export function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
+/** A "%" not followed by two hex digits: net/http refuses such a request URI with 400 before routing. */
+export function hasBadEscape(pathname: string): boolean {
+  return /%(?![0-9a-fA-F]{2})/.test(pathname);
+}
+
 function allowed(route: Route): string[] {
   const m = new Set(route.methods.map((x) => x.toUpperCase()));
   if (m.has("GET")) m.add("HEAD");
@@ -72,6 +77,7 @@ export function createRouter(routes: readonly Route[], opts: RouterOpts | string
     } catch {
       return text("400: Bad Request\n", 400);
     }
+    if (hasBadEscape(url.pathname)) return text("400: Bad Request\n", 400);
     const route = find(url.pathname);
     const res = await dispatch(req, url, route);
     observe?.({ method: req.method, route: route?.path, status: res.status, seconds: (nowMs() - start) / 1000 });

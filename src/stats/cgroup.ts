@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { MemoryStats } from "./summary.ts";
+import type { KeptFiles } from "./kept-files.ts";
 
 /** v1 reports "no limit" as a page-rounded 2^63−1; anything this large means unlimited. */
 const UNLIMITED_BYTES = 2 ** 62;
@@ -59,9 +60,9 @@ function parseLimit(text: string | undefined): number | undefined {
 const isEnoent = (e: unknown) => (e as NodeJS.ErrnoException).code === "ENOENT";
 
 /** `path/file`'s text, or undefined when the file does not exist. */
-function readIfExists(path: string, file: string): string | undefined {
+function readIfExists(path: string, file: string, files?: KeptFiles): string | undefined {
   try {
-    return readFileSync(join(path, file), "utf8");
+    return files ? files.read(join(path, file)) : readFileSync(join(path, file), "utf8");
   } catch (e) {
     if (isEnoent(e)) return undefined;
     throw e;
@@ -73,20 +74,21 @@ function readIfExists(path: string, file: string): string | undefined {
  * (the pressure path runs this for the node, kubepods and every pod): the usage file read tells the
  * version, and a missing limit file is simply no limit.
  */
-export function cgroupMemoryStats(path: string, time: string = new Date().toISOString()): MemoryStats {
+export function cgroupMemoryStats(path: string, time: string = new Date().toISOString(), files?: KeptFiles): MemoryStats {
   let version: CgroupVersion = 1;
-  let usage = readIfExists(path, "memory.usage_in_bytes");
+  let usage = readIfExists(path, "memory.usage_in_bytes", files);
   if (usage === undefined) {
     version = 2;
-    usage = readIfExists(path, "memory.current");
+    usage = readIfExists(path, "memory.current", files);
     if (usage === undefined) {
       // code ENOENT: callers treat a cgroup removed under them (pod torn down) as "no stats", not an error.
       const msg = `${path}: neither memory.usage_in_bytes (cgroup v1) nor memory.current (cgroup v2) exists; is this a memory cgroup?`;
       throw Object.assign(new CgroupStatsError(msg), { code: "ENOENT" });
     }
   }
-  const files: CgroupMemoryFiles = { version, usage, stat: readFileSync(join(path, "memory.stat"), "utf8") };
-  const limit = readIfExists(path, version === 1 ? "memory.limit_in_bytes" : "memory.max");
-  if (limit !== undefined) files.limit = limit;
-  return memoryStatsFromFiles(files, time, path);
+  const stat = files ? files.read(join(path, "memory.stat")) : readFileSync(join(path, "memory.stat"), "utf8");
+  const texts: CgroupMemoryFiles = { version, usage, stat };
+  const limit = readIfExists(path, version === 1 ? "memory.limit_in_bytes" : "memory.max", files);
+  if (limit !== undefined) texts.limit = limit;
+  return memoryStatsFromFiles(texts, time, path);
 }

@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { realClock, type Clock } from "../clock.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
+import { createKeptFiles, type KeptFiles } from "./kept-files.ts";
 import { fsStats } from "./fs.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
 import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
@@ -28,6 +29,12 @@ export interface NodeStatsProviderOptions {
   memoryCgroupRoot?: string | null;
   /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
   podsCgroup?: string;
+  /**
+   * The kubepods memory limit bunlet wants. When the kernel holds a larger one (the write was refused
+   * with EBUSY and is being retried), the "pods" availableBytes is computed against the wanted one, so
+   * allocatable eviction reclaims toward it and the retried write can succeed.
+   */
+  podsMemoryLimitBytes?: () => number | undefined;
   clock?: Pick<Clock, "now">;
   nodeName?: string;
   /** Test hooks: alternative /proc files. */
@@ -64,6 +71,13 @@ export function nodeMemoryStats(root: MemoryStats, capacityBytes: number): Memor
   return out;
 }
 
+/** Pure: "pods" memory with availableBytes against min(the kernel's limit, the wanted one). */
+export function capPodsMemory(m: MemoryStats, wantedLimitBytes: number | undefined): MemoryStats {
+  if (wantedLimitBytes === undefined || m.workingSetBytes === undefined) return m;
+  const byWanted = Math.max(0, wantedLimitBytes - m.workingSetBytes);
+  return m.availableBytes === undefined || byWanted < m.availableBytes ? { ...m, availableBytes: byWanted } : m;
+}
+
 /** Pure: node memory from /proc/meminfo when no memory cgroup is mounted (cgroup v2 root). */
 export function meminfoMemoryStats(meminfo: Record<string, number>, time: string): MemoryStats {
   const total = meminfo.MemTotal ?? 0;
@@ -82,6 +96,8 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       : opts.memoryCgroupRoot ?? (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes")) ? DEFAULT_MEMORY_CGROUP_ROOT : undefined);
   const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
   const capacity = parseMeminfo(readFileSync(meminfoPath, "utf8")).MemTotal ?? 0;
+  // The root and kubepods memory files stay open: the pressure path reads them even out of fds.
+  const kept = createKeptFiles(16);
   const startTime = bootTime(opts.procPaths?.stat ?? "/proc/stat");
   const nodeName = opts.nodeName ?? hostname();
   const procPaths: ProcPaths = {
@@ -106,13 +122,13 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       const stats: NodeStats = { nodeName };
       const memory = attempt("memory", () =>
         memRoot
-          ? nodeMemoryStats(cgroupMemoryStats(memRoot, time), capacity)
+          ? nodeMemoryStats(cgroupMemoryStats(memRoot, time, kept), capacity)
           : meminfoMemoryStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time),
       );
       if (memory) stats.memory = memory;
       if (req?.memoryOnly) {
         if (podsPath !== undefined) {
-          const pods = attempt(`pods cgroup ${podsPath}`, () => cgroupMemoryStats(podsPath, time));
+          const pods = attempt(`pods cgroup ${podsPath}`, () => capPodsMemory(cgroupMemoryStats(podsPath, time, kept), opts.podsMemoryLimitBytes?.()));
           if (pods) stats.systemContainers = [{ name: SYSTEM_CONTAINER_PODS, memory: pods }];
         }
         return stats;
@@ -127,7 +143,7 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       }
       stats.rlimit = rlimitStats(time, procPaths);
       if (podsPath !== undefined) {
-        const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time));
+        const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.(), kept));
         if (pods) stats.systemContainers = [pods];
       }
       return stats;
@@ -135,8 +151,8 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
   };
 }
 
-function podsContainer(path: string, time: string): ContainerStats {
-  const c: ContainerStats = { name: SYSTEM_CONTAINER_PODS, memory: cgroupMemoryStats(path, time) };
+function podsContainer(path: string, time: string, wantedLimitBytes: number | undefined, kept: KeptFiles): ContainerStats {
+  const c: ContainerStats = { name: SYSTEM_CONTAINER_PODS, memory: capPodsMemory(cgroupMemoryStats(path, time, kept), wantedLimitBytes) };
   try {
     c.startTime = statSync(path).ctime.toISOString();
   } catch {}

@@ -22,6 +22,7 @@ import type { ContainerStats as CriContainerStats, CriClient, Container as CriCo
 import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
+import { createKeptFiles } from "./kept-files.ts";
 import type { NodeStatsRequest } from "./node.ts";
 import { createDirUsageCache, createFlatDirUsageReader, type DirUsageCache } from "./dir-usage.ts";
 import {
@@ -219,6 +220,8 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   // The last full summary, the base of memory-only ones; the memory cgroup of each pod it found.
   let last: { summary: Summary; podsByUid: Map<string, PodStats> } | undefined;
   const memoryDirs = new Map<string, string>();
+  /** Pod memory files kept open for the pressure path (stats/kept-files.ts); 3 per pod. */
+  const podFiles = createKeptFiles(4096);
 
   // CRI listing cache.
   let cri: { snapshot?: CriSnapshot; at: number; pending?: Promise<CriSnapshot>; everTried: boolean; failed?: string } = { at: 0, everTried: false };
@@ -285,7 +288,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const dirs = rel === undefined ? undefined : dirsOf(rel);
     if (dirs && existsSync(dirs.memory)) {
       memoryDirs.set(uid, dirs.memory);
-      const memory = attempt(uid, "memory", () => cgroupMemoryStats(dirs.memory, time));
+      const memory = attempt(uid, "memory", () => cgroupMemoryStats(dirs.memory, time, podFiles));
       if (memory) stats.memory = memory;
       const cpu = attempt(uid, "cpu", () => sampleCpu(round, dirs, time, nowMs));
       if (cpu) stats.cpu = cpu;
@@ -410,7 +413,11 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       const live = new Set(all.map((p) => p.metadata.uid ?? ""));
       live.add("node");
       for (const uid of reported.keys()) if (!live.has(uid)) reported.delete(uid);
-      for (const uid of memoryDirs.keys()) if (!live.has(uid)) memoryDirs.delete(uid);
+      for (const [uid, dir] of memoryDirs) {
+        if (live.has(uid)) continue;
+        memoryDirs.delete(uid);
+        podFiles.forget(dir);
+      }
     } else {
       for (const [k, v] of round) cpuStates.set(k, v);
     }
@@ -420,8 +427,9 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   /** A pod cgroup that went away since it was found (pod torn down) is no error: the field is omitted. */
   const podMemory = (uid: string, dir: string, time: string): MemoryStats | undefined => {
     try {
-      return cgroupMemoryStats(dir, time);
+      return cgroupMemoryStats(dir, time, podFiles);
     } catch (e) {
+      podFiles.forget(dir);
       if (!existsSync(dir)) memoryDirs.delete(uid);
       else if (!isEnoent(e)) fail(uid, "memory", e);
       return undefined;
@@ -489,7 +497,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
 }
 
 /** A container's cgroup under its pod's: cgroupfs names it by container ID, the systemd driver a cri-containerd-<id>.scope. */
-function containerCgroupDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined {
+export function containerCgroupDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined {
   for (const name of [id, `cri-containerd-${id}.scope`]) {
     if (existsSync(join(pod.memory, name))) return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name) };
   }

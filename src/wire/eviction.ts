@@ -24,11 +24,13 @@ import {
   type EvictionManager,
   type ExplainReport,
 } from "../eviction/index.ts";
+import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
+import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
-import type { PodLifecycle } from "../pod/lifecycle-types.ts";
+import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
 import { CONFIG_SOURCE_ANNOTATION, isStaticPod, type PodLike } from "../pod/pod-like.ts";
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
@@ -69,6 +71,10 @@ export interface EvictionWiringInput {
   lifecycle: PodLifecycle;
   cri: CriClient;
   podsCgroup?: string;
+  /** The kubepods memory limit wanted (may exceed nothing the kernel holds after a refused write). */
+  podsMemoryLimitBytes?: () => number | undefined;
+  /** Image reclaim's view of the runtime: every container, another agent's too (default: cri). */
+  imageCri?: CriClient;
   podCgroupPath(pod: PodLike): string | undefined;
   metrics: Registry;
   clock?: Clock;
@@ -83,6 +89,8 @@ export interface EvictionWiringInput {
 
 export interface EvictionWiring {
   manager: EvictionManager;
+  /** <rootDir>/eviction/state.json: counts and evicted static pods across restarts. */
+  records: EvictionRecordStore;
   evictionConfig: EvictionConfig;
   summary: SummaryProvider;
   tracer: EvictionTracer;
@@ -118,6 +126,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     rootDir: input.rootDir,
     imageFsDir: () => imageFsDir,
     podsCgroup: input.podsCgroup,
+    podsMemoryLimitBytes: input.podsMemoryLimitBytes,
     nodeName: input.nodeName,
     clock,
     onError(e) {
@@ -142,7 +151,10 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   });
   const signals = [...new Set(evictionConfig.thresholds.map((t) => t.signal))];
   const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now(), signals });
-  const onMetrics = evictionMetrics(input.metrics, signals);
+  // Counts and evicted static pods survive restarts (issue 14 finding 8).
+  const records = createEvictionRecordStore(evictionRecordPath(input.rootDir));
+  const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
+  const persist = persistEvictions(records, lifecycle, clock);
   let notifiers: MemoryNotifiers | undefined;
 
   const manager: EvictionManager = createEvictionManager({
@@ -156,15 +168,18 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     recorder: input.events && evictionEvents(input.events, input.nodeName),
     reclaim: {
       deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
-      deleteUnusedImages: async () => void (await deleteUnusedImages(cri, await sandboxImages(cri))),
+      deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
     },
     onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
     onCycle(report) {
       onMetrics(report);
       tracer.onCycle(report, manager.state());
+      persist(report);
     },
   });
   nodeConditionMetrics(input.metrics, () => manager.nodeConditions());
+  // An evicted static pod stays evicted across restarts until its manifest (hence its UID) changes.
+  lifecycle.addAdmitHandler(evictedStaticPodAdmitHandler(records));
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
   lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
 
@@ -215,6 +230,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
 
   return {
     manager,
+    records,
     evictionConfig,
     summary,
     tracer,
@@ -259,4 +275,45 @@ export async function runtimeImageFsDir(cri: Pick<CriClient, "imageFsInfo">): Pr
     log.warn(`cannot learn the image filesystem from the runtime; imagefs signals are not observed ${kv({ error: (e as Error).message })}`);
     return undefined;
   }
+}
+
+/**
+ * The cycle's evictions into the record file, off the eviction path (the kill is already on its way;
+ * the write runs on a later tick). Once a minute, evicted pods no source delivers any more are
+ * forgotten: their manifest changed (new UID) or went.
+ */
+export function persistEvictions(records: EvictionRecordStore, lifecycle: PodLifecycle, clock: Clock): (report: CycleReport) => void {
+  let lastPruneMs = -Infinity;
+  return (report) => {
+    const done = report.evicted.filter((e) => !e.escalated);
+    const pruneDue = clock.now() - lastPruneMs >= 60_000 && lifecycle.sourcesReady();
+    if (done.length === 0 && !pruneDue) return;
+    const evictedAt = new Date(report.timeMs).toISOString();
+    setTimeout(() => {
+      if (done.length > 0)
+        void records.record(
+          done.map((e) => ({
+            signal: e.signal,
+            pod: isStaticPod(e.pod) && e.pod.metadata.uid
+              ? { uid: e.pod.metadata.uid, namespace: e.pod.metadata.namespace ?? "default", name: e.pod.metadata.name, source: e.pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] ?? "", signal: e.signal, message: e.message, evictedAt }
+              : undefined,
+          })),
+        );
+      if (pruneDue) {
+        lastPruneMs = clock.now();
+        void records.prune(new Set(lifecycle.listPodsForApi().map((p) => p.metadata.uid)));
+      }
+    }, 0);
+  };
+}
+
+/** Refuses a static pod whose UID (its manifest) was evicted before, with the eviction's message. */
+export function evictedStaticPodAdmitHandler(records: Pick<EvictionRecordStore, "evicted">): PodAdmitHandler {
+  return (pod) => {
+    const uid = pod.metadata.uid;
+    const rec = uid && isStaticPod(pod) ? records.evicted(uid) : undefined;
+    if (!rec) return { admit: true };
+    log.warn(`static pod stays evicted until its manifest changes or \`bunlet eviction clear ${rec.namespace}/${rec.name}\` ${kv({ pod: `${rec.namespace}/${rec.name}`, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`);
+    return { admit: false, reason: "Evicted", message: rec.message };
+  };
 }

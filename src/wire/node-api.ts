@@ -11,7 +11,8 @@ import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
 import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
-import { createCertRotation, isClientConfigStillValid, loadClientCert, type CertRotation } from "../kube/bootstrap/index.ts";
+import { createCertRotation, createServerCertManager, isClientConfigStillValid, loadClientCert, type CertRotation, type ServerCertManager } from "../kube/bootstrap/index.ts";
+import { usesServerTLSBootstrap } from "../server/serving.ts";
 import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
@@ -23,6 +24,8 @@ import type { Pod, PodStatus } from "../pod/types.ts";
 import { isMirrorPod } from "../pod/pod-like.ts";
 import { createMirrorPodManager, type MirrorPodManager } from "../pod/mirror/index.ts";
 import { apiEventSink, type EventBroadcaster } from "../events/index.ts";
+import type { Registry } from "../server/metrics.ts";
+import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClientMetrics, serverCertificateMetrics } from "../metrics/index.ts";
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
@@ -42,6 +45,10 @@ export interface NodeApiWiringInput {
   staticPods?: () => Pod[];
   /** A static pod of this full name is still stopping (its mirror pod stays meanwhile). */
   staticPodTerminating?: (fullName: string) => boolean;
+  /** The agent's /metrics registry: rest_client_*, kubelet_node_startup_*, certificate manager series. */
+  metrics?: Registry;
+  /** When the kubelet started (epoch ms), for kubelet_node_startup_pre_*. */
+  kubeletStartMs?: number;
 }
 
 export interface NodeApiWiring {
@@ -52,6 +59,8 @@ export interface NodeApiWiring {
   mode(): NodeApiMode | undefined;
   /** The rate-limited client for the pod sources and status manager to come. */
   client(): KubeClient | undefined;
+  /** serverTLSBootstrap: the serving certificate's manager (its pair is loaded by start()). */
+  servingCertificates(): ServerCertManager | undefined;
 }
 
 export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
@@ -63,14 +72,34 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
   let mirrors: MirrorPodManager | undefined;
+  // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
+  // and the serving-certificate manager; the client certificate's series come with rotation, below.
+  const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
+  const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
+  // serverTLSBootstrap: the serving certificate is requested from the API (kubelet-serving signer).
+  let nodeAddressList: ReturnType<typeof nodeAddresses> = [];
+  const serverMetricsRef: { m?: ReturnType<typeof serverCertificateMetrics> } = {};
+  const serverCerts: ServerCertManager | undefined = usesServerTLSBootstrap(config)
+    ? createServerCertManager({
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        addresses: () => nodeAddressList,
+        allowDnsOnly: config.featureGates?.AllowDNSOnlyNodeCSR === true,
+        onRenewError: () => serverMetricsRef.m?.renewError(),
+        onRotated: (age) => serverMetricsRef.m?.rotated(age),
+      })
+    : undefined;
+  if (input.metrics) serverMetricsRef.m = serverCertificateMetrics(input.metrics, { notAfterMs: () => serverCerts?.current()?.notAfterMs, nowMs: () => clock.now() });
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
     const leaseSeconds = config.nodeLeaseDurationSeconds;
-    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}` });
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}` });
+    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
+    nodeAddressList = addresses;
     mode = createNodeApiMode(
       {
         registration: { nodeName: input.nodeName, hostname, os: "linux", arch: goArch(), nodeLabels: flags.nodeLabels, registerWithTaints: config.registerWithTaints ?? [], providerID: config.providerID || undefined },
@@ -84,6 +113,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         updateFrequencyMs: updateMs,
         reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
         leaseDurationSeconds: leaseSeconds,
+        startup,
       },
       {
         machine: () => readMachineInfo(flags.rootDir),
@@ -99,6 +129,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     );
     if (abort.signal.aborted) return;
     input.events?.startRecordingToSink(apiEventSink(main));
+    serverCerts?.start(main);
     mode.start();
     if (input.onPodUpdate) {
       const onUpdate = input.onPodUpdate;
@@ -130,7 +161,15 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
     if (config.rotateCertificates && rest.certFile) {
       const clients = [main, heartbeat];
-      rotation = createCertRotation({ client: heartbeat, certDir: flags.certDir, nodeName: input.nodeName, clock, onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)) });
+      const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+      rotation = createCertRotation({
+        client: heartbeat,
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+        onRenewError: () => certMetrics?.renewError(),
+      });
       rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
     }
   }
@@ -138,7 +177,8 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   return {
     name: "api server mode",
     async start() {
-      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal };
+      await serverCerts?.load();
+      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
         return;
@@ -153,11 +193,13 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       abort.abort();
       mode?.stop();
       rotation?.stop();
+      serverCerts?.stop();
       podSource?.stop();
       statusSyncer?.stop();
       mirrors?.stop();
     },
     mode: () => mode,
     client: () => main,
+    servingCertificates: () => serverCerts,
   };
 }

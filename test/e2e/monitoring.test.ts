@@ -2,7 +2,8 @@
 // pods with volumes and probes and evicts a memory hog through the kernel-notified fast path. Every
 // panel query of the kubernetes-mixin kubelet dashboard, the kubelet parts of its alerts and every panel
 // of examples/monitoring's bunlet dashboard must return data (standalone: all but rest_client_* and
-// go_goroutines); the rules load into that Prometheus; promtool finds /metrics and /metrics/probes clean.
+// go_goroutines); the rules load into that Prometheus; /metrics/cadvisor has the probed container's series;
+// promtool finds /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor clean.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -44,12 +45,13 @@ const monitoring: Scenario = {
       jobs: [
         { jobName: "kubelet", metricsPath: "/metrics", target, labels },
         { jobName: "kubelet-probes", metricsPath: "/metrics/probes", target, labels, job: "kubelet" },
+        { jobName: "kubelet-cadvisor", metricsPath: "/metrics/cadvisor", target, labels, job: "kubelet" },
       ],
       ruleFiles: [join(EXAMPLES, "kubelet-rules.yaml")],
     });
     h.defer(() => prom.stop());
     try {
-      await h.waitFor("Prometheus to scrape bunlet", async () => (await prom.query('up{job="kubelet"} == 1')).length === 2, 20_000, 200);
+      await h.waitFor("Prometheus to scrape bunlet", async () => (await prom.query('up{job="kubelet"} == 1')).length === 3, 20_000, 200);
     } catch (e) {
       h.say(`prometheus targets: ${await (await fetch(`${prom.url}/api/v1/targets`)).text()}\n${prom.logs()}`);
       throw e;
@@ -87,7 +89,13 @@ const monitoring: Scenario = {
     const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { name: string; rules: { health: string; name: string; lastError?: string }[] }[] } };
     const unhealthy = rules.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== "ok").map((r) => `${r.name}: ${r.lastError}`));
     h.check("examples/monitoring rules load and evaluate in Prometheus", rules.data.groups.length === 3 && unhealthy.length === 0, unhealthy.join("; ") || `${rules.data.groups.length} groups`);
-    for (const path of ["/metrics", "/metrics/probes"]) {
+    // cAdvisor's series of the probed pod's container, as the mixin's resource dashboards read them.
+    const cadvisor = 'job="kubelet", metrics_path="/metrics/cadvisor", container="main"';
+    for (const expr of [`container_memory_working_set_bytes{${cadvisor}, image!=""}`, `rate(container_cpu_usage_seconds_total{${cadvisor}}[1m])`, `container_fs_usage_bytes{${cadvisor}}`]) {
+      const got = await hasData(prom, expr);
+      h.check(`cadvisor has data: ${expr}`, got !== undefined, got ?? "no data");
+    }
+    for (const path of ["/metrics", "/metrics/probes", "/metrics/resource", "/metrics/cadvisor"]) {
       const text = await (await fetch(`${h.baseUrl()}${path}`)).text();
       const problems = promtoolCheckMetrics(text);
       h.check(`promtool check metrics is clean on ${path}`, problems === "", problems || `${text.split("\n").filter((l) => l.startsWith("# TYPE")).length} families`);

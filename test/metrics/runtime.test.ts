@@ -115,3 +115,12 @@ describe("storage operations", () => {
     expect(sample(text, 'storage_operation_errors_total{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount"}')).toBe(1);
   });
 });
+
+test("the instrumented client keeps close and endpoint through a spreading decorator", () => {
+  let closed = 0;
+  const cri = instrumentCri(fakeCri({ close: () => void closed++ }), createRegistry());
+  const decorated = { ...cri };
+  expect(decorated.endpoint).toBe("unix:///fake.sock");
+  decorated.close();
+  expect(closed).toBe(1);
+});

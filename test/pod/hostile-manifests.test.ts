@@ -160,10 +160,10 @@ describe("finding 10: upstream validation; an invalid edit keeps the running pod
     sources.push(src);
     await src.start();
     const uid = mux.pods()[0]!.metadata.uid;
-    writeFileSync(join(d, "web.yaml"), `${podYaml("web")}  shareProcessNamespace: true\n`);
+    writeFileSync(join(d, "web.yaml"), `${podYaml("web")}  hostUsers: false\n`);
     await src.resync();
     expect(src.errors()[0]!.file).toBe(join(d, "web.yaml"));
-    expect(src.errors()[0]!.field).toBe("spec.shareProcessNamespace");
+    expect(src.errors()[0]!.field).toBe("spec.hostUsers");
     expect(mux.pods().map((p) => p.metadata.uid)).toEqual([uid]);
     expect(updates.map((u) => u.op)).toEqual(["ADD"]); // no REMOVE: the running pod stays
     // A valid new version replaces it as usual.

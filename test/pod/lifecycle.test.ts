@@ -324,7 +324,7 @@ describe("activeDeadlineSeconds", () => {
     expect(status("job")!.phase).toBe("Running");
     await settle(clock, 1_000);
     await settle(clock, 0);
-    expect(status("job")).toMatchObject({ phase: "Failed", reason: "DeadlineExceeded" });
+    expect(status("job")).toMatchObject({ phase: "Failed", reason: "DeadlineExceeded", message: "Pod was active on the node longer than the specified deadline" });
     expect(rt.calls).toContain("kill job grace=30");
     expect(lc!.activePods()).toEqual([]);
   });

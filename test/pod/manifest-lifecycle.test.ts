@@ -55,10 +55,13 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
   ])("accepts %s", (_n, obj) => expect(errors(obj)).toEqual([]));
 
   test.each([
-    ["a secret volume", pod({}, { volumes: [{ name: "v", secret: { secretName: "s" } }] }), "spec.volumes[0].secret: a secret volume needs the API server"],
-    ["a configMap volume", pod({}, { volumes: [{ name: "v", configMap: { name: "c" } }] }), "spec.volumes[0].configMap: a configMap volume needs the API server"],
-    ["a projected token", pod({}, { volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "t" } }] } }] }), "projected.sources[0].serviceAccountToken: a projected serviceAccountToken needs the API server"],
-    ["env secretKeyRef", pod({ env: [{ name: "X", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), "valueFrom.secretKeyRef: secretKeyRef needs the API server"],
+    ["a secret volume", pod({}, { volumes: [{ name: "v", secret: { secretName: "s" } }] }), "static pods may not reference secrets"],
+    ["a configMap volume", pod({}, { volumes: [{ name: "v", configMap: { name: "c" } }] }), "static pods may not reference configmaps"],
+    ["a projected token", pod({}, { volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "t" } }] } }] }), "static pods may not reference serviceaccounts (via projected volumes)"],
+    ["env secretKeyRef", pod({ env: [{ name: "X", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), "static pods may not reference secrets"],
+    ["a service account", pod({}, { serviceAccountName: "default" }), "static pods may not reference serviceaccounts"],
+    ["imagePullSecrets", pod({}, { imagePullSecrets: [{ name: "reg" }] }), "static pods may not reference secrets"],
+    ["a projected clusterTrustBundle", pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "b", path: "p" } }] } }] }), "clusterTrustBundle: a projected clusterTrustBundle is not supported"],
     ["env labels (whole map)", pod({ env: [{ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.labels" } } }] }), 'Unsupported value: "metadata.labels"'],
     ["volume nodeName", dapi([{ path: "n", fieldRef: { fieldPath: "spec.nodeName" } }]), 'Unsupported value: "spec.nodeName"'],
     ["item path with ..", dapi([{ path: "../x", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not contain '..'"],
@@ -85,6 +88,8 @@ describe("probes", () => {
   });
 });
 
-test("envFrom is refused with its reason", () => {
-  expect(errors(pod({ envFrom: [{ configMapRef: { name: "c" } }] })).join("\n")).toContain("spec.containers[0].envFrom: envFrom (configMapRef/secretRef) needs the API server");
+test("envFrom in a static pod is refused with upstream's reason; an API pod may use it", () => {
+  const p = pod({ envFrom: [{ configMapRef: { name: "c" } }] });
+  expect(errors(p).join("\n")).toContain("static pods may not reference configmaps");
+  expect(decodePod(p, "api", "", "api").errors).toEqual([]);
 });

@@ -37,7 +37,8 @@ describe("decodeManifests", () => {
     ["valueFrom", `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`, "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", "Unsupported value"],
     ["bad quantity", `containers: [{ name: a, image: x, resources: { limits: { memory: 12XB } } }]`, "spec.containers[0].resources.limits.memory", "invalid quantity"],
     ["two handlers", `containers: [{ name: a, image: x, readinessProbe: { exec: { command: [x] }, tcpSocket: { port: 1 } } }]`, "spec.containers[0].readinessProbe", "exactly one"],
-    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "spec.volumes[0].configMap", "needs the API server"],
+    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, nfs: { server: s, path: / } }]`, "spec.volumes[0].nfs", "not supported by bunlet"],
+    ["API reference", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "", "static pods may not reference configmaps"],
     ["missing mount volume", `containers: [{ name: a, image: x, volumeMounts: [{ name: nope, mountPath: /x }] }]`, "spec.containers[0].volumeMounts[0].name", "not found"],
     ["restartPolicy", `restartPolicy: Sometimes\n  containers: [{ name: a, image: x }]`, "spec.restartPolicy", ""],
     ["no containers", `containers: []`, "spec.containers", "at least one"],
@@ -113,6 +114,23 @@ describe("static pod defaults", () => {
     expect(d.metadata.uid).toBe("fixed");
     expect(d.metadata.annotations?.[ConfigSourceAnnotationKey]).toBe("http");
     expect(d.spec.tolerations).toBeUndefined();
+  });
+
+  test.each([
+    ["system-node-critical", undefined, 2000001000],
+    ["system-cluster-critical", undefined, 2000000000],
+    ["system-node-critical", 2000001000, 2000001000], // kubeadm writes both
+    ["system-node-critical", 5, 5], // a given priority is kept (no admission checks static pods)
+    ["my-class", undefined, undefined], // user classes live in the API: priority stays unset (0)
+    [undefined, undefined, undefined],
+  ] as const)("priorityClassName %p with priority %p → spec.priority %p", (cls, prio, want) => {
+    const p = structuredClone(pod);
+    if (cls !== undefined) p.spec.priorityClassName = cls;
+    if (prio !== undefined) p.spec.priority = prio;
+    const d = applyStaticPodDefaults(p, { nodeName: "n", source: "file", location: "/m/web.yaml" });
+    expect(d.spec.priority).toBe(want);
+    // The UID is of the manifest as written, before defaults.
+    expect(d.metadata.uid).toBe(staticPodUid(p, "n", "file", "/m/web.yaml"));
   });
 });
 

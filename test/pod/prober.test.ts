@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createProbeManager } from "../../src/pod/prober/manager.ts";
 import { runProbe } from "../../src/pod/prober/probes.ts";
+import { GrpcCode, GrpcError } from "../../src/cri/grpc.ts";
 import { initialState, prepare, record, type ProbeKind, type ProbeResult } from "../../src/pod/prober/state.ts";
 import type { Probe } from "../../src/pod/types.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";
@@ -148,5 +149,61 @@ describe("probe manager", () => {
     expect(m.unhealthy("u")).toEqual([]);
     m.removePod("u");
     expect(m.pods()).toEqual([]);
+  });
+});
+
+describe("probe results when the runtime errs (issue 14 finding 5)", () => {
+  const container = makePod({ name: "p", containers: [{ name: "app", image: "x" }] }).spec.containers[0]!;
+  test("runProbe: a runtime error is marked errored; a DeadlineExceeded is a failure", async () => {
+    const p = probe({ exec: { command: ["true"] } });
+    const down = await runProbe(p, { container, containerId: "c" }, {
+      execSync: async () => { throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.UNAVAILABLE, "connection closed before a reply"); },
+    });
+    const late = await runProbe(p, { container, containerId: "c" }, {
+      execSync: async () => { throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.DEADLINE_EXCEEDED, "timeout 1s exceeded"); },
+    });
+    expect([down.result, down.errored]).toEqual(["unknown", true]);
+    expect([late.result, late.errored]).toEqual(["failure", undefined]);
+  });
+
+  test("liveness: an exec probe whose CRI call fails (containerd down) is discarded, the container is not restarted", async () => {
+    const clock = createSettlingClock();
+    let runtimeUp = true;
+    let exitCode = 0;
+    const changes: string[] = [];
+    const pod = makePod({
+      name: "p",
+      uid: "u",
+      containers: [{
+        name: "app", image: "x",
+        livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
+        readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
+      }],
+    });
+    const m = createProbeManager({
+      clock,
+      execSync: async () => {
+        if (!runtimeUp) throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.UNAVAILABLE, "connection closed before a reply");
+        return { exitCode, stdout: "", stderr: "" };
+      },
+      onChange: (_uid, kind, c, r) => changes.push(`${kind} ${c} ${r}`),
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: true });
+    await clock.advance(2000);
+    expect(m.isReady("u", "app")).toBe(true);
+    runtimeUp = false;
+    await clock.advance(10_000);
+    // containerd back: the healthy container was neither killed nor marked unready.
+    runtimeUp = true;
+    await clock.advance(2000);
+    expect(m.unhealthy("u")).toEqual([]);
+    expect(m.isReady("u", "app")).toBe(true);
+    expect(changes).toEqual(["readiness app success"]);
+    // A real failure still counts.
+    exitCode = 1;
+    await clock.advance(3000);
+    expect(m.unhealthy("u").map((u) => u.probe)).toEqual(["liveness"]);
+    m.stop();
   });
 });

@@ -87,6 +87,8 @@ export async function removeCgroup(path: string, timeoutMs = 5000): Promise<void
 
 /** Every cgroup hierarchy mounted under /sys/fs/cgroup, each once (cpu, cpuacct and cpu,cpuacct are one). */
 function hierarchies(): string[] {
+  // cgroup v2 only (the v2 guest, a v2 host): one hierarchy, the mount itself.
+  if (existsSync(join(CGROUP_MOUNT, "cgroup.controllers"))) return [CGROUP_MOUNT];
   const seen = new Set<string>();
   const out: string[] = [];
   for (const c of readdirSync(CGROUP_MOUNT)) {

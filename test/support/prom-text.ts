@@ -48,7 +48,8 @@ export function parsePromText(text: string): Map<string, PromFamily> {
     const m = SAMPLE.exec(line);
     if (!m) throw new Error(`not a sample: ${JSON.stringify(line)}`);
     if (!current || !(m[1] === current.name || m[1]!.startsWith(`${current.name}_`))) throw new Error(`sample ${m[1]} outside its family`);
-    const value = Number(m[3]);
+    // The exposition format spells infinities +Inf/-Inf (Number() only reads "Infinity").
+    const value = m[3] === "+Inf" ? Infinity : m[3] === "-Inf" ? -Infinity : Number(m[3]);
     if (Number.isNaN(value) && m[3] !== "NaN") throw new Error(`bad value in ${JSON.stringify(line)}`);
     current.samples.push({ name: m[1]!, labels: m[2] ? parseLabels(m[2], line) : {}, value, timestampMs: m[4] ? Number(m[4]) : undefined });
   }

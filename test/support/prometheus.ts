@@ -20,6 +20,8 @@ export interface ScrapeJob {
   labels?: Record<string, string>;
   /** The job label Prometheus stores (relabelled), when it differs from jobName. */
   job?: string;
+  /** Scrape over HTTPS with a client certificate, as kube-prometheus scrapes kubelets (files, PEM). */
+  tls?: { certFile: string; keyFile: string; caFile?: string };
 }
 
 export interface TestPrometheus {
@@ -34,6 +36,11 @@ function configYaml(jobs: ScrapeJob[], ruleFiles: string[], intervalS: number): 
   const lines = [`global:`, `  scrape_interval: ${intervalS}s`, `  evaluation_interval: ${intervalS}s`, `rule_files: ${JSON.stringify(ruleFiles)}`, `scrape_configs:`];
   for (const j of jobs) {
     lines.push(`  - job_name: ${JSON.stringify(j.jobName)}`, `    metrics_path: ${JSON.stringify(j.metricsPath)}`, `    static_configs:`, `      - targets: [${JSON.stringify(j.target)}]`, `        labels: ${JSON.stringify(j.labels ?? {})}`);
+    if (j.tls) {
+      // The kubelet's serving certificate is self-signed unless serverTLSBootstrap: kube-prometheus skips verification too.
+      const ca = j.tls.caFile ? `ca_file: ${JSON.stringify(j.tls.caFile)}` : "insecure_skip_verify: true";
+      lines.push(`    scheme: https`, `    tls_config: { cert_file: ${JSON.stringify(j.tls.certFile)}, key_file: ${JSON.stringify(j.tls.keyFile)}, ${ca} }`);
+    }
     // As kube-prometheus: metrics_path tells the kubelet's endpoints apart once they share job="kubelet".
     lines.push(`    relabel_configs:`, `      - source_labels: [__metrics_path__]`, `        target_label: metrics_path`);
     if (j.job) lines.push(`      - target_label: job`, `        replacement: ${JSON.stringify(j.job)}`);
@@ -89,7 +96,13 @@ export async function startPrometheus(opts: { jobs: ScrapeJob[]; ruleFiles?: str
  * Upstream kubelet counters whose names lack "_total" (pkg/kubelet/metrics): promtool's lint flags them
  * on a Go kubelet too, and dashboards and alerts query them by these names, so bunlet keeps them.
  */
-export const UPSTREAM_COUNTERS_WITHOUT_TOTAL = ["kubelet_evictions", "kubelet_pleg_discard_events", "kubelet_preemptions"];
+export const UPSTREAM_COUNTERS_WITHOUT_TOTAL = [
+  "kubelet_evictions",
+  "kubelet_pleg_discard_events",
+  "kubelet_preemptions",
+  "kubelet_certificate_manager_client_expiration_renew_errors",
+  "kubelet_server_expiration_renew_errors",
+];
 
 /** `promtool check metrics` on an exposition; returns its complaints ("" when clean), upstream's names excepted. */
 export function promtoolCheckMetrics(text: string): string {

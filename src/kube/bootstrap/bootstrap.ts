@@ -10,7 +10,7 @@ import { mkdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promise
 import { dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
-import { createKubeClient, type KubeClient } from "../client.ts";
+import { createKubeClient, type KubeClient, type RequestObserver } from "../client.ts";
 import { isAlreadyExists } from "../errors.ts";
 import { loadKubeconfig, renderKubeconfig, type RestConfig } from "../kubeconfig.ts";
 import { csrSchema, type CertificateSigningRequest } from "../types.ts";
@@ -31,6 +31,8 @@ export interface BootstrapOpts {
   signal?: AbortSignal;
   /** How long to wait for approval (upstream: 1 hour). */
   waitTimeoutMs?: number;
+  /** rest_client_* for the bootstrap client's requests too (client-go counts every client). */
+  observer?: RequestObserver;
 }
 
 export class BootstrapError extends Error {}
@@ -83,7 +85,8 @@ function issued(csr: CertificateSigningRequest): string | undefined {
   return approved && csr.status?.certificate ? Buffer.from(csr.status.certificate, "base64").toString("utf8") : undefined;
 }
 
-async function waitForCertificate(client: KubeClient, name: string, signal: AbortSignal): Promise<string> {
+/** Watches the CSR until it is issued (its PEM), denied or failed (BootstrapError), or the signal ends. */
+export async function waitForCertificate(client: KubeClient, name: string, signal: AbortSignal): Promise<string> {
   while (!signal.aborted) {
     const csr = await client.request({ path: `${CSR_PATH}/${name}`, schema: csrSchema, signal });
     const pem = issued(csr);
@@ -121,11 +124,16 @@ export async function requestCertificate(client: KubeClient, keyPem: string, nod
 const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace(/[T:]/g, "-");
 
 /** Writes <certDir>/kubelet-client-<time>.pem and points kubelet-client-current.pem at it. */
-export async function storeClientCert(certDir: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
+export function storeClientCert(certDir: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
+  return storeCertPair(certDir, "kubelet-client", certPem, keyPem, nowMs);
+}
+
+/** upstream certificate.NewFileStore's Update: <certDir>/<prefix>-<time>.pem (cert + key), <prefix>-current.pem → it. */
+export async function storeCertPair(certDir: string, prefix: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
   await mkdir(certDir, { recursive: true, mode: 0o755 });
-  const file = join(certDir, `kubelet-client-${stamp(nowMs)}.pem`);
+  const file = join(certDir, `${prefix}-${stamp(nowMs)}.pem`);
   await writeFile(file, `${certPem.trimEnd()}\n${keyPem.trimEnd()}\n`, { mode: 0o600 });
-  const current = join(certDir, CURRENT_CLIENT_CERT);
+  const current = join(certDir, `${prefix}-current.pem`);
   const tmp = `${current}.tmp-${process.pid}`;
   await rm(tmp, { force: true });
   await symlink(file, tmp);
@@ -142,7 +150,7 @@ export async function loadClientCert(o: BootstrapOpts): Promise<void> {
   if (!o.bootstrapKubeconfigPath) throw new BootstrapError(`unable to load kubeconfig ${o.kubeconfigPath} and no --bootstrap-kubeconfig is set`);
   log.info(`Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file ${kv({ bootstrap: o.bootstrapKubeconfigPath, kubeconfig: o.kubeconfigPath, certDir: o.certDir })}`);
   const bootstrap = await loadKubeconfig(o.bootstrapKubeconfigPath);
-  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000 });
+  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000, observer: o.observer });
   const keyPath = join(o.certDir, "kubelet-client.key.tmp");
   const keyPem = await loadOrGenerateKey(keyPath);
   const timeout = AbortSignal.timeout(o.waitTimeoutMs ?? 3_600_000);

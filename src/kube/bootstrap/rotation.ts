@@ -26,6 +26,8 @@ export interface CertRotationDeps {
   rand?: () => number;
   /** Called with the new pair once stored; the agent points every client at it. */
   onRotated(certPem: string, keyPem: string): void;
+  /** A rotation attempt failed (kubelet_certificate_manager_client_expiration_renew_errors). */
+  onRenewError?(error: Error): void;
 }
 
 export interface CertRotation {
@@ -33,6 +35,8 @@ export interface CertRotation {
   stop(): void;
   /** Deadline of the current certificate (epoch ms), once known. */
   deadline(): number | undefined;
+  /** notAfter of the current certificate (epoch ms), once known. */
+  notAfter(): number | undefined;
 }
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
@@ -42,11 +46,13 @@ export function createCertRotation(d: CertRotationDeps): CertRotation {
   let timer: TimerHandle | undefined;
   let stopped = false;
   let deadlineMs: number | undefined;
+  let notAfterMs: number | undefined;
   let retryMs = 1000;
   const abort = new AbortController();
 
   function schedule(certPem: string): void {
     const c = new X509Certificate(certPem);
+    notAfterMs = c.validToDate.getTime();
     deadlineMs = rotationDeadlineMs(c.validFromDate.getTime(), c.validToDate.getTime(), rand());
     const waitMs = Math.max(0, deadlineMs - d.clock.now());
     log.info(`Certificate rotation deadline ${kv({ notAfter: c.validToDate.toISOString(), deadline: new Date(deadlineMs).toISOString(), waitS: Math.round(waitMs / 1000) })}`);
@@ -65,6 +71,7 @@ export function createCertRotation(d: CertRotationDeps): CertRotation {
       schedule(certPem);
     } catch (e) {
       if (stopped) return;
+      d.onRenewError?.(e as Error);
       log.error(`Failed to rotate the client certificate, retrying ${kv({ error: (e as Error).message, retryS: retryMs / 1000 })}`);
       timer = d.clock.setTimeout(() => void rotate(), retryMs);
       retryMs = Math.min(retryMs * 2, 300_000);
@@ -84,5 +91,6 @@ export function createCertRotation(d: CertRotationDeps): CertRotation {
       if (timer) d.clock.clearTimeout(timer);
     },
     deadline: () => deadlineMs,
+    notAfter: () => notAfterMs,
   };
 }

@@ -2,11 +2,16 @@
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
-import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
-import { expandSubPathExpr, fieldRefValue, findContainer, resourceFieldRefValue, subPathError, type DownwardContext } from "../volumes/index.ts";
+import type { ContainerConfig, DNSConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
+import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
+import { ETC_HOSTS_PATH, kernelHostname, truncateHostname } from "../network/index.ts";
+import { expand, mappingFor } from "../expansion.ts";
+import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
-import { containerResources } from "./resources.ts";
+import { containerResources, type ContainerCgroupHost } from "./resources.ts";
+import { terminationMessageMount, terminationMessagePathOf } from "./termination-message.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -22,6 +27,8 @@ export interface ConfigInputs {
   cgroupParent?: string;
   /** Node memory capacity, for the Burstable oom_score_adj. */
   memoryCapacityBytes: number;
+  /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
+  cgroupHost?: ContainerCgroupHost;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -31,9 +38,28 @@ export interface ConfigInputs {
    * (volumes/subpath.ts prepareSubPath); default: a join after the pure checks (tests).
    */
   prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
+  /** Secrets and configMaps fetched for this sync (env valueFrom/envFrom of API pods). */
+  objects?: PodApiObjects;
+  /** A warning event about the pod (reason, message), e.g. InvalidEnvironmentVariableNames. */
+  onWarning?(reason: string, message: string): void;
   /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
   readOnlyVolume?(volumeName: string): boolean;
+  /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
+  seccomp?: SeccompOptions;
+  /**
+   * Creates the empty host file of a container instance's termination log (termination-message.ts);
+   * undefined = no such mount (failed, or pure tests).
+   */
+  terminationMessageFile?(containerName: string): string | undefined;
+  /** The pod's DNS for the sandbox (network/dns.ts podDnsConfig); default: none (the runtime's). */
+  dnsConfig?: DNSConfig;
+  /** kubelet clusterDomain, for the pod's subdomain FQDN (default ""). */
+  clusterDomain?: string;
+  /** Host path of the pod's managed hosts file, mounted at /etc/hosts (upstream makeHostsMount); default: none. */
+  etcHostsPath?: string;
 }
+
+export const DEFAULT_SECCOMP: SeccompOptions = { seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false };
 
 export class ContainerConfigError extends Error {
   constructor(
@@ -57,8 +83,7 @@ export function containerLogPath(containerName: string, attempt: number): string
 
 /** Pod hostname: spec.hostname or the pod name, cut to a 63-character DNS label. */
 export function podHostname(pod: KubePod): string {
-  const name = pod.spec.hostname || pod.metadata.name;
-  return name.length <= 63 ? name : name.slice(0, 63).replace(/[-.]+$/, "");
+  return truncateHostname(pod.spec.hostname || pod.metadata.name);
 }
 
 export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: number, inputs: ConfigInputs): PodSandboxConfig {
@@ -75,54 +100,39 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
       });
     }
   }
-  const sc = pod.spec.securityContext;
-  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged);
+  const sysctls = podSysctls(pod);
   return {
     metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid, attempt },
     // A host-network sandbox shares the host's UTS namespace: runc refuses to set a hostname there.
-    hostname: hostNetwork ? "" : podHostname(pod),
+    hostname: hostNetwork ? "" : kernelHostname(pod, inputs.clusterDomain ?? ""),
     logDirectory: podLogsDirectory(inputs.podLogsDir, ref),
+    ...(inputs.dnsConfig ? { dnsConfig: inputs.dnsConfig } : {}),
     portMappings,
     labels: newPodLabels(ref, pod.metadata.labels),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
       cgroupParent: inputs.cgroupParent ?? "",
-      securityContext: {
-        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        privileged,
-        ...(sc?.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
-        ...(sc?.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
-        ...(sc?.fsGroup !== undefined ? { supplementalGroups: [sc.fsGroup] } : {}),
-      },
+      securityContext: sandboxSecurityContext(pod),
+      ...(Object.keys(sysctls).length > 0 ? { sysctls } : {}),
     },
   };
 }
 
-/** Expands $(VAR) from the container's env in command/args; $$ escapes; unknown refs stay as written. */
+/** Expands $(VAR) from the container's env in command/args (upstream ExpandContainerCommandAndArgs). */
 export function expandContainerCommand(s: string, env: Record<string, string>): string {
-  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
-    if (m === "$$") return "$";
-    return name !== undefined && name in env ? (env[name] as string) : m;
-  });
+  return expand(s, mappingFor(new Map(Object.entries(env))));
 }
 
-/** env with valueFrom resolved (upstream makeEnvironmentVariables, downward API part). */
+/** env with envFrom and valueFrom resolved (upstream makeEnvironmentVariables); errors are CreateContainerConfigError. */
 function containerEnvs(pod: KubePod, container: KubeContainer, inputs: ConfigInputs): KeyValue[] {
   const ctx: DownwardContext = { pod, nodeAllocatable: { cpuMilli: 0, memoryBytes: inputs.memoryCapacityBytes }, ...inputs.downward };
-  return (container.env ?? []).map((e) => {
-    const from = e.valueFrom;
-    try {
-      if (from?.fieldRef) return { key: e.name, value: fieldRefValue(from.fieldRef.fieldPath, ctx) };
-      if (from?.resourceFieldRef) {
-        const target = findContainer(pod, from.resourceFieldRef.containerName || container.name);
-        if (!target) throw new Error(`container "${from.resourceFieldRef.containerName}" not found`);
-        return { key: e.name, value: resourceFieldRefValue(from.resourceFieldRef, target, ctx) };
-      }
-    } catch (err) {
-      throw new ContainerConfigError(container.name, `container "${container.name}": env ${e.name}: ${(err as Error).message}`);
-    }
-    return { key: e.name, value: e.value ?? "" };
-  });
+  try {
+    const r = makeEnvironmentVariables(pod, container, ctx, inputs.objects);
+    for (const w of r.warnings) inputs.onWarning?.("InvalidEnvironmentVariableNames", w);
+    return r.envs;
+  } catch (err) {
+    throw new ContainerConfigError(container.name, (err as Error).message);
+  }
 }
 
 const PROPAGATION: Record<string, MountPropagation> = {
@@ -133,6 +143,14 @@ const PROPAGATION: Record<string, MountPropagation> = {
 
 /** Mounts with sub paths (subPath, or subPathExpr expanded from env) and propagation (upstream makeMounts). */
 function containerMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
+  const mounts = volumeMounts(ref, container, envMap, inputs);
+  // The managed /etc/hosts, unless a volume is mounted there (upstream makeMounts).
+  if (inputs.etcHostsPath && !mounts.some((m) => m.containerPath === ETC_HOSTS_PATH))
+    mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: inputs.etcHostsPath, readonly: false, selinuxRelabel: true });
+  return mounts;
+}
+
+function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
   return (container.volumeMounts ?? []).map((m) => {
     const base = inputs.volumeHostPath(ref, m.name);
     if (base === undefined) {
@@ -162,15 +180,25 @@ export function generateContainerConfig(
   attempt: number,
   inputs: ConfigInputs,
   imageRef?: string,
+  /** The image's user from ImageStatus (upstream getImageUser); unknown = root for runAsNonRoot. */
+  imageUser?: ImageUser,
 ): ContainerConfig {
   if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
+  const nonRoot = verifyRunAsNonRoot(pod, container, imageUser ?? { uid: 0, username: "" });
+  if (nonRoot) throw new ContainerConfigError(container.name, nonRoot);
+  let securityContext;
+  try {
+    securityContext = containerSecurityContext(pod, container, imageUser, inputs.seccomp ?? DEFAULT_SECCOMP);
+  } catch (e) {
+    throw new ContainerConfigError(container.name, (e as Error).message);
+  }
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
-  const csc = container.securityContext;
-  const psc = pod.spec.securityContext;
-  const runAsUser = csc?.runAsUser ?? psc?.runAsUser;
-  const runAsGroup = csc?.runAsGroup ?? psc?.runAsGroup;
+  // Created last, once nothing above can refuse the config (upstream makeMounts).
+  const terminationMessagePath = terminationMessagePathOf(container);
+  const terminationLog = inputs.terminationMessageFile?.(container.name);
+  if (terminationLog) mounts.push(terminationMessageMount(terminationLog, terminationMessagePath));
   return {
     metadata: { name: container.name, attempt },
     image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
@@ -184,7 +212,7 @@ export function generateContainerConfig(
       hash: hashContainer(container),
       restartCount: attempt,
       terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
-      terminationMessagePath: container.terminationMessagePath,
+      terminationMessagePath,
       terminationMessagePolicy: container.terminationMessagePolicy,
       ports: container.ports,
       preStop: container.lifecycle?.preStop,
@@ -193,16 +221,8 @@ export function generateContainerConfig(
     stdin: container.stdin === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes),
-      securityContext: {
-        privileged: csc?.privileged === true,
-        readonlyRootfs: csc?.readOnlyRootFilesystem === true,
-        noNewPrivs: csc?.allowPrivilegeEscalation === false,
-        namespaceOptions: { network: pod.spec.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
-        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
-        ...(psc?.fsGroup !== undefined ? { supplementalGroups: [psc.fsGroup] } : {}),
-      },
+      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
+      securityContext,
     },
   };
 }

@@ -5,11 +5,12 @@
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
 import { podUid } from "../pod-like.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
@@ -77,14 +78,36 @@ function run(cmd: string, args: string[]): void {
 export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string, emptyDir: { medium?: string; sizeLimit?: string | number }, nodeAllocatableMemoryBytes: number): string {
   const uid = podUid(pod);
   const dir = emptyDirPath(rootDir, uid, volumeName);
+  const fsGroup = pod.spec.securityContext?.fsGroup;
+  const created = !existsSync(dir);
   mkdirSync(dir, { recursive: true });
-  if (emptyDir.medium !== "Memory") return dir;
+  if (emptyDir.medium !== "Memory") {
+    if (created) {
+      // upstream setupDir: 0777 whatever the umask, so a non-root container can write without fsGroup.
+      chmodSync(dir, 0o777);
+      // Upstream SetVolumeOwnership at set-up, once: later syncs leave what containers did to it.
+      if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
+    }
+    return dir;
+  }
   // Set up once per pod: a container restart must keep the volume's contents.
   if (mountPointsUnder(dir).includes(dir)) return dir;
   const size = emptyDirMemorySizeBytes(pod, emptyDir.sizeLimit, nodeAllocatableMemoryBytes);
   run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
-  log.info(`mounted emptyDir tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volumeName, path: dir, sizeBytes: size })}`);
+  if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
+  log.info(`mounted emptyDir tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volumeName, path: dir, sizeBytes: size, fsGroup })}`);
   return dir;
+}
+
+/**
+ * A tmpfs at `dir` (secret and projected volumes: upstream wraps them in a memory-medium emptyDir
+ * without sizeLimit), mounted once; a mount already there is kept (files survive a bunlet restart).
+ */
+export function mountMemoryVolume(dir: string, pod: KubePod, nodeAllocatableMemoryBytes: number): void {
+  if (mountPointsUnder(dir).includes(dir)) return;
+  const size = emptyDirMemorySizeBytes(pod, undefined, nodeAllocatableMemoryBytes);
+  run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
+  log.info(`mounted volume tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, path: dir, sizeBytes: size })}`);
 }
 
 /**

@@ -1,6 +1,6 @@
 // The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
 // over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
@@ -22,14 +22,21 @@ import { computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
-import { setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
-import { prepareSubPath, setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
+import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
+import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
+import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
+import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { containerTerminationMessage, createTerminationMessageFile, podContainersDir, withTerminationMessage } from "./termination-message.ts";
 import {
   MINIMUM_GRACE_PERIOD_SECONDS,
   containerSpec,
@@ -39,6 +46,8 @@ import {
 } from "./termination.ts";
 import { type KubeContainer, type KubePod, asKubePod } from "./types.ts";
 import { noopRecorder, podRef, reasons, type EventRecorder } from "../../events/index.ts";
+import { detectContainerCgroupHost } from "./cgroup-host.ts";
+import type { ContainerCgroupHost } from "./resources.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -51,6 +60,8 @@ export interface KubeRuntimeOptions {
   rootDir?: string;
   /** Node memory capacity for the Burstable oom_score_adj (default: MemTotal of /proc/meminfo). */
   memoryCapacityBytes?: number;
+  /** cgroup v2 / swap controller for LinuxContainerResources.unified (default: detected at /sys/fs/cgroup). */
+  cgroupHost?: ContainerCgroupHost;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
   /**
@@ -80,8 +91,30 @@ export interface KubeRuntimeOptions {
   fetch?: typeof fetch;
   /** Timers of preStop hooks and termination ordering (default: the real clock). */
   clock?: Clock;
+  /** Directory of Localhost seccomp profiles (default <rootDir>/seccomp, as upstream). */
+  seccompProfileRoot?: string;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault seccomp for containers naming no profile. */
+  seccompDefault?: boolean;
+  /**
+   * The API objects a pod references (secrets, configMaps, service account tokens), fetched before
+   * each sync (API-server mode); without it such references fail as upstream's do without a kubeClient.
+   */
+  apiObjects?: PodApiObjectsSource;
+  /** A warning event about a pod (reason, message). */
+  onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
   /** Container and image events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, …). */
   events?: EventRecorder;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
+}
+
+/** Fetches what a pod references from the API server (src/pod/apiobjects). */
+export interface PodApiObjectsSource {
+  resolve(pod: KubePod): Promise<PodApiObjects | undefined>;
+  /** The pod is gone: its references (and their watches) are released. */
+  forget(uid: string): void;
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
@@ -108,11 +141,14 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const podLogsDir = opts.podLogsDir ?? "/var/log/pods";
   const rootDir = opts.rootDir ?? "/var/lib/kubelet";
   const memoryCapacityBytes = opts.memoryCapacityBytes ?? memTotalBytes();
+  const cgroupHost = opts.cgroupHost ?? detectContainerCgroupHost();
   const now = opts.now ?? Date.now;
   const storageOperation = opts.storageOperation ?? untimed;
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
+  const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   const events = opts.events ?? noopRecorder;
   /** recordContainerEvent: the pod, with the container's field path (spec.containers{name}). */
   const containerEvent = (pod: KubePod | PodRef, name: string, type: "Normal" | "Warning", reason: string, message: string) => {
@@ -131,9 +167,23 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const defaultVolumeHostPath = (pod: KubePod, volumeName: string): string | undefined => {
     const v = pod.spec.volumes?.find((x) => x.name === volumeName);
     if (!v) return undefined;
-    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, { pod, nodeAllocatable: nodeAllocatable() });
+    const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
+    if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
+    const spec = v as PodVolumeSpec;
+    const dir = setUpPodVolume(rootDir, spec, {
+      pod,
+      nodeAllocatable: nodeAllocatable(),
+      objects: podObjects.get(podUid(pod)),
+      mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+      fsGroup: pod.spec.securityContext?.fsGroup,
+    });
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
+  /** The API objects fetched at a pod's latest sync, by UID. */
+  const podObjects = new Map<string, PodApiObjects>();
   const nodeAllocatable = () => ({ cpuMilli: availableParallelism() * 1000, memoryBytes: opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes });
 
   /**
@@ -142,16 +192,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    */
   function setUpVolumes(pod: KubePod): string | undefined {
     if (opts.volumeHostPath) return undefined;
+    const uid = podUid(pod);
     for (const v of pod.spec.volumes ?? []) {
       try {
         // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
         storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(pod, v.name));
+        mountedVolumes.add(`${uid}/${v.name}`);
       } catch (e) {
-        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        const message = `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        // A volume set up before stays mounted with its last good files (a refresh that fails — a
+        // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
+        if (!mountedVolumes.has(`${uid}/${v.name}`)) return message;
+        log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+        events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
       }
     }
     return undefined;
   }
+  /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */
+  const mountedVolumes = new Set<string>();
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -159,11 +218,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       podLogsDir,
       cgroupParent,
       memoryCapacityBytes,
+      seccomp,
+      cgroupHost,
+      terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
+      objects: podObjects.get(podUid(pod)),
+      onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
       readOnlyVolume: (name) => {
         const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
-        return !!(v?.downwardAPI || v?.projected);
+        return !!(v?.downwardAPI || v?.projected || v?.secret || v?.configMap);
       },
     };
   }
@@ -174,7 +239,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of list) {
       // A container removed between list and status is simply gone.
       const st = await cri.containerStatus(c.id).catch(() => undefined);
-      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+      if (!st?.status) continue;
+      const cs = st.status as CriContainerStatus;
+      const rs = toRuntimeContainerStatus(cs);
+      // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
+      if (rs.state === "exited") {
+        const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));
+        if (message) rs.message = message;
+      }
+      out.push(rs);
     }
     return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
   }
@@ -314,7 +387,44 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
   }
 
-  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig): Promise<string> {
+  /** Upstream imageManager's back-off (10 s doubling to 5 min), keyed by pod UID and image. */
+  const imageBackOff = createBackOff();
+
+  /**
+   * upstream kuberuntime PullImage with pull secrets: the keyring of the pod's imagePullSecrets (a
+   * secret that cannot be read is logged and skipped, as getPullSecretsForPod does) gives the
+   * credentials for the image, tried in order until one pull succeeds; none → an anonymous pull.
+   */
+  async function pullWithSecrets(pod: KubePod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const objects = podObjects.get(podUid(pod));
+    const secrets: { name: string; data?: Record<string, string> }[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      if (!ref.name) continue;
+      try {
+        secrets.push({ name: ref.name, data: lookupSecret(objects, ref.name).data });
+      } catch (e) {
+        log.warn(`Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`);
+      }
+    }
+    const creds = secrets.length > 0 ? createDockerKeyring(dockerConfigsFromSecrets(secrets, (e) => log.warn(`pull secret skipped ${kv({ error: e.message })}`))).lookup(image) : [];
+    if (creds.length === 0) return cri.pullImage(image, undefined, sandboxConfig);
+    const errors: string[] = [];
+    for (const auth of creds) {
+      try {
+        return await cri.pullImage(image, auth, sandboxConfig);
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`);
+  }
+
+  /**
+   * Upstream EnsureImageExists: Never → the image must be present (ErrImageNeverPull); IfNotPresent →
+   * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
+   * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
+   */
+  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
     const image = container.image as string;
     const policy = container.imagePullPolicy ?? "IfNotPresent";
     const event = (type: "Normal" | "Warning", reason: string, message: string) => containerEvent(pod, container.name, type, reason, message);
@@ -330,17 +440,26 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
         throw Object.assign(new Error(message), { reason: "ErrImageNeverPull" });
       }
     }
+    const key = `${uid}_${image}`;
+    if (imageBackOff.isInBackOff(key, now())) {
+      const message = `Back-off pulling image "${image}"`;
+      event("Normal", reasons.BackOffPullImage, message);
+      throw Object.assign(new Error(message), { reason: "ImagePullBackOff" });
+    }
     event("Normal", reasons.PullingImage, `Pulling image "${image}"`);
     const startMs = now();
     try {
-      const id = await cri.pullImage(image, undefined, sandboxConfig);
+      const id = await pullWithSecrets(pod, image, sandboxConfig);
       const took = goDuration(now() - startMs);
       event("Normal", reasons.PulledImage, `Successfully pulled image "${image}" in ${took} (${took} including waiting)`);
       return id;
     } catch (e) {
-      const message = `Failed to pull image "${image}": ${(e as Error).message}`;
-      event("Warning", reasons.FailedToPullImage, message);
-      throw Object.assign(new Error(message), { reason: "ErrImagePull" });
+      imageBackOff.gc(now());
+      imageBackOff.next(key, now());
+      log.warn(`Failed to pull image ${kv({ image, policy, err: (e as Error).message })}`);
+      event("Warning", reasons.FailedToPullImage, `Failed to pull image "${image}": ${(e as Error).message}`);
+      // The waiting message is the runtime's error itself, as upstream's evalCRIPullErr fallback.
+      throw Object.assign(new Error((e as Error).message), { reason: "ErrImagePull" });
     }
   }
 
@@ -371,7 +490,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     const attempt = prev ? prev.attempt + 1 : 0;
     try {
-      await ensureImage(pod, container, sandboxConfig);
+      await ensureImage(pod, container, sandboxConfig, ref.uid);
     } catch (e) {
       const err = e as Error & { reason?: string };
       containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${err.reason ?? "ErrImagePull"}`);
@@ -380,8 +499,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     let id: string;
     try {
+      // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+      const imageUser = imageUserOf(await cri.imageStatus(container.image as string).catch((e) => {
+        throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+      }));
       // The image as the user wrote it (containerd resolves it), so statuses report that name.
-      const config = generateContainerConfig(pod, ref, container, attempt, inputs);
+      const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
       mkdirSync(join(sandboxConfig.logDirectory ?? podLogsDir, container.name), { recursive: true });
       id = await cri.createContainer(sandboxId, config, sandboxConfig);
       containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
@@ -438,6 +561,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       }
     }
 
+    await resolveApiObjects(pod, ref);
+    inputs.objects = podObjects.get(ref.uid);
     const mountError = setUpVolumes(pod);
     if (mountError) {
       log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
@@ -446,7 +571,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) => opts.onPodWarning?.(pod, reason, message));
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
       if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
@@ -464,6 +597,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     return result;
   }
 
+  /** Fetches the pod's secrets, configMaps and tokens for this sync (failures are per object, inside). */
+  async function resolveApiObjects(pod: KubePod, ref: PodRef): Promise<void> {
+    if (!opts.apiObjects) return;
+    try {
+      const objs = await opts.apiObjects.resolve(pod);
+      if (objs) podObjects.set(ref.uid, objs);
+    } catch (e) {
+      log.warn(`API objects of the pod not fetched ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+    }
+  }
+
   /** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
   async function startPodContainers(
     pod: KubePod,
@@ -479,8 +623,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
@@ -509,6 +662,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
+    podObjects.delete(uid);
+    for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
+    opts.apiObjects?.forget(uid);
+    // The termination-log files are ours whoever owns the volumes.
+    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
     if (!opts.volumeHostPath) tearDown(uid);
   }
 
@@ -537,11 +695,13 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
     },
     getPods,
+    foreignPodUids: () => (cri as { foreignPodUids?: () => ReadonlySet<string> }).foreignPodUids?.() ?? new Set(),
     getPodStatus,
     syncPod,
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
+      for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
       if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,

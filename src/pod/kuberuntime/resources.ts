@@ -52,7 +52,35 @@ export function containerOOMScoreAdjust(pod: PodLike, container: KubeContainer, 
   return adj;
 }
 
-export function containerResources(pod: PodLike, container: KubeContainer, memoryCapacityBytes: number): LinuxContainerResources {
+/** What the host's cgroups offer that changes a container's resources (detected once at start). */
+export interface ContainerCgroupHost {
+  /** cgroup v2 (the unified hierarchy) at /sys/fs/cgroup. */
+  unified: boolean;
+  /** The swap controller: memory.swap.max in the kubelet's own v2 cgroup (upstream swapControllerAvailable). */
+  swapController: boolean;
+  /** KubeletConfiguration singleProcessOOMKill (v2 default false: the whole container is OOM-killed). */
+  singleProcessOOMKill?: boolean;
+}
+
+/**
+ * LinuxContainerResources.unified on cgroup v2, as upstream sets it: memory.oom.group=1 unless
+ * singleProcessOOMKill (calculateLinuxResources), memory.swap.max=0 when the swap controller is there
+ * (configureContainerSwapResources → ConfigureNoSwap: NoSwap is the default swap behaviour).
+ */
+export function unifiedContainerResources(host: ContainerCgroupHost | undefined): Record<string, string> | undefined {
+  if (!host?.unified) return undefined;
+  const unified: Record<string, string> = {};
+  if (host.singleProcessOOMKill !== true) unified["memory.oom.group"] = "1";
+  if (host.swapController) unified["memory.swap.max"] = "0";
+  return Object.keys(unified).length > 0 ? unified : undefined;
+}
+
+export function containerResources(
+  pod: PodLike,
+  container: KubeContainer,
+  memoryCapacityBytes: number,
+  host?: ContainerCgroupHost,
+): LinuxContainerResources {
   const requests = defaultedRequests(container);
   const limits = container.resources?.limits;
   const cpuRequest = milli(requests, "cpu");
@@ -66,5 +94,7 @@ export function containerResources(pod: PodLike, container: KubeContainer, memor
     out.cpuPeriod = QUOTA_PERIOD_US;
     out.cpuQuota = milliCPUToQuota(cpuLimit, QUOTA_PERIOD_US);
   }
+  const unified = unifiedContainerResources(host);
+  if (unified) out.unified = unified;
   return out;
 }

@@ -4,6 +4,48 @@
 import type { LifecycleHandlerSpec } from "../lifecycle-hooks.ts";
 import type { PodLike } from "../pod-like.ts";
 
+/** core/v1 SeccompProfile / AppArmorProfile. */
+export interface KubeSecurityProfile {
+  type: "RuntimeDefault" | "Unconfined" | "Localhost";
+  localhostProfile?: string;
+}
+
+export interface KubeSELinuxOptions {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
+}
+
+/** core/v1 SecurityContext (container). */
+export interface KubeSecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  privileged?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { add?: string[]; drop?: string[] };
+  seccompProfile?: KubeSecurityProfile;
+  appArmorProfile?: KubeSecurityProfile;
+  seLinuxOptions?: KubeSELinuxOptions;
+  procMount?: string;
+}
+
+/** core/v1 PodSecurityContext. */
+export interface KubePodSecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  fsGroup?: number;
+  fsGroupChangePolicy?: string;
+  supplementalGroups?: number[];
+  sysctls?: { name: string; value: string }[];
+  seccompProfile?: KubeSecurityProfile;
+  appArmorProfile?: KubeSecurityProfile;
+  seLinuxOptions?: KubeSELinuxOptions;
+}
+
 export interface KubeContainer {
   name: string;
   image?: string;
@@ -14,17 +56,17 @@ export interface KubeContainer {
   env?: {
     name: string;
     value?: string;
-    valueFrom?: { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number } };
+    valueFrom?: {
+      fieldRef?: { fieldPath: string };
+      resourceFieldRef?: { containerName?: string; resource: string; divisor?: string | number };
+      secretKeyRef?: { name?: string; key: string; optional?: boolean };
+      configMapKeyRef?: { name?: string; key: string; optional?: boolean };
+    };
   }[];
+  envFrom?: { prefix?: string; configMapRef?: { name?: string; optional?: boolean }; secretRef?: { name?: string; optional?: boolean } }[];
   ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
-  securityContext?: {
-    runAsUser?: number;
-    runAsGroup?: number;
-    privileged?: boolean;
-    readOnlyRootFilesystem?: boolean;
-    allowPrivilegeEscalation?: boolean;
-  };
+  securityContext?: KubeSecurityContext;
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }[];
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
@@ -46,8 +88,16 @@ export interface KubePod extends PodLike {
     hostname?: string;
     nodeName?: string;
     serviceAccountName?: string;
+    imagePullSecrets?: { name?: string }[];
     subdomain?: string;
-    securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
+    securityContext?: KubePodSecurityContext;
+    hostPID?: boolean;
+    hostIPC?: boolean;
+    shareProcessNamespace?: boolean;
+    hostAliases?: { ip: string; hostnames?: string[] }[];
+    setHostnameAsFQDN?: boolean;
+    dnsPolicy?: string;
+    dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
     terminationGracePeriodSeconds?: number;
   };
 }

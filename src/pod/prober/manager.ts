@@ -73,16 +73,21 @@ export function createProbeManager(opts: {
         const startMs = opts.clock.now();
         const out = await runner(w.probe, { container: w.container, containerId: view.id, podIP: view.podIP });
         if (pods.get(uid) !== entry) return; // removed meanwhile
-        opts.metrics?.probed?.({ pod: entry.pod, container: w.container.name, probeType: PROBE_TYPE[w.kind], result: PROBE_RESULT[out.result], seconds: (opts.clock.now() - startMs) / 1000 });
-        w.lastOutput = out.output;
-        w.state = record(w.kind, w.probe, w.state, out.result);
-        if (out.result === "failure") {
-          const kind = `${w.kind[0]!.toUpperCase()}${w.kind.slice(1)}`;
-          const init = (entry.pod.spec.initContainers ?? []).some((c) => c.name === w.container.name);
-          opts.events?.event(podRef(entry.pod, w.container.name, init), "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
+        if (out.errored) {
+          // Upstream worker.doProbe: a prober error throws the result away (no count, no metric).
+          log.warn(`probe errored, result discarded ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, error: out.output })}`);
+        } else {
+          opts.metrics?.probed?.({ pod: entry.pod, container: w.container.name, probeType: PROBE_TYPE[w.kind], result: PROBE_RESULT[out.result], seconds: (opts.clock.now() - startMs) / 1000 });
+          w.lastOutput = out.output;
+          w.state = record(w.kind, w.probe, w.state, out.result);
+          if (out.result === "failure") {
+            const kind = `${w.kind[0]!.toUpperCase()}${w.kind.slice(1)}`;
+            const init = (entry.pod.spec.initContainers ?? []).some((c) => c.name === w.container.name);
+            opts.events?.event(podRef(entry.pod, w.container.name, init), "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
+          }
+          if (out.result === "failure")
+            log.debug(`probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`);
         }
-        if (out.result === "failure")
-          log.debug(`probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`);
       } finally {
         w.busy = false;
       }

@@ -1,7 +1,11 @@
 // The three probe handlers (upstream prober/prober.go + probe/{exec,http,tcp}): exec through the
 // runtime's ExecSync (exit 0 = success), HTTP GET (200–399 = success, TLS unverified as upstream),
-// TCP connect. A timeout is a failure, as upstream since ExecProbeTimeout.
+// TCP connect. A timeout is a failure, as upstream since ExecProbeTimeout; any other ExecSync error
+// is the runtime's, not the container's (containerd down, container gone): the outcome is marked
+// `errored` and the manager throws it away, as upstream's worker does ("Prober error, throw away the
+// result"), so a runtime outage never kills a healthy container.
 import { connect } from "node:net";
+import { GrpcCode, GrpcError } from "../../cri/grpc.ts";
 import type { ExecResult } from "../runtime.ts";
 import type { Container, Probe } from "../types.ts";
 import { grpcProbe } from "./grpc.ts";
@@ -19,6 +23,14 @@ export interface ProbeTarget {
 export interface ProbeOutcome {
   result: ProbeResult;
   output: string;
+  /** The probe could not be run (the runtime call failed): discard, count nothing. */
+  errored?: boolean;
+}
+
+/** Upstream remote runtime turns a DeadlineExceeded ExecSync into a timeout error (→ Failure). */
+export function isExecTimeout(e: unknown): boolean {
+  if (e instanceof GrpcError) return e.code === GrpcCode.DEADLINE_EXCEEDED;
+  return /timeout|deadline exceeded/i.test((e as Error)?.message ?? "");
 }
 
 /** Resolves a named port against the container's ports (upstream findPortByName). */
@@ -36,7 +48,8 @@ export async function runProbe(probe: Probe, target: ProbeTarget, deps: { execSy
       const r = await deps.execSync(target.containerId, probe.exec.command, timeoutMs);
       return { result: r.exitCode === 0 ? "success" : "failure", output: (r.stdout + r.stderr).slice(0, 10_240) };
     } catch (e) {
-      return { result: "failure", output: `command ${JSON.stringify(probe.exec.command)} failed: ${(e as Error).message}` };
+      const output = `command ${JSON.stringify(probe.exec.command)} failed: ${(e as Error).message}`;
+      return isExecTimeout(e) ? { result: "failure", output } : { result: "unknown", output, errored: true };
     }
   }
   if (probe.httpGet) {

@@ -41,7 +41,7 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
   const push = () => opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
 
   function decode(obj: unknown): Pod | undefined {
-    const { pod, errors } = decodePod(podView(obj), "api");
+    const { pod, errors } = decodePod(podView(obj), "api", "", "api");
     if (pod) return pod;
     const o = obj as { metadata?: { namespace?: string; name?: string } };
     log.error(`API pod rejected ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error: errors.map((e) => e.message).join("; ") })}`);

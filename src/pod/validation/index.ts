@@ -4,6 +4,7 @@
 import type { Pod } from "../types.ts";
 import { invalid, isDNS1123Label, isDNS1123Subdomain, validateAnnotations, validateLabels, type FieldError } from "./object-meta.ts";
 import { validateResources } from "./resources.ts";
+import { validateSecurity } from "./security.ts";
 
 export type { FieldError } from "./object-meta.ts";
 export { TotalAnnotationSizeLimitB } from "./object-meta.ts";
@@ -19,6 +20,7 @@ export function validatePod(pod: Pod): FieldError[] {
   out.push(...validateLabels(pod.metadata.labels, "metadata.labels"));
   out.push(...validateAnnotations(pod.metadata.annotations, "metadata.annotations"));
   out.push(...validateResources(pod.spec));
+  out.push(...validateSecurity(pod));
   // The pod log directory is <podLogsDir>/<namespace>_<name>_<uid>: past NAME_MAX every container
   // start fails with ENAMETOOLONG, forever (issue #14 finding 10), so refuse the pod up front.
   const logDir = `${namespace}_${name}_${uid}`;

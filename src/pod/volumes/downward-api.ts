@@ -1,6 +1,7 @@
 // The downward API (upstream pkg/api/v1/resource ExtractContainerResourceValue, pkg/fieldpath,
 // kubelet_pods.go podFieldSelectorRuntimeValue): pod fields and container resources as env values or
 // downwardAPI volume files. Pure: the pod, its IPs and the node's allocatable come in.
+import type { PayloadFile } from "./atomic-writer.ts";
 import { parseQuantity, quantityMilliValue, quantityValue } from "../../config/quantity.ts";
 
 export interface DownwardPod {
@@ -96,3 +97,27 @@ export function resourceFieldRefValue(ref: ResourceFieldRef, container: Downward
 export function findContainer(pod: DownwardPod, name: string | undefined): DownwardContainer | undefined {
   return [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((c) => c.name === name);
 }
+
+export interface DownwardApiItem {
+  path: string;
+  fieldRef?: { fieldPath: string; apiVersion?: string };
+  resourceFieldRef?: ResourceFieldRef;
+  mode?: number;
+}
+
+/** File contents of a downwardAPI volume (or projected source), by relative path. */
+export function downwardApiPayload(items: readonly DownwardApiItem[], defaultMode: number | undefined, ctx: DownwardContext): Record<string, PayloadFile> {
+  const out: Record<string, PayloadFile> = {};
+  for (const it of items) {
+    let content: string;
+    if (it.fieldRef) content = fieldRefValue(it.fieldRef.fieldPath, ctx);
+    else if (it.resourceFieldRef) {
+      const c = findContainer(ctx.pod, it.resourceFieldRef.containerName);
+      if (!c) throw new Error(`resourceFieldRef: container "${it.resourceFieldRef.containerName ?? ""}" not found in the pod`);
+      content = resourceFieldRefValue(it.resourceFieldRef, c, ctx);
+    } else continue;
+    out[it.path] = { content, mode: it.mode ?? defaultMode ?? 0o644 };
+  }
+  return out;
+}
+

@@ -1,5 +1,6 @@
 // Public surface of pod volumes (upstream pkg/volume/*): hostPath type checks, the downward API
-// (env values and downwardAPI/projected volume files, written atomically) and safe sub paths.
+// (env values and downwardAPI/projected volume files, written atomically), secret/configMap/projected
+// payloads from the API objects fetched for a sync, and safe sub paths.
 export { checkHostPathType, type HostPathType } from "./host-path.ts";
 export {
   ENV_FIELD_PATHS,
@@ -13,7 +14,21 @@ export {
   type DownwardPod,
   type ResourceFieldRef,
 } from "./downward-api.ts";
-export { writeAtomically, type PayloadFile } from "./atomic-writer.ts";
+export { timestampedDirName, writeAtomically, type PayloadFile } from "./atomic-writer.ts";
 export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from "./subpath.ts";
-export { downwardApiPayload, setUpPodVolume, type DownwardApiItem, type PodVolumeSpec } from "./setup.ts";
+export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
+export { setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
+export {
+  ObjectNotFoundError,
+  configMapPayload,
+  lookupConfigMap,
+  lookupSecret,
+  projectedPayload,
+  secretPayload,
+  tokenKey,
+  type ConfigMapObject,
+  type PodApiObjects,
+  type ProjectedSource,
+  type SecretObject,
+} from "./api-objects.ts";
 export { volumePluginName } from "./plugin-name.ts";

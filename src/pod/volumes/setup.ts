@@ -1,63 +1,85 @@
 // Setting up the volumes bunlet prepares itself (emptyDir lives in kuberuntime/empty-dir.ts):
-// hostPath (type checked), downwardAPI and projected (its downwardAPI sources; the others are refused
-// at validation) under <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out.
+// hostPath (type checked), downwardAPI, secret, configMap and projected (atomic writer) under
+// <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
+// volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
+// caller's `mountMemory` so that unit tests need no mounts.
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { fieldRefValue, findContainer, resourceFieldRefValue, type DownwardContext, type ResourceFieldRef } from "./downward-api.ts";
+import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
-
-export interface DownwardApiItem {
-  path: string;
-  fieldRef?: { fieldPath: string; apiVersion?: string };
-  resourceFieldRef?: ResourceFieldRef;
-  mode?: number;
-}
+import { setVolumeOwnership } from "./ownership.ts";
+import { configMapPayload, projectedPayload, secretPayload, type ConfigMapVolumeSource, type PodApiObjects, type ProjectedSource, type SecretVolumeSource } from "./api-objects.ts";
 
 export interface PodVolumeSpec {
   name: string;
   hostPath?: { path: string; type?: string };
   downwardAPI?: { items?: DownwardApiItem[]; defaultMode?: number };
-  projected?: { sources?: { downwardAPI?: { items?: DownwardApiItem[] } }[]; defaultMode?: number };
+  projected?: { sources?: ProjectedSource[]; defaultMode?: number };
+  secret?: SecretVolumeSource;
+  configMap?: ConfigMapVolumeSource;
 }
 
-/** File contents of a downwardAPI volume (or projected source), by relative path. */
-export function downwardApiPayload(items: readonly DownwardApiItem[], defaultMode: number | undefined, ctx: DownwardContext): Record<string, PayloadFile> {
-  const out: Record<string, PayloadFile> = {};
-  for (const it of items) {
-    let content: string;
-    if (it.fieldRef) content = fieldRefValue(it.fieldRef.fieldPath, ctx);
-    else if (it.resourceFieldRef) {
-      const c = findContainer(ctx.pod, it.resourceFieldRef.containerName);
-      if (!c) throw new Error(`resourceFieldRef: container "${it.resourceFieldRef.containerName ?? ""}" not found in the pod`);
-      content = resourceFieldRefValue(it.resourceFieldRef, c, ctx);
-    } else continue;
-    out[it.path] = { content, mode: it.mode ?? defaultMode ?? 0o644 };
-  }
-  return out;
+export interface VolumeSetUpContext extends DownwardContext {
+  /** Secrets, configMaps and tokens fetched for this sync (API pods). */
+  objects?: PodApiObjects;
+  /** Mounts a tmpfs at `dir` once (secret and projected volumes); default: a plain directory. */
+  mountMemory?: (dir: string) => void;
+  /** The pod's securityContext.fsGroup: written volumes are group-owned by it, group-readable. */
+  fsGroup?: number;
+}
+
+/**
+ * Writes the payload; when anything changed and the pod has an fsGroup, the whole volume gets it
+ * (upstream's writer setPerms hook: SetVolumeOwnership, read-only mask, on every write).
+ */
+function write(dir: string, payload: Record<string, PayloadFile>, ctx: VolumeSetUpContext): void {
+  if (writeAtomically(dir, payload) && ctx.fsGroup !== undefined) setVolumeOwnership(dir, ctx.fsGroup, true);
 }
 
 const pluginDir = (rootDir: string, uid: string, plugin: string, name: string) => join(rootDir, "pods", uid, "volumes", plugin, name);
 
+/** The directory of an atomic-writer volume, created (on tmpfs when `memory`). */
+function volumeDir(rootDir: string, uid: string, plugin: string, name: string, memory: boolean, ctx: VolumeSetUpContext): string {
+  const dir = pluginDir(rootDir, uid, plugin, name);
+  mkdirSync(dir, { recursive: true, mode: 0o750 });
+  if (memory) ctx.mountMemory?.(dir);
+  return dir;
+}
+
 /**
- * The host path of a hostPath/downwardAPI/projected volume, set up (type check, files written);
- * undefined for other kinds. Throws upstream's error when set-up fails.
+ * The host path of a hostPath/downwardAPI/secret/configMap/projected volume, set up (type check,
+ * files written or refreshed); undefined for other kinds. Throws upstream's error when set-up fails;
+ * the payload is built before anything is written, so a failure leaves the last good files.
  */
-export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: DownwardContext): string | undefined {
+export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSetUpContext): string | undefined {
   const uid = ctx.pod.metadata.uid ?? "";
   if (v.hostPath) {
     checkHostPathType(v.hostPath.path, v.hostPath.type as HostPathType | undefined);
     return v.hostPath.path;
   }
   if (v.downwardAPI) {
-    const dir = pluginDir(rootDir, uid, "kubernetes.io~downward-api", v.name);
-    writeAtomically(dir, downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx));
+    const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);
+    const dir = volumeDir(rootDir, uid, "kubernetes.io~downward-api", v.name, false, ctx);
+    write(dir, payload, ctx);
+    return dir;
+  }
+  if (v.secret) {
+    const payload = secretPayload(v.secret, ctx.objects);
+    const dir = volumeDir(rootDir, uid, "kubernetes.io~secret", v.name, true, ctx);
+    write(dir, payload, ctx);
+    return dir;
+  }
+  if (v.configMap) {
+    const payload = configMapPayload(v.configMap, ctx.objects);
+    const dir = volumeDir(rootDir, uid, "kubernetes.io~configmap", v.name, false, ctx);
+    write(dir, payload, ctx);
     return dir;
   }
   if (v.projected) {
-    const dir = pluginDir(rootDir, uid, "kubernetes.io~projected", v.name);
-    const payload: Record<string, PayloadFile> = {};
-    for (const s of v.projected.sources ?? []) Object.assign(payload, downwardApiPayload(s.downwardAPI?.items ?? [], v.projected.defaultMode, ctx));
-    writeAtomically(dir, payload);
+    const payload = projectedPayload(v.projected.sources ?? [], v.projected.defaultMode, ctx.objects, ctx, ctx.fsGroup !== undefined);
+    const dir = volumeDir(rootDir, uid, "kubernetes.io~projected", v.name, true, ctx);
+    write(dir, payload, ctx);
     return dir;
   }
   return undefined;

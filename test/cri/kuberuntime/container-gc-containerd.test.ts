@@ -50,6 +50,8 @@ describe.skipIf(!canRunContainerd())("container GC on containerd", () => {
       if (!st.containers.some((c) => c.state === "running")) await rt.syncPod(pod!, st, noBackOff);
       return (await dead("app")) >= 4 || undefined;
     }, 60_000, { intervalMs: 200 });
+    // The instance started last may still be running: GC keeps one dead container only once it died.
+    await until("no app running", async () => !(await status()).containers.some((c) => c.state === "running") || undefined, 30_000, { intervalMs: 100 });
 
     await rt.garbageCollect!({ contentRemovable: () => false, allSourcesReady: true });
     expect(await dead("app")).toBe(1);

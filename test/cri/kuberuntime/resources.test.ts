@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { detectContainerCgroupHost, unifiedCgroupPath } from "../../../src/pod/kuberuntime/cgroup-host.ts";
 import { containerOOMScoreAdjust, containerResources, milliCPUToQuota, milliCPUToShares } from "../../../src/pod/kuberuntime/resources.ts";
 import type { KubeContainer, KubePod } from "../../../src/pod/kuberuntime/types.ts";
 
@@ -68,5 +71,44 @@ describe("containerResources", () => {
   test("no resources: minimum shares, no quota, no memory limit", () => {
     const c: KubeContainer = { name: "c" };
     expect(containerResources(pod([c]), c, 4 * GiB)).toEqual({ cpuShares: 2, memoryLimitInBytes: 0, oomScoreAdj: 1000 });
+  });
+});
+
+describe("LinuxContainerResources.unified on cgroup v2 (upstream calculateLinuxResources, ConfigureNoSwap)", () => {
+  const c: KubeContainer = { name: "c", resources: { limits: { memory: "64Mi" } } };
+  test.each([
+    ["cgroup v1: none", undefined, undefined],
+    ["cgroup v1 with memsw: none (v1 swap is memorySwapLimitInBytes)", { unified: false, swapController: true }, undefined],
+    ["v2 without swap controller: group OOM kill", { unified: true, swapController: false }, { "memory.oom.group": "1" }],
+    ["v2 with swap controller: no swap too", { unified: true, swapController: true }, { "memory.oom.group": "1", "memory.swap.max": "0" }],
+    ["v2, singleProcessOOMKill", { unified: true, swapController: true, singleProcessOOMKill: true }, { "memory.swap.max": "0" }],
+    ["v2, singleProcessOOMKill, no swap controller", { unified: true, swapController: false, singleProcessOOMKill: true }, undefined],
+  ] as const)("%s", (_name, host, want) => {
+    expect(containerResources(pod([c]), c, 4 * GiB, host).unified).toEqual(want);
+  });
+});
+
+describe("detectContainerCgroupHost", () => {
+  test.each([
+    ["0::/system.slice/bunlet.service\n", "/system.slice/bunlet.service"],
+    ["4:memory:/x\n1:cpu:/\n0::/\n", "/"],
+    ["4:memory:/x\n", undefined],
+  ])("own v2 cgroup of %p", (text, want) => expect(unifiedCgroupPath(text)).toBe(want));
+
+  test("v2: swap controller from memory.swap.max in the own cgroup; v1: memsw", () => {
+    const root = mkdtempSync("/tmp/bunlet-cgroup-host-");
+    try {
+      writeFileSync(join(root, "self"), "0::/kubelet.slice\n");
+      writeFileSync(join(root, "cgroup.controllers"), "memory\n");
+      mkdirSync(join(root, "kubelet.slice"));
+      const detect = () => detectContainerCgroupHost({ mountRoot: root, procSelfCgroup: join(root, "self") });
+      expect(detect()).toEqual({ unified: true, swapController: false, singleProcessOOMKill: undefined });
+      writeFileSync(join(root, "kubelet.slice", "memory.swap.max"), "max\n");
+      expect(detect().swapController).toBe(true);
+      rmSync(join(root, "cgroup.controllers"));
+      expect(detect()).toEqual({ unified: false, swapController: false, singleProcessOOMKill: undefined });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

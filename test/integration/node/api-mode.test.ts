@@ -14,6 +14,8 @@ let api: ApiServerDouble;
 let mode: NodeApiMode;
 let pressure: NodeConditionType[] = [];
 let runtimeErrors: string[] = ["container runtime status check may not have completed yet"];
+/** What the startup tracker (kubelet_node_startup_*) was told, in order. */
+const startupEvents: string[] = [];
 
 const facts: NodeFacts = {
   machine: async () => ({ machineID: "mid", systemUUID: "uuid", bootID: "boot", kernelVersion: "6.1.0", osImage: "Debian GNU/Linux 12 (bookworm)", operatingSystem: "linux", architecture: "amd64", cpus: 2, memoryBytes: 2 ** 31, hugepagesBytes: {}, ephemeralStorageBytes: 2 ** 34 }),
@@ -39,6 +41,7 @@ beforeAll(async () => {
       registration: { nodeName: "worker-1", hostname: "worker-1", os: "linux", arch: "amd64", nodeLabels: { "node-role.kubernetes.io/worker": "" }, registerWithTaints: [] },
       registerNode: true, kubeletVersion: "v1.31.0", kubeletPort: 10250, maxPods: 110, maxImages: 50,
       updateFrequencyMs: 200, reportFrequencyMs: 60_000, leaseDurationSeconds: 2,
+      startup: { attemptRegisterNode: () => startupEvents.push("attempt"), registeredNode: () => startupEvents.push("registered"), nodeReady: () => startupEvents.push("ready") },
     },
     facts, client, realClock,
   );
@@ -61,6 +64,8 @@ test("registers the node NotReady, then Ready once the runtime is", async () => 
   expect(n.status.capacity).toEqual({ cpu: "2", memory: "2Gi", pods: "110", "ephemeral-storage": "16Gi" });
   expect(n.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
   expect(n.status.images).toEqual([{ names: ["bunlet.local/pause:1"], sizeBytes: 1000 }]);
+  // The startup tracker saw the attempt, the registration, then Ready — Ready only once the runtime was.
+  expect([...new Set(startupEvents)]).toEqual(["attempt", "registered", "ready"]);
 });
 
 test("status is patched only when it changed (report frequency 60 s)", async () => {

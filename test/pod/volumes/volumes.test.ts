@@ -1,7 +1,7 @@
 // Pod volumes (src/pod/volumes/): hostPath type checks with upstream's errors, downward API values,
 // the atomic writer and sub path safety — on a real filesystem under a temp directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import {
   prepareSubPath,
   resourceFieldRefValue,
   subPathError,
+  timestampedDirName,
   writeAtomically,
   type DownwardContext,
 } from "../../../src/pod/volumes/index.ts";
@@ -160,5 +161,18 @@ describe("sub paths", () => {
     expect(existsSync("/etc/newdir")).toBe(false);
     symlinkSync("a", join(vol, "inside"));
     expect(prepareSubPath(vol, "inside", "m", "c")).toBe(join(vol, "a"));
+  });
+});
+
+describe("atomic writer layout (upstream atomic_writer.go)", () => {
+  test("..data → ..YYYY_MM_DD_hh_mm_ss.<digits>, bytes kept, top-level names link through ..data", () => {
+    const d = join(dir, "layout");
+    expect(timestampedDirName(new Date(Date.UTC(2026, 0, 2, 3, 4, 5)))).toMatch(/^\.\.2026_01_02_03_04_05\.\d+$/);
+    writeAtomically(d, { "ca.crt": { content: new Uint8Array([0, 255, 10]) }, "dir/token": { content: "t", mode: 0o600 } });
+    expect(readlinkSync(join(d, "..data"))).toMatch(/^\.\.\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\.\d+$/);
+    expect([...readFileSync(join(d, "ca.crt"))]).toEqual([0, 255, 10]);
+    expect(readlinkSync(join(d, "dir"))).toBe("..data/dir");
+    expect(statSync(join(d, "dir/token")).mode & 0o777).toBe(0o600);
+    expect(readdirSync(d).sort()).toEqual(["..data", readlinkSync(join(d, "..data")), "ca.crt", "dir"].sort());
   });
 });

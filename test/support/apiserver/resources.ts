@@ -8,7 +8,7 @@ export interface ResourceDef {
   kind: string;
   namespaced: boolean;
   shortNames?: string[];
-  /** Subresources served: status (spec kept), approval (CSR conditions only). */
+  /** Subresources served: status (spec kept), approval (CSR conditions only), token (TokenRequest, create only). */
   subresources: string[];
 }
 
@@ -18,6 +18,9 @@ export const RESOURCES: ResourceDef[] = [
   { group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: "Namespace", namespaced: false, shortNames: ["ns"], subresources: ["status"] },
   { group: "", version: "v1", resource: "nodes", singular: "node", kind: "Node", namespaced: false, shortNames: ["no"], subresources: ["status"] },
   { group: "", version: "v1", resource: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status"] },
+  { group: "", version: "v1", resource: "secrets", singular: "secret", kind: "Secret", namespaced: true, subresources: [] },
+  { group: "", version: "v1", resource: "configmaps", singular: "configmap", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], subresources: [] },
+  { group: "", version: "v1", resource: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", namespaced: true, shortNames: ["sa"], subresources: ["token"] },
   { group: "", version: "v1", resource: "events", singular: "event", kind: "Event", namespaced: true, shortNames: ["ev"], subresources: [] },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: "Lease", namespaced: true, subresources: [] },
   { group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: "CertificateSigningRequest", namespaced: false, shortNames: ["csr"], subresources: ["status", "approval"] },

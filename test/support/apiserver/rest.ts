@@ -10,6 +10,7 @@ import { parseFieldSelector, parseLabelSelector, SelectorError } from "./selecto
 import { alreadyExists, badRequest, conflict, notFound, unsupportedMedia } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { toTable, wantsTable } from "./table.ts";
+import { admitPod } from "./serviceaccounts.ts";
 
 export interface Target {
   def: ResourceDef;
@@ -55,6 +56,7 @@ export async function get(store: Store, t: Target, accept: string | undefined): 
 
 export async function create(store: Store, t: Target, body: Obj, user: User): Promise<Reply> {
   const obj = prepareCreate(t.def, t.ns, body, user);
+  if (t.def.resource === "pods") await admitPod(store, t.ns, obj);
   const stored = await store.put(keyOf(t.def, t.ns, obj.metadata.name), obj, 0);
   if (stored === "conflict") throw alreadyExists(t.def, obj.metadata.name);
   return { code: 201, body: stored };

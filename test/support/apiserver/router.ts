@@ -8,15 +8,23 @@ import * as rest from "./rest.ts";
 import { ApiStatus, badRequest } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { serveWatch, type WatchOpts } from "./watch.ts";
+import { createToken, type TokenIssuer } from "./serviceaccounts.ts";
+import { authorizeNodeObject } from "./node-authorizer.ts";
 import { admitCreate } from "./admission.ts";
+import { isProxyPath, proxyRequest, proxyUpgrade, resolveProxyTarget, type KubeletClientCert, type ProxyTarget } from "./proxy.ts";
+import type { Duplex } from "node:stream";
 
 export interface RouterDeps {
   store: Store;
   auth: AuthConfig;
   watch: WatchOpts;
   serverAddress(): string;
+  /** Signs TokenRequest tokens (serviceaccounts/<name>/token). */
+  tokens: TokenIssuer;
+  /** The certificate the double presents to kubelets (node proxy, pods/exec|attach|portforward|log). */
+  kubeletClient?: KubeletClientCert;
   /** Every authenticated request, for tests that count what a client sent. */
-  onRequest?(r: { method: string; path: string; user: string; userAgent?: string }): void;
+  onRequest?(r: { method: string; path: string; user: string; userAgent?: string; upgrade?: string }): void;
 }
 
 function parseTarget(segs: string[], group: string, version: string): rest.Target | undefined {
@@ -53,8 +61,13 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";
   const verb = req.method === "GET" ? (isWatch ? "watch" : t.name ? "get" : "list") : VERB[req.method ?? ""] ?? "unknown";
   authorize(user, verb, t.def, t.ns, t.name, t.sub);
+  await authorizeNodeObject(deps.store, user, verb, t.def.resource, t.ns, t.name, t.sub, q);
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const accept = req.headers.accept;
+  if (t.sub === "token") {
+    if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return createToken(deps.store, deps.tokens, t.ns, t.name!, body as Obj | undefined);
+  }
   switch (verb) {
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);
@@ -82,6 +95,35 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** Authorizes and locates a request for the kubelet (nodes/proxy, pods/exec …). */
+async function proxyTarget(req: IncomingMessage, user: User, deps: RouterDeps): Promise<ProxyTarget> {
+  const url = new URL(req.url ?? "/", "https://x");
+  const t = await resolveProxyTarget(deps.store, url);
+  if (!t) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
+  authorize(user, req.method === "GET" ? "get" : VERB[req.method ?? ""] ?? "unknown", findResource("", "v1", t.resource), t.namespace, t.name, t.subresource);
+  if (!deps.kubeletClient) throw new ApiStatus(503, "ServiceUnavailable", "no kubelet client certificate configured");
+  return t;
+}
+
+/** The server's "upgrade" listener: upgrade requests to the kubelet, spliced; anything else refused. */
+export function createUpgradeHandler(deps: RouterDeps) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on("error", () => {});
+    const refuse = (e: unknown) => {
+      const st = e instanceof ApiStatus ? e : new ApiStatus(500, "InternalError", `Internal error occurred: ${(e as Error).message}`);
+      const body = JSON.stringify(st.body());
+      socket.end(`HTTP/1.1 ${st.code} ${st.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    };
+    void (async () => {
+      const user = authenticate(socket as TLSSocket, req.headers.authorization, deps.auth);
+      const protocol = req.headers["sec-websocket-protocol"];
+      deps.onRequest?.({ method: req.method ?? "", path: req.url ?? "", user: user.name, userAgent: req.headers["user-agent"], upgrade: `${req.headers.upgrade ?? ""}${protocol ? ` ${protocol}` : ""}` });
+      if (!isProxyPath(new URL(req.url ?? "/", "https://x").pathname)) throw new ApiStatus(400, "BadRequest", "upgrade is only supported for the kubelet's streaming subresources");
+      proxyUpgrade(req, socket, head, await proxyTarget(req, user, deps), deps.kubeletClient!);
+    })().catch(refuse);
+  };
+}
+
 export function createRouter(deps: RouterDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const send = (code: number, body: unknown) => {
@@ -92,6 +134,7 @@ export function createRouter(deps: RouterDeps) {
     try {
       const user = authenticate(req.socket as TLSSocket, req.headers.authorization, deps.auth);
       deps.onRequest?.({ method: req.method ?? "", path: req.url ?? "", user: user.name, userAgent: req.headers["user-agent"] });
+      if (isProxyPath(new URL(req.url ?? "/", "https://x").pathname)) return proxyRequest(req, res, await proxyTarget(req, user, deps), deps.kubeletClient!);
       const body = await readBody(req);
       const r = await dispatch(req, res, user, body, deps);
       if (r !== "streaming") send(r.code, r.body);

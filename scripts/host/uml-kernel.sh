@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds (once) the User-mode Linux kernel the cgroup v2 test guest runs on, and prints its path.
+#
+# Why UML: this host's memory controller is bound to cgroup v1 and must stay so, and its /dev/kvm is a
+# PVM hypervisor (kvm_pvm) that boots only PVM guest kernels, so qemu cannot run a stock kernel. A UML
+# kernel is an ordinary host process: no /dev/kvm, no host cgroup touched.
+# Why build it: Debian's prebuilt /usr/bin/linux.uml (package user-mode-linux) has CONFIG_PSI off, so
+# there are no memory.pressure files. We build Debian's linux-source-6.1 with Debian's own UML config
+# (shipped in user-mode-linux), modules folded in (=m → off, the few we need =y) and PSI on.
+#
+# Cost: ~6 min on 2 free CPUs (longer on a shared machine: the build runs under `nice -n 19`), a 9 MB
+# stripped binary. Cached under $BUNLET_UML_CACHE (default /var/tmp/bunlet-uml) in a file named by a hash
+# of this recipe (not of the source package version: a Debian point release alone does not rebuild;
+# the version built is recorded beside it in <kernel>.version).
+#
+#   scripts/host/uml-kernel.sh          # build if missing, print the kernel path
+#   scripts/host/uml-kernel.sh --path   # print the path it would have, build nothing (exit 1 if absent)
+# Packages from Debian (apt, installed if missing): gcc make flex bison bc libc6-dev xz-utils; the
+# source packages linux-source-6.1 and user-mode-linux are downloaded and unpacked, not installed.
+set -euo pipefail
+
+CACHE="${BUNLET_UML_CACHE:-/var/tmp/bunlet-uml}"
+SRC_PKG=linux-source-6.1
+CFG_PKG=user-mode-linux
+# Bump when the config edits below change in a way the hash of this file would not show (it always does).
+RECIPE_VERSION=1
+
+say() { echo "uml-kernel: $*" >&2; }
+
+have_apt_lists() { ls /var/lib/apt/lists/ 2>/dev/null | grep -q '_Packages$'; }
+
+apt_install() {
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing ${missing[*]}"
+  have_apt_lists || apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+kernel_path() {
+  local key
+  key="$( { echo "$RECIPE_VERSION $SRC_PKG $CFG_PKG"
+            sed -n '/^configure()/,/^}/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-12)"
+  echo "$CACHE/linux-uml-psi-$key"
+}
+
+# The kernel config: Debian's UML config, modules off, and what the guest needs built in.
+configure() {
+  zcat "$1" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >.config
+  # PSI: memory.pressure and triggers. OVERLAY_FS: the guest's root (host / read-only + tmpfs upper).
+  # VETH/BRIDGE/TUN: container networking. Debug info and LSMs off: build time and size.
+  ./scripts/config --enable PSI --disable PSI_DEFAULT_DISABLED \
+    --enable OVERLAY_FS --enable VETH --enable BRIDGE --enable TUN \
+    --enable CGROUP_MISC --enable TMPFS_XATTR --enable TMPFS_POSIX_ACL \
+    --disable UML_NET_VDE --disable UML_NET_PCAP \
+    --disable DEBUG_INFO --enable DEBUG_INFO_NONE --disable DEBUG_INFO_REDUCED --disable DEBUG_INFO_COMPRESSED \
+    --disable SECURITY_SELINUX --disable SECURITY_APPARMOR --disable SECURITY_SMACK \
+    --disable SECURITY_TOMOYO --disable SECURITY_LOADPIN --set-str LSM "yama,integrity" \
+    --disable RAID6_PQ_BENCHMARK --disable BTRFS_FS --enable CRYPTO_MANAGER_DISABLE_TESTS
+  make ARCH=um olddefconfig >/dev/null
+  local opt
+  for opt in PSI OVERLAY_FS CGROUPS MEMCG CGROUP_PIDS; do
+    grep -q "^CONFIG_$opt=y" .config || { say "CONFIG_$opt did not stick"; exit 1; }
+  done
+}
+
+build() {
+  local out="$1" work
+  mkdir -p "$CACHE"
+  work="$(mktemp -d "$CACHE/build.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  say "building the UML kernel once into $out (~6 min on 2 free CPUs, niced; log $work/build.log)"
+  apt_install gcc make flex bison bc libc6-dev xz-utils
+  have_apt_lists || apt-get update -qq >&2
+  (cd "$work" && apt-get download -q $SRC_PKG $CFG_PKG >&2)
+  dpkg-deb -x "$work"/${SRC_PKG}_*.deb "$work/x"
+  dpkg-deb -x "$work"/${CFG_PKG}_*.deb "$work/x"
+  tar -C "$work" -xaf "$work/x/usr/src/$SRC_PKG.tar.xz"
+  cd "$work/$SRC_PKG"
+  configure "$work/x/usr/share/doc/$CFG_PKG/config.gz"
+  if ! nice -n 19 make ARCH=um -j"$(nproc)" linux >"$work/build.log" 2>&1; then
+    tail -30 "$work/build.log" >&2
+    cp "$work/build.log" "$CACHE/last-failed-build.log"
+    say "build failed (log kept in $CACHE/last-failed-build.log)"; exit 1
+  fi
+  strip -o "$out.tmp" linux
+  (cd "$work" && ls ./*.deb | sed 's|^\./||') >"$out.version"
+  mv "$out.tmp" "$out"
+  cd / && rm -rf "$work"
+  trap - EXIT
+  say "built $out"
+}
+
+main() {
+  local out; out="$(kernel_path)"
+  if [ "${1:-}" = --path ]; then echo "$out"; [ -x "$out" ]; return; fi
+  if [ ! -x "$out" ]; then
+    mkdir -p "$CACHE"
+    exec 9>"$CACHE/.lock"
+    flock 9 # one builder at a time; a waiter finds the kernel built
+    [ -x "$out" ] || build "$out"
+  fi
+  echo "$out"
+}
+
+main "$@"

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Runs one command inside a throw-away cgroup v2 Linux guest and exits with its exit code.
+#
+#   scripts/host/v2-guest.sh [--systemd] [-m MiB] [-t SECS] [-w DIR]... [-e NAME[=VAL]]... [-v] -- CMD [ARG]...
+#     --systemd   boot systemd as PID 1 (D-Bus and systemd-logind up); CMD runs as a oneshot unit
+#     -m MiB      guest memory (default 1024)
+#     -t SECS     timeout for the whole run (default 600); exit 124 when it fires
+#     -w DIR      share host DIR read-write at the same path (everything else is the host's / read-only
+#                 under a tmpfs overlay: writes succeed but vanish at poweroff)
+#     -e NAME[=VAL]  pass an environment variable into the guest (PATH, HOME and LANG always pass)
+#     -v          print the guest console and boot timings on stderr
+#   Exit: CMD's exit code; 124 timeout; 125 the guest failed or never ran CMD.
+#
+# The guest: a User-mode Linux 6.1 kernel (scripts/host/uml-kernel.sh; it runs as an ordinary host
+# process, no /dev/kvm, no host cgroup touched) with cgroup v2 only at /sys/fs/cgroup — memory, cpu, io,
+# pids, … enabled at the root — and PSI. One CPU. CMD runs as root in the guest's root cgroup (or in
+# v2-guest-command.service with --systemd), cwd = the host's cwd, stdin = /dev/null; its stdout and
+# stderr stream back live. /tmp, /run and /dev/shm are fresh tmpfs. Booting takes ~1.5 s with the
+# busybox init, ~9 s with systemd; syscalls are slower than native, so compare agents inside one guest.
+#
+# Env: BUNLET_UML_KERNEL  a UML kernel to use instead of building one (needs PSI and overlayfs built in)
+#      BUNLET_UML_CACHE   where the kernel and initramfs are cached (default /var/tmp/bunlet-uml)
+# Packages (Debian, installed if missing): busybox-static; the kernel build installs its own.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="${BUNLET_UML_CACHE:-/var/tmp/bunlet-uml}"
+BUSYBOX=/bin/busybox
+
+say() { echo "v2-guest: $*" >&2; }
+usage() { sed -n '3,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+
+SYSTEMD=0 MEMORY_MIB=1024 TIMEOUT_S=600 VERBOSE=0
+RW_DIRS=() ENV_PASS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --systemd) SYSTEMD=1 ;;
+    -m) MEMORY_MIB="${2:?-m needs MiB}"; shift ;;
+    -t) TIMEOUT_S="${2:?-t needs seconds}"; shift ;;
+    -w) RW_DIRS+=("$(realpath "${2:?-w needs a directory}")"); shift ;;
+    -e) ENV_PASS+=("${2:?-e needs NAME[=VALUE]}"); shift ;;
+    -v) VERBOSE=1 ;;
+    -h|--help) usage ;;
+    --) shift; break ;;
+    -*) say "unknown option $1"; usage ;;
+    *) break ;;
+  esac
+  shift
+done
+[ $# -gt 0 ] || usage
+[[ "$MEMORY_MIB" =~ ^[0-9]+$ ]] || { say "-m: not a number of MiB: $MEMORY_MIB"; exit 2; }
+[[ "$TIMEOUT_S" =~ ^[0-9]+$ ]] || { say "-t: not a number of seconds: $TIMEOUT_S"; exit 2; }
+
+if ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked'; then
+  say "installing busybox-static (the guest's initramfs)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends busybox-static file >&2
+fi
+
+KERNEL="${BUNLET_UML_KERNEL:-}"
+[ -n "$KERNEL" ] || KERNEL="$(BUNLET_UML_CACHE="$CACHE" "$HERE/uml-kernel.sh")" || { say "no UML kernel"; exit 125; }
+
+# The initramfs: busybox + the two guest scripts, cached under a hash of them.
+initramfs() {
+  local key out stage
+  key="$(cat "$BUSYBOX" "$HERE/v2-guest/init.sh" "$HERE/v2-guest/stage2.sh" | sha256sum | cut -c1-12)"
+  out="$CACHE/initramfs-$key.cpio"
+  if [ ! -f "$out" ]; then
+    mkdir -p "$CACHE"
+    stage="$(mktemp -d "$CACHE/initramfs.XXXXXX")"
+    mkdir -p "$stage"/{bin,dev,proc,sys,host,newroot,upper,run-dir}
+    cp "$BUSYBOX" "$stage/bin/busybox"
+    local a
+    for a in $("$BUSYBOX" --list); do [ "$a" = busybox ] || ln -s busybox "$stage/bin/$a"; done
+    install -m 755 "$HERE/v2-guest/init.sh" "$stage/init"
+    install -m 755 "$HERE/v2-guest/stage2.sh" "$stage/stage2.sh"
+    (cd "$stage" && find . | "$BUSYBOX" cpio -o -H newc 2>/dev/null) >"$out.tmp.$$"
+    mv "$out.tmp.$$" "$out"
+    rm -rf "$stage"
+  fi
+  echo "$out"
+}
+INITRAMFS="$(initramfs)"
+
+RUN="$(mktemp -d /tmp/v2-guest-run.XXXXXX)"
+GUEST_PID="" TAIL_PIDS=()
+cleanup() {
+  [ -n "$GUEST_PID" ] && kill "$GUEST_PID" 2>/dev/null && wait "$GUEST_PID" 2>/dev/null
+  for p in "${TAIL_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  rm -rf "$RUN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+rw_joined="$(IFS=:; echo "${RW_DIRS[*]:-}")"
+# Debian's stock /usr/bin/linux.uml has overlayfs as a module beside it (ours has it built in).
+overlay_ko="$(ls "$(dirname "$(realpath "$KERNEL")")"/../lib/uml/modules/*/kernel/fs/overlayfs/overlay.ko 2>/dev/null | head -1 || true)"
+printf 'RW_DIRS=%q\nOVERLAY_KO=%q\n' "$rw_joined" "$overlay_ko" >"$RUN/config"
+{
+  printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
+  printf 'export PATH=%q HOME=%q LANG=%q\n' "$PATH" "${HOME:-/root}" "${LANG:-C.UTF-8}"
+  for e in "${ENV_PASS[@]}"; do
+    case "$e" in
+      *=*) printf 'export %s=%q\n' "${e%%=*}" "${e#*=}" ;;
+      *) printf 'export %s=%q\n' "$e" "${!e:-}" ;;
+    esac
+  done
+  printf 'exec'; printf ' %q' "$@"; echo
+} >"$RUN/command.sh"
+: >"$RUN/stdout"; : >"$RUN/stderr"
+[ "$SYSTEMD" = 1 ] && : >"$RUN/systemd"
+
+started="$(date +%s.%N)"
+# UML backs guest RAM with a file in $TMPDIR: keep it in memory. Console → console.log (fd 3).
+TMPDIR=/dev/shm timeout -k 10 "$TIMEOUT_S" "$KERNEL" mem="${MEMORY_MIB}M" initrd="$INITRAMFS" rdinit=/init \
+  con0=null,fd:3 con=null ssl=null quiet psi=1 "v2guest.run=$RUN" \
+  </dev/null >"$RUN/kernel.log" 2>&1 3>"$RUN/console.log" &
+GUEST_PID=$!
+tail -q -s 0.1 -n +1 -F --pid="$GUEST_PID" "$RUN/stdout" 2>/dev/null & TAIL_PIDS+=($!)
+tail -q -s 0.1 -n +1 -F --pid="$GUEST_PID" "$RUN/stderr" >&2 2>/dev/null & TAIL_PIDS+=($!)
+status=0
+wait "$GUEST_PID" || status=$?
+GUEST_PID=""
+wait "${TAIL_PIDS[@]}" 2>/dev/null || true
+TAIL_PIDS=()
+
+if [ "$VERBOSE" = 1 ] || [ ! -s "$RUN/rc" ]; then
+  { echo "---- guest console"; cat "$RUN/console.log" "$RUN/kernel.log" 2>/dev/null; echo "----"; } >&2
+fi
+if [ "$VERBOSE" = 1 ]; then
+  [ -f "$RUN/times" ] && sed 's/^/v2-guest: guest uptime at /' "$RUN/times" >&2
+  awk -v a="$started" -v b="$(date +%s.%N)" -v k="$KERNEL" 'BEGIN { printf "v2-guest: kernel %s, host wall %.2fs\n", k, b - a }' >&2
+fi
+if [ ! -s "$RUN/rc" ]; then
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then say "timeout after ${TIMEOUT_S}s"; exit 124; fi
+  say "the guest did not report an exit code (kernel exit $status)"; exit 125
+fi
+exit "$(cat "$RUN/rc")"

@@ -1,0 +1,42 @@
+# PID 1 inside the guest's overlay root (run by init.sh with the initramfs busybox). Finishes the
+# mounts, enables every cgroup v2 controller at the root, then runs the command — directly, or with
+# --systemd as a oneshot unit under systemd as PID 1 (D-Bus and logind up) — and powers off.
+# The command's stdout/stderr go to files in the run directory, which the host streams; its exit code
+# goes to $RUNDIR/rc.
+BB=/.v2-guest/busybox
+$BB mkdir -p /dev/pts /dev/shm
+$BB mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+$BB mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+[ -e /dev/fd ] || $BB ln -s /proc/self/fd /dev/fd
+$BB hostname v2-guest
+$BB ip link set lo up 2>/dev/null
+for c in $($BB cat /sys/fs/cgroup/cgroup.controllers); do
+  echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+done
+read UPTIME _ </proc/uptime
+echo "command $UPTIME" >>"$RUNDIR/times"
+
+if [ -f "$RUNDIR/systemd" ]; then
+  $BB mkdir -p /etc/systemd/system
+  $BB cat >/etc/systemd/system/v2-guest.target <<EOT
+[Unit]
+Description=v2-guest: run one command, then power off
+Requires=v2-guest-command.service dbus.service systemd-logind.service
+After=v2-guest-command.service
+EOT
+  $BB cat >/etc/systemd/system/v2-guest-command.service <<EOT
+[Unit]
+After=dbus.service systemd-logind.service
+[Service]
+Type=oneshot
+ExecStart=/bin/bash -c '/bin/bash $RUNDIR/command.sh </dev/null >$RUNDIR/stdout 2>$RUNDIR/stderr; echo \$? >$RUNDIR/rc; sync; systemctl poweroff --force --force'
+EOT
+  exec /lib/systemd/systemd --unit=v2-guest.target --log-target=console
+fi
+
+/bin/bash "$RUNDIR/command.sh" </dev/null >"$RUNDIR/stdout" 2>"$RUNDIR/stderr"
+echo $? >"$RUNDIR/rc"
+read UPTIME _ </proc/uptime
+echo "end $UPTIME" >>"$RUNDIR/times"
+$BB sync
+$BB poweroff -f

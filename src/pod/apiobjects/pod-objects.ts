@@ -1,0 +1,93 @@
+// What a pod references in the API, fetched before each of its syncs (upstream: the secret/configMap
+// managers' GetSecret/GetConfigMap and the token manager, called from volume set-up and
+// makeEnvironmentVariables): every referenced secret and configMap, and a token per projected
+// serviceAccountToken source. Each failure is kept per object, so the volume or env var that needs
+// it fails with upstream's message and the others are unaffected.
+import type { Clock } from "../../clock.ts";
+import type { KubeClient } from "../../kube/index.ts";
+import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
+import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
+import { tokenKey, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
+import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
+import { createTokenManager, type TokenManager } from "./token-manager.ts";
+
+export interface PodApiObjectsOptions {
+  /** The API client once the node has one (after a TLS bootstrap); undefined before. */
+  client: () => KubeClient | undefined;
+  clock: Clock;
+  /** configMapAndSecretChangeDetectionStrategy (default Watch). */
+  strategy?: ChangeDetectionStrategy;
+  syncTimeoutMs?: number;
+}
+
+export interface PodApiObjectsManager extends PodApiObjectsSource {
+  readonly secrets: ObjectManager<SecretObject>;
+  readonly configMaps: ObjectManager<ConfigMapObject>;
+  readonly tokens: TokenManager;
+  stop(): void;
+}
+
+async function settled<T>(names: readonly string[], get: (n: string) => Promise<T>): Promise<Map<string, T | Error>> {
+  const values = await Promise.all(names.map((n) => get(n).then((v) => v, (e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+  return new Map(names.map((n, i) => [n, values[i]!]));
+}
+
+interface TokenSource {
+  audience?: string;
+  expirationSeconds?: number;
+}
+
+function tokenSources(pod: KubePod): TokenSource[] {
+  const volumes = (pod.spec.volumes ?? []) as { projected?: { sources?: { serviceAccountToken?: TokenSource }[] } }[];
+  return volumes.flatMap((v) => (v.projected?.sources ?? []).flatMap((s) => (s.serviceAccountToken ? [s.serviceAccountToken] : [])));
+}
+
+export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsManager {
+  const strategy = opts.strategy ?? "Watch";
+  const secrets = createObjectManager<SecretObject>({ client: opts.client, resource: "secrets", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
+  const configMaps = createObjectManager<ConfigMapObject>({ client: opts.client, resource: "configmaps", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
+  const tokens = createTokenManager({ client: opts.client, clock: opts.clock });
+
+  async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
+    const ns = pod.metadata.namespace ?? "";
+    const uid = pod.metadata.uid ?? "";
+    const refPod = pod as unknown as RefPod; // the runtime's structural pod, read for its references
+    const secretNames = podSecretNames(refPod);
+    const configMapNames = podConfigMapNames(refPod);
+    const sources = tokenSources(pod);
+    if (secretNames.length + configMapNames.length + sources.length === 0) return undefined;
+    secrets.registerPod(uid, ns, secretNames);
+    configMaps.registerPod(uid, ns, configMapNames);
+    const sa = pod.spec.serviceAccountName ?? "";
+    const tokenKeys = [...new Set(sources.map((s) => tokenKey(s.audience, s.expirationSeconds ?? 3600)))];
+    const [s, c, t] = await Promise.all([
+      settled(secretNames, (n) => secrets.get(ns, n)),
+      settled(configMapNames, (n) => configMaps.get(ns, n)),
+      settled(tokenKeys, (k) => {
+        const [audience, exp] = k.split("\n") as [string, string];
+        return tokens.getServiceAccountToken(ns, sa, {
+          ...(audience ? { audiences: [audience] } : {}),
+          expirationSeconds: Number(exp),
+          boundObjectRef: { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid },
+        });
+      }),
+    ]);
+    return { namespace: ns, secrets: s, configMaps: c, tokens: t };
+  }
+
+  return {
+    secrets,
+    configMaps,
+    tokens,
+    resolve,
+    forget(uid) {
+      secrets.unregisterPod(uid);
+      configMaps.unregisterPod(uid);
+      tokens.deleteServiceAccountToken(uid);
+    },
+    stop() {
+      secrets.stop();
+      configMaps.stop();
+    },
+  };
+}

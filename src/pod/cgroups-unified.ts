@@ -1,0 +1,178 @@
+// QoS and pod cgroups on cgroup v2 (the unified hierarchy) with the cgroupfs layout, as upstream's
+// container manager does through libcontainer's fs2 manager: <cgroupRoot>/kubepods[/burstable|
+// /besteffort]/pod<uid>, each new level's parent enabling every controller the root offers in
+// cgroup.subtree_control (fs2 CreateCgroupPath), limits written as memory.max, cpu.weight, cpu.max and
+// pids.max (unified-resources.ts). The pod cgroup is a leaf: the runtime enables controllers in it when
+// it creates the container cgroups below.
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { kv, log } from "../log.ts";
+import {
+  burstableCpuShares,
+  cgroupDirPath,
+  cgroupfsPath,
+  MIN_SHARES,
+  podCgroupName,
+  podResourceConfig,
+  qosCgroupName,
+  systemdSliceName,
+  type ResourceConfig,
+} from "./cgroups-config.ts";
+import { limitHeld, removeCgroupDir, type KubepodsMemoryLimit, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
+import { getPodQOS, type QOSClass } from "./qos.ts";
+import type { PodLike } from "./pod-like.ts";
+import type { Pod } from "./types.ts";
+import { parseControllers, REQUIRED_V2_CONTROLLERS, subtreeControlLine, unifiedResourceFiles } from "./unified-resources.ts";
+
+/** True when `mountRoot` is a cgroup2 mount (the unified hierarchy), as libcontainer's IsCgroup2UnifiedMode. */
+export function isUnifiedMount(mountRoot = "/sys/fs/cgroup"): boolean {
+  return existsSync(join(mountRoot, "cgroup.controllers"));
+}
+
+/** The controllers the root of a v2 hierarchy offers (cgroup.controllers), [] when unreadable. */
+export function rootControllers(mountRoot = "/sys/fs/cgroup"): string[] {
+  try {
+    return parseControllers(readFileSync(join(mountRoot, "cgroup.controllers"), "utf8"));
+  } catch {
+    return [];
+  }
+}
+
+export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodCgroupManager {
+  const mountRoot = opts.mountRoot ?? "/sys/fs/cgroup";
+  const cgroupRoot = opts.cgroupRoot || "/";
+  const driver = opts.driver ?? "cgroupfs";
+  const controllers = opts.controllers ?? rootControllers(mountRoot);
+  const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
+  const rel = (name: string[]) => cgroupDirPath(driver, cgroupRoot, name);
+  const dir = (_controller: string, name: string[]) => join(mountRoot, rel(name));
+
+  /** Enables the controllers in one level's subtree_control: all at once, else one by one (as fs2). */
+  async function enableControllers(level: string) {
+    const file = join(level, "cgroup.subtree_control");
+    try {
+      await writeFile(file, subtreeControlLine(controllers));
+    } catch {
+      for (const c of controllers) await writeFile(file, `+${c}`).catch(() => undefined);
+    }
+  }
+
+  /** mkdir -p of a cgroup, every level above it (up to the mount) enabling the controllers. */
+  async function create(name: string[]) {
+    const parts = rel(name).split("/").filter(Boolean);
+    let level = mountRoot;
+    for (let i = 0; i < parts.length; i++) {
+      await enableControllers(level);
+      level = join(level, parts[i]!);
+      await mkdir(level).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== "EEXIST") throw e;
+      });
+    }
+  }
+
+  async function apply(name: string[], cfg: ResourceConfig, what: string) {
+    for (const f of unifiedResourceFiles(cfg)) {
+      const path = join(dir(f.controller, name), f.file);
+      try {
+        await writeFile(path, f.value);
+      } catch (e) {
+        // A controller the parent could not delegate leaves no file: log and go on, the pod still runs.
+        log.warn(`cgroup write failed ${kv({ cgroup: what, file: path, value: f.value, error: (e as Error).message })}`);
+      }
+    }
+  }
+
+  async function updateQoS() {
+    const pods = [...qosOf.values()].map((x) => x.pod);
+    await apply(qosCgroupName("Burstable"), { cpuShares: burstableCpuShares(pods) }, "burstable");
+    await apply(qosCgroupName("BestEffort"), { cpuShares: MIN_SHARES }, "besteffort");
+  }
+
+  async function warnMissingControllers() {
+    let have: string[] = [];
+    try {
+      have = parseControllers(await readFile(join(dir("", ["kubepods"]), "cgroup.controllers"), "utf8"));
+    } catch {
+      // reported by the writes that follow
+    }
+    const missing = REQUIRED_V2_CONTROLLERS.filter((c) => !have.includes(c));
+    if (missing.length > 0)
+      log.warn(`kubepods lacks cgroup v2 controllers; their limits are not enforced ${kv({ missing: missing.join(","), available: have.join(",") })}`);
+  }
+
+  // v2 has no EBUSY: a memory.max below usage makes the kernel reclaim (or OOM-kill) instead. The
+  // limit is still read back, so the eviction manager budgets against what the kernel holds.
+  let kubepodsMemory: KubepodsMemoryLimit | undefined;
+  async function readBackKubepodsMemory(): Promise<void> {
+    const wanted = opts.kubepods?.memoryLimitBytes;
+    if (wanted === undefined) return;
+    const file = join(dir("memory", ["kubepods"]), "memory.max");
+    const heldText = await readFile(file, "utf8").catch(() => "");
+    const held = Number(heldText.trim());
+    kubepodsMemory = { wantedBytes: wanted, heldBytes: Number.isFinite(held) ? held : undefined, applied: limitHeld(wanted, heldText) };
+    if (!kubepodsMemory.applied) log.error(`kubepods memory limit not applied ${kv({ file, wanted, held: heldText.trim() || undefined })}`);
+  }
+
+  let setupDone: Promise<void> | undefined;
+  const setup = () =>
+    (setupDone ??= (async () => {
+      await create(qosCgroupName("Burstable"));
+      await create(qosCgroupName("BestEffort"));
+      await warnMissingControllers();
+      if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
+      await readBackKubepodsMemory();
+      await updateQoS();
+      log.info(`QoS cgroups ready ${kv({ root: rel(["kubepods"]), driver, cgroupVersion: 2, controllers: controllers.join(","), memoryLimit: opts.kubepods?.memoryLimitBytes })}`);
+    })().catch((e) => {
+      setupDone = undefined;
+      throw e;
+    }));
+
+  return {
+    setup,
+    dir,
+    controllers: () => controllers,
+    kubepodsMemoryLimit: () => kubepodsMemory,
+    close() {},
+    async ensurePod(pod: Pod) {
+      await setup();
+      const uid = pod.metadata.uid;
+      const qos = getPodQOS(pod);
+      const name = podCgroupName(qos, uid);
+      const isNew = !qosOf.has(uid);
+      qosOf.set(uid, { qos, pod });
+      await create(name);
+      if (isNew) {
+        await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
+        await updateQoS();
+      }
+      return driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
+    },
+    async removePod(uid: string) {
+      const known = qosOf.get(uid);
+      qosOf.delete(uid);
+      const candidates = known ? [known.qos] : (["Guaranteed", "Burstable", "BestEffort"] as QOSClass[]);
+      for (const qos of candidates) {
+        try {
+          await removeCgroupDir(dir("", podCgroupName(qos, uid)));
+        } catch (e) {
+          log.warn(`pod cgroup removal failed ${kv({ uid, error: (e as Error).message })}`);
+        }
+      }
+      if (known) await updateQoS().catch(() => undefined);
+    },
+    async listPodUids() {
+      const uids: string[] = [];
+      for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")]) {
+        try {
+          for (const e of await readdir(dir("", name), { withFileTypes: true }))
+            if (e.isDirectory() && e.name.startsWith("pod")) uids.push(e.name.slice(3));
+        } catch {
+          // not created yet
+        }
+      }
+      return uids;
+    },
+  };
+}

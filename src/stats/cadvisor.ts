@@ -1,0 +1,246 @@
+// What /metrics/cadvisor serves, read from the same sources as /stats/summary — the pods' and
+// containers' cgroups, the CRI listing, statfs and /proc — instead of an embedded cAdvisor:
+//   root cgroup "/"  → node memory and CPU;
+//   pod cgroup       → memory, CPU and the pod's network (read in its network namespace, as cAdvisor
+//                      reports the sandbox's interfaces);
+//   container cgroup → memory (usage, working set, rss, cache, limit), CPU, start time, and the
+//                      writable layer's usage on its filesystem (CRI ContainerStats).
+// Labels are cAdvisor's as the kubelet sets them (containerPrometheusLabelsFunc): id = cgroup path,
+// name = runtime id, image, and pod/namespace/container from the kubelet's labels.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { CriClient } from "../cri/client.ts";
+import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
+import type { Pod } from "../pod/types.ts";
+import { fsStats } from "./fs.ts";
+import { cgroupDirs, DEFAULT_CGROUP_MOUNT, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
+import { containerCgroupDirs } from "./summary-provider.ts";
+
+export interface CadvisorMemory {
+  usageBytes: number;
+  workingSetBytes: number;
+  rssBytes?: number;
+  cacheBytes?: number;
+  /** 0 when unlimited, as cAdvisor's container_spec_memory_limit_bytes. */
+  limitBytes: number;
+}
+
+export interface CadvisorContainer {
+  /** The cgroup path ("/", "/kubepods/burstable/pod<uid>/<id>"). */
+  id: string;
+  /** The runtime's container id (cAdvisor's first alias); "" for cgroups that are not containers. */
+  name: string;
+  image: string;
+  container: string;
+  pod: string;
+  namespace: string;
+  cpuUsageSeconds?: number;
+  memory?: CadvisorMemory;
+  startTimeSeconds?: number;
+  fs?: { device: string; usageBytes: number; limitBytes: number }[];
+  network?: NetDevice[];
+}
+
+export interface NetDevice {
+  interface: string;
+  receiveBytes: number;
+  transmitBytes: number;
+}
+
+export interface CadvisorMachine {
+  memoryBytes: number;
+  cpuCores: number;
+  bootID: string;
+  machineID: string;
+  systemUUID: string;
+}
+
+export interface CadvisorSnapshot {
+  containers: CadvisorContainer[];
+  machine?: CadvisorMachine;
+  /** Something could not be read (container_scrape_error 1). */
+  error: boolean;
+}
+
+/** v1 reports "no limit" as a page-rounded 2^63−1. */
+const UNLIMITED_BYTES = 2 ** 62;
+
+/** Pure: memory files of one cgroup → cAdvisor's memory figures (v1: total_*; v2: anon/file). */
+export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limit: string | undefined): CadvisorMemory {
+  const u = Number(usage.trim());
+  const s = parseFlatKeyed(stat, "memory.stat");
+  const inactiveFile = (version === 1 ? s.total_inactive_file : s.inactive_file) ?? 0;
+  const l = limit?.trim();
+  const n = l === undefined || l === "max" ? 0 : Number(l);
+  return {
+    usageBytes: u,
+    workingSetBytes: Math.max(0, u - inactiveFile),
+    rssBytes: version === 1 ? s.total_rss : s.anon,
+    cacheBytes: version === 1 ? s.total_cache : s.file,
+    limitBytes: Number.isFinite(n) && n < UNLIMITED_BYTES ? n : 0,
+  };
+}
+
+/** cAdvisor skips these (container/libcontainer network: lo, veth*, docker*, …). */
+const IGNORED_DEVICE = /^(lo$|veth|docker|nerdctl)/;
+
+/** Pure: /proc/<pid>/net/dev → per-interface byte counters, ignored devices dropped. */
+export function parseNetDev(text: string): NetDevice[] {
+  const out: NetDevice[] = [];
+  for (const line of text.split("\n").slice(2)) {
+    const m = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
+    if (!m || IGNORED_DEVICE.test(m[1]!)) continue;
+    const f = m[2]!.trim().split(/\s+/).map(Number);
+    if (f.length < 16 || f.some((x) => !Number.isFinite(x))) continue;
+    out.push({ interface: m[1]!, receiveBytes: f[0]!, transmitBytes: f[8]! });
+  }
+  return out;
+}
+
+/** Pure: the mount whose mount point holds `path` (longest prefix) → its source device, from mountinfo. */
+export function deviceOf(mountinfo: string, path: string): string | undefined {
+  let best: { point: string; source: string } | undefined;
+  for (const line of mountinfo.split("\n")) {
+    const [left, right] = line.split(" - ");
+    if (!left || !right) continue;
+    const point = left.split(" ")[4]?.replace(/\\040/g, " ");
+    const source = right.split(" ")[1];
+    if (!point || !source) continue;
+    const inside = point === "/" || path === point || path.startsWith(point.endsWith("/") ? point : `${point}/`);
+    if (inside && (!best || point.length >= best.point.length)) best = { point, source };
+  }
+  return best?.source;
+}
+
+export interface CadvisorSourceDeps {
+  activePods(): readonly Pod[];
+  /** The pod's cgroup relative to each controller's mount ("kubepods/burstable/pod<uid>"). */
+  podCgroupPath(pod: Pod): string | undefined;
+  cri?: Pick<CriClient, "listContainers" | "listContainerStats">;
+  machine?(): Promise<CadvisorMachine>;
+  cgroupMountRoot?: string;
+  /** Where /proc is (tests). */
+  procRoot?: string;
+}
+
+const POD_UID_LABEL = "io.kubernetes.pod.uid";
+const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
+const isEnoent = (e: unknown) => (e as NodeJS.ErrnoException)?.code === "ENOENT";
+
+export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<CadvisorSnapshot> {
+  const mountRoot = d.cgroupMountRoot ?? DEFAULT_CGROUP_MOUNT;
+  const proc = d.procRoot ?? "/proc";
+  let version: 1 | 2 | undefined;
+  let machine: CadvisorMachine | undefined;
+  const dirsOf = (rel: string): CgroupDirs => {
+    const dirs = cgroupDirs(mountRoot, rel, version);
+    version = dirs.version;
+    return dirs;
+  };
+  return async () => {
+    // Per scrape: concurrent scrapes do not share their error state.
+    const s = scrapeState(proc);
+    if (d.machine && !machine) machine = await d.machine().catch(() => s.failed(undefined));
+    const [containers, layers] = await Promise.all([
+      d.cri ? d.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } }).catch(() => s.failed([])) : [],
+      d.cri ? d.cri.listContainerStats().then(writableLayers, () => s.failed(new Map<string, WritableLayer>())) : new Map<string, WritableLayer>(),
+    ]);
+    const mountinfo = s.attempt(() => readFileSync(join(proc, "self", "mountinfo"), "utf8")) ?? "";
+    const fsLimit = new Map<string, number>();
+    const out: CadvisorContainer[] = [{ id: "/", name: "", image: "", container: "", pod: "", namespace: "", ...s.cgroupFigures(dirsOf("")) }];
+    const byUid = Map.groupBy(containers, (c) => c.labels?.[POD_UID_LABEL] ?? "");
+    for (const pod of d.activePods()) {
+      const rel = s.attempt(() => d.podCgroupPath(pod));
+      if (rel === undefined) continue;
+      const dirs = dirsOf(rel);
+      if (!existsSync(dirs.memory)) continue;
+      const base = { pod: pod.metadata.name, namespace: pod.metadata.namespace ?? "default" };
+      const id = `/${rel.replace(/^\/+/, "")}`;
+      out.push({ id, name: "", image: "", container: "", ...base, ...s.cgroupFigures(dirs), network: pod.spec.hostNetwork ? undefined : s.podNetwork(dirs) });
+      for (const c of byUid.get(pod.metadata.uid ?? "") ?? []) {
+        const cdirs = containerCgroupDirs(dirs, c.id);
+        if (!cdirs) continue;
+        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? "";
+        const specImage = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name)?.image;
+        const cs: CadvisorContainer = { id: `${id}/${cdirs.memory.split("/").pop()}`, name: c.id, image: specImage ?? c.image?.image ?? "", container: name, ...base, ...s.cgroupFigures(cdirs) };
+        if (c.createdAt) cs.startTimeSeconds = Math.floor(c.createdAt / 1e6) / 1000;
+        const layer = layers.get(c.id);
+        if (layer) {
+          if (!fsLimit.has(layer.mountpoint)) fsLimit.set(layer.mountpoint, s.attempt(() => fsStats(layer.mountpoint, "").capacityBytes) ?? 0);
+          cs.fs = [{ device: deviceOf(mountinfo, layer.mountpoint) ?? layer.mountpoint, usageBytes: layer.usedBytes, limitBytes: fsLimit.get(layer.mountpoint)! }];
+        }
+        out.push(cs);
+      }
+    }
+    return { containers: out, machine, error: s.error() };
+  };
+}
+
+interface WritableLayer {
+  mountpoint: string;
+  usedBytes: number;
+}
+
+function writableLayers(stats: Awaited<ReturnType<CriClient["listContainerStats"]>>): Map<string, WritableLayer> {
+  const byId = new Map<string, WritableLayer>();
+  for (const s of stats) {
+    const wl = s.writableLayer;
+    if (s.attributes?.id && wl?.usedBytes && wl.fsId?.mountpoint) byId.set(s.attributes.id, { mountpoint: wl.fsId.mountpoint, usedBytes: wl.usedBytes.value });
+  }
+  return byId;
+}
+
+/** One scrape's readers; a read that fails for any reason but "gone" (ENOENT) marks the scrape partial. */
+function scrapeState(proc: string) {
+  let error = false;
+  const failed = <T>(fallback: T): T => ((error = true), fallback);
+  const attempt = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isEnoent(e)) error = true;
+      return undefined;
+    }
+  };
+  const read = (dir: string, file: string) => readFileSync(join(dir, file), "utf8");
+  const memoryOf = (dirs: CgroupDirs) =>
+    attempt(() => {
+      const v1 = dirs.version === 1;
+      const usage = read(dirs.memory, v1 ? "memory.usage_in_bytes" : "memory.current");
+      const stat = read(dirs.memory, "memory.stat");
+      // The root cgroup has no limit file: no limit, not an error.
+      let limit: string | undefined;
+      try {
+        limit = read(dirs.memory, v1 ? "memory.limit_in_bytes" : "memory.max");
+      } catch (e) {
+        if (!isEnoent(e)) throw e;
+      }
+      return cadvisorMemory(dirs.version, usage, stat, limit);
+    });
+  return {
+    attempt,
+    failed,
+    error: () => error,
+    cgroupFigures: (dirs: CgroupDirs) => ({ memory: memoryOf(dirs), cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9) }),
+    /** The pod's interfaces, read through one of its processes' network namespace. */
+    podNetwork: (dirs: CgroupDirs): NetDevice[] | undefined =>
+      attempt(() => {
+        const pid = firstPid(dirs.memory);
+        return pid === undefined ? undefined : parseNetDev(readFileSync(join(proc, String(pid), "net", "dev"), "utf8"));
+      }),
+  };
+}
+
+/** The first process found in a cgroup or its children (a pod's processes live in its containers' cgroups). */
+function firstPid(dir: string, depth = 3): number | undefined {
+  const text = readFileSync(join(dir, "cgroup.procs"), "utf8");
+  const pid = Number(text.split("\n").find((l) => l.trim() !== ""));
+  if (Number.isInteger(pid) && pid > 0) return pid;
+  if (depth === 0) return undefined;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const found = firstPid(join(dir, e.name), depth - 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

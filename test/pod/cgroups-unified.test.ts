@@ -1,0 +1,69 @@
+// The cgroup v2 QoS/pod cgroup manager over a fake unified mount (a temp dir with cgroup.controllers):
+// which directories and files it writes. The real kernel's answer (controllers delegated, limits
+// accepted, pods removed) is checked inside the v2 guest: test/integration/v2/qos-cgroups.guest.ts.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createUnifiedPodCgroupManager, isUnifiedMount } from "../../src/pod/cgroups-unified.ts";
+import { createQoSCgroupManager } from "../../src/pod/setup.ts";
+import { makePod } from "./fake-runtime.ts";
+
+let root = "";
+afterEach(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = "";
+});
+function fakeUnifiedMount(controllers = "cpuset cpu io memory pids"): string {
+  root = mkdtempSync(join(tmpdir(), `bunlet-v2-${process.pid}-`));
+  writeFileSync(join(root, "cgroup.controllers"), `${controllers}\n`);
+  return root;
+}
+const read = (...p: string[]) => readFileSync(join(root, ...p), "utf8");
+const res = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", image: "x", resources: { requests, limits } });
+
+describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
+  test("setup: kubepods, burstable, besteffort with controllers enabled above each new level", async () => {
+    const m = createUnifiedPodCgroupManager({ mountRoot: fakeUnifiedMount(), cgroupRoot: "/node", kubepods: { memoryLimitBytes: 3 * 2 ** 30, cpuShares: 2048, pidsLimit: 1000 } });
+    await m.setup();
+    expect(read("cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
+    expect(read("node", "cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
+    expect(read("node", "kubepods", "cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
+    expect(read("node", "kubepods", "memory.max")).toBe(String(3 * 2 ** 30));
+    expect(read("node", "kubepods", "cpu.weight")).toBe("79");
+    expect(read("node", "kubepods", "pids.max")).toBe("1000");
+    expect(read("node", "kubepods", "besteffort", "cpu.weight")).toBe("1");
+    expect(read("node", "kubepods", "burstable", "cpu.weight")).toBe("1");
+    // QoS levels are parents of pod cgroups only once a pod exists; besteffort itself is a leaf for now.
+    expect(existsSync(join(root, "node", "kubepods", "besteffort", "cgroup.subtree_control"))).toBe(false);
+  });
+
+  test("ensurePod: pod cgroup under its QoS class with memory.max, cpu.weight, cpu.max, pids.max", async () => {
+    const m = createUnifiedPodCgroupManager({ mountRoot: fakeUnifiedMount(), podPidsLimit: 256 });
+    const g = makePod({ name: "g", uid: "g1", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })] });
+    const b = makePod({ name: "b", uid: "b1", containers: [res({ cpu: "250m" }, { cpu: "1" })] });
+    expect(await m.ensurePod(g)).toBe("/kubepods/podg1");
+    expect(await m.ensurePod(b)).toBe("/kubepods/burstable/podb1");
+    expect(read("kubepods", "podg1", "memory.max")).toBe(String(64 * 2 ** 20));
+    expect(read("kubepods", "podg1", "cpu.weight")).toBe("20");
+    expect(read("kubepods", "podg1", "cpu.max")).toBe("50000 100000");
+    expect(read("kubepods", "podg1", "pids.max")).toBe("256");
+    expect(existsSync(join(root, "kubepods", "burstable", "podb1", "memory.max"))).toBe(false);
+    expect(read("kubepods", "burstable", "podb1", "cpu.max")).toBe("100000 100000");
+    // the burstable QoS weight follows the burstable pods' summed requests (256 shares → 10)
+    expect(read("kubepods", "burstable", "cpu.weight")).toBe("10");
+    expect(read("kubepods", "burstable", "cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
+    expect((await m.listPodUids()).sort()).toEqual(["b1", "g1"]);
+  });
+
+  test("host detection: a cgroup2 mount picks the v2 manager, without memory none", () => {
+    const cfg = { cgroupRoot: "/", enforceNodeAllocatable: ["pods"], systemReserved: { memory: "1Gi" } };
+    const mount = fakeUnifiedMount("cpu pids");
+    expect(isUnifiedMount(mount)).toBe(true);
+    expect(createQoSCgroupManager(cfg, mount, { memoryBytes: 4 * 2 ** 30, cpus: 2 })).toBeUndefined();
+    writeFileSync(join(mount, "cgroup.controllers"), "cpu memory pids\n");
+    const m = createQoSCgroupManager(cfg, mount, { memoryBytes: 4 * 2 ** 30, cpus: 2 });
+    expect(m?.controllers()).toEqual(["cpu", "memory", "pids"]);
+    expect(m?.dir("memory", ["kubepods"])).toBe(join(mount, "kubepods"));
+  });
+});

@@ -1,0 +1,65 @@
+// Issue 14 finding 4: a connection flood took every fd and the eviction manager then failed to read
+// memory stats (EMFILE). The pressure path's cgroup files are kept open (stats/kept-files.ts), so a
+// process out of fds still observes memory. Run in a child process with a low RLIMIT_NOFILE.
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createKeptFiles } from "../../src/stats/kept-files.ts";
+import { canManageMemoryCgroups, makeMemoryCgroup, MEMORY_ROOT, spawnMemoryHog, type TestCgroup } from "../support/cgroup.ts";
+import { runFdFixture } from "../support/cgroup.ts";
+import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+
+describe("kept files", () => {
+  const dir = mkdtempSync(join(tmpdir(), "bunlet-kept-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  test("re-read fresh at offset 0, reopened when replaced, ENOENT when gone, bounded", () => {
+    const f = createKeptFiles(2);
+    const p = join(dir, "a");
+    writeFileSync(p, "one");
+    expect(f.read(p)).toBe("one");
+    writeFileSync(p, "two, longer"); // same inode, new content
+    expect(f.read(p)).toBe("two, longer");
+    unlinkSync(p);
+    writeFileSync(p, "three"); // a new file at the path
+    expect(f.read(p)).toBe("three");
+    unlinkSync(p);
+    expect(() => f.read(p)).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    for (const n of ["x", "y", "z"]) {
+      writeFileSync(join(dir, n), "x".repeat(20_000)); // larger than the first buffer
+      expect(f.read(join(dir, n)).length).toBe(20_000);
+    }
+    expect(f.size()).toBe(2);
+    f.forget(dir);
+    expect(f.size()).toBe(0);
+  });
+});
+
+describe.skipIf(!canManageMemoryCgroups())("eviction stats out of file descriptors", () => {
+  let cg: TestCgroup | undefined;
+  afterAll(async () => {
+    await cg?.remove();
+  });
+
+  test("a connection flood exhausts the fds (EMFILE); node and pods memory are still read", async () => {
+    cg = makeMemoryCgroup({ prefix: "bunlet-kubepods", limitBytes: 256 * 2 ** 20 });
+    const hog = spawnMemoryHog(cg, 32);
+    try {
+      const reader = hog.stdout.getReader();
+      await reader.read(); // "ready"
+      const rel = cg.path.slice(MEMORY_ROOT.length + 1);
+      const r = await runFdFixture<{ emfile: boolean; connections: number; before: { node?: number; pods?: number }; during: { node?: number; pods?: number; podsLimit: number } }>(
+        join(import.meta.dir, "fixtures", "fd-flood.ts"),
+        [rel],
+      );
+      expect(r.emfile).toBe(true);
+      expect(r.connections).toBeGreaterThan(50);
+      expect(r.before.pods!).toBeGreaterThan(30 * 2 ** 20);
+      expect(r.during.node).toBeGreaterThan(0);
+      expect(r.during.pods!).toBeGreaterThan(30 * 2 ** 20);
+      expect(r.during.podsLimit).toBe(256 * 2 ** 20);
+    } finally {
+      hog.kill("SIGKILL");
+      await hog.exited;
+    }
+  });
+});

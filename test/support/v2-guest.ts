@@ -1,0 +1,58 @@
+// Runs commands inside the cgroup v2 User-mode Linux guest (scripts/host/v2-guest.sh) from a test.
+// The guest's kernel is built once by scripts/host/uml-kernel.sh (setup.sh v2-guest; CI runs it):
+// without it the guest tests skip with that reason on a developer machine, and fail under CI.
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export const REPO = resolve(import.meta.dir, "../..");
+const GUEST_SCRIPT = join(REPO, "scripts/host/v2-guest.sh");
+
+/** Why the guest cannot run here (undefined: it can). Never builds the kernel. */
+export function v2GuestUnavailable(): string | undefined {
+  if (process.platform !== "linux") return "the v2 guest is a Linux (UML) guest";
+  if (process.getuid?.() !== 0) return "the v2 guest tests run as root (the guest sees the host's / read-only)";
+  if (process.env.BUNLET_UML_KERNEL) return existsSync(process.env.BUNLET_UML_KERNEL) ? undefined : `BUNLET_UML_KERNEL=${process.env.BUNLET_UML_KERNEL} does not exist`;
+  const r = Bun.spawnSync(["bash", join(REPO, "scripts/host/uml-kernel.sh"), "--path"], { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode === 0) return undefined;
+  return `no UML kernel built yet (${r.stdout.toString().trim() || "uml-kernel.sh --path failed"}): run scripts/host/setup.sh v2-guest once (~6 min on 2 CPUs)`;
+}
+
+/** Skip reason for a guest test file; under CI a missing guest is a failure, not a skip. */
+export function v2GuestSkipReason(): string | undefined {
+  const why = v2GuestUnavailable();
+  if (why && process.env.CI) throw new Error(`v2 guest tests cannot run under CI: ${why}`);
+  if (why) console.warn(`skipping cgroup v2 guest tests: ${why}`);
+  return why;
+}
+
+export interface GuestRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
+export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[] } = {}): Promise<GuestRun> {
+  const args = [GUEST_SCRIPT];
+  if (opts.systemd) args.push("--systemd");
+  if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
+  args.push("-t", String(opts.timeoutS ?? 240));
+  for (const e of opts.env ?? []) args.push("-e", e);
+  // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
+  // would be invisible there, so it is shared at its own path.
+  if (/^\/(tmp|run|dev\/shm)(\/|$)/.test(REPO)) args.push("-w", REPO);
+  args.push("--", ...cmd);
+  const child = Bun.spawn(["bash", ...args], { cwd: REPO, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { exitCode, stdout, stderr };
+}
+
+/**
+ * Runs `bun test <file>` inside the guest (cwd = the repo, seen through the guest's overlay root).
+ * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
+ * put its layers on the guest's overlay root.
+ */
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number } = {}): Promise<GuestRun> {
+  const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
+  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1"] });
+}
