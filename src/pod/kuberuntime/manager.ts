@@ -678,12 +678,26 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    * containers are rotated (a stopped one writes nothing more), and containerd reports log_path
    * already joined with the sandbox's log_directory.
    */
+  /**
+   * A container's log path never changes: it is asked once (ContainerStatus) and kept while the
+   * container runs, so a rotation pass over 100 idle containers is one ListContainers, not 101 calls
+   * (issue #14: 10 ContainerStatus/s of idle cost).
+   */
+  const logPaths = new Map<string, string>();
   async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {
     const out: { containerId: string; logPath: string }[] = [];
-    for (const c of await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })) {
-      const st = await cri.containerStatus(c.id).catch(() => undefined);
-      const logPath = st?.status?.logPath;
-      if (st?.status?.state === "CONTAINER_RUNNING" && logPath) out.push({ containerId: c.id, logPath });
+    const running = await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
+    const ids = new Set(running.map((c) => c.id));
+    for (const id of logPaths.keys()) if (!ids.has(id)) logPaths.delete(id);
+    for (const c of running) {
+      let logPath = logPaths.get(c.id);
+      if (logPath === undefined) {
+        const st = await cri.containerStatus(c.id).catch(() => undefined);
+        if (st?.status?.state !== "CONTAINER_RUNNING" || !st.status.logPath) continue;
+        logPath = st.status.logPath;
+        logPaths.set(c.id, logPath);
+      }
+      out.push({ containerId: c.id, logPath });
     }
     return out;
   }
