@@ -9,7 +9,7 @@ import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodManager } from "./pod-manager.ts";
 import type { PodWorkers, UpdateType } from "./pod-workers.ts";
 import type { ProbeManager } from "./prober/manager.ts";
-import type { Runtime } from "./runtime.ts";
+import type { Runtime, RuntimePod } from "./runtime.ts";
 import type { StatusManager } from "./status-manager.ts";
 import type { Pod } from "./types.ts";
 
@@ -26,6 +26,8 @@ export interface HousekeepingContext {
   cgroups?: PodCgroups;
   sourcesReady: () => boolean;
   dispatch: (pod: Pod, type: UpdateType) => void;
+  /** All runtime pods, possibly from a recent relist (upstream runtimeCache); default a fresh getPods. */
+  runtimePods?: () => Promise<RuntimePod[]>;
 }
 
 export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
@@ -41,7 +43,7 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
   if (!ctx.sourcesReady()) return;
   let running;
   try {
-    running = await ctx.runtime.getPods(true);
+    running = await (ctx.runtimePods?.() ?? ctx.runtime.getPods(true));
   } catch (e) {
     log.error(`housekeeping: listing runtime pods failed ${kv({ error: (e as Error).message })}`);
     return;

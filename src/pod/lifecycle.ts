@@ -27,6 +27,8 @@ import { markRuntimeDown } from "./status.ts";
 
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
+/** Upstream runtimeCache period: housekeeping reuses a runtime listing at most this old. */
+const RUNTIME_CACHE_MS = 2_000;
 
 export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const { runtime, config } = deps;
@@ -302,7 +304,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   const housekeeping = () => {
     syncLoopEntryMs = clock.now();
-    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS) });
   };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */

@@ -68,6 +68,11 @@ export interface Pleg {
   relist(): Promise<PlegEvent[]>;
   /** Time of the last successful relist (upstream Healthy(): relist within 3 min). */
   lastRelistMs(): number | undefined;
+  /**
+   * The runtime pods of the last relist when it is at most `maxAgeMs` old, else a fresh listing
+   * (upstream runtimeCache, 2 s): housekeeping shares the PLEG's CRI listing instead of its own.
+   */
+  runtimePods(maxAgeMs: number): Promise<RuntimePod[]>;
 }
 
 export function createPleg(opts: {
@@ -83,6 +88,7 @@ export function createPleg(opts: {
   let last: number | undefined;
   let stopTimer: (() => void) | undefined;
   let failing = false;
+  let lastPods: RuntimePod[] = [];
 
   const relist = async (): Promise<PlegEvent[]> => {
     let pods: RuntimePod[];
@@ -97,6 +103,7 @@ export function createPleg(opts: {
     }
     failing = false;
     last = opts.clock.now();
+    lastPods = pods;
     opts.metrics?.relisted?.({ startMs, endMs: last, pods });
     const next = snapshot(pods);
     const events = diffSnapshots(prev, next);
@@ -119,5 +126,9 @@ export function createPleg(opts: {
     },
     relist,
     lastRelistMs: () => last,
+    async runtimePods(maxAgeMs) {
+      if (last !== undefined && opts.clock.now() - last <= maxAgeMs) return lastPods;
+      return opts.runtime.getPods(true);
+    },
   };
 }
