@@ -132,7 +132,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
-      const after = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      const after = result.unchanged ? before : await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
       const status = updateStatus(pod, after, result.errors);
       if (isTerminalPhase(status)) return { terminal: true };
       return { retry: result.errors.length > 0 };

@@ -18,7 +18,7 @@ import type {
   SyncPodOptions,
   SyncPodResult,
 } from "../runtime.ts";
-import { computePodActions, latestStatus } from "./compute-actions.ts";
+import { type PodActions, computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
@@ -593,6 +593,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
 
     await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
+    if (noRuntimeActions(actions) && result.errors.length === 0) result.unchanged = true;
     return result;
   }
 
@@ -721,6 +722,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
+}
+
+/** The pod's runtime state is as wanted: nothing to create, start or kill. */
+function noRuntimeActions(a: PodActions): boolean {
+  return !a.killPod && !a.createSandbox && !a.nextInitContainer && !a.initFailed && a.containersToStart.length === 0 && a.containersToKill.length === 0 && (a.initContainersToStart?.length ?? 0) === 0;
 }
 
 /** Go's time.Duration String for the "Successfully pulled image" message: 512ms, 1.234s, 2m3.5s. */
