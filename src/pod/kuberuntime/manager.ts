@@ -18,6 +18,7 @@ import type {
   SyncPodOptions,
   SyncPodResult,
 } from "../runtime.ts";
+import { createSlots } from "./slots.ts";
 import { type PodActions, computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
@@ -54,6 +55,8 @@ export { MINIMUM_GRACE_PERIOD_SECONDS };
 
 export interface KubeRuntimeOptions {
   cri: CriClient;
+  /** RunPodSandbox calls in flight at once (default 8; see slots.ts). */
+  concurrentSandboxCreations?: number;
   /** kubelet podLogsDir (default /var/log/pods). */
   podLogsDir?: string;
   /** kubelet rootDir, for default emptyDir volumes under <rootDir>/pods/<uid>/volumes (default /var/lib/kubelet). */
@@ -526,6 +529,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (err) result.errors.push({ container: container.name, reason: "PostStartHookError", message: err });
   }
 
+  const sandboxSlots = createSlots(opts.concurrentSandboxCreations ?? 8);
   async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
     const pod = asKubePod(podLike);
     const ref = refOf(pod);
@@ -583,7 +587,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
-        sandboxId = await cri.runPodSandbox(sandboxConfig);
+        sandboxId = await sandboxSlots.run(() => cri.runPodSandbox(sandboxConfig));
         log.info(`created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent })}`);
       } catch (e) {
         result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to create pod sandbox: ${(e as Error).message}` });
