@@ -1,6 +1,7 @@
 // Idle cost and mass pod start of the compiled agent on containerd (issue #14 "Scale and idle cost").
 //   bun scripts/bench/idle.ts [pods] [--window=SECONDS] [--binary=PATH]
-//   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another build, e.g. a saved baseline)
+//   [--profile=DIR]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another build,
+//   e.g. a saved baseline; --profile writes the agent's CPU profile as markdown into DIR at its exit)
 // Starts its own private containerd (test/support/containerd.ts) and dist/bunlet (built first if
 // stale) in temporary directories, then:
 //   1. no pods: waits for the lifecycle, lets it settle, measures bunlet's own CPU time
@@ -31,6 +32,7 @@ const args = process.argv.slice(2);
 const pods = Number(args.find((a) => /^\d+$/.test(a)) ?? 100);
 const windowS = Number(args.find((a) => a.startsWith("--window="))?.slice(9) ?? 30);
 const binary = args.find((a) => a.startsWith("--binary="))?.slice(9);
+const profileDir = args.find((a) => a.startsWith("--profile="))?.slice(10);
 const SETTLE_MS = 10_000;
 const CLK_TCK = 100; // USER_HZ on Linux
 const POD_NAME_LABEL = "io.kubernetes.pod.name";
@@ -146,7 +148,11 @@ try {
   mkdirSync(manifests, { recursive: true });
   mkdirSync(staging, { recursive: true });
   const port = freePort();
-  agent = spawnBunlet(staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), { binary });
+  agent = spawnBunlet(staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), {
+    binary,
+    // BUN_OPTIONS reaches a compiled binary too: Bun's sampling profiler, written when the agent exits.
+    env: profileDir ? { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir}` } : undefined,
+  });
   await waitForHealthz(agent, `http://127.0.0.1:${port}/healthz`);
   await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/pods`)).ok, "the agent's pod lifecycle", 30_000, 50);
 
