@@ -277,7 +277,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const owner = runtimeOwner(flags.rootDir);
-  const cri = ownedCri(observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now), owner);
+  const allCri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
+  const cri = ownedCri(allCri, owner);
   let failAgent: (e: Error) => void = () => {};
   let ownerLock: { release(): void } | undefined;
   // Memory-backed emptyDirs are tmpfs sized at most to node allocatable memory (KEP-1967), not all RAM.
@@ -304,6 +305,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     hostIP: flags.nodeIP?.split(",")[0]?.trim() || undefined, // lifecycle: httpGet hooks of hostNetwork pods
     containerGcPolicy: containerGcPolicyFromFlags(flags), // lifecycle: periodic container GC
     seccompDefault: config.seccompDefault === true, // security
+    dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
     apiObjects, // apivol: secrets, configMaps, tokens of API pods
     onPodWarning: (p, reason, message) => events.recorder.event(podRef(p), "Warning", reason, message),
     events: events.recorder,
@@ -320,6 +322,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     cri,
     podsCgroup: pods.podsCgroup,
     podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
+    imageCri: allCri,
     podCgroupPath: pods.podCgroupPath,
     metrics,
     clock,
@@ -336,7 +339,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   const imageGC = createImageGCManager({
-    cri,
+    cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
     policy: {
       highThresholdPercent: config.imageGCHighThresholdPercent,

@@ -42,7 +42,15 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
     return 1;
   }
 
-  const agent = createNodeAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
+  // Building the kubelet can refuse a setting (e.g. an allowedUnsafeSysctls pattern that is not
+  // namespaced): upstream's "failed to run Kubelet" exit, not a crash.
+  let agent: ReturnType<typeof createNodeAgent>;
+  try {
+    agent = createNodeAgent(loaded, { configz: (c) => configz(c).kubeletconfig });
+  } catch (err) {
+    printError(`error: failed to run Kubelet: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
 
   // A node agent must not die on one bad runtime reply or a bug in one loop: log and keep running
   // (every loop also catches its own errors; this is the last line).

@@ -360,7 +360,8 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", "serverTLSBootstrap", // cluster
   "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
   "cpuCFSQuota", // pod cgroups: cpu.cfs_quota_us only when true (test/config/acted-on.test.ts checks this list against the code)
-  "seccompDefault", "allowedUnsafeSysctls", // security
+  "seccompDefault", "allowedUnsafeSysctls", "clusterDNS", "clusterDomain", "resolvConf", // security
+  "singleProcessOOMKill", // cgroup v2: memory.oom.group in LinuxContainerResources.unified
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

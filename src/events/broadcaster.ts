@@ -110,13 +110,28 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
     }
   }
 
+  /**
+   * The writer starts on a later turn of the event loop, never inside record(): a kill on the
+   * eviction fast path records "Killing" right after its StopContainer and must not pay for the
+   * correlation and the request (log lines are deferred the same way, see src/log.ts).
+   */
+  let scheduled = false;
+  function scheduleDrain(): void {
+    if (scheduled || draining || !sink || stopped) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      drain();
+    });
+  }
+
   function drain(): void {
     if (draining || !sink || stopped) return;
     draining = (async () => {
       while (queue.length && !stopped) await recordToSink(queue.shift()!).catch((e) => log.error(`event not written ${kv({ error: (e as Error).message })}`));
     })().finally(() => {
       draining = undefined;
-      if (queue.length && !stopped) drain();
+      if (queue.length && !stopped) scheduleDrain();
     });
   }
 
@@ -150,12 +165,12 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
           queue.shift();
           if (dropped++ % 100 === 0) log.warn(`Event queue full; dropping the oldest events ${kv({ maxQueued, dropped })}`);
         }
-        drain();
+        scheduleDrain();
       },
     },
     startRecordingToSink(s) {
       sink = s;
-      drain();
+      scheduleDrain();
     },
     stop() {
       stopped = true;
@@ -164,7 +179,7 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
     },
     dropped: () => dropped,
     async whenIdle() {
-      while (draining) await draining;
+      while (draining || scheduled) await (draining ?? new Promise((r) => setImmediate(r)));
     },
   };
 }

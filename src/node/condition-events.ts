@@ -25,3 +25,9 @@ export function nodeConditionEvents(before: readonly NodeCondition[] | undefined
 }
 
 export const nodeStatusEventMessage = (nodeName: string, reason: string) => `Node ${nodeName} status is now: ${reason}`;
+
+/** MachineInfo setter: a boot ID other than the one the Node shows means the node rebooted (Warning). */
+export function rebootedMessage(nodeName: string, oldBootId: string | undefined, bootId: string | undefined): string | undefined {
+  if (!oldBootId || !bootId || oldBootId === bootId) return undefined;
+  return `Node ${nodeName} has been rebooted, boot id: ${bootId}`;
+}

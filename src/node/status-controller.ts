@@ -10,7 +10,7 @@ import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
 import { backoff } from "./backoff.ts";
-import { nodeConditionEvents, nodeStatusEventMessage } from "./condition-events.ts";
+import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "./condition-events.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import type { NodeCondition } from "../kube/types.ts";
 import { initialNode, reconcileExisting, type NodeRegistration } from "./node-object.ts";
@@ -69,6 +69,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   let timer: TimerHandle | undefined;
   let running: Promise<void> | undefined;
   const regBackoff = backoff(100, 7000);
+  let lastUnschedulable = false;
   const conditionEvents = (before: readonly NodeCondition[] | undefined, after: readonly NodeCondition[]) => {
     for (const reason of nodeConditionEvents(before, after)) d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
   };
@@ -112,8 +113,18 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
 
   async function tryUpdate(attempt: number): Promise<void> {
     const node = await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema });
+    lastNode = node; // labels, taints, deletion as the API server has them now (admission, mirror pods)
     const input = await d.gather();
     const status = buildNodeStatus(input, node.status ?? undefined);
+    const rebooted = rebootedMessage(name, (node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID, status.nodeInfo.bootID);
+    if (rebooted) d.events?.event(nodeRef(name), "Warning", "Rebooted", rebooted);
+    // recordNodeSchedulableEvent: kubectl cordon / uncordon, as the kubelet sees spec.unschedulable.
+    const unschedulable = !!node.spec?.unschedulable;
+    if (unschedulable !== lastUnschedulable) {
+      const reason = unschedulable ? "NodeNotSchedulable" : "NodeSchedulable";
+      d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
+      lastUnschedulable = unschedulable;
+    }
     if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
     const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
     lastNode = await d.client.request({ method: "PATCH", path: `${path}/status`, body, contentType: "application/strategic-merge-patch+json", schema: nodeSchema });

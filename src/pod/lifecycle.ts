@@ -11,7 +11,7 @@ import { runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
-import { createPodWorkers, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
+import { createPodWorkers, effectiveGracePeriod, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { createPleg, type PlegEvent } from "./pleg.ts";
 import { createProbeManager } from "./prober/manager.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
@@ -432,9 +432,16 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       statuses.set(uid, st);
       if (req.annotations) statuses.setAnnotations(uid, req.annotations);
       log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);
+      // Upstream killPodNow: no stop within 1.5 × grace (at least 10 s) is a Warning event.
+      const grace = effectiveGracePeriod(undefined, target.spec.terminationGracePeriodSeconds, gracePeriodOverrideSeconds);
+      const overdue = clock.setTimeout(
+        () => deps.events?.event(podRef(target), "Warning", "ExceededGracePeriod", "Container runtime did not kill the pod within specified grace period."),
+        Math.max(10, grace + Math.floor(grace / 2)) * 1000,
+      );
       return new Promise<void>((resolve) => {
         known.set(uid, target);
-        workers.updatePod({ type: "kill", pod: target, kill: { gracePeriodOverrideSeconds, onDone: resolve } });
+        const done = () => (clock.clearTimeout(overdue), resolve());
+        workers.updatePod({ type: "kill", pod: target, kill: { gracePeriodOverrideSeconds, onDone: done } });
       });
     },
     listPodsForApi() {

@@ -249,7 +249,42 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
     containerStatuses: regular,
     qosClass: getPodQOS(pod),
   };
-  return status;
+  return truncateTerminationMessages(pod, status);
+}
+
+/** Upstream kubecontainer.MaxPodTerminationMessageLogLength: the termination messages of a pod together. */
+export const MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH = 12 * 1024;
+
+/** The first `maxBytes` bytes (Go's byte slice: a character cut in two becomes U+FFFD, as Go's JSON writes it). */
+export function truncateBytes(s: string, maxBytes: number): string {
+  if (s.length * 3 <= maxBytes) return s;
+  const b = Buffer.from(s, "utf8");
+  return b.length <= maxBytes ? s : b.subarray(0, maxBytes).toString("utf8");
+}
+
+/**
+ * upstream normalizeStatus: each terminated message (state and last state, init and regular
+ * containers) keeps at most 12 KiB / the number of containers in the spec.
+ */
+export function truncateTerminationMessages(pod: Pod, status: PodStatus): PodStatus {
+  const count = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0);
+  const bytesPerStatus = count > 0 ? Math.floor(MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH / count) : MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH;
+  const cut = (st: ContainerStateV1): ContainerStateV1 => {
+    const m = st.terminated?.message;
+    if (m === undefined) return st;
+    const t = truncateBytes(m, bytesPerStatus);
+    return t === m ? st : { ...st, terminated: { ...st.terminated!, message: t } };
+  };
+  const each = (xs: ContainerStatus[]) =>
+    xs.map((c) => {
+      const [state, lastState] = [cut(c.state), cut(c.lastState)];
+      return state === c.state && lastState === c.lastState ? c : { ...c, state, lastState };
+    });
+  return {
+    ...status,
+    ...(status.initContainerStatuses ? { initContainerStatuses: each(status.initContainerStatuses) } : {}),
+    ...(status.containerStatuses ? { containerStatuses: each(status.containerStatuses) } : {}),
+  };
 }
 
 /** Status of a pod stopped by the kubelet (eviction, admission): terminal with reason and message. */

@@ -33,7 +33,13 @@ export interface ConnectionGate {
 }
 
 /** Enforces `limits` on `server`'s accepted connections (listen on 'connection', before TLS). */
-export function limitConnections(server: net.Server, name: string, limits: ConnectionLimits, nowMs: () => number = Date.now): ConnectionGate {
+export function limitConnections(
+  server: net.Server,
+  name: string,
+  limits: ConnectionLimits,
+  onRefused?: (cap: "server" | "client") => void,
+  nowMs: () => number = Date.now,
+): ConnectionGate {
   const perClient = new Map<string, number>();
   let active = 0;
   let refused = 0;
@@ -46,6 +52,7 @@ export function limitConnections(server: net.Server, name: string, limits: Conne
       refused++;
       refusedSinceLog++;
       sock.destroy();
+      onRefused?.(active >= limits.maxConnections ? "server" : "client");
       if (nowMs() - lastLogMs >= 60_000) {
         lastLogMs = nowMs();
         log.warn(
@@ -81,11 +88,12 @@ export async function startPlainServer(o: {
   fetch: (req: Request) => Promise<Response>;
   error: (err: Error) => Response;
   limits: ConnectionLimits;
+  onRefused?: (cap: "server" | "client") => void;
 }): Promise<PlainServer> {
   const inner: Server<unknown> = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: o.fetch, error: o.error });
   const sockets = new Set<net.Socket>();
   const front = net.createServer();
-  const gate = limitConnections(front, o.name, o.limits);
+  const gate = limitConnections(front, o.name, o.limits, o.onRefused);
   // Registered after the gate: a refused socket is already destroyed here.
   front.on("connection", (sock: net.Socket) => {
     if (!sock.destroyed) pipe(sock, inner.port!, sockets);

@@ -7,7 +7,10 @@
 import { watch, type FSWatcher } from "node:fs";
 import { open, readdir, stat, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { decodeCriLine, formatEntry, type CriLogEntry } from "../cri/log-format.ts";
 import { json, text } from "./router.ts";
+
+export { decodeCriLine, formatEntry, type CriLogEntry };
 
 export interface LogOptions {
   follow: boolean;
@@ -16,28 +19,6 @@ export interface LogOptions {
   tailLines?: number;
   limitBytes?: number;
   sinceMs?: number;
-}
-
-export interface CriLogEntry {
-  timeText: string;
-  stream: "stdout" | "stderr";
-  partial: boolean;
-  content: string;
-}
-
-/** One CRI log line; undefined when it is not in the CRI format. No regex, no date parse: hot path. */
-export function decodeCriLine(line: string): CriLogEntry | undefined {
-  const a = line.indexOf(" ");
-  if (a <= 0) return undefined;
-  const b = line.indexOf(" ", a + 1);
-  if (b < 0) return undefined;
-  const stream = line.slice(a + 1, b);
-  if (stream !== "stdout" && stream !== "stderr") return undefined;
-  const tag = line[b + 1];
-  if ((tag !== "P" && tag !== "F") || (line.length > b + 2 && line[b + 2] !== " ")) return undefined;
-  const timeText = line.slice(0, a);
-  if (!/^\d{4}-\d\d-\d\dT/.test(timeText)) return undefined;
-  return { timeText, stream, partial: tag === "P", content: line.slice(b + 3) };
 }
 
 /** The entry is at or after sinceMs (always, without a since). */
@@ -73,11 +54,6 @@ export function parseLogOptions(q: URLSearchParams, nowMs: number): Parsed {
   return {
     options: { follow: bool("follow"), previous: bool("previous"), timestamps: bool("timestamps"), tailLines: tailLines as number | undefined, limitBytes: limitBytes as number | undefined, sinceMs },
   };
-}
-
-/** What the container wrote for one entry, as upstream's log writer prints it. */
-export function formatEntry(e: CriLogEntry, timestamps: boolean): string {
-  return `${timestamps ? `${e.timeText} ` : ""}${e.content}${e.partial ? "" : "\n"}`;
 }
 
 /** Decodes whole lines of a log text; filters by since, then keeps the last tailLines. */

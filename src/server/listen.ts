@@ -118,7 +118,7 @@ function openFilesSoftLimit(): number {
 }
 
 /** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
-function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits): Promise<{ port: number; stop(): Promise<void> }> {
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
   return startSecureServer({
     hostname,
     port,
@@ -126,11 +126,12 @@ function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: Up
     handler: (req) => fetch(req),
     onError: serverError,
     limits,
+    onRefused,
   });
 }
 
 /** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
   const dynamic = secure.certificates;
   const initial = dynamic?.current();
   const [cert, key, clientCA] = await Promise.all([
@@ -151,6 +152,7 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     handler: withAuth(secure.auth, fetch),
     onError: serverError,
     limits,
+    onRefused,
   });
   if (!dynamic) return server;
   const unsubscribe = dynamic.subscribe((p) => {
@@ -168,6 +170,11 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
   const observer = createHttpMetrics(providers.metrics);
   const SERVER_TYPE: Record<ServerName, ServerType> = { healthz: "healthz", main: "readwrite", "read-only": "readonly" };
   const limits = cfg.connectionLimits ?? defaultConnectionLimits(openFilesSoftLimit());
+  const refused = providers.metrics.counter({
+    name: "bunlet_http_connections_refused_total",
+    help: "Connections closed at accept because the server's (cap=server) or the client address's (cap=client) connection cap was reached",
+    labelNames: ["server_type", "cap"],
+  });
 
   async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
     const observe = observer(SERVER_TYPE[name]);
@@ -176,8 +183,9 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
-      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, upgrade);
-      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits });
+      const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
+      if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
+      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -73,6 +73,8 @@ export interface EvictionWiringInput {
   podsCgroup?: string;
   /** The kubepods memory limit wanted (may exceed nothing the kernel holds after a refused write). */
   podsMemoryLimitBytes?: () => number | undefined;
+  /** Image reclaim's view of the runtime: every container, another agent's too (default: cri). */
+  imageCri?: CriClient;
   podCgroupPath(pod: PodLike): string | undefined;
   metrics: Registry;
   clock?: Clock;
@@ -166,7 +168,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     recorder: input.events && evictionEvents(input.events, input.nodeName),
     reclaim: {
       deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
-      deleteUnusedImages: async () => void (await deleteUnusedImages(cri, await sandboxImages(cri))),
+      deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
     },
     onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
     onCycle(report) {

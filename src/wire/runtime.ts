@@ -3,7 +3,7 @@
 // signal, and a background wait for the runtime: a node agent must come up (HTTP, config endpoints,
 // eviction of nothing) even while containerd is down, and start pods once it answers.
 import { durationMs } from "../config/duration.ts";
-import { createCriClient, type CriClient } from "../cri/client.ts";
+import { createCriClient, overrideClient, type CriClient } from "../cri/client.ts";
 import { POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
 import { kv, log } from "../log.ts";
 
@@ -29,9 +29,9 @@ export function observeStopContainer(cri: CriClient, onStop: (e: StopContainerEv
       log.warn(`stop-container observer failed ${kv({ error: (err as Error).message })}`);
     }
   };
-  return {
-    ...cri,
-    async listContainers(filter) {
+  // Not a spread: the instrumented client inherits close and endpoint (see overrideClient).
+  return overrideClient(cri, {
+    async listContainers(filter: Parameters<CriClient["listContainers"]>[0]) {
       const list = await cri.listContainers(filter);
       // Bounded: a long-running node sees many containers; the map only needs the live ones.
       if (podOf.size > 4096) podOf.clear();
@@ -41,7 +41,7 @@ export function observeStopContainer(cri: CriClient, onStop: (e: StopContainerEv
       }
       return list;
     },
-    async stopContainer(id, timeoutSeconds) {
+    async stopContainer(id: string, timeoutSeconds: number) {
       const podUid = podOf.get(id);
       emit({ containerId: id, podUid, phase: "sent", atMs: nowMs() });
       try {
@@ -52,7 +52,7 @@ export function observeStopContainer(cri: CriClient, onStop: (e: StopContainerEv
         throw e;
       }
     },
-  };
+  });
 }
 
 export function criClientFromConfig(

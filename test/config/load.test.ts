@@ -181,7 +181,7 @@ describe("kubeadm-written config", () => {
     expect(l.config.authentication.x509.clientCAFile).toBe("/etc/kubernetes/pki/ca.crt");
     expect(l.config.logging.flushFrequency).toBe("5s");
     const named = l.warnings.map((w) => w.split(" ")[0]).sort();
-    expect(named).toEqual(["clusterDNS", "clusterDomain", "resolvConf"]);
+    expect(named).toEqual([]); // clusterDNS, clusterDomain, resolvConf: acted on (pod DNS)
     for (const w of l.warnings) expect(w).toContain(FIXTURE);
   });
 
@@ -197,18 +197,18 @@ describe("kubeadm-written config", () => {
   });
 
   test("a not-acted-on flag warns once, naming the field", async () => {
-    const l = await loadConfig(["--config", FIXTURE, "--cluster-dns=10.0.0.10", "--max-open-files=100"]);
-    expect(l.warnings.filter((w) => w.startsWith("clusterDNS "))).toHaveLength(1);
+    const l = await loadConfig(["--config", FIXTURE, "--hairpin-mode=none", "--max-open-files=100"]);
+    expect(l.warnings.filter((w) => w.startsWith("hairpinMode "))).toHaveLength(1);
     expect(l.warnings.some((w) => w.startsWith("maxOpenFiles ") && w.includes("--max-open-files"))).toBe(true);
   });
 
   test("a flag is acted on exactly when its config field is", async () => {
-    const l = await loadConfig(["--oom-score-adj=-500", "--runtime-request-timeout=1m", "--node-status-update-frequency=20s", "--cluster-domain=example.local"]);
+    const l = await loadConfig(["--oom-score-adj=-500", "--runtime-request-timeout=1m", "--node-status-update-frequency=20s", "--hairpin-mode=none"]);
     const about = (field: string) => l.warnings.filter((w) => w.startsWith(`${field} `));
     expect(about("oomScoreAdj")).toEqual([]);
     expect(about("runtimeRequestTimeout")).toEqual([]);
     expect(about("nodeStatusUpdateFrequency")).toEqual([]);
-    expect(about("clusterDomain")).toHaveLength(1);
+    expect(about("hairpinMode")).toHaveLength(1);
   });
 
   test("acted-on settings give no warning", async () => {

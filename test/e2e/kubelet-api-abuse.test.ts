@@ -1,5 +1,5 @@
 // The kubelet port of the built binary under 1,000+ malformed and hostile requests, sent as raw
-// bytes (no client library to tidy them up): traversal, bad paths and percent-encodings, unknown
+// bytes (no client library to tidy them up; every other one half-closes after sending): traversal, bad paths and percent-encodings, unknown
 // pods on every streaming endpoint (with and without an upgrade), bad query values, malformed HTTP,
 // huge headers and bodies, unknown methods, and slow clients. Each gets the right 4xx (or, for bytes
 // that are not HTTP, a 400 or a closed connection) — never a 2xx for a hostile path, never a 5xx
@@ -7,12 +7,14 @@
 // No container runtime: the agent waits for one in the background while serving its API.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import tls from "node:tls";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { seededRand, type Rand } from "../support/rand.ts";
 import { pollUntil } from "../support/wait.ts";
+import { makeTestPki } from "../support/pki.ts";
 
 interface Case {
   what: string;
@@ -124,10 +126,12 @@ function hugeCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-/** Sends one case; resolves with the status (0: closed without an answer). */
-function send(port: number, c: Case): Promise<number> {
+type Connect = () => net.Socket;
+
+/** Sends one case (half-closing after it when asked); resolves with the status (0: closed without an answer). */
+function send(connect: Connect, c: Case, halfClose: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
-    const s = net.connect(port, "127.0.0.1");
+    const s = connect();
     let head = "";
     const timer = setTimeout(() => (s.destroy(), reject(new Error(`no answer within 30 s: ${c.what}`))), 30_000);
     const finish = () => {
@@ -141,8 +145,26 @@ function send(port: number, c: Case): Promise<number> {
     });
     s.on("close", finish);
     s.on("error", () => {});
-    s.write(c.bytes);
+    if (halfClose) s.end(c.bytes);
+    else s.write(c.bytes);
   });
+}
+
+/** Sends every case, 8 at a time; returns what got an unexpected answer. */
+async function runCases(cases: Case[], connect: Connect, parallel = 8): Promise<string[]> {
+  const wrong: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < cases.length) {
+        const i = next++;
+        const c = cases[i]!;
+        const status = await send(connect, c, i % 2 === 1);
+        if (!c.ok.includes(status)) wrong.push(`${c.what}: got ${status}, want one of ${c.ok.join("/")}`);
+      }
+    }),
+  );
+  return wrong;
 }
 
 function procRssKiB(pid: number): number {
@@ -169,20 +191,7 @@ describe("kubelet port under hostile requests (the binary)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function runAll(cases: Case[], parallel = 8): Promise<string[]> {
-    const wrong: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: parallel }, async () => {
-        while (next < cases.length) {
-          const c = cases[next++]!;
-          const status = await send(port, c);
-          if (!c.ok.includes(status)) wrong.push(`${c.what}: got ${status}, want one of ${c.ok.join("/")}`);
-        }
-      }),
-    );
-    return wrong;
-  }
+  const runAll = (cases: Case[]) => runCases(cases, () => net.connect(port, "127.0.0.1"));
 
   test("1,000+ hostile requests: the right 4xx each, the process up, RSS bounded, fds back", async () => {
     const r = seededRand(13);
@@ -221,5 +230,80 @@ describe("kubelet port under hostile requests (the binary)", () => {
     await Promise.race([Promise.all(closed), Bun.sleep(90_000).then(() => Promise.reject(new Error("slow clients still connected after 90 s")))]);
     expect(p.proc.exitCode).toBeNull();
     await pollUntil(() => procFds(p.pid) <= fds0 + 4, "fds back after the slow clients", 30_000, 100);
+  }, 120_000);
+});
+
+describe("the secured kubelet port (TLS, x509 client certificates) under hostile requests", () => {
+  let dir: string;
+  let p: BunletProcess;
+  let port: number;
+  let client: { cert: Buffer; key: Buffer };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-tls-${process.pid}-`));
+    const pki = await makeTestPki(dir, [["apiserver", "kube-apiserver-kubelet-client", "system:masters"]]);
+    client = { cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) };
+    port = freePort();
+    const healthz = freePort();
+    const config = join(dir, "kubelet.yaml");
+    writeFileSync(config, [
+      "apiVersion: kubelet.config.k8s.io/v1beta1",
+      "kind: KubeletConfiguration",
+      "address: 127.0.0.1",
+      `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${pki.caFile} } }`,
+      "authorization: { mode: AlwaysAllow }",
+      "",
+    ].join("\n"));
+    p = spawnBunlet(["--config", config, `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const withCert = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: client.cert, key: client.key });
+  const anonymous = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false });
+
+  test("with the API server's certificate: the same answers as on the plain port", async () => {
+    const r = seededRand(1013);
+    const cases = [...traversalCases(r, 60), ...unknownPodCases(r, 120), ...badQueryCases(r, 60), ...malformedCases(r, 40), ...hugeCases(r, 20)];
+    expect((await runCases(cases, withCert)).slice(0, 20)).toEqual([]);
+  }, 300_000);
+
+  test("without a certificate: 401 (or the parser's 4xx/505 before authentication), never an answer from a handler", async () => {
+    const r = seededRand(2013);
+    const cases = [...traversalCases(r, 60), ...unknownPodCases(r, 120), ...badQueryCases(r, 60), ...malformedCases(r, 40), ...hugeCases(r, 20)].map((c) => ({ ...c, ok: [401, 400, 405, 431, 505, ...(c.ok.includes(0) ? [0] : [])] }));
+    expect((await runCases(cases, anonymous)).slice(0, 20)).toEqual([]);
+  }, 300_000);
+
+  test("plain HTTP, garbage and truncated handshakes on the TLS port cost only their connection", async () => {
+    const fds0 = procFds(p.pid);
+    const r = seededRand(3013);
+    const junk = Array.from({ length: 100 }, (_, i) => ({
+      what: "not TLS",
+      bytes: i % 2 ? REQ("GET", "/pods") : Buffer.concat([Buffer.from([0x16, 0x03, 0x01]), Buffer.from(Array.from({ length: r.int(300) }, () => r.int(256)))]),
+      ok: [0, 400],
+    }));
+    expect(await runCases(junk, () => net.connect(port, "127.0.0.1"))).toEqual([]);
+    // Truncated handshakes that then say nothing: the server lets them go (handshake timeout).
+    await Promise.all(Array.from({ length: 10 }, () => new Promise<void>((resolve) => {
+      const s = net.connect(port, "127.0.0.1", () => s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])));
+      s.on("error", () => {});
+      s.on("close", () => resolve());
+    })));
+    expect(p.proc.exitCode).toBeNull();
+    const ok = await new Promise<string>((resolve, reject) => {
+      const s = withCert();
+      let got = "";
+      s.on("data", (d) => (got += d));
+      s.on("close", () => resolve(got));
+      s.on("error", reject);
+      s.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    });
+    expect(ok).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\nok$/);
+    await pollUntil(() => procFds(p.pid) <= fds0 + 4, "fds back after the junk", 30_000, 100);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { nodeConditionEvents, nodeStatusEventMessage } from "../../src/node/condition-events.ts";
+import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "../../src/node/condition-events.ts";
 
 const conds = (m: Record<string, string>) => Object.entries(m).map(([type, status]) => ({ type, status }));
 
@@ -17,3 +17,11 @@ test.each([
 });
 
 test("message", () => expect(nodeStatusEventMessage("n1", "NodeReady")).toBe("Node n1 status is now: NodeReady"));
+
+test.each([
+  ["same boot", "b1", "b1", undefined],
+  ["first report", undefined, "b1", undefined],
+  ["rebooted", "b0", "b1", "Node n1 has been rebooted, boot id: b1"],
+] as const)("Rebooted: %s", (_what, before, now, expected) => {
+  expect(rebootedMessage("n1", before, now)).toBe(expected);
+});

@@ -3,7 +3,7 @@
 // containerd holds for each container (ContainerStatus verbose info.runtimeSpec) — and on behaviour:
 // runAsNonRoot with a root image, sysctls inside the pod, fsGroup on the emptyDir, admission refusals.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
@@ -73,8 +73,12 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
   test("user, groups, capabilities, read-only rootfs, no_new_privs, RuntimeDefault seccomp, sysctls and fsGroup reach the runtime", async () => {
     writePod("sec", {
       securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4000], seccompProfile: { type: "RuntimeDefault" }, sysctls: [{ name: "net.ipv4.ping_group_range", value: "0 2000" }] },
-      volumes: [{ name: "scratch", emptyDir: {} }],
-      containers: [sleeper("app", { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, { volumeMounts: [{ name: "scratch", mountPath: "/scratch" }] })],
+      volumes: [{ name: "scratch", emptyDir: {} }, { name: "info", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" }, mode: 0o600 }] } }],
+      containers: [
+        sleeper("app", { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, {
+          volumeMounts: [{ name: "scratch", mountPath: "/scratch" }, { name: "info", mountPath: "/info" }],
+        }),
+      ],
     });
     const st = await running("sec");
     const id = containerId(st, "app");
@@ -97,6 +101,10 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     const vol = statSync(join(ROOT, "pods", uidOf("sec"), "volumes", "kubernetes.io~empty-dir", "scratch"));
     expect(vol.gid).toBe(2000);
     expect(vol.mode & 0o2070).toBe(0o2070);
+    // downwardAPI files: fsGroup-owned, group-readable, so the non-root user reads a 0600 file.
+    const info = statSync(join(ROOT, "pods", uidOf("sec"), "volumes", "kubernetes.io~downward-api", "info", "name"));
+    expect([info.gid, info.mode & 0o777]).toEqual([2000, 0o640]);
+    expect(await exec(id, ["cat", "/info/name"])).toBe(`sec-${NODE}`);
   }, 120_000);
 
   test("Localhost seccomp from <rootDir>/seccomp, Unconfined, privileged and the AppArmor annotation 'unconfined'", async () => {
@@ -125,7 +133,12 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
   }, 120_000);
 
   test("runAsNonRoot with a root image: CreateContainerConfigError with upstream's message; a runAsUser makes it run", async () => {
-    writePod("nonroot", { hostNetwork: true, securityContext: { runAsNonRoot: true }, containers: [sleeper("app"), sleeper("ok", { runAsUser: 65534 })] });
+    writePod("nonroot", {
+      hostNetwork: true,
+      securityContext: { runAsNonRoot: true },
+      volumes: [{ name: "scratch", emptyDir: {} }],
+      containers: [sleeper("app"), sleeper("ok", { runAsUser: 65534 }, { volumeMounts: [{ name: "scratch", mountPath: "/scratch" }] })],
+    });
     const st = await until("nonroot config error", () => {
       const s = status("nonroot");
       const app = s?.containerStatuses?.find((c) => c.name === "app");
@@ -136,6 +149,18 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     expect(app.state.waiting!.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot-${NODE}_default(${uidOf("nonroot")})", container: app)`);
     const ok = await ociSpec(containerId(st, "ok"));
     expect(ok.process.user.uid).toBe(65534);
+    // emptyDir is 0777 as upstream's: a non-root container writes to it without an fsGroup.
+    expect(await exec(containerId(st, "ok"), ["sh", "-c", "touch /scratch/f && echo ok"])).toBe("ok");
+  }, 120_000);
+
+  test("examples/manifests/hardened.yaml runs as written", async () => {
+    copyFileSync(join(import.meta.dir, "../../examples/manifests/hardened.yaml"), join(MANIFESTS, "hardened.yaml"));
+    const st = await running("hardened");
+    const id = containerId(st, "app");
+    const spec = await ociSpec(id);
+    expect([spec.process.user.uid, spec.process.noNewPrivileges, spec.root.readonly, spec.process.capabilities!.bounding ?? []]).toEqual([65534, true, true, []]);
+    expect(await exec(id, ["cat", "/scratch/started"])).not.toBe("");
+    expect(await exec(id, ["grep", "metrics.internal", "/etc/hosts"])).toBe("192.0.2.10\tmetrics.internal");
   }, 120_000);
 
   test("an unsafe sysctl is refused at admission (SysctlForbidden); AppArmor on a host without it too", async () => {

@@ -41,14 +41,16 @@ const healthz = async (port: number) => {
 
 describe("connection caps", () => {
   test("per client address: a flood from one address is cut at the cap; others are served", async () => {
+    const metrics = createRegistry();
     running = await startServers(
       { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, enableServer: true, connectionLimits: { maxConnections: 30, maxPerClient: 5 } },
-      { getPods: () => [], metrics: createRegistry() },
+      { getPods: () => [], metrics },
     );
     const port = running.get("main")!.port;
     const f = flood(port, "127.0.0.2", 40);
     await pollUntil(() => f.connected === 40 && f.closedByServer === 35, "35 of 40 connections from 127.0.0.2 closed by the server");
     expect(await healthz(port)).toBe(200);
+    expect(metrics.render()).toContain('bunlet_http_connections_refused_total{server_type="readwrite",cap="client"} 35');
   });
 
   test("per server: past maxConnections new connections are closed until some go away", async () => {

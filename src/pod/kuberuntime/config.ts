@@ -2,14 +2,16 @@
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
-import type { ContainerConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import type { ContainerConfig, DNSConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
 import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
 import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
+import { ETC_HOSTS_PATH, kernelHostname, truncateHostname } from "../network/index.ts";
 import { expand, mappingFor } from "../expansion.ts";
 import { makeEnvironmentVariables } from "./env.ts";
 import { hashContainer } from "./hash.ts";
 import { newContainerAnnotations, newContainerLabels, newPodLabels } from "./labels.ts";
 import { containerResources, type ContainerCgroupHost } from "./resources.ts";
+import { terminationMessageMount, terminationMessagePathOf } from "./termination-message.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface PodRef {
@@ -44,6 +46,17 @@ export interface ConfigInputs {
   readOnlyVolume?(volumeName: string): boolean;
   /** Seccomp profile root and seccompDefault; default: /var/lib/kubelet/seccomp, off. */
   seccomp?: SeccompOptions;
+  /**
+   * Creates the empty host file of a container instance's termination log (termination-message.ts);
+   * undefined = no such mount (failed, or pure tests).
+   */
+  terminationMessageFile?(containerName: string): string | undefined;
+  /** The pod's DNS for the sandbox (network/dns.ts podDnsConfig); default: none (the runtime's). */
+  dnsConfig?: DNSConfig;
+  /** kubelet clusterDomain, for the pod's subdomain FQDN (default ""). */
+  clusterDomain?: string;
+  /** Host path of the pod's managed hosts file, mounted at /etc/hosts (upstream makeHostsMount); default: none. */
+  etcHostsPath?: string;
 }
 
 export const DEFAULT_SECCOMP: SeccompOptions = { seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false };
@@ -70,8 +83,7 @@ export function containerLogPath(containerName: string, attempt: number): string
 
 /** Pod hostname: spec.hostname or the pod name, cut to a 63-character DNS label. */
 export function podHostname(pod: KubePod): string {
-  const name = pod.spec.hostname || pod.metadata.name;
-  return name.length <= 63 ? name : name.slice(0, 63).replace(/[-.]+$/, "");
+  return truncateHostname(pod.spec.hostname || pod.metadata.name);
 }
 
 export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: number, inputs: ConfigInputs): PodSandboxConfig {
@@ -92,8 +104,9 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
   return {
     metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid, attempt },
     // A host-network sandbox shares the host's UTS namespace: runc refuses to set a hostname there.
-    hostname: hostNetwork ? "" : podHostname(pod),
+    hostname: hostNetwork ? "" : kernelHostname(pod, inputs.clusterDomain ?? ""),
     logDirectory: podLogsDirectory(inputs.podLogsDir, ref),
+    ...(inputs.dnsConfig ? { dnsConfig: inputs.dnsConfig } : {}),
     portMappings,
     labels: newPodLabels(ref, pod.metadata.labels),
     annotations: { ...(pod.metadata.annotations ?? {}) },
@@ -130,6 +143,14 @@ const PROPAGATION: Record<string, MountPropagation> = {
 
 /** Mounts with sub paths (subPath, or subPathExpr expanded from env) and propagation (upstream makeMounts). */
 function containerMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
+  const mounts = volumeMounts(ref, container, envMap, inputs);
+  // The managed /etc/hosts, unless a volume is mounted there (upstream makeMounts).
+  if (inputs.etcHostsPath && !mounts.some((m) => m.containerPath === ETC_HOSTS_PATH))
+    mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: inputs.etcHostsPath, readonly: false, selinuxRelabel: true });
+  return mounts;
+}
+
+function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
   return (container.volumeMounts ?? []).map((m) => {
     const base = inputs.volumeHostPath(ref, m.name);
     if (base === undefined) {
@@ -174,6 +195,10 @@ export function generateContainerConfig(
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
+  // Created last, once nothing above can refuse the config (upstream makeMounts).
+  const terminationMessagePath = terminationMessagePathOf(container);
+  const terminationLog = inputs.terminationMessageFile?.(container.name);
+  if (terminationLog) mounts.push(terminationMessageMount(terminationLog, terminationMessagePath));
   return {
     metadata: { name: container.name, attempt },
     image: { image: imageRef ?? container.image, userSpecifiedImage: container.image },
@@ -187,7 +212,7 @@ export function generateContainerConfig(
       hash: hashContainer(container),
       restartCount: attempt,
       terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
-      terminationMessagePath: container.terminationMessagePath,
+      terminationMessagePath,
       terminationMessagePolicy: container.terminationMessagePolicy,
       ports: container.ports,
       preStop: container.lifecycle?.preStop,

@@ -24,6 +24,8 @@ export interface ContainerHooksDeps {
   /** CRI ExecSync in seconds (0 = no hook timeout). */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecResult>;
   /** The runtime's StopContainer with its log line and direct signal. */
+  /** FailedPreStopHook / FailedPostStartHook events on the container. */
+  hookFailed?: (pod: KubePod, container: string, reason: "FailedPreStopHook" | "FailedPostStartHook", message: string) => void;
   stopContainer(id: string, name: string, ref: PodRef, graceSeconds: number, message: string, pod?: KubePod): Promise<void>;
 }
 
@@ -69,7 +71,10 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
       log.info(`running preStop hook ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
       const r = await runPreStopWithin(grace, clock, async (signal) => {
         const err = await runLifecycleHandler(preStop, target, { execSync: execSyncRaw, fetch: opts.fetch }, signal);
-        if (err) log.warn(`preStop hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, event: "FailedPreStopHook", message: err })}`);
+        if (err) {
+          log.warn(`preStop hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, event: "FailedPreStopHook", message: err })}`);
+          deps.hookFailed?.(pod, name, "FailedPreStopHook", "PreStopHook failed");
+        }
       });
       if (!r.completed) log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
       grace = r.remainingSeconds;
@@ -111,6 +116,7 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     const err = await runLifecycleHandler(postStart, hookTarget(pod, ref, container, id, ip), { execSync: execSyncRaw, fetch: opts.fetch });
     if (!err) return undefined;
     log.warn(`postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`);
+    deps.hookFailed?.(pod, container.name, "FailedPostStartHook", err);
     const grace = terminationGracePeriod(pod, container, "postStart");
     await killContainer(pod, ref, id, container.name, grace, "FailedPostStartHook", { sandboxId, floor: true }).catch((e) =>
       log.warn(`killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`),

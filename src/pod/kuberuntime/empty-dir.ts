@@ -5,7 +5,7 @@
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
@@ -82,8 +82,12 @@ export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string,
   const created = !existsSync(dir);
   mkdirSync(dir, { recursive: true });
   if (emptyDir.medium !== "Memory") {
-    // Upstream SetVolumeOwnership at set-up, once: later syncs leave what containers did to it.
-    if (created && fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
+    if (created) {
+      // upstream setupDir: 0777 whatever the umask, so a non-root container can write without fsGroup.
+      chmodSync(dir, 0o777);
+      // Upstream SetVolumeOwnership at set-up, once: later syncs leave what containers did to it.
+      if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
+    }
     return dir;
   }
   // Set up once per pod: a container restart must keep the volume's contents.

@@ -1,6 +1,6 @@
 // The CRI-backed container runtime (upstream kubeGenericRuntimeManager): implements src/pod/runtime.ts
 // over a CriClient. syncPod = computePodActions (pure) + carrying the actions out here.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
 import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
@@ -28,11 +28,15 @@ import { availableParallelism } from "node:os";
 import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
+import type { DnsSettings } from "../network/index.ts";
+import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
+import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState, toRuntimeContainerStatus, toRuntimeSandboxStatus } from "./status.ts";
+import { containerTerminationMessage, createTerminationMessageFile, podContainersDir, withTerminationMessage } from "./termination-message.ts";
 import {
   MINIMUM_GRACE_PERIOD_SECONDS,
   containerSpec,
@@ -100,6 +104,10 @@ export interface KubeRuntimeOptions {
   onPodWarning?: (pod: KubePod, reason: string, message: string) => void;
   /** Container and image events (Pulling, Pulled, Created, Started, Killing, BackOff, Failed, …). */
   events?: EventRecorder;
+  /** kubelet clusterDNS / clusterDomain / resolvConf (default: none, "", /etc/resolv.conf). */
+  dns?: Partial<DnsSettings>;
+  /** Write the managed /etc/hosts of pods (default true). */
+  manageEtcHosts?: boolean;
 }
 
 /** Fetches what a pod references from the API server (src/pod/apiobjects). */
@@ -139,6 +147,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const tearDown = (uid: string, sub?: "volumes") =>
     storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(rootDir, uid, sub));
   const clock = opts.clock ?? realClock;
+  const dns: DnsSettings = { ...DEFAULT_DNS_SETTINGS, ...opts.dns };
   const seccomp = { seccompProfileRoot: opts.seccompProfileRoot ?? join(rootDir, "seccomp"), seccompDefault: opts.seccompDefault === true };
   const events = opts.events ?? noopRecorder;
   /** recordContainerEvent: the pod, with the container's field path (spec.containers{name}). */
@@ -160,12 +169,18 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
+    const spec = v as PodVolumeSpec;
+    const dir = setUpPodVolume(rootDir, spec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+      fsGroup: pod.spec.securityContext?.fsGroup,
     });
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
+    return dir;
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
   const podObjects = new Map<string, PodApiObjects>();
@@ -177,16 +192,25 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    */
   function setUpVolumes(pod: KubePod): string | undefined {
     if (opts.volumeHostPath) return undefined;
+    const uid = podUid(pod);
     for (const v of pod.spec.volumes ?? []) {
       try {
         // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
         storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(pod, v.name));
+        mountedVolumes.add(`${uid}/${v.name}`);
       } catch (e) {
-        return `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        const message = `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+        // A volume set up before stays mounted with its last good files (a refresh that fails — a
+        // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
+        if (!mountedVolumes.has(`${uid}/${v.name}`)) return message;
+        log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+        events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
       }
     }
     return undefined;
   }
+  /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */
+  const mountedVolumes = new Set<string>();
 
   function inputsFor(pod: KubePod, cgroupParent: string | undefined): ConfigInputs {
     const volumeHostPath = opts.volumeHostPath ?? defaultVolumeHostPath;
@@ -196,6 +220,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       memoryCapacityBytes,
       seccomp,
       cgroupHost,
+      terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
+      clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
       prepareSubPath,
       objects: podObjects.get(podUid(pod)),
@@ -213,7 +239,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const c of list) {
       // A container removed between list and status is simply gone.
       const st = await cri.containerStatus(c.id).catch(() => undefined);
-      if (st?.status) out.push(toRuntimeContainerStatus(st.status as CriContainerStatus));
+      if (!st?.status) continue;
+      const cs = st.status as CriContainerStatus;
+      const rs = toRuntimeContainerStatus(cs);
+      // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
+      if (rs.state === "exited") {
+        const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));
+        if (message) rs.message = message;
+      }
+      out.push(rs);
     }
     return out.sort((a, b) => b.createdAtMs - a.createdAtMs);
   }
@@ -298,6 +332,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     fetch: opts.fetch,
     execSync: (id, cmd, t) => execSyncRaw(id, cmd, t),
     stopContainer: (id, name, ref, grace, message, pod) => stopContainer(id, name, ref, grace, message, pod),
+    hookFailed: (pod, name, reason, message) => containerEvent(pod, name, "Warning", reason, message),
   });
   const { killContainer, podIP, restoreSpecs, runPostStart } = hooks;
 
@@ -527,6 +562,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
 
     await resolveApiObjects(pod, ref);
+    inputs.objects = podObjects.get(ref.uid);
     const mountError = setUpVolumes(pod);
     if (mountError) {
       log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
@@ -535,8 +571,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return result;
     }
     let sandboxId = actions.sandboxId;
-    const sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      const nodeIP = opts.hostIP ?? defaultHostIP();
+      inputs.dnsConfig = sandboxDnsConfig(pod, dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) => opts.onPodWarning?.(pod, reason, message));
+      sandboxConfig = generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+    } catch (e) {
+      result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+      return result;
+    }
     if (actions.createSandbox) {
+      if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
         sandboxId = await cri.runPodSandbox(sandboxConfig);
@@ -578,8 +623,17 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     const start = (c: KubeContainer) => startContainer(pod, ref, c, status, sandboxId, sandboxConfig, inputs, backOff, result);
     const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
     // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-    if ([...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom)))
-      inputs.downward = { podIP: await podIP(pod, sandboxId).catch(() => undefined), hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+    const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await podIP(pod, sandboxId).catch(() => undefined) : undefined;
+    inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable() };
+    // upstream makeHostsMount: only once the pod IP is known.
+    if (ip && opts.manageEtcHosts !== false) {
+      try {
+        inputs.etcHostsPath = writePodHostsFile(rootDir, pod, [ip], dns.clusterDomain);
+      } catch (e) {
+        log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      }
+    }
     if (actions.nextInitContainer) {
       const c = byName(actions.nextInitContainer, pod.spec.initContainers);
       if (c) await start(c);
@@ -609,7 +663,10 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
     // with custom volume paths the caller owns them.
     podObjects.delete(uid);
+    for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
     opts.apiObjects?.forget(uid);
+    // The termination-log files are ours whoever owns the volumes.
+    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
     if (!opts.volumeHostPath) tearDown(uid);
   }
 
@@ -638,11 +695,13 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
     },
     getPods,
+    foreignPodUids: () => (cri as { foreignPodUids?: () => ReadonlySet<string> }).foreignPodUids?.() ?? new Set(),
     getPodStatus,
     syncPod,
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),
     removePod,
     async tearDownVolumes(uid) {
+      for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
       if (!opts.volumeHostPath) tearDown(uid, "volumes");
     },
     execSync,

@@ -33,7 +33,7 @@ export function sniffFirstRequest(socket: Socket, hook: Pick<UpgradeHook, "wants
     function done(r: Sniffed) {
       clearTimeout(timer);
       socket.off("data", onData);
-      socket.off("end", onClosed);
+      socket.off("end", onEnd);
       socket.off("close", onClosed);
       socket.off("error", onClosed);
       socket.pause();
@@ -41,6 +41,10 @@ export function sniffFirstRequest(socket: Socket, hook: Pick<UpgradeHook, "wants
     }
     function onClosed() {
       done({ kind: "closed" });
+    }
+    // Half-closed after sending (the front allows half-open connections): Bun answers what arrived.
+    function onEnd() {
+      done(buf.length > 0 ? { kind: "pass", bytes: buf } : { kind: "closed" });
     }
     function onData(chunk: Buffer) {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
@@ -63,7 +67,7 @@ export function sniffFirstRequest(socket: Socket, hook: Pick<UpgradeHook, "wants
       done({ kind: "upgrade", head, early: buf.subarray(end) });
     }
     socket.on("data", onData);
-    socket.once("end", onClosed);
+    socket.once("end", onEnd);
     socket.once("close", onClosed);
     socket.once("error", onClosed);
   });

@@ -14,6 +14,8 @@ export function rawResponseBytes(status: number, body: string | Uint8Array, head
 export function writeRawResponse(socket: Duplex, status: number, body: string | Uint8Array, headers?: Record<string, string>): void {
   if (socket.destroyed) return;
   socket.end(rawResponseBytes(status, body, headers));
+  // The front allows half-open connections: a client that never closes its side is let go.
+  setTimeout(() => socket.destroy(), 2000).unref();
 }
 
 /** Sends a fetch Response (small bodies: error texts) onto the socket. */

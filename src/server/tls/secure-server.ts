@@ -36,6 +36,7 @@ export interface SecureServerOpts {
   onError?: (err: Error) => Response;
   /** Connection caps, enforced at accept before the handshake. */
   limits?: ConnectionLimits;
+  onRefused?: (cap: "server" | "client") => void;
 }
 
 export interface SecureServer {
@@ -111,11 +112,12 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   const useTls = o.tls === true || hasCert;
   const front: net.Server = useTls
     ? tls.createServer(
-        { ...context, ...(hasCert ? { cert: o.cert, key: o.key } : {}), requestCert: o.clientCA !== undefined, rejectUnauthorized: false },
+        // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
+        { allowHalfOpen: true, handshakeTimeout: 10_000, ...context, ...(hasCert ? { cert: o.cert, key: o.key } : {}), requestCert: o.clientCA !== undefined, rejectUnauthorized: false },
         (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
       )
-    : net.createServer((s) => onConnection(s, { present: false }));
-  if (o.limits) limitConnections(front, "main", o.limits);
+    : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
+  if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   let warnedNoCert = false;
   front.on("tlsClientError", (_err, socket) => {
@@ -152,6 +154,9 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   };
 }
 
+/** How long a connection may stay half-open after the kubelet's side ended (net/http lingers 500 ms). */
+const LINGER_MS = 2000;
+
 function pipeToInner(t: net.Socket, identity: ClientCertificate, prefix: Buffer, innerPort: number, identities: Map<string, ClientCertificate>, sockets: Set<net.Socket>): void {
   t.pause();
   let key: string | undefined;
@@ -159,7 +164,10 @@ function pipeToInner(t: net.Socket, identity: ClientCertificate, prefix: Buffer,
     key = `127.0.0.1:${back.localPort}`;
     identities.set(key, identity);
     if (prefix.length > 0) back.write(prefix);
-    t.pipe(back);
+    // A client that half-closes after its request (FIN) still gets the answer: Bun.serve drops a
+    // request whose connection has ended, so the FIN is not passed on; Bun's own keep-alive and idle
+    // limits end the connection.
+    t.pipe(back, { end: false });
     back.pipe(t);
     t.resume();
   });
@@ -172,8 +180,12 @@ function pipeToInner(t: net.Socket, identity: ClientCertificate, prefix: Buffer,
     t.destroy();
     back.destroy();
   };
-  for (const s of [t, back]) {
-    s.on("error", close);
-    s.on("close", close);
-  }
+  // Bun closed its side: what it wrote is flushed (pipe ends t gracefully), then the client goes.
+  back.on("close", () => {
+    if (!t.writableEnded) t.end();
+    setTimeout(close, LINGER_MS).unref();
+  });
+  back.on("error", close);
+  t.on("error", close);
+  t.on("close", close);
 }

@@ -156,6 +156,20 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
     expect(pods.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toContain("shell");
   }, 60_000);
 
+  test("kubectl exec -it: a terminal in the container (kubectl on a pseudo-terminal from script(1))", async () => {
+    const line = `kubectl --kubeconfig ${admin} exec -it shell -- sh -c 'tty; echo done'`;
+    const p = Bun.spawn(["script", "-qec", line, "/dev/null"], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE, COLUMNS: "100", LINES: "30" } });
+    const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect(code).toBe(0);
+    expect(out).toMatch(/\/dev\/pts\/\d+\r\ndone\r\n/);
+  }, 60_000);
+
+  test("kubectl cp copies a file out of the container (exec + tar)", async () => {
+    const dest = join(BASE, "copied.html");
+    await kubectl(["cp", "default/shell:/w/index.html", dest]);
+    expect(await Bun.file(dest).text()).toBe("hello-pf\n");
+  }, 60_000);
+
   test("kubectl attach streams the main process's output", async () => {
     const got = await readUntil(spawnKubectl("kubectl", ["attach", "shell"]), (s) => (s.match(/tick \d+\n/g) ?? []).length >= 2);
     expect(got).toMatch(/tick \d+\n/);

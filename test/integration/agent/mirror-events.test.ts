@@ -101,7 +101,7 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     expect(m.spec.containers[0].command).toEqual(["sh", "-c", "exec sleep 3601"]);
   }, 120_000);
 
-  test("events in the API: node (Starting, conditions, NodeReady?) and the pod's (Pulled, Created, Started, Killing), shown by kubectl", async () => {
+  test("events in the API: node (Starting, conditions) and the pod's (Pulled, Created, Started, Killing), shown by kubectl", async () => {
     await until("container events", async () => (await events()).some((e) => e.reason === "Killing" && e.involvedObject.name === MIRROR), 30_000);
     const evs = await events();
     const nodeReasons = evs.filter((e) => e.involvedObject.kind === "Node").map((e) => e.reason);
@@ -138,6 +138,28 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     expect(described).toMatch(/Warning\s+Unhealthy\s+\S+ \(x\d+ over \S+\)\s+kubelet\s+Readiness probe failed: not yet/);
     await kubectl("delete", "pod", "unready", "--timeout=60s");
   }, 120_000);
+
+  test("kubectl cordon / uncordon → NodeNotSchedulable / NodeSchedulable", async () => {
+    await kubectl("cordon", NODE);
+    await until("NodeNotSchedulable", async () => (await events()).find((e) => e.reason === "NodeNotSchedulable" && e.message === `Node ${NODE} status is now: NodeNotSchedulable`), 15_000);
+    await kubectl("uncordon", NODE);
+    await until("NodeSchedulable", async () => (await events()).find((e) => e.reason === "NodeSchedulable"), 15_000);
+  }, 60_000);
+
+  test("events recorded while the API server is away are written when it returns (the sync loop never waits)", async () => {
+    await api.stop();
+    writeFileSync(join(BASE, "manifests", "later.yaml"), [
+      "apiVersion: v1", "kind: Pod", "metadata: { name: later, namespace: default }",
+      `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
+    ].join("\n"));
+    // The pod starts with the API server down: recording its events does not hold it up.
+    await until("static pod Running offline", () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === `later-${NODE}` && p.status?.phase === "Running"), 60_000);
+    await api.start();
+    // The writer retries every 10 s (the first wait randomised).
+    const started = await until("Started event written", async () => (await events()).find((e) => e.reason === "Started" && e.involvedObject.name === `later-${NODE}`), 60_000);
+    expect(started.message).toBe("Started container c");
+    rmSync(join(BASE, "manifests", "later.yaml"));
+  }, 150_000);
 
   test("the manifest removed → the static pod stops and its mirror is deleted", async () => {
     rmSync(manifest);

@@ -6,14 +6,19 @@ import { bunTestInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
 
-/** Files that need a real cgroup v2 kernel; they skip themselves on a v1 host. */
-const GUEST_FILES = ["test/integration/v2/qos-cgroups.test.ts", "test/integration/v2/memory-events.test.ts", "test/integration/v2/pods.test.ts"];
+/** Files that need a real cgroup v2 kernel (and systemd as PID 1: "systemd"); they skip themselves elsewhere. */
+const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
+  ["test/integration/v2/qos-cgroups.test.ts", "busybox-init"],
+  ["test/integration/v2/memory-events.test.ts", "busybox-init"],
+  ["test/integration/v2/pods.test.ts", "busybox-init"],
+  ["test/integration/v2/systemd-slices.test.ts", "systemd"],
+];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
-  test.each(GUEST_FILES)("%s passes in the guest", async (file) => {
+  test.each(GUEST_FILES)("%s passes in the guest (%s)", async (file, init) => {
     // pods.test.ts runs containerd and dist/bunlet (built here first: the guest sees dist/ read-only).
     if (file.endsWith("pods.test.ts")) await ensureBuilt();
-    const r = await bunTestInV2Guest(file, { memoryMiB: 1536, timeoutS: 560 });
+    const r = await bunTestInV2Guest(file, { memoryMiB: 1536, timeoutS: 560, systemd: init === "systemd" });
     const summary = `${r.stdout}\n${r.stderr}`;
     expect(r.exitCode, summary).toBe(0);
     // The file must really have run there, not skipped.

@@ -63,3 +63,13 @@ describe("AppArmor admission", () => {
     expect(appArmorAdmitHandler(enabled)(p, [])).toEqual(message ? { admit: false, reason: "AppArmor", message } : { admit: true });
   });
 });
+
+describe("runAgent with a non-namespaced allowedUnsafeSysctls pattern", () => {
+  test("exits 1 with upstream's error before starting anything", async () => {
+    const { runAgent } = await import("../../../src/cli/run.ts");
+    const errors: string[] = [];
+    const code = await runAgent(["--allowed-unsafe-sysctls=vm.swappiness", "--fail-swap-on=false"], { printError: (l) => errors.push(l), readProcSwaps: () => "" });
+    expect(code).toBe(1);
+    expect(errors).toEqual(['error: failed to run Kubelet: the sysctls "vm.swappiness" are not known to be namespaced']);
+  });
+});

@@ -168,6 +168,19 @@ describe("plain loopback main port", () => {
     expect((await fetch(`${base}/run/ns/missing`, { method: "POST" })).status).toBe(404);
   });
 
+  test("a client that half-closes after its request (FIN) still gets the answer", async () => {
+    await start();
+    const answer = () =>
+      new Promise<string>((resolve) => {
+        const s = plain();
+        let got = "";
+        s.on("data", (d) => (got += d));
+        s.on("close", () => resolve(got));
+        s.end("POST /run/ns/p/c?cmd=echo%20late HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      });
+    expect(await answer()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nran echo late in c\n$/);
+  });
+
   test("enableDebuggingHandlers: false → 405 Debug endpoints are disabled, for upgrades too", async () => {
     await start(false);
     const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?stdout=1"), /disabled/);

@@ -9,6 +9,7 @@ import { ApiStatus, badRequest } from "./status.ts";
 import type { Obj, Store } from "./store.ts";
 import { serveWatch, type WatchOpts } from "./watch.ts";
 import { createToken, type TokenIssuer } from "./serviceaccounts.ts";
+import { authorizeNodeObject } from "./node-authorizer.ts";
 import { admitCreate } from "./admission.ts";
 import { isProxyPath, proxyRequest, proxyUpgrade, resolveProxyTarget, type KubeletClientCert, type ProxyTarget } from "./proxy.ts";
 import type { Duplex } from "node:stream";
@@ -60,6 +61,7 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";
   const verb = req.method === "GET" ? (isWatch ? "watch" : t.name ? "get" : "list") : VERB[req.method ?? ""] ?? "unknown";
   authorize(user, verb, t.def, t.ns, t.name, t.sub);
+  await authorizeNodeObject(deps.store, user, verb, t.def.resource, t.ns, t.name, t.sub, q);
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const accept = req.headers.accept;
   if (t.sub === "token") {
