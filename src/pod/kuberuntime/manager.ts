@@ -32,7 +32,6 @@ import { ContainerConfigError } from "./config.ts";
 import type { DnsSettings } from "../network/index.ts";
 import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
-import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -172,18 +171,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    const spec = v as PodVolumeSpec;
-    const dir = setUpPodVolume(rootDir, spec, {
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only
+    // volumes) whenever the writer wrote (setUpPodVolume's fsGroup); hostPath never.
+    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
       fsGroup: pod.spec.securityContext?.fsGroup,
     });
-    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
-    const fsGroup = pod.spec.securityContext?.fsGroup;
-    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
-    return dir;
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
   const podObjects = new Map<string, PodApiObjects>();
