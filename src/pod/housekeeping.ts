@@ -9,7 +9,7 @@ import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodManager } from "./pod-manager.ts";
 import type { PodWorkers, UpdateType } from "./pod-workers.ts";
 import type { ProbeManager } from "./prober/manager.ts";
-import type { Runtime } from "./runtime.ts";
+import type { Runtime, RuntimePod } from "./runtime.ts";
 import type { StatusManager } from "./status-manager.ts";
 import type { Pod } from "./types.ts";
 
@@ -26,6 +26,8 @@ export interface HousekeepingContext {
   cgroups?: PodCgroups;
   sourcesReady: () => boolean;
   dispatch: (pod: Pod, type: UpdateType) => void;
+  /** All runtime pods, possibly from a recent relist (upstream runtimeCache); default a fresh getPods. */
+  runtimePods?: () => Promise<RuntimePod[]>;
 }
 
 export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
@@ -39,15 +41,19 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
   for (const uid of known.keys()) if (!desired.has(uid) && workers.state(uid) === undefined) known.delete(uid);
   // Until every source delivered its pods, an unknown runtime pod may just be not-yet-read.
   if (!ctx.sourcesReady()) return;
+  const orphaned = (rp: RuntimePod) => !desired.has(rp.uid) && workers.state(rp.uid) === undefined;
   let running;
   try {
-    running = await ctx.runtime.getPods(true);
+    // A recent listing serves while it shows nothing to do; an apparent orphan (perhaps a pod that
+    // finished since that listing) is confirmed by a fresh one before anything is killed.
+    running = await (ctx.runtimePods?.() ?? ctx.runtime.getPods(true));
+    if (ctx.runtimePods && running.some(orphaned)) running = await ctx.runtime.getPods(true);
   } catch (e) {
     log.error(`housekeeping: listing runtime pods failed ${kv({ error: (e as Error).message })}`);
     return;
   }
   for (const rp of running) {
-    if (desired.has(rp.uid) || workers.state(rp.uid) !== undefined) continue;
+    if (!orphaned(rp)) continue;
     log.info(`killing orphaned pod ${kv({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, containers: rp.containers.length })}`);
     const stub = {
       apiVersion: "v1",

@@ -148,9 +148,22 @@ export function lifecycleConfigFromKubelet(
   };
 }
 
-/** First non-internal IPv4 address (upstream picks the default-route address; close enough here). */
-export function defaultHostIP(): string | undefined {
-  for (const addrs of Object.values(networkInterfaces()))
-    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  return undefined;
+/**
+ * First non-internal IPv4 address (upstream picks the default-route address; close enough here).
+ * Kept for 10 s: every pod sync asks for it, and listing the interfaces was the largest single cost of
+ * an idle resync of 100 pods (issue #14); upstream refreshes node addresses every 10 s as well.
+ */
+export function defaultHostIP(nowMs: number = performance.now()): string | undefined {
+  if (hostIPCache && nowMs - hostIPCache.atMs < HOST_IP_TTL_MS) return hostIPCache.ip;
+  let ip: string | undefined;
+  outer: for (const addrs of Object.values(networkInterfaces()))
+    for (const a of addrs ?? [])
+      if (a.family === "IPv4" && !a.internal) {
+        ip = a.address;
+        break outer;
+      }
+  hostIPCache = { ip, atMs: nowMs };
+  return ip;
 }
+const HOST_IP_TTL_MS = 10_000;
+let hostIPCache: { ip: string | undefined; atMs: number } | undefined;

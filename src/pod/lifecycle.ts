@@ -12,7 +12,7 @@ import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
 import { createPodWorkers, effectiveGracePeriod, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
-import { createPleg, type PlegEvent } from "./pleg.ts";
+import { createPleg, type PlegEvent, statusMatchesRelist } from "./pleg.ts";
 import { createProbeManager } from "./prober/manager.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import { createPodConfig } from "./sources/config-mux.ts";
@@ -27,6 +27,8 @@ import { markRuntimeDown } from "./status.ts";
 
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
+/** Upstream runtimeCache period: housekeeping reuses a runtime listing at most this old. */
+const RUNTIME_CACHE_MS = 2_000;
 
 export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const { runtime, config } = deps;
@@ -100,6 +102,24 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     return statuses.get(uid)!;
   }
 
+  /**
+   * The runtime status each pod's last sync read, and when. A later sync reuses it when a relist that
+   * started after it shows the pod unchanged (upstream reads the PLEG's pod cache, not the runtime):
+   * an idle resync of 100 pods then costs no CRI call (issue #14).
+   */
+  const lastRuntimeStatus = new Map<string, { status: RuntimePodStatus; atMs: number }>();
+  async function readStatus(pod: Pod): Promise<RuntimePodStatus> {
+    const status = await runtime.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    lastRuntimeStatus.set(pod.metadata.uid, { status, atMs: clock.now() });
+    return status;
+  }
+  function reusableStatus(uid: string): RuntimePodStatus | undefined {
+    const cached = lastRuntimeStatus.get(uid);
+    const relist = pleg.relisted();
+    if (!cached || !relist || relist.startMs <= cached.atMs) return undefined;
+    return statusMatchesRelist(cached.status, relist.pods.get(uid)) ? cached.status : undefined;
+  }
+
   const syncer: PodSyncer = {
     // `signal`: a kill preempted this sync (pod workers); stop before the next step.
     async syncPod(pod, _type, signal): Promise<SyncResult> {
@@ -115,7 +135,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         }
       const cgroupParent = await deps.cgroups?.ensurePod(pod);
       if (signal?.aborted) return {};
-      const before = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      const before = reusableStatus(uid) ?? (await readStatus(pod));
       // Preempted: still record what the runtime showed (an adopted pod's containers), without
       // probes — the termination removed them — until the termination's own status lands.
       if (signal?.aborted) {
@@ -130,13 +150,14 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
-      const after = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
+      const after = result.unchanged ? before : await readStatus(pod);
       const status = updateStatus(pod, after, result.errors);
       if (isTerminalPhase(status)) return { terminal: true };
       return { retry: result.errors.length > 0 };
     },
     async syncTerminatingPod(pod, gracePeriodSeconds) {
       const uid = pod.metadata.uid;
+      lastRuntimeStatus.delete(uid);
       probes.removePod(uid);
       log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
       const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds, pod);
@@ -302,7 +323,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
 
   const housekeeping = () => {
     syncLoopEntryMs = clock.now();
-    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch });
+    for (const uid of lastRuntimeStatus.keys()) if (!known.has(uid)) lastRuntimeStatus.delete(uid);
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS) });
   };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */

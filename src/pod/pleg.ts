@@ -4,7 +4,7 @@
 import { kv, log } from "../log.ts";
 import { every, type Clock } from "../clock.ts";
 import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
-import type { ContainerState, Runtime, RuntimePod } from "./runtime.ts";
+import type { ContainerState, Runtime, RuntimePod, RuntimePodStatus } from "./runtime.ts";
 
 export type PlegEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved" | "ContainerChanged";
 
@@ -68,6 +68,30 @@ export interface Pleg {
   relist(): Promise<PlegEvent[]>;
   /** Time of the last successful relist (upstream Healthy(): relist within 3 min). */
   lastRelistMs(): number | undefined;
+  /**
+   * The runtime pods of the last relist when it is at most `maxAgeMs` old, else a fresh listing
+   * (upstream runtimeCache, 2 s): housekeeping shares the PLEG's CRI listing instead of its own.
+   */
+  runtimePods(maxAgeMs: number): Promise<RuntimePod[]>;
+  /** The last successful relist: when it started listing, and the runtime pods it saw by UID. */
+  relisted(): { startMs: number; pods: ReadonlyMap<string, RuntimePod> } | undefined;
+}
+
+/**
+ * True when the relist shows exactly the sandboxes and containers (ids, readiness, states) of a pod
+ * status read earlier: nothing of the pod changed in the runtime since, so that status still holds.
+ * Container and sandbox ids are never reused, and a state only moves forward, so equal ids and
+ * states mean no change in between.
+ */
+export function statusMatchesRelist(status: RuntimePodStatus, pod: RuntimePod | undefined): boolean {
+  if (!pod) return status.sandboxes.length === 0 && status.containers.length === 0;
+  if (pod.sandboxIds.length !== status.sandboxes.length || pod.containers.length !== status.containers.length) return false;
+  const ready = status.sandboxes.filter((s) => s.state === "ready").length;
+  if ((pod.readySandboxes ?? 0) !== ready) return false;
+  const sandboxIds = new Set(pod.sandboxIds);
+  if (!status.sandboxes.every((s) => sandboxIds.has(s.id))) return false;
+  const states = new Map(pod.containers.map((c) => [c.id, c.state]));
+  return status.containers.every((c) => states.get(c.id) === c.state);
 }
 
 export function createPleg(opts: {
@@ -83,6 +107,9 @@ export function createPleg(opts: {
   let last: number | undefined;
   let stopTimer: (() => void) | undefined;
   let failing = false;
+  let lastPods: RuntimePod[] = [];
+  let lastStartMs = 0;
+  let byUid: Map<string, RuntimePod> | undefined;
 
   const relist = async (): Promise<PlegEvent[]> => {
     let pods: RuntimePod[];
@@ -97,6 +124,9 @@ export function createPleg(opts: {
     }
     failing = false;
     last = opts.clock.now();
+    lastPods = pods;
+    lastStartMs = startMs;
+    byUid = undefined;
     opts.metrics?.relisted?.({ startMs, endMs: last, pods });
     const next = snapshot(pods);
     const events = diffSnapshots(prev, next);
@@ -119,5 +149,14 @@ export function createPleg(opts: {
     },
     relist,
     lastRelistMs: () => last,
+    relisted() {
+      if (last === undefined) return undefined;
+      byUid ??= new Map(lastPods.map((p) => [p.uid, p]));
+      return { startMs: lastStartMs, pods: byUid };
+    },
+    async runtimePods(maxAgeMs) {
+      if (last !== undefined && opts.clock.now() - last <= maxAgeMs) return lastPods;
+      return opts.runtime.getPods(true);
+    },
   };
 }

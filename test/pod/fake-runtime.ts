@@ -124,6 +124,7 @@ export function createFakeRuntime(now: () => number): FakeRuntime {
         name: p.name,
         namespace: p.namespace,
         sandboxIds: p.sandbox ? [p.sandbox.id] : [],
+        readySandboxes: p.sandbox?.state === "ready" ? 1 : 0,
         containers: p.containers.map((c) => ({ id: c.id, name: c.name, state: c.state })),
       }));
     },

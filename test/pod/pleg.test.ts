@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { containerEvents, createPleg, type PlegEvent } from "../../src/pod/pleg.ts";
-import type { ContainerState } from "../../src/pod/runtime.ts";
+import { containerEvents, createPleg, type PlegEvent, statusMatchesRelist } from "../../src/pod/pleg.ts";
+import type { ContainerState, RuntimePod, RuntimePodStatus } from "../../src/pod/runtime.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod } from "./fake-runtime.ts";
 import { createBackOff } from "../../src/pod/backoff.ts";
@@ -39,5 +39,34 @@ describe("PLEG", () => {
     expect(events.map((e) => e.type)).toEqual(["ContainerStarted", "ContainerDied", "ContainerRemoved"]);
     expect(pleg.lastRelistMs()).toBe(clock.now());
     pleg.stop();
+  });
+});
+
+describe("statusMatchesRelist", () => {
+  const status = (containers: [string, ContainerState][], sandboxes: [string, "ready" | "notready"][] = [["s1", "ready"]]): RuntimePodStatus => ({
+    uid: "u",
+    name: "p",
+    namespace: "default",
+    sandboxes: sandboxes.map(([id, state]) => ({ id, attempt: 0, state, createdAtMs: 0 })),
+    containers: containers.map(([id, state]) => ({ id, name: "c", image: "i", state, createdAtMs: 0, startedAtMs: 0, finishedAtMs: 0, attempt: 0 }) as RuntimePodStatus["containers"][number]),
+  });
+  const relisted = (containers: [string, ContainerState][], sandboxIds = ["s1"], ready = 1): RuntimePod => ({
+    uid: "u",
+    name: "p",
+    namespace: "default",
+    sandboxIds,
+    readySandboxes: ready,
+    containers: containers.map(([id, state]) => ({ id, name: "c", state })),
+  });
+  test.each([
+    ["same sandbox and container states", status([["c1", "running"]]), relisted([["c1", "running"]]), true],
+    ["container exited since", status([["c1", "running"]]), relisted([["c1", "exited"]]), false],
+    ["new container", status([["c1", "exited"]]), relisted([["c1", "exited"], ["c2", "running"]]), false],
+    ["sandbox no longer ready", status([["c1", "running"]]), relisted([["c1", "running"]], ["s1"], 0), false],
+    ["sandbox replaced", status([["c1", "running"]]), relisted([["c1", "running"]], ["s2"]), false],
+    ["pod gone from the runtime", status([["c1", "running"]]), undefined, false],
+    ["nothing before, nothing now", status([], []), undefined, true],
+  ] as const)("%s", (_name, s, p, want) => {
+    expect(statusMatchesRelist(s, p)).toBe(want);
   });
 });

@@ -18,7 +18,8 @@ import type {
   SyncPodOptions,
   SyncPodResult,
 } from "../runtime.ts";
-import { computePodActions, latestStatus } from "./compute-actions.ts";
+import { createSlots } from "./slots.ts";
+import { type PodActions, computePodActions, latestStatus } from "./compute-actions.ts";
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
@@ -31,7 +32,6 @@ import { ContainerConfigError } from "./config.ts";
 import type { DnsSettings } from "../network/index.ts";
 import { DEFAULT_DNS_SETTINGS, sandboxDnsConfig, writePodHostsFile } from "./pod-network.ts";
 import { imageUserOf } from "../security/index.ts";
-import { setVolumeOwnership } from "../volumes/ownership.ts";
 import { signalName } from "./stop-signal.ts";
 import { createBackOff } from "../backoff.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
@@ -54,6 +54,8 @@ export { MINIMUM_GRACE_PERIOD_SECONDS };
 
 export interface KubeRuntimeOptions {
   cri: CriClient;
+  /** RunPodSandbox calls in flight at once (default 8; see slots.ts). */
+  concurrentSandboxCreations?: number;
   /** kubelet podLogsDir (default /var/log/pods). */
   podLogsDir?: string;
   /** kubelet rootDir, for default emptyDir volumes under <rootDir>/pods/<uid>/volumes (default /var/lib/kubelet). */
@@ -169,18 +171,15 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (!v) return undefined;
     const allocatableMemory = opts.nodeAllocatableMemoryBytes?.() ?? memoryCapacityBytes;
     if (v.emptyDir) return setUpEmptyDir(rootDir, pod, volumeName, v.emptyDir, allocatableMemory);
-    const spec = v as PodVolumeSpec;
-    const dir = setUpPodVolume(rootDir, spec, {
+    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only
+    // volumes) whenever the writer wrote (setUpPodVolume's fsGroup); hostPath never.
+    return setUpPodVolume(rootDir, v as PodVolumeSpec, {
       pod,
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
       fsGroup: pod.spec.securityContext?.fsGroup,
     });
-    // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
-    const fsGroup = pod.spec.securityContext?.fsGroup;
-    if (dir && fsGroup !== undefined && (spec.downwardAPI || spec.projected || spec.secret || spec.configMap)) setVolumeOwnership(dir, fsGroup, true);
-    return dir;
   };
   /** The API objects fetched at a pod's latest sync, by UID. */
   const podObjects = new Map<string, PodApiObjects>();
@@ -527,6 +526,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (err) result.errors.push({ container: container.name, reason: "PostStartHookError", message: err });
   }
 
+  const sandboxSlots = createSlots(opts.concurrentSandboxCreations ?? 8);
   async function syncPod(podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
     const pod = asKubePod(podLike);
     const ref = refOf(pod);
@@ -584,7 +584,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (actions.sandboxId) events.event(podRef(pod), "Normal", reasons.SandboxChanged, "Pod sandbox changed, it will be killed and re-created.");
       try {
         mkdirSync(podLogsDirectory(podLogsDir, ref), { recursive: true });
-        sandboxId = await cri.runPodSandbox(sandboxConfig);
+        sandboxId = await sandboxSlots.run(() => cri.runPodSandbox(sandboxConfig));
         log.info(`created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent })}`);
       } catch (e) {
         result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to create pod sandbox: ${(e as Error).message}` });
@@ -594,6 +594,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
 
     await startPodContainers(pod, ref, actions, status, sandboxId, sandboxConfig, inputs, backOff, result);
+    if (noRuntimeActions(actions) && result.errors.length === 0) result.unchanged = true;
     return result;
   }
 
@@ -679,12 +680,26 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    * containers are rotated (a stopped one writes nothing more), and containerd reports log_path
    * already joined with the sandbox's log_directory.
    */
+  /**
+   * A container's log path never changes: it is asked once (ContainerStatus) and kept while the
+   * container runs, so a rotation pass over 100 idle containers is one ListContainers, not 101 calls
+   * (issue #14: 10 ContainerStatus/s of idle cost).
+   */
+  const logPaths = new Map<string, string>();
   async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {
     const out: { containerId: string; logPath: string }[] = [];
-    for (const c of await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })) {
-      const st = await cri.containerStatus(c.id).catch(() => undefined);
-      const logPath = st?.status?.logPath;
-      if (st?.status?.state === "CONTAINER_RUNNING" && logPath) out.push({ containerId: c.id, logPath });
+    const running = await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
+    const ids = new Set(running.map((c) => c.id));
+    for (const id of logPaths.keys()) if (!ids.has(id)) logPaths.delete(id);
+    for (const c of running) {
+      let logPath = logPaths.get(c.id);
+      if (logPath === undefined) {
+        const st = await cri.containerStatus(c.id).catch(() => undefined);
+        if (st?.status?.state !== "CONTAINER_RUNNING" || !st.status.logPath) continue;
+        logPath = st.status.logPath;
+        logPaths.set(c.id, logPath);
+      }
+      out.push({ containerId: c.id, logPath });
     }
     return out;
   }
@@ -709,6 +724,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     listContainerLogs,
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
+}
+
+/** The pod's runtime state is as wanted: nothing to create, start or kill. */
+function noRuntimeActions(a: PodActions): boolean {
+  return !a.killPod && !a.createSandbox && !a.nextInitContainer && !a.initFailed && a.containersToStart.length === 0 && a.containersToKill.length === 0 && (a.initContainersToStart?.length ?? 0) === 0;
 }
 
 /** Go's time.Duration String for the "Successfully pulled image" message: 512ms, 1.234s, 2m3.5s. */

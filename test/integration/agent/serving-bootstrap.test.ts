@@ -105,8 +105,10 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
 
   test("the short-lived certificate is renewed at 70–90 % of its life and served on the same port without a restart", async () => {
     const before = await until("served", servedSerial, 10_000);
-    const [, second] = await until("the renewal CSR", async () => ((await servingCsrs()).length > 1 ? servingCsrs() : undefined), 60_000);
-    await api.approveCsr(second!.metadata.name);
+    // The list is in key (name) order, not creation order: the renewal is the one not approved yet.
+    const pending = (c: { status?: { conditions?: { type: string }[] } }) => !(c.status?.conditions ?? []).some((x) => x.type === "Approved");
+    const second = await until("the renewal CSR", async () => (await servingCsrs()).find(pending), 60_000);
+    await api.approveCsr(second.metadata.name);
     const after = await until("the renewed certificate served", async () => {
       const s = await servedSerial();
       return s && s !== before ? s : undefined;

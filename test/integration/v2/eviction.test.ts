@@ -63,7 +63,8 @@ describe.skipIf(!onV2)("eviction on cgroup v2 (containerd, runc, real kernel)", 
 
     // QoS cgroups are created once the runtime answers, after /healthz is up.
     const kubepodsMax = join(MOUNT, cgroupRoot, "kubepods", "memory.max");
-    await until("kubepods", () => existsSync(kubepodsMax), 60_000, { intervalMs: 100 });
+    // mkdir makes memory.max ("max") before the manager writes the limit: wait for the write.
+    await until("kubepods' memory.max written", () => existsSync(kubepodsMax) && readFileSync(kubepodsMax, "utf8").trim() !== "max", 60_000, { intervalMs: 100 });
     expect(readFileSync(kubepodsMax, "utf8").trim()).toBe(String(allocatable));
     const evicted = await until(
       "the hog evicted",
