@@ -23,6 +23,8 @@ import { limitHeld, removeCgroupDir, type KubepodsMemoryLimit, type PodCgroupMan
 import { getPodQOS, type QOSClass } from "./qos.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { Pod } from "./types.ts";
+import type { SystemdUnits } from "./systemd-dbus.ts";
+import { transientSlice } from "./systemd-slices.ts";
 import { parseControllers, REQUIRED_V2_CONTROLLERS, subtreeControlLine, unifiedResourceFiles } from "./unified-resources.ts";
 
 /** True when `mountRoot` is a cgroup2 mount (the unified hierarchy), as libcontainer's IsCgroup2UnifiedMode. */
@@ -47,6 +49,9 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
   const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
   const rel = (name: string[]) => cgroupDirPath(driver, cgroupRoot, name);
   const dir = (_controller: string, name: string[]) => join(mountRoot, rel(name));
+  // cgroupDriver systemd: every level is a transient slice systemd creates (and owns); no mkdir here.
+  const systemd = driver === "systemd" ? opts.systemd : undefined;
+  const startedSlices = new Set<string>();
 
   /** Enables the controllers in one level's subtree_control: all at once, else one by one (as fs2). */
   async function enableControllers(level: string) {
@@ -58,8 +63,22 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
     }
   }
 
-  /** mkdir -p of a cgroup, every level above it (up to the mount) enabling the controllers. */
-  async function create(name: string[]) {
+  /** Starts the slice of each level not yet started (systemd driver); `cfg` gives the last level's resources. */
+  async function startSlices(units: SystemdUnits, name: string[], cfg: ResourceConfig) {
+    const systemdVersion = await units.version();
+    for (let i = 1; i <= name.length; i++) {
+      const level = name.slice(0, i);
+      const last = i === name.length;
+      const unit = systemdSliceName(level);
+      if (startedSlices.has(unit) && !last) continue;
+      await units.startTransientUnit(transientSlice(level, last ? cfg : {}, { systemdVersion }));
+      startedSlices.add(unit);
+    }
+  }
+
+  /** mkdir -p of a cgroup, every level above it (up to the mount) enabling the controllers; a slice with the systemd driver. */
+  async function create(name: string[], cfg: ResourceConfig = {}) {
+    if (systemd) return startSlices(systemd, name, cfg);
     const parts = rel(name).split("/").filter(Boolean);
     let level = mountRoot;
     for (let i = 0; i < parts.length; i++) {
@@ -117,8 +136,9 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
   let setupDone: Promise<void> | undefined;
   const setup = () =>
     (setupDone ??= (async () => {
-      await create(qosCgroupName("Burstable"));
-      await create(qosCgroupName("BestEffort"));
+      if (systemd) await create(["kubepods"], opts.kubepods ?? {});
+      await create(qosCgroupName("Burstable"), { cpuShares: burstableCpuShares([]) });
+      await create(qosCgroupName("BestEffort"), { cpuShares: MIN_SHARES });
       await warnMissingControllers();
       if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
       await readBackKubepodsMemory();
@@ -134,7 +154,9 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
     dir,
     controllers: () => controllers,
     kubepodsMemoryLimit: () => kubepodsMemory,
-    close() {},
+    close() {
+      systemd?.close();
+    },
     async ensurePod(pod: Pod) {
       await setup();
       const uid = pod.metadata.uid;
@@ -142,9 +164,10 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
       const name = podCgroupName(qos, uid);
       const isNew = !qosOf.has(uid);
       qosOf.set(uid, { qos, pod });
-      await create(name);
+      const cfg = podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota });
+      if (!systemd || isNew) await create(name, cfg);
       if (isNew) {
-        await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
+        await apply(name, cfg, `pod${uid}`);
         await updateQoS();
       }
       return driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
@@ -155,7 +178,11 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
       const candidates = known ? [known.qos] : (["Guaranteed", "Burstable", "BestEffort"] as QOSClass[]);
       for (const qos of candidates) {
         try {
-          await removeCgroupDir(dir("", podCgroupName(qos, uid)));
+          if (systemd) {
+            const unit = systemdSliceName(podCgroupName(qos, uid));
+            await systemd.stopUnit(unit);
+            startedSlices.delete(unit);
+          } else await removeCgroupDir(dir("", podCgroupName(qos, uid)));
         } catch (e) {
           log.warn(`pod cgroup removal failed ${kv({ uid, error: (e as Error).message })}`);
         }
@@ -167,7 +194,10 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
       for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")]) {
         try {
           for (const e of await readdir(dir("", name), { withFileTypes: true }))
-            if (e.isDirectory() && e.name.startsWith("pod")) uids.push(e.name.slice(3));
+            if (e.isDirectory()) {
+              const uid = podUidFromDir(e.name);
+              if (uid) uids.push(uid);
+            }
         } catch {
           // not created yet
         }
@@ -175,4 +205,11 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
       return uids;
     },
   };
+}
+
+/** A pod cgroup directory's UID: "pod<uid>" (cgroupfs) or "kubepods-burstable-pod<uid_>.slice" (systemd, "_" for "-"). */
+export function podUidFromDir(dirName: string): string | undefined {
+  if (dirName.startsWith("pod")) return dirName.slice(3);
+  const m = /(?:^|-)pod([^-]+)\.slice$/.exec(dirName);
+  return m ? m[1]!.replaceAll("_", "-") : undefined;
 }

@@ -21,6 +21,7 @@ import {
 import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodLike } from "./pod-like.ts";
 import { getPodQOS, type QOSClass } from "./qos.ts";
+import type { SystemdUnits } from "./systemd-dbus.ts";
 import type { Pod } from "./types.ts";
 
 /** Controllers kubelet manages on v1 (upstream libcontainer subsystems that matter for pods). */
@@ -40,6 +41,8 @@ export interface PodCgroupManagerOptions {
   kubepods?: ResourceConfig;
   /** How often a kubepods memory limit the kernel refused (EBUSY: usage above it) is retried; default 10 s. */
   limitRetryMs?: number;
+  /** cgroupDriver systemd on v2: slices are created and stopped as transient units through this (systemd-dbus.ts). */
+  systemd?: SystemdUnits;
 }
 
 /** The kubepods memory limit bunlet wants and the one the kernel holds (read back after each write). */

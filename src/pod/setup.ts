@@ -8,6 +8,7 @@ import { kv, log } from "../log.ts";
 import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
 import { createUnifiedPodCgroupManager, isUnifiedMount, rootControllers } from "./cgroups-unified.ts";
+import { createSystemdDBus, type SystemdUnits } from "./systemd-dbus.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle } from "./lifecycle.ts";
 import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodCgroups, type PodLifecycle } from "./lifecycle-types.ts";
@@ -55,7 +56,12 @@ export function nodeNameFrom(hostnameOverride?: string): string {
  * The QoS/pod cgroup manager for this host: cgroup v2 when `mountRoot` is a cgroup2 mount, else the v1
  * controllers mounted under it; undefined (with one warning) when neither offers a memory controller.
  */
-export function createQoSCgroupManager(config: PodKubeletConfig, mountRoot: string, capacity?: NodeCapacity): PodCgroupManager | undefined {
+export function createQoSCgroupManager(
+  config: PodKubeletConfig,
+  mountRoot: string,
+  capacity?: NodeCapacity,
+  systemdUnits: () => SystemdUnits = () => createSystemdDBus(),
+): PodCgroupManager | undefined {
   const unified = isUnifiedMount(mountRoot);
   const controllers = unified ? rootControllers(mountRoot) : detectV1Controllers(mountRoot);
   if (!controllers.includes("memory")) {
@@ -73,6 +79,8 @@ export function createQoSCgroupManager(config: PodKubeletConfig, mountRoot: stri
     podPidsLimit: config.podPidsLimit !== undefined && config.podPidsLimit > 0 ? config.podPidsLimit : undefined,
     cpuCFSQuota: config.cpuCFSQuota,
     kubepods,
+    // v2 + systemd: slices go through systemd over D-Bus as upstream; v1 + systemd keeps the slice-named directories.
+    systemd: unified && driver === "systemd" ? systemdUnits() : undefined,
   };
   log.debug(`pod cgroups ${kv({ driver, cgroupVersion: unified ? 2 : 1, cgroupRoot: opts.cgroupRoot, kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
   return unified ? createUnifiedPodCgroupManager(opts) : createPodCgroupManager(opts);

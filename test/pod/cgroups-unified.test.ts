@@ -5,7 +5,11 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createUnifiedPodCgroupManager, isUnifiedMount } from "../../src/pod/cgroups-unified.ts";
+import { mkdirSync } from "node:fs";
+import { createUnifiedPodCgroupManager, isUnifiedMount, podUidFromDir } from "../../src/pod/cgroups-unified.ts";
+import { cgroupDirPath } from "../../src/pod/cgroups-config.ts";
+import type { SystemdUnits } from "../../src/pod/systemd-dbus.ts";
+import type { TransientUnit } from "../../src/pod/systemd-slices.ts";
 import { createQoSCgroupManager } from "../../src/pod/setup.ts";
 import { makePod } from "./fake-runtime.ts";
 
@@ -65,5 +69,49 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
     const m = createQoSCgroupManager(cfg, mount, { memoryBytes: 4 * 2 ** 30, cpus: 2 });
     expect(m?.controllers()).toEqual(["cpu", "memory", "pids"]);
     expect(m?.dir("memory", ["kubepods"])).toBe(join(mount, "kubepods"));
+  });
+
+  test("cgroupDriver systemd: each level a transient slice through systemd, the pod's stopped on removal", async () => {
+    const mount = fakeUnifiedMount();
+    const started: TransientUnit[] = [];
+    const stopped: string[] = [];
+    // Stands in for systemd: a started slice's cgroup directory appears under its parents' (as systemd makes it).
+    const units: SystemdUnits = {
+      version: async () => 252,
+      async startTransientUnit(u) {
+        started.push(u);
+        const path = u.name.replace(/\.slice$/, "").split("-");
+        mkdirSync(join(mount, cgroupDirPath("systemd", "/", path)), { recursive: true });
+      },
+      async stopUnit(name) {
+        stopped.push(name);
+      },
+      close() {},
+    };
+    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
+    const b = makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m", memory: "32Mi" }, { memory: "64Mi" })] });
+    expect(await m.ensurePod(b)).toBe("kubepods-burstable-podab_cd.slice");
+    expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([
+      "kubepods.slice<-.slice",
+      "kubepods-burstable.slice<kubepods.slice",
+      "kubepods-besteffort.slice<kubepods.slice",
+      "kubepods-burstable-podab_cd.slice<kubepods-burstable.slice",
+    ]);
+    expect(started[0]!.properties).toContainEqual({ name: "MemoryMax", signature: "t", value: 2n ** 30n });
+    expect(started[3]!.properties).toContainEqual({ name: "MemoryMax", signature: "t", value: 64n * 2n ** 20n });
+    await m.ensurePod(b); // a resync does not start the unit again
+    expect(started).toHaveLength(4);
+    expect(await m.listPodUids()).toEqual(["ab-cd"]);
+    await m.removePod("ab-cd");
+    expect(stopped).toEqual(["kubepods-burstable-podab_cd.slice"]);
+  });
+
+  test.each([
+    ["podab-cd", "ab-cd"],
+    ["kubepods-burstable-podab_cd.slice", "ab-cd"],
+    ["kubepods-pod12_34.slice", "12-34"],
+    ["kubepods-burstable.slice", undefined],
+  ])("pod UID of cgroup directory %s", (dir, uid) => {
+    expect(podUidFromDir(dir)).toBe(uid);
   });
 });

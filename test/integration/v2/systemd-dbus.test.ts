@@ -1,0 +1,73 @@
+// bunlet's own D-Bus transport (src/pod/systemd-dbus.ts) driving a real systemd for cgroupDriver
+// "systemd" on cgroup v2: the pod cgroup manager starts kubepods.slice, kubepods-burstable.slice and
+// the pod's slice as transient units, systemd reports them and writes the limits asked for, and
+// removal stops the pod's unit. Runs where PID 1 is systemd on a cgroup2 mount — the v2 guest with
+// --systemd (in-guest.test.ts); skips elsewhere (it uses the real kubepods.slice name).
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createUnifiedPodCgroupManager, isUnifiedMount, rootControllers } from "../../../src/pod/cgroups-unified.ts";
+import { cgroupDirPath } from "../../../src/pod/cgroups-config.ts";
+import { createSystemdDBus } from "../../../src/pod/systemd-dbus.ts";
+import { makePod } from "../../pod/fake-runtime.ts";
+
+const MOUNT = "/sys/fs/cgroup";
+const pid1 = (() => {
+  try {
+    return readFileSync("/proc/1/comm", "utf8").trim();
+  } catch {
+    return "";
+  }
+})();
+const enabled = pid1 === "systemd" && isUnifiedMount(MOUNT) && process.getuid?.() === 0;
+if (!enabled) console.warn("skipping systemd D-Bus tests: needs systemd as PID 1 on cgroup v2 (the guest with --systemd: in-guest.test.ts)");
+
+function show(unit: string, prop: string): string {
+  const r = Bun.spawnSync(["systemctl", "show", "--value", "-p", prop, unit], { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} -p ${prop}: ${r.stderr.toString()}`);
+  return r.stdout.toString().trim();
+}
+
+describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real systemd)", () => {
+  const units = enabled ? createSystemdDBus() : undefined;
+  const uid = `ab-cd-${process.pid}`;
+  const podUnit = `kubepods-burstable-podab_cd_${process.pid}.slice`;
+  afterAll(async () => {
+    if (!units) return;
+    for (const u of [podUnit, "kubepods-burstable.slice", "kubepods-besteffort.slice", "kubepods.slice"]) await units.stopUnit(u).catch(() => undefined);
+    units.close();
+  });
+
+  test("QoS and pod slices started with their limits; removal stops the pod's unit", async () => {
+    const m = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT), kubepods: { memoryLimitBytes: 768 * 2 ** 20 } });
+    const pod = makePod({ name: "b", uid, containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }] });
+
+    // The CRI is told the systemd parent, as upstream: the pod's slice name.
+    expect(await m.ensurePod(pod)).toBe(podUnit);
+    expect(await units!.version()).toBeGreaterThan(200);
+
+    for (const u of ["kubepods.slice", "kubepods-burstable.slice", "kubepods-besteffort.slice", podUnit]) expect(`${u} ${show(u, "ActiveState")}`).toBe(`${u} active`);
+    expect(show(podUnit, "ControlGroup")).toBe(`/kubepods.slice/kubepods-burstable.slice/${podUnit}`);
+    expect(show(podUnit, "Wants")).toBe("kubepods-burstable.slice");
+    expect(show(podUnit, "MemoryMax")).toBe(String(64 * 2 ** 20));
+    expect(show("kubepods.slice", "MemoryMax")).toBe(String(768 * 2 ** 20));
+
+    const podDir = join(MOUNT, cgroupDirPath("systemd", "/", ["kubepods", "burstable", `pod${uid}`]));
+    expect(podDir).toBe(join(MOUNT, "kubepods.slice/kubepods-burstable.slice", podUnit));
+    const read = (dir: string, f: string) => readFileSync(join(dir, f), "utf8").trim();
+    expect(read(podDir, "memory.max")).toBe(String(64 * 2 ** 20));
+    expect(read(podDir, "cpu.max")).toBe("50000 100000");
+    expect(read(join(MOUNT, "kubepods.slice"), "memory.max")).toBe(String(768 * 2 ** 20));
+    expect(await m.listPodUids()).toContain(uid);
+
+    // A resync of a known pod starts nothing; an existing unit (bunlet restarted) is accepted.
+    await m.ensurePod(pod);
+    const again = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT) });
+    expect(await again.ensurePod(pod)).toBe(podUnit);
+
+    await m.removePod(uid);
+    expect(show(podUnit, "ActiveState")).toBe("inactive");
+    expect(existsSync(podDir)).toBe(false);
+    expect(await m.listPodUids()).not.toContain(uid);
+  }, 60_000);
+});
