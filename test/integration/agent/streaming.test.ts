@@ -109,7 +109,7 @@ spec:
   test("exec with a TTY: the process has a terminal, a resize on channel 4 reaches it", async () => {
     const resize = channel(4, JSON.stringify({ Width: 132, Height: 43 }));
     // Polls for the new size inside the container (the resize and the exec start race), then reports.
-    const cmd = ["sh", "-c", 'until [ "$(stty size)" = "43 132" ]; do sleep 0.05; done; tty; stty size'].map((c) => `command=${encodeURIComponent(c)}`).join("&");
+    const cmd = ["sh", "-c", 'until [ "$(stty size 2>/dev/null)" = "43 132" ]; do sleep 0.05; done; tty; stty size'].map((c) => `command=${encodeURIComponent(c)}`).join("&");
     const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&stdin=1&stdout=1&tty=1`, { send: [resize] });
     expect(out[1]).toMatch(/^\/dev\/pts\/\d+\r\n43 132\r\n$/);
     expect(out[2]).toBeUndefined();
