@@ -10,7 +10,7 @@ import { ConfigError } from "./config/errors.ts";
 import { acquireLockFile, watchLockContention, type ContentionWatch, type LockFile } from "./lockfile.ts";
 import { kv, log } from "./log.ts";
 import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
-import { startServers, type RunningServers } from "./server/listen.ts";
+import { startServers, type DynamicServingCertificate, type RunningServers } from "./server/listen.ts";
 import { resolveServing } from "./server/serving.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
 import type { AuthClient } from "./server/auth/index.ts";
@@ -85,6 +85,8 @@ export interface AgentDeps {
   authClient?: AuthClient;
   /** Poll interval while another process holds the lock file. */
   lockPollMs?: number;
+  /** serverTLSBootstrap's serving certificate (API-server mode). */
+  servingCertificates?: DynamicServingCertificate;
 }
 
 export type ExitReason = { kind: "lock-contention"; event: string } | { kind: "stopped" } | { kind: "fatal"; error: string };
@@ -181,6 +183,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
       nodeName: deps.nodeName ?? hostname().toLowerCase(),
       certDir: flags.certDir ?? "/var/lib/kubelet/pki",
       authClient: deps.authClient,
+      servingCertificates: deps.servingCertificates,
     });
     servers = await startServers(
       {
@@ -477,6 +480,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
     streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
+    servingCertificates: nodeApi?.servingCertificates(),
   });
   failAgent = (e) => {
     log.error(e.message);

@@ -190,8 +190,8 @@ export function createCriClient(opts: CriClientOptions): CriClient {
  * which drops what `base` itself inherits — close, endpoint — as metrics/runtime.ts's instrumented
  * client does), with defineProperty (assignment fails over an inherited read-only property).
  */
-export function overrideClient(base: CriClient, overrides: Partial<CriClient>): CriClient {
-  const out = Object.create(base) as CriClient;
+export function overrideClient<T extends object = Record<never, never>>(base: CriClient, overrides: Partial<CriClient> & T): CriClient & T {
+  const out = Object.create(base) as CriClient & T;
   for (const [k, v] of Object.entries(overrides)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   return out;
 }

@@ -1,21 +1,18 @@
 // The kubelet's event pipeline (client-go tools/record: EventBroadcaster + recorder + recordToSink):
 //   recorder.event() → one log line ("Event occurred", as StartStructuredLogging) → bounded queue
 //   (1000, the oldest dropped when full) → one writer: correlate (correlator.ts) → POST, or PATCH the
-//   count of an event seen before (404 → POST) → an unreachable API server is retried 12 times,
+//   count of an event seen before (sink-writer.ts) → an unreachable API server is retried 12 times,
 //   10 s apart (the first wait randomised), while new events queue behind.
 // recorder.event() never waits: the sync loop, the eviction manager and the node status loop record
 // and move on. Without a sink (standalone mode) events are logged only.
 import type { Clock } from "../clock.ts";
-import { ApiError, isAlreadyExists, isNotFound } from "../kube/errors.ts";
 import { metav1Time } from "../kube/types.ts";
 import { kv, log } from "../log.ts";
-import { createEventCorrelator, monotonicNanoHex, type CorrelateResult } from "./correlator.ts";
-import type { CoreEvent, EventRecorder } from "./types.ts";
+import { createEventCorrelator, monotonicNanoHex } from "./correlator.ts";
+import { recordToSink, refText } from "./sink-writer.ts";
+import type { CoreEvent, EventRecorder, EventSink } from "./types.ts";
 
-export interface EventSink {
-  create(e: CoreEvent): Promise<CoreEvent>;
-  patch(e: CoreEvent, patch: NonNullable<CorrelateResult["patch"]>): Promise<CoreEvent>;
-}
+export type { EventSink } from "./types.ts";
 
 export interface EventBroadcasterOptions {
   clock: Clock;
@@ -63,60 +60,29 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
     wake = () => (o.clock.clearTimeout(h), (wake = undefined), r());
   });
 
-  /** recordEvent: true when done with the event (written, or refused for good). */
-  async function write(r: CorrelateResult): Promise<boolean> {
-    const ev = r.event!;
-    const update = ev.count > 1 && r.patch !== undefined;
-    let written: CoreEvent | undefined;
-    let err: unknown;
-    if (update) {
-      try {
-        written = await sink!.patch(ev, r.patch!);
-      } catch (e) {
-        err = e;
-      }
-    }
-    if (!update || isNotFound(err)) {
-      err = undefined;
-      try {
-        written = await sink!.create({ ...ev, metadata: { ...ev.metadata, resourceVersion: undefined } });
-      } catch (e) {
-        err = e;
-      }
-    }
-    if (err === undefined) {
-      correlator.updateState(written ?? ev);
-      return true;
-    }
-    if (err instanceof ApiError) {
-      if (!isAlreadyExists(err)) log.error(`Server rejected event (will not retry!) ${kv({ object: refText(ev), reason: ev.reason, error: err.message })}`);
-      return true;
-    }
-    log.error(`Unable to write event (may retry after sleeping) ${kv({ object: refText(ev), reason: ev.reason, error: (err as Error)?.message ?? String(err) })}`);
-    return false;
-  }
-
-  async function recordToSink(e: CoreEvent): Promise<void> {
-    const r = correlator.correlate(e);
-    if (r.skip || !r.event) return;
-    for (let tries = 1; !stopped; tries++) {
-      if (await write(r)) return;
-      if (tries >= maxTries) {
-        log.error(`Unable to write event (retry limit exceeded!) ${kv({ object: refText(e), reason: e.reason })}`);
-        return;
-      }
-      // Randomise the first wait so that nodes do not all come back at once after an outage.
-      await sleep(tries === 1 ? sleepMs * rand() : sleepMs);
-    }
+  /**
+   * The writer starts on a later turn of the event loop, never inside record(): a kill on the
+   * eviction fast path records "Killing" right after its StopContainer and must not pay for the
+   * correlation and the request (log lines are deferred the same way, see src/log.ts).
+   */
+  let scheduled = false;
+  function scheduleDrain(): void {
+    if (scheduled || draining || !sink || stopped) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      drain();
+    });
   }
 
   function drain(): void {
     if (draining || !sink || stopped) return;
     draining = (async () => {
-      while (queue.length && !stopped) await recordToSink(queue.shift()!).catch((e) => log.error(`event not written ${kv({ error: (e as Error).message })}`));
+      const deps = { sink: sink!, correlator, sleep, stopped: () => stopped, maxTries, sleepMs, rand };
+      while (queue.length && !stopped) await recordToSink(queue.shift()!, deps).catch((e) => log.error(`event not written ${kv({ error: (e as Error).message })}`));
     })().finally(() => {
       draining = undefined;
-      if (queue.length && !stopped) drain();
+      if (queue.length && !stopped) scheduleDrain();
     });
   }
 
@@ -150,12 +116,12 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
           queue.shift();
           if (dropped++ % 100 === 0) log.warn(`Event queue full; dropping the oldest events ${kv({ maxQueued, dropped })}`);
         }
-        drain();
+        scheduleDrain();
       },
     },
     startRecordingToSink(s) {
       sink = s;
-      drain();
+      scheduleDrain();
     },
     stop() {
       stopped = true;
@@ -164,9 +130,7 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
     },
     dropped: () => dropped,
     async whenIdle() {
-      while (draining) await draining;
+      while (draining || scheduled) await (draining ?? new Promise((r) => setImmediate(r)));
     },
   };
 }
-
-const refText = (e: CoreEvent) => (e.involvedObject.namespace ? `${e.involvedObject.namespace}/${e.involvedObject.name}` : e.involvedObject.name);

@@ -6,7 +6,7 @@
 //   spam:      a token bucket per (source, object, type) — burst 25, then one per 5 min — drops the rest
 // The caches are LRUs of 4096 entries. Pure: time comes from `now`.
 import { metav1Time } from "../kube/types.ts";
-import type { CoreEvent } from "./types.ts";
+import type { CoreEvent, EventPatch } from "./types.ts";
 
 export interface CorrelatorOptions {
   now: () => number;
@@ -22,7 +22,7 @@ export interface CorrelatorOptions {
 export interface CorrelateResult {
   event?: CoreEvent;
   /** Strategic merge patch for an event already written (count > 1). */
-  patch?: { count: number; lastTimestamp: string; message: string };
+  patch?: EventPatch;
   skip: boolean;
 }
 
@@ -127,10 +127,10 @@ export function createEventCorrelator(o: CorrelatorOptions): EventCorrelator {
     return { event: combined, key: aggregateKey };
   }
 
-  function observe(e: CoreEvent, key: string): { event: CoreEvent; patch?: CorrelateResult["patch"] } {
+  function observe(e: CoreEvent, key: string): { event: CoreEvent; patch?: EventPatch } {
     const last = observations.get(key);
     let event = e;
-    let patch: CorrelateResult["patch"];
+    let patch: EventPatch | undefined;
     if (last && last.count > 0) {
       event = {
         ...e,

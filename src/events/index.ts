@@ -3,6 +3,6 @@
 // queue and the core/v1 API sink.
 export * from "./types.ts";
 export * as reasons from "./reasons.ts";
-export { createEventBroadcaster, type EventBroadcaster, type EventSink } from "./broadcaster.ts";
+export { createEventBroadcaster, type EventBroadcaster } from "./broadcaster.ts";
 export { createEventCorrelator, AGGREGATE_PREFIX, type EventCorrelator } from "./correlator.ts";
 export { apiEventSink } from "./sink.ts";

@@ -1,8 +1,7 @@
 // The API event sink (client-go's typed EventSinkImpl): POST /api/v1/namespaces/<ns>/events, and a
 // strategic merge PATCH of {count, lastTimestamp, message} for an event written before.
 import type { KubeClient } from "../kube/client.ts";
-import type { EventSink } from "./broadcaster.ts";
-import type { CoreEvent } from "./types.ts";
+import type { CoreEvent, EventSink } from "./types.ts";
 
 export function apiEventSink(client: KubeClient): EventSink {
   const base = (ns: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/events`;

@@ -29,6 +29,19 @@ export interface CoreEvent {
   reportingInstance: string;
 }
 
+/** The strategic merge patch of an event seen before. */
+export interface EventPatch {
+  count: number;
+  lastTimestamp: string;
+  message: string;
+}
+
+/** Where events are written (client-go EventSink; the API's in sink.ts). */
+export interface EventSink {
+  create(e: CoreEvent): Promise<CoreEvent>;
+  patch(e: CoreEvent, patch: EventPatch): Promise<CoreEvent>;
+}
+
 /** What the rest of bunlet records through (upstream record.EventRecorder). Never blocks. */
 export interface EventRecorder {
   event(ref: ObjectReference, type: EventType, reason: string, message: string, annotations?: Record<string, string>): void;

@@ -60,8 +60,10 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
   }
   if (ctx.cgroups?.listPodUids) {
     try {
+      // Another live agent's pods (same cgroupRoot) are not orphans: their cgroups stay (issue 14 finding 11).
+      const foreign = ctx.runtime.foreignPodUids?.() ?? new Set<string>();
       for (const uid of await ctx.cgroups.listPodUids())
-        if (!desired.has(uid) && !workers.couldHaveRunningContainers(uid) && !running.some((r) => r.uid === uid)) await ctx.cgroups.removePod(uid);
+        if (!desired.has(uid) && !foreign.has(uid) && !workers.couldHaveRunningContainers(uid) && !running.some((r) => r.uid === uid)) await ctx.cgroups.removePod(uid);
     } catch (e) {
       log.warn(`housekeeping: pod cgroup cleanup failed ${kv({ error: (e as Error).message })}`);
     }

@@ -124,6 +124,8 @@ export interface Runtime {
    * the policy, dead sandboxes and log directories of removed pods. Optional.
    */
   garbageCollect?(pods: { contentRemovable(uid: string): boolean; allSourcesReady: boolean }): Promise<void>;
+  /** UIDs of pods another live agent runs on this runtime (kuberuntime/owner.ts), as of the last full listing: never orphans here. */
+  foreignPodUids?(): ReadonlySet<string>;
   /** Runs `cmd` in a running container, failing with a timeout error after `timeoutMs` (CRI ExecSync). */
   execSync?(containerId: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   /**

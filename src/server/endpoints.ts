@@ -51,10 +51,19 @@ export interface EndpointOpts {
   debuggingHandlers: boolean;
 }
 
-/** /healthz as the kubelet's: "ok", or 500 naming failed checks; ?verbose lists every check. */
+/**
+ * /healthz as the kubelet's: "ok", or 500 naming failed checks; ?verbose lists every check. As
+ * upstream's healthz.InstallHandler, /healthz/<check> (ping, syncloop, …) runs that check alone.
+ */
 export function healthz(checks: readonly HealthCheck[]): Route["handler"] {
   return (_req, url) => {
     const all = [{ name: "ping", check: () => undefined }, ...checks];
+    if (url.pathname !== "/healthz") {
+      const one = all.find((c) => `/healthz/${c.name}` === url.pathname);
+      if (!one) return text("404 page not found\n", 404);
+      const error = one.check();
+      return error === undefined ? text("ok") : text(`internal server error: ${error}\n`, 500);
+    }
     const results = all.map((c) => ({ name: c.name, error: c.check() }));
     const failed = results.some((r) => r.error !== undefined);
     const verbose = url.searchParams.has("verbose");
@@ -103,7 +112,7 @@ export function redactConfigz(config: unknown): unknown {
 
 export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   const routes: Route[] = [
-    { path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) },
+    { path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []), prefix: true },
     {
       path: "/pods",
       methods: ["GET"],
@@ -196,5 +205,5 @@ function debuggingDisabledRoutes(): Route[] {
 
 /** The healthz port serves /healthz only. */
 export function healthzRoutes(p: Pick<ServerProviders, "healthChecks">): Route[] {
-  return [{ path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []) }];
+  return [{ path: "/healthz", methods: ["GET"], handler: healthz(p.healthChecks ?? []), prefix: true }];
 }

@@ -35,8 +35,11 @@ export interface ListenConfig {
 
 /** How the main port serves when it is secured. */
 export interface SecureServing {
+  /** Empty with `certificates` (serverTLSBootstrap). */
   certFile: string;
   keyFile: string;
+  /** The serving pair from the certificate manager, replaced on rotation without a restart. */
+  certificates?: DynamicServingCertificate;
   clientCAFile?: string;
   minVersion: SecureVersion;
   /** OpenSSL cipher list (TLS ≤ 1.2); undefined ⇒ defaults. */
@@ -44,6 +47,11 @@ export interface SecureServing {
   auth: KubeletAuth;
   /** anonymous + AlwaysAllow: anyone may do anything, so the port still stays on loopback. */
   allowsEveryone: boolean;
+}
+
+export interface DynamicServingCertificate {
+  current(): { certPem: string; keyPem: string } | undefined;
+  subscribe(fn: (pair: { certPem: string; keyPem: string }) => void): () => void;
 }
 
 export type ServerName = "healthz" | "main" | "read-only";
@@ -124,16 +132,19 @@ function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: Up
 
 /** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
 async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+  const dynamic = secure.certificates;
+  const initial = dynamic?.current();
   const [cert, key, clientCA] = await Promise.all([
-    readFile(secure.certFile),
-    readFile(secure.keyFile),
+    dynamic ? initial?.certPem : readFile(secure.certFile),
+    dynamic ? initial?.keyPem : readFile(secure.keyFile),
     secure.clientCAFile ? readFile(secure.clientCAFile) : undefined,
   ]);
-  return startSecureServer({
+  const server = await startSecureServer({
     hostname,
     port,
     cert,
     key,
+    tls: true,
     clientCA,
     minVersion: secure.minVersion,
     ciphers: secure.ciphers,
@@ -143,6 +154,15 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
     limits,
     onRefused,
   });
+  if (!dynamic) return server;
+  const unsubscribe = dynamic.subscribe((p) => {
+    server.setCertificate(p.certPem, p.keyPem);
+    log.info(`Serving with the rotated certificate ${kv({ port: server.port })}`);
+  });
+  // One issued while the listener was starting.
+  const latest = dynamic.current();
+  if (latest && latest !== initial) server.setCertificate(latest.certPem, latest.keyPem);
+  return { port: server.port, stop: () => (unsubscribe(), server.stop()) };
 }
 
 export async function startServers(cfg: ListenConfig, providers: ServerProviders): Promise<RunningServers> {

@@ -7,13 +7,13 @@ import { log, kv } from "../log.ts";
 import type { KubeletConfiguration } from "../config/kubelet-config.ts";
 import { isLoopback, isUnspecified } from "./address.ts";
 import { allowsEveryone, buildAuth, type AuthClient } from "./auth/index.ts";
-import type { SecureServing } from "./listen.ts";
+import type { DynamicServingCertificate, SecureServing } from "./listen.ts";
 import { tlsCipherSuites, tlsMinVersion } from "./tls/options.ts";
 import { loadOrGenerateKeyCert } from "./tls/self-signed.ts";
 
 type ServingConfig = Pick<
   KubeletConfiguration,
-  "address" | "tlsCertFile" | "tlsPrivateKeyFile" | "tlsMinVersion" | "tlsCipherSuites" | "authentication" | "authorization" | "featureGates"
+  "address" | "tlsCertFile" | "tlsPrivateKeyFile" | "tlsMinVersion" | "tlsCipherSuites" | "authentication" | "authorization" | "featureGates" | "serverTLSBootstrap"
 >;
 
 export interface ServingOpts {
@@ -21,20 +21,34 @@ export interface ServingOpts {
   /** --cert-dir: where the self-signed pair lives. */
   certDir: string;
   authClient?: AuthClient;
+  /** serverTLSBootstrap's certificate manager (API-server mode only). */
+  servingCertificates?: DynamicServingCertificate;
 }
 
 export class ServingError extends Error {
   override name = "ServingError";
 }
 
-export function wantsSecureServing(c: ServingConfig): boolean {
+/**
+ * upstream InitializeTLS: with serverTLSBootstrap (and the RotateKubeletServerCertificate gate, on by
+ * default) and no tlsCertFile/tlsPrivateKeyFile, the certificate comes from the certificate manager
+ * instead of a self-signed pair; until it exists TLS handshakes fail.
+ */
+export function usesServerTLSBootstrap(c: ServingConfig): boolean {
+  return c.serverTLSBootstrap === true && !c.tlsCertFile && !c.tlsPrivateKeyFile && c.featureGates?.RotateKubeletServerCertificate !== false;
+}
+
+export function wantsSecureServing(c: ServingConfig, bootstrapped = false): boolean {
+  if (bootstrapped) return true;
   // Partial configurations (in-process tests) may lack the authentication block.
   if (c.tlsCertFile || c.tlsPrivateKeyFile || c.authentication?.x509?.clientCAFile) return true;
   return !isUnspecified(c.address) && !isLoopback(c.address);
 }
 
 export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promise<SecureServing | undefined> {
-  if (!wantsSecureServing(c)) return undefined;
+  const bootstrapped = usesServerTLSBootstrap(c) && opts.servingCertificates !== undefined;
+  if (usesServerTLSBootstrap(c) && !bootstrapped) log.warn("serverTLSBootstrap needs an API server (--kubeconfig) to request the serving certificate from: ignored, the self-signed pair is used");
+  if (!wantsSecureServing(c, bootstrapped)) return undefined;
   // Configuration errors first, before anything is written to certDir.
   const auth = buildAuth(c, opts.nodeName, opts.authClient);
   const minVersion = tlsMinVersion(c.tlsMinVersion);
@@ -42,7 +56,9 @@ export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promi
   for (const cipher of insecure) log.info(`Use of insecure cipher detected. ${kv({ cipher })}`);
   let certFile = c.tlsCertFile ?? "";
   let keyFile = c.tlsPrivateKeyFile ?? "";
-  if (certFile === "" && keyFile === "") {
+  if (bootstrapped) {
+    log.info(`Serving certificate from serverTLSBootstrap ${kv({ available: opts.servingCertificates!.current() !== undefined })}`);
+  } else if (certFile === "" && keyFile === "") {
     const pair = await loadOrGenerateKeyCert(opts.certDir, opts.nodeName);
     ({ certFile, keyFile } = pair);
     log.info(`${pair.generated ? "Generated self-signed cert" : "Using self-signed cert"} ${kv({ certFile, keyFile })}`);
@@ -54,5 +70,5 @@ export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promi
   log.info(
     `Serving securely ${kv({ anonymous: c.authentication.anonymous.enabled === true, x509: Boolean(c.authentication.x509.clientCAFile), tokenWebhook: c.authentication.webhook.enabled === true, authorizationMode: c.authorization.mode, tlsMinVersion: minVersion })}`,
   );
-  return { certFile, keyFile, clientCAFile: c.authentication.x509.clientCAFile || undefined, minVersion, ciphers, auth, allowsEveryone: everyone };
+  return { certFile, keyFile, certificates: bootstrapped ? opts.servingCertificates : undefined, clientCAFile: c.authentication.x509.clientCAFile || undefined, minVersion, ciphers, auth, allowsEveryone: everyone };
 }

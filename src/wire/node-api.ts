@@ -11,7 +11,8 @@ import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
 import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
-import { createCertRotation, isClientConfigStillValid, loadClientCert, type CertRotation } from "../kube/bootstrap/index.ts";
+import { createCertRotation, createServerCertManager, isClientConfigStillValid, loadClientCert, type CertRotation, type ServerCertManager } from "../kube/bootstrap/index.ts";
+import { usesServerTLSBootstrap } from "../server/serving.ts";
 import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
@@ -58,6 +59,8 @@ export interface NodeApiWiring {
   mode(): NodeApiMode | undefined;
   /** The rate-limited client for the pod sources and status manager to come. */
   client(): KubeClient | undefined;
+  /** serverTLSBootstrap: the serving certificate's manager (its pair is loaded by start()). */
+  servingCertificates(): ServerCertManager | undefined;
 }
 
 export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
@@ -73,7 +76,21 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   // and the serving-certificate manager; the client certificate's series come with rotation, below.
   const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
   const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
-  if (input.metrics) serverCertificateMetrics(input.metrics);
+  // serverTLSBootstrap: the serving certificate is requested from the API (kubelet-serving signer).
+  let nodeAddressList: ReturnType<typeof nodeAddresses> = [];
+  const serverMetricsRef: { m?: ReturnType<typeof serverCertificateMetrics> } = {};
+  const serverCerts: ServerCertManager | undefined = usesServerTLSBootstrap(config)
+    ? createServerCertManager({
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        addresses: () => nodeAddressList,
+        allowDnsOnly: config.featureGates?.AllowDNSOnlyNodeCSR === true,
+        onRenewError: () => serverMetricsRef.m?.renewError(),
+        onRotated: (age) => serverMetricsRef.m?.rotated(age),
+      })
+    : undefined;
+  if (input.metrics) serverMetricsRef.m = serverCertificateMetrics(input.metrics, { notAfterMs: () => serverCerts?.current()?.notAfterMs, nowMs: () => clock.now() });
 
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
@@ -82,6 +99,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
+    nodeAddressList = addresses;
     mode = createNodeApiMode(
       {
         registration: { nodeName: input.nodeName, hostname, os: "linux", arch: goArch(), nodeLabels: flags.nodeLabels, registerWithTaints: config.registerWithTaints ?? [], providerID: config.providerID || undefined },
@@ -111,6 +129,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     );
     if (abort.signal.aborted) return;
     input.events?.startRecordingToSink(apiEventSink(main));
+    serverCerts?.start(main);
     mode.start();
     if (input.onPodUpdate) {
       const onUpdate = input.onPodUpdate;
@@ -158,6 +177,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   return {
     name: "api server mode",
     async start() {
+      await serverCerts?.load();
       const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
@@ -173,11 +193,13 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       abort.abort();
       mode?.stop();
       rotation?.stop();
+      serverCerts?.stop();
       podSource?.stop();
       statusSyncer?.stop();
       mirrors?.stop();
     },
     mode: () => mode,
     client: () => main,
+    servingCertificates: () => serverCerts,
   };
 }

@@ -32,7 +32,10 @@ function fakeSink() {
 }
 
 const pod = { metadata: { name: "web", namespace: "prod", uid: "u1" } };
-const flush = () => new Promise((r) => setTimeout(r, 0));
+const flush = async () => {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 0));
+};
 
 describe("event broadcaster", () => {
   test("makeEvent: kubelet source, namespace default for the node, count 1, reporting component", async () => {

@@ -9,6 +9,9 @@ import type { CriClient } from "../../src/cri/client.ts";
 import type { Container, PodSandbox } from "../../src/cri/types.ts";
 import { checkRuntimeOwner, holdOwnerLock, OWNER_LABEL, ownedCri, ownerAlive, RuntimeOwnerError } from "../../src/pod/kuberuntime/owner.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
+import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
+import { createSettlingClock } from "../support/settling-clock.ts";
+import { createFakeRuntime } from "./fake-runtime.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bunlet-owner-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,6 +64,7 @@ describe("runtime owner", () => {
       // so it is never killed as an orphan.
       const rt = createKubeRuntime({ cri: owned });
       expect((await rt.getPods(true)).map((p) => p.name).sort()).toEqual(["abandoned", "legacy", "mine"]);
+      expect([...rt.foreignPodUids!()]).toEqual(["uid-theirs"]);
       await owned.runPodSandbox({ labels: { x: "1" } } as never);
       await owned.createContainer("new", { labels: { y: "2" } } as never, {} as never);
       expect(created).toEqual([{ x: "1", [OWNER_LABEL]: me }, { y: "2", [OWNER_LABEL]: me }]);
@@ -85,4 +89,18 @@ describe("runtime owner", () => {
     await checkRuntimeOwner(fakeCri([sandbox("s2", "theirs", other)]).cri, me);
     await checkRuntimeOwner(fakeCri([sandbox("s5", "stopped", other, "SANDBOX_NOTREADY")]).cri, me);
   });
+});
+
+test("housekeeping leaves the pod cgroups of another live agent's pods (same cgroupRoot) alone", async () => {
+  const clock = createSettlingClock();
+  const rt = createFakeRuntime(clock.now);
+  rt.foreignPodUids = () => new Set(["uid-theirs"]);
+  const removed: string[] = [];
+  const cgroups = { ensurePod: async () => undefined, removePod: async (uid: string) => void removed.push(uid), listPodUids: async () => ["uid-theirs", "uid-orphan"] };
+  const lc = createPodLifecycle({ runtime: rt, clock, cgroups, config: { nodeName: "n1", hostIP: "192.168.1.10" } });
+  await lc.start();
+  lc.handleUpdate({ op: "SET", pods: [], source: "file" });
+  await lc.housekeeping();
+  await lc.stop();
+  expect(removed).toEqual(["uid-orphan"]);
 });

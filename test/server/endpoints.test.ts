@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { healthzRoutes, kubeletRoutes, onlyCpuAndMemory, type ServerProviders } from "../../src/server/endpoints.ts";
+import { healthz, healthzRoutes, kubeletRoutes, onlyCpuAndMemory, type ServerProviders } from "../../src/server/endpoints.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 import { createRouter } from "../../src/server/router.ts";
 import type { Summary } from "../../src/stats/summary.ts";
@@ -43,6 +43,18 @@ describe("main server routes", () => {
 
   test("/healthz says ok", async () => {
     expect(await (await handle(req("/healthz"))).text()).toBe("ok");
+  });
+
+  test("/healthz/<check> runs that check alone, as upstream's healthz handler", async () => {
+    const h = healthz([{ name: "runtime", check: () => "container runtime is down" }]);
+    const get = async (path: string) => {
+      const r = await h(new Request(`http://x${path}`), new URL(`http://x${path}`));
+      return [r.status, await r.text()];
+    };
+    expect(await get("/healthz/ping")).toEqual([200, "ok"]);
+    expect(await get("/healthz/runtime")).toEqual([500, "internal server error: container runtime is down\n"]);
+    expect((await get("/healthz"))[0]).toBe(500);
+    expect((await get("/healthz/nope"))[0]).toBe(404);
   });
 
   test("/pods is a v1 PodList of the provider's pods", async () => {

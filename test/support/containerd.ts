@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { type CriClient, createCriClient } from "../../src/cri/client.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import { removeCgroupTree } from "./cgroup.ts";
+import { mountPointsUnder } from "../../src/pod/kuberuntime/empty-dir.ts";
 
 const SCRIPTS = resolve(import.meta.dir, "../../scripts/host");
 
@@ -138,7 +139,12 @@ export async function tearDownPods(ctd: TestContainerd | undefined, removePods: 
     await removePods();
   } finally {
     removeCgroupTree(cgroupRoot);
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) {
+      // Pod volumes still mounted under a test's root dir (tmpfs of secret/projected/Memory emptyDir
+      // volumes of pods the test did not remove through its runtime): unmounted, never deleted through.
+      for (const mp of mountPointsUnder(resolve(d))) spawnSync("umount", ["-l", mp]);
+      rmSync(d, { recursive: true, force: true });
+    }
     await ctd?.release();
   }
 }

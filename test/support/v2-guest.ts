@@ -38,6 +38,9 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; mem
   if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
   args.push("-t", String(opts.timeoutS ?? 240));
   for (const e of opts.env ?? []) args.push("-e", e);
+  // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
+  // would be invisible there, so it is shared at its own path.
+  if (/^\/(tmp|run|dev\/shm)(\/|$)/.test(REPO)) args.push("-w", REPO);
   args.push("--", ...cmd);
   const child = Bun.spawn(["bash", ...args], { cwd: REPO, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);

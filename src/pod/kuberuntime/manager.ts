@@ -175,6 +175,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       nodeAllocatable: nodeAllocatable(),
       objects: podObjects.get(podUid(pod)),
       mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
+      fsGroup: pod.spec.securityContext?.fsGroup,
     });
     // upstream: the secret/configMap/downwardAPI/projected SetUp ends with SetVolumeOwnership (read-only volumes); hostPath never.
     const fsGroup = pod.spec.securityContext?.fsGroup;
@@ -694,6 +695,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
     },
     getPods,
+    foreignPodUids: () => (cri as { foreignPodUids?: () => ReadonlySet<string> }).foreignPodUids?.() ?? new Set(),
     getPodStatus,
     syncPod,
     killPod: (pod, gracePeriodSeconds, spec) => killPodInternal(pod, gracePeriodSeconds, spec && asKubePod(spec)),

@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import * as libc from "../../../ffi/libc.ts";
 import { overrideClient, type CriClient } from "../../cri/client.ts";
 import { kv, log } from "../../log.ts";
-import { POD_NAME_LABEL, POD_NAMESPACE_LABEL } from "./labels.ts";
+import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from "./labels.ts";
 
 export const OWNER_LABEL = "io.bunlet.owner";
 
@@ -92,9 +92,15 @@ const isMine = (labels: Record<string, string> | undefined, owner: string, alive
 };
 
 /** The runtime as this agent owns it: creations labelled, listings filtered to its own pods. */
-export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: string) => boolean; nowMs?: () => number } = {}): CriClient {
+export type OwnedCriClient = CriClient & {
+  /** Pod UIDs of live other owners' sandboxes in the last unfiltered ListPodSandbox. */
+  foreignPodUids(): ReadonlySet<string>;
+};
+
+export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: string) => boolean; nowMs?: () => number } = {}): OwnedCriClient {
   const alive = aliveCache(opts.alive ?? ownerAlive, opts.nowMs ?? Date.now);
   const warned = new Set<string>();
+  let foreign: ReadonlySet<string> = new Set();
   const note = (labels: Record<string, string> | undefined) => {
     const o = labels?.[OWNER_LABEL];
     if (o === undefined || o === owner || warned.has(o)) return;
@@ -108,11 +114,17 @@ export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: 
       return false;
     });
   return overrideClient(cri, {
+    foreignPodUids: () => foreign,
     runPodSandbox: (config: Parameters<CriClient["runPodSandbox"]>[0], handler?: string) =>
       cri.runPodSandbox({ ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, handler),
     createContainer: (sandboxId: string, config: Parameters<CriClient["createContainer"]>[1], sandboxConfig: Parameters<CriClient["createContainer"]>[2]) =>
       cri.createContainer(sandboxId, { ...config, labels: { ...config.labels, [OWNER_LABEL]: owner } }, sandboxConfig),
-    listPodSandbox: async (filter?: Parameters<CriClient["listPodSandbox"]>[0]) => keep(await cri.listPodSandbox(filter)),
+    listPodSandbox: async (filter?: Parameters<CriClient["listPodSandbox"]>[0]) => {
+      const all = await cri.listPodSandbox(filter);
+      // A full listing (as housekeeping's) tells which pods, and so which pod cgroups, are another agent's.
+      if (!filter) foreign = new Set(all.filter((s) => !isMine(s.labels, owner, alive)).map((s) => s.labels[POD_UID_LABEL] ?? s.metadata?.uid ?? ""));
+      return keep(all);
+    },
     listContainers: async (filter?: Parameters<CriClient["listContainers"]>[0]) => keep(await cri.listContainers(filter)),
   });
 }

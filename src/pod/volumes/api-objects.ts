@@ -131,7 +131,7 @@ export interface ProjectedSource {
  * sources are aggregated (one error: its message; several: "[a, b]"), so one missing secret does
  * not hide another.
  */
-export function projectedPayload(sources: readonly ProjectedSource[], defaultMode: number | undefined, objs: PodApiObjects | undefined, ctx: DownwardContext): Record<string, PayloadFile> {
+export function projectedPayload(sources: readonly ProjectedSource[], defaultMode: number | undefined, objs: PodApiObjects | undefined, ctx: DownwardContext, hasFsGroup = false): Record<string, PayloadFile> {
   const mode = defaultMode ?? 0o644;
   const out: Record<string, PayloadFile> = {};
   const errors: string[] = [];
@@ -145,7 +145,8 @@ export function projectedPayload(sources: readonly ProjectedSource[], defaultMod
         const v = objs?.tokens.get(tokenKey(t.audience, t.expirationSeconds ?? 3600));
         if (v === undefined) throw new Error(`no token requested for service account ${ctx.pod.spec.serviceAccountName ?? ""} (no kubeClient defined)`);
         if (v instanceof Error) throw v;
-        out[t.path] = { content: v, mode };
+        // With an fsGroup the token starts 0600 and SetVolumeOwnership adds group read (upstream).
+        out[t.path] = { content: v, mode: hasFsGroup ? 0o600 : mode };
       }
     } catch (e) {
       errors.push((e as Error).message);

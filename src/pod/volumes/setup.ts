@@ -7,7 +7,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
-import { writeAtomically } from "./atomic-writer.ts";
+import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
+import { setVolumeOwnership } from "./ownership.ts";
 import { configMapPayload, projectedPayload, secretPayload, type ConfigMapVolumeSource, type PodApiObjects, type ProjectedSource, type SecretVolumeSource } from "./api-objects.ts";
 
 export interface PodVolumeSpec {
@@ -24,6 +25,16 @@ export interface VolumeSetUpContext extends DownwardContext {
   objects?: PodApiObjects;
   /** Mounts a tmpfs at `dir` once (secret and projected volumes); default: a plain directory. */
   mountMemory?: (dir: string) => void;
+  /** The pod's securityContext.fsGroup: written volumes are group-owned by it, group-readable. */
+  fsGroup?: number;
+}
+
+/**
+ * Writes the payload; when anything changed and the pod has an fsGroup, the whole volume gets it
+ * (upstream's writer setPerms hook: SetVolumeOwnership, read-only mask, on every write).
+ */
+function write(dir: string, payload: Record<string, PayloadFile>, ctx: VolumeSetUpContext): void {
+  if (writeAtomically(dir, payload) && ctx.fsGroup !== undefined) setVolumeOwnership(dir, ctx.fsGroup, true);
 }
 
 const pluginDir = (rootDir: string, uid: string, plugin: string, name: string) => join(rootDir, "pods", uid, "volumes", plugin, name);
@@ -50,25 +61,25 @@ export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSet
   if (v.downwardAPI) {
     const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);
     const dir = volumeDir(rootDir, uid, "kubernetes.io~downward-api", v.name, false, ctx);
-    writeAtomically(dir, payload);
+    write(dir, payload, ctx);
     return dir;
   }
   if (v.secret) {
     const payload = secretPayload(v.secret, ctx.objects);
     const dir = volumeDir(rootDir, uid, "kubernetes.io~secret", v.name, true, ctx);
-    writeAtomically(dir, payload);
+    write(dir, payload, ctx);
     return dir;
   }
   if (v.configMap) {
     const payload = configMapPayload(v.configMap, ctx.objects);
     const dir = volumeDir(rootDir, uid, "kubernetes.io~configmap", v.name, false, ctx);
-    writeAtomically(dir, payload);
+    write(dir, payload, ctx);
     return dir;
   }
   if (v.projected) {
-    const payload = projectedPayload(v.projected.sources ?? [], v.projected.defaultMode, ctx.objects, ctx);
+    const payload = projectedPayload(v.projected.sources ?? [], v.projected.defaultMode, ctx.objects, ctx, ctx.fsGroup !== undefined);
     const dir = volumeDir(rootDir, uid, "kubernetes.io~projected", v.name, true, ctx);
-    writeAtomically(dir, payload);
+    write(dir, payload, ctx);
     return dir;
   }
   return undefined;

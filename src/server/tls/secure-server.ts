@@ -14,15 +14,18 @@ import { limitConnections, type ConnectionLimits } from "../connections.ts";
 import { sniffFirstRequest } from "../streaming/front.ts";
 import type { UpgradeHook } from "../streaming/handler.ts";
 import { writeRawResponse } from "../streaming/raw-response.ts";
+import { kv, log } from "../../log.ts";
 
 export interface SecureServerOpts {
   hostname: string;
   port: number;
-  /** Absent (with key) ⇒ plain TCP front. */
+  /** Absent (with key) ⇒ plain TCP front, unless `tls`. */
   cert?: Buffer | string;
   key?: Buffer | string;
   /** PEM of authentication.x509.clientCAFile; client certificates are requested only with it. */
   clientCA?: Buffer | string;
+  /** TLS front even before a certificate exists (serverTLSBootstrap): handshakes fail until setCertificate. */
+  tls?: boolean;
   minVersion?: tls.SecureVersion;
   ciphers?: string;
   /** Serves upgrade requests for the streaming endpoints off the raw connection. */
@@ -39,6 +42,8 @@ export interface SecureServerOpts {
 export interface SecureServer {
   hostname: string;
   port: number;
+  /** New connections are served with this pair (open ones keep theirs), as Go's GetCertificate. */
+  setCertificate(cert: Buffer | string, key: Buffer | string): void;
   stop(): Promise<void>;
 }
 
@@ -102,17 +107,26 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
       }
     });
   };
-  const front: net.Server =
-    o.cert !== undefined && o.key !== undefined
-      ? tls.createServer(
-          // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
-          { allowHalfOpen: true, handshakeTimeout: 10_000, cert: o.cert, key: o.key, ca: o.clientCA, requestCert: o.clientCA !== undefined, rejectUnauthorized: false, minVersion: o.minVersion, ciphers: o.ciphers },
-          (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
-        )
-      : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
+  const context = { ca: o.clientCA, minVersion: o.minVersion, ciphers: o.ciphers };
+  let hasCert = o.cert !== undefined && o.key !== undefined;
+  const useTls = o.tls === true || hasCert;
+  const front: net.Server = useTls
+    ? tls.createServer(
+        // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
+        { allowHalfOpen: true, handshakeTimeout: 10_000, ...context, ...(hasCert ? { cert: o.cert, key: o.key } : {}), requestCert: o.clientCA !== undefined, rejectUnauthorized: false },
+        (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
+      )
+    : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
   if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
-  front.on("tlsClientError", (_err, socket) => socket.destroy());
+  let warnedNoCert = false;
+  front.on("tlsClientError", (_err, socket) => {
+    if (!hasCert && !warnedNoCert) {
+      warnedNoCert = true;
+      log.warn(`TLS handshake refused: no serving certificate available for the kubelet (serverTLSBootstrap: waiting for the CSR's approval) ${kv({ port: (front.address() as net.AddressInfo | null)?.port })}`);
+    }
+    socket.destroy();
+  });
   try {
     await listenAsync(front, o.port, o.hostname);
   } catch (err) {
@@ -124,6 +138,11 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   return {
     hostname: o.hostname,
     port: addr.port,
+    setCertificate(cert, key) {
+      if (!useTls) throw new Error("setCertificate on a plain TCP front");
+      (front as tls.Server).setSecureContext({ ...context, cert, key });
+      hasCert = true;
+    },
     stop() {
       stopping ??= (async () => {
         const closed = new Promise<void>((r) => front.close(() => r()));

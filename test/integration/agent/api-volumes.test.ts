@@ -68,6 +68,12 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     await kubectl("create", "configmap", "app-config", "--from-literal=greeting=hello", "--from-literal=LOG_LEVEL=debug", "--from-literal=bad=key=x");
   }, 600_000);
 
+  test("kubectl shows the objects as against a real cluster", async () => {
+    expect(await kubectl("get", "secret", "app-secret")).toMatch(/^NAME\s+TYPE\s+DATA\s+AGE\napp-secret\s+Opaque\s+2\s+\S+\n$/);
+    expect(await kubectl("get", "configmap")).toMatch(/app-config\s+3\s+\S+\n[\s\S]*kube-root-ca\.crt\s+1\s+/);
+    expect(await kubectl("get", "serviceaccounts")).toMatch(/^NAME\s+SECRETS\s+AGE\ndefault\s+0\s+/);
+  });
+
   afterAll(async () => {
     await agent?.stop();
     await api?.close();

@@ -56,6 +56,18 @@ test("Watch: one reflector per object while referenced; updates, deletion and la
   m.stop();
 });
 
+test("Watch: an immutable object is listed once and not watched", async () => {
+  await api.store.put("secrets/default/frozen", { ...secret("frozen", "v"), immutable: true });
+  await api.store.put("pods/default/frozen-user", { apiVersion: "v1", kind: "Pod", metadata: { name: "frozen-user", namespace: "default", uid: "fu" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "i" }], volumes: [{ name: "v", secret: { secretName: "frozen" } }] } });
+  const m = createObjectManager<any>({ client: () => client, resource: "secrets", strategy: "Watch", clock: realClock });
+  m.registerPod("fu", "default", ["frozen"]);
+  expect((await m.get("default", "frozen")).immutable).toBe(true);
+  const seen = api.requests.filter((r) => decodeURIComponent(r.path).includes("metadata.name=frozen"));
+  expect(seen.length).toBe(1);
+  expect(seen[0]!.path).not.toContain("watch=true");
+  m.stop();
+});
+
 test("Get: a GET per read", async () => {
   await api.store.put("secrets/default/g1", secret("g1", "v"));
   const m = createObjectManager<any>({ client: () => client, resource: "secrets", strategy: "Get", clock: realClock });

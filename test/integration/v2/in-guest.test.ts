@@ -11,13 +11,14 @@ const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
   ["test/integration/v2/qos-cgroups.test.ts", "busybox-init"],
   ["test/integration/v2/memory-events.test.ts", "busybox-init"],
   ["test/integration/v2/pods.test.ts", "busybox-init"],
+  ["test/integration/v2/eviction.test.ts", "busybox-init"],
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
 ];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
   test.each(GUEST_FILES)("%s passes in the guest (%s)", async (file, init) => {
-    // pods.test.ts runs containerd and dist/bunlet (built here first: the guest sees dist/ read-only).
-    if (file.endsWith("pods.test.ts")) await ensureBuilt();
+    // pods/eviction run containerd and dist/bunlet (built here first: the guest's writes vanish).
+    await ensureBuilt();
     const r = await bunTestInV2Guest(file, { memoryMiB: 1536, timeoutS: 560, systemd: init === "systemd" });
     const summary = `${r.stdout}\n${r.stderr}`;
     expect(r.exitCode, summary).toBe(0);

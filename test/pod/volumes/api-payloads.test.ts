@@ -1,9 +1,12 @@
 // secret / configMap / projected payloads (upstream secret.MakePayload, configmap.MakePayload,
 // projected collectData) and the container env from API objects (makeEnvironmentVariables).
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { makeEnvironmentVariables } from "../../../src/pod/kuberuntime/env.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
-import { ObjectNotFoundError, configMapPayload, projectedPayload, secretPayload, tokenKey, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
+import { ObjectNotFoundError, configMapPayload, projectedPayload, secretPayload, setUpPodVolume, tokenKey, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const text = (p: Record<string, { content: string | Uint8Array; mode?: number }>) =>
@@ -90,5 +93,23 @@ describe("makeEnvironmentVariables", () => {
     ["missing configMap key", { configMapKeyRef: { name: "cfg", key: "k" } }, "couldn't find key k in ConfigMap ns/cfg"],
   ])("%s fails with upstream's message", (_n, valueFrom, want) => {
     expect(() => env({ name: "c", env: [{ name: "X", valueFrom }] })).toThrow(want);
+  });
+});
+
+describe("fsGroup on API volumes (upstream SetVolumeOwnership after each write)", () => {
+  test.skipIf(process.getuid?.() !== 0)("secret files and the projected token become group-readable by the fsGroup", () => {
+    const root = mkdtempSync(join(tmpdir(), "bunlet-fsg-"));
+    try {
+      const c = { ...ctx, objects: objs, fsGroup: 4242 };
+      const sdir = setUpPodVolume(root, { name: "s", secret: { secretName: "creds", defaultMode: 0o400 } }, c)!;
+      expect(statSync(join(sdir, "user")).gid).toBe(4242);
+      expect(statSync(join(sdir, "user")).mode & 0o777).toBe(0o440);
+      const pdir = setUpPodVolume(root, { name: "p", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }] } }, c)!;
+      expect(statSync(join(pdir, "token")).mode & 0o777).toBe(0o640);
+      const plain = setUpPodVolume(root, { name: "q", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }] } }, { ...ctx, objects: objs })!;
+      expect(statSync(join(plain, "token")).mode & 0o777).toBe(0o644);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

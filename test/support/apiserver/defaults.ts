@@ -74,6 +74,10 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
     o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}) };
     o.status = { phase: "Pending", qosClass: "BestEffort", ...(o.status ?? {}) };
   },
+  // SetDefaults_Secret.
+  secrets: (o) => {
+    o.type ??= "Opaque";
+  },
   events: (o) => {
     o.firstTimestamp ??= null;
     o.count ??= 1;

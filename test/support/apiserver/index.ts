@@ -15,7 +15,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "node:net";
-import { createCA, issueCert, signCsr, type CA } from "./pki.ts";
+import { createCA, inspectCsr, issueCert, signCsr, signServingCsr, validateKubeletServingCsr, type CA } from "./pki.ts";
 import { createRouter, createUpgradeHandler } from "./router.ts";
 import { createMemoryStore, type Change, type Obj, type Store } from "./store.ts";
 import { createEtcdStore } from "./store-etcd.ts";
@@ -29,6 +29,10 @@ export interface ApiServerOptions {
   storage?: "etcd" | "memory";
   /** Approve node client CSRs from bootstrappers by themselves, as kube-controller-manager does (default true). */
   autoApproveNodeClientCsrs?: boolean;
+  /** Approve kubelet-serving CSRs by themselves (default false: in a real cluster a person or an approver does). */
+  autoApproveServingCsrs?: boolean;
+  /** How long kubelet-serving certificates are valid (kube-controller-manager's --cluster-signing-duration; default 1 day). */
+  servingCertLifetimeSeconds?: number;
   bookmarkIntervalMs?: number;
 }
 
@@ -49,6 +53,8 @@ export interface ApiServerDouble {
   writeKubeconfig(path: string, auth: { token?: string; certPem?: string; keyPem?: string; user?: string }): Promise<void>;
   /** A client certificate for CN/O signed by the cluster CA. */
   issueClientCert(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
+  /** Approves a CSR as `kubectl certificate approve` does (the approval subresource). */
+  approveCsr(name: string): Promise<void>;
   /** Verifies a TokenRequest token the double issued: its claims, or undefined. */
   verifyToken(token: string): Record<string, any> | undefined;
   /** Stops serving (connections and watches dropped); the store is kept. */
@@ -59,7 +65,23 @@ export interface ApiServerDouble {
 }
 
 /** kube-controller-manager's csrapproving (node client CSRs from bootstrappers) and csrsigning, on one CSR change. */
-function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean): (c: Change) => void {
+interface CsrControllerOpts {
+  autoApproveClient: boolean;
+  autoApproveServing: boolean;
+  servingLifetimeSeconds: number;
+}
+
+const approvedCondition = (reason: string, message: string) => ({ type: "Approved", status: "True", reason, message, lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") });
+
+/** kubelet-serving: the signer's validation (Failed/SignerValidationFailure), then the CSR's SANs signed for the lifetime. */
+async function signKubeletServing(ca: CA, dir: string, csr: Obj, lifetimeSeconds: number): Promise<string> {
+  const pem = Buffer.from(csr.spec.request, "base64").toString("utf8");
+  const invalid = validateKubeletServingCsr(await inspectCsr(dir, pem), csr.spec.usages ?? []);
+  if (invalid) throw new Error(invalid);
+  return signServingCsr(ca, dir, pem, lifetimeSeconds);
+}
+
+function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts): (c: Change) => void {
   const inFlight = new Set<string>();
   return (c) => {
     if (c.type === "DELETED") return;
@@ -69,8 +91,11 @@ function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean):
     const groups: string[] = csr.spec?.groups ?? [];
     // csrapproving: node client certificates requested with a bootstrap token, or renewed by the node itself.
     const requester = groups.includes("system:bootstrappers") || (groups.includes("system:nodes") && String(csr.spec?.username).startsWith("system:node:"));
-    if (autoApprove && isNodeClient && !conds.length && requester) {
-      const approved = { ...csr, status: { ...csr.status, conditions: [{ type: "Approved", status: "True", reason: "AutoApproved", message: "Auto approving kubelet client certificate after SubjectAccessReview.", lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } };
+    const isServing = csr.spec?.signerName === "kubernetes.io/kubelet-serving";
+    const autoApprove = (o.autoApproveClient && isNodeClient && requester) || (o.autoApproveServing && isServing);
+    if (autoApprove && !conds.length) {
+      const message = isServing ? "Auto approving kubelet serving certificate (test double)." : "Auto approving kubelet client certificate after SubjectAccessReview.";
+      const approved = { ...csr, status: { ...csr.status, conditions: [approvedCondition("AutoApproved", message)] } };
       void store.put(c.key, approved, Number(csr.metadata.resourceVersion));
       return;
     }
@@ -78,14 +103,15 @@ function csrController(store: Store, ca: CA, dir: string, autoApprove: boolean):
     if (!ok || csr.status?.certificate || inFlight.has(c.key) || !csr.spec?.signerName?.startsWith("kubernetes.io/")) return;
     inFlight.add(c.key);
     const days = Math.max(1, Math.ceil((csr.spec.expirationSeconds ?? 86400) / 86400));
-    const serverAuth = csr.spec.signerName === "kubernetes.io/kubelet-serving";
+    const serverAuth = isServing;
     const update = async (status: (cur: Obj) => Obj) => {
       for (let i = 0; i < 5; i++) {
         const cur = await store.get(c.key);
         if (!cur || (await store.put(c.key, { ...cur, status: status(cur) }, Number(cur.metadata.resourceVersion))) !== "conflict") return;
       }
     };
-    void signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth })
+    const signed = serverAuth ? signKubeletServing(ca, dir, csr, o.servingLifetimeSeconds) : signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth });
+    void signed
       .then((pem) => update((cur) => ({ ...cur.status, certificate: Buffer.from(pem).toString("base64") })))
       .catch((e) => update((cur) => ({ ...cur.status, conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }] })))
       .finally(() => inFlight.delete(c.key));
@@ -110,7 +136,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const sockets = new Set<Socket>();
   let port = 0;
   const csrPrefix = "certificatesigningrequests.certificates.k8s.io/";
-  const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, opts.autoApproveNodeClientCsrs ?? true));
+  const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, { autoApproveClient: opts.autoApproveNodeClientCsrs ?? true, autoApproveServing: opts.autoApproveServingCsrs ?? false, servingLifetimeSeconds: opts.servingCertLifetimeSeconds ?? 86400 }));
   for (const name of NAMESPACES) {
     await store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
     await ensureNamespaceDefaults(store, name, ca.certPem);
@@ -184,6 +210,16 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         users: [{ name, user }],
         contexts: [{ name: "double", context: { cluster: "double", user: name } }],
       }, null, 2), { mode: 0o600 });
+    },
+    async approveCsr(name) {
+      const key = `${csrPrefix}/${name}`; // cluster-scoped: an empty namespace segment
+      for (let i = 0; i < 5; i++) {
+        const cur = await store.get(key);
+        if (!cur) throw new Error(`certificatesigningrequest ${name} not found`);
+        const status = { ...cur.status, conditions: [...(cur.status?.conditions ?? []), approvedCondition("KubectlApprove", "This CSR was approved by kubectl certificate approve.")] };
+        if ((await store.put(key, { ...cur, status }, Number(cur.metadata.resourceVersion))) !== "conflict") return;
+      }
+      throw new Error(`certificatesigningrequest ${name}: conflicts while approving`);
     },
     verifyToken: (token) => tokens.verify(token),
     issueClientCert: (cn, orgs = []) => issueCert(ca, dir, `/${orgs.map((o) => `O=${o}/`).join("")}CN=${cn}`),

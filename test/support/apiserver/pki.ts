@@ -54,3 +54,75 @@ export async function issueCert(ca: CA, dir: string, subject: string, opts: { se
     await Promise.all([".key", ".csr"].map((s) => rm(base + s, { force: true })));
   }
 }
+
+/** What a CSR asks for, as the signer's validation reads it. */
+export interface CsrContents {
+  organizations: string[];
+  commonName: string;
+  dnsNames: string[];
+  ipAddresses: string[];
+  emails: string[];
+  uris: string[];
+}
+
+export async function inspectCsr(dir: string, csrPem: string): Promise<CsrContents> {
+  const file = join(dir, `inspect-${process.pid}-${++serial}.csr`);
+  await writeFile(file, csrPem);
+  try {
+    const p = Bun.spawn(["openssl", "req", "-in", file, "-noout", "-text"], { stdout: "pipe", stderr: "pipe" });
+    const [text, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    if (code !== 0) throw new Error("cannot parse the CSR");
+    const subject = /Subject: (.*)/.exec(text)?.[1] ?? "";
+    const rdns = subject.split(/,\s*/).map((r) => r.split(/\s*=\s*/));
+    const san = /X509v3 Subject Alternative Name:\s*\n\s*(.*)/.exec(text)?.[1] ?? "";
+    const names = san ? san.split(/,\s*/) : [];
+    const of = (prefix: string) => names.filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length));
+    return {
+      organizations: rdns.filter(([k]) => k === "O").map(([, v]) => v ?? ""),
+      commonName: rdns.find(([k]) => k === "CN")?.[1] ?? "",
+      dnsNames: of("DNS:"),
+      ipAddresses: of("IP Address:"),
+      emails: of("email:"),
+      uris: of("URI:"),
+    };
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** upstream ValidateKubeletServingCSR (pkg/apis/certificates/helpers.go): the kubelet-serving signer's checks. */
+export function validateKubeletServingCsr(c: CsrContents, usages: readonly string[]): string | undefined {
+  if (c.organizations.length !== 1 || c.organizations[0] !== "system:nodes") return "subject organization is not system:nodes";
+  if (c.dnsNames.length === 0 && c.ipAddresses.length === 0) return "DNS or IP subjectAltName is required";
+  if (c.emails.length > 0) return "Email subjectAltNames are not allowed";
+  if (c.uris.length > 0) return "URI subjectAltNames are not allowed";
+  const set = [...new Set(usages)].sort().join(",");
+  if (set !== "digital signature,key encipherment,server auth" && set !== "digital signature,server auth") return "usages did not match [digital signature key encipherment server auth]";
+  if (!c.commonName.startsWith("system:node:")) return "subject common name does not begin with system:node:";
+  return undefined;
+}
+
+/**
+ * Signs a serving CSR as the kubelet-serving signer does: the CSR's SANs copied, server auth,
+ * valid from now for lifetimeSeconds (openssl ca: x509 -req only knows whole days).
+ */
+export async function signServingCsr(ca: CA, dir: string, csrPem: string, lifetimeSeconds: number): Promise<string> {
+  const work = join(dir, `serving-${process.pid}-${++serial}`);
+  await mkdir(join(work, "db"), { recursive: true });
+  const cnf = ["[ ca ]", "default_ca = d", "[ d ]", "database = db/index.txt", "new_certs_dir = db", "serial = db/serial", "default_md = sha256", "policy = p", "copy_extensions = copy", "unique_subject = no", "[ p ]", "organizationName = optional", "commonName = supplied"];
+  const asn1 = (ms: number) => new Date(ms).toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d).*$/, "$1$2$3$4$5$6Z");
+  try {
+    await Promise.all([
+      writeFile(join(work, "ca.cnf"), cnf.join("\n") + "\n"),
+      writeFile(join(work, "db", "index.txt"), ""),
+      writeFile(join(work, "db", "serial"), "1000\n"),
+      writeFile(join(work, "ext"), "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"),
+      writeFile(join(work, "req.csr"), csrPem),
+    ]);
+    const now = Date.now();
+    await openssl(["ca", "-batch", "-config", "ca.cnf", "-cert", ca.certFile, "-keyfile", ca.keyFile, "-in", "req.csr", "-out", "leaf.crt", "-startdate", asn1(now), "-enddate", asn1(now + lifetimeSeconds * 1000), "-extfile", "ext", "-notext", "-preserveDN", "-rand_serial"], work);
+    return await readFile(join(work, "leaf.crt"), "utf8");
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

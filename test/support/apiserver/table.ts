@@ -79,6 +79,19 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: Obj) => unknown[]
       return [age(e.lastTimestamp ?? e.eventTime), e.type ?? "", e.reason ?? "", `${String(o.kind ?? "").toLowerCase()}/${o.name ?? ""}`, o.fieldPath ?? "", source, e.message ?? "", age(e.firstTimestamp ?? e.eventTime), String(e.count ?? 1), e.metadata.name];
     },
   },
+  // printSecret / printConfigMap / printServiceAccount.
+  secrets: {
+    columns: [{ name: "Name", type: "string", format: "name" }, { name: "Type", type: "string" }, { name: "Data", type: "string" }, { name: "Age", type: "string" }],
+    cells: (o) => [o.metadata.name, o.type ?? "", String(Object.keys(o.data ?? {}).length), age(o.metadata.creationTimestamp)],
+  },
+  configmaps: {
+    columns: [{ name: "Name", type: "string", format: "name" }, { name: "Data", type: "string" }, { name: "Age", type: "string" }],
+    cells: (o) => [o.metadata.name, String(Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length), age(o.metadata.creationTimestamp)],
+  },
+  serviceaccounts: {
+    columns: [{ name: "Name", type: "string", format: "name" }, { name: "Secrets", type: "string" }, { name: "Age", type: "string" }],
+    cells: (o) => [o.metadata.name, String((o.secrets ?? []).length), age(o.metadata.creationTimestamp)],
+  },
   leases: {
     columns: [{ name: "Name", type: "string", format: "name" }, { name: "Holder", type: "string" }, { name: "Age", type: "string" }],
     cells: (l) => [l.metadata.name, l.spec?.holderIdentity ?? "", age(l.metadata.creationTimestamp)],
