@@ -303,7 +303,7 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
       s.on("error", reject);
       s.write("GET /healthz/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     });
-    expect(ok).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\nok$/);
+    expect(ok).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     await pollUntil(() => procFds(p.pid) <= fds0 + 4, "fds back after the junk", 30_000, 100);
   }, 120_000);
 });

@@ -4,7 +4,8 @@
 // streaming server. kubectl 1.32 tries WebSocket (v5.channel.k8s.io) first and falls back to SPDY/3.1
 // when the runtime refuses it; kubectl 1.27 speaks SPDY only. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
@@ -92,13 +93,17 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
   afterAll(async () => {
     await agent?.stop();
     await api?.close();
-    const rt = ctd && createKubeRuntime({ cri: ctd.cri });
+    const rt = ctd && createKubeRuntime({ cri: ctd.cri, rootDir: join(BASE, "root") });
     await tearDownPods(ctd, async () => {
       for (const p of (await rt?.getPods(true).catch(() => [])) ?? []) {
         if (p.name !== "shell") continue;
         await rt!.killPod(p, 0).catch(() => {});
         await rt!.removePod(p.uid).catch(() => {});
+        await rt!.tearDownVolumes?.(p.uid).catch(() => {});
       }
+      // API pods get a projected service-account volume (tmpfs): nothing of ours stays mounted.
+      const ours = readFileSync("/proc/self/mounts", "utf8").split("\n").map((l) => l.split(" ")[1] ?? "").filter((m) => m.startsWith(`${BASE}/`));
+      for (const m of ours.reverse()) spawnSync("umount", [m]);
     }, CGROUP_ROOT, BASE);
   }, 120_000);
 
