@@ -102,7 +102,8 @@ function bunletThreadNices(dir: string): string {
 function startBurners(n: number, maxSeconds: number): { stop(): void } {
   const procs = Array.from({ length: n }, () => Bun.spawn(["timeout", String(maxSeconds), "sh", "-c", "while :; do :; done"], { stdout: "ignore", stderr: "ignore" }));
   const stop = () => {
-    for (const p of procs) if (p.exitCode === null) p.kill("SIGKILL");
+    // SIGTERM, not SIGKILL: `timeout` passes it on to its busy loop (a SIGKILLed timeout leaves it running).
+    for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
   };
   process.on("exit", stop);
   return { stop };
