@@ -4,7 +4,7 @@
 //
 // errno is read through __errno_location() right after the failing call, on the same thread and
 // before any other FFI call, so the value is the one that call set.
-import { dlopen, FFIType, ptr, read as readPtr, type Pointer } from "bun:ffi";
+import { dlopen, FFIType, ptr, read as readPtr, toArrayBuffer, type Pointer } from "bun:ffi";
 import { SyscallError } from "./errno.ts";
 
 export { SyscallError, ERRNO, errnoCode, errnoText } from "./errno.ts";
@@ -29,6 +29,8 @@ const lib = dlopen("libc.so.6", {
   statfs: { args: [P, P], returns: i32 },
   getrlimit: { args: [i32, P], returns: i32 },
   setrlimit: { args: [i32, P], returns: i32 },
+  getpriority: { args: [i32, u32], returns: i32 },
+  setpriority: { args: [i32, u32, i32], returns: i32 },
   // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
   // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
   // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
@@ -305,4 +307,27 @@ export function getrlimit(resource: number): Rlimit {
 export function setrlimit(resource: number, limit: Rlimit): void {
   const buf = new BigUint64Array([toRlim(limit.cur), toRlim(limit.max)]);
   if (sym.setrlimit(resource, ptr(buf)) < 0) fail("setrlimit");
+}
+
+/** which for getpriority/setpriority (sys/resource.h). */
+export const PRIO_PROCESS = 0;
+export const PRIO_PGRP = 1;
+export const PRIO_USER = 2;
+
+/**
+ * setpriority(2): the nice value (-20…19) of `who`. On Linux, PRIO_PROCESS with a thread id (or 0 =
+ * the calling thread) sets that one thread only; threads created afterwards by it inherit the value.
+ * Lowering it (higher priority) needs CAP_SYS_NICE (EACCES otherwise).
+ */
+export function setpriority(which: number, who: number, prio: number): void {
+  if (sym.setpriority(which, who, prio) < 0) fail("setpriority");
+}
+
+/** getpriority(2): the nice value (-20…19). -1 is a valid value, so errno is cleared first and checked. */
+export function getpriority(which: number, who: number): number {
+  const loc = sym.__errno_location();
+  if (loc !== null) new Int32Array(toArrayBuffer(loc, 0, 4))[0] = 0;
+  const n = sym.getpriority(which, who);
+  if (n === -1 && errno() !== 0) fail("getpriority");
+  return n;
 }

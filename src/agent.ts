@@ -35,6 +35,7 @@ import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, observeStopContainer, waitForRuntime } from "./wire/runtime.ts";
 import { protectSelf } from "./wire/self-protect.ts";
+import { raiseSchedulingPriority } from "./wire/sched-priority.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
@@ -364,6 +365,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
   components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
+  // Before the kernel-notifier thread is started (it inherits the main thread's nice value).
+  if (opts.protectSelf !== false && config.schedulingNice) components.push({ name: "scheduling priority", start: () => void raiseSchedulingPriority(config.schedulingNice ?? 0), stop() {} });
   components.push({
     name: "pod lifecycle",
     start() {

@@ -159,6 +159,7 @@ export function applyDefaults(input: KubeletConfigurationInput): KubeletConfigur
     imageServiceEndpoint: c.imageServiceEndpoint ?? "",
     failCgroupV1: ptr(c.failCgroupV1, false),
     evictStaticPods: c.evictStaticPods ?? false,
+    schedulingNice: c.schedulingNice ?? 0,
   };
   Object.assign(out, defaults);
 

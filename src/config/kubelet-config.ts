@@ -232,6 +232,9 @@ export const kubeletConfigurationSchema = strict(
     // bunlet extension: let the eviction manager evict static pods (upstream treats every static
     // pod as critical and never evicts it).
     evictStaticPods: goBool().optional(),
+    // bunlet extension: nice value (-20…19) of the agent's main thread and of the threads it starts
+    // afterwards (the kernel-notifier thread among them), as earlyoom's -p; 0 = leave it as it is.
+    schedulingNice: goInt32().optional(),
   },
   "KubeletConfiguration",
 );
@@ -265,7 +268,7 @@ export type DefaultedField =
   | "shutdownGracePeriodCriticalPods" | "crashLoopBackOff" | "enableProfilingHandler"
   | "enableDebugFlagsHandler" | "seccompDefault" | "memoryThrottlingFactor" | "registerNode"
   | "localStorageCapacityIsolation" | "containerRuntimeEndpoint" | "imageServiceEndpoint" | "failCgroupV1"
-  | "podLogsDir" | "staticPodPath" | "staticPodURL" | "staticPodURLHeader" | "evictStaticPods";
+  | "podLogsDir" | "staticPodPath" | "staticPodURL" | "staticPodURLHeader" | "evictStaticPods" | "schedulingNice";
 
 type Input = KubeletConfigurationInput;
 type Defaulted = { [K in DefaultedField]-?: Exclude<Input[K], undefined> };
@@ -355,7 +358,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "evictionSoftGracePeriod", "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod",
   "evictionMinimumReclaim", "mergeDefaultEvictionSettings", "kernelMemcgNotification", "failSwapOn",
   "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
-  "evictStaticPods", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
+  "evictStaticPods", "schedulingNice", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
   // Not yet: shutdownGracePeriod needs graceful node shutdown.
   "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", "serverTLSBootstrap", // cluster
   "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api

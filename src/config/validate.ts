@@ -51,6 +51,7 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   if ((kc.podsPerCore ?? 0) < 0) bad("podsPerCore", kc.podsPerCore, `podsPerCore (--pods-per-core) ${kc.podsPerCore} must not be a negative number`);
   if (kc.nodeStatusMaxImages < -1) bad("nodeStatusMaxImages", kc.nodeStatusMaxImages, `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`);
   if (kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000) bad("oomScoreAdj", kc.oomScoreAdj, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
+  if (kc.schedulingNice < -20 || kc.schedulingNice > 19) bad("schedulingNice", kc.schedulingNice, `schedulingNice ${kc.schedulingNice} must be between -20 and 19, inclusive`);
   if (!isPort(kc.port)) bad("port", kc.port, `port (--port) ${kc.port} must be between 1 and 65535, inclusive`);
   if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort)) bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);
   if (kc.maxParallelImagePulls !== undefined && kc.maxParallelImagePulls < 1) bad("maxParallelImagePulls", kc.maxParallelImagePulls, `maxParallelImagePulls ${kc.maxParallelImagePulls} must be a positive number`);

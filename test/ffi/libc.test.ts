@@ -149,3 +149,28 @@ describe("pidfd", () => {
     expect(["ESRCH", "EINVAL"]).toContain((err as SyscallError).code);
   });
 });
+
+describe("priority", () => {
+  test("setpriority on the calling thread is read back by getpriority; restored after", () => {
+    const before = c.getpriority(c.PRIO_PROCESS, 0);
+    try {
+      c.setpriority(c.PRIO_PROCESS, 0, before === 5 ? 6 : 5);
+      expect(c.getpriority(c.PRIO_PROCESS, 0)).toBe(before === 5 ? 6 : 5);
+    } finally {
+      // Back to where it was: going down again needs CAP_SYS_NICE (the tests run as root).
+      c.setpriority(c.PRIO_PROCESS, 0, before);
+    }
+    expect(c.getpriority(c.PRIO_PROCESS, 0)).toBe(before);
+  });
+
+  test("a missing process is ESRCH, not a value", () => {
+    let err: unknown;
+    try {
+      c.getpriority(c.PRIO_PROCESS, 0x3fffffff);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as SyscallError).code).toBe("ESRCH");
+    expect(() => c.setpriority(c.PRIO_PROCESS, 0x3fffffff, 0)).toThrow(SyscallError);
+  });
+});
