@@ -24,6 +24,7 @@ import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
 import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "../node/runtime-state.ts";
 import { markRuntimeDown } from "./status.ts";
+import { unsupportedSpecAdmitHandler } from "./admit-unsupported.ts";
 
 
 const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
@@ -37,7 +38,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const podManager = createPodManager();
   const statuses = createStatusManager();
   const backOff = createBackOff();
-  const admitHandlers = [...(deps.admitHandlers ?? [])];
+  // First: an API pod outside the supported subset is refused before any resource accounting.
+  const admitHandlers = [unsupportedSpecAdmitHandler, ...(deps.admitHandlers ?? [])];
   /** Pods being terminated, also after their source dropped them. */
   const known = new Map<string, Pod>();
   const sources: PodSource[] = [];

@@ -9,6 +9,7 @@ import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
 import { backoff } from "../../node/backoff.ts";
 import { decodePod } from "../manifest.ts";
+import { unsupportedStandIn } from "../admit-unsupported.ts";
 import type { Pod } from "../types.ts";
 import type { PodUpdate } from "./update.ts";
 
@@ -40,12 +41,18 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
 
   const push = () => opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
 
+  // A pod outside the supported subset becomes a stand-in the lifecycle rejects at admission
+  // (Failed/PodFeatureUnsupported, see admit-unsupported.ts); only one that cannot even be that is dropped.
   function decode(obj: unknown): Pod | undefined {
-    const { pod, errors } = decodePod(podView(obj), "api", "", "api");
+    const view = podView(obj);
+    const { pod, errors } = decodePod(view, "api", "", "api");
     if (pod) return pod;
+    const standIn = decodePod(unsupportedStandIn(view, errors), "api", "", "api").pod;
     const o = obj as { metadata?: { namespace?: string; name?: string } };
-    log.error(`API pod rejected ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error: errors.map((e) => e.message).join("; ") })}`);
-    return undefined;
+    const error = errors.map((e) => e.message).join("; ");
+    if (standIn) log.warn(`API pod uses fields bunlet does not support; rejecting it at admission ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`);
+    else log.error(`API pod rejected ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`);
+    return standIn;
   }
 
   async function list(): Promise<void> {
