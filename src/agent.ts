@@ -42,6 +42,7 @@ import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
+import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
 import pkg from "../package.json" with { type: "json" };
 
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
@@ -460,6 +461,13 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     },
     stop: () => imageGC.stop(),
   });
+  // podresources gRPC API (upstream ListenAndServePodResources): <rootDir>/pod-resources/kubelet.sock.
+  const podResources = createPodResourcesServer(podResourcesSocketPath(flags.rootDir), {
+    activePods: () => pods.lifecycle.activePods(),
+    pods: () => pods.lifecycle.pods(),
+    getEnabled: config.featureGates?.KubeletPodResourcesGet !== false, // beta, on by default
+  });
+  components.push({ name: "podresources", start: () => podResources.start(), stop: () => podResources.stop() });
 
   const agent = createAgent(loaded, {
     metrics,

@@ -1,0 +1,34 @@
+import { describe, expect, test } from "bun:test";
+import { allocatableResources, getPodResources, listPodResources, PodNotFoundError, podResources } from "../../src/podresources/resources.ts";
+
+const pod = (name: string, namespace: string | undefined, containers: string[], init: { name: string; restartPolicy?: string }[] = []) => ({
+  metadata: { name, namespace },
+  spec: { containers: containers.map((n) => ({ name: n })), initContainers: init },
+});
+
+describe("podresources responses", () => {
+  test("containers carry empty devices, cpu ids and memory; sidecars first, plain init containers left out", () => {
+    const r = podResources(pod("web", "prod", ["app", "log"], [{ name: "setup" }, { name: "proxy", restartPolicy: "Always" }]));
+    expect(r).toEqual({
+      name: "web",
+      namespace: "prod",
+      containers: ["proxy", "app", "log"].map((name) => ({ name, devices: [], cpuIds: [], memory: [], dynamicResources: [] })),
+    });
+  });
+
+  test("List maps every active pod; a pod without namespace is in default", () => {
+    const r = listPodResources([pod("a", undefined, ["c"]), pod("b", "x", ["d"])]);
+    expect(r.podResources.map((p) => `${p.namespace}/${p.name}`)).toEqual(["default/a", "x/b"]);
+  });
+
+  test("Get finds by namespace and name, else upstream's not-found message", () => {
+    const pods = [pod("a", "x", ["c"]), pod("a", "y", ["d"])];
+    expect(getPodResources(pods, "a", "y").podResources.containers[0]?.name).toBe("d");
+    expect(() => getPodResources(pods, "a", "z")).toThrow(new PodNotFoundError("a", "z"));
+    expect(() => getPodResources(pods, "a", "z")).toThrow("pod a in namespace z not found");
+  });
+
+  test("allocatable resources are empty", () => {
+    expect(allocatableResources()).toEqual({ devices: [], cpuIds: [], memory: [] });
+  });
+});
