@@ -447,7 +447,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
   if (nodeApi) components.push(nodeApi);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 

@@ -4,6 +4,9 @@
 // sent. A 409 is retried at the next sync; a 404 or a UID mismatch (pod gone or recreated) drops it.
 // A static pod's status goes to its mirror pod, with the mirror's UID as precondition (upstream
 // translates the static pod's UID to the mirror's); a static pod without a mirror is skipped.
+// As upstream's SetPodStatus → podStatusChannel → syncPod, a status change is reported through
+// podStatusChanged and sent at once (coalesced per pod, off the caller's stack); the periodic pass
+// (upstream syncBatch, 10 s) reconciles whatever was missed or failed.
 import { kv, log } from "../log.ts";
 import { every, type Clock } from "../clock.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/index.ts";
@@ -21,7 +24,7 @@ export interface ApiStatusSyncerOptions {
   mirrorOf?: (staticPod: Pod) => Pod | undefined;
   /** Containers stopped and cgroup removed: a pod being deleted may then be removed from the API. */
   cleanedUp?: (pod: Pod) => boolean;
-  /** Upstream syncs every 10 s and on each status change; here one poll period does both. */
+  /** The reconcile period (upstream syncPeriod, 10 s); changes go out at once via podStatusChanged. */
   periodMs?: number;
 }
 
@@ -29,12 +32,19 @@ export interface ApiStatusSyncer {
   start(): void;
   stop(): void;
   syncOnce(): Promise<void>;
+  /** The status of this pod UID (or the pod's worker state) changed: sync that pod soon, without blocking. */
+  podStatusChanged(uid: string): void;
+  /** Resolves when no change-triggered sync is queued or running (for tests). */
+  whenFlushed(): Promise<void>;
 }
 
 export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
   const sent = new Map<string, string>();
   let stopPeriodic: (() => void) | undefined;
   let running = false;
+  /** UIDs whose status changed since the last change-triggered sync. */
+  const dirty = new Set<string>();
+  let flushing: Promise<void> | undefined;
 
   async function syncPod(pod: Pod, status: PodStatus): Promise<void> {
     const uid = pod.metadata.uid;
@@ -65,41 +75,83 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     }
   }
 
+  /** One pass over the pods (all of them, or only the UIDs in `only`). */
+  async function syncPass(only?: Set<string>): Promise<void> {
+    const wanted = (uid: string) => !only || only.has(uid);
+    const pods = opts.pods();
+    const mirrored = (opts.staticPods?.() ?? []).flatMap((p) => {
+      if (!wanted(p.metadata.uid)) return [];
+      const mirror = opts.mirrorOf?.(p);
+      return mirror ? [{ p, mirror }] : [];
+    });
+    if (!only) {
+      const live = new Set([...pods, ...mirrored.map((m) => m.mirror)].map((p) => p.metadata.uid));
+      for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
+    }
+    for (const { p, mirror } of mirrored) {
+      const status = opts.status(p.metadata.uid);
+      if (status) await syncPod(mirror, status);
+    }
+    for (const pod of pods) {
+      if (!wanted(pod.metadata.uid)) continue;
+      if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
+        await deletePod(pod);
+        continue;
+      }
+      const status = opts.status(pod.metadata.uid);
+      if (status) await syncPod(pod, status);
+    }
+  }
+
+  /** Passes never overlap: a change-triggered pass and the periodic one take turns. */
+  let chain: Promise<void> = Promise.resolve();
+  function exclusive(fn: () => Promise<void>): Promise<void> {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => undefined);
+    return run;
+  }
+
   async function syncOnce(): Promise<void> {
     if (running) return;
     running = true;
     try {
-      const pods = opts.pods();
-      const mirrored = (opts.staticPods?.() ?? []).flatMap((p) => {
-        const mirror = opts.mirrorOf?.(p);
-        return mirror ? [{ p, mirror }] : [];
-      });
-      const live = new Set([...pods, ...mirrored.map((m) => m.mirror)].map((p) => p.metadata.uid));
-      for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
-      for (const { p, mirror } of mirrored) {
-        const status = opts.status(p.metadata.uid);
-        if (status) await syncPod(mirror, status);
-      }
-      for (const pod of pods) {
-        if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
-          await deletePod(pod);
-          continue;
-        }
-        const status = opts.status(pod.metadata.uid);
-        if (status) await syncPod(pod, status);
-      }
+      await exclusive(() => syncPass());
     } finally {
       running = false;
     }
   }
 
+  function flush(): Promise<void> {
+    flushing ??= (async () => {
+      try {
+        while (dirty.size > 0) {
+          const batch = new Set(dirty);
+          dirty.clear();
+          await exclusive(() => syncPass(batch));
+        }
+      } catch (e) {
+        log.warn(`Pod status sync failed ${kv({ error: (e as Error).message })}`);
+      } finally {
+        flushing = undefined;
+      }
+    })();
+    return flushing;
+  }
+
   return {
     start() {
-      stopPeriodic = every(opts.clock, opts.periodMs ?? 1000, syncOnce);
+      stopPeriodic = every(opts.clock, opts.periodMs ?? 10_000, syncOnce);
     },
     stop() {
       stopPeriodic?.();
     },
     syncOnce,
+    podStatusChanged(uid) {
+      dirty.add(uid);
+      if (!flushing) queueMicrotask(() => void flush());
+    },
+    async whenFlushed() {
+      while (flushing || dirty.size > 0) await (flushing ?? flush());
+    },
   };
 }

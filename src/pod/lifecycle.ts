@@ -37,6 +37,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const hostIP = config.hostIP ?? defaultHostIP();
   const podManager = createPodManager();
   const statuses = createStatusManager();
+  const finishedListeners = new Set<(uid: string) => void>();
   const backOff = createBackOff();
   // First: an API pod outside the supported subset is refused before any resource accounting.
   const admitHandlers = [unsupportedSpecAdmitHandler, ...(deps.admitHandlers ?? [])];
@@ -231,6 +232,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     onFinished: (pod) => {
       const uid = pod.metadata.uid;
       if (!podManager.get(uid)) known.delete(uid);
+      // Cleanup done: an API pod being deleted may now be removed (upstream canBeDeleted).
+      for (const fn of finishedListeners) fn(uid);
       for (const p of podManager.pods()) if (p.metadata.uid !== uid && fullName(p) === fullName(pod)) dispatch(p, "sync");
     },
   });
@@ -482,6 +485,14 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         .sort((a, b) => fullName(a).localeCompare(fullName(b)));
     },
     getPodStatus: (uid) => servedStatus(statuses.get(uid)),
+    onStatusChange(fn) {
+      finishedListeners.add(fn);
+      const off = statuses.onChange(fn);
+      return () => {
+        finishedListeners.delete(fn);
+        off();
+      };
+    },
     isPodCleanedUp(pod) {
       const st = workers.state(pod.metadata.uid ?? "");
       return st === undefined || st === "finished";

@@ -38,6 +38,8 @@ export interface NodeApiWiringInput {
   onPodUpdate?: (u: PodUpdate) => void;
   /** The status the lifecycle computed for a pod (sent to pods/status). */
   podStatus?: (uid: string) => PodStatus | undefined;
+  /** Subscribes to pod status changes (the lifecycle's onStatusChange): each is PATCHed at once. */
+  onPodStatusChange?: (fn: (uid: string) => void) => () => void;
   podCleanedUp?: (pod: Pod) => boolean;
   /** Events: written to the API once the client exists (node condition events recorded here). */
   events?: EventBroadcaster;
@@ -71,6 +73,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let rotation: CertRotation | undefined;
   let podSource: ApiPodSource | undefined;
   let statusSyncer: ApiStatusSyncer | undefined;
+  let stopStatusHook: (() => void) | undefined;
   let mirrors: MirrorPodManager | undefined;
   // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
   // and the serving-certificate manager; the client certificate's series come with rotation, below.
@@ -150,12 +153,17 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
           apiPods = u.pods.filter((p) => !isMirrorPod(p));
           onUpdate({ ...u, pods: apiPods });
           void mirrors?.syncOnce();
+          // A mirror may have just appeared: its static pod's status goes to it without waiting for the reconcile.
+          if (mirrorPods.length > 0) for (const p of input.staticPods?.() ?? []) statusSyncer?.podStatusChanged(p.metadata.uid);
         },
       });
       podSource.start();
       if (input.podStatus) {
         statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) });
         statusSyncer.start();
+        const syncer = statusSyncer;
+        const off = input.onPodStatusChange?.((uid) => syncer.podStatusChanged(uid));
+        if (off) stopStatusHook = off;
       }
     }
     // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
@@ -195,6 +203,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       rotation?.stop();
       serverCerts?.stop();
       podSource?.stop();
+      stopStatusHook?.();
       statusSyncer?.stop();
       mirrors?.stop();
     },

@@ -57,3 +57,42 @@ test("a static pod's status is patched to its mirror pod (the mirror's name and 
     { path: "/api/v1/namespaces/kube-system/pods/etcd-n1/status", body: { metadata: { uid: "mirror-uid-2" }, status: { phase: "Running" } } },
   ]);
 });
+
+test("a status change is patched at once, coalesced per pod, without waiting for the reconcile period", async () => {
+  const sent: string[] = [];
+  const arrivals: { n: number; resolve: () => void }[] = [];
+  /** Resolves once n requests were made. */
+  const requests = (n: number) => new Promise<void>((resolve) => (sent.length >= n ? resolve() : arrivals.push({ n, resolve })));
+  let release: (() => void) | undefined;
+  const client = {
+    request: async (o: any) => {
+      sent.push(`${o.method} ${o.body.status?.phase ?? ""}`);
+      for (const a of arrivals.splice(0)) if (sent.length >= a.n) a.resolve(); else arrivals.push(a);
+      if (!release) await new Promise<void>((r) => (release = r));
+    },
+  } as unknown as KubeClient;
+  const clock = createManualClock(0);
+  const pod = { metadata: { name: "p", namespace: "ns", uid: "u1" }, spec: { containers: [] } } as unknown as Pod;
+  const other = { metadata: { name: "q", namespace: "ns", uid: "u2" }, spec: { containers: [] } } as unknown as Pod;
+  const statuses = new Map<string, PodStatus>([["u1", { phase: "Pending" } as PodStatus], ["u2", { phase: "Pending" } as PodStatus]]);
+  const syncer = createApiStatusSyncer({ client, clock, pods: () => [pod, other], status: (uid) => statuses.get(uid) });
+  syncer.start();
+  // The first PATCH hangs: the caller is not blocked, and further changes of the pod are coalesced.
+  syncer.podStatusChanged("u1");
+  await requests(1);
+  statuses.set("u1", { phase: "Running" } as PodStatus);
+  syncer.podStatusChanged("u1");
+  statuses.set("u1", { phase: "Succeeded" } as PodStatus);
+  syncer.podStatusChanged("u1");
+  expect(sent).toEqual(["PATCH Pending"]);
+  release!();
+  await syncer.whenFlushed();
+  // Only the changed pod (u2 waits for the reconcile) and only its latest status; the clock never moved.
+  expect(sent).toEqual(["PATCH Pending", "PATCH Succeeded"]);
+  expect(clock.now()).toBe(0);
+  // The periodic reconcile (upstream syncBatch, 10 s) sends what was not reported.
+  clock.advance(10_000);
+  await requests(3);
+  expect(sent).toEqual(["PATCH Pending", "PATCH Succeeded", "PATCH Pending"]);
+  syncer.stop();
+});
