@@ -86,7 +86,9 @@ describe.skipIf(!canRunContainerd())("termination messages on containerd", () =>
   }, 120_000);
 
   test("FallbackToLogsOnError: a failed container that left the file empty gets its log tail", async () => {
-    const script = "i=1; while [ $i -le 100 ]; do echo line$i; i=$((i+1)); done; echo 'fatal: oops' >&2; exit 2";
+    // One stream (stderr onto stdout): containerd copies stdout and stderr through separate pipes, so
+    // lines of the two may reach the log in either order, or the last one after the exit is reported.
+    const script = "exec 2>&1; i=1; while [ $i -le 100 ]; do echo line$i; i=$((i+1)); done; echo 'fatal: oops' >&2; exit 2";
     writeFileSync(join(MANIFESTS, "fallback.yaml"), manifest("fallback", script, "      terminationMessagePolicy: FallbackToLogsOnError\n"));
     const t = await terminated("fallback");
     expect(t.exitCode).toBe(2);
