@@ -187,20 +187,29 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the
   // time it is ranked, so the eviction message can name their usage as upstream's does.
   let warmer: ReturnType<typeof setInterval> | undefined;
+  const WARM_TICKS_AFTER_CHANGE = 5;
   const startWarmer = () => {
     // The full summary (every pod's cgroups, logs and volumes: ~20 ms for 100 pods) is rebuilt only
-    // when the set of pods changed, so a new pod is in it within one tick; the eviction loop rebuilds
+    // for a few ticks after the set of pods or of their containers changed; the eviction loop rebuilds
     // it every monitoring interval anyway. At idle this was most of bunlet's CPU (issue #14).
     let warmedPods = "";
+    let ticksSinceChange = 0;
     warmer = setInterval(() => {
       const pods = lifecycle.activePods();
       if (pods.length === 0) return;
       // The pressure path's memory-only summary too (~0.5 ms): the first kernel event must not be
       // the one that runs it cold (a cold first eviction was the benchmark's worst case).
       summary.summary({ memoryOnly: true }).catch(() => undefined);
-      const key = pods.map((p) => p.metadata.uid).join(",");
-      if (key === warmedPods) return;
+      // Keyed on the running containers, not only the pods: a pod added before its containers
+      // started would otherwise be warmed without them, and its eviction message would lack their usage.
+      const key = pods
+        .map((p) => `${p.metadata.uid}:${(lifecycle.getPodStatus(p.metadata.uid)?.containerStatuses ?? []).map((c) => c.containerID ?? "").join("+")}`)
+        .join(",");
+      // Also for a few ticks after a change: a new container's stats (cgroup, CRI) appear a moment
+      // after it starts, and a pod that crosses a threshold at once must still be named with them.
+      if (key !== warmedPods) ticksSinceChange = 0;
       warmedPods = key;
+      if (ticksSinceChange++ >= WARM_TICKS_AFTER_CHANGE) return;
       summary.summary().catch(() => undefined);
     }, input.warmIntervalMs ?? 2000);
     warmer.unref?.();
