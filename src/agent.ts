@@ -25,6 +25,7 @@ import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/inde
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
+import { configuredCgroupDriver, verifyRuntimeCgroupDriver } from "./pod/cgroups-driver.ts";
 import { nodeCapacity, nodeNameFrom } from "./pod/setup.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
 import { createEventBroadcaster, nodeRef, podRef, reasons } from "./events/index.ts";
@@ -390,8 +391,11 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
               },
             )
           : false;
+        // The runtime's cgroup driver must be ours (src/pod/cgroups-driver.ts): a mismatch stops the agent.
+        const driverMismatch = ok && owned ? await verifyRuntimeCgroupDriver(probe, configuredCgroupDriver(config.cgroupDriver)) : undefined;
         if (probe !== opts.cri) probe.close();
         if (!ok || !owned) return resolveReady(false);
+        if (driverMismatch) return (failAgent(driverMismatch), resolveReady(false));
         try {
           await pods.cgroups?.setup();
           cgroupsReady = true;
