@@ -104,6 +104,40 @@ describe("createNodeStatsProvider", () => {
     expect(errors.some((e) => e.includes("missing-root"))).toBe(true);
   });
 
+  test("cgroup v2 mount: node memory from the root memory.stat (anon + file), pods from kubepods.slice's memory.current", () => {
+    dir = mkdtempSync(join(tmpdir(), `bunlet-node-${process.pid}-`));
+    const mount = join(dir, "cgroup");
+    mkdirSync(join(mount, "kubepods.slice"), { recursive: true });
+    writeFileSync(join(dir, "meminfo"), MEMINFO);
+    writeFileSync(join(dir, "stat"), "btime 1700000000\n");
+    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
+    writeFileSync(join(mount, "memory.stat"), "anon 400000\nfile 200000\ninactive_file 100000\npgfault 9\npgmajfault 1\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.current"), "300000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.stat"), "anon 200000\nfile 100000\ninactive_file 50000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.max"), "800000\n");
+    const errors: string[] = [];
+    const p = createNodeStatsProvider({
+      rootDir: dir,
+      cgroupMountRoot: mount,
+      podsCgroup: "kubepods.slice",
+      clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
+      nodeName: "n1",
+      procPaths: { meminfo: join(dir, "meminfo"), stat: join(dir, "stat"), pidMax: join(dir, "missing"), threadsMax: join(dir, "missing"), loadavg: join(dir, "missing") },
+      onError: (e) => errors.push(e.message),
+    });
+    const time = "2026-01-02T03:04:05.000Z";
+    const want = {
+      nodeName: "n1",
+      memory: { time, usageBytes: 600000, workingSetBytes: 500000, rssBytes: 400000, pageFaults: 9, majorPageFaults: 1, availableBytes: 1024000 - 500000 },
+      systemContainers: [{ name: "pods", memory: { time, usageBytes: 300000, workingSetBytes: 250000, rssBytes: 200000, availableBytes: 550000 } }],
+    };
+    expect(p.nodeStats({ memoryOnly: true })).toEqual(want);
+    const full = p.nodeStats();
+    expect(full.memory).toEqual(want.memory);
+    expect(full.systemContainers?.[0]).toMatchObject(want.systemContainers[0]!);
+    expect(errors.filter((e) => e.includes("memory") || e.includes("pods"))).toEqual([]);
+  });
+
   test("statfs numbers match df -B1 and df -i for the same mount", async () => {
     const p = createNodeStatsProvider({ rootDir: "/", imageFsDir: tmpdir() });
     const df = async (args: string[]) => {
