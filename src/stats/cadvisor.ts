@@ -4,7 +4,8 @@
 //   pod cgroup       → memory, CPU and the pod's network (read in its network namespace, as cAdvisor
 //                      reports the sandbox's interfaces);
 //   container cgroup → memory (usage, working set, rss, cache, limit), CPU, start time, and the
-//                      writable layer's usage on its filesystem (CRI ContainerStats).
+//                      writable layer's usage on its filesystem (CRI ContainerStats);
+//   every cgroup     → block I/O per device (v2 io.stat, v1 blkio.throttle.*; stats/io.ts).
 // Labels are cAdvisor's as the kubelet sets them (containerPrometheusLabelsFunc): id = cgroup path,
 // name = runtime id, image, and pod/namespace/container from the kubelet's labels.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { Pod } from "../pod/types.ts";
 import { fsStats } from "./fs.ts";
+import { createDeviceNamer, readCgroupIo, type DeviceIo } from "./io.ts";
 import { cgroupDirs, DEFAULT_CGROUP_MOUNT, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
 import { containerCgroupDirs } from "./summary-provider.ts";
 
@@ -39,6 +41,8 @@ export interface CadvisorContainer {
   startTimeSeconds?: number;
   fs?: { device: string; usageBytes: number; limitBytes: number }[];
   network?: NetDevice[];
+  /** Block I/O per device ("/dev/sda"). */
+  io?: DeviceIo[];
 }
 
 export interface NetDevice {
@@ -121,6 +125,8 @@ export interface CadvisorSourceDeps {
   cgroupMountRoot?: string;
   /** Where /proc is (tests). */
   procRoot?: string;
+  /** Where /sys/dev/block is (tests). */
+  sysDevBlock?: string;
 }
 
 const POD_UID_LABEL = "io.kubernetes.pod.uid";
@@ -132,6 +138,7 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
   const proc = d.procRoot ?? "/proc";
   let version: 1 | 2 | undefined;
   let machine: CadvisorMachine | undefined;
+  const deviceName = createDeviceNamer(d.sysDevBlock);
   const dirsOf = (rel: string): CgroupDirs => {
     const dirs = cgroupDirs(mountRoot, rel, version);
     version = dirs.version;
@@ -139,7 +146,7 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
   };
   return async () => {
     // Per scrape: concurrent scrapes do not share their error state.
-    const s = scrapeState(proc);
+    const s = scrapeState(proc, deviceName);
     if (d.machine && !machine) machine = await d.machine().catch(() => s.failed(undefined));
     const [containers, layers] = await Promise.all([
       d.cri ? d.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } }).catch(() => s.failed([])) : [],
@@ -191,7 +198,7 @@ function writableLayers(stats: Awaited<ReturnType<CriClient["listContainerStats"
 }
 
 /** One scrape's readers; a read that fails for any reason but "gone" (ENOENT) marks the scrape partial. */
-function scrapeState(proc: string) {
+function scrapeState(proc: string, deviceName: (device: string) => string) {
   let error = false;
   const failed = <T>(fallback: T): T => ((error = true), fallback);
   const attempt = <T>(fn: () => T): T | undefined => {
@@ -221,7 +228,11 @@ function scrapeState(proc: string) {
     attempt,
     failed,
     error: () => error,
-    cgroupFigures: (dirs: CgroupDirs) => ({ memory: memoryOf(dirs), cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9) }),
+    cgroupFigures: (dirs: CgroupDirs) => ({
+      memory: memoryOf(dirs),
+      cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9),
+      io: attempt(() => readCgroupIo(dirs.version, dirs.io).map((x) => ({ ...x, device: deviceName(x.device) }))),
+    }),
     /** The pod's interfaces, read through one of its processes' network namespace. */
     podNetwork: (dirs: CgroupDirs): NetDevice[] | undefined =>
       attempt(() => {

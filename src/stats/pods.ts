@@ -21,10 +21,12 @@ export interface CgroupDirs {
   memory: string;
   cpu: string;
   pids: string;
+  /** v2: the cgroup's directory (io.stat); v1: its blkio directory. */
+  io: string;
 }
 
 /**
- * cgroup v1: `<mount>/<controller>/<rel>` (memory, cpuacct, pids); v2 (a unified mount, detected by
+ * cgroup v1: `<mount>/<controller>/<rel>` (memory, cpuacct, pids, blkio); v2 (a unified mount, detected by
  * `<mount>/cgroup.controllers`): every controller's files sit in `<mount>/<rel>`.
  */
 export function cgroupDirs(mountRoot: string, rel: string, version?: 1 | 2): CgroupDirs {
@@ -32,9 +34,9 @@ export function cgroupDirs(mountRoot: string, rel: string, version?: 1 | 2): Cgr
   const v = version ?? (existsSync(join(mountRoot, "cgroup.controllers")) ? 2 : 1);
   if (v === 2) {
     const d = join(mountRoot, r);
-    return { version: 2, memory: d, cpu: d, pids: d };
+    return { version: 2, memory: d, cpu: d, pids: d, io: d };
   }
-  return { version: 1, memory: join(mountRoot, "memory", r), cpu: join(mountRoot, "cpuacct", r), pids: join(mountRoot, "pids", r) };
+  return { version: 1, memory: join(mountRoot, "memory", r), cpu: join(mountRoot, "cpuacct", r), pids: join(mountRoot, "pids", r), io: join(mountRoot, "blkio", r) };
 }
 
 /** Pure: cpuacct.usage (v1, ns) or cpu.stat usage_usec (v2) → cumulative CPU nanoseconds. */
