@@ -8,14 +8,15 @@
 //   every cgroup     → block I/O per device (v2 io.stat, v1 blkio.throttle.*; stats/io.ts).
 // Labels are cAdvisor's as the kubelet sets them (containerPrometheusLabelsFunc): id = cgroup path,
 // name = runtime id, image, and pod/namespace/container from the kubelet's labels.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { Pod } from "../pod/types.ts";
 import { fsStats } from "./fs.ts";
 import { createDeviceNamer, readCgroupIo, type DeviceIo } from "./io.ts";
-import { cgroupDirs, DEFAULT_CGROUP_MOUNT, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
+import { parseNetDevInterfaces } from "./network.ts";
+import { cgroupDirs, DEFAULT_CGROUP_MOUNT, firstPid, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
 import { containerCgroupDirs } from "./summary-provider.ts";
 
 export interface CadvisorMemory {
@@ -85,20 +86,9 @@ export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limi
   };
 }
 
-/** cAdvisor skips these (container/libcontainer network: lo, veth*, docker*, …). */
-const IGNORED_DEVICE = /^(lo$|veth|docker|nerdctl)/;
-
-/** Pure: /proc/<pid>/net/dev → per-interface byte counters, ignored devices dropped. */
+/** Pure: /proc/<pid>/net/dev → per-interface byte counters, ignored devices dropped (stats/network.ts). */
 export function parseNetDev(text: string): NetDevice[] {
-  const out: NetDevice[] = [];
-  for (const line of text.split("\n").slice(2)) {
-    const m = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
-    if (!m || IGNORED_DEVICE.test(m[1]!)) continue;
-    const f = m[2]!.trim().split(/\s+/).map(Number);
-    if (f.length < 16 || f.some((x) => !Number.isFinite(x))) continue;
-    out.push({ interface: m[1]!, receiveBytes: f[0]!, transmitBytes: f[8]! });
-  }
-  return out;
+  return parseNetDevInterfaces(text).map((i) => ({ interface: i.name, receiveBytes: i.rxBytes, transmitBytes: i.txBytes }));
 }
 
 /** Pure: the mount whose mount point holds `path` (longest prefix) → its source device, from mountinfo. */
@@ -242,16 +232,3 @@ function scrapeState(proc: string, deviceName: (device: string) => string) {
   };
 }
 
-/** The first process found in a cgroup or its children (a pod's processes live in its containers' cgroups). */
-function firstPid(dir: string, depth = 3): number | undefined {
-  const text = readFileSync(join(dir, "cgroup.procs"), "utf8");
-  const pid = Number(text.split("\n").find((l) => l.trim() !== ""));
-  if (Number.isInteger(pid) && pid > 0) return pid;
-  if (depth === 0) return undefined;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    const found = firstPid(join(dir, e.name), depth - 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}

@@ -1,7 +1,7 @@
 // Node-level stats for the Summary API, read from the kernel on every call (no cAdvisor):
 // memory from the root memory cgroup (v1: its usage files; v2, whose root has no memory.current:
 // anon + file of the root memory.stat as runc emulates it for cAdvisor; else /proc/meminfo),
-// nodefs/imagefs from statfs, rlimit from
+// nodefs/imagefs from statfs, network from /proc/self/net/dev, rlimit from
 // /proc, and the "pods" system container from the pod cgroup root. Cheap enough to call every
 // second (a handful of small file reads and two statfs calls; see test/stats/node.test.ts).
 // nodeStats({ memoryOnly: true }) is the pressure path's: the root and "pods" memory cgroups only
@@ -14,6 +14,7 @@ import { realClock, type Clock } from "../clock.ts";
 import { cgroupMemoryStats, rootMemoryStatsV2 } from "./cgroup.ts";
 import { createKeptFiles, type KeptFiles } from "./kept-files.ts";
 import { fsStats } from "./fs.ts";
+import { networkStats, parseNetDevInterfaces } from "./network.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
 import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
 
@@ -45,7 +46,7 @@ export interface NodeStatsProviderOptions {
   clock?: Pick<Clock, "now">;
   nodeName?: string;
   /** Test hooks: alternative /proc files. */
-  procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string };
+  procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string; netDev?: string };
   /** A part of the stats could not be read; it is left out (its signals become absent). */
   onError?(err: Error): void;
 }
@@ -96,6 +97,7 @@ export function meminfoMemoryStats(meminfo: Record<string, number>, time: string
 export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeStatsProvider {
   const clock = opts.clock ?? realClock;
   const meminfoPath = opts.procPaths?.meminfo ?? "/proc/meminfo";
+  const netDevPath = opts.procPaths?.netDev ?? "/proc/self/net/dev";
   const onError = opts.onError ?? (() => {});
   const { memRoot, unifiedRoot } = memoryRoots(opts);
   const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? unifiedRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
@@ -148,6 +150,9 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
         if (imageFs) stats.runtime = { imageFs };
       }
       stats.rlimit = rlimitStats(time, procPaths);
+      // bunlet runs in the host's network namespace: its net/dev is the node's.
+      const network = attempt("network", () => networkStats(parseNetDevInterfaces(readFileSync(netDevPath, "utf8")), time));
+      if (network) stats.network = network;
       if (podsPath !== undefined) {
         const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.(), kept));
         if (pods) stats.systemContainers = [pods];

@@ -131,6 +131,20 @@ export function podProcessCount(dirs: Pick<CgroupDirs, "pids" | "memory">): numb
   return Number(t);
 }
 
+/** The first process found in a cgroup or its children (a pod's processes live in its containers' cgroups). */
+export function firstPid(dir: string, depth = 3): number | undefined {
+  const text = readFileSync(join(dir, "cgroup.procs"), "utf8");
+  const pid = Number(text.split("\n").find((l) => l.trim() !== ""));
+  if (Number.isInteger(pid) && pid > 0) return pid;
+  if (depth === 0) return undefined;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const found = firstPid(join(dir, e.name), depth - 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /** /var/log/pods/<namespace>_<name>_<uid> (upstream BuildPodLogsDirectory). */
 export function podLogsDirectory(podLogsDir: string, ref: { namespace: string; name: string; uid: string }): string {
   return join(podLogsDir, `${ref.namespace}_${ref.name}_${ref.uid}`);

@@ -23,6 +23,7 @@ import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
 import { createKeptFiles } from "./kept-files.ts";
+import { readNetworkStats } from "./network.ts";
 import type { NodeStatsRequest } from "./node.ts";
 import { createDirUsageCache, createFlatDirUsageReader, type DirUsageCache } from "./dir-usage.ts";
 import {
@@ -36,6 +37,7 @@ import {
   nextCpuRate,
   podLogsDirectory,
   podProcessCount,
+  firstPid,
   readCpuUsageNs,
   type CgroupDirs,
   type CpuRateState,
@@ -73,6 +75,8 @@ export interface SummaryProviderOptions {
   rootDir: string;
   /** Where cgroup controllers are mounted (default /sys/fs/cgroup; v1 per-controller dirs or a v2 unified mount). */
   cgroupMountRoot?: string;
+  /** Where /proc is (tests): a pod's network is read from /proc/<one of its pids>/net/dev. */
+  procRoot?: string;
   /** kubepods cgroup (relative, e.g. "kubepods"): adds the "pods" system container when nodeStats has none, and its cpu. */
   podsCgroup?: string;
   clock?: Pick<Clock, "now">;
@@ -294,6 +298,14 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       if (cpu) stats.cpu = cpu;
       const count = attempt(uid, "process_stats", () => podProcessCount(dirs));
       if (count !== undefined) stats.process_stats = { process_count: count };
+      // The pod's own network namespace (a hostNetwork pod's is the node's, reported there).
+      if (!(pod.spec as { hostNetwork?: boolean }).hostNetwork) {
+        const network = attempt(uid, "network", () => {
+          const pid = firstPid(dirs.memory);
+          return pid === undefined ? undefined : readNetworkStats(pid, time, opts.procRoot);
+        });
+        if (network) stats.network = network;
+      }
     }
 
     const logsDir = podLogsDirectory(podLogsDir, ref);

@@ -55,10 +55,13 @@ describe("createNodeStatsProvider", () => {
         pidMax: join(dir, "pid_max"),
         threadsMax: join(dir, "threads-max"),
         loadavg: join(dir, "loadavg"),
+        netDev: join(dir, "net-dev"),
       },
       onError: (e) => errors.push(e.message),
     });
+    writeFileSync(join(dir, "net-dev"), "Inter-|\n face |\n  eth0: 5 1 0 0 0 0 0 0 6 1 0 0 0 0 0 0\n");
     const s = p.nodeStats();
+    expect(s.network).toEqual({ time: "2026-01-02T03:04:05.000Z", name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0, interfaces: [{ name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0 }] });
     expect(p.memoryCapacityBytes).toBe(1024000);
     expect(s.nodeName).toBe("n1");
     expect(s.startTime).toBe("2023-11-14T22:13:20.000Z");
