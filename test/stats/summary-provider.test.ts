@@ -100,6 +100,20 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
     expect(s.pods[0]!.cpu).toEqual({ time: "2026-03-01T10:00:04.000Z", usageCoreNanoSeconds: 11e9, usageNanoCores: 1.5e9 });
   });
 
+  test("the kubelet system container: bunlet's own cgroup (from /proc/self/cgroup), its memory and cpu, the process start time", async () => {
+    fakeCgroup("system.slice/bunlet.service", { usage: 80 * MI, inactive: 30 * MI, rss: 40 * MI, cpuNs: 7e9 });
+    put(root, { "proc/self/cgroup": "4:memory:/system.slice/bunlet.service\n3:cpu,cpuacct:/system.slice/bunlet.service\n" });
+    const { p, errors } = provider([], { kubeletStartTime: "2026-03-01T09:00:00.000Z" });
+    const kubelet = (await p.summary()).node.systemContainers?.find((c) => c.name === "kubelet");
+    expect(kubelet).toMatchObject({ name: "kubelet", startTime: "2026-03-01T09:00:00.000Z", memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI }, cpu: { usageCoreNanoSeconds: 7e9 } });
+    expect(errors).toEqual([]);
+    // In the root cgroup, or turned off: no kubelet container.
+    put(root, { "proc/self/cgroup": "4:memory:/\n" });
+    expect((await provider([]).p.summary()).node.systemContainers?.find((c) => c.name === "kubelet")).toBeUndefined();
+    put(root, { "proc/self/cgroup": "4:memory:/system.slice/bunlet.service\n" });
+    expect((await provider([], { kubeletContainer: false }).p.summary()).node.systemContainers?.find((c) => c.name === "kubelet")).toBeUndefined();
+  });
+
   test("network from the pod's namespace (a process of its cgroup tree); none for a hostNetwork pod", async () => {
     const netDev = `Inter-|   Receive |  Transmit
  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
