@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { besteffortHog } from "../../scripts/chaos/besteffort-hog.ts";
 import { diskPressure } from "../../scripts/chaos/disk-pressure.ts";
 import { fastRamp } from "../../scripts/chaos/fast-ramp.ts";
-import { cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
+import { chaosTimeScale, cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
 import { pidPressure } from "../../scripts/chaos/pid-pressure.ts";
 import { restartDuringPressure } from "../../scripts/chaos/restart-during-pressure.ts";
 import { softGrace } from "../../scripts/chaos/soft-grace.ts";
@@ -13,9 +13,10 @@ import { staticPods } from "../../scripts/chaos/static-pods.ts";
 import { ensureBuilt } from "../support/binary.ts";
 import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
 
-// A slower host (the v2 guest: one CPU, slow syscalls) gives each scenario more time, never different steps.
-const SCENARIO_TIMEOUT_MS = Number(process.env.BUNLET_CHAOS_TIMEOUT_MS) || 60_000;
-const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000;
+// A slower host (the v2 guest: one CPU, slow syscalls; BUNLET_CHAOS_TIME_SCALE) gives each scenario
+// more time, never different steps.
+const SCENARIO_TIMEOUT_MS = 60_000 * chaosTimeScale();
+const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
 
 async function expectPass(s: Scenario): Promise<void> {
   const r = await runScenario(s, { timeoutMs: SCENARIO_TIMEOUT_MS });

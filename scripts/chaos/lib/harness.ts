@@ -47,6 +47,19 @@ export interface StartOptions {
 
 let seq = 0;
 
+/**
+ * How much slower than the reference host this one is (BUNLET_CHAOS_TIME_SCALE, default 1): every
+ * wait of the harness and of the scenarios, and the scenario bound, is multiplied by it. A slow host
+ * (the v2 guest: one CPU, slow syscalls) gets more time, never different steps.
+ */
+export function chaosTimeScale(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.BUNLET_CHAOS_TIME_SCALE;
+  if (raw === undefined || raw === "") return 1;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`BUNLET_CHAOS_TIME_SCALE=${JSON.stringify(raw)}: want a number ≥ 1`);
+  return n;
+}
+
 export type Harness = ReturnType<typeof createHarness>;
 
 export function createHarness(name: string, verbose: boolean) {
@@ -270,7 +283,8 @@ export function createHarness(name: string, verbose: boolean) {
       // v1: "memcg notifier armed description=…"; a v2 notifier logs the same tail.
       const re = new RegExp(`notifier armed description="${kind} allocatable memory eviction threshold"`);
       try {
-        await h.waitFor(`the ${kind} allocatable kernel notifier to be armed`, () => re.test(bunlet?.stderr() ?? ""), timeoutMs, 100);
+        // Not scaled: the notifier is armed at the eviction manager's first refresh or never.
+        await until(`the ${kind} allocatable kernel notifier to be armed`, () => re.test(bunlet?.stderr() ?? "") || undefined, timeoutMs, { intervalMs: 100 });
       } catch (e) {
         // v2 without a kernel notifier (memcg thresholds are v1-only): the periodic loop still acts; a
         // scenario that needs the kernel trigger checks for it itself.
@@ -336,9 +350,9 @@ export function createHarness(name: string, verbose: boolean) {
       return new Map(manifests.map((m) => [m, last.find((p) => p.metadata.name === h.podName(m))!]));
     },
 
-    /** Polls until `cond` returns a truthy value (returned); throws after `timeoutMs`. */
+    /** Polls until `cond` returns a truthy value (returned); throws after `timeoutMs` × the host's time scale. */
     waitFor<T>(what: string, cond: () => T | Promise<T>, timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
-      return until(what, async () => ((await cond()) || undefined) as NonNullable<T> | undefined, timeoutMs, { intervalMs });
+      return until(what, async () => ((await cond()) || undefined) as NonNullable<T> | undefined, timeoutMs * chaosTimeScale(), { intervalMs });
     },
 
     trace(): TraceRecord[] {
