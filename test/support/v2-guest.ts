@@ -52,7 +52,7 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; mem
  * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
  * put its layers on the guest's overlay root.
  */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number } = {}): Promise<GuestRun> {
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
   const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
-  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1"] });
+  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
 }
