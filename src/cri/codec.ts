@@ -29,8 +29,11 @@ const MEMOIZED_LISTS: Record<string, { field: string; entry: string }> = {
   ListContainersResponse: { field: "containers", entry: "Container" },
   ListPodSandboxResponse: { field: "items", entry: "PodSandbox" },
 };
-/** An entry stays memoized while it was in one of the last this-many replies of its type. */
-const MEMO_REPLIES = 8;
+/**
+ * An entry stays memoized while a reply of its type held it within this long. By time, not by count
+ * of replies: a burst of one-pod listings (pod status after a restart) must not evict the relist's.
+ */
+const MEMO_TTL_MS = 30_000;
 
 export function deepFreeze<T>(v: T): T {
   if (v === null || typeof v !== "object" || ArrayBuffer.isView(v) || Object.isFrozen(v)) return v;
@@ -68,11 +71,12 @@ export function repeatedEntries(bytes: Uint8Array): Uint8Array[] | undefined {
 }
 
 interface Memo {
-  entries: Map<bigint, { value: object; reply: number; length: number }>;
-  replies: number;
+  entries: Map<bigint, { value: object; usedMs: number; length: number }>;
+  prunedMs: number;
 }
 
-export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8")): Codec {
+export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8"), opts: { nowMs?: () => number } = {}): Codec {
+  const nowMs = opts.nowMs ?? (() => performance.now());
   const root = protobuf.parse(protoText).root;
   const types = new Map<string, protobuf.Type>();
   const memos = new Map<string, Memo>();
@@ -92,22 +96,25 @@ export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8
   function decodeRepeated(name: string, list: { field: string; entry: string }, bytes: Uint8Array): object | undefined {
     const raw = repeatedEntries(bytes);
     if (!raw) return undefined;
+    const now = nowMs();
     let memo = memos.get(name);
-    if (!memo) memos.set(name, (memo = { entries: new Map(), replies: 0 }));
-    const reply = ++memo.replies;
+    if (!memo) memos.set(name, (memo = { entries: new Map(), prunedMs: now }));
     const t = type(list.entry);
     const items = raw.map((b) => {
       const key = Bun.hash.wyhash(b) as bigint;
       const hit = memo.entries.get(key);
       if (hit && hit.length === b.length) {
-        hit.reply = reply;
+        hit.usedMs = now;
         return hit.value;
       }
       const value = deepFreeze(t.toObject(t.decode(b), DECODE_OPTIONS));
-      memo.entries.set(key, { value, reply, length: b.length });
+      memo.entries.set(key, { value, usedMs: now, length: b.length });
       return value;
     });
-    if (memo.entries.size > 2 * items.length + 64) for (const [k, e] of memo.entries) if (reply - e.reply >= MEMO_REPLIES) memo.entries.delete(k);
+    if (now - memo.prunedMs >= MEMO_TTL_MS / 4) {
+      memo.prunedMs = now;
+      for (const [k, e] of memo.entries) if (now - e.usedMs > MEMO_TTL_MS) memo.entries.delete(k);
+    }
     return { [list.field]: items };
   }
 

@@ -50,13 +50,18 @@ describe("list replies decoded through the entry memo", () => {
     expect(Object.isFrozen(two.containers)).toBe(false);
   });
 
-  test("entries leave the memo once absent from recent replies", () => {
-    const c = createCodec();
-    const first = c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("old")] }));
-    // Many distinct entries over more replies than the memo keeps.
-    for (let r = 0; r < 12; r++)
-      c.decode("ListContainersResponse", c.encode("ListContainersResponse", { containers: Array.from({ length: 40 }, (_, i) => container(`r${r}-${i}`)) }));
-    const again = c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("old")] }));
+  test("entries leave the memo once absent from replies for 30 s, not after a burst of other replies", () => {
+    let now = 0;
+    const c = createCodec(undefined, { nowMs: () => now });
+    const list = (ids: string[]) => c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: ids.map((id) => container(id)) }));
+    const first = list(["old"]);
+    for (let r = 0; r < 50; r++) list([`burst${r}`]);
+    expect(list(["old"]).containers[0]).toBe(first.containers[0]!);
+    for (let s = 1; s <= 40; s += 5) {
+      now = s * 1000;
+      list(["other"]);
+    }
+    const again = list(["old"]);
     expect(again.containers[0]).toEqual(first.containers[0]!);
     expect(again.containers[0]).not.toBe(first.containers[0]!);
   });
