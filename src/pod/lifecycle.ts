@@ -7,7 +7,7 @@ import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { every, realClock, type TimerHandle } from "../clock.ts";
-import { runHousekeeping } from "./housekeeping.ts";
+import { createCgroupScanGate, runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
@@ -326,10 +326,11 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
   }
 
+  const cgroupScan = createCgroupScanGate(() => clock.now());
   const housekeeping = () => {
     syncLoopEntryMs = clock.now();
     for (const uid of lastRuntimeStatus.keys()) if (!known.has(uid)) lastRuntimeStatus.delete(uid);
-    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS) });
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS), cgroupScan });
   };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */
