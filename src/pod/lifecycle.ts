@@ -116,10 +116,17 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     lastRuntimeStatus.set(pod.metadata.uid, { status, atMs: clock.now() });
     return status;
   }
-  function reusableStatus(uid: string): RuntimePodStatus | undefined {
+  function reusableStatus(pod: Pod): RuntimePodStatus | undefined {
+    const uid = pod.metadata.uid;
     const cached = lastRuntimeStatus.get(uid);
     const relist = pleg.relisted();
-    if (!cached || !relist || relist.startMs <= cached.atMs) return undefined;
+    if (!relist) return undefined;
+    // A UID never read before that a relist of this agent does not show has nothing in the runtime:
+    // only its own worker creates sandboxes for it, and that worker has not acted yet (upstream's
+    // first sync reads the PLEG cache, empty for such a pod). 100 new pods then start without 200
+    // CRI listings in the way of the first sandbox (issue #14).
+    if (!cached) return relist.pods.has(uid) ? undefined : { uid, name: pod.metadata.name, namespace: pod.metadata.namespace, sandboxes: [], containers: [] };
+    if (relist.startMs <= cached.atMs) return undefined;
     return statusMatchesRelist(cached.status, relist.pods.get(uid)) ? cached.status : undefined;
   }
 
@@ -138,7 +145,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         }
       const cgroupParent = await deps.cgroups?.ensurePod(pod);
       if (signal?.aborted) return {};
-      const before = reusableStatus(uid) ?? (await readStatus(pod));
+      const before = reusableStatus(pod) ?? (await readStatus(pod));
       // Preempted: still record what the runtime showed (an adopted pod's containers), without
       // probes — the termination removed them — until the termination's own status lands.
       if (signal?.aborted) {
@@ -146,6 +153,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         return {};
       }
       probes.addPod(pod);
+      // The runtime may change under this sync: until its "after" status lands, the next sync reads
+      // the runtime (a sync that throws half-way never leaves a stale or assumed-empty status behind).
+      const kept = lastRuntimeStatus.get(uid);
+      lastRuntimeStatus.set(uid, { status: before, atMs: Number.POSITIVE_INFINITY });
       const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
       if (signal?.aborted) {
         updateStatus(pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), result.errors, true, false);
@@ -153,6 +164,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
+      if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
       const after = result.unchanged ? before : await readStatus(pod);
       const status = updateStatus(pod, after, result.errors);
       if (isTerminalPhase(status)) return { terminal: true };
