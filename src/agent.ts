@@ -331,6 +331,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     clock,
     podsCgroupReady: () => cgroupsReady,
     events: events.recorder,
+    notifierPriority: opts.protectSelf !== false, // the notifier thread's nice, as oom_score_adj: the agent's own process
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction

@@ -22,3 +22,4 @@ export { startMemoryNotifiers, DEFAULT_PSI_TRIGGER, type MemoryNotifiers, type M
 export * from "./cgroup-parse.ts";
 export { Eventfd } from "./eventfd.ts";
 export { Epoll } from "./epoll.ts";
+export { NOTIFIER_THREAD_NICE, applyThreadNice, boostThread, endBoost, newBoostSpec, type BoostSpec } from "./thread-priority.ts";

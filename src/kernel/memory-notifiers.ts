@@ -35,6 +35,12 @@ export interface MemoryNotifiersOptions {
   /** Pressure file for the PSI trigger (default: detected, unified root first). */
   pressureFile?: string;
   logger?: MemoryNotifiersLogger;
+  /**
+   * Priority of the notifier path (thread-priority.ts): the notifier thread's nice value, and the main
+   * thread's while it handles an event (until `endBoost()`). Default: neither is changed.
+   */
+  threadNice?: number;
+  boostMainThreadNice?: number;
 }
 
 export interface MemoryNotifiers {
@@ -47,13 +53,30 @@ export interface MemoryNotifiers {
   apply(targets: readonly MemcgTarget[]): Promise<void>;
   readonly memcgSupported: boolean;
   readonly psi?: PsiNotifier;
+  /** The event's work is done: the main thread back to its own priority (see boostMainThreadNice). */
+  endBoost(): boolean;
   close(): Promise<void>;
 }
 
 export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifiers {
   const logger = opts.logger ?? defaultLog;
   const support = detectMemoryNotification({ memoryCgroupRoot: opts.memoryCgroupRoot });
-  const hub = createNotifierHub({ onError: (e) => logger.warn(`kernel notifier: ${e.message}`) });
+  const hub = createNotifierHub({
+    onError: (e) => logger.warn(`kernel notifier: ${e.message}`),
+    threadNice: opts.threadNice,
+    boostMainThreadNice: opts.boostMainThreadNice,
+    onPriority(p) {
+      const who = p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event";
+      if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
+      else
+        logger.warn(
+          `kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error, hint: p.error === "EACCES" || p.error === "EPERM" ? "needs CAP_SYS_NICE" : undefined })}`,
+        );
+    },
+  });
+  if (opts.boostMainThreadNice !== undefined) {
+    logger.info(`kernel memory notification: the main thread is raised while it handles a kernel event ${kv({ nice: opts.boostMainThreadNice })}`);
+  }
 
   const memcg = support.memcgRoot
     ? createMemcgNotifierSet({
@@ -115,6 +138,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
         if (n.armedBytes !== undefined) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
       }
     },
+    endBoost: () => hub.endBoost(),
     async close() {
       memcg?.stop();
       psi?.stop();
