@@ -40,6 +40,7 @@ import { raiseSchedulingPriority } from "./wire/sched-priority.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createNodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
@@ -342,6 +343,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
+  // Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error.
+  const nodeShutdown = createNodeShutdownWiring({ config, nodeName: pods.nodeName, lifecycle: pods.lifecycle, clock: realClock, events: events.recorder, onStatusChange: () => void nodeApi?.mode()?.status.sync().catch(() => undefined) });
   const imageGC = createImageGCManager({
     cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
@@ -452,8 +455,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs, readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined) }) : undefined;
   if (nodeApi) components.push(nodeApi);
+  components.push(nodeShutdown);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.

@@ -32,12 +32,13 @@ export interface GuestRun {
 }
 
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
-export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[] } = {}): Promise<GuestRun> {
+export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[]; /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];
   if (opts.systemd) args.push("--systemd");
   if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
   args.push("-t", String(opts.timeoutS ?? 240));
   for (const e of opts.env ?? []) args.push("-e", e);
+  for (const d of opts.rw ?? []) args.push("-w", d);
   // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
   // would be invisible there, so it is shared at its own path.
   if (/^\/(tmp|run|dev\/shm)(\/|$)/.test(REPO)) args.push("-w", REPO);
