@@ -9,7 +9,7 @@ import { createContainerLogManager, logRotationPolicy } from "./container-logs.t
 import { every, realClock, type TimerHandle } from "../clock.ts";
 import { createCgroupScanGate, runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
-import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
+import { defaultHostIP, type PodAdmitHandler, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
 import { createPodWorkers, effectiveGracePeriod, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { createPleg, type PlegEvent, statusMatchesRelist } from "./pleg.ts";
@@ -269,7 +269,17 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       podManager.add(pod);
       if (isTerminalPhase(statuses.get(uid)) || workers.isTerminationRequested(uid)) continue;
       const others = activePods().filter((p) => p.metadata.uid !== uid);
-      const rejected = admitHandlers.map((h) => h(pod, others)).find((r) => !r.admit);
+      // Upstream canAdmitPod: the first refusal ends it (a later handler, e.g. preemption, never runs).
+      let rejected: ReturnType<PodAdmitHandler> | undefined;
+      const waits: Promise<unknown>[] = [];
+      for (const h of admitHandlers) {
+        const r = h(pod, others);
+        if (!r.admit) {
+          rejected = r;
+          break;
+        }
+        if (r.waitFor) waits.push(r.waitFor);
+      }
       if (rejected) {
         const reason = rejected.reason ?? "Rejected";
         const message = rejected.message ?? "pod admission rejected";
@@ -279,7 +289,9 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         continue;
       }
       log.info(`pod added ${kv({ pod: fullName(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
-      dispatch(pod, "create");
+      if (waits.length === 0) dispatch(pod, "create");
+      // Admitted after preempting: started once those pods are stopped, unless it went meanwhile.
+      else void Promise.allSettled(waits).then(() => podManager.get(uid) && !workers.isTerminationRequested(uid) && dispatch(podManager.get(uid)!, "create"));
     }
   }
 
