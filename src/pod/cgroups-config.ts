@@ -125,6 +125,13 @@ export function cgroupDirPath(driver: CgroupDriver, cgroupRoot: string, name: st
   return `/${dirs.join("/")}`;
 }
 
+/** A pod cgroup directory's UID: "pod<uid>" (cgroupfs) or "kubepods-burstable-pod<uid_>.slice" (systemd, "_" for "-"). */
+export function podUidFromDir(dirName: string): string | undefined {
+  if (dirName.startsWith("pod")) return dirName.slice(3);
+  const m = /(?:^|-)pod([^-]+)\.slice$/.exec(dirName);
+  return m ? m[1]!.replaceAll("_", "-") : undefined;
+}
+
 /** cgroup_parent for CRI's LinuxPodSandboxConfig (upstream GetPodCgroupParent: the name's cgroupfs form, expanded slices with systemd). */
 export function podCgroupParent(pod: PodLike, opts: { cgroupRoot?: string; driver?: CgroupDriver } = {}): string {
   return cgroupDirPath(opts.driver ?? "cgroupfs", opts.cgroupRoot ?? "/", podCgroupName(getPodQOS(pod), pod.metadata.uid ?? ""));

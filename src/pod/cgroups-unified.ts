@@ -14,6 +14,7 @@ import {
   MIN_SHARES,
   podCgroupName,
   podResourceConfig,
+  podUidFromDir,
   qosCgroupName,
   systemdSliceName,
   type ResourceConfig,
@@ -209,9 +210,4 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
   };
 }
 
-/** A pod cgroup directory's UID: "pod<uid>" (cgroupfs) or "kubepods-burstable-pod<uid_>.slice" (systemd, "_" for "-"). */
-export function podUidFromDir(dirName: string): string | undefined {
-  if (dirName.startsWith("pod")) return dirName.slice(3);
-  const m = /(?:^|-)pod([^-]+)\.slice$/.exec(dirName);
-  return m ? m[1]!.replaceAll("_", "-") : undefined;
-}
+export { podUidFromDir } from "./cgroups-config.ts";

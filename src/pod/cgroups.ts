@@ -10,9 +10,11 @@ import {
   burstableCpuShares,
   cgroupDirPath,
   MIN_SHARES,
+  podUidFromDir,
   podCgroupName,
   podResourceConfig,
   qosCgroupName,
+  systemdSliceName,
   type CgroupDriver,
   type ResourceConfig,
 } from "./cgroups-config.ts";
@@ -20,6 +22,7 @@ import type { PodCgroups } from "./lifecycle-types.ts";
 import type { PodLike } from "./pod-like.ts";
 import { getPodQOS, type QOSClass } from "./qos.ts";
 import type { SystemdUnits } from "./systemd-dbus.ts";
+import { transientSlice } from "./systemd-slices.ts";
 import type { Pod } from "./types.ts";
 
 /** Controllers kubelet manages on v1 (upstream libcontainer subsystems that matter for pods). */
@@ -39,7 +42,7 @@ export interface PodCgroupManagerOptions {
   kubepods?: ResourceConfig;
   /** How often a kubepods memory limit the kernel refused (EBUSY: usage above it) is retried; default 10 s. */
   limitRetryMs?: number;
-  /** cgroupDriver systemd on v2: slices are created and stopped as transient units through this (systemd-dbus.ts). */
+  /** cgroupDriver systemd: slices are created and stopped as transient units through this (systemd-dbus.ts). */
   systemd?: SystemdUnits;
 }
 
@@ -111,8 +114,27 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
 
   const driver = opts.driver ?? "cgroupfs";
   const dir = (controller: string, name: string[]) => join(mountRoot, controller, cgroupDirPath(driver, cgroupRoot, name));
+  // cgroupDriver systemd with systemd running: each level is first a transient slice (libcontainer's v1
+  // systemd manager), then the directories systemd did not make (controllers it does not account, such
+  // as cpuset) are made and the files written, as libcontainer's v1 Set does through cgroupfs.
+  const systemd = driver === "systemd" ? opts.systemd : undefined;
+  const startedSlices = new Set<string>();
 
-  async function create(name: string[]) {
+  /** Starts each level not started yet; the last one again with `cfg` when given (its resources). */
+  async function startSlices(units: SystemdUnits, name: string[], cfg: ResourceConfig | undefined) {
+    const systemdVersion = await units.version();
+    for (let i = 1; i <= name.length; i++) {
+      const level = name.slice(0, i);
+      const last = i === name.length;
+      const unit = systemdSliceName(level);
+      if (startedSlices.has(unit) && (!last || !cfg)) continue;
+      await units.startTransientUnit(transientSlice(level, last ? (cfg ?? {}) : {}, { systemdVersion, cgroupVersion: 1 }));
+      startedSlices.add(unit);
+    }
+  }
+
+  async function create(name: string[], cfg?: ResourceConfig) {
+    if (systemd) await startSlices(systemd, name, cfg);
     for (const c of controllers) {
       if (c !== "cpuset") {
         await mkdir(dir(c, name), { recursive: true });
@@ -186,9 +208,9 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
   let setupDone: Promise<void> | undefined;
   const setup = () =>
     (setupDone ??= (async () => {
-      await create(["kubepods"]);
-      await create(qosCgroupName("Burstable"));
-      await create(qosCgroupName("BestEffort"));
+      await create(["kubepods"], opts.kubepods ?? {});
+      await create(qosCgroupName("Burstable"), { cpuShares: burstableCpuShares([]) });
+      await create(qosCgroupName("BestEffort"), { cpuShares: MIN_SHARES });
       if (opts.kubepods) await apply(["kubepods"], { ...opts.kubepods, memoryLimitBytes: undefined }, "kubepods");
       await applyKubepodsMemory(true);
       await updateQoS();
@@ -207,6 +229,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
     close() {
       closed = true;
       if (retryTimer) clearTimeout(retryTimer);
+      systemd?.close();
     },
     async ensurePod(pod: Pod) {
       await setup();
@@ -215,9 +238,10 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       const name = podCgroupName(qos, uid);
       const isNew = !qosOf.has(uid);
       qosOf.set(uid, { qos, pod });
-      await create(name);
+      const cfg = podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota });
+      await create(name, isNew ? cfg : undefined);
       if (isNew) {
-        await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
+        await apply(name, cfg, `pod${uid}`);
         await updateQoS();
       }
       // The CRI's cgroup_parent as upstream's GetPodCgroupParent: the cgroupfs form of the name — with the
@@ -229,7 +253,13 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       const known = qosOf.get(uid);
       qosOf.delete(uid);
       const candidates = known ? [known.qos] : (["Guaranteed", "Burstable", "BestEffort"] as QOSClass[]);
-      for (const qos of candidates)
+      for (const qos of candidates) {
+        if (systemd) {
+          const unit = systemdSliceName(podCgroupName(qos, uid));
+          await systemd.stopUnit(unit).catch((e: Error) => log.warn(`pod slice stop failed ${kv({ uid, unit, error: e.message })}`));
+          startedSlices.delete(unit);
+        }
+        // What systemd did not remove (controllers it does not account) goes as with cgroupfs.
         for (const c of controllers) {
           try {
             await removeCgroupDir(dir(c, podCgroupName(qos, uid)));
@@ -237,6 +267,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
             log.warn(`pod cgroup removal failed ${kv({ uid, controller: c, error: (e as Error).message })}`);
           }
         }
+      }
       if (known) await updateQoS().catch(() => undefined);
     },
     async listPodUids() {
@@ -246,7 +277,10 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")]) {
         try {
           for (const e of await readdir(dir(c, name), { withFileTypes: true }))
-            if (e.isDirectory() && e.name.startsWith("pod")) uids.push(e.name.slice(3));
+            if (e.isDirectory()) {
+              const uid = podUidFromDir(e.name);
+              if (uid) uids.push(uid);
+            }
         } catch {
           // not created yet
         }

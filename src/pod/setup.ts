@@ -2,7 +2,7 @@
 // composition root only supplies the runtime: node name (hostnameOverride or hostname, lowercased as
 // upstream), host IP (--node-ip or the first non-internal IPv4), sources, frequencies, cgroups.
 import type { EventRecorder } from "../events/types.ts";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
 import { kv, log } from "../log.ts";
 import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
@@ -47,6 +47,12 @@ export function nodeCapacity(): NodeCapacity {
   return { memoryBytes, cpus: availableParallelism(), pids };
 }
 
+const SYSTEMD_RUNTIME_DIR = "/run/systemd/system";
+/** libcontainer's systemd.IsRunningSystemd. */
+function systemdRunning(): boolean {
+  return existsSync(SYSTEMD_RUNTIME_DIR);
+}
+
 /** Upstream nodeutil.GetHostname: the override or the hostname, trimmed and lowercased. */
 export function nodeNameFrom(hostnameOverride?: string): string {
   return (hostnameOverride?.trim() || hostname()).toLowerCase();
@@ -79,9 +85,13 @@ export function createQoSCgroupManager(
     podPidsLimit: config.podPidsLimit !== undefined && config.podPidsLimit > 0 ? config.podPidsLimit : undefined,
     cpuCFSQuota: config.cpuCFSQuota,
     kubepods,
-    // v2 + systemd: slices go through systemd over D-Bus as upstream; v1 + systemd keeps the slice-named directories.
-    systemd: unified && driver === "systemd" ? systemdUnits() : undefined,
+    // systemd: slices go through systemd over D-Bus as upstream (libcontainer's systemd managers). On v1
+    // without systemd running (libcontainer IsRunningSystemd: /run/systemd/system) the slice-named
+    // directories are made directly, with a warning.
+    systemd: driver === "systemd" && (unified || systemdRunning()) ? systemdUnits() : undefined,
   };
+  if (driver === "systemd" && !opts.systemd)
+    log.warn(`cgroupDriver systemd but systemd is not running (no ${SYSTEMD_RUNTIME_DIR}): QoS and pod cgroups are slice-named directories made without systemd`);
   log.debug(`pod cgroups ${kv({ driver, cgroupVersion: unified ? 2 : 1, cgroupRoot: opts.cgroupRoot, kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
   return unified ? createUnifiedPodCgroupManager(opts) : createPodCgroupManager(opts);
 }

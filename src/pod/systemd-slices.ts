@@ -4,7 +4,7 @@
 // parent "kubepods-burstable.slice" (cm/cgroup_manager_linux.go libctCgroupConfig), and libcontainer
 // starts it with Wants=<parent>, accounting on, DefaultDependencies=no and the resources as unit
 // properties (runc libcontainer/cgroups/systemd v2.go Apply + genV2ResourcesProperties, common.go
-// addCPUQuota). The D-Bus transport that sends these is not here (issue #10, cgroupDriver systemd).
+// addCPUQuota; on cgroup v1 v1.go genV1ResourcesProperties). The D-Bus transport is systemd-dbus.ts.
 import { systemdSliceName, type ResourceConfig } from "./cgroups-config.ts";
 import { cpuWeightFromShares } from "./unified-resources.ts";
 
@@ -68,8 +68,27 @@ export function v2ResourceProperties(cfg: ResourceConfig, systemdVersion: number
   return props;
 }
 
-/** The StartTransientUnit request for a QoS or pod cgroup name (["kubepods", "burstable", "pod<uid>"]). */
-export function transientSlice(name: string[], cfg: ResourceConfig, opts: { systemdVersion: number }): TransientUnit {
+/**
+ * The resource properties of a slice on cgroup v1 (libcontainer genV1ResourcesProperties subset kubelet
+ * uses): MemoryLimit, CPUShares, the CPU quota as on v2, TasksMax. libcontainer's v1 manager then also
+ * writes the cgroupfs files itself (fs Set), as bunlet does after starting the unit.
+ */
+export function v1ResourceProperties(cfg: ResourceConfig, systemdVersion: number): UnitProperty[] {
+  const props: UnitProperty[] = [];
+  if (cfg.memoryLimitBytes !== undefined && cfg.memoryLimitBytes !== 0)
+    props.push(u64("MemoryLimit", cfg.memoryLimitBytes > 0 ? cfg.memoryLimitBytes : UINT64_MAX));
+  if (cfg.cpuShares !== undefined && cfg.cpuShares !== 0) props.push(u64("CPUShares", cfg.cpuShares));
+  const quota = cfg.cpuQuotaUs ?? 0;
+  const period = cfg.cpuPeriodUs ?? 0;
+  if (period !== 0 && systemdVersion >= CPU_QUOTA_PERIOD_MIN_SYSTEMD) props.push(u64("CPUQuotaPeriodUSec", period));
+  if (quota !== 0 || period !== 0) props.push(u64("CPUQuotaPerSecUSec", cpuQuotaPerSecUSec(quota, period || 100_000).perSecUSec));
+  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1))
+    props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
+  return props;
+}
+
+/** The StartTransientUnit request for a QoS or pod cgroup name (["kubepods", "burstable", "pod<uid>"]); cgroup v2 unless `cgroupVersion: 1`. */
+export function transientSlice(name: string[], cfg: ResourceConfig, opts: { systemdVersion: number; cgroupVersion?: 1 | 2 }): TransientUnit {
   const unit = systemdSliceName(name);
   const parent = parentSlice(name);
   return {
@@ -82,10 +101,11 @@ export function transientSlice(name: string[], cfg: ResourceConfig, opts: { syst
       { name: "Wants", signature: "as", value: [parent] },
       bool("MemoryAccounting", true),
       bool("CPUAccounting", true),
-      bool("IOAccounting", true),
+      // v1: blkio's accounting switch (libcontainer v1 Apply), v2: io's.
+      bool(opts.cgroupVersion === 1 ? "BlockIOAccounting" : "IOAccounting", true),
       bool("TasksAccounting", true),
       bool("DefaultDependencies", false),
-      ...v2ResourceProperties(cfg, opts.systemdVersion),
+      ...(opts.cgroupVersion === 1 ? v1ResourceProperties(cfg, opts.systemdVersion) : v2ResourceProperties(cfg, opts.systemdVersion)),
     ],
   };
 }
