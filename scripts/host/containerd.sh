@@ -11,6 +11,8 @@
 #   BUNLET_CONTAINERD_ROOT  persistent root: content, snapshots (default /var/lib/bunlet/containerd)
 #   BUNLET_CNI_BRIDGE       bridge name (default bunlet0)     BUNLET_CNI_SUBNET  (default 10.89.0.0/24)
 #   BUNLET_SNAPSHOTTER      overlayfs (default) or native
+#   BUNLET_CONTAINERD_SYSTEMD_CGROUP  1/true: runc's systemd cgroup driver (SystemdCgroup = true), for
+#                           kubelet's cgroupDriver systemd; needs systemd as PID 1 (default 0: cgroupfs)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,6 +21,11 @@ ROOT="${BUNLET_CONTAINERD_ROOT:-/var/lib/bunlet/containerd}"
 BRIDGE="${BUNLET_CNI_BRIDGE:-bunlet0}"
 SUBNET="${BUNLET_CNI_SUBNET:-10.89.0.0/24}"
 SNAPSHOTTER="${BUNLET_SNAPSHOTTER:-overlayfs}"
+case "${BUNLET_CONTAINERD_SYSTEMD_CGROUP:-0}" in
+  1|true) SYSTEMD_CGROUP=true ;;
+  0|false|"") SYSTEMD_CGROUP=false ;;
+  *) echo "containerd.sh: BUNLET_CONTAINERD_SYSTEMD_CGROUP=${BUNLET_CONTAINERD_SYSTEMD_CGROUP}: want 1/true or 0/false" >&2; exit 2 ;;
+esac
 SOCK="$DIR/containerd.sock"
 CONFIG="$DIR/config.toml"
 PIDFILE="$DIR/containerd.pid"
@@ -75,7 +82,7 @@ oom_score = 0
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
+        SystemdCgroup = $SYSTEMD_CGROUP
         Root = "$STATE/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
@@ -128,6 +135,10 @@ import_images() {
 
 start() {
   if running_pid >/dev/null && answers; then
+    # A running instance keeps its cgroup driver: a caller asking for the other one must not share it.
+    if ! grep -q "SystemdCgroup = $SYSTEMD_CGROUP\$" "$CONFIG" 2>/dev/null; then
+      say "already running on $SOCK with another cgroup driver (want SystemdCgroup = $SYSTEMD_CGROUP): destroy it first"; exit 1
+    fi
     import_images; say "already running on $SOCK"; return 0
   fi
   for b in containerd runc ctr; do command -v "$b" >/dev/null || { say "$b missing: run scripts/host/setup.sh"; exit 1; }; done
@@ -144,7 +155,7 @@ start() {
   done
   answers || { say "socket $SOCK did not answer in 10s"; tail -n 20 "$LOG" >&2; exit 1; }
   import_images
-  say "running pid=$(cat "$PIDFILE") sock=$SOCK"
+  say "running pid=$(cat "$PIDFILE") sock=$SOCK SystemdCgroup=$SYSTEMD_CGROUP"
 }
 
 stop() {

@@ -5,6 +5,8 @@ import { createNodeAgent } from "../agent.ts";
 import { configz, loadConfig } from "../config/load.ts";
 import { flushLog, kv, log, setVerbosity } from "../log.ts";
 import { checkSwap } from "../wire/swap.ts";
+import { createCriClient } from "../cri/client.ts";
+import { withCgroupDriverFromCRI } from "../pod/cgroups-driver.ts";
 import { VERSION } from "./version.ts";
 
 export interface RunOpts {
@@ -39,6 +41,16 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   const swapError = checkSwap(loaded.config.failSwapOn ?? true, opts.readProcSwaps);
   if (swapError) {
     printError(`error: ${swapError}`);
+    return 1;
+  }
+
+  // Upstream asks the runtime for its cgroup driver before building the container manager (v1.31
+  // KubeletCgroupDriverFromCRI): a reported driver overrides cgroupDriver; an unknown one is fatal.
+  try {
+    const config = await withCgroupDriverFromCRI(loaded.config, (endpoint) => createCriClient({ endpoint, timeoutMs: 10_000, retryBudgetMs: 0 }));
+    if (config !== loaded.config) loaded = { ...loaded, config };
+  } catch (err) {
+    printError(`error: failed to get cgroup driver from the container runtime: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
 

@@ -39,6 +39,8 @@ export interface CriClient {
   readonly endpoint: string;
   version(): Promise<T.VersionResponse>;
   status(verbose?: boolean): Promise<T.StatusResponse>;
+  /** CRI RuntimeConfig (the runtime's cgroup driver); GrpcError UNIMPLEMENTED from runtimes before it (containerd 1.6). */
+  runtimeConfig(): Promise<T.RuntimeConfigResponse>;
   runPodSandbox(config: T.PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(podSandboxId: string): Promise<void>;
   removePodSandbox(podSandboxId: string): Promise<void>;
@@ -140,6 +142,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     endpoint,
     version: () => rt("Version", { version: "v1" }),
     status: (verbose = false) => rt("Status", { verbose }),
+    runtimeConfig: () => rt("RuntimeConfig", {}),
     runPodSandbox: async (config, runtimeHandler = "") =>
       (await rt<{ podSandboxId: string }>("RunPodSandbox", { config, runtimeHandler })).podSandboxId,
     stopPodSandbox: async (podSandboxId) => void (await rt("StopPodSandbox", { podSandboxId })),

@@ -29,6 +29,11 @@ export interface StatusResponse {
   info: Record<string, string>;
 }
 
+/** RuntimeConfigResponse: `linux` is null when the runtime left it unset (then it tells nothing). */
+export interface RuntimeConfigResponse {
+  linux: { cgroupDriver: "SYSTEMD" | "CGROUPFS" | number } | null;
+}
+
 export interface Int64Value {
   value: number;
 }

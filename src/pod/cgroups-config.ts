@@ -125,10 +125,9 @@ export function cgroupDirPath(driver: CgroupDriver, cgroupRoot: string, name: st
   return `/${dirs.join("/")}`;
 }
 
-/** cgroup_parent for CRI's LinuxPodSandboxConfig. */
+/** cgroup_parent for CRI's LinuxPodSandboxConfig (upstream GetPodCgroupParent: the name's cgroupfs form, expanded slices with systemd). */
 export function podCgroupParent(pod: PodLike, opts: { cgroupRoot?: string; driver?: CgroupDriver } = {}): string {
-  const name = podCgroupName(getPodQOS(pod), pod.metadata.uid ?? "");
-  return opts.driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(opts.cgroupRoot ?? "/", name);
+  return cgroupDirPath(opts.driver ?? "cgroupfs", opts.cgroupRoot ?? "/", podCgroupName(getPodQOS(pod), pod.metadata.uid ?? ""));
 }
 
 /**

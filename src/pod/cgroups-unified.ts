@@ -11,7 +11,6 @@ import { kv, log } from "../log.ts";
 import {
   burstableCpuShares,
   cgroupDirPath,
-  cgroupfsPath,
   MIN_SHARES,
   podCgroupName,
   podResourceConfig,
@@ -170,7 +169,10 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
         await apply(name, cfg, `pod${uid}`);
         await updateQoS();
       }
-      return driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
+      // The CRI's cgroup_parent as upstream's GetPodCgroupParent: the cgroupfs form of the name — with the
+      // systemd driver ToSystemd's expanded "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice"
+      // (containerd/runc take its last element as the slice of the container's scope).
+      return cgroupDirPath(driver, cgroupRoot, name);
     },
     async removePod(uid: string) {
       const known = qosOf.get(uid);

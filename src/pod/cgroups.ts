@@ -9,12 +9,10 @@ import { kv, log } from "../log.ts";
 import {
   burstableCpuShares,
   cgroupDirPath,
-  cgroupfsPath,
   MIN_SHARES,
   podCgroupName,
   podResourceConfig,
   qosCgroupName,
-  systemdSliceName,
   type CgroupDriver,
   type ResourceConfig,
 } from "./cgroups-config.ts";
@@ -222,7 +220,10 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
         await apply(name, podResourceConfig(pod, { podPidsLimit: opts.podPidsLimit, cpuCFSQuota: opts.cpuCFSQuota }), `pod${uid}`);
         await updateQoS();
       }
-      return driver === "systemd" ? systemdSliceName(name) : cgroupfsPath(cgroupRoot, name);
+      // The CRI's cgroup_parent as upstream's GetPodCgroupParent: the cgroupfs form of the name — with the
+      // systemd driver ToSystemd's expanded "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice"
+      // (containerd/runc take its last element as the slice of the container's scope).
+      return cgroupDirPath(driver, cgroupRoot, name);
     },
     async removePod(uid: string) {
       const known = qosOf.get(uid);

@@ -90,7 +90,7 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
     };
     const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
     const b = makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m", memory: "32Mi" }, { memory: "64Mi" })] });
-    expect(await m.ensurePod(b)).toBe("kubepods-burstable-podab_cd.slice");
+    expect(await m.ensurePod(b)).toBe("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice");
     expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([
       "kubepods.slice<-.slice",
       "kubepods-burstable.slice<kubepods.slice",

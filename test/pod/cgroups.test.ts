@@ -60,7 +60,7 @@ describe("cgroup computations", () => {
 
   test("systemd driver slice names and directories", () => {
     const p = makePod({ name: "s", uid: "ab-cd" });
-    expect(podCgroupParent(p, { driver: "systemd" })).toBe("kubepods-besteffort-podab_cd.slice");
+    expect(podCgroupParent(p, { driver: "systemd" })).toBe("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice");
     expect(cgroupDirPath("systemd", "/", ["kubepods", "besteffort", "podab-cd"])).toBe("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice");
     expect(cgroupDirPath("cgroupfs", "/", ["kubepods", "podx"])).toBe("/kubepods/podx");
   });

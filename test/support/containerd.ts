@@ -2,6 +2,8 @@
 // files), on a socket/root/bridge unique to this process, torn down — every sandbox, container, shim,
 // mount and directory — when the last user releases it.
 //   const ctd = await acquireContainerd(); ... afterAll(() => ctd.release());
+// `acquireContainerd({ systemdCgroup: true })` (or env BUNLET_CONTAINERD_SYSTEMD_CGROUP=1, e.g. for the
+// chaos suite) configures runc with SystemdCgroup = true, for bunlet's cgroupDriver systemd.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
@@ -22,6 +24,8 @@ export interface TestContainerd {
   cri: CriClient;
   /** Images built offline by scripts/host/setup.sh and imported into this containerd. */
   images: { busybox: string; pause: string; memhog: string };
+  /** runc's cgroup driver in this containerd: true = systemd (SystemdCgroup = true), false = cgroupfs. */
+  systemdCgroup: boolean;
   release(): Promise<void>;
 }
 
@@ -40,8 +44,16 @@ const env = {
   BUNLET_CNI_SUBNET: `10.89.${(process.pid % 200) + 20}.0/24`,
 };
 
-function run(script: string, ...args: string[]): string {
-  const r = spawnSync("bash", [`${SCRIPTS}/${script}`, ...args], { env, encoding: "utf8", timeout: 600_000 });
+/** BUNLET_CONTAINERD_SYSTEMD_CGROUP as containerd.sh reads it. */
+export function systemdCgroupFromEnv(): boolean {
+  const v = process.env.BUNLET_CONTAINERD_SYSTEMD_CGROUP ?? "";
+  if (v === "1" || v === "true") return true;
+  if (v === "" || v === "0" || v === "false") return false;
+  throw new Error(`BUNLET_CONTAINERD_SYSTEMD_CGROUP=${JSON.stringify(v)}: want 1/true or 0/false`);
+}
+
+function run(script: string, args: string[], extraEnv: Record<string, string> = {}): string {
+  const r = spawnSync("bash", [`${SCRIPTS}/${script}`, ...args], { env: { ...env, ...extraEnv }, encoding: "utf8", timeout: 600_000 });
   if (r.status !== 0) {
     throw new Error(`scripts/host/${script} ${args.join(" ")} failed (exit ${r.status}): ${r.stderr}${r.stdout}`);
   }
@@ -77,14 +89,18 @@ export async function removeSandboxes(cri: CriClient, node?: string): Promise<vo
   }
 }
 
-export async function acquireContainerd(): Promise<TestContainerd> {
+export async function acquireContainerd(opts: { systemdCgroup?: boolean } = {}): Promise<TestContainerd> {
+  const systemdCgroup = opts.systemdCgroup ?? systemdCgroupFromEnv();
+  if (shared && shared.systemdCgroup !== systemdCgroup)
+    throw new Error(`acquireContainerd: this process's containerd runs with SystemdCgroup = ${shared.systemdCgroup}; a caller asked for ${systemdCgroup} (one driver per test process)`);
   if (!shared) {
-    run("setup.sh");
+    run("setup.sh", []);
     reapStaleInstances();
+    const driverEnv = { BUNLET_CONTAINERD_SYSTEMD_CGROUP: systemdCgroup ? "1" : "0" };
     try {
-      run("containerd.sh", "start");
+      run("containerd.sh", ["start"], driverEnv);
     } catch (e) {
-      run("containerd.sh", "destroy");
+      run("containerd.sh", ["destroy"]);
       throw e;
     }
     const socket = `${env.BUNLET_CONTAINERD_DIR}/containerd.sock`;
@@ -96,6 +112,7 @@ export async function acquireContainerd(): Promise<TestContainerd> {
       dir: env.BUNLET_CONTAINERD_DIR,
       cri: createCriClient({ endpoint, timeoutMs: 60_000 }),
       images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
+      systemdCgroup,
     };
   }
   refs++;
@@ -112,7 +129,7 @@ export async function acquireContainerd(): Promise<TestContainerd> {
         await removeSandboxes(self.cri);
       } finally {
         self.cri.close();
-        run("containerd.sh", "destroy");
+        run("containerd.sh", ["destroy"]);
       }
     },
   };

@@ -42,8 +42,9 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
     const m = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT), kubepods: { memoryLimitBytes: 768 * 2 ** 20 } });
     const pod = makePod({ name: "b", uid, containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }] });
 
-    // The CRI is told the systemd parent, as upstream: the pod's slice name.
-    expect(await m.ensurePod(pod)).toBe(podUnit);
+    // The CRI is told the systemd parent as upstream's GetPodCgroupParent: ToSystemd's expanded form.
+    const parent = `/kubepods.slice/kubepods-burstable.slice/${podUnit}`;
+    expect(await m.ensurePod(pod)).toBe(parent);
     expect(await units!.version()).toBeGreaterThan(200);
 
     for (const u of ["kubepods.slice", "kubepods-burstable.slice", "kubepods-besteffort.slice", podUnit]) expect(`${u} ${show(u, "ActiveState")}`).toBe(`${u} active`);
@@ -63,7 +64,7 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
     // A resync of a known pod starts nothing; an existing unit (bunlet restarted) is accepted.
     await m.ensurePod(pod);
     const again = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT) });
-    expect(await again.ensurePod(pod)).toBe(podUnit);
+    expect(await again.ensurePod(pod)).toBe(parent);
 
     await m.removePod(uid);
     expect(show(podUnit, "ActiveState")).toBe("inactive");
