@@ -127,6 +127,9 @@ interface Run {
   ownMs?: number;
   /** bunlet's own trace: kernel event → decision (the cycle picked the victim), ms. */
   ownDecisionMs?: number;
+  /** bunlet's own trace: kernel event → the deciding cycle started / had its summary, ms. */
+  ownCycleMs?: number;
+  ownStatsMs?: number;
   note?: string;
 }
 
@@ -249,6 +252,8 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
         ...(await victimReceived(h, running)),
         ownMs: rec.latencyMs.stopSignalSent ?? undefined,
         ownDecisionMs: rec.latencyMs.decision ?? undefined,
+        ownCycleMs: rec.latencyMs.cycleStarted ?? undefined,
+        ownStatsMs: rec.latencyMs.statsRead ?? undefined,
         freedAt,
       };
     }
@@ -421,6 +426,14 @@ async function main(): Promise<void> {
       `\n(i) inside bunlet, from its own trace: its notifier thread woke → decision p50 ${fmt(percentile(dec, 50))} p99 ${fmt(percentile(dec, 99))}; decision → stop signal sent p50 ${fmt(percentile(stop, 50))} p99 ${fmt(percentile(stop, 99))}; ` +
         `the bench's crossing → bunlet's notifier woke p50 ${fmt(percentile(seen, 50))} p99 ${fmt(percentile(seen, 99))} (where each armed its threshold: bunlet's from inactive_file up to 10 s old, so it can fire a little before or after; the two processes' clocks agree to ~1 ms)`,
     );
+    const split = own.filter((r) => r.ownCycleMs !== undefined && r.ownStatsMs !== undefined);
+    if (split.length) {
+      const pp = (xs: number[]) => `p50 ${fmt(percentile(xs, 50))} p99 ${fmt(percentile(xs, 99))}`;
+      console.log(
+        `(i) the decision split: notifier woke → cycle started (postMessage, the main thread's wake-up and whatever it was running) ${pp(split.map((r) => r.ownCycleMs!))}; ` +
+          `cycle started → summary read (memory of the node, kubepods and every pod) ${pp(split.map((r) => r.ownStatsMs! - r.ownCycleMs!))}; summary → decision ${pp(split.map((r) => r.ownDecisionMs! - r.ownStatsMs!))}`,
+      );
+    }
   }
   console.log(`\n${values.contention ? `under contention (${cores} burners, nice 0)` : "no contention added by the bench"}: victim got SIGTERM p99, earlyoom ÷ bunlet`);
   for (const [bm, b] of summary) {
