@@ -14,6 +14,7 @@ const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
   ["test/integration/v2/eviction.test.ts", "busybox-init"],
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
+  ["test/integration/v2/shutdown-logind.test.ts", "systemd"],
 ];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
