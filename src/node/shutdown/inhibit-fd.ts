@@ -27,7 +27,7 @@ export interface MethodCall {
 }
 
 /** A little-endian D-Bus message writer for method calls with string arguments. */
-function encodeCall(c: MethodCall, serial: number): Uint8Array {
+export function encodeCall(c: MethodCall, serial: number): Uint8Array {
   const enc = new TextEncoder();
   const w = { buf: new Uint8Array(1024), len: 0 };
   const view = () => new DataView(w.buf.buffer);
@@ -82,7 +82,7 @@ function encodeCall(c: MethodCall, serial: number): Uint8Array {
   return w.buf.slice(0, w.len);
 }
 
-interface Reply {
+export interface Reply {
   type: number;
   replySerial?: number;
   errorName?: string;
@@ -91,7 +91,7 @@ interface Reply {
 }
 
 /** Parses one whole message at the start of `b`; undefined until all its bytes are there. */
-function decodeMessage(b: Uint8Array): { msg: Reply; size: number } | undefined {
+export function decodeMessage(b: Uint8Array): { msg: Reply; size: number } | undefined {
   if (b.length < 16) return undefined;
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const le = b[0] === 0x6c;

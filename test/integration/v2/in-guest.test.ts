@@ -16,6 +16,7 @@ const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
   ["test/integration/v2/systemd-pods.test.ts", "systemd"],
+  ["test/integration/v2/shutdown-logind.test.ts", "systemd"],
 ];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
