@@ -178,6 +178,28 @@ describe("pod lifecycle", () => {
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start ok/app#0"]);
   });
 
+  test("an admitted pod with waitFor (it preempted others) starts once that settles; the first refusal ends admission", async () => {
+    const clock = createSettlingClock();
+    const rt = createFakeRuntime(clock.now);
+    lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4" } });
+    let release!: () => void;
+    const preempted = new Promise<void>((r) => (release = r));
+    const asked: string[] = [];
+    lc.addAdmitHandler((pod) => (pod.metadata.name === "refused" ? { admit: false, reason: "OutOfcpu", message: "no" } : { admit: true }));
+    lc.addAdmitHandler((pod) => {
+      asked.push(pod.metadata.name);
+      return pod.metadata.name === "critical" ? { admit: true, waitFor: preempted } : { admit: true };
+    });
+    await lc.start();
+    lc.handleUpdate({ op: "SET", pods: [makePod({ name: "critical", uid: "c" }), makePod({ name: "refused", uid: "r" })], source: "file" });
+    await settle(clock);
+    expect(asked).toEqual(["critical"]);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    release();
+    await settle(clock);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start critical/app#0"]);
+  });
+
   test("a static pod edit (new UID, same name) starts after the old one stopped", async () => {
     const v1 = makePod({ name: "web", uid: "u1" });
     const { rt, clock } = await setup({ pods: [v1] });
