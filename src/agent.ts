@@ -21,6 +21,7 @@ import type { Summary } from "./stats/summary.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createKubeletMetrics } from "./metrics/index.ts";
+import { criticalPodAdmissionHandler } from "./pod/preemption-handler.ts";
 import { createDirectSignaller, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
@@ -40,6 +41,7 @@ import { raiseSchedulingPriority } from "./wire/sched-priority.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { checkRuntimeOwner, holdOwnerLock, ownedCri, RuntimeOwnerError, runtimeOwner } from "./pod/kuberuntime/owner.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { createNodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodApiObjects, type ChangeDetectionStrategy } from "./pod/apiobjects/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
@@ -331,16 +333,21 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     clock,
     podsCgroupReady: () => cgroupsReady,
     events: events.recorder,
+    notifierPriority: opts.protectSelf !== false, // the notifier thread's nice, as oom_score_adj: the agent's own process
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction
   // manager's, so a pod refused by both gets the eviction manager's reason.
   // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
   // checked against the Node object the API server returned; before it (and standalone) the pod count.
-  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()) }));
+  // A critical pod refused only for resources preempts lower-priority pods (src/pod/preemption-handler.ts).
+  const criticalPods = criticalPodAdmissionHandler({ killPod: (p, req) => pods.lifecycle.killPod(p, undefined, req), events: events.recorder, onPreempted: (r) => kubeletMetrics.preempted(r) });
+  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()), onFailure: criticalPods }));
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
+  // Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error.
+  const nodeShutdown = createNodeShutdownWiring({ config, nodeName: pods.nodeName, lifecycle: pods.lifecycle, clock: realClock, events: events.recorder, onStatusChange: () => void nodeApi?.mode()?.status.sync().catch(() => undefined) });
   const imageGC = createImageGCManager({
     cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
@@ -451,8 +458,11 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs }) : undefined;
-  if (nodeApi) components.push(nodeApi);
+  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs, readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined) }) : undefined;
+  // Started right after the rlimit, before the runtime and servers: the TLS bootstrap and the
+  // registration are on the start → Node Ready path (upstream bootstraps before anything else runs).
+  if (nodeApi) components.splice(components.findIndex((c) => c.name === "rlimit") + 1, 0, nodeApi);
+  components.push(nodeShutdown);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 
   // Image GC, like eviction, needs the runtime: it starts once pods can run.

@@ -9,12 +9,13 @@
 //      PATCH only on change or every nodeStatusReportFrequency (5 min) → about 12 per minute.
 //   bun scripts/bench/api-pods.ts [runs] [steady-seconds]   (default 10 runs, 60 s; root; builds dist/bunlet if stale)
 import { mkdirSync, mkdtempSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApiServer } from "../../test/support/apiserver/index.ts";
 import { ensureBuilt, freePort, spawnBunlet } from "../../test/support/binary.ts";
 import { acquireContainerd, tearDownPods } from "../../test/support/containerd.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
+import { loadAverage as load, percentile } from "./lib/scratch-node.ts";
 
 const runs = Number(process.argv[2] ?? 10);
 const steadySeconds = Number(process.argv[3] ?? 60);
@@ -26,8 +27,6 @@ const NODE = `bench-api-${process.pid}`;
 const PREFIX = `bapi-${process.pid}-`;
 const CGROUP_ROOT = `/bunlet-bench-api-${process.pid}`;
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
-const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
 
 await ensureBuilt();
 const ctd = await acquireContainerd();

@@ -49,8 +49,13 @@
 // first run and keeps them for every mode, earlyoom included. Two more modes compare scheduling
 // priority, each as its agent offers it: notify-nice (bunlet with `schedulingNice: --nice`, default
 // -10) and earlyoom-p (earlyoom -p: nice -20). Ratios are printed for every bunlet mode against every
-// earlyoom mode, on "received" p99.
-//   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,periodic,earlyoom] [--contention] [--nice -10]
+// earlyoom mode, on "received" p99. The bench prints the nice value of each bunlet thread in both
+// bunlet notification modes: by default the notifier thread runs at -20 and the main thread at 0
+// (raised only while it handles a kernel event, see src/kernel/thread-priority.ts).
+// Idle pods (--idle-pods N): N BestEffort busybox `sleep` static pods (idle-0 … idle-<N-1>) are started
+// beside the steady pod and kept Running for every mode (earlyoom's too), the ramp being the same; the
+// bench waits for all of them to run before the first measurement. Compare with a run without them.
+//   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,periodic,earlyoom] [--contention] [--nice -10] [--idle-pods 100]
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -122,6 +127,9 @@ interface Run {
   ownMs?: number;
   /** bunlet's own trace: kernel event → decision (the cycle picked the victim), ms. */
   ownDecisionMs?: number;
+  /** bunlet's own trace: kernel event → the deciding cycle started / had its summary, ms. */
+  ownCycleMs?: number;
+  ownStatsMs?: number;
   note?: string;
 }
 
@@ -204,8 +212,10 @@ async function startBunlet(h: Harness, mode: Mode): Promise<void> {
       : { kernelMemcgNotification: mode !== "periodic", evictionHard: { "memory.available": `${THRESHOLD / MIB}Mi` } }; // copied onto allocatableMemory.available
   const nice = mode === "notify-nice" ? { schedulingNice } : {};
   await h.start({ allocatableBytes: ALLOCATABLE, config: { ...config, ...nice, evictionPressureTransitionPeriod: "1s", podLogsDir: podLogsDir(h) } });
-  if (mode === "notify" || mode === "notify-nice") await h.waitNotifierArmed("hard", 20_000);
-  if (mode === "notify-nice") console.log(bunletThreadNices(h.dir));
+  if (mode === "notify" || mode === "notify-nice") {
+    await h.waitNotifierArmed("hard", 20_000);
+    console.log(bunletThreadNices(h.dir));
+  }
 }
 
 async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, earlyoomBin: string): Promise<Run> {
@@ -242,6 +252,8 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
         ...(await victimReceived(h, running)),
         ownMs: rec.latencyMs.stopSignalSent ?? undefined,
         ownDecisionMs: rec.latencyMs.decision ?? undefined,
+        ownCycleMs: rec.latencyMs.cycleStarted ?? undefined,
+        ownStatsMs: rec.latencyMs.statsRead ?? undefined,
         freedAt,
       };
     }
@@ -311,17 +323,35 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
   }
 }
 
+/** Every idle-<i> pod Running (they are started once, by the first bunlet; later ones adopt them). */
+async function waitIdlePods(h: Harness, n: number): Promise<void> {
+  const t0 = nowMs();
+  await h.waitFor(`${n} idle pods Running`, async () => {
+    const running = (await h.pods()).filter((p) => /^idle-\d+-/.test(p.metadata.name) && p.status?.phase === "Running").length;
+    return running >= n ? true : undefined;
+  }, 300_000, 500);
+  console.log(`${n} idle pods Running (${fmt(nowMs() - t0)} after bunlet started)`);
+}
+
 function fmt(ms: number): string {
   return Number.isNaN(ms) ? "-" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { runs: { type: "string", default: "20" }, modes: { type: "string", default: "notify,periodic,earlyoom" }, contention: { type: "boolean", default: false }, nice: { type: "string", default: "-10" } },
+    options: {
+      runs: { type: "string", default: "20" },
+      modes: { type: "string", default: "notify,periodic,earlyoom" },
+      contention: { type: "boolean", default: false },
+      nice: { type: "string", default: "-10" },
+      "idle-pods": { type: "string", default: "0" },
+    },
   });
   const runs = Number(values.runs);
   schedulingNice = Number(values.nice);
   if (!Number.isInteger(schedulingNice) || schedulingNice < -20 || schedulingNice > 19) throw new Error(`--nice: ${values.nice} must be an integer between -20 and 19`);
+  const idlePods = Number(values["idle-pods"]);
+  if (!Number.isInteger(idlePods) || idlePods < 0 || idlePods > 250) throw new Error(`--idle-pods: ${values["idle-pods"]} must be an integer between 0 and 250`);
   const modes = values.modes!.split(",") as Mode[];
   for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
   const earlyoomBin = modes.some(isEarlyoom) ? ensureEarlyoom() : "";
@@ -336,8 +366,10 @@ async function main(): Promise<void> {
   try {
     await h.useSharedContainerd();
     h.addPod("steady", { command: ["sh", "-c", "exec sleep 2147483647"], requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "50m", memory: "64Mi" } });
+    for (let i = 0; i < idlePods; i++) h.addPod(`idle-${i}`, { command: ["sh", "-c", "exec sleep 2147483647"] });
     for (const mode of modes) {
       await startBunlet(h, mode);
+      if (idlePods > 0) await waitIdlePods(h, idlePods);
       const rs: Run[] = [];
       results.set(mode, rs);
       // A missed earlyoom run (another process freed memory, so MemAvailable never fell to its
@@ -377,7 +409,8 @@ async function main(): Promise<void> {
   }
   const ref = summary.get("notify");
   const times = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(1)}×`);
-  console.log(`\nramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`);
+  console.log(`\n${idlePods > 0 ? `${idlePods} idle BestEffort pods (busybox sleep) running beside the ramp for every mode` : "no idle pods beside the ramp"}`);
+  console.log(`ramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`);
   console.log("| agent | runs | crossing→signal sent (bunlet: its pidfd signal; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [mode, s] of summary) {
@@ -393,6 +426,14 @@ async function main(): Promise<void> {
       `\n(i) inside bunlet, from its own trace: its notifier thread woke → decision p50 ${fmt(percentile(dec, 50))} p99 ${fmt(percentile(dec, 99))}; decision → stop signal sent p50 ${fmt(percentile(stop, 50))} p99 ${fmt(percentile(stop, 99))}; ` +
         `the bench's crossing → bunlet's notifier woke p50 ${fmt(percentile(seen, 50))} p99 ${fmt(percentile(seen, 99))} (where each armed its threshold: bunlet's from inactive_file up to 10 s old, so it can fire a little before or after; the two processes' clocks agree to ~1 ms)`,
     );
+    const split = own.filter((r) => r.ownCycleMs !== undefined && r.ownStatsMs !== undefined);
+    if (split.length) {
+      const pp = (xs: number[]) => `p50 ${fmt(percentile(xs, 50))} p99 ${fmt(percentile(xs, 99))}`;
+      console.log(
+        `(i) the decision split: notifier woke → cycle started (postMessage, the main thread's wake-up and whatever it was running) ${pp(split.map((r) => r.ownCycleMs!))}; ` +
+          `cycle started → summary read (memory of the node, kubepods and every pod) ${pp(split.map((r) => r.ownStatsMs! - r.ownCycleMs!))}; summary → decision ${pp(split.map((r) => r.ownDecisionMs! - r.ownStatsMs!))}`,
+      );
+    }
   }
   console.log(`\n${values.contention ? `under contention (${cores} burners, nice 0)` : "no contention added by the bench"}: victim got SIGTERM p99, earlyoom ÷ bunlet`);
   for (const [bm, b] of summary) {

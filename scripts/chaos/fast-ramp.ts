@@ -1,10 +1,11 @@
 // Scenario (b): a fast memory ramp (≥ 500 MB/s) under a hard threshold. The hog asks for 1.5 GiB, more
 // than the 1 GiB kubepods limit, so if bunlet were late the kernel OOM killer would end it. Verified:
 // evicted by bunlet (trace + status Evicted, not OOMKilled), kubepods never hit its limit
-// (memory.failcnt 0, memory.oom_control oom_kill 0) and the kernel's OOM-kill counter did not move
-// for our pods (pod cgroups sampled while they exist, /proc/vmstat oom_kill reported).
+// (v1 memory.failcnt and memory.oom_control oom_kill; v2 memory.events max and oom_kill) and the
+// kernel's OOM-kill counter did not move for our pods (pod cgroups sampled while they exist,
+// /proc/vmstat oom_kill reported).
 //   bun scripts/chaos/fast-ramp.ts
-import { cli, flatKeyed, hostOomKills, isEvicted, MIB, readCgroupFile, type Harness, type Scenario } from "./lib.ts";
+import { cli, hostOomKills, isEvicted, MIB, type Harness, type Scenario } from "./lib.ts";
 
 const ALLOCATABLE = 1024 * MIB;
 const RATE_MIB_S = 600; // 629 MB/s
@@ -21,7 +22,7 @@ export const fastRamp: Scenario = {
     });
     const kubepods = h.cgroupDir("memory", "kubepods");
     const oomBefore = hostOomKills();
-    const failBefore = Number(readCgroupFile(kubepods, "memory.failcnt") ?? 0);
+    const failBefore = h.memoryCounters(kubepods).limitHits;
 
     await h.waitNotifierArmed("hard");
     h.addPod("ramp", { image: h.images.memhog, args: ["1536", String(RATE_MIB_S)], terminationGracePeriodSeconds: 0 });
@@ -35,10 +36,10 @@ export const fastRamp: Scenario = {
     let podUnderOom = 0;
     let peakBytes = 0;
     const sample = () => {
-      const oc = flatKeyed(readCgroupFile(podDir, "memory.oom_control"));
-      podOomKills = Math.max(podOomKills, oc.oom_kill ?? 0);
-      podUnderOom = Math.max(podUnderOom, oc.under_oom ?? 0);
-      peakBytes = Math.max(peakBytes, Number(readCgroupFile(kubepods, "memory.max_usage_in_bytes") ?? 0));
+      const pc = h.memoryCounters(podDir);
+      podOomKills = Math.max(podOomKills, pc.oomKills);
+      podUnderOom = Math.max(podUnderOom, pc.underOom);
+      peakBytes = Math.max(peakBytes, h.memoryCounters(kubepods).peakBytes);
     };
     await h.waitFor("the ramp pod to be evicted", async () => {
       sample();
@@ -47,15 +48,15 @@ export const fastRamp: Scenario = {
     h.say("ramp evicted");
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
 
-    const kp = flatKeyed(readCgroupFile(kubepods, "memory.oom_control"));
-    const failAfter = Number(readCgroupFile(kubepods, "memory.failcnt") ?? 0);
+    const kp = h.memoryCounters(kubepods);
+    const failAfter = kp.limitHits;
     const oomAfter = hostOomKills();
     const pod = await h.pod("ramp");
     const term = pod?.status?.containerStatuses?.[0]?.state?.terminated;
     h.check("evicted by bunlet (trace record for the ramp pod)", rec.pod === `default/${h.podName("ramp")}`, `signal=${rec.signal} trigger=${rec.trigger.kind} signalSent=${rec.latencyMs.stopSignalSent} ms after the crossing`);
     h.check("container not OOMKilled", term?.reason !== "OOMKilled", `terminated reason=${term?.reason ?? "-"} exitCode=${term?.exitCode ?? "-"}`);
-    h.check("kubepods never hit its limit (memory.failcnt unchanged)", failAfter === failBefore, `failcnt ${failBefore} → ${failAfter}, peak ${(peakBytes / MIB).toFixed(0)} MiB of 1024 MiB`);
-    h.check("0 OOM kills in kubepods and the pod cgroup (memory.oom_control)", (kp.oom_kill ?? 0) === 0 && podOomKills === 0 && podUnderOom === 0, `kubepods oom_kill=${kp.oom_kill ?? "?"} pod oom_kill=${podOomKills} under_oom=${podUnderOom}`);
+    h.check("kubepods never hit its limit (failcnt / memory.events max unchanged)", failAfter === failBefore, `failcnt ${failBefore} → ${failAfter}, peak ${(peakBytes / MIB).toFixed(0)} MiB of 1024 MiB`);
+    h.check("0 OOM kills in kubepods and the pod cgroup (oom_control / memory.events)", kp.oomKills === 0 && podOomKills === 0 && podUnderOom === 0, `kubepods oom_kill=${kp.oomKills} pod oom_kill=${podOomKills} under_oom=${podUnderOom}`);
     h.check("kernel OOM-kill counter (/proc/vmstat oom_kill) did not move", oomAfter === oomBefore, `${oomBefore} → ${oomAfter} (host-wide; another process's OOM would show here too)`);
     h.check("triggered by the kernel notification", rec.trigger.kind === "kernel", `trigger=${JSON.stringify(rec.trigger)}`);
   },

@@ -11,7 +11,7 @@
 // MemTotal − allocatable) makes bunlet write that limit on <cgroupRoot>/kubepods, and the harness
 // itself caps <cgroupRoot> a little above it before bunlet starts.
 import { canRunContainerd } from "../../test/support/containerd.ts";
-import { createHarness, type Check, type Harness } from "./lib/harness.ts";
+import { chaosTimeScale, createHarness, type Check, type Harness } from "./lib/harness.ts";
 import { formatTraceRecord, type TraceRecord } from "./lib/pods.ts";
 
 export * from "./lib/host.ts";
@@ -19,7 +19,7 @@ export * from "./lib/pods.ts";
 export * from "./lib/harness.ts";
 
 export interface RunOptions {
-  /** Whole-scenario bound (setup + run + verify; cleanup comes after). Default 60 s. */
+  /** Whole-scenario bound (setup + run + verify; cleanup comes after). Default 60 s × chaosTimeScale(). */
   timeoutMs?: number;
   /** Print progress lines as they happen (CLI). */
   verbose?: boolean;
@@ -77,7 +77,7 @@ export async function cleanupActive(): Promise<string[]> {
 
 /** Runs one scenario with a bounded duration and guaranteed cleanup. */
 export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<ScenarioResult> {
-  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const timeoutMs = opts.timeoutMs ?? 60_000 * chaosTimeScale();
   const started = performance.now();
   if (!canRunContainerd()) {
     return { name: s.name, pass: false, checks: [], trace: [], durationMs: 0, error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)", logs: "", cleanupProblems: [] };

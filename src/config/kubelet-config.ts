@@ -359,7 +359,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "evictionMinimumReclaim", "mergeDefaultEvictionSettings", "kernelMemcgNotification", "failSwapOn",
   "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
   "evictStaticPods", "schedulingNice", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
-  // Not yet: shutdownGracePeriod needs graceful node shutdown.
+  "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", // graceful node shutdown (src/node/shutdown)
   "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", "serverTLSBootstrap", // cluster
   "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
   "cpuCFSQuota", // pod cgroups: cpu.cfs_quota_us only when true (test/config/acted-on.test.ts checks this list against the code)

@@ -36,6 +36,8 @@ export interface EvictionManager {
   lastReport(): CycleReport | undefined;
   /** Resolves when no cycle is running or queued (tests). */
   idle(): Promise<void>;
+  /** A cycle is running or queued right now. */
+  readonly busy: boolean;
 }
 
 export function createEvictionManager(deps: EvictionDeps): EvictionManager {
@@ -153,6 +155,9 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
     },
     state: () => state,
     lastReport: () => state.lastReport,
+    get busy() {
+      return running !== undefined || microtaskQueued || rerun;
+    },
     async idle() {
       // Bounded: each pass waits for the running cycle; a rerun is at most one more.
       for (let i = 0; i < 1000; i++) {

@@ -15,6 +15,9 @@ export interface NotifierTarget {
   description: string;
   /** Bytes to write for memory.usage_in_bytes: capacity − threshold + inactive_file. */
   thresholdBytes: number;
+  /** The working set (usage − inactive_file) at which the signal meets the threshold: capacity − threshold.
+   * The cgroup v2 fast path watches this (src/kernel/working-set-watch.ts), reading inactive_file itself. */
+  workingSetBytes: number;
 }
 
 export class NotifierThresholdError extends Error {
@@ -23,12 +26,17 @@ export class NotifierThresholdError extends Error {
 
 /** memcgThreshold = capacity − thresholdAmount + inactiveFile, where capacity = available + workingSet. */
 export function memcgThresholdBytes(t: Threshold, mem: MemoryStats | undefined, where: string): number {
+  const { workingSetBytes, inactiveFileBytes } = workingSetLine(t, mem, where);
+  return workingSetBytes + inactiveFileBytes;
+}
+
+/** capacity − thresholdAmount (the working set that meets the threshold), and inactive_file now. */
+export function workingSetLine(t: Threshold, mem: MemoryStats | undefined, where: string): { workingSetBytes: number; inactiveFileBytes: number } {
   if (!mem || mem.usageBytes === undefined || mem.workingSetBytes === undefined || mem.availableBytes === undefined) {
     throw new NotifierThresholdError(`${where}: memory stats need usageBytes, workingSetBytes and availableBytes to arm the ${t.signal} notifier`);
   }
   const capacity = mem.availableBytes + mem.workingSetBytes;
-  const inactiveFile = mem.usageBytes - mem.workingSetBytes;
-  return capacity - thresholdAmount(t.value, capacity) + inactiveFile;
+  return { workingSetBytes: capacity - thresholdAmount(t.value, capacity), inactiveFileBytes: mem.usageBytes - mem.workingSetBytes };
 }
 
 /** One target per memory / allocatable-memory threshold, hard and soft. Errors per target are returned, not thrown. */
@@ -41,14 +49,15 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
     const hard = isHardThreshold(t);
     try {
       const mem = pods ? podsSystemContainer(summary)?.memory : summary.node.memory;
-      const thresholdBytes = memcgThresholdBytes(t, mem, pods ? 'node.systemContainers["pods"].memory' : "node.memory");
+      const line = workingSetLine(t, mem, pods ? 'node.systemContainers["pods"].memory' : "node.memory");
       targets.push({
         id: `${t.signal}#${index}`,
         signal: t.signal,
         cgroup: pods ? "pods" : "root",
         hard,
         description: `${hard ? "hard" : "soft"} ${pods ? "allocatable memory" : "memory"} eviction threshold`,
-        thresholdBytes,
+        thresholdBytes: line.workingSetBytes + line.inactiveFileBytes,
+        workingSetBytes: line.workingSetBytes,
       });
     } catch (e) {
       errors.push((e as Error).message);

@@ -33,6 +33,8 @@ export interface EvictionRecord {
 
 export interface CycleReport {
   timeMs: number;
+  /** When the cycle had its summary (clock ms): the trace splits the decision time at it. */
+  statsAtMs?: number;
   observations: Observations;
   thresholds: Threshold[];
   /** Met this sync, before grace periods, with min-reclaim hysteresis (steps 6–7). */

@@ -61,6 +61,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     logger.error(`eviction manager: ${report.error}`);
     return report;
   }
+  report.statsAtMs = clock.now();
 
   // Step 2: first sync only. The derived containerfs thresholds take part from the next sync on,
   // as upstream (§4.6 quirk): this sync still evaluates the configured list.

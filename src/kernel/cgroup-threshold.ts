@@ -4,9 +4,12 @@
 // cgroup.event_control; it lives until the eventfd is closed or the cgroup is removed.
 // Removing the cgroup (rmdir) also signals the eventfd, so each wake-up checks the cgroup still
 // exists and reports removal instead of a false threshold event.
-import { existsSync, readFileSync, write as fsWrite } from "node:fs";
+// The wake-up path opens no file: the attribute's fd (opened for the registration) is kept and re-read
+// with pread at offset 0, so an agent out of file descriptors (EMFILE) still reads the usage it was
+// woken for (the kernel regenerates a cgroup file's text on each read from 0).
+import { existsSync, write as fsWrite } from "node:fs";
 import { join } from "node:path";
-import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, SyscallError } from "../../ffi/libc.ts";
+import { close, EPOLLIN, O_CLOEXEC, O_RDONLY, O_WRONLY, open, pread, SyscallError } from "../../ffi/libc.ts";
 import { Eventfd } from "./eventfd.ts";
 import type { NotifierHub } from "./hub.ts";
 
@@ -57,15 +60,23 @@ export async function armCgroupThreshold(hub: NotifierHub, opts: CgroupThreshold
     try {
       await new Promise<void>((resolve, reject) => fsWrite(reg.ctlFd, reg.line, (err) => (err ? reject(err) : resolve())));
     } catch (e) {
+      reg.close();
       const errno = Math.abs(Number((e as NodeJS.ErrnoException).errno));
       throw Number.isFinite(errno) && errno > 0
         ? new SyscallError("write", errno, reg.ctlPath)
         : Object.assign(e as Error, { path: reg.ctlPath, message: `${(e as Error).message} (writing ${reg.ctlPath})` });
-    } finally {
-      reg.close();
     }
-    if (hub.closed) throw new Error(`threshold for ${attrPath}: the notifier hub closed while it was being armed`);
-    return watch(hub, efd, opts, attribute, attrPath);
+    const attrFd = reg.keepAttr();
+    if (hub.closed) {
+      close(attrFd);
+      throw new Error(`threshold for ${attrPath}: the notifier hub closed while it was being armed`);
+    }
+    try {
+      return watch(hub, efd, attrFd, opts, attribute);
+    } catch (e) {
+      close(attrFd);
+      throw e;
+    }
   } catch (e) {
     efd.close();
     throw e;
@@ -81,16 +92,18 @@ function thresholdTarget(opts: CgroupThresholdOptions): { attribute: string; att
   return { attribute, attrPath };
 }
 
-/** Watches a registered eventfd on the hub; the returned notifier owns `efd`. */
-function watch(hub: NotifierHub, efd: Eventfd, opts: CgroupThresholdOptions, attribute: string, attrPath: string): CgroupThresholdNotifier {
+/** Watches a registered eventfd on the hub; the returned notifier owns `efd` and `attrFd`. */
+function watch(hub: NotifierHub, efd: Eventfd, attrFd: number, opts: CgroupThresholdOptions, attribute: string): CgroupThresholdNotifier {
   let stopped = false;
   const reg = hub.add({ fd: efd.fd, events: EPOLLIN, onReady });
+  const buf = new Uint8Array(32);
 
   function stop(): void {
     if (stopped) return;
     stopped = true;
     reg.remove();
     efd.close();
+    close(attrFd);
   }
 
   function onReady(_events: number, wokeAtMs: number): void {
@@ -109,7 +122,7 @@ function watch(hub: NotifierHub, efd: Eventfd, opts: CgroupThresholdOptions, att
       atMs: performance.now(),
       wokeAtMs,
     };
-    const usage = readNumber(attrPath);
+    const usage = readKept(attrFd, buf);
     if (usage !== undefined) ev.usageBytes = usage;
     opts.onEvent(ev);
   }
@@ -125,8 +138,9 @@ function watch(hub: NotifierHub, efd: Eventfd, opts: CgroupThresholdOptions, att
 }
 
 /**
- * Opens what a registration names: the attribute (only needed during the write — the kernel resolves
- * it then and keeps its own reference to the cgroup) and cgroup.event_control. `close()` after the write.
+ * Opens what a registration names: the attribute (the kernel resolves it during the write and keeps
+ * its own reference to the cgroup) and cgroup.event_control. After the write, `keepAttr()` closes the
+ * control file and hands over the attribute's fd (read on each wake-up); `close()` closes both.
  */
 function openRegistration(efd: number, cgroupPath: string, attrPath: string, bytes: number) {
   const attrFd = open(attrPath, O_RDONLY | O_CLOEXEC);
@@ -146,13 +160,19 @@ function openRegistration(efd: number, cgroupPath: string, attrPath: string, byt
       close(ctlFd);
       close(attrFd);
     },
+    keepAttr(): number {
+      close(ctlFd);
+      return attrFd;
+    },
   };
 }
 
-function readNumber(path: string): number | undefined {
+/** The number in a kept cgroup file, read from offset 0; undefined when unreadable (cgroup gone). */
+function readKept(fd: number, buf: Uint8Array): number | undefined {
   try {
-    const n = Number(readFileSync(path, "utf8").trim());
-    return Number.isFinite(n) ? n : undefined;
+    const n = pread(fd, buf, 0);
+    const v = Number(new TextDecoder().decode(buf.subarray(0, n)).trim());
+    return n > 0 && Number.isFinite(v) ? v : undefined;
   } catch {
     return undefined;
   }

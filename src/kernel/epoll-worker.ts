@@ -3,25 +3,39 @@
 // EPOLLONESHOT, the main thread drains and re-arms them), so an fd closed or reused by the main
 // thread can never be read here. Control token 0 (the hub's stop eventfd) ends the loop.
 // Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
+//
+// Priority (see thread-priority.ts): at start the thread may set its own nice value (as earlyoom -p
+// sets its process's), and on every wake-up it may boost the main thread before posting, so the
+// cycle the event triggers runs at that priority too; the main thread lowers itself back after it.
+// Both are plain syscalls on fds/ids that exist before any event: the wake-up path opens nothing.
 import { EPOLL_EVENT_SIZE, epoll_wait } from "../../ffi/libc.ts";
+import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
 
 export interface WorkerStart {
   type: "start";
   epfd: number;
+  /** Nice value for this thread, set before the first wait (undefined: inherit the creator's). */
+  threadNice?: number;
+  /** Boost the main thread on each wake-up (see thread-priority.ts). */
+  boost?: BoostSpec;
 }
 
 export type WorkerMessage =
   /** pairs = [token, events, token, events, …]; wokeAtMs = wall-clock ms (timeOrigin + now) at wake-up. */
   | { type: "ready"; pairs: number[]; wokeAtMs: number }
+  /** The outcome of `threadNice` (and the first boost failure, if any): for one log line. */
+  | { type: "priority"; what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }
   | { type: "stopped" }
   | { type: "error"; message: string };
 
 const MAX_EVENTS = 64;
 
-function run(epfd: number): void {
+function run(start: WorkerStart): void {
+  const { epfd, boost } = start;
   const buf = new Uint8Array(MAX_EVENTS * EPOLL_EVENT_SIZE);
+  let boostFailed = false;
   for (;;) {
     let events;
     try {
@@ -37,6 +51,13 @@ function run(epfd: number): void {
       if (ev.data === 0) stop = true;
       else pairs.push(ev.data, ev.events);
     }
+    if (pairs.length > 0 && boost && !boostFailed) {
+      const err = boostThread(boost);
+      if (err) {
+        boostFailed = true; // said once; the events still go through, at the main thread's own priority
+        self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkerMessage);
+      }
+    }
     if (pairs.length > 0) self.postMessage({ type: "ready", pairs, wokeAtMs } satisfies WorkerMessage);
     if (stop) return;
   }
@@ -44,6 +65,10 @@ function run(epfd: number): void {
 
 self.onmessage = (e: MessageEvent<WorkerStart>) => {
   if (e.data?.type !== "start") return;
-  run(e.data.epfd);
+  if (e.data.threadNice !== undefined) {
+    const r = applyThreadNice(e.data.threadNice);
+    self.postMessage({ type: "priority", what: "thread", nice: e.data.threadNice, ...r } satisfies WorkerMessage);
+  }
+  run(e.data);
   self.postMessage({ type: "stopped" } satisfies WorkerMessage);
 };

@@ -16,10 +16,14 @@
 // and then re-arms it with EPOLL_CTL_MOD. So a level-triggered source that is not drained yet never
 // makes the worker spin, and a removed token that is still in flight is simply ignored.
 // Stop: write the control eventfd (token 0); the worker leaves epoll_wait and says "stopped".
-import { EPOLLIN, EPOLLONESHOT } from "../../ffi/libc.ts";
+//
+// Priority (opt-in, thread-priority.ts): the worker can run at its own nice value and boost the main
+// thread on each wake-up; whoever handles the event calls `endBoost()` once its work is done.
+import { EPOLLIN, EPOLLONESHOT, getpriority, PRIO_PROCESS } from "../../ffi/libc.ts";
 import { Epoll } from "./epoll.ts";
 import type { WorkerMessage, WorkerStart } from "./epoll-worker.ts";
 import { Eventfd } from "./eventfd.ts";
+import { endBoost, isBoosted, newBoostSpec, type BoostSpec } from "./thread-priority.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export interface HubSource {
@@ -47,6 +51,13 @@ export interface NotifierHub {
   readonly closed: boolean;
   /** Stops the worker and closes the epoll and control fds. Sources must be removed by their owners. */
   close(): Promise<void>;
+  /**
+   * With `boostMainThread`: the main thread goes back to the nice value it had when the hub was
+   * created, if a wake-up boosted it (no syscall otherwise). Returns true when it lowered itself.
+   */
+  endBoost(): boolean;
+  /** The main thread is boosted right now (tests, debugging). */
+  readonly boosted: boolean;
 }
 
 export interface NotifierHubOptions {
@@ -54,6 +65,12 @@ export interface NotifierHubOptions {
   onError?(err: Error): void;
   /** How long close() waits for the worker to leave epoll_wait (default 2000 ms). */
   stopTimeoutMs?: number;
+  /** Nice value of the worker thread (default: inherited from the main thread). */
+  threadNice?: number;
+  /** Raise the main thread to this nice value on each wake-up, until endBoost() (default: never). */
+  boostMainThreadNice?: number;
+  /** The outcome of threadNice, and a refused boost (once): for one log line. */
+  onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
 }
 
 const CONTROL_TOKEN = 0;
@@ -67,6 +84,14 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
   let closing: Promise<void> | undefined;
   let stopped: () => void = () => {};
   const stoppedP = new Promise<void>((r) => (stopped = r));
+
+  let boost: BoostSpec | undefined;
+  let baseNice = 0;
+  if (opts.boostMainThreadNice !== undefined) {
+    // The main thread's TID is the process id; its own value now is what endBoost() restores.
+    baseNice = getpriority(PRIO_PROCESS, 0);
+    boost = newBoostSpec(process.pid, opts.boostMainThreadNice);
+  }
 
   let worker: Worker;
   try {
@@ -85,12 +110,16 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
       onError(new Error(`epoll worker: ${msg.message}`));
       stopped();
     } else if (msg.type === "ready") dispatch(msg.pairs, msg.wokeAtMs);
+    else if (msg.type === "priority") {
+      const { type: _t, ...p } = msg;
+      opts.onPriority?.(p);
+    }
   };
   worker.onerror = (e: ErrorEvent) => {
     onError(new Error(`epoll worker failed: ${e.message}`));
     stopped();
   };
-  worker.postMessage({ type: "start", epfd: epoll.fd } satisfies WorkerStart);
+  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, boost } satisfies WorkerStart);
 
   function dispatch(pairs: number[], wokeAtMs: number): void {
     for (let i = 0; i + 1 < pairs.length; i += 2) {
@@ -135,6 +164,10 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     get closed() {
       return closing !== undefined;
     },
+    endBoost: () => (boost ? endBoost(boost, baseNice) : false),
+    get boosted() {
+      return boost ? isBoosted(boost) : false;
+    },
     close() {
       if (closing) return closing;
       closing = (async () => {
@@ -149,6 +182,8 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
         ]);
         clearTimeout(timer);
         worker.terminate();
+        // A boost nobody ended (the hub closed mid-event) must not outlive the hub.
+        if (boost) endBoost(boost, baseNice);
         if (finished) {
           epoll.close();
           control.close();

@@ -1,12 +1,16 @@
 // The agent's one call for kernel memory notifications: a hub, the memcg threshold set the
-// eviction manager re-arms every ≤ 10 s (onNotifierTargets → apply), and optionally a PSI trigger;
-// every event becomes `onTrigger(reason)` (→ evictionManager.trigger) plus one log line.
+// eviction manager re-arms every ≤ 10 s (onNotifierTargets → apply) — on cgroup v2, which has no
+// memcg thresholds, the working-set watch on the same targets (working-set-watch.ts) — and
+// optionally a PSI trigger; every event becomes `onTrigger(reason)` (→ evictionManager.trigger)
+// plus one log line.
 // What the node lacks is logged once at start, and the 10 s synchronize keeps working regardless.
+import { join } from "node:path";
 import { kv, log as defaultLog } from "../log.ts";
 import { detectMemoryNotification } from "./detect.ts";
 import { createNotifierHub, type NotifierHub } from "./hub.ts";
 import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
 import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
+import { DEFAULT_WORKING_SET_POLL, startWorkingSetWatch, type WorkingSetPollSettings, type WorkingSetTarget, type WorkingSetWatch } from "./working-set-watch.ts";
 
 /** 15 % of a 2 s window stalled; 2 s multiples are accepted even without CAP_SYS_RESOURCE. */
 export const DEFAULT_PSI_TRIGGER = "some 300000 2000000";
@@ -34,7 +38,17 @@ export interface MemoryNotifiersOptions {
   psiTrigger?: string | false;
   /** Pressure file for the PSI trigger (default: detected, unified root first). */
   pressureFile?: string;
+  /** cgroup v2 mount (default /sys/fs/cgroup): the working-set watch is used there when memcg thresholds are not. */
+  unifiedMountRoot?: string;
+  /** Overrides of the working-set watch's poll schedule (DEFAULT_WORKING_SET_POLL). */
+  workingSetPoll?: Partial<WorkingSetPollSettings>;
   logger?: MemoryNotifiersLogger;
+  /**
+   * Priority of the notifier path (thread-priority.ts): the notifier thread's nice value, and the main
+   * thread's while it handles an event (until `endBoost()`). Default: neither is changed.
+   */
+  threadNice?: number;
+  boostMainThreadNice?: number;
 }
 
 export interface MemoryNotifiers {
@@ -46,14 +60,33 @@ export interface MemoryNotifiers {
    */
   apply(targets: readonly MemcgTarget[]): Promise<void>;
   readonly memcgSupported: boolean;
+  /** The cgroup v2 fast path, when this node has no memcg thresholds but a v2 memory controller. */
+  readonly workingSet?: WorkingSetWatch;
   readonly psi?: PsiNotifier;
+  /** The event's work is done: the main thread back to its own priority (see boostMainThreadNice). */
+  endBoost(): boolean;
   close(): Promise<void>;
 }
 
 export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifiers {
   const logger = opts.logger ?? defaultLog;
-  const support = detectMemoryNotification({ memoryCgroupRoot: opts.memoryCgroupRoot });
-  const hub = createNotifierHub({ onError: (e) => logger.warn(`kernel notifier: ${e.message}`) });
+  const support = detectMemoryNotification({ memoryCgroupRoot: opts.memoryCgroupRoot, unifiedMountRoot: opts.unifiedMountRoot });
+  const hub = createNotifierHub({
+    onError: (e) => logger.warn(`kernel notifier: ${e.message}`),
+    threadNice: opts.threadNice,
+    boostMainThreadNice: opts.boostMainThreadNice,
+    onPriority(p) {
+      const who = p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event";
+      if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
+      else
+        logger.warn(
+          `kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error, hint: p.error === "EACCES" || p.error === "EPERM" ? "needs CAP_SYS_NICE" : undefined })}`,
+        );
+    },
+  });
+  if (opts.boostMainThreadNice !== undefined) {
+    logger.info(`kernel memory notification: the main thread is raised while it handles a kernel event ${kv({ nice: opts.boostMainThreadNice })}`);
+  }
 
   const memcg = support.memcgRoot
     ? createMemcgNotifierSet({
@@ -61,10 +94,10 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
         memoryCgroupRoot: support.memcgRoot,
         podsCgroup: opts.podsCgroup,
         onEvent(ev) {
-          logger.info(
-            `eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`,
-          );
           opts.onTrigger(ev.description, performance.timeOrigin + performance.now() - ev.wokeAtMs);
+          // The line after the cycle the trigger queued (its kill included): a log write costs the
+          // pressure path 0.5–2 ms when it comes first.
+          setTimeout(() => logger.info(`eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`), 0);
         },
         onRemoved(path) {
           logger.warn(`eviction manager: memcg notifier cgroup removed; re-armed at the next refresh ${kv({ cgroup: path })}`);
@@ -72,6 +105,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
       })
     : undefined;
   for (const reason of support.missing) logger.info(`kernel memory notification: ${reason}`);
+  const workingSet = support.unifiedMemoryRoot ? startWorkingSet(support.unifiedMemoryRoot, opts, logger) : undefined;
 
   let psi: PsiNotifier | undefined;
   const trigger = opts.psiTrigger ?? (memcg ? false : DEFAULT_PSI_TRIGGER);
@@ -103,8 +137,10 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
   return {
     hub,
     memcgSupported: memcg !== undefined,
+    workingSet: workingSet?.watch,
     psi,
     async apply(targets) {
+      if (workingSet) return workingSet.apply(targets);
       if (!memcg) return;
       const errors = await memcg.apply(targets);
       // The same failure every 10 s is one log line, not a flood.
@@ -115,10 +151,59 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
         if (n.armedBytes !== undefined) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
       }
     },
+    endBoost: () => hub.endBoost(),
     async close() {
       memcg?.stop();
+      await workingSet?.watch.stop();
       psi?.stop();
       await hub.close();
     },
   };
+}
+
+/** cgroup v2: the eviction manager's targets → working-set lines on kubepods (memory.current) and the node (/proc/meminfo). */
+function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: MemoryNotifiersLogger) {
+  const described = new Map<string, MemcgTarget>();
+  const failed = new Set<string>();
+  const watch = startWorkingSetWatch({
+    poll: opts.workingSetPoll,
+    onCrossing(c) {
+      const t = described.get(c.id);
+      const description = t?.description ?? c.id;
+      logger.info(
+        `eviction manager: ${description} crossed ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`,
+      );
+      opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);
+    },
+    onError(id, message) {
+      // A missing kubepods (not created yet, or removed) fails every refresh: one line per distinct failure.
+      const key = `${id}\0${message}`;
+      if (failed.has(key)) return;
+      failed.add(key);
+      logger.warn(`eviction manager: working-set notifier not armed ${kv({ target: described.get(id)?.description ?? id, error: message })}`);
+    },
+  });
+  logger.info(`kernel memory notification: cgroup v2 working-set watch ${kv({ mount, ...pollLogFields(opts.workingSetPoll) })}`);
+  return {
+    watch,
+    async apply(targets: readonly MemcgTarget[]): Promise<void> {
+      const next: WorkingSetTarget[] = [];
+      described.clear();
+      for (const t of targets) {
+        if (t.workingSetBytes === undefined) continue;
+        const id = t.id ?? `${t.signal}/${t.hard ? "hard" : "soft"}`;
+        described.set(id, t);
+        next.push({ id, source: t.cgroup === "pods" ? { cgroupDir: join(mount, opts.podsCgroup ?? "kubepods") } : "meminfo", lineBytes: t.workingSetBytes });
+      }
+      const before = JSON.stringify(watch.targets);
+      watch.set(next);
+      if (JSON.stringify(watch.targets) === before) return;
+      for (const t of next) logger.debug(`eviction manager: working-set notifier armed ${kv({ description: described.get(t.id)?.description, source: t.source === "meminfo" ? "/proc/meminfo" : t.source.cgroupDir, workingSetBytes: t.lineBytes })}`);
+    },
+  };
+}
+
+function pollLogFields(p: Partial<WorkingSetPollSettings> | undefined): Record<string, number> {
+  const s = { ...DEFAULT_WORKING_SET_POLL, ...p };
+  return { minIntervalMs: s.minIntervalMs, maxIntervalMs: s.maxIntervalMs, maxGrowthMiBPerSec: Math.round(s.maxGrowthBytesPerSec / 2 ** 20) };
 }

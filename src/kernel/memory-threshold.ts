@@ -50,6 +50,8 @@ export interface MemcgTarget {
   hard: boolean;
   description: string;
   thresholdBytes: number;
+  /** capacity − threshold: the working set the cgroup v2 fast path watches for (working-set-watch.ts). */
+  workingSetBytes?: number;
 }
 
 export interface MemcgNotifierEvent extends ThresholdEvent {

@@ -8,7 +8,7 @@ import type { PodLifecycleMetrics } from "../pod/lifecycle-metrics.ts";
 import type { PodCgroups, PodLifecycle } from "../pod/lifecycle-types.ts";
 import { POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
 import type { Pod } from "../pod/types.ts";
-import { createRegistry, type Registry } from "../server/metrics.ts";
+import { createRegistry, type Counter, type Registry } from "../server/metrics.ts";
 import { instrumentCgroups } from "./cgroups.ts";
 import { nodeMetrics, type PodCountsSource } from "./node.ts";
 import { podLifecycleMetrics } from "./pods.ts";
@@ -36,6 +36,8 @@ export interface KubeletMetrics {
   readonly storageOperation: StorageOperation;
   /** Once the pod lifecycle exists: the node name and scrape-time pod and volume gauges. */
   observeNode(nodeName: string, lifecycle: PodLifecycle): void;
+  /** kubelet_preemptions: a pod stopped to admit a critical pod, by the first resource it was short of. */
+  preempted(resourceName: string): void;
 }
 
 /** A pod's volumes are set up once it runs or one of its containers started (upstream's actual state). */
@@ -62,6 +64,7 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     const pod = uid ? lifecycleRef?.listPodsForApi().find((p) => p.metadata.uid === uid) : undefined;
     return pod?.spec.initContainers?.some((c) => c.name === config.metadata?.name) ? "init_container" : "container";
   };
+  let preemptions: Counter | undefined;
   return {
     probes,
     lifecycle: { ...podLifecycleMetrics(registry), ...probeMetrics(probes) },
@@ -70,7 +73,8 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     storageOperation: storageMetrics(registry),
     observeNode(nodeName, lifecycle) {
       lifecycleRef = lifecycle;
-      nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });
+      preemptions = nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });
     },
+    preempted: (resourceName) => preemptions?.inc({ preemption_signal: resourceName }),
   };
 }

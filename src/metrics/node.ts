@@ -5,7 +5,7 @@
 import { isMirrorPod, isStaticPod } from "../pod/pod-like.ts";
 import { volumePluginName } from "../pod/volumes/index.ts";
 import type { Pod } from "../pod/types.ts";
-import type { CollectedMetric, Registry } from "../server/metrics.ts";
+import type { CollectedMetric, Counter, Registry } from "../server/metrics.ts";
 
 /** What the collectors read from the pod lifecycle. */
 export interface PodCountsSource {
@@ -40,12 +40,13 @@ const byStatic = (pods: readonly Pod[]) => {
   ];
 };
 
-export function nodeMetrics(registry: Registry, opts: { nodeName: string; pods: PodCountsSource }): void {
+/** Registers the node's series; returns kubelet_preemptions, which the preemption handler counts in. */
+export function nodeMetrics(registry: Registry, opts: { nodeName: string; pods: PodCountsSource }): Counter {
   registry.gauge({ name: "kubelet_node_name", help: "The node's name. The count is always 1.", labelNames: ["node"] }).set(1, { node: opts.nodeName });
   // bunlet refuses to start on a configuration error (there is no dynamic reconfiguration), so a
   // running bunlet has none; the series exists for the dashboards and alerts that query it.
   registry.gauge({ name: "kubelet_node_config_error", help: "This metric is true (1) if the node is experiencing a configuration-related error, false (0) otherwise." }).set(0);
-  registry.counter({ name: "kubelet_preemptions", help: "Cumulative number of pod preemptions by preemption resource", labelNames: ["preemption_signal"] });
+  const preemptions = registry.counter({ name: "kubelet_preemptions", help: "Cumulative number of pod preemptions by preemption resource", labelNames: ["preemption_signal"] });
   registry.collect(() => {
     const desired = opts.pods.desiredPods();
     return [
@@ -55,4 +56,5 @@ export function nodeMetrics(registry: Registry, opts: { nodeName: string; pods: 
       { name: "volume_manager_total_volumes", help: "Number of volumes in Volume Manager", type: "gauge", samples: volumeSamples(desired, opts.pods.mountedPods()) },
     ];
   });
+  return preemptions;
 }

@@ -6,6 +6,9 @@
 //   NodeAffinity (nodeSelector + required node affinity) → NodeName → NodePorts → TaintToleration
 //   (untolerated NoExecute taints; static pods exempt). A rejected pod ends Failed with that reason.
 // Without the Node object (standalone mode, or before registration) only the pod count is checked.
+// A refused pod's failures go to the admission failure handler first (upstream's
+// CriticalPodAdmissionHandler, src/pod/preemption-handler.ts): a critical pod short only of
+// resources preempts lower-priority pods and is admitted.
 import { parseQuantity, quantityMilliValue } from "../config/quantity.ts";
 import { podRequestMilli } from "../eviction/pod-resources.ts";
 import { admitMaxPods, OUT_OF_PODS } from "./admit-max-pods.ts";
@@ -20,7 +23,24 @@ export interface AdmissionNode {
   allocatable: Record<string, string>;
 }
 
-export type AdmitVerdict = { admit: true } | { admit: false; reason: string; message: string };
+/** InsufficientResourceError's figures, in resource.GetResourceRequest units (cpu millicores, bytes, pod count). */
+export interface InsufficientResource {
+  resourceName: string;
+  requested: number;
+  used: number;
+  capacity: number;
+}
+
+/** A refusal; `insufficient` marks the resource ones (OutOf<resource>), the only ones preemption can cure. */
+export type AdmitRejection = { admit: false; reason: string; message: string; insufficient?: InsufficientResource };
+/** `waitFor`: the pod is admitted, but starts once this settles (the pods it preempted are stopped). */
+export type AdmitVerdict = { admit: true; waitFor?: Promise<unknown> } | AdmitRejection;
+
+/**
+ * Upstream lifecycle.AdmissionFailureHandler: given the failed predicates, the ones that still stand
+ * (none: admit), or an error (UnexpectedAdmissionError); `waitFor` as in AdmitVerdict.
+ */
+export type AdmissionFailureHandler = (pod: PodLike, failures: AdmitRejection[], others: PodLike[]) => { failures: AdmitRejection[]; error?: string; waitFor?: Promise<unknown> };
 
 interface Requirement { key: string; operator: string; values?: string[] }
 interface Toleration { key?: string; operator?: string; value?: string; effect?: string }
@@ -34,7 +54,7 @@ interface SchedulingSpec {
 }
 
 const spec = (p: PodLike) => p.spec as unknown as SchedulingSpec;
-const predicate = (name: string, desc: string): AdmitVerdict => ({ admit: false, reason: name, message: `Predicate ${name} failed: ${desc}` });
+const predicate = (name: string, desc: string): AdmitRejection => ({ admit: false, reason: name, message: `Predicate ${name} failed: ${desc}` });
 
 function milli(q: string | undefined): number {
   if (q === undefined) return 0;
@@ -46,10 +66,11 @@ function milli(q: string | undefined): number {
 }
 
 /** noderesources.Fits for cpu, memory, ephemeral-storage (in upstream's order and units). */
-function insufficientResources(pod: PodLike, others: PodLike[], node: AdmissionNode): AdmitVerdict[] {
-  const out: AdmitVerdict[] = [];
-  const pods = admitMaxPods(others.length, Math.floor(milli(node.allocatable.pods) / 1000));
-  if (!pods.admit) out.push(pods);
+function insufficientResources(pod: PodLike, others: PodLike[], node: AdmissionNode): AdmitRejection[] {
+  const out: AdmitRejection[] = [];
+  const maxPods = Math.floor(milli(node.allocatable.pods) / 1000);
+  const pods = admitMaxPods(others.length, maxPods);
+  if (!pods.admit) out.push({ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: maxPods } });
   for (const [name, scale] of [["cpu", 1], ["memory", 1000], ["ephemeral-storage", 1000]] as const) {
     const requested = podRequestMilli(pod, name);
     if (requested <= 0) continue;
@@ -57,7 +78,12 @@ function insufficientResources(pod: PodLike, others: PodLike[], node: AdmissionN
     const capacity = milli(node.allocatable[name]);
     if (requested > capacity - used) {
       const v = (x: number) => Math.ceil(x / scale);
-      out.push({ admit: false, reason: `OutOf${name}`, message: `Node didn't have enough resource: ${name}, requested: ${v(requested)}, used: ${v(used)}, capacity: ${v(capacity)}` });
+      out.push({
+        admit: false,
+        reason: `OutOf${name}`,
+        message: `Node didn't have enough resource: ${name}, requested: ${v(requested)}, used: ${v(used)}, capacity: ${v(capacity)}`,
+        insufficient: { resourceName: name, requested: v(requested), used: v(used), capacity: v(capacity) },
+      });
     }
   }
   return out;
@@ -109,7 +135,7 @@ function hostPortsConflict(pod: PodLike, others: PodLike[]): boolean {
 }
 
 /** All failed predicates in upstream's order (the first is the one reported). */
-export function generalPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode): AdmitVerdict[] {
+export function generalPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode): AdmitRejection[] {
   const out = insufficientResources(pod, others, node);
   if (!matchesNodeAffinity(pod, node)) out.push(predicate("NodeAffinity", "node(s) didn't match Node's node affinity/selector"));
   const nodeName = spec(pod).nodeName;
@@ -122,19 +148,33 @@ export function generalPredicates(pod: PodLike, others: PodLike[], node: Admissi
   return out;
 }
 
+/** Upstream lifecycle.UnexpectedAdmissionError. */
+export const UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError";
+
+/** The failures left once the failure handler had its say, as one verdict (upstream Admit's tail). */
+function afterFailureHandler(pod: PodLike, failures: AdmitRejection[], others: PodLike[], onFailure: AdmissionFailureHandler | undefined): AdmitVerdict {
+  if (failures.length === 0) return { admit: true };
+  if (!onFailure) return failures[0]!;
+  const r = onFailure(pod, failures, others);
+  if (r.error !== undefined) return { admit: false, reason: UNEXPECTED_ADMISSION_ERROR, message: `Unexpected error while attempting to recover from admission failure: ${r.error}` };
+  return r.failures[0] ?? (r.waitFor ? { admit: true, waitFor: r.waitFor } : { admit: true });
+}
+
 /** The whole handler: OS selector first (preemption would not help), then the general predicates. */
-export function admitPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode): AdmitVerdict {
+export function admitPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode, onFailure?: AdmissionFailureHandler): AdmitVerdict {
   const os = spec(pod).nodeSelector?.["kubernetes.io/os"];
   if (os !== undefined && node.labels["kubernetes.io/os"] !== os)
     return { admit: false, reason: "PodOSSelectorNodeLabelDoesNotMatch", message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label" };
-  return generalPredicates(pod, others, node)[0] ?? { admit: true };
+  return afterFailureHandler(pod, generalPredicates(pod, others, node), others, onFailure);
 }
 
 /** The admit handler: full predicates against the Node object when known, else the pod count. */
-export function predicateAdmitHandler(o: { maxPods: number; node: () => AdmissionNode | undefined }): PodAdmitHandler {
+export function predicateAdmitHandler(o: { maxPods: number; node: () => AdmissionNode | undefined; onFailure?: AdmissionFailureHandler }): PodAdmitHandler {
   return (pod, others) => {
     const node = o.node();
-    return node ? admitPredicates(pod, others, node) : admitMaxPods(others.length, o.maxPods);
+    if (node) return admitPredicates(pod, others, node, o.onFailure);
+    const pods = admitMaxPods(others.length, o.maxPods);
+    return pods.admit ? pods : afterFailureHandler(pod, [{ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: o.maxPods } }], others, o.onFailure);
   };
 }
 

@@ -74,6 +74,9 @@ export async function rotateContainerLog(logPath: string, policy: LogRotationPol
       return [];
     }
   }
+  // The plan is empty under the size limit: no listing of the rotated logs (a readdir per container
+  // every 10 s was idle cost, issue #14).
+  if (size < policy.maxSizeBytes) return [];
   const dir = dirname(logPath);
   const prefix = `${basename(logPath)}.`;
   const rotated = (await readdir(dir)).filter((f) => f.startsWith(prefix)).map((f) => join(dir, f));

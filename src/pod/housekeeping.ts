@@ -28,6 +28,40 @@ export interface HousekeepingContext {
   dispatch: (pod: Pod, type: UpdateType) => void;
   /** All runtime pods, possibly from a recent relist (upstream runtimeCache); default a fresh getPods. */
   runtimePods?: () => Promise<RuntimePod[]>;
+  /** Skips the pod cgroup scan while nothing it depends on changed (see createCgroupScanGate). */
+  cgroupScan?: CgroupScanGate;
+}
+
+export interface CgroupScanGate {
+  /** Whether a scan is due for this state of the node (`key`). */
+  due(key: string): boolean;
+  /** A scan of `key` ran; `clean`: it left nothing behind (removed all it wanted, no error). */
+  done(key: string, clean: boolean): void;
+}
+
+/**
+ * Upstream scans the pod cgroups for orphans every housekeeping (2 s); with 100 pods those readdirs
+ * were a tenth of bunlet's idle CPU (issue #14). A scan finds an orphan only after a pod left the
+ * desired set, a worker moved on, or a runtime pod came or went, so it is skipped while the state
+ * key (those sets) is the one of the last clean scan — and still run every `maxIntervalMs` to
+ * catch anything else (a cgroup made behind our back).
+ */
+export function createCgroupScanGate(nowMs: () => number, maxIntervalMs = 60_000): CgroupScanGate {
+  let cleanKey: string | undefined;
+  let lastMs = 0;
+  return {
+    due: (key) => key !== cleanKey || nowMs() - lastMs >= maxIntervalMs,
+    done(key, clean) {
+      cleanKey = clean ? key : undefined;
+      lastMs = nowMs();
+    },
+  };
+}
+
+/** The state a cgroup scan's outcome depends on: desired pods, workers' states, runtime pods, foreign pods. */
+export function cgroupScanKey(desired: ReadonlySet<string>, known: Iterable<string>, workerState: (uid: string) => string | undefined, running: readonly RuntimePod[], foreign: ReadonlySet<string>): string {
+  const workers = [...known].map((uid) => `${uid}=${workerState(uid) ?? ""}`);
+  return [[...desired].sort().join(","), workers.sort().join(","), running.map((r) => r.uid).sort().join(","), [...foreign].sort().join(",")].join("|");
 }
 
 export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
@@ -65,13 +99,22 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
     ctx.dispatch(stub, "kill");
   }
   if (ctx.cgroups?.listPodUids) {
+    // Another live agent's pods (same cgroupRoot) are not orphans: their cgroups stay (issue 14 finding 11).
+    const foreign = ctx.runtime.foreignPodUids?.() ?? new Set<string>();
+    const key = ctx.cgroupScan ? cgroupScanKey(desired, known.keys(), (uid) => workers.state(uid), running, foreign) : "";
+    if (ctx.cgroupScan && !ctx.cgroupScan.due(key)) return;
+    let clean = true;
     try {
-      // Another live agent's pods (same cgroupRoot) are not orphans: their cgroups stay (issue 14 finding 11).
-      const foreign = ctx.runtime.foreignPodUids?.() ?? new Set<string>();
+      const runningUids = new Set(running.map((r) => r.uid));
       for (const uid of await ctx.cgroups.listPodUids())
-        if (!desired.has(uid) && !foreign.has(uid) && !workers.couldHaveRunningContainers(uid) && !running.some((r) => r.uid === uid)) await ctx.cgroups.removePod(uid);
+        if (!desired.has(uid) && !foreign.has(uid) && !workers.couldHaveRunningContainers(uid) && !runningUids.has(uid)) {
+          await ctx.cgroups.removePod(uid);
+          clean = false; // confirm the removal at the next housekeeping
+        }
     } catch (e) {
+      clean = false;
       log.warn(`housekeeping: pod cgroup cleanup failed ${kv({ error: (e as Error).message })}`);
     }
+    ctx.cgroupScan?.done(key, clean);
   }
 }

@@ -52,7 +52,8 @@ export interface PodCgroups {
 }
 
 /** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */
-export type PodAdmitHandler = (pod: PodLike, activePods: PodLike[]) => { admit: boolean; reason?: string; message?: string };
+/** `waitFor` (admitted): start the pod once it settles (pods preempted for it are stopped first). */
+export type PodAdmitHandler = (pod: PodLike, activePods: PodLike[]) => { admit: boolean; reason?: string; message?: string; waitFor?: Promise<unknown> };
 
 export interface KillPodRequest {
   reason: string;

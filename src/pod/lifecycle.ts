@@ -7,9 +7,9 @@ import { kv, log } from "../log.ts";
 import { createBackOff } from "./backoff.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { every, realClock, type TimerHandle } from "../clock.ts";
-import { runHousekeeping } from "./housekeeping.ts";
+import { createCgroupScanGate, runHousekeeping } from "./housekeeping.ts";
 import type { ManifestError } from "./manifest.ts";
-import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
+import { defaultHostIP, type PodAdmitHandler, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
 import { createPodWorkers, effectiveGracePeriod, type PodSyncer, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { createPleg, type PlegEvent, statusMatchesRelist } from "./pleg.ts";
@@ -116,10 +116,17 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     lastRuntimeStatus.set(pod.metadata.uid, { status, atMs: clock.now() });
     return status;
   }
-  function reusableStatus(uid: string): RuntimePodStatus | undefined {
+  function reusableStatus(pod: Pod): RuntimePodStatus | undefined {
+    const uid = pod.metadata.uid;
     const cached = lastRuntimeStatus.get(uid);
     const relist = pleg.relisted();
-    if (!cached || !relist || relist.startMs <= cached.atMs) return undefined;
+    if (!relist) return undefined;
+    // A UID never read before that a relist of this agent does not show has nothing in the runtime:
+    // only its own worker creates sandboxes for it, and that worker has not acted yet (upstream's
+    // first sync reads the PLEG cache, empty for such a pod). 100 new pods then start without 200
+    // CRI listings in the way of the first sandbox (issue #14).
+    if (!cached) return relist.pods.has(uid) ? undefined : { uid, name: pod.metadata.name, namespace: pod.metadata.namespace, sandboxes: [], containers: [] };
+    if (relist.startMs <= cached.atMs) return undefined;
     return statusMatchesRelist(cached.status, relist.pods.get(uid)) ? cached.status : undefined;
   }
 
@@ -138,7 +145,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         }
       const cgroupParent = await deps.cgroups?.ensurePod(pod);
       if (signal?.aborted) return {};
-      const before = reusableStatus(uid) ?? (await readStatus(pod));
+      const before = reusableStatus(pod) ?? (await readStatus(pod));
       // Preempted: still record what the runtime showed (an adopted pod's containers), without
       // probes — the termination removed them — until the termination's own status lands.
       if (signal?.aborted) {
@@ -146,6 +153,10 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         return {};
       }
       probes.addPod(pod);
+      // The runtime may change under this sync: until its "after" status lands, the next sync reads
+      // the runtime (a sync that throws half-way never leaves a stale or assumed-empty status behind).
+      const kept = lastRuntimeStatus.get(uid);
+      lastRuntimeStatus.set(uid, { status: before, atMs: Number.POSITIVE_INFINITY });
       const result = await runtime.syncPod(pod, before, backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
       if (signal?.aborted) {
         updateStatus(pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), result.errors, true, false);
@@ -153,6 +164,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
       for (const e of result.errors)
         if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
+      if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
       const after = result.unchanged ? before : await readStatus(pod);
       const status = updateStatus(pod, after, result.errors);
       if (isTerminalPhase(status)) return { terminal: true };
@@ -257,7 +269,17 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       podManager.add(pod);
       if (isTerminalPhase(statuses.get(uid)) || workers.isTerminationRequested(uid)) continue;
       const others = activePods().filter((p) => p.metadata.uid !== uid);
-      const rejected = admitHandlers.map((h) => h(pod, others)).find((r) => !r.admit);
+      // Upstream canAdmitPod: the first refusal ends it (a later handler, e.g. preemption, never runs).
+      let rejected: ReturnType<PodAdmitHandler> | undefined;
+      const waits: Promise<unknown>[] = [];
+      for (const h of admitHandlers) {
+        const r = h(pod, others);
+        if (!r.admit) {
+          rejected = r;
+          break;
+        }
+        if (r.waitFor) waits.push(r.waitFor);
+      }
       if (rejected) {
         const reason = rejected.reason ?? "Rejected";
         const message = rejected.message ?? "pod admission rejected";
@@ -267,7 +289,9 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         continue;
       }
       log.info(`pod added ${kv({ pod: fullName(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
-      dispatch(pod, "create");
+      if (waits.length === 0) dispatch(pod, "create");
+      // Admitted after preempting: started once those pods are stopped, unless it went meanwhile.
+      else void Promise.allSettled(waits).then(() => podManager.get(uid) && !workers.isTerminationRequested(uid) && dispatch(podManager.get(uid)!, "create"));
     }
   }
 
@@ -326,10 +350,11 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     }
   }
 
+  const cgroupScan = createCgroupScanGate(() => clock.now());
   const housekeeping = () => {
     syncLoopEntryMs = clock.now();
     for (const uid of lastRuntimeStatus.keys()) if (!known.has(uid)) lastRuntimeStatus.delete(uid);
-    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS) });
+    return runHousekeeping({ clock, runtime, podManager, workers, statuses, probes, backOff, known, cgroups: deps.cgroups, sourcesReady, dispatch, runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS), cgroupScan });
   };
 
   /** A periodic loop whose failure is logged against its name and never ends it or another loop. */

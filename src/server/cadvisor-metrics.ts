@@ -4,6 +4,7 @@
 // (container, id, image, name, namespace, pod; + cpu, device, interface where cAdvisor has them).
 // The figures come from src/stats/cadvisor.ts (the summary's sources); this file only renders them.
 import type { CadvisorContainer, CadvisorSnapshot } from "../stats/cadvisor.ts";
+import type { DeviceIo } from "../stats/io.ts";
 import { escapeHelp, escapeLabelValue, formatValue } from "./metrics.ts";
 
 interface Family {
@@ -49,6 +50,12 @@ export function renderCadvisorMetrics(snap: CadvisorSnapshot, nowMs: number): st
   }
   const fsUsage = family("container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.", "gauge");
   const fsLimit = family("container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.", "gauge");
+  const ioFamilies = [
+    [family("container_fs_reads_bytes_total", "Cumulative count of bytes read", "counter"), (x: DeviceIo) => x.readBytes],
+    [family("container_fs_reads_total", "Cumulative count of reads completed", "counter"), (x: DeviceIo) => x.reads],
+    [family("container_fs_writes_bytes_total", "Cumulative count of bytes written", "counter"), (x: DeviceIo) => x.writeBytes],
+    [family("container_fs_writes_total", "Cumulative count of writes completed", "counter"), (x: DeviceIo) => x.writes],
+  ] as const;
   const rx = family("container_network_receive_bytes_total", "Cumulative count of bytes received", "counter");
   const tx = family("container_network_transmit_bytes_total", "Cumulative count of bytes transmitted", "counter");
   snap.containers.forEach((c, i) => {
@@ -56,6 +63,10 @@ export function renderCadvisorMetrics(snap: CadvisorSnapshot, nowMs: number): st
       const l = `{${labels[i]},${pairs({ device: fs.device })}}`;
       fsUsage.samples.push(`${fsUsage.name}${l} ${formatValue(fs.usageBytes)}`);
       fsLimit.samples.push(`${fsLimit.name}${l} ${formatValue(fs.limitBytes)}`);
+    }
+    for (const x of c.io ?? []) {
+      const l = `{${labels[i]},${pairs({ device: x.device })}}`;
+      for (const [f, value] of ioFamilies) f.samples.push(`${f.name}${l} ${formatValue(value(x))}`);
     }
     for (const n of c.network ?? []) {
       const l = `{${labels[i]},${pairs({ interface: n.interface })}}`;

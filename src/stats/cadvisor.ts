@@ -4,16 +4,19 @@
 //   pod cgroup       → memory, CPU and the pod's network (read in its network namespace, as cAdvisor
 //                      reports the sandbox's interfaces);
 //   container cgroup → memory (usage, working set, rss, cache, limit), CPU, start time, and the
-//                      writable layer's usage on its filesystem (CRI ContainerStats).
+//                      writable layer's usage on its filesystem (CRI ContainerStats);
+//   every cgroup     → block I/O per device (v2 io.stat, v1 blkio.throttle.*; stats/io.ts).
 // Labels are cAdvisor's as the kubelet sets them (containerPrometheusLabelsFunc): id = cgroup path,
 // name = runtime id, image, and pod/namespace/container from the kubelet's labels.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { Pod } from "../pod/types.ts";
 import { fsStats } from "./fs.ts";
-import { cgroupDirs, DEFAULT_CGROUP_MOUNT, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
+import { createDeviceNamer, readCgroupIo, type DeviceIo } from "./io.ts";
+import { parseNetDevInterfaces } from "./network.ts";
+import { cgroupDirs, DEFAULT_CGROUP_MOUNT, firstPid, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
 import { containerCgroupDirs } from "./summary-provider.ts";
 
 export interface CadvisorMemory {
@@ -39,6 +42,8 @@ export interface CadvisorContainer {
   startTimeSeconds?: number;
   fs?: { device: string; usageBytes: number; limitBytes: number }[];
   network?: NetDevice[];
+  /** Block I/O per device ("/dev/sda"). */
+  io?: DeviceIo[];
 }
 
 export interface NetDevice {
@@ -81,20 +86,9 @@ export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limi
   };
 }
 
-/** cAdvisor skips these (container/libcontainer network: lo, veth*, docker*, …). */
-const IGNORED_DEVICE = /^(lo$|veth|docker|nerdctl)/;
-
-/** Pure: /proc/<pid>/net/dev → per-interface byte counters, ignored devices dropped. */
+/** Pure: /proc/<pid>/net/dev → per-interface byte counters, ignored devices dropped (stats/network.ts). */
 export function parseNetDev(text: string): NetDevice[] {
-  const out: NetDevice[] = [];
-  for (const line of text.split("\n").slice(2)) {
-    const m = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
-    if (!m || IGNORED_DEVICE.test(m[1]!)) continue;
-    const f = m[2]!.trim().split(/\s+/).map(Number);
-    if (f.length < 16 || f.some((x) => !Number.isFinite(x))) continue;
-    out.push({ interface: m[1]!, receiveBytes: f[0]!, transmitBytes: f[8]! });
-  }
-  return out;
+  return parseNetDevInterfaces(text).map((i) => ({ interface: i.name, receiveBytes: i.rxBytes, transmitBytes: i.txBytes }));
 }
 
 /** Pure: the mount whose mount point holds `path` (longest prefix) → its source device, from mountinfo. */
@@ -121,6 +115,8 @@ export interface CadvisorSourceDeps {
   cgroupMountRoot?: string;
   /** Where /proc is (tests). */
   procRoot?: string;
+  /** Where /sys/dev/block is (tests). */
+  sysDevBlock?: string;
 }
 
 const POD_UID_LABEL = "io.kubernetes.pod.uid";
@@ -132,6 +128,7 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
   const proc = d.procRoot ?? "/proc";
   let version: 1 | 2 | undefined;
   let machine: CadvisorMachine | undefined;
+  const deviceName = createDeviceNamer(d.sysDevBlock);
   const dirsOf = (rel: string): CgroupDirs => {
     const dirs = cgroupDirs(mountRoot, rel, version);
     version = dirs.version;
@@ -139,7 +136,7 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
   };
   return async () => {
     // Per scrape: concurrent scrapes do not share their error state.
-    const s = scrapeState(proc);
+    const s = scrapeState(proc, deviceName);
     if (d.machine && !machine) machine = await d.machine().catch(() => s.failed(undefined));
     const [containers, layers] = await Promise.all([
       d.cri ? d.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } }).catch(() => s.failed([])) : [],
@@ -191,7 +188,7 @@ function writableLayers(stats: Awaited<ReturnType<CriClient["listContainerStats"
 }
 
 /** One scrape's readers; a read that fails for any reason but "gone" (ENOENT) marks the scrape partial. */
-function scrapeState(proc: string) {
+function scrapeState(proc: string, deviceName: (device: string) => string) {
   let error = false;
   const failed = <T>(fallback: T): T => ((error = true), fallback);
   const attempt = <T>(fn: () => T): T | undefined => {
@@ -221,7 +218,11 @@ function scrapeState(proc: string) {
     attempt,
     failed,
     error: () => error,
-    cgroupFigures: (dirs: CgroupDirs) => ({ memory: memoryOf(dirs), cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9) }),
+    cgroupFigures: (dirs: CgroupDirs) => ({
+      memory: memoryOf(dirs),
+      cpuUsageSeconds: attempt(() => readCpuUsageNs(dirs) / 1e9),
+      io: attempt(() => readCgroupIo(dirs.version, dirs.io).map((x) => ({ ...x, device: deviceName(x.device) }))),
+    }),
     /** The pod's interfaces, read through one of its processes' network namespace. */
     podNetwork: (dirs: CgroupDirs): NetDevice[] | undefined =>
       attempt(() => {
@@ -231,16 +232,3 @@ function scrapeState(proc: string) {
   };
 }
 
-/** The first process found in a cgroup or its children (a pod's processes live in its containers' cgroups). */
-function firstPid(dir: string, depth = 3): number | undefined {
-  const text = readFileSync(join(dir, "cgroup.procs"), "utf8");
-  const pid = Number(text.split("\n").find((l) => l.trim() !== ""));
-  if (Number.isInteger(pid) && pid > 0) return pid;
-  if (depth === 0) return undefined;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    const found = firstPid(join(dir, e.name), depth - 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}

@@ -49,6 +49,21 @@ export function memoryStatsFromFiles(files: CgroupMemoryFiles, time: string, whe
   return out;
 }
 
+/**
+ * Pure: the cgroup v2 root's memory, which has memory.stat but no memory.current: usage = anon + file
+ * (runc's rootStatsFromMeminfo, what cAdvisor and so the kubelet report), working set = usage −
+ * inactive_file, floored at 0. No limit (the node's availableBytes is capacity − working set).
+ */
+export function rootMemoryStatsV2(statText: string, time: string, where = "/sys/fs/cgroup"): MemoryStats {
+  const stat = parseFlatKeyed(statText, `${where}/memory.stat`);
+  if (stat.anon === undefined || stat.file === undefined) throw new CgroupStatsError(`${where}/memory.stat: no anon or file line (is this a cgroup v2 root?)`);
+  const usage = stat.anon + stat.file;
+  const out: MemoryStats = { time, usageBytes: usage, workingSetBytes: Math.max(0, usage - (stat.inactive_file ?? 0)), rssBytes: stat.anon };
+  if (stat.pgfault !== undefined) out.pageFaults = stat.pgfault;
+  if (stat.pgmajfault !== undefined) out.majorPageFaults = stat.pgmajfault;
+  return out;
+}
+
 function parseLimit(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const t = text.trim();

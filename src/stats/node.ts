@@ -1,5 +1,7 @@
 // Node-level stats for the Summary API, read from the kernel on every call (no cAdvisor):
-// memory from the root memory cgroup (or /proc/meminfo), nodefs/imagefs from statfs, rlimit from
+// memory from the root memory cgroup (v1: its usage files; v2, whose root has no memory.current:
+// anon + file of the root memory.stat as runc emulates it for cAdvisor; else /proc/meminfo),
+// nodefs/imagefs from statfs, network from /proc/self/net/dev, rlimit from
 // /proc, and the "pods" system container from the pod cgroup root. Cheap enough to call every
 // second (a handful of small file reads and two statfs calls; see test/stats/node.test.ts).
 // nodeStats({ memoryOnly: true }) is the pressure path's: the root and "pods" memory cgroups only
@@ -9,9 +11,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { realClock, type Clock } from "../clock.ts";
-import { cgroupMemoryStats } from "./cgroup.ts";
+import { cgroupMemoryStats, rootMemoryStatsV2 } from "./cgroup.ts";
 import { createKeptFiles, type KeptFiles } from "./kept-files.ts";
 import { fsStats } from "./fs.ts";
+import { networkStats, parseNetDevInterfaces } from "./network.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
 import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
 
@@ -25,9 +28,14 @@ export interface NodeStatsProviderOptions {
   /** imagefs: the container runtime's image store (containerd's root), when known; a function when it
    * is learnt later (from the runtime's ImageFsInfo once it answers). */
   imageFsDir?: string | (() => string | undefined);
-  /** Memory cgroup mount; default /sys/fs/cgroup/memory when present, else (or with null) /proc/meminfo. */
+  /**
+   * v1 memory cgroup mount; default /sys/fs/cgroup/memory when present, else the cgroup v2 mount
+   * (cgroupMountRoot) when it is one, else (or with null) /proc/meminfo.
+   */
   memoryCgroupRoot?: string | null;
-  /** Pod cgroup root, absolute or relative to memoryCgroupRoot (e.g. "kubepods"). */
+  /** Where cgroups are mounted (default /sys/fs/cgroup): a cgroup2 mount there is used when no v1 memory controller is. */
+  cgroupMountRoot?: string;
+  /** Pod cgroup root, absolute or relative to the memory cgroup root (e.g. "kubepods", "kubepods.slice"). */
   podsCgroup?: string;
   /**
    * The kubepods memory limit bunlet wants. When the kernel holds a larger one (the write was refused
@@ -38,7 +46,7 @@ export interface NodeStatsProviderOptions {
   clock?: Pick<Clock, "now">;
   nodeName?: string;
   /** Test hooks: alternative /proc files. */
-  procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string };
+  procPaths?: Partial<ProcPaths> & { meminfo?: string; stat?: string; netDev?: string };
   /** A part of the stats could not be read; it is left out (its signals become absent). */
   onError?(err: Error): void;
 }
@@ -89,12 +97,10 @@ export function meminfoMemoryStats(meminfo: Record<string, number>, time: string
 export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeStatsProvider {
   const clock = opts.clock ?? realClock;
   const meminfoPath = opts.procPaths?.meminfo ?? "/proc/meminfo";
+  const netDevPath = opts.procPaths?.netDev ?? "/proc/self/net/dev";
   const onError = opts.onError ?? (() => {});
-  const memRoot =
-    opts.memoryCgroupRoot === null
-      ? undefined
-      : opts.memoryCgroupRoot ?? (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes")) ? DEFAULT_MEMORY_CGROUP_ROOT : undefined);
-  const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
+  const { memRoot, unifiedRoot } = memoryRoots(opts);
+  const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? unifiedRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
   const capacity = parseMeminfo(readFileSync(meminfoPath, "utf8")).MemTotal ?? 0;
   // The root and kubepods memory files stay open: the pressure path reads them even out of fds.
   const kept = createKeptFiles(16);
@@ -123,7 +129,9 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       const memory = attempt("memory", () =>
         memRoot
           ? nodeMemoryStats(cgroupMemoryStats(memRoot, time, kept), capacity)
-          : meminfoMemoryStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time),
+          : unifiedRoot
+            ? nodeMemoryStats(rootMemoryStatsV2(kept.read(join(unifiedRoot, "memory.stat")), time, unifiedRoot), capacity)
+            : meminfoMemoryStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time),
       );
       if (memory) stats.memory = memory;
       if (req?.memoryOnly) {
@@ -142,6 +150,9 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
         if (imageFs) stats.runtime = { imageFs };
       }
       stats.rlimit = rlimitStats(time, procPaths);
+      // bunlet runs in the host's network namespace: its net/dev is the node's.
+      const network = attempt("network", () => networkStats(parseNetDevInterfaces(readFileSync(netDevPath, "utf8")), time));
+      if (network) stats.network = network;
       if (podsPath !== undefined) {
         const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.(), kept));
         if (pods) stats.systemContainers = [pods];
@@ -149,6 +160,17 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       return stats;
     },
   };
+}
+
+/** v1 memory mount, else the v2 unified mount (with a root memory.stat), else neither (/proc/meminfo). */
+function memoryRoots(opts: NodeStatsProviderOptions): { memRoot?: string; unifiedRoot?: string } {
+  if (opts.memoryCgroupRoot === null) return {};
+  if (opts.memoryCgroupRoot !== undefined) return { memRoot: opts.memoryCgroupRoot };
+  const mount = opts.cgroupMountRoot ?? "/sys/fs/cgroup";
+  const v1 = join(mount, "memory");
+  if (existsSync(join(v1, "memory.usage_in_bytes"))) return { memRoot: v1 };
+  if (existsSync(join(mount, "cgroup.controllers")) && existsSync(join(mount, "memory.stat"))) return { unifiedRoot: mount };
+  return {};
 }
 
 function podsContainer(path: string, time: string, wantedLimitBytes: number | undefined, kept: KeptFiles): ContainerStats {

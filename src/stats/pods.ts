@@ -21,10 +21,12 @@ export interface CgroupDirs {
   memory: string;
   cpu: string;
   pids: string;
+  /** v2: the cgroup's directory (io.stat); v1: its blkio directory. */
+  io: string;
 }
 
 /**
- * cgroup v1: `<mount>/<controller>/<rel>` (memory, cpuacct, pids); v2 (a unified mount, detected by
+ * cgroup v1: `<mount>/<controller>/<rel>` (memory, cpuacct, pids, blkio); v2 (a unified mount, detected by
  * `<mount>/cgroup.controllers`): every controller's files sit in `<mount>/<rel>`.
  */
 export function cgroupDirs(mountRoot: string, rel: string, version?: 1 | 2): CgroupDirs {
@@ -32,9 +34,9 @@ export function cgroupDirs(mountRoot: string, rel: string, version?: 1 | 2): Cgr
   const v = version ?? (existsSync(join(mountRoot, "cgroup.controllers")) ? 2 : 1);
   if (v === 2) {
     const d = join(mountRoot, r);
-    return { version: 2, memory: d, cpu: d, pids: d };
+    return { version: 2, memory: d, cpu: d, pids: d, io: d };
   }
-  return { version: 1, memory: join(mountRoot, "memory", r), cpu: join(mountRoot, "cpuacct", r), pids: join(mountRoot, "pids", r) };
+  return { version: 1, memory: join(mountRoot, "memory", r), cpu: join(mountRoot, "cpuacct", r), pids: join(mountRoot, "pids", r), io: join(mountRoot, "blkio", r) };
 }
 
 /** Pure: cpuacct.usage (v1, ns) or cpu.stat usage_usec (v2) → cumulative CPU nanoseconds. */
@@ -127,6 +129,20 @@ export function podProcessCount(dirs: Pick<CgroupDirs, "pids" | "memory">): numb
   const t = text.trim();
   if (!/^\d+$/.test(t)) throw new PodStatsError(`${pidsCurrent}: ${JSON.stringify(t)} is not an integer`);
   return Number(t);
+}
+
+/** The first process found in a cgroup or its children (a pod's processes live in its containers' cgroups). */
+export function firstPid(dir: string, depth = 3): number | undefined {
+  const text = readFileSync(join(dir, "cgroup.procs"), "utf8");
+  const pid = Number(text.split("\n").find((l) => l.trim() !== ""));
+  if (Number.isInteger(pid) && pid > 0) return pid;
+  if (depth === 0) return undefined;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const found = firstPid(join(dir, e.name), depth - 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** /var/log/pods/<namespace>_<name>_<uid> (upstream BuildPodLogsDirectory). */

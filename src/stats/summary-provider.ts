@@ -23,6 +23,8 @@ import { kv, log } from "../log.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
 import { createKeptFiles } from "./kept-files.ts";
+import { readNetworkStats } from "./network.ts";
+import { readOwnCgroupDirs } from "./own-cgroup.ts";
 import type { NodeStatsRequest } from "./node.ts";
 import { createDirUsageCache, createFlatDirUsageReader, type DirUsageCache } from "./dir-usage.ts";
 import {
@@ -36,11 +38,13 @@ import {
   nextCpuRate,
   podLogsDirectory,
   podProcessCount,
+  firstPid,
   readCpuUsageNs,
   type CgroupDirs,
   type CpuRateState,
 } from "./pods.ts";
 import {
+  SYSTEM_CONTAINER_KUBELET,
   SYSTEM_CONTAINER_PODS,
   type ContainerStats,
   type CPUStats,
@@ -73,6 +77,12 @@ export interface SummaryProviderOptions {
   rootDir: string;
   /** Where cgroup controllers are mounted (default /sys/fs/cgroup; v1 per-controller dirs or a v2 unified mount). */
   cgroupMountRoot?: string;
+  /** Where /proc is (tests): a pod's network is read from /proc/<one of its pids>/net/dev. */
+  procRoot?: string;
+  /** The "kubelet" system container: bunlet's own cgroup (from /proc/self/cgroup, default) or none (false). */
+  kubeletContainer?: boolean;
+  /** Start time of the "kubelet" system container (default: this process's start). */
+  kubeletStartTime?: string;
   /** kubepods cgroup (relative, e.g. "kubepods"): adds the "pods" system container when nodeStats has none, and its cpu. */
   podsCgroup?: string;
   clock?: Pick<Clock, "now">;
@@ -294,6 +304,14 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       if (cpu) stats.cpu = cpu;
       const count = attempt(uid, "process_stats", () => podProcessCount(dirs));
       if (count !== undefined) stats.process_stats = { process_count: count };
+      // The pod's own network namespace (a hostNetwork pod's is the node's, reported there).
+      if (!(pod.spec as { hostNetwork?: boolean }).hostNetwork) {
+        const network = attempt(uid, "network", () => {
+          const pid = firstPid(dirs.memory);
+          return pid === undefined ? undefined : readNetworkStats(pid, time, opts.procRoot);
+        });
+        if (network) stats.network = network;
+      }
     }
 
     const logsDir = podLogsDirectory(podLogsDir, ref);
@@ -354,6 +372,26 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return stats;
   }
 
+  // bunlet's own cgroup, found once (and not again when /proc/self/cgroup could not be read).
+  let kubeletDirs: CgroupDirs | null | undefined = opts.kubeletContainer === false ? null : undefined;
+  const kubeletStartTime = opts.kubeletStartTime ?? new Date(performance.timeOrigin).toISOString();
+  const kubeletContainer = (time: string, nowMs: number, round: CpuRound): ContainerStats | undefined => {
+    if (kubeletDirs === undefined) {
+      kubeletDirs = attempt("node", "kubelet cgroup", () => {
+        const version = cgroupVersion ?? cgroupDirs(mountRoot, "").version;
+        return readOwnCgroupDirs(mountRoot, version, opts.procRoot);
+      }) ?? null;
+    }
+    if (!kubeletDirs) return undefined;
+    const dirs = kubeletDirs;
+    const c: ContainerStats = { name: SYSTEM_CONTAINER_KUBELET, startTime: kubeletStartTime };
+    const memory = attempt("node", "kubelet memory", () => cgroupMemoryStats(dirs.memory, time));
+    if (memory) c.memory = memory;
+    const cpu = attempt("node", "kubelet cpu", () => sampleCpu(round, dirs, time, nowMs));
+    if (cpu) c.cpu = cpu;
+    return c;
+  };
+
   function nodeLevel(time: string, nowMs: number, round: CpuRound): NodeStats {
     const node: NodeStats = { ...opts.nodeStats(), nodeName: opts.nodeName };
     if (!node.cpu) {
@@ -378,6 +416,10 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
         if (cpu) pods.cpu = cpu;
       }
       node.systemContainers = sys;
+    }
+    if (!node.systemContainers?.some((c) => c.name === SYSTEM_CONTAINER_KUBELET)) {
+      const kubelet = kubeletContainer(time, nowMs, round);
+      if (kubelet) node.systemContainers = [kubelet, ...(node.systemContainers ?? [])];
     }
     return node;
   }
@@ -499,7 +541,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
 /** A container's cgroup under its pod's: cgroupfs names it by container ID, the systemd driver a cri-containerd-<id>.scope. */
 export function containerCgroupDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined {
   for (const name of [id, `cri-containerd-${id}.scope`]) {
-    if (existsSync(join(pod.memory, name))) return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name) };
+    if (existsSync(join(pod.memory, name))) return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name), io: join(pod.io, name) };
   }
   return undefined;
 }

@@ -34,6 +34,20 @@ export interface RuntimeStats {
   containerFs?: FsStats;
 }
 
+export interface InterfaceStats {
+  name: string;
+  rxBytes?: number;
+  rxErrors?: number;
+  txBytes?: number;
+  txErrors?: number;
+}
+
+/** The default interface's figures inline (name "" when it has none) and every interface. */
+export interface NetworkStats extends Partial<InterfaceStats> {
+  time: string;
+  interfaces?: InterfaceStats[];
+}
+
 export interface RlimitStats {
   time: string;
   maxpid?: number;
@@ -75,6 +89,7 @@ export interface PodStats {
   containers?: ContainerStats[];
   cpu?: CPUStats;
   memory?: MemoryStats;
+  network?: NetworkStats;
   volume?: VolumeStats[];
   "ephemeral-storage"?: FsStats;
   process_stats?: ProcessStats;
@@ -86,6 +101,7 @@ export interface NodeStats {
   startTime?: string;
   cpu?: CPUStats;
   memory?: MemoryStats;
+  network?: NetworkStats;
   fs?: FsStats;
   runtime?: RuntimeStats;
   rlimit?: RlimitStats;

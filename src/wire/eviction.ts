@@ -27,7 +27,7 @@ import {
 import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
-import { startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
+import { NOTIFIER_THREAD_NICE, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
 import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
@@ -85,6 +85,11 @@ export interface EvictionWiringInput {
   warmIntervalMs?: number;
   /** Evicted (on the pod) and EvictionThresholdMet (on the node) events. */
   events?: EventRecorder;
+  /**
+   * The notifier thread at NOTIFIER_THREAD_NICE, and the main thread raised to it while it handles a
+   * kernel event (kernel/thread-priority.ts). Default true; false leaves every thread's priority alone.
+   */
+  notifierPriority?: boolean;
 }
 
 export interface EvictionWiring {
@@ -175,8 +180,21 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       onMetrics(report);
       tracer.onCycle(report, manager.state());
       persist(report);
+      if (notifiers) endBoostAfter(report);
     },
   });
+  // A kernel event raised the main thread (kernel/thread-priority.ts): it goes back to its own
+  // priority once no cycle is running or queued — after an eviction, BOOST_TAIL_MS later, so the kill
+  // the cycle started (pod worker → kuberuntime → the victim's direct signal, < 1 ms in the reaction
+  // benchmark) is sent boosted too.
+  const BOOST_TAIL_MS = 50;
+  const endBoostAfter = (report: CycleReport) => {
+    const end = () => {
+      if (!manager.busy) notifiers?.endBoost();
+    };
+    if (report.evicted.length > 0) setTimeout(end, BOOST_TAIL_MS);
+    else setTimeout(end, 0);
+  };
   nodeConditionMetrics(input.metrics, () => manager.nodeConditions());
   // An evicted static pod stays evicted across restarts until its manifest (hence its UID) changes.
   lifecycle.addAdmitHandler(evictedStaticPodAdmitHandler(records));
@@ -224,7 +242,9 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       startWarmer();
       if (config.kernelMemcgNotification) {
         const events = notifierMetrics(input.metrics, () => notifiers);
+        const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
         notifiers = startMemoryNotifiers({
+          ...priority,
           podsCgroup: input.podsCgroup,
           onTrigger(reason, lagMs) {
             events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });

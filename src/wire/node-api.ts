@@ -51,6 +51,8 @@ export interface NodeApiWiringInput {
   metrics?: Registry;
   /** When the kubelet started (epoch ms), for kubelet_node_startup_pre_*. */
   kubeletStartMs?: number;
+  /** Further reasons the node is not Ready, after the runtime's (graceful node shutdown's "node is shutting down"). */
+  readyErrors?: () => string[];
 }
 
 export interface NodeApiWiring {
@@ -121,7 +123,11 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       {
         machine: () => readMachineInfo(flags.rootDir),
         addresses: () => addresses,
-        runtime: () => runtimeReadiness(input.cri),
+        runtime: async () => {
+          const r = await runtimeReadiness(input.cri);
+          const more = input.readyErrors?.() ?? [];
+          return more.length ? { ...r, errors: [...r.errors, ...more] } : r;
+        },
         images: async () => (await input.cri.listImages()).map((i) => ({ names: [...i.repoDigests, ...i.repoTags], sizeBytes: Number(i.size) })),
         pressure: () => input.eviction.manager.nodeConditions(),
         hardEvictionThresholds: input.eviction.evictionConfig.thresholds.filter((t) => t.gracePeriodMs === 0),

@@ -42,7 +42,16 @@ export interface EvictionTraceRecord {
     memoryBelowThreshold: string | null;
   };
   /** Milliseconds from the crossing (kernel event, else first observation) to each step. */
-  latencyMs: { decision: number; stopSignalSent: number | null; containerExited: number | null; belowThreshold: number | null; detectionToSignal: number | null };
+  latencyMs: {
+    decision: number;
+    stopSignalSent: number | null;
+    containerExited: number | null;
+    belowThreshold: number | null;
+    detectionToSignal: number | null;
+    /** The deciding cycle started, and had its summary (where the decision time goes). */
+    cycleStarted?: number | null;
+    statsRead?: number | null;
+  };
   ranked: CycleRecord["ranked"];
   nodeConditions: string[];
 }
@@ -51,6 +60,9 @@ interface Open {
   uid: string;
   pod: string;
   decisionMs: number;
+  /** The deciding cycle's start and summary time. */
+  cycleMs?: number;
+  statsMs?: number;
   gracePeriodSeconds: number;
   message: string;
   signal?: string;
@@ -169,6 +181,8 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         containerExited: delta(crossed, o.exitedMs),
         belowThreshold: delta(crossed, o.belowMs),
         detectionToSignal: o.detectionMs === undefined ? null : delta(o.detectionMs, o.stopSentMs),
+        cycleStarted: delta(crossed, o.cycleMs),
+        statsRead: delta(crossed, o.statsMs),
       },
       ranked: o.ranked ?? [],
       nodeConditions: o.conditions ?? [],
@@ -255,6 +269,8 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         const first = t ? state.firstObservedAt.get(t) : undefined;
         o.crossedMs = Math.min(kernel?.atMs ?? Infinity, first ?? Infinity, o.decisionMs);
         o.detectionMs = kernel?.atMs ?? report.timeMs;
+        o.cycleMs = report.timeMs;
+        o.statsMs = report.statsAtMs;
         o.trigger = kernel ? { kind: "kernel", reason: kernel.reason } : { kind: "periodic" };
         o.ranked = rec.ranked;
         o.conditions = rec.nodeConditions;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { besteffortHog } from "../../scripts/chaos/besteffort-hog.ts";
 import { diskPressure } from "../../scripts/chaos/disk-pressure.ts";
 import { fastRamp } from "../../scripts/chaos/fast-ramp.ts";
-import { cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
+import { chaosTimeScale, cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
 import { pidPressure } from "../../scripts/chaos/pid-pressure.ts";
 import { restartDuringPressure } from "../../scripts/chaos/restart-during-pressure.ts";
 import { softGrace } from "../../scripts/chaos/soft-grace.ts";
@@ -13,11 +13,14 @@ import { staticPods } from "../../scripts/chaos/static-pods.ts";
 import { ensureBuilt } from "../support/binary.ts";
 import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
 
-const TEST_TIMEOUT_MS = 90_000;
+// A slower host (the v2 guest: one CPU, slow syscalls; BUNLET_CHAOS_TIME_SCALE) gives each scenario
+// more time, never different steps.
+const SCENARIO_TIMEOUT_MS = 60_000 * chaosTimeScale();
+const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
 
 async function expectPass(s: Scenario): Promise<void> {
-  const r = await runScenario(s, { timeoutMs: 60_000 });
-  if (!r.pass) printResult(r);
+  const r = await runScenario(s, { timeoutMs: SCENARIO_TIMEOUT_MS });
+  if (!r.pass || process.env.BUNLET_CHAOS_PRINT) printResult(r);
   expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({ error: undefined, failed: [], cleanupProblems: [] });
   expect(r.checks.length).toBeGreaterThan(0);
 }

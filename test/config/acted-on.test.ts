@@ -22,7 +22,7 @@ const warningsFor = async (yaml: string) => {
 
 describe("ACTED_ON_FIELDS", () => {
   test.each([
-    ["shutdownGracePeriod: 30s\n", "shutdownGracePeriod"],
+    ["volumeStatsAggPeriod: 30s\n", "volumeStatsAggPeriod"],
   ])("not acted on yet, warns: %s", async (yaml, field) => {
     expect((await warningsFor(yaml)).map((w) => w.split(" ")[0])).toEqual([field]);
   });

@@ -83,6 +83,23 @@ describe("eviction manager loop", () => {
     expect(n.clock.pendingTimers()).toBe(0);
   });
 
+  test("busy while a cycle runs or is queued (the notifier boost ends only when it is not)", async () => {
+    const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
+    n.m.start();
+    await n.m.idle();
+    expect(n.m.busy).toBe(false);
+    n.m.trigger("memcg");
+    expect(n.m.busy).toBe(true); // queued on a microtask
+    let release!: () => void;
+    n.gate = new Promise<void>((r) => (release = r));
+    await Promise.resolve();
+    expect(n.m.busy).toBe(true); // running, held by the gated summary
+    release();
+    await n.m.idle();
+    expect(n.m.busy).toBe(false);
+    n.m.stop();
+  });
+
   test("a burst of notifier triggers runs one cycle", async () => {
     const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
     n.m.start();

@@ -178,6 +178,28 @@ describe("pod lifecycle", () => {
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start ok/app#0"]);
   });
 
+  test("an admitted pod with waitFor (it preempted others) starts once that settles; the first refusal ends admission", async () => {
+    const clock = createSettlingClock();
+    const rt = createFakeRuntime(clock.now);
+    lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4" } });
+    let release!: () => void;
+    const preempted = new Promise<void>((r) => (release = r));
+    const asked: string[] = [];
+    lc.addAdmitHandler((pod) => (pod.metadata.name === "refused" ? { admit: false, reason: "OutOfcpu", message: "no" } : { admit: true }));
+    lc.addAdmitHandler((pod) => {
+      asked.push(pod.metadata.name);
+      return pod.metadata.name === "critical" ? { admit: true, waitFor: preempted } : { admit: true };
+    });
+    await lc.start();
+    lc.handleUpdate({ op: "SET", pods: [makePod({ name: "critical", uid: "c" }), makePod({ name: "refused", uid: "r" })], source: "file" });
+    await settle(clock);
+    expect(asked).toEqual(["critical"]);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual([]);
+    release();
+    await settle(clock);
+    expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start critical/app#0"]);
+  });
+
   test("a static pod edit (new UID, same name) starts after the old one stopped", async () => {
     const v1 = makePod({ name: "web", uid: "u1" });
     const { rt, clock } = await setup({ pods: [v1] });
@@ -347,5 +369,54 @@ describe("container GC", () => {
     l.handleUpdate({ op: "REMOVE", pods: [makePod({ name: "web", uid: "u1" })], source: "file" });
     await settle(clock, 60_000);
     expect(calls.at(-1)).toMatchObject({ live: true });
+  });
+});
+
+describe("runtime status reads (issue #14)", () => {
+  /** Records every getPodStatus of the fake runtime as "status <uid>" among its calls. */
+  const countStatusReads = (rt: FakeRuntime) => {
+    const read = rt.getPodStatus.bind(rt);
+    rt.getPodStatus = (uid, name, ns) => (rt.calls.push(`status ${uid}`), read(uid, name, ns));
+  };
+  const reads = (rt: FakeRuntime, uid: string) => rt.calls.filter((c) => c === `status ${uid}`).length;
+
+  test("a new pod the last relist did not show starts without reading its runtime status first; one it showed is read", async () => {
+    const { rt, clock } = await setup({
+      prepare: (r) => {
+        countStatusReads(r);
+        r.addOrphan("u-adopted", "adopted");
+      },
+    });
+    await settle(clock, 1000); // a relist: shows u-adopted, nothing of u-new
+    lc!.handleUpdate({ op: "SET", pods: [makePod({ name: "new", uid: "u-new" }), makePod({ name: "adopted", uid: "u-adopted" })], source: "file" });
+    await settle(clock);
+    // u-new: only the status after its sync; u-adopted: read before its sync, and after.
+    expect(rt.calls.filter((c) => c === "status u-new" || c === "sync new")).toEqual(["sync new", "status u-new"]);
+    expect(reads(rt, "u-adopted")).toBe(2);
+    expect(status("new")!.phase).toBe("Running");
+  });
+
+  test("a sync that failed half-way makes the next one read the runtime, never assume it empty", async () => {
+    const { rt, clock } = await setup({ prepare: countStatusReads });
+    await settle(clock, 1000);
+    // Relists that started before the sandbox was made, all the while: they show nothing of the pod.
+    const empty = await rt.getPods(true);
+    rt.getPods = async () => empty;
+    const sync = rt.syncPod.bind(rt);
+    let failOnce = true;
+    rt.syncPod = async (pod, st, b, o) => {
+      const r = await sync(pod, st, b, o); // the sandbox and container are made …
+      if (failOnce) {
+        failOnce = false;
+        throw new Error("connection reset"); // … but the call fails on the way back
+      }
+      return r;
+    };
+    lc!.handleUpdate({ op: "SET", pods: [makePod({ name: "web", uid: "u1" })], source: "file" });
+    await settle(clock);
+    await settle(clock, 10_000); // the error retry reads what the failed sync left
+    const syncs = rt.calls.filter((c) => c === "status u1" || c === "sync web");
+    expect(syncs.slice(0, 3)).toEqual(["sync web", "status u1", "sync web"]);
+    expect(rt.calls.filter((c) => c.startsWith("start web/"))).toEqual(["start web/app#0"]);
   });
 });

@@ -65,6 +65,9 @@ describe("from cgroups, /proc and the CRI", () => {
   put("cg/memory/kubepods/burstable/poduid-1/cid-app/cgroup.procs", "4242\n");
   put("proc/4242/net/dev", NET_DEV);
   put("proc/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/root rw\n");
+  put("cg/blkio/kubepods/burstable/poduid-1/cid-app/blkio.throttle.io_service_bytes", "8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Total 12288\nTotal 12288\n");
+  put("cg/blkio/kubepods/burstable/poduid-1/cid-app/blkio.throttle.io_serviced", "8:0 Read 1\n8:0 Write 2\n8:0 Total 3\nTotal 3\n");
+  put("sys/dev/block/8:0/uevent", "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n");
 
   const pod = { metadata: { name: "web", namespace: "shop", uid: "uid-1" }, spec: { containers: [{ name: "app", image: "registry.local/app:1.2" }] }, status: { phase: "Running" } } as unknown as Pod;
   const cri = {
@@ -77,6 +80,7 @@ describe("from cgroups, /proc and the CRI", () => {
     cri,
     cgroupMountRoot: join(root, "cg"),
     procRoot: join(root, "proc"),
+    sysDevBlock: join(root, "sys/dev/block"),
     machine: async () => ({ memoryBytes: 16e9, cpuCores: 4, bootID: "b", machineID: "m", systemUUID: "u" }),
   });
 
@@ -95,6 +99,11 @@ describe("from cgroups, /proc and the CRI", () => {
     expect(value("container_last_seen", app)).toBe(1_700_000_100);
     expect(value("container_fs_usage_bytes", { ...app, device: "/dev/root" })).toBe(12288);
     expect(value("container_fs_limit_bytes", { ...app, device: "/dev/root" })).toBeGreaterThan(0);
+    expect(value("container_fs_reads_bytes_total", { ...app, device: "/dev/sda" })).toBe(4096);
+    expect(value("container_fs_writes_bytes_total", { ...app, device: "/dev/sda" })).toBe(8192);
+    expect(value("container_fs_reads_total", { ...app, device: "/dev/sda" })).toBe(1);
+    expect(value("container_fs_writes_total", { ...app, device: "/dev/sda" })).toBe(2);
+    expect(fams.get("container_fs_reads_bytes_total")!.type).toBe("counter");
     const podLevel = { container: "", pod: "web", namespace: "shop", id: "/kubepods/burstable/poduid-1", name: "", image: "" };
     expect(value("container_memory_working_set_bytes", podLevel)).toBe(40_000_000 - 50);
     expect(value("container_spec_memory_limit_bytes", podLevel)).toBe(0);

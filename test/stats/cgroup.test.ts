@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cgroupMemoryStats, CgroupStatsError, memoryStatsFromFiles, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
+import { cgroupMemoryStats, CgroupStatsError, memoryStatsFromFiles, rootMemoryStatsV2, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
 
 const T = "2026-01-01T00:00:00.000Z";
 const v1stat = (inactive: number) =>
@@ -86,5 +86,22 @@ describe("cgroupMemoryStats reads a cgroup directory", () => {
   test("memory.stat missing is an error naming the file", () => {
     const d = cgroup({ "memory.usage_in_bytes": "1\n" });
     expect(() => cgroupMemoryStats(d, T)).toThrow(/memory\.stat/);
+  });
+});
+
+describe("rootMemoryStatsV2 (the cgroup v2 root: memory.stat, no memory.current)", () => {
+  test.each<[string, string, object]>([
+    [
+      "usage = anon + file, working set = usage − inactive_file, rss = anon",
+      "anon 3000\nfile 5000\nkernel_stack 64\ninactive_file 2500\nactive_file 2500\npgfault 42\npgmajfault 3\n",
+      { time: T, usageBytes: 8000, workingSetBytes: 5500, rssBytes: 3000, pageFaults: 42, majorPageFaults: 3 },
+    ],
+    ["no fault counters, no inactive_file", "anon 10\nfile 0\n", { time: T, usageBytes: 10, workingSetBytes: 10, rssBytes: 10 }],
+  ])("%s", (_name, stat, want) => {
+    expect(rootMemoryStatsV2(stat, T)).toEqual(want as never);
+  });
+
+  test("a memory.stat without anon/file names the file", () => {
+    expect(() => rootMemoryStatsV2("total_rss 1\n", T, "/cg")).toThrow(/\/cg\/memory.stat: no anon or file line/);
   });
 });

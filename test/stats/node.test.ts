@@ -55,10 +55,13 @@ describe("createNodeStatsProvider", () => {
         pidMax: join(dir, "pid_max"),
         threadsMax: join(dir, "threads-max"),
         loadavg: join(dir, "loadavg"),
+        netDev: join(dir, "net-dev"),
       },
       onError: (e) => errors.push(e.message),
     });
+    writeFileSync(join(dir, "net-dev"), "Inter-|\n face |\n  eth0: 5 1 0 0 0 0 0 0 6 1 0 0 0 0 0 0\n");
     const s = p.nodeStats();
+    expect(s.network).toEqual({ time: "2026-01-02T03:04:05.000Z", name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0, interfaces: [{ name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0 }] });
     expect(p.memoryCapacityBytes).toBe(1024000);
     expect(s.nodeName).toBe("n1");
     expect(s.startTime).toBe("2023-11-14T22:13:20.000Z");
@@ -102,6 +105,40 @@ describe("createNodeStatsProvider", () => {
     expect(errors).toEqual([]);
     p.nodeStats();
     expect(errors.some((e) => e.includes("missing-root"))).toBe(true);
+  });
+
+  test("cgroup v2 mount: node memory from the root memory.stat (anon + file), pods from kubepods.slice's memory.current", () => {
+    dir = mkdtempSync(join(tmpdir(), `bunlet-node-${process.pid}-`));
+    const mount = join(dir, "cgroup");
+    mkdirSync(join(mount, "kubepods.slice"), { recursive: true });
+    writeFileSync(join(dir, "meminfo"), MEMINFO);
+    writeFileSync(join(dir, "stat"), "btime 1700000000\n");
+    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
+    writeFileSync(join(mount, "memory.stat"), "anon 400000\nfile 200000\ninactive_file 100000\npgfault 9\npgmajfault 1\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.current"), "300000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.stat"), "anon 200000\nfile 100000\ninactive_file 50000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.max"), "800000\n");
+    const errors: string[] = [];
+    const p = createNodeStatsProvider({
+      rootDir: dir,
+      cgroupMountRoot: mount,
+      podsCgroup: "kubepods.slice",
+      clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
+      nodeName: "n1",
+      procPaths: { meminfo: join(dir, "meminfo"), stat: join(dir, "stat"), pidMax: join(dir, "missing"), threadsMax: join(dir, "missing"), loadavg: join(dir, "missing") },
+      onError: (e) => errors.push(e.message),
+    });
+    const time = "2026-01-02T03:04:05.000Z";
+    const want = {
+      nodeName: "n1",
+      memory: { time, usageBytes: 600000, workingSetBytes: 500000, rssBytes: 400000, pageFaults: 9, majorPageFaults: 1, availableBytes: 1024000 - 500000 },
+      systemContainers: [{ name: "pods", memory: { time, usageBytes: 300000, workingSetBytes: 250000, rssBytes: 200000, availableBytes: 550000 } }],
+    };
+    expect(p.nodeStats({ memoryOnly: true })).toEqual(want);
+    const full = p.nodeStats();
+    expect(full.memory).toEqual(want.memory);
+    expect(full.systemContainers?.[0]).toMatchObject(want.systemContainers[0]!);
+    expect(errors.filter((e) => e.includes("memory") || e.includes("pods"))).toEqual([]);
   });
 
   test("statfs numbers match df -B1 and df -i for the same mount", async () => {

@@ -35,11 +35,11 @@ function put(files: Record<string, string>) {
 
 describe("cgroupDirs", () => {
   test("v1: one directory per controller, leading slash ignored", () => {
-    expect(cgroupDirs("/m", "/kubepods/pod1", 1)).toEqual({ version: 1, memory: "/m/memory/kubepods/pod1", cpu: "/m/cpuacct/kubepods/pod1", pids: "/m/pids/kubepods/pod1" });
+    expect(cgroupDirs("/m", "/kubepods/pod1", 1)).toEqual({ version: 1, memory: "/m/memory/kubepods/pod1", cpu: "/m/cpuacct/kubepods/pod1", pids: "/m/pids/kubepods/pod1", io: "/m/blkio/kubepods/pod1" });
   });
   test("v2 detected from cgroup.controllers: one directory", () => {
     put({ "cgroup.controllers": "memory pids\n" });
-    expect(cgroupDirs(root, "kubepods/pod1")).toEqual({ version: 2, memory: join(root, "kubepods/pod1"), cpu: join(root, "kubepods/pod1"), pids: join(root, "kubepods/pod1") });
+    expect(cgroupDirs(root, "kubepods/pod1")).toEqual({ version: 2, memory: join(root, "kubepods/pod1"), cpu: join(root, "kubepods/pod1"), pids: join(root, "kubepods/pod1"), io: join(root, "kubepods/pod1") });
   });
 });
 

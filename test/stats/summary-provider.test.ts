@@ -66,6 +66,7 @@ function provider(pods: PodLike[], o: Partial<SummaryProviderOptions> = {}) {
     podLogsDir: logs,
     rootDir: kubeletRoot,
     cgroupMountRoot: mount,
+    procRoot: join(root, "proc"),
     clock,
     onError: (m) => errors.push(m),
     ...o,
@@ -97,6 +98,39 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
     const s = await p.summary();
     // 6 s of CPU in 4 s of wall time = 1.5 cores.
     expect(s.pods[0]!.cpu).toEqual({ time: "2026-03-01T10:00:04.000Z", usageCoreNanoSeconds: 11e9, usageNanoCores: 1.5e9 });
+  });
+
+  test("the kubelet system container: bunlet's own cgroup (from /proc/self/cgroup), its memory and cpu, the process start time", async () => {
+    fakeCgroup("system.slice/bunlet.service", { usage: 80 * MI, inactive: 30 * MI, rss: 40 * MI, cpuNs: 7e9 });
+    put(root, { "proc/self/cgroup": "4:memory:/system.slice/bunlet.service\n3:cpu,cpuacct:/system.slice/bunlet.service\n" });
+    const { p, errors } = provider([], { kubeletStartTime: "2026-03-01T09:00:00.000Z" });
+    const kubelet = (await p.summary()).node.systemContainers?.find((c) => c.name === "kubelet");
+    expect(kubelet).toMatchObject({ name: "kubelet", startTime: "2026-03-01T09:00:00.000Z", memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI }, cpu: { usageCoreNanoSeconds: 7e9 } });
+    expect(errors).toEqual([]);
+    // In the root cgroup, or turned off: no kubelet container.
+    put(root, { "proc/self/cgroup": "4:memory:/\n" });
+    expect((await provider([]).p.summary()).node.systemContainers?.find((c) => c.name === "kubelet")).toBeUndefined();
+    put(root, { "proc/self/cgroup": "4:memory:/system.slice/bunlet.service\n" });
+    expect((await provider([], { kubeletContainer: false }).p.summary()).node.systemContainers?.find((c) => c.name === "kubelet")).toBeUndefined();
+  });
+
+  test("network from the pod's namespace (a process of its cgroup tree); none for a hostNetwork pod", async () => {
+    const netDev = `Inter-|   Receive |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:    1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0          0
+  eth0:   52000     400    2    0    0     0          0         0    31000     300    1    0    0     0       0          0
+`;
+    for (const uid of ["u1", "u2"]) {
+      fakeCgroup(`kubepods/besteffort/pod${uid}`, { usage: MI, inactive: 0, rss: 0, cpuNs: 1 });
+      put(mount, { [`memory/kubepods/besteffort/pod${uid}/c1/cgroup.procs`]: "4242\n" });
+    }
+    put(root, { "proc/4242/net/dev": netDev });
+    const { p, errors } = provider([pod("u1"), pod("u2", { hostNetwork: true } as Partial<PodLike["spec"]>)]);
+    const s = await p.summary();
+    const eth0 = { name: "eth0", rxBytes: 52000, rxErrors: 2, txBytes: 31000, txErrors: 1 };
+    expect(s.pods[0]!.network).toEqual({ time: "2026-03-01T10:00:00.000Z", ...eth0, interfaces: [eth0] });
+    expect(s.pods[1]!.network).toBeUndefined();
+    expect(errors).toEqual([]);
   });
 
   test("no pids cgroup: processes counted in cgroup.procs of the pod tree", async () => {

@@ -32,12 +32,13 @@ export interface GuestRun {
 }
 
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
-export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[] } = {}): Promise<GuestRun> {
+export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[]; /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];
   if (opts.systemd) args.push("--systemd");
   if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
   args.push("-t", String(opts.timeoutS ?? 240));
   for (const e of opts.env ?? []) args.push("-e", e);
+  for (const d of opts.rw ?? []) args.push("-w", d);
   // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
   // would be invisible there, so it is shared at its own path.
   if (/^\/(tmp|run|dev\/shm)(\/|$)/.test(REPO)) args.push("-w", REPO);
@@ -52,7 +53,7 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; mem
  * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
  * put its layers on the guest's overlay root.
  */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number } = {}): Promise<GuestRun> {
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
   const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
-  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1"] });
+  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
 }

@@ -1,31 +1,13 @@
-// Host facts and cgroup v1 files the scenarios read and clean up (only below their own cgroupRoot).
+// Host facts the scenarios read, and the cgroup cleanup (only below their own cgroupRoot); cgroup
+// files of either version are read through ./cgroups.ts.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { CGROUP_MOUNT, removeCgroupTree } from "../../../test/support/cgroup.ts";
+import { flatKeyed, readCgroupFile } from "./cgroups.ts";
 
 /** Kills what is left in a cgroup subtree and removes it bottom-up (test/support/cgroup.ts). */
-export { CGROUP_MOUNT, removeCgroupTree };
+export { CGROUP_MOUNT, removeCgroupTree, flatKeyed, readCgroupFile };
 
 export const MIB = 1024 * 1024;
-
-/** Reads a cgroup v1 file, undefined when the cgroup or file is gone. */
-export function readCgroupFile(dir: string, file: string): string | undefined {
-  try {
-    return readFileSync(join(dir, file), "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Parses "key value" lines (memory.stat, memory.oom_control). */
-export function flatKeyed(text: string | undefined): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of (text ?? "").split("\n")) {
-    const [k, v] = line.trim().split(/\s+/);
-    if (k && v !== undefined && Number.isFinite(Number(v))) out[k] = Number(v);
-  }
-  return out;
-}
 
 /** Total OOM kills the kernel reports (/proc/vmstat oom_kill, kernel ≥ 4.13). */
 export function hostOomKills(): number {

@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
-import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
+import type { ContainerFilter, ContainerStatus as CriContainerStatus, PodSandboxConfig, PodSandboxFilter } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { realClock, type Clock } from "../../clock.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
@@ -270,11 +270,21 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     return { uid, name, namespace, sandboxes: statuses, containers };
   }
 
+  /** Sandboxes the last full listing saw (see getPods). */
+  let sandboxesListed: number | undefined;
   async function getPods(all: boolean): Promise<RuntimePod[]> {
-    const [sandboxes, containers] = await Promise.all([
-      cri.listPodSandbox(all ? undefined : { state: { state: "SANDBOX_READY" } }),
-      cri.listContainers(all ? undefined : { state: { state: "CONTAINER_RUNNING" } }),
-    ]);
+    const sandboxFilter: PodSandboxFilter | undefined = all ? undefined : { state: { state: "SANDBOX_READY" } };
+    const containerFilter: ContainerFilter | undefined = all ? undefined : { state: { state: "CONTAINER_RUNNING" } };
+    let sandboxes;
+    let containers;
+    if (all && sandboxesListed === 0) {
+      // An empty node's relist: no sandbox means no container (a container lives in a sandbox and
+      // goes before it), so the containers are listed only once a sandbox shows — one CRI call a
+      // second instead of two on an idle empty node (issue #14).
+      sandboxes = await cri.listPodSandbox(sandboxFilter);
+      containers = sandboxes.length === 0 ? [] : await cri.listContainers(containerFilter);
+    } else [sandboxes, containers] = await Promise.all([cri.listPodSandbox(sandboxFilter), cri.listContainers(containerFilter)]);
+    if (all) sandboxesListed = sandboxes.length;
     const pods = new Map<string, RuntimePod>();
     const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
       const id = podIdentityFromLabels(labels);

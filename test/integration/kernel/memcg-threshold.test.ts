@@ -11,6 +11,7 @@ import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
 import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
 import { canManageMemoryCgroups, makeMemoryCgroup, runFdFixture, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
 import type { ThresholdFdsResult } from "./fixtures/threshold-fds.ts";
+import type { KillPathFdsResult } from "./fixtures/kill-path-fds.ts";
 
 const MiB = 1024 * 1024;
 const enabled = canManageMemoryCgroups();
@@ -169,6 +170,19 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(n.armedBytes).toBeUndefined();
     expect(hub.size).toBe(0);
   }, 30_000);
+
+  test("the kill path under an fd flood: the wake-up reads usage and stats and signals the victim without opening a file", async () => {
+    // Its own process: it lowers RLIMIT_NOFILE and fills its fd table before the cgroup crosses.
+    const cg = cgroup();
+    const r = await runFdFixture<KillPathFdsResult>(join(import.meta.dir, "fixtures/kill-path-fds.ts"), [cg.path], 30_000);
+    expect(r.floodErrno).toBe("EMFILE");
+    expect(r.floodFds).toBeGreaterThan(0);
+    expect(r.eventUsageBytes).toBeGreaterThanOrEqual(r.thresholdBytes);
+    expect(r.statReadUnderFlood).toBe(true);
+    expect(r.boostedOnEvent).toBe(true);
+    expect(r.signalled).toBe(true);
+    expect(r.victimSignal).toBe("SIGTERM");
+  }, 40_000);
 
   test("stop and hub close free every fd", async () => {
     // Exact fd accounting runs in a child process of its own: in this one, Bun's threads and other

@@ -12,9 +12,11 @@ const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
   ["test/integration/v2/memory-events.test.ts", "busybox-init"],
   ["test/integration/v2/pods.test.ts", "busybox-init"],
   ["test/integration/v2/eviction.test.ts", "busybox-init"],
+  ["test/integration/v2/stats.test.ts", "busybox-init"],
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
   ["test/integration/v2/systemd-pods.test.ts", "systemd"],
+  ["test/integration/v2/shutdown-logind.test.ts", "systemd"],
 ];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {

@@ -71,7 +71,9 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
     o.status = {};
   },
   pods: (o) => {
-    o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}) };
+    // The Priority admission plugin: spec.priority from the built-in system classes (others: as given, else 0).
+    const systemPriority = ({ "system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000 } as Record<string, number>)[o.spec?.priorityClassName ?? ""];
+    o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}), ...(systemPriority !== undefined ? { priority: systemPriority } : {}) };
     o.status = { phase: "Pending", qosClass: "BestEffort", ...(o.status ?? {}) };
   },
   // SetDefaults_Secret.

@@ -1,0 +1,384 @@
+// A minimal HTTP/2 client (RFC 9113) for unary exchanges over a unix socket: one request (headers +
+// body), one response (headers, body, trailers) per stream, many streams on one connection.
+//
+// Why not node:http2: measured with scripts/bench/idle.ts's idle agent (2 CRI calls a second from the
+// PLEG relist, more from stats) and a micro benchmark against a node:http2 server in another process,
+// one call spaced 10 ms from the next costs the client ≈ 0.8 ms of CPU through node:http2 (its
+// streams machinery) and ≈ 0.1 ms as a plain Bun socket round trip: node:http2 alone was the whole
+// idle budget of an empty node (0.2 % of a core). This client is that socket plus framing: it
+// advertises windows large enough that it never waits on its own flow control (and tops the
+// connection window up), obeys the server's for request bodies, answers SETTINGS and PING, honours
+// GOAWAY, and decodes headers with the full HPACK decoder (hpack.ts). No push, no priorities.
+import type { Socket } from "bun";
+import { createHpackDecoder, type HeaderList, type HpackDecoder } from "./hpack.ts";
+
+const PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+const Frame = { DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PUSH_PROMISE: 5, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
+type Frame = (typeof Frame)[keyof typeof Frame];
+const END_STREAM = 0x1;
+const ACK = 0x1;
+const END_HEADERS = 0x4;
+const PADDED = 0x8;
+const PRIORITY_FLAG = 0x20;
+const MAX_WINDOW = 2 ** 31 - 1;
+const DEFAULT_WINDOW = 65_535;
+const DEFAULT_FRAME = 16_384;
+/** Stream ids are 31 bits; a connection that used this many is retired for a fresh one. */
+const STREAM_ID_LIMIT = 2 ** 30;
+/** HTTP/2 error codes (RFC 9113 7) by number, for messages. */
+const H2_ERRORS = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"];
+export const h2ErrorName = (code: number) => H2_ERRORS[code] ?? `error ${code}`;
+
+export interface H2Response {
+  headers: HeaderList;
+  trailers: HeaderList;
+  body: Uint8Array;
+}
+
+/**
+ * Why an exchange failed. "unavailable": no connection, or it closed (or went away) before this
+ * stream's response ended — the request may not have been processed; "reset": the server reset the
+ * stream (RST_STREAM code in h2Code); "protocol": the server broke HTTP/2.
+ */
+export class H2Error extends Error {
+  constructor(
+    readonly kind: "unavailable" | "reset" | "protocol",
+    message: string,
+    readonly responded = false,
+    readonly h2Code?: number,
+  ) {
+    super(message);
+    this.name = "H2Error";
+  }
+}
+
+interface Stream {
+  id: number;
+  resolve: (r: H2Response) => void;
+  reject: (e: Error) => void;
+  headers?: HeaderList;
+  trailers?: HeaderList;
+  chunks: Uint8Array[];
+  /** Request body not yet sent (flow control), and whether END_STREAM went out. */
+  pending: Uint8Array;
+  sendWindow: number;
+  done: boolean;
+}
+
+export interface H2Connection {
+  /** `headers`: a header block as encodeHeaders makes it (callers may reuse one: it holds no connection state). */
+  request(headers: Uint8Array, body: Uint8Array): { response: Promise<H2Response>; cancel(): void };
+  /** False once the connection closed, failed or got GOAWAY: make a new one for new requests. */
+  usable(): boolean;
+  close(): void;
+}
+
+function frameHeader(length: number, type: Frame, flags: number, stream: number): Uint8Array {
+  const h = new Uint8Array(9);
+  h[0] = length >>> 16;
+  h[1] = (length >>> 8) & 0xff;
+  h[2] = length & 0xff;
+  h[3] = type;
+  h[4] = flags;
+  new DataView(h.buffer).setUint32(5, stream & 0x7fffffff);
+  return h;
+}
+function frame(type: Frame, flags: number, stream: number, payload: Uint8Array = new Uint8Array()): Uint8Array {
+  const out = new Uint8Array(9 + payload.length);
+  out.set(frameHeader(payload.length, type, flags, stream));
+  out.set(payload, 9);
+  return out;
+}
+const u32 = (v: number) => {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, v);
+  return b;
+};
+
+/** Connects to a unix socket; rejects with H2Error "unavailable" when nothing listens there. */
+export async function connectH2(socketPath: string): Promise<H2Connection> {
+  let socket: Socket<undefined> | undefined;
+  const streams = new Map<number, Stream>();
+  const out: Uint8Array[] = [];
+  let inbuf: Uint8Array = new Uint8Array(0);
+  let nextId = 1;
+  let closed = false;
+  let goneAway = false;
+  let peerWindow = DEFAULT_WINDOW; // server's initial stream window for our bodies
+  let peerFrame = DEFAULT_FRAME;
+  let connSendWindow = DEFAULT_WINDOW;
+  let received = 0; // DATA bytes since the last connection WINDOW_UPDATE
+  let continuation: { stream: number; flags: number; parts: Uint8Array[] } | undefined;
+  const hpack: HpackDecoder = createHpackDecoder();
+
+  // Frames written in one turn of the event loop go out in one write(2) (a call's HEADERS and DATA,
+  // a SETTINGS ack and a WINDOW_UPDATE): one syscall a call instead of two or three.
+  let batch: Uint8Array[] = [];
+  const writeNow = (b: Uint8Array) => {
+    if (closed || !socket) return;
+    if (out.length > 0) return void out.push(b);
+    const n = socket.write(b);
+    if (n < b.length) out.push(b.subarray(Math.max(0, n)));
+  };
+  const flushBatch = () => {
+    const b = batch;
+    batch = [];
+    if (b.length > 0) writeNow(b.length === 1 ? b[0]! : concat(b));
+  };
+  const write = (b: Uint8Array) => {
+    if (batch.length === 0) queueMicrotask(flushBatch);
+    batch.push(b);
+  };
+  const drain = () => {
+    while (out.length > 0 && socket) {
+      const b = out[0]!;
+      const n = socket.write(b);
+      if (n < b.length) {
+        out[0] = b.subarray(Math.max(0, n));
+        return;
+      }
+      out.shift();
+    }
+  };
+  const refresh = () => {
+    if (!socket) return;
+    if (streams.size > 0) socket.ref();
+    else socket.unref(); // an idle connection must not keep the process alive
+  };
+
+  const finish = (s: Stream, err?: Error) => {
+    if (s.done) return;
+    s.done = true;
+    streams.delete(s.id);
+    refresh();
+    // A stream that ends without response headers is no response (a server dropping the stream).
+    if (!err && s.headers === undefined) err = new H2Error("unavailable", "connection closed before a reply");
+    if (err) s.reject(err);
+    else s.resolve({ headers: s.headers ?? [], trailers: s.trailers ?? [], body: s.chunks.length === 1 ? s.chunks[0]! : concat(s.chunks) });
+    if (goneAway && streams.size === 0) shutdown();
+  };
+  const failAll = (kind: H2Error["kind"], message: string) => {
+    for (const s of [...streams.values()]) finish(s, new H2Error(kind, message, s.headers !== undefined));
+  };
+  const shutdown = () => {
+    if (closed) return;
+    closed = true;
+    failAll("unavailable", "connection closed before a reply");
+    const pending = batch;
+    batch = [];
+    for (const b of pending) socket?.write(b); // a GOAWAY or RST_STREAM written just before
+    socket?.end();
+  };
+  const protocolError = (message: string) => {
+    write(frame(Frame.GOAWAY, 0, 0, concat([u32(0), u32(1)]))); // PROTOCOL_ERROR
+    failAll("protocol", `HTTP/2 protocol error: ${message}`);
+    shutdown();
+  };
+
+  /** Sends as much of each stream's body as both windows allow, END_STREAM with the last byte. */
+  const flush = () => {
+    for (const s of streams.values()) {
+      while (s.pending.length > 0 && s.sendWindow > 0 && connSendWindow > 0) {
+        const n = Math.min(s.pending.length, s.sendWindow, connSendWindow, peerFrame);
+        const last = n === s.pending.length;
+        write(frame(Frame.DATA, last ? END_STREAM : 0, s.id, s.pending.subarray(0, n)));
+        s.pending = s.pending.subarray(n);
+        s.sendWindow -= n;
+        connSendWindow -= n;
+      }
+    }
+  };
+
+  const onHeaders = (id: number, flags: number, block: Uint8Array) => {
+    let list: HeaderList;
+    try {
+      list = hpack.decode(block);
+    } catch (e) {
+      return protocolError((e as Error).message); // the decoder's table is lost: the connection is unusable
+    }
+    const s = streams.get(id);
+    if (!s) return;
+    if (s.headers === undefined) s.headers = list;
+    else s.trailers = list;
+    if (flags & END_STREAM) finish(s);
+  };
+
+  const onFrame = (type: number, flags: number, id: number, p: Uint8Array) => {
+    if (continuation && type !== Frame.CONTINUATION) return protocolError("header block interrupted");
+    switch (type) {
+      case Frame.DATA: {
+        let data = p;
+        if (flags & PADDED) data = p.subarray(1, p.length - p[0]!);
+        received += p.length;
+        if (received >= MAX_WINDOW / 2) {
+          write(frame(Frame.WINDOW_UPDATE, 0, 0, u32(received)));
+          received = 0;
+        }
+        const s = streams.get(id);
+        if (!s) return;
+        if (data.length > 0) s.chunks.push(data.slice());
+        if (flags & END_STREAM) finish(s);
+        return;
+      }
+      case Frame.HEADERS: {
+        let block = p;
+        let start = 0;
+        let end = p.length;
+        if (flags & PADDED) {
+          start = 1;
+          end -= p[0]!;
+        }
+        if (flags & PRIORITY_FLAG) start += 5;
+        block = p.subarray(start, end);
+        if (flags & END_HEADERS) return onHeaders(id, flags, block);
+        continuation = { stream: id, flags, parts: [block.slice()] };
+        return;
+      }
+      case Frame.CONTINUATION: {
+        if (!continuation || continuation.stream !== id) return protocolError("unexpected CONTINUATION");
+        continuation.parts.push(p.slice());
+        if (flags & END_HEADERS) {
+          const c = continuation;
+          continuation = undefined;
+          onHeaders(id, c.flags, concat(c.parts));
+        }
+        return;
+      }
+      case Frame.RST_STREAM: {
+        const s = streams.get(id);
+        const code = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) : 2;
+        if (s) finish(s, new H2Error("reset", `stream reset by the server: ${h2ErrorName(code)}`, s.headers !== undefined, code));
+        return;
+      }
+      case Frame.SETTINGS: {
+        if (flags & ACK) return;
+        const dv = new DataView(p.buffer, p.byteOffset, p.length);
+        for (let o = 0; o + 6 <= p.length; o += 6) {
+          const key = dv.getUint16(o);
+          const value = dv.getUint32(o + 2);
+          if (key === 4) {
+            const delta = value - peerWindow;
+            peerWindow = value;
+            for (const s of streams.values()) s.sendWindow += delta;
+          } else if (key === 5) peerFrame = value;
+        }
+        write(frame(Frame.SETTINGS, ACK, 0));
+        flush();
+        return;
+      }
+      case Frame.PING:
+        if (!(flags & ACK)) write(frame(Frame.PING, ACK, 0, p.slice(0, 8)));
+        return;
+      case Frame.GOAWAY: {
+        goneAway = true;
+        const last = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+        // Streams above the last one the server processes were not processed: safe to retry.
+        for (const s of [...streams.values()]) if (s.id > last) finish(s, new H2Error("unavailable", "connection closed before a reply (GOAWAY)"));
+        if (streams.size === 0) shutdown();
+        return;
+      }
+      case Frame.WINDOW_UPDATE: {
+        const inc = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+        if (id === 0) connSendWindow += inc;
+        else {
+          const s = streams.get(id);
+          if (s) s.sendWindow += inc;
+        }
+        flush();
+        return;
+      }
+      case Frame.PUSH_PROMISE:
+        return protocolError("PUSH_PROMISE though push is disabled");
+      default:
+        return; // PRIORITY and unknown frame types are ignored (RFC 9113 4.1)
+    }
+  };
+
+  const onData = (chunk: Uint8Array) => {
+    inbuf = inbuf.length === 0 ? chunk : concat([inbuf, chunk]);
+    let o = 0;
+    while (!closed && inbuf.length - o >= 9) {
+      const len = (inbuf[o]! << 16) | (inbuf[o + 1]! << 8) | inbuf[o + 2]!;
+      if (inbuf.length - o < 9 + len) break;
+      const type = inbuf[o + 3]!;
+      const flags = inbuf[o + 4]!;
+      const id = ((inbuf[o + 5]! << 24) | (inbuf[o + 6]! << 16) | (inbuf[o + 7]! << 8) | inbuf[o + 8]!) & 0x7fffffff;
+      const payload = inbuf.subarray(o + 9, o + 9 + len);
+      o += 9 + len;
+      onFrame(type, flags, id, payload);
+    }
+    // Keep the unparsed tail only (copied: the chunk's buffer is not ours after this callback).
+    inbuf = o >= inbuf.length ? new Uint8Array(0) : inbuf.slice(o);
+  };
+
+  try {
+    socket = await Bun.connect({
+      unix: socketPath,
+      socket: {
+        data: (_s, chunk) => onData(chunk),
+        drain: () => drain(),
+        close: () => shutdown(),
+        end: () => shutdown(),
+        error: () => shutdown(),
+      },
+    });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    throw new H2Error("unavailable", `${err.code ?? ""} ${err.message}`.trim());
+  }
+  socket.setNoDelay?.(true);
+  // Preface, our SETTINGS (no push; the largest stream window) and the largest connection window.
+  const settings = concat([new Uint8Array([0, 2]), u32(0), new Uint8Array([0, 4]), u32(MAX_WINDOW)]);
+  write(concat([PREFACE, frame(Frame.SETTINGS, 0, 0, settings), frame(Frame.WINDOW_UPDATE, 0, 0, u32(MAX_WINDOW - DEFAULT_WINDOW))]));
+  refresh();
+
+  return {
+    request(headers, body) {
+      let stream: Stream | undefined;
+      const response = new Promise<H2Response>((resolve, reject) => {
+        if (closed || goneAway) return reject(new H2Error("unavailable", "connection closed before a reply"));
+        const id = nextId;
+        nextId += 2;
+        if (nextId >= STREAM_ID_LIMIT) goneAway = true; // retire: the next request opens a new connection
+        stream = { id, resolve, reject, chunks: [], pending: body, sendWindow: peerWindow, done: false };
+        streams.set(id, stream);
+        refresh();
+        const block = headers;
+        // One HEADERS frame, or HEADERS + CONTINUATIONs for a block above the frame size.
+        for (let o = 0, first = true; first || o < block.length; first = false) {
+          const part = block.subarray(o, o + peerFrame);
+          o += part.length;
+          const endHeaders = o >= block.length ? END_HEADERS : 0;
+          write(frame(first ? Frame.HEADERS : Frame.CONTINUATION, endHeaders | (first && body.length === 0 ? END_STREAM : 0), id, part));
+        }
+        flush();
+      });
+      return {
+        response,
+        cancel() {
+          if (!stream || stream.done) return;
+          write(frame(Frame.RST_STREAM, 0, stream.id, u32(8))); // CANCEL
+          finish(stream, new H2Error("reset", "cancelled", stream.headers !== undefined, 8));
+        },
+      };
+    },
+    usable: () => !closed && !goneAway,
+    close: () => {
+      if (closed) return;
+      write(frame(Frame.GOAWAY, 0, 0, concat([u32(0), u32(0)])));
+      shutdown();
+    },
+  };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}

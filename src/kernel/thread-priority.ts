@@ -1,0 +1,102 @@
+// Scheduling priority of the notifier path, per thread (Linux nice values are per thread:
+// setpriority(PRIO_PROCESS, tid) changes that one thread).
+//
+// Why: under CPU contention (one busy loop per core beside the node's pods), the path from the
+// kernel's memcg event to the victim's signal waits for a core twice: the notifier thread's
+// wake-up, and the main thread's (the cycle that decides and signals runs there). At nice 0 that
+// took the reaction benchmark's victim-got-SIGTERM p99 to 43 ms; the whole agent at nice -10
+// (`schedulingNice`) brought it to 6 ms. Renicing the whole agent also favours everything else it
+// does (HTTP, PLEG, image pulls…) over the node's pods, all the time. Instead:
+//   - the notifier thread runs at NOTIFIER_THREAD_NICE (as earlyoom -p runs at -20); it sleeps in
+//     epoll_wait and works only when the kernel reports memory, so the favour costs nothing at idle;
+//   - when it wakes, before posting the event, it boosts the main thread to the same value (one
+//     setpriority on its TID, which is the process id); the main thread drops back to its own
+//     value (`schedulingNice`, 0 by default) once the cycle the event triggered has sent its signal.
+// Nothing the cycle decides changes (thresholds, ranking, one pod per cycle, grace periods): only
+// when it runs. Both need CAP_SYS_NICE; without it each is said once and the path runs unboosted.
+//
+// The boost flag is one Int32 in a SharedArrayBuffer both threads see: 1 while the main thread is
+// boosted. The worker sets it before raising; the main thread clears it before lowering and re-checks
+// after, so an event that arrives while the main thread is lowering itself leaves it boosted.
+import { getpriority, PRIO_PROCESS, setpriority } from "../../ffi/libc.ts";
+
+/** The notifier thread's nice value and the main thread's while it handles an event (as earlyoom -p). */
+export const NOTIFIER_THREAD_NICE = -20;
+
+export interface BoostSpec {
+  /** The thread to boost (the main thread: its TID is the process id). */
+  tid: number;
+  nice: number;
+  /** Int32[0]: 1 while boosted. */
+  state: SharedArrayBuffer;
+}
+
+export interface NiceOutcome {
+  applied: boolean;
+  effective?: number;
+  error?: string;
+}
+
+const errCode = (e: unknown) => (e as { code?: string }).code ?? (e as Error).message;
+
+function readNice(who: number): number | undefined {
+  try {
+    return getpriority(PRIO_PROCESS, who);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sets the calling thread's nice value; never throws. */
+export function applyThreadNice(nice: number, tid = 0): NiceOutcome {
+  try {
+    setpriority(PRIO_PROCESS, tid, nice);
+  } catch (e) {
+    return { applied: false, effective: readNice(tid), error: errCode(e) };
+  }
+  const effective = readNice(tid);
+  return { applied: effective === undefined || effective === nice, effective };
+}
+
+export function newBoostSpec(tid: number, nice: number): BoostSpec {
+  return { tid, nice, state: new SharedArrayBuffer(4) };
+}
+
+/** Worker side: boosts `tid` unless already boosted. Returns an error code when the kernel refused. */
+export function boostThread(spec: BoostSpec): string | undefined {
+  const flag = new Int32Array(spec.state);
+  if (Atomics.exchange(flag, 0, 1) === 1) return undefined;
+  try {
+    setpriority(PRIO_PROCESS, spec.tid, spec.nice);
+    return undefined;
+  } catch (e) {
+    Atomics.store(flag, 0, 0);
+    return errCode(e);
+  }
+}
+
+export const isBoosted = (spec: BoostSpec): boolean => Atomics.load(new Int32Array(spec.state), 0) === 1;
+
+/**
+ * Main-thread side: back to `baseNice` if boosted (no syscall otherwise). Returns whether it lowered
+ * itself and stayed lowered (false too when a new event re-boosted it meanwhile).
+ */
+export function endBoost(spec: BoostSpec, baseNice: number): boolean {
+  const flag = new Int32Array(spec.state);
+  if (Atomics.load(flag, 0) === 0) return false;
+  Atomics.store(flag, 0, 0);
+  try {
+    setpriority(PRIO_PROCESS, spec.tid, baseNice);
+  } catch {
+    return false;
+  }
+  // The worker may have woken between the store and the setpriority: it saw 0, set 1 and raised us,
+  // possibly before our lowering landed. Raise again so the new event's cycle runs boosted.
+  if (Atomics.load(flag, 0) === 1) {
+    try {
+      setpriority(PRIO_PROCESS, spec.tid, spec.nice);
+    } catch {}
+    return false;
+  }
+  return true;
+}

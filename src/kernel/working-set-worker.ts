@@ -1,0 +1,212 @@
+// The cgroup v2 fast path's thread (see working-set-watch.ts): it reads each target's usage
+// (memory.current, or /proc/meminfo for the node) and posts only when the working set
+// (usage − inactive_file) reaches the target's line — so the main thread sleeps through the polling.
+// The next read of a target is due after headroom ÷ maxGrowthBytesPerSec, clamped to
+// [minIntervalMs, maxIntervalMs]: at the line every 5 ms, 1 GiB away every 250 ms (at 4 GiB/s).
+// The cheap check is usage ≥ line + the last inactive_file seen; only then is memory.stat (or
+// meminfo) read for the exact inactive_file, so page cache never counts as pressure and a crossing
+// costs one extra read. inactive_file is also refreshed every statRefreshMs, since pages moving from
+// inactive to active file raise the working set with usage unchanged.
+// Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
+import { closeSync, openSync, readSync } from "node:fs";
+
+declare const self: Worker;
+
+export interface WorkingSetTarget {
+  id: string;
+  /** "meminfo" for the node (cgroup v2 has no memory.current at the root), else a cgroup v2 directory. */
+  source: "meminfo" | { cgroupDir: string };
+  /** Fire when usage − inactive_file ≥ this. */
+  lineBytes: number;
+}
+
+export interface WorkingSetPollSettings {
+  /** The interval at the line: the latency bound while growth stays under maxGrowthBytesPerSec. */
+  minIntervalMs: number;
+  /** The interval far from the line. */
+  maxIntervalMs: number;
+  /** The fastest growth the schedule is made for: next poll after headroom ÷ this, clamped. */
+  maxGrowthBytesPerSec: number;
+  /** How often inactive_file is re-read while under the line. */
+  statRefreshMs: number;
+  /** Post every read (tests and debugging: a way to know the watch has seen a state). */
+  reportReads?: boolean;
+}
+
+export type WorkingSetWorkerIn = { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings } | { type: "stop" };
+
+export interface WorkingSetCrossing {
+  id: string;
+  /** Wall-clock ms (timeOrigin + now) of the read that saw the crossing. */
+  atMs: number;
+  usageBytes: number;
+  inactiveFileBytes: number;
+  workingSetBytes: number;
+  lineBytes: number;
+}
+
+export type WorkingSetWorkerOut =
+  | { type: "crossed"; crossing: WorkingSetCrossing }
+  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number }
+  /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
+  | { type: "error"; id: string; message: string }
+  | { type: "stopped" };
+
+interface Watched {
+  t: WorkingSetTarget;
+  usageFd: number;
+  statFd: number;
+  inactive: number;
+  statAtMs: number;
+  /** Edge-triggered: fire once per up-crossing, re-arm when back under the line. */
+  above: boolean;
+  /** performance.now() of the next read. */
+  dueMs: number;
+}
+
+const buf = new Uint8Array(16384);
+const decoder = new TextDecoder();
+const readAt0 = (fd: number) => decoder.decode(buf.subarray(0, readSync(fd, buf, 0, buf.byteLength, 0)));
+const meminfoKiB = (text: string, key: string) => Number(new RegExp(`^${key.replace(/[()]/g, "\\$&")}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0) * 1024;
+
+function open(t: WorkingSetTarget): Watched {
+  if (t.source === "meminfo") {
+    const fd = openSync("/proc/meminfo", "r");
+    return { t, usageFd: fd, statFd: fd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, dueMs: 0 };
+  }
+  const usageFd = openSync(`${t.source.cgroupDir}/memory.current`, "r");
+  try {
+    const statFd = openSync(`${t.source.cgroupDir}/memory.stat`, "r");
+    return { t, usageFd, statFd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, dueMs: 0 };
+  } catch (e) {
+    closeSync(usageFd);
+    throw e;
+  }
+}
+
+function close(w: Watched): void {
+  closeSync(w.usageFd);
+  if (w.statFd !== w.usageFd) closeSync(w.statFd);
+}
+
+/** [usage, inactive_file or undefined when only usage was read]. */
+function readUsage(w: Watched, withStat: boolean): [number, number | undefined] {
+  if (w.t.source === "meminfo") {
+    const m = readAt0(w.usageFd);
+    return [meminfoKiB(m, "MemTotal") - meminfoKiB(m, "MemFree"), meminfoKiB(m, "Inactive(file)")];
+  }
+  const usage = Number(readAt0(w.usageFd).trim());
+  if (!withStat) return [usage, undefined];
+  const inactive = Number(/^inactive_file (\d+)$/m.exec(readAt0(w.statFd))?.[1] ?? 0);
+  return [usage, inactive];
+}
+
+let watched: Watched[] = [];
+let timer: ReturnType<typeof setTimeout> | undefined;
+let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000 };
+
+/** Far from the line the next read can wait as long as the fastest growth needs to close the gap. */
+function nextIntervalMs(headroomBytes: number): number {
+  const ms = (headroomBytes / settings.maxGrowthBytesPerSec) * 1000;
+  return Math.min(settings.maxIntervalMs, Math.max(settings.minIntervalMs, ms));
+}
+
+function check(w: Watched, now: number): void {
+  let [usage, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
+  if (!Number.isFinite(usage)) {
+    w.dueMs = now + settings.minIntervalMs;
+    return;
+  }
+  if (inactive !== undefined) {
+    w.inactive = inactive;
+    w.statAtMs = now;
+  }
+  w.dueMs = now + nextIntervalMs(w.t.lineBytes - (usage - w.inactive));
+  if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive } satisfies WorkingSetWorkerOut);
+  if (usage - w.inactive < w.t.lineBytes) {
+    w.above = false;
+    return;
+  }
+  if (inactive === undefined) {
+    // Over the line with an old inactive_file: confirm with a fresh one (page cache is not pressure).
+    [usage, inactive] = readUsage(w, true);
+    w.inactive = inactive!;
+    w.statAtMs = now;
+  }
+  const ws = Math.max(0, usage - w.inactive);
+  if (ws < w.t.lineBytes) {
+    w.above = false;
+    return;
+  }
+  if (w.above) return;
+  w.above = true;
+  const crossing: WorkingSetCrossing = { id: w.t.id, atMs: performance.timeOrigin + now, usageBytes: usage, inactiveFileBytes: w.inactive, workingSetBytes: ws, lineBytes: w.t.lineBytes };
+  self.postMessage({ type: "crossed", crossing } satisfies WorkingSetWorkerOut);
+}
+
+function tick(): void {
+  timer = undefined;
+  const now = performance.now();
+  for (const w of [...watched]) {
+    if (w.dueMs > now) continue;
+    try {
+      check(w, now);
+    } catch (e) {
+      watched = watched.filter((x) => x !== w);
+      try {
+        close(w);
+      } catch {}
+      self.postMessage({ type: "error", id: w.t.id, message: (e as Error).message } satisfies WorkingSetWorkerOut);
+    }
+  }
+  schedule();
+}
+
+function schedule(): void {
+  if (timer) clearTimeout(timer);
+  timer = undefined;
+  if (watched.length === 0) return;
+  const due = Math.min(...watched.map((w) => w.dueMs));
+  timer = setTimeout(tick, Math.max(0, due - performance.now()));
+}
+
+function setTargets(targets: WorkingSetTarget[]): void {
+  // Keep the state (fds, above) of a target whose source did not change; its line may move.
+  const key = (t: WorkingSetTarget) => `${t.id}\0${t.source === "meminfo" ? "meminfo" : t.source.cgroupDir}`;
+  const old = new Map(watched.map((w) => [key(w.t), w]));
+  const next: Watched[] = [];
+  for (const t of targets) {
+    const kept = old.get(key(t));
+    if (kept) {
+      old.delete(key(t));
+      if (kept.t.lineBytes !== t.lineBytes) {
+        kept.above = false;
+        kept.dueMs = 0;
+      }
+      kept.t = t;
+      next.push(kept);
+      continue;
+    }
+    try {
+      next.push(open(t));
+    } catch (e) {
+      self.postMessage({ type: "error", id: t.id, message: (e as Error).message } satisfies WorkingSetWorkerOut);
+    }
+  }
+  for (const w of old.values()) close(w);
+  watched = next;
+  tick();
+}
+
+self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
+  const msg = e.data;
+  if (msg.type === "targets") {
+    settings = msg.settings;
+    setTargets(msg.targets);
+  } else if (msg.type === "stop") {
+    if (timer) clearTimeout(timer);
+    for (const w of watched) close(w);
+    watched = [];
+    self.postMessage({ type: "stopped" } satisfies WorkingSetWorkerOut);
+  }
+};

@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { createCodec, repeatedEntries } from "../../src/cri/codec.ts";
+
+const codec = createCodec();
+const container = (id: string, state = "CONTAINER_RUNNING") => ({
+  id,
+  podSandboxId: "s1",
+  metadata: { name: "c", attempt: 0 },
+  image: { image: "busybox" },
+  imageRef: "sha256:1",
+  state,
+  createdAt: 1_700_000_000_000_000_000,
+  labels: { "io.kubernetes.pod.uid": "u1" },
+  annotations: { "io.kubernetes.container.restartCount": "0" },
+});
+
+describe("list replies decoded through the entry memo", () => {
+  test("decode equals protobufjs's whole-message decode, for containers and sandboxes", () => {
+    const fresh = createCodec();
+    const containers = codec.encode("ListContainersResponse", { containers: [container("a"), container("b", "CONTAINER_EXITED")] });
+    expect(codec.decode<object>("ListContainersResponse", containers)).toEqual(fresh.decode("ListContainersResponse", containers));
+    expect(codec.decode<{ containers: { id: string; state: string }[] }>("ListContainersResponse", containers).containers.map((c) => [c.id, c.state])).toEqual([
+      ["a", "CONTAINER_RUNNING"],
+      ["b", "CONTAINER_EXITED"],
+    ]);
+    const sandboxes = codec.encode("ListPodSandboxResponse", { items: [{ id: "s1", state: "SANDBOX_READY", metadata: { name: "p", uid: "u1", namespace: "d", attempt: 0 }, labels: { a: "b" } }] });
+    const d = codec.decode<{ items: { id: string; labels: Record<string, string>; annotations: Record<string, string> }[] }>("ListPodSandboxResponse", sandboxes);
+    expect(d.items[0]).toMatchObject({ id: "s1", state: "SANDBOX_READY", labels: { a: "b" }, annotations: {} });
+  });
+
+  test("an empty reply is an empty list", () => {
+    expect(codec.decode("ListContainersResponse", new Uint8Array())).toEqual({ containers: [] });
+    expect(codec.decode("ListPodSandboxResponse", new Uint8Array())).toEqual({ items: [] });
+  });
+
+  test("an unchanged entry is the same (frozen) object; a changed one is decoded anew", () => {
+    const c = createCodec();
+    type Listed = { containers: { state: string; labels: Record<string, string> }[] };
+    const one = c.decode<Listed>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("a"), container("b")] }));
+    const two = c.decode<Listed>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("a"), container("b", "CONTAINER_EXITED")] }));
+    expect(two.containers[0]).toBe(one.containers[0]!);
+    expect(two.containers[1]).not.toBe(one.containers[1]!);
+    expect(two.containers[1]!.state).toBe("CONTAINER_EXITED");
+    expect(Object.isFrozen(two.containers[0])).toBe(true);
+    expect(Object.isFrozen(two.containers[0]!.labels)).toBe(true);
+    expect(() => {
+      two.containers[0]!.labels.x = "y";
+    }).toThrow(TypeError);
+    // The list itself is the caller's: it may sort it.
+    expect(Object.isFrozen(two.containers)).toBe(false);
+  });
+
+  test("entries leave the memo once absent from replies for 30 s, not after a burst of other replies", () => {
+    let now = 0;
+    const c = createCodec(undefined, { nowMs: () => now });
+    const list = (ids: string[]) => c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: ids.map((id) => container(id)) }));
+    const first = list(["old"]);
+    for (let r = 0; r < 50; r++) list([`burst${r}`]);
+    expect(list(["old"]).containers[0]).toBe(first.containers[0]!);
+    for (let s = 1; s <= 40; s += 5) {
+      now = s * 1000;
+      list(["other"]);
+    }
+    const again = list(["old"]);
+    expect(again.containers[0]).toEqual(first.containers[0]!);
+    expect(again.containers[0]).not.toBe(first.containers[0]!);
+  });
+});
+
+describe("repeatedEntries", () => {
+  test.each([
+    ["empty", [], []],
+    ["two entries", [0x0a, 1, 0x41, 0x0a, 0], [[0x41], []]],
+  ] as const)("%s", (_, bytes, want) => {
+    expect(repeatedEntries(new Uint8Array(bytes))?.map((b) => [...b])).toEqual(want.map((w) => [...w]));
+  });
+  test.each([
+    ["another field", [0x12, 1, 0x41]],
+    ["another wire type", [0x08, 1]],
+    ["a length past the end", [0x0a, 5, 0x41]],
+    ["a truncated varint", [0x0a, 0x80]],
+  ] as const)("%s → undefined (decoded whole)", (_, bytes) => {
+    expect(repeatedEntries(new Uint8Array(bytes))).toBeUndefined();
+  });
+});

@@ -1,0 +1,46 @@
+// kuberuntime getPods as the PLEG relists with it: an empty node lists only its sandboxes.
+import { expect, test } from "bun:test";
+import type { CriClient } from "../../../src/cri/client.ts";
+import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+
+const UID_LABEL = "io.kubernetes.pod.uid";
+
+function fakeCri() {
+  const calls: string[] = [];
+  const node = { sandboxes: [] as string[] };
+  const labels = (u: string) => ({ [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" });
+  const cri = {
+    listPodSandbox: async () => {
+      calls.push("ListPodSandbox");
+      return node.sandboxes.map((u) => ({ id: `sb-${u}`, state: "SANDBOX_READY", createdAt: 1, metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 }, labels: labels(u) }));
+    },
+    listContainers: async () => {
+      calls.push("ListContainers");
+      return node.sandboxes.map((u) => ({ id: `c-${u}`, podSandboxId: `sb-${u}`, state: "CONTAINER_RUNNING", createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...labels(u), "io.kubernetes.container.name": "app" } }));
+    },
+  } as unknown as CriClient;
+  return { cri, calls, node };
+}
+
+test("once a full listing saw no sandbox, relists ask for containers only when a sandbox shows", async () => {
+  const { cri, calls, node } = fakeCri();
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  // The first listing knows nothing yet: both, at once.
+  expect(await rt.getPods(true)).toEqual([]);
+  expect(calls.splice(0)).toEqual(["ListPodSandbox", "ListContainers"]);
+  expect(await rt.getPods(true)).toEqual([]);
+  expect(calls.splice(0)).toEqual(["ListPodSandbox"]);
+  node.sandboxes.push("u1");
+  const pods = await rt.getPods(true);
+  expect(calls.splice(0)).toEqual(["ListPodSandbox", "ListContainers"]);
+  expect(pods.map((p) => [p.uid, p.sandboxIds, p.containers.map((c) => [c.id, c.state])])).toEqual([["u1", ["sb-u1"], [["c-u1", "running"]]]]);
+  // Sandboxes exist: both lists, as upstream's relist.
+  await rt.getPods(true);
+  expect(calls.splice(0).sort()).toEqual(["ListContainers", "ListPodSandbox"]);
+  // A running-only listing (not the relist) always asks both.
+  node.sandboxes.length = 0;
+  await rt.getPods(true);
+  calls.length = 0;
+  await rt.getPods(false);
+  expect(calls.splice(0).sort()).toEqual(["ListContainers", "ListPodSandbox"]);
+});

@@ -1,0 +1,98 @@
+// The cgroup v2 working-set watch against a stand-in cgroup directory (regular memory.current and
+// memory.stat files the test rewrites): crossings are judged on usage − inactive_file, reported once
+// per up-crossing, and a target whose files vanish is reported as an error. The watch reports every
+// read here (reportReads), so each step waits until the worker has seen the state it set. The
+// real-kernel run is test/integration/v2/working-set-fast.test.ts (in the guest).
+import { afterEach, describe, expect, test } from "bun:test";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startWorkingSetWatch, type WorkingSetCrossing, type WorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
+import { until } from "../support/wait.ts";
+
+const MiB = 2 ** 20;
+// Every read also re-reads memory.stat, and every read is reported.
+const poll = { minIntervalMs: 2, maxIntervalMs: 5, statRefreshMs: 0, reportReads: true };
+
+describe("startWorkingSetWatch", () => {
+  let w: WorkingSetWatch | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await w?.stop();
+    w = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  /** A fresh stand-in cgroup dir; the returned setter rewrites its memory.current and memory.stat. */
+  function fakeCgroup(): (currentMiB: number, inactiveFileMiB: number) => void {
+    dir = mkdtempSync(join(tmpdir(), "bunlet-wss-"));
+    const d = dir;
+    // The worker keeps its fds open, as on kernfs: each file is rewritten in place in one write of
+    // the same length (numbers zero-padded), never truncated, so no read sees it half-written.
+    const n = (mib: number) => String(mib * MiB).padStart(16, "0");
+    const put = (file: string, text: string) => {
+      const fd = openSync(join(d, file), existsSync(join(d, file)) ? "r+" : "w");
+      writeSync(fd, text, 0);
+      closeSync(fd);
+    };
+    return (current, inactive) => {
+      put("memory.stat", `anon ${n(current - inactive)}\nfile ${n(inactive)}\ninactive_file ${n(inactive)}\nactive_file 0\n`);
+      put("memory.current", `${n(current)}\n`);
+    };
+  }
+
+  function watch() {
+    const crossings: WorkingSetCrossing[] = [];
+    const errors: string[] = [];
+    const reads: Array<{ id: string; usage: number; ws: number }> = [];
+    w = startWorkingSetWatch({
+      poll,
+      onCrossing: (c) => crossings.push(c),
+      onError: (id) => errors.push(id),
+      onRead: (id, usage, ws) => reads.push({ id, usage: usage / MiB, ws: ws / MiB }),
+    });
+    /** Resolves once the worker read this state (usage and working set, MiB). */
+    const seen = (usage: number, ws: number) => until(`a read of usage ${usage} MiB, working set ${ws} MiB`, () => reads.some((r) => r.usage === usage && r.ws === ws), 5_000, { intervalMs: 2 });
+    return { crossings, errors, seen };
+  }
+
+  test("page cache is not pressure; a working-set up-crossing is reported once, again after going back under", async () => {
+    const set = fakeCgroup();
+    const { crossings, errors, seen } = watch();
+    // 900 MiB used, 500 of it inactive page cache: usage is over the 700 MiB line, the working set (400) is not.
+    set(900, 500);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(900, 400);
+    expect(crossings).toEqual([]);
+    // The same usage, most of the cache turned into anonymous memory: working set 800 ≥ 700.
+    set(900, 100);
+    const first = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(first).toMatchObject({ id: "pods", usageBytes: 900 * MiB, inactiveFileBytes: 100 * MiB, workingSetBytes: 800 * MiB, lineBytes: 700 * MiB });
+    // Still above: no second report.
+    set(950, 100);
+    await seen(950, 850);
+    expect(crossings).toHaveLength(1);
+    set(600, 100);
+    await seen(600, 500);
+    set(1000, 0);
+    await until("the second up-crossing", () => crossings[1], 5_000, { intervalMs: 2 });
+    expect(crossings[1]!.workingSetBytes).toBe(1000 * MiB);
+    expect(errors).toEqual([]);
+  });
+
+  test("a moved line re-arms; a vanished cgroup is an error for that target only", async () => {
+    const set = fakeCgroup();
+    set(500, 0);
+    const { crossings, errors } = watch();
+    w!.set([
+      { id: "pods", source: { cgroupDir: dir! }, lineBytes: 400 * MiB },
+      { id: "gone", source: { cgroupDir: join(dir!, "no-such") }, lineBytes: MiB },
+    ]);
+    await until("the crossing and the error", () => crossings.length === 1 && errors.length === 1, 5_000, { intervalMs: 2 });
+    expect(errors).toEqual(["gone"]);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 450 * MiB }]);
+    await until("the crossing of the moved line", () => crossings[1], 5_000, { intervalMs: 2 });
+    expect(crossings[1]!.lineBytes).toBe(450 * MiB);
+  });
+});
