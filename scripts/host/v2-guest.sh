@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs one command inside a throw-away cgroup v2 Linux guest and exits with its exit code.
 #
-#   scripts/host/v2-guest.sh [--systemd] [-m MiB] [-t SECS] [-w DIR]... [-e NAME[=VAL]]... [-v] -- CMD [ARG]...
+#   scripts/host/v2-guest.sh [--systemd] [--cgroup-v1] [-m MiB] [-t SECS] [-w DIR]... [-e NAME[=VAL]]... [-v] -- CMD [ARG]...
 #     --systemd   boot systemd as PID 1 (D-Bus and systemd-logind up); CMD runs as a oneshot unit
+#     --cgroup-v1 cgroup v1 instead (systemd's hybrid layout: v1 controllers, name=systemd, unified/)
 #     -m MiB      guest memory (default 1024)
 #     -t SECS     timeout for the whole run (default 600); exit 124 when it fires
 #     -w DIR      share host DIR read-write at the same path (everything else is the host's / read-only
@@ -28,13 +29,14 @@ CACHE="${BUNLET_UML_CACHE:-/var/tmp/bunlet-uml}"
 BUSYBOX=/bin/busybox
 
 say() { echo "v2-guest: $*" >&2; }
-usage() { sed -n '3,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '3,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
-SYSTEMD=0 MEMORY_MIB=1024 TIMEOUT_S=600 VERBOSE=0
+SYSTEMD=0 CGROUP_V1=0 MEMORY_MIB=1024 TIMEOUT_S=600 VERBOSE=0
 RW_DIRS=() ENV_PASS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --systemd) SYSTEMD=1 ;;
+    --cgroup-v1) CGROUP_V1=1 ;;
     -m) MEMORY_MIB="${2:?-m needs MiB}"; shift ;;
     -t) TIMEOUT_S="${2:?-t needs seconds}"; shift ;;
     -w) RW_DIRS+=("$(realpath "${2:?-w needs a directory}")"); shift ;;
@@ -94,7 +96,7 @@ trap 'exit 130' INT TERM
 rw_joined="$(IFS=:; echo "${RW_DIRS[*]:-}")"
 # Debian's stock /usr/bin/linux.uml has overlayfs as a module beside it (ours has it built in).
 overlay_ko="$(ls "$(dirname "$(realpath "$KERNEL")")"/../lib/uml/modules/*/kernel/fs/overlayfs/overlay.ko 2>/dev/null | head -1 || true)"
-printf 'RW_DIRS=%q\nOVERLAY_KO=%q\n' "$rw_joined" "$overlay_ko" >"$RUN/config"
+printf 'RW_DIRS=%q\nOVERLAY_KO=%q\nCGROUP_V1=%q\n' "$rw_joined" "$overlay_ko" "$CGROUP_V1" >"$RUN/config"
 {
   printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
   printf 'export PATH=%q HOME=%q LANG=%q\n' "$PATH" "${HOME:-/root}" "${LANG:-C.UTF-8}"
@@ -112,7 +114,7 @@ printf 'RW_DIRS=%q\nOVERLAY_KO=%q\n' "$rw_joined" "$overlay_ko" >"$RUN/config"
 started="$(date +%s.%N)"
 # UML backs guest RAM with a file in $TMPDIR: keep it in memory. Console → console.log (fd 3).
 TMPDIR=/dev/shm timeout -k 10 "$TIMEOUT_S" "$KERNEL" mem="${MEMORY_MIB}M" initrd="$INITRAMFS" rdinit=/init \
-  con0=null,fd:3 con=null ssl=null quiet psi=1 "v2guest.run=$RUN" \
+  con0=null,fd:3 con=null ssl=null quiet psi=1 "v2guest.run=$RUN" $([ "$CGROUP_V1" = 1 ] && echo systemd.unified_cgroup_hierarchy=0) \
   </dev/null >"$RUN/kernel.log" 2>&1 3>"$RUN/console.log" &
 GUEST_PID=$!
 tail -q -s 0.1 -n +1 -F --pid="$GUEST_PID" "$RUN/stdout" 2>/dev/null & TAIL_PIDS+=($!)

@@ -106,7 +106,12 @@ export async function withCgroupDriverFromCRI<C extends { containerRuntimeEndpoi
 ): Promise<C> {
   const configured = configuredCgroupDriver(config.cgroupDriver);
   if (config.featureGates?.KubeletCgroupDriverFromCRI === false) return config;
-  const cri = connect(config.containerRuntimeEndpoint);
+  let cri: Pick<CriClient, "runtimeConfig" | "close">;
+  try {
+    cri = connect(config.containerRuntimeEndpoint);
+  } catch {
+    return config; // a bad endpoint is reported where the agent builds its client
+  }
   try {
     const driver = await adoptCgroupDriverFromCRI(cri, configured, config.featureGates);
     return driver === config.cgroupDriver ? config : { ...config, cgroupDriver: driver };

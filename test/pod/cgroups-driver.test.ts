@@ -98,6 +98,8 @@ describe("withCgroupDriverFromCRI (the start-up step on the configuration)", () 
     expect(await withCgroupDriverFromCRI(config, () => fakeCri(unimplemented()).cri)).toBe(config);
     const gated = { ...config, featureGates: { KubeletCgroupDriverFromCRI: false } };
     expect(await withCgroupDriverFromCRI(gated, () => { throw new Error("must not connect"); })).toBe(gated);
+    // A bad endpoint: left for the agent's own client to report, as before.
+    expect(await withCgroupDriverFromCRI({ ...config, containerRuntimeEndpoint: "tcp://x" }, () => { throw new Error("only unix sockets"); })).toMatchObject({ cgroupDriver: "systemd" });
   });
 });
 

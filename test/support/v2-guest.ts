@@ -32,9 +32,10 @@ export interface GuestRun {
 }
 
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
-export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[]; /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
+export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; cgroupV1?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[]; /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];
   if (opts.systemd) args.push("--systemd");
+  if (opts.cgroupV1) args.push("--cgroup-v1");
   if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
   args.push("-t", String(opts.timeoutS ?? 240));
   for (const e of opts.env ?? []) args.push("-e", e);
@@ -53,7 +54,7 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; mem
  * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
  * put its layers on the guest's overlay root.
  */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
   const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
   return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
 }

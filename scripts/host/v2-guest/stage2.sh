@@ -10,7 +10,7 @@ $BB mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 [ -e /dev/fd ] || $BB ln -s /proc/self/fd /dev/fd
 $BB hostname v2-guest
 $BB ip link set lo up 2>/dev/null
-for c in $($BB cat /sys/fs/cgroup/cgroup.controllers); do
+for c in $($BB cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null); do
   echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 done
 read UPTIME _ </proc/uptime

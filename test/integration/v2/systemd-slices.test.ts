@@ -1,6 +1,6 @@
 // The systemd driver's transient slices (src/pod/systemd-slices.ts) accepted by a real systemd on
-// cgroup v2: each unit is sent with `busctl call … StartTransientUnit` (a test transport; bunlet's own
-// D-Bus client is still to come) and the kernel files systemd writes are checked. Runs where PID 1 is
+// cgroup v2: each unit is sent with `busctl call … StartTransientUnit` (a transport independent of
+// bunlet's own D-Bus client, which systemd-dbus.test.ts covers) and the kernel files systemd writes are checked. Runs where PID 1 is
 // systemd on a cgroup2 mount — the v2 guest with --systemd (in-guest.test.ts); skips elsewhere.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
