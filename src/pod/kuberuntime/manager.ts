@@ -698,6 +698,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const logPaths = new Map<string, string>();
   async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {
     const out: { containerId: string; logPath: string }[] = [];
+    // The last relist saw no sandbox, so no container: nothing to rotate, no listing.
+    if (sandboxesListed === 0) {
+      logPaths.clear();
+      return out;
+    }
     const running = await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
     const ids = new Set(running.map((c) => c.id));
     for (const id of logPaths.keys()) if (!ids.has(id)) logPaths.delete(id);

@@ -44,3 +44,18 @@ test("once a full listing saw no sandbox, relists ask for containers only when a
   await rt.getPods(false);
   expect(calls.splice(0).sort()).toEqual(["ListContainers", "ListPodSandbox"]);
 });
+
+test("log rotation lists no containers while the last relist saw no sandbox", async () => {
+  const { cri, calls, node } = fakeCri();
+  (cri as unknown as { containerStatus: unknown }).containerStatus = async (id: string) => ({ status: { id, state: "CONTAINER_RUNNING", logPath: `/logs/${id}.log` } });
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  await rt.getPods(true);
+  calls.length = 0;
+  expect(await rt.listContainerLogs!()).toEqual([]);
+  expect(calls).toEqual([]);
+  node.sandboxes.push("u1");
+  await rt.getPods(true);
+  calls.length = 0;
+  expect(await rt.listContainerLogs!()).toEqual([{ containerId: "c-u1", logPath: "/logs/c-u1.log" }]);
+  expect(calls).toEqual(["ListContainers"]);
+});
