@@ -285,6 +285,10 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       containers = sandboxes.length === 0 ? [] : await cri.listContainers(containerFilter);
     } else [sandboxes, containers] = await Promise.all([cri.listPodSandbox(sandboxFilter), cri.listContainers(containerFilter)]);
     if (all) sandboxesListed = sandboxes.length;
+    // The CRI codec hands out the same (frozen) object for an unchanged entry: when every entry of
+    // both lists is the one of the last full listing, nothing changed and its pods are returned as
+    // they were — the same array, which tells the PLEG there is nothing to diff (issue #14).
+    if (all && lastFull && sameEntries(lastFull.sandboxes, sandboxes) && sameEntries(lastFull.containers, containers)) return lastFull.pods;
     const pods = new Map<string, RuntimePod>();
     const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
       const id = podIdentityFromLabels(labels);
@@ -313,8 +317,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const uid of knownRunning.keys()) if (!pods.has(uid)) knownRunning.delete(uid);
     for (const p of pods.values()) noteRunning(p.uid, p.containers);
     retainRunning();
-    return [...pods.values()];
+    const out = [...pods.values()];
+    if (all) lastFull = { sandboxes, containers, pods: out };
+    return out;
   }
+  let lastFull: { sandboxes: readonly object[]; containers: readonly object[]; pods: RuntimePod[] } | undefined;
+  const sameEntries = (a: readonly object[], b: readonly object[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
   /**
    * Running containers per pod UID as the last PLEG relist (getPods) or pod status saw them: an
@@ -698,6 +706,11 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   const logPaths = new Map<string, string>();
   async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {
     const out: { containerId: string; logPath: string }[] = [];
+    // The last relist saw no sandbox, so no container: nothing to rotate, no listing.
+    if (sandboxesListed === 0) {
+      logPaths.clear();
+      return out;
+    }
     const running = await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
     const ids = new Set(running.map((c) => c.id));
     for (const id of logPaths.keys()) if (!ids.has(id)) logPaths.delete(id);
