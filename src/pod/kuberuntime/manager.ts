@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../../cri/client.ts";
-import type { ContainerStatus as CriContainerStatus, PodSandboxConfig } from "../../cri/types.ts";
+import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { realClock, type Clock } from "../../clock.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
@@ -435,7 +435,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
    * pulled when absent; Always → pulled every time a container starts (there is no registry offline,
    * so a present image still fails with ErrImagePull, then ImagePullBackOff while the back-off runs).
    */
-  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<string> {
+  async function ensureImage(pod: KubePod, container: KubeContainer, sandboxConfig: PodSandboxConfig, uid: string): Promise<{ id: string; present?: CriImage }> {
     const image = container.image as string;
     const policy = container.imagePullPolicy ?? "IfNotPresent";
     const event = (type: "Normal" | "Warning", reason: string, message: string) => containerEvent(pod, container.name, type, reason, message);
@@ -443,7 +443,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       const present = await cri.imageStatus(image);
       if (present) {
         event("Normal", reasons.PulledImage, `Container image "${image}" already present on machine`);
-        return present.id;
+        return { id: present.id, present };
       }
       if (policy === "Never") {
         const message = `Container image "${image}" is not present with pull policy of Never`;
@@ -463,7 +463,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       const id = await pullWithSecrets(pod, image, sandboxConfig);
       const took = goDuration(now() - startMs);
       event("Normal", reasons.PulledImage, `Successfully pulled image "${image}" in ${took} (${took} including waiting)`);
-      return id;
+      return { id };
     } catch (e) {
       imageBackOff.gc(now());
       imageBackOff.next(key, now());
@@ -500,8 +500,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       backOff.next(key, nowMs);
     }
     const attempt = prev ? prev.attempt + 1 : 0;
+    let present: CriImage | undefined;
     try {
-      await ensureImage(pod, container, sandboxConfig, ref.uid);
+      present = (await ensureImage(pod, container, sandboxConfig, ref.uid)).present;
     } catch (e) {
       const err = e as Error & { reason?: string };
       containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${err.reason ?? "ErrImagePull"}`);
@@ -511,7 +512,9 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     let id: string;
     try {
       // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
-      const imageUser = imageUserOf(await cri.imageStatus(container.image as string).catch((e) => {
+      // The image status EnsureImageExists just read serves here too (upstream asks twice): one
+      // ImageStatus per container start instead of two (issue #14).
+      const imageUser = imageUserOf(present ?? await cri.imageStatus(container.image as string).catch((e) => {
         throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
       }));
       // The image as the user wrote it (containerd resolves it), so statuses report that name.
