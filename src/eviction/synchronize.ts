@@ -106,8 +106,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   const { observations, warnings } = makeSignalObservations(summary);
   for (const w of warnings) logger.debug(`eviction manager: ${w}`);
   report.observations = observations;
-  const statsByUid = podStatsByUid(summary);
-  const statsFunc: StatsFunc = (p) => (p.metadata.uid ? statsByUid.get(p.metadata.uid) : undefined);
+  let statsFunc = podStatsFunc(summary);
   state.lastSummary = summary;
 
   for (const t of thresholds) {
@@ -210,6 +209,14 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   deps.recorder?.({ object: { kind: "Node", name: deps.nodeName ?? "" }, type: "Warning", reason: "EvictionThresholdMet", message: `Attempting to reclaim ${resource}` });
   logger.info(`attempting to reclaim ${kv({ resource, signal: toReclaim.signal, observed: observedText, threshold: thresholdText, kind: isHardThreshold(toReclaim) ? "hard" : "soft" })}`);
 
+  // Disk pressure ranks by volume usage, which the summary serves from a cache of directory walks
+  // (up to 10 s old; upstream's is volumeStatsAggPeriod, 1 min): a pod that filled its emptyDir since
+  // could rank as empty, and a quiet pod be evicted in its place. The ranking's summary walks afresh.
+  const freshDisk = resource === "ephemeral-storage" || resource === "inodes";
+  const rankWith = (s: Summary): void => {
+    if (freshDisk) statsFunc = podStatsFunc(s);
+  };
+
   // Step 19: node-level reclaim, then re-check every threshold with min-reclaim (trap §17.9).
   const steps = reclaimStepsFor(toReclaim.signal, layout);
   if (steps.length > 0) {
@@ -224,7 +231,9 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     }
     let relieved = false;
     try {
-      const after = makeSignalObservations(await deps.summary()).observations;
+      const afterSummary = await deps.summary(freshDisk ? { freshVolumes: true } : undefined);
+      rankWith(afterSummary);
+      const after = makeSignalObservations(afterSummary).observations;
       const still = thresholdsMet(state.thresholds, after, true);
       relieved = still.length === 0;
       logger.info(`node-level reclaim done ${kv({ steps: steps.join(","), relieved, stillMet: still.map((t) => t.signal).join(",") || undefined })}`);
@@ -240,6 +249,13 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     report.note = "no active pods";
     logger.warn(`eviction manager: no pods to evict ${kv({ signal: toReclaim.signal, observed: observedText, threshold: thresholdText })}`);
     return finish(state, report);
+  }
+  if (freshDisk && steps.length === 0) {
+    try {
+      rankWith(await deps.summary({ freshVolumes: true }));
+    } catch (e) {
+      logger.warn(`summary for disk ranking failed; ranking with the cycle's ${kv({ error: (e as Error).message })}`);
+    }
   }
   const ranked = rankFuncFor(toReclaim.signal, layout)(active, statsFunc);
   report.ranked = ranked;
@@ -295,4 +311,9 @@ function finish(state: EvictionState, report: CycleReport): CycleReport {
   report.thresholds = state.thresholds;
   state.lastReport = report;
   return report;
+}
+
+function podStatsFunc(summary: Summary): StatsFunc {
+  const statsByUid = podStatsByUid(summary);
+  return (p) => (p.metadata.uid ? statsByUid.get(p.metadata.uid) : undefined);
 }

@@ -70,6 +70,8 @@ export interface Logger {
 
 export interface SummaryRequest {
   memoryOnly?: boolean;
+  /** Volume usage walked now, not served from the stats cache (the ranking under disk pressure). */
+  freshVolumes?: boolean;
 }
 
 export interface EvictionDeps {

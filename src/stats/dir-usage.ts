@@ -118,8 +118,9 @@ export interface DirUsageCache {
   /**
    * Usage of `path`: the cached value when younger than ttlMs; a stale value (refreshing in the
    * background) when older; a fresh walk when none. Rejects when the walk of an unknown path fails.
+   * `fresh`: a new walk (or the one running) even when the cached value is young.
    */
-  get(path: string): Promise<DirUsage>;
+  get(path: string, opts?: { fresh?: boolean }): Promise<DirUsage>;
   /** Drops every cached path not in `keep` (pods that went away). */
   retain(keep: ReadonlySet<string>): void;
   size(): number;
@@ -149,9 +150,9 @@ export function createDirUsageCache(opts: { now?: () => number; ttlMs?: number; 
   };
 
   return {
-    get(path) {
+    get(path, getOpts) {
       const e = entries.get(path);
-      if (e?.value === undefined) return refresh(path);
+      if (e?.value === undefined || getOpts?.fresh) return refresh(path);
       if (now() - e.at >= ttl) {
         // Stale-while-revalidate; a failed refresh (dir removed) drops the entry.
         refresh(path).catch(() => entries.delete(path));

@@ -104,7 +104,16 @@ export interface SummaryProviderOptions {
 export interface SummaryRequest {
   /** Fresh memory only, the rest from the last full summary (a full one when there is none yet). */
   memoryOnly?: boolean;
+  /**
+   * Volumes walked now rather than served from the cache (up to volumeTtlMs old): the eviction
+   * manager ranking pods under disk pressure, when a pod filling its emptyDir must show it. A walk
+   * that takes longer than 2 s falls back to the cached value.
+   */
+  freshVolumes?: boolean;
 }
+
+/** How long a freshVolumes summary waits for each volume's walk before serving the cached value. */
+const FRESH_VOLUME_WAIT_MS = 2000;
 
 export interface SummaryProvider {
   summary(req?: SummaryRequest): Promise<Summary>;
@@ -282,7 +291,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return fsUsage(nodefs, logDirs.usage(dir, { filesOnly }), time);
   };
 
-  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, seenDirs: Set<string>, firstWalkDeadline: Promise<undefined>, round: CpuRound): Promise<PodStats> {
+  async function onePod(pod: PodLike, node: NodeStats, snap: CriSnapshot | undefined, time: string, nowMs: number, seenDirs: Set<string>, firstWalkDeadline: Promise<undefined>, round: CpuRound, freshDeadline?: Promise<undefined>): Promise<PodStats> {
     const uid = pod.metadata.uid ?? "";
     const ref = { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid };
     const stats: PodStats = { podRef: ref };
@@ -354,7 +363,8 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       let usage;
       try {
         // A never-walked big tree must not hold up the summary: it lands in the cache for the next one.
-        usage = await Promise.race([dirUsage.get(path), firstWalkDeadline]);
+        if (freshDeadline) usage = await Promise.race([dirUsage.get(path, { fresh: true }), freshDeadline]);
+        usage ??= await Promise.race([dirUsage.get(path), firstWalkDeadline]);
       } catch (e) {
         if (!isEnoent(e)) fail(uid, `volume ${v.name}`, e);
         continue;
@@ -424,7 +434,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return node;
   }
 
-  async function build(only?: string): Promise<Summary> {
+  async function build(only?: string, freshVolumes = false): Promise<Summary> {
     // No pod, no use for the CRI listing (three calls, one of them ListContainerStats): an empty
     // node's eviction loop does not list the runtime every 10 s (issue #14).
     const snap = opts.activePods().length > 0 ? await criSnapshot() : undefined;
@@ -438,15 +448,18 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const seenDirs = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const firstWalkDeadline = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), volumeWaitMs)));
+    let freshTimer: ReturnType<typeof setTimeout> | undefined;
+    const freshDeadline = freshVolumes ? new Promise<undefined>((r) => (freshTimer = setTimeout(() => r(undefined), FRESH_VOLUME_WAIT_MS))) : undefined;
     const results = await Promise.all(
       pods.map((pod) =>
-        onePod(pod, node, snap, time, nowMs, seenDirs, firstWalkDeadline, round).catch((e) => {
+        onePod(pod, node, snap, time, nowMs, seenDirs, firstWalkDeadline, round, freshDeadline).catch((e) => {
           fail(pod.metadata.uid ?? pod.metadata.name, "pod", e);
           return undefined;
         }),
       ),
     );
     clearTimeout(timer);
+    clearTimeout(freshTimer);
     const out = results.filter((p): p is PodStats => p !== undefined);
     if (only === undefined) {
       // A full summary saw every live cgroup and volume: forget the rest.
@@ -531,6 +544,8 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       // Never shares the in-flight full build: that one may have read memory before the event that
       // asks for this summary.
       if (req?.memoryOnly && last) return Promise.resolve(buildMemoryOnly(last.summary, last.podsByUid));
+      // Not shared either: the in-flight build may serve cached volumes.
+      if (req?.freshVolumes) return build(undefined, true);
       return full();
     },
     async podStats(uid) {

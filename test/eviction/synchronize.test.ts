@@ -214,6 +214,37 @@ describe("synchronize: disk pressure and node-level reclaim (§9)", () => {
     expect(r.nodeReclaim?.relieved).toBe(true);
     expect(requests).toEqual([true, undefined]);
   });
+  // A pod filling its emptyDir showed as empty in the cached volume walk and the quiet pod was evicted
+  // (chaos disk-pressure, CI 2026-12-02): the ranking's stats come from a summary walked afresh.
+  describe("ranking under disk pressure uses freshly walked volumes", () => {
+    const quiet = pod("quiet");
+    const filler = pod("filler", { volumes: [{ name: "scratch", emptyDir: {} }] });
+    const stale = (t: number, availGi: number) => summary({ time: at(t), fsAvailable: availGi * Gi, fsCapacity: 100 * Gi, pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 0 }] }, at(t))] });
+    const fresh = (t: number, availGi: number) => summary({ time: at(t), fsAvailable: availGi * Gi, fsCapacity: 100 * Gi, pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 40 * Gi }] }, at(t))] });
+    const withFreshVolumes = (h: ReturnType<typeof harness>, requests: (boolean | undefined)[]) => {
+      const inner = h.deps.summary;
+      h.deps = { ...h.deps, summary: (req) => (requests.push(req?.freshVolumes), req?.freshVolumes ? Promise.resolve(fresh(0, 5)) : inner(req)) };
+    };
+    test.each<[string, { dedicatedImageFs: boolean; splitContainerImageFs: boolean } | undefined, (boolean | undefined)[]]>([
+      ["after node-level reclaim (the re-check's summary)", undefined, [undefined, true]],
+      ["no node-level reclaim (dedicated imagefs): one more summary before ranking", { dedicatedImageFs: true, splitContainerImageFs: false }, [undefined, true]],
+    ])("%s", async (_name, layout, wantRequests) => {
+      const h = harness({ thresholds: ts(), pods: [quiet, filler], ...(layout ? { layout } : {}) });
+      const requests: (boolean | undefined)[] = [];
+      withFreshVolumes(h, requests);
+      const r = await h.step(0, stale(0, 5));
+      expect(requests).toEqual(wantRequests);
+      expect(r.ranked.map((x) => x.pod.metadata.name)).toEqual(["filler", "quiet"]);
+      expect(h.kills.map((k) => k.pod)).toEqual(["filler"]);
+    });
+    test("memory pressure ranks with the cycle's summary (no extra walk)", async () => {
+      const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "1Gi" } }), pods: memPods() });
+      const requests: (boolean | undefined)[] = [];
+      withFreshVolumes(h, requests);
+      await h.step(0, mem(0, 500));
+      expect(requests).toEqual([undefined]);
+    });
+  });
   test("dedicated imagefs: nodefs has no reclaim functions, goes straight to ranking logs+volumes", async () => {
     const h = harness({ thresholds: ts(), pods: [a, b], layout: { dedicatedImageFs: true, splitContainerImageFs: false } });
     const r = await h.step(0, disk(0, 5));

@@ -228,6 +228,18 @@ describe("logs, volumes and ephemeral-storage (no CRI)", () => {
     }
     expect(got).toBe(3);
   });
+
+  test("freshVolumes walks the volume now, even when the cached walk is young (eviction's disk ranking)", async () => {
+    const u = "u1";
+    const dir = `pods/${u}/volumes/kubernetes.io~empty-dir/cache`;
+    put(kubeletRoot, { [`${dir}/a`]: "a" });
+    const { p } = provider([pod(u, { volumes: [{ name: "cache", emptyDir: {} }] })], { volumeTtlMs: 10_000 });
+    const inodes = async (freshVolumes?: boolean) => (await p.summary(freshVolumes ? { freshVolumes } : undefined)).pods[0]!.volume?.[0]?.inodesUsed;
+    expect(await inodes()).toBe(2);
+    put(kubeletRoot, { [`${dir}/b`]: "b" });
+    expect(await inodes()).toBe(2); // cached
+    expect(await inodes(true)).toBe(3);
+  });
 });
 
 describe("with CRI", () => {
