@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import { cpuSeconds, rssMb, rssSplitMb, threads } from "./lib/proc.ts";
+import { anonMappingsMb, cpuSeconds, rssMb, rssSplitMb, threads } from "./lib/proc.ts";
 import { POD_NAME_LABEL, type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOALS = {
@@ -51,6 +51,7 @@ interface IdleFigures {
   rssMb: number;
   /** At the end of the window. */
   rssSplit: { anon: number; file: number };
+  anonMappings: ReturnType<typeof anonMappingsMb>;
   threads: number;
   opsPerS: [string, number][];
 }
@@ -74,7 +75,7 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
     .map(([k, v]) => [k, (v - (ops0.get(k) ?? 0)) / wall] as [string, number])
     .filter(([, r]) => r > 0)
     .sort((a, b) => b[1] - a[1]);
-  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), threads: threads(pid), opsPerS };
+  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), opsPerS };
 }
 
 function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb: number }): void {
@@ -82,6 +83,7 @@ function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb:
     `${label}: bunlet CPU ${f.cpuPct.toFixed(2)} % of one core (goal ≤ ${goal.cpuPct} %, ratio ${(f.cpuPct / goal.cpuPct).toFixed(2)})  ` +
       `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
   );
+  console.log(`  anon memory by mapping (perms, name, size class): ${f.anonMappings.map((m) => `${m.mapping} ×${m.count} ${m.anonMb.toFixed(1)} MB`).join("; ")}`);
   if (f.opsPerS.length) console.log(`  CRI calls/s: ${f.opsPerS.map(([k, r]) => `${k}=${r.toFixed(2)}`).join(" ")}`);
 }
 

@@ -30,3 +30,34 @@ export function rssSplitMb(pid: number): { anon: number; file: number } {
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
   return { anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
 }
+
+/**
+ * Anonymous memory of a process by kind of mapping (/proc/<pid>/smaps), largest first, in MB: where
+ * RSS that is not the JS heap lives — JIT code (executable anon), allocator arenas, thread stacks.
+ */
+export function anonMappingsMb(pid: number, top = 8): { mapping: string; anonMb: number; sizeMb: number; count: number }[] {
+  const groups = new Map<string, { anon: number; size: number; count: number }>();
+  let key = "";
+  let sizeKb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      sizeKb = (parseInt(head[2]!, 16) - parseInt(head[1]!, 16)) / 1024;
+      const size = sizeKb >= 64 * 1024 ? "≥64M" : sizeKb >= 1024 ? "1–64M" : "<1M";
+      key = `${head[3]} ${head[4] || "(anon)"} ${size}`;
+      continue;
+    }
+    const m = /^Anonymous:\s+(\d+) kB/.exec(line);
+    if (!m || !key) continue;
+    const g = groups.get(key) ?? { anon: 0, size: 0, count: 0 };
+    g.anon += Number(m[1]);
+    g.size += sizeKb;
+    g.count++;
+    groups.set(key, g);
+  }
+  return [...groups]
+    .map(([mapping, g]) => ({ mapping, anonMb: g.anon / 1024, sizeMb: g.size / 1024, count: g.count }))
+    .filter((g) => g.anonMb > 0.5)
+    .sort((a, b) => b.anonMb - a.anonMb)
+    .slice(0, top);
+}
