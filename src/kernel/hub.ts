@@ -19,11 +19,11 @@
 //
 // Priority (opt-in, thread-priority.ts): the worker can run at its own nice value and boost the main
 // thread on each wake-up; whoever handles the event calls `endBoost()` once its work is done.
-import { EPOLLIN, EPOLLONESHOT, getpriority, PRIO_PROCESS } from "../../ffi/libc.ts";
+import { EPOLLIN, EPOLLONESHOT } from "../../ffi/libc.ts";
 import { Epoll } from "./epoll.ts";
 import type { WorkerMessage, WorkerStart } from "./epoll-worker.ts";
 import { Eventfd } from "./eventfd.ts";
-import { endBoost, isBoosted, newBoostSpec, type BoostSpec } from "./thread-priority.ts";
+import { currentNices, endBoost, isBoosted, newBoostSpec, processThreads, type BoostSpec } from "./thread-priority.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export interface HubSource {
@@ -67,7 +67,10 @@ export interface NotifierHubOptions {
   stopTimeoutMs?: number;
   /** Nice value of the worker thread (default: inherited from the main thread). */
   threadNice?: number;
-  /** Raise the main thread to this nice value on each wake-up, until endBoost() (default: never). */
+  /**
+   * Raise the main thread (and the process's other threads that exist when the hub is created: GC
+   * helpers, Bun's pool) to this nice value on each wake-up, until endBoost() (default: never).
+   */
   boostMainThreadNice?: number;
   /** The outcome of threadNice, and a refused boost (once): for one log line. */
   onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
@@ -86,11 +89,13 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
   const stoppedP = new Promise<void>((r) => (stopped = r));
 
   let boost: BoostSpec | undefined;
-  let baseNice = 0;
+  let baseNice: number[] = [];
   if (opts.boostMainThreadNice !== undefined) {
-    // The main thread's TID is the process id; its own value now is what endBoost() restores.
-    baseNice = getpriority(PRIO_PROCESS, 0);
-    boost = newBoostSpec(process.pid, opts.boostMainThreadNice);
+    // The main thread (its TID is the process id) and the threads that exist now (JSC's GC helpers,
+    // Bun's pool); their own values now are what endBoost() restores. The worker starts after this.
+    const tids = processThreads();
+    baseNice = currentNices(tids);
+    boost = newBoostSpec(tids, opts.boostMainThreadNice);
   }
 
   let worker: Worker;

@@ -15,17 +15,23 @@
 // Nothing the cycle decides changes (thresholds, ranking, one pod per cycle, grace periods): only
 // when it runs. Both need CAP_SYS_NICE; without it each is said once and the path runs unboosted.
 //
+// The boost covers the process's other threads that exist when the hub starts too (JSC's heap
+// helper and collector threads, Bun's pool): with 100 pods beside the hog, the event sometimes waited
+// 200–300 ms for the main thread (reaction benchmark, --idle-pods 100), which a mutator waiting for a
+// nice-0 collector thread starved by the busy loops would explain; threads started later keep their own.
+//
 // The boost flag is one Int32 in a SharedArrayBuffer both threads see: 1 while the main thread is
 // boosted. The worker sets it before raising; the main thread clears it before lowering and re-checks
 // after, so an event that arrives while the main thread is lowering itself leaves it boosted.
+import { readdirSync } from "node:fs";
 import { getpriority, PRIO_PROCESS, setpriority } from "../../ffi/libc.ts";
 
 /** The notifier thread's nice value and the main thread's while it handles an event (as earlyoom -p). */
 export const NOTIFIER_THREAD_NICE = -20;
 
 export interface BoostSpec {
-  /** The thread to boost (the main thread: its TID is the process id). */
-  tid: number;
+  /** The threads to boost: the main thread first (its TID is the process id). */
+  tids: number[];
   nice: number;
   /** Int32[0]: 1 while boosted. */
   state: SharedArrayBuffer;
@@ -47,7 +53,7 @@ function readNice(who: number): number | undefined {
   }
 }
 
-/** Sets the calling thread's nice value; never throws. */
+/** Sets the calling thread's nice value (or thread `tid`'s); never throws. */
 export function applyThreadNice(nice: number, tid = 0): NiceOutcome {
   try {
     setpriority(PRIO_PROCESS, tid, nice);
@@ -58,44 +64,61 @@ export function applyThreadNice(nice: number, tid = 0): NiceOutcome {
   return { applied: effective === undefined || effective === nice, effective };
 }
 
-export function newBoostSpec(tid: number, nice: number): BoostSpec {
-  return { tid, nice, state: new SharedArrayBuffer(4) };
+export function newBoostSpec(tids: number | number[], nice: number): BoostSpec {
+  return { tids: Array.isArray(tids) ? tids : [tids], nice, state: new SharedArrayBuffer(4) };
 }
 
-/** Worker side: boosts `tid` unless already boosted. Returns an error code when the kernel refused. */
+/** The process's threads now, the calling thread first (for the main thread: its TID is the pid). */
+export function processThreads(pid = process.pid): number[] {
+  let tids: number[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`).map(Number).filter((t) => Number.isInteger(t) && t > 0);
+  } catch {}
+  return [pid, ...tids.filter((t) => t !== pid)];
+}
+
+/** Each thread's nice value now (the value endBoost restores); 0 when unreadable. */
+export const currentNices = (tids: readonly number[]): number[] => tids.map((t) => readNice(t) ?? 0);
+
+function setAll(tids: readonly number[], nice: (i: number) => number): string | undefined {
+  let first: string | undefined;
+  for (let i = 0; i < tids.length; i++) {
+    try {
+      setpriority(PRIO_PROCESS, tids[i]!, nice(i));
+    } catch (e) {
+      // The main thread's refusal is the one that counts; another thread may simply have exited.
+      if (i === 0) first = errCode(e);
+    }
+  }
+  return first;
+}
+
+/** Worker side: boosts the threads unless already boosted. Returns an error code when the kernel refused the main thread's. */
 export function boostThread(spec: BoostSpec): string | undefined {
   const flag = new Int32Array(spec.state);
   if (Atomics.exchange(flag, 0, 1) === 1) return undefined;
-  try {
-    setpriority(PRIO_PROCESS, spec.tid, spec.nice);
-    return undefined;
-  } catch (e) {
-    Atomics.store(flag, 0, 0);
-    return errCode(e);
-  }
+  const err = setAll(spec.tids, () => spec.nice);
+  if (err) Atomics.store(flag, 0, 0);
+  return err;
 }
 
 export const isBoosted = (spec: BoostSpec): boolean => Atomics.load(new Int32Array(spec.state), 0) === 1;
 
 /**
- * Main-thread side: back to `baseNice` if boosted (no syscall otherwise). Returns whether it lowered
- * itself and stayed lowered (false too when a new event re-boosted it meanwhile).
+ * Main-thread side: every thread back to its base value (`baseNice`: one for all, or one per tid) if
+ * boosted (no syscall otherwise). Returns whether it lowered them and they stayed lowered (false too when
+ * a new event re-boosted them meanwhile).
  */
-export function endBoost(spec: BoostSpec, baseNice: number): boolean {
+export function endBoost(spec: BoostSpec, baseNice: number | readonly number[]): boolean {
   const flag = new Int32Array(spec.state);
   if (Atomics.load(flag, 0) === 0) return false;
   Atomics.store(flag, 0, 0);
-  try {
-    setpriority(PRIO_PROCESS, spec.tid, baseNice);
-  } catch {
-    return false;
-  }
+  const base = (i: number) => (typeof baseNice === "number" ? baseNice : (baseNice[i] ?? 0));
+  if (setAll(spec.tids, base)) return false;
   // The worker may have woken between the store and the setpriority: it saw 0, set 1 and raised us,
   // possibly before our lowering landed. Raise again so the new event's cycle runs boosted.
   if (Atomics.load(flag, 0) === 1) {
-    try {
-      setpriority(PRIO_PROCESS, spec.tid, spec.nice);
-    } catch {}
+    setAll(spec.tids, () => spec.nice);
     return false;
   }
   return true;

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { EPOLLIN, getpriority, PRIO_PROCESS } from "../../ffi/libc.ts";
 import { Eventfd } from "../../src/kernel/eventfd.ts";
 import { createNotifierHub, type NotifierHub } from "../../src/kernel/hub.ts";
-import { applyThreadNice, boostThread, endBoost, isBoosted, newBoostSpec } from "../../src/kernel/thread-priority.ts";
+import { applyThreadNice, boostThread, currentNices, endBoost, isBoosted, newBoostSpec, processThreads } from "../../src/kernel/thread-priority.ts";
 import { pollUntil } from "../support/wait.ts";
 
 /** The nice value of thread `tid` of process `pid`, from /proc (field 19 of stat). */
@@ -41,6 +41,31 @@ describe("thread priority: boost and end, on another thread", () => {
     applyThreadNice(2, pid);
     expect(endBoost(spec, 0)).toBe(false);
     expect(niceOf(pid)).toBe(2);
+  });
+
+  test.skipIf(!isRoot)("several threads: all raised together, each lowered back to its own base", () => {
+    child = Bun.spawn(["sleep", "30"]);
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      applyThreadNice(3, other.pid);
+      const tids = [child.pid, other.pid];
+      const bases = currentNices(tids);
+      expect(bases).toEqual([0, 3]);
+      const spec = newBoostSpec(tids, -6);
+      expect(boostThread(spec)).toBeUndefined();
+      expect(tids.map((t) => niceOf(t))).toEqual([-6, -6]);
+      expect(endBoost(spec, bases)).toBe(true);
+      expect(tids.map((t) => niceOf(t))).toEqual([0, 3]);
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
+  test("processThreads lists the process's threads, the main thread (TID = pid) first", () => {
+    const tids = processThreads();
+    expect(tids[0]).toBe(process.pid);
+    expect(tids.length).toBeGreaterThan(1); // Bun's own threads
+    expect(new Set(tids).size).toBe(tids.length);
   });
 
   test("a refused boost clears the flag and returns the errno code", () => {
