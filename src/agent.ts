@@ -347,7 +347,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   // Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error.
-  const nodeShutdown = createNodeShutdownWiring({ config, nodeName: pods.nodeName, lifecycle: pods.lifecycle, clock: realClock, events: events.recorder, onStatusChange: () => void nodeApi?.mode()?.status.sync().catch(() => undefined) });
+  const nodeShutdown = createNodeShutdownWiring({ config, nodeName: pods.nodeName, lifecycle: pods.lifecycle, clock: realClock, events: events.recorder, rootDir: flags.rootDir, metrics, onStatusChange: () => void nodeApi?.mode()?.status.sync().catch(() => undefined) });
   const imageGC = createImageGCManager({
     cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,

@@ -1,7 +1,8 @@
 // Idle cost and mass pod start of the compiled agent on containerd (issue #14 "Scale and idle cost").
 //   bun scripts/bench/idle.ts [pods] [--window=SECONDS] [--binary=PATH] [--profile=DIR]
-//   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another build, e.g. a saved
-//   baseline; --profile writes a CPU profile of the idle agent with the pods as markdown into DIR)
+//   [--profile-window=SECONDS]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another
+//   build, e.g. a saved baseline; --profile writes CPU and heap profiles of the idle agent with the
+//   pods as markdown into DIR, idling for --profile-window, default 90 s)
 // On a scratch node (lib/scratch-node.ts: private containerd, dist/bunlet built first if stale,
 // temporary directories, all removed on exit, failure or Ctrl-C):
 //   1. no pods: waits for the lifecycle, lets it settle, measures bunlet's own CPU time
@@ -19,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import { cpuSeconds, rssMb, threads } from "./lib/proc.ts";
+import { cpuSeconds, rssMb, rssSplitMb, threads } from "./lib/proc.ts";
 import { POD_NAME_LABEL, type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOALS = {
@@ -30,9 +31,11 @@ const GOALS = {
 };
 const args = process.argv.slice(2);
 const pods = Number(args.find((a) => /^\d+$/.test(a)) ?? 100);
-const windowS = Number(args.find((a) => a.startsWith("--window="))?.slice(9) ?? 30);
+const defaultWindowS = Number(args.find((a) => a.startsWith("--window="))?.slice(9) ?? 30);
 const binary = args.find((a) => a.startsWith("--binary="))?.slice(9);
 const profileDir = args.find((a) => a.startsWith("--profile="))?.slice(10);
+// The profile covers the restarted agent from its start: a long idle window keeps the adoption small in it.
+const profileWindowS = Number(args.find((a) => a.startsWith("--profile-window="))?.slice(17) ?? 90);
 const SETTLE_MS = 10_000;
 
 async function runtimeOps(port: number): Promise<Map<string, number>> {
@@ -46,10 +49,12 @@ interface IdleFigures {
   cpuPct: number;
   containerdPct: number;
   rssMb: number;
+  /** At the end of the window. */
+  rssSplit: { anon: number; file: number };
   threads: number;
   opsPerS: [string, number][];
 }
-async function measureIdle(sn: ScratchNode, ctdPid: number): Promise<IdleFigures> {
+async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWindowS): Promise<IdleFigures> {
   const pid = sn.agent!.pid;
   await Bun.sleep(SETTLE_MS);
   const ops0 = await runtimeOps(sn.port).catch(() => new Map<string, number>());
@@ -69,13 +74,13 @@ async function measureIdle(sn: ScratchNode, ctdPid: number): Promise<IdleFigures
     .map(([k, v]) => [k, (v - (ops0.get(k) ?? 0)) / wall] as [string, number])
     .filter(([, r]) => r > 0)
     .sort((a, b) => b[1] - a[1]);
-  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, threads: threads(pid), opsPerS };
+  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), threads: threads(pid), opsPerS };
 }
 
 function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb: number }): void {
   console.log(
     `${label}: bunlet CPU ${f.cpuPct.toFixed(2)} % of one core (goal ≤ ${goal.cpuPct} %, ratio ${(f.cpuPct / goal.cpuPct).toFixed(2)})  ` +
-      `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)})  threads ${f.threads}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
+      `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
   );
   if (f.opsPerS.length) console.log(`  CRI calls/s: ${f.opsPerS.map(([k, r]) => `${k}=${r.toFixed(2)}`).join(" ")}`);
 }
@@ -116,12 +121,12 @@ try {
 
   if (profileDir) {
     await sn.stopAgent();
-    await sn.startAgent({ binary, env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir}` } });
-    printIdle(`profiled restart, ${pods} pods (profiler overhead included)`, await measureIdle(sn, ctdPid), GOALS.idleN);
+    await sn.startAgent({ binary, env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}` } });
+    printIdle(`profiled restart, ${pods} pods, ${profileWindowS} s (profiler overhead included)`, await measureIdle(sn, ctdPid, profileWindowS), GOALS.idleN);
     await sn.stopAgent();
-    console.log(`CPU profile of the idle agent written to ${profileDir}`);
+    console.log(`CPU and heap profiles of the idle agent written to ${profileDir}`);
   }
 } finally {
   await sn.cleanup();
 }
-console.log(`bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${windowS} s windows, Bun ${Bun.version}, load ${loadAverage()}`);
+console.log(`bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${defaultWindowS} s windows, Bun ${Bun.version}, load ${loadAverage()}`);

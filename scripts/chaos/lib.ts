@@ -35,6 +35,8 @@ export interface ScenarioResult {
   /** bunlet's stderr (all runs), for a failing scenario's report. */
   logs: string;
   cleanupProblems: string[];
+  /** How the scenario ran, for the reader (e.g. no kernel notifier on this host). */
+  notes: string[];
 }
 
 export interface Scenario {
@@ -80,7 +82,7 @@ export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<S
   const timeoutMs = opts.timeoutMs ?? 60_000 * chaosTimeScale();
   const started = performance.now();
   if (!canRunContainerd()) {
-    return { name: s.name, pass: false, checks: [], trace: [], durationMs: 0, error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)", logs: "", cleanupProblems: [] };
+    return { name: s.name, pass: false, checks: [], trace: [], durationMs: 0, error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)", logs: "", cleanupProblems: [], notes: [] };
   }
   const h = createHarness(s.name, opts.verbose ?? false);
   active = h;
@@ -100,9 +102,9 @@ export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<S
   const bunletLogs = h.bunletLogs();
   const cleanupProblems = await h.cleanup();
   active = undefined;
-  const { checks } = h.result();
+  const { checks, notes } = h.result();
   const pass = !error && checks.length > 0 && checks.every((c) => c.ok) && cleanupProblems.length === 0;
-  return { name: s.name, pass, checks, trace, durationMs, error, logs: bunletLogs, cleanupProblems };
+  return { name: s.name, pass, checks, trace, durationMs, error, logs: bunletLogs, cleanupProblems, notes };
 }
 
 function safe<T>(fn: () => T, fallback: T): T {
@@ -116,6 +118,7 @@ function safe<T>(fn: () => T, fallback: T): T {
 export function printResult(r: ScenarioResult): void {
   console.log(`\n=== ${r.name}: ${r.pass ? "PASS" : "FAIL"} (${(r.durationMs / 1000).toFixed(1)} s) ===`);
   for (const c of r.checks) console.log(`  ${c.ok ? "✓" : "✗"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+  for (const n of r.notes) console.log(`  note: ${n}`);
   if (r.error) console.log(`  error: ${r.error}`);
   for (const p of r.cleanupProblems) console.log(`  cleanup problem: ${p}`);
   console.log(`--- eviction trace (${r.trace.length} record${r.trace.length === 1 ? "" : "s"}) ---`);

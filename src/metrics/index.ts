@@ -61,7 +61,9 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
   // Upstream labels StartedContainersTotal by the kind of container it starts.
   const containerType = (config: { metadata?: { name?: string }; labels?: Record<string, string> }): ContainerType => {
     const uid = config.labels?.[POD_UID_LABEL];
-    const pod = uid ? lifecycleRef?.listPodsForApi().find((p) => p.metadata.uid === uid) : undefined;
+    // The desired pods as they are (no status, no sort): this runs twice per CreateContainer, and
+    // listPodsForApi there made a 100-pod burst quadratic (issue #14).
+    const pod = uid ? lifecycleRef?.pods().find((p) => p.metadata.uid === uid) : undefined;
     return pod?.spec.initContainers?.some((c) => c.name === config.metadata?.name) ? "init_container" : "container";
   };
   let preemptions: Counter | undefined;

@@ -124,10 +124,16 @@ export function createPleg(opts: {
     }
     failing = false;
     last = opts.clock.now();
+    // The runtime returns the very array of the last listing when nothing in it changed: no diff.
+    const unchanged = pods === lastPods;
     lastPods = pods;
     lastStartMs = startMs;
-    byUid = undefined;
+    if (!unchanged) byUid = undefined;
     opts.metrics?.relisted?.({ startMs, endMs: last, pods });
+    if (unchanged) {
+      opts.onRelist?.(true);
+      return [];
+    }
     const next = snapshot(pods);
     const events = diffSnapshots(prev, next);
     prev = next;

@@ -6,9 +6,9 @@
 // only when the cgroup has a memory limit (limit − workingSet), as the kubelet's summary does.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { MemoryStats } from "./summary.ts";
 import type { KeptFiles } from "./kept-files.ts";
+import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 
 /** v1 reports "no limit" as a page-rounded 2^63−1; anything this large means unlimited. */
 const UNLIMITED_BYTES = 2 ** 62;
@@ -33,9 +33,12 @@ export class CgroupStatsError extends Error {
 export function memoryStatsFromFiles(files: CgroupMemoryFiles, time: string, where = "cgroup"): MemoryStats {
   const usage = Number(files.usage.trim());
   if (!Number.isFinite(usage)) throw new CgroupStatsError(`${where}: memory usage ${JSON.stringify(files.usage.trim())} is not a number`);
-  const stat = parseFlatKeyed(files.stat, `${where}/memory.stat`);
   const v1 = files.version === 1;
-  const inactiveFile = (v1 ? stat.total_inactive_file : stat.inactive_file) ?? 0;
+  const keys = v1 ? V1_KEYS : V2_KEYS;
+  const stat = pickFlatKeyed(files.stat, keys, `${where}/memory.stat`);
+  // Every memory.stat has it: a file without is not a memory.stat (the working set needs it).
+  if (stat[keys[0]] === undefined) throw new CgroupStatsError(`${where}/memory.stat: no ${keys[0]} line`);
+  const inactiveFile = stat[keys[0]] ?? 0;
   const workingSet = Math.max(0, usage - inactiveFile);
   const out: MemoryStats = { time, usageBytes: usage, workingSetBytes: workingSet };
   const rss = v1 ? stat.total_rss : stat.anon;
@@ -61,6 +64,30 @@ export function rootMemoryStatsV2(statText: string, time: string, where = "/sys/
   const out: MemoryStats = { time, usageBytes: usage, workingSetBytes: Math.max(0, usage - (stat.inactive_file ?? 0)), rssBytes: stat.anon };
   if (stat.pgfault !== undefined) out.pageFaults = stat.pgfault;
   if (stat.pgmajfault !== undefined) out.majorPageFaults = stat.pgmajfault;
+  return out;
+}
+
+const V1_KEYS = ["total_inactive_file", "total_rss", "total_pgfault", "total_pgmajfault"] as const;
+const V2_KEYS = ["inactive_file", "anon", "pgfault", "pgmajfault"] as const;
+
+/**
+ * The values of `keys` in a flat-keyed file ("key value" lines), found by search rather than by
+ * parsing every line: memory.stat has 35–50 lines and is read for every pod every few seconds
+ * (issue #14). A wanted value that is not an integer throws naming the file and key.
+ */
+export function pickFlatKeyed<K extends string>(text: string, keys: readonly K[], file: string): Partial<Record<K, number>> {
+  const out: Partial<Record<K, number>> = {};
+  for (const key of keys) {
+    let at = text.startsWith(`${key} `) ? 0 : text.indexOf(`\n${key} `);
+    if (at < 0) continue;
+    if (at > 0) at++;
+    const start = at + key.length + 1;
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    const raw = text.slice(start, end).trim();
+    if (!/^-?\d+$/.test(raw)) throw new CgroupStatsError(`${file}: ${key} ${JSON.stringify(raw)} is not an integer`);
+    out[key] = Number(raw);
+  }
   return out;
 }
 

@@ -425,7 +425,9 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   }
 
   async function build(only?: string): Promise<Summary> {
-    const snap = await criSnapshot();
+    // No pod, no use for the CRI listing (three calls, one of them ListContainerStats): an empty
+    // node's eviction loop does not list the runtime every 10 s (issue #14).
+    const snap = opts.activePods().length > 0 ? await criSnapshot() : undefined;
     // Sampled after the (possibly slow, first-time) CRI wait so CPU rates use the real read time.
     const nowMs = clock.now();
     const time = new Date(nowMs).toISOString();

@@ -11,10 +11,10 @@ import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
 import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
-import { createCertRotation, createServerCertManager, isClientConfigStillValid, loadClientCert, type CertRotation, type ServerCertManager } from "../kube/bootstrap/index.ts";
+import { createCertRotation, createServerCertManager, bootstrapClientCert, isClientConfigStillValid, type CertRotation, type ServerCertManager } from "../kube/bootstrap/index.ts";
 import { usesServerTLSBootstrap } from "../server/serving.ts";
 import { kv, log } from "../log.ts";
-import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type NodeApiMode } from "../node/index.ts";
+import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type MachineInfo, type NodeApiMode } from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
 import { nodeNameFrom } from "../pod/setup.ts";
 import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
@@ -97,6 +97,17 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     : undefined;
   if (input.metrics) serverMetricsRef.m = serverCertificateMetrics(input.metrics, { notAfterMs: () => serverCerts?.current()?.notAfterMs, nowMs: () => clock.now() });
 
+  // The machine's facts are static; read while the client identity is loaded or bootstrapped, they
+  // are ready when the registration needs them (start → Node Ready, scripts/bench/join-ready.ts).
+  let machine: Promise<MachineInfo> | undefined;
+  const readMachine = (): Promise<MachineInfo> => {
+    const p = (machine ??= readMachineInfo(flags.rootDir));
+    p.catch(() => {
+      if (machine === p) machine = undefined; // read again next time
+    });
+    return p;
+  };
+
   function run(rest: RestConfig): void {
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
     const leaseSeconds = config.nodeLeaseDurationSeconds;
@@ -121,7 +132,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         startup,
       },
       {
-        machine: () => readMachineInfo(flags.rootDir),
+        machine: readMachine,
         addresses: () => addresses,
         runtime: async () => {
           const r = await runtimeReadiness(input.cri);
@@ -191,13 +202,14 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   return {
     name: "api server mode",
     async start() {
+      void readMachine();
       await serverCerts?.load();
-      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
         return;
       }
-      void loadClientCert(opts)
+      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
+      void bootstrapClientCert(opts)
         .then(async () => run(await loadKubeconfig(flags.kubeconfig)))
         .catch((e) => {
           if (!abort.signal.aborted) log.error(`TLS bootstrap failed; the node stays unregistered, static pods keep running ${kv({ bootstrapKubeconfig: flags.bootstrapKubeconfig, error: (e as Error).message })}`);

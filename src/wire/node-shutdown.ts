@@ -7,6 +7,8 @@ import type { EventRecorder } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import { createLogindDBus, createShutdownManager, shutdownGroupsFromConfig, type Logind, type ShutdownManager } from "../node/shutdown/index.ts";
 import type { PodLifecycle } from "../pod/lifecycle-types.ts";
+import type { Registry } from "../server/metrics.ts";
+import { createShutdownRecorder } from "../node/shutdown/state.ts";
 
 export interface NodeShutdownWiring {
   name: string;
@@ -24,9 +26,13 @@ export function createNodeShutdownWiring(input: {
   /** Sync the node status now (API-server mode). */
   onStatusChange?: () => void;
   logind?: () => Logind;
+  /** Where graceful_node_shutdown_state lives (--root-dir), and the /metrics registry for its gauges. */
+  rootDir?: string;
+  metrics?: Registry;
 }): NodeShutdownWiring {
+  const groups = shutdownGroupsFromConfig(input.config);
   const manager = createShutdownManager({
-    groups: shutdownGroupsFromConfig(input.config),
+    groups,
     logind: input.logind ?? (() => createLogindDBus()),
     activePods: () => input.lifecycle.activePods(),
     killPod: (pod, grace, req) => input.lifecycle.killPod(pod, grace, req),
@@ -34,6 +40,7 @@ export function createNodeShutdownWiring(input: {
     nodeName: input.nodeName,
     recorder: input.events,
     onStatusChange: input.onStatusChange,
+    record: input.rootDir !== undefined && groups.length > 0 ? createShutdownRecorder(input.rootDir, input.metrics) : undefined,
   });
   input.lifecycle.addAdmitHandler((pod) => manager.admit(pod));
   return {

@@ -4,15 +4,32 @@
 // read here (reportReads), so each step waits until the worker has seen the state it set. The
 // real-kernel run is test/integration/v2/working-set-fast.test.ts (in the guest).
 import { afterEach, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startMemoryNotifiers, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
 import { startWorkingSetWatch, type WorkingSetCrossing, type WorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
 import { until } from "../support/wait.ts";
 
 const MiB = 2 ** 20;
 // Every read also re-reads memory.stat, and every read is reported.
 const poll = { minIntervalMs: 2, maxIntervalMs: 5, statRefreshMs: 0, reportReads: true };
+
+/** Stand-in memory.current and memory.stat in `d`; the returned setter rewrites them (MiB). */
+function fakeMemoryFiles(d: string): (currentMiB: number, inactiveFileMiB: number) => void {
+  // The worker keeps its fds open, as on kernfs: each file is rewritten in place in one write of
+  // the same length (numbers zero-padded), never truncated, so no read sees it half-written.
+  const n = (mib: number) => String(mib * MiB).padStart(16, "0");
+  const put = (file: string, text: string) => {
+    const fd = openSync(join(d, file), existsSync(join(d, file)) ? "r+" : "w");
+    writeSync(fd, text, 0);
+    closeSync(fd);
+  };
+  return (current, inactive) => {
+    put("memory.stat", `anon ${n(current - inactive)}\nfile ${n(inactive)}\ninactive_file ${n(inactive)}\nactive_file 0\n`);
+    put("memory.current", `${n(current)}\n`);
+  };
+}
 
 describe("startWorkingSetWatch", () => {
   let w: WorkingSetWatch | undefined;
@@ -24,24 +41,10 @@ describe("startWorkingSetWatch", () => {
     dir = undefined;
   });
 
-  /** A fresh stand-in cgroup dir; the returned setter rewrites its memory.current and memory.stat. */
   function fakeCgroup(): (currentMiB: number, inactiveFileMiB: number) => void {
     dir = mkdtempSync(join(tmpdir(), "bunlet-wss-"));
-    const d = dir;
-    // The worker keeps its fds open, as on kernfs: each file is rewritten in place in one write of
-    // the same length (numbers zero-padded), never truncated, so no read sees it half-written.
-    const n = (mib: number) => String(mib * MiB).padStart(16, "0");
-    const put = (file: string, text: string) => {
-      const fd = openSync(join(d, file), existsSync(join(d, file)) ? "r+" : "w");
-      writeSync(fd, text, 0);
-      closeSync(fd);
-    };
-    return (current, inactive) => {
-      put("memory.stat", `anon ${n(current - inactive)}\nfile ${n(inactive)}\ninactive_file ${n(inactive)}\nactive_file 0\n`);
-      put("memory.current", `${n(current)}\n`);
-    };
+    return fakeMemoryFiles(dir);
   }
-
   function watch() {
     const crossings: WorkingSetCrossing[] = [];
     const errors: string[] = [];
@@ -94,5 +97,47 @@ describe("startWorkingSetWatch", () => {
     w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 450 * MiB }]);
     await until("the crossing of the moved line", () => crossings[1], 5_000, { intervalMs: 2 });
     expect(crossings[1]!.lineBytes).toBe(450 * MiB);
+  });
+});
+
+describe("startMemoryNotifiers on a cgroup v2 node", () => {
+  let kn: MemoryNotifiers | undefined;
+  let mount: string | undefined;
+  afterEach(async () => {
+    await kn?.close();
+    kn = undefined;
+    if (mount) rmSync(mount, { recursive: true, force: true });
+    mount = undefined;
+  });
+
+  test("no memcg thresholds but a v2 memory controller: the eviction manager's targets go to the working-set watch", async () => {
+    // A stand-in cgroup2 mount: cgroup.controllers at its root, kubepods' memory files under it.
+    mount = mkdtempSync(join(tmpdir(), "bunlet-wsn-"));
+    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
+    mkdirSync(join(mount, "kubepods"));
+    const set = fakeMemoryFiles(join(mount, "kubepods"));
+    set(300, 100);
+    const lines: string[] = [];
+    const reasons: string[] = [];
+    kn = startMemoryNotifiers({
+      memoryCgroupRoot: join(mount, "no-v1-memory"),
+      unifiedMountRoot: mount,
+      pressureFile: join(mount, "no-memory.pressure"),
+      psiTrigger: false,
+      podsCgroup: "kubepods",
+      workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5 },
+      onTrigger: (r) => reasons.push(r),
+      logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: (m) => lines.push(m) },
+    });
+    expect(kn.memcgSupported).toBe(false);
+    expect(kn.workingSet).toBeDefined();
+    await kn.apply([
+      { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB },
+    ]);
+    expect(kn.workingSet!.targets).toEqual([{ id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB }]);
+    set(450, 20);
+    await until("onTrigger", () => reasons[0], 5_000, { intervalMs: 2 });
+    expect(reasons).toEqual(["hard allocatable memory eviction threshold"]);
+    expect(lines.find((l) => l.includes("crossed"))).toContain(`eviction manager: hard allocatable memory eviction threshold crossed source=${join(mount, "kubepods")} workingSetBytes=${430 * MiB} lineBytes=${400 * MiB}`);
   });
 });

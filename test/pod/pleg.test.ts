@@ -42,6 +42,23 @@ describe("PLEG", () => {
   });
 });
 
+test("a relist that gets the very array of the last one diffs nothing, and still counts as a relist", async () => {
+  const clock = createSettlingClock();
+  const pod: RuntimePod = { uid: "u1", name: "p", namespace: "d", sandboxIds: ["s1"], containers: [{ id: "c1", name: "app", state: "running" }] };
+  let listing: RuntimePod[] = [pod];
+  const runtime = { getPods: async () => listing } as unknown as Parameters<typeof createPleg>[0]["runtime"];
+  const relists: boolean[] = [];
+  const pleg = createPleg({ runtime, clock, onEvents: () => {}, onRelist: (ok) => relists.push(ok) });
+  expect((await pleg.relist()).map((e) => e.type)).toEqual(["ContainerStarted"]);
+  await clock.advance(1000);
+  expect(await pleg.relist()).toEqual([]);
+  expect(pleg.lastRelistMs()).toBe(clock.now());
+  expect(pleg.relisted()?.pods.get("u1")).toBe(pod);
+  listing = [{ ...pod, containers: [{ id: "c1", name: "app", state: "exited" }] }];
+  expect((await pleg.relist()).map((e) => e.type)).toEqual(["ContainerDied"]);
+  expect(relists).toEqual([true, true, true]);
+});
+
 describe("statusMatchesRelist", () => {
   const status = (containers: [string, ContainerState][], sandboxes: [string, "ready" | "notready"][] = [["s1", "ready"]]): RuntimePodStatus => ({
     uid: "u",

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cgroupMemoryStats, CgroupStatsError, memoryStatsFromFiles, rootMemoryStatsV2, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
+import { cgroupMemoryStats, CgroupStatsError, memoryStatsFromFiles, pickFlatKeyed, rootMemoryStatsV2, type CgroupMemoryFiles } from "../../src/stats/cgroup.ts";
+import { parseFlatKeyed } from "../../src/kernel/cgroup-parse.ts";
 
 const T = "2026-01-01T00:00:00.000Z";
 const v1stat = (inactive: number) =>
@@ -103,5 +104,25 @@ describe("rootMemoryStatsV2 (the cgroup v2 root: memory.stat, no memory.current)
 
   test("a memory.stat without anon/file names the file", () => {
     expect(() => rootMemoryStatsV2("total_rss 1\n", T, "/cg")).toThrow(/\/cg\/memory.stat: no anon or file line/);
+  });
+});
+
+describe("pickFlatKeyed", () => {
+  test.each<[string, string, Record<string, number>]>([
+    ["first line and later lines", "total_rss 5\ncache 1\ntotal_pgfault 7\n", { total_rss: 5, total_pgfault: 7 }],
+    ["a key is matched whole, not as a suffix", "inactive_file 1\ntotal_inactive_file 9\n", { total_inactive_file: 9 }],
+    ["no trailing newline; absent keys are left out", "total_rss 5", { total_rss: 5 }],
+    ["negative values", "total_rss -1\n", { total_rss: -1 }],
+  ])("%s", (_, text, want) => {
+    expect(pickFlatKeyed(text, ["total_inactive_file", "total_rss", "total_pgfault", "total_pgmajfault"], "memory.stat")).toEqual(want);
+  });
+  test("a wanted value that is not an integer names the file and key", () => {
+    expect(() => pickFlatKeyed("cache 1\ntotal_rss x1\n", ["total_rss"], "/cg/p/memory.stat")).toThrow('/cg/p/memory.stat: total_rss "x1" is not an integer');
+  });
+  test("agrees with the full parser on the host's memory.stat", () => {
+    const text = readFileSync("/sys/fs/cgroup/memory/memory.stat", "utf8");
+    const keys = ["total_inactive_file", "total_rss", "total_pgfault", "total_pgmajfault", "cache", "rss"];
+    const full = parseFlatKeyed(text);
+    expect(pickFlatKeyed(text, keys, "memory.stat")).toEqual(Object.fromEntries(keys.filter((k) => k in full).map((k) => [k, full[k]!])));
   });
 });

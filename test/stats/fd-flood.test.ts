@@ -34,6 +34,25 @@ describe("kept files", () => {
   });
 });
 
+describe.skipIf(!canManageMemoryCgroups())("kept files on cgroupfs (no fstat per read)", () => {
+  let cg: TestCgroup | undefined;
+  afterAll(async () => {
+    await cg?.remove();
+  });
+  test("a removed cgroup's kept file fails with ENOENT (ENODEV on read, then the path is gone); other cgroups read on", async () => {
+    cg = makeMemoryCgroup({ prefix: "bunlet-kept" });
+    const f = createKeptFiles();
+    const p = join(cg.path, "memory.limit_in_bytes");
+    expect(f.read(p).trim()).toBe(String(512 * 1024 * 1024));
+    await cg.remove();
+    expect(() => f.read(p)).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    cg = makeMemoryCgroup({ prefix: "bunlet-kept", limitBytes: 64 * 1024 * 1024 });
+    const q = join(cg.path, "memory.limit_in_bytes");
+    expect(f.read(q).trim()).toBe(String(64 * 1024 * 1024));
+    f.close();
+  });
+});
+
 describe.skipIf(!canManageMemoryCgroups())("eviction stats out of file descriptors", () => {
   let cg: TestCgroup | undefined;
   afterAll(async () => {

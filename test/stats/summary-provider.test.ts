@@ -335,9 +335,16 @@ describe("with CRI", () => {
     expect(calls.n).toBeGreaterThan(3);
   });
 
-  test("the CRI listing is reused within criTtlMs", async () => {
+  test("no pod, no CRI listing", async () => {
     const { cri, calls } = fakeCri({ sandboxes: [], containers: [], stats: [] });
     const { p } = provider([], { cri, criTtlMs: 2000 });
+    await p.summary();
+    expect(calls.n).toBe(0);
+  });
+
+  test("the CRI listing is reused within criTtlMs", async () => {
+    const { cri, calls } = fakeCri({ sandboxes: [], containers: [], stats: [] });
+    const { p } = provider([pod("u1")], { cri, criTtlMs: 2000 });
     await p.summary();
     await p.summary();
     expect(calls.n).toBe(3);

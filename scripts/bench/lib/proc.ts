@@ -23,3 +23,10 @@ export function threads(pid: number): number {
   const m = /Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) : NaN;
 }
+
+/** RSS split into anonymous memory (heaps) and file pages (the executable's code and bytecode), in MB. */
+export function rssSplitMb(pid: number): { anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
+}

@@ -79,6 +79,8 @@ export function createHarness(name: string, verbose: boolean) {
   mkdirSync(manifestsDir);
   mkdirSync(rootDir);
   const checks: Check[] = [];
+  /** What a reader of the result must know about how the scenario ran (not a check). */
+  const notes: string[] = [];
   const logs: string[] = [];
   const mounts: string[] = [];
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -289,7 +291,9 @@ export function createHarness(name: string, verbose: boolean) {
         // v2 without a kernel notifier (memcg thresholds are v1-only): the periodic loop still acts; a
         // scenario that needs the kernel trigger checks for it itself.
         if (layout.version === 1) throw e;
-        say(`no ${kind} allocatable kernel notifier armed within ${timeoutMs} ms on cgroup v2: the eviction loop alone watches kubepods`);
+        const note = `no ${kind} allocatable kernel notifier armed within ${timeoutMs} ms on cgroup v2: the eviction loop alone watches kubepods`;
+        notes.push(note);
+        say(note);
         return;
       }
       say(`bunlet armed the ${kind} kernel threshold notifier on kubepods`);
@@ -439,7 +443,7 @@ export function createHarness(name: string, verbose: boolean) {
       return problems;
     }),
 
-    result: () => ({ checks, logs }),
+    result: () => ({ checks, logs, notes }),
   };
   return h;
 }

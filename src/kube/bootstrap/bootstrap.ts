@@ -5,7 +5,7 @@
 //   kubernetes.io/kube-apiserver-client-kubelet → wait (watch) for Approved + certificate, up to
 //   an hour → <certDir>/kubelet-client-<time>.pem (cert + key) with the kubelet-client-current.pem
 //   symlink → --kubeconfig written pointing at it, server and CA from the bootstrap kubeconfig.
-import { createHash, createPublicKey, X509Certificate } from "node:crypto";
+import { createHash, createPublicKey, generateKeyPair, X509Certificate } from "node:crypto";
 import { mkdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Clock } from "../../clock.ts";
@@ -64,13 +64,19 @@ function csrName(keyPem: string, nodeName: string): string {
   return `node-csr-${h.digest("base64url")}`;
 }
 
+/** A new ECDSA P-256 key (as generateKeyPem), generated off the event loop: the first one costs ~10 ms cold. */
+const generateKeyPemAsync = () =>
+  new Promise<string>((resolve, reject) =>
+    generateKeyPair("ec", { namedCurve: "prime256v1", privateKeyEncoding: { type: "sec1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } }, (e, _pub, key) => (e ? reject(e) : resolve(key))),
+  );
+
 async function loadOrGenerateKey(path: string): Promise<string> {
   try {
     const pem = await readFile(path, "utf8");
     keyFromPem(pem);
     return pem;
   } catch {}
-  const pem = generateKeyPem();
+  const pem = await generateKeyPemAsync();
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   await writeFile(path, pem, { mode: 0o600 });
   return pem;
@@ -85,10 +91,16 @@ function issued(csr: CertificateSigningRequest): string | undefined {
   return approved && csr.status?.certificate ? Buffer.from(csr.status.certificate, "base64").toString("utf8") : undefined;
 }
 
-/** Watches the CSR until it is issued (its PEM), denied or failed (BootstrapError), or the signal ends. */
-export async function waitForCertificate(client: KubeClient, name: string, signal: AbortSignal): Promise<string> {
+/**
+ * Watches the CSR until it is issued (its PEM), denied or failed (BootstrapError), or the signal ends.
+ * `created` is the CSR as the create returned it: the watch starts from its resourceVersion without
+ * reading it again (upstream's UntilWithSync lists first; the create's answer is that list here).
+ */
+export async function waitForCertificate(client: KubeClient, name: string, signal: AbortSignal, created?: CertificateSigningRequest): Promise<string> {
+  let first = created;
   while (!signal.aborted) {
-    const csr = await client.request({ path: `${CSR_PATH}/${name}`, schema: csrSchema, signal });
+    const csr = first ?? (await client.request({ path: `${CSR_PATH}/${name}`, schema: csrSchema, signal }));
+    first = undefined;
     const pem = issued(csr);
     if (pem) return pem;
     try {
@@ -111,14 +123,15 @@ export async function requestCertificate(client: KubeClient, keyPem: string, nod
   const name = csrName(keyPem, nodeName);
   const request = Buffer.from(createCsrPem(keyFromPem(keyPem), { commonName: `system:node:${nodeName}`, organizations: ["system:nodes"] })).toString("base64");
   const body = { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { name }, spec: { request, signerName: KUBELET_CLIENT_SIGNER, usages: USAGES } };
+  let created: CertificateSigningRequest | undefined;
   try {
-    await client.request({ method: "POST", path: CSR_PATH, body, schema: csrSchema, signal });
+    created = await client.request({ method: "POST", path: CSR_PATH, body, schema: csrSchema, signal });
     log.info(`Waiting for client certificate ${kv({ csr: name, signer: KUBELET_CLIENT_SIGNER })}`);
   } catch (e) {
     if (!isAlreadyExists(e)) throw e;
     log.info(`Certificate signing request already exists, waiting for it ${kv({ csr: name })}`);
   }
-  return waitForCertificate(client, name, signal);
+  return waitForCertificate(client, name, signal, created);
 }
 
 const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace(/[T:]/g, "-");
@@ -148,11 +161,16 @@ export async function loadClientCert(o: BootstrapOpts): Promise<void> {
     return;
   }
   if (!o.bootstrapKubeconfigPath) throw new BootstrapError(`unable to load kubeconfig ${o.kubeconfigPath} and no --bootstrap-kubeconfig is set`);
+  await bootstrapClientCert({ ...o, bootstrapKubeconfigPath: o.bootstrapKubeconfigPath });
+}
+
+/** The bootstrap itself, for a caller that already found --kubeconfig unusable (loadClientCert's second half). */
+export async function bootstrapClientCert(o: BootstrapOpts & { bootstrapKubeconfigPath: string }): Promise<void> {
   log.info(`Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file ${kv({ bootstrap: o.bootstrapKubeconfigPath, kubeconfig: o.kubeconfigPath, certDir: o.certDir })}`);
-  const bootstrap = await loadKubeconfig(o.bootstrapKubeconfigPath);
-  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000, observer: o.observer });
   const keyPath = join(o.certDir, "kubelet-client.key.tmp");
-  const keyPem = await loadOrGenerateKey(keyPath);
+  // The key is made (or read back) while the bootstrap kubeconfig is read: both before the first request.
+  const [bootstrap, keyPem] = await Promise.all([loadKubeconfig(o.bootstrapKubeconfigPath), loadOrGenerateKey(keyPath)]);
+  const client = createKubeClient(bootstrap, { clock: o.clock, timeoutMs: 30_000, observer: o.observer });
   const timeout = AbortSignal.timeout(o.waitTimeoutMs ?? 3_600_000);
   const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
   const certPem = await requestCertificate(client, keyPem, o.nodeName, signal);

@@ -70,11 +70,20 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
       }
       b.connection.on("error", lost);
       b.connection.on("end", () => lost(new Error("the system bus closed the connection")));
-      b.connection.on("message", (m: { type?: number; interface?: string; member?: string; body?: unknown }) => {
-        if (m.type !== 4 || m.interface !== LOGIND_MANAGER || m.member !== "PrepareForShutdown") return;
+      b.connection.on("message", (m: { type?: number; path?: string; interface?: string; member?: string; sender?: string; body?: unknown }) => {
+        if (m.type !== 4 || m.interface !== LOGIND_MANAGER || m.member !== "PrepareForShutdown" || m.path !== LOGIND.path) return;
         const p = prepareForShutdown.safeParse(m.body);
         if (!p.success) return void log.error(`Failed obtaining shutdown event, PrepareForShutdown event was not bool type as expected ${kv({ body: JSON.stringify(m.body) })}`);
-        for (const f of onShutdown) f(p.data[0]);
+        // The system bus lets any client send a signal with logind's path and interface (and one can be
+        // addressed to us directly, past the match rule): only logind's own would kill the pods.
+        // Replies come in order, so two signals are still delivered in the order they came.
+        void invoke(b, { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", signature: "s", body: [LOGIND.destination] }).then(
+          ([owner]) => {
+            if (m.sender !== owner) return void log.warn(`ignoring a PrepareForShutdown signal that logind did not send ${kv({ sender: m.sender, logind: String(owner) })}`);
+            for (const f of onShutdown) f(p.data[0]);
+          },
+          (e: Error) => log.error(`cannot check the sender of a PrepareForShutdown signal; ignoring it ${kv({ sender: m.sender, error: e.message })}`),
+        );
       });
       b.connection.once("connect", () => {
         up = true;
@@ -128,7 +137,7 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
         interface: "org.freedesktop.DBus",
         member: "AddMatch",
         signature: "s",
-        body: [`type='signal',interface='${LOGIND_MANAGER}',member='PrepareForShutdown',path='${LOGIND.path}'`],
+        body: [`type='signal',sender='${LOGIND.destination}',interface='${LOGIND_MANAGER}',member='PrepareForShutdown',path='${LOGIND.path}'`],
       });
     },
     close() {

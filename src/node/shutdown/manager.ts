@@ -54,6 +54,8 @@ export interface ShutdownManagerDeps {
   recorder?: EventRecorder;
   /** The shutting-down state changed: sync the node status now (upstream `go m.syncNodeStatus()`). */
   onStatusChange?: () => void;
+  /** Told when a shutdown starts and ends (state file + gauges: state.ts). */
+  record?: { start(nowMs: number): void; end(nowMs: number): void };
   /** Reconnect delay after the bus went away (upstream dbusReconnectPeriod, 1 s). */
   reconnectMs?: number;
   /** Polls of InhibitDelayMaxUSec after the reload, and their spacing (logind applies SIGHUP asynchronously). */
@@ -130,6 +132,7 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
   /** Kills the groups in order; each waits for its pods or its grace period, whichever comes first. */
   async function processShutdownEvent(): Promise<void> {
     log.info("Shutdown manager processing shutdown event");
+    d.record?.start(d.clock.now());
     try {
       for (const group of groupByPriority(d.groups, d.activePods())) {
         if (group.pods.length === 0) continue;
@@ -150,6 +153,7 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
         if (outcome === "timeout") log.info(`Shutdown manager pod killing time out ${kv({ gracePeriod: group.shutdownGracePeriodSeconds, priority: group.priority })}`);
       }
     } finally {
+      d.record?.end(d.clock.now());
       releaseInhibitLock();
       log.info("Shutdown manager completed processing shutdown event, node will shutdown shortly");
     }

@@ -44,3 +44,34 @@ test("once a full listing saw no sandbox, relists ask for containers only when a
   await rt.getPods(false);
   expect(calls.splice(0).sort()).toEqual(["ListContainers", "ListPodSandbox"]);
 });
+
+test("log rotation lists no containers while the last relist saw no sandbox", async () => {
+  const { cri, calls, node } = fakeCri();
+  (cri as unknown as { containerStatus: unknown }).containerStatus = async (id: string) => ({ status: { id, state: "CONTAINER_RUNNING", logPath: `/logs/${id}.log` } });
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  await rt.getPods(true);
+  calls.length = 0;
+  expect(await rt.listContainerLogs!()).toEqual([]);
+  expect(calls).toEqual([]);
+  node.sandboxes.push("u1");
+  await rt.getPods(true);
+  calls.length = 0;
+  expect(await rt.listContainerLogs!()).toEqual([{ containerId: "c-u1", logPath: "/logs/c-u1.log" }]);
+  expect(calls).toEqual(["ListContainers"]);
+});
+
+test("a full listing whose entries are all the objects of the last one returns the last pods, the same array", async () => {
+  const sandbox = Object.freeze({ id: "sb-u1", state: "SANDBOX_READY", createdAt: 1, metadata: { name: "p-u1", namespace: "ns", uid: "u1", attempt: 0 }, labels: { [UID_LABEL]: "u1", "io.kubernetes.pod.name": "p-u1", "io.kubernetes.pod.namespace": "ns" } });
+  const container = (state: string) => Object.freeze({ id: "c1", podSandboxId: "sb-u1", state, createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...sandbox.labels, "io.kubernetes.container.name": "app" } });
+  let c = container("CONTAINER_RUNNING");
+  const cri = { listPodSandbox: async () => [sandbox], listContainers: async () => [c] } as unknown as CriClient;
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  const one = await rt.getPods(true);
+  expect(await rt.getPods(true)).toBe(one);
+  c = container("CONTAINER_EXITED"); // a new object: something changed
+  const three = await rt.getPods(true);
+  expect(three).not.toBe(one);
+  expect(three[0]!.containers[0]!.state).toBe("exited");
+  // Running-only listings never take the shortcut.
+  expect(await rt.getPods(false)).not.toBe(three);
+});

@@ -29,4 +29,24 @@ describe("slots", () => {
     expect(order).toEqual([0, 1, 2, 3, 4]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
   });
+
+  test("a waiter of higher priority goes before earlier waiters of lower priority; arrival order within a priority", async () => {
+    const slots = createSlots(1);
+    const order: string[] = [];
+    const first = Promise.withResolvers<void>();
+    const running = slots.run(async () => {
+      order.push("running");
+      await first.promise;
+    });
+    const waiters = [
+      slots.run(async () => void order.push("sandbox a"), 0),
+      slots.run(async () => void order.push("create a"), 1),
+      slots.run(async () => void order.push("sandbox b"), 0),
+      slots.run(async () => void order.push("start a"), 2),
+      slots.run(async () => void order.push("create b"), 1),
+    ];
+    first.resolve();
+    await Promise.all([running, ...waiters]);
+    expect(order).toEqual(["running", "start a", "create a", "create b", "sandbox a", "sandbox b"]);
+  });
 });

@@ -13,6 +13,7 @@ const skip = v2GuestSkipReason();
 const GUEST_FILES: [string, "busybox-init" | "systemd" | "systemd-v1"][] = [
   ["test/integration/v2/qos-cgroups.test.ts", "busybox-init"],
   ["test/integration/v2/memory-events.test.ts", "busybox-init"],
+  ["test/integration/v2/working-set-fast.test.ts", "busybox-init"],
   ["test/integration/v2/pods.test.ts", "busybox-init"],
   ["test/integration/v2/eviction.test.ts", "busybox-init"],
   ["test/integration/v2/stats.test.ts", "busybox-init"],

@@ -66,6 +66,7 @@ function setup(pods: PodLike[], config: Parameters<typeof shutdownGroupsFromConf
   const finish = new Map<string, () => void>();
   const events: string[] = [];
   let statusSyncs = 0;
+  const recorded: string[] = [];
   const m = createShutdownManager({
     groups: shutdownGroupsFromConfig(config),
     logind: () => lg.logind,
@@ -79,8 +80,9 @@ function setup(pods: PodLike[], config: Parameters<typeof shutdownGroupsFromConf
     recorder: { event: (_ref, type, reason, message) => void events.push(`${type} ${reason} ${message}`) },
     onStatusChange: () => void statusSyncs++,
     reloadPollMs: 100,
+    record: { start: (ms) => void recorded.push(`start ${ms}`), end: (ms) => void recorded.push(`end ${ms}`) },
   });
-  return { m, lg, clock, kills, finish, events, statusSyncs: () => statusSyncs };
+  return { m, lg, clock, kills, finish, events, recorded, statusSyncs: () => statusSyncs };
 }
 
 describe("node shutdown manager", () => {
@@ -113,10 +115,12 @@ describe("node shutdown manager", () => {
     expect(s.kills.map((k) => [k.pod, k.grace, k.atMs])).toContainEqual(["critical", 10, 20_000]);
     expect(s.lg.held()).toBe(1);
 
+    s.clock.advance(2_000);
     s.finish.get("critical")!();
     await s.m.idle();
     expect(s.lg.held()).toBe(0);
     expect(s.lg.calls.at(-1)).toBe("release");
+    expect(s.recorded).toEqual(["start 0", "end 22000"]);
     // Still shutting down (not Ready, no admission) until logind says otherwise.
     expect(s.m.shutdownStatus()).toBe("node is shutting down");
     s.m.stop();
