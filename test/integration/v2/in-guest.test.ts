@@ -6,8 +6,11 @@ import { bunTestInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
 
-/** Files that need a real cgroup v2 kernel (and systemd as PID 1: "systemd"); they skip themselves elsewhere. */
-const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
+/**
+ * Files that need a real cgroup v2 kernel (and systemd as PID 1: "systemd"; "systemd-v1": systemd on the
+ * guest's cgroup v1 hybrid layout); they skip themselves elsewhere.
+ */
+const GUEST_FILES: [string, "busybox-init" | "systemd" | "systemd-v1"][] = [
   ["test/integration/v2/qos-cgroups.test.ts", "busybox-init"],
   ["test/integration/v2/memory-events.test.ts", "busybox-init"],
   ["test/integration/v2/working-set-fast.test.ts", "busybox-init"],
@@ -18,13 +21,14 @@ const GUEST_FILES: [string, "busybox-init" | "systemd"][] = [
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
   ["test/integration/v2/systemd-pods.test.ts", "systemd"],
   ["test/integration/v2/shutdown-logind.test.ts", "systemd"],
+  ["test/integration/v2/systemd-v1.test.ts", "systemd-v1"],
 ];
 
 describe.skipIf(!!skip)("cgroup v2 tests inside the guest", () => {
   test.each(GUEST_FILES)("%s passes in the guest (%s)", async (file, init) => {
     // pods/eviction run containerd and dist/bunlet (built here first: the guest's writes vanish).
     await ensureBuilt();
-    const r = await bunTestInV2Guest(file, { memoryMiB: 1536, timeoutS: 560, systemd: init === "systemd" });
+    const r = await bunTestInV2Guest(file, { memoryMiB: 1536, timeoutS: 560, systemd: init !== "busybox-init", cgroupV1: init === "systemd-v1" });
     const summary = `${r.stdout}\n${r.stderr}`;
     expect(r.exitCode, summary).toBe(0);
     // The file must really have run there, not skipped.
