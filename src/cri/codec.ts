@@ -24,11 +24,62 @@ const DECODE_OPTIONS: protobuf.IConversionOptions = {
   objects: true,
 };
 
-/** Replies whose only field is a repeated message (field 1), decoded through the entry memo. */
-const MEMOIZED_LISTS: Record<string, { field: string; entry: string }> = {
-  ListContainersResponse: { field: "containers", entry: "Container" },
-  ListPodSandboxResponse: { field: "items", entry: "PodSandbox" },
+/**
+ * Replies whose only field is a repeated message (field 1), decoded through the entry memo; `maps`:
+ * the entry's map fields (labels, annotations), whose entries containerd writes in Go's random map
+ * order — the memo key ignores their order (entryKey).
+ */
+const MEMOIZED_LISTS: Record<string, { field: string; entry: string; maps: readonly number[] }> = {
+  ListContainersResponse: { field: "containers", entry: "Container", maps: [8, 9] },
+  ListPodSandboxResponse: { field: "items", entry: "PodSandbox", maps: [5, 6] },
 };
+
+/**
+ * A key for one encoded entry that is the same for the same content whatever the order of the
+ * entries of its map fields: the other fields hashed in order, the map entries' hashes summed.
+ * Undefined for bytes that do not parse as a message (then the entry is decoded, not memoized).
+ */
+export function entryKey(bytes: Uint8Array, maps: readonly number[]): string | undefined {
+  let i = 0;
+  // Up to 10 bytes (an int64 field's value); tags and lengths are small, so the value stays exact for them.
+  const varint = (): number => {
+    let v = 0;
+    let mul = 1;
+    for (let n = 0; n < 10; n++) {
+      if (i >= bytes.length) return -1;
+      const b = bytes[i++]!;
+      v += (b & 0x7f) * mul;
+      if (b < 0x80) return v;
+      mul *= 128;
+    }
+    return -1;
+  };
+  let ordered = 0n;
+  let mapSum = 0n;
+  let mapCount = 0;
+  while (i < bytes.length) {
+    const start = i;
+    const tag = varint();
+    if (tag < 0) return undefined;
+    const wire = tag & 7;
+    if (wire === 0) {
+      if (varint() < 0) return undefined;
+    } else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else if (wire === 2) {
+      const len = varint();
+      if (len < 0) return undefined;
+      i += len;
+    } else return undefined;
+    if (i > bytes.length) return undefined;
+    const piece = bytes.subarray(start, i);
+    if (wire === 2 && maps.includes(Math.floor(tag / 8))) {
+      mapSum = (mapSum + (Bun.hash.wyhash(piece) as bigint)) & 0xffffffffffffffffn;
+      mapCount++;
+    } else ordered = Bun.hash.wyhash(piece, ordered) as bigint;
+  }
+  return `${ordered.toString(36)}.${mapSum.toString(36)}.${mapCount}.${bytes.length}`;
+}
 /**
  * An entry stays memoized while a reply of its type held it within this long. By time, not by count
  * of replies: a burst of one-pod listings (pod status after a restart) must not evict the relist's.
@@ -71,7 +122,7 @@ export function repeatedEntries(bytes: Uint8Array): Uint8Array[] | undefined {
 }
 
 interface Memo {
-  entries: Map<bigint, { value: object; usedMs: number; length: number }>;
+  entries: Map<string, { value: object; usedMs: number }>;
   prunedMs: number;
 }
 
@@ -93,7 +144,7 @@ export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8
     return t.toObject(t.decode(bytes), DECODE_OPTIONS) as T;
   };
 
-  function decodeRepeated(name: string, list: { field: string; entry: string }, bytes: Uint8Array): object | undefined {
+  function decodeRepeated(name: string, list: { field: string; entry: string; maps: readonly number[] }, bytes: Uint8Array): object | undefined {
     const raw = repeatedEntries(bytes);
     if (!raw) return undefined;
     const now = nowMs();
@@ -101,14 +152,14 @@ export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8
     if (!memo) memos.set(name, (memo = { entries: new Map(), prunedMs: now }));
     const t = type(list.entry);
     const items = raw.map((b) => {
-      const key = Bun.hash.wyhash(b) as bigint;
-      const hit = memo.entries.get(key);
-      if (hit && hit.length === b.length) {
+      const key = entryKey(b, list.maps);
+      const hit = key === undefined ? undefined : memo.entries.get(key);
+      if (hit) {
         hit.usedMs = now;
         return hit.value;
       }
       const value = deepFreeze(t.toObject(t.decode(b), DECODE_OPTIONS));
-      memo.entries.set(key, { value, usedMs: now, length: b.length });
+      if (key !== undefined) memo.entries.set(key, { value, usedMs: now });
       return value;
     });
     if (now - memo.prunedMs >= MEMO_TTL_MS / 4) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createCodec, repeatedEntries } from "../../src/cri/codec.ts";
+import { createCodec, entryKey, repeatedEntries } from "../../src/cri/codec.ts";
 
 const codec = createCodec();
 const container = (id: string, state = "CONTAINER_RUNNING") => ({
@@ -81,5 +81,29 @@ describe("repeatedEntries", () => {
     ["a truncated varint", [0x0a, 0x80]],
   ] as const)("%s → undefined (decoded whole)", (_, bytes) => {
     expect(repeatedEntries(new Uint8Array(bytes))).toBeUndefined();
+  });
+});
+
+describe("entryKey", () => {
+  const codec2 = createCodec();
+  const entry = (labels: Record<string, string>, createdAt = 1_700_000_000_000_000_000) =>
+    repeatedEntries(codec2.encode("ListContainersResponse", { containers: [{ ...container("a"), createdAt, labels }] }))![0]!;
+  test("the same for map entries in another order (containerd writes Go maps in random order), else different", () => {
+    const a = entryKey(entry({ x: "1", y: "2", z: "3" }), [8, 9]);
+    expect(a).toBeDefined();
+    expect(entryKey(entry({ z: "3", x: "1", y: "2" }), [8, 9])).toBe(a!);
+    expect(entryKey(entry({ x: "1", y: "2", z: "4" }), [8, 9])).not.toBe(a!);
+    expect(entryKey(entry({ x: "1", y: "2", z: "3" }, 5), [8, 9])).not.toBe(a!);
+  });
+  test("bytes that are not a message: undefined", () => {
+    expect(entryKey(new Uint8Array([0x0a, 9, 1]), [8])).toBeUndefined();
+    expect(entryKey(new Uint8Array([0x0b]), [8])).toBeUndefined();
+  });
+  test("a reply whose labels come in another order hits the memo", () => {
+    const c = createCodec();
+    const reply = (labels: Record<string, string>) => c.encode("ListContainersResponse", { containers: [{ ...container("a"), labels }] });
+    const one = c.decode<{ containers: object[] }>("ListContainersResponse", reply({ a: "1", b: "2" }));
+    const two = c.decode<{ containers: object[] }>("ListContainersResponse", reply({ b: "2", a: "1" }));
+    expect(two.containers[0]).toBe(one.containers[0]!);
   });
 });

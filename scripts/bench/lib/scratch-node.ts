@@ -55,7 +55,14 @@ export async function createScratchNode(label: string, opts: { build?: boolean }
     port: freePort(),
     ctd: undefined as unknown as TestContainerd,
     async startAgent(a = {}) {
-      const flags = staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: self.ctd.endpoint, node, port: self.port });
+      // Its own pod log directory: the default /var/log/pods is shared with every other run on this
+      // machine, and container GC would walk their leftovers every minute (not this node's cost).
+      const config = join(base, "kubelet.yaml");
+      writeFileSync(config, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(base, "pod-logs")}\n`);
+      const flags = [
+        `--config=${config}`,
+        ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: self.ctd.endpoint, node, port: self.port }),
+      ];
       const agent = spawnBunlet(flags, { binary: a.binary, env: a.env });
       self.agent = agent;
       await waitForHealthz(agent, `http://127.0.0.1:${self.port}/healthz`);
