@@ -134,7 +134,7 @@ async function startBunlet(n: Node, mode: Mode): Promise<void> {
     "evictionPressureTransitionPeriod: 1s",
     "evictStaticPods: true",
   ]);
-  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`]);
+  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`]);
   await waitForHealthz(n.bunlet, `http://127.0.0.1:${n.port}/healthz`, 120_000);
   await waitFor("kubepods' memory.max", () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE), 120_000, 100);
   // The ramp's stall point (see the header); bunlet does not write memory.high on kubepods.
@@ -158,27 +158,54 @@ async function memoryPressure(n: Node): Promise<boolean> {
   return (dbg.nodeConditions ?? []).includes("MemoryPressure");
 }
 
-/** The working set of kubepods against the line, polled every 2 ms on its own thread (up- and down-crossings). */
+/**
+ * The working set of kubepods against the line: the up-crossing from a 2 ms poll on its own thread (it
+ * posts only the crossing), the way back under from a 2 ms poll here, started at the crossing.
+ */
 function observeLine(n: Node) {
-  const events: Array<{ atMs: number; up: boolean }> = [];
-  let above = false;
+  let crossedAt: number | undefined;
+  let freedAt: number | undefined;
+  let polling = false;
+  const ws = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8")) - Number(/^inactive_file (\d+)$/m.exec(readFileSync(join(n.kubepods, "memory.stat"), "utf8"))?.[1] ?? 0);
   const w = startWorkingSetWatch({
-    poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0, reportReads: true },
-    onCrossing: (c) => events.push({ atMs: c.atMs, up: true }),
-    onRead: (_id, _u, ws) => {
-      if (ws >= LINE) above = true;
-      else if (above) {
-        above = false;
-        events.push({ atMs: nowMs(), up: false });
-      }
+    poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0 },
+    onCrossing: (c) => {
+      if (crossedAt !== undefined) return;
+      crossedAt = c.atMs;
+      polling = true;
+      void (async () => {
+        while (polling && freedAt === undefined) {
+          if (ws() < LINE) freedAt = nowMs();
+          else await sleep(2);
+        }
+      })();
     },
   });
   w.set([{ id: "kubepods", source: { cgroupDir: n.kubepods }, lineBytes: LINE }]);
   return {
-    crossed: () => events.find((e) => e.up)?.atMs,
-    freed: (after: number) => events.find((e) => !e.up && e.atMs > after)?.atMs,
-    stop: () => w.stop(),
+    crossed: () => crossedAt,
+    freed: (_after: number) => freedAt,
+    stop: () => {
+      polling = false;
+      return w.stop();
+    },
   };
+}
+
+/** bunlet's own account of an eviction (its --eviction-trace record for the pod), for the run's note. */
+function bunletTrace(n: Node, podName: string, crossedAt: number): string {
+  const file = join(n.dir, "trace.jsonl");
+  if (!existsSync(file)) return "no trace";
+  const rec = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.includes(`"kind":"eviction"`) && l.includes(podName))
+    .map((l) => JSON.parse(l) as { trigger: { kind: string }; timestamps: { thresholdCrossed: string }; latencyMs: { decision: number; stopSignalSent: number | null } })
+    .at(-1);
+  if (!rec) return "no trace record";
+  const iso = rec.timestamps.thresholdCrossed;
+  const m = /^(.*\.\d{3})(\d*)Z$/.exec(iso);
+  const eventMs = m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
+  return `bunlet's trace: ${rec.trigger.kind} trigger ${fmt(eventMs - crossedAt)} after the bench's crossing, → decision ${fmt(rec.latencyMs.decision)}, → signal sent ${fmt(rec.latencyMs.stopSignalSent ?? Number.NaN)}`;
 }
 
 async function victimGot(n: Node, pod: PodView): Promise<number | undefined> {
@@ -212,7 +239,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
       return { crossedAt, gotAt: freedAt, freedAt, stallAt, note: killed ?? "no 'Killed' line in systemd-oomd's journal" };
     }
     const gotAt = await waitFor(`${podName}'s sigterm line`, () => victimGot(n, pod), 10_000, 20).catch(() => undefined);
-    return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: "no sigterm line" } : {}) };
+    return { crossedAt, gotAt, freedAt, note: `${gotAt === undefined ? "no sigterm line; " : ""}${bunletTrace(n, podName, crossedAt)}` };
   } finally {
     stall.stop();
     await obs.stop();
