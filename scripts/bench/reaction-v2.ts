@@ -322,11 +322,14 @@ async function inGuest(runs: number, modes: Mode[]): Promise<void> {
         const r = await oneRun(n, mode, i, hub).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
-        // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
-        if (ok === 0 && i === 1) console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
-        if (ok === 0 && i === 1) break;
         const rel = (t?: number) => (t === undefined ? "-" : fmt(t - r.crossedAt));
         console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""}`);
+        if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh("oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1 || true")}`);
+        // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
+        if (ok === 0 && i === 1) {
+          console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
+          break;
+        }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
       n.bunlet = undefined;
@@ -350,7 +353,7 @@ function report(results: Map<Mode, Run[]>): void {
     s.set(mode, { n: ok.length, g50: percentile(got, 50), g99: percentile(got, 99), f50: percentile(freed, 50), f99: percentile(freed, 99), stall50: percentile(stall, 50) });
   }
   const ref = s.get("bunlet");
-  const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(0)}×`);
+  const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×`);
   console.log(`\nramp: memhog to ${RAMP_MIB} MiB as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB)`);
   console.log("| agent | runs | crossing → victim got its signal p50 | p99 | crossing → memory freed p50 | p99 | p99 vs (i) |");
   console.log("|---|---|---|---|---|---|---|");
