@@ -134,7 +134,7 @@ async function startBunlet(n: Node, mode: Mode): Promise<void> {
     "evictionPressureTransitionPeriod: 1s",
     "evictStaticPods: true",
   ]);
-  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`]);
+  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`]);
   await waitForHealthz(n.bunlet, `http://127.0.0.1:${n.port}/healthz`, 120_000);
   await waitFor("kubepods' memory.max", () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE), 120_000, 100);
   // The ramp's stall point (see the header); bunlet does not write memory.high on kubepods.
@@ -158,27 +158,54 @@ async function memoryPressure(n: Node): Promise<boolean> {
   return (dbg.nodeConditions ?? []).includes("MemoryPressure");
 }
 
-/** The working set of kubepods against the line, polled every 2 ms on its own thread (up- and down-crossings). */
+/**
+ * The working set of kubepods against the line: the up-crossing from a 2 ms poll on its own thread (it
+ * posts only the crossing), the way back under from a 2 ms poll here, started at the crossing.
+ */
 function observeLine(n: Node) {
-  const events: Array<{ atMs: number; up: boolean }> = [];
-  let above = false;
+  let crossedAt: number | undefined;
+  let freedAt: number | undefined;
+  let polling = false;
+  const ws = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8")) - Number(/^inactive_file (\d+)$/m.exec(readFileSync(join(n.kubepods, "memory.stat"), "utf8"))?.[1] ?? 0);
   const w = startWorkingSetWatch({
-    poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0, reportReads: true },
-    onCrossing: (c) => events.push({ atMs: c.atMs, up: true }),
-    onRead: (_id, _u, ws) => {
-      if (ws >= LINE) above = true;
-      else if (above) {
-        above = false;
-        events.push({ atMs: nowMs(), up: false });
-      }
+    poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0 },
+    onCrossing: (c) => {
+      if (crossedAt !== undefined) return;
+      crossedAt = c.atMs;
+      polling = true;
+      void (async () => {
+        while (polling && freedAt === undefined) {
+          if (ws() < LINE) freedAt = nowMs();
+          else await sleep(2);
+        }
+      })();
     },
   });
   w.set([{ id: "kubepods", source: { cgroupDir: n.kubepods }, lineBytes: LINE }]);
   return {
-    crossed: () => events.find((e) => e.up)?.atMs,
-    freed: (after: number) => events.find((e) => !e.up && e.atMs > after)?.atMs,
-    stop: () => w.stop(),
+    crossed: () => crossedAt,
+    freed: (_after: number) => freedAt,
+    stop: () => {
+      polling = false;
+      return w.stop();
+    },
   };
+}
+
+/** bunlet's own account of an eviction (its --eviction-trace record for the pod), for the run's note. */
+function bunletTrace(n: Node, podName: string, crossedAt: number): string {
+  const file = join(n.dir, "trace.jsonl");
+  if (!existsSync(file)) return "no trace";
+  const rec = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.includes(`"kind":"eviction"`) && l.includes(podName))
+    .map((l) => JSON.parse(l) as { trigger: { kind: string }; timestamps: { thresholdCrossed: string }; latencyMs: { decision: number; stopSignalSent: number | null } })
+    .at(-1);
+  if (!rec) return "no trace record";
+  const iso = rec.timestamps.thresholdCrossed;
+  const m = /^(.*\.\d{3})(\d*)Z$/.exec(iso);
+  const eventMs = m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
+  return `bunlet's trace: ${rec.trigger.kind} trigger ${fmt(eventMs - crossedAt)} after the bench's crossing, → decision ${fmt(rec.latencyMs.decision)}, → signal sent ${fmt(rec.latencyMs.stopSignalSent ?? Number.NaN)}`;
 }
 
 async function victimGot(n: Node, pod: PodView): Promise<number | undefined> {
@@ -212,7 +239,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
       return { crossedAt, gotAt: freedAt, freedAt, stallAt, note: killed ?? "no 'Killed' line in systemd-oomd's journal" };
     }
     const gotAt = await waitFor(`${podName}'s sigterm line`, () => victimGot(n, pod), 10_000, 20).catch(() => undefined);
-    return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: "no sigterm line" } : {}) };
+    return { crossedAt, gotAt, freedAt, note: `${gotAt === undefined ? "no sigterm line; " : ""}${bunletTrace(n, podName, crossedAt)}` };
   } finally {
     stall.stop();
     await obs.stop();
@@ -295,11 +322,14 @@ async function inGuest(runs: number, modes: Mode[]): Promise<void> {
         const r = await oneRun(n, mode, i, hub).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
-        // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
-        if (ok === 0 && i === 1) console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
-        if (ok === 0 && i === 1) break;
         const rel = (t?: number) => (t === undefined ? "-" : fmt(t - r.crossedAt));
         console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""}`);
+        if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh("oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1 || true")}`);
+        // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
+        if (ok === 0 && i === 1) {
+          console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
+          break;
+        }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
       n.bunlet = undefined;
@@ -323,7 +353,7 @@ function report(results: Map<Mode, Run[]>): void {
     s.set(mode, { n: ok.length, g50: percentile(got, 50), g99: percentile(got, 99), f50: percentile(freed, 50), f99: percentile(freed, 99), stall50: percentile(stall, 50) });
   }
   const ref = s.get("bunlet");
-  const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(0)}×`);
+  const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×`);
   console.log(`\nramp: memhog to ${RAMP_MIB} MiB as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB)`);
   console.log("| agent | runs | crossing → victim got its signal p50 | p99 | crossing → memory freed p50 | p99 | p99 vs (i) |");
   console.log("|---|---|---|---|---|---|---|");

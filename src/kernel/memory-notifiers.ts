@@ -170,9 +170,9 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
     onCrossing(c) {
       const t = described.get(c.id);
       const description = t?.description ?? c.id;
-      logger.info(
-        `eviction manager: ${description} crossed ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`,
-      );
+      const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`;
+      if (c.repeat) logger.debug(line);
+      else logger.info(line);
       opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);
     },
     onError(id, message) {

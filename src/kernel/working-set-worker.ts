@@ -29,6 +29,12 @@ export interface WorkingSetPollSettings {
   maxGrowthBytesPerSec: number;
   /** How often inactive_file is re-read while under the line. */
   statRefreshMs: number;
+  /**
+   * While the working set stays over the line, the crossing is posted again this often: a cycle that
+   * read the stats a hair under the line (the usage moves between two reads) is retried this soon
+   * instead of at the next periodic synchronize. 0: once per up-crossing only.
+   */
+  renotifyMs: number;
   /** Post every read (tests and debugging: a way to know the watch has seen a state). */
   reportReads?: boolean;
 }
@@ -43,6 +49,8 @@ export interface WorkingSetCrossing {
   inactiveFileBytes: number;
   workingSetBytes: number;
   lineBytes: number;
+  /** A re-post while still over the line (renotifyMs), not a new up-crossing. */
+  repeat: boolean;
 }
 
 export type WorkingSetWorkerOut =
@@ -58,8 +66,10 @@ interface Watched {
   statFd: number;
   inactive: number;
   statAtMs: number;
-  /** Edge-triggered: fire once per up-crossing, re-arm when back under the line. */
+  /** Over the line at the last read; an up-crossing is a read that finds it over when it was not. */
   above: boolean;
+  /** performance.now() of the last post while above. */
+  postedMs: number;
   /** performance.now() of the next read. */
   dueMs: number;
 }
@@ -72,12 +82,12 @@ const meminfoKiB = (text: string, key: string) => Number(new RegExp(`^${key.repl
 function open(t: WorkingSetTarget): Watched {
   if (t.source === "meminfo") {
     const fd = openSync("/proc/meminfo", "r");
-    return { t, usageFd: fd, statFd: fd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, dueMs: 0 };
+    return { t, usageFd: fd, statFd: fd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0 };
   }
   const usageFd = openSync(`${t.source.cgroupDir}/memory.current`, "r");
   try {
     const statFd = openSync(`${t.source.cgroupDir}/memory.stat`, "r");
-    return { t, usageFd, statFd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, dueMs: 0 };
+    return { t, usageFd, statFd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0 };
   } catch (e) {
     closeSync(usageFd);
     throw e;
@@ -103,7 +113,7 @@ function readUsage(w: Watched, withStat: boolean): [number, number | undefined] 
 
 let watched: Watched[] = [];
 let timer: ReturnType<typeof setTimeout> | undefined;
-let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000 };
+let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
 
 /** Far from the line the next read can wait as long as the fastest growth needs to close the gap. */
 function nextIntervalMs(headroomBytes: number): number {
@@ -138,9 +148,11 @@ function check(w: Watched, now: number): void {
     w.above = false;
     return;
   }
-  if (w.above) return;
+  const repeat = w.above;
+  if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
   w.above = true;
-  const crossing: WorkingSetCrossing = { id: w.t.id, atMs: performance.timeOrigin + now, usageBytes: usage, inactiveFileBytes: w.inactive, workingSetBytes: ws, lineBytes: w.t.lineBytes };
+  w.postedMs = now;
+  const crossing: WorkingSetCrossing = { id: w.t.id, atMs: performance.timeOrigin + now, usageBytes: usage, inactiveFileBytes: w.inactive, workingSetBytes: ws, lineBytes: w.t.lineBytes, repeat };
   self.postMessage({ type: "crossed", crossing } satisfies WorkingSetWorkerOut);
 }
 

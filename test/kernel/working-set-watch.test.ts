@@ -13,7 +13,7 @@ import { until } from "../support/wait.ts";
 
 const MiB = 2 ** 20;
 // Every read also re-reads memory.stat, and every read is reported.
-const poll = { minIntervalMs: 2, maxIntervalMs: 5, statRefreshMs: 0, reportReads: true };
+const poll = { minIntervalMs: 2, maxIntervalMs: 5, statRefreshMs: 0, reportReads: true, renotifyMs: 0 };
 
 /** Stand-in memory.current and memory.stat in `d`; the returned setter rewrites them (MiB). */
 function fakeMemoryFiles(d: string): (currentMiB: number, inactiveFileMiB: number) => void {
@@ -98,6 +98,18 @@ describe("startWorkingSetWatch", () => {
     await until("the crossing of the moved line", () => crossings[1], 5_000, { intervalMs: 2 });
     expect(crossings[1]!.lineBytes).toBe(450 * MiB);
   });
+
+  test("while it stays over the line, the crossing is posted again every renotifyMs (a cycle that read it under is retried)", async () => {
+    const set = fakeCgroup();
+    set(500, 0);
+    const crossings: WorkingSetCrossing[] = [];
+    w = startWorkingSetWatch({ poll: { ...poll, reportReads: false, renotifyMs: 20 }, onCrossing: (c) => crossings.push(c) });
+    w.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 400 * MiB }]);
+    await until("a repeat", () => crossings.length >= 2, 5_000, { intervalMs: 2 });
+    expect(crossings[0]!.repeat).toBe(false);
+    expect(crossings[1]!.repeat).toBe(true);
+    expect(crossings[1]!.atMs - crossings[0]!.atMs).toBeGreaterThanOrEqual(20);
+  });
 });
 
 describe("startMemoryNotifiers on a cgroup v2 node", () => {
@@ -125,7 +137,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
       pressureFile: join(mount, "no-memory.pressure"),
       psiTrigger: false,
       podsCgroup: "kubepods",
-      workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5 },
+      workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 0 },
       onTrigger: (r) => reasons.push(r),
       logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: (m) => lines.push(m) },
     });
