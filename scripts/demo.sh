@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command: on a fresh Debian machine (root, Node/npm), set up the host, build bunlet,
 # run three static pods on a private containerd and watch bunlet evict the one that grows its memory —
-# told by the kernel (memcg threshold on kubepods), with the eviction's trace record.
+# told by the kernel on cgroup v1 (memcg threshold on kubepods), with the eviction's trace record. Runs on
+# cgroup v1 and v2.
 #
 #   bash scripts/demo.sh            # runs until Ctrl-C, then removes the demo pods and cgroups
 #   bash scripts/demo.sh --once     # exits after the eviction (and cleans up); exit 1 if none happened
@@ -23,7 +24,7 @@ BUNLET_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --once) ONCE=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; BUNLET_ARGS+=("$@"); break ;;
     *) echo "demo.sh: unknown argument $1 (bunlet flags go after --)" >&2; exit 2 ;;
   esac
@@ -49,7 +50,12 @@ say() { printf '    %s\n' "$*"; }
 die() { echo "demo.sh: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages, starts containerd and creates cgroups"
-[ -d /sys/fs/cgroup/memory ] || die "needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
+# cgroup v2 (a cgroup2 mount at /sys/fs/cgroup with the memory controller) or v1's memory controller.
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  grep -qw memory /sys/fs/cgroup/cgroup.controllers || die "the cgroup v2 root /sys/fs/cgroup offers no memory controller"
+else
+  [ -d /sys/fs/cgroup/memory ] || die "needs the memory controller: cgroup v2 at /sys/fs/cgroup or v1 at /sys/fs/cgroup/memory"
+fi
 
 step "Dependencies"
 if [ ! -x node_modules/.bin/bun ]; then
@@ -131,8 +137,10 @@ demo_pods() {
 }
 
 remove_cgroups() {
-  local ctl top
-  for ctl in /sys/fs/cgroup/*; do
+  local ctl top ctls=(/sys/fs/cgroup/*)
+  # cgroup v2: one hierarchy, the mount itself.
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then ctls=(/sys/fs/cgroup); fi
+  for ctl in "${ctls[@]}"; do
     top="$ctl$CGROUP_ROOT"
     [ -d "$top" ] || continue
     # Depth first; a cgroup whose last process is still exiting needs a moment.
