@@ -63,9 +63,13 @@ describe.skipIf(!!skip)("graceful node shutdown on systemctl poweroff (v2 guest,
       `timeline (guest uptime, s): poweroff ${poweroff} → regular SIGTERM +${(regularTerm! - poweroff!).toFixed(2)} → critical SIGTERM +${(criticalTerm! - poweroff!).toFixed(2)} (regular group bound 30 − 20 = 10 s, critical 20 s)`,
     );
     // Order: the regular pod is told first; the critical pod only once the regular group is done —
-    // here its 10 s bound, since the regular pod ignores SIGTERM (an ordering contract, not a speed).
+    // here its 10 s bound from the shutdown event, since the regular pod ignores SIGTERM (an ordering
+    // contract, not a speed). Measured from the poweroff, which precedes the event: the regular pod's
+    // own SIGTERM can arrive late on a loaded host (CI: 1.9 s after bunlet sent the stop), so the gap
+    // between the two pods' signals is not the bound.
     expect(regularTerm!, why).toBeGreaterThan(poweroff!);
-    expect(criticalTerm! - regularTerm!, why).toBeGreaterThanOrEqual(9.5);
+    expect(criticalTerm!, why).toBeGreaterThan(regularTerm!);
+    expect(criticalTerm! - poweroff!, why).toBeGreaterThanOrEqual(9.5);
     expect(read(out, "99-kubelet.conf"), why).toBe("# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=30\n");
     expect(bunlet, why).toContain("Shutdown manager detected new shutdown event");
     expect(bunlet, why).toMatch(/Shutdown manager killing pod with gracePeriod .*pod=default\/regular-guest gracePeriod=10/);
