@@ -50,3 +50,26 @@ describe("slots", () => {
     expect(order).toEqual(["running", "start a", "create a", "create b", "sandbox a", "sandbox b"]);
   });
 });
+
+describe("slots acquire", () => {
+  test("a held slot is released once, however often its release is called", async () => {
+    const slots = createSlots(1);
+    const release = await slots.acquire();
+    let ran = false;
+    const waiter = slots.run(async () => void (ran = true));
+    await Bun.sleep(0);
+    expect(ran).toBe(false);
+    release();
+    release();
+    await waiter;
+    expect(ran).toBe(true);
+    // Still one slot: a second holder waits for the first.
+    const a = await slots.acquire();
+    let got = false;
+    const b = slots.acquire().then((r) => ((got = true), r));
+    await Bun.sleep(0);
+    expect(got).toBe(false);
+    a();
+    (await b)();
+  });
+});
