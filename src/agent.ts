@@ -459,9 +459,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
   const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs, readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined) }) : undefined;
-  // Started right after the rlimit, before the runtime and servers: the TLS bootstrap and the
-  // registration are on the start → Node Ready path (upstream bootstraps before anything else runs).
-  if (nodeApi) components.splice(components.findIndex((c) => c.name === "rlimit") + 1, 0, nodeApi);
+  if (nodeApi) components.push(nodeApi);
   components.push(nodeShutdown);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
 

@@ -17,8 +17,8 @@ import { acquireContainerd, removeNodePods, tearDownPods, type TestContainerd } 
 export interface JoinOpts {
   /** Names the node (`<name>-<pid>`), its files (/tmp/bunlet-<name>-<pid>) and cgroup root (/bunlet-<name>-<pid>). */
   name: string;
-  /** Extra KubeletConfiguration lines (YAML). */
-  config?: string[];
+  /** Extra KubeletConfiguration lines (YAML); a function when they need the double (e.g. its CA file). */
+  config?: string[] | ((api: ApiServerDouble) => string[]);
   /** Extra command-line flags. */
   flags?: string[];
   /** How the node gets its identity: a client certificate (default) or a TLS bootstrap with the bootstrap token. */
@@ -79,7 +79,7 @@ export async function joinDouble(o: JoinOpts): Promise<JoinedNode> {
       await api.writeKubeconfig(kubeconfig, { ...(await api.issueClientCert(`system:node:${p.node}`, ["system:nodes"])), user: "kubelet" });
     }
     await o.prepare?.({ ctd, api, manifests: p.manifests, base: p.base });
-    const config = writeStaticPodConfig(join(p.base, "kubelet.yaml"), { manifests: p.manifests, endpoint: ctd.endpoint, cgroupRoot: p.cgroupRoot, podLogsDir: join(p.base, "logs"), port: o.port ?? freePort() }, o.config ?? []);
+    const config = writeStaticPodConfig(join(p.base, "kubelet.yaml"), { manifests: p.manifests, endpoint: ctd.endpoint, cgroupRoot: p.cgroupRoot, podLogsDir: join(p.base, "logs"), port: o.port ?? freePort() }, typeof o.config === "function" ? o.config(api) : (o.config ?? []));
     const loaded = await loadConfig(["--config", config, `--hostname-override=${p.node}`, `--root-dir=${p.rootDir}`, ...identity, ...(o.flags ?? [])]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();

@@ -5,34 +5,22 @@
 // Failed/Evicted with the DisruptionTarget condition (TerminationByKubelet), plus the Evicted,
 // EvictionThresholdMet and NodeHasInsufficientMemory events. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-admit-${PID}`;
-const BASE = `/tmp/bunlet-admit-${PID}`;
-const NODE = `admit-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("admit");
 
 describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => {
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
-  const admin = join(BASE, "admin.kubeconfig");
+  let c: JoinedNode;
 
-  async function kubectl(...args: string[]): Promise<string> {
-    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
-    return out;
-  }
+  const kubectl = (...args: string[]) => c.kubectl(...args);
   async function createPod(name: string, extra: string, resources = "") {
     const file = join(BASE, `${name}.yaml`);
     await Bun.write(file, [
@@ -45,27 +33,17 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
   const events = async () => (await api.store.list("events/")).items;
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
-    const kubelet = join(BASE, "kubelet.conf");
-    await api.writeKubeconfig(kubelet, { ...(await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"])), user: "kubelet" });
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
-      "nodeStatusUpdateFrequency: 1s",
-      "evictionHard: { memory.available: 1000Gi }",
-      "evictionPressureTransitionPeriod: 5s",
-    ]);
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--kubeconfig=${kubelet}`, "--node-labels=zone=a"]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    c = await joinDouble({
+      name: "admit",
+      config: ["nodeStatusUpdateFrequency: 1s", "evictionHard: { memory.available: 1000Gi }", "evictionPressureTransitionPeriod: 5s"],
+      flags: ["--node-labels=zone=a"],
+    });
+    ({ ctd, api, agent } = c);
     await until("MemoryPressure reported", async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === "MemoryPressure")?.status === "True", 60_000);
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await c?.stop();
   }, 120_000);
 
   test("a pod requesting more memory than allocatable: Failed/OutOfmemory in the API, with a Warning event", async () => {

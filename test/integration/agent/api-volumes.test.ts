@@ -7,22 +7,16 @@
 // waits in ContainerCreating with upstream's FailedMount message and starts once it exists.
 // Needs root and containerd (skipped otherwise); run under flock with the other heavy tests.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 import { parsePromText } from "../../support/prom-text.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-apivol-${PID}`;
-const BASE = `/tmp/bunlet-apivol-${PID}`;
-const NODE = `apivol-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("apivol");
 const ROOT = join(BASE, "root");
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -30,14 +24,9 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
-  const admin = join(BASE, "admin.kubeconfig");
+  let c: JoinedNode;
 
-  async function kubectl(...args: string[]): Promise<string> {
-    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
-    return out;
-  }
+  const kubectl = (...args: string[]) => c.kubectl(...args);
   async function apply(name: string, doc: object): Promise<void> {
     const file = join(BASE, `${name}.json`);
     await Bun.write(file, JSON.stringify(doc));
@@ -51,19 +40,8 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   }
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
-    const cert = await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]);
-    await api.writeKubeconfig(join(BASE, "kubelet.conf"), cert);
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
-      "syncFrequency: 2s",
-      "nodeStatusUpdateFrequency: 2s",
-    ]);
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${ROOT}`, `--kubeconfig=${join(BASE, "kubelet.conf")}`, `--cert-dir=${join(BASE, "pki")}`]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    c = await joinDouble({ name: "apivol", config: ["syncFrequency: 2s", "nodeStatusUpdateFrequency: 2s"] });
+    ({ ctd, api, agent } = c);
     await kubectl("create", "secret", "generic", "app-secret", "--from-literal=username=admin", "--from-literal=password=s3cret");
     await kubectl("create", "configmap", "app-config", "--from-literal=greeting=hello", "--from-literal=LOG_LEVEL=debug", "--from-literal=bad=key=x");
   }, 600_000);
@@ -75,9 +53,7 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir: ROOT }), NODE), CGROUP_ROOT, BASE);
+    await c?.stop();
   }, 120_000);
 
   const podName = `vols-${NODE}`;

@@ -4,63 +4,37 @@
 // kubectl — the lease renewing, a deleted Node registered again, and an API-server restart caught up.
 // Needs root and containerd (skipped otherwise).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-join-${PID}`;
-const BASE = `/tmp/bunlet-join-${PID}`;
-const NODE = `join-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("join");
 
 describe.skipIf(!canRunContainerd())("join a cluster", () => {
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
-  const admin = join(BASE, "admin.kubeconfig");
+  let c: JoinedNode;
 
-  async function kubectl(...args: string[]): Promise<string> {
-    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
-    return out;
-  }
+  const kubectl = (...args: string[]) => c.kubectl(...args);
   const node = async () => (await api.store.get(`nodes//${NODE}`))!;
   const condition = async (type: string) => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === type);
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
-    const bootstrap = join(BASE, "bootstrap-kubelet.conf");
-    await api.writeKubeconfig(bootstrap, { token: api.bootstrapToken, user: "tls-bootstrap-token-user" });
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
-      "nodeStatusUpdateFrequency: 1s",
-      "nodeLeaseDurationSeconds: 4",
-      "systemReserved: { cpu: 100m, memory: 256Mi }",
-      "evictionHard: { memory.available: 100Mi }",
-    ]);
-    const loaded = await loadConfig([
-      "--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`,
-      `--kubeconfig=${join(BASE, "kubelet.conf")}`, `--bootstrap-kubeconfig=${bootstrap}`, `--cert-dir=${join(BASE, "pki")}`,
-      "--node-labels=example.com/pool=edge", "--node-ip=10.20.30.40",
-    ]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    c = await joinDouble({
+      name: "join",
+      identity: "bootstrap",
+      config: ["nodeStatusUpdateFrequency: 1s", "nodeLeaseDurationSeconds: 4", "systemReserved: { cpu: 100m, memory: 256Mi }", "evictionHard: { memory.available: 100Mi }"],
+      flags: ["--node-labels=example.com/pool=edge", "--node-ip=10.20.30.40"],
+    });
+    ({ ctd, api, agent } = c);
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await c?.stop();
   }, 120_000);
 
   test("bootstrap token → CSR approved → Node Ready, shown by kubectl get nodes -o wide", async () => {

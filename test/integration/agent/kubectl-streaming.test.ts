@@ -5,21 +5,16 @@
 // when the runtime refuses it; kubectl 1.27 speaks SPDY only. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-kstream-${PID}`;
-const BASE = `/tmp/bunlet-kstream-${PID}`;
-const NODE = `kstream-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("kstream");
 const SDK = "/usr/lib/google-cloud-sdk/bin";
 /** kubectl versions to prove against: the default one, and the newest one without WebSocket support. */
 const KUBECTLS = ["kubectl", ...(existsSync(`${SDK}/kubectl.1.27`) ? [`${SDK}/kubectl.1.27`] : [])];
@@ -28,6 +23,7 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
+  let c: JoinedNode;
   const admin = join(BASE, "admin.kubeconfig");
 
   function spawnKubectl(bin: string, args: string[], stdin?: string) {
@@ -66,21 +62,17 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
   }
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
-    const nodeCert = await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]);
-    await api.writeKubeconfig(join(BASE, "kubelet.conf"), { ...nodeCert, user: `system:node:${NODE}` });
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
+    c = await joinDouble({
+      name: "kstream",
       // Secure serving as on a kubeadm node, on loopback: only the API server's client certificate gets in.
-      "address: 127.0.0.1",
-      `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${api.ca.certFile} } }`,
-      "authorization: { mode: AlwaysAllow }",
-    ]);
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--kubeconfig=${join(BASE, "kubelet.conf")}`, `--cert-dir=${join(BASE, "pki")}`, "--node-ip=127.0.0.1"]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+      config: (a) => [
+        "address: 127.0.0.1",
+        `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${a.ca.certFile} } }`,
+        "authorization: { mode: AlwaysAllow }",
+      ],
+      flags: ["--node-ip=127.0.0.1"],
+    });
+    ({ ctd, api, agent } = c);
     const file = join(BASE, "shell.yaml");
     await Bun.write(file, [
       "apiVersion: v1", "kind: Pod", "metadata: { name: shell, namespace: default }",
@@ -91,10 +83,8 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
     const rt = ctd && createKubeRuntime({ cri: ctd.cri, rootDir: join(BASE, "root") });
-    await tearDownPods(ctd, async () => {
+    await c?.stop(async () => {
       for (const p of (await rt?.getPods(true).catch(() => [])) ?? []) {
         if (p.name !== "shell") continue;
         await rt!.killPod(p, 0).catch(() => {});
@@ -104,7 +94,7 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
       // API pods get a projected service-account volume (tmpfs): nothing of ours stays mounted.
       const ours = readFileSync("/proc/self/mounts", "utf8").split("\n").map((l) => l.split(" ")[1] ?? "").filter((m) => m.startsWith(`${BASE}/`));
       for (const m of ours.reverse()) spawnSync("umount", [m]);
-    }, CGROUP_ROOT, BASE);
+    });
   }, 120_000);
 
   for (const bin of KUBECTLS) {

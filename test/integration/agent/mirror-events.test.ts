@@ -4,36 +4,25 @@
 // kubelet's events (node, pod, container) are in the API, repeated ones counted.
 // Needs root and containerd (skipped otherwise).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-mirror-${PID}`;
-const BASE = `/tmp/bunlet-mirror-${PID}`;
-const NODE = `mirror-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("mirror");
 const MIRROR = `web-${NODE}`;
 
 describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
-  const admin = join(BASE, "admin.kubeconfig");
+  let c: JoinedNode;
   const manifest = join(BASE, "manifests", "web.yaml");
 
-  async function kubectl(...args: string[]): Promise<string> {
-    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
-    return out;
-  }
+  const kubectl = (...args: string[]) => c.kubectl(...args);
   const mirror = () => api.store.get(`pods/kube-system/${MIRROR}`);
   const events = async () => (await api.store.list("events/")).items;
   const writeManifest = (cmd: string) =>
@@ -43,27 +32,20 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     ].join("\n"));
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
     // The node's own identity (system:node:<name>), so NodeRestriction applies to what it creates.
-    const kubelet = join(BASE, "kubelet.conf");
-    await api.writeKubeconfig(kubelet, { ...(await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"])), user: "kubelet" });
-    writeManifest("exec sleep 3600");
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() }, [
-      "nodeStatusUpdateFrequency: 1s",
-      "nodeLeaseDurationSeconds: 4",
-    ]);
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--kubeconfig=${kubelet}`]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    c = await joinDouble({
+      name: "mirror",
+      config: ["nodeStatusUpdateFrequency: 1s", "nodeLeaseDurationSeconds: 4"],
+      prepare: (x) => {
+        ctd = x.ctd;
+        writeManifest("exec sleep 3600");
+      },
+    });
+    ({ ctd, api, agent } = c);
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await c?.stop();
   }, 120_000);
 
   test("a static pod shows as a mirror pod: config.mirror = its hash, owned by the Node, status Running, in kubectl get pods", async () => {

@@ -5,22 +5,16 @@
 // restart; /metrics shows the serving certificate's TTL and the rotation. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
+import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
+import { clusterPaths, joinDouble } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const PID = process.pid;
-const CGROUP_ROOT = `/bunlet-servingtls-${PID}`;
-const BASE = `/tmp/bunlet-servingtls-${PID}`;
-const NODE = `servingtls-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("servingtls");
 const CSRS = "certificatesigningrequests.certificates.k8s.io/";
 
 async function run(cmd: string[], env?: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
@@ -33,6 +27,7 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
+  let stopJoined: (() => Promise<void>) | undefined;
   const port = freePort();
   const admin = join(BASE, "admin.kubeconfig");
   const caFile = join(BASE, "ca.crt");
@@ -47,33 +42,31 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
   }
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    // Certificates live 30 s (kube-controller-manager's --cluster-signing-duration, shortened), so one rotation happens within the test.
-    api = await startApiServer({ servingCertLifetimeSeconds: 30 });
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
-    await api.writeKubeconfig(admin, { token: api.adminToken });
-    await writeFile(caFile, api.caPem);
-    const c = await api.issueClientCert("kube-apiserver-kubelet-client", ["system:masters"]);
-    await writeFile(clientCert, c.certPem);
-    await writeFile(clientKey, c.keyPem);
-    const kubeconfig = join(BASE, "kubelet.conf");
-    const node = await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]);
-    await api.writeKubeconfig(kubeconfig, { certPem: node.certPem, keyPem: node.keyPem });
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port }, [
-      "serverTLSBootstrap: true",
-      "address: 127.0.0.1",
-      `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${caFile} } }`,
-      "authorization: { mode: AlwaysAllow }",
-    ]);
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(BASE, "pki")}`, "--node-ip=127.0.0.1"]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    const joined = await joinDouble({
+      name: "servingtls",
+      port,
+      // Certificates live 30 s (kube-controller-manager's --cluster-signing-duration, shortened), so one rotation happens within the test.
+      api: { servingCertLifetimeSeconds: 30 },
+      prepare: async (x) => {
+        await writeFile(caFile, x.api.caPem);
+        const c = await x.api.issueClientCert("kube-apiserver-kubelet-client", ["system:masters"]);
+        await writeFile(clientCert, c.certPem);
+        await writeFile(clientKey, c.keyPem);
+      },
+      config: [
+        "serverTLSBootstrap: true",
+        "address: 127.0.0.1",
+        `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${caFile} } }`,
+        "authorization: { mode: AlwaysAllow }",
+      ],
+      flags: ["--node-ip=127.0.0.1"],
+    });
+    stopJoined = joined.stop;
+    ({ ctd, api, agent } = joined);
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await stopJoined?.();
   }, 120_000);
 
   test("before approval: a pending kubelet-serving CSR for the node's addresses, and the main port refuses handshakes", async () => {

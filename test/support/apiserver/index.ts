@@ -83,6 +83,14 @@ async function signKubeletServing(ca: CA, dir: string, csr: Obj, lifetimeSeconds
 
 function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts): (c: Change) => void {
   const inFlight = new Set<string>();
+  // An auto-approved CSR is signed while its approval is written (kube-controller-manager signs
+  // in-process in ~1 ms; the openssl run here takes 10–50 ms): used once the approval is stored.
+  const presigned = new Map<string, Promise<string>>();
+  const sign = (csr: Obj) => {
+    const days = Math.max(1, Math.ceil((csr.spec.expirationSeconds ?? 86400) / 86400));
+    const serverAuth = csr.spec?.signerName === "kubernetes.io/kubelet-serving";
+    return serverAuth ? signKubeletServing(ca, dir, csr, o.servingLifetimeSeconds) : signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth });
+  };
   return (c) => {
     if (c.type === "DELETED") return;
     const csr = c.object;
@@ -96,21 +104,25 @@ function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts):
     if (autoApprove && !conds.length) {
       const message = isServing ? "Auto approving kubelet serving certificate (test double)." : "Auto approving kubelet client certificate after SubjectAccessReview.";
       const approved = { ...csr, status: { ...csr.status, conditions: [approvedCondition("AutoApproved", message)] } };
+      if (csr.spec.signerName?.startsWith("kubernetes.io/")) {
+        const signing = sign(csr);
+        signing.catch(() => {}); // its error is reported when it is used
+        presigned.set(c.key, signing);
+      }
       void store.put(c.key, approved, Number(csr.metadata.resourceVersion));
       return;
     }
     const ok = conds.some((x) => x.type === "Approved" && x.status === "True") && !conds.some((x) => x.type === "Denied" || x.type === "Failed");
     if (!ok || csr.status?.certificate || inFlight.has(c.key) || !csr.spec?.signerName?.startsWith("kubernetes.io/")) return;
     inFlight.add(c.key);
-    const days = Math.max(1, Math.ceil((csr.spec.expirationSeconds ?? 86400) / 86400));
-    const serverAuth = isServing;
     const update = async (status: (cur: Obj) => Obj) => {
       for (let i = 0; i < 5; i++) {
         const cur = await store.get(c.key);
         if (!cur || (await store.put(c.key, { ...cur, status: status(cur) }, Number(cur.metadata.resourceVersion))) !== "conflict") return;
       }
     };
-    const signed = serverAuth ? signKubeletServing(ca, dir, csr, o.servingLifetimeSeconds) : signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth });
+    const signed = presigned.get(c.key) ?? sign(csr);
+    presigned.delete(c.key);
     void signed
       .then((pem) => update((cur) => ({ ...cur.status, certificate: Buffer.from(pem).toString("base64") })))
       .catch((e) => update((cur) => ({ ...cur.status, conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }] })))
