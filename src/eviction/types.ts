@@ -1,6 +1,6 @@
 // The eviction manager's injected dependencies and configuration.
 import type { PodLike } from "../pod/pod-like.ts";
-import type { Summary } from "../stats/summary.ts";
+import type { Summary, SummaryRequest } from "../stats/summary.ts";
 import type { Clock } from "../clock.ts";
 import type { NotifierTarget } from "./notifier-thresholds.ts";
 import type { FsLayout } from "./rank.ts";
@@ -66,12 +66,6 @@ export interface Logger {
   warn(msg: string): void;
   error(msg: string): void;
   debug(msg: string): void;
-}
-
-export interface SummaryRequest {
-  memoryOnly?: boolean;
-  /** Volume usage walked now, not served from the stats cache (the ranking under disk pressure). */
-  freshVolumes?: boolean;
 }
 
 export interface EvictionDeps {

@@ -53,6 +53,7 @@ import {
   type NodeStats,
   type PodStats,
   type Summary,
+  type SummaryRequest,
   type VolumeStats,
 } from "./summary.ts";
 
@@ -99,17 +100,6 @@ export interface SummaryProviderOptions {
   /** A pod's field could not be read (called once per pod, field and message); default: log.warn. */
   onError?: (message: string) => void;
   dirUsage?: DirUsageCache;
-}
-
-export interface SummaryRequest {
-  /** Fresh memory only, the rest from the last full summary (a full one when there is none yet). */
-  memoryOnly?: boolean;
-  /**
-   * Volumes walked now rather than served from the cache (up to volumeTtlMs old): the eviction
-   * manager ranking pods under disk pressure, when a pod filling its emptyDir must show it. A walk
-   * that takes longer than 2 s falls back to the cached value.
-   */
-  freshVolumes?: boolean;
 }
 
 /** How long a freshVolumes summary waits for each volume's walk before serving the cached value. */

@@ -111,3 +111,15 @@ export interface Summary {
   node: NodeStats;
   pods: PodStats[];
 }
+
+/** What a caller of the summary provider may ask for (the eviction manager's pressure paths). */
+export interface SummaryRequest {
+  /** Fresh memory only, the rest from the last full summary (a full one when there is none yet). */
+  memoryOnly?: boolean;
+  /**
+   * Volumes walked now rather than served from the cache (up to volumeTtlMs old): the eviction
+   * manager ranking pods under disk pressure, when a pod filling its emptyDir must show it. A walk
+   * that takes longer than 2 s falls back to the cached value.
+   */
+  freshVolumes?: boolean;
+}
