@@ -8,6 +8,7 @@ import { cli, containerFingerprint, isEvicted, MIB, type Harness, type Scenario 
 
 const ALLOCATABLE = 1024 * MIB;
 const TRANSITION_S = 3;
+const THRESHOLD_MIB = 300;
 
 export const besteffortHog: Scenario = {
   name: "besteffort-hog",
@@ -19,7 +20,7 @@ export const besteffortHog: Scenario = {
     await h.start({
       allocatableBytes: ALLOCATABLE,
       config: {
-        evictionHard: { "memory.available": "300Mi" },
+        evictionHard: { "memory.available": `${THRESHOLD_MIB}Mi` },
         evictionPressureTransitionPeriod: `${TRANSITION_S}s`,
       },
     });
@@ -33,6 +34,11 @@ export const besteffortHog: Scenario = {
     h.addPod("hog", { image: h.images.memhog, args: ["900", "200"] });
     await h.waitRunning(["hog"]);
     h.say("hog running: ramping 900 MiB at 200 MiB/s; threshold crossed at ~724 MiB of pod memory");
+
+    // The ramp's pace is the host's (h.waitRamp): wait, reading only kubepods' memory files, until it
+    // nears the line (~724 MiB) or the eviction already happened; then watch bunlet, bounded.
+    const kubepods = h.cgroupDir("memory", "kubepods");
+    await h.waitRamp("the hog to near the threshold", kubepods, ALLOCATABLE - THRESHOLD_MIB * MIB - 64 * MIB, { done: () => h.trace()[0], intervalMs: 100 });
 
     // Watch the node condition through /debug/eviction while waiting for the eviction.
     let pressureSeenAt: number | undefined;

@@ -25,7 +25,7 @@ export const restartDuringPressure: Scenario = {
     await h.stopBunlet("SIGKILL");
     const wsAtKill = h.workingSet(kubepods);
     h.check("bunlet crashed before the threshold was crossed", wsAtKill < crossAt, `pods' working set ${(wsAtKill / MIB).toFixed(0)} MiB at the kill, threshold crossed at ${(crossAt / MIB).toFixed(0)} MiB`);
-    await h.waitFor("the pods to cross the threshold with no bunlet running", () => h.workingSet(kubepods) > crossAt + 50 * MIB, 20_000, 50);
+    await h.waitRamp("the pods to cross the threshold with no bunlet running", kubepods, crossAt + 50 * MIB, { intervalMs: 100 });
     h.say(`pressure while bunlet is down: pods' working set ${(h.workingSet(kubepods) / MIB).toFixed(0)} MiB`);
 
     await h.restart();

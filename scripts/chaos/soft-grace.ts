@@ -31,7 +31,9 @@ export const softGrace: Scenario = {
     await h.waitNotifierArmed("soft");
     h.addPod("hog", { image: h.images.memhog, args: ["800", "200"] });
     await h.waitRunning(["hog"]);
-    const crossedAt = await h.waitFor("the pods' working set to cross the soft threshold", () => (h.workingSet(kubepods) > crossAtBytes ? Date.now() : 0), 15_000, 10);
+    // However slowly the host lets the hog ramp (h.waitRamp): the grace period counts from the crossing.
+    // Polled every 10 ms, cheaply, so crossedAt is late by little more than that.
+    const crossedAt = await h.waitRamp("the pods' working set to cross the soft threshold", kubepods, crossAtBytes + 1, { intervalMs: 10 });
     h.say(`soft threshold crossed (kubepods working set > ${ALLOCATABLE / MIB - SOFT_MIB} MiB); grace ${GRACE_S}s`);
 
     // During the grace period the hog must keep running; poll until it is evicted.

@@ -23,6 +23,8 @@ export const staticPods: Scenario = {
 
     // Phase 1: evictStaticPods off.
     await h.start({ allocatableBytes: ALLOCATABLE, config: { evictStaticPods: false, evictionHard: HARD } });
+    // The hogs ramp at the host's pace (h.waitRamp); bunlet's part starts at the line.
+    await h.waitRamp("the hogs to cross the threshold", h.cgroupDir("memory", "kubepods"), ALLOCATABLE - 300 * MIB + 1, { intervalMs: 100 });
     const line = await h.waitFor("the 'nothing can be evicted' log line", () => h.bunlet?.stderr().split("\n").find((l) => NOTHING_EVICTABLE.test(l)), 20_000, 100);
     h.say(`off: ${line.trim()}`);
     const fp = new Map<string, string>();

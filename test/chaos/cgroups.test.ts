@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cgroupDir, detectLayout, kubepodsDir, memoryLimitBytes, memoryLimitCounters, podDir, runtimeCgroupDriver, workingSetBytes, type CgroupLayout } from "../../scripts/chaos/lib/cgroups.ts";
+import { cgroupDir, detectLayout, kubepodsDir, memoryLimitBytes, memoryLimitCounters, memoryUsageBytes, podDir, runtimeCgroupDriver, workingSetBytes, type CgroupLayout } from "../../scripts/chaos/lib/cgroups.ts";
 
 const v1: CgroupLayout = { mount: "/cg", version: 1, driver: "cgroupfs", cgroupRoot: "/bunlet-chaos-1" };
 const v2: CgroupLayout = { mount: "/cg", version: 2, driver: "cgroupfs", cgroupRoot: "/bunlet-chaos-1" };
@@ -56,6 +56,12 @@ describe("memory files of either version", () => {
     "memory.max": "max\n",
     "memory.events": "low 0\nhigh 0\nmax 5\noom 1\noom_kill 1\noom_group_kill 0\n",
     "memory.peak": "3000\n",
+  });
+
+  test("usage: usage_in_bytes / memory.current alone, 0 when unreadable", () => {
+    expect(memoryUsageBytes(1, d1)).toBe(1000);
+    expect(memoryUsageBytes(2, d2)).toBe(1000);
+    expect(memoryUsageBytes(2, join(root, "gone"))).toBe(0);
   });
 
   test("working set = usage − inactive file", () => {

@@ -65,9 +65,14 @@ export function cgroupDir(l: CgroupLayout, controller: string, name: string[]): 
 export const kubepodsDir = (l: CgroupLayout, controller = "memory") => cgroupDir(l, controller, qosCgroupName("Guaranteed"));
 export const podDir = (l: CgroupLayout, controller: string, uid: string, qos: QOSClass) => cgroupDir(l, controller, podCgroupName(qos, uid));
 
+/** Usage (v1 memory.usage_in_bytes, v2 memory.current): one small read, an upper bound of the working set. 0 when unreadable. */
+export function memoryUsageBytes(version: CgroupVersion, dir: string): number {
+  return Number(readCgroupFile(dir, version === 1 ? "memory.usage_in_bytes" : "memory.current") ?? 0);
+}
+
 /** Working set as the kubelet computes it: usage − inactive file pages, floored at 0. */
 export function workingSetBytes(version: CgroupVersion, dir: string): number {
-  const usage = Number(readCgroupFile(dir, version === 1 ? "memory.usage_in_bytes" : "memory.current") ?? 0);
+  const usage = memoryUsageBytes(version, dir);
   const stat = flatKeyed(readCgroupFile(dir, "memory.stat"));
   return Math.max(0, usage - ((version === 1 ? stat.total_inactive_file : stat.inactive_file) ?? 0));
 }
