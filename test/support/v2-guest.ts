@@ -1,7 +1,7 @@
 // Runs commands inside the cgroup v2 User-mode Linux guest (scripts/host/v2-guest.sh) from a test.
 // The guest's kernel is built once by scripts/host/uml-kernel.sh (setup.sh v2-guest; CI runs it):
 // without it the guest tests skip with that reason on a developer machine, and fail under CI.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const REPO = resolve(import.meta.dir, "../..");
@@ -50,11 +50,72 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; cgr
 }
 
 /**
- * Runs `bun test <file>` inside the guest (cwd = the repo, seen through the guest's overlay root).
- * /var/lib/bunlet (test containerd roots) gets a tmpfs first: containerd's overlayfs snapshotter cannot
- * put its layers on the guest's overlay root.
+ * `cmd` run inside the guest (cwd = the repo, seen through the guest's overlay root) after
+ * /var/lib/bunlet (test containerd roots) gets a tmpfs: containerd's overlayfs snapshotter cannot put
+ * its layers on the guest's overlay root.
  */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
+export function withBunletTmpfs(cmd: string[]): string[] {
   const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
-  return runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test", "--timeout", "120000", file], { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
+  return ["bash", "-c", prepare, "guest", ...cmd];
+}
+
+/** bun (this one) with `argv` inside the guest (withBunletTmpfs). */
+export function bunInGuestCommand(argv: string[]): string[] {
+  return withBunletTmpfs([process.execPath, ...argv]);
+}
+
+/** Runs `bun test <file>` inside the guest (bunInGuestCommand). */
+export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
+  return runInV2Guest(bunInGuestCommand(["test", "--timeout", "120000", file]), { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
+}
+
+/** One file's run in a shared guest boot (bunTestFilesInV2Guest). */
+export interface GuestFileRun {
+  file: string;
+  /** `bun test`'s exit code; undefined when the file never finished (the guest timed out or failed first). */
+  exitCode: number | undefined;
+  /** Its stdout and stderr. */
+  output: string;
+  /** Wall time of its `bun test` inside the guest. */
+  seconds: number | undefined;
+}
+
+/**
+ * Runs `bun test <file>` for each file, one after the other, each in its own bun process, all in one
+ * guest boot (a boot costs ~1.5 s with busybox init, ~9 s with systemd). Every file's output and exit
+ * code is kept apart (written to a host directory shared with the guest), so a failure names its file.
+ */
+export async function bunTestFilesInV2Guest(
+  files: string[],
+  opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {},
+): Promise<{ guest: GuestRun; files: GuestFileRun[]; seconds: number }> {
+  const out = mkdtempSync("/var/tmp/bunlet-guest-files-");
+  try {
+    const script = [
+      'out=$1; bun=$2; shift 2; i=0',
+      'for f in "$@"; do',
+      '  i=$((i+1)); start=$(date +%s%N)',
+      '  "$bun" test --timeout 120000 "$f" >"$out/$i.log" 2>&1; rc=$?',
+      '  echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" >"$out/$i.rc"',
+      'done',
+    ].join("\n");
+    const started = performance.now();
+    const guest = await runInV2Guest(withBunletTmpfs(["bash", "-c", script, "files", out, process.execPath, ...files]), {
+      ...opts,
+      rw: [out],
+      env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])],
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const read = (f: string) => (existsSync(join(out, f)) ? readFileSync(join(out, f), "utf8") : undefined);
+    return {
+      guest,
+      seconds,
+      files: files.map((file, i) => {
+        const [rc, ms] = (read(`${i + 1}.rc`) ?? "").trim().split(" ");
+        return { file, exitCode: rc ? Number(rc) : undefined, output: read(`${i + 1}.log`) ?? "", seconds: ms ? Number(ms) / 1000 : undefined };
+      }),
+    };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 }

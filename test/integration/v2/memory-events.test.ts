@@ -9,14 +9,12 @@ import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts"
 import { watchMemoryEvents, type MemoryEventsEvent } from "../../../src/kernel/memory-events.ts";
 import { startPsiNotifier, type PsiEvent } from "../../../src/kernel/psi.ts";
 import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
-import { isUnifiedMount } from "../../../src/pod/cgroups-unified.ts";
 import { until } from "../../support/wait.ts";
+import { guestGate, MOUNT } from "../../support/guest-node.ts";
 
-const MOUNT = "/sys/fs/cgroup";
-const onV2 = isUnifiedMount(MOUNT) && process.getuid?.() === 0;
+const onV2 = guestGate("cgroup2", "real cgroup v2 notification tests");
 const havePsi = onV2 && existsSync(join(MOUNT, "cpu.pressure"));
-if (!onV2) console.warn("skipping real cgroup v2 notification tests: /sys/fs/cgroup is not a cgroup2 mount (they run in the guest: in-guest.test.ts)");
-else if (!havePsi) console.warn("skipping the PSI trigger test: this kernel has no PSI (CONFIG_PSI off or psi=0)");
+if (onV2 && !havePsi) console.warn("skipping the PSI trigger test: this kernel has no PSI (CONFIG_PSI off or psi=0)");
 
 const MiB = 2 ** 20;
 let n = 0;

@@ -4,15 +4,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createUnifiedPodCgroupManager, isUnifiedMount } from "../../../src/pod/cgroups-unified.ts";
+import { createUnifiedPodCgroupManager } from "../../../src/pod/cgroups-unified.ts";
 import { createQoSCgroupManager } from "../../../src/pod/setup.ts";
 import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
 import { until } from "../../support/wait.ts";
+import { guestGate, MOUNT } from "../../support/guest-node.ts";
 
-const MOUNT = "/sys/fs/cgroup";
-const onV2 = isUnifiedMount(MOUNT) && process.getuid?.() === 0;
-if (!onV2) console.warn("skipping real cgroup v2 QoS tests: /sys/fs/cgroup is not a cgroup2 mount (run them in the guest: test/integration/v2/in-guest.test.ts)");
+const onV2 = guestGate("cgroup2", "real cgroup v2 QoS tests");
 
 const cgroupRoot = `/bunlet-v2-test-${process.pid}`;
 const MiB = 2 ** 20;

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBuilt } from "../../support/binary.ts";
-import { runInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
+import { bunInGuestCommand, runInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
 
@@ -34,8 +34,7 @@ describe.skipIf(!!skip)("graceful node shutdown on systemctl poweroff (v2 guest,
 
   test("regular pod stopped first, critical pod after the regular group's grace, then the guest powers off", async () => {
     await ensureBuilt();
-    const prepare = 'mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec "$@"';
-    const r = await runInV2Guest(["bash", "-c", prepare, "guest", process.execPath, "test/integration/v2/shutdown-poweroff.guest.ts", out], {
+    const r = await runInV2Guest(bunInGuestCommand(["test/integration/v2/shutdown-poweroff.guest.ts", out]), {
       systemd: true,
       memoryMiB: 1536,
       timeoutS: 560,

@@ -6,27 +6,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createUnifiedPodCgroupManager, isUnifiedMount, rootControllers } from "../../../src/pod/cgroups-unified.ts";
+import { createUnifiedPodCgroupManager, rootControllers } from "../../../src/pod/cgroups-unified.ts";
 import { cgroupDirPath } from "../../../src/pod/cgroups-config.ts";
 import { createSystemdDBus } from "../../../src/pod/systemd-dbus.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
+import { guestGate, MOUNT, systemctlShow as show } from "../../support/guest-node.ts";
 
-const MOUNT = "/sys/fs/cgroup";
-const pid1 = (() => {
-  try {
-    return readFileSync("/proc/1/comm", "utf8").trim();
-  } catch {
-    return "";
-  }
-})();
-const enabled = pid1 === "systemd" && isUnifiedMount(MOUNT) && process.getuid?.() === 0;
-if (!enabled) console.warn("skipping systemd D-Bus tests: needs systemd as PID 1 on cgroup v2 (the guest with --systemd: in-guest.test.ts)");
+const enabled = guestGate("systemd", "systemd D-Bus tests");
 
-function show(unit: string, prop: string): string {
-  const r = Bun.spawnSync(["systemctl", "show", "--value", "-p", prop, unit], { stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} -p ${prop}: ${r.stderr.toString()}`);
-  return r.stdout.toString().trim();
-}
 
 describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real systemd)", () => {
   const units = enabled ? createSystemdDBus() : undefined;

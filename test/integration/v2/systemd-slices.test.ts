@@ -5,21 +5,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isUnifiedMount } from "../../../src/pod/cgroups-unified.ts";
 import { cgroupDirPath } from "../../../src/pod/cgroups-config.ts";
 import { transientSlice, type TransientUnit, type UnitProperty } from "../../../src/pod/systemd-slices.ts";
 import { until } from "../../support/wait.ts";
+import { guestGate, MOUNT } from "../../support/guest-node.ts";
 
-const MOUNT = "/sys/fs/cgroup";
-const pid1 = (() => {
-  try {
-    return readFileSync("/proc/1/comm", "utf8").trim();
-  } catch {
-    return "";
-  }
-})();
-const enabled = pid1 === "systemd" && isUnifiedMount(MOUNT) && process.getuid?.() === 0;
-if (!enabled) console.warn("skipping systemd slice tests: needs systemd as PID 1 on cgroup v2 (the guest with --systemd: in-guest.test.ts)");
+const enabled = guestGate("systemd", "systemd slice tests");
 
 /** busctl's text form of a property: NAME SIGNATURE VALUE… */
 function busctlProperty(p: UnitProperty): string[] {

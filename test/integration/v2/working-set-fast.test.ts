@@ -8,12 +8,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../../../src/kernel/memory-notifiers.ts";
 import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
-import { isUnifiedMount } from "../../../src/pod/cgroups-unified.ts";
 import { until } from "../../support/wait.ts";
+import { guestGate, MOUNT } from "../../support/guest-node.ts";
 
-const MOUNT = "/sys/fs/cgroup";
-const onV2 = isUnifiedMount(MOUNT) && process.getuid?.() === 0;
-if (!onV2) console.warn("skipping the cgroup v2 fast-path test: /sys/fs/cgroup is not a cgroup2 mount (it runs in the guest: in-guest.test.ts)");
+const onV2 = guestGate("cgroup2", "the cgroup v2 fast-path test");
 
 const MiB = 2 ** 20;
 
