@@ -3,6 +3,9 @@
 //   [--profile-window=SECONDS]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another
 //   build, e.g. a saved baseline; --profile writes CPU and heap profiles of the idle agent with the
 //   pods as markdown into DIR, idling for --profile-window, default 90 s)
+//   [--variant=LABEL=PATH|-[,ENV=VALUE...]]...   (after step 3 the agent is restarted on the same pods
+//   once per variant — PATH or "-" for the first binary, with the ENV given — and once more as the first
+//   binary: A/B/…/A without a new burst, so several builds or Bun/JSC knobs share one lock hold)
 // On a scratch node (lib/scratch-node.ts: private containerd, dist/bunlet built first if stale,
 // temporary directories, all removed on exit, failure or Ctrl-C):
 //   1. no pods: waits for the lifecycle, lets it settle, measures bunlet's own CPU time
@@ -20,7 +23,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import { anonMappingsMb, cpuSeconds, rssMb, rssSplitMb, threads } from "./lib/proc.ts";
+import { anonMappingsMb, cpuSeconds, rssMb, rssSplitMb, threadCpuSeconds, threads } from "./lib/proc.ts";
 import { POD_NAME_LABEL, type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOALS = {
@@ -33,6 +36,20 @@ const args = process.argv.slice(2);
 const pods = Number(args.find((a) => /^\d+$/.test(a)) ?? 100);
 const defaultWindowS = Number(args.find((a) => a.startsWith("--window="))?.slice(9) ?? 30);
 const binary = args.find((a) => a.startsWith("--binary="))?.slice(9);
+interface Variant {
+  label: string;
+  binary?: string;
+  env: Record<string, string>;
+}
+const variants: Variant[] = args
+  .filter((a) => a.startsWith("--variant="))
+  .map((a) => {
+    const [head, ...envs] = a.slice(10).split(",");
+    const eq = head!.indexOf("=");
+    if (eq < 1) throw new Error(`--variant=LABEL=PATH|-[,ENV=VALUE...]: got ${a}`);
+    const path = head!.slice(eq + 1);
+    return { label: head!.slice(0, eq), binary: path === "-" ? binary : path, env: Object.fromEntries(envs.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)])) };
+  });
 const profileDir = args.find((a) => a.startsWith("--profile="))?.slice(10);
 // The profile covers the restarted agent from its start: a long idle window keeps the adoption small in it.
 const profileWindowS = Number(args.find((a) => a.startsWith("--profile-window="))?.slice(17) ?? 90);
@@ -53,6 +70,8 @@ interface IdleFigures {
   rssSplit: { anon: number; file: number };
   anonMappings: ReturnType<typeof anonMappingsMb>;
   threads: number;
+  /** % of one core by thread name, largest first. */
+  threadPct: [string, number][];
   opsPerS: [string, number][];
 }
 async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWindowS): Promise<IdleFigures> {
@@ -60,6 +79,7 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
   await Bun.sleep(SETTLE_MS);
   const ops0 = await runtimeOps(sn.port).catch(() => new Map<string, number>());
   const b0 = cpuSeconds(pid);
+  const th0 = threadCpuSeconds(pid);
   const c0 = cpuSeconds(ctdPid);
   const t0 = performance.now();
   let rssMax = 0;
@@ -69,13 +89,18 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
   }
   const wall = (performance.now() - t0) / 1000;
   const b1 = cpuSeconds(pid);
+  const th1 = threadCpuSeconds(pid);
   const c1 = cpuSeconds(ctdPid);
   const ops1 = await runtimeOps(sn.port).catch(() => new Map<string, number>());
   const opsPerS = [...ops1]
     .map(([k, v]) => [k, (v - (ops0.get(k) ?? 0)) / wall] as [string, number])
     .filter(([, r]) => r > 0)
     .sort((a, b) => b[1] - a[1]);
-  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), opsPerS };
+  const threadPct = [...th1]
+    .map(([k, v]) => [k, ((v - (th0.get(k) ?? 0)) / wall) * 100] as [string, number])
+    .filter(([, p]) => p > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), threadPct, opsPerS };
 }
 
 function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb: number }): void {
@@ -84,6 +109,7 @@ function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb:
       `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
   );
   console.log(`  anon memory by mapping (perms, name, size class): ${f.anonMappings.map((m) => `${m.mapping} ×${m.count} ${m.anonMb.toFixed(1)} MB`).join("; ")}`);
+  if (f.threadPct.length) console.log(`  CPU by thread: ${f.threadPct.map(([k, p]) => `${k}=${p.toFixed(2)} %`).join(" ")}`);
   if (f.opsPerS.length) console.log(`  CRI calls/s: ${f.opsPerS.map(([k, r]) => `${k}=${r.toFixed(2)}`).join(" ")}`);
 }
 
@@ -120,6 +146,15 @@ try {
   );
 
   printIdle(`idle, ${pods} pods`, await measureIdle(sn, ctdPid), GOALS.idleN);
+
+  if (variants.length > 0) {
+    for (const v of [...variants, { label: "A again", binary, env: {} }]) {
+      await sn.stopAgent();
+      await sn.startAgent({ binary: v.binary, env: v.env });
+      const env = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
+      printIdle(`idle, ${pods} pods, restarted as ${v.label} (${v.binary ?? BINARY}${env ? ` ${env}` : ""})`, await measureIdle(sn, ctdPid), GOALS.idleN);
+    }
+  }
 
   if (profileDir) {
     await sn.stopAgent();

@@ -5,7 +5,7 @@
 // Fast path: notifier event (main thread, ~0.3 ms after the kernel) → manager.trigger → a cycle on
 // the next microtask → summary({ memoryOnly }) reads node, allocatable and pod memory from the
 // cgroups right then, synchronously (never a cached sample, never the in-flight full build; disk, cpu
-// and CRI figures come from the last full summary, which the warmer keeps ≤ 2 s old) → the victim's
+// and CRI figures come from the last full summary, ≤ 10 s old) → the victim's
 // killPod → pod worker → CRI StopContainer. After the kill the manager waits for the pod's cleanup
 // (polled every second, and the notifier fires again when usage falls back) and re-observes before
 // evicting anyone else.
@@ -39,6 +39,7 @@ import type { AgentComponent } from "../agent.ts";
 import type { EvictionDeps } from "../eviction/types.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import { createEvictionTracer, type EvictionTracer } from "./trace.ts";
+import { createWarmPlan, memoryThresholdsNear } from "./summary-warmer.ts";
 
 /**
  * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods
@@ -203,32 +204,29 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
 
   // The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time
   // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the
-  // time it is ranked, so the eviction message can name their usage as upstream's does.
+  // time it is ranked, so the eviction message can name their usage as upstream's does. What each tick
+  // refreshes: wire/summary-warmer.ts.
   let warmer: ReturnType<typeof setInterval> | undefined;
-  const WARM_TICKS_AFTER_CHANGE = 5;
   const startWarmer = () => {
-    // The full summary (every pod's cgroups, logs and volumes: ~20 ms for 100 pods) is rebuilt only
-    // for a few ticks after the set of pods or of their containers changed; the eviction loop rebuilds
-    // it every monitoring interval anyway. At idle this was most of bunlet's CPU (issue #14).
-    let warmedPods = "";
-    let ticksSinceChange = 0;
+    const plan = createWarmPlan();
+    let near = true;
     warmer = setInterval(() => {
       const pods = lifecycle.activePods();
       if (pods.length === 0) return;
-      // The pressure path's memory-only summary too (~0.5 ms): the first kernel event must not be
-      // the one that runs it cold (a cold first eviction was the benchmark's worst case).
-      summary.summary({ memoryOnly: true }).catch(() => undefined);
       // Keyed on the running containers, not only the pods: a pod added before its containers
       // started would otherwise be warmed without them, and its eviction message would lack their usage.
       const key = pods
         .map((p) => `${p.metadata.uid}:${(lifecycle.getPodStatus(p.metadata.uid)?.containerStatuses ?? []).map((c) => c.containerID ?? "").join("+")}`)
         .join(",");
-      // Also for a few ticks after a change: a new container's stats (cgroup, CRI) appear a moment
-      // after it starts, and a pod that crosses a threshold at once must still be named with them.
-      if (key !== warmedPods) ticksSinceChange = 0;
-      warmedPods = key;
-      if (ticksSinceChange++ >= WARM_TICKS_AFTER_CHANGE) return;
-      summary.summary().catch(() => undefined);
+      const tick = plan.tick(key, near);
+      // The pressure path's memory-only summary (~0.5 ms): the first kernel event must not be the one
+      // that runs it cold (a cold first eviction was the benchmark's worst case).
+      if (tick.memoryOnly)
+        summary.summary({ memoryOnly: true }).then(
+          (s) => void (near = memoryThresholdsNear(evictionConfig.thresholds, s)),
+          () => void (near = true),
+        );
+      if (tick.full) summary.summary().catch(() => undefined);
     }, input.warmIntervalMs ?? 2000);
     warmer.unref?.();
   };

@@ -95,6 +95,21 @@ describe("entryKey", () => {
     expect(entryKey(entry({ x: "1", y: "2", z: "4" }), [8, 9])).not.toBe(a!);
     expect(entryKey(entry({ x: "1", y: "2", z: "3" }, 5), [8, 9])).not.toBe(a!);
   });
+  test("any one byte changed changes the key (or makes the bytes no message)", () => {
+    const e = entry({ x: "1", y: "2", z: "3" });
+    const keys = new Set<string>([entryKey(e, [8, 9])!]);
+    let parsed = 0;
+    for (let i = 0; i < e.length; i++) {
+      const m = new Uint8Array(e);
+      m[i] = m[i]! ^ 0x01;
+      const k = entryKey(m, [8, 9]);
+      if (k === undefined) continue;
+      parsed++;
+      expect(keys.has(k)).toBe(false);
+      keys.add(k);
+    }
+    expect(parsed).toBeGreaterThan(e.length / 2);
+  });
   test("bytes that are not a message: undefined", () => {
     expect(entryKey(new Uint8Array([0x0a, 9, 1]), [8])).toBeUndefined();
     expect(entryKey(new Uint8Array([0x0b]), [8])).toBeUndefined();

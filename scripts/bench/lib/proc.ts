@@ -1,6 +1,6 @@
 // A process's own CPU time and memory from /proc — CPU time, not wall time, so other load on the
 // machine does not count against the process measured.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 const CLK_TCK = 100; // USER_HZ on Linux
 
@@ -10,6 +10,32 @@ export function cpuSeconds(pid: number): number {
   // Fields after the command (which may hold spaces) start after the last ')'.
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+/**
+ * CPU seconds of each thread of a process, summed by thread name (comm of /proc/<pid>/task/<tid>/stat):
+ * the JS thread (the binary's name) apart from JSC's GC ("Heap Helper"), JIT and Bun's worker threads.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / CLK_TCK);
+  }
+  return out;
 }
 
 /** Resident set size in MB (VmRSS of /proc/<pid>/status). */
