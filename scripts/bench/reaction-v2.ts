@@ -49,6 +49,7 @@ const LINE = ALLOCATABLE - THRESHOLD;
 const HIGH_MIB = 210;
 const RAMP_MIB = 240;
 const EARLYOOM_LEAD = 24 * MiB;
+const FREED_MARGIN = 16 * MiB;
 const SLICE = "bunletbench.slice";
 const MOUNT = "/sys/fs/cgroup";
 const REPO = resolve(import.meta.dir, "../..");
@@ -93,6 +94,9 @@ function sigtermFromCriLog(text: string): number | undefined {
 }
 
 interface Run {
+  pod?: string;
+  /** Wall-clock phases of the run (ms): pressure clear, pod running, crossing, removed. */
+  phases?: string;
   crossedAt: number;
   gotAt?: number;
   freedAt?: number;
@@ -109,10 +113,18 @@ interface Node {
   nodeName: string;
   ctd: TestContainerd;
   bunlet?: BunletProcess;
+  /** A host directory shared with the guest: bunlet's log and eviction trace per mode are copied there. */
+  out?: string;
+  verbosity?: number;
 }
 
 /** The slice systemd-oomd watches; bunlet's cgroupRoot. Unit files in the guest's /run vanish at poweroff. */
-function makeSlice(): void {
+function makeSlice(debugOomd: boolean): void {
+  if (debugOomd) {
+    // What systemd-oomd sees each interval (pressure, reclaim, candidates), in its journal.
+    mkdirSync("/run/systemd/system/systemd-oomd.service.d", { recursive: true });
+    writeFileSync("/run/systemd/system/systemd-oomd.service.d/debug.conf", "[Service]\nEnvironment=SYSTEMD_LOG_LEVEL=debug\n");
+  }
   mkdirSync("/run/systemd/system", { recursive: true });
   writeFileSync(
     `/run/systemd/system/${SLICE}`,
@@ -134,7 +146,8 @@ async function startBunlet(n: Node, mode: Mode): Promise<void> {
     "evictionPressureTransitionPeriod: 1s",
     "evictStaticPods: true",
   ]);
-  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`]);
+  rmSync(join(n.dir, "trace.jsonl"), { force: true });
+  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`, ...(n.verbosity ? [`-v=${n.verbosity}`] : [])]);
   await waitForHealthz(n.bunlet, `http://127.0.0.1:${n.port}/healthz`, 120_000);
   await waitFor("kubepods' memory.max", () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE), 120_000, 100);
   // The ramp's stall point (see the header); bunlet does not write memory.high on kubepods.
@@ -151,22 +164,18 @@ async function pods(n: Node): Promise<PodView[]> {
   return ((await (await fetch(`http://127.0.0.1:${n.port}/pods`)).json()) as { items: PodView[] }).items;
 }
 
-async function memoryPressure(n: Node): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${n.port}/debug/eviction`).catch(() => undefined);
-  if (!res || res.status !== 200) return false;
-  const dbg = (await res.json()) as { nodeConditions?: string[] };
-  return (dbg.nodeConditions ?? []).includes("MemoryPressure");
-}
-
 /**
  * The working set of kubepods against the line: the up-crossing from a 2 ms poll on its own thread (it
- * posts only the crossing), the way back under from a 2 ms poll here, started at the crossing.
+ * posts only the crossing; memory.stat re-read on every read, so the crossing is exact), "freed" from a
+ * 2 ms poll here, started at the crossing: memory.current − the crossing's inactive_file back FREED_MARGIN
+ * under the line (the victim's memory gone; a few hundred KiB of slab or per-CPU charge moving near the
+ * line is not the victim's memory being freed).
  */
 function observeLine(n: Node) {
   let crossedAt: number | undefined;
   let freedAt: number | undefined;
   let polling = false;
-  const ws = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8")) - Number(/^inactive_file (\d+)$/m.exec(readFileSync(join(n.kubepods, "memory.stat"), "utf8"))?.[1] ?? 0);
+  const usage = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8"));
   const w = startWorkingSetWatch({
     poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0 },
     onCrossing: (c) => {
@@ -175,7 +184,7 @@ function observeLine(n: Node) {
       polling = true;
       void (async () => {
         while (polling && freedAt === undefined) {
-          if (ws() < LINE) freedAt = nowMs();
+          if (usage() - c.inactiveFileBytes < LINE - FREED_MARGIN) freedAt = nowMs();
           else await sleep(2);
         }
       })();
@@ -184,7 +193,7 @@ function observeLine(n: Node) {
   w.set([{ id: "kubepods", source: { cgroupDir: n.kubepods }, lineBytes: LINE }]);
   return {
     crossed: () => crossedAt,
-    freed: (_after: number) => freedAt,
+    freed: () => freedAt,
     stop: () => {
       polling = false;
       return w.stop();
@@ -192,20 +201,39 @@ function observeLine(n: Node) {
   };
 }
 
-/** bunlet's own account of an eviction (its --eviction-trace record for the pod), for the run's note. */
-function bunletTrace(n: Node, podName: string, crossedAt: number): string {
-  const file = join(n.dir, "trace.jsonl");
-  if (!existsSync(file)) return "no trace";
-  const rec = readFileSync(file, "utf8")
-    .split("\n")
-    .filter((l) => l.includes(`"kind":"eviction"`) && l.includes(podName))
-    .map((l) => JSON.parse(l) as { trigger: { kind: string }; timestamps: { thresholdCrossed: string }; latencyMs: { decision: number; stopSignalSent: number | null } })
-    .at(-1);
-  if (!rec) return "no trace record";
-  const iso = rec.timestamps.thresholdCrossed;
+interface TraceRecord {
+  pod: string;
+  trigger: { kind: string; reason?: string };
+  timestamps: { thresholdCrossed: string };
+  latencyMs: { decision: number; stopSignalSent: number | null; cycleStarted?: number | null; statsRead?: number | null };
+}
+
+const isoMs = (iso: string) => {
   const m = /^(.*\.\d{3})(\d*)Z$/.exec(iso);
-  const eventMs = m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
-  return `bunlet's trace: ${rec.trigger.kind} trigger ${fmt(eventMs - crossedAt)} after the bench's crossing, → decision ${fmt(rec.latencyMs.decision)}, → signal sent ${fmt(rec.latencyMs.stopSignalSent ?? Number.NaN)}`;
+  return m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
+};
+
+/**
+ * bunlet's own account of each eviction (its --eviction-trace records, written once memory is back
+ * under the threshold or when bunlet stops, so read after it stopped), as a note on each run.
+ */
+function noteTraces(n: Node, rs: Run[]): void {
+  const file = join(n.dir, "trace.jsonl");
+  const recs = existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.includes(`"kind":"eviction"`))
+        .map((l) => JSON.parse(l) as TraceRecord)
+    : [];
+  for (const r of rs) {
+    if (!r.pod || !r.crossedAt) continue;
+    const rec = recs.filter((x) => x.pod.endsWith(`/${r.pod}`)).at(-1);
+    const l = rec?.latencyMs;
+    const note = !rec
+      ? "no trace record"
+      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${fmt(isoMs(rec.timestamps.thresholdCrossed) - r.crossedAt)} after the bench's crossing, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}`;
+    r.note = r.note ? `${r.note}; ${note}` : note;
+  }
 }
 
 async function victimGot(n: Node, pod: PodView): Promise<number | undefined> {
@@ -215,8 +243,13 @@ async function victimGot(n: Node, pod: PodView): Promise<number | undefined> {
   return existsSync(log) ? sigtermFromCriLog(readFileSync(log, "utf8")) : undefined;
 }
 
-async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof createNotifierHub>): Promise<Run> {
-  await waitFor("MemoryPressure to clear", async () => !(await memoryPressure(n)), 60_000, 100);
+async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof createNotifierHub>, phases: string[]): Promise<Run> {
+  let t0 = nowMs();
+  const mark = (what: string) => {
+    const t = nowMs();
+    phases.push(`${what} ${((t - t0) / 1000).toFixed(1)} s`);
+    t0 = t;
+  };
   const manifest = `ramp-${mode}-${i}`;
   const podName = `${manifest}-${n.nodeName}`;
   const obs = observeLine(n);
@@ -227,19 +260,23 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   try {
     writeFileSync(
       join(n.manifests, `${manifest}.yaml`),
-      staticPodYaml(manifest, { image: n.ctd.images.memhog, args: [String(RAMP_MIB), "0"], terminationGracePeriodSeconds: 0 }),
+      // Burstable (a 1Mi request, no limit): admitted while the node still reports MemoryPressure from the
+      // previous run's eviction (BestEffort pods are not), and still every agent's first victim.
+      staticPodYaml(manifest, { image: n.ctd.images.memhog, args: [String(RAMP_MIB), "0"], terminationGracePeriodSeconds: 0, container: "      resources: { requests: { memory: 1Mi } }\n" }),
     );
     const pod = await waitFor(`${podName} Running`, async () => (await pods(n)).find((p) => p.metadata.name === podName && p.status?.phase === "Running"), 60_000, 20);
+    mark("running");
     if (mode === "earlyoom") return await earlyoomRun(n, obs, pod, (p) => (eo = p));
     if (mode === "oomd") oomdSince = new Date().toISOString();
     const crossedAt = await waitFor(`${podName} to cross the line`, () => obs.crossed(), 60_000, 2);
-    const freedAt = await waitFor("memory freed", () => obs.freed(crossedAt), mode === "oomd" ? 60_000 : 30_000, 5);
+    mark("crossed");
+    const freedAt = await waitFor("memory freed", () => obs.freed(), mode === "oomd" ? 60_000 : 30_000, 5);
     if (mode === "oomd") {
       const killed = sh(`journalctl -u systemd-oomd --since '${oomdSince.replace("T", " ").slice(0, 19)}' -o cat 2>/dev/null || true`).match(/Killed [^\n]*/)?.[0];
       return { crossedAt, gotAt: freedAt, freedAt, stallAt, note: killed ?? "no 'Killed' line in systemd-oomd's journal" };
     }
     const gotAt = await waitFor(`${podName}'s sigterm line`, () => victimGot(n, pod), 10_000, 20).catch(() => undefined);
-    return { crossedAt, gotAt, freedAt, note: `${gotAt === undefined ? "no sigterm line; " : ""}${bunletTrace(n, podName, crossedAt)}` };
+    return { pod: podName, crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: "no sigterm line" } : {}) };
   } finally {
     stall.stop();
     await obs.stop();
@@ -248,7 +285,9 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
       await eo.exited;
     }
     rmSync(join(n.manifests, `${manifest}.yaml`), { force: true });
+    mark("done");
     await waitFor(`${podName} removed`, async () => !(await pods(n)).some((p) => p.metadata.name === podName), 60_000, 50);
+    mark("removed");
   }
 }
 
@@ -284,18 +323,18 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
   if (crossedAt - start < 5) return { crossedAt, note: "MemAvailable was under the minimum when earlyoom started (discarded)" };
   const gotAt = await waitFor("the sigterm line", () => victimGot(n, pod), 20_000, 20).catch(() => undefined);
   // It acts before kubepods' line: "freed" is kubepods' working set back 16 MiB under where it was at its crossing.
-  const freedAt = await waitFor("memory freed", () => ws() < wsAtCross - 16 * MiB && nowMs(), 20_000, 2).catch(() => undefined);
+  const freedAt = await waitFor("memory freed", () => ws() < wsAtCross - FREED_MARGIN && nowMs(), 20_000, 2).catch(() => undefined);
   return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
 }
 
-async function inGuest(runs: number, modes: Mode[]): Promise<void> {
+async function inGuest(runs: number, modes: Mode[], out: string | undefined, verbosity: number | undefined): Promise<void> {
   if (!existsSync(join(MOUNT, "cgroup.controllers"))) throw new Error(`${MOUNT} is not cgroup v2: run this from the host (it boots the v2 guest)`);
   if (readFileSync("/proc/1/comm", "utf8").trim() !== "systemd") throw new Error("PID 1 is not systemd: the guest must boot with --systemd");
   for (const bin of ["earlyoom", "/lib/systemd/systemd-oomd"]) if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} missing: run scripts/host/oom-agents.sh on the host`);
   // containerd's overlayfs snapshotter cannot put its layers on the guest's overlay root.
   mkdirSync("/var/lib/bunlet", { recursive: true });
   sh("mountpoint -q /var/lib/bunlet || mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet");
-  makeSlice();
+  makeSlice(verbosity !== undefined);
   const dir = `/tmp/bunlet-reaction-v2-${process.pid}`;
   const n: Node = {
     dir,
@@ -305,6 +344,8 @@ async function inGuest(runs: number, modes: Mode[]): Promise<void> {
     port: freePort(),
     nodeName: `rv2-${process.pid}`,
     ctd: await acquireContainerd(),
+    out,
+    verbosity,
   };
   mkdirSync(n.manifests, { recursive: true });
   mkdirSync(n.podLogs, { recursive: true });
@@ -319,12 +360,14 @@ async function inGuest(runs: number, modes: Mode[]): Promise<void> {
       const rs: Run[] = [];
       results.set(mode, rs);
       for (let i = 0, ok = 0; ok < runs && i < runs * 2; i++) {
-        const r = await oneRun(n, mode, i, hub).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
+        const phases: string[] = [];
+        const r = await oneRun(n, mode, i, hub, phases).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
+        r.phases = phases.join(", ");
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
         const rel = (t?: number) => (t === undefined ? "-" : fmt(t - r.crossedAt));
-        console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""}`);
-        if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh("oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1 || true")}`);
+        console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`);
+        if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`);
         // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
         if (ok === 0 && i === 1) {
           console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
@@ -332,6 +375,14 @@ async function inGuest(runs: number, modes: Mode[]): Promise<void> {
         }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
+      if (mode === "bunlet") {
+        noteTraces(n, rs);
+        for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: ${r.note}`);
+      }
+      if (n.out) {
+        writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
+        if (existsSync(join(n.dir, "trace.jsonl"))) writeFileSync(join(n.out, `trace-${mode}.jsonl`), readFileSync(join(n.dir, "trace.jsonl")));
+      }
       n.bunlet = undefined;
       if (mode === "oomd") sh("systemctl stop systemd-oomd systemd-oomd.socket || true");
     }
@@ -367,11 +418,12 @@ function report(results: Map<Mode, Run[]>): void {
   if (oomd) console.log(`goal: ≥ 50× faster than systemd-oomd at p99: ${oomd.g99 / ref.g99 >= 50 ? "met" : "NOT met"} (${x(oomd.g99, ref.g99)})`);
 }
 
-async function onHost(argv: string[]): Promise<number> {
+async function onHost(argv: string[], out: string): Promise<number> {
   await ensureBuilt();
+  mkdirSync(out, { recursive: true });
   const r = spawnSync(join(REPO, "scripts/host/oom-agents.sh"), { stdio: "inherit" });
   if (r.status !== 0) return r.status ?? 1;
-  const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "--", process.execPath, import.meta.path, "--in-guest", ...argv], {
+  const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "-w", out, "--", process.execPath, import.meta.path, "--in-guest", `--out=${out}`, ...argv], {
     cwd: REPO,
     stdout: "inherit",
     stderr: "inherit",
@@ -379,8 +431,18 @@ async function onHost(argv: string[]): Promise<number> {
   return await child.exited;
 }
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "10" }, modes: { type: "string", default: "bunlet,earlyoom,oomd" }, "in-guest": { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "10" },
+    modes: { type: "string", default: "bunlet,earlyoom,oomd" },
+    // Where bunlet's log and eviction trace of each mode are left (shared with the guest).
+    out: { type: "string", default: "/tmp/bunlet-reaction-v2" },
+    // bunlet's -v (2: debug, e.g. each re-posted crossing).
+    v: { type: "string" },
+    "in-guest": { type: "boolean", default: false },
+  },
+});
 const modes = values.modes!.split(",") as Mode[];
 for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
-if (values["in-guest"]) await inGuest(Number(values.runs), modes);
-else process.exit(await onHost(process.argv.slice(2)));
+if (values["in-guest"]) await inGuest(Number(values.runs), modes, values.out, values.v === undefined ? undefined : Number(values.v));
+else process.exit(await onHost(process.argv.slice(2).filter((a) => !a.startsWith("--out")), values.out!));

@@ -58,6 +58,8 @@ export interface NotifierHub {
   endBoost(): boolean;
   /** The main thread is boosted right now (tests, debugging). */
   readonly boosted: boolean;
+  /** The boost this hub's endBoost() ends, for another notifier thread to raise (the v2 working-set watch). */
+  readonly boostSpec?: BoostSpec;
 }
 
 export interface NotifierHubOptions {
@@ -173,6 +175,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     get boosted() {
       return boost ? isBoosted(boost) : false;
     },
+    boostSpec: boost,
     close() {
       if (closing) return closing;
       closing = (async () => {

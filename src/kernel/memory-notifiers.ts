@@ -105,7 +105,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
       })
     : undefined;
   for (const reason of support.missing) logger.info(`kernel memory notification: ${reason}`);
-  const workingSet = support.unifiedMemoryRoot ? startWorkingSet(support.unifiedMemoryRoot, opts, logger) : undefined;
+  const workingSet = support.unifiedMemoryRoot ? startWorkingSet(support.unifiedMemoryRoot, opts, logger, hub) : undefined;
 
   let psi: PsiNotifier | undefined;
   const trigger = opts.psiTrigger ?? (memcg ? false : DEFAULT_PSI_TRIGGER);
@@ -162,18 +162,27 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
 }
 
 /** cgroup v2: the eviction manager's targets → working-set lines on kubepods (memory.current) and the node (/proc/meminfo). */
-function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: MemoryNotifiersLogger) {
+function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: MemoryNotifiersLogger, hub: NotifierHub) {
   const described = new Map<string, MemcgTarget>();
   const failed = new Set<string>();
   const watch = startWorkingSetWatch({
     poll: opts.workingSetPoll,
+    // The same priority as the epoll worker's path: the polling thread at threadNice, and a crossing
+    // raises the main thread with the hub's boost, which the eviction manager ends after the cycle.
+    threadNice: opts.threadNice,
+    boost: hub.boostSpec,
+    onPriority(p) {
+      const who = p.what === "thread" ? "working-set thread" : "main thread while it handles a working-set crossing";
+      if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
+      else logger.warn(`kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error })}`);
+    },
     onCrossing(c) {
       const t = described.get(c.id);
       const description = t?.description ?? c.id;
       const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`;
-      if (c.repeat) logger.debug(line);
-      else logger.info(line);
       opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);
+      // After the cycle the trigger queued has started, as the memcg line (a log write first costs the path).
+      setTimeout(() => (c.repeat ? logger.debug(line) : logger.info(line)), 0);
     },
     onError(id, message) {
       // A missing kubepods (not created yet, or removed) fails every refresh: one line per distinct failure.

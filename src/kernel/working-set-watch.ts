@@ -8,6 +8,7 @@
 // Polling at a fixed 5 ms cost ~20 % of the guest's CPU at idle, so the interval adapts to the
 // headroom (working-set-worker.ts): 5 ms at the line, up to 500 ms far from it.
 import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
+import type { BoostSpec } from "./thread-priority.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
@@ -23,6 +24,12 @@ export interface WorkingSetWatchOptions {
   onRead?(id: string, usageBytes: number, workingSetBytes: number): void;
   /** Overrides of DEFAULT_WORKING_SET_POLL. */
   poll?: Partial<WorkingSetPollSettings>;
+  /** Nice value of the polling thread (default: inherited), as the epoll worker's (thread-priority.ts). */
+  threadNice?: number;
+  /** Raise these threads on each crossing, before it is posted (the hub's spec: its endBoost() lowers them). */
+  boost?: BoostSpec;
+  /** The outcome of threadNice, and a refused boost (once): for one log line. */
+  onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
 }
 
 export interface WorkingSetWatch {
@@ -36,6 +43,7 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
   const settings: WorkingSetPollSettings = { ...DEFAULT_WORKING_SET_POLL, ...opts.poll };
   const worker = new Worker(workerUrl("working-set-worker", import.meta.url));
   (worker as Worker & { unref(): void }).unref();
+  if (opts.threadNice !== undefined || opts.boost) worker.postMessage({ type: "priority", threadNice: opts.threadNice, boost: opts.boost } satisfies WorkingSetWorkerIn);
   let current: readonly WorkingSetTarget[] = [];
   let stopping: Promise<void> | undefined;
   let stopped: () => void = () => {};
@@ -44,7 +52,10 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
     if (msg.type === "crossed") opts.onCrossing(msg.crossing);
     else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes);
     else if (msg.type === "error") opts.onError?.(msg.id, msg.message);
-    else if (msg.type === "stopped") stopped();
+    else if (msg.type === "priority") {
+      const { type: _t, ...p } = msg;
+      opts.onPriority?.(p);
+    } else if (msg.type === "stopped") stopped();
   };
   worker.onerror = (e: ErrorEvent) => {
     opts.onError?.("*", `working-set worker failed: ${e.message}`);

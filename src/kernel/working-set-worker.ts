@@ -7,8 +7,12 @@
 // meminfo) read for the exact inactive_file, so page cache never counts as pressure and a crossing
 // costs one extra read. inactive_file is also refreshed every statRefreshMs, since pages moving from
 // inactive to active file raise the working set with usage unchanged.
+// Priority (as the epoll worker, thread-priority.ts): the thread may run at its own nice value, and a
+// crossing boosts the main thread (and the threads the hub listed) before it is posted, so the cycle it
+// triggers runs at that priority too; the eviction manager lowers them back once the cycle is done.
 // Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
 import { closeSync, openSync, readSync } from "node:fs";
+import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
 
@@ -39,7 +43,11 @@ export interface WorkingSetPollSettings {
   reportReads?: boolean;
 }
 
-export type WorkingSetWorkerIn = { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings } | { type: "stop" };
+export type WorkingSetWorkerIn =
+  /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
+  | { type: "priority"; threadNice?: number; boost?: BoostSpec }
+  | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
+  | { type: "stop" };
 
 export interface WorkingSetCrossing {
   id: string;
@@ -58,6 +66,8 @@ export type WorkingSetWorkerOut =
   | { type: "read"; id: string; usageBytes: number; workingSetBytes: number }
   /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
   | { type: "error"; id: string; message: string }
+  /** The outcome of threadNice (and the first boost failure, if any): for one log line. */
+  | { type: "priority"; what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }
   | { type: "stopped" };
 
 interface Watched {
@@ -112,6 +122,8 @@ function readUsage(w: Watched, withStat: boolean): [number, number | undefined] 
 }
 
 let watched: Watched[] = [];
+let boost: BoostSpec | undefined;
+let boostFailed = false;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
 
@@ -153,6 +165,13 @@ function check(w: Watched, now: number): void {
   w.above = true;
   w.postedMs = now;
   const crossing: WorkingSetCrossing = { id: w.t.id, atMs: performance.timeOrigin + now, usageBytes: usage, inactiveFileBytes: w.inactive, workingSetBytes: ws, lineBytes: w.t.lineBytes, repeat };
+  if (boost && !boostFailed) {
+    const err = boostThread(boost);
+    if (err) {
+      boostFailed = true; // said once; crossings still go through, at the main thread's own priority
+      self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkingSetWorkerOut);
+    }
+  }
   self.postMessage({ type: "crossed", crossing } satisfies WorkingSetWorkerOut);
 }
 
@@ -212,7 +231,10 @@ function setTargets(targets: WorkingSetTarget[]): void {
 
 self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   const msg = e.data;
-  if (msg.type === "targets") {
+  if (msg.type === "priority") {
+    boost = msg.boost;
+    if (msg.threadNice !== undefined) self.postMessage({ type: "priority", what: "thread", nice: msg.threadNice, ...applyThreadNice(msg.threadNice) } satisfies WorkingSetWorkerOut);
+  } else if (msg.type === "targets") {
     settings = msg.settings;
     setTargets(msg.targets);
   } else if (msg.type === "stop") {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
 import { startWorkingSetWatch, type WorkingSetCrossing, type WorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
+import { getpriority, PRIO_PROCESS } from "../../ffi/libc.ts";
 import { until } from "../support/wait.ts";
 
 const MiB = 2 ** 20;
@@ -150,6 +151,42 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     set(450, 20);
     await until("onTrigger", () => reasons[0], 5_000, { intervalMs: 2 });
     expect(reasons).toEqual(["hard allocatable memory eviction threshold"]);
+    // The line is written after the trigger (the cycle first).
+    await until("the crossed line", () => lines.find((l) => l.includes("crossed")), 5_000, { intervalMs: 2 });
     expect(lines.find((l) => l.includes("crossed"))).toContain(`eviction manager: hard allocatable memory eviction threshold crossed source=${join(mount, "kubepods")} workingSetBytes=${430 * MiB} lineBytes=${400 * MiB}`);
+  });
+
+  test("the working-set thread runs at threadNice, and a crossing boosts the main thread with the hub's spec until endBoost()", async () => {
+    mount = mkdtempSync(join(tmpdir(), "bunlet-wsn-"));
+    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
+    mkdirSync(join(mount, "kubepods"));
+    const set = fakeMemoryFiles(join(mount, "kubepods"));
+    set(300, 100);
+    const lines: string[] = [];
+    let boostedInTrigger: boolean | undefined;
+    // The boost value is this thread's own, so the runner's priority never changes: the flag protocol
+    // is what is checked. Raising a thread's nice needs no privilege.
+    const own = getpriority(PRIO_PROCESS, 0);
+    kn = startMemoryNotifiers({
+      memoryCgroupRoot: join(mount, "no-v1-memory"),
+      unifiedMountRoot: mount,
+      psiTrigger: false,
+      podsCgroup: "kubepods",
+      workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 0 },
+      threadNice: 5,
+      boostMainThreadNice: own,
+      onTrigger: () => (boostedInTrigger ??= kn!.hub.boosted),
+      logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: (m) => lines.push(m) },
+    });
+    await until("the working-set thread's priority line", () => lines.find((l) => l.includes(`thread="working-set thread"`)), 5_000, { intervalMs: 2 });
+    expect(lines.find((l) => l.includes(`thread="working-set thread"`))).toContain("nice=5");
+    await kn.apply([{ id: "pods#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB }]);
+    expect(kn.hub.boosted).toBe(false);
+    set(450, 20);
+    await until("onTrigger", () => boostedInTrigger !== undefined, 5_000, { intervalMs: 2 });
+    expect(boostedInTrigger).toBe(true);
+    expect(kn.endBoost()).toBe(true);
+    expect(kn.hub.boosted).toBe(false);
+    expect(getpriority(PRIO_PROCESS, 0)).toBe(own);
   });
 });
