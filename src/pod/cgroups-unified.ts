@@ -24,7 +24,7 @@ import { getPodQOS, type QOSClass } from "./qos.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { Pod } from "./types.ts";
 import type { SystemdUnits } from "./systemd-dbus.ts";
-import { transientSlice } from "./systemd-slices.ts";
+import { resourceProperties, transientSlice } from "./systemd-slices.ts";
 import { parseControllers, REQUIRED_V2_CONTROLLERS, subtreeControlLine, unifiedResourceFiles } from "./unified-resources.ts";
 
 /** True when `mountRoot` is a cgroup2 mount (the unified hierarchy), as libcontainer's IsCgroup2UnifiedMode. */
@@ -102,10 +102,29 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
     }
   }
 
+  /**
+   * A QoS level's resources as upstream's qos container manager updates them (UpdateCgroups → the cgroup
+   * manager's Update → libcontainer Set): with the systemd driver first the slice's unit properties at
+   * runtime (so systemd keeps them across a daemon-reload instead of writing its old value back), then
+   * the files, as libcontainer's fs2 Set after setUnitProperties.
+   */
+  async function updateQoSLevel(qos: QOSClass, cfg: ResourceConfig, what: string) {
+    const name = qosCgroupName(qos);
+    if (systemd) {
+      const unit = systemdSliceName(name);
+      try {
+        await systemd.setUnitProperties(unit, resourceProperties(cfg, { systemdVersion: await systemd.version() }));
+      } catch (e) {
+        log.warn(`systemd unit properties not set ${kv({ unit, error: (e as Error).message })}`);
+      }
+    }
+    await apply(name, cfg, what);
+  }
+
   async function updateQoS() {
     const pods = [...qosOf.values()].map((x) => x.pod);
-    await apply(qosCgroupName("Burstable"), { cpuShares: burstableCpuShares(pods) }, "burstable");
-    await apply(qosCgroupName("BestEffort"), { cpuShares: MIN_SHARES }, "besteffort");
+    await updateQoSLevel("Burstable", { cpuShares: burstableCpuShares(pods) }, "burstable");
+    await updateQoSLevel("BestEffort", { cpuShares: MIN_SHARES }, "besteffort");
   }
 
   async function warnMissingControllers() {

@@ -18,6 +18,11 @@ export interface SystemdUnits {
   version(): Promise<number>;
   /** Starts a transient unit (or updates the properties of the one that exists) and waits for its job. */
   startTransientUnit(u: TransientUnit): Promise<void>;
+  /**
+   * Sets a unit's properties at runtime (SetUnitProperties(name, true, props)), as libcontainer's
+   * systemd manager Set does, so systemd itself holds the values and re-applies them on daemon-reload.
+   */
+  setUnitProperties(name: string, properties: UnitProperty[]): Promise<void>;
   /** Stops a unit and waits for the job; a unit systemd does not know is already stopped. */
   stopUnit(name: string): Promise<void>;
   close(): void;
@@ -182,6 +187,12 @@ export function createSystemdDBus(opts: { socket?: string; jobTimeoutMs?: number
         const settable = props.filter(([name]) => !["Description", "Wants", "DefaultDependencies"].includes(name));
         await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "SetUnitProperties", signature: "sba(sv)", body: [u.name, true, settable] });
       }
+    },
+    async setUnitProperties(name, properties) {
+      if (properties.length === 0) return;
+      const b = await connect();
+      await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "SetUnitProperties", signature: "sba(sv)", body: [name, true, properties.map(variant)] });
+      log.debug(`systemd unit properties set ${kv({ unit: name, properties: properties.map((p) => `${p.name}=${String(p.value)}`).join(",") })}`);
     },
     async stopUnit(name) {
       const b = await connect();

@@ -87,6 +87,11 @@ export function v1ResourceProperties(cfg: ResourceConfig, systemdVersion: number
   return props;
 }
 
+/** The resource properties of a slice for this cgroup version (v1ResourceProperties / v2ResourceProperties). */
+export function resourceProperties(cfg: ResourceConfig, opts: { systemdVersion: number; cgroupVersion?: 1 | 2 }): UnitProperty[] {
+  return opts.cgroupVersion === 1 ? v1ResourceProperties(cfg, opts.systemdVersion) : v2ResourceProperties(cfg, opts.systemdVersion);
+}
+
 /** The StartTransientUnit request for a QoS or pod cgroup name (["kubepods", "burstable", "pod<uid>"]); cgroup v2 unless `cgroupVersion: 1`. */
 export function transientSlice(name: string[], cfg: ResourceConfig, opts: { systemdVersion: number; cgroupVersion?: 1 | 2 }): TransientUnit {
   const unit = systemdSliceName(name);
@@ -105,7 +110,7 @@ export function transientSlice(name: string[], cfg: ResourceConfig, opts: { syst
       bool(opts.cgroupVersion === 1 ? "BlockIOAccounting" : "IOAccounting", true),
       bool("TasksAccounting", true),
       bool("DefaultDependencies", false),
-      ...(opts.cgroupVersion === 1 ? v1ResourceProperties(cfg, opts.systemdVersion) : v2ResourceProperties(cfg, opts.systemdVersion)),
+      ...resourceProperties(cfg, opts),
     ],
   };
 }

@@ -75,9 +75,13 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
     const mount = fakeUnifiedMount();
     const started: TransientUnit[] = [];
     const stopped: string[] = [];
+    const set: string[] = [];
     // Stands in for systemd: a started slice's cgroup directory appears under its parents' (as systemd makes it).
     const units: SystemdUnits = {
       version: async () => 252,
+      async setUnitProperties(name, props) {
+        set.push(`${name} ${props.map((p) => `${p.name}=${String(p.value)}`).join(" ")}`);
+      },
       async startTransientUnit(u) {
         started.push(u);
         const path = u.name.replace(/\.slice$/, "").split("-");
@@ -104,6 +108,35 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
     expect(await m.listPodUids()).toEqual(["ab-cd"]);
     await m.removePod("ab-cd");
     expect(stopped).toEqual(["kubepods-burstable-podab_cd.slice"]);
+    // The QoS weights go to systemd as runtime unit properties (kept across a daemon-reload), and to the files:
+    // burstable from the pods' requests (none, then 250m = 256 shares, then none again), besteffort the minimum.
+    expect(set).toEqual([
+      "kubepods-burstable.slice CPUWeight=1",
+      "kubepods-besteffort.slice CPUWeight=1",
+      "kubepods-burstable.slice CPUWeight=10",
+      "kubepods-besteffort.slice CPUWeight=1",
+      "kubepods-burstable.slice CPUWeight=1",
+      "kubepods-besteffort.slice CPUWeight=1",
+    ]);
+    expect(readFileSync(join(mount, "kubepods.slice/kubepods-burstable.slice/cpu.weight"), "utf8")).toBe("1");
+  });
+
+  test("cgroupDriver systemd: a QoS weight systemd refuses is logged, and the file is still written", async () => {
+    const mount = fakeUnifiedMount();
+    const units: SystemdUnits = {
+      version: async () => 252,
+      async startTransientUnit(u) {
+        mkdirSync(join(mount, cgroupDirPath("systemd", "/", u.name.replace(/\.slice$/, "").split("-"))), { recursive: true });
+      },
+      async setUnitProperties() {
+        throw new Error("org.freedesktop.DBus.Error.AccessDenied");
+      },
+      async stopUnit() {},
+      close() {},
+    };
+    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units });
+    await m.ensurePod(makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m" })] }));
+    expect(readFileSync(join(mount, "kubepods.slice/kubepods-burstable.slice/cpu.weight"), "utf8")).toBe("10");
   });
 
   test.each([

@@ -44,9 +44,13 @@ describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in
     const started: TransientUnit[] = [];
     const stopped: string[] = [];
     let closed = false;
+    const set: string[] = [];
     // Stands in for systemd on v1: a started slice appears in the memory hierarchy only (what it accounts here).
     const units: SystemdUnits = {
       version: async () => 252,
+      async setUnitProperties(name, props) {
+        set.push(`${name} ${props.map((p) => `${p.name}=${String(p.value)}`).join(" ")}`);
+      },
       async startTransientUnit(u) {
         started.push(u);
         mkdirSync(join(root, "memory", cgroupDirPath("systemd", "/", u.name.replace(/\.slice$/, "").split("-"))), { recursive: true });
@@ -75,6 +79,9 @@ describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in
     expect(read("cpu", parent, "cpu.shares")).toBe("256");
     expect(read("memory", "kubepods.slice", "memory.limit_in_bytes")).toBe(String(2 ** 30));
     expect(existsSync(join(root, "pids", parent))).toBe(true);
+    // The QoS shares as runtime unit properties (kept across a daemon-reload), then the v1 file.
+    expect(set.slice(-2)).toEqual(["kubepods-burstable.slice CPUShares=256", "kubepods-besteffort.slice CPUShares=2"]);
+    expect(read("cpu", "kubepods.slice/kubepods-burstable.slice", "cpu.shares")).toBe("256");
 
     await m.ensurePod(b); // a resync starts nothing new
     expect(started).toHaveLength(4);

@@ -48,6 +48,18 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
     expect(read(join(MOUNT, "kubepods.slice"), "memory.max")).toBe(String(768 * 2 ** 20));
     expect(await m.listPodUids()).toContain(uid);
 
+    // The burstable weight follows the pod's 250m request (256 shares → CPUWeight 10) as a runtime
+    // property of the unit, so a daemon-reload, which makes systemd write its units' values to the
+    // cgroups again, keeps it rather than restoring the weight the slice was started with.
+    const burstable = join(MOUNT, "kubepods.slice/kubepods-burstable.slice");
+    expect(show("kubepods-burstable.slice", "CPUWeight")).toBe("10");
+    expect(read(burstable, "cpu.weight")).toBe("10");
+    const reload = Bun.spawnSync(["systemctl", "daemon-reload"], { stderr: "pipe" });
+    expect(reload.exitCode, reload.stderr.toString()).toBe(0);
+    expect(show("kubepods-burstable.slice", "CPUWeight")).toBe("10");
+    expect(read(burstable, "cpu.weight")).toBe("10");
+    expect(show("kubepods-besteffort.slice", "CPUWeight")).toBe("1");
+
     // A resync of a known pod starts nothing; an existing unit (bunlet restarted) is accepted.
     await m.ensurePod(pod);
     const again = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT) });
@@ -55,6 +67,7 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
 
     await m.removePod(uid);
     expect(show(podUnit, "ActiveState")).toBe("inactive");
+    expect(show("kubepods-burstable.slice", "CPUWeight")).toBe("1"); // no burstable pod left
     expect(existsSync(podDir)).toBe(false);
     expect(await m.listPodUids()).not.toContain(uid);
   }, 60_000);

@@ -36,6 +36,12 @@ describe.skipIf(!enabled)("cgroupDriver systemd on cgroup v1 (real systemd)", ()
       expect(cg("cpu", ...podDir, "cpu.cfs_quota_us")).toBe("50000");
       expect(cg("memory", "kubepods.slice", "memory.limit_in_bytes")).toBe(String(824 * MiB));
       expect(await m.listPodUids()).toContain(uid);
+      // The burstable shares (the pod's 250m) as a runtime unit property: a daemon-reload keeps them.
+      expect(show("kubepods-burstable.slice", "CPUShares")).toBe("256");
+      const reload = Bun.spawnSync(["systemctl", "daemon-reload"], { stderr: "pipe" });
+      expect(reload.exitCode, reload.stderr.toString()).toBe(0);
+      expect(show("kubepods-burstable.slice", "CPUShares")).toBe("256");
+      expect(cg("cpu", "kubepods.slice", "kubepods-burstable.slice", "cpu.shares")).toBe("256");
       await m.removePod(uid);
       expect(show(podUnit, "ActiveState")).toBe("inactive");
       expect(existsSync(join(MOUNT, "memory", ...podDir))).toBe(false);
