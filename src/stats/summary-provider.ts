@@ -231,6 +231,19 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
   const memoryDirs = new Map<string, string>();
   /** Pod memory files kept open for the pressure path (stats/kept-files.ts); 3 per pod. */
   const podFiles = createKeptFiles(4096);
+  // Each running container's cgroup as found once (two existsSync and four joins per container per
+  // summary otherwise); a full summary forgets the containers it did not see.
+  const containerDirs = new Map<string, CgroupDirs>();
+  const containerDirsOf = (pod: CgroupDirs, id: string, seen: Set<string>): CgroupDirs | undefined => {
+    const key = `${pod.memory}\0${id}`;
+    seen.add(key);
+    let d = containerDirs.get(key);
+    if (d === undefined) {
+      d = containerCgroupDirs(pod, id);
+      if (d) containerDirs.set(key, d);
+    }
+    return d;
+  };
 
   // CRI listing cache.
   let cri: { snapshot?: CriSnapshot; at: number; pending?: Promise<CriSnapshot>; everTried: boolean; failed?: string } = { at: 0, everTried: false };
@@ -323,7 +336,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
         if (c.createdAt) cs.startTime = isoFromNs(c.createdAt);
         const criStats = snap.statsById.get(c.id);
         // Prefer the container's own cgroup (same clock and source as the pod's figures).
-        const cdirs = dirs && containerCgroupDirs(dirs, c.id);
+        const cdirs = dirs && containerDirsOf(dirs, c.id, seenDirs);
         const memory = (cdirs && attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(cdirs.memory, time))) || criMemoryStats(criStats, time);
         if (memory) cs.memory = memory;
         const cpu = (cdirs && attempt(uid, `container ${name} cpu`, () => sampleCpu(round, cdirs, time, nowMs))) || criCpuStats(criStats, time);
@@ -460,6 +473,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       const live = new Set(all.map((p) => p.metadata.uid ?? ""));
       live.add("node");
       for (const uid of reported.keys()) if (!live.has(uid)) reported.delete(uid);
+      for (const key of containerDirs.keys()) if (!seenDirs.has(key)) containerDirs.delete(key);
       for (const [uid, dir] of memoryDirs) {
         if (live.has(uid)) continue;
         memoryDirs.delete(uid);

@@ -48,6 +48,24 @@ describe("config mux", () => {
     expect(ops()).toEqual(["RECONCILE:file:a"]);
   });
 
+  test("a SET of the very objects of the last SET keeps the pods as they were (no clone); an UPDATE in between ends that", () => {
+    const { mux, ops } = setup();
+    mux.merge("file", { op: "SET", pods: [a] });
+    const first = mux.pods()[0];
+    ops();
+    mux.merge("file", { op: "SET", pods: [a] });
+    expect(ops()).toEqual([]);
+    expect(mux.pods()[0]).toBe(first!);
+    const a2: Pod = structuredClone(a);
+    a2.spec.containers[0]!.image = "other";
+    mux.merge("file", { op: "UPDATE", pods: [a2] });
+    expect(ops()).toEqual(["UPDATE:file:a"]);
+    // The same object as two SETs ago is a change back now.
+    mux.merge("file", { op: "SET", pods: [a] });
+    expect(ops()).toEqual(["UPDATE:file:a"]);
+    expect(mux.pods()[0]!.spec.containers[0]!.image).toBe(a.spec.containers[0]!.image);
+  });
+
   test("sources are independent; ADD/REMOVE are incremental; order is REMOVE then ADD", () => {
     const { mux, ops } = setup();
     mux.merge("file", { op: "SET", pods: [a] });

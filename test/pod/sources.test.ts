@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { realClock } from "../../src/clock.ts";
 import type { ManifestError } from "../../src/pod/manifest.ts";
 import { createPodConfig } from "../../src/pod/sources/config-mux.ts";
-import { createFileSource, readStaticPods, type PodSource } from "../../src/pod/sources/file.ts";
+import { createFileSource, createManifestCache, readStaticPods, type PodSource } from "../../src/pod/sources/file.ts";
 import { createHttpSource } from "../../src/pod/sources/http.ts";
 import type { PodUpdate } from "../../src/pod/sources/update.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";
@@ -39,6 +39,39 @@ describe("file source", () => {
     expect(r.errors[0]!.file).toBe(join(d, "b.json"));
     expect(r.errors[0]!.field).toBe("spec.containers[0].env[0].valueFrom");
     expect(r.pods[0]!.metadata.annotations?.["kubernetes.io/config.source"]).toBe("file");
+  });
+
+  test("with a cache, an unchanged file is not read again; a changed, a new or a removed file is", async () => {
+    const d = tempDir();
+    writeFileSync(join(d, "a.yaml"), pod("a"));
+    writeFileSync(join(d, "b.yaml"), pod("b"));
+    const cache = createManifestCache(0);
+    const one = await readStaticPods(d, "n", {}, cache);
+    const two = await readStaticPods(d, "n", {}, cache);
+    expect(two.pods).toHaveLength(2);
+    expect(two.pods[0]).toBe(one.pods[0]!);
+    expect(two.pods[1]).toBe(one.pods[1]!);
+    writeFileSync(join(d, "a.yaml"), pod("a", "bunlet.local/busybox:22"));
+    writeFileSync(join(d, "c.yaml"), pod("c"));
+    unlinkSync(join(d, "b.yaml"));
+    const three = await readStaticPods(d, "n", {}, cache);
+    expect(three.pods.map((p) => `${p.metadata.name} ${p.spec.containers[0]!.image}`)).toEqual(["a-n bunlet.local/busybox:22", "c-n bunlet.local/busybox:1"]);
+    expect([...cache.entries.keys()].sort()).toEqual([join(d, "a.yaml"), join(d, "c.yaml")]);
+    // A bad manifest's errors are its content's: cached as well, and still reported.
+    writeFileSync(join(d, "c.yaml"), "kind: [");
+    expect((await readStaticPods(d, "n", {}, cache)).errors).toHaveLength(1);
+    expect((await readStaticPods(d, "n", {}, cache)).errors).toHaveLength(1);
+  });
+
+  test("a file changed within settleMs before its read is not cached (file times tick in jiffies)", async () => {
+    const d = tempDir();
+    writeFileSync(join(d, "a.yaml"), pod("a"));
+    const cache = createManifestCache(60_000);
+    const one = await readStaticPods(d, "n", {}, cache);
+    expect(cache.entries.size).toBe(0);
+    const two = await readStaticPods(d, "n", {}, cache);
+    expect(two.pods[0]).not.toBe(one.pods[0]!);
+    expect(two.pods[0]).toEqual(one.pods[0]!);
   });
 
   test("missing path: empty SET so the source counts as seen", async () => {

@@ -326,6 +326,21 @@ describe("with CRI", () => {
     expect(errors).toEqual([]);
   });
 
+  test("a container cgroup that shows up after a summary is used from the next one (a miss is not remembered)", async () => {
+    const prel = "kubepods/besteffort/podu1";
+    fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9, pids: 4 });
+    const { cri } = fakeCri({
+      sandboxes: [sandbox("s1", "u1", 1)],
+      containers: [container("cid-app", "s1", "app")],
+      stats: [cstats("cid-app", { ws: 7 * MI })],
+    });
+    const { p } = provider([pod("u1")], { cri, criTtlMs: 0 });
+    expect((await p.summary()).pods[0]!.containers![0]!.memory?.workingSetBytes).toBe(7 * MI);
+    fakeCgroup(`${prel}/cid-app`, { usage: 30 * MI, inactive: 2 * MI, rss: 25 * MI, cpuNs: 6e9 });
+    expect((await p.summary()).pods[0]!.containers![0]!.memory?.workingSetBytes).toBe(28 * MI);
+    expect((await p.summary()).pods[0]!.containers![0]!.memory?.workingSetBytes).toBe(28 * MI);
+  });
+
   test("CRI failing: the summary still comes, without containers; later summaries do not wait on it", async () => {
     fakeCgroup("kubepods/besteffort/podu1", { usage: 2 * MI, inactive: 0, rss: 0, cpuNs: 1 });
     let broken = true;

@@ -21,6 +21,9 @@ export interface PodConfig {
 export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) => void }): PodConfig {
   const bySource = new Map<string, Map<string, Pod>>();
   const seen = new Set<string>();
+  // The very objects of each source's last SET, by UID: a source that sends the same object again
+  // (the file source's unchanged manifests, every 20 s) sent an unchanged pod — no clone, no compare.
+  const lastSet = new Map<string, Map<string, Pod>>();
 
   function specKey(p: Pod): string {
     // Everything but status and our own first-seen annotation decides "changed" (upstream
@@ -53,10 +56,15 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
     const removes: Pod[] = [];
     const reconciles: Pod[] = [];
 
-    const upsert = (pods: Pod[], into: Map<string, Pod>) => {
+    const upsert = (pods: Pod[], into: Map<string, Pod>, sent?: { last?: Map<string, Pod>; next: Map<string, Pod> }) => {
       for (const pod of dedupe(source, pods)) {
         const uid = pod.metadata.uid;
         const existing = current.get(uid);
+        sent?.next.set(uid, pod);
+        if (existing && sent?.last?.get(uid) === pod) {
+          into.set(uid, existing);
+          continue;
+        }
         if (!existing) {
           const p = structuredClone(pod);
           p.metadata.annotations = { ...p.metadata.annotations, [ConfigFirstSeenAnnotationKey]: rfc3339Nano(opts.clock.now()) };
@@ -77,6 +85,8 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
       }
     };
 
+    // Only a run of SETs may skip: any other op changes the source's pods behind lastSet.
+    if (update.op !== "SET") lastSet.delete(source);
     switch (update.op) {
       case "ADD":
       case "UPDATE":
@@ -96,7 +106,9 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
       case "SET": {
         seen.add(source);
         const next = new Map<string, Pod>();
-        upsert(update.pods, next);
+        const sent = { last: lastSet.get(source), next: new Map<string, Pod>() };
+        upsert(update.pods, next, sent);
+        lastSet.set(source, sent.next);
         for (const [uid, old] of current) if (!next.has(uid)) removes.push(old);
         bySource.set(source, next);
         break;

@@ -53,6 +53,32 @@ export interface StaticPodsRead {
   warnings?: { file: string; reason: string }[];
 }
 
+/**
+ * What each manifest file gave at its last read, by path, with the file's identity then (device,
+ * inode, size, mtime and ctime in ns): a file that still has it is not read, decoded, defaulted and
+ * validated again. Every fileCheckFrequency (20 s) re-read all 100 manifests of a 100-pod node —
+ * YAML, zod and a clone per pod, the same pods every time (issue #14). A write changes mtime and
+ * ctime, a rename or a new file the inode — but file times tick in jiffies (4 ms), so two writes of
+ * the same size that close would look alike: a file changed less than `settleMs` before it is read
+ * is not kept, and read again at the next check.
+ */
+export interface ManifestCache {
+  entries: Map<string, { identity: string; read: FileManifests }>;
+  settleMs: number;
+}
+
+export const createManifestCache = (settleMs = 2000): ManifestCache => ({ entries: new Map(), settleMs });
+
+async function fileIdentity(file: string): Promise<{ key: string; changedMs: number } | undefined> {
+  try {
+    const st = await stat(file, { bigint: true }); // follows symlinks, as the read does
+    if (!st.isFile()) return undefined;
+    return { key: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, changedMs: Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) };
+  } catch {
+    return undefined; // the read reports it
+  }
+}
+
 /** Manifest files read at once (readStaticPods). */
 const READ_LANES = 8;
 
@@ -65,12 +91,15 @@ async function listManifestFiles(path: string): Promise<string[]> {
     .sort();
 }
 
-/** Reads one manifest file into defaulted pods; whatever its content does is that file's error. */
-async function readOneFile(file: string, nodeName: string, limits: ReadLimits): Promise<FileManifests | { skip: string } | undefined> {
+/**
+ * Reads one manifest file into defaulted pods; whatever its content does is that file's error.
+ * `whole`: the file was read whole, so its content alone decided the result (it may be cached).
+ */
+async function readOneFile(file: string, nodeName: string, limits: ReadLimits): Promise<{ read: FileManifests | { skip: string } | undefined; whole: boolean }> {
   const r = await readManifestFile(file, limits);
-  if (r.kind === "gone") return undefined;
-  if (r.kind === "skip") return { skip: r.reason };
-  if (r.kind === "error") return { pods: [], errors: [new ManifestError(file, "", r.detail)] };
+  if (r.kind === "gone") return { read: undefined, whole: false };
+  if (r.kind === "skip") return { read: { skip: r.reason }, whole: false };
+  if (r.kind === "error") return { read: { pods: [], errors: [new ManifestError(file, "", r.detail)] }, whole: false };
   try {
     const decoded = decodeManifests(r.text, file);
     const out: FileManifests = { pods: [], errors: [...decoded.errors] };
@@ -78,14 +107,14 @@ async function readOneFile(file: string, nodeName: string, limits: ReadLimits): 
     const valid = validateStaticPods(defaulted, file);
     out.pods.push(...valid.pods);
     out.errors.push(...valid.errors);
-    return out;
+    return { read: out, whole: true };
   } catch (e) {
-    return { pods: [], errors: [new ManifestError(file, "", `unable to process: ${(e as Error).message}`)] };
+    return { read: { pods: [], errors: [new ManifestError(file, "", `unable to process: ${(e as Error).message}`)] }, whole: true };
   }
 }
 
 /** Reads every manifest under `path`; pure with respect to the mux (returns pods + errors). */
-export async function readStaticPods(path: string, nodeName: string, limits: ReadLimits = {}): Promise<StaticPodsRead> {
+export async function readStaticPods(path: string, nodeName: string, limits: ReadLimits = {}, cache?: ManifestCache): Promise<StaticPodsRead> {
   let st;
   try {
     st = await stat(path);
@@ -104,12 +133,30 @@ export async function readStaticPods(path: string, nodeName: string, limits: Rea
   // A few files at a time: each read is 5 filesystem calls on Bun's thread pool, so 100 manifests
   // dropped at once read one by one put ~100 ms before the first pod (issue #14); results keep
   // the sorted order of the names.
-  const read: (Awaited<ReturnType<typeof readOneFile>> | undefined)[] = new Array(names.length);
+  const read: (FileManifests | { skip: string } | undefined)[] = new Array(names.length);
   let next = 0;
+  const readCached = async (file: string): Promise<FileManifests | { skip: string } | undefined> => {
+    if (!cache) return (await readOneFile(file, nodeName, limits)).read;
+    const before = await fileIdentity(file);
+    const hit = cache.entries.get(file);
+    if (before !== undefined && hit?.identity === before.key) return hit.read;
+    const startMs = Date.now(); // wall clock, as file times
+    const r = await readOneFile(file, nodeName, limits);
+    // Only a file read whole and settled is kept (its pods or its decoding errors); a timeout, a file
+    // that grew while read or changed since the stat is tried again at the next check.
+    const after = r.whole && before && startMs - before.changedMs >= cache.settleMs ? await fileIdentity(file) : undefined;
+    if (after && after.key === before!.key && r.read && !("skip" in r.read)) cache.entries.set(file, { identity: after.key, read: r.read });
+    else cache.entries.delete(file);
+    return r.read;
+  };
   const lane = async () => {
-    for (let i = next++; i < names.length; i = next++) read[i] = await readOneFile(names[i]!, nodeName, limits);
+    for (let i = next++; i < names.length; i = next++) read[i] = await readCached(names[i]!);
   };
   await Promise.all(Array.from({ length: Math.min(READ_LANES, names.length) }, lane));
+  if (cache) {
+    const listed = new Set(names);
+    for (const file of cache.entries.keys()) if (!listed.has(file)) cache.entries.delete(file);
+  }
   for (const [i, file] of names.entries()) {
     const r = read[i];
     if (!r) continue;
@@ -129,6 +176,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   let reported = new Set<string>();
   let running: Promise<void> | undefined;
   let again = false;
+  const manifestCache = createManifestCache();
   // Messages about manifests kept at their previous version this round (logged once per version).
   const kept: { message: string }[] = [];
   const lastGood = createLastGood((file, pods, errors) => {
@@ -160,7 +208,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   };
 
   const readOnce = async () => {
-    const r = await readStaticPods(opts.path, opts.nodeName, opts.limits);
+    const r = await readStaticPods(opts.path, opts.nodeName, opts.limits, manifestCache);
     if (stopped) return;
     if (!r.exists && !reported.has("missing")) log.warn(`static pod path does not exist, ignoring ${kv({ path: opts.path })}`);
     const next = new Set<string>(r.exists ? [] : ["missing"]);
