@@ -3,18 +3,27 @@
 //   (ii)  earlyoom 1.7 (Debian; polls MemAvailable)
 //   (iii) systemd-oomd 252 (Debian; PSI "full" avg10 on a unit with ManagedOOMMemoryPressure=kill)
 //   flock /tmp/bunlet-heavy.lock bun scripts/bench/reaction-v2.ts [--runs 10] [--modes bunlet,earlyoom,oomd]
+//     [--oomd-runs N] [--budget-min M] [--out=DIR] [--v 2]
 // On the host it boots the guest (scripts/host/v2-guest.sh --systemd) and runs itself there with
 // --in-guest; earlyoom and systemd-oomd come from scripts/host/oom-agents.sh (run on the host: the
-// guest sees the host's root read-only). dist/bunlet must be built (scripts/build.sh).
+// guest sees the host's root read-only). dist/bunlet must be built (scripts/build.sh). bunlet's log and
+// --eviction-trace of each mode are left in --out (default /tmp/bunlet-reaction-v2, shared with the
+// guest); --budget-min caps each mode's minutes (the heavy lock is shared), --v is bunlet's -v (2: each
+// re-posted crossing; also systemd-oomd at debug level in its journal).
 //
 // The node: bunlet (cgroupfs driver) with cgroupRoot /bunletbench.slice, a slice unit made by the bench
 // so systemd-oomd can manage it (ManagedOOMMemoryPressure=kill, limit 1 %, DefaultMemoryPressureDurationSec
 // 1 s: as eager as it can be told to be). kubepods.memory.max = allocatable (ALLOCATABLE); the threshold
 // is THRESHOLD available, i.e. crossed when kubepods' working set (memory.current − inactive_file)
-// reaches ALLOCATABLE − THRESHOLD. The ramp is a BestEffort static pod running memhog (as fast as the
-// guest allows, UML page faults make that ~50 MiB/s) up to RAMP_MIB, with kubepods' memory.high at
-// HIGH_MIB, above the line: a victim nobody kills stalls there (PSI "full") instead of meeting the kernel
-// OOM killer — the stall is what systemd-oomd acts on. Every agent runs the same ramp.
+// reaches ALLOCATABLE − THRESHOLD (the line). The ramp is a Burstable static pod (1Mi request: admitted
+// while the last run's MemoryPressure lingers) running memhog as fast as the guest allows (UML page
+// faults: 15–50 MiB/s) up to RAMP_MIB, with kubepods' memory.high at HIGH_MIB = line + 16 MiB: a victim
+// nobody killed stalls there (PSI "full") instead of meeting the kernel OOM killer — the stall is what
+// systemd-oomd acts on. Before every run of every agent the bench reads PAGECACHE_MIB of a host file in a
+// throw-away cgroup under kubepods: page cache that memory.high's reclaim scans once the victim is past
+// it, since systemd-oomd kills only "with reclaim activity" and an anonymous hog with no swap leaves
+// nothing to scan (without it, it never killed: 4 of 5 runs). Before each systemd-oomd run the slice's
+// "full avg10" is let decay under its limit, so no kill rides on the last run's pressure.
 //
 // Measured, the same way for every agent:
 //   crossing  bunlet, oomd: kubepods' working set reaching the line, seen by the bench's own 2 ms poll
@@ -23,15 +32,18 @@
 //             times it; its minimum is placed on the ramp EARLYOOM_LEAD before the kubepods line;
 //   got       when the victim got its signal: memhog's SIGTERM handler writes "sigterm <ns>"
 //             (CLOCK_REALTIME) to the container's CRI log (bunlet, earlyoom); systemd-oomd sends SIGKILL
-//             to the whole cgroup, which runs no handler: for it "got" is when the memory was freed (the
-//             working set back under the line), a few ms after the kill at most;
-//   freed     the working set back under the line (every agent);
-//   stall     (oomd) the first "high" event in kubepods' memory.events: when the victim began to stall,
-//             the earliest moment systemd-oomd could have seen anything.
+//             to the whole cgroup, which runs no handler: for it "got" is when the memory was freed, a
+//             few ms after the kill at most;
+//   freed     the working set back FREED_MARGIN under the line (earlyoom: under where it was at its
+//             crossing);
+//   stall     (oomd) the first "high" event in kubepods' memory.events: when reclaim (then the stall)
+//             began, the earliest moment systemd-oomd could have seen anything.
+// bunlet's own trace (trigger, cycle start, stats read, decision, signal sent; relative to the bench's
+// crossing) is printed per run once its mode is done.
 // Goal (issue #10): crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
 // systemd-oomd at p99.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
@@ -46,7 +58,16 @@ const MiB = 2 ** 20;
 const ALLOCATABLE = 256 * MiB;
 const THRESHOLD = 100 * MiB;
 const LINE = ALLOCATABLE - THRESHOLD;
-const HIGH_MIB = 210;
+// memory.high LINE + 16 MiB: a victim nobody has killed 16 MiB after the crossing stalls there (what
+// systemd-oomd waits for), and no agent's victim is throttled before it acts (earlyoom acts 24 MiB before
+// the line, bunlet within ~1 MiB after it).
+const HIGH_MIB = (ALLOCATABLE - THRESHOLD) / 2 ** 20 + 16;
+// Page cache (a host file read through the guest's hostfs) charged to kubepods/bench-pagecache before
+// every run of every agent: what memory.high's reclaim scans — systemd-oomd kills only "with reclaim
+// activity" (pgscan rising in the 30 s before), and an anonymous hog with no swap has nothing else to
+// scan. Usage at the crossing stays under memory.high, so it is reclaimed only once the victim is
+// past the line (and page cache never counts as the working set anyway).
+const PAGECACHE_MIB = 8;
 const RAMP_MIB = 240;
 const EARLYOOM_LEAD = 24 * MiB;
 const FREED_MARGIN = 16 * MiB;
@@ -116,6 +137,15 @@ interface Node {
   /** A host directory shared with the guest: bunlet's log and eviction trace per mode are copied there. */
   out?: string;
   verbosity?: number;
+  /** PAGECACHE_MIB host file (in `out`), read before each run (see PAGECACHE_MIB). */
+  pagecache?: string;
+}
+
+const OOMD_LIMIT_PCT = 1;
+
+/** The "full avg10" of a cgroup's memory.pressure, in %. */
+function fullAvg10(dir: string): number {
+  return Number(/^full avg10=([\d.]+)/m.exec(readFileSync(join(dir, "memory.pressure"), "utf8"))?.[1] ?? 0);
 }
 
 /** The slice systemd-oomd watches; bunlet's cgroupRoot. Unit files in the guest's /run vanish at poweroff. */
@@ -128,7 +158,7 @@ function makeSlice(debugOomd: boolean): void {
   mkdirSync("/run/systemd/system", { recursive: true });
   writeFileSync(
     `/run/systemd/system/${SLICE}`,
-    "[Slice]\nMemoryAccounting=yes\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=1%\n",
+    `[Slice]\nMemoryAccounting=yes\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=${OOMD_LIMIT_PCT}%\n`,
   );
   mkdirSync("/run/systemd/oomd.conf.d", { recursive: true });
   writeFileSync("/run/systemd/oomd.conf.d/bench.conf", "[OOM]\nDefaultMemoryPressureDurationSec=1s\n");
@@ -257,6 +287,20 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   const stall = watchMemoryEvents(hub, { path: join(n.kubepods, "memory.events"), onEvent: (e) => (stallAt ??= e.delta.high ? e.atMs + performance.timeOrigin : undefined) });
   let eo: ReturnType<typeof Bun.spawn> | undefined;
   let oomdSince = "";
+  if (mode === "oomd") {
+    // A fresh start for each of its samples: the slice's "full" avg10 from the last run's stall back under
+    // the limit (it decays over ~30 s; left above, the next kill would ride on the last run's pressure).
+    await waitFor("the slice's memory pressure to decay under systemd-oomd's limit", () => fullAvg10(join(MOUNT, SLICE)) < OOMD_LIMIT_PCT, 120_000, 500);
+    mark("pressure decayed");
+  }
+  // Read in a cgroup of its own, removed at once: the pages stay charged inside kubepods (to the removed
+  // cgroup), and no empty leaf with a high pgscan rate is left for systemd-oomd to pick as its victim.
+  if (n.pagecache) {
+    const cg = join(n.kubepods, `bench-pagecache-${mode}-${i}`);
+    mkdirSync(cg);
+    sh(`sh -c 'echo $$ > ${cg}/cgroup.procs && exec cat ${n.pagecache} > /dev/null'`);
+    rmdirSync(cg);
+  }
   try {
     writeFileSync(
       join(n.manifests, `${manifest}.yaml`),
@@ -327,7 +371,7 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
   return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
 }
 
-async function inGuest(runs: number, modes: Mode[], out: string | undefined, verbosity: number | undefined): Promise<void> {
+async function inGuest(runs: number, modes: Mode[], out: string | undefined, verbosity: number | undefined, oomdRuns: number | undefined, budgetMin: number): Promise<void> {
   if (!existsSync(join(MOUNT, "cgroup.controllers"))) throw new Error(`${MOUNT} is not cgroup v2: run this from the host (it boots the v2 guest)`);
   if (readFileSync("/proc/1/comm", "utf8").trim() !== "systemd") throw new Error("PID 1 is not systemd: the guest must boot with --systemd");
   for (const bin of ["earlyoom", "/lib/systemd/systemd-oomd"]) if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} missing: run scripts/host/oom-agents.sh on the host`);
@@ -346,6 +390,7 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
     ctd: await acquireContainerd(),
     out,
     verbosity,
+    pagecache: out && existsSync(join(out, "pagecache.bin")) ? join(out, "pagecache.bin") : undefined,
   };
   mkdirSync(n.manifests, { recursive: true });
   mkdirSync(n.podLogs, { recursive: true });
@@ -359,7 +404,13 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
       if (mode === "oomd") console.log(`systemd-oomd as configured:\n${sh("oomctl dump 2>&1 | head -30 || true")}`);
       const rs: Run[] = [];
       results.set(mode, rs);
-      for (let i = 0, ok = 0; ok < runs && i < runs * 2; i++) {
+      const want = mode === "oomd" && oomdRuns !== undefined ? oomdRuns : runs;
+      const until = nowMs() + budgetMin * 60_000;
+      for (let i = 0, ok = 0; ok < want && i < want * 2; i++) {
+        if (nowMs() > until) {
+          console.log(`${LABEL[mode]}: its ${budgetMin} min are up after ${i} runs`);
+          break;
+        }
         const phases: string[] = [];
         const r = await oneRun(n, mode, i, hub, phases).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
         r.phases = phases.join(", ");
@@ -395,22 +446,22 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
 }
 
 function report(results: Map<Mode, Run[]>): void {
-  const s = new Map<Mode, { n: number; g50: number; g99: number; f50: number; f99: number; stall50: number }>();
+  const s = new Map<Mode, { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }>();
   for (const [mode, rs] of results) {
     const ok = rs.filter((r) => r.gotAt !== undefined);
     const got = ok.map((r) => r.gotAt! - r.crossedAt);
     const freed = rs.filter((r) => r.freedAt !== undefined && r.crossedAt > 0).map((r) => r.freedAt! - r.crossedAt);
     const stall = ok.filter((r) => r.stallAt !== undefined).map((r) => r.gotAt! - r.stallAt!);
-    s.set(mode, { n: ok.length, g50: percentile(got, 50), g99: percentile(got, 99), f50: percentile(freed, 50), f99: percentile(freed, 99), stall50: percentile(stall, 50) });
+    s.set(mode, { n: ok.length, of: rs.length, g50: percentile(got, 50), g90: percentile(got, 90), g99: percentile(got, 99), gmax: percentile(got, 100), f50: percentile(freed, 50), f99: percentile(freed, 99), stall50: percentile(stall, 50), stall99: percentile(stall, 99) });
   }
   const ref = s.get("bunlet");
   const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×`);
-  console.log(`\nramp: memhog to ${RAMP_MIB} MiB as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB)`);
-  console.log("| agent | runs | crossing → victim got its signal p50 | p99 | crossing → memory freed p50 | p99 | p99 vs (i) |");
-  console.log("|---|---|---|---|---|---|---|");
-  for (const [mode, v] of s) console.log(`| ${LABEL[mode]} | ${v.n} | ${fmt(v.g50)} | ${fmt(v.g99)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)} slower`} |`);
+  console.log(`\nramp: memhog to ${RAMP_MIB} MiB as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB), ${PAGECACHE_MIB} MiB page cache`);
+  console.log("| agent | acted / runs | crossing → victim got its signal p50 | p90 | p99 | max | crossing → memory freed p50 | p99 | p99 vs (i) |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const [mode, v] of s) console.log(`| ${LABEL[mode]} | ${v.n} / ${v.of} | ${fmt(v.g50)} | ${fmt(v.g90)} | ${fmt(v.g99)} | ${fmt(v.gmax)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)}`} |`);
   const oomd = s.get("oomd");
-  if (oomd && !Number.isNaN(oomd.stall50)) console.log(`(iii) from the first stall (memory.events high) to the kill: p50 ${fmt(oomd.stall50)}`);
+  if (oomd && !Number.isNaN(oomd.stall50)) console.log(`(iii) from the first memory.high event (reclaim, then the stall) to the kill: p50 ${fmt(oomd.stall50)}, p99 ${fmt(oomd.stall99)}`);
   if (!ref) return;
   console.log(`\ngoal: bunlet crossing → victim got SIGTERM p99 ≤ 20 ms: ${ref.g99 <= 20 ? "met" : "NOT met"} (${fmt(ref.g99)})`);
   const eo = s.get("earlyoom");
@@ -421,6 +472,7 @@ function report(results: Map<Mode, Run[]>): void {
 async function onHost(argv: string[], out: string): Promise<number> {
   await ensureBuilt();
   mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, "pagecache.bin"), new Uint8Array(PAGECACHE_MIB * MiB).fill(0x5a));
   const r = spawnSync(join(REPO, "scripts/host/oom-agents.sh"), { stdio: "inherit" });
   if (r.status !== 0) return r.status ?? 1;
   const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "-w", out, "--", process.execPath, import.meta.path, "--in-guest", `--out=${out}`, ...argv], {
@@ -439,10 +491,14 @@ const { values } = parseArgs({
     out: { type: "string", default: "/tmp/bunlet-reaction-v2" },
     // bunlet's -v (2: debug, e.g. each re-posted crossing).
     v: { type: "string" },
+    // systemd-oomd's sample count (default --runs): each waits ~30 s for the last one's pressure to decay.
+    "oomd-runs": { type: "string" },
+    // Minutes per mode at most (the heavy lock is shared): a mode stops starting runs after that.
+    "budget-min": { type: "string", default: "1000" },
     "in-guest": { type: "boolean", default: false },
   },
 });
 const modes = values.modes!.split(",") as Mode[];
 for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
-if (values["in-guest"]) await inGuest(Number(values.runs), modes, values.out, values.v === undefined ? undefined : Number(values.v));
+if (values["in-guest"]) await inGuest(Number(values.runs), modes, values.out, values.v === undefined ? undefined : Number(values.v), values["oomd-runs"] === undefined ? undefined : Number(values["oomd-runs"]), Number(values["budget-min"]));
 else process.exit(await onHost(process.argv.slice(2).filter((a) => !a.startsWith("--out")), values.out!));
