@@ -6,14 +6,17 @@
 //   near its threshold, and every WARM_FAR_EVERY ticks (10 s, upstream's monitoring period) when the
 //   node is far from all of them: a fast crossing is the kernel notifier's to report, and the eviction
 //   loop reads the full summary every 10 s anyway (issue #14).
-// - The full summary (every pod's cgroups, logs, volumes) only for a few ticks after the set of pods or
-//   of their containers changed, so a new pod's container stats are cached by the time it is ranked.
+// - The full summary (every pod's cgroups, logs, volumes: ~20 ms at 100 pods) only for a few ticks after
+//   the set of pods or of their containers changed, so a new pod's container stats are cached by the
+//   time it is ranked — but not at every tick of a burst of starts (9 full summaries in a 100-pod burst).
 import { podsSystemContainer } from "../eviction/observations.ts";
 import { thresholdAmount, type Threshold } from "../eviction/threshold.ts";
 import type { MemoryStats, Summary } from "../stats/summary.ts";
 
 /** Full summaries after a change of the pods or their containers. */
 export const WARM_TICKS_AFTER_CHANGE = 5;
+/** Changes at this many ticks in a row get a full summary each; more (a burst) wait for the pods to settle. */
+export const WARM_CHANGED_TICKS_IN_A_ROW = 2;
 /** Far from every memory threshold: the memory-only summary every this many ticks. */
 export const WARM_FAR_EVERY = 5;
 /** "Near": a memory signal's headroom over its threshold is under this fraction of its capacity. */
@@ -46,12 +49,18 @@ export interface WarmTick {
 export function createWarmPlan(): { tick(podsKey: string, near: boolean): WarmTick } {
   let warmedPods = "";
   let ticksSinceChange = 0;
+  let changedTicksInARow = 0;
   let ticksSinceMemory = Infinity;
   return {
     tick(podsKey, near) {
-      if (podsKey !== warmedPods) ticksSinceChange = 0;
+      const changed = podsKey !== warmedPods;
       warmedPods = podsKey;
-      const full = ticksSinceChange++ < WARM_TICKS_AFTER_CHANGE;
+      ticksSinceChange = changed ? 0 : ticksSinceChange + 1;
+      changedTicksInARow = changed ? changedTicksInARow + 1 : 0;
+      // A pod or two arriving: at once and after. A burst (the pods change at every tick): each full
+      // summary would be stale at the next tick, so it waits for the pods to settle; the eviction loop's
+      // own 10 s summary goes on meanwhile.
+      const full = changed ? changedTicksInARow <= WARM_CHANGED_TICKS_IN_A_ROW : ticksSinceChange < WARM_TICKS_AFTER_CHANGE;
       const memoryOnly = near || ticksSinceMemory + 1 >= WARM_FAR_EVERY;
       ticksSinceMemory = memoryOnly ? 0 : ticksSinceMemory + 1;
       return { memoryOnly, full };

@@ -47,10 +47,18 @@ describe("createWarmPlan", () => {
     expect(Array.from({ length: 4 }, () => plan.tick("a", true).memoryOnly)).toEqual([true, true, true, true]);
   });
 
-  test("the full summary for WARM_TICKS_AFTER_CHANGE ticks after the pods changed, then not until the next change", () => {
+  test("the full summary at a change and for WARM_TICKS_AFTER_CHANGE ticks after, then not until the next change", () => {
     const plan = createWarmPlan();
     const full = (key: string, n: number) => Array.from({ length: n }, () => plan.tick(key, false).full);
-    expect(full("a", WARM_TICKS_AFTER_CHANGE + 2)).toEqual([...Array(WARM_TICKS_AFTER_CHANGE).fill(true), false, false]);
+    expect(full("a", WARM_TICKS_AFTER_CHANGE + 2)).toEqual([true, ...Array(WARM_TICKS_AFTER_CHANGE - 1).fill(true), false, false]);
     expect(full("a,b", 1)).toEqual([true]);
+  });
+
+  test("a pod then its containers (two changes in a row): both warmed; a burst (a change at every tick) waits for the pods to settle", () => {
+    const plan = createWarmPlan();
+    expect(["a", "a:c1", "a:c1"].map((k) => plan.tick(k, false).full)).toEqual([true, true, true]);
+    const burst = ["a:c1,b", "a:c1,b:c2", "a:c1,b:c2,d", "a:c1,b:c2,d:c3", "a:c1,b:c2,d:c3,e"];
+    expect(burst.map((k) => plan.tick(k, false).full)).toEqual([true, true, false, false, false]);
+    expect(plan.tick(burst.at(-1)!, false).full).toBe(true);
   });
 });
