@@ -130,6 +130,8 @@ interface Run {
   /** bunlet's own trace: kernel event → the deciding cycle started / had its summary, ms. */
   ownCycleMs?: number;
   ownStatsMs?: number;
+  /** bunlet's trace: the notifier thread decided and signalled itself (kernel/fast-evict.ts). */
+  onNotifierThread?: boolean;
   note?: string;
 }
 
@@ -254,6 +256,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
         ownDecisionMs: rec.latencyMs.decision ?? undefined,
         ownCycleMs: rec.latencyMs.cycleStarted ?? undefined,
         ownStatsMs: rec.latencyMs.statsRead ?? undefined,
+        onNotifierThread: (rec as { decidedBy?: string }).decidedBy === "notifier-thread",
         freedAt,
       };
     }
@@ -394,6 +397,7 @@ async function main(): Promise<void> {
     }
   } finally {
     burners?.stop();
+    if (process.env.BENCH_AGENT_LOG) await Bun.write(process.env.BENCH_AGENT_LOG, h.bunletLogs());
     await hub.close();
     const problems = await cleanupActive();
     for (const p of problems) console.log(`cleanup problem: ${p}`);
@@ -426,7 +430,8 @@ async function main(): Promise<void> {
       `\n(i) inside bunlet, from its own trace: its notifier thread woke → decision p50 ${fmt(percentile(dec, 50))} p99 ${fmt(percentile(dec, 99))}; decision → stop signal sent p50 ${fmt(percentile(stop, 50))} p99 ${fmt(percentile(stop, 99))}; ` +
         `the bench's crossing → bunlet's notifier woke p50 ${fmt(percentile(seen, 50))} p99 ${fmt(percentile(seen, 99))} (where each armed its threshold: bunlet's from inactive_file up to 10 s old, so it can fire a little before or after; the two processes' clocks agree to ~1 ms)`,
     );
-    const split = own.filter((r) => r.ownCycleMs !== undefined && r.ownStatsMs !== undefined);
+    console.log(`(i) decided and signalled by the notifier thread itself (no hop to the main thread): ${own.filter((r) => r.onNotifierThread).length} of ${own.length} runs; the others by the main thread's cycle`);
+    const split = own.filter((r) => r.ownCycleMs !== undefined && r.ownStatsMs !== undefined && !r.onNotifierThread);
     if (split.length) {
       const pp = (xs: number[]) => `p50 ${fmt(percentile(xs, 50))} p99 ${fmt(percentile(xs, 99))}`;
       console.log(

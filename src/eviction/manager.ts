@@ -13,6 +13,7 @@ import { notifierTargets, type NotifierTarget } from "./notifier-thresholds.ts";
 import { newEvictionState, pendingKills, POD_CLEANUP_TIMEOUT_MS, synchronize, type CycleReport, type EvictionState } from "./synchronize.ts";
 import type { NodeConditionType } from "./signals.ts";
 import type { EvictionDeps } from "./types.ts";
+import { adoptFastEviction, type FastEvictionDecision } from "./fast-adopt.ts";
 
 export const EVICTION_MONITORING_PERIOD_MS = 10_000;
 export const POD_CLEANUP_POLL_MS = 1_000;
@@ -22,6 +23,11 @@ export interface EvictionManager {
   stop(): void;
   /** Kernel notifier hook: an immediate synchronize on a memory-only summary; bursts coalesce into one cycle. */
   trigger(reason?: string): void;
+  /**
+   * Records a hard memory eviction the kernel notifier thread decided and signalled itself
+   * (fast-adopt.ts): status, events, conditions, the in-flight kill; then waits for its cleanup.
+   */
+  adopt(decision: FastEvictionDecision): CycleReport;
   /** Runs one cycle now (serialised with the loop). */
   synchronize(): Promise<CycleReport>;
   admit(pod: PodLike): AdmitResult;
@@ -140,6 +146,18 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
       });
     },
     synchronize: () => runCycle(),
+    adopt(decision) {
+      const report = adoptFastEviction(deps, state, decision);
+      try {
+        deps.onCycle?.(report);
+      } catch (e) {
+        logger.warn(`eviction manager: cycle hook failed ${kv({ error: (e as Error).message })}`);
+      }
+      // As after a cycle's eviction: the next cycle once the pod is cleaned up (a running or queued
+      // cycle still runs, sees the kill in flight and waits for it too).
+      if (!running) waitForCleanup(deps.clock.now());
+      return report;
+    },
     admit(pod) {
       const r = admitPod(pod, conditions());
       if (!r.admit) logger.info(`failed to admit pod to node ${kv({ pod: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`, nodeCondition: conditions().join(",") })}`);

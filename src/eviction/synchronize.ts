@@ -184,6 +184,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
       layout,
       (p) => exemptFromEviction(p, config.evictStaticPods),
       (pod, { signal, message }) => {
+        if (!mayEvictNow(deps, report)) return;
         logger.info(`evicting pod for local storage limit ${kv({ pod: podKey(pod), signal, message: message.trim() })}`);
         startKill(deps, state, pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, { reason: EVICTED_REASON, message, annotations: {} }, signal);
         report.evicted.push({ pod, signal, gracePeriodSeconds: IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, annotations: {} });
@@ -288,6 +289,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     const grace = gracePeriodOverride(toReclaim, pod, config.maxPodGracePeriodSeconds);
     const running = inFlight.get(podUid(pod));
     if (running && running.gracePeriodSeconds <= grace) continue;
+    if (!mayEvictNow(deps, report)) return finish(state, report);
     const { message, annotations } = evictionMessage(resource, pod, statsFunc(pod), sorted, observations);
     logger.info(
       `${running ? "escalating eviction of" : "evicting"} ${kv({ pod: podKey(pod), signal: toReclaim.signal, observed: observedText, threshold: thresholdText, rank: `${i + 1}/${ranked.length}`, qos, priority: ranked[i]!.priority, grace, previousGrace: running?.gracePeriodSeconds })}`,
@@ -305,6 +307,13 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   }
   logger.warn(`eviction manager: nothing can be evicted ${kv({ signal: toReclaim.signal, observed: observedText, threshold: thresholdText, why: report.note })}`);
   return finish(state, report);
+}
+
+/** The notifier thread's plan gives way (deps.mayEvict); when it already evicted, this cycle does not. */
+function mayEvictNow(deps: EvictionDeps, report: CycleReport): boolean {
+  if (!deps.mayEvict || deps.mayEvict()) return true;
+  report.note = "the kernel notifier thread is evicting on its plan; its eviction is recorded next";
+  return false;
 }
 
 function finish(state: EvictionState, report: CycleReport): CycleReport {

@@ -89,6 +89,12 @@ export interface EvictionDeps {
   onNotifierTargets?: (targets: NotifierTarget[]) => void;
   logger?: Logger;
   nodeName?: string;
+  /**
+   * Asked right before a cycle evicts: false when the kernel notifier thread is evicting or has
+   * evicted on its own plan (kernel/fast-evict.ts) — its eviction is recorded next, and this cycle
+   * evicts nobody. True also cancels that plan, so the thread cannot evict beside this cycle.
+   */
+  mayEvict?: () => boolean;
   /** Called after every cycle (e.g. the --eviction-trace JSON-lines writer; see trace.ts). */
   onCycle?: (report: import("./synchronize.ts").CycleReport) => void;
 }

@@ -42,6 +42,8 @@ export interface CgroupThresholdNotifier {
   readonly cgroupPath: string;
   readonly thresholdBytes: number;
   readonly stopped: boolean;
+  /** The hub registration's epoll token (what the worker reports at a wake-up). */
+  readonly token: number;
   /** Unregisters (closing the eventfd ends the kernel registration). Idempotent. */
   stop(): void;
 }
@@ -130,6 +132,7 @@ function watch(hub: NotifierHub, efd: Eventfd, attrFd: number, opts: CgroupThres
   return {
     cgroupPath: opts.cgroupPath,
     thresholdBytes: opts.thresholdBytes,
+    token: reg.token,
     get stopped() {
       return stopped;
     },

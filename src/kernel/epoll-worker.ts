@@ -9,6 +9,7 @@
 // cycle the event triggers runs at that priority too; the main thread lowers itself back after it.
 // Both are plain syscalls on fds/ids that exist before any event: the wake-up path opens nothing.
 import { EPOLL_EVENT_SIZE, epoll_wait } from "../../ffi/libc.ts";
+import { tryFastEviction, type FastOutcome } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -20,11 +21,14 @@ export interface WorkerStart {
   threadNice?: number;
   /** Boost the main thread on each wake-up (see thread-priority.ts). */
   boost?: BoostSpec;
+  /** A hard memory eviction decided here at the crossing, from the main thread's plan (fast-evict.ts). */
+  fastPlan?: { buffer: SharedArrayBuffer; dirs: string[] };
 }
 
 export type WorkerMessage =
   /** pairs = [token, events, token, events, …]; wokeAtMs = wall-clock ms (timeOrigin + now) at wake-up. */
-  | { type: "ready"; pairs: number[]; wokeAtMs: number }
+  /** fast: what the planned eviction did at this wake-up, when a planned threshold was among the tokens. */
+  | { type: "ready"; pairs: number[]; wokeAtMs: number; fast?: FastOutcome }
   /** The outcome of `threadNice` (and the first boost failure, if any): for one log line. */
   | { type: "priority"; what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }
   | { type: "stopped" }
@@ -58,7 +62,13 @@ function run(start: WorkerStart): void {
         self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkerMessage);
       }
     }
-    if (pairs.length > 0) self.postMessage({ type: "ready", pairs, wokeAtMs } satisfies WorkerMessage);
+    let fast: FastOutcome | undefined;
+    if (pairs.length > 0 && start.fastPlan) {
+      const tokens: number[] = [];
+      for (let k = 0; k < pairs.length; k += 2) tokens.push(pairs[k]!);
+      fast = tryFastEviction(start.fastPlan.buffer, tokens, start.fastPlan.dirs);
+    }
+    if (pairs.length > 0) self.postMessage({ type: "ready", pairs, wokeAtMs, ...(fast ? { fast } : {}) } satisfies WorkerMessage);
     if (stop) return;
   }
 }

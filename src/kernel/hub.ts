@@ -22,6 +22,7 @@
 import { EPOLLIN, EPOLLONESHOT } from "../../ffi/libc.ts";
 import { Epoll } from "./epoll.ts";
 import type { WorkerMessage, WorkerStart } from "./epoll-worker.ts";
+import type { FastOutcome } from "./fast-evict.ts";
 import { Eventfd } from "./eventfd.ts";
 import { currentNices, endBoost, isBoosted, newBoostSpec, processThreads, type BoostSpec } from "./thread-priority.ts";
 import { workerUrl } from "./worker-url.ts";
@@ -74,6 +75,11 @@ export interface NotifierHubOptions {
    * helpers, Bun's pool) to this nice value on each wake-up, until endBoost() (default: never).
    */
   boostMainThreadNice?: number;
+  /**
+   * A plan for the worker to evict on a hard memory threshold itself (fast-evict.ts), and where its
+   * outcome goes: called on the main thread after the wake-up's sources ran their callbacks.
+   */
+  fastPlan?: { buffer: SharedArrayBuffer; dirs: string[]; onOutcome(outcome: FastOutcome, wokeAtMs: number): void };
   /** The outcome of threadNice, and a refused boost (once): for one log line. */
   onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
 }
@@ -126,7 +132,8 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     onError(new Error(`epoll worker failed: ${e.message}`));
     stopped();
   };
-  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, boost } satisfies WorkerStart);
+  const fastPlan = opts.fastPlan && { buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs };
+  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, boost, fastPlan } satisfies WorkerStart);
 
   function dispatch(pairs: number[], wokeAtMs: number): void {
     for (let i = 0; i + 1 < pairs.length; i += 2) {

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { kv, log as defaultLog } from "../log.ts";
 import { detectMemoryNotification } from "./detect.ts";
-import { createNotifierHub, type NotifierHub } from "./hub.ts";
+import { createNotifierHub, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
 import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
 import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
 import { DEFAULT_WORKING_SET_POLL, startWorkingSetWatch, type WorkingSetPollSettings, type WorkingSetTarget, type WorkingSetWatch } from "./working-set-watch.ts";
@@ -49,6 +49,8 @@ export interface MemoryNotifiersOptions {
    */
   threadNice?: number;
   boostMainThreadNice?: number;
+  /** The notifier thread evicts on a hard memory threshold itself, from this plan (fast-evict.ts). */
+  fastPlan?: NotifierHubOptions["fastPlan"];
 }
 
 export interface MemoryNotifiers {
@@ -63,6 +65,8 @@ export interface MemoryNotifiers {
   /** The cgroup v2 fast path, when this node has no memcg thresholds but a v2 memory controller. */
   readonly workingSet?: WorkingSetWatch;
   readonly psi?: PsiNotifier;
+  /** The armed memcg threshold notifiers (cgroup v1): which epoll token stands for which threshold. */
+  armedThresholds(): { signal: string; hard: boolean; token: number; cgroupPath: string }[];
   /** The event's work is done: the main thread back to its own priority (see boostMainThreadNice). */
   endBoost(): boolean;
   close(): Promise<void>;
@@ -75,6 +79,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
     onError: (e) => logger.warn(`kernel notifier: ${e.message}`),
     threadNice: opts.threadNice,
     boostMainThreadNice: opts.boostMainThreadNice,
+    fastPlan: opts.fastPlan,
     onPriority(p) {
       const who = p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event";
       if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
@@ -150,6 +155,11 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
       for (const [, n] of memcg.notifiers) {
         if (n.armedBytes !== undefined) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
       }
+    },
+    armedThresholds() {
+      const out: { signal: string; hard: boolean; token: number; cgroupPath: string }[] = [];
+      for (const n of memcg?.notifiers.values() ?? []) if (n.token !== undefined) out.push({ signal: n.signal, hard: n.hard, token: n.token, cgroupPath: n.cgroupPath });
+      return out;
     },
     endBoost: () => hub.endBoost(),
     async close() {

@@ -63,6 +63,10 @@ export interface MemcgNotifierEvent extends ThresholdEvent {
 export interface MemoryThresholdNotifier {
   readonly description: string;
   readonly cgroupPath: string;
+  readonly signal: MemorySignal;
+  readonly hard: boolean;
+  /** The armed registration's epoll token, undefined before it lands. */
+  readonly token: number | undefined;
   /** Bytes currently armed, undefined before the first registration lands. */
   readonly armedBytes: number | undefined;
   /**
@@ -132,6 +136,11 @@ export function createMemoryThresholdNotifier(opts: MemoryThresholdNotifierOptio
   const self: MemoryThresholdNotifier = {
     description: opts.description,
     cgroupPath: opts.cgroupPath,
+    signal: opts.signal,
+    hard: opts.hard,
+    get token() {
+      return current && !current.stopped ? current.token : undefined;
+    },
     get armedBytes() {
       return current && !current.stopped ? current.thresholdBytes : undefined;
     },

@@ -40,6 +40,10 @@ import type { EvictionDeps } from "../eviction/types.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import { createEvictionTracer, type EvictionTracer } from "./trace.ts";
 import { createWarmPlan, memoryThresholdsNear } from "./summary-warmer.ts";
+import { createFastEvictionPlanner, type FastEvictionPlanner, type FastEvictionSignaller } from "./fast-eviction.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_MEMORY_CGROUP_ROOT } from "../stats/node.ts";
 
 /**
  * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods
@@ -91,6 +95,16 @@ export interface EvictionWiringInput {
    * kernel event (kernel/thread-priority.ts). Default true; false leaves every thread's priority alone.
    */
   notifierPriority?: boolean;
+  /**
+   * The containers' pidfds (kuberuntime's direct signaller): with them the kernel notifier thread
+   * evicts on a hard memory threshold itself (wire/fast-eviction.ts). Without, the cycle always decides.
+   */
+  directSignal?: FastEvictionSignaller;
+  /**
+   * Let the notifier thread evict on its plan (default: the BUNLET_NOTIFIER_THREAD_EVICTION
+   * environment variable is "1"; off otherwise while it is being measured).
+   */
+  notifierThreadEviction?: boolean;
 }
 
 export interface EvictionWiring {
@@ -162,6 +176,23 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
   const persist = persistEvictions(records, lifecycle, clock);
   let notifiers: MemoryNotifiers | undefined;
+  // The notifier thread's own hard memory evictions (cgroup v1 memcg notifiers only).
+  const memoryRoot = DEFAULT_MEMORY_CGROUP_ROOT;
+  const planner: FastEvictionPlanner | undefined =
+    (input.notifierThreadEviction ?? process.env.BUNLET_NOTIFIER_THREAD_EVICTION === "1") &&
+    config.kernelMemcgNotification &&
+    input.directSignal?.knownContainers && input.podsCgroup !== undefined && existsSync(join(memoryRoot, "memory.usage_in_bytes"))
+      ? createFastEvictionPlanner({
+          config: evictionConfig,
+          manager: () => manager,
+          lifecycle,
+          memoryRoot,
+          podCgroupPath: input.podCgroupPath,
+          armedThresholds: () => notifiers?.armedThresholds() ?? [],
+          signaller: input.directSignal,
+          onAdopted: (d, o) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", o.readAtMs, o.sentAtMs),
+        })
+      : undefined;
 
   const manager: EvictionManager = createEvictionManager({
     config: evictionConfig,
@@ -177,11 +208,13 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
     },
     onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
+    mayEvict: planner && (() => planner.mayEvict()),
     onCycle(report) {
       onMetrics(report);
       tracer.onCycle(report, manager.state());
       persist(report);
       if (notifiers) endBoostAfter(report);
+      planner?.refresh();
     },
   });
   // A kernel event raised the main thread (kernel/thread-priority.ts): it goes back to its own
@@ -201,6 +234,11 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   lifecycle.addAdmitHandler(evictedStaticPodAdmitHandler(records));
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
   lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
+  if (planner) {
+    // A pod admitted or changed cancels the notifier thread's plan until it is rebuilt with it.
+    lifecycle.addAdmitHandler(() => (planner.invalidate(), { admit: true }));
+    lifecycle.onStatusChange(() => planner.invalidate());
+  }
 
   // The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time
   // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the
@@ -244,6 +282,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
         notifiers = startMemoryNotifiers({
           ...priority,
           podsCgroup: input.podsCgroup,
+          fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
           onTrigger(reason, lagMs) {
             events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
             tracer.onKernelEvent(reason, lagMs);
@@ -258,6 +297,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     async stop() {
       if (warmer) clearInterval(warmer);
       manager.stop();
+      planner?.stop();
       await notifiers?.close();
       await tracer.close();
     },

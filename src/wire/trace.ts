@@ -54,6 +54,8 @@ export interface EvictionTraceRecord {
   };
   ranked: CycleRecord["ranked"];
   nodeConditions: string[];
+  /** "notifier-thread": decided and signalled by the kernel notifier thread (kernel/fast-evict.ts). */
+  decidedBy?: "notifier-thread";
 }
 
 interface Open {
@@ -78,6 +80,7 @@ interface Open {
   ranked?: CycleRecord["ranked"];
   conditions?: string[];
   observedLatency: boolean;
+  decidedBy?: "notifier-thread";
 }
 
 export interface EvictionTracer {
@@ -89,6 +92,11 @@ export interface EvictionTracer {
   /** Wraps the kill function the eviction manager calls with its victim. */
   wrapKillPod(kill: KillPodFunc): KillPodFunc;
   onStopContainer(e: StopContainerEvent): void;
+  /**
+   * The kernel notifier thread decided and signalled this eviction itself (call right after the
+   * manager adopted it): its decision and first signal times replace the main thread's.
+   */
+  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number): void;
   /** The manager's onCycle hook. */
   onCycle(report: CycleReport, state: Pick<EvictionState, "firstObservedAt">): void;
   /** Records written so far (tests, /debug). */
@@ -186,6 +194,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
       },
       ranked: o.ranked ?? [],
       nodeConditions: o.conditions ?? [],
+      ...(o.decidedBy ? { decidedBy: o.decidedBy } : {}),
     };
     done.push(rec);
     if (done.length > keep) done.shift();
@@ -202,6 +211,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         belowThresholdMs: rec.latencyMs.belowThreshold ?? "never",
         detectionToSignalMs: rec.latencyMs.detectionToSignal ?? undefined,
         rank: rec.ranked.map((r) => r.pod).join(",") || undefined,
+        decidedBy: rec.decidedBy,
       })}`,
     );
     if (write) {
@@ -230,6 +240,15 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
           maybeFinish(o);
         });
       };
+    },
+    onNotifierThreadEviction(uid, decisionMs, stopSentMs) {
+      const o = open.get(uid);
+      if (!o) return;
+      o.decidedBy = "notifier-thread";
+      o.decisionMs = decisionMs;
+      o.crossedMs = o.crossedMs === undefined ? undefined : Math.min(o.crossedMs, decisionMs);
+      o.stopSentMs = stopSentMs;
+      observeLatency(o);
     },
     onStopContainer(e) {
       if (!e.podUid) return;

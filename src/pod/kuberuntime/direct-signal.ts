@@ -45,6 +45,11 @@ export interface DirectSignaller {
   signal(containerId: string, graceSeconds: number): DirectSignalEvent | undefined;
   /** Containers ready to be signalled (tests, debugging). */
   readonly size: number;
+  /**
+   * The containers of pod `podUid` ready to be signalled: their init's PID, the pidfd held on it (never
+   * to be closed by the caller) and stop signal. For the eviction fast path (wire/fast-eviction.ts).
+   */
+  knownContainers?(podUid: string): { containerId: string; pid: number; pidfd: number; stopSignal: number }[];
   close(): void;
 }
 
@@ -170,6 +175,11 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
     },
     get size() {
       return known.size;
+    },
+    knownContainers(podUid) {
+      const out: { containerId: string; pid: number; pidfd: number; stopSignal: number }[] = [];
+      for (const [containerId, k] of known) if (k.podUid === podUid) out.push({ containerId, pid: k.pid, pidfd: k.pidfd, stopSignal: k.stopSignal });
+      return out;
     },
     close() {
       closed = true;

@@ -1,0 +1,94 @@
+// The main thread's side of a hard memory eviction the kernel notifier thread already signalled
+// (kernel/fast-evict.ts): what synchronize() does after choosing a victim — thresholds met, node
+// conditions, the EvictionThresholdMet and Evicted events, the Failed/Evicted status with the
+// DisruptionTarget condition, the in-flight kill (the pod worker's stop through the runtime) — done
+// for the worker's decision, from the worker's observation, instead of deciding again. One pod per
+// cycle holds: the plan is cancelled by any cycle that evicts (wire/fast-eviction.ts), and a cycle
+// that runs after this one sees the kill in flight and waits for its cleanup.
+import { kv, log as defaultLog } from "../log.ts";
+import { podKey, type PodLike } from "../pod/pod-like.ts";
+import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
+import { podStatsByUid } from "./observations.ts";
+import { nodeConditionsFor } from "./policy.ts";
+import type { RankedPod } from "./rank.ts";
+import { SIGNAL_RESOURCE, CONDITION_ORDER } from "./signals.ts";
+import { startKill } from "./kills.ts";
+import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, type CycleReport, type EvictionState } from "./state.ts";
+import { isHardThreshold, type Observation, type Threshold } from "./threshold.ts";
+import type { EvictionDeps } from "./types.ts";
+
+export interface FastEvictionDecision {
+  /** The state's hard memory threshold the worker found met. */
+  threshold: Threshold;
+  /** Its observation, read by the worker at the wake-up (timeMs: when it read it). */
+  observation: Observation;
+  pod: PodLike;
+  /** The victim's working set as the worker read it. */
+  workingSetBytes: number;
+  /** The candidates in the worker's order (victim first), for the report and the trace. */
+  ranked: RankedPod[];
+  /** Wall-clock ms of the decision (the worker's stats read). */
+  decidedAtMs: number;
+  /** How many of the victim's containers the worker signalled. */
+  signalled: number;
+}
+
+/** Records the worker's eviction in `state`, starts the kill, and returns the cycle's report. */
+export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: FastEvictionDecision): CycleReport {
+  const logger = deps.logger ?? defaultLog;
+  const now = deps.clock.now();
+  const t = d.threshold;
+  const signal = t.signal;
+  const resource = SIGNAL_RESOURCE[signal];
+  const observations = { ...state.lastObservations, [signal]: d.observation };
+  if (!state.firstObservedAt.has(t)) state.firstObservedAt.set(t, now);
+  for (const c of nodeConditionsFor([t])) state.conditionLastObservedAt.set(c, now);
+  const reported = CONDITION_ORDER.filter((c) => {
+    const at = state.conditionLastObservedAt.get(c);
+    return at !== undefined && now - at < deps.config.pressureTransitionPeriodMs;
+  });
+  if (reported.join() !== state.nodeConditions.join()) {
+    logger.info(`node conditions changed ${kv({ from: state.nodeConditions.join(",") || "none", to: reported.join(",") || "none" })}`);
+  }
+  state.nodeConditions = reported;
+  state.thresholdsMet = [t];
+  state.lastObservations = observations;
+
+  const observed = formatAmount(d.observation.available);
+  const threshold = formatThresholdAmount(t, d.observation.capacity);
+  const kind = isHardThreshold(t) ? "hard" : "soft";
+  deps.recorder?.({ object: { kind: "Node", name: deps.nodeName ?? "" }, type: "Warning", reason: "EvictionThresholdMet", message: `Attempting to reclaim ${resource}` });
+  logger.info(`eviction threshold met ${kv({ signal, observed, threshold, kind, graceLeft: "0s" })}`);
+  logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
+
+  // The message's per-container figures come from the last summary, as the memory-only cycle's do
+  // (it reuses the last full summary's containers); the pod's working set is the worker's.
+  const last = state.lastSummary ? podStatsByUid(state.lastSummary).get(d.pod.metadata.uid ?? "") : undefined;
+  const time = new Date(d.decidedAtMs).toISOString();
+  const stats = last ? { ...last, memory: { ...last.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;
+  const { message, annotations } = evictionMessage(resource, d.pod, stats, [t], observations);
+  const grace = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+  const rank = d.ranked.findIndex((r) => r.pod === d.pod);
+  logger.info(
+    `evicting ${kv({ pod: podKey(d.pod), signal, observed, threshold, rank: `${rank + 1}/${d.ranked.length}`, qos: d.ranked[rank]?.qos, priority: d.pod.spec.priority ?? 0, grace, decidedOn: "notifier-thread", containersSignalled: d.signalled })}`,
+  );
+  const condition = { type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet", message } as const;
+  startKill(deps, state, d.pod, grace, { reason: EVICTED_REASON, message, annotations, condition }, signal);
+  const report: CycleReport = {
+    timeMs: d.decidedAtMs,
+    statsAtMs: d.decidedAtMs,
+    observations,
+    thresholds: state.thresholds,
+    met: [t],
+    actionable: [t],
+    actionableFresh: [t],
+    conditions: reported,
+    reclaim: { threshold: t, signal, resource },
+    nodeReclaim: null,
+    ranked: d.ranked,
+    evicted: [{ pod: d.pod, signal, gracePeriodSeconds: grace, message, annotations }],
+    note: "decided on the kernel notifier thread",
+  };
+  state.lastReport = report;
+  return report;
+}

@@ -1,0 +1,292 @@
+// A hard memory eviction decided and signalled on the kernel notifier thread itself, from a plan
+// the main thread keeps ready (wire/fast-eviction.ts builds it; eviction/fast-adopt.ts records the
+// eviction afterwards). Why: with 100 idle pods beside the hog, the crossing waited for the main
+// thread (PLEG relist, summary building, syncs) — notifier woke → cycle started p99 97–270 ms in the
+// reaction benchmark — although everything the decision needs can be read through fds held open.
+//
+// The plan, in one SharedArrayBuffer both threads see: the hard memory thresholds (the epoll token of
+// their memcg notifier, kept fds of their cgroup's memory.usage_in_bytes and memory.stat, capacity and
+// threshold bytes), every candidate pod in active-pods order (kept usage/stat fds, memory request,
+// priority, the pidfds and stop signals of its running containers, or none when one is not known yet),
+// and the link counts of the QoS cgroup directories (a pod cgroup created or removed changes them).
+//
+// At a wake-up for one of those tokens the worker, at nice -20: checks the link counts (changed ⇒ the
+// pod set changed since the plan: it steps aside), reads each threshold's cgroup (pread, no open) and
+// stops unless one is met now, ranks with eviction/fast-rank.ts (the same victim as the main thread's
+// ranking from the same fresh stats), signals the victim's containers through the pidfds, and reports.
+// Anything unusual — a read failing, a victim whose containers are not all known — steps aside: the
+// main thread's cycle then decides as before.
+//
+// Ownership, one Int32 state word: IDLE (no plan) → ARMED (main published) → BUSY (worker reading) →
+// FIRED (worker signalled; main records it, then goes back to IDLE) or back to ARMED (stepped aside).
+// The main thread writes the plan and closes its fds only after moving ARMED → IDLE itself (a CAS the
+// worker's ARMED → BUSY excludes), so the worker never reads an fd the main thread closed; and the main
+// thread's own cycles cancel the plan the same way before they evict, so one pod per cycle holds.
+import { statSync } from "node:fs";
+import { pidfd_send_signal, pread } from "../../ffi/libc.ts";
+import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, type FastCandidate } from "../eviction/fast-rank.ts";
+
+export const FAST_PLAN_MAX_THRESHOLDS = 4;
+export const FAST_PLAN_MAX_PODS = 1024;
+export const FAST_PLAN_MAX_CONTAINERS = 4096;
+export const FAST_PLAN_MAX_DIRS = 4;
+
+export const PLAN_IDLE = 0;
+export const PLAN_ARMED = 1;
+export const PLAN_BUSY = 2;
+export const PLAN_FIRED = 3;
+
+// Int32 layout.
+const H_STATE = 0;
+const H_GEN = 1;
+const H_THRESHOLDS = 2;
+const H_PODS = 3;
+const H_DIRS = 4;
+const THR_BASE = 8; // token, usageFd, statFd, (unused)
+const POD_BASE = THR_BASE + 4 * FAST_PLAN_MAX_THRESHOLDS; // usageFd, statFd, first container, count (-1: not signallable)
+const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS; // pidfd, signal
+const INT_COUNT = CONT_BASE + 2 * FAST_PLAN_MAX_CONTAINERS;
+// Float64 layout, after the Int32 words.
+const F_OFFSET_BYTES = Math.ceil((INT_COUNT * 4) / 8) * 8;
+const FTHR_BASE = 0; // capacity, threshold bytes
+const FPOD_BASE = FTHR_BASE + 2 * FAST_PLAN_MAX_THRESHOLDS; // request, priority
+const FDIR_BASE = FPOD_BASE + 2 * FAST_PLAN_MAX_PODS; // expected link count
+const FLOAT_COUNT = FDIR_BASE + FAST_PLAN_MAX_DIRS;
+
+export const FAST_PLAN_BYTES = F_OFFSET_BYTES + FLOAT_COUNT * 8;
+
+export interface FastPlanThreshold {
+  /** Epoll token of this threshold's memcg notifier (hub registration). */
+  token: number;
+  usageFd: number;
+  statFd: number;
+  capacityBytes: number;
+  /** The threshold in bytes for that capacity (thresholdAmount). */
+  valueBytes: number;
+}
+
+export interface FastPlanPod {
+  usageFd: number;
+  statFd: number;
+  request: number;
+  priority: number;
+  /** The running containers' pidfds and stop signals; undefined when one is not signallable yet. */
+  containers?: { pidfd: number; signal: number }[];
+}
+
+export interface FastPlan {
+  /** In the order the cycle would reclaim them (configuration order: all hard, all memory). */
+  thresholds: FastPlanThreshold[];
+  /** Candidates in active-pods order, exempt pods left out. */
+  pods: FastPlanPod[];
+  /** Link counts of the QoS cgroup directories (same order as the worker's `dirs`). */
+  dirLinks: number[];
+}
+
+/** What the worker reports with its wake-up (the "ready" message). */
+export type FastOutcome =
+  | {
+      fired: true;
+      generation: number;
+      threshold: number;
+      available: number;
+      capacity: number;
+      victim: number;
+      /** Every candidate's memory.usage_in_bytes, and the exact working sets the ranking read (NaN: not needed). */
+      usages: number[];
+      workingSets: number[];
+      /** Wall-clock ms: stats read, first signal sent. */
+      readAtMs: number;
+      sentAtMs: number;
+      signalled: number;
+    }
+  | { fired: false; generation: number; reason: string };
+
+const views = (buf: SharedArrayBuffer) => ({ i: new Int32Array(buf, 0, INT_COUNT), f: new Float64Array(buf, F_OFFSET_BYTES, FLOAT_COUNT) });
+
+export const newFastPlanBuffer = (): SharedArrayBuffer => new SharedArrayBuffer(FAST_PLAN_BYTES);
+
+export const planState = (buf: SharedArrayBuffer): number => Atomics.load(views(buf).i, H_STATE);
+export const planGeneration = (buf: SharedArrayBuffer): number => Atomics.load(views(buf).i, H_GEN);
+
+/** Why a plan cannot be encoded (too many pods, containers or thresholds), or undefined. */
+export function fastPlanTooLarge(plan: FastPlan): string | undefined {
+  const containers = plan.pods.reduce((s, p) => s + (p.containers?.length ?? 0), 0);
+  if (plan.thresholds.length > FAST_PLAN_MAX_THRESHOLDS) return `${plan.thresholds.length} hard memory thresholds (at most ${FAST_PLAN_MAX_THRESHOLDS})`;
+  if (plan.pods.length > FAST_PLAN_MAX_PODS) return `${plan.pods.length} candidate pods (at most ${FAST_PLAN_MAX_PODS})`;
+  if (containers > FAST_PLAN_MAX_CONTAINERS) return `${containers} containers (at most ${FAST_PLAN_MAX_CONTAINERS})`;
+  if (plan.dirLinks.length > FAST_PLAN_MAX_DIRS) return `${plan.dirLinks.length} QoS directories (at most ${FAST_PLAN_MAX_DIRS})`;
+  return undefined;
+}
+
+/**
+ * Main thread: takes the plan back (ARMED → IDLE). Returns the state it found: IDLE/ARMED mean the
+ * plan is now IDLE and its fds may be closed; BUSY means the worker is inside it (try again shortly);
+ * FIRED means the worker evicted (record it, then `releaseFired`).
+ */
+export function cancelPlan(buf: SharedArrayBuffer): number {
+  const { i } = views(buf);
+  const was = Atomics.compareExchange(i, H_STATE, PLAN_ARMED, PLAN_IDLE);
+  return was;
+}
+
+/** Main thread, after recording a FIRED plan's eviction: back to IDLE. */
+export function releaseFired(buf: SharedArrayBuffer): boolean {
+  return Atomics.compareExchange(views(buf).i, H_STATE, PLAN_FIRED, PLAN_IDLE) === PLAN_FIRED;
+}
+
+/** Main thread: writes `plan` into an IDLE buffer and arms it; returns the new generation (undefined when not IDLE). */
+export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | undefined {
+  const tooLarge = fastPlanTooLarge(plan);
+  if (tooLarge) throw new RangeError(`fast eviction plan: ${tooLarge}`);
+  const { i, f } = views(buf);
+  if (Atomics.load(i, H_STATE) !== PLAN_IDLE) return undefined;
+  plan.thresholds.forEach((t, k) => {
+    i[THR_BASE + 4 * k] = t.token;
+    i[THR_BASE + 4 * k + 1] = t.usageFd;
+    i[THR_BASE + 4 * k + 2] = t.statFd;
+    f[FTHR_BASE + 2 * k] = t.capacityBytes;
+    f[FTHR_BASE + 2 * k + 1] = t.valueBytes;
+  });
+  let c = 0;
+  plan.pods.forEach((p, k) => {
+    i[POD_BASE + 4 * k] = p.usageFd;
+    i[POD_BASE + 4 * k + 1] = p.statFd;
+    i[POD_BASE + 4 * k + 2] = c;
+    i[POD_BASE + 4 * k + 3] = p.containers ? p.containers.length : -1;
+    f[FPOD_BASE + 2 * k] = p.request;
+    f[FPOD_BASE + 2 * k + 1] = p.priority;
+    for (const ct of p.containers ?? []) {
+      i[CONT_BASE + 2 * c] = ct.pidfd;
+      i[CONT_BASE + 2 * c + 1] = ct.signal;
+      c++;
+    }
+  });
+  plan.dirLinks.forEach((n, k) => (f[FDIR_BASE + k] = n));
+  i[H_THRESHOLDS] = plan.thresholds.length;
+  i[H_PODS] = plan.pods.length;
+  i[H_DIRS] = plan.dirLinks.length;
+  const gen = (Atomics.load(i, H_GEN) + 1) | 0;
+  Atomics.store(i, H_GEN, gen);
+  Atomics.store(i, H_STATE, PLAN_ARMED); // publishes every write above (seq-cst)
+  return gen;
+}
+
+/** Link counts of directories (a cgroup dir's nlink is 2 + its subdirectories); -1 for one missing. */
+export function dirLinks(dirs: readonly string[]): number[] {
+  return dirs.map((d) => {
+    try {
+      return statSync(d).nlink;
+    } catch {
+      return -1;
+    }
+  });
+}
+
+export interface FastEvictIo {
+  pread(fd: number, buf: Uint8Array): number;
+  signal(pidfd: number, sig: number): void;
+  dirLinks(dirs: readonly string[]): number[];
+  now(): number;
+}
+
+const realIo: FastEvictIo = {
+  pread: (fd, buf) => pread(fd, buf, 0),
+  signal: (pidfd, sig) => pidfd_send_signal(pidfd, sig),
+  dirLinks,
+  now: () => performance.timeOrigin + performance.now(),
+};
+
+const decoder = new TextDecoder();
+
+/**
+ * Worker side, at a wake-up with `tokens` ready: the eviction, when the plan covers one of them and
+ * every check holds; undefined when no planned threshold is among the tokens (or no plan is armed).
+ */
+export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[], dirs: readonly string[], io: FastEvictIo = realIo): FastOutcome | undefined {
+  const { i, f } = views(buf);
+  if (Atomics.load(i, H_STATE) !== PLAN_ARMED) return undefined;
+  const nThr = i[H_THRESHOLDS]!;
+  let ours = false;
+  for (let k = 0; k < nThr && !ours; k++) ours = tokens.includes(i[THR_BASE + 4 * k]!);
+  if (!ours) return undefined;
+  if (Atomics.compareExchange(i, H_STATE, PLAN_ARMED, PLAN_BUSY) !== PLAN_ARMED) return undefined;
+  const generation = Atomics.load(i, H_GEN);
+  let fired = false;
+  try {
+    const out = decide(i, f, generation, dirs, io);
+    fired = out.fired;
+    return out;
+  } catch (e) {
+    return { fired: false, generation, reason: `error: ${(e as Error).message}` };
+  } finally {
+    Atomics.store(i, H_STATE, fired ? PLAN_FIRED : PLAN_ARMED);
+  }
+}
+
+function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readonly string[], io: FastEvictIo): FastOutcome {
+  const stepAside = (reason: string): FastOutcome => ({ fired: false, generation, reason });
+  const nDirs = i[H_DIRS]!;
+  const links = io.dirLinks(dirs.slice(0, nDirs));
+  for (let k = 0; k < nDirs; k++) if (links[k] !== f[FDIR_BASE + k]) return stepAside("pod cgroups changed since the plan");
+  const text = new Uint8Array(8192);
+  const readText = (fd: number): string => decoder.decode(text.subarray(0, io.pread(fd, text)));
+  const readNumber = (fd: number): number => {
+    const v = Number(readText(fd).trim());
+    if (!Number.isFinite(v)) throw new Error(`fd ${fd}: not a number`);
+    return v;
+  };
+  const readInactive = (fd: number): number => {
+    const v = inactiveFileFromStat(readText(fd));
+    if (v === undefined) throw new Error(`fd ${fd}: no total_inactive_file`);
+    return v;
+  };
+
+  let thr = -1;
+  let available = 0;
+  let capacity = 0;
+  for (let k = 0; k < i[H_THRESHOLDS]! && thr < 0; k++) {
+    const usage = readNumber(i[THR_BASE + 4 * k + 1]!);
+    const inactive = readInactive(i[THR_BASE + 4 * k + 2]!);
+    const at = memoryThresholdAt(f[FTHR_BASE + 2 * k + 1]!, f[FTHR_BASE + 2 * k]!, usage, inactive);
+    if (at.met) {
+      thr = k;
+      available = at.available;
+      capacity = f[FTHR_BASE + 2 * k]!;
+    }
+  }
+  if (thr < 0) return stepAside("no hard memory threshold met at the wake-up");
+
+  const nPods = i[H_PODS]!;
+  const cands: FastCandidate[] = [];
+  const usages: number[] = [];
+  for (let k = 0; k < nPods; k++) {
+    cands.push({ request: f[FPOD_BASE + 2 * k]!, priority: f[FPOD_BASE + 2 * k + 1]! });
+    // fd -1: the pod had no memory cgroup at plan time (the summary then reports no memory: 0).
+    const fd = i[POD_BASE + 4 * k]!;
+    usages.push(fd < 0 ? 0 : readNumber(fd));
+  }
+  const workingSet = (k: number) => {
+    const fd = i[POD_BASE + 4 * k + 1]!;
+    return fd < 0 ? 0 : usages[k]! - readInactive(fd);
+  };
+  const { victim, workingSets } = chooseMemoryVictim(cands, (k) => usages[k]!, workingSet);
+  const readAtMs = io.now();
+  if (victim < 0) return stepAside("no candidate pod");
+  const count = i[POD_BASE + 4 * victim + 3]!;
+  if (count <= 0) return stepAside("the victim's containers are not all known to the direct signaller yet");
+  const first = i[POD_BASE + 4 * victim + 2]!;
+  let signalled = 0;
+  let sentAtMs = 0;
+  for (let c = first; c < first + count; c++) {
+    const at = io.now();
+    try {
+      io.signal(i[CONT_BASE + 2 * c]!, i[CONT_BASE + 2 * c + 1]!);
+      if (signalled++ === 0) sentAtMs = at;
+    } catch {
+      // exited already (ESRCH): the runtime's stop finds it stopped
+    }
+  }
+  if (signalled === 0) return stepAside("the victim's containers have all exited");
+  return { fired: true, generation, threshold: thr, available, capacity, victim, usages, workingSets, readAtMs, sentAtMs, signalled };
+}

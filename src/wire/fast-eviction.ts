@@ -1,0 +1,349 @@
+// The main thread's half of the notifier-thread eviction (kernel/fast-evict.ts): it keeps a plan
+// ready — the hard memory thresholds with their memcg notifier's epoll token, every candidate pod
+// with fds held open on its memory cgroup files and pidfds on its containers' inits — and records
+// what the worker did (eviction/fast-adopt.ts). Upstream semantics decide where it may act at all:
+//   - hard memory thresholds only (grace 0: no grace clock to consult), on cgroup v1 memcg notifiers;
+//   - a plan exists only from a calm state: no eviction in flight, no threshold met at the last cycle
+//     (then the main thread's cycles are already the path); the candidates are the active pods minus
+//     exempt ones, in active-pods order, as the cycle ranks them;
+//   - any pod change (admission, a status change) cancels the plan at once, and it is rebuilt ~50 ms
+//     later; a pod cgroup created or removed since is caught by the worker itself (QoS dir link counts).
+// Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
+// that named them is taken back (see fast-evict.ts for the ownership protocol).
+import { dirname, join } from "node:path";
+import { close, O_CLOEXEC, O_RDONLY, open, pidfd_open, pidfd_send_signal } from "../../ffi/libc.ts";
+import { exemptFromEviction } from "../eviction/policy.ts";
+import { makeSignalObservations } from "../eviction/observations.ts";
+import { podRequest } from "../eviction/pod-resources.ts";
+import { rankMemoryPressure } from "../eviction/rank.ts";
+import { isMemorySignal } from "../eviction/signals.ts";
+import { isHardThreshold, thresholdAmount, type Threshold } from "../eviction/threshold.ts";
+import type { EvictionConfig, EvictionManager } from "../eviction/index.ts";
+import type { FastEvictionDecision } from "../eviction/fast-adopt.ts";
+import {
+  cancelPlan,
+  dirLinks,
+  newFastPlanBuffer,
+  planState,
+  publishPlan,
+  releaseFired,
+  PLAN_BUSY,
+  PLAN_FIRED,
+  type FastOutcome,
+  type FastPlan,
+  type FastPlanPod,
+} from "../kernel/fast-evict.ts";
+import { kv, log } from "../log.ts";
+import type { PodLifecycle } from "../pod/lifecycle-types.ts";
+import type { PodLike } from "../pod/pod-like.ts";
+import { firstStopSignal } from "../pod/kuberuntime/stop-signal.ts";
+import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS } from "../eviction/state.ts";
+
+export interface FastEvictionSignaller {
+  knownContainers?(podUid: string): { containerId: string; pid: number; pidfd: number; stopSignal: number }[];
+}
+
+export interface FastEvictionPlannerInput {
+  config: EvictionConfig;
+  manager: () => EvictionManager;
+  lifecycle: Pick<PodLifecycle, "activePods" | "getPodStatus">;
+  /** The v1 memory controller mount. */
+  memoryRoot: string;
+  podCgroupPath(pod: PodLike): string | undefined;
+  /** The armed memcg notifiers (memory-notifiers.ts armedThresholds). */
+  armedThresholds(): { signal: string; hard: boolean; token: number; cgroupPath: string }[];
+  signaller: FastEvictionSignaller;
+  /** The worker's eviction was recorded (for the trace). */
+  onAdopted?(d: FastEvictionDecision, outcome: Extract<FastOutcome, { fired: true }>): void;
+}
+
+export interface FastEvictionPlanner {
+  readonly buffer: SharedArrayBuffer;
+  /** QoS cgroup directories whose link counts the worker checks. */
+  readonly dirs: string[];
+  /** The hub's onOutcome. */
+  onOutcome(outcome: FastOutcome, wokeAtMs: number): void;
+  /** EvictionDeps.mayEvict. */
+  mayEvict(): boolean;
+  /** A pod changed: cancel the plan now, rebuild it shortly. */
+  invalidate(): void;
+  /** Rebuild now (after a cycle). */
+  refresh(): void;
+  /** Why there is no plan right now, or undefined when one is armed (debugging, tests). */
+  readonly why: string | undefined;
+  stop(): void;
+}
+
+interface Mirror {
+  generation: number;
+  thresholds: Threshold[];
+  pods: PodLike[];
+}
+
+const REFRESH_AFTER_CHANGE_MS = 50;
+const RETRY_BUSY_MS = 2;
+/** While some candidate is not signallable yet (its containers being learnt), re-plan this often, for this long after a change. */
+const INCOMPLETE_RETRY_MS = 100;
+const INCOMPLETE_RETRY_FOR_MS = 10_000;
+
+/** The QoS parents of pod cgroups (kubepods, its burstable and besteffort children) for a pod-path function. */
+export function qosDirs(memoryRoot: string, podCgroupPath: (pod: PodLike) => string | undefined): string[] {
+  const probe = (resources?: Record<string, Record<string, string>>): PodLike => ({ metadata: { name: "p", uid: "probe" }, spec: { containers: [{ name: "c", resources }] } });
+  const pods = [probe({ requests: { cpu: "1", memory: "1Mi" }, limits: { cpu: "1", memory: "1Mi" } }), probe({ requests: { memory: "1Mi" } }), probe()];
+  const dirs = new Set<string>();
+  for (const p of pods) {
+    const rel = podCgroupPath(p);
+    if (rel !== undefined) dirs.add(dirname(join(memoryRoot, rel)));
+  }
+  return [...dirs];
+}
+
+export function createFastEvictionPlanner(input: FastEvictionPlannerInput): FastEvictionPlanner {
+  const buffer = newFastPlanBuffer();
+  const dirs = qosDirs(input.memoryRoot, input.podCgroupPath);
+  /** Kept cgroup files by directory, pidfds by container. */
+  const files = new Map<string, { usageFd: number; statFd: number }>();
+  const pidfds = new Map<string, { pid: number; pidfd: number }>();
+  let retired: number[] = [];
+  let mirror: Mirror | undefined;
+  let why: string | undefined = "not planned yet";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let changedAtMs = -Infinity;
+  let stopped = false;
+
+  const schedule = (ms: number) => {
+    if (stopped || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      refresh();
+    }, ms);
+    timer.unref?.();
+  };
+
+  const cgroupFiles = (dir: string): { usageFd: number; statFd: number } => {
+    let f = files.get(dir);
+    if (f) return f;
+    const usageFd = open(join(dir, "memory.usage_in_bytes"), O_RDONLY | O_CLOEXEC);
+    let statFd: number;
+    try {
+      statFd = open(join(dir, "memory.stat"), O_RDONLY | O_CLOEXEC);
+    } catch (e) {
+      close(usageFd);
+      throw e;
+    }
+    f = { usageFd, statFd };
+    files.set(dir, f);
+    return f;
+  };
+
+  /** Our own pidfd on a container's init, valid while the signaller's pidfd on it is (the PID not reused). */
+  const pidfdFor = (k: { containerId: string; pid: number; pidfd: number }): number | undefined => {
+    let mine = pidfds.get(k.containerId);
+    if (mine && mine.pid !== k.pid) {
+      retired.push(mine.pidfd); // the armed plan may still name it: closed once it is taken back
+      pidfds.delete(k.containerId);
+      mine = undefined;
+    }
+    if (!mine) {
+      let fd: number;
+      try {
+        fd = pidfd_open(k.pid);
+      } catch {
+        return undefined;
+      }
+      try {
+        pidfd_send_signal(k.pidfd, 0); // the signaller's process is alive: `pid` still names it
+      } catch {
+        closeQuietly(fd);
+        return undefined;
+      }
+      mine = { pid: k.pid, pidfd: fd };
+      pidfds.set(k.containerId, mine);
+    }
+    return mine.pidfd;
+  };
+
+  const runningContainerIds = (uid: string): string[] => {
+    const st = input.lifecycle.getPodStatus(uid);
+    const ids: string[] = [];
+    for (const c of [...(st?.initContainerStatuses ?? []), ...(st?.containerStatuses ?? [])]) {
+      if (!c.state?.running || !c.containerID) continue;
+      const at = c.containerID.indexOf("://");
+      ids.push(at >= 0 ? c.containerID.slice(at + 3) : c.containerID);
+    }
+    return ids;
+  };
+
+  /** The plan for now, or why there is none. `incomplete`: some candidate cannot be signalled yet. */
+  function build(): { plan: FastPlan; mirror: Omit<Mirror, "generation">; incomplete: boolean } | { reason: string; transient: boolean } {
+    const st = input.manager().state();
+    if (!st.initialized || !st.lastSummary) return { reason: "no cycle has run yet", transient: false };
+    if (st.inFlight.size > 0) return { reason: "an eviction is in flight", transient: false };
+    if (st.thresholdsMet.length > 0) return { reason: "a threshold was met at the last cycle", transient: false };
+    const hard = st.thresholds.filter((t) => isHardThreshold(t) && isMemorySignal(t.signal));
+    if (hard.length === 0) return { reason: "no hard memory threshold", transient: false };
+    const armed = input.armedThresholds().filter((a) => a.hard);
+    const observations = makeSignalObservations(st.lastSummary).observations;
+    const thresholds: FastPlan["thresholds"] = [];
+    for (const t of hard) {
+      const a = armed.find((x) => x.signal === t.signal);
+      const o = observations[t.signal];
+      if (!a) return { reason: `no memcg notifier armed for ${t.signal}`, transient: false };
+      if (!o) return { reason: `no observation of ${t.signal}`, transient: false };
+      thresholds.push({ token: a.token, ...cgroupFiles(a.cgroupPath), capacityBytes: o.capacity, valueBytes: thresholdAmount(t.value, o.capacity) });
+    }
+    const links = dirLinks(dirs);
+    if (dirs.length === 0 || links.some((n) => n < 0)) return { reason: "QoS cgroups not found", transient: true };
+    const candidates = input.lifecycle.activePods().filter((p) => !exemptFromEviction(p, input.config.evictStaticPods));
+    const pods: FastPlanPod[] = [];
+    let incomplete = false;
+    for (const pod of candidates) {
+      const uid = pod.metadata.uid ?? "";
+      const rel = input.podCgroupPath(pod);
+      let f = { usageFd: -1, statFd: -1 };
+      if (rel !== undefined) {
+        try {
+          f = cgroupFiles(join(input.memoryRoot, rel));
+        } catch {
+          // No memory cgroup yet: the summary reports no memory for it (0), and its creation changes the links.
+        }
+      }
+      const running = runningContainerIds(uid);
+      const known = new Map((input.signaller.knownContainers?.(uid) ?? []).map((k) => [k.containerId, k]));
+      let containers: FastPlanPod["containers"] = [];
+      for (const id of running) {
+        const k = known.get(id);
+        const pidfd = k && pidfdFor(k);
+        if (!k || pidfd === undefined) {
+          containers = undefined;
+          break;
+        }
+        containers.push({ pidfd, signal: firstStopSignal(IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, k.stopSignal) });
+      }
+      if (!containers || containers.length === 0) {
+        containers = undefined;
+        incomplete = true;
+      }
+      pods.push({ ...f, request: podRequest(pod, "memory"), priority: pod.spec.priority ?? 0, containers });
+    }
+    return { plan: { thresholds, pods, dirLinks: links }, mirror: { thresholds: hard, pods: candidates }, incomplete };
+  }
+
+  /** Closes kept fds the new plan does not name (only ever with the plan taken back). */
+  function closeUnused(plan: FastPlan | undefined): void {
+    const fds = new Set<number>();
+    for (const t of plan?.thresholds ?? []) fds.add(t.usageFd).add(t.statFd);
+    for (const p of plan?.pods ?? []) {
+      fds.add(p.usageFd).add(p.statFd);
+      for (const c of p.containers ?? []) fds.add(c.pidfd);
+    }
+    for (const [dir, f] of files) {
+      if (fds.has(f.usageFd)) continue;
+      files.delete(dir);
+      closeQuietly(f.usageFd);
+      closeQuietly(f.statFd);
+    }
+    for (const [id, p] of pidfds) {
+      if (fds.has(p.pidfd)) continue;
+      pidfds.delete(id);
+      closeQuietly(p.pidfd);
+    }
+    for (const fd of retired) closeQuietly(fd);
+    retired = [];
+  }
+
+  function refresh(): void {
+    if (stopped) return;
+    const s = planState(buffer);
+    if (s === PLAN_FIRED) return; // the worker evicted: recorded by onOutcome, which re-plans later
+    let built: ReturnType<typeof build>;
+    try {
+      built = build();
+    } catch (e) {
+      built = { reason: `cannot open what the plan needs: ${(e as Error).message}`, transient: true };
+    }
+    const was = cancelPlan(buffer);
+    if (was === PLAN_BUSY) return schedule(RETRY_BUSY_MS);
+    if (was === PLAN_FIRED) return;
+    mirror = undefined;
+    if ("reason" in built) {
+      why = built.reason;
+      closeUnused(undefined);
+      if (built.transient && performance.now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
+      return;
+    }
+    closeUnused(built.plan);
+    const generation = publishPlan(buffer, built.plan);
+    if (generation === undefined) return schedule(RETRY_BUSY_MS);
+    mirror = { generation, ...built.mirror };
+    why = undefined;
+    if (built.incomplete && performance.now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
+  }
+
+  return {
+    buffer,
+    dirs,
+    get why() {
+      return why;
+    },
+    refresh,
+    invalidate() {
+      changedAtMs = performance.now();
+      if (cancelPlan(buffer) !== PLAN_FIRED) why = "a pod changed; re-planning";
+      schedule(REFRESH_AFTER_CHANGE_MS);
+    },
+    mayEvict() {
+      const was = cancelPlan(buffer);
+      if (was === PLAN_BUSY || was === PLAN_FIRED) return false;
+      why = "the main thread's cycle is evicting";
+      return true;
+    },
+    onOutcome(outcome) {
+      if (!outcome.fired) {
+        log.debug(`eviction manager: the notifier thread left the decision to the cycle ${kv({ reason: outcome.reason })}`);
+        return;
+      }
+      const m = mirror;
+      try {
+        if (!m || m.generation !== outcome.generation) {
+          // Cannot happen (a plan is only replaced when taken back), but a signal was sent: say so.
+          log.error(`eviction manager: the notifier thread evicted from an unknown plan ${kv({ generation: outcome.generation })}`);
+          return;
+        }
+        const usage = (i: number) => (Number.isNaN(outcome.workingSets[i]) ? outcome.usages[i]! : outcome.workingSets[i]!);
+        const index = new Map(m.pods.map((p, i) => [p, i]));
+        const ranked = rankMemoryPressure(m.pods, (p) => {
+          const i = index.get(p)!;
+          return { podRef: { name: p.metadata.name, namespace: p.metadata.namespace ?? "default", uid: p.metadata.uid ?? "" }, memory: { time: "", workingSetBytes: usage(i) } };
+        });
+        const decision: FastEvictionDecision = {
+          threshold: m.thresholds[outcome.threshold]!,
+          observation: { available: outcome.available, capacity: outcome.capacity, timeMs: outcome.readAtMs },
+          pod: m.pods[outcome.victim]!,
+          workingSetBytes: outcome.workingSets[outcome.victim]!,
+          ranked,
+          decidedAtMs: outcome.readAtMs,
+          signalled: outcome.signalled,
+        };
+        input.manager().adopt(decision);
+        input.onAdopted?.(decision, outcome);
+      } finally {
+        releaseFired(buffer);
+        mirror = undefined;
+        why = "an eviction is in flight";
+      }
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (cancelPlan(buffer) === PLAN_BUSY) return; // leave the fds to the process's exit rather than race the worker
+      closeUnused(undefined);
+    },
+  };
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    close(fd);
+  } catch {}
+}

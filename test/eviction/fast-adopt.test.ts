@@ -1,0 +1,59 @@
+import { describe, expect, test } from "bun:test";
+import { adoptFastEviction } from "../../src/eviction/fast-adopt.ts";
+import { rankMemoryPressure } from "../../src/eviction/rank.ts";
+import { harness } from "./harness.ts";
+import { at, atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
+
+const hog = pod("hog");
+const small = pod("small", { requests: { memory: "100Mi" } });
+const pods = () => [hog, small];
+const mem = (s: number, availableMi: number) => summary({ time: at(s), memAvailable: availableMi * Mi, memWorkingSet: 3 * Gi, pods: [podStats(hog, { memory: 800 * Mi }, at(s)), podStats(small, { memory: 50 * Mi }, at(s))] });
+
+function setup() {
+  const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: pods(), killBehaviour: "keep" });
+  return h;
+}
+
+describe("adoptFastEviction: the notifier thread's eviction recorded as the cycle would", () => {
+  test("status, events, conditions, in-flight kill; the next cycle waits instead of evicting a second pod", async () => {
+    const h = setup();
+    await h.step(0, mem(0, 2000)); // calm: initializes the state and the last summary
+    expect(h.kills).toEqual([]);
+    h.clock.set(atMs(1));
+    const t = h.state.thresholds[0]!;
+    const report = adoptFastEviction(h.deps, h.state, {
+      threshold: t,
+      observation: { available: 80 * Mi, capacity: 4 * Gi, timeMs: atMs(1) },
+      pod: hog,
+      workingSetBytes: 800 * Mi,
+      ranked: rankMemoryPressure(pods(), (p) => podStats(p, { memory: p === hog ? 800 * Mi : 50 * Mi })),
+      decidedAtMs: atMs(1),
+      signalled: 1,
+    });
+    expect(h.kills.map((k) => [k.pod, k.grace])).toEqual([["hog", 1]]);
+    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ");
+    expect(h.kills[0]!.status.condition?.reason).toBe("TerminationByKubelet");
+    expect(h.events.map((e) => `${e.object.kind}/${e.reason}`)).toEqual(["Node/EvictionThresholdMet", "Pod/Evicted"]);
+    expect(report.conditions).toEqual(["MemoryPressure"]);
+    expect(h.state.nodeConditions).toEqual(["MemoryPressure"]);
+    expect(report.evicted.map((e) => e.pod.metadata.name)).toEqual(["hog"]);
+    expect(h.logs.some((l) => l.includes("evicting pod=default/hog") && l.includes("decidedOn=notifier-thread") && l.includes("rank=1/2"))).toBe(true);
+    // Still under pressure a moment later: the kill is in flight, nobody else is evicted.
+    const next = await h.step(2, mem(2, 10));
+    expect(next.note).toContain("waiting for eviction of default/hog");
+    expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
+  });
+
+  test("a cycle told the notifier thread is evicting (mayEvict false) evicts nobody", async () => {
+    const h = setup();
+    let asked = 0;
+    h.deps.mayEvict = () => (asked++, false);
+    const r = await h.step(0, mem(0, 10));
+    expect(asked).toBe(1);
+    expect(h.kills).toEqual([]);
+    expect(r.note).toContain("notifier thread");
+    h.deps.mayEvict = () => true;
+    await h.step(10, mem(10, 10));
+    expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
+  });
+});
