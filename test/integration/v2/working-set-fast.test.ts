@@ -75,7 +75,8 @@ describe.skipIf(!onV2)("cgroup v2 fast path: the working-set watch (real kernel)
     inCgroup(dir, "exec tail /dev/zero");
     await until("the working-set trigger", () => reasons[0], 60_000, { intervalMs: 10 });
     expect(reasons[0]).toBe("hard allocatable memory eviction threshold");
-    const crossed = lines.find((l) => l.includes("hard allocatable memory eviction threshold crossed"));
+    // The line is logged after the trigger (the cycle first).
+    const crossed = await until("the crossed line", () => lines.find((l) => l.includes("hard allocatable memory eviction threshold crossed")), 10_000, { intervalMs: 10 });
     expect(crossed).toContain(`source=${dir}`);
     const field = (k: string) => Number(new RegExp(`${k}=(\\d+)`).exec(crossed!)?.[1]);
     // Judged on the working set: over the line, with the page cache still there and left out.
