@@ -109,6 +109,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
   let why: string | undefined = "not planned yet";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let changedAtMs = -Infinity;
+  const startedAtMs = performance.now();
   let stopped = false;
 
   const schedule = (ms: number) => {
@@ -188,7 +189,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     for (const t of hard) {
       const a = armed.find((x) => x.signal === t.signal);
       const o = observations[t.signal];
-      if (!a) return { reason: `no memcg notifier armed for ${t.signal}`, transient: false };
+      if (!a) return { reason: `no memcg notifier armed for ${t.signal}`, transient: true }; // armed off the event loop after the cycle
       if (!o) return { reason: `no observation of ${t.signal}`, transient: false };
       thresholds.push({ token: a.token, ...cgroupFiles(a.cgroupPath), capacityBytes: o.capacity, valueBytes: thresholdAmount(t.value, o.capacity) });
     }
@@ -267,15 +268,17 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     if (was === PLAN_FIRED) return;
     mirror = undefined;
     if ("reason" in built) {
+      if (built.reason !== why) log.debug(`eviction manager: no notifier-thread eviction plan ${kv({ reason: built.reason })}`);
       why = built.reason;
       closeUnused(undefined);
-      if (built.transient && performance.now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
+      if (built.transient && performance.now() - Math.max(changedAtMs, startedAtMs) < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
       return;
     }
     closeUnused(built.plan);
     const generation = publishPlan(buffer, built.plan);
     if (generation === undefined) return schedule(RETRY_BUSY_MS);
     mirror = { generation, ...built.mirror };
+    if (why !== undefined) log.debug(`eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`);
     why = undefined;
     if (built.incomplete && performance.now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
   }
@@ -298,9 +301,9 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       why = "the main thread's cycle is evicting";
       return true;
     },
-    onOutcome(outcome) {
+    onOutcome(outcome, wokeAtMs) {
       if (!outcome.fired) {
-        log.debug(`eviction manager: the notifier thread left the decision to the cycle ${kv({ reason: outcome.reason })}`);
+        log.info(`eviction manager: the notifier thread left the decision to the cycle ${kv({ reason: outcome.reason })}`);
         return;
       }
       const m = mirror;
@@ -325,6 +328,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           decidedAtMs: outcome.readAtMs,
           signalled: outcome.signalled,
         };
+        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation })}`);
         input.manager().adopt(decision);
         input.onAdopted?.(decision, outcome);
       } finally {
