@@ -22,7 +22,9 @@
 // systemd-oomd acts on. Before every run of every agent the bench reads PAGECACHE_MIB of a host file in a
 // throw-away cgroup under kubepods: page cache that memory.high's reclaim scans once the victim is past
 // it, since systemd-oomd kills only "with reclaim activity" and an anonymous hog with no swap leaves
-// nothing to scan (without it, it never killed: 4 of 5 runs). Before each systemd-oomd run the slice's
+// nothing to scan (without it, it never killed: 4 of 5 runs). Not effective yet: in the 2026-12-02 runs
+// kubepods showed no inactive_file afterwards (the hostfs read did not stay charged there) and
+// systemd-oomd still killed in 1 of 3 runs only. Before each systemd-oomd run the slice's
 // "full avg10" is let decay under its limit, so no kill rides on the last run's pressure.
 //
 // Measured, the same way for every agent:
@@ -208,6 +210,10 @@ function observeLine(n: Node) {
   const usage = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8"));
   const w = startWorkingSetWatch({
     poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0 },
+    // At bunlet's own notifier priority: at nice 0 it was starved while a boosted bunlet (nice -20) saw
+    // the crossing and killed the victim first, and the bench never saw the line crossed (runs lost, and
+    // the fastest ones at that).
+    threadNice: -20,
     onCrossing: (c) => {
       if (crossedAt !== undefined) return;
       crossedAt = c.atMs;
@@ -342,7 +348,8 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
   };
   // Its minimum on its own scale: MemAvailable now, less what the ramp still needs to reach the line, plus the lead.
   const minKiB = Math.floor((memAvailableBytes() - (LINE - ws() - EARLYOOM_LEAD)) / 1024);
-  const proc = Bun.spawn(["earlyoom", "-M", String(minKiB), "-r", "0", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom|systemd.*)$"], { stdout: "ignore", stderr: "pipe" });
+  // -p: earlyoom at nice -20 (and oom_score_adj -100), its fastest setting, as bunlet's notifier path.
+  const proc = Bun.spawn(["earlyoom", "-M", String(minKiB), "-r", "0", "-p", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom|systemd.*)$"], { stdout: "ignore", stderr: "pipe" });
   keep(proc);
   let said = "";
   let ready = false;
