@@ -122,7 +122,17 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     else if (msg.type === "error") {
       onError(new Error(`epoll worker: ${msg.message}`));
       stopped();
-    } else if (msg.type === "ready") dispatch(msg.pairs, msg.wokeAtMs);
+    } else if (msg.type === "ready") {
+      dispatch(msg.pairs, msg.wokeAtMs);
+      // After the sources' callbacks (the kernel event is traced and its cycle queued first).
+      if (msg.fast && opts.fastPlan && !closing) {
+        try {
+          opts.fastPlan.onOutcome(msg.fast, msg.wokeAtMs);
+        } catch (err) {
+          onError(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    }
     else if (msg.type === "priority") {
       const { type: _t, ...p } = msg;
       opts.onPriority?.(p);
