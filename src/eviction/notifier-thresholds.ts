@@ -65,3 +65,27 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
   }
   return { targets, errors };
 }
+
+/**
+ * Whether a repeated "still over the line" post of the notifier target `id` (`signal#index`, as
+ * notifierTargets names it) can change what a cycle decides now. It can when the last cycle did not see
+ * that threshold met (its stats read a hair under the line), or saw a soft threshold whose grace period
+ * has ended since. It cannot while a soft threshold is within its grace period, nor once the threshold
+ * was acted on (an eviction in flight is followed by a cycle at its cleanup; nothing evictable is
+ * retried by the periodic loop): re-running the whole synchronize every renotify interval then only
+ * takes CPU from the node (measured in the v2 guest during a soft grace period: bunlet's main thread at
+ * ~45 % of the CPU).
+ */
+export function repeatCrossingUseful(
+  state: { thresholds: readonly Threshold[]; firstObservedAt: ReadonlyMap<Threshold, number>; thresholdsMet: readonly Threshold[] },
+  id: string,
+  nowMs: number,
+): boolean {
+  const index = Number(id.slice(id.lastIndexOf("#") + 1));
+  const t = Number.isInteger(index) ? state.thresholds[index] : undefined;
+  if (!t || !id.startsWith(`${t.signal}#`)) return true;
+  const first = state.firstObservedAt.get(t);
+  if (first === undefined) return true;
+  if (state.thresholdsMet.includes(t)) return false;
+  return nowMs - first >= t.gracePeriodMs;
+}

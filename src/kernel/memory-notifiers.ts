@@ -27,6 +27,11 @@ export interface MemoryNotifiersOptions {
    * thread woke up for this event (for the eviction trace's crossing time).
    */
   onTrigger(reason: string, lagMs?: number): void;
+  /**
+   * cgroup v2 working-set watch: whether a repeated post of target `id` (still over its line) may change
+   * what a cycle decides (eviction/notifier-thresholds.ts repeatCrossingUseful). Default: always.
+   */
+  repeatUseful?(id: string): boolean;
   /** cgroup v1 memory mount (default /sys/fs/cgroup/memory). */
   memoryCgroupRoot?: string;
   /** Pod cgroup root relative to the mount, for allocatableMemory.available (default "kubepods"). */
@@ -187,6 +192,7 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       else logger.warn(`kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error })}`);
     },
     onCrossing(c) {
+      if (c.repeat && opts.repeatUseful && !opts.repeatUseful(c.id)) return;
       const t = described.get(c.id);
       const description = t?.description ?? c.id;
       const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`;

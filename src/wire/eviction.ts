@@ -26,6 +26,7 @@ import {
 } from "../eviction/index.ts";
 import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
+import { repeatCrossingUseful } from "../eviction/notifier-thresholds.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
 import { NOTIFIER_THREAD_NICE, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
@@ -283,6 +284,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           ...priority,
           podsCgroup: input.podsCgroup,
           fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
+          repeatUseful: (id) => repeatCrossingUseful(manager.state(), id, clock.now()),
           onTrigger(reason, lagMs) {
             events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
             tracer.onKernelEvent(reason, lagMs);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parseQuantity } from "../../src/config/quantity.ts";
-import { memcgThresholdBytes, notifierTargets } from "../../src/eviction/notifier-thresholds.ts";
+import { memcgThresholdBytes, notifierTargets, repeatCrossingUseful } from "../../src/eviction/notifier-thresholds.ts";
 import { makeSignalObservations } from "../../src/eviction/observations.ts";
 import { float32Fraction, thresholdAmount, thresholdsMet, type Observations, type Threshold } from "../../src/eviction/threshold.ts";
 import { Gi, Mi, summary, thresholds } from "./helpers.ts";
@@ -108,5 +108,32 @@ describe("memcg notifier thresholds (spec §14, trap 18)", () => {
     expect(alloc.thresholdBytes).toBe(5 * Gi - Gi + 50 * Mi);
     delete s.node.memory!.usageBytes;
     expect(notifierTargets(ts, s).errors.length).toBe(2);
+  });
+});
+
+describe("repeatCrossingUseful: a 'still over the line' post re-runs a cycle only when it can change the decision", () => {
+  const ts = thresholds({
+    evictionHard: { "memory.available": "1Gi" },
+    evictionSoft: { "memory.available": "2Gi" },
+    evictionSoftGracePeriod: { "memory.available": "1m" },
+  });
+  const { targets } = notifierTargets(ts, summary({ memAvailable: 3 * Gi, memWorkingSet: Gi, allocAvailable: 4 * Gi, allocWorkingSet: Gi }));
+  const id = (hard: boolean) => targets.find((t) => t.hard === hard && t.signal === "memory.available")!.id;
+  const hard = ts.find((t) => t.gracePeriodMs === 0)!;
+  const soft = ts.find((t) => t.gracePeriodMs > 0)!;
+  const state = (first: [Threshold, number][], met: Threshold[]) => ({ thresholds: ts, firstObservedAt: new Map(first), thresholdsMet: met });
+  const cases: [string, ReturnType<typeof state>, boolean, number, boolean][] = [
+    ["the last cycle did not see the hard threshold met (read a hair under the line)", state([], []), true, 0, true],
+    ["the hard threshold was met and acted on", state([[hard, 0]], [hard]), true, 5_000, false],
+    ["the last cycle did not see the soft threshold met", state([[hard, 0]], [hard]), false, 0, true],
+    ["the soft threshold within its grace period", state([[soft, 0]], []), false, 59_999, false],
+    ["the soft threshold's grace period ended since the last cycle", state([[soft, 0]], []), false, 60_000, true],
+    ["the soft threshold past its grace, acted on", state([[soft, 0]], [soft]), false, 90_000, false],
+  ];
+  test.each(cases)("%s", (_n, st, isHard, now, want) => expect(repeatCrossingUseful(st, id(isHard), now)).toBe(want));
+  test("an id it does not know (another threshold set) is passed through", () => {
+    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "memory.available#9", 0)).toBe(true);
+    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "allocatableMemory.available#0", 0)).toBe(true);
+    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "memory.available/hard", 0)).toBe(true);
   });
 });
