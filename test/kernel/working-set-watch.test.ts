@@ -123,13 +123,19 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     mount = undefined;
   });
 
+  /** A stand-in cgroup2 mount: cgroup.controllers at its root, kubepods' memory files under it (300 MiB, 100 inactive). */
+  function fakeV2Mount(): string {
+    const dir = mkdtempSync(join(tmpdir(), "bunlet-wsn-"));
+    writeFileSync(join(dir, "cgroup.controllers"), "cpuset cpu io memory pids\n");
+    mkdirSync(join(dir, "kubepods"));
+    fakeMemoryFiles(join(dir, "kubepods"))(300, 100);
+    return dir;
+  }
+  const podsTarget = { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB } as const;
+
   test("no memcg thresholds but a v2 memory controller: the eviction manager's targets go to the working-set watch", async () => {
-    // A stand-in cgroup2 mount: cgroup.controllers at its root, kubepods' memory files under it.
-    mount = mkdtempSync(join(tmpdir(), "bunlet-wsn-"));
-    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
-    mkdirSync(join(mount, "kubepods"));
+    mount = fakeV2Mount();
     const set = fakeMemoryFiles(join(mount, "kubepods"));
-    set(300, 100);
     const lines: string[] = [];
     const reasons: string[] = [];
     kn = startMemoryNotifiers({
@@ -157,11 +163,8 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
   });
 
   test("the working-set thread runs at threadNice, and a crossing boosts the main thread with the hub's spec until endBoost()", async () => {
-    mount = mkdtempSync(join(tmpdir(), "bunlet-wsn-"));
-    writeFileSync(join(mount, "cgroup.controllers"), "cpuset cpu io memory pids\n");
-    mkdirSync(join(mount, "kubepods"));
+    mount = fakeV2Mount();
     const set = fakeMemoryFiles(join(mount, "kubepods"));
-    set(300, 100);
     const lines: string[] = [];
     let boostedInTrigger: boolean | undefined;
     // The boost value is this thread's own, so the runner's priority never changes: the flag protocol
@@ -188,5 +191,32 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     expect(kn.endBoost()).toBe(true);
     expect(kn.hub.boosted).toBe(false);
     expect(getpriority(PRIO_PROCESS, 0)).toBe(own);
+  });
+
+  test("a repeated post while still over the line triggers a cycle only when repeatUseful says it can change the decision", async () => {
+    mount = fakeV2Mount();
+    const set = fakeMemoryFiles(join(mount, "kubepods"));
+    let useful = false;
+    const asked: string[] = [];
+    let triggers = 0;
+    kn = startMemoryNotifiers({
+      memoryCgroupRoot: join(mount, "no-v1-memory"),
+      unifiedMountRoot: mount,
+      psiTrigger: false,
+      podsCgroup: "kubepods",
+      workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 5 },
+      repeatUseful: (id) => (asked.push(id), useful),
+      onTrigger: () => triggers++,
+      logger: { info: () => {}, warn: () => {}, debug: () => {} },
+    });
+    await kn.apply([podsTarget]);
+    set(450, 20);
+    await until("the up-crossing's trigger", () => triggers === 1, 5_000, { intervalMs: 2 });
+    // Re-posts come every 5 ms and are asked about; none triggers while not useful.
+    await until("repeats asked about", () => asked.length >= 5, 5_000, { intervalMs: 2 });
+    expect(triggers).toBe(1);
+    expect(new Set(asked)).toEqual(new Set(["allocatableMemory.available#0"]));
+    useful = true;
+    await until("a useful repeat's trigger", () => triggers >= 2, 5_000, { intervalMs: 2 });
   });
 });
