@@ -131,6 +131,8 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     fakeMemoryFiles(join(dir, "kubepods"))(300, 100);
     return dir;
   }
+  /** startMemoryNotifiers on that mount only: no v1 memory controller, no PSI, kubepods as the pods' cgroup. */
+  const onFakeV2Mount = (dir: string) => ({ memoryCgroupRoot: join(dir, "no-v1-memory"), unifiedMountRoot: dir, psiTrigger: false as const, podsCgroup: "kubepods" });
   const podsTarget = { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB } as const;
 
   test("no memcg thresholds but a v2 memory controller: the eviction manager's targets go to the working-set watch", async () => {
@@ -139,20 +141,15 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     const lines: string[] = [];
     const reasons: string[] = [];
     kn = startMemoryNotifiers({
-      memoryCgroupRoot: join(mount, "no-v1-memory"),
-      unifiedMountRoot: mount,
+      ...onFakeV2Mount(mount),
       pressureFile: join(mount, "no-memory.pressure"),
-      psiTrigger: false,
-      podsCgroup: "kubepods",
       workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 0 },
       onTrigger: (r) => reasons.push(r),
       logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: (m) => lines.push(m) },
     });
     expect(kn.memcgSupported).toBe(false);
     expect(kn.workingSet).toBeDefined();
-    await kn.apply([
-      { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB },
-    ]);
+    await kn.apply([podsTarget]);
     expect(kn.workingSet!.targets).toEqual([{ id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB }]);
     set(450, 20);
     await until("onTrigger", () => reasons[0], 5_000, { intervalMs: 2 });
@@ -171,10 +168,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     // is what is checked. Raising a thread's nice needs no privilege.
     const own = getpriority(PRIO_PROCESS, 0);
     kn = startMemoryNotifiers({
-      memoryCgroupRoot: join(mount, "no-v1-memory"),
-      unifiedMountRoot: mount,
-      psiTrigger: false,
-      podsCgroup: "kubepods",
+      ...onFakeV2Mount(mount),
       workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 0 },
       threadNice: 5,
       boostMainThreadNice: own,
@@ -200,10 +194,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     const asked: string[] = [];
     let triggers = 0;
     kn = startMemoryNotifiers({
-      memoryCgroupRoot: join(mount, "no-v1-memory"),
-      unifiedMountRoot: mount,
-      psiTrigger: false,
-      podsCgroup: "kubepods",
+      ...onFakeV2Mount(mount),
       workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 5 },
       repeatUseful: (id) => (asked.push(id), useful),
       onTrigger: () => triggers++,
