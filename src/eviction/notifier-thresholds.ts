@@ -39,6 +39,11 @@ export function workingSetLine(t: Threshold, mem: MemoryStats | undefined, where
   return { workingSetBytes: capacity - thresholdAmount(t.value, capacity), inactiveFileBytes: mem.usageBytes - mem.workingSetBytes };
 }
 
+/** The memory figures a memory signal is observed from: the node's, or the pods' system container's (allocatable). */
+export function memorySignalStats(signal: "memory.available" | "allocatableMemory.available", summary: Summary): MemoryStats | undefined {
+  return signal === "allocatableMemory.available" ? podsSystemContainer(summary)?.memory : summary.node.memory;
+}
+
 /** One target per memory / allocatable-memory threshold, hard and soft. Errors per target are returned, not thrown. */
 export function notifierTargets(thresholds: readonly Threshold[], summary: Summary): { targets: NotifierTarget[]; errors: string[] } {
   const targets: NotifierTarget[] = [];
@@ -48,7 +53,7 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
     const pods = t.signal === "allocatableMemory.available";
     const hard = isHardThreshold(t);
     try {
-      const mem = pods ? podsSystemContainer(summary)?.memory : summary.node.memory;
+      const mem = memorySignalStats(t.signal, summary);
       const line = workingSetLine(t, mem, pods ? 'node.systemContainers["pods"].memory' : "node.memory");
       targets.push({
         id: `${t.signal}#${index}`,

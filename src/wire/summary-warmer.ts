@@ -9,9 +9,9 @@
 // - The full summary (every pod's cgroups, logs, volumes: ~20 ms at 100 pods) only for a few ticks after
 //   the set of pods or of their containers changed, so a new pod's container stats are cached by the
 //   time it is ranked — but not at every tick of a burst of starts (9 full summaries in a 100-pod burst).
-import { podsSystemContainer } from "../eviction/observations.ts";
+import { memorySignalStats } from "../eviction/notifier-thresholds.ts";
 import { thresholdAmount, type Threshold } from "../eviction/threshold.ts";
-import type { MemoryStats, Summary } from "../stats/summary.ts";
+import type { Summary } from "../stats/summary.ts";
 
 /** Full summaries after a change of the pods or their containers. */
 export const WARM_TICKS_AFTER_CHANGE = 5;
@@ -29,7 +29,7 @@ export const WARM_NEAR_FRACTION = 0.25;
 export function memoryThresholdsNear(thresholds: readonly Threshold[], summary: Summary | undefined, fraction = WARM_NEAR_FRACTION): boolean {
   for (const t of thresholds) {
     if (t.signal !== "memory.available" && t.signal !== "allocatableMemory.available") continue;
-    const mem: MemoryStats | undefined = t.signal === "memory.available" ? summary?.node.memory : summary && podsSystemContainer(summary)?.memory;
+    const mem = summary && memorySignalStats(t.signal, summary);
     if (mem?.availableBytes === undefined || mem.workingSetBytes === undefined) return true;
     const capacity = mem.availableBytes + mem.workingSetBytes;
     if (mem.availableBytes - thresholdAmount(t.value, capacity) < fraction * capacity) return true;
