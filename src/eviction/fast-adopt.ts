@@ -61,9 +61,11 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   logger.info(`eviction threshold met ${kv({ signal, observed, threshold, kind, graceLeft: "0s" })}`);
   logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
 
-  // The message's per-container figures come from the last summary, as the memory-only cycle's do
-  // (it reuses the last full summary's containers); the pod's working set is the worker's.
-  const last = state.lastSummary ? podStatsByUid(state.lastSummary).get(d.pod.metadata.uid ?? "") : undefined;
+  // The message's per-container figures come from the summary provider's last full summary, as the
+  // memory-only cycle's do (it reuses that summary's containers; the manager's own last summary may be
+  // from a cycle before the victim started); the pod's working set is the worker's.
+  const uid = d.pod.metadata.uid ?? "";
+  const last = deps.lastPodStats?.(uid) ?? (state.lastSummary ? podStatsByUid(state.lastSummary).get(uid) : undefined);
   const time = new Date(d.decidedAtMs).toISOString();
   const stats = last ? { ...last, memory: { ...last.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;
   const { message, annotations } = evictionMessage(resource, d.pod, stats, [t], observations);

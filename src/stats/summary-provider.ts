@@ -109,6 +109,8 @@ export interface SummaryProvider {
   summary(req?: SummaryRequest): Promise<Summary>;
   /** Stats of one active pod, or undefined when no active pod has that UID. */
   podStats(uid: string): Promise<PodStats | undefined>;
+  /** The pod as the last full summary saw it (containers, cpu, volumes), no I/O; undefined before one did. */
+  lastPodStats(uid: string): PodStats | undefined;
 }
 
 /** The runtime's view of the node, grouped by pod UID. */
@@ -556,6 +558,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       if (!opts.activePods().some((p) => p.metadata.uid === uid)) return undefined;
       return (await build(uid)).pods[0];
     },
+    lastPodStats: (uid) => last?.podsByUid.get(uid),
   };
 }
 
