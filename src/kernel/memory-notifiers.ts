@@ -28,10 +28,10 @@ export interface MemoryNotifiersOptions {
    */
   onTrigger(reason: string, lagMs?: number): void;
   /**
-   * cgroup v2 working-set watch: whether a repeated post of target `id` (still over its line) may change
+   * cgroup v2 working-set watch: whether a repeated post of a target (still over its line) may change
    * what a cycle decides (eviction/notifier-thresholds.ts repeatCrossingUseful). Default: always.
    */
-  repeatUseful?(id: string): boolean;
+  repeatUseful?(target: MemcgTarget): boolean;
   /** cgroup v1 memory mount (default /sys/fs/cgroup/memory). */
   memoryCgroupRoot?: string;
   /** Pod cgroup root relative to the mount, for allocatableMemory.available (default "kubepods"). */
@@ -192,8 +192,8 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       else logger.warn(`kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error })}`);
     },
     onCrossing(c) {
-      if (c.repeat && opts.repeatUseful && !opts.repeatUseful(c.id)) return;
       const t = described.get(c.id);
+      if (c.repeat && t && opts.repeatUseful && !opts.repeatUseful(t)) return;
       const description = t?.description ?? c.id;
       const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`;
       opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);

@@ -284,7 +284,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           ...priority,
           podsCgroup: input.podsCgroup,
           fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
-          repeatUseful: (id) => repeatCrossingUseful(manager.state(), id, clock.now()),
+          repeatUseful: (target) => repeatCrossingUseful(manager.state(), target, clock.now()),
           onTrigger(reason, lagMs) {
             events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
             tracer.onKernelEvent(reason, lagMs);

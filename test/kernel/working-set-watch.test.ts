@@ -196,7 +196,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     kn = startMemoryNotifiers({
       ...onFakeV2Mount(mount),
       workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 5 },
-      repeatUseful: (id) => (asked.push(id), useful),
+      repeatUseful: (target) => (asked.push(target.id!), useful),
       onTrigger: () => triggers++,
       logger: { info: () => {}, warn: () => {}, debug: () => {} },
     });
