@@ -201,6 +201,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     nodeName: input.nodeName,
     summary: (req) => summary.summary(req),
     activePods: () => lifecycle.activePods(),
+    containerMemory: (pod) => summary.containerMemory(pod),
     killPod: tracer.wrapKillPod((pod, grace, status) => lifecycle.killPod(pod, grace, status)),
     podCleanedUp: (pod) => lifecycle.isPodCleanedUp(pod),
     recorder: input.events && evictionEvents(input.events, input.nodeName),
