@@ -24,6 +24,9 @@ export const RESOURCES: ResourceDef[] = [
   { group: "", version: "v1", resource: "events", singular: "event", kind: "Event", namespaced: true, shortNames: ["ev"], subresources: [] },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: "Lease", namespaced: true, subresources: [] },
   { group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: "CertificateSigningRequest", namespaced: false, shortNames: ["csr"], subresources: ["status", "approval"] },
+  // Beta since 1.33 (served when the apiserver enables certificates.k8s.io/v1beta1), the version newest
+  // kubelets read first after v1; cluster-scoped, readable by every authenticated user.
+  { group: "certificates.k8s.io", version: "v1beta1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: "ClusterTrustBundle", namespaced: false, subresources: [] },
 ];
 
 export const apiVersionOf = (d: ResourceDef): string => (d.group ? `${d.group}/${d.version}` : d.version);
@@ -52,10 +55,21 @@ export function apiVersions(serverAddress: string): object {
   return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }] };
 }
 
+/** Kubernetes version priority: GA, then beta, then alpha (newest first within each). */
+function versionRank(v: string): [number, number, number] {
+  const m = /^v(\d+)(?:(beta|alpha)(\d+))?$/.exec(v);
+  if (!m) return [3, 0, 0];
+  return [m[2] === "alpha" ? 2 : m[2] === "beta" ? 1 : 0, -Number(m[1]), -Number(m[3] ?? 0)];
+}
+const byPriority = (a: string, b: string) => {
+  const [x, y] = [versionRank(a), versionRank(b)];
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+};
+
 export function apiGroupList(): object {
   const groups = [...new Set(RESOURCES.filter((r) => r.group).map((r) => r.group))].map((name) => {
-    const gv = { groupVersion: `${name}/v1`, version: "v1" };
-    return { name, versions: [gv], preferredVersion: gv };
+    const versions = [...new Set(RESOURCES.filter((r) => r.group === name).map((r) => r.version))].sort(byPriority).map((version) => ({ groupVersion: `${name}/${version}`, version }));
+    return { name, versions, preferredVersion: versions[0] };
   });
   return { kind: "APIGroupList", apiVersion: "v1", groups };
 }
