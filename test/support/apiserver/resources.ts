@@ -8,7 +8,7 @@ export interface ResourceDef {
   kind: string;
   namespaced: boolean;
   shortNames?: string[];
-  /** Subresources served: status (spec kept), approval (CSR conditions only), token (TokenRequest, create only). */
+  /** Subresources served: status (spec kept), approval (CSR conditions only), token (TokenRequest) and eviction (policy/v1 Eviction), create only. */
   subresources: string[];
 }
 
@@ -17,7 +17,7 @@ const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "
 export const RESOURCES: ResourceDef[] = [
   { group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: "Namespace", namespaced: false, shortNames: ["ns"], subresources: ["status"] },
   { group: "", version: "v1", resource: "nodes", singular: "node", kind: "Node", namespaced: false, shortNames: ["no"], subresources: ["status"] },
-  { group: "", version: "v1", resource: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status"] },
+  { group: "", version: "v1", resource: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status", "eviction"] },
   { group: "", version: "v1", resource: "secrets", singular: "secret", kind: "Secret", namespaced: true, subresources: [] },
   { group: "", version: "v1", resource: "configmaps", singular: "configmap", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], subresources: [] },
   { group: "", version: "v1", resource: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", namespaced: true, shortNames: ["sa"], subresources: ["token"] },
@@ -38,6 +38,12 @@ export function findResource(group: string, version: string, resource: string): 
   return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
 }
 
+/** Subresources that only create another kind (kube-apiserver's discovery names its group/version/kind). */
+const CREATE_ONLY: Record<string, { group: string; version: string; kind: string }> = {
+  token: { group: "authentication.k8s.io", version: "v1", kind: "TokenRequest" },
+  eviction: { group: "policy", version: "v1", kind: "Eviction" },
+};
+
 export function resourceList(group: string, version: string): object | undefined {
   const defs = RESOURCES.filter((r) => r.group === group && r.version === version);
   if (!defs.length) return undefined;
@@ -45,7 +51,8 @@ export function resourceList(group: string, version: string): object | undefined
   for (const d of defs) {
     resources.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS, ...(d.shortNames ? { shortNames: d.shortNames } : {}) });
     for (const s of d.subresources) {
-      resources.push({ name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] });
+      const createOnly = CREATE_ONLY[s];
+      resources.push(createOnly ? { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, ...createOnly, verbs: ["create"] } : { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] });
     }
   }
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group ? `${group}/${version}` : version, resources };
