@@ -1,6 +1,6 @@
 // imagePullSecrets → CRI AuthConfig (upstream kuberuntime PullImage with the pod's keyring): the
 // credentials matching the image are tried in order until a pull succeeds; an unreadable pull secret
-// is skipped; an image no credential matches is pulled anonymously. The image events (Pulling, Pulled, Failed, BackOff) as upstream. A recording CRI stands in.
+// is skipped; an image no credential matches is pulled anonymously. A recording CRI stands in.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,27 +57,4 @@ test("pull secrets: matching credentials in order until one works; anonymous whe
     { image: "registry.example.com/team/app:1", user: "fresh" },
     { image: "quay.io/x/y:2", user: undefined },
   ]);
-});
-
-test("image events as upstream's EnsureImageExists: Pulling → Pulled (absent image), Failed (ErrImagePull), then BackOff while backing off", async () => {
-  const { cri } = recordingCri();
-  const failing = { ...cri, pullImage: async (image: string) => (image.startsWith("bad/") ? Promise.reject(new Error("not found")) : "sha256:abc") } as unknown as CriClient;
-  const events: { type: string; reason: string; message: string; fieldPath?: string }[] = [];
-  const recorder = { event: (ref: { fieldPath?: string }, type: string, reason: string, message: string) => void events.push({ type, reason, message, fieldPath: ref.fieldPath }) };
-  const rt = createKubeRuntime({ cri: new Proxy(failing, { get: (t, k: string) => (t as any)[k] ?? (cri as any)[k] }), podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, events: recorder });
-  const pod = { metadata: { name: "img", namespace: "ns", uid: "u2" }, spec: { containers: [{ name: "good", image: "ok/app:1" }, { name: "broken", image: "bad/app:1" }] } };
-  const backOff = { isInBackOff: () => false, next: () => {} };
-  const first = await rt.syncPod(pod, { uid: "u2", name: "img", namespace: "ns", sandboxes: [], containers: [] }, backOff);
-  expect(first.errors).toContainEqual({ container: "broken", reason: "ErrImagePull", message: "not found" });
-  expect(events.map((e) => [e.reason, e.message.replace(/ in \S+ \(\S+ including waiting\)$/, " in …")])).toEqual(expect.arrayContaining([
-    ["Pulling", 'Pulling image "ok/app:1"'],
-    ["Pulled", 'Successfully pulled image "ok/app:1" in …'],
-    ["Pulling", 'Pulling image "bad/app:1"'],
-    ["Failed", 'Failed to pull image "bad/app:1": not found'],
-  ]));
-  expect(events.find((e) => e.reason === "Failed")).toMatchObject({ type: "Warning", fieldPath: "spec.containers{broken}" });
-  events.length = 0;
-  const second = await rt.syncPod(pod, { uid: "u2", name: "img", namespace: "ns", sandboxes: [], containers: [] }, backOff);
-  expect(second.errors).toContainEqual({ container: "broken", reason: "ImagePullBackOff", message: 'Back-off pulling image "bad/app:1"' });
-  expect(events).toContainEqual({ type: "Normal", reason: "BackOff", message: 'Back-off pulling image "bad/app:1"', fieldPath: "spec.containers{broken}" });
 });
