@@ -134,6 +134,8 @@ function sigtermFromCriLog(text: string): number | undefined {
 
 interface Run {
   pod?: string;
+  /** The bench missed the crossing (bunlet evicted first): crossedAt is bunlet's traced one (noteTraces). */
+  crossingFromTrace?: boolean;
   /** Wall-clock phases of the run (ms): pressure clear, pod running, crossing, removed. */
   phases?: string;
   crossedAt: number;
@@ -285,12 +287,18 @@ function noteTraces(n: Node, rs: Run[]): void {
         .map((l) => JSON.parse(l) as TraceRecord)
     : [];
   for (const r of rs) {
-    if (!r.pod || !r.crossedAt) continue;
+    if (!r.pod || (!r.crossedAt && !r.crossingFromTrace)) continue;
     const rec = recs.filter((x) => x.pod.endsWith(`/${r.pod}`)).at(-1);
     const l = rec?.latencyMs;
+    const traced = rec ? isoMs(rec.timestamps.thresholdCrossed) : undefined;
+    const benchAt = r.crossedAt;
+    // The crossing is the earlier of the bench's and bunlet's own (as reaction.ts): bunlet's thread can
+    // read the line crossed, and evict, before the bench's next 2 ms read.
+    if (traced !== undefined && (r.crossingFromTrace || traced < r.crossedAt)) r.crossedAt = traced;
+    if (r.crossingFromTrace && traced === undefined) r.crossedAt = 0; // no crossing known: not timed
     const note = !rec
       ? "no trace record"
-      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${fmt(isoMs(rec.timestamps.thresholdCrossed) - r.crossedAt)} after the bench's crossing, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}`;
+      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${r.crossingFromTrace ? "(the bench never saw the line: the victim was gone before its next read)" : `${fmt(traced! - benchAt)} after the bench's crossing`}, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}${(rec as { decidedBy?: string }).decidedBy ? `, decided by ${(rec as { decidedBy?: string }).decidedBy}` : ""}`;
     r.note = r.note ? `${r.note}; ${note}` : note;
   }
 }
@@ -341,8 +349,14 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
     mark("running");
     if (mode === "earlyoom") return await earlyoomRun(n, obs, pod, (p) => (eo = p));
     if (mode === "oomd") oomdSince = new Date().toISOString();
-    const crossedAt = await waitFor(`${podName} to cross the line`, () => obs.crossed(), 60_000, 2);
+    // bunlet's thread may see the line and evict before the bench's next read: then its trace has the crossing.
+    const seen = await waitFor(`${podName} to cross the line`, async () => obs.crossed() ?? (mode === "bunlet" && (await victimGot(n, pod)) !== undefined ? -1 : undefined), 60_000, 2);
     mark("crossed");
+    if (seen === -1) {
+      const gotAt = await victimGot(n, pod);
+      return { pod: podName, crossedAt: 0, crossingFromTrace: true, gotAt };
+    }
+    const crossedAt = seen;
     const freedAt = await waitFor("memory freed", () => obs.freed(), mode === "oomd" ? 60_000 : 30_000, 5);
     if (mode === "oomd") {
       const killed = sh(`journalctl -u systemd-oomd --since '${oomdSince.replace("T", " ").slice(0, 19)}' -o cat 2>/dev/null || true`).match(/Killed [^\n]*/)?.[0];
@@ -459,6 +473,9 @@ async function inGuest(o: GuestOpts): Promise<void> {
   mkdirSync(n.podLogs, { recursive: true });
   const hub = createNotifierHub();
   const results = new Map<Mode, Run[]>();
+  const save = (mode: Mode, r: Run) => {
+    if (n.out) writeFileSync(join(n.out, SAMPLES), `${JSON.stringify({ mode, session, ...(mode === "bunlet" ? { threadEviction: o.threadEviction } : {}), ...r } satisfies Sample)}\n`, { flag: "a" });
+  };
   try {
     writeFileSync(join(n.manifests, "steady.yaml"), staticPodYaml("steady", { image: n.ctd.images.busybox, command: ["sh", "-c", "exec sleep 2147483647"], terminationGracePeriodSeconds: 1, container: "      resources: { requests: { memory: 16Mi } }\n" }));
     for (const mode of modes) {
@@ -483,8 +500,9 @@ async function inGuest(o: GuestOpts): Promise<void> {
         r.phases = phases.join(", ");
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
-        if (n.out) writeFileSync(join(n.out, SAMPLES), `${JSON.stringify({ mode, session, ...(mode === "bunlet" ? { threadEviction: o.threadEviction } : {}), ...r } satisfies Sample)}\n`, { flag: "a" });
-        const rel = (t?: number) => (t === undefined ? "-" : fmt(t - r.crossedAt));
+        // bunlet's runs once its trace is read (the crossing may come from it), the others at once.
+        if (mode !== "bunlet") save(mode, r);
+        const rel = (t?: number) => (t === undefined ? "-" : r.crossingFromTrace ? "(crossing from bunlet's trace: below once it stopped)" : fmt(t - r.crossedAt));
         console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`);
         if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`);
         // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
@@ -496,7 +514,10 @@ async function inGuest(o: GuestOpts): Promise<void> {
       await n.bunlet?.stop("SIGTERM", 10_000);
       if (mode === "bunlet") {
         noteTraces(n, rs);
-        for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: ${r.note}`);
+        for (const [i, r] of rs.entries()) {
+          save(mode, r);
+          if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`);
+        }
       }
       if (n.out) {
         writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
@@ -530,7 +551,7 @@ function report(samples: Sample[]): void {
   }
   const s = new Map<Row, { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }>();
   for (const [mode, rs] of results) {
-    const ok = rs.filter((r) => r.gotAt !== undefined);
+    const ok = rs.filter((r) => r.gotAt !== undefined && r.crossedAt > 0);
     const got = ok.map((r) => r.gotAt! - r.crossedAt);
     const freed = rs.filter((r) => r.freedAt !== undefined && r.crossedAt > 0).map((r) => r.freedAt! - r.crossedAt);
     const stall = ok.filter((r) => r.stallAt !== undefined).map((r) => r.gotAt! - r.stallAt!);
