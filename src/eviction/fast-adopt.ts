@@ -62,8 +62,10 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
 
   // The pod's working set is the worker's; its containers' are read now (the signal is sent already),
-  // else the last summary's.
-  const last = state.lastSummary ? podStatsByUid(state.lastSummary).get(d.pod.metadata.uid ?? "") : undefined;
+  // else taken from the summary provider's last full summary (the manager's own last summary may be
+  // from a cycle before the victim started).
+  const uid = d.pod.metadata.uid ?? "";
+  const last = deps.lastPodStats?.(uid) ?? (state.lastSummary ? podStatsByUid(state.lastSummary).get(uid) : undefined);
   const time = new Date(d.decidedAtMs).toISOString();
   const read = withFreshContainerMemory(resource, d.pod, last, deps.containerMemory?.(d.pod));
   const stats = read ? { ...read, memory: { ...read.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;

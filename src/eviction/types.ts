@@ -1,6 +1,6 @@
 // The eviction manager's injected dependencies and configuration.
 import type { PodLike } from "../pod/pod-like.ts";
-import type { ContainerStats, Summary, SummaryRequest } from "../stats/summary.ts";
+import type { ContainerStats, PodStats, Summary, SummaryRequest } from "../stats/summary.ts";
 import type { Clock } from "../clock.ts";
 import type { NotifierTarget } from "./notifier-thresholds.ts";
 import type { FsLayout } from "./rank.ts";
@@ -97,6 +97,12 @@ export interface EvictionDeps {
    * evicts nobody. True also cancels that plan, so the thread cannot evict beside this cycle.
    */
   mayEvict?: () => boolean;
+  /**
+   * A pod as the summary provider's last full summary saw it, no I/O (its containers name their usage
+   * in the eviction message). The notifier thread's eviction is recorded synchronously from it
+   * (fast-adopt.ts): the manager's own last summary can predate a pod that started since its cycle.
+   */
+  lastPodStats?: (uid: string) => PodStats | undefined;
   /** Called after every cycle (e.g. the --eviction-trace JSON-lines writer; see trace.ts). */
   onCycle?: (report: import("./synchronize.ts").CycleReport) => void;
 }

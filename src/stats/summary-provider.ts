@@ -116,6 +116,8 @@ export interface SummaryProvider {
    * for a pod started since. Undefined when the runtime's listing does not know the pod yet.
    */
   containerMemory(pod: PodLike): ContainerStats[] | undefined;
+  /** The pod as the last full summary saw it (containers, cpu, volumes), no I/O; undefined before one did. */
+  lastPodStats(uid: string): PodStats | undefined;
 }
 
 /** The runtime's view of the node, grouped by pod UID. */
@@ -580,6 +582,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       }
       return out;
     },
+    lastPodStats: (uid) => last?.podsByUid.get(uid),
   };
 }
 

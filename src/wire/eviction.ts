@@ -212,6 +212,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     },
     onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
     mayEvict: planner && (() => planner.mayEvict()),
+    lastPodStats: (uid) => summary.lastPodStats(uid),
     onCycle(report) {
       onMetrics(report);
       tracer.onCycle(report, manager.state());

@@ -61,6 +61,24 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ");
   });
 
+  test("a victim that started after the last cycle: its containers' usage comes from the summary provider's last full summary", async () => {
+    const h = setup();
+    // The manager's last cycle ran before the hog started: its summary has no stats for it.
+    await h.step(0, summary({ time: at(0), memAvailable: 2000 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(small, { memory: 50 * Mi }, at(0))] }));
+    h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined);
+    h.clock.set(atMs(2));
+    adoptFastEviction(h.deps, h.state, {
+      threshold: h.state.thresholds[0]!,
+      observation: { available: 80 * Mi, capacity: 4 * Gi, timeMs: atMs(2) },
+      pod: hog,
+      workingSetBytes: 800 * Mi,
+      ranked: rankMemoryPressure(pods(), (p) => podStats(p, { memory: p === hog ? 800 * Mi : 50 * Mi })),
+      decidedAtMs: atMs(2),
+      signalled: 1,
+    });
+    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ");
+  });
+
   test("a cycle told the notifier thread is evicting (mayEvict false) evicts nobody", async () => {
     const h = setup();
     let asked = 0;
