@@ -44,28 +44,15 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
   });
 
-  test("a pod started since the last summary: its containers' figures read at adoption (containerMemory)", async () => {
+  // The manager's last cycle ran before the hog started: its summary has no stats for the hog.
+  const sources: [string, (h: ReturnType<typeof setup>) => void][] = [
+    ["its containers' memory read at adoption (containerMemory)", (h) => (h.deps.containerMemory = (p) => (p === hog ? [{ name: "c", memory: { time: at(1), workingSetBytes: 700 * Mi } }] : undefined))],
+    ["the summary provider's last full summary (lastPodStats)", (h) => (h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined))],
+  ];
+  test.each(sources)("a victim that started after the last cycle: the message's container figure from %s", async (_n, give) => {
     const h = setup();
     await h.step(0, summary({ time: at(0), memAvailable: 2000 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(small, { memory: 50 * Mi }, at(0))] }));
-    h.deps.containerMemory = (p) => (p === hog ? [{ name: "c", memory: { time: at(1), workingSetBytes: 700 * Mi } }] : undefined);
-    h.clock.set(atMs(1));
-    adoptFastEviction(h.deps, h.state, {
-      threshold: h.state.thresholds[0]!,
-      observation: { available: 80 * Mi, capacity: 4 * Gi, timeMs: atMs(1) },
-      pod: hog,
-      workingSetBytes: 720 * Mi,
-      ranked: rankMemoryPressure(pods(), (p) => podStats(p, { memory: p === hog ? 720 * Mi : 50 * Mi })),
-      decidedAtMs: atMs(1),
-      signalled: 1,
-    });
-    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ");
-  });
-
-  test("a victim that started after the last cycle: its containers' usage comes from the summary provider's last full summary", async () => {
-    const h = setup();
-    // The manager's last cycle ran before the hog started: its summary has no stats for it.
-    await h.step(0, summary({ time: at(0), memAvailable: 2000 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(small, { memory: 50 * Mi }, at(0))] }));
-    h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined);
+    give(h);
     h.clock.set(atMs(2));
     adoptFastEviction(h.deps, h.state, {
       threshold: h.state.thresholds[0]!,
