@@ -52,10 +52,12 @@
 // earlyoom mode, on "received" p99. The bench prints the nice value of each bunlet thread in both
 // bunlet notification modes: by default the notifier thread runs at -20 and the main thread at 0
 // (raised only while it handles a kernel event, see src/kernel/thread-priority.ts).
+// notify-cycle: bunlet as notify with BUNLET_NOTIFIER_THREAD_EVICTION=0 (every decision by the main
+// thread's cycle, the path before the notifier-thread eviction became the default).
 // Idle pods (--idle-pods N): N BestEffort busybox `sleep` static pods (idle-0 … idle-<N-1>) are started
 // beside the steady pod and kept Running for every mode (earlyoom's too), the ramp being the same; the
 // bench waits for all of them to run before the first measurement. Compare with a run without them.
-//   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,periodic,earlyoom] [--contention] [--nice -10] [--idle-pods 100]
+//   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,notify-cycle,periodic,earlyoom] [--contention] [--nice -10] [--idle-pods 100]
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -69,9 +71,10 @@ const RAMP = { totalMiB: 850, mibPerSec: 600 };
 /** earlyoom's minimum sits this much before the kubepods crossing on the ramp (see oneRun). */
 const EARLYOOM_MARGIN = 200 * MIB;
 
-type Mode = "notify" | "notify-nice" | "periodic" | "earlyoom" | "earlyoom-p";
+type Mode = "notify" | "notify-cycle" | "notify-nice" | "periodic" | "earlyoom" | "earlyoom-p";
 const LABEL: Record<Mode, string> = {
   notify: "(i) bunlet, kernel notification",
+  "notify-cycle": "(i'') bunlet, kernel notification, notifier-thread eviction off",
   "notify-nice": "(i') bunlet, kernel notification, schedulingNice",
   periodic: "(ii) bunlet, 10 s loop only",
   earlyoom: "(iii) earlyoom 1.7",
@@ -213,8 +216,10 @@ async function startBunlet(h: Harness, mode: Mode): Promise<void> {
       ? { kernelMemcgNotification: false, evictionHard: { "nodefs.available": "1Mi" } } // bunlet never evicts for memory here
       : { kernelMemcgNotification: mode !== "periodic", evictionHard: { "memory.available": `${THRESHOLD / MIB}Mi` } }; // copied onto allocatableMemory.available
   const nice = mode === "notify-nice" ? { schedulingNice } : {};
-  await h.start({ allocatableBytes: ALLOCATABLE, config: { ...config, ...nice, evictionPressureTransitionPeriod: "1s", podLogsDir: podLogsDir(h) } });
-  if (mode === "notify" || mode === "notify-nice") {
+  // notify-cycle: every decision by the main thread's cycle, as before the notifier-thread eviction was on by default.
+  const env = mode === "notify-cycle" ? { BUNLET_NOTIFIER_THREAD_EVICTION: "0" } : undefined;
+  await h.start({ allocatableBytes: ALLOCATABLE, env, config: { ...config, ...nice, evictionPressureTransitionPeriod: "1s", podLogsDir: podLogsDir(h) } });
+  if (mode === "notify" || mode === "notify-cycle" || mode === "notify-nice") {
     await h.waitNotifierArmed("hard", 20_000);
     console.log(bunletThreadNices(h.dir));
   }
@@ -407,7 +412,7 @@ async function main(): Promise<void> {
             : r.noSigterm
               ? `, ${r.noSigterm}`
               : "";
-        console.log(`${LABEL[mode]} run ${i + 1}: crossing→signal sent ${fmt(s)}${got}, crossing→freed ${fmt(f)}${r.ownMs !== undefined ? `, bunlet's own trace ${fmt(r.ownMs)}` : ""}${r.note ? ` (${r.note})` : ""}`);
+        console.log(`${LABEL[mode]} run ${i + 1}: crossing→signal sent ${fmt(s)}${got}, crossing→freed ${fmt(f)}${r.ownMs !== undefined ? `, bunlet's own trace ${fmt(r.ownMs)}${r.onNotifierThread ? " (decided on the notifier thread)" : " (decided by the main thread's cycle)"}` : ""}${r.note ? ` (${r.note})` : ""}`);
       }
       await h.stopBunlet("SIGTERM");
     }

@@ -4,6 +4,7 @@
 // containers, no restarts), and MemoryPressure is set, then cleared once the transition period has
 // passed without the signal being met.
 //   bun scripts/chaos/besteffort-hog.ts
+import { notifierThreadEvictionFromEnv } from "../../src/wire/eviction.ts";
 import { cli, containerFingerprint, isEvicted, MIB, type Harness, type Scenario } from "./lib.ts";
 
 const ALLOCATABLE = 1024 * MIB;
@@ -68,6 +69,12 @@ export const besteffortHog: Scenario = {
     h.check("exactly one eviction, of the hog", trace.length === 1 && trace[0]!.pod === `default/${h.podName("hog")}`, trace.map((r) => r.pod).join(",") || "none");
     h.check("evicted for allocatableMemory.available", rec.signal === "allocatableMemory.available", `signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold}`);
     h.check("the hog was ranked first", rec.ranked[0]?.pod === `default/${h.podName("hog")}`, rec.ranked.map((r) => r.pod).join(","));
+    // cgroup v1's default: the hard memory eviction decided and signalled on the kernel notifier
+    // thread (src/kernel/fast-evict.ts); BUNLET_NOTIFIER_THREAD_EVICTION=0 leaves it to the main thread's cycle.
+    if (h.layout.version === 1) {
+      const want = notifierThreadEvictionFromEnv(process.env) ? "notifier-thread" : undefined;
+      h.check(`decided ${want ? "on the kernel notifier thread (the default)" : "by the main thread's cycle (BUNLET_NOTIFIER_THREAD_EVICTION off)"}`, rec.decidedBy === want, `decidedBy=${rec.decidedBy ?? "the main thread's cycle"}`);
+    }
     const hog = await h.pod("hog");
     h.check("the hog's status says Evicted", isEvicted(hog), `phase=${hog?.status?.phase} reason=${hog?.status?.reason} message=${hog?.status?.message}`);
     for (const [name, fp] of before) {

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { admitPod } from "../../src/eviction/index.ts";
-import { admissionView, runtimeImageFsDir, sandboxImages } from "../../src/wire/eviction.ts";
+import { admissionView, notifierThreadEvictionFromEnv, runtimeImageFsDir, sandboxImages } from "../../src/wire/eviction.ts";
 import { pod } from "../eviction/helpers.ts";
 
 const staticBE = pod("s", { annotations: { "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "x" } });
@@ -42,4 +42,18 @@ test.each([
 
 test("runtimeImageFsDir: a failing runtime leaves imagefs unobserved instead of throwing", async () => {
   expect(await runtimeImageFsDir({ imageFsInfo: async () => Promise.reject(new Error("UNAVAILABLE")) })).toBeUndefined();
+});
+
+test.each([
+  ["unset: on by default", undefined, true],
+  ["empty: on by default", "", true],
+  ["1", "1", true],
+  ["true", "true", true],
+  ["ON", "ON", true],
+  ["0: the off switch", "0", false],
+  ["false", "false", false],
+  [" off ", " off ", false],
+  ["a typo keeps the default (with a warning)", "yes please", true],
+] as const)("the notifier-thread eviction switch (BUNLET_NOTIFIER_THREAD_EVICTION): %s", (_name, value, on) => {
+  expect(notifierThreadEvictionFromEnv({ BUNLET_NOTIFIER_THREAD_EVICTION: value })).toBe(on);
 });

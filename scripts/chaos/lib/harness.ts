@@ -39,6 +39,8 @@ export interface StartOptions {
   /** Node allocatable memory: kubepods gets this limit (systemReserved = MemTotal − this). */
   allocatableBytes: number;
   extraArgs?: string[];
+  /** Environment variables for the agent, over this process's (e.g. BUNLET_NOTIFIER_THREAD_EVICTION: "0"). */
+  env?: Record<string, string>;
   /** --root-dir (nodefs); default <scenario dir>/root. */
   rootDir?: string;
   /** Wait until these manifests' pods are Running (default: every manifest written so far). */
@@ -229,7 +231,7 @@ export function createHarness(name: string, verbose: boolean) {
       await ensureBuilt();
       const args = ["--config", configPath, `--root-dir=${opts.rootDir ?? rootDir}`, `--hostname-override=${nodeName}`, `--eviction-trace=${tracePath}`, "--v=2", ...(opts.extraArgs ?? [])];
       say(`starting dist/bunlet ${args.join(" ")}`);
-      const p = spawnBunlet(args, { cwd: dir });
+      const p = spawnBunlet(args, { cwd: dir, env: opts.env });
       bunlet = p;
       void p.exited.then((code) => {
         logs.push(`--- bunlet pid ${p.pid} exited ${code}; stderr ---\n${p.stderr()}`);

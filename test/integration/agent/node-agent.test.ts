@@ -2,7 +2,8 @@
 // pods from a temp manifest dir run and show in /pods and /stats/summary; a BestEffort memory hog in a
 // small kubepods limit (systemReserved = capacity − 256Mi) is evicted through the kernel memcg
 // notifier on kubepods, with an upstream-shaped status, a trace record and metrics, while the other
-// pods keep running. Skipped when not root.
+// pods keep running. The eviction is the default one, decided on the notifier thread
+// (BUNLET_NOTIFIER_THREAD_EVICTION unset; =0 runs it on the main thread's cycle). Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
+import { notifierThreadEvictionFromEnv } from "../../../src/wire/eviction.ts";
 import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { writeStaticPodConfig } from "../../support/agent.ts";
@@ -125,6 +127,10 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     });
     expect(rec.signal).toBe("allocatableMemory.available");
     expect(rec.trigger.kind).toBe("kernel");
+    // The default path: decided and signalled on the kernel notifier thread (kernel/fast-evict.ts),
+    // recorded by the main thread (eviction/fast-adopt.ts) with the same status, message and events.
+    // BUNLET_NOTIFIER_THREAD_EVICTION=0 runs the same test on the main thread's cycle.
+    expect(rec.decidedBy).toBe(notifierThreadEvictionFromEnv(process.env) ? "notifier-thread" : undefined);
     expect(rec.threshold).toBe("100Mi");
     expect(rec.timestamps.stopSignalSent).not.toBeNull();
     expect(rec.timestamps.containerExited).not.toBeNull();
