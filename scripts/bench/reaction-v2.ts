@@ -274,6 +274,12 @@ const isoMs = (iso: string) => {
   return m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
 };
 
+/** bunlet's trace has an eviction record for `pod`. */
+function traceHas(n: Node, pod: string): boolean {
+  const file = join(n.dir, "trace.jsonl");
+  return existsSync(file) && readFileSync(file, "utf8").split("\n").some((l) => l.includes(`"kind":"eviction"`) && l.includes(`/${pod}"`));
+}
+
 /**
  * bunlet's own account of each eviction (its --eviction-trace records, written once memory is back
  * under the threshold or when bunlet stops, so read after it stopped), as a note on each run.
@@ -507,9 +513,16 @@ async function inGuest(o: GuestOpts): Promise<void> {
         r.phases = phases.join(", ");
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
-        // bunlet's runs once its trace is read (the crossing may come from it), the others at once.
-        if (mode !== "bunlet") save(mode, r);
-        const rel = (t?: number) => (t === undefined ? "-" : r.crossingFromTrace ? "(crossing from bunlet's trace: below once it stopped)" : fmt(t - r.crossedAt));
+        // Saved at once (a guest session cut by its time limit keeps what it measured); bunlet's once its
+        // trace has the run (written when memory is back under the threshold; the crossing may come from it).
+        if (mode === "bunlet" && r.pod) {
+          const pod = r.pod;
+          await waitFor("bunlet's trace of the run", () => traceHas(n, pod), 5_000, 100).catch(() => undefined);
+          noteTraces(n, [r]);
+          if (n.out) writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
+        }
+        save(mode, r);
+        const rel = (t?: number) => (t === undefined ? "-" : !r.crossedAt ? "(no crossing known)" : fmt(t - r.crossedAt));
         console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`);
         if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`);
         // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
@@ -519,13 +532,7 @@ async function inGuest(o: GuestOpts): Promise<void> {
         }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
-      if (mode === "bunlet") {
-        noteTraces(n, rs);
-        for (const [i, r] of rs.entries()) {
-          save(mode, r);
-          if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`);
-        }
-      }
+      if (mode === "bunlet") for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`);
       if (n.out) {
         writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
         if (existsSync(join(n.dir, "trace.jsonl"))) writeFileSync(join(n.out, `trace-${mode}.jsonl`), readFileSync(join(n.dir, "trace.jsonl")));
