@@ -299,7 +299,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
   // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
   // the client the node API wiring builds once the node has credentials.
-  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy) }) : undefined;
+  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy), clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection === true }) : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,

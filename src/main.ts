@@ -1,4 +1,8 @@
 // bunlet's entry point (the compiled binary's main module).
+import { applyRuntimeEnv } from "./runtime-env.ts";
+
+// Bun's idle tuning is read from the environment at process start: re-executes with it, once.
+applyRuntimeEnv();
 
 // citty decides on colours when it is first imported, from the environment only: keep escape
 // codes out of pipes and log files. (Hence the dynamic import below, after this line runs.)

@@ -1,9 +1,15 @@
 // Reaction time on cgroup v2, side by side in one run inside the v2 guest with systemd as PID 1:
-//   (i)   bunlet, its cgroup v2 fast path (kernelMemcgNotification: true → the working-set watch)
+//   (i)   bunlet, its cgroup v2 fast path (kernelMemcgNotification: true → the working-set watch), the
+//         eviction decided and signalled on the working-set thread (BUNLET_NOTIFIER_THREAD_EVICTION=1;
+//         --no-thread-eviction: by the main thread's cycle, as before)
 //   (ii)  earlyoom 1.7 (Debian; polls MemAvailable)
 //   (iii) systemd-oomd 252 (Debian; PSI "full" avg10 on a unit with ManagedOOMMemoryPressure=kill)
 //   flock /tmp/bunlet-heavy.lock bun scripts/bench/reaction-v2.ts [--runs 10] [--modes bunlet,earlyoom,oomd]
-//     [--oomd-runs N] [--budget-min M] [--out=DIR] [--v 2]
+//     [--oomd-runs N] [--budget-min M] [--out=DIR] [--v 2] [--fresh] [--no-thread-eviction]
+//   bun scripts/bench/reaction-v2.ts --report [--out=DIR]
+// Every run is appended to <out>/samples-v2.jsonl and the table is printed from all of them, so several
+// shorter guest sessions (one mode each, within the heavy lock's turn) add up to one table; --fresh starts
+// a new one, --report prints it without booting.
 // On the host it boots the guest (scripts/host/v2-guest.sh --systemd) and runs itself there with
 // --in-guest; earlyoom and systemd-oomd come from scripts/host/oom-agents.sh (run on the host: the
 // guest sees the host's root read-only). dist/bunlet must be built (scripts/build.sh). bunlet's log and
@@ -22,9 +28,13 @@
 // systemd-oomd acts on. Before every run of every agent the bench reads PAGECACHE_MIB of a host file in a
 // throw-away cgroup under kubepods: page cache that memory.high's reclaim scans once the victim is past
 // it, since systemd-oomd kills only "with reclaim activity" and an anonymous hog with no swap leaves
-// nothing to scan (without it, it never killed: 4 of 5 runs). Not effective yet: in the 2026-12-02 runs
+// nothing to scan (without it, it never killed: 4 of 5 runs). Not effective: in the 2026-12-02 runs
 // kubepods showed no inactive_file afterwards (the hostfs read did not stay charged there) and
-// systemd-oomd still killed in 1 of 3 runs only. Before each systemd-oomd run the slice's
+// systemd-oomd still killed in 1 of 3 runs only. So systemd-oomd's runs have swap (SWAP_MIB, a sparse
+// host file given to the guest as /dev/ubda, swapon for its runs only — earlyoom would not act with
+// free swap, bunlet's line is before memory.high): past memory.high the hog's pages are swapped out,
+// which is the reclaim activity and the "full" stall systemd-oomd acts on, and its ramp goes on
+// (OOMD_RAMP_MIB) so the stall lasts until it does. Before each systemd-oomd run the slice's
 // "full avg10" is let decay under its limit, so no kill rides on the last run's pressure.
 //
 // Measured, the same way for every agent:
@@ -45,7 +55,7 @@
 // Goal (issue #10): crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
 // systemd-oomd at p99.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
@@ -71,6 +81,12 @@ const HIGH_MIB = (ALLOCATABLE - THRESHOLD) / 2 ** 20 + 16;
 // past the line (and page cache never counts as the working set anyway).
 const PAGECACHE_MIB = 8;
 const RAMP_MIB = 240;
+// systemd-oomd's runs, with swap on in the guest (SWAP_MIB on a host file as /dev/ubda): past memory.high
+// the kernel swaps the hog's pages out — reclaim activity (pgscan) and a real "full" stall, what
+// systemd-oomd kills on — and the ramp goes on past memory.max into swap, so the stall lasts until it acts.
+// Without swap an anonymous hog stalled at memory.high has nothing to reclaim: 1 kill in 3 runs.
+const OOMD_RAMP_MIB = 480;
+const SWAP_MIB = 512;
 const EARLYOOM_LEAD = 24 * MiB;
 const FREED_MARGIN = 16 * MiB;
 const SLICE = "bunletbench.slice";
@@ -118,6 +134,8 @@ function sigtermFromCriLog(text: string): number | undefined {
 
 interface Run {
   pod?: string;
+  /** The bench missed the crossing (bunlet evicted first): crossedAt is bunlet's traced one (noteTraces). */
+  crossingFromTrace?: boolean;
   /** Wall-clock phases of the run (ms): pressure clear, pod running, crossing, removed. */
   phases?: string;
   crossedAt: number;
@@ -141,6 +159,10 @@ interface Node {
   verbosity?: number;
   /** PAGECACHE_MIB host file (in `out`), read before each run (see PAGECACHE_MIB). */
   pagecache?: string;
+  /** BUNLET_NOTIFIER_THREAD_EVICTION for bunlet (default on; --no-thread-eviction: the main thread's cycle decides). */
+  threadEviction?: boolean;
+  /** The guest's block device for systemd-oomd's swap (scripts/host/v2-guest.sh -d), when there is one. */
+  swapDevice?: string;
 }
 
 const OOMD_LIMIT_PCT = 1;
@@ -179,7 +201,10 @@ async function startBunlet(n: Node, mode: Mode): Promise<void> {
     "evictStaticPods: true",
   ]);
   rmSync(join(n.dir, "trace.jsonl"), { force: true });
-  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`, ...(n.verbosity ? [`-v=${n.verbosity}`] : [])]);
+  // The notifier-thread eviction (the working-set thread decides at its crossing), named explicitly.
+  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`, ...(n.verbosity ? [`-v=${n.verbosity}`] : [])], {
+    env: { BUNLET_NOTIFIER_THREAD_EVICTION: n.threadEviction === false ? "0" : "1" },
+  });
   await waitForHealthz(n.bunlet, `http://127.0.0.1:${n.port}/healthz`, 120_000);
   await waitFor("kubepods' memory.max", () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE), 120_000, 100);
   // The ramp's stall point (see the header); bunlet does not write memory.high on kubepods.
@@ -249,6 +274,12 @@ const isoMs = (iso: string) => {
   return m ? Date.parse(`${m[1]}Z`) + Number(`0.${m[2] || "0"}`) : Date.parse(iso);
 };
 
+/** bunlet's trace has an eviction record for `pod`. */
+function traceHas(n: Node, pod: string): boolean {
+  const file = join(n.dir, "trace.jsonl");
+  return existsSync(file) && readFileSync(file, "utf8").split("\n").some((l) => l.includes(`"kind":"eviction"`) && l.includes(`/${pod}"`));
+}
+
 /**
  * bunlet's own account of each eviction (its --eviction-trace records, written once memory is back
  * under the threshold or when bunlet stops, so read after it stopped), as a note on each run.
@@ -262,12 +293,18 @@ function noteTraces(n: Node, rs: Run[]): void {
         .map((l) => JSON.parse(l) as TraceRecord)
     : [];
   for (const r of rs) {
-    if (!r.pod || !r.crossedAt) continue;
+    if (!r.pod || (!r.crossedAt && !r.crossingFromTrace)) continue;
     const rec = recs.filter((x) => x.pod.endsWith(`/${r.pod}`)).at(-1);
     const l = rec?.latencyMs;
+    const traced = rec ? isoMs(rec.timestamps.thresholdCrossed) : undefined;
+    const benchAt = r.crossedAt;
+    // The crossing is the earlier of the bench's and bunlet's own (as reaction.ts): bunlet's thread can
+    // read the line crossed, and evict, before the bench's next 2 ms read.
+    if (traced !== undefined && (r.crossingFromTrace || traced < r.crossedAt)) r.crossedAt = traced;
+    if (r.crossingFromTrace && traced === undefined) r.crossedAt = 0; // no crossing known: not timed
     const note = !rec
       ? "no trace record"
-      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${fmt(isoMs(rec.timestamps.thresholdCrossed) - r.crossedAt)} after the bench's crossing, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}`;
+      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${r.crossingFromTrace ? "(the bench never saw the line: the victim was gone before its next read)" : `${fmt(traced! - benchAt)} after the bench's crossing`}, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}${(rec as { decidedBy?: string }).decidedBy ? `, decided by ${(rec as { decidedBy?: string }).decidedBy}` : ""}`;
     r.note = r.note ? `${r.note}; ${note}` : note;
   }
 }
@@ -312,14 +349,27 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
       join(n.manifests, `${manifest}.yaml`),
       // Burstable (a 1Mi request, no limit): admitted while the node still reports MemoryPressure from the
       // previous run's eviction (BestEffort pods are not), and still every agent's first victim.
-      staticPodYaml(manifest, { image: n.ctd.images.memhog, args: [String(RAMP_MIB), "0"], terminationGracePeriodSeconds: 0, container: "      resources: { requests: { memory: 1Mi } }\n" }),
+      staticPodYaml(manifest, { image: n.ctd.images.memhog, args: [String(mode === "oomd" && n.swapDevice ? OOMD_RAMP_MIB : RAMP_MIB), "0"], terminationGracePeriodSeconds: 0, container: "      resources: { requests: { memory: 1Mi } }\n" }),
     );
     const pod = await waitFor(`${podName} Running`, async () => (await pods(n)).find((p) => p.metadata.name === podName && p.status?.phase === "Running"), 60_000, 20);
     mark("running");
     if (mode === "earlyoom") return await earlyoomRun(n, obs, pod, (p) => (eo = p));
     if (mode === "oomd") oomdSince = new Date().toISOString();
-    const crossedAt = await waitFor(`${podName} to cross the line`, () => obs.crossed(), 60_000, 2);
+    // bunlet's thread may see the line and evict before the bench's next read: then its trace has the crossing.
+    // (The victim's log is looked at every 50 ms only: the guest's one CPU runs the ramp.)
+    let lookedAt = nowMs();
+    const gone = async () => {
+      if (mode !== "bunlet" || nowMs() - lookedAt < 50) return false;
+      lookedAt = nowMs();
+      return (await victimGot(n, pod)) !== undefined;
+    };
+    const seen = await waitFor(`${podName} to cross the line`, async () => obs.crossed() ?? ((await gone()) ? -1 : undefined), 60_000, 2);
     mark("crossed");
+    if (seen === -1) {
+      const gotAt = await victimGot(n, pod);
+      return { pod: podName, crossedAt: 0, crossingFromTrace: true, gotAt };
+    }
+    const crossedAt = seen;
     const freedAt = await waitFor("memory freed", () => obs.freed(), mode === "oomd" ? 60_000 : 30_000, 5);
     if (mode === "oomd") {
       const killed = sh(`journalctl -u systemd-oomd --since '${oomdSince.replace("T", " ").slice(0, 19)}' -o cat 2>/dev/null || true`).match(/Killed [^\n]*/)?.[0];
@@ -378,7 +428,38 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
   return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
 }
 
-async function inGuest(runs: number, modes: Mode[], out: string | undefined, verbosity: number | undefined, oomdRuns: number | undefined, budgetMin: number): Promise<void> {
+interface GuestOpts {
+  runs: number;
+  modes: Mode[];
+  out: string | undefined;
+  verbosity: number | undefined;
+  oomdRuns: number | undefined;
+  budgetMin: number;
+  threadEviction: boolean;
+}
+
+/** One line per run in `<out>/samples-v2.jsonl`: several shorter guest sessions add up to one table (--report). */
+interface Sample extends Run {
+  mode: Mode;
+  /** The guest session (its start, ISO), so the table can say how many sessions its runs came from. */
+  session: string;
+  /** bunlet only: BUNLET_NOTIFIER_THREAD_EVICTION of the run. */
+  threadEviction?: boolean;
+}
+const SAMPLES = "samples-v2.jsonl";
+
+function readSamples(out: string): Sample[] {
+  const f = join(out, SAMPLES);
+  if (!existsSync(f)) return [];
+  return readFileSync(f, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Sample);
+}
+
+async function inGuest(o: GuestOpts): Promise<void> {
+  const { runs, modes, out, verbosity, oomdRuns, budgetMin } = o;
+  const session = new Date().toISOString();
   if (!existsSync(join(MOUNT, "cgroup.controllers"))) throw new Error(`${MOUNT} is not cgroup v2: run this from the host (it boots the v2 guest)`);
   if (readFileSync("/proc/1/comm", "utf8").trim() !== "systemd") throw new Error("PID 1 is not systemd: the guest must boot with --systemd");
   for (const bin of ["earlyoom", "/lib/systemd/systemd-oomd"]) if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} missing: run scripts/host/oom-agents.sh on the host`);
@@ -398,14 +479,23 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
     out,
     verbosity,
     pagecache: out && existsSync(join(out, "pagecache.bin")) ? join(out, "pagecache.bin") : undefined,
+    threadEviction: o.threadEviction,
+    swapDevice: existsSync("/dev/ubda") ? "/dev/ubda" : undefined,
   };
   mkdirSync(n.manifests, { recursive: true });
   mkdirSync(n.podLogs, { recursive: true });
   const hub = createNotifierHub();
   const results = new Map<Mode, Run[]>();
+  const save = (mode: Mode, r: Run) => {
+    if (n.out) writeFileSync(join(n.out, SAMPLES), `${JSON.stringify({ mode, session, ...(mode === "bunlet" ? { threadEviction: o.threadEviction } : {}), ...r } satisfies Sample)}\n`, { flag: "a" });
+  };
   try {
     writeFileSync(join(n.manifests, "steady.yaml"), staticPodYaml("steady", { image: n.ctd.images.busybox, command: ["sh", "-c", "exec sleep 2147483647"], terminationGracePeriodSeconds: 1, container: "      resources: { requests: { memory: 16Mi } }\n" }));
     for (const mode of modes) {
+      if (mode === "oomd" && n.swapDevice) {
+        sh(`mkswap ${n.swapDevice} >/dev/null && swapon ${n.swapDevice}`);
+        console.log(`swap on for systemd-oomd's runs: ${sh("swapon --show --noheadings").trim()}`);
+      }
       if (mode === "oomd") sh("systemctl start systemd-oomd");
       await startBunlet(n, mode);
       if (mode === "oomd") console.log(`systemd-oomd as configured:\n${sh("oomctl dump 2>&1 | head -30 || true")}`);
@@ -423,7 +513,16 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
         r.phases = phases.join(", ");
         rs.push(r);
         if (r.gotAt !== undefined) ok++;
-        const rel = (t?: number) => (t === undefined ? "-" : fmt(t - r.crossedAt));
+        // Saved at once (a guest session cut by its time limit keeps what it measured); bunlet's once its
+        // trace has the run (written when memory is back under the threshold; the crossing may come from it).
+        if (mode === "bunlet" && r.pod) {
+          const pod = r.pod;
+          await waitFor("bunlet's trace of the run", () => traceHas(n, pod), 5_000, 100).catch(() => undefined);
+          noteTraces(n, [r]);
+          if (n.out) writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
+        }
+        save(mode, r);
+        const rel = (t?: number) => (t === undefined ? "-" : !r.crossedAt ? "(no crossing known)" : fmt(t - r.crossedAt));
         console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`);
         if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`);
         // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
@@ -433,29 +532,40 @@ async function inGuest(runs: number, modes: Mode[], out: string | undefined, ver
         }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
-      if (mode === "bunlet") {
-        noteTraces(n, rs);
-        for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: ${r.note}`);
-      }
+      if (mode === "bunlet") for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} run ${i + 1}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`);
       if (n.out) {
         writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
         if (existsSync(join(n.dir, "trace.jsonl"))) writeFileSync(join(n.out, `trace-${mode}.jsonl`), readFileSync(join(n.dir, "trace.jsonl")));
       }
       n.bunlet = undefined;
       if (mode === "oomd") sh("systemctl stop systemd-oomd systemd-oomd.socket || true");
+      if (mode === "oomd" && n.swapDevice) sh(`swapoff ${n.swapDevice} || true`);
     }
   } finally {
     await hub.close();
     await n.bunlet?.stop("SIGTERM", 10_000);
     await tearDownPods(n.ctd, () => removeSandboxes(n.ctd.cri, n.nodeName), `/${SLICE}/kubepods`, dir);
   }
-  report(results);
+  report(out ? readSamples(out) : [...results].flatMap(([mode, rs]) => rs.map((r) => ({ ...r, mode, session }))));
 }
 
-function report(results: Map<Mode, Run[]>): void {
-  const s = new Map<Mode, { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }>();
+/** The table's rows: one per agent; bunlet's runs without the notifier-thread eviction apart. */
+type Row = Mode | "bunlet-cycle";
+const ROW_LABEL: Record<Row, string> = { ...LABEL, bunlet: "(i) bunlet, v2 fast path, decided on the working-set thread", "bunlet-cycle": "(i′) bunlet, v2 fast path, decided by the main thread's cycle" };
+
+function report(samples: Sample[]): void {
+  const results = new Map<Row, Run[]>();
+  const sessions = new Map<Row, Set<string>>();
+  for (const x of samples) {
+    const row: Row = x.mode === "bunlet" && x.threadEviction === false ? "bunlet-cycle" : x.mode;
+    if (!results.has(row)) results.set(row, []);
+    results.get(row)!.push(x);
+    if (!sessions.has(row)) sessions.set(row, new Set());
+    sessions.get(row)!.add(x.session);
+  }
+  const s = new Map<Row, { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }>();
   for (const [mode, rs] of results) {
-    const ok = rs.filter((r) => r.gotAt !== undefined);
+    const ok = rs.filter((r) => r.gotAt !== undefined && r.crossedAt > 0);
     const got = ok.map((r) => r.gotAt! - r.crossedAt);
     const freed = rs.filter((r) => r.freedAt !== undefined && r.crossedAt > 0).map((r) => r.freedAt! - r.crossedAt);
     const stall = ok.filter((r) => r.stallAt !== undefined).map((r) => r.gotAt! - r.stallAt!);
@@ -463,10 +573,10 @@ function report(results: Map<Mode, Run[]>): void {
   }
   const ref = s.get("bunlet");
   const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×`);
-  console.log(`\nramp: memhog to ${RAMP_MIB} MiB as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB), ${PAGECACHE_MIB} MiB page cache`);
-  console.log("| agent | acted / runs | crossing → victim got its signal p50 | p90 | p99 | max | crossing → memory freed p50 | p99 | p99 vs (i) |");
+  console.log(`\nramp: memhog to ${RAMP_MIB} MiB (systemd-oomd with swap: ${OOMD_RAMP_MIB} MiB, ${SWAP_MIB} MiB of swap) as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB), ${PAGECACHE_MIB} MiB page cache`);
+  console.log("| agent | acted / runs (guest sessions) | crossing → victim got its signal p50 | p90 | p99 | max | crossing → memory freed p50 | p99 | p99 vs (i) |");
   console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const [mode, v] of s) console.log(`| ${LABEL[mode]} | ${v.n} / ${v.of} | ${fmt(v.g50)} | ${fmt(v.g90)} | ${fmt(v.g99)} | ${fmt(v.gmax)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)}`} |`);
+  for (const [mode, v] of s) console.log(`| ${ROW_LABEL[mode]} | ${v.n} / ${v.of} (${sessions.get(mode)!.size}) | ${fmt(v.g50)} | ${fmt(v.g90)} | ${fmt(v.g99)} | ${fmt(v.gmax)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)}`} |`);
   const oomd = s.get("oomd");
   if (oomd && !Number.isNaN(oomd.stall50)) console.log(`(iii) from the first memory.high event (reclaim, then the stall) to the kill: p50 ${fmt(oomd.stall50)}, p99 ${fmt(oomd.stall99)}`);
   if (!ref) return;
@@ -476,13 +586,19 @@ function report(results: Map<Mode, Run[]>): void {
   if (oomd) console.log(`goal: ≥ 50× faster than systemd-oomd at p99: ${oomd.g99 / ref.g99 >= 50 ? "met" : "NOT met"} (${x(oomd.g99, ref.g99)})`);
 }
 
-async function onHost(argv: string[], out: string): Promise<number> {
+async function onHost(argv: string[], out: string, fresh: boolean): Promise<number> {
   await ensureBuilt();
   mkdirSync(out, { recursive: true });
+  if (fresh) rmSync(join(out, SAMPLES), { force: true });
   writeFileSync(join(out, "pagecache.bin"), new Uint8Array(PAGECACHE_MIB * MiB).fill(0x5a));
+  // systemd-oomd's swap device in the guest (sparse: only what the guest writes takes host disk).
+  const swap = join(out, "swap.img");
+  rmSync(swap, { force: true });
+  writeFileSync(swap, "");
+  truncateSync(swap, SWAP_MIB * MiB);
   const r = spawnSync(join(REPO, "scripts/host/oom-agents.sh"), { stdio: "inherit" });
   if (r.status !== 0) return r.status ?? 1;
-  const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "-w", out, "--", process.execPath, import.meta.path, "--in-guest", `--out=${out}`, ...argv], {
+  const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "-w", out, "-d", swap, "--", process.execPath, import.meta.path, "--in-guest", `--out=${out}`, ...argv], {
     cwd: REPO,
     stdout: "inherit",
     stderr: "inherit",
@@ -503,9 +619,25 @@ const { values } = parseArgs({
     // Minutes per mode at most (the heavy lock is shared): a mode stops starting runs after that.
     "budget-min": { type: "string", default: "1000" },
     "in-guest": { type: "boolean", default: false },
+    // Start a new table: forget the samples of earlier guest sessions in --out (default: add to them).
+    fresh: { type: "boolean", default: false },
+    // Print the table of the samples in --out and exit (no guest).
+    report: { type: "boolean", default: false },
+    // bunlet without the notifier-thread eviction (the main thread's cycle decides), for comparison.
+    "no-thread-eviction": { type: "boolean", default: false },
   },
 });
 const modes = values.modes!.split(",") as Mode[];
 for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
-if (values["in-guest"]) await inGuest(Number(values.runs), modes, values.out, values.v === undefined ? undefined : Number(values.v), values["oomd-runs"] === undefined ? undefined : Number(values["oomd-runs"]), Number(values["budget-min"]));
-else process.exit(await onHost(process.argv.slice(2).filter((a) => !a.startsWith("--out")), values.out!));
+if (values.report) report(readSamples(values.out!));
+else if (values["in-guest"])
+  await inGuest({
+    runs: Number(values.runs),
+    modes,
+    out: values.out,
+    verbosity: values.v === undefined ? undefined : Number(values.v),
+    oomdRuns: values["oomd-runs"] === undefined ? undefined : Number(values["oomd-runs"]),
+    budgetMin: Number(values["budget-min"]),
+    threadEviction: !values["no-thread-eviction"],
+  });
+else process.exit(await onHost(process.argv.slice(2).filter((a) => !a.startsWith("--out") && a !== "--fresh"), values.out!, values.fresh!));

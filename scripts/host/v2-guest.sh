@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one command inside a throw-away cgroup v2 Linux guest and exits with its exit code.
 #
-#   scripts/host/v2-guest.sh [--systemd] [--cgroup-v1] [-m MiB] [-t SECS] [-w DIR]... [-e NAME[=VAL]]... [-v] -- CMD [ARG]...
+#   scripts/host/v2-guest.sh [--systemd] [--cgroup-v1] [-m MiB] [-t SECS] [-w DIR]... [-e NAME[=VAL]]... [-d FILE] [-v] -- CMD [ARG]...
 #     --systemd   boot systemd as PID 1 (D-Bus and systemd-logind up); CMD runs as a oneshot unit
 #     --cgroup-v1 cgroup v1 instead (systemd's hybrid layout: v1 controllers, name=systemd, unified/)
 #     -m MiB      guest memory (default 1024)
@@ -9,6 +9,7 @@
 #     -w DIR      share host DIR read-write at the same path (everything else is the host's / read-only
 #                 under a tmpfs overlay: writes succeed but vanish at poweroff)
 #     -e NAME[=VAL]  pass an environment variable into the guest (PATH, HOME and LANG always pass)
+#     -d FILE     a host file as the guest's block device /dev/ubda (e.g. for mkswap + swapon inside)
 #     -v          print the guest console and boot timings on stderr
 #   Exit: CMD's exit code; 124 timeout; 125 the guest failed or never ran CMD.
 #
@@ -29,10 +30,10 @@ CACHE="${BUNLET_UML_CACHE:-/var/tmp/bunlet-uml}"
 BUSYBOX=/bin/busybox
 
 say() { echo "v2-guest: $*" >&2; }
-usage() { sed -n '3,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '3,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 SYSTEMD=0 CGROUP_V1=0 MEMORY_MIB=1024 TIMEOUT_S=600 VERBOSE=0
-RW_DIRS=() ENV_PASS=()
+RW_DIRS=() ENV_PASS=() DISK=
 while [ $# -gt 0 ]; do
   case "$1" in
     --systemd) SYSTEMD=1 ;;
@@ -41,6 +42,7 @@ while [ $# -gt 0 ]; do
     -t) TIMEOUT_S="${2:?-t needs seconds}"; shift ;;
     -w) RW_DIRS+=("$(realpath "${2:?-w needs a directory}")"); shift ;;
     -e) ENV_PASS+=("${2:?-e needs NAME[=VALUE]}"); shift ;;
+    -d) DISK="$(realpath "${2:?-d needs a file}")"; [ -f "$DISK" ] || { say "-d: no such file: $DISK"; exit 2; }; shift ;;
     -v) VERBOSE=1 ;;
     -h|--help) usage ;;
     --) shift; break ;;
@@ -115,6 +117,7 @@ started="$(date +%s.%N)"
 # UML backs guest RAM with a file in $TMPDIR: keep it in memory. Console → console.log (fd 3).
 TMPDIR=/dev/shm timeout -k 10 "$TIMEOUT_S" "$KERNEL" mem="${MEMORY_MIB}M" initrd="$INITRAMFS" rdinit=/init \
   con0=null,fd:3 con=null ssl=null quiet psi=1 "v2guest.run=$RUN" $([ "$CGROUP_V1" = 1 ] && echo systemd.unified_cgroup_hierarchy=0) \
+  ${DISK:+"ubd0=$DISK"} \
   </dev/null >"$RUN/kernel.log" 2>&1 3>"$RUN/console.log" &
 GUEST_PID=$!
 tail -q -s 0.1 -n +1 -F --pid="$GUEST_PID" "$RUN/stdout" 2>/dev/null & TAIL_PIDS+=($!)

@@ -7,7 +7,7 @@
 // that runs after this one sees the kill in flight and waits for its cleanup.
 import { kv, log as defaultLog } from "../log.ts";
 import { podKey, type PodLike } from "../pod/pod-like.ts";
-import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
+import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount, withFreshContainerMemory } from "./message.ts";
 import { podStatsByUid } from "./observations.ts";
 import { nodeConditionsFor } from "./policy.ts";
 import type { RankedPod } from "./rank.ts";
@@ -61,13 +61,14 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   logger.info(`eviction threshold met ${kv({ signal, observed, threshold, kind, graceLeft: "0s" })}`);
   logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
 
-  // The message's per-container figures come from the summary provider's last full summary, as the
-  // memory-only cycle's do (it reuses that summary's containers; the manager's own last summary may be
-  // from a cycle before the victim started); the pod's working set is the worker's.
+  // The pod's working set is the worker's; its containers' are read now (the signal is sent already),
+  // else taken from the summary provider's last full summary (the manager's own last summary may be
+  // from a cycle before the victim started).
   const uid = d.pod.metadata.uid ?? "";
   const last = deps.lastPodStats?.(uid) ?? (state.lastSummary ? podStatsByUid(state.lastSummary).get(uid) : undefined);
   const time = new Date(d.decidedAtMs).toISOString();
-  const stats = last ? { ...last, memory: { ...last.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;
+  const read = withFreshContainerMemory(resource, d.pod, last, deps.containerMemory?.(d.pod));
+  const stats = read ? { ...read, memory: { ...read.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;
   const { message, annotations } = evictionMessage(resource, d.pod, stats, [t], observations);
   const grace = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
   const rank = d.ranked.findIndex((r) => r.pod === d.pod);

@@ -3,8 +3,9 @@
 // victim, from the same fresh per-pod stats, with as few file reads as it can.
 //
 // Why: the ranking key is (exceeds request, priority, request − working set), ties in active-pods
-// order. A pod's working set is memory.usage_in_bytes − total_inactive_file, and memory.stat (the
-// inactive file) is the expensive read — 1.3–5 ms for 100 pod cgroups on the CI host, against
+// order. A pod's working set is memory.usage_in_bytes − total_inactive_file (v2: memory.current −
+// inactive_file), and memory.stat (the inactive file) is the expensive read — 1.3–5 ms for 100 pod
+// cgroups on the CI host, against
 // ~0.3 ms for the 100 usage files. The usage bounds the working set from above (0 ≤ ws ≤ usage), so
 // each pod's best possible key is known from its usage alone; the exact key is read (memory.stat)
 // only for pods whose best possible key still beats the best exact key found so far. With one hog
@@ -65,13 +66,24 @@ export function memoryThresholdAt(valueBytes: number, capacityBytes: number, usa
   return { available, met: valueBytes > available };
 }
 
-/** total_inactive_file from a cgroup v1 memory.stat text; undefined when absent. */
-export function inactiveFileFromStat(text: string): number | undefined {
-  const key = "total_inactive_file ";
-  let at = text.startsWith(key) ? 0 : text.indexOf(`\n${key}`);
+/**
+ * One "key value" line of a memory.stat text, found by search (no full parse: the notifier thread
+ * reads it at the crossing); undefined when absent. `key` without the trailing space.
+ */
+export function statValue(text: string, key: string): number | undefined {
+  const k = `${key} `;
+  let at = text.startsWith(k) ? 0 : text.indexOf(`\n${k}`);
   if (at < 0) return undefined;
   if (at > 0) at += 1;
   const end = text.indexOf("\n", at);
-  const v = Number(text.slice(at + key.length, end < 0 ? undefined : end));
+  const v = Number(text.slice(at + k.length, end < 0 ? undefined : end));
   return Number.isFinite(v) ? v : undefined;
+}
+
+/**
+ * The inactive file of a memory.stat text: total_inactive_file on cgroup v1 (hierarchical), inactive_file
+ * on cgroup v2 (memory.stat is always hierarchical there); undefined when absent.
+ */
+export function inactiveFileFromStat(text: string, key: "total_inactive_file" | "inactive_file" = "total_inactive_file"): number | undefined {
+  return statValue(text, key);
 }

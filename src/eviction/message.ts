@@ -2,7 +2,7 @@
 // and the texts of local-storage evictions (§12). Literal strings are upstream's.
 import { formatQuantity, parseQuantity, quantityFromNumber, type Quantity } from "../config/quantity.ts";
 import type { PodLike } from "../pod/pod-like.ts";
-import type { PodStats } from "../stats/summary.ts";
+import type { ContainerStats, PodStats } from "../stats/summary.ts";
 import { SIGNAL_RESOURCE, signalIsCount, type StarvedResource } from "./signals.ts";
 import { thresholdAmount, type Observations, type Threshold } from "./threshold.ts";
 
@@ -83,6 +83,19 @@ export function evictionMessage(
   annotations[OFFENDING_CONTAINERS_USAGE_KEY] = usages.join(",");
   annotations[STARVED_RESOURCE_KEY] = resource;
   return { message, annotations };
+}
+
+/**
+ * A memory eviction's stats for the message: the containers' memory as read at eviction time
+ * (EvictionDeps.containerMemory) over the summary's, which may predate the ramp that crossed the line
+ * or not know a pod started since. Other resources, or nothing read: the summary's as they are.
+ */
+export function withFreshContainerMemory(resource: StarvedResource, pod: PodLike, stats: PodStats | undefined, fresh: readonly ContainerStats[] | undefined): PodStats | undefined {
+  if (resource !== "memory" || !fresh) return stats;
+  const before = new Map((stats?.containers ?? []).map((c) => [c.name, c]));
+  const containers = fresh.map((c) => ({ ...before.get(c.name), ...c, memory: c.memory ?? before.get(c.name)?.memory }));
+  const podRef = stats?.podRef ?? { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid: pod.metadata.uid ?? "" };
+  return { ...stats, podRef, containers };
 }
 
 // Go's %q for the names and limits in local-storage messages.

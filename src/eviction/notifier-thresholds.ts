@@ -18,6 +18,8 @@ export interface NotifierTarget {
   /** The working set (usage − inactive_file) at which the signal meets the threshold: capacity − threshold.
    * The cgroup v2 fast path watches this (src/kernel/working-set-watch.ts), reading inactive_file itself. */
   workingSetBytes: number;
+  /** Index of the threshold in the configured list it was made from. */
+  thresholdIndex: number;
 }
 
 export class NotifierThresholdError extends Error {
@@ -63,6 +65,7 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
         description: `${hard ? "hard" : "soft"} ${pods ? "allocatable memory" : "memory"} eviction threshold`,
         thresholdBytes: line.workingSetBytes + line.inactiveFileBytes,
         workingSetBytes: line.workingSetBytes,
+        thresholdIndex: index,
       });
     } catch (e) {
       errors.push((e as Error).message);
@@ -72,8 +75,7 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
 }
 
 /**
- * Whether a repeated "still over the line" post of the notifier target `id` (`signal#index`, as
- * notifierTargets names it) can change what a cycle decides now. It can when the last cycle did not see
+ * Whether a repeated "still over the line" post of a notifier target (as notifierTargets made it) can change what a cycle decides now. It can when the last cycle did not see
  * that threshold met (its stats read a hair under the line), or saw a soft threshold whose grace period
  * has ended since. It cannot while a soft threshold is within its grace period, nor once the threshold
  * was acted on (an eviction in flight is followed by a cycle at its cleanup; nothing evictable is
@@ -83,12 +85,11 @@ export function notifierTargets(thresholds: readonly Threshold[], summary: Summa
  */
 export function repeatCrossingUseful(
   state: { thresholds: readonly Threshold[]; firstObservedAt: ReadonlyMap<Threshold, number>; thresholdsMet: readonly Threshold[] },
-  id: string,
+  target: { signal: string; thresholdIndex?: number },
   nowMs: number,
 ): boolean {
-  const index = Number(id.slice(id.lastIndexOf("#") + 1));
-  const t = Number.isInteger(index) ? state.thresholds[index] : undefined;
-  if (!t || !id.startsWith(`${t.signal}#`)) return true;
+  const t = target.thresholdIndex === undefined ? undefined : state.thresholds[target.thresholdIndex];
+  if (!t || t.signal !== target.signal) return true;
   const first = state.firstObservedAt.get(t);
   if (first === undefined) return true;
   if (state.thresholdsMet.includes(t)) return false;

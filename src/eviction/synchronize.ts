@@ -9,7 +9,7 @@ import type { Summary } from "../stats/summary.ts";
 import { detectFsLayout, reclaimStepsFor, updateContainerFsThresholds } from "./fs-layout.ts";
 import { killExpiryMs, pendingKills, startKill } from "./kills.ts";
 import { evictLocalStorage } from "./local-storage.ts";
-import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount } from "./message.ts";
+import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount, withFreshContainerMemory } from "./message.ts";
 import { notifierTargets } from "./notifier-thresholds.ts";
 import { makeSignalObservations, podStatsByUid } from "./observations.ts";
 import { exemptFromEviction, gracePeriodOverride, nodeConditionsFor, sortThresholdsForReclaim, thresholdsUpdatedStats } from "./policy.ts";
@@ -290,7 +290,8 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     const running = inFlight.get(podUid(pod));
     if (running && running.gracePeriodSeconds <= grace) continue;
     if (!mayEvictNow(deps, report)) return finish(state, report);
-    const { message, annotations } = evictionMessage(resource, pod, statsFunc(pod), sorted, observations);
+    const stats = withFreshContainerMemory(resource, pod, statsFunc(pod), resource === "memory" ? deps.containerMemory?.(pod) : undefined);
+    const { message, annotations } = evictionMessage(resource, pod, stats, sorted, observations);
     logger.info(
       `${running ? "escalating eviction of" : "evicting"} ${kv({ pod: podKey(pod), signal: toReclaim.signal, observed: observedText, threshold: thresholdText, rank: `${i + 1}/${ranked.length}`, qos, priority: ranked[i]!.priority, grace, previousGrace: running?.gracePeriodSeconds })}`,
     );

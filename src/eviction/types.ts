@@ -1,6 +1,6 @@
 // The eviction manager's injected dependencies and configuration.
 import type { PodLike } from "../pod/pod-like.ts";
-import type { PodStats, Summary, SummaryRequest } from "../stats/summary.ts";
+import type { ContainerStats, PodStats, Summary, SummaryRequest } from "../stats/summary.ts";
 import type { Clock } from "../clock.ts";
 import type { NotifierTarget } from "./notifier-thresholds.ts";
 import type { FsLayout } from "./rank.ts";
@@ -78,6 +78,8 @@ export interface EvictionDeps {
    */
   summary: (req?: SummaryRequest) => Promise<Summary>;
   activePods: () => PodLike[];
+  /** The pod's containers with their memory read now (stats/summary-provider.ts containerMemory), for a memory eviction's message. */
+  containerMemory?: (pod: PodLike) => ContainerStats[] | undefined;
   killPod: KillPodFunc;
   reclaim?: ReclaimFuncs;
   recorder?: EventRecorder;

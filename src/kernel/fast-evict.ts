@@ -9,6 +9,10 @@
 // threshold bytes), every candidate pod in active-pods order (kept usage/stat fds, memory request,
 // priority, the pidfds and stop signals of its running containers, or none when one is not known yet),
 // and the link counts of the QoS cgroup directories (a pod cgroup created or removed changes them).
+// The same plan serves cgroup v2, where the waker is the working-set thread (working-set-worker.ts)
+// and the token is its working-set target's: the files differ (memory.current and memory.stat's
+// inactive_file; at the v2 root, where there is no memory.current, anon + file of the root memory.stat
+// as the node summary computes it), the decision does not.
 //
 // At a wake-up for one of those tokens the worker, at nice -20: checks the link counts (changed ⇒ the
 // pod set changed since the plan: it steps aside), reads each threshold's cgroup (pread, no open) and
@@ -24,7 +28,7 @@
 // thread's own cycles cancel the plan the same way before they evict, so one pod per cycle holds.
 import { statSync } from "node:fs";
 import { pidfd_send_signal, pread } from "../../ffi/libc.ts";
-import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, type FastCandidate } from "../eviction/fast-rank.ts";
+import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue, type FastCandidate } from "../eviction/fast-rank.ts";
 
 export const FAST_PLAN_MAX_THRESHOLDS = 4;
 export const FAST_PLAN_MAX_PODS = 1024;
@@ -42,7 +46,8 @@ const H_GEN = 1;
 const H_THRESHOLDS = 2;
 const H_PODS = 3;
 const H_DIRS = 4;
-const THR_BASE = 8; // token, usageFd, statFd, (unused)
+const H_CGROUP_VERSION = 5; // of the pods' files: 1 or 2 (0, an old plan: 1)
+const THR_BASE = 8; // token, usageFd, statFd, files (THRESHOLD_FILES)
 const POD_BASE = THR_BASE + 4 * FAST_PLAN_MAX_THRESHOLDS; // usageFd, statFd, first container, count (-1: not signallable)
 const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS; // pidfd, signal
 const INT_COUNT = CONT_BASE + 2 * FAST_PLAN_MAX_CONTAINERS;
@@ -55,11 +60,18 @@ const FLOAT_COUNT = FDIR_BASE + FAST_PLAN_MAX_DIRS;
 
 export const FAST_PLAN_BYTES = F_OFFSET_BYTES + FLOAT_COUNT * 8;
 
+/** How a threshold's cgroup is read: v1 (memory.usage_in_bytes, total_inactive_file), v2 (memory.current, inactive_file), v2-root (memory.stat only: anon + file, inactive_file). */
+export type FastThresholdFiles = "v1" | "v2" | "v2-root";
+const THRESHOLD_FILES: FastThresholdFiles[] = ["v1", "v2", "v2-root"];
+
 export interface FastPlanThreshold {
-  /** Epoll token of this threshold's memcg notifier (hub registration). */
+  /** Epoll token of this threshold's memcg notifier (hub registration), or the working-set target's token (v2). */
   token: number;
+  /** Unused for "v2-root" (the usage is in memory.stat). */
   usageFd: number;
   statFd: number;
+  /** Default "v1". */
+  files?: FastThresholdFiles;
   capacityBytes: number;
   /** The threshold in bytes for that capacity (thresholdAmount). */
   valueBytes: number;
@@ -81,6 +93,8 @@ export interface FastPlan {
   pods: FastPlanPod[];
   /** Link counts of the QoS cgroup directories (same order as the worker's `dirs`). */
   dirLinks: number[];
+  /** The pods' cgroup files: 1 (memory.usage_in_bytes, total_inactive_file; default) or 2 (memory.current, inactive_file). */
+  cgroupVersion?: 1 | 2;
 }
 
 /** What the worker reports with its wake-up (the "ready" message). */
@@ -145,6 +159,7 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
     i[THR_BASE + 4 * k] = t.token;
     i[THR_BASE + 4 * k + 1] = t.usageFd;
     i[THR_BASE + 4 * k + 2] = t.statFd;
+    i[THR_BASE + 4 * k + 3] = THRESHOLD_FILES.indexOf(t.files ?? "v1");
     f[FTHR_BASE + 2 * k] = t.capacityBytes;
     f[FTHR_BASE + 2 * k + 1] = t.valueBytes;
   });
@@ -166,6 +181,7 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
   i[H_THRESHOLDS] = plan.thresholds.length;
   i[H_PODS] = plan.pods.length;
   i[H_DIRS] = plan.dirLinks.length;
+  i[H_CGROUP_VERSION] = plan.cgroupVersion ?? 1;
   const gen = (Atomics.load(i, H_GEN) + 1) | 0;
   Atomics.store(i, H_GEN, gen);
   Atomics.store(i, H_STATE, PLAN_ARMED); // publishes every write above (seq-cst)
@@ -236,18 +252,34 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
     if (!Number.isFinite(v)) throw new Error(`fd ${fd}: not a number`);
     return v;
   };
-  const readInactive = (fd: number): number => {
-    const v = inactiveFileFromStat(readText(fd));
-    if (v === undefined) throw new Error(`fd ${fd}: no total_inactive_file`);
+  const inactiveIn = (text: string, fd: number, key: "total_inactive_file" | "inactive_file"): number => {
+    const v = inactiveFileFromStat(text, key);
+    if (v === undefined) throw new Error(`fd ${fd}: no ${key}`);
     return v;
+  };
+  const podKey = i[H_CGROUP_VERSION] === 2 ? "inactive_file" : "total_inactive_file";
+  const readInactive = (fd: number): number => inactiveIn(readText(fd), fd, podKey);
+  /** A threshold's cgroup: [usage, inactive_file] as the summary computes them for it. */
+  const readThreshold = (k: number): [number, number] => {
+    const usageFd = i[THR_BASE + 4 * k + 1]!;
+    const statFd = i[THR_BASE + 4 * k + 2]!;
+    const files = THRESHOLD_FILES[i[THR_BASE + 4 * k + 3]!] ?? "v1";
+    if (files === "v2-root") {
+      const text = readText(statFd);
+      const anon = statValue(text, "anon");
+      const file = statValue(text, "file");
+      if (anon === undefined || file === undefined) throw new Error(`fd ${statFd}: no anon or file`);
+      return [anon + file, inactiveIn(text, statFd, "inactive_file")];
+    }
+    const usage = readNumber(usageFd);
+    return [usage, inactiveIn(readText(statFd), statFd, files === "v2" ? "inactive_file" : "total_inactive_file")];
   };
 
   let thr = -1;
   let available = 0;
   let capacity = 0;
   for (let k = 0; k < i[H_THRESHOLDS]! && thr < 0; k++) {
-    const usage = readNumber(i[THR_BASE + 4 * k + 1]!);
-    const inactive = readInactive(i[THR_BASE + 4 * k + 2]!);
+    const [usage, inactive] = readThreshold(k);
     const at = memoryThresholdAt(f[FTHR_BASE + 2 * k + 1]!, f[FTHR_BASE + 2 * k]!, usage, inactive);
     if (at.met) {
       thr = k;

@@ -28,10 +28,10 @@ export interface MemoryNotifiersOptions {
    */
   onTrigger(reason: string, lagMs?: number): void;
   /**
-   * cgroup v2 working-set watch: whether a repeated post of target `id` (still over its line) may change
+   * cgroup v2 working-set watch: whether a repeated post of a target (still over its line) may change
    * what a cycle decides (eviction/notifier-thresholds.ts repeatCrossingUseful). Default: always.
    */
-  repeatUseful?(id: string): boolean;
+  repeatUseful?(target: MemcgTarget): boolean;
   /** cgroup v1 memory mount (default /sys/fs/cgroup/memory). */
   memoryCgroupRoot?: string;
   /** Pod cgroup root relative to the mount, for allocatableMemory.available (default "kubepods"). */
@@ -54,9 +54,27 @@ export interface MemoryNotifiersOptions {
    */
   threadNice?: number;
   boostMainThreadNice?: number;
-  /** The notifier thread evicts on a hard memory threshold itself, from this plan (fast-evict.ts). */
+  /**
+   * The notifier thread evicts on a hard memory threshold itself, from this plan (fast-evict.ts): the
+   * epoll worker at a memcg threshold (cgroup v1), the working-set thread at a crossing (cgroup v2).
+   */
   fastPlan?: NotifierHubOptions["fastPlan"];
 }
+
+export interface ArmedThreshold {
+  signal: string;
+  hard: boolean;
+  token: number;
+  cgroupPath: string;
+  /** How the cgroup is read (fast-evict.ts FastThresholdFiles); default "v1". */
+  files?: "v1" | "v2" | "v2-root";
+}
+
+/**
+ * Working-set targets' tokens start here: far from the hub's epoll tokens (1, 2, …), so a plan naming
+ * one is never fired by an epoll wake-up of another source.
+ */
+export const WORKING_SET_TOKEN_BASE = 1 << 24;
 
 export interface MemoryNotifiers {
   readonly hub: NotifierHub;
@@ -70,8 +88,12 @@ export interface MemoryNotifiers {
   /** The cgroup v2 fast path, when this node has no memcg thresholds but a v2 memory controller. */
   readonly workingSet?: WorkingSetWatch;
   readonly psi?: PsiNotifier;
-  /** The armed memcg threshold notifiers (cgroup v1): which epoll token stands for which threshold. */
-  armedThresholds(): { signal: string; hard: boolean; token: number; cgroupPath: string }[];
+  /**
+   * The armed threshold notifiers: which token stands for which threshold, and the cgroup to read —
+   * memcg notifiers on cgroup v1 (epoll tokens), working-set targets on cgroup v2 (their tokens; files
+   * "v2", or "v2-root" for the node at the root of the mount).
+   */
+  armedThresholds(): ArmedThreshold[];
   /** The event's work is done: the main thread back to its own priority (see boostMainThreadNice). */
   endBoost(): boolean;
   close(): Promise<void>;
@@ -84,7 +106,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
     onError: (e) => logger.warn(`kernel notifier: ${e.message}`),
     threadNice: opts.threadNice,
     boostMainThreadNice: opts.boostMainThreadNice,
-    fastPlan: opts.fastPlan,
+    fastPlan: support.memcgRoot ? opts.fastPlan : undefined, // v2: the working-set thread's (below)
     onPriority(p) {
       const who = p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event";
       if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
@@ -162,7 +184,8 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
       }
     },
     armedThresholds() {
-      const out: { signal: string; hard: boolean; token: number; cgroupPath: string }[] = [];
+      if (workingSet) return workingSet.armed();
+      const out: ArmedThreshold[] = [];
       for (const n of memcg?.notifiers.values() ?? []) if (n.token !== undefined) out.push({ signal: n.signal, hard: n.hard, token: n.token, cgroupPath: n.cgroupPath });
       return out;
     },
@@ -180,7 +203,18 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
 function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: MemoryNotifiersLogger, hub: NotifierHub) {
   const described = new Map<string, MemcgTarget>();
   const failed = new Set<string>();
+  /** Stable per target id while bunlet runs (a plan names targets by token). */
+  const tokens = new Map<string, number>();
+  const tokenOf = (id: string) => {
+    let t = tokens.get(id);
+    if (t === undefined) tokens.set(id, (t = WORKING_SET_TOKEN_BASE + tokens.size));
+    return t;
+  };
+  const podsDir = join(mount, opts.podsCgroup ?? "kubepods");
+  /** Ids the thread could not open since the last apply (no crossing can come from them). */
+  const broken = new Set<string>();
   const watch = startWorkingSetWatch({
+    fastPlan: opts.fastPlan,
     poll: opts.workingSetPoll,
     // The same priority as the epoll worker's path: the polling thread at threadNice, and a crossing
     // raises the main thread with the hub's boost, which the eviction manager ends after the cycle.
@@ -192,8 +226,8 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       else logger.warn(`kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error })}`);
     },
     onCrossing(c) {
-      if (c.repeat && opts.repeatUseful && !opts.repeatUseful(c.id)) return;
       const t = described.get(c.id);
+      if (c.repeat && t && opts.repeatUseful && !opts.repeatUseful(t)) return;
       const description = t?.description ?? c.id;
       const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes })}`;
       opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);
@@ -203,6 +237,7 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
     onError(id, message) {
       // A missing kubepods (not created yet, or removed) fails every refresh: one line per distinct failure.
       const key = `${id}\0${message}`;
+      broken.add(id);
       if (failed.has(key)) return;
       failed.add(key);
       logger.warn(`eviction manager: working-set notifier not armed ${kv({ target: described.get(id)?.description ?? id, error: message })}`);
@@ -211,14 +246,28 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
   logger.info(`kernel memory notification: cgroup v2 working-set watch ${kv({ mount, ...pollLogFields(opts.workingSetPoll) })}`);
   return {
     watch,
+    /**
+     * The targets as a plan names them. The node's is read at the mount's root as the summary reads it
+     * (root memory.stat, v2-root), not /proc/meminfo as the watch polls it: the decision must agree with
+     * the cycle's, and meminfo's usage (kernel memory included) crosses first, so a thread that finds
+     * the node's threshold not met on memory.stat steps aside and the cycle decides.
+     */
+    armed(): ArmedThreshold[] {
+      return watch.targets.flatMap((t) => {
+        const d = described.get(t.id);
+        if (!d || t.token === undefined || broken.has(t.id)) return [];
+        return [{ signal: d.signal, hard: d.hard, token: t.token, cgroupPath: t.source === "meminfo" ? mount : t.source.cgroupDir, files: t.source === "meminfo" ? ("v2-root" as const) : ("v2" as const) }];
+      });
+    },
     async apply(targets: readonly MemcgTarget[]): Promise<void> {
       const next: WorkingSetTarget[] = [];
       described.clear();
+      broken.clear();
       for (const t of targets) {
         if (t.workingSetBytes === undefined) continue;
         const id = t.id ?? `${t.signal}/${t.hard ? "hard" : "soft"}`;
         described.set(id, t);
-        next.push({ id, source: t.cgroup === "pods" ? { cgroupDir: join(mount, opts.podsCgroup ?? "kubepods") } : "meminfo", lineBytes: t.workingSetBytes });
+        next.push({ id, source: t.cgroup === "pods" ? { cgroupDir: podsDir } : "meminfo", lineBytes: t.workingSetBytes, token: tokenOf(id) });
       }
       const before = JSON.stringify(watch.targets);
       watch.set(next);

@@ -52,6 +52,8 @@ export interface MemcgTarget {
   thresholdBytes: number;
   /** capacity − threshold: the working set the cgroup v2 fast path watches for (working-set-watch.ts). */
   workingSetBytes?: number;
+  /** Index of the threshold in the eviction manager's configured list (for repeatUseful). */
+  thresholdIndex?: number;
 }
 
 export interface MemcgNotifierEvent extends ThresholdEvent {

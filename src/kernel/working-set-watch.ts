@@ -9,6 +9,7 @@
 // headroom (working-set-worker.ts): 5 ms at the line, up to 500 ms far from it.
 import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
 import type { BoostSpec } from "./thread-priority.ts";
+import type { FastOutcome } from "./fast-evict.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
@@ -28,6 +29,11 @@ export interface WorkingSetWatchOptions {
   threadNice?: number;
   /** Raise these threads on each crossing, before it is posted (the hub's spec: its endBoost() lowers them). */
   boost?: BoostSpec;
+  /**
+   * A plan for the thread to evict on a hard memory threshold itself (fast-evict.ts; targets name it by
+   * their token), and where its outcome goes: on the main thread, after onCrossing.
+   */
+  fastPlan?: { buffer: SharedArrayBuffer; dirs: string[]; onOutcome(outcome: FastOutcome, crossedAtMs: number): void };
   /** The outcome of threadNice, and a refused boost (once): for one log line. */
   onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
 }
@@ -44,12 +50,20 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
   const worker = new Worker(workerUrl("working-set-worker", import.meta.url));
   (worker as Worker & { unref(): void }).unref();
   if (opts.threadNice !== undefined || opts.boost) worker.postMessage({ type: "priority", threadNice: opts.threadNice, boost: opts.boost } satisfies WorkingSetWorkerIn);
+  if (opts.fastPlan) worker.postMessage({ type: "fastPlan", buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs } satisfies WorkingSetWorkerIn);
   let current: readonly WorkingSetTarget[] = [];
   let stopping: Promise<void> | undefined;
   let stopped: () => void = () => {};
   worker.onmessage = (e: MessageEvent<WorkingSetWorkerOut>) => {
     const msg = e.data;
-    if (msg.type === "crossed") opts.onCrossing(msg.crossing);
+    if (msg.type === "crossed") {
+      // The crossing first (its cycle is queued and the event traced), then the thread's eviction is recorded.
+      try {
+        opts.onCrossing(msg.crossing);
+      } finally {
+        if (msg.fast && opts.fastPlan && !stopping) opts.fastPlan.onOutcome(msg.fast, msg.crossing.atMs);
+      }
+    }
     else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes);
     else if (msg.type === "error") opts.onError?.(msg.id, msg.message);
     else if (msg.type === "priority") {

@@ -10,8 +10,15 @@
 // Priority (as the epoll worker, thread-priority.ts): the thread may run at its own nice value, and a
 // crossing boosts the main thread (and the threads the hub listed) before it is posted, so the cycle it
 // triggers runs at that priority too; the eviction manager lowers them back once the cycle is done.
+// Eviction on this thread (fast-evict.ts): with a plan published by the main thread, a crossing of a
+// target that carries a token (a hard memory threshold's) is decided here — the threshold re-read, the
+// pods ranked, the victim signalled through its pidfds — before the crossing is even posted; the
+// outcome rides on the "crossed" message for the main thread to record (wire/fast-eviction.ts). Without
+// it the victim waited for the main thread to pick the crossing up (0.3–20 ms in the v2 guest) and
+// run a cycle.
 // Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
 import { closeSync, openSync, readSync } from "node:fs";
+import { tryFastEviction, type FastOutcome } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -22,6 +29,8 @@ export interface WorkingSetTarget {
   source: "meminfo" | { cgroupDir: string };
   /** Fire when usage − inactive_file ≥ this. */
   lineBytes: number;
+  /** The token a fast eviction plan names this target by (fast-evict.ts); none: never decided here. */
+  token?: number;
 }
 
 export interface WorkingSetPollSettings {
@@ -47,6 +56,8 @@ export type WorkingSetWorkerIn =
   /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
   | { type: "priority"; threadNice?: number; boost?: BoostSpec }
   | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
+  /** The main thread's eviction plan (fast-evict.ts) and the QoS directories whose link counts it checks. */
+  | { type: "fastPlan"; buffer: SharedArrayBuffer; dirs: string[] }
   | { type: "stop" };
 
 export interface WorkingSetCrossing {
@@ -62,7 +73,8 @@ export interface WorkingSetCrossing {
 }
 
 export type WorkingSetWorkerOut =
-  | { type: "crossed"; crossing: WorkingSetCrossing }
+  /** fast: what the planned eviction did at this crossing, when the target's token is in the armed plan. */
+  | { type: "crossed"; crossing: WorkingSetCrossing; fast?: FastOutcome }
   | { type: "read"; id: string; usageBytes: number; workingSetBytes: number }
   /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
   | { type: "error"; id: string; message: string }
@@ -124,6 +136,9 @@ function readUsage(w: Watched, withStat: boolean): [number, number | undefined] 
 let watched: Watched[] = [];
 let boost: BoostSpec | undefined;
 let boostFailed = false;
+let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+const POST_AFTER_SIGNAL_MS = 2;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
 
@@ -165,14 +180,23 @@ function check(w: Watched, now: number): void {
   w.above = true;
   w.postedMs = now;
   const crossing: WorkingSetCrossing = { id: w.t.id, atMs: performance.timeOrigin + now, usageBytes: usage, inactiveFileBytes: w.inactive, workingSetBytes: ws, lineBytes: w.t.lineBytes, repeat };
-  if (boost && !boostFailed) {
+  // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
+  const fast = fastPlan && w.t.token !== undefined ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs) : undefined;
+  if (fast?.fired) {
+    // Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
+    // bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
+    // scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
+    // busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
+    // decision taking ~1 ms). So no boost, and the post waits POST_AFTER_SIGNAL_MS with this thread asleep.
+    Atomics.wait(sleeper, 0, 0, POST_AFTER_SIGNAL_MS);
+  } else if (boost && !boostFailed) {
     const err = boostThread(boost);
     if (err) {
       boostFailed = true; // said once; crossings still go through, at the main thread's own priority
       self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkingSetWorkerOut);
     }
   }
-  self.postMessage({ type: "crossed", crossing } satisfies WorkingSetWorkerOut);
+  self.postMessage({ type: "crossed", crossing, ...(fast ? { fast } : {}) } satisfies WorkingSetWorkerOut);
 }
 
 function tick(): void {
@@ -234,6 +258,8 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   if (msg.type === "priority") {
     boost = msg.boost;
     if (msg.threadNice !== undefined) self.postMessage({ type: "priority", what: "thread", nice: msg.threadNice, ...applyThreadNice(msg.threadNice) } satisfies WorkingSetWorkerOut);
+  } else if (msg.type === "fastPlan") {
+    fastPlan = { buffer: msg.buffer, dirs: msg.dirs };
   } else if (msg.type === "targets") {
     settings = msg.settings;
     setTargets(msg.targets);

@@ -7,3 +7,4 @@ export { loadKubeconfig, parseKubeconfig, renderKubeconfig, KubeconfigError, typ
 export { tokenBucket, unlimited, type RateLimiter } from "./rate-limiter.ts";
 export * from "./types.ts";
 export { watchEvents, type WatchEvent } from "./watch.ts";
+export { labelSelectorMatcher, type LabelMatcher, type LabelSelector, type LabelSelectorRequirement } from "./label-selector.ts";

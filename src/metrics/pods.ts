@@ -79,6 +79,7 @@ export function podLifecycleMetrics(registry: Registry): PodLifecycleMetrics {
   const pods = podFamilies(registry);
   const pleg = plegFamilies(registry);
   let prevRelistStartMs: number | undefined;
+  let countedPods: readonly RuntimePod[] | undefined;
   let networkPodSeen = false;
   return {
     workerStarted: (s) => pods.workerStart.observe(s),
@@ -102,6 +103,9 @@ export function podLifecycleMetrics(registry: Registry): PodLifecycleMetrics {
       prevRelistStartMs = startMs;
       pleg.duration.observe((endMs - startMs) / 1000);
       pleg.lastSeen.set(Date.now() / 1000);
+      // An unchanged relist hands over the very array of the last one (kuberuntime getPods): same counts.
+      if (runtimePods === countedPods) return;
+      countedPods = runtimePods;
       const counts = runningCounts(runtimePods);
       pleg.runningPods.set(counts.runningPods);
       for (const state of CONTAINER_STATES) pleg.runningContainers.set(counts.containers[state], { container_state: state });

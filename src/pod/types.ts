@@ -86,10 +86,6 @@ const resourceFieldRef = z.strictObject({
   resource: z.string().regex(/^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/, "must be limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-*"),
   divisor: quantity.optional(),
 });
-const needsApiServer = (what: string) =>
-  z.unknown().optional().superRefine((v, ctx) => {
-    if (v !== undefined) ctx.addIssue({ code: "custom", message: `${what} is not supported by bunlet (refused, not ignored)` });
-  });
 // References to API objects (secrets, configMaps): resolved through the API server for API pods;
 // a static pod that uses them is refused when decoded (manifest.ts staticPodApiReference).
 const objectKeyRef = z.strictObject({ name: z.string().default(""), key: z.string().min(1), optional: z.boolean().optional() });
@@ -151,6 +147,29 @@ const keyToPath = z.strictObject({
 const secretVolume = z.strictObject({ secretName: z.string().min(1), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional() });
 const configMapVolume = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional() });
 const projectedObject = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), optional: z.boolean().optional() });
+// core/v1 ClusterTrustBundleProjection, with upstream's validation (validateProjectionSources): one of
+// name or signerName; labelSelector only with signerName (none there matches nothing).
+const labelSelector = z.strictObject({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z.array(z.strictObject({ key: z.string().min(1), operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]), values: z.array(z.string()).optional() })).optional(),
+});
+const clusterTrustBundleProjection = z
+  .strictObject({
+    name: z.string().optional(),
+    signerName: z.string().optional(),
+    labelSelector: labelSelector.optional(),
+    optional: z.boolean().optional(),
+    path: relativePath.pipe(z.string().min(1).refine((p) => !p.startsWith(".."), "must not start with '..'")),
+  })
+  .superRefine((c, ctx) => {
+    if (c.name !== undefined && c.signerName !== undefined) ctx.addIssue({ code: "custom", message: "only one of name and signerName may be used" });
+    else if (c.name !== undefined) {
+      if (c.name === "") ctx.addIssue({ code: "custom", path: ["name"], message: "Required value: must be a valid object name" });
+      if (c.labelSelector) ctx.addIssue({ code: "custom", path: ["labelSelector"], message: "labelSelector must be unset if name is specified" });
+    } else if (c.signerName !== undefined) {
+      if (c.signerName === "") ctx.addIssue({ code: "custom", path: ["signerName"], message: "Required value: must be a valid signer name" });
+    } else ctx.addIssue({ code: "custom", message: "Required value: either name or signerName must be specified" });
+  });
 const projectedVolume = z.strictObject({
   sources: z.array(
     z
@@ -162,10 +181,10 @@ const projectedVolume = z.strictObject({
         serviceAccountToken: z
           .strictObject({ audience: z.string().optional(), expirationSeconds: z.number().int().min(600, "may not specify a duration less than 10 minutes").max(2 ** 32 - 1).default(3600), path: relativePath.pipe(z.string().min(1)) })
           .optional(),
-        clusterTrustBundle: needsApiServer("a projected clusterTrustBundle"),
+        clusterTrustBundle: clusterTrustBundleProjection.optional(),
       })
       .superRefine((src, ctx) => {
-        if ([src.downwardAPI, src.secret, src.configMap, src.serviceAccountToken].filter(Boolean).length > 1)
+        if ([src.downwardAPI, src.secret, src.configMap, src.serviceAccountToken, src.clusterTrustBundle].filter(Boolean).length > 1)
           ctx.addIssue({ code: "custom", message: "may not specify more than 1 volume type per source" });
       }),
   ),

@@ -109,6 +109,13 @@ export interface SummaryProvider {
   summary(req?: SummaryRequest): Promise<Summary>;
   /** Stats of one active pod, or undefined when no active pod has that UID. */
   podStats(uid: string): Promise<PodStats | undefined>;
+  /**
+   * The pod's running containers with their memory read now from their cgroups (synchronous, a few
+   * small reads): the eviction message's per-container figures. A memory-only summary carries the
+   * containers of the last full one, whose figures may predate the ramp that crossed the line, and none
+   * for a pod started since. Undefined when the runtime's listing does not know the pod yet.
+   */
+  containerMemory(pod: PodLike): ContainerStats[] | undefined;
   /** The pod as the last full summary saw it (containers, cpu, volumes), no I/O; undefined before one did. */
   lastPodStats(uid: string): PodStats | undefined;
 }
@@ -557,6 +564,23 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     async podStats(uid) {
       if (!opts.activePods().some((p) => p.metadata.uid === uid)) return undefined;
       return (await build(uid)).pods[0];
+    },
+    containerMemory(pod) {
+      const uid = pod.metadata.uid ?? "";
+      const listed = cri.snapshot?.containersByUid.get(uid);
+      if (!listed) return undefined;
+      const rel = attempt(uid, "cgroup", () => opts.podCgroupPath(pod));
+      if (rel === undefined) return undefined;
+      const dirs = dirsOf(rel);
+      const time = new Date(clock.now()).toISOString();
+      const out: ContainerStats[] = [];
+      for (const c of listed) {
+        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
+        const cdirs = containerDirs.get(`${dirs.memory}\0${c.id}`) ?? containerCgroupDirs(dirs, c.id);
+        const memory = cdirs && attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(cdirs.memory, time));
+        out.push(memory ? { name, memory } : { name });
+      }
+      return out;
     },
     lastPodStats: (uid) => last?.podsByUid.get(uid),
   };

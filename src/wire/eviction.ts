@@ -34,7 +34,7 @@ import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { repeatCrossingUseful } from "../eviction/notifier-thresholds.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
-import { NOTIFIER_THREAD_NICE, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
+import { detectMemoryNotification, NOTIFIER_THREAD_NICE, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
 import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
@@ -183,17 +183,18 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
   const persist = persistEvictions(records, lifecycle, clock);
   let notifiers: MemoryNotifiers | undefined;
-  // The notifier thread's own hard memory evictions (cgroup v1 memcg notifiers only).
-  const memoryRoot = DEFAULT_MEMORY_CGROUP_ROOT;
+  // The notifier thread's own hard memory evictions: the epoll worker's at a memcg notifier (cgroup v1),
+  // the working-set thread's at a crossing (cgroup v2, as startMemoryNotifiers picks it).
+  const fastRoot = fastEvictionRoot();
   const planner: FastEvictionPlanner | undefined =
     (input.notifierThreadEviction ?? notifierThreadEvictionFromEnv(process.env)) &&
     config.kernelMemcgNotification &&
-    input.directSignal?.knownContainers && input.podsCgroup !== undefined && existsSync(join(memoryRoot, "memory.usage_in_bytes"))
+    input.directSignal?.knownContainers && input.podsCgroup !== undefined && fastRoot
       ? createFastEvictionPlanner({
           config: evictionConfig,
           manager: () => manager,
           lifecycle,
-          memoryRoot,
+          ...fastRoot,
           podCgroupPath: input.podCgroupPath,
           armedThresholds: () => notifiers?.armedThresholds() ?? [],
           signaller: input.directSignal,
@@ -207,6 +208,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     nodeName: input.nodeName,
     summary: (req) => summary.summary(req),
     activePods: () => lifecycle.activePods(),
+    containerMemory: (pod) => summary.containerMemory(pod),
     killPod: tracer.wrapKillPod((pod, grace, status) => lifecycle.killPod(pod, grace, status)),
     podCleanedUp: (pod) => lifecycle.isPodCleanedUp(pod),
     recorder: input.events && evictionEvents(input.events, input.nodeName),
@@ -291,7 +293,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           ...priority,
           podsCgroup: input.podsCgroup,
           fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
-          repeatUseful: (id) => repeatCrossingUseful(manager.state(), id, clock.now()),
+          repeatUseful: (target) => repeatCrossingUseful(manager.state(), target, clock.now()),
           onTrigger(reason, lagMs) {
             events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
             tracer.onKernelEvent(reason, lagMs);
@@ -322,6 +324,13 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
     component,
   };
+}
+
+/** Where the notifier-thread eviction reads pod cgroups: the v1 memory mount, else a cgroup v2 mount with the memory controller (as detectMemoryNotification picks the notifier). */
+function fastEvictionRoot(): { memoryRoot: string; cgroupVersion: 1 | 2 } | undefined {
+  if (existsSync(join(DEFAULT_MEMORY_CGROUP_ROOT, "memory.usage_in_bytes"))) return { memoryRoot: DEFAULT_MEMORY_CGROUP_ROOT, cgroupVersion: 1 };
+  const v2 = detectMemoryNotification().unifiedMemoryRoot;
+  return v2 ? { memoryRoot: v2, cgroupVersion: 2 } : undefined;
 }
 
 export const NOTIFIER_THREAD_EVICTION_ENV = "BUNLET_NOTIFIER_THREAD_EVICTION";

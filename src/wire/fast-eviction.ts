@@ -2,7 +2,8 @@
 // ready — the hard memory thresholds with their memcg notifier's epoll token, every candidate pod
 // with fds held open on its memory cgroup files and pidfds on its containers' inits — and records
 // what the worker did (eviction/fast-adopt.ts). Upstream semantics decide where it may act at all:
-//   - hard memory thresholds only (grace 0: no grace clock to consult), on cgroup v1 memcg notifiers;
+//   - hard memory thresholds only (grace 0: no grace clock to consult), on cgroup v1 memcg notifiers
+//     and on cgroup v2 working-set targets (the working-set thread decides at its crossing);
 //   - a plan exists only from a calm state: no eviction in flight, no threshold met at the last cycle
 //     (then the main thread's cycles are already the path); the candidates are the active pods minus
 //     exempt ones, in active-pods order, as the cycle ranks them;
@@ -33,6 +34,7 @@ import {
   type FastPlan,
   type FastPlanPod,
 } from "../kernel/fast-evict.ts";
+import type { ArmedThreshold } from "../kernel/memory-notifiers.ts";
 import { kv, log } from "../log.ts";
 import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";
@@ -47,11 +49,13 @@ export interface FastEvictionPlannerInput {
   config: EvictionConfig;
   manager: () => EvictionManager;
   lifecycle: Pick<PodLifecycle, "activePods" | "getPodStatus">;
-  /** The v1 memory controller mount. */
+  /** The v1 memory controller mount, or the cgroup v2 mount (with cgroupVersion 2). */
   memoryRoot: string;
+  /** Which files a pod's memory cgroup has: 1 (default) memory.usage_in_bytes, 2 memory.current; memory.stat on both. */
+  cgroupVersion?: 1 | 2;
   podCgroupPath(pod: PodLike): string | undefined;
-  /** The armed memcg notifiers (memory-notifiers.ts armedThresholds). */
-  armedThresholds(): { signal: string; hard: boolean; token: number; cgroupPath: string }[];
+  /** The armed notifiers (memory-notifiers.ts armedThresholds): memcg notifiers on v1, working-set targets on v2. */
+  armedThresholds(): ArmedThreshold[];
   signaller: FastEvictionSignaller;
   /** The worker's eviction was recorded (for the trace). */
   onAdopted?(d: FastEvictionDecision, outcome: Extract<FastOutcome, { fired: true }>): void;
@@ -121,10 +125,18 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     timer.unref?.();
   };
 
-  const cgroupFiles = (dir: string): { usageFd: number; statFd: number } => {
+  const usageFile = input.cgroupVersion === 2 ? "memory.current" : "memory.usage_in_bytes";
+  /** A cgroup's kept usage and memory.stat fds; "stat-only" (the v2 root, no memory.current): both are memory.stat's. */
+  const cgroupFiles = (dir: string, statOnly = false): { usageFd: number; statFd: number } => {
     let f = files.get(dir);
     if (f) return f;
-    const usageFd = open(join(dir, "memory.usage_in_bytes"), O_RDONLY | O_CLOEXEC);
+    if (statOnly) {
+      const fd = open(join(dir, "memory.stat"), O_RDONLY | O_CLOEXEC);
+      f = { usageFd: fd, statFd: fd };
+      files.set(dir, f);
+      return f;
+    }
+    const usageFd = open(join(dir, usageFile), O_RDONLY | O_CLOEXEC);
     let statFd: number;
     try {
       statFd = open(join(dir, "memory.stat"), O_RDONLY | O_CLOEXEC);
@@ -189,9 +201,9 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     for (const t of hard) {
       const a = armed.find((x) => x.signal === t.signal);
       const o = observations[t.signal];
-      if (!a) return { reason: `no memcg notifier armed for ${t.signal}`, transient: true }; // armed off the event loop after the cycle
+      if (!a) return { reason: `no ${input.cgroupVersion === 2 ? "working-set" : "memcg"} notifier armed for ${t.signal}`, transient: true }; // armed off the event loop after the cycle
       if (!o) return { reason: `no observation of ${t.signal}`, transient: false };
-      thresholds.push({ token: a.token, ...cgroupFiles(a.cgroupPath), capacityBytes: o.capacity, valueBytes: thresholdAmount(t.value, o.capacity) });
+      thresholds.push({ token: a.token, ...cgroupFiles(a.cgroupPath, a.files === "v2-root"), files: a.files ?? "v1", capacityBytes: o.capacity, valueBytes: thresholdAmount(t.value, o.capacity) });
     }
     const links = dirLinks(dirs);
     if (dirs.length === 0 || links.some((n) => n < 0)) return { reason: "QoS cgroups not found", transient: true };
@@ -227,7 +239,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       }
       pods.push({ ...f, request: podRequest(pod, "memory"), priority: pod.spec.priority ?? 0, containers });
     }
-    return { plan: { thresholds, pods, dirLinks: links }, mirror: { thresholds: hard, pods: candidates }, incomplete };
+    return { plan: { thresholds, pods, dirLinks: links, cgroupVersion: input.cgroupVersion ?? 1 }, mirror: { thresholds: hard, pods: candidates }, incomplete };
   }
 
   /** Closes kept fds the new plan does not name (only ever with the plan taken back). */
@@ -242,7 +254,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       if (fds.has(f.usageFd)) continue;
       files.delete(dir);
       closeQuietly(f.usageFd);
-      closeQuietly(f.statFd);
+      if (f.statFd !== f.usageFd) closeQuietly(f.statFd);
     }
     for (const [id, p] of pidfds) {
       if (fds.has(p.pidfd)) continue;

@@ -44,11 +44,15 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
   });
 
-  test("a victim that started after the last cycle: its containers' usage comes from the summary provider's last full summary", async () => {
+  // The manager's last cycle ran before the hog started: its summary has no stats for the hog.
+  const sources: [string, (h: ReturnType<typeof setup>) => void][] = [
+    ["its containers' memory read at adoption (containerMemory)", (h) => (h.deps.containerMemory = (p) => (p === hog ? [{ name: "c", memory: { time: at(1), workingSetBytes: 700 * Mi } }] : undefined))],
+    ["the summary provider's last full summary (lastPodStats)", (h) => (h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined))],
+  ];
+  test.each(sources)("a victim that started after the last cycle: the message's container figure from %s", async (_n, give) => {
     const h = setup();
-    // The manager's last cycle ran before the hog started: its summary has no stats for it.
     await h.step(0, summary({ time: at(0), memAvailable: 2000 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(small, { memory: 50 * Mi }, at(0))] }));
-    h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined);
+    give(h);
     h.clock.set(atMs(2));
     adoptFastEviction(h.deps, h.state, {
       threshold: h.state.thresholds[0]!,

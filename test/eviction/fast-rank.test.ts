@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt } from "../../src/eviction/fast-rank.ts";
+import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue } from "../../src/eviction/fast-rank.ts";
 import { podRequest } from "../../src/eviction/pod-resources.ts";
 import { rankMemoryPressure } from "../../src/eviction/rank.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
@@ -135,4 +135,24 @@ describe("inactiveFileFromStat", () => {
     ["inactive_file 5\ntotal_inactive_file 7", 7],
     ["inactive_file 5\n", undefined],
   ])("%j → %p", (text, v) => expect(inactiveFileFromStat(text)).toBe(v));
+});
+
+describe("inactiveFileFromStat on cgroup v2 (memory.stat is hierarchical: no total_ lines)", () => {
+  test.each([
+    ["anon 10\nfile 20\ninactive_file 4096\nactive_file 1\n", 4096],
+    ["inactive_file 5", 5],
+    ["total_inactive_file 7\n", undefined],
+    ["anon 1\n", undefined],
+  ])("%j → %p", (text, v) => expect(inactiveFileFromStat(text, "inactive_file")).toBe(v));
+});
+
+describe("statValue: one key, whole-line match", () => {
+  const v2root = "anon 300\nfile 200\nkernel_stack 8\nshmem_file 1\ninactive_file 50\nfile_mapped 9\n";
+  test.each([
+    ["anon", 300],
+    ["file", 200],
+    ["inactive_file", 50],
+    ["active_file", undefined],
+    ["kernel", undefined],
+  ])("%s → %p", (key, v) => expect(statValue(v2root, key)).toBe(v));
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { evictionMessage, formatAmount } from "../../src/eviction/message.ts";
+import { evictionMessage, formatAmount, withFreshContainerMemory } from "../../src/eviction/message.ts";
 import { makeSignalObservations } from "../../src/eviction/observations.ts";
 import { Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
 
@@ -50,4 +50,31 @@ describe("evictionMessage (§11.4)", () => {
     [1200, true, "1200"],
     [1000, false, "1k"],
   ])("formatAmount(%d, count=%p) = %s", (n, count, s) => expect(formatAmount(n, count)).toBe(s));
+});
+
+describe("withFreshContainerMemory: a memory eviction's container figures as read at eviction time", () => {
+  const p = pod("p", { containers: [{ name: "a" }, { name: "b" }] });
+  const old = () => {
+    const s = podStats(p, { memory: 10 * Mi, rootfs: 5 * Mi, logs: 1 * Mi, container: "a" });
+    s.containers!.push({ name: "b", memory: { time: "t0", workingSetBytes: 20 * Mi } });
+    return s;
+  };
+  const fresh = [{ name: "a", memory: { time: "t1", workingSetBytes: 900 * Mi } }, { name: "b" }];
+  test("fresh memory replaces the summary's; a container read without a figure keeps the summary's; other fields kept", () => {
+    const s = withFreshContainerMemory("memory", p, old(), fresh)!;
+    expect(s.containers!.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([["a", 900 * Mi], ["b", 20 * Mi]]);
+    expect(s.containers![0]!.rootfs?.usedBytes).toBe(5 * Mi);
+    expect(s.memory?.workingSetBytes).toBe(10 * Mi);
+  });
+  test("a pod the summary did not know yet gets the figures read now", () => {
+    const s = withFreshContainerMemory("memory", p, undefined, fresh)!;
+    expect(s.podRef).toEqual({ name: "p", namespace: "default", uid: p.metadata.uid! });
+    expect(evictionMessage("memory", p, s, [], {}).message).toBe("The node was low on resource: memory. Container a was using 900Mi, request is 0, has larger consumption of memory. ");
+  });
+  test("other resources, or nothing read: the summary's stats as they are", () => {
+    const s = old();
+    expect(withFreshContainerMemory("ephemeral-storage", p, s, fresh)).toBe(s);
+    expect(withFreshContainerMemory("memory", p, s, undefined)).toBe(s);
+    expect(withFreshContainerMemory("memory", p, undefined, undefined)).toBeUndefined();
+  });
 });

@@ -39,6 +39,16 @@ describe("synchronize: hard memory threshold", () => {
     expect(h.logs.some((l) => l.startsWith("I evicting pod=default/hog signal=memory.available observed=80Mi threshold=100Mi rank=1/3 qos=BestEffort"))).toBe(true);
   });
 
+  test("the message's container figures are read at eviction time (containerMemory) over the summary's", async () => {
+    const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: memPods() });
+    const asked: string[] = [];
+    h.deps.containerMemory = (p) => (asked.push(p.metadata.name), p === hog ? [{ name: "c", memory: { time: at(0), workingSetBytes: 950 * Mi } }] : undefined);
+    await h.step(0, mem(0, 80));
+    expect(asked).toEqual(["hog"]); // the victim only
+    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 950Mi, request is 0, has larger consumption of memory. ");
+    expect(h.kills[0]!.status.annotations?.offending_containers_usage).toBe("950Mi");
+  });
+
   test("at most one pod per sync", async () => {
     const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: memPods() });
     await h.step(0, mem(0, 10));

@@ -118,7 +118,7 @@ describe("repeatCrossingUseful: a 'still over the line' post re-runs a cycle onl
     evictionSoftGracePeriod: { "memory.available": "1m" },
   });
   const { targets } = notifierTargets(ts, summary({ memAvailable: 3 * Gi, memWorkingSet: Gi, allocAvailable: 4 * Gi, allocWorkingSet: Gi }));
-  const id = (hard: boolean) => targets.find((t) => t.hard === hard && t.signal === "memory.available")!.id;
+  const target = (hard: boolean) => targets.find((t) => t.hard === hard && t.signal === "memory.available")!;
   const hard = ts.find((t) => t.gracePeriodMs === 0)!;
   const soft = ts.find((t) => t.gracePeriodMs > 0)!;
   const state = (first: [Threshold, number][], met: Threshold[]) => ({ thresholds: ts, firstObservedAt: new Map(first), thresholdsMet: met });
@@ -130,10 +130,13 @@ describe("repeatCrossingUseful: a 'still over the line' post re-runs a cycle onl
     ["the soft threshold's grace period ended since the last cycle", state([[soft, 0]], []), false, 60_000, true],
     ["the soft threshold past its grace, acted on", state([[soft, 0]], [soft]), false, 90_000, false],
   ];
-  test.each(cases)("%s", (_n, st, isHard, now, want) => expect(repeatCrossingUseful(st, id(isHard), now)).toBe(want));
-  test("an id it does not know (another threshold set) is passed through", () => {
-    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "memory.available#9", 0)).toBe(true);
-    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "allocatableMemory.available#0", 0)).toBe(true);
-    expect(repeatCrossingUseful(state([[hard, 0]], [hard]), "memory.available/hard", 0)).toBe(true);
+  test.each(cases)("%s", (_n, st, isHard, now, want) => expect(repeatCrossingUseful(st, target(isHard), now)).toBe(want));
+  test("a target it does not know (another threshold set, or none named) is passed through", () => {
+    const acted = state([[hard, 0]], [hard]);
+    const index = ts.indexOf(hard);
+    expect(repeatCrossingUseful(acted, { signal: "memory.available", thresholdIndex: index }, 0)).toBe(false);
+    expect(repeatCrossingUseful(acted, { signal: "memory.available", thresholdIndex: 9 }, 0)).toBe(true);
+    expect(repeatCrossingUseful(acted, { signal: "allocatableMemory.available", thresholdIndex: index }, 0)).toBe(true);
+    expect(repeatCrossingUseful(acted, { signal: "memory.available" }, 0)).toBe(true);
   });
 });

@@ -118,6 +118,69 @@ describe("tryFastEviction: the plan's checks", () => {
   });
 });
 
+describe("tryFastEviction on cgroup v2 (the working-set thread's plan)", () => {
+  const v2stat = (anon: number, file: number, inactive: number) => `anon ${anon}\nfile ${file}\nkernel_stack 4096\ninactive_file ${inactive}\nactive_file ${file - inactive}\n`;
+  // kubepods (v2: memory.current, inactive_file) with token 2^24; the node at the v2 root (v2-root: memory.stat only, fd 12).
+  const v2plan = (): FastPlan =>
+    plan({
+      cgroupVersion: 2,
+      thresholds: [
+        { token: 2 ** 24, usageFd: 10, statFd: 11, files: "v2", capacityBytes: 1024 * Mi, valueBytes: 100 * Mi },
+        { token: 2 ** 24 + 1, usageFd: 12, statFd: 12, files: "v2-root", capacityBytes: 2048 * Mi, valueBytes: 100 * Mi },
+      ],
+    });
+  const v2files = (kubepodsUsage: number, kubepodsInactive: number, nodeAnon: number): Record<number, string> => ({
+    10: `${kubepodsUsage}\n`,
+    11: v2stat(kubepodsUsage - 8 * Mi, 8 * Mi, kubepodsInactive),
+    12: v2stat(nodeAnon, 64 * Mi, 16 * Mi),
+    20: "300000\n",
+    21: v2stat(300000, 0, 0),
+    22: `${600 * Mi}\n`,
+    23: v2stat(600 * Mi - Mi, Mi, Mi),
+    24: "310000\n",
+    25: v2stat(310000, 0, 0),
+  });
+
+  test("kubepods' working set over the line (inactive_file, not total_inactive_file) → the hog's containers signalled", () => {
+    const buf = newFastPlanBuffer();
+    publishPlan(buf, v2plan());
+    const { io, signals } = fakeIo(v2files(950 * Mi, 0, 100 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf, [2 ** 24], dirs, io)).toMatchObject({ fired: true, threshold: 0, victim: 1, available: 74 * Mi, workingSets: [Number.NaN, 599 * Mi, Number.NaN] });
+    expect(signals).toEqual([
+      [51, 15],
+      [52, 3],
+    ]);
+  });
+
+  test("page cache is not pressure: usage over the line, working set under it → steps aside", () => {
+    const buf = newFastPlanBuffer();
+    publishPlan(buf, v2plan());
+    const { io, signals } = fakeIo(v2files(950 * Mi, 200 * Mi, 100 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf, [2 ** 24], dirs, io)).toMatchObject({ fired: false, reason: "no hard memory threshold met at the wake-up" });
+    expect(signals).toEqual([]);
+    expect(planState(buf)).toBe(PLAN_ARMED);
+  });
+
+  test("the node at the v2 root: anon + file − inactive_file of the root memory.stat", () => {
+    const buf = newFastPlanBuffer();
+    publishPlan(buf, v2plan());
+    // kubepods far under its line; the node: 1900 + 64 − 16 = 1948 MiB working set of 2048 → 100 MiB available: not met (100 > 100 is false).
+    const notMet = fakeIo(v2files(500 * Mi, 0, 1900 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf, [2 ** 24 + 1], dirs, notMet.io)).toMatchObject({ fired: false });
+    const met = fakeIo(v2files(500 * Mi, 0, 1901 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf, [2 ** 24 + 1], dirs, met.io)).toMatchObject({ fired: true, threshold: 1, available: 99 * Mi, capacity: 2048 * Mi, victim: 1 });
+  });
+
+  test("a v1 plan's pods keep total_inactive_file (a v2 stat there is an error, not a guess)", () => {
+    const buf = newFastPlanBuffer();
+    publishPlan(buf, plan());
+    const files = { ...pressure(), 23: v2stat(600 * Mi, Mi, Mi) };
+    const { io, signals } = fakeIo(files, [5, 3, 4]);
+    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({ fired: false, reason: "error: fd 23: no total_inactive_file" });
+    expect(signals).toEqual([]);
+  });
+});
+
 describe("plan ownership", () => {
   test("cancelled by the main thread: the worker never reads it", () => {
     const buf = newFastPlanBuffer();

@@ -7,9 +7,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startMemoryNotifiers, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
+import { startMemoryNotifiers, WORKING_SET_TOKEN_BASE, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
+import { dirLinks, newFastPlanBuffer, planState, publishPlan, PLAN_FIRED, type FastOutcome } from "../../src/kernel/fast-evict.ts";
 import { startWorkingSetWatch, type WorkingSetCrossing, type WorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
-import { getpriority, PRIO_PROCESS } from "../../ffi/libc.ts";
+import { close, getpriority, O_CLOEXEC, O_RDONLY, open, pidfd_open, PRIO_PROCESS } from "../../ffi/libc.ts";
 import { until } from "../support/wait.ts";
 
 const MiB = 2 ** 20;
@@ -150,7 +151,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     expect(kn.memcgSupported).toBe(false);
     expect(kn.workingSet).toBeDefined();
     await kn.apply([podsTarget]);
-    expect(kn.workingSet!.targets).toEqual([{ id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB }]);
+    expect(kn.workingSet!.targets).toEqual([{ id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB, token: WORKING_SET_TOKEN_BASE }]);
     set(450, 20);
     await until("onTrigger", () => reasons[0], 5_000, { intervalMs: 2 });
     expect(reasons).toEqual(["hard allocatable memory eviction threshold"]);
@@ -196,7 +197,7 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     kn = startMemoryNotifiers({
       ...onFakeV2Mount(mount),
       workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 5 },
-      repeatUseful: (id) => (asked.push(id), useful),
+      repeatUseful: (target) => (asked.push(target.id!), useful),
       onTrigger: () => triggers++,
       logger: { info: () => {}, warn: () => {}, debug: () => {} },
     });
@@ -209,5 +210,69 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     expect(new Set(asked)).toEqual(new Set(["allocatableMemory.available#0"]));
     useful = true;
     await until("a useful repeat's trigger", () => triggers >= 2, 5_000, { intervalMs: 2 });
+  });
+
+  test("with a fast plan, the working-set thread itself signals the top-ranked pod at the crossing; the outcome reaches the main thread after the trigger", async () => {
+    mount = fakeV2Mount();
+    const kubepods = join(mount, "kubepods");
+    const set = fakeMemoryFiles(kubepods);
+    // Two pods under kubepods (stand-in v2 files): an idle one and the hog, each a child `sleep` as its container.
+    const fds: number[] = [];
+    const procs = [Bun.spawn(["sleep", "30"]), Bun.spawn(["sleep", "30"])];
+    try {
+      const podFiles = (name: string, currentMiB: number) => {
+        mkdirSync(join(kubepods, name));
+        fakeMemoryFiles(join(kubepods, name))(currentMiB, 0);
+        const usageFd = open(join(kubepods, name, "memory.current"), O_RDONLY | O_CLOEXEC);
+        const statFd = open(join(kubepods, name, "memory.stat"), O_RDONLY | O_CLOEXEC);
+        fds.push(usageFd, statFd);
+        return { usageFd, statFd };
+      };
+      const idle = podFiles("pod-idle", 1);
+      const hog = podFiles("pod-hog", 400);
+      const pidfds = procs.map((p) => pidfd_open(p.pid));
+      fds.push(...pidfds);
+      const order: string[] = [];
+      const outcomes: FastOutcome[] = [];
+      const buffer = newFastPlanBuffer();
+      kn = startMemoryNotifiers({
+        ...onFakeV2Mount(mount),
+        workingSetPoll: { minIntervalMs: 2, maxIntervalMs: 5, renotifyMs: 0 },
+        fastPlan: { buffer, dirs: [kubepods], onOutcome: (o) => (order.push("outcome"), outcomes.push(o)) },
+        onTrigger: () => order.push("trigger"),
+        logger: { info: () => {}, warn: () => {}, debug: () => {} },
+      });
+      await kn.apply([podsTarget]);
+      // The plan names the threshold by the working-set target's token and reads kubepods' v2 files.
+      const armed = kn.armedThresholds();
+      expect(armed).toEqual([{ signal: "allocatableMemory.available", hard: true, token: WORKING_SET_TOKEN_BASE, cgroupPath: kubepods, files: "v2" }]);
+      const kfd = (f: string) => {
+        const fd = open(join(kubepods, f), O_RDONLY | O_CLOEXEC);
+        fds.push(fd);
+        return fd;
+      };
+      // capacity 500 MiB, threshold 100 MiB: the line is the target's 400 MiB of working set.
+      publishPlan(buffer, {
+        cgroupVersion: 2,
+        thresholds: [{ token: armed[0]!.token, usageFd: kfd("memory.current"), statFd: kfd("memory.stat"), files: "v2", capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
+        pods: [
+          { ...idle, request: 0, priority: 0, containers: [{ pidfd: pidfds[0]!, signal: 15 }] },
+          { ...hog, request: 0, priority: 0, containers: [{ pidfd: pidfds[1]!, signal: 15 }] },
+        ],
+        dirLinks: dirLinks([kubepods]),
+      });
+      set(450, 20);
+      expect(await procs[1]!.exited).toBe(143); // SIGTERM, from the working-set thread
+      await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
+      expect(outcomes[0]).toMatchObject({ fired: true, threshold: 0, victim: 1, available: 70 * MiB, capacity: 500 * MiB, signalled: 1 });
+      expect(order).toEqual(["trigger", "outcome"]);
+      expect(procs[0]!.exitCode).toBeNull();
+      expect(planState(buffer)).toBe(PLAN_FIRED);
+    } finally {
+      for (const p of procs) p.kill(9);
+      await kn?.close();
+      kn = undefined;
+      for (const fd of fds) close(fd);
+    }
   });
 });

@@ -61,7 +61,7 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
     ["env secretKeyRef", pod({ env: [{ name: "X", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), "static pods may not reference secrets"],
     ["a service account", pod({}, { serviceAccountName: "default" }), "static pods may not reference serviceaccounts"],
     ["imagePullSecrets", pod({}, { imagePullSecrets: [{ name: "reg" }] }), "static pods may not reference secrets"],
-    ["a projected clusterTrustBundle", pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "b", path: "p" } }] } }] }), "clusterTrustBundle: a projected clusterTrustBundle is not supported"],
+    ["a projected clusterTrustBundle", pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "b", path: "p" } }] } }] }), "static pods may not reference clustertrustbundles"],
     ["env labels (whole map)", pod({ env: [{ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.labels" } } }] }), 'Unsupported value: "metadata.labels"'],
     ["volume nodeName", dapi([{ path: "n", fieldRef: { fieldPath: "spec.nodeName" } }]), 'Unsupported value: "spec.nodeName"'],
     ["item path with ..", dapi([{ path: "../x", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not contain '..'"],
@@ -92,4 +92,22 @@ test("envFrom in a static pod is refused with upstream's reason; an API pod may 
   const p = pod({ envFrom: [{ configMapRef: { name: "c" } }] });
   expect(errors(p).join("\n")).toContain("static pods may not reference configmaps");
   expect(decodePod(p, "api", "", "api").errors).toEqual([]);
+});
+
+describe("clusterTrustBundle projections (API pods)", () => {
+  const ctb = (p: object) => pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { path: "ca.pem", ...p } }] } }] });
+  test.each([
+    ["by name", ctb({ name: "example.com:ca:1", optional: true })],
+    ["by signerName, no selector", ctb({ signerName: "example.com/ca" })],
+    ["by signerName and labelSelector", ctb({ signerName: "example.com/ca", labelSelector: { matchLabels: { a: "b" }, matchExpressions: [{ key: "c", operator: "Exists" }] } })],
+  ])("accepts %s", (_n, obj) => expect(decodePod(obj, "api", "", "api").errors).toEqual([]));
+  test.each([
+    ["name and signerName", ctb({ name: "x", signerName: "example.com/ca" }), "only one of name and signerName may be used"],
+    ["neither", ctb({}), "either name or signerName must be specified"],
+    ["labelSelector with name", ctb({ name: "x", labelSelector: {} }), "labelSelector must be unset if name is specified"],
+    ["no path", pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "x" } }] } }] }), "clusterTrustBundle.path"],
+    ["path ..data", ctb({ name: "x", path: "..data" }), "must not start with '..'"],
+    ["a bad operator", ctb({ signerName: "example.com/ca", labelSelector: { matchExpressions: [{ key: "c", operator: "Gt" }] } }), "operator"],
+    ["with a secret in the same source", pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "x", path: "p" }, secret: { name: "s" } }] } }] }), "may not specify more than 1 volume type per source"],
+  ])("refuses %s", (_n, obj, want) => expect(decodePod(obj, "api", "", "api").errors.map(String).join("\n")).toContain(want));
 });

@@ -341,6 +341,28 @@ describe("with CRI", () => {
     expect((await p.summary()).pods[0]!.containers![0]!.memory?.workingSetBytes).toBe(28 * MI);
   });
 
+  test("containerMemory: the listed containers' memory read now, not the last summary's; a pod the listing does not know yet: undefined", async () => {
+    const prel = "kubepods/besteffort/podu1";
+    fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9 });
+    fakeCgroup(`${prel}/cid-app`, { usage: 30 * MI, inactive: 2 * MI, rss: 25 * MI, cpuNs: 6e9 });
+    const { cri } = fakeCri({
+      sandboxes: [sandbox("s1", "u1", 1)],
+      containers: [container("cid-app", "s1", "app"), container("cid-side", "s1", "side")],
+      stats: [],
+    });
+    const { p, errors } = provider([pod("u1"), pod("u2")], { cri });
+    expect(p.containerMemory(pod("u1"))).toBeUndefined(); // no listing yet
+    expect((await p.summary()).pods[0]!.containers!.find((c) => c.name === "app")!.memory?.workingSetBytes).toBe(28 * MI);
+    // The app ramps after the summary: the figure is the cgroup's now.
+    fakeCgroup(`${prel}/cid-app`, { usage: 900 * MI, inactive: 2 * MI, rss: 890 * MI, cpuNs: 6e9 });
+    const now = p.containerMemory(pod("u1"))!;
+    expect(now.map((c) => c.name)).toEqual(["app", "side"]);
+    expect(now[0]!.memory?.workingSetBytes).toBe(898 * MI);
+    expect(now[1]!.memory).toBeUndefined(); // no cgroup of its own (and no figure made up)
+    expect(p.containerMemory(pod("u2"))).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+
   test("CRI failing: the summary still comes, without containers; later summaries do not wait on it", async () => {
     fakeCgroup("kubepods/besteffort/podu1", { usage: 2 * MI, inactive: 0, rss: 0, cpuNs: 1 });
     let broken = true;

@@ -6,10 +6,9 @@
 //   Cache: GET, kept for a TTL (upstream's default 1 min).   Get: a GET on every read.
 // A missing object reads as ObjectNotFoundError ("secret \"x\" not found"); other failures as the error.
 import type { Clock } from "../../clock.ts";
-import { isGone, isNotFound, watchEvents, type KubeClient } from "../../kube/index.ts";
-import { kv, log } from "../../log.ts";
-import { backoff } from "../../node/backoff.ts";
+import { isNotFound, type KubeClient } from "../../kube/index.ts";
 import { ObjectNotFoundError } from "../volumes/index.ts";
+import { startReflector, type Reflector } from "./reflector.ts";
 
 export type ChangeDetectionStrategy = "Watch" | "Cache" | "Get";
 
@@ -37,93 +36,46 @@ export interface ObjectManager<T> {
   stop(): void;
 }
 
-interface Reflector {
+interface Watched {
   refs: Set<string>;
-  obj?: unknown;
-  synced: boolean;
-  error?: Error;
-  waiters: (() => void)[];
-  abort: AbortController;
+  reflector: Reflector;
 }
 
 const kindOf = (resource: string) => (resource === "secrets" ? "secret" : "configmap") as "secret" | "configmap";
+const immutable = (objects: ReadonlyMap<string, unknown>) => [...objects.values()].some((o) => (o as { immutable?: boolean }).immutable === true);
 
 export function createObjectManager<T>(opts: ObjectManagerOptions): ObjectManager<T> {
   const kind = kindOf(opts.resource);
-  const reflectors = new Map<string, Reflector>();
+  const reflectors = new Map<string, Watched>();
   const podRefs = new Map<string, Set<string>>();
   const ttlCache = new Map<string, { atMs: number; value: T | Error }>();
   const pathOf = (ns: string) => `/api/v1/namespaces/${ns}/${opts.resource}`;
 
-  function settle(r: Reflector) {
-    r.synced = true;
-    for (const w of r.waiters.splice(0)) w();
-  }
-
-  async function runReflector(key: string, r: Reflector): Promise<void> {
-    const [ns, name] = key.split("/") as [string, string];
-    const pace = backoff(200, 10_000);
-    let rv: string | undefined;
-    while (!r.abort.signal.aborted) {
-      const client = opts.client();
-      try {
-        if (!client) throw new Error("no kubeClient defined");
-        const fieldSelector = `metadata.name=${name}`;
-        if (rv === undefined) {
-          const list = await client.request<{ metadata: { resourceVersion: string }; items: any[] }>({ path: pathOf(ns), query: { fieldSelector }, signal: r.abort.signal });
-          r.obj = list.items[0];
-          r.error = undefined;
-          rv = list.metadata.resourceVersion;
-          settle(r);
-          if ((r.obj as { immutable?: boolean } | undefined)?.immutable) return;
-        }
-        const query = { fieldSelector, resourceVersion: rv, allowWatchBookmarks: "true", timeoutSeconds: String(300 + Math.floor(Math.random() * 300)) };
-        for await (const ev of watchEvents(client, pathOf(ns), query, r.abort.signal)) {
-          pace.reset();
-          const objRv = ev.object?.metadata?.resourceVersion as string | undefined;
-          if (objRv) rv = objRv;
-          if (ev.type === "BOOKMARK") continue;
-          r.obj = ev.type === "DELETED" ? undefined : ev.object;
-          log.info(`${kind} changed ${kv({ object: key, event: ev.type, resourceVersion: objRv })}`);
-          opts.onChange?.(ns, name);
-          if ((r.obj as { immutable?: boolean } | undefined)?.immutable) return;
-        }
-      } catch (e) {
-        if (r.abort.signal.aborted) return;
-        if (isGone(e)) {
-          rv = undefined;
-          continue;
-        }
-        if (!r.synced) {
-          r.error = e as Error;
-          for (const w of r.waiters.splice(0)) w();
-        }
-        const delay = pace.next();
-        log.warn(`${kind} watch failed ${kv({ object: key, retryInMs: delay, error: (e as Error).message })}`);
-        await new Promise<void>((ok) => {
-          const h = opts.clock.setTimeout(ok, delay);
-          r.abort.signal.addEventListener("abort", () => (opts.clock.clearTimeout(h), ok()), { once: true });
-        });
-      }
+  function reflectorFor(key: string): Watched {
+    let w = reflectors.get(key);
+    if (!w) {
+      const [ns, name] = key.split("/") as [string, string];
+      const reflector = startReflector({
+        client: opts.client,
+        path: pathOf(ns),
+        query: { fieldSelector: `metadata.name=${name}` },
+        clock: opts.clock,
+        kind,
+        onChange: () => opts.onChange?.(ns, name),
+        done: immutable,
+      });
+      w = { refs: new Set(), reflector };
+      reflectors.set(key, w);
     }
-  }
-
-  function reflectorFor(key: string): Reflector {
-    let r = reflectors.get(key);
-    if (!r) {
-      r = { refs: new Set(), synced: false, waiters: [], abort: new AbortController() };
-      reflectors.set(key, r);
-      void runReflector(key, r);
-    }
-    return r;
+    return w;
   }
 
   function release(uid: string, key: string) {
-    const r = reflectors.get(key);
-    if (!r) return;
-    r.refs.delete(uid);
-    if (r.refs.size === 0) {
-      r.abort.abort();
+    const w = reflectors.get(key);
+    if (!w) return;
+    w.refs.delete(uid);
+    if (w.refs.size === 0) {
+      w.reflector.stop();
       reflectors.delete(key);
     }
   }
@@ -140,19 +92,14 @@ export function createObjectManager<T>(opts: ObjectManagerOptions): ObjectManage
   }
 
   async function getWatched(ns: string, name: string): Promise<T> {
-    const key = `${ns}/${name}`;
-    const r = reflectors.get(key);
+    const w = reflectors.get(`${ns}/${name}`);
     // A read of an object no pod registered (should not happen): a plain GET.
-    if (!r) return getDirect(ns, name);
-    if (!r.synced) {
-      await new Promise<void>((ok) => {
-        const h = opts.clock.setTimeout(ok, opts.syncTimeoutMs ?? 10_000);
-        r.waiters.push(() => (opts.clock.clearTimeout(h), ok()));
-      });
-    }
-    if (!r.synced) throw new Error(`failed to sync ${kind} cache: ${r.error ? r.error.message : "timed out waiting for the condition"}`);
-    if (r.obj === undefined) throw new ObjectNotFoundError(kind, name);
-    return r.obj as T;
+    if (!w) return getDirect(ns, name);
+    const r = w.reflector;
+    if (!(await r.waitForSync(opts.syncTimeoutMs ?? 10_000))) throw new Error(`failed to sync ${kind} cache: ${r.error()?.message ?? "timed out waiting for the condition"}`);
+    const obj = r.objects.get(name);
+    if (obj === undefined) throw new ObjectNotFoundError(kind, name);
+    return obj as T;
   }
 
   async function getCached(ns: string, name: string): Promise<T> {
@@ -192,7 +139,7 @@ export function createObjectManager<T>(opts: ObjectManagerOptions): ObjectManage
     get: (ns, name) => (opts.strategy === "Watch" ? getWatched(ns, name) : opts.strategy === "Cache" ? getCached(ns, name) : getDirect(ns, name)),
     watched: () => [...reflectors.keys()].sort(),
     stop() {
-      for (const r of reflectors.values()) r.abort.abort();
+      for (const w of reflectors.values()) w.reflector.stop();
       reflectors.clear();
     },
   };

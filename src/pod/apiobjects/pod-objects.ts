@@ -1,15 +1,17 @@
 // What a pod references in the API, fetched before each of its syncs (upstream: the secret/configMap
 // managers' GetSecret/GetConfigMap and the token manager, called from volume set-up and
-// makeEnvironmentVariables): every referenced secret and configMap, and a token per projected
-// serviceAccountToken source. Each failure is kept per object, so the volume or env var that needs
+// makeEnvironmentVariables): every referenced secret and configMap, a token per projected
+// serviceAccountToken source and the trust anchors of each clusterTrustBundle projection (the
+// ClusterTrustBundle manager, behind its feature gate). Each failure is kept per object, so the volume or env var that needs
 // it fails with upstream's message and the others are unaffected.
 import type { Clock } from "../../clock.ts";
 import type { KubeClient } from "../../kube/index.ts";
 import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
 import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
-import { tokenKey, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
+import { tokenKey, trustBundleKey, type ClusterTrustBundleProjection, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
 import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
 import { createTokenManager, type TokenManager } from "./token-manager.ts";
+import { createTrustBundleManager, type TrustBundleManager } from "./trust-bundle-manager.ts";
 
 export interface PodApiObjectsOptions {
   /** The API client once the node has one (after a TLS bootstrap); undefined before. */
@@ -18,12 +20,17 @@ export interface PodApiObjectsOptions {
   /** configMapAndSecretChangeDetectionStrategy (default Watch). */
   strategy?: ChangeDetectionStrategy;
   syncTimeoutMs?: number;
+  /** featureGates.ClusterTrustBundleProjection (beta, off by default upstream). */
+  clusterTrustBundleProjection?: boolean;
+  /** Orders trust anchors (tests); default random per process. */
+  trustAnchorSalt?: string;
 }
 
 export interface PodApiObjectsManager extends PodApiObjectsSource {
   readonly secrets: ObjectManager<SecretObject>;
   readonly configMaps: ObjectManager<ConfigMapObject>;
   readonly tokens: TokenManager;
+  readonly trustBundles: TrustBundleManager;
   stop(): void;
 }
 
@@ -37,9 +44,14 @@ interface TokenSource {
   expirationSeconds?: number;
 }
 
-function tokenSources(pod: KubePod): TokenSource[] {
-  const volumes = (pod.spec.volumes ?? []) as { projected?: { sources?: { serviceAccountToken?: TokenSource }[] } }[];
-  return volumes.flatMap((v) => (v.projected?.sources ?? []).flatMap((s) => (s.serviceAccountToken ? [s.serviceAccountToken] : [])));
+type Projection = { projected?: { sources?: { serviceAccountToken?: TokenSource; clusterTrustBundle?: ClusterTrustBundleProjection }[] } };
+const projections = (pod: KubePod) => ((pod.spec.volumes ?? []) as Projection[]).flatMap((v) => v.projected?.sources ?? []);
+
+const tokenSources = (pod: KubePod): TokenSource[] => projections(pod).flatMap((s) => (s.serviceAccountToken ? [s.serviceAccountToken] : []));
+
+/** The pod's clusterTrustBundle projections, one per distinct selection. */
+function trustBundleSources(pod: KubePod): Map<string, ClusterTrustBundleProjection> {
+  return new Map(projections(pod).flatMap((s) => (s.clusterTrustBundle ? [[trustBundleKey(s.clusterTrustBundle), s.clusterTrustBundle] as const] : [])));
 }
 
 export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsManager {
@@ -47,6 +59,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
   const secrets = createObjectManager<SecretObject>({ client: opts.client, resource: "secrets", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
   const configMaps = createObjectManager<ConfigMapObject>({ client: opts.client, resource: "configmaps", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
   const tokens = createTokenManager({ client: opts.client, clock: opts.clock });
+  const trustBundles = createTrustBundleManager({ client: opts.client, clock: opts.clock, enabled: opts.clusterTrustBundleProjection === true, salt: opts.trustAnchorSalt });
 
   async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
     const ns = pod.metadata.namespace ?? "";
@@ -55,12 +68,13 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     const secretNames = podSecretNames(refPod);
     const configMapNames = podConfigMapNames(refPod);
     const sources = tokenSources(pod);
-    if (secretNames.length + configMapNames.length + sources.length === 0) return undefined;
+    const bundles = trustBundleSources(pod);
+    if (secretNames.length + configMapNames.length + sources.length + bundles.size === 0) return undefined;
     secrets.registerPod(uid, ns, secretNames);
     configMaps.registerPod(uid, ns, configMapNames);
     const sa = pod.spec.serviceAccountName ?? "";
     const tokenKeys = [...new Set(sources.map((s) => tokenKey(s.audience, s.expirationSeconds ?? 3600)))];
-    const [s, c, t] = await Promise.all([
+    const [s, c, t, b] = await Promise.all([
       settled(secretNames, (n) => secrets.get(ns, n)),
       settled(configMapNames, (n) => configMaps.get(ns, n)),
       settled(tokenKeys, (k) => {
@@ -71,14 +85,21 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
           boundObjectRef: { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid },
         });
       }),
+      settled([...bundles.keys()], (k) => {
+        const p = bundles.get(k)!;
+        return p.name !== undefined
+          ? trustBundles.getTrustAnchorsByName(p.name, p.optional === true)
+          : trustBundles.getTrustAnchorsBySigner(p.signerName ?? "", p.labelSelector, p.optional === true);
+      }),
     ]);
-    return { namespace: ns, secrets: s, configMaps: c, tokens: t };
+    return { namespace: ns, secrets: s, configMaps: c, tokens: t, trustBundles: b };
   }
 
   return {
     secrets,
     configMaps,
     tokens,
+    trustBundles,
     resolve,
     forget(uid) {
       secrets.unregisterPod(uid);
@@ -88,6 +109,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     stop() {
       secrets.stop();
       configMaps.stop();
+      trustBundles.stop();
     },
   };
 }

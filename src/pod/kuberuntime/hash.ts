@@ -15,12 +15,13 @@ function canonical(v: unknown): unknown {
   return v;
 }
 
+const utf8 = new TextEncoder();
+
 export function fnv1a32(s: string): number {
+  const bytes = utf8.encode(s);
   let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(s)) {
-    h ^= b;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
+  // An indexed loop: the array iterator was most of an idle resync's hashing (issue #14).
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   return h >>> 0;
 }
 

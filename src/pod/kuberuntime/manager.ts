@@ -304,7 +304,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (all) sandboxesListed = sandboxes.length;
     // The CRI codec hands out the same (frozen) object for an unchanged entry: when every entry of
     // both lists is the one of the last full listing, nothing changed and its pods are returned as
-    // they were — the same array, which tells the PLEG there is nothing to diff (issue #14).
+    // they were — the same array, which tells the PLEG there is nothing to diff (issue #14). In any
+    // order: containerd lists its stores in Go's random map order, a new order at every call.
     if (all && lastFull && sameEntries(lastFull.sandboxes, sandboxes) && sameEntries(lastFull.containers, containers)) return lastFull.pods;
     const pods = new Map<string, RuntimePod>();
     const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
@@ -335,11 +336,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     for (const p of pods.values()) noteRunning(p.uid, p.containers);
     retainRunning();
     const out = [...pods.values()];
-    if (all) lastFull = { sandboxes, containers, pods: out };
+    if (all) lastFull = { sandboxes: new Set(sandboxes), containers: new Set(containers), pods: out };
     return out;
   }
-  let lastFull: { sandboxes: readonly object[]; containers: readonly object[]; pods: RuntimePod[] } | undefined;
-  const sameEntries = (a: readonly object[], b: readonly object[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  let lastFull: { sandboxes: ReadonlySet<object>; containers: ReadonlySet<object>; pods: RuntimePod[] } | undefined;
+  // The same set: as many, each one held, none twice (ids are unique; the last check is for a runtime that breaks that).
+  const sameEntries = (last: ReadonlySet<object>, now: readonly object[]) => last.size === now.length && now.every((x) => last.has(x)) && new Set(now).size === now.length;
 
   /**
    * Running containers per pod UID as the last PLEG relist (getPods) or pod status saw them: an

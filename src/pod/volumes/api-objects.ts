@@ -25,6 +25,19 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/** A clusterTrustBundle projection (core/v1 ClusterTrustBundleProjection). */
+export interface ClusterTrustBundleProjection {
+  name?: string;
+  signerName?: string;
+  labelSelector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  optional?: boolean;
+  path: string;
+}
+
+/** What a clusterTrustBundle projection selects (the snapshot's key for its anchors). */
+export const trustBundleKey = (p: Omit<ClusterTrustBundleProjection, "path">) =>
+  p.name !== undefined ? `name\n${p.name}\n${p.optional === true}` : `signer\n${p.signerName ?? ""}\n${JSON.stringify(p.labelSelector ?? null)}\n${p.optional === true}`;
+
 /** A ServiceAccountToken projection's request identity (the token manager's cache key). */
 export const tokenKey = (audience: string | undefined, expirationSeconds: number) => `${audience ?? ""}\n${expirationSeconds}`;
 
@@ -34,6 +47,8 @@ export interface PodApiObjects {
   configMaps: ReadonlyMap<string, ConfigMapObject | Error>;
   /** TokenRequest results by tokenKey. */
   tokens: ReadonlyMap<string, string | Error>;
+  /** Normalized PEM trust anchors by trustBundleKey (clusterTrustBundle projections). */
+  trustBundles?: ReadonlyMap<string, string | Error>;
 }
 
 const isNotFound = (e: unknown) => e instanceof ObjectNotFoundError;
@@ -124,6 +139,7 @@ export interface ProjectedSource {
   secret?: { name: string; items?: KeyToPath[]; optional?: boolean };
   configMap?: { name: string; items?: KeyToPath[]; optional?: boolean };
   serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
+  clusterTrustBundle?: ClusterTrustBundleProjection;
 }
 
 /**
@@ -147,6 +163,13 @@ export function projectedPayload(sources: readonly ProjectedSource[], defaultMod
         if (v instanceof Error) throw v;
         // With an fsGroup the token starts 0600 and SetVolumeOwnership adds group read (upstream).
         out[t.path] = { content: v, mode: hasFsGroup ? 0o600 : mode };
+      } else if (s.clusterTrustBundle) {
+        const v = objs?.trustBundles?.get(trustBundleKey(s.clusterTrustBundle));
+        // No API server (or no manager): upstream's NoopManager.
+        if (v === undefined) throw new Error("ClusterTrustBundle projection is not supported in static kubelet mode");
+        if (v instanceof Error) throw v;
+        // As for tokens: 0600 when the volume gets an owner (fsGroup), then group read is added.
+        out[s.clusterTrustBundle.path] = { content: v, mode: hasFsGroup ? 0o600 : mode };
       }
     } catch (e) {
       errors.push((e as Error).message);

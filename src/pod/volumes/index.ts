@@ -26,6 +26,8 @@ export {
   projectedPayload,
   secretPayload,
   tokenKey,
+  trustBundleKey,
+  type ClusterTrustBundleProjection,
   type ConfigMapObject,
   type PodApiObjects,
   type ProjectedSource,

@@ -75,3 +75,24 @@ test("a full listing whose entries are all the objects of the last one returns t
   // Running-only listings never take the shortcut.
   expect(await rt.getPods(false)).not.toBe(three);
 });
+
+test("a full listing of the same entries in another order (containerd's Go map order) returns the last pods, the same array", async () => {
+  const labels = (u: string) => ({ [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" });
+  const sandboxes = ["u1", "u2", "u3"].map((u) => Object.freeze({ id: `sb-${u}`, state: "SANDBOX_READY", createdAt: 1, metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 }, labels: labels(u) }));
+  const containers = ["u1", "u2", "u3"].map((u) => Object.freeze({ id: `c-${u}`, podSandboxId: `sb-${u}`, state: "CONTAINER_RUNNING", createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...labels(u), "io.kubernetes.container.name": "app" } }));
+  let order = [0, 1, 2];
+  const cri = { listPodSandbox: async () => order.map((i) => sandboxes[i]), listContainers: async () => [...order].reverse().map((i) => containers[i]) } as unknown as CriClient;
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  const one = await rt.getPods(true);
+  order = [2, 0, 1];
+  expect(await rt.getPods(true)).toBe(one);
+  // One entry fewer, one replaced by a duplicate of another: not the same set.
+  order = [2, 0];
+  const two = await rt.getPods(true);
+  expect(two).not.toBe(one);
+  expect(two.map((p) => p.uid).sort()).toEqual(["u1", "u3"]);
+  order = [2, 2];
+  const three = await rt.getPods(true);
+  expect(three).not.toBe(two);
+  expect(three.map((p) => p.uid).sort()).toEqual(["u3"]);
+});

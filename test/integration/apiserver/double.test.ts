@@ -148,6 +148,26 @@ describe("watch", () => {
   });
 });
 
+test("pods/eviction: a policy/v1 Eviction deletes the pod gracefully (201 Success); a wrong name is 400, a missing pod 404", async () => {
+  const pod = (name: string, nodeName?: string) => ({ metadata: { name }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: "c", image: "i" }] } });
+  const eviction = (name: string, deleteOptions?: object) => ({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: "default" }, ...(deleteOptions ? { deleteOptions } : {}) });
+  expect((await call("POST", "/api/v1/namespaces/default/pods", { body: pod("bound", "n1") })).status).toBe(201);
+  expect((await call("POST", "/api/v1/namespaces/default/pods", { body: pod("unbound") })).status).toBe(201);
+  const res = await call("POST", "/api/v1/namespaces/default/pods/bound/eviction", { body: eviction("bound", { gracePeriodSeconds: 7 }) });
+  expect(res.status).toBe(201);
+  expect(await res.json()).toMatchObject({ kind: "Status", status: "Success" });
+  // A scheduled pod is marked for its kubelet to stop (graceful deletion), with the eviction's grace.
+  expect((await api.store.get("pods/default/bound"))!.metadata).toMatchObject({ deletionGracePeriodSeconds: 7, deletionTimestamp: expect.any(String) });
+  expect((await call("POST", "/api/v1/namespaces/default/pods/unbound/eviction", { body: eviction("unbound") })).status).toBe(201);
+  expect(await api.store.get("pods/default/unbound")).toBeUndefined();
+  const wrong = await call("POST", "/api/v1/namespaces/default/pods/bound/eviction", { body: eviction("other") });
+  expect(wrong.status).toBe(400);
+  expect((await wrong.json()).message).toBe("name in URL does not match name in Eviction object");
+  expect((await call("POST", "/api/v1/namespaces/default/pods/nope/eviction", { body: eviction("nope") })).status).toBe(404);
+  const disc = await (await call("GET", "/api/v1")).json();
+  expect(disc.resources.find((r: { name: string }) => r.name === "pods/eviction")).toMatchObject({ group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
+});
+
 test("kubectl get nodes -o wide reads the Table the double serves", async () => {
   const kc = join(dir, "admin.kubeconfig");
   await api.writeKubeconfig(kc, { token: api.adminToken });

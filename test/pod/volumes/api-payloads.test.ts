@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeEnvironmentVariables } from "../../../src/pod/kuberuntime/env.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
-import { ObjectNotFoundError, configMapPayload, projectedPayload, secretPayload, setUpPodVolume, tokenKey, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
+import { ObjectNotFoundError, configMapPayload, projectedPayload, secretPayload, setUpPodVolume, tokenKey, trustBundleKey, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const text = (p: Record<string, { content: string | Uint8Array; mode?: number }>) =>
@@ -64,6 +64,23 @@ describe("projected volumes", () => {
   });
   test("failures of several sources are aggregated", () => {
     expect(() => projectedPayload([{ secret: { name: "gone" } }, { configMap: { name: "nocm" } }, ...kubeApiAccess], undefined, objs, ctx)).toThrow('[secret "gone" not found, configmap "nocm" not found]');
+  });
+  test("clusterTrustBundle: the anchors at path (0600 with an fsGroup); a failed lookup is the source's error; no manager is upstream's NoopManager", () => {
+    const byName = { name: "example.com:ca:1", path: "ca/bundle.pem" };
+    const bySigner = { signerName: "example.com/ca", labelSelector: { matchLabels: { a: "b" } }, path: "signer.pem" };
+    const withBundles: PodApiObjects = {
+      ...objs,
+      trustBundles: new Map<string, string | Error>([
+        [trustBundleKey(byName), "PEM-1"],
+        [trustBundleKey(bySigner), new Error("combination of signerName and labelSelector matched zero ClusterTrustBundles")],
+      ]),
+    };
+    expect(text(projectedPayload([{ clusterTrustBundle: byName }], 0o440, withBundles, ctx))).toEqual({ "ca/bundle.pem": ["PEM-1", 0o440] });
+    expect(text(projectedPayload([{ clusterTrustBundle: byName }], undefined, withBundles, ctx, true))).toEqual({ "ca/bundle.pem": ["PEM-1", 0o600] });
+    expect(() => projectedPayload([{ clusterTrustBundle: bySigner }], undefined, withBundles, ctx)).toThrow("combination of signerName and labelSelector matched zero ClusterTrustBundles");
+    expect(() => projectedPayload([{ clusterTrustBundle: byName }], undefined, objs, ctx)).toThrow("ClusterTrustBundle projection is not supported in static kubelet mode");
+    // optional is part of what is asked (allowMissing), so it is part of the key.
+    expect(trustBundleKey({ ...byName, optional: true })).not.toBe(trustBundleKey(byName));
   });
 });
 

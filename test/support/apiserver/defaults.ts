@@ -76,6 +76,16 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
     o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}), ...(systemPriority !== undefined ? { priority: systemPriority } : {}) };
     o.status = { phase: "Pending", qosClass: "BestEffort", ...(o.status ?? {}) };
   },
+  // ValidateClusterTrustBundle (the parts a projection relies on): PEM trust anchors required; a
+  // bundle of a signer is named with the signer's name (slashes → colons) and a colon as prefix.
+  clustertrustbundles: (o) => {
+    const ctb = { kind: "ClusterTrustBundle" } as ResourceDef;
+    const spec = o.spec ?? {};
+    if (!spec.trustBundle || !/-----BEGIN CERTIFICATE-----/.test(spec.trustBundle)) throw invalid(ctb, o.metadata.name, "spec.trustBundle", "Invalid value: \"<value omitted>\": at least one trust anchor must be provided");
+    const prefix = spec.signerName ? `${String(spec.signerName).replace(/\//g, ":")}:` : "";
+    if (spec.signerName && !o.metadata.name.startsWith(prefix)) throw invalid(ctb, o.metadata.name, "metadata.name", `Invalid value: "${o.metadata.name}": ClusterTrustBundle for signerName ${spec.signerName} must be named with prefix ${prefix}`);
+    if (!spec.signerName && o.metadata.name.includes(":")) throw invalid(ctb, o.metadata.name, "metadata.name", `Invalid value: "${o.metadata.name}": ClusterTrustBundle without signer name must not have ":" in its name`);
+  },
   // SetDefaults_Secret.
   secrets: (o) => {
     o.type ??= "Opaque";

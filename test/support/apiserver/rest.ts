@@ -128,3 +128,14 @@ export async function remove(store: Store, t: Target, body: Obj | undefined): Pr
   if (!gone) throw notFound(t.def, t.name!);
   return { code: 200, body: gone };
 }
+
+/**
+ * pods/<name>/eviction (registry/core/pod/storage EvictionREST): a policy/v1 Eviction deletes the pod
+ * with its deleteOptions (graceful, as DELETE). The double has no PodDisruptionBudgets, so every
+ * eviction is allowed; the answer is a Success Status (201).
+ */
+export async function evict(store: Store, t: Target, body: Obj | undefined): Promise<Reply> {
+  if (body?.metadata?.name && body.metadata.name !== t.name) throw badRequest("name in URL does not match name in Eviction object");
+  await remove(store, { ...t, sub: undefined }, body?.deleteOptions);
+  return { code: 201, body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 } };
+}

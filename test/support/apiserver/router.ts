@@ -68,6 +68,10 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
     if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     return createToken(deps.store, deps.tokens, t.ns, t.name!, body as Obj | undefined);
   }
+  if (t.sub === "eviction") {
+    if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return rest.evict(deps.store, t, body as Obj | undefined);
+  }
   switch (verb) {
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
     case "list": return rest.list(deps.store, t, q, accept);

@@ -100,6 +100,11 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: Obj) => unknown[]
     columns: [{ name: "Name", type: "string", format: "name" }, { name: "Status", type: "string" }, { name: "Age", type: "string" }],
     cells: (n) => [n.metadata.name, n.status?.phase ?? "", age(n.metadata.creationTimestamp)],
   },
+  // printClusterTrustBundle.
+  clustertrustbundles: {
+    columns: [{ name: "Name", type: "string", format: "name" }, { name: "SignerName", type: "string" }],
+    cells: (b) => [b.metadata.name, b.spec?.signerName || "<none>"],
+  },
   certificatesigningrequests: {
     columns: [
       { name: "Name", type: "string", format: "name" }, { name: "Age", type: "string" }, { name: "SignerName", type: "string" },
