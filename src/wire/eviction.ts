@@ -10,8 +10,9 @@
 // (polled every second, and the notifier fires again when usage falls back) and re-observes before
 // evicting anyone else.
 //
-// Faster still, by default on cgroup v1 memcg notifiers: for a hard memory threshold the notifier thread
-// decides and signals itself from a plan kept ready here (wire/fast-eviction.ts, kernel/fast-evict.ts),
+// Faster still, by default (v1 memcg notifiers, the v2 working-set thread): for a hard memory threshold
+// the notifier thread decides and signals itself from a plan kept ready here (wire/fast-eviction.ts,
+// kernel/fast-evict.ts),
 // and the main thread records that eviction as the cycle would have (eviction/fast-adopt.ts). Off
 // switch: BUNLET_NOTIFIER_THREAD_EVICTION=0 (notifierThreadEvictionFromEnv).
 import { mkdirSync } from "node:fs";
