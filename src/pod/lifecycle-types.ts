@@ -100,8 +100,6 @@ export interface PodLifecycle {
   isPodTerminatingByFullName(fullName: string): boolean;
   /** Calls `fn(uid)` when a pod's status is set or its worker finished (cleanup done); must not block. Returns an unsubscribe. */
   onStatusChange(fn: (uid: string) => void): () => void;
-  /** Calls `fn()` after a relist that saw a container start, exit or go (PLEG events); must not block. */
-  onRuntimeChange(fn: () => void): () => void;
 }
 
 export interface PodLifecycleDeps {

@@ -329,9 +329,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const mux = createPodConfig({ clock, onUpdate: handleUpdate });
   let manifestErrors: Record<string, ManifestError[]> = {};
 
-  const runtimeChangeListeners = new Set<() => void>();
   function onPlegEvents(events: PlegEvent[]) {
-    for (const fn of runtimeChangeListeners) fn();
     const uids = new Set(events.map((e) => e.podUid));
     for (const uid of uids) {
       const pod = podManager.get(uid);
@@ -519,10 +517,6 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         finishedListeners.delete(fn);
         off();
       };
-    },
-    onRuntimeChange(fn) {
-      runtimeChangeListeners.add(fn);
-      return () => void runtimeChangeListeners.delete(fn);
     },
     isPodCleanedUp(pod) {
       const st = workers.state(pod.metadata.uid ?? "");

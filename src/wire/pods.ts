@@ -9,7 +9,6 @@ import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";
 import type { Runtime } from "../pod/runtime.ts";
-import { gcWhenSettled } from "./settle-gc.ts";
 import { createPodLifecycleFromConfig, type NodeCapacity, type PodKubeletConfig } from "../pod/setup.ts";
 
 export interface PodsWiring {
@@ -52,7 +51,6 @@ export function createPodsWiring(input: {
     events: input.events,
   });
   input.metrics?.observeNode(nodeName, lifecycle);
-  gcWhenSettled({ onRuntimeChange: (fn) => lifecycle.onRuntimeChange(fn) });
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };
   const driver: CgroupDriver = input.config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
   const paths = cgroupPaths(driver, input.config.cgroupRoot ?? "");

@@ -86,6 +86,20 @@ describe("startWorkingSetWatch", () => {
     expect(errors).toEqual([]);
   });
 
+  test("page cache that left since the last memory.stat read does not hide a crossing (usage over the line reads it afresh)", async () => {
+    const set = fakeCgroup();
+    const crossings: WorkingSetCrossing[] = [];
+    const reads: number[] = [];
+    // memory.stat re-read only once a minute on its own: the crossing must not wait for that.
+    w = startWorkingSetWatch({ poll: { ...poll, statRefreshMs: 60_000 }, onCrossing: (c) => crossings.push(c), onRead: (_id, usage) => reads.push(usage / MiB) });
+    set(600, 500); // usage under the 700 MiB line: memory.stat read once, at the start
+    w.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await until("a read", () => reads.includes(600), 5_000, { intervalMs: 2 });
+    set(750, 0); // the cache went, anonymous memory came: working set 750 over the line
+    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c).toMatchObject({ usageBytes: 750 * MiB, inactiveFileBytes: 0, workingSetBytes: 750 * MiB });
+  });
+
   test("a moved line re-arms; a vanished cgroup is an error for that target only", async () => {
     const set = fakeCgroup();
     set(500, 0);

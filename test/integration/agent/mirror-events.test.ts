@@ -58,8 +58,8 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     expect(m.metadata.ownerReferences).toEqual([{ apiVersion: "v1", kind: "Node", name: NODE, uid: node.metadata.uid, controller: true }]);
     expect(m.metadata.labels).toEqual({ tier: "edge" });
     expect(m.status.podIP).toBe(agent.pods.lifecycle.getPodStatus(staticPod.metadata.uid)!.podIP);
-    const out = await kubectl("get", "pods", "-n", "kube-system", "-o", "wide");
-    expect(out).toMatch(new RegExp(`${MIRROR}\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+\\S+\\s+${NODE}`));
+    const out = await kubectl("get", "pods", "-A", "-o", "wide");
+    expect(out).toMatch(new RegExp(`kube-system\\s+${MIRROR}\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+\\S+\\s+${NODE}`));
     // The API pod source never hands the mirror to the pod workers: one pod, not two.
     expect(agent.pods.lifecycle.pods().filter((p) => p.metadata.name === MIRROR)).toHaveLength(1);
   }, 180_000);
