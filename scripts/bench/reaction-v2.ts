@@ -199,6 +199,8 @@ async function startBunlet(n: Node, mode: Mode): Promise<void> {
     `kernelMemcgNotification: ${mode === "bunlet"}`,
     "evictionPressureTransitionPeriod: 1s",
     "evictStaticPods: true",
+    // systemd-oomd's runs have swap on (see SWAP_MIB): bunlet refuses to start with swap, as the kubelet.
+    ...(mode === "oomd" && n.swapDevice ? ["failSwapOn: false"] : []),
   ]);
   rmSync(join(n.dir, "trace.jsonl"), { force: true });
   // The notifier-thread eviction (the working-set thread decides at its crossing), named explicitly.
