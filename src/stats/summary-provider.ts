@@ -60,6 +60,8 @@ import {
 // Labels the kubelet puts on CRI objects (upstream kubelet/types/labels.go); same strings as kuberuntime/labels.ts.
 const POD_UID_LABEL = "io.kubernetes.pod.uid";
 const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
+/** A listed container's name: its metadata, else the kubelet's label, else its id. */
+const criContainerName = (c: CriContainer): string => c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
 
 export type SummaryCri = Pick<CriClient, "listPodSandbox" | "listContainers" | "listContainerStats">;
 
@@ -340,7 +342,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const criContainers = snap?.containersByUid.get(uid);
     if (snap) {
       for (const c of criContainers ?? []) {
-        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
+        const name = criContainerName(c);
         const cs: ContainerStats = { name };
         if (c.createdAt) cs.startTime = isoFromNs(c.createdAt);
         const criStats = snap.statsById.get(c.id);
@@ -575,7 +577,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
       const time = new Date(clock.now()).toISOString();
       const out: ContainerStats[] = [];
       for (const c of listed) {
-        const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
+        const name = criContainerName(c);
         const cdirs = containerDirs.get(`${dirs.memory}\0${c.id}`) ?? containerCgroupDirs(dirs, c.id);
         const memory = cdirs && attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(cdirs.memory, time));
         out.push(memory ? { name, memory } : { name });
