@@ -31,6 +31,8 @@ export interface FastEvictionDecision {
   decidedAtMs: number;
   /** How many of the victim's containers the worker signalled. */
   signalled: number;
+  /** Wall-clock ms of the first signal sent (the eviction proper); absent or 0: none was sent. */
+  signalledAtMs?: number;
 }
 
 /** Records the worker's eviction in `state`, starts the kill, and returns the cycle's report. */
@@ -90,6 +92,9 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
     nodeReclaim: null,
     ranked: d.ranked,
     evicted: [{ pod: d.pod, signal, gracePeriodSeconds: grace, message, annotations }],
+    // kubelet_eviction_stats_age_seconds: from the worker's stats read to its signal, as the cycle
+    // observes from its stats to its kill.
+    statsAgeSeconds: { [signal]: Math.max(0, (d.signalledAtMs || d.decidedAtMs) - d.observation.timeMs) / 1000 },
     note: "decided on the kernel notifier thread",
   };
   state.lastReport = report;

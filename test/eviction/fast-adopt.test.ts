@@ -29,6 +29,7 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
       ranked: rankMemoryPressure(pods(), (p) => podStats(p, { memory: p === hog ? 800 * Mi : 50 * Mi })),
       decidedAtMs: atMs(1),
       signalled: 1,
+      signalledAtMs: atMs(1) + 3,
     });
     expect(h.kills.map((k) => [k.pod, k.grace])).toEqual([["hog", 1]]);
     expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ");
@@ -37,6 +38,8 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     expect(report.conditions).toEqual(["MemoryPressure"]);
     expect(h.state.nodeConditions).toEqual(["MemoryPressure"]);
     expect(report.evicted.map((e) => e.pod.metadata.name)).toEqual(["hog"]);
+    // kubelet_eviction_stats_age_seconds gets the worker's read → signal, as a cycle's stats → kill.
+    expect(report.statsAgeSeconds).toEqual({ "memory.available": 0.003 });
     expect(h.logs.some((l) => l.includes("evicting pod=default/hog") && l.includes("decidedOn=notifier-thread") && l.includes("rank=1/2"))).toBe(true);
     // Still under pressure a moment later: the kill is in flight, nobody else is evicted.
     const next = await h.step(2, mem(2, 10));
