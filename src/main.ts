@@ -1,8 +1,10 @@
 // bunlet's entry point (the compiled binary's main module).
+import { runsAgent } from "./cli/dispatch.ts";
 import { applyRuntimeEnv } from "./runtime-env.ts";
 
-// Bun's idle tuning is read from the environment at process start: re-executes with it, once.
-applyRuntimeEnv();
+// Bun's idle tuning is read from the environment at process start: the agent re-executes with it,
+// once (the short-lived subcommands, help and version do not pay the ~20 ms of a second start).
+if (runsAgent(process.argv.slice(2))) applyRuntimeEnv();
 
 // citty decides on colours when it is first imported, from the environment only: keep escape
 // codes out of pipes and log files. (Hence the dynamic import below, after this line runs.)

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { spawnSync } from "bun";
+import { runsAgent } from "../src/cli/dispatch.ts";
 import { RUNTIME_ENV, RUNTIME_ENV_MARKER, runtimeEnvStep } from "../src/runtime-env.ts";
 
 const WANT = { A_KNOB: "1", B_KNOB: "x" };
@@ -13,6 +14,22 @@ test.each([
   ["a marker naming keys outside the tuning removes none of them", { PATH: "/bin", [RUNTIME_ENV_MARKER]: "PATH,B_KNOB" }, { kind: "cleanup", keys: ["B_KNOB"] }],
 ] as const)("%s", (_name, env, want) => {
   expect(runtimeEnvStep(env, WANT)).toEqual(want as never);
+});
+
+// Only the agent's run re-executes with the tuning (src/main.ts); subcommands, help and version start once.
+test.each([
+  [[], true],
+  [["--config", "/etc/kubelet.yaml", "-v=2"], true],
+  [["--hostname-override", "version"], true],
+  [["version"], false],
+  [["config", "print"], false],
+  [["eviction", "simulate"], false],
+  [["help"], false],
+  [["--config", "x", "--help"], false],
+  [["--version=raw"], false],
+  [["toString"], true],
+] as const)("runsAgent(%j) = %p", (argv, want) => {
+  expect(runsAgent(argv)).toBe(want);
 });
 
 test("a process re-executes itself once (execve: same pid) with the tuning and its argv, and leaves the tuning out of process.env", () => {

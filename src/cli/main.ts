@@ -5,18 +5,10 @@ import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { ConfigError } from "../config/errors.ts";
 import type { FlagSpec } from "../config/flags.ts";
 import { VERSION, versionInfo, renderVersion } from "./version.ts";
+import { isHelp, isVersion, SUBCOMMANDS, type SubcommandName } from "./dispatch.ts";
 // Heavier modules (the flag table, config loading) are imported only on the paths that use them:
 // `bunlet version` and the agent's startup should not pay for each other.
 
-/** Subcommands with the one-line description shown by `bunlet --help` (no import needed to list them). */
-const SUBCOMMANDS = {
-  version: "Print the bunlet and Bun versions",
-  config: "Inspect the effective kubelet configuration (config print)",
-  debug: "Low-level diagnostics of kernel notifications (debug notify)",
-  eviction: "Eviction manager tools: simulate a node, explain the live node's eviction state",
-} as const;
-
-type SubcommandName = keyof typeof SUBCOMMANDS;
 
 const DESCRIPTION = "bunlet: a Kubernetes node agent (kubelet) on Bun";
 
@@ -77,8 +69,6 @@ export async function renderRootHelp(): Promise<string> {
   ].join("\n");
 }
 
-const isHelp = (a: string) => a === "--help" || a === "-h" || a === "--help=true";
-const isVersion = (a: string) => a === "--version" || a === "--version=true" || a === "--version=raw";
 
 /**
  * Finds the (sub)command an argv names, for its help text, with a stand-in parent named by the
@@ -129,7 +119,7 @@ async function runSubcommand(argv: readonly string[], printError: (s: string) =>
 /** Entry point: dispatches argv (without the program name); resolves to the exit code. */
 export async function main(argv: readonly string[], printError = (s: string) => process.stderr.write(`${s}\n`)): Promise<number> {
   const first = argv[0];
-  if (first !== undefined && first in SUBCOMMANDS) return runSubcommand(argv, printError);
+  if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return runSubcommand(argv, printError);
   if (first === "help") {
     if (argv.length === 1) {
       console.log(await renderRootHelp());
