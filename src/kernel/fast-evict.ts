@@ -49,8 +49,8 @@ const H_DIRS = 4;
 const H_CGROUP_VERSION = 5; // of the pods' files: 1 or 2 (0, an old plan: 1)
 const THR_BASE = 8; // token, usageFd, statFd, files (THRESHOLD_FILES)
 const POD_BASE = THR_BASE + 4 * FAST_PLAN_MAX_THRESHOLDS; // usageFd, statFd, first container, count (-1: not signallable)
-const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS; // pidfd, signal
-const INT_COUNT = CONT_BASE + 2 * FAST_PLAN_MAX_CONTAINERS;
+const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS; // pidfd, signal, pid
+const INT_COUNT = CONT_BASE + 3 * FAST_PLAN_MAX_CONTAINERS;
 // Float64 layout, after the Int32 words.
 const F_OFFSET_BYTES = Math.ceil((INT_COUNT * 4) / 8) * 8;
 const FTHR_BASE = 0; // capacity, threshold bytes
@@ -82,8 +82,11 @@ export interface FastPlanPod {
   statFd: number;
   request: number;
   priority: number;
-  /** The running containers' pidfds and stop signals; undefined when one is not signallable yet. */
-  containers?: { pidfd: number; signal: number }[];
+  /**
+   * The running containers' pidfds and stop signals (and the PID the pidfd names, 0: unknown, for
+   * awaitSignalsTaken); undefined when one is not signallable yet.
+   */
+  containers?: { pidfd: number; signal: number; pid?: number }[];
 }
 
 export interface FastPlan {
@@ -113,6 +116,10 @@ export type FastOutcome =
       readAtMs: number;
       sentAtMs: number;
       signalled: number;
+      /** The signals sent: to which PID (0: unknown) and which signal. */
+      sent: { pid: number; signal: number }[];
+      /** Wall-clock ms when the thread saw every signalled process take its signal (awaitSignalsTaken); absent: not seen. */
+      takenAtMs?: number;
     }
   | { fired: false; generation: number; reason: string };
 
@@ -172,8 +179,9 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
     f[FPOD_BASE + 2 * k] = p.request;
     f[FPOD_BASE + 2 * k + 1] = p.priority;
     for (const ct of p.containers ?? []) {
-      i[CONT_BASE + 2 * c] = ct.pidfd;
-      i[CONT_BASE + 2 * c + 1] = ct.signal;
+      i[CONT_BASE + 3 * c] = ct.pidfd;
+      i[CONT_BASE + 3 * c + 1] = ct.signal;
+      i[CONT_BASE + 3 * c + 2] = ct.pid ?? 0;
       c++;
     }
   });
@@ -310,15 +318,72 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
   const first = i[POD_BASE + 4 * victim + 2]!;
   let signalled = 0;
   let sentAtMs = 0;
+  const sent: { pid: number; signal: number }[] = [];
   for (let c = first; c < first + count; c++) {
     const at = io.now();
+    const signal = i[CONT_BASE + 3 * c + 1]!;
     try {
-      io.signal(i[CONT_BASE + 2 * c]!, i[CONT_BASE + 2 * c + 1]!);
+      io.signal(i[CONT_BASE + 3 * c]!, signal);
       if (signalled++ === 0) sentAtMs = at;
+      sent.push({ pid: i[CONT_BASE + 3 * c + 2]!, signal });
     } catch {
       // exited already (ESRCH): the runtime's stop finds it stopped
     }
   }
   if (signalled === 0) return stepAside("the victim's containers have all exited");
-  return { fired: true, generation, threshold: thr, available, capacity, victim, usages, workingSets, readAtMs, sentAtMs, signalled };
+  return { fired: true, generation, threshold: thr, available, capacity, victim, usages, workingSets, readAtMs, sentAtMs, signalled, sent };
+}
+
+/**
+ * Whether `signal` is still pending for the process whose /proc/<pid>/status is `status` (its
+ * ShdPnd or SigPnd mask has the bit): true until the process dequeued it — ran its handler, or
+ * died of it. undefined when the text has neither mask.
+ */
+export function signalPending(status: string, signal: number): boolean | undefined {
+  let seen = false;
+  const bit = 1n << BigInt(signal - 1);
+  for (const key of ["ShdPnd:", "SigPnd:"]) {
+    const at = status.indexOf(key);
+    if (at < 0) continue;
+    const end = status.indexOf("\n", at);
+    const hex = status.slice(at + key.length, end < 0 ? undefined : end).trim();
+    if (!/^[0-9a-f]+$/i.test(hex)) continue;
+    seen = true;
+    if ((BigInt(`0x${hex}`) & bit) !== 0n) return true;
+  }
+  return seen ? false : undefined;
+}
+
+export interface SignalsTakenIo {
+  /** /proc/<pid>/status, or undefined when the process is gone. */
+  procStatus(pid: number): string | undefined;
+  /** Blocks this thread (a Worker's: Atomics.wait) for ms. */
+  sleep(ms: number): void;
+  now(): number;
+}
+
+/**
+ * After the thread signalled a victim, it waits — asleep, checking every `everyMs` — until every
+ * signalled process took its signal (or is gone), for at most `capMs`: the main thread's bookkeeping
+ * (status, events, the runtime's stop) is posted after it, so on a busy CPU it never runs ahead of the
+ * victim's own handler. Returns when that was seen (wall-clock ms), or undefined at the cap or when a
+ * PID is unknown (then it waited `minMs`).
+ */
+export function awaitSignalsTaken(sent: readonly { pid: number; signal: number }[], io: SignalsTakenIo, opts: { minMs: number; capMs: number; everyMs: number }): number | undefined {
+  const start = io.now();
+  if (sent.length === 0 || sent.some((s) => s.pid <= 0)) {
+    io.sleep(opts.minMs);
+    return undefined;
+  }
+  let left = [...sent];
+  for (;;) {
+    left = left.filter((s) => {
+      const st = io.procStatus(s.pid);
+      return st !== undefined && signalPending(st, s.signal) !== false;
+    });
+    const now = io.now();
+    if (left.length === 0) return now;
+    if (now - start >= opts.capMs) return undefined;
+    io.sleep(Math.min(opts.everyMs, opts.capMs - (now - start)));
+  }
 }

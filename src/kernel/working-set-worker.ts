@@ -19,8 +19,8 @@
 // it the victim waited for the main thread to pick the crossing up (0.3–20 ms in the v2 guest) and
 // run a cycle.
 // Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
-import { closeSync, openSync, readSync } from "node:fs";
-import { tryFastEviction, type FastOutcome } from "./fast-evict.ts";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { awaitSignalsTaken, tryFastEviction, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -140,7 +140,19 @@ let boost: BoostSpec | undefined;
 let boostFailed = false;
 let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
-const POST_AFTER_SIGNAL_MS = 2;
+/** After signalling: post once the victim took its signal, checked every 1 ms, for 2 (PID unknown) to 30 ms. */
+const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, everyMs: 1 };
+const takenIo: SignalsTakenIo = {
+  procStatus(pid) {
+    try {
+      return readFileSync(`/proc/${pid}/status`, "latin1");
+    } catch {
+      return undefined;
+    }
+  },
+  sleep: (ms) => void Atomics.wait(sleeper, 0, 0, ms),
+  now: () => performance.timeOrigin + performance.now(),
+};
 let timer: ReturnType<typeof setTimeout> | undefined;
 let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
 
@@ -188,8 +200,10 @@ function check(w: Watched, now: number): void {
     // bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
     // scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
     // busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
-    // decision taking ~1 ms). So no boost, and the post waits POST_AFTER_SIGNAL_MS with this thread asleep.
-    Atomics.wait(sleeper, 0, 0, POST_AFTER_SIGNAL_MS);
+    // decision taking ~1 ms). So no boost, and the post waits, this thread asleep between 1 ms checks,
+    // until the victim took its signal (its pending mask in /proc/<pid>/status is clear): woken any
+    // earlier, the main thread's bookkeeping and the runtime's stop it starts would compete with it.
+    fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL);
   } else if (boost && !boostFailed) {
     const err = boostThread(boost);
     if (err) {

@@ -199,7 +199,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           podCgroupPath: input.podCgroupPath,
           armedThresholds: () => notifiers?.armedThresholds() ?? [],
           signaller: input.directSignal,
-          onAdopted: (d, o) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", o.readAtMs, o.sentAtMs),
+          onAdopted: (d, o) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", o.readAtMs, o.sentAtMs, o.takenAtMs),
         })
       : undefined;
 

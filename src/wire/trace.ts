@@ -51,6 +51,8 @@ export interface EvictionTraceRecord {
     /** The deciding cycle started, and had its summary (where the decision time goes). */
     cycleStarted?: number | null;
     statsRead?: number | null;
+    /** Decided on the notifier thread: when it saw the victim take its signal (null: not seen within its wait). */
+    signalTaken?: number | null;
   };
   ranked: CycleRecord["ranked"];
   nodeConditions: string[];
@@ -81,6 +83,7 @@ interface Open {
   conditions?: string[];
   observedLatency: boolean;
   decidedBy?: "notifier-thread";
+  signalTakenMs?: number | null;
 }
 
 export interface EvictionTracer {
@@ -96,7 +99,7 @@ export interface EvictionTracer {
    * The kernel notifier thread decided and signalled this eviction itself (call right after the
    * manager adopted it): its decision and first signal times replace the main thread's.
    */
-  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number): void;
+  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number, signalTakenMs?: number): void;
   /** The manager's onCycle hook. */
   onCycle(report: CycleReport, state: Pick<EvictionState, "firstObservedAt">): void;
   /** Records written so far (tests, /debug). */
@@ -191,6 +194,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         detectionToSignal: o.detectionMs === undefined ? null : delta(o.detectionMs, o.stopSentMs),
         cycleStarted: delta(crossed, o.cycleMs),
         statsRead: delta(crossed, o.statsMs),
+        ...(o.signalTakenMs !== undefined ? { signalTaken: delta(crossed, o.signalTakenMs ?? undefined) } : {}),
       },
       ranked: o.ranked ?? [],
       nodeConditions: o.conditions ?? [],
@@ -241,10 +245,11 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         });
       };
     },
-    onNotifierThreadEviction(uid, decisionMs, stopSentMs) {
+    onNotifierThreadEviction(uid, decisionMs, stopSentMs, signalTakenMs) {
       const o = open.get(uid);
       if (!o) return;
       o.decidedBy = "notifier-thread";
+      o.signalTakenMs = signalTakenMs ?? null;
       o.decisionMs = decisionMs;
       o.crossedMs = o.crossedMs === undefined ? undefined : Math.min(o.crossedMs, decisionMs);
       o.stopSentMs = stopSentMs;

@@ -6,6 +6,8 @@ import {
   planState,
   publishPlan,
   releaseFired,
+  awaitSignalsTaken,
+  signalPending,
   tryFastEviction,
   PLAN_ARMED,
   PLAN_FIRED,
@@ -46,7 +48,7 @@ function plan(over: Partial<FastPlan> = {}): FastPlan {
     thresholds: [{ token: 7, usageFd: 10, statFd: 11, capacityBytes: 1024 * Mi, valueBytes: 100 * Mi }],
     pods: [
       { usageFd: 20, statFd: 21, request: 0, priority: 0, containers: [{ pidfd: 50, signal: 15 }] },
-      { usageFd: 22, statFd: 23, request: 0, priority: 0, containers: [{ pidfd: 51, signal: 15 }, { pidfd: 52, signal: 3 }] },
+      { usageFd: 22, statFd: 23, request: 0, priority: 0, containers: [{ pidfd: 51, signal: 15, pid: 4001 }, { pidfd: 52, signal: 3, pid: 4002 }] },
       { usageFd: 24, statFd: 25, request: 0, priority: 0, containers: [{ pidfd: 53, signal: 15 }] },
     ],
     dirLinks: [5, 3, 4],
@@ -74,6 +76,11 @@ describe("tryFastEviction: the plan's checks", () => {
     const { io, signals } = fakeIo(pressure(), [5, 3, 4]);
     const out = tryFastEviction(buf, [3, 7], dirs, io);
     expect(out).toMatchObject({ fired: true, generation: gen, threshold: 0, victim: 1, available: 74 * Mi, capacity: 1024 * Mi, signalled: 2 });
+    // What was sent to whom, for the wait on the victim taking its signals.
+    expect(out?.fired && out.sent).toEqual([
+      { pid: 4001, signal: 15 },
+      { pid: 4002, signal: 3 },
+    ]);
     expect(signals).toEqual([
       [51, 15],
       [52, 3],
@@ -206,5 +213,68 @@ describe("plan ownership", () => {
     const buf = newFastPlanBuffer();
     const pods = Array.from({ length: 1025 }, () => plan().pods[0]!);
     expect(() => publishPlan(buf, plan({ pods }))).toThrow("1025 candidate pods");
+  });
+});
+
+const status = (shd: string, sig = "0000000000000000") => `Name:\tmemhog\nState:\tR (running)\nSigPnd:\t${sig}\nShdPnd:\t${shd}\nSigBlk:\t0000000000000000\n`;
+
+describe("signalPending: /proc/<pid>/status's pending masks", () => {
+  test.each([
+    ["SIGTERM pending (shared)", status("0000000000004000"), 15, true],
+    ["SIGTERM pending (thread)", status("0000000000000000", "0000000000004000"), 15, true],
+    ["taken: both clear", status("0000000000000000"), 15, false],
+    ["another signal pending only", status("0000000000000100"), 15, false],
+    ["SIGQUIT pending", status("0000000000000004"), 3, true],
+    ["a real-time signal (64)", status("8000000000000000"), 64, true],
+    ["no masks (not a status file)", "Name:\tx\n", 15, undefined],
+  ] as const)("%s", (_n, text, sig, want) => {
+    expect(signalPending(text, sig)).toBe(want);
+  });
+});
+
+describe("awaitSignalsTaken: the post waits for the victim's handler, bounded", () => {
+  /** Fake clock and /proc: each PID's status per check; sleeps advance the clock. */
+  function io(statuses: Record<number, (string | undefined)[]>) {
+    let now = 0;
+    const sleeps: number[] = [];
+    const checks: Record<number, number> = {};
+    return {
+      sleeps,
+      io: {
+        procStatus(pid: number) {
+          const seq = statuses[pid]!;
+          const k = (checks[pid] = (checks[pid] ?? -1) + 1);
+          return seq[Math.min(k, seq.length - 1)];
+        },
+        sleep(ms: number) {
+          sleeps.push(ms);
+          now += ms;
+        },
+        now: () => now,
+      },
+    };
+  }
+  const opts = { minMs: 2, capMs: 30, everyMs: 1 };
+  const pending = status("0000000000004004"); // SIGTERM and SIGQUIT
+  const clear = status("0000000000000000");
+
+  test("taken at the third check: returns then, having slept 1 ms twice", () => {
+    const f = io({ 7: [pending, pending, clear] });
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], f.io, opts)).toBe(2);
+    expect(f.sleeps).toEqual([1, 1]);
+  });
+  test("every signalled process must take its own; a process gone counts as taken", () => {
+    const f = io({ 7: [pending, clear], 8: [pending, pending, pending, undefined] });
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }, { pid: 8, signal: 3 }], f.io, opts)).toBe(3);
+  });
+  test("never taken: gives up at the cap (undefined), never sleeping past it", () => {
+    const f = io({ 7: [pending] });
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], f.io, opts)).toBeUndefined();
+    expect(f.sleeps.reduce((a, b) => a + b, 0)).toBe(30);
+  });
+  test("a PID unknown: no check, the minimum wait", () => {
+    const f = io({});
+    expect(awaitSignalsTaken([{ pid: 0, signal: 15 }], f.io, opts)).toBeUndefined();
+    expect(f.sleeps).toEqual([2]);
   });
 });
