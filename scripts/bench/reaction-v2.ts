@@ -268,7 +268,7 @@ interface TraceRecord {
   pod: string;
   trigger: { kind: string; reason?: string };
   timestamps: { thresholdCrossed: string };
-  latencyMs: { decision: number; stopSignalSent: number | null; cycleStarted?: number | null; statsRead?: number | null };
+  latencyMs: { decision: number; stopSignalSent: number | null; cycleStarted?: number | null; statsRead?: number | null; signalTaken?: number | null };
 }
 
 const isoMs = (iso: string) => {
@@ -306,7 +306,7 @@ function noteTraces(n: Node, rs: Run[]): void {
     if (r.crossingFromTrace && traced === undefined) r.crossedAt = 0; // no crossing known: not timed
     const note = !rec
       ? "no trace record"
-      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${r.crossingFromTrace ? "(the bench never saw the line: the victim was gone before its next read)" : `${fmt(traced! - benchAt)} after the bench's crossing`}, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}${(rec as { decidedBy?: string }).decidedBy ? `, decided by ${(rec as { decidedBy?: string }).decidedBy}` : ""}`;
+      : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${r.crossingFromTrace ? "(the bench never saw the line: the victim was gone before its next read)" : `${fmt(traced! - benchAt)} after the bench's crossing`}, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}${l!.signalTaken !== undefined ? `, → taken by the victim ${l!.signalTaken === null ? "(not seen in 30 ms)" : fmt(l!.signalTaken)}` : ""}${(rec as { decidedBy?: string }).decidedBy ? `, decided by ${(rec as { decidedBy?: string }).decidedBy}` : ""}`;
     r.note = r.note ? `${r.note}; ${note}` : note;
   }
 }
