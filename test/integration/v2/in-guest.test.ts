@@ -20,7 +20,6 @@ const GUEST_FILES: [string, Guest][] = [
   ["test/integration/v2/working-set-fast.test.ts", "busybox-init"],
   ["test/integration/v2/pods.test.ts", "busybox-init"],
   ["test/integration/v2/eviction.test.ts", "busybox-init"],
-  ["test/integration/v2/notifier-thread-eviction.test.ts", "busybox-init"],
   ["test/integration/v2/stats.test.ts", "busybox-init"],
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
