@@ -29,7 +29,7 @@ const sources: Record<string, string> = {
 async function compile(name: string, extra: string[]): Promise<string> {
   const src = join(dir, `${name}.ts`);
   const out = join(dir, `${name}${extra.length ? "-split" : ""}`);
-  const proc = Bun.spawn(["bun", "build", ...FLAGS, ...extra, src, "--outfile", out], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "build", ...FLAGS, ...extra, src, "--outfile", out], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
   if ((await proc.exited) !== 0) throw new Error(`bun build ${name}: ${await new Response(proc.stderr).text()}`);
   return out;
 }
