@@ -12,7 +12,7 @@ mkdir -p dist
 # --splitting: each dynamic import() is a chunk of its own, parsed only when imported: the agent does
 #   not pay for the CLI's other subcommands or D-Bus, nor a subcommand for the agent (issue #14: a
 #   compiled Bun holding the agent's bundle unimported is 43 MB RSS as one bundle, 26 MB split; the
-#   running agent with no pods 1 MB less — scripts/bench/rss-floor.ts, README "Idle cost").
+#   running agent with no pods ~1 MB less, within the noise — scripts/bench/rss-floor.ts, README "Idle cost").
 # --sourcemap=inline: readable stack traces from the minified bundle. With --compile the map is kept in
 #   the binary and read only when a stack trace is printed (same RSS as no map; README "Idle cost").
 # No .env / bunfig.toml autoloading: a node agent must not pick up files from its working directory.
