@@ -9,13 +9,19 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 mapfile -t workers < <(find src -name '*-worker.ts' -type f | sort)
 mkdir -p dist
 # --bytecode: precompiled JS halves startup (needs --format=esm for top-level await).
-# --sourcemap=inline: readable stack traces from the minified bundle.
+# --splitting: each dynamic import() is a chunk of its own, parsed only when imported: the agent does
+#   not pay for the CLI's other subcommands or D-Bus, nor a subcommand for the agent (issue #14: a
+#   compiled Bun holding the agent's bundle unimported is 43 MB RSS as one bundle, 26 MB split; the
+#   running agent with no pods ~1 MB less, within the noise — scripts/bench/rss-floor.ts, README "Idle cost").
+# --sourcemap=inline: readable stack traces from the minified bundle. With --compile the map is kept in
+#   the binary and read only when a stack trace is printed (same RSS as no map; README "Idle cost").
 # No .env / bunfig.toml autoloading: a node agent must not pick up files from its working directory.
-# Built beside the target and renamed, so a concurrent reader never sees a half-written binary.
-tmp="dist/.bunlet.$$"
-trap 'rm -f "$tmp"' EXIT
-bun build --compile --minify --bytecode --format=esm --sourcemap=inline \
+# Built in a scratch directory beside the target (bun also writes .map files next to the outfile) and
+# renamed, so a concurrent reader never sees a half-written binary.
+tmp="$(mktemp -d dist/.build.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+bun build --compile --minify --bytecode --splitting --format=esm --sourcemap=inline \
   --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
-  src/main.ts "${workers[@]}" --outfile "$tmp" "$@"
-mv -f "$tmp" dist/bunlet
+  src/main.ts "${workers[@]}" --outfile "$tmp/bunlet" "$@"
+mv -f "$tmp/bunlet" dist/bunlet
 echo "built dist/bunlet ($(du -h dist/bunlet | cut -f1), workers: ${workers[*]:-none})"
