@@ -9,7 +9,6 @@ import { isHelp, isVersion, SUBCOMMANDS, type SubcommandName } from "./dispatch.
 // Heavier modules (the flag table, config loading) are imported only on the paths that use them:
 // `bunlet version` and the agent's startup should not pay for each other.
 
-
 const DESCRIPTION = "bunlet: a Kubernetes node agent (kubelet) on Bun";
 
 export const rootCommand = defineCommand({
@@ -68,7 +67,6 @@ export async function renderRootHelp(): Promise<string> {
     `Use "bunlet <command> --help" for more information about a command.`,
   ].join("\n");
 }
-
 
 /**
  * Finds the (sub)command an argv names, for its help text, with a stand-in parent named by the
