@@ -118,8 +118,11 @@ export type FastOutcome =
       signalled: number;
       /** The signals sent: to which PID (0: unknown) and which signal. */
       sent: { pid: number; signal: number }[];
-      /** Wall-clock ms when the thread saw every signalled process take its signal (awaitSignalsTaken); absent: not seen. */
-      takenAtMs?: number;
+      /**
+       * Wall-clock ms when the thread saw every signalled process take its signal (awaitSignalsTaken);
+       * null: it waited and did not see it; absent: the thread does not wait (the v1 epoll worker).
+       */
+      takenAtMs?: number | null;
     }
   | { fired: false; generation: number; reason: string };
 

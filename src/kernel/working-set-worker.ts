@@ -203,7 +203,7 @@ function check(w: Watched, now: number): void {
     // decision taking ~1 ms). So no boost, and the post waits, this thread asleep between 1 ms checks,
     // until the victim took its signal (its pending mask in /proc/<pid>/status is clear): woken any
     // earlier, the main thread's bookkeeping and the runtime's stop it starts would compete with it.
-    fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL);
+    fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
   } else if (boost && !boostFailed) {
     const err = boostThread(boost);
     if (err) {

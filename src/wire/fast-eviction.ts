@@ -341,7 +341,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           signalled: outcome.signalled,
           signalledAtMs: outcome.sentAtMs,
         };
-        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation })}`);
+        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation })}`);
         input.manager().adopt(decision);
         input.onAdopted?.(decision, outcome);
       } finally {

@@ -51,7 +51,7 @@ export interface EvictionTraceRecord {
     /** The deciding cycle started, and had its summary (where the decision time goes). */
     cycleStarted?: number | null;
     statsRead?: number | null;
-    /** Decided on the notifier thread: when it saw the victim take its signal (null: not seen within its wait). */
+    /** Decided on the v2 working-set thread: when it saw the victim take its signal (null: not seen within its wait; absent: no wait, as on v1). */
     signalTaken?: number | null;
   };
   ranked: CycleRecord["ranked"];
@@ -99,7 +99,7 @@ export interface EvictionTracer {
    * The kernel notifier thread decided and signalled this eviction itself (call right after the
    * manager adopted it): its decision and first signal times replace the main thread's.
    */
-  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number, signalTakenMs?: number): void;
+  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number, signalTakenMs?: number | null): void;
   /** The manager's onCycle hook. */
   onCycle(report: CycleReport, state: Pick<EvictionState, "firstObservedAt">): void;
   /** Records written so far (tests, /debug). */
@@ -194,7 +194,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         detectionToSignal: o.detectionMs === undefined ? null : delta(o.detectionMs, o.stopSentMs),
         cycleStarted: delta(crossed, o.cycleMs),
         statsRead: delta(crossed, o.statsMs),
-        ...(o.signalTakenMs !== undefined ? { signalTaken: delta(crossed, o.signalTakenMs ?? undefined) } : {}),
+        ...(o.signalTakenMs !== undefined ? { signalTaken: o.signalTakenMs === null ? null : delta(crossed, o.signalTakenMs) } : {}),
       },
       ranked: o.ranked ?? [],
       nodeConditions: o.conditions ?? [],
@@ -249,7 +249,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
       const o = open.get(uid);
       if (!o) return;
       o.decidedBy = "notifier-thread";
-      o.signalTakenMs = signalTakenMs ?? null;
+      o.signalTakenMs = signalTakenMs;
       o.decisionMs = decisionMs;
       o.crossedMs = o.crossedMs === undefined ? undefined : Math.min(o.crossedMs, decisionMs);
       o.stopSentMs = stopSentMs;

@@ -107,6 +107,32 @@ describe("eviction tracer", () => {
     expect(r!.latencyMs).toMatchObject({ decision: 2, stopSignalSent: 3, detectionToSignal: 3 });
   });
 
+  // The v2 working-set thread waits for the victim to take its signal (a time, or null: not seen in its
+  // wait); the v1 epoll worker does not wait, and its records carry no signalTaken at all.
+  test.each([
+    ["v2, taken", 7_000_012, { signalTaken: 12 }],
+    ["v2, not seen within the wait", null, { signalTaken: null }],
+    ["v1, no wait", undefined, {}],
+  ] as const)("notifier-thread eviction, %s", async (_n, taken, want) => {
+    const h = harness();
+    h.set(7_000_000);
+    h.tracer.onKernelEvent("hard allocatable memory eviction threshold");
+    h.set(7_000_001);
+    const killed = h.kill();
+    h.tracer.onNotifierThreadEviction("uid-hog", 7_000_000.5, 7_000_001, taken);
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 7_000_040 });
+    h.tracer.onCycle(report(7_000_000.2, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(7_000_000.2));
+    h.tracer.onCycle(report(7_000_050, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.decidedBy).toBe("notifier-thread");
+    const { signalTaken, ...rest } = r!.latencyMs;
+    expect(signalTaken === undefined ? {} : { signalTaken }).toEqual(want);
+    expect(rest.stopSignalSent).toBe(1);
+  });
+
   test("periodic eviction: crossing is the threshold's first observation, detection the cycle start", async () => {
     const h = harness();
     h.set(2_000_010);
