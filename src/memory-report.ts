@@ -4,12 +4,16 @@
 // footprint and /proc/self/smaps' anonymous memory by mapping — then mimalloc's own statistics
 // (Bun.unsafe.mimallocDump), then, after a full synchronous collection, a second line. The pair tells
 // live objects from garbage waiting for a collection from memory the allocator keeps once freed.
-// No endpoint: only who may signal the process can ask, and without the variable nothing is installed.
+// With BUNLET_DEBUG_MEMORY_SNAPSHOT_DIR set, a heap snapshot is written there too (scripts/bench/heap-top.ts
+// sums it by kind and string prefix). No endpoint: only who may signal the process can ask, and without the variable nothing is installed.
 // Used by scripts/bench/idle.ts (--memory-report).
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 export const MEMORY_REPORT_ENV = "BUNLET_DEBUG_MEMORY";
 export const MEMORY_REPORT_TAG = "memory-report";
+/** A directory: each report also writes a heap snapshot there (V8 format, after the full GC). */
+export const MEMORY_SNAPSHOT_DIR_ENV = "BUNLET_DEBUG_MEMORY_SNAPSHOT_DIR";
 
 const MB = 1024 * 1024;
 const mb = (n: number) => Math.round((n / MB) * 10) / 10;
@@ -64,12 +68,19 @@ export function memoryReport(stage: string): Record<string, unknown> {
 /** Installs the SIGUSR2 handler when BUNLET_DEBUG_MEMORY=1 (nothing otherwise). */
 export function installMemoryReport(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
   if (env[MEMORY_REPORT_ENV] !== "1") return false;
+  const snapshotDir = env[MEMORY_SNAPSHOT_DIR_ENV];
+  let reports = 0;
   process.on("SIGUSR2", () => {
     const write = (r: Record<string, unknown>) => process.stderr.write(`${MEMORY_REPORT_TAG} ${JSON.stringify(r)}\n`);
     write(memoryReport("live"));
     (Bun.unsafe as unknown as { mimallocDump?: () => void }).mimallocDump?.();
     Bun.gc(true);
     write(memoryReport("after full GC"));
+    if (snapshotDir) {
+      const file = join(snapshotDir, `heap-${process.pid}-${++reports}.json`);
+      writeFileSync(file, Bun.generateHeapSnapshot("v8"));
+      process.stderr.write(`${MEMORY_REPORT_TAG}-snapshot ${file}\n`);
+    }
   });
   return true;
 }

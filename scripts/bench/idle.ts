@@ -50,7 +50,7 @@ const variants: Variant[] = args
     const path = head!.slice(eq + 1);
     return { label: head!.slice(0, eq), binary: path === "-" ? binary : path, env: Object.fromEntries(envs.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)])) };
   });
-// --memory-report: the agent runs with BUNLET_DEBUG_MEMORY=1 and, at the end of each window with pods,
+// --memory-report: the agent runs with BUNLET_DEBUG_MEMORY=1 and, at the end of each window,
 // is sent SIGUSR2: its own view of its memory (JSC heap, allocator, smaps; src/memory-report.ts) before
 // and after a full collection is printed. The collection comes after the window's figures.
 const memReport = args.includes("--memory-report");
@@ -140,6 +140,7 @@ try {
   const cri = sn.ctd.cri;
   await sn.startAgent({ binary, env: agentEnv() });
   printIdle("idle, 0 pods", await measureIdle(sn, ctdPid), GOALS.idle0);
+  await printMemoryReport(sn);
 
   const names = Array.from({ length: pods }, (_, i) => `idle${i}`);
   const drop = sn.stageManifests(Object.fromEntries(names.map((n) => [n, sleeperManifest(n)])));
