@@ -5,6 +5,8 @@ import { applyRuntimeEnv } from "./runtime-env.ts";
 // Bun's idle tuning is read from the environment at process start: the agent re-executes with it,
 // once (the short-lived subcommands, help and version do not pay the ~20 ms of a second start).
 if (runsAgent(process.argv.slice(2))) applyRuntimeEnv();
+// Debug only (BUNLET_DEBUG_MEMORY=1): SIGUSR2 writes where the agent's memory is to stderr.
+if (process.env.BUNLET_DEBUG_MEMORY === "1") (await import("./memory-report.ts")).installMemoryReport();
 
 // citty decides on colours when it is first imported, from the environment only: keep escape
 // codes out of pipes and log files. (Hence the dynamic import below, after this line runs.)

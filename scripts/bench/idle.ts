@@ -1,6 +1,6 @@
 // Idle cost and mass pod start of the compiled agent on containerd (issue #14 "Scale and idle cost").
 //   bun scripts/bench/idle.ts [pods] [--window=SECONDS] [--binary=PATH] [--profile=DIR]
-//   [--profile-window=SECONDS]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another
+//   [--profile-window=SECONDS] [--memory-report]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another
 //   build, e.g. a saved baseline; --profile writes CPU and heap profiles of the idle agent with the
 //   pods as markdown into DIR, idling for --profile-window, default 90 s)
 //   [--variant=LABEL=PATH|-[,ENV=VALUE...]]...   (after step 3 the agent is restarted on the same pods
@@ -50,6 +50,11 @@ const variants: Variant[] = args
     const path = head!.slice(eq + 1);
     return { label: head!.slice(0, eq), binary: path === "-" ? binary : path, env: Object.fromEntries(envs.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)])) };
   });
+// --memory-report: the agent runs with BUNLET_DEBUG_MEMORY=1 and, at the end of each window,
+// is sent SIGUSR2: its own view of its memory (JSC heap, allocator, smaps; src/memory-report.ts) before
+// and after a full collection is printed. The collection comes after the window's figures.
+const memReport = args.includes("--memory-report");
+const agentEnv = (env: Record<string, string> = {}) => (memReport ? { BUNLET_DEBUG_MEMORY: "1", ...env } : env);
 const profileDir = args.find((a) => a.startsWith("--profile="))?.slice(10);
 // The profile covers the restarted agent from its start: a long idle window keeps the adoption small in it.
 const profileWindowS = Number(args.find((a) => a.startsWith("--profile-window="))?.slice(17) ?? 90);
@@ -103,6 +108,20 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
   return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), threadPct, opsPerS };
 }
 
+async function printMemoryReport(sn: ScratchNode): Promise<void> {
+  if (!memReport || !sn.agent) return;
+  const agent = sn.agent;
+  const from = agent.stderr().length;
+  process.kill(agent.pid, "SIGUSR2");
+  const tail = () => agent.stderr().slice(from);
+  await pollUntil(async () => (tail().match(/^memory-report /gm) ?? []).length >= 2, "the agent's memory report", 20_000, 100);
+  for (const line of tail().split("\n")) {
+    if (line.startsWith("memory-report ")) console.log(`  ${line}`);
+    // mimalloc's summary lines: what it holds in blocks, pages touched, arena memory committed
+    else if (/^\s*(binned|huge|total|touched|pages|abandoned|committed|reserved|purged|arenas)\s*:/.test(line)) console.log(`    mimalloc ${line.trim()}`);
+  }
+}
+
 function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb: number }): void {
   console.log(
     `${label}: bunlet CPU ${f.cpuPct.toFixed(2)} % of one core (goal ≤ ${goal.cpuPct} %, ratio ${(f.cpuPct / goal.cpuPct).toFixed(2)})  ` +
@@ -119,8 +138,9 @@ const sn = await createScratchNode("idle", { build: !binary });
 try {
   const ctdPid = Number(readFileSync(join(sn.ctd.dir, "containerd.pid"), "utf8").trim());
   const cri = sn.ctd.cri;
-  await sn.startAgent({ binary });
+  await sn.startAgent({ binary, env: agentEnv() });
   printIdle("idle, 0 pods", await measureIdle(sn, ctdPid), GOALS.idle0);
+  await printMemoryReport(sn);
 
   const names = Array.from({ length: pods }, (_, i) => `idle${i}`);
   const drop = sn.stageManifests(Object.fromEntries(names.map((n) => [n, sleeperManifest(n)])));
@@ -146,13 +166,15 @@ try {
   );
 
   printIdle(`idle, ${pods} pods`, await measureIdle(sn, ctdPid), GOALS.idleN);
+  await printMemoryReport(sn);
 
   if (variants.length > 0) {
     for (const v of [...variants, { label: "A again", binary, env: {} }]) {
       await sn.stopAgent();
-      await sn.startAgent({ binary: v.binary, env: v.env });
+      await sn.startAgent({ binary: v.binary, env: agentEnv(v.env) });
       const env = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
       printIdle(`idle, ${pods} pods, restarted as ${v.label} (${v.binary ?? BINARY}${env ? ` ${env}` : ""})`, await measureIdle(sn, ctdPid), GOALS.idleN);
+      await printMemoryReport(sn);
     }
   }
 
