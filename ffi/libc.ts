@@ -31,6 +31,7 @@ const lib = dlopen("libc.so.6", {
   setrlimit: { args: [i32, P], returns: i32 },
   getpriority: { args: [i32, u32], returns: i32 },
   setpriority: { args: [i32, u32, i32], returns: i32 },
+  sched_yield: { args: [], returns: i32 },
   // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
   // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
   // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
@@ -209,6 +210,11 @@ export function epoll_wait(
 /** Syscall numbers (the same on every architecture: both came after the unified table). */
 export const SYS_PIDFD_SEND_SIGNAL = 424;
 export const SYS_PIDFD_OPEN = 434;
+
+/** sched_yield(2): the calling thread gives up the CPU to any other runnable thread (never fails on Linux). */
+export function sched_yield(): void {
+  sym.sched_yield();
+}
 
 /** pidfd_open(2): an fd that refers to process `pid` itself, immune to PID reuse (close-on-exec). */
 export function pidfd_open(pid: number, flags = 0): number {

@@ -11,7 +11,9 @@
 //              (memory.high = max) as soon as it fired; memory.events.local watched in the same run
 //   high-stuck the same, never disarmed (an agent that died or hung after arming): the throttle
 //   poll-N     the working-set worker (src/kernel/working-set-watch.ts) polling at a fixed N ms
-//   adaptive   the same worker with its defaults (5 ms at the line, slower with headroom)
+//   adaptive   the same worker with its defaults (5 ms at the line, slower with headroom, and polled off
+//              the timer when the growth projects the line within 25 ms: an imminent-crossing episode)
+//   adaptive-timer  the same without episodes (imminentHorizonMs 0: every read on the timer)
 // Latency = candidate's wall-clock time − the hog's. Also printed: the ramp's duration per candidate
 // (memory.high throttles the hog) and the poll worker's CPU at idle.
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
@@ -63,7 +65,7 @@ async function hog(dir: string, lineBytes: number, overMiB: number, rate: number
 }
 
 // ---- the bench ----
-type Mode = "psi" | "high" | "high-stuck" | "adaptive" | `poll-${number}`;
+type Mode = "psi" | "high" | "high-stuck" | "adaptive" | "adaptive-timer" | `poll-${number}`;
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return Number.NaN;
@@ -137,7 +139,7 @@ async function main(): Promise<void> {
           stops.push(() => writeFileSync(join(dir, "memory.high"), "max"));
         } else {
           // poll-N: a fixed N ms (no headroom adaptation); adaptive: DEFAULT_WORKING_SET_POLL.
-          const poll = mode === "adaptive" ? {} : { minIntervalMs: Number(mode.slice(5)), maxGrowthBytesPerSec: Number.POSITIVE_INFINITY };
+          const poll = mode === "adaptive" ? {} : mode === "adaptive-timer" ? { imminentHorizonMs: 0 } : { minIntervalMs: Number(mode.slice(5)), maxGrowthBytesPerSec: Number.POSITIVE_INFINITY, imminentHorizonMs: 0 };
           const w = startWorkingSetWatch({ poll, onCrossing: (c) => seen.has(mode) || seen.set(mode, c.atMs) });
           w.set([{ id: "bench", source: { cgroupDir: dir }, lineBytes: line }]);
           stops.push(() => w.stop());

@@ -47,6 +47,7 @@ kernel_path() {
 
 # The kernel config: Debian's UML config, modules off, and what the guest needs built in.
 configure() {
+  patch_xstate
   zcat "$1" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >.config
   # PSI: memory.pressure and triggers. OVERLAY_FS: the guest's root (host / read-only + tmpfs upper).
   # VETH/BRIDGE/TUN: container networking. Debug info and LSMs off: build time and size.
@@ -58,11 +59,30 @@ configure() {
     --disable SECURITY_SELINUX --disable SECURITY_APPARMOR --disable SECURITY_SMACK \
     --disable SECURITY_TOMOYO --disable SECURITY_LOADPIN --set-str LSM "yama,integrity" \
     --disable RAID6_PQ_BENCHMARK --disable BTRFS_FS --enable CRYPTO_MANAGER_DISABLE_TESTS
+  ./scripts/config --set-val KERNEL_STACK_ORDER 3 # thread_info (on the stack) holds the larger xstate buffer
   make ARCH=um olddefconfig >/dev/null
   local opt
   for opt in PSI OVERLAY_FS CGROUPS MEMCG CGROUP_PIDS; do
     grep -q "^CONFIG_$opt=y" .config || { say "CONFIG_$opt did not stick"; exit 1; }
   done
+}
+
+# Hosts whose XSAVE area is larger than UML 6.1's fixed 2696 bytes (AMX: 11008) refuse its
+# PTRACE_SETREGSET NT_X86_XSTATE (the host wants exactly its own size: EFAULT), and the guest's init dies
+# at once ("ptrace set fp regs failed, errno = 14", found on 2026-12-02 on an AMX host). Later kernels
+# size the buffer from the host; here: a 16 KiB buffer, and the size the host reports at the first
+# PTRACE_GETREGSET used for every get and set.
+patch_xstate() {
+  local uo=arch/x86/um/user-offsets.c rg=arch/x86/um/os-Linux/registers.c
+  grep -q 'DEFINE_LONGS(HOST_FP_SIZE, 2696);' "$uo" || { say "xstate patch: $uo changed"; exit 1; }
+  sed -i 's/DEFINE_LONGS(HOST_FP_SIZE, 2696);/DEFINE_LONGS(HOST_FP_SIZE, 16384);/' "$uo"
+  grep -c 'iov.iov_len = FP_SIZE \* sizeof(unsigned long);' "$rg" | grep -qx 3 || { say "xstate patch: $rg changed"; exit 1; }
+  sed -i -e 's/^int have_xstate_support;/int have_xstate_support;\nstatic unsigned long host_xstate_bytes = FP_SIZE * sizeof(unsigned long);/' \
+    -e '/ptrace(PTRACE_GETREGSET, pid, NT_X86_XSTATE, &iov) == 0)/{s/== 0)/== 0) {/;n;s/have_xstate_support = 1;/have_xstate_support = 1; host_xstate_bytes = iov.iov_len; }/}' \
+    "$rg"
+  # In save/restore (not the probe, which must offer the whole buffer): the host's size.
+  awk '/^void arch_init_registers/ {probe=1} { if (!probe) sub(/iov.iov_len = FP_SIZE \* sizeof\(unsigned long\);/, "iov.iov_len = host_xstate_bytes;"); print }' "$rg" >"$rg.new" && mv "$rg.new" "$rg"
+  grep -q 'host_xstate_bytes = iov.iov_len; }' "$rg" && [ "$(grep -c 'iov.iov_len = host_xstate_bytes;' "$rg")" = 2 ] || { say "xstate patch did not apply"; exit 1; }
 }
 
 build() {

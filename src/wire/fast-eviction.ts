@@ -7,8 +7,16 @@
 //   - a plan exists only from a calm state: no eviction in flight, no threshold met at the last cycle
 //     (then the main thread's cycles are already the path); the candidates are the active pods minus
 //     exempt ones, in active-pods order, as the cycle ranks them;
-//   - any pod change (admission, a status change) cancels the plan at once, and it is rebuilt ~50 ms
-//     later; a pod cgroup created or removed since is caught by the worker itself (QoS dir link counts).
+//   - any pod change (admission, a status change) cancels the plan at once, and it is rebuilt right
+//     after the change (a microtask later; at most every 50 ms through a burst of changes), and again
+//     as soon as the direct signaller has learnt a container's init (its pidfd): a pod is signallable
+//     from the thread once its pid is known, not at a timer. Before, the rebuild waited 50 ms after each
+//     change and a learnt init waited for the next 100 ms retry (in the v2 guest, where timers fire late
+//     and the main thread is busy while a pod starts, the ramp pod of 3 of 34 bench runs crossed with no
+//     plan naming it and a main-thread cycle decided);
+//   - a pod cgroup created or removed since is caught by the worker itself (QoS dir link counts), which
+//     then steps aside; so while a plan is armed the main thread checks those link counts every 250 ms
+//     and re-plans on a change (a pod cgroup removed by housekeeping comes with no pod change at all).
 // Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
 // that named them is taken back (see fast-evict.ts for the ownership protocol).
 import { dirname, join } from "node:path";
@@ -28,6 +36,7 @@ import {
   planState,
   publishPlan,
   releaseFired,
+  PLAN_ARMED,
   PLAN_BUSY,
   PLAN_FIRED,
   type FastOutcome,
@@ -43,6 +52,8 @@ import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS } from "../eviction/state.ts";
 
 export interface FastEvictionSignaller {
   knownContainers?(podUid: string): { containerId: string; pid: number; pidfd: number; stopSignal: number }[];
+  /** Called with a pod's UID when one of its containers becomes signallable (direct-signal.ts). */
+  onKnown?(fn: (podUid: string) => void): () => void;
 }
 
 export interface FastEvictionPlannerInput {
@@ -57,6 +68,8 @@ export interface FastEvictionPlannerInput {
   /** The armed notifiers (memory-notifiers.ts armedThresholds): memcg notifiers on v1, working-set targets on v2. */
   armedThresholds(): ArmedThreshold[];
   signaller: FastEvictionSignaller;
+  /** Monotonic ms (default performance.now): the rebuild throttle and retry windows. */
+  now?: () => number;
   /** The worker's eviction was recorded (for the trace). */
   onAdopted?(d: FastEvictionDecision, outcome: Extract<FastOutcome, { fired: true }>): void;
 }
@@ -84,7 +97,10 @@ interface Mirror {
   pods: PodLike[];
 }
 
+/** Through a burst of pod changes the plan is rebuilt at most this often (the first change: at once). */
 const REFRESH_AFTER_CHANGE_MS = 50;
+/** While a plan is armed, its QoS directories' link counts are compared with the plan's this often. */
+const LINKS_CHECK_MS = 250;
 const RETRY_BUSY_MS = 2;
 /** While some candidate is not signallable yet (its containers being learnt), re-plan this often, for this long after a change. */
 const INCOMPLETE_RETRY_MS = 100;
@@ -104,6 +120,7 @@ export function qosDirs(memoryRoot: string, podCgroupPath: (pod: PodLike) => str
 
 export function createFastEvictionPlanner(input: FastEvictionPlannerInput): FastEvictionPlanner {
   const buffer = newFastPlanBuffer();
+  const now = input.now ?? (() => performance.now());
   const dirs = qosDirs(input.memoryRoot, input.podCgroupPath);
   /** Kept cgroup files by directory, pidfds by container. */
   const files = new Map<string, { usageFd: number; statFd: number }>();
@@ -113,17 +130,67 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
   let why: string | undefined = "not planned yet";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let changedAtMs = -Infinity;
-  const startedAtMs = performance.now();
+  const startedAtMs = now();
+  let refreshedAtMs = -Infinity;
+  let refreshQueued = false;
   let stopped = false;
+  /** The armed plan's link counts, and the timer that compares them with the directories' (LINKS_CHECK_MS). */
+  let armedLinks: number[] | undefined;
+  let linksTimer: ReturnType<typeof setInterval> | undefined;
 
+  let timerDueMs = 0;
+  /** A rebuild in `ms` (an earlier one already scheduled stands). */
   const schedule = (ms: number) => {
-    if (stopped || timer) return;
+    if (stopped) return;
+    const due = now() + ms;
+    if (timer) {
+      if (timerDueMs <= due) return;
+      clearTimeout(timer);
+    }
+    timerDueMs = due;
     timer = setTimeout(() => {
       timer = undefined;
       refresh();
     }, ms);
     timer.unref?.();
   };
+
+  /**
+   * A rebuild after a change: a microtask later (after the admission or status set that called it has
+   * finished), or, within REFRESH_AFTER_CHANGE_MS of the last rebuild, at that distance from it.
+   */
+  const refreshSoon = () => {
+    if (stopped || refreshQueued) return;
+    const wait = refreshedAtMs + REFRESH_AFTER_CHANGE_MS - now();
+    if (wait > 0) return schedule(wait);
+    refreshQueued = true;
+    queueMicrotask(() => {
+      refreshQueued = false;
+      refresh();
+    });
+  };
+
+  const watchLinks = (links: number[] | undefined) => {
+    armedLinks = links;
+    if (!links) {
+      if (linksTimer) clearInterval(linksTimer);
+      linksTimer = undefined;
+      return;
+    }
+    if (linksTimer || stopped) return;
+    linksTimer = setInterval(() => {
+      const links = dirLinks(dirs);
+      if (armedLinks && links.some((n, k) => n !== armedLinks![k])) {
+        log.debug(`eviction manager: pod cgroups changed under the notifier-thread plan; re-planning ${kv({ was: armedLinks.join(","), now: links.join(",") })}`);
+        refreshSoon();
+      }
+    }, LINKS_CHECK_MS);
+    linksTimer.unref?.();
+  };
+  input.signaller.onKnown?.(() => {
+    changedAtMs = now();
+    refreshSoon();
+  });
 
   const usageFile = input.cgroupVersion === 2 ? "memory.current" : "memory.usage_in_bytes";
   /** A cgroup's kept usage and memory.stat fds; "stat-only" (the v2 root, no memory.current): both are memory.stat's. */
@@ -267,6 +334,11 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
 
   function refresh(): void {
     if (stopped) return;
+    if (timer) {
+      clearTimeout(timer); // this rebuild is the one it was for
+      timer = undefined;
+    }
+    refreshedAtMs = now();
     const s = planState(buffer);
     if (s === PLAN_FIRED) return; // the worker evicted: recorded by onOutcome, which re-plans later
     let built: ReturnType<typeof build>;
@@ -279,20 +351,22 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     if (was === PLAN_BUSY) return schedule(RETRY_BUSY_MS);
     if (was === PLAN_FIRED) return;
     mirror = undefined;
+    watchLinks(undefined);
     if ("reason" in built) {
       if (built.reason !== why) log.debug(`eviction manager: no notifier-thread eviction plan ${kv({ reason: built.reason })}`);
       why = built.reason;
       closeUnused(undefined);
-      if (built.transient && performance.now() - Math.max(changedAtMs, startedAtMs) < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
+      if (built.transient && now() - Math.max(changedAtMs, startedAtMs) < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
       return;
     }
     closeUnused(built.plan);
     const generation = publishPlan(buffer, built.plan);
     if (generation === undefined) return schedule(RETRY_BUSY_MS);
     mirror = { generation, ...built.mirror };
+    watchLinks(built.plan.dirLinks);
     if (why !== undefined) log.debug(`eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`);
     why = undefined;
-    if (built.incomplete && performance.now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
+    if (built.incomplete && now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
   }
 
   return {
@@ -303,14 +377,17 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     },
     refresh,
     invalidate() {
-      changedAtMs = performance.now();
+      changedAtMs = now();
       if (cancelPlan(buffer) !== PLAN_FIRED) why = "a pod changed; re-planning";
-      schedule(REFRESH_AFTER_CHANGE_MS);
+      refreshSoon();
     },
     mayEvict() {
       const was = cancelPlan(buffer);
       if (was === PLAN_BUSY || was === PLAN_FIRED) return false;
+      // Why the thread did not decide this one (the bench's slow tail: which gap it was).
+      log.info(`eviction manager: the main thread's cycle evicts, not the notifier thread ${kv({ plan: was === PLAN_ARMED ? "armed" : (why ?? "none") })}`);
       why = "the main thread's cycle is evicting";
+      watchLinks(undefined);
       return true;
     },
     onOutcome(outcome, wokeAtMs) {
@@ -348,11 +425,13 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
         releaseFired(buffer);
         mirror = undefined;
         why = "an eviction is in flight";
+        watchLinks(undefined);
       }
     },
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      watchLinks(undefined);
       if (cancelPlan(buffer) === PLAN_BUSY) return; // leave the fds to the process's exit rather than race the worker
       closeUnused(undefined);
     },

@@ -47,12 +47,12 @@ describe("startWorkingSetWatch", () => {
     dir = mkdtempSync(join(tmpdir(), "bunlet-wss-"));
     return fakeMemoryFiles(dir);
   }
-  function watch() {
+  function watch(pollOverride: Partial<typeof poll> & Record<string, unknown> = {}) {
     const crossings: WorkingSetCrossing[] = [];
     const errors: string[] = [];
     const reads: Array<{ id: string; usage: number; ws: number }> = [];
     w = startWorkingSetWatch({
-      poll,
+      poll: { ...poll, ...pollOverride },
       onCrossing: (c) => crossings.push(c),
       onError: (id) => errors.push(id),
       onRead: (id, usage, ws) => reads.push({ id, usage: usage / MiB, ws: ws / MiB }),
@@ -125,6 +125,51 @@ describe("startWorkingSetWatch", () => {
     expect(crossings[0]!.repeat).toBe(false);
     expect(crossings[1]!.repeat).toBe(true);
     expect(crossings[1]!.atMs - crossings[0]!.atMs).toBeGreaterThanOrEqual(20);
+  });
+
+  // Timed reads 300 ms apart; the test moves the usage only after the worker read the last state, so
+  // where a crossing is seen — inside an imminent-crossing episode or at a timed read — is the test's.
+  const slow = { minIntervalMs: 300, maxIntervalMs: 300, imminentHorizonMs: 2_000, imminentCapMs: 1_500, imminentBudgetMsPerSec: 1_500, imminentWait: "sleep" };
+
+  test("usage rising toward the line is polled off the timer: the crossing is seen inside an episode", async () => {
+    const set = fakeCgroup();
+    const { crossings, seen } = watch(slow);
+    set(600, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(600, 600);
+    // +90 MiB in ~300 ms: 10 MiB left, projected well within the horizon; the episode starts.
+    set(690, 0);
+    await seen(690, 690);
+    set(710, 0);
+    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c).toMatchObject({ workingSetBytes: 710 * MiB });
+    expect(c.imminent?.reads).toBeGreaterThan(0);
+  });
+
+  test("flat or falling usage near the line starts no episode: the crossing is a timed read's", async () => {
+    const set = fakeCgroup();
+    const { crossings, seen } = watch(slow);
+    set(695, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(695, 695);
+    set(690, 0);
+    await seen(690, 690);
+    set(710, 0);
+    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c.imminent).toBeUndefined();
+  });
+
+  test("without a horizon there are no episodes (the default of the bench's own ruler)", async () => {
+    const set = fakeCgroup();
+    const { crossings, seen } = watch({ ...slow, imminentHorizonMs: 0 });
+    set(600, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(600, 600);
+    set(690, 0);
+    await seen(690, 690);
+    set(710, 0);
+    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c.imminent).toBeUndefined();
   });
 });
 

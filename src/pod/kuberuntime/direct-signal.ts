@@ -33,8 +33,12 @@ export interface DirectSignalEvent {
 }
 
 export interface DirectSignaller {
-  /** A running container of pod `podUid`: learn its init and stop signal in the background (idempotent). */
-  track(containerId: string, podUid: string): void;
+  /**
+   * A running container of pod `podUid`: learn its init and stop signal in the background (idempotent).
+   * `justStarted`: this agent's StartContainer just returned for it (learnt a relist earlier than the
+   * listing would show it); a `retain` from a listing taken before the start spares it for a while.
+   */
+  track(containerId: string, podUid: string, justStarted?: boolean): void;
   /** Forgets (and closes the pidfds of) containers not in `running`. */
   retain(running: ReadonlySet<string>): void;
   /**
@@ -50,8 +54,13 @@ export interface DirectSignaller {
    * to be closed by the caller) and stop signal. For the eviction fast path (wire/fast-eviction.ts).
    */
   knownContainers?(podUid: string): { containerId: string; pid: number; pidfd: number; stopSignal: number }[];
+  /** Calls `fn(podUid)` each time a container of that pod becomes ready to be signalled; returns an unsubscribe. */
+  onKnown?(fn: (podUid: string) => void): () => void;
   close(): void;
 }
+
+/** How long `retain` spares a container tracked at its start that the listing did not show yet. */
+export const STARTED_RETAIN_GRACE_MS = 5_000;
 
 export interface DirectSignallerOptions {
   cri: Pick<CriClient, "containerStatus" | "imageStatusInfo">;
@@ -83,11 +92,15 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
   /** Containers being looked up, known, or found not signallable (not looked up again until they leave `running`). */
   const seen = new Set<string>();
   const stopSignals = new Map<string, Promise<number | undefined>>();
+  /** Containers tracked at their start, and when: spared by a `retain` until STARTED_RETAIN_GRACE_MS. */
+  const startedAt = new Map<string, number>();
+  const knownListeners = new Set<(podUid: string) => void>();
   let closed = false;
   let unsupported = false;
 
   const forget = (id: string) => {
     seen.delete(id);
+    startedAt.delete(id);
     const k = known.get(id);
     if (!k) return;
     known.delete(id);
@@ -141,12 +154,20 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
       return;
     }
     known.set(id, { podUid, pidfd, pid, stopSignal });
+    // The eviction fast path re-plans on this (wire/fast-eviction.ts): a new pod is signallable from the
+    // notifier thread as soon as its init is known, not at the planner's next timer.
+    for (const fn of knownListeners) {
+      try {
+        fn(podUid);
+      } catch {}
+    }
   }
 
   return {
-    track(id, podUid) {
+    track(id, podUid, justStarted) {
       if (closed || unsupported || seen.has(id)) return;
       seen.add(id);
+      if (justStarted) startedAt.set(id, now());
       learn(id, podUid).catch((e: unknown) => {
         // A runtime error is retried at the next relist; a container found not signallable is not.
         seen.delete(id);
@@ -154,7 +175,16 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
       });
     },
     retain(running) {
-      for (const id of [...seen]) if (!running.has(id)) forget(id);
+      const at = now();
+      for (const id of [...seen]) {
+        if (running.has(id)) {
+          startedAt.delete(id);
+          continue;
+        }
+        const started = startedAt.get(id);
+        if (started !== undefined && at - started < STARTED_RETAIN_GRACE_MS) continue; // listed before its start
+        forget(id);
+      }
     },
     signal(id, graceSeconds) {
       if (graceSeconds > DIRECT_SIGNAL_MAX_GRACE_SECONDS) return undefined;
@@ -181,8 +211,13 @@ export function createDirectSignaller(opts: DirectSignallerOptions): DirectSigna
       for (const [containerId, k] of known) if (k.podUid === podUid) out.push({ containerId, pid: k.pid, pidfd: k.pidfd, stopSignal: k.stopSignal });
       return out;
     },
+    onKnown(fn) {
+      knownListeners.add(fn);
+      return () => void knownListeners.delete(fn);
+    },
     close() {
       closed = true;
+      knownListeners.clear();
       for (const id of [...known.keys()]) forget(id);
       seen.clear();
     },

@@ -585,6 +585,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     }
     try {
       await inSlot(() => cri.startContainer(id), PRIORITY_START);
+      // Learn its init for the direct signal (and the eviction fast path's plan) now, not at the next relist.
+      opts.directSignal?.track(id, ref.uid, true);
       log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
       containerEvent(pod, container.name, "Normal", reasons.StartedContainer, `Started container ${container.name}`);
     } catch (e) {

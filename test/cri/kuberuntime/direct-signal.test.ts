@@ -2,7 +2,7 @@
 // inits) and a fake CRI giving their PIDs the way containerd's verbose status does.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { CriClient } from "../../../src/cri/client.ts";
-import { createDirectSignaller, type DirectSignalEvent, type DirectSignaller } from "../../../src/pod/kuberuntime/direct-signal.ts";
+import { createDirectSignaller, STARTED_RETAIN_GRACE_MS, type DirectSignalEvent, type DirectSignaller } from "../../../src/pod/kuberuntime/direct-signal.ts";
 import { close } from "../../../ffi/libc.ts";
 import { pollUntil } from "../../support/wait.ts";
 
@@ -13,7 +13,7 @@ afterEach(() => {
   for (const c of children.splice(0)) c.kill("SIGKILL");
 });
 
-function setup(o: { stopSignal?: string; inCgroup?: boolean; exited?: string } = {}) {
+function setup(o: { stopSignal?: string; inCgroup?: boolean; exited?: string; now?: () => number } = {}) {
   const child = Bun.spawn(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
   children.push(child);
   const calls: string[] = [];
@@ -31,7 +31,7 @@ function setup(o: { stopSignal?: string; inCgroup?: boolean; exited?: string } =
   const closed: number[] = [];
   const s = createDirectSignaller({
     cri,
-    now: () => 1234,
+    now: o.now ?? (() => 1234),
     onSignal: (e) => events.push(e),
     procCgroup: (pid) => (o.inCgroup === false ? "12:memory:/elsewhere\n" : `12:memory:/kubepods/pod/ctr-${pid}\n`),
     closeFd: (fd) => {
@@ -103,6 +103,33 @@ describe("direct signaller", () => {
     expect(s.size).toBe(0);
     expect(closed).toHaveLength(1);
     expect(s.signal(id, 1)).toBeUndefined();
+  });
+
+  test("a learnt container is announced (onKnown) with its pod, once it is signallable", async () => {
+    const { s, id } = setup();
+    const told: string[] = [];
+    s.onKnown!((uid) => told.push(`${uid}:${s.size}`));
+    s.track(id, "uid-7");
+    await pollUntil(() => told.length === 1, "the announcement", 5000);
+    expect(told).toEqual(["uid-7:1"]);
+    expect(s.knownContainers!("uid-7").map((k) => k.containerId)).toEqual([id]);
+  });
+
+  test("a container tracked at its start survives a retain from a listing taken before it, for a while", async () => {
+    let t = 10_000;
+    const { s, id } = setup({ now: () => t });
+    s.track(id, "u", true);
+    await pollUntil(() => s.size === 1, "learnt", 5000);
+    s.retain(new Set()); // a relist that began before StartContainer returned
+    expect(s.size).toBe(1);
+    s.retain(new Set([id])); // listed: an ordinary container from now on
+    s.retain(new Set());
+    expect(s.size).toBe(0);
+    s.track(id, "u", true);
+    await pollUntil(() => s.size === 1, "learnt again", 5000);
+    t += STARTED_RETAIN_GRACE_MS;
+    s.retain(new Set()); // never listed within the grace: gone
+    expect(s.size).toBe(0);
   });
 
   test("a container that exited before its stop: nothing sent, no error", async () => {
