@@ -17,9 +17,6 @@ import { acquireContainerd, canRunContainerd, type TestContainerd } from "../sup
 // more time, never different steps.
 const SCENARIO_TIMEOUT_MS = 60_000 * chaosTimeScale();
 const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
-// Scenarios a caller leaves out (BUNLET_CHAOS_SKIP=name,…), each named by the caller's reason: only
-// test/integration/v2/chaos.test.ts sets it, for a guest that cannot run one (see there).
-const SKIP = new Set((process.env.BUNLET_CHAOS_SKIP ?? "").split(",").filter(Boolean));
 
 async function expectPass(s: Scenario): Promise<void> {
   const r = await runScenario(s, { timeoutMs: SCENARIO_TIMEOUT_MS });
@@ -43,7 +40,7 @@ describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () =
   test("(a) besteffort-hog: only the BestEffort hog is evicted; MemoryPressure set then cleared", () => expectPass(besteffortHog), TEST_TIMEOUT_MS);
   test("(b) fast-ramp: a 600 MiB/s ramp is evicted before the kernel OOM killer acts", () => expectPass(fastRamp), TEST_TIMEOUT_MS);
   test("(c) soft-grace: no eviction before the soft grace period, eviction after", () => expectPass(softGrace), TEST_TIMEOUT_MS);
-  test.skipIf(SKIP.has("pid-pressure"))("(d) pid-pressure: the fork bomb pod is evicted", () => expectPass(pidPressure), TEST_TIMEOUT_MS);
+  test("(d) pid-pressure: the fork bomb pod is evicted", () => expectPass(pidPressure), TEST_TIMEOUT_MS);
   test("(e) disk-pressure: image GC first, then the pod filling the disk", () => expectPass(diskPressure), TEST_TIMEOUT_MS);
   test("(f) restart-during-pressure: a restarted bunlet adopts the pods and evicts the hog", () => expectPass(restartDuringPressure), TEST_TIMEOUT_MS);
   test("(g) static-pods: evictStaticPods off evicts nothing (logged), on evicts by priority", () => expectPass(staticPods), TEST_TIMEOUT_MS);
