@@ -30,6 +30,11 @@ export interface EvictionManager {
   adopt(decision: FastEvictionDecision): CycleReport;
   /** Runs one cycle now (serialised with the loop). */
   synchronize(): Promise<CycleReport>;
+  /**
+   * A pod changed (its status, or its worker finished): while the manager waits for an evicted pod's
+   * cleanup, it checks at once instead of at the next 1 s poll, and syncs as soon as none is pending.
+   */
+  podsChanged(): void;
   admit(pod: PodLike): AdmitResult;
   nodeConditions(): NodeConditionType[];
   isUnderMemoryPressure(): boolean;
@@ -73,10 +78,13 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
 
   // After an eviction: poll every second until the evicted pods are cleaned up (or 30 s), then
   // sync immediately, like upstream's waitForPodsCleanup.
+  // The poll stays (a pod that never reports, the 30 s timeout); podsChanged() checks between polls.
+  let cleanupSince: number | undefined;
+  const cleanupDone = (since: number) => pendingKills(deps, state, deps.activePods()).length === 0 || deps.clock.now() - since >= POD_CLEANUP_TIMEOUT_MS;
   const waitForCleanup = (since: number) => {
+    cleanupSince = since;
     schedule(POD_CLEANUP_POLL_MS, () => {
-      const pending = pendingKills(deps, state, deps.activePods());
-      if (pending.length === 0 || deps.clock.now() - since >= POD_CLEANUP_TIMEOUT_MS) void runCycle();
+      if (cleanupDone(since)) void runCycle();
       else waitForCleanup(since);
     });
   };
@@ -87,6 +95,7 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
       return running;
     }
     clearTimer();
+    cleanupSince = undefined;
     const memoryOnly = memoryTriggered;
     memoryTriggered = false;
     const p = (async () => {
@@ -146,6 +155,10 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
       });
     },
     synchronize: () => runCycle(),
+    podsChanged() {
+      if (cleanupSince === undefined || running || !started) return;
+      if (cleanupDone(cleanupSince)) void runCycle();
+    },
     adopt(decision) {
       const report = adoptFastEviction(deps, state, decision);
       try {

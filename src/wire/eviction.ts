@@ -245,6 +245,9 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   lifecycle.addAdmitHandler(evictedStaticPodAdmitHandler(records));
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
   lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
+  // An evicted pod's cleanup ends with a status change (its worker finished): the next cycle — and with
+  // it the notifier thread's next plan — comes then, not at the next 1 s cleanup poll.
+  lifecycle.onStatusChange(() => manager.podsChanged());
   if (planner) {
     // A pod admitted or changed cancels the notifier thread's plan until it is rebuilt with it.
     lifecycle.addAdmitHandler(() => (planner.invalidate(), { admit: true }));

@@ -100,6 +100,32 @@ describe("eviction manager loop", () => {
     n.m.stop();
   });
 
+  test("after an eviction, the pod's cleanup seen by podsChanged() syncs at once, not at the next 1 s poll", async () => {
+    const a = pod("a"); // BestEffort both: a uses more, so it goes first
+    const b = pod("b");
+    const n = node({ config: { thresholds: hard() }, pods: [a, b], usage: { a: Gi, b: 10 * Mi }, hangKills: true });
+    n.availableMi = 50;
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills.map((k) => k.pod)).toEqual(["a"]);
+    const fetches = n.fetches;
+    n.m.podsChanged(); // a status change while the kill runs: still pending, nothing happens
+    await n.m.idle();
+    expect(n.fetches).toBe(fetches);
+    n.active = n.active.filter((p) => p !== a);
+    n.resolveKill.get("a")!();
+    await flush(); // the kill settles
+    n.clock.advance(50); // 50 ms later (no timer due: the cleanup poll is 1 s) its worker finished: cleanup done
+    n.m.podsChanged();
+    await n.m.idle();
+    expect(n.fetches).toBe(fetches + 1); // the next cycle ran, ~950 ms before the poll would have
+    expect(n.kills.map((k) => k.pod)).toEqual(["a", "b"]);
+    n.m.podsChanged(); // b's kill is in flight now: nothing runs
+    await n.m.idle();
+    expect(n.fetches).toBe(fetches + 1);
+    n.m.stop();
+  });
+
   test("a burst of notifier triggers runs one cycle", async () => {
     const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
     n.m.start();

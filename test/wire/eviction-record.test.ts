@@ -23,7 +23,7 @@ test("recorded counts seed kubelet_evictions; an evicted static pod is refused w
   );
   const { config } = await loadConfig(["--evict-static-pods=true"]);
   const handlers: PodAdmitHandler[] = [];
-  const lifecycle = { addAdmitHandler: (h: PodAdmitHandler) => void handlers.push(h), activePods: () => [] } as unknown as PodLifecycle;
+  const lifecycle = { addAdmitHandler: (h: PodAdmitHandler) => void handlers.push(h), activePods: () => [], onStatusChange: () => () => {} } as unknown as PodLifecycle;
   const metrics = createRegistry();
   createEvictionWiring({ config, rootDir: root, nodeName: "n1", lifecycle, cri: {} as CriClient, podCgroupPath: () => undefined, metrics });
   expect(metrics.render()).toContain('kubelet_evictions{eviction_signal="memory.available"} 4');
