@@ -335,6 +335,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     events: events.recorder,
     notifierPriority: opts.protectSelf !== false, // the notifier thread's nice, as oom_score_adj: the agent's own process
     directSignal, // the notifier thread's own hard memory evictions (wire/fast-eviction.ts)
+    onPodCgroupRemoved: pods.cgroups && ((fn) => pods.cgroups!.onPodRemoved(fn)), // …whose plan re-plans when a pod cgroup goes
   });
   onStop = (e) => eviction.tracer.onStopContainer(e);
   // Upstream registers the predicate admit handler (pod count against maxPods, …) after the eviction

@@ -6,11 +6,14 @@
 //   [--variant=LABEL=PATH|-[,ENV=VALUE...]]...   (after step 3 the agent is restarted on the same pods
 //   once per variant — PATH or "-" for the first binary, with the ENV given — and once more as the first
 //   binary: A/B/…/A without a new burst, so several builds or Bun/JSC knobs share one lock hold)
+//   [--memcg-notification]   (every agent run with --kernel-memcg-notification=true: the kernel notifiers
+//   and, by default, the notifier-thread eviction plan the main thread keeps armed; off by default, as upstream)
 // On a scratch node (lib/scratch-node.ts: private containerd, dist/bunlet built first if stale,
 // temporary directories, all removed on exit, failure or Ctrl-C):
 //   1. no pods: waits for the lifecycle, lets it settle, measures bunlet's own CPU time
 //      (utime+stime of /proc/<pid>/stat — CPU time, not wall time, so other load on the machine does
-//      not count) and RSS over the window; containerd's CPU is printed beside it;
+//      not count) and RSS over the window, and how often its main thread slept (voluntary context
+//      switches: one per idle wake-up); containerd's CPU is printed beside it;
 //   2. drops N static pod manifests at once (busybox sleep, offline image, hostNetwork) and times
 //      the first and the last container RUNNING (CRI ListContainers polled every 20 ms);
 //   3. N pods running: the same idle measure, plus CRI calls per second by operation type
@@ -23,7 +26,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import { anonMappingsMb, cpuSeconds, rssMb, rssSplitMb, threadCpuSeconds, threads } from "./lib/proc.ts";
+import { anonMappingsMb, cpuSeconds, mainThreadSleeps, rssMb, rssSplitMb, threadCpuSeconds, threads } from "./lib/proc.ts";
 import { POD_NAME_LABEL, type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOALS = {
@@ -55,6 +58,7 @@ const variants: Variant[] = args
 // and after a full collection is printed. The collection comes after the window's figures.
 const memReport = args.includes("--memory-report");
 const agentEnv = (env: Record<string, string> = {}) => (memReport ? { BUNLET_DEBUG_MEMORY: "1", ...env } : env);
+const agentArgs = args.includes("--memcg-notification") ? ["--kernel-memcg-notification=true"] : [];
 const profileDir = args.find((a) => a.startsWith("--profile="))?.slice(10);
 // The profile covers the restarted agent from its start: a long idle window keeps the adoption small in it.
 const profileWindowS = Number(args.find((a) => a.startsWith("--profile-window="))?.slice(17) ?? 90);
@@ -69,6 +73,8 @@ async function runtimeOps(port: number): Promise<Map<string, number>> {
 
 interface IdleFigures {
   cpuPct: number;
+  /** The main thread's wake-ups per second (voluntary context switches). */
+  wakeupsPerS: number;
   containerdPct: number;
   rssMb: number;
   /** At the end of the window. */
@@ -84,6 +90,7 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
   await Bun.sleep(SETTLE_MS);
   const ops0 = await runtimeOps(sn.port).catch(() => new Map<string, number>());
   const b0 = cpuSeconds(pid);
+  const w0 = mainThreadSleeps(pid);
   const th0 = threadCpuSeconds(pid);
   const c0 = cpuSeconds(ctdPid);
   const t0 = performance.now();
@@ -94,6 +101,7 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
   }
   const wall = (performance.now() - t0) / 1000;
   const b1 = cpuSeconds(pid);
+  const w1 = mainThreadSleeps(pid);
   const th1 = threadCpuSeconds(pid);
   const c1 = cpuSeconds(ctdPid);
   const ops1 = await runtimeOps(sn.port).catch(() => new Map<string, number>());
@@ -105,7 +113,7 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
     .map(([k, v]) => [k, ((v - (th0.get(k) ?? 0)) / wall) * 100] as [string, number])
     .filter(([, p]) => p > 0)
     .sort((a, b) => b[1] - a[1]);
-  return { cpuPct: ((b1 - b0) / wall) * 100, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), threadPct, opsPerS };
+  return { cpuPct: ((b1 - b0) / wall) * 100, wakeupsPerS: (w1 - w0) / wall, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), threadPct, opsPerS };
 }
 
 async function printMemoryReport(sn: ScratchNode): Promise<void> {
@@ -125,7 +133,7 @@ async function printMemoryReport(sn: ScratchNode): Promise<void> {
 function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb: number }): void {
   console.log(
     `${label}: bunlet CPU ${f.cpuPct.toFixed(2)} % of one core (goal ≤ ${goal.cpuPct} %, ratio ${(f.cpuPct / goal.cpuPct).toFixed(2)})  ` +
-      `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
+      `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  main thread wake-ups/s ${f.wakeupsPerS.toFixed(2)}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
   );
   console.log(`  anon memory by mapping (perms, name, size class): ${f.anonMappings.map((m) => `${m.mapping} ×${m.count} ${m.anonMb.toFixed(1)} MB`).join("; ")}`);
   if (f.threadPct.length) console.log(`  CPU by thread: ${f.threadPct.map(([k, p]) => `${k}=${p.toFixed(2)} %`).join(" ")}`);
@@ -138,7 +146,7 @@ const sn = await createScratchNode("idle", { build: !binary });
 try {
   const ctdPid = Number(readFileSync(join(sn.ctd.dir, "containerd.pid"), "utf8").trim());
   const cri = sn.ctd.cri;
-  await sn.startAgent({ binary, env: agentEnv() });
+  await sn.startAgent({ binary, env: agentEnv(), args: agentArgs });
   printIdle("idle, 0 pods", await measureIdle(sn, ctdPid), GOALS.idle0);
   await printMemoryReport(sn);
 
@@ -171,7 +179,7 @@ try {
   if (variants.length > 0) {
     for (const v of [...variants, { label: "A again", binary, env: {} }]) {
       await sn.stopAgent();
-      await sn.startAgent({ binary: v.binary, env: agentEnv(v.env) });
+      await sn.startAgent({ binary: v.binary, env: agentEnv(v.env), args: agentArgs });
       const env = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
       printIdle(`idle, ${pods} pods, restarted as ${v.label} (${v.binary ?? BINARY}${env ? ` ${env}` : ""})`, await measureIdle(sn, ctdPid), GOALS.idleN);
       await printMemoryReport(sn);
@@ -180,7 +188,7 @@ try {
 
   if (profileDir) {
     await sn.stopAgent();
-    await sn.startAgent({ binary, env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}` } });
+    await sn.startAgent({ binary, args: agentArgs, env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}` } });
     printIdle(`profiled restart, ${pods} pods, ${profileWindowS} s (profiler overhead included)`, await measureIdle(sn, ctdPid, profileWindowS), GOALS.idleN);
     await sn.stopAgent();
     console.log(`CPU and heap profiles of the idle agent written to ${profileDir}`);
@@ -188,4 +196,4 @@ try {
 } finally {
   await sn.cleanup();
 }
-console.log(`bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${defaultWindowS} s windows, Bun ${Bun.version}, load ${loadAverage()}`);
+console.log(`bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${defaultWindowS} s windows${agentArgs.length ? `, ${agentArgs.join(" ")}` : ""}, Bun ${Bun.version}, load ${loadAverage()}`);

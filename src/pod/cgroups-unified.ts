@@ -19,7 +19,7 @@ import {
   systemdSliceName,
   type ResourceConfig,
 } from "./cgroups-config.ts";
-import { limitHeld, removeCgroupDir, type KubepodsMemoryLimit, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
+import { limitHeld, podRemovedListeners, removeCgroupDir, type KubepodsMemoryLimit, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
 import { getPodQOS, type QOSClass } from "./qos.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { Pod } from "./types.ts";
@@ -47,6 +47,7 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
   const driver = opts.driver ?? "cgroupfs";
   const controllers = opts.controllers ?? rootControllers(mountRoot);
   const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
+  const removed = podRemovedListeners();
   const rel = (name: string[]) => cgroupDirPath(driver, cgroupRoot, name);
   const dir = (_controller: string, name: string[]) => join(mountRoot, rel(name));
   // cgroupDriver systemd: every level is a transient slice systemd creates (and owns); no mkdir here.
@@ -209,8 +210,10 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
           log.warn(`pod cgroup removal failed ${kv({ uid, error: (e as Error).message })}`);
         }
       }
+      removed.emit(uid);
       if (known) await updateQoS().catch(() => undefined);
     },
+    onPodRemoved: removed.onPodRemoved,
     async listPodUids() {
       const uids: string[] = [];
       for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")]) {

@@ -65,6 +65,31 @@ export interface PodCgroupManager extends PodCgroups {
   kubepodsMemoryLimit(): KubepodsMemoryLimit | undefined;
   /** Stops the retry of a refused limit. */
   close(): void;
+  /**
+   * Calls `fn(uid)` after each removePod (a terminated pod's, or an orphan's at housekeeping), once its
+   * cgroup is gone; returns an unsubscribe. The notifier-thread eviction plan re-plans on it
+   * (wire/fast-eviction.ts): a pod cgroup removed changes the QoS directories' link counts it was built on.
+   */
+  onPodRemoved(fn: (uid: string) => void): () => void;
+}
+
+/** The subscribers of onPodRemoved: one throwing does not keep the others, nor the removal, from going on. */
+export function podRemovedListeners(): Pick<PodCgroupManager, "onPodRemoved"> & { emit(uid: string): void } {
+  const fns = new Set<(uid: string) => void>();
+  return {
+    onPodRemoved(fn) {
+      fns.add(fn);
+      return () => void fns.delete(fn);
+    },
+    emit(uid) {
+      for (const fn of fns)
+        try {
+          fn(uid);
+        } catch (e) {
+          log.warn(`pod cgroup removal listener failed ${kv({ uid, error: (e as Error).message })}`);
+        }
+    },
+  };
 }
 
 const PAGE = 4096;
@@ -111,6 +136,7 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
   const cgroupRoot = opts.cgroupRoot || "/";
   const controllers = opts.controllers ?? detectV1Controllers(mountRoot);
   const qosOf = new Map<string, { qos: QOSClass; pod: PodLike }>();
+  const removed = podRemovedListeners();
 
   const driver = opts.driver ?? "cgroupfs";
   const dir = (controller: string, name: string[]) => join(mountRoot, controller, cgroupDirPath(driver, cgroupRoot, name));
@@ -287,8 +313,10 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
           }
         }
       }
+      removed.emit(uid);
       if (known) await updateQoS().catch(() => undefined);
     },
+    onPodRemoved: removed.onPodRemoved,
     async listPodUids() {
       const c = controllers.includes("memory") ? "memory" : controllers[0];
       if (!c) return [];

@@ -108,6 +108,8 @@ export interface EvictionWiringInput {
    * evicts on a hard memory threshold itself (wire/fast-eviction.ts). Without, the cycle always decides.
    */
   directSignal?: FastEvictionSignaller;
+  /** The pod cgroup manager's removals (PodCgroupManager.onPodRemoved): the notifier thread's plan re-plans on them. */
+  onPodCgroupRemoved?(fn: (uid: string) => void): () => void;
   /**
    * Let the notifier thread evict on its plan (default: on, unless the BUNLET_NOTIFIER_THREAD_EVICTION
    * environment variable turns it off; see notifierThreadEvictionFromEnv).
@@ -199,6 +201,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           podCgroupPath: input.podCgroupPath,
           armedThresholds: () => notifiers?.armedThresholds() ?? [],
           signaller: input.directSignal,
+          onPodCgroupRemoved: input.onPodCgroupRemoved,
           onAdopted: (d, o) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", o.readAtMs, o.sentAtMs, o.takenAtMs),
         })
       : undefined;

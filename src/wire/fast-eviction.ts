@@ -15,8 +15,14 @@
 //     and the main thread is busy while a pod starts, the ramp pod of 3 of 34 bench runs crossed with no
 //     plan naming it and a main-thread cycle decided);
 //   - a pod cgroup created or removed since is caught by the worker itself (QoS dir link counts), which
-//     then steps aside; so while a plan is armed the main thread checks those link counts every 250 ms
-//     and re-plans on a change (a pod cgroup removed by housekeeping comes with no pod change at all).
+//     then steps aside. A removal by the agent (housekeeping's orphans come with no pod change at all, a
+//     terminated pod's after the status change that re-planned) is told by the pod cgroup manager
+//     (onPodCgroupRemoved): with a plan armed, the links are compared then and a change re-plans. A
+//     creation comes with a pod change, and the new pod is not signallable until its init is learnt
+//     (which re-plans). A cgroup made or removed behind the agent's back (an operator, another agent on
+//     the same cgroupRoot) is re-planned for after the next eviction cycle (≤ 10 s); until then the
+//     thread steps aside and the cycle the same notifier triggers decides. Before, the main thread
+//     compared the link counts every 250 ms while a plan was armed: 4 wake-ups a second on an idle node.
 // Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
 // that named them is taken back (see fast-evict.ts for the ownership protocol).
 import { dirname, join } from "node:path";
@@ -68,6 +74,8 @@ export interface FastEvictionPlannerInput {
   /** The armed notifiers (memory-notifiers.ts armedThresholds): memcg notifiers on v1, working-set targets on v2. */
   armedThresholds(): ArmedThreshold[];
   signaller: FastEvictionSignaller;
+  /** Subscribes to the agent's pod cgroup removals (PodCgroupManager.onPodRemoved); returns an unsubscribe. */
+  onPodCgroupRemoved?(fn: (uid: string) => void): () => void;
   /** Monotonic ms (default performance.now): the rebuild throttle and retry windows. */
   now?: () => number;
   /** The worker's eviction was recorded (for the trace). */
@@ -99,8 +107,6 @@ interface Mirror {
 
 /** Through a burst of pod changes the plan is rebuilt at most this often (the first change: at once). */
 const REFRESH_AFTER_CHANGE_MS = 50;
-/** While a plan is armed, its QoS directories' link counts are compared with the plan's this often. */
-const LINKS_CHECK_MS = 250;
 const RETRY_BUSY_MS = 2;
 /** While some candidate is not signallable yet (its containers being learnt), re-plan this often, for this long after a change. */
 const INCOMPLETE_RETRY_MS = 100;
@@ -134,9 +140,8 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
   let refreshedAtMs = -Infinity;
   let refreshQueued = false;
   let stopped = false;
-  /** The armed plan's link counts, and the timer that compares them with the directories' (LINKS_CHECK_MS). */
+  /** The armed plan's link counts (undefined with no plan armed), compared with the directories' at a pod cgroup removal. */
   let armedLinks: number[] | undefined;
-  let linksTimer: ReturnType<typeof setInterval> | undefined;
 
   let timerDueMs = 0;
   /** A rebuild in `ms` (an earlier one already scheduled stands). */
@@ -170,27 +175,21 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     });
   };
 
-  const watchLinks = (links: number[] | undefined) => {
-    armedLinks = links;
-    if (!links) {
-      if (linksTimer) clearInterval(linksTimer);
-      linksTimer = undefined;
-      return;
-    }
-    if (linksTimer || stopped) return;
-    linksTimer = setInterval(() => {
-      const links = dirLinks(dirs);
-      if (armedLinks && links.some((n, k) => n !== armedLinks![k])) {
-        log.debug(`eviction manager: pod cgroups changed under the notifier-thread plan; re-planning ${kv({ was: armedLinks.join(","), now: links.join(",") })}`);
-        refreshSoon();
-      }
-    }, LINKS_CHECK_MS);
-    linksTimer.unref?.();
-  };
-  input.signaller.onKnown?.(() => {
-    changedAtMs = now();
+  /** A pod cgroup was removed: re-plan if the armed plan's link counts no longer hold (without a plan, the next build reads them). */
+  const checkLinks = (uid: string) => {
+    if (!armedLinks || stopped) return;
+    const links = dirLinks(dirs);
+    if (!links.some((n, k) => n !== armedLinks![k])) return;
+    log.debug(`eviction manager: pod cgroups changed under the notifier-thread plan; re-planning ${kv({ uid, was: armedLinks.join(","), now: links.join(",") })}`);
     refreshSoon();
-  });
+  };
+  const unsubscribe = [
+    input.signaller.onKnown?.(() => {
+      changedAtMs = now();
+      refreshSoon();
+    }),
+    input.onPodCgroupRemoved?.(checkLinks),
+  ];
 
   const usageFile = input.cgroupVersion === 2 ? "memory.current" : "memory.usage_in_bytes";
   /** A cgroup's kept usage and memory.stat fds; "stat-only" (the v2 root, no memory.current): both are memory.stat's. */
@@ -351,7 +350,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     if (was === PLAN_BUSY) return schedule(RETRY_BUSY_MS);
     if (was === PLAN_FIRED) return;
     mirror = undefined;
-    watchLinks(undefined);
+    armedLinks = undefined;
     if ("reason" in built) {
       if (built.reason !== why) log.debug(`eviction manager: no notifier-thread eviction plan ${kv({ reason: built.reason })}`);
       why = built.reason;
@@ -363,7 +362,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     const generation = publishPlan(buffer, built.plan);
     if (generation === undefined) return schedule(RETRY_BUSY_MS);
     mirror = { generation, ...built.mirror };
-    watchLinks(built.plan.dirLinks);
+    armedLinks = built.plan.dirLinks;
     if (why !== undefined) log.debug(`eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`);
     why = undefined;
     if (built.incomplete && now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
@@ -387,7 +386,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       // Why the thread did not decide this one (the bench's slow tail: which gap it was).
       log.info(`eviction manager: the main thread's cycle evicts, not the notifier thread ${kv({ plan: was === PLAN_ARMED ? "armed" : (why ?? "none") })}`);
       why = "the main thread's cycle is evicting";
-      watchLinks(undefined);
+      armedLinks = undefined;
       return true;
     },
     onOutcome(outcome, wokeAtMs) {
@@ -425,13 +424,14 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
         releaseFired(buffer);
         mirror = undefined;
         why = "an eviction is in flight";
-        watchLinks(undefined);
+        armedLinks = undefined;
       }
     },
     stop() {
       stopped = true;
+      for (const u of unsubscribe) u?.();
       if (timer) clearTimeout(timer);
-      watchLinks(undefined);
+      armedLinks = undefined;
       if (cancelPlan(buffer) === PLAN_BUSY) return; // leave the fds to the process's exit rather than race the worker
       closeUnused(undefined);
     },

@@ -131,45 +131,26 @@ describe("startWorkingSetWatch", () => {
   // where a crossing is seen — inside an imminent-crossing episode or at a timed read — is the test's.
   const slow = { minIntervalMs: 300, maxIntervalMs: 300, imminentHorizonMs: 2_000, imminentCapMs: 1_500, imminentBudgetMsPerSec: 1_500, imminentWait: "sleep" };
 
-  test("usage rising toward the line is polled off the timer: the crossing is seen inside an episode", async () => {
-    const set = fakeCgroup();
-    const { crossings, seen } = watch(slow);
-    set(600, 0);
-    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
-    await seen(600, 600);
+  // Each case: usage at `start`, then at `near` (each read by the worker), then over the 700 MiB line at
+  // 710; `episode`: whether the crossing is seen inside an imminent-crossing episode or at a timed read.
+  test.each([
     // +90 MiB in ~300 ms: 10 MiB left, projected well within the horizon; the episode starts.
-    set(690, 0);
-    await seen(690, 690);
+    { name: "usage rising toward the line is polled off the timer: the crossing is seen inside an episode", opts: slow, start: 600, near: 690, episode: true },
+    { name: "flat or falling usage near the line starts no episode: the crossing is a timed read's", opts: slow, start: 695, near: 690, episode: false },
+    { name: "without a horizon there are no episodes (the default of the bench's own ruler)", opts: { ...slow, imminentHorizonMs: 0 }, start: 600, near: 690, episode: false },
+  ])("$name", async ({ opts, start, near, episode }) => {
+    const set = fakeCgroup();
+    const { crossings, seen } = watch(opts);
+    set(start, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(start, start);
+    set(near, 0);
+    await seen(near, near);
     set(710, 0);
     const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
     expect(c).toMatchObject({ workingSetBytes: 710 * MiB });
-    expect(c.imminent?.reads).toBeGreaterThan(0);
-  });
-
-  test("flat or falling usage near the line starts no episode: the crossing is a timed read's", async () => {
-    const set = fakeCgroup();
-    const { crossings, seen } = watch(slow);
-    set(695, 0);
-    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
-    await seen(695, 695);
-    set(690, 0);
-    await seen(690, 690);
-    set(710, 0);
-    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
-    expect(c.imminent).toBeUndefined();
-  });
-
-  test("without a horizon there are no episodes (the default of the bench's own ruler)", async () => {
-    const set = fakeCgroup();
-    const { crossings, seen } = watch({ ...slow, imminentHorizonMs: 0 });
-    set(600, 0);
-    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
-    await seen(600, 600);
-    set(690, 0);
-    await seen(690, 690);
-    set(710, 0);
-    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
-    expect(c.imminent).toBeUndefined();
+    if (episode) expect(c.imminent?.reads).toBeGreaterThan(0);
+    else expect(c.imminent).toBeUndefined();
   });
 });
 

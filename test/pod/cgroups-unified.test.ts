@@ -106,8 +106,12 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
     await m.ensurePod(b); // a resync does not start the unit again
     expect(started).toHaveLength(4);
     expect(await m.listPodUids()).toEqual(["ab-cd"]);
+    // Subscribers (the notifier-thread plan, wire/fast-eviction.ts) are told once systemd stopped the slice.
+    const told: string[][] = [];
+    m.onPodRemoved((uid) => told.push([uid, ...stopped]));
     await m.removePod("ab-cd");
     expect(stopped).toEqual(["kubepods-burstable-podab_cd.slice"]);
+    expect(told).toEqual([["ab-cd", "kubepods-burstable-podab_cd.slice"]]);
     // The QoS weights go to systemd as runtime unit properties (kept across a daemon-reload), and to the files:
     // burstable from the pods' requests (none, then 250m = 256 shares, then none again), besteffort the minimum.
     expect(set).toEqual([

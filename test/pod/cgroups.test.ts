@@ -107,11 +107,17 @@ describe.skipIf(!canRun)("pod cgroups on cgroup v1", () => {
     if (controllers.includes("pids")) expect(read("pids", ["kubepods", "besteffort", "podbe1"], "pids.max")).toBe("321");
     expect((await m.listPodUids()).sort()).toEqual(["b1", "be1", "g1"]);
 
+    // Subscribers (the notifier-thread plan, wire/fast-eviction.ts) are told once the cgroup is gone from every controller.
+    const told: [string, boolean][] = [];
+    const unsubscribe = m.onPodRemoved((uid) => told.push([uid, controllers.some((c) => existsSync(m.dir(c, ["kubepods", "burstable", "podb1"])))]));
     await m.removePod("b1");
     for (const c of controllers) expect(existsSync(m.dir(c, ["kubepods", "burstable", "podb1"]))).toBe(false);
+    expect(told).toEqual([["b1", false]]);
+    unsubscribe();
     await m.removePod("g1");
     await m.removePod("be1");
     expect(await m.listPodUids()).toEqual([]);
+    expect(told).toHaveLength(1);
   });
 
   test("a process left in a pod cgroup is killed on removal", async () => {

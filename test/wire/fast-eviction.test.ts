@@ -15,7 +15,6 @@ import type { PodLike } from "../../src/pod/pod-like.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import type { Summary } from "../../src/stats/summary.ts";
 import { createFastEvictionPlanner, type FastEvictionPlanner, type FastEvictionPlannerInput } from "../../src/wire/fast-eviction.ts";
-import { pollUntil } from "../support/wait.ts";
 
 const MiB = 2 ** 20;
 const TOKEN = 1 << 24;
@@ -67,6 +66,7 @@ function setup() {
   const statuses = new Map<string, PodStatus>();
   const known = new Map<string, { containerId: string; pid: number; pidfd: number; stopSignal: number }[]>();
   const knownListeners = new Set<(uid: string) => void>();
+  const removedListeners = new Set<(uid: string) => void>();
   const clock = { ms: 1_000_000 };
   const planner = createFastEvictionPlanner({
     now: () => clock.ms,
@@ -83,6 +83,10 @@ function setup() {
         knownListeners.add(fn);
         return () => knownListeners.delete(fn);
       },
+    },
+    onPodCgroupRemoved(fn) {
+      removedListeners.add(fn);
+      return () => removedListeners.delete(fn);
     },
   });
   cleanups.push(() => planner.stop());
@@ -112,7 +116,18 @@ function setup() {
   };
   /** Time passes (the planner's clock only: no timer fires). */
   const later = (ms = 1000) => void (clock.ms += ms);
-  return { n, planner, addPod, crossing, later };
+  /** The pod cgroup manager's word that it removed a pod's cgroup. */
+  const removed = (uid: string) => {
+    for (const fn of removedListeners) fn(uid);
+  };
+  /** The pod cgroup manager removes a pod's cgroup (as at housekeeping) and says so. */
+  const removeCgroup = (pod: PodLike) => {
+    const dir = join(n.root, planner_path(pod));
+    for (const f of ["memory.current", "memory.stat"]) rmSync(join(dir, f));
+    rmdirSync(dir);
+    removed(pod.metadata.uid!);
+  };
+  return { n, planner, addPod, crossing, later, removed, removeCgroup, pods };
 }
 
 /** Lets queued microtasks run (no timer: what the planner does "at once"). */
@@ -155,17 +170,32 @@ describe("fast eviction planner", () => {
     expect(crossing(planner).out).toMatchObject({ fired: true, sent: [{ pid: ramp.pid }] });
   });
 
-  test("a pod cgroup removed with no pod change (housekeeping) is re-planned for", async () => {
-    const { n, planner, addPod, crossing } = setup();
+  test("a pod cgroup removed by the agent with no pod change (housekeeping) re-plans at once, without a timer", async () => {
+    const { planner, addPod, crossing, later, removeCgroup, pods } = setup();
     const gone = addPod("gone", 1 * MiB, true);
     const ramp = addPod("ramp", 150 * MiB, true);
     planner.refresh();
     const generation = planGeneration(planner.buffer);
-    // The first pod's cgroup goes (its pod left the active list earlier); nothing tells the planner.
-    const dir = join(n.root, `kubepods/burstable/pod${gone.pod.metadata.uid}`);
-    for (const f of ["memory.current", "memory.stat"]) rmSync(join(dir, f));
-    rmdirSync(dir);
-    await pollUntil(() => planGeneration(planner.buffer) > generation, "a plan with the new link counts", 5_000);
+    // The first pod left the active list earlier; its cgroup goes now, and only the cgroup manager says so.
+    pods.splice(pods.indexOf(gone.pod), 1);
+    later();
+    removeCgroup(gone.pod);
+    await microtasks();
+    expect(planGeneration(planner.buffer)).toBeGreaterThan(generation);
+    expect(planner.why).toBeUndefined();
     expect(crossing(planner).out).toMatchObject({ fired: true, sent: [{ pid: ramp.pid }] });
+  });
+
+  test("a pod cgroup removal that leaves the plan's link counts as they were does not re-plan", async () => {
+    const { planner, addPod, later, removed } = setup();
+    addPod("idle", 10 * MiB, true);
+    planner.refresh();
+    const generation = planGeneration(planner.buffer);
+    later();
+    // A terminated pod's removePod that found no cgroup of its (never made, or gone already).
+    removed("uid-never-started");
+    await microtasks();
+    expect(planGeneration(planner.buffer)).toBe(generation);
+    expect(planner.why).toBeUndefined();
   });
 });

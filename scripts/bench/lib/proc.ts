@@ -38,6 +38,15 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
   return out;
 }
 
+/**
+ * How often the main (JS) thread has gone to sleep so far — each idle wake-up (a timer, an event) is one:
+ * voluntary_ctxt_switches of /proc/<pid>/task/<pid>/status.
+ */
+export function mainThreadSleeps(pid: number): number {
+  const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? Number.NaN);
+}
+
 /** Resident set size in MB (VmRSS of /proc/<pid>/status). */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));

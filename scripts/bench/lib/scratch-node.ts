@@ -28,7 +28,7 @@ export interface ScratchNode {
   /** The running agent, once startAgent() returned. */
   agent?: BunletProcess;
   /** Starts the agent and waits until its pod lifecycle is up (an empty /pods answers). */
-  startAgent(opts?: { binary?: string; env?: Record<string, string> }): Promise<BunletProcess>;
+  startAgent(opts?: { binary?: string; env?: Record<string, string>; /** Extra command-line flags. */ args?: string[] }): Promise<BunletProcess>;
   /** SIGTERM, bounded: the agent's pods keep running. */
   stopAgent(): Promise<void>;
   /** Writes each manifest beside the directory, then rename(2)s it in: the file source never reads a partial file. */
@@ -62,6 +62,7 @@ export async function createScratchNode(label: string, opts: { build?: boolean }
       const flags = [
         `--config=${config}`,
         ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: self.ctd.endpoint, node, port: self.port }),
+        ...(a.args ?? []),
       ];
       const agent = spawnBunlet(flags, { binary: a.binary, env: a.env });
       self.agent = agent;
