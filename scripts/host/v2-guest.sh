@@ -92,10 +92,11 @@ INITRAMFS="$(initramfs)"
 
 RUN="$(mktemp -d /tmp/v2-guest-run.XXXXXX)"
 GUEST_PID="" TAIL_PIDS=() WATCHDOG_PID=""
+# (set -e holds in a trap: every step may fail without skipping the next.)
 cleanup() {
-  [ -n "$WATCHDOG_PID" ] && kill "$WATCHDOG_PID" 2>/dev/null
-  [ -n "$GUEST_PID" ] && kill "$GUEST_PID" 2>/dev/null && wait "$GUEST_PID" 2>/dev/null
-  for p in "${TAIL_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  [ -z "$WATCHDOG_PID" ] || kill "$WATCHDOG_PID" 2>/dev/null || true
+  [ -z "$GUEST_PID" ] || { kill "$GUEST_PID" 2>/dev/null && wait "$GUEST_PID" 2>/dev/null; } || true
+  for p in "${TAIL_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$RUN"
 }
 trap cleanup EXIT
