@@ -2,7 +2,7 @@
 // and the harness's reading of a stall, by tables: no guest, no kernel — bash runs the pure function.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { GUEST_STALLED_EXIT, guestStallMessage, REPO } from "./v2-guest.ts";
+import { GUEST_STALLED_EXIT, guestStallMessage, guestStallSnapshot, REPO } from "./v2-guest.ts";
 
 const STALL_SH = join(REPO, "scripts/host/v2-guest/stall.sh");
 
@@ -37,5 +37,18 @@ describe("guestStallMessage", () => {
     ["a timeout", 124, "v2-guest: timeout after 600s", undefined],
   ] as [string, number, string, string | undefined][])("%s", (_name, exitCode, stderr, want) => {
     expect(guestStallMessage(exitCode, stderr)).toBe(want);
+  });
+});
+
+describe("guestStallSnapshot", () => {
+  test.each([
+    [
+      "the process lines up to the console dump",
+      "out\nv2-guest: v2 guest stalled: no progress for 121 s during: x — this run's host processes (pid stat %cpu time wchan; syscall):\n   5751 R 90.0 00:01:00 -; running\n---- guest console\nboot…",
+      "v2-guest: v2 guest stalled: no progress for 121 s during: x — this run's host processes (pid stat %cpu time wchan; syscall):\n   5751 R 90.0 00:01:00 -; running",
+    ],
+    ["no stall", "v2-guest: timeout after 600s\n---- guest console\n", ""],
+  ])("%s", (_name, stderr, want) => {
+    expect(guestStallSnapshot(stderr)).toBe(want);
   });
 });

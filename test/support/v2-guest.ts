@@ -56,6 +56,18 @@ export interface GuestOptions {
   env?: string[];
 }
 
+/**
+ * Pure: v2-guest.sh's snapshot of a stalled run's host processes (the lines from its "this run's host
+ * processes" header up to the guest console dump), or "" when there is none.
+ */
+export function guestStallSnapshot(stderr: string): string {
+  const at = stderr.search(/^v2-guest: v2 guest stalled: .* this run's host processes/m);
+  if (at < 0) return "";
+  const rest = stderr.slice(at);
+  const end = rest.indexOf("\n---- guest console");
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
 export async function runInV2Guest(cmd: string[], opts: GuestOptions & { /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];

@@ -9,7 +9,7 @@
 // eviction trace's trigger kind "kernel"), not the 10 s periodic loop.
 import { describe, expect, test } from "bun:test";
 import { ensureBuilt } from "../../support/binary.ts";
-import { bunTestInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
+import { bunTestInV2Guest, guestStallSnapshot, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
 const SCENARIOS = ["besteffort-hog", "fast-ramp", "soft-grace", "pid-pressure", "disk-pressure", "restart-during-pressure", "static-pods"];
@@ -87,7 +87,7 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
     // a scenario's (README, "The cgroup v2 test guest": UML livelocks seen on an AMX host): one more
     // whole run, said loudly; every check below still applies to the run that counts.
     if (r.stalled) {
-      console.warn(`\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! its output tail:\n${`${r.stdout}\n${r.stderr}`.slice(-4000)}\n!!! retrying the whole guest run once\n`);
+      console.warn(`\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! ${guestStallSnapshot(r.stderr)}\n!!! its stdout tail:\n${r.stdout.slice(-4000)}\n!!! retrying the whole guest run once\n`);
       r = await run();
     }
     const out = `${r.stdout}\n${r.stderr}`;
