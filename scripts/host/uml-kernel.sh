@@ -23,7 +23,7 @@ CACHE="${BUNLET_UML_CACHE:-/var/tmp/bunlet-uml}"
 SRC_PKG=linux-source-6.1
 CFG_PKG=user-mode-linux
 # Bump when the config edits below change in a way the hash of this file would not show (it always does).
-RECIPE_VERSION=1
+RECIPE_VERSION=2
 
 say() { echo "uml-kernel: $*" >&2; }
 
@@ -41,13 +41,14 @@ apt_install() {
 kernel_path() {
   local key
   key="$( { echo "$RECIPE_VERSION $SRC_PKG $CFG_PKG"
-            sed -n '/^configure()/,/^}/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-12)"
+            sed -n '/^configure()/,/^build()/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-12)" # the config and every patch
   echo "$CACHE/linux-uml-psi-$key"
 }
 
 # The kernel config: Debian's UML config, modules off, and what the guest needs built in.
 configure() {
   patch_xstate
+  patch_sigstack
   zcat "$1" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >.config
   # PSI: memory.pressure and triggers. OVERLAY_FS: the guest's root (host / read-only + tmpfs upper).
   # VETH/BRIDGE/TUN: container networking. Debug info and LSMs off: build time and size.
@@ -83,6 +84,97 @@ patch_xstate() {
   # In save/restore (not the probe, which must offer the whole buffer): the host's size.
   awk '/^void arch_init_registers/ {probe=1} { if (!probe) sub(/iov.iov_len = FP_SIZE \* sizeof\(unsigned long\);/, "iov.iov_len = host_xstate_bytes;"); print }' "$rg" >"$rg.new" && mv "$rg.new" "$rg"
   grep -q 'host_xstate_bytes = iov.iov_len; }' "$rg" && [ "$(grep -c 'iov.iov_len = host_xstate_bytes;' "$rg")" = 2 ] || { say "xstate patch did not apply"; exit 1; }
+}
+
+# With the host-sized XSAVE buffer, struct uml_pt_regs is 16 KiB, and UML's host signal handlers (the
+# guest's interrupts and kernel-mode faults) each put one on the IRQ stack (32 KiB, 16.4 KiB of it the
+# thread_info copy) or on a task's kernel stack: the copy ran off the stack's bottom into the memory
+# below. Under load (nested interrupts) the guest froze for good: UML's main process took SIGSEGV at
+# 0x4880 ~40,000 times a second, no syscall between (strace), the guest's clock stopped (2026-12-03, AMX
+# host, v2 chaos run). The handlers only use gp, faultinfo and is_user: fp becomes the struct's last
+# member and their on-stack copy stops where it starts (~270 bytes instead of 16 KiB).
+patch_sigstack() {
+  patch -p1 --forward --no-backup-if-mismatch --quiet <<'PATCH' || { say "sigstack patch did not apply"; exit 1; }
+--- a/arch/x86/um/shared/sysdep/ptrace.h
++++ b/arch/x86/um/shared/sysdep/ptrace.h
+@@ -58,12 +58,16 @@
+ 
+ struct uml_pt_regs {
+ 	unsigned long gp[MAX_REG_NR];
+-	unsigned long fp[MAX_FP_NR];
+ 	struct faultinfo faultinfo;
+ 	long syscall;
+ 	int is_user;
++	/* Last: the host signal handlers keep a copy without it (UML_PT_REGS_NO_FP) on their stack. */
++	unsigned long fp[MAX_FP_NR];
+ };
+ 
++/* The bytes of a struct uml_pt_regs before fp: what a handler's on-stack copy holds. */
++#define UML_PT_REGS_NO_FP __builtin_offsetof(struct uml_pt_regs, fp)
++
+ #define EMPTY_UML_PT_REGS { }
+ 
+ #define UPT_SYSCALL_NR(r) ((r)->syscall)
+--- a/arch/um/os-Linux/signal.c
++++ b/arch/um/os-Linux/signal.c
+@@ -31,23 +31,33 @@
+ 	[SIGIO]		= sigio_handler,
+ };
+ 
++/*
++ * struct uml_pt_regs holds the host's XSAVE buffer (16 KiB for AMX hosts): more than the IRQ stack
++ * these handlers run on has free, so a whole on-stack copy ran off its bottom and corrupted what lies
++ * below (the guest livelocked in a SIGSEGV loop). The handlers only fill and read gp, faultinfo and
++ * is_user, so their copy ends where fp starts (fp is the struct's last member).
++ */
++#define SIG_REGS(name) \
++	unsigned long name##_bytes[(UML_PT_REGS_NO_FP + sizeof(long) - 1) / sizeof(long)]; \
++	struct uml_pt_regs *name = (struct uml_pt_regs *) name##_bytes
++
+ static void sig_handler_common(int sig, struct siginfo *si, mcontext_t *mc)
+ {
+-	struct uml_pt_regs r;
++	SIG_REGS(r);
+ 	int save_errno = errno;
+ 
+-	r.is_user = 0;
++	r->is_user = 0;
+ 	if (sig == SIGSEGV) {
+ 		/* For segfaults, we want the data from the sigcontext. */
+-		get_regs_from_mc(&r, mc);
+-		GET_FAULTINFO_FROM_MC(r.faultinfo, mc);
++		get_regs_from_mc(r, mc);
++		GET_FAULTINFO_FROM_MC(r->faultinfo, mc);
+ 	}
+ 
+ 	/* enable signals if sig isn't IRQ signal */
+ 	if ((sig != SIGIO) && (sig != SIGWINCH))
+ 		unblock_signals_trace();
+ 
+-	(*sig_info[sig])(sig, si, &r);
++	(*sig_info[sig])(sig, si, r);
+ 
+ 	errno = save_errno;
+ }
+@@ -111,13 +121,12 @@
+ 
+ static void timer_real_alarm_handler(mcontext_t *mc)
+ {
+-	struct uml_pt_regs regs;
++	SIG_REGS(regs);
+ 
++	memset(regs_bytes, 0, sizeof(regs_bytes));
+ 	if (mc != NULL)
+-		get_regs_from_mc(&regs, mc);
+-	else
+-		memset(&regs, 0, sizeof(regs));
+-	timer_handler(SIGALRM, NULL, &regs);
++		get_regs_from_mc(regs, mc);
++	timer_handler(SIGALRM, NULL, regs);
+ }
+ 
+ void timer_alarm_handler(int sig, struct siginfo *unused_si, mcontext_t *mc)
+PATCH
 }
 
 build() {

@@ -29,15 +29,53 @@ export interface GuestRun {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /**
+   * Set when v2-guest.sh's watchdog found the guest frozen (no heartbeat, no output for the stall
+   * limit) and killed it: its message, "v2 guest stalled: no progress for N s during: <last line>".
+   */
+  stalled?: string;
+}
+
+/** v2-guest.sh's exit code for a guest its stall watchdog killed. */
+export const GUEST_STALLED_EXIT = 123;
+
+/** Pure: the stall message in v2-guest.sh's stderr when it exited GUEST_STALLED_EXIT, else undefined. */
+export function guestStallMessage(exitCode: number, stderr: string): string | undefined {
+  if (exitCode !== GUEST_STALLED_EXIT) return undefined;
+  const lines = stderr.split("\n").filter((l) => l.startsWith("v2-guest: v2 guest stalled: "));
+  return lines.at(-1)?.slice("v2-guest: ".length) ?? "v2 guest stalled (v2-guest.sh exit 123)";
+}
+
+export interface GuestOptions {
+  systemd?: boolean;
+  cgroupV1?: boolean;
+  memoryMiB?: number;
+  timeoutS?: number;
+  /** v2-guest.sh -s: seconds without guest heartbeat or output that count as a frozen guest (default 120) */
+  stallS?: number;
+  env?: string[];
+}
+
+/**
+ * Pure: v2-guest.sh's snapshot of a stalled run's host processes (the lines from its "this run's host
+ * processes" header up to the guest console dump), or "" when there is none.
+ */
+export function guestStallSnapshot(stderr: string): string {
+  const at = stderr.search(/^v2-guest: v2 guest stalled: .* this run's host processes/m);
+  if (at < 0) return "";
+  const rest = stderr.slice(at);
+  const end = rest.indexOf("\n---- guest console");
+  return end < 0 ? rest : rest.slice(0, end);
 }
 
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
-export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; cgroupV1?: boolean; memoryMiB?: number; timeoutS?: number; env?: string[]; /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
+export async function runInV2Guest(cmd: string[], opts: GuestOptions & { /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];
   if (opts.systemd) args.push("--systemd");
   if (opts.cgroupV1) args.push("--cgroup-v1");
   if (opts.memoryMiB) args.push("-m", String(opts.memoryMiB));
   args.push("-t", String(opts.timeoutS ?? 240));
+  if (opts.stallS) args.push("-s", String(opts.stallS));
   for (const e of opts.env ?? []) args.push("-e", e);
   for (const d of opts.rw ?? []) args.push("-w", d);
   // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
@@ -46,7 +84,8 @@ export async function runInV2Guest(cmd: string[], opts: { systemd?: boolean; cgr
   args.push("--", ...cmd);
   const child = Bun.spawn(["bash", ...args], { cwd: REPO, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { exitCode, stdout, stderr };
+  const stalled = guestStallMessage(exitCode, stderr);
+  return stalled ? { exitCode, stdout, stderr, stalled } : { exitCode, stdout, stderr };
 }
 
 /**
@@ -65,7 +104,7 @@ export function bunInGuestCommand(argv: string[]): string[] {
 }
 
 /** Runs `bun test <file>` inside the guest (bunInGuestCommand). */
-export async function bunTestInV2Guest(file: string, opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {}): Promise<GuestRun> {
+export async function bunTestInV2Guest(file: string, opts: GuestOptions = {}): Promise<GuestRun> {
   return runInV2Guest(bunInGuestCommand(["test", "--timeout", "120000", file]), { ...opts, env: ["BUNLET_IN_V2_GUEST=1", ...(opts.env ?? [])] });
 }
 
@@ -87,7 +126,7 @@ export interface GuestFileRun {
  */
 export async function bunTestFilesInV2Guest(
   files: string[],
-  opts: { systemd?: boolean; cgroupV1?: boolean; timeoutS?: number; memoryMiB?: number; env?: string[] } = {},
+  opts: GuestOptions = {},
 ): Promise<{ guest: GuestRun; files: GuestFileRun[]; seconds: number }> {
   const out = mkdtempSync("/var/tmp/bunlet-guest-files-");
   try {

@@ -16,6 +16,22 @@ done
 read UPTIME _ </proc/uptime
 echo "command $UPTIME" >>"$RUNDIR/times"
 
+# Heartbeat: the guest's uptime into $RUNDIR/heartbeat every 2 s, so the host (v2-guest.sh's stall
+# watchdog) tells a frozen guest (an emulator livelock: no guest timer fires) from a long quiet test.
+# Shell builtins only (read -t on a fifo that never delivers is the sleep): no fork, so pid pressure
+# inside the guest cannot stop it; out of the OOM killer's reach; in the root cgroup, outside every
+# test's cgroup. It outlives the exec of systemd below (a child of PID 1 from then on).
+$BB mkfifo /run/.v2-guest-heartbeat
+(
+  echo -1000 >/proc/self/oom_score_adj
+  exec 3<>/run/.v2-guest-heartbeat
+  while :; do
+    read up _ </proc/uptime
+    echo "$up" >"$RUNDIR/heartbeat"
+    read -t 2 _ <&3
+  done
+) </dev/null >/dev/null 2>&1 &
+
 if [ -f "$RUNDIR/systemd" ]; then
   $BB mkdir -p /etc/systemd/system
   $BB cat >/etc/systemd/system/v2-guest.target <<EOT

@@ -9,7 +9,7 @@
 // eviction trace's trigger kind "kernel"), not the 10 s periodic loop.
 import { describe, expect, test } from "bun:test";
 import { ensureBuilt } from "../../support/binary.ts";
-import { bunTestInV2Guest, v2GuestSkipReason } from "../../support/v2-guest.ts";
+import { bunTestInV2Guest, guestStallSnapshot, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
 const SCENARIOS = ["besteffort-hog", "fast-ramp", "soft-grace", "pid-pressure", "disk-pressure", "restart-during-pressure", "static-pods"];
@@ -75,14 +75,24 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
   test("every scenario passes with cgroupDriver systemd on cgroup v2", async () => {
     await ensureBuilt();
     // One guest CPU and slower syscalls: more memory and time than on the host, the same scenarios.
-    const r = await bunTestInV2Guest("test/chaos/scenarios.test.ts", {
-      systemd: true,
-      memoryMiB: 3072,
-      timeoutS: 2400,
-      env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=3", "BUNLET_CHAOS_PRINT=1"],
-    });
+    const run = () =>
+      bunTestInV2Guest("test/chaos/scenarios.test.ts", {
+        systemd: true,
+        memoryMiB: 3072,
+        timeoutS: 2400,
+        env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=3", "BUNLET_CHAOS_PRINT=1"],
+      });
+    let r = await run();
+    // A frozen guest (v2-guest.sh's stall watchdog: no heartbeat, no output) is the emulator's fault, not
+    // a scenario's (README, "The cgroup v2 test guest": UML livelocks seen on an AMX host): one more
+    // whole run, said loudly; every check below still applies to the run that counts.
+    if (r.stalled) {
+      console.warn(`\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! ${guestStallSnapshot(r.stderr)}\n!!! its stdout tail:\n${r.stdout.slice(-4000)}\n!!! retrying the whole guest run once\n`);
+      r = await run();
+    }
     const out = `${r.stdout}\n${r.stderr}`;
     const tail = out.slice(-30_000);
+    expect(r.stalled, `the guest stalled again on the retry:\n${tail}`).toBeUndefined();
     expect([0, 1], `the guest run itself failed (exit ${r.exitCode}):\n${tail}`).toContain(r.exitCode);
     const reports = parseScenarioReports(out);
     expect([...reports.keys()].sort(), tail).toEqual([...SCENARIOS].sort());
@@ -97,5 +107,5 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
     const count = (re: RegExp) => out.match(re)?.length ?? 0;
     expect(count(/✓ kubepods memory limit = node allocatable \(cgroup v2, systemd\)/g)).toBeGreaterThanOrEqual(SCENARIOS.length);
     expect(count(/✓ every pod has memory stats in \/stats\/summary/g)).toBeGreaterThanOrEqual(SCENARIOS.length);
-  }, 2_500_000);
+  }, 5_000_000);
 });
