@@ -177,8 +177,8 @@ let boost: BoostSpec | undefined;
 let boostFailed = false;
 let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
-/** After signalling: post once the victim took its signal, checked every 1 ms, for 2 (PID unknown) to 30 ms. */
-const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, everyMs: 1 };
+/** After signalling: post once the victim took its signal, checked at 2, 6, 14 and 30 ms (2 ms when a PID is unknown). */
+const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, firstMs: 2 };
 const takenIo: SignalsTakenIo = {
   procStatus(pid) {
     try {
@@ -274,9 +274,10 @@ function check(w: Watched, now: number, timed = true): void {
     // bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
     // scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
     // busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
-    // decision taking ~1 ms). So no boost, and the post waits, this thread asleep between 1 ms checks,
-    // until the victim took its signal (its pending mask in /proc/<pid>/status is clear): woken any
-    // earlier, the main thread's bookkeeping and the runtime's stop it starts would compete with it.
+    // decision taking ~1 ms). So no boost, and the post waits, this thread asleep between checks (the
+    // first 2 ms on: see awaitSignalsTaken), until the victim took its signal (its pending mask in
+    // /proc/<pid>/status is clear): woken any earlier, the main thread's bookkeeping and the runtime's
+    // stop it starts would compete with it.
     fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
   } else if (boost && !boostFailed) {
     const err = boostThread(boost);

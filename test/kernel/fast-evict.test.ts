@@ -254,22 +254,30 @@ describe("awaitSignalsTaken: the post waits for the victim's handler, bounded", 
       },
     };
   }
-  const opts = { minMs: 2, capMs: 30, everyMs: 1 };
+  const opts = { minMs: 2, capMs: 30, firstMs: 2 };
   const pending = status("0000000000004004"); // SIGTERM and SIGQUIT
   const clear = status("0000000000000000");
 
-  test("taken at the third check: returns then, having slept 1 ms twice", () => {
+  test("no check before the first sleep (the victim needs the CPU); then intervals double: taken at the third check, 14 ms on", () => {
     const f = io({ 7: [pending, pending, clear] });
-    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], f.io, opts)).toBe(2);
-    expect(f.sleeps).toEqual([1, 1]);
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], f.io, opts)).toBe(14);
+    expect(f.sleeps).toEqual([2, 4, 8]);
+  });
+  test("taken by the first check: one sleep of firstMs, no read before it", () => {
+    const reads: number[] = [];
+    const f = io({ 7: [clear] });
+    const spy = { ...f.io, procStatus: (pid: number) => (reads.push(f.sleeps.length), f.io.procStatus(pid)) };
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], spy, opts)).toBe(2);
+    expect(reads).toEqual([1]); // read once, after one sleep
   });
   test("every signalled process must take its own; a process gone counts as taken", () => {
     const f = io({ 7: [pending, clear], 8: [pending, pending, pending, undefined] });
-    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }, { pid: 8, signal: 3 }], f.io, opts)).toBe(3);
+    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }, { pid: 8, signal: 3 }], f.io, opts)).toBe(30); // 8 gone at its fourth check (2, 6, 14, 30 ms)
   });
   test("never taken: gives up at the cap (undefined), never sleeping past it", () => {
     const f = io({ 7: [pending] });
     expect(awaitSignalsTaken([{ pid: 7, signal: 15 }], f.io, opts)).toBeUndefined();
+    expect(f.sleeps).toEqual([2, 4, 8, 16]); // the last one cut to the cap
     expect(f.sleeps.reduce((a, b) => a + b, 0)).toBe(30);
   });
   test("a PID unknown: no check, the minimum wait", () => {

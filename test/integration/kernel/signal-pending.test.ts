@@ -25,9 +25,9 @@ test("a SIGTERM sent to a stopped process shows pending until SIGCONT; awaitSign
     expect(signalPending(status(p.pid)!, 15)).toBe(true);
     const io = { procStatus: status, sleep: (ms: number) => Bun.sleepSync(ms), now: () => performance.now() };
     // Still stopped: not taken within the cap.
-    expect(awaitSignalsTaken([{ pid: p.pid, signal: 15 }], io, { minMs: 2, capMs: 20, everyMs: 1 })).toBeUndefined();
+    expect(awaitSignalsTaken([{ pid: p.pid, signal: 15 }], io, { minMs: 2, capMs: 20, firstMs: 1 })).toBeUndefined();
     process.kill(p.pid, "SIGCONT");
-    expect(awaitSignalsTaken([{ pid: p.pid, signal: 15 }], io, { minMs: 2, capMs: 5_000, everyMs: 1 })).toBeNumber();
+    expect(awaitSignalsTaken([{ pid: p.pid, signal: 15 }], io, { minMs: 2, capMs: 5_000, firstMs: 1 })).toBeNumber();
     expect(await p.exited).toBe(7);
   } finally {
     p.kill("SIGKILL");
