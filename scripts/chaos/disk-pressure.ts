@@ -56,12 +56,18 @@ export const diskPressure: Scenario = {
     h.say(`after the eviction: ${(availableBytes(fs) / MIB).toFixed(0)} MiB available (threshold ${threshold} MiB)`);
     // The trace record is written once the signal recovers; the evicted pod's emptyDir is not
     // removed here, so the disk stays over the threshold: an orderly stop writes the open record.
-    const log = h.bunlet?.stderr() ?? "";
+    // /pods can say Evicted before the harness has read the log lines written just before it (the
+    // guest's pipes lag): wait for the eviction's own line, then judge what came before it.
+    const evictLine = new RegExp(`evicting pod=default/${h.podName("filler")}`);
+    const log = await h.waitFor("bunlet's 'evicting' log line", () => {
+      const text = h.bunlet?.stderr() ?? "";
+      return evictLine.test(text) ? text : undefined;
+    }, 5_000, 20);
     await h.stopBunlet("SIGTERM");
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 5_000);
 
     const reclaimAt = log.search(/node-level reclaim done steps=deleteUnusedContainers,deleteUnusedImages relieved=false/);
-    const evictAt = log.search(new RegExp(`evicting pod=default/${h.podName("filler")}`));
+    const evictAt = log.search(evictLine);
     h.check("node-level reclaim (container GC, image GC) ran before the eviction", reclaimAt >= 0 && evictAt > reclaimAt,
       log.split("\n").find((l) => l.includes("node-level reclaim done"))?.trim() ?? "no 'node-level reclaim done' line");
     const imagesAfter = (await rt.cri.listImages()).flatMap((i) => i.repoTags);
