@@ -69,7 +69,7 @@ export const diskPressure: Scenario = {
     const reclaimAt = log.search(/node-level reclaim done steps=deleteUnusedContainers,deleteUnusedImages relieved=false/);
     const evictAt = log.search(evictLine);
     h.check("node-level reclaim (container GC, image GC) ran before the eviction", reclaimAt >= 0 && evictAt > reclaimAt,
-      log.split("\n").find((l) => l.includes("node-level reclaim done"))?.trim() ?? "no 'node-level reclaim done' line");
+      reclaimAt >= 0 ? log.slice(reclaimAt).split("\n")[0]!.trim() : (log.split("\n").find((l) => l.includes("node-level reclaim done"))?.trim() ?? "no 'node-level reclaim done' line"));
     const imagesAfter = (await rt.cri.listImages()).flatMap((i) => i.repoTags);
     h.check("image GC removed the unused image and kept the ones in use", !imagesAfter.some((t) => t.includes("memhog")) && imagesAfter.some((t) => t.includes("busybox")) && imagesAfter.some((t) => t.includes("pause")),
       `before [${imagesBefore.join(", ")}] after [${imagesAfter.join(", ")}]`);
