@@ -126,6 +126,25 @@ function memAvailableBytes(): number {
   return Number(/^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) * 1024;
 }
 
+/**
+ * Page faults and reclaim over a run: bunlet's major faults (its code and bytecode are file pages of the
+ * binary, on the guest's hostfs: reclaimed, each comes back as a slow read) and the guest's own major
+ * faults and pages scanned by reclaim (kswapd + direct) — to tell a stall of bunlet's from the guest's.
+ */
+function faultCounters(pid: number | undefined): { majflt: number; pgmajfault: number; pgscan: number } {
+  const vm = readFileSync("/proc/vmstat", "utf8");
+  const v = (key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(vm)?.[1] ?? 0);
+  let majflt = Number.NaN;
+  try {
+    const stat = pid ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
+    majflt = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]); // field 12, majflt
+  } catch {}
+  return { majflt, pgmajfault: v("pgmajfault"), pgscan: v("pgscan_kswapd") + v("pgscan_direct") };
+}
+function faultDelta(a: ReturnType<typeof faultCounters>, b: ReturnType<typeof faultCounters>): string {
+  return `bunlet majflt +${b.majflt - a.majflt}, guest pgmajfault +${b.pgmajfault - a.pgmajfault}, pgscan +${b.pgscan - a.pgscan}`;
+}
+
 /** memhog's "sigterm <ns>" line in a CRI log → wall-clock ms (µs kept: the ns value is above 2^53). */
 function sigtermFromCriLog(text: string): number | undefined {
   const m = /^\S+ stdout F sigterm (\d+)$/m.exec(text);
@@ -515,7 +534,9 @@ async function inGuest(o: GuestOpts): Promise<void> {
           break;
         }
         const phases: string[] = [];
+        const faults0 = faultCounters(n.bunlet?.pid);
         const r = await oneRun(n, mode, i, hub, phases).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
+        phases.push(faultDelta(faults0, faultCounters(n.bunlet?.pid)));
         r.phases = phases.join(", ");
         rs.push(r);
         if (r.gotAt !== undefined) ok++;

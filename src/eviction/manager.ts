@@ -95,6 +95,7 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
       return running;
     }
     clearTimer();
+    const waitingSince = cleanupSince;
     cleanupSince = undefined;
     const memoryOnly = memoryTriggered;
     memoryTriggered = false;
@@ -121,7 +122,12 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
         void runCycle();
         return;
       }
-      if (report.evicted?.length > 0 && !report.error) waitForCleanup(deps.clock.now());
+      const now = deps.clock.now();
+      if (report.evicted?.length > 0 && !report.error) waitForCleanup(now);
+      // A cycle in between (another trigger) while an evicted pod is still being cleaned up keeps the
+      // wait — from when it began, within its 30 s —, or the next cycle (and the re-armed notifier-thread
+      // plan, which waits for no kill in flight) would come only with the 10 s period.
+      else if (pendingKills(deps, state, deps.activePods()).length > 0 && now - (waitingSince ?? now) < POD_CLEANUP_TIMEOUT_MS) waitForCleanup(waitingSince ?? now);
       else schedule(EVICTION_MONITORING_PERIOD_MS, () => void runCycle());
     });
     return p;

@@ -126,6 +126,48 @@ describe("eviction manager loop", () => {
     n.m.stop();
   });
 
+  test("a cycle in between (another trigger) keeps the wait for the evicted pod's cleanup: podsChanged() still syncs at once", async () => {
+    const a = pod("a");
+    const b = pod("b");
+    const n = node({ config: { thresholds: hard() }, pods: [a, b], usage: { a: Gi, b: 10 * Mi }, hangKills: true });
+    n.availableMi = 50;
+    n.m.start();
+    await n.m.idle();
+    expect(n.kills.map((k) => k.pod)).toEqual(["a"]);
+    n.m.trigger("memcg"); // e.g. the crossing re-posted, or a PSI trigger: a cycle that sees a's kill in flight
+    await n.m.idle();
+    const fetches = n.fetches;
+    expect(n.kills.map((k) => k.pod)).toEqual(["a"]);
+    n.active = n.active.filter((p) => p !== a);
+    n.resolveKill.get("a")!();
+    await flush();
+    n.clock.advance(50);
+    n.m.podsChanged(); // the cleanup: the next cycle at once, not with the 10 s period
+    await n.m.idle();
+    expect(n.fetches).toBe(fetches + 1);
+    expect(n.kills.map((k) => k.pod)).toEqual(["a", "b"]);
+    n.m.stop();
+  });
+
+  test("a kill that never settles: the wait ends at its 30 s, then the 10 s period (no 1 s loop)", async () => {
+    const a = pod("a");
+    const n = node({ config: { thresholds: hard() }, pods: [a], usage: { a: Gi }, hangKills: true });
+    n.availableMi = 50;
+    n.m.start();
+    await n.m.idle();
+    n.m.trigger("memcg");
+    await n.m.idle();
+    const fetches = n.fetches;
+    await advance(n, 30_000); // the cleanup wait's timeout: one cycle
+    const atTimeout = n.fetches;
+    expect(atTimeout).toBeGreaterThan(fetches);
+    await advance(n, 9_000); // then nothing until the period
+    expect(n.fetches).toBe(atTimeout);
+    await advance(n, 1_000);
+    expect(n.fetches).toBe(atTimeout + 1);
+    n.m.stop();
+  });
+
   test("a burst of notifier triggers runs one cycle", async () => {
     const n = node({ config: { thresholds: hard() }, pods: [], usage: {} });
     n.m.start();
