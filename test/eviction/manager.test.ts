@@ -100,14 +100,20 @@ describe("eviction manager loop", () => {
     n.m.stop();
   });
 
-  test("after an eviction, the pod's cleanup seen by podsChanged() syncs at once, not at the next 1 s poll", async () => {
-    const a = pod("a"); // BestEffort both: a uses more, so it goes first
+  /** Two BestEffort pods under a hard threshold: a uses more, so the first cycle evicts it; its kill hangs. */
+  async function evictingA() {
+    const a = pod("a");
     const b = pod("b");
     const n = node({ config: { thresholds: hard() }, pods: [a, b], usage: { a: Gi, b: 10 * Mi }, hangKills: true });
     n.availableMi = 50;
     n.m.start();
     await n.m.idle();
     expect(n.kills.map((k) => k.pod)).toEqual(["a"]);
+    return { a, n };
+  }
+
+  test("after an eviction, the pod's cleanup seen by podsChanged() syncs at once, not at the next 1 s poll", async () => {
+    const { a, n } = await evictingA();
     const fetches = n.fetches;
     n.m.podsChanged(); // a status change while the kill runs: still pending, nothing happens
     await n.m.idle();
@@ -127,13 +133,7 @@ describe("eviction manager loop", () => {
   });
 
   test("a cycle in between (another trigger) keeps the wait for the evicted pod's cleanup: podsChanged() still syncs at once", async () => {
-    const a = pod("a");
-    const b = pod("b");
-    const n = node({ config: { thresholds: hard() }, pods: [a, b], usage: { a: Gi, b: 10 * Mi }, hangKills: true });
-    n.availableMi = 50;
-    n.m.start();
-    await n.m.idle();
-    expect(n.kills.map((k) => k.pod)).toEqual(["a"]);
+    const { a, n } = await evictingA();
     n.m.trigger("memcg"); // e.g. the crossing re-posted, or a PSI trigger: a cycle that sees a's kill in flight
     await n.m.idle();
     const fetches = n.fetches;
