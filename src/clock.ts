@@ -28,14 +28,34 @@ export const realClock: Clock = {
 };
 
 /**
- * The real clock with sub-millisecond now(): latencies of a few ms are what the eviction trace and
- * the StopContainer observer measure. Monotonic (performance.now), anchored to the wall clock by
- * performance.timeOrigin, which has sub-ms precision — an anchor taken from Date.now() would put
- * every timestamp up to 1 ms early against other clocks (a victim's own CLOCK_REALTIME, the kernel
- * notifier thread's). Timers are realClock's.
+ * Wall-clock epoch ms with sub-ms resolution, for one thread: the monotonic clock (`perf`) plus an
+ * anchor, first `origin` (performance.timeOrigin, sub-ms precise — an anchor taken from Date.now() would
+ * put every timestamp up to 1 ms early against other clocks: a victim's own CLOCK_REALTIME, the kernel
+ * notifier thread's), then moved whenever the sum leaves the millisecond `date()` (Date.now(), which
+ * truncates) says it is in. Without the re-anchoring the sum drifts from the wall clock as NTP slews it
+ * — up to 0.5 ms a second; 0.19 ms within one CI run — and a long-running agent's timestamps drift with
+ * it. The returned function maps a `perf` reading to the wall clock (the reading may be a few ms old).
+ */
+export function wallClock(perf: () => number, date: () => number, origin: number): (perfMs?: number) => number {
+  let anchor = origin;
+  return (perfMs) => {
+    const w = date();
+    const t = anchor + perf();
+    if (t < w) anchor += w - t;
+    else if (t >= w + 1) anchor -= t - (w + 1);
+    return anchor + (perfMs ?? perf());
+  };
+}
+
+/** This thread's sub-ms wall clock (see wallClock); `preciseNow(p)` is the wall time of performance.now() reading p. */
+export const preciseNow = wallClock(() => performance.now(), () => Date.now(), performance.timeOrigin);
+
+/**
+ * The real clock with sub-millisecond now() (preciseNow): latencies of a few ms are what the eviction
+ * trace and the StopContainer observer measure. Timers are realClock's.
  */
 export function preciseClock(): Clock {
-  return { ...realClock, now: () => performance.timeOrigin + performance.now() };
+  return { ...realClock, now: () => preciseNow() };
 }
 
 /** Runs `fn` every `ms` until the returned stop function is called (next run scheduled after fn settles). */

@@ -25,7 +25,7 @@ export interface ThresholdEvent {
   usageBytes?: number;
   /** performance.now() when the main thread saw the event. */
   atMs: number;
-  /** Wall-clock ms (performance.timeOrigin + now) when the notifier thread woke up. */
+  /** Wall-clock ms (preciseNow) when the notifier thread woke up. */
   wokeAtMs: number;
 }
 

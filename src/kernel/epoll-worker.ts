@@ -10,6 +10,7 @@
 // Not after this thread evicted itself (fast-evict.ts): the main thread then only records it.
 // Both are plain syscalls on fds/ids that exist before any event: the wake-up path opens nothing.
 import { EPOLL_EVENT_SIZE, epoll_wait } from "../../ffi/libc.ts";
+import { preciseNow } from "../clock.ts";
 import { tryFastEviction, type FastOutcome } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
@@ -27,7 +28,7 @@ export interface WorkerStart {
 }
 
 export type WorkerMessage =
-  /** pairs = [token, events, token, events, …]; wokeAtMs = wall-clock ms (timeOrigin + now) at wake-up. */
+  /** pairs = [token, events, token, events, …]; wokeAtMs = wall-clock ms (preciseNow) at wake-up. */
   /** fast: what the planned eviction did at this wake-up, when a planned threshold was among the tokens. */
   | { type: "ready"; pairs: number[]; wokeAtMs: number; fast?: FastOutcome }
   /** The outcome of `threadNice` (and the first boost failure, if any): for one log line. */
@@ -49,7 +50,7 @@ function run(start: WorkerStart): void {
       self.postMessage({ type: "error", message: (e as Error).message } satisfies WorkerMessage);
       return;
     }
-    const wokeAtMs = performance.timeOrigin + performance.now();
+    const wokeAtMs = preciseNow();
     const pairs: number[] = [];
     let stop = false;
     for (const ev of events) {

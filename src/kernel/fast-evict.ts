@@ -28,6 +28,7 @@
 // thread's own cycles cancel the plan the same way before they evict, so one pod per cycle holds.
 import { statSync } from "node:fs";
 import { pidfd_send_signal, pread } from "../../ffi/libc.ts";
+import { preciseNow } from "../clock.ts";
 import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue, type FastCandidate } from "../eviction/fast-rank.ts";
 
 export const FAST_PLAN_MAX_THRESHOLDS = 4;
@@ -221,7 +222,7 @@ const realIo: FastEvictIo = {
   pread: (fd, buf) => pread(fd, buf, 0),
   signal: (pidfd, sig) => pidfd_send_signal(pidfd, sig),
   dirLinks,
-  now: () => performance.timeOrigin + performance.now(),
+  now: () => preciseNow(),
 };
 
 const decoder = new TextDecoder();

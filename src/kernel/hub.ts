@@ -34,7 +34,7 @@ export interface HubSource {
   events: number;
   /**
    * Runs on the main thread with the ready epoll events; should drain the fd. `wokeAtMs` is the
-   * wall-clock time (performance.timeOrigin + now) when the worker left epoll_wait.
+   * wall-clock time (preciseNow) when the worker left epoll_wait.
    */
   onReady(events: number, wokeAtMs: number): void;
 }

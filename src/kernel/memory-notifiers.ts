@@ -5,6 +5,7 @@
 // plus one log line.
 // What the node lacks is logged once at start, and the 10 s synchronize keeps working regardless.
 import { join } from "node:path";
+import { preciseNow } from "../clock.ts";
 import { kv, log as defaultLog } from "../log.ts";
 import { detectMemoryNotification } from "./detect.ts";
 import { createNotifierHub, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
@@ -126,7 +127,7 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
         memoryCgroupRoot: support.memcgRoot,
         podsCgroup: opts.podsCgroup,
         onEvent(ev) {
-          opts.onTrigger(ev.description, performance.timeOrigin + performance.now() - ev.wokeAtMs);
+          opts.onTrigger(ev.description, preciseNow() - ev.wokeAtMs);
           // The line after the cycle the trigger queued (its kill included): a log write costs the
           // pressure path 0.5–2 ms when it comes first.
           setTimeout(() => logger.info(`eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`), 0);
@@ -230,7 +231,7 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       if (c.repeat && t && opts.repeatUseful && !opts.repeatUseful(t)) return;
       const description = t?.description ?? c.id;
       const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes, gapMs: c.gapMs, imminentReads: c.imminent?.reads, imminentMs: c.imminent?.ms })}`;
-      opts.onTrigger(description, performance.timeOrigin + performance.now() - c.atMs);
+      opts.onTrigger(description, preciseNow() - c.atMs);
       // After the cycle the trigger queued has started, as the memcg line (a log write first costs the path).
       setTimeout(() => (c.repeat ? logger.debug(line) : logger.info(line)), 0);
     },

@@ -34,6 +34,7 @@
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
+import { preciseNow } from "../clock.ts";
 import { awaitSignalsTaken, tryFastEviction, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
@@ -89,7 +90,7 @@ export type WorkingSetWorkerIn =
 
 export interface WorkingSetCrossing {
   id: string;
-  /** Wall-clock ms (timeOrigin + now) of the read that saw the crossing. */
+  /** Wall-clock ms (preciseNow) of the read that saw the crossing. */
   atMs: number;
   usageBytes: number;
   inactiveFileBytes: number;
@@ -188,7 +189,7 @@ const takenIo: SignalsTakenIo = {
     }
   },
   sleep: (ms) => void Atomics.wait(sleeper, 0, 0, ms),
-  now: () => performance.timeOrigin + performance.now(),
+  now: () => preciseNow(),
 };
 let timer: ReturnType<typeof setTimeout> | undefined;
 let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
@@ -258,7 +259,7 @@ function check(w: Watched, now: number, timed = true): void {
   w.postedMs = now;
   const crossing: WorkingSetCrossing = {
     id: w.t.id,
-    atMs: performance.timeOrigin + now,
+    atMs: preciseNow(now),
     usageBytes: usage,
     inactiveFileBytes: w.inactive,
     workingSetBytes: ws,
