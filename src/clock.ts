@@ -40,10 +40,11 @@ export function wallClock(perf: () => number, date: () => number, origin: number
   let anchor = origin;
   return (perfMs) => {
     const w = date();
-    const t = anchor + perf();
+    const p = perf();
+    const t = anchor + p;
     if (t < w) anchor += w - t;
     else if (t >= w + 1) anchor -= t - (w + 1);
-    return anchor + (perfMs ?? perf());
+    return anchor + (perfMs ?? p);
   };
 }
 

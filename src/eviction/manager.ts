@@ -123,11 +123,12 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
         return;
       }
       const now = deps.clock.now();
-      if (report.evicted?.length > 0 && !report.error) waitForCleanup(now);
       // A cycle in between (another trigger) while an evicted pod is still being cleaned up keeps the
       // wait — from when it began, within its 30 s —, or the next cycle (and the re-armed notifier-thread
       // plan, which waits for no kill in flight) would come only with the 10 s period.
-      else if (pendingKills(deps, state, deps.activePods()).length > 0 && now - (waitingSince ?? now) < POD_CLEANUP_TIMEOUT_MS) waitForCleanup(waitingSince ?? now);
+      const since = waitingSince ?? now;
+      if (report.evicted?.length > 0 && !report.error) waitForCleanup(now);
+      else if (pendingKills(deps, state, deps.activePods()).length > 0 && now - since < POD_CLEANUP_TIMEOUT_MS) waitForCleanup(since);
       else schedule(EVICTION_MONITORING_PERIOD_MS, () => void runCycle());
     });
     return p;
