@@ -9,6 +9,7 @@
 //    over the same period and its crossing latency, measured on a few crossings.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { preciseNow } from "../../src/clock.ts";
 import { armCgroupThreshold, type ThresholdEvent } from "../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
 import { createNodeStatsProvider } from "../../src/stats/node.ts";
@@ -25,7 +26,7 @@ const CROSSINGS = arg("crossings", 120);
 const IDLE_S = arg("idle-seconds", 3);
 const POLL_CROSSINGS = arg("poll-crossings", 6);
 
-const wallMs = () => performance.timeOrigin + performance.now();
+const wallMs = () => preciseNow();
 const usage = (cg: TestCgroup) => Number(cg.read("memory.usage_in_bytes").trim());
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

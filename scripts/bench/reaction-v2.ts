@@ -58,6 +58,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { preciseNow } from "../../src/clock.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
 import { watchMemoryEvents } from "../../src/kernel/memory-events.ts";
 import { startWorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
@@ -96,7 +97,8 @@ const REPO = resolve(import.meta.dir, "../..");
 type Mode = "bunlet" | "earlyoom" | "oomd";
 const LABEL: Record<Mode, string> = { bunlet: "(i) bunlet, cgroup v2 fast path", earlyoom: "(ii) earlyoom 1.7", oomd: "(iii) systemd-oomd 252" };
 
-const nowMs = () => performance.timeOrigin + performance.now();
+// The agent's clock (src/clock.ts): sub-ms and kept on the wall clock, as bunlet's and memhog's stamps.
+const nowMs = () => preciseNow();
 const sleep = (ms: number) => Bun.sleep(ms);
 
 async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, intervalMs = 5): Promise<T> {
@@ -349,7 +351,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   const podName = `${manifest}-${n.nodeName}`;
   const obs = observeLine(n);
   let stallAt: number | undefined;
-  const stall = watchMemoryEvents(hub, { path: join(n.kubepods, "memory.events"), onEvent: (e) => (stallAt ??= e.delta.high ? e.atMs + performance.timeOrigin : undefined) });
+  const stall = watchMemoryEvents(hub, { path: join(n.kubepods, "memory.events"), onEvent: (e) => (stallAt ??= e.delta.high ? preciseNow(e.atMs) : undefined) });
   let eo: ReturnType<typeof Bun.spawn> | undefined;
   let oomdSince = "";
   if (mode === "oomd") {

@@ -62,6 +62,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { preciseNow } from "../../src/clock.ts";
 import { armCgroupThreshold, createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
 import { cleanupActive, cleanupOnSignals, flatKeyed, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness, type PodView } from "../chaos/lib.ts";
 
@@ -138,7 +139,8 @@ interface Run {
   note?: string;
 }
 
-const nowMs = () => performance.timeOrigin + performance.now();
+// The agent's clock (src/clock.ts): sub-ms and kept on the wall clock, as bunlet's and memhog's stamps.
+const nowMs = () => preciseNow();
 
 /** The memhog SIGTERM handler's line in a CRI log ("<RFC3339Nano> stdout F sigterm <ns>") → ms, or undefined. */
 function sigtermFromCriLog(text: string): number | undefined {

@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { preciseNow } from "../../src/clock.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
 import { watchMemoryEvents } from "../../src/kernel/memory-events.ts";
 import { startPsiNotifier } from "../../src/kernel/psi.ts";
@@ -30,7 +31,7 @@ const MOUNT = "/sys/fs/cgroup";
 const OVER_MIB = 4;
 /** high-stuck goes further, to show the throttle a memory.high left armed puts on the pods (killed after 30 s). */
 const STUCK_OVER_MIB = 24;
-const nowMs = () => performance.timeOrigin + performance.now();
+const nowMs = () => preciseNow();
 
 // ---- the hog (a child process inside the cgroup) ----
 /** Allocates in 256 KiB steps (the memcg charge batch), checking the working set after each. */
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
         const stops: Array<() => unknown> = [];
         const s = stat();
         if (mode === "psi") {
-          const n = startPsiNotifier(hub, { path: join(dir, "memory.pressure"), trigger: "some 10000 500000", onEvent: (e) => seen.has("psi") || seen.set("psi", e.atMs + performance.timeOrigin) });
+          const n = startPsiNotifier(hub, { path: join(dir, "memory.pressure"), trigger: "some 10000 500000", onEvent: (e) => seen.has("psi") || seen.set("psi", preciseNow(e.atMs)) });
           stops.push(() => n.stop());
         } else if (mode === "high" || mode === "high-stuck") {
           writeFileSync(join(dir, "memory.high"), String(line + s.inactive));
