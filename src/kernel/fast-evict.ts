@@ -227,6 +227,9 @@ const realIo: FastEvictIo = {
 
 const decoder = new TextDecoder();
 
+/** The step-aside whose re-read found every planned threshold unmet: the one a caller may retry at its next read. */
+export const NOT_MET_AT_WAKE_UP = "no hard memory threshold met at the wake-up";
+
 /**
  * Worker side, at a wake-up with `tokens` ready: the eviction, when the plan covers one of them and
  * every check holds; undefined when no planned threshold is among the tokens (or no plan is armed).
@@ -299,7 +302,7 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
       capacity = f[FTHR_BASE + 2 * k]!;
     }
   }
-  if (thr < 0) return stepAside("no hard memory threshold met at the wake-up");
+  if (thr < 0) return stepAside(NOT_MET_AT_WAKE_UP);
 
   const nPods = i[H_PODS]!;
   const cands: FastCandidate[] = [];

@@ -16,7 +16,7 @@ import { workerUrl } from "./worker-url.ts";
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
 
 /** See README "The fast path on cgroup v2" for the measurements behind these. */
-export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100, imminentHorizonMs: 25, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
+export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100, notMetRetryMs: 100, imminentHorizonMs: 25, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
 
 export interface WorkingSetWatchOptions {
   onCrossing(c: WorkingSetCrossing): void;

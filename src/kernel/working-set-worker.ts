@@ -17,7 +17,9 @@
 // pods ranked, the victim signalled through its pidfds — before the crossing is even posted; the
 // outcome rides on the "crossed" message for the main thread to record (wire/fast-eviction.ts). Without
 // it the victim waited for the main thread to pick the crossing up (0.3–20 ms in the v2 guest) and
-// run a cycle.
+// run a cycle. When the thread's own re-read finds the threshold no longer met (the working set at the
+// line moves between two reads), the crossing is not posted: the next read over the line tries again,
+// for at most notMetRetryMs (see check).
 // Imminent crossings (issue #10, the v2 tail): a timed read is only as punctual as the timer — in the
 // UML guest a 5 ms sleep lasts p50 5.7 ms but p90 17 ms (its ticks are host signals), and in 8 of 34
 // bench runs the thread saw the line 13–43 ms after the bench's own watch. So when the last two timed
@@ -35,7 +37,7 @@ import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
 import { preciseNow } from "../clock.ts";
-import { awaitSignalsTaken, tryFastEviction, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, tryFastEviction, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
 import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -65,6 +67,13 @@ export interface WorkingSetPollSettings {
    * instead of at the next periodic synchronize. 0: once per up-crossing only.
    */
   renotifyMs: number;
+  /**
+   * A fast eviction that steps aside because its own re-read finds no hard threshold met (NOT_MET_AT_WAKE_UP:
+   * the working set went back under between the two reads) is retried at each read over the line, the
+   * crossing not posted, for up to this many ms from the first such step-aside of an up-crossing; then
+   * the crossing is posted (and the main thread's cycle decides). 0 or absent: posted at once.
+   */
+  notMetRetryMs?: number;
   /** Post every read (tests and debugging: a way to know the watch has seen a state). */
   reportReads?: boolean;
   /**
@@ -102,6 +111,8 @@ export interface WorkingSetCrossing {
   gapMs?: number;
   /** Seen inside an imminent-crossing episode: its reads so far and ms since it began. */
   imminent?: { reads: number; ms: number };
+  /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first. */
+  notMet?: { retries: number; ms: number };
 }
 
 export type WorkingSetWorkerOut =
@@ -132,6 +143,9 @@ interface Watched {
   timedUsage: number;
   /** The last timed read projected the line within imminentHorizonMs. */
   imminent: boolean;
+  /** performance.now() of the first fast-path step-aside of the current silent retries (NaN: none), and their count. */
+  notMetAtMs: number;
+  notMetRetries: number;
 }
 
 const buf = new Uint8Array(16384);
@@ -139,7 +153,7 @@ const decoder = new TextDecoder();
 const readAt0 = (fd: number) => decoder.decode(buf.subarray(0, readSync(fd, buf, 0, buf.byteLength, 0)));
 const meminfoKiB = (text: string, key: string) => Number(new RegExp(`^${key.replace(/[()]/g, "\\$&")}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0) * 1024;
 
-const fresh = () => ({ readMs: Number.NaN, timedMs: Number.NaN, timedUsage: 0, imminent: false });
+const fresh = () => ({ readMs: Number.NaN, timedMs: Number.NaN, timedUsage: 0, imminent: false, notMetAtMs: Number.NaN, notMetRetries: 0 });
 
 function open(t: WorkingSetTarget): Watched {
   if (t.source === "meminfo") {
@@ -248,15 +262,34 @@ function check(w: Watched, now: number, timed = true): void {
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
   if (settings.reportReads && timed) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive } satisfies WorkingSetWorkerOut);
+  const retryMs = settings.notMetRetryMs ?? 0;
   if (ws < w.t.lineBytes) {
     w.above = false;
+    if (now - w.notMetAtMs >= retryMs) w.notMetAtMs = Number.NaN; // the retries' window is over: the next up-crossing may open one
     return;
   }
   w.imminent = false; // over the line: the episode, if any, is done
   const repeat = w.above;
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
+  // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
+  const fast = fastPlan && w.t.token !== undefined ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs) : undefined;
+  if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
+    // Over the line here, under it at the thread's re-read a few µs later: the working set sits at the
+    // line (in the v2 guest, kubepods' memory.current gave back up to ~256 KiB between the two reads —
+    // the kernel's per-CPU charge stock, likely). Posted now, the crossing would wake the main thread
+    // for a cycle that reads it under too, and the next try would wait renotifyMs (the bench's ~100 ms
+    // runs); instead the next read over the line tries again, for at most retryMs of the up-crossing.
+    if (Number.isNaN(w.notMetAtMs)) w.notMetAtMs = now;
+    if (now - w.notMetAtMs < retryMs) {
+      w.notMetRetries++;
+      return;
+    }
+  }
   w.above = true;
   w.postedMs = now;
+  const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: Math.round((now - w.notMetAtMs) * 1000) / 1000 } : undefined;
+  w.notMetRetries = 0;
+  if (fast?.fired) w.notMetAtMs = Number.NaN;
   const crossing: WorkingSetCrossing = {
     id: w.t.id,
     atMs: preciseNow(now),
@@ -267,9 +300,8 @@ function check(w: Watched, now: number, timed = true): void {
     repeat,
     ...(Number.isFinite(gapMs) ? { gapMs: Math.round(gapMs * 1000) / 1000 } : {}),
     ...(episode && !timed ? { imminent: { reads: episode.reads, ms: Math.round((now - episode.startMs) * 1000) / 1000 } } : {}),
+    ...(notMet ? { notMet } : {}),
   };
-  // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
-  const fast = fastPlan && w.t.token !== undefined ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs) : undefined;
   if (fast?.fired) {
     // Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
     // bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
@@ -357,6 +389,8 @@ function setTargets(targets: WorkingSetTarget[]): void {
       if (kept.t.lineBytes !== t.lineBytes) {
         kept.above = false;
         kept.dueMs = 0;
+        kept.notMetAtMs = Number.NaN;
+        kept.notMetRetries = 0;
       }
       kept.t = t;
       kept.imminent = false;

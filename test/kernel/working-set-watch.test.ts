@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMemoryNotifiers, WORKING_SET_TOKEN_BASE, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
-import { dirLinks, newFastPlanBuffer, planState, publishPlan, PLAN_FIRED, type FastOutcome } from "../../src/kernel/fast-evict.ts";
+import { dirLinks, newFastPlanBuffer, NOT_MET_AT_WAKE_UP, planState, publishPlan, PLAN_FIRED, type FastOutcome } from "../../src/kernel/fast-evict.ts";
 import { startWorkingSetWatch, type WorkingSetCrossing, type WorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
 import { close, getpriority, O_CLOEXEC, O_RDONLY, open, pidfd_open, PRIO_PROCESS } from "../../ffi/libc.ts";
 import { until } from "../support/wait.ts";
@@ -125,6 +125,96 @@ describe("startWorkingSetWatch", () => {
     expect(crossings[0]!.repeat).toBe(false);
     expect(crossings[1]!.repeat).toBe(true);
     expect(crossings[1]!.atMs - crossings[0]!.atMs).toBeGreaterThanOrEqual(20);
+  });
+
+  /**
+   * A fast plan on one hard threshold whose re-read goes to its own stand-in files (`threshold`, under
+   * the 400 MiB line while not met: capacity 500, threshold 100), and one pod, a child `sleep`.
+   */
+  function fastPlanOnOwnFiles() {
+    const root = mkdtempSync(join(tmpdir(), "bunlet-wsf-"));
+    const fds: number[] = [];
+    const ro = (f: string) => {
+      const fd = open(f, O_RDONLY | O_CLOEXEC);
+      fds.push(fd);
+      return fd;
+    };
+    for (const d of ["watched", "threshold", "pod"]) mkdirSync(join(root, d));
+    const watched = fakeMemoryFiles(join(root, "watched"));
+    const threshold = fakeMemoryFiles(join(root, "threshold"));
+    fakeMemoryFiles(join(root, "pod"))(300, 0);
+    watched(300, 0);
+    threshold(390, 0);
+    const victim = Bun.spawn(["sleep", "30"]);
+    const buffer = newFastPlanBuffer();
+    publishPlan(buffer, {
+      cgroupVersion: 2,
+      thresholds: [{ token: 7, usageFd: ro(join(root, "threshold/memory.current")), statFd: ro(join(root, "threshold/memory.stat")), files: "v2", capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
+      pods: [{ usageFd: ro(join(root, "pod/memory.current")), statFd: ro(join(root, "pod/memory.stat")), request: 0, priority: 0, containers: [{ pidfd: pidfd_open(victim.pid), signal: 15 }] }],
+      dirLinks: dirLinks([root]),
+    });
+    const target = { id: "pods", source: { cgroupDir: join(root, "watched") }, lineBytes: 400 * MiB, token: 7 };
+    const cleanup = () => {
+      victim.kill(9);
+      for (const fd of fds) close(fd);
+      rmSync(root, { recursive: true, force: true });
+    };
+    return { buffer, dirs: [root], watched, threshold, victim, target, cleanup };
+  }
+
+  test("a fast eviction whose re-read finds the threshold not met is tried again at the next read over the line, the crossing not posted meanwhile", async () => {
+    const f = fastPlanOnOwnFiles();
+    try {
+      const crossings: WorkingSetCrossing[] = [];
+      const outcomes: FastOutcome[] = [];
+      let reads = 0;
+      // No repeat for a minute: only the retry can evict before then.
+      w = startWorkingSetWatch({
+        poll: { ...poll, renotifyMs: 60_000, notMetRetryMs: 60_000 },
+        fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: (o) => outcomes.push(o) },
+        onCrossing: (c) => crossings.push(c),
+        onRead: () => reads++,
+      });
+      // The thread re-reads 390 MiB used: 110 MiB available, the threshold (100) not met; the watch reads
+      f.watched(450, 20); // a working set of 430, over the 400 MiB line: working set 430 over the 400 MiB line
+      w.set([f.target]);
+      await until("reads over the line", () => reads >= 6, 5_000, { intervalMs: 2 });
+      expect(crossings).toEqual([]);
+      expect(outcomes).toEqual([]);
+      f.threshold(450, 20); // the re-read now finds it met
+      expect(await f.victim.exited).toBe(143);
+      const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+      expect(c.repeat).toBe(false);
+      expect(c.notMet!.retries).toBeGreaterThanOrEqual(5);
+      await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
+      expect(outcomes[0]).toMatchObject({ fired: true, victim: 0, signalled: 1 });
+      expect(crossings).toHaveLength(1);
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  test("the retries last notMetRetryMs at most: then the crossing is posted with the step-aside, for the cycle to decide", async () => {
+    const f = fastPlanOnOwnFiles();
+    try {
+      const crossings: WorkingSetCrossing[] = [];
+      const outcomes: FastOutcome[] = [];
+      w = startWorkingSetWatch({
+        poll: { ...poll, reportReads: false, renotifyMs: 60_000, notMetRetryMs: 30 },
+        fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: (o) => outcomes.push(o) },
+        onCrossing: (c) => crossings.push(c),
+      });
+      f.watched(450, 20);
+      w.set([f.target]);
+      const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+      expect(c.notMet!.retries).toBeGreaterThan(0);
+      expect(c.notMet!.ms).toBeGreaterThanOrEqual(30);
+      await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
+      expect(outcomes[0]).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
+      expect(f.victim.exitCode).toBeNull();
+    } finally {
+      f.cleanup();
+    }
   });
 
   // Timed reads 300 ms apart; the test moves the usage only after the worker read the last state, so
