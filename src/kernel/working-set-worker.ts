@@ -118,7 +118,8 @@ export interface WorkingSetCrossing {
 export type WorkingSetWorkerOut =
   /** fast: what the planned eviction did at this crossing, when the target's token is in the armed plan. */
   | { type: "crossed"; crossing: WorkingSetCrossing; fast?: FastOutcome }
-  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number }
+  /** timed: a read of the schedule; false: an imminent-crossing episode's. */
+  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number; timed: boolean }
   /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
   | { type: "error"; id: string; message: string }
   /** The outcome of threadNice (and the first boost failure, if any): for one log line. */
@@ -261,7 +262,7 @@ function check(w: Watched, now: number, timed = true): void {
   // Under the line in usage, the working set is under it whatever inactive_file does next; the
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
-  if (settings.reportReads && timed) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive } satisfies WorkingSetWorkerOut);
+  if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed } satisfies WorkingSetWorkerOut);
   const retryMs = settings.notMetRetryMs ?? 0;
   if (ws < w.t.lineBytes) {
     w.above = false;
@@ -278,10 +279,12 @@ function check(w: Watched, now: number, timed = true): void {
     // line (in the v2 guest, kubepods' memory.current gave back up to ~256 KiB between the two reads —
     // the kernel's per-CPU charge stock, likely). Posted now, the crossing would wake the main thread
     // for a cycle that reads it under too, and the next try would wait renotifyMs (the bench's ~100 ms
-    // runs); instead the next read over the line tries again, for at most retryMs of the up-crossing.
+    // runs); instead the next read over the line tries again, for at most retryMs of the up-crossing —
+    // the next reads an imminent-crossing episode's (1 ms apart, within its cap and budget), not 5 ms.
     if (Number.isNaN(w.notMetAtMs)) w.notMetAtMs = now;
     if (now - w.notMetAtMs < retryMs) {
       w.notMetRetries++;
+      w.imminent = (settings.imminentHorizonMs ?? 0) > 0;
       return;
     }
   }

@@ -194,6 +194,32 @@ describe("startWorkingSetWatch", () => {
     }
   });
 
+  test("with imminent-crossing episodes on, the retries are an episode's reads (1 ms apart), not the next timed read", async () => {
+    const f = fastPlanOnOwnFiles();
+    try {
+      const crossings: WorkingSetCrossing[] = [];
+      const reads: { ws: number; timed: boolean }[] = [];
+      // Timed reads 300 ms apart; an episode may last 1.5 s.
+      w = startWorkingSetWatch({
+        poll: { ...poll, minIntervalMs: 300, maxIntervalMs: 300, renotifyMs: 60_000, notMetRetryMs: 60_000, imminentHorizonMs: 25, imminentCapMs: 1_500, imminentBudgetMsPerSec: 1_500, imminentWait: "sleep" },
+        fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: () => {} },
+        onCrossing: (c) => crossings.push(c),
+        onRead: (_id, _usage, ws, timed) => reads.push({ ws: ws / MiB, timed }),
+      });
+      f.watched(450, 20);
+      w.set([f.target]);
+      // The timed read over the line stepped aside (not met) once an episode's read follows it.
+      await until("an episode's read over the line", () => reads.some((r) => !r.timed && r.ws === 430), 5_000, { intervalMs: 2 });
+      f.threshold(450, 20);
+      expect(await f.victim.exited).toBe(143);
+      const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+      expect(c.imminent?.reads).toBeGreaterThan(0);
+      expect(reads.filter((r) => r.timed)).toEqual([{ ws: 430, timed: true }]);
+    } finally {
+      f.cleanup();
+    }
+  });
+
   test("the retries last notMetRetryMs at most: then the crossing is posted with the step-aside, for the cycle to decide", async () => {
     const f = fastPlanOnOwnFiles();
     try {
