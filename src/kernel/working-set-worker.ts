@@ -215,6 +215,8 @@ function nextIntervalMs(headroomBytes: number): number {
   return Math.min(settings.maxIntervalMs, Math.max(settings.minIntervalMs, ms));
 }
 
+/** Windows of not-met retries (notMetRetryMs) start at least this far apart, per target. */
+const NOT_MET_WINDOWS_APART_MS = 1000;
 /** The growth projection's shortest base (see check). */
 const RATE_SPAN_MS = 20;
 /** The current episode: when it began and its reads (for the crossing it finds). */
@@ -266,7 +268,10 @@ function check(w: Watched, now: number, timed = true): void {
   const retryMs = settings.notMetRetryMs ?? 0;
   if (ws < w.t.lineBytes) {
     w.above = false;
-    if (now - w.notMetAtMs >= retryMs) w.notMetAtMs = Number.NaN; // the retries' window is over: the next up-crossing may open one
+    // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
+    // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the
+    // thread ≤ imminentCapMs of reads a second, not an episode at every up-crossing.
+    if (now - w.notMetAtMs >= Math.max(retryMs, NOT_MET_WINDOWS_APART_MS)) w.notMetAtMs = Number.NaN;
     return;
   }
   w.imminent = false; // over the line: the episode, if any, is done

@@ -220,16 +220,19 @@ describe("startWorkingSetWatch", () => {
     }
   });
 
-  test("the retries last notMetRetryMs at most: then the crossing is posted with the step-aside, for the cycle to decide", async () => {
+  test("the retries last notMetRetryMs at most: then the crossing is posted with the step-aside, for the cycle to decide; one window a second", async () => {
     const f = fastPlanOnOwnFiles();
     try {
       const crossings: WorkingSetCrossing[] = [];
       const outcomes: FastOutcome[] = [];
+      const reads: string[] = [];
       w = startWorkingSetWatch({
-        poll: { ...poll, reportReads: false, renotifyMs: 60_000, notMetRetryMs: 30 },
+        poll: { ...poll, renotifyMs: 60_000, notMetRetryMs: 30 },
         fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: (o) => outcomes.push(o) },
         onCrossing: (c) => crossings.push(c),
+        onRead: (_id, usage, ws) => reads.push(`${usage / MiB}/${ws / MiB}`),
       });
+      const seen = (usage: number, ws: number) => until(`a read of ${usage}/${ws} MiB`, () => reads.includes(`${usage}/${ws}`), 5_000, { intervalMs: 2 });
       f.watched(450, 20);
       w.set([f.target]);
       const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
@@ -238,6 +241,12 @@ describe("startWorkingSetWatch", () => {
       await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
       expect(outcomes[0]).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
       expect(f.victim.exitCode).toBeNull();
+      // Under the line and over it again within the second: no second window, the crossing is posted at once.
+      f.watched(350, 20);
+      await seen(350, 330);
+      f.watched(450, 20);
+      const again = await until("the second crossing", () => crossings[1], 5_000, { intervalMs: 2 });
+      expect(again.notMet).toBeUndefined();
     } finally {
       f.cleanup();
     }
