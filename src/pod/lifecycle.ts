@@ -367,6 +367,9 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       }
     });
 
+  /** The container log rotation in progress, which stop() lets finish. */
+  let rotating: Promise<number> | undefined;
+
   function startLoops() {
     pleg.start();
     stoppers.push(loop("sync", config.syncFrequencyMs ?? 60_000, () => {
@@ -381,7 +384,14 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         policy: logRotationPolicy(config.containerLogMaxSize, config.containerLogMaxFiles ?? 5),
         now: clock.now,
       });
-      stoppers.push(loop("container log rotation", config.containerLogMonitorIntervalMs ?? 10_000, async () => void (await logs.rotateAll())));
+      stoppers.push(loop("container log rotation", config.containerLogMonitorIntervalMs ?? 10_000, async () => {
+        rotating = logs.rotateAll();
+        try {
+          await rotating;
+        } finally {
+          rotating = undefined;
+        }
+      }));
     }
   }
 
@@ -465,6 +475,8 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
       for (const s of sources) s.stop();
       pleg.stop();
       for (const s of stoppers.splice(0)) s();
+      // A rotation caught between its rename and the runtime's reopen would leave no current log behind.
+      await rotating?.catch(() => undefined);
       probes.stop();
       workers.stop();
       for (const t of deadlineTimers.values()) clock.clearTimeout(t);

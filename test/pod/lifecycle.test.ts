@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Pod } from "../../src/pod/types.ts";
@@ -418,5 +421,39 @@ describe("runtime status reads (issue #14)", () => {
     const syncs = rt.calls.filter((c) => c === "status u1" || c === "sync web");
     expect(syncs.slice(0, 3)).toEqual(["sync web", "status u1", "sync web"]);
     expect(rt.calls.filter((c) => c.startsWith("start web/"))).toEqual(["start web/app#0"]);
+  });
+});
+
+describe("container log rotation in the lifecycle", () => {
+  test("stop() lets a container log rotation caught between its rename and the runtime's reopen finish: the current log is there", async () => {
+    const d = mkdtempSync(join(tmpdir(), "bunlet-lc-rot-"));
+    try {
+      const current = join(d, "0.log");
+      writeFileSync(current, "x".repeat(4096));
+      const clock = createSettlingClock();
+      const rt = createFakeRuntime(clock.now);
+      let reopenAsked!: () => void;
+      const asked = new Promise<void>((r) => (reopenAsked = r));
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      rt.listContainerLogs = async () => [{ containerId: "c1", logPath: current }];
+      rt.reopenContainerLog = async () => {
+        reopenAsked();
+        await released;
+        writeFileSync(current, ""); // the runtime opens a new current log
+      };
+      lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4", containerLogMaxSize: "1Ki", containerLogMaxFiles: 2, containerLogMonitorIntervalMs: 1_000 } });
+      await lc.start();
+      void clock.advance(1_000);
+      await asked; // renamed, the reopen pending
+      expect(existsSync(current)).toBe(false);
+      const stopping = lc.stop();
+      setImmediate(release);
+      await stopping;
+      lc = undefined;
+      expect(existsSync(current)).toBe(true);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });
