@@ -231,10 +231,24 @@ const decoder = new TextDecoder();
 export const NOT_MET_AT_WAKE_UP = "no hard memory threshold met at the wake-up";
 
 /**
+ * What the waking thread itself just read of a threshold's cgroup (the v2 working-set watch: kubepods'
+ * memory.current and memory.stat's inactive_file at the read that saw the line).
+ */
+export interface FastObservation {
+  token: number;
+  usageBytes: number;
+  inactiveFileBytes: number;
+}
+
+/**
  * Worker side, at a wake-up with `tokens` ready: the eviction, when the plan covers one of them and
  * every check holds; undefined when no planned threshold is among the tokens (or no plan is armed).
+ * `observed`: a threshold on a v2 cgroup ("v2" files) with this token is judged on it, not re-read —
+ * it is the same two files, read by the same formula a few µs before; a re-read can land on the other
+ * side of the line when the working set sits at it (kubepods' memory.current moved by up to ~256 KiB
+ * between two reads in the v2 guest: the per-CPU charge stock, likely) and the eviction would wait.
  */
-export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[], dirs: readonly string[], io: FastEvictIo = realIo): FastOutcome | undefined {
+export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[], dirs: readonly string[], io: FastEvictIo = realIo, observed?: FastObservation): FastOutcome | undefined {
   const { i, f } = views(buf);
   if (Atomics.load(i, H_STATE) !== PLAN_ARMED) return undefined;
   const nThr = i[H_THRESHOLDS]!;
@@ -245,7 +259,7 @@ export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[
   const generation = Atomics.load(i, H_GEN);
   let fired = false;
   try {
-    const out = decide(i, f, generation, dirs, io);
+    const out = decide(i, f, generation, dirs, io, observed);
     fired = out.fired;
     return out;
   } catch (e) {
@@ -255,7 +269,7 @@ export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[
   }
 }
 
-function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readonly string[], io: FastEvictIo): FastOutcome {
+function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readonly string[], io: FastEvictIo, observed: FastObservation | undefined): FastOutcome {
   const stepAside = (reason: string): FastOutcome => ({ fired: false, generation, reason });
   const nDirs = i[H_DIRS]!;
   const links = io.dirLinks(dirs.slice(0, nDirs));
@@ -279,6 +293,7 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
     const usageFd = i[THR_BASE + 4 * k + 1]!;
     const statFd = i[THR_BASE + 4 * k + 2]!;
     const files = THRESHOLD_FILES[i[THR_BASE + 4 * k + 3]!] ?? "v1";
+    if (files === "v2" && observed && observed.token === i[THR_BASE + 4 * k]) return [observed.usageBytes, observed.inactiveFileBytes];
     if (files === "v2-root") {
       const text = readText(statFd);
       const anon = statValue(text, "anon");

@@ -13,13 +13,14 @@
 // crossing boosts the main thread (and the threads the hub listed) before it is posted, so the cycle it
 // triggers runs at that priority too; the eviction manager lowers them back once the cycle is done.
 // Eviction on this thread (fast-evict.ts): with a plan published by the main thread, a crossing of a
-// target that carries a token (a hard memory threshold's) is decided here — the threshold re-read, the
+// target that carries a token (a hard memory threshold's) is decided here — the threshold judged on the
+// read that saw the line (kubepods'; the node's is re-read from root memory.stat, as the summary has it), the
 // pods ranked, the victim signalled through its pidfds — before the crossing is even posted; the
 // outcome rides on the "crossed" message for the main thread to record (wire/fast-eviction.ts). Without
 // it the victim waited for the main thread to pick the crossing up (0.3–20 ms in the v2 guest) and
-// run a cycle. When the thread's own re-read finds the threshold no longer met (the working set at the
-// line moves between two reads), the crossing is not posted: the next read over the line tries again,
-// for at most notMetRetryMs (see check).
+// run a cycle. When the decision finds the threshold not met (the node's root memory.stat under the line
+// /proc/meminfo is over), the crossing is not posted: the next read over the line tries again, for at
+// most notMetRetryMs (see check).
 // Imminent crossings (issue #10, the v2 tail): a timed read is only as punctual as the timer — in the
 // UML guest a 5 ms sleep lasts p50 5.7 ms but p90 17 ms (its ticks are host signals), and in 8 of 34
 // bench runs the thread saw the line 13–43 ms after the bench's own watch. So when the last two timed
@@ -278,14 +279,17 @@ function check(w: Watched, now: number, timed = true): void {
   const repeat = w.above;
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
   // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
-  const fast = fastPlan && w.t.token !== undefined ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs) : undefined;
+  const fast =
+    fastPlan && w.t.token !== undefined
+      ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive })
+      : undefined;
   if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
-    // Over the line here, under it at the thread's re-read a few µs later: the working set sits at the
-    // line (in the v2 guest, kubepods' memory.current gave back up to ~256 KiB between the two reads —
-    // the kernel's per-CPU charge stock, likely). Posted now, the crossing would wake the main thread
-    // for a cycle that reads it under too, and the next try would wait renotifyMs (the bench's ~100 ms
-    // runs); instead the next read over the line tries again, for at most retryMs of the up-crossing —
-    // the next reads an imminent-crossing episode's (1 ms apart, within its cap and budget), not 5 ms.
+    // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,
+    // not the /proc/meminfo polled here), or a plan whose line differs from this target's. Posted now,
+    // the crossing would wake the main thread for a cycle that reads it under too, and the next try
+    // would wait renotifyMs (kubepods' working set at its line: the bench's ~100 ms runs, when the
+    // decision re-read its files); instead the next read over the line tries again, for at most retryMs
+    // of the up-crossing — an imminent-crossing episode's reads (1 ms apart, within its cap and budget).
     if (Number.isNaN(w.notMetAtMs)) w.notMetAtMs = now;
     if (now - w.notMetAtMs < retryMs) {
       w.notMetRetries++;

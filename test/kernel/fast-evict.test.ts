@@ -9,6 +9,7 @@ import {
   awaitSignalsTaken,
   signalPending,
   tryFastEviction,
+  NOT_MET_AT_WAKE_UP,
   PLAN_ARMED,
   PLAN_FIRED,
   PLAN_IDLE,
@@ -166,6 +167,19 @@ describe("tryFastEviction on cgroup v2 (the working-set thread's plan)", () => {
     expect(tryFastEviction(buf, [2 ** 24], dirs, io)).toMatchObject({ fired: false, reason: "no hard memory threshold met at the wake-up" });
     expect(signals).toEqual([]);
     expect(planState(buf)).toBe(PLAN_ARMED);
+  });
+
+  test("the waking thread's own read of kubepods decides its threshold (no re-read); a node threshold is re-read whatever is passed", () => {
+    const buf = newFastPlanBuffer();
+    publishPlan(buf, v2plan());
+    // The files say kubepods is under its line (500 MiB of 1024, 100 threshold); the watch read 950 MiB.
+    const { io, signals } = fakeIo(v2files(500 * Mi, 0, 100 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf, [2 ** 24], dirs, io, { token: 2 ** 24, usageBytes: 950 * Mi, inactiveFileBytes: 0 })).toMatchObject({ fired: true, threshold: 0, available: 74 * Mi });
+    expect(signals).toHaveLength(2);
+    const buf2 = newFastPlanBuffer();
+    publishPlan(buf2, v2plan());
+    const node = fakeIo(v2files(500 * Mi, 0, 100 * Mi), [5, 3, 4]);
+    expect(tryFastEviction(buf2, [2 ** 24 + 1], dirs, node.io, { token: 2 ** 24 + 1, usageBytes: 2047 * Mi, inactiveFileBytes: 0 })).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
   });
 
   test("the node at the v2 root: anon + file − inactive_file of the root memory.stat", () => {

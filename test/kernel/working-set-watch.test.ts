@@ -128,10 +128,12 @@ describe("startWorkingSetWatch", () => {
   });
 
   /**
-   * A fast plan on one hard threshold whose re-read goes to its own stand-in files (`threshold`, under
-   * the 400 MiB line while not met: capacity 500, threshold 100), and one pod, a child `sleep`.
+   * A fast plan on one hard threshold whose decision reads its own stand-in files (`threshold`, under
+   * the 400 MiB line while not met: capacity 500, threshold 100), and one pod, a child `sleep`. "v2-root"
+   * (default): as the node's threshold, judged on a memory.stat the watch does not poll; "v2": a cgroup's
+   * memory.current and memory.stat, as kubepods' (then the watch's own read is the observation).
    */
-  function fastPlanOnOwnFiles() {
+  function fastPlanOnOwnFiles(files: "v2" | "v2-root" = "v2-root") {
     const root = mkdtempSync(join(tmpdir(), "bunlet-wsf-"));
     const fds: number[] = [];
     const ro = (f: string) => {
@@ -149,7 +151,7 @@ describe("startWorkingSetWatch", () => {
     const buffer = newFastPlanBuffer();
     publishPlan(buffer, {
       cgroupVersion: 2,
-      thresholds: [{ token: 7, usageFd: ro(join(root, "threshold/memory.current")), statFd: ro(join(root, "threshold/memory.stat")), files: "v2", capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
+      thresholds: [{ token: 7, usageFd: ro(join(root, "threshold/memory.current")), statFd: ro(join(root, "threshold/memory.stat")), files, capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
       pods: [{ usageFd: ro(join(root, "pod/memory.current")), statFd: ro(join(root, "pod/memory.stat")), request: 0, priority: 0, containers: [{ pidfd: pidfd_open(victim.pid), signal: 15 }] }],
       dirLinks: dirLinks([root]),
     });
@@ -162,7 +164,7 @@ describe("startWorkingSetWatch", () => {
     return { buffer, dirs: [root], watched, threshold, victim, target, cleanup };
   }
 
-  test("a fast eviction whose re-read finds the threshold not met is tried again at the next read over the line, the crossing not posted meanwhile", async () => {
+  test("a fast eviction that finds the threshold not met (the node's, on root memory.stat) is tried again at the next read over the line, the crossing not posted meanwhile", async () => {
     const f = fastPlanOnOwnFiles();
     try {
       const crossings: WorkingSetCrossing[] = [];
@@ -189,6 +191,29 @@ describe("startWorkingSetWatch", () => {
       await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
       expect(outcomes[0]).toMatchObject({ fired: true, victim: 0, signalled: 1 });
       expect(crossings).toHaveLength(1);
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  test("a threshold on the watched cgroup is judged on the watch's own read, not a re-read that may land under the line", async () => {
+    const f = fastPlanOnOwnFiles("v2");
+    try {
+      const crossings: WorkingSetCrossing[] = [];
+      const outcomes: FastOutcome[] = [];
+      w = startWorkingSetWatch({
+        poll: { ...poll, reportReads: false, renotifyMs: 60_000, notMetRetryMs: 60_000 },
+        fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: (o) => outcomes.push(o) },
+        onCrossing: (c) => crossings.push(c),
+      });
+      // The plan's own files stay at 390 MiB (not met); the watch reads 450 − 20 = 430 over the line.
+      f.watched(450, 20);
+      w.set([f.target]);
+      expect(await f.victim.exited).toBe(143);
+      const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+      expect(c.notMet).toBeUndefined();
+      await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
+      expect(outcomes[0]).toMatchObject({ fired: true, available: 70 * MiB, capacity: 500 * MiB });
     } finally {
       f.cleanup();
     }
