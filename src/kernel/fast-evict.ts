@@ -227,7 +227,7 @@ const realIo: FastEvictIo = {
 
 const decoder = new TextDecoder();
 
-/** The step-aside whose re-read found every planned threshold unmet: the one a caller may retry at its next read. */
+/** The step-aside that found every planned threshold among the tokens unmet: the one a caller may retry at its next read. */
 export const NOT_MET_AT_WAKE_UP = "no hard memory threshold met at the wake-up";
 
 /**

@@ -69,8 +69,8 @@ export interface WorkingSetPollSettings {
    */
   renotifyMs: number;
   /**
-   * A fast eviction that steps aside because its own re-read finds no hard threshold met (NOT_MET_AT_WAKE_UP:
-   * the working set went back under between the two reads) is retried at each read over the line, the
+   * A fast eviction that steps aside because it finds no hard threshold met (NOT_MET_AT_WAKE_UP: the node's,
+   * judged on root memory.stat while /proc/meminfo is over the line) is retried at each read over the line, the
    * crossing not posted, for up to this many ms from the first such step-aside of an up-crossing; then
    * the crossing is posted (and the main thread's cycle decides). 0 or absent: posted at once.
    */
@@ -272,7 +272,10 @@ function check(w: Watched, now: number, timed = true): void {
     // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
     // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the
     // thread ≤ imminentCapMs of reads a second, not an episode at every up-crossing.
-    if (now - w.notMetAtMs >= Math.max(retryMs, NOT_MET_WINDOWS_APART_MS)) w.notMetAtMs = Number.NaN;
+    if (now - w.notMetAtMs >= Math.max(retryMs, NOT_MET_WINDOWS_APART_MS)) {
+      w.notMetAtMs = Number.NaN;
+      w.notMetRetries = 0;
+    }
     return;
   }
   w.imminent = false; // over the line: the episode, if any, is done
