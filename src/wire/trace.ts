@@ -269,11 +269,18 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
       }
     },
     onCycle(report, state) {
-      // Kernel events that happened before this cycle started belong to it.
+      // Kernel events that happened before this cycle started belong to it; the earliest is its trigger.
+      // They arrive in the order they were received, not the order they happened: a crossing whose thread
+      // first waited for its victim (v2, up to 30 ms) comes after a PSI event that happened later.
       let kernel: { atMs: number; reason: string } | undefined;
-      while (kernelEvents.length > 0 && kernelEvents[0]!.atMs <= report.timeMs) {
-        const ev = kernelEvents.shift()!;
-        kernel ??= ev;
+      for (let k = 0; k < kernelEvents.length; ) {
+        const ev = kernelEvents[k]!;
+        if (ev.atMs > report.timeMs) {
+          k++;
+          continue;
+        }
+        kernelEvents.splice(k, 1);
+        if (!kernel || ev.atMs < kernel.atMs) kernel = ev;
       }
       if (report.error) return;
       let rec: CycleRecord | undefined;

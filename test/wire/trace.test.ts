@@ -151,6 +151,27 @@ describe("eviction tracer", () => {
     expect(r!.latencyMs.belowThreshold).toBe(11_000);
   });
 
+  test("kernel events received out of order: one that happened before the decision is its trigger, though a later one came first", async () => {
+    const h = harness();
+    // A PSI event at 8_000_010 is received first; the working-set crossing of 8_000_000 (its thread waited
+    // for the victim) is received at 8_000_020, with a 20 ms lag. The thread decided at 8_000_002.
+    h.set(8_000_010);
+    h.tracer.onKernelEvent("PSI memory some");
+    h.set(8_000_020);
+    h.tracer.onKernelEvent("hard allocatable memory eviction threshold", 20);
+    const killed = h.kill();
+    h.tracer.onNotifierThreadEviction("uid-hog", 8_000_002, 8_000_002.1, 8_000_005);
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 8_000_040 });
+    h.tracer.onCycle(report(8_000_002, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(8_000_002));
+    h.tracer.onCycle(report(8_000_050, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.trigger).toEqual({ kind: "kernel", reason: "hard allocatable memory eviction threshold" });
+    expect(r!.timestamps.thresholdCrossed).toBe(isoMicros(8_000_000)!);
+  });
+
   test("a kernel event after the cycle started belongs to the next cycle", async () => {
     const h = harness();
     h.set(3_000_005);
