@@ -48,7 +48,13 @@ export const staticPods: Scenario = {
       rec.ranked.map((r) => `${r.pod.replace(`-${h.nodeName}`, "")}(prio ${r.priority}, ${Math.round(r.usage / MIB)}Mi)`).join(" > "));
     h.check("on: only one pod evicted", h.trace().length === 1, h.trace().map((r) => r.pod).join(","));
     for (const m of ["steady", "hog-high"]) {
-      const p = await h.pod(m);
+      // The restarted agent can evict before it has reported the adopted pods' containers (its first
+      // cycle came 50 ms after the start in one CI run): wait for the report, then compare.
+      const reported = async () => {
+        const p = await h.pod(m);
+        return isRunning(p) && (p?.status?.containerStatuses?.length ?? 0) > 0 ? p : undefined;
+      };
+      const p = (await h.waitFor(`${m}'s containers reported by the restarted agent`, reported, 15_000, 100).catch(() => undefined)) ?? (await h.pod(m));
       h.check(`on: ${m} adopted and kept running`, isRunning(p) && containerFingerprint(p) === fp.get(m), containerFingerprint(p));
     }
   },
