@@ -202,7 +202,8 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
           armedThresholds: () => notifiers?.armedThresholds() ?? [],
           signaller: input.directSignal,
           onPodCgroupRemoved: input.onPodCgroupRemoved,
-          onAdopted: (d, o) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", o.readAtMs, o.sentAtMs, o.takenAtMs),
+          onAdopted: (d, o, wokeAtMs) =>
+            tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", { wokeAtMs, decisionMs: o.readAtMs, stopSentMs: o.sentAtMs, signalTakenMs: o.takenAtMs }),
         })
       : undefined;
 

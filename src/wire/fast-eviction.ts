@@ -79,7 +79,7 @@ export interface FastEvictionPlannerInput {
   /** Monotonic ms (default performance.now): the rebuild throttle and retry windows. */
   now?: () => number;
   /** The worker's eviction was recorded (for the trace). */
-  onAdopted?(d: FastEvictionDecision, outcome: Extract<FastOutcome, { fired: true }>): void;
+  onAdopted?(d: FastEvictionDecision, outcome: Extract<FastOutcome, { fired: true }>, wokeAtMs: number): void;
 }
 
 export interface FastEvictionPlanner {
@@ -419,7 +419,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
         };
         log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation })}`);
         input.manager().adopt(decision);
-        input.onAdopted?.(decision, outcome);
+        input.onAdopted?.(decision, outcome, wokeAtMs);
       } finally {
         releaseFired(buffer);
         mirror = undefined;

@@ -86,6 +86,16 @@ interface Open {
   signalTakenMs?: number | null;
 }
 
+/** The notifier thread's own times (its clock), for onNotifierThreadEviction. */
+export interface NotifierThreadTimes {
+  /** When it woke for the crossing (or kernel event) it decided on. */
+  wokeAtMs: number;
+  decisionMs: number;
+  stopSentMs: number;
+  /** v2: when the victim took its signal (null: not seen within the thread's wait); v1: absent. */
+  signalTakenMs?: number | null;
+}
+
 export interface EvictionTracer {
   /**
    * A kernel notifier fired (call before manager.trigger). `lagMs`: how long before now the notifier
@@ -97,9 +107,10 @@ export interface EvictionTracer {
   onStopContainer(e: StopContainerEvent): void;
   /**
    * The kernel notifier thread decided and signalled this eviction itself (call right after the
-   * manager adopted it): its decision and first signal times replace the main thread's.
+   * manager adopted it): its decision and first signal times replace the main thread's, and its
+   * wake-up is the trigger — a kernel one by definition, whatever the cycle matching made of it.
    */
-  onNotifierThreadEviction(uid: string, decisionMs: number, stopSentMs: number, signalTakenMs?: number | null): void;
+  onNotifierThreadEviction(uid: string, t: NotifierThreadTimes): void;
   /** The manager's onCycle hook. */
   onCycle(report: CycleReport, state: Pick<EvictionState, "firstObservedAt">): void;
   /** Records written so far (tests, /debug). */
@@ -245,13 +256,25 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
         });
       };
     },
-    onNotifierThreadEviction(uid, decisionMs, stopSentMs, signalTakenMs) {
+    onNotifierThreadEviction(uid, { wokeAtMs, decisionMs, stopSentMs, signalTakenMs }) {
       const o = open.get(uid);
       if (!o) return;
       o.decidedBy = "notifier-thread";
       o.signalTakenMs = signalTakenMs;
       o.decisionMs = decisionMs;
-      o.crossedMs = o.crossedMs === undefined ? undefined : Math.min(o.crossedMs, decisionMs);
+      // The thread's wake-up is this eviction's trigger. The cycle record that adopted it may have matched
+      // no kernel event: the event is stamped on the main thread's clock (now − lag), which in the one-CPU
+      // v2 guest ran a fraction of a ms ahead of the thread's decision stamp (a fast-ramp CI run read
+      // "periodic"). The event nearest the wake-up is the one this eviction answered: taken from the queue.
+      if (o.trigger?.kind !== "kernel") {
+        let k = -1;
+        for (let j = 0; j < kernelEvents.length; j++)
+          if (k < 0 || Math.abs(kernelEvents[j]!.atMs - wokeAtMs) < Math.abs(kernelEvents[k]!.atMs - wokeAtMs)) k = j;
+        const ev = k >= 0 ? kernelEvents.splice(k, 1)[0] : undefined;
+        o.trigger = { kind: "kernel", reason: ev?.reason ?? "notifier thread wake-up" };
+      }
+      o.detectionMs = Math.min(o.detectionMs ?? wokeAtMs, wokeAtMs);
+      o.crossedMs = Math.min(o.crossedMs ?? wokeAtMs, wokeAtMs, decisionMs);
       o.stopSentMs = stopSentMs;
       observeLatency(o);
     },
@@ -298,11 +321,12 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
           if (t) o.threshold = formatThresholdAmount(t, obs.capacity);
         }
         const first = t ? state.firstObservedAt.get(t) : undefined;
-        o.crossedMs = Math.min(kernel?.atMs ?? Infinity, first ?? Infinity, o.decisionMs);
-        o.detectionMs = kernel?.atMs ?? report.timeMs;
+        // Already set when the notifier thread's record came first (its wake-up: the earlier, kept).
+        o.crossedMs = Math.min(kernel?.atMs ?? Infinity, first ?? Infinity, o.decisionMs, o.crossedMs ?? Infinity);
+        o.detectionMs = Math.min(kernel?.atMs ?? report.timeMs, o.detectionMs ?? Infinity);
         o.cycleMs = report.timeMs;
         o.statsMs = report.statsAtMs;
-        o.trigger = kernel ? { kind: "kernel", reason: kernel.reason } : { kind: "periodic" };
+        if (o.trigger?.kind !== "kernel") o.trigger = kernel ? { kind: "kernel", reason: kernel.reason } : { kind: "periodic" };
         o.ranked = rec.ranked;
         o.conditions = rec.nodeConditions;
         observeLatency(o);

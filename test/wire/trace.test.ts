@@ -119,7 +119,7 @@ describe("eviction tracer", () => {
     h.tracer.onKernelEvent("hard allocatable memory eviction threshold");
     h.set(7_000_001);
     const killed = h.kill();
-    h.tracer.onNotifierThreadEviction("uid-hog", 7_000_000.5, 7_000_001, taken);
+    h.tracer.onNotifierThreadEviction("uid-hog", { wokeAtMs: 7_000_000, decisionMs: 7_000_000.5, stopSentMs: 7_000_001, signalTakenMs: taken });
     h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 7_000_040 });
     h.tracer.onCycle(report(7_000_000.2, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(7_000_000.2));
     h.tracer.onCycle(report(7_000_050, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
@@ -160,9 +160,9 @@ describe("eviction tracer", () => {
     h.set(8_000_020);
     h.tracer.onKernelEvent("hard allocatable memory eviction threshold", 20);
     const killed = h.kill();
-    h.tracer.onNotifierThreadEviction("uid-hog", 8_000_002, 8_000_002.1, 8_000_005);
-    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 8_000_040 });
     h.tracer.onCycle(report(8_000_002, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(8_000_002));
+    h.tracer.onNotifierThreadEviction("uid-hog", { wokeAtMs: 8_000_001, decisionMs: 8_000_002, stopSentMs: 8_000_002.1, signalTakenMs: 8_000_005 });
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 8_000_040 });
     h.tracer.onCycle(report(8_000_050, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
     h.finishKill();
     await killed;
@@ -170,6 +170,28 @@ describe("eviction tracer", () => {
     const [r] = h.records();
     expect(r!.trigger).toEqual({ kind: "kernel", reason: "hard allocatable memory eviction threshold" });
     expect(r!.timestamps.thresholdCrossed).toBe(isoMicros(8_000_000)!);
+  });
+
+  // As the manager's adopt() runs them: its cycle record first, then the thread's times. The crossing's
+  // event is stamped on the main thread's clock (now − lag), here 0.3 ms after the thread's own decision
+  // stamp (the skew between the two threads' clocks in the one-CPU v2 guest), so the cycle matches no
+  // event; the record is still the kernel's, with the thread's wake-up as its detection.
+  test("notifier-thread eviction whose event is stamped after its decision: still kernel-triggered, detected at the wake-up", async () => {
+    const h = harness();
+    h.set(9_000_020);
+    h.tracer.onKernelEvent("hard allocatable memory eviction threshold", 19.4); // 9_000_000.6
+    const killed = h.kill();
+    h.tracer.onCycle(report(9_000_000.3, { available: 150 * Mi, met: true, evict: true }), firstObservedAt(9_000_000.3));
+    h.tracer.onNotifierThreadEviction("uid-hog", { wokeAtMs: 9_000_000, decisionMs: 9_000_000.3, stopSentMs: 9_000_000.4, signalTakenMs: 9_000_004 });
+    h.tracer.onStopContainer({ containerId: "c1", podUid: "uid-hog", phase: "done", atMs: 9_000_040 });
+    h.tracer.onCycle(report(9_000_050, { available: 300 * Mi, met: false }), { firstObservedAt: new Map() });
+    h.finishKill();
+    await killed;
+    await h.tracer.close();
+    const [r] = h.records();
+    expect(r!.trigger).toEqual({ kind: "kernel", reason: "hard allocatable memory eviction threshold" });
+    expect(r!.timestamps.thresholdCrossed).toBe(isoMicros(9_000_000)!);
+    expect(r!.latencyMs.detectionToSignal).toBeCloseTo(0.4, 6);
   });
 
   test("a kernel event after the cycle started belongs to the next cycle", async () => {
