@@ -50,8 +50,17 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
   const settings: WorkingSetPollSettings = { ...DEFAULT_WORKING_SET_POLL, ...opts.poll };
   const worker = new Worker(workerUrl("working-set-worker", import.meta.url));
   (worker as Worker & { unref(): void }).unref();
-  if (opts.threadNice !== undefined || opts.boost) worker.postMessage({ type: "priority", threadNice: opts.threadNice, boost: opts.boost } satisfies WorkingSetWorkerIn);
-  if (opts.fastPlan) worker.postMessage({ type: "fastPlan", buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs } satisfies WorkingSetWorkerIn);
+  // The worker sleeps in Atomics.wait on [0] between reads, not in its event loop: each message is
+  // counted in [1] and the sleep woken, so it goes back to its loop to take it (working-set-worker.ts run()).
+  const mailbox = new Int32Array(new SharedArrayBuffer(8));
+  worker.postMessage({ type: "mailbox", buffer: mailbox.buffer as SharedArrayBuffer } satisfies WorkingSetWorkerIn);
+  const post = (msg: WorkingSetWorkerIn) => {
+    worker.postMessage(msg);
+    Atomics.add(mailbox, 1, 1);
+    Atomics.notify(mailbox, 0);
+  };
+  if (opts.threadNice !== undefined || opts.boost) post({ type: "priority", threadNice: opts.threadNice, boost: opts.boost } satisfies WorkingSetWorkerIn);
+  if (opts.fastPlan) post({ type: "fastPlan", buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs } satisfies WorkingSetWorkerIn);
   let current: readonly WorkingSetTarget[] = [];
   let stopping: Promise<void> | undefined;
   let stopped: () => void = () => {};
@@ -80,7 +89,7 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
     set(targets) {
       if (stopping) return;
       current = targets.map((t) => ({ ...t }));
-      worker.postMessage({ type: "targets", targets: [...current], settings } satisfies WorkingSetWorkerIn);
+      post({ type: "targets", targets: [...current], settings } satisfies WorkingSetWorkerIn);
     },
     get targets() {
       return current;
@@ -93,7 +102,7 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
           clearTimeout(t);
           resolve();
         };
-        worker.postMessage({ type: "stop" } satisfies WorkingSetWorkerIn);
+        post({ type: "stop" } satisfies WorkingSetWorkerIn);
       }).finally(() => worker.terminate());
       return stopping;
     },

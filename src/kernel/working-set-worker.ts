@@ -25,7 +25,7 @@
 // UML guest a 5 ms sleep lasts p50 5.7 ms but p90 17 ms (its ticks are host signals), and in 8 of 34
 // bench runs the thread saw the line 13–43 ms after the bench's own watch. So when the last two timed
 // reads show the usage rising fast enough to reach the line within imminentHorizonMs, the thread stays
-// on it without going back to its event loop: it reads, waits the least it can, reads again — until the
+// on it without going back to its sleep: it reads, waits the least it can, reads again — until the
 // crossing, for at most imminentCapMs per episode and imminentBudgetMsPerSec per second, so a node that
 // hovers near its line costs a bounded share of a CPU and an idle or slowly-growing one costs nothing
 // (no episode starts: the projection is far). How it waits: with more than one CPU, sched_yield (a spin
@@ -91,6 +91,8 @@ export interface WorkingSetPollSettings {
 }
 
 export type WorkingSetWorkerIn =
+  /** Sent first, and not counted in it: the mailbox (see run()). */
+  | { type: "mailbox"; buffer: SharedArrayBuffer }
   /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
   | { type: "priority"; threadNice?: number; boost?: BoostSpec }
   | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
@@ -114,6 +116,15 @@ export interface WorkingSetCrossing {
   imminent?: { reads: number; ms: number };
   /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first. */
   notMet?: { retries: number; ms: number };
+  /**
+   * Where a long gap went (a timed read): how late the thread woke against the time its sleep was to
+   * end, and how long this read's syscalls took (the 1.4 s gaps of the Worker-timer days: 1393 ms late,
+   * read 0.1 ms).
+   */
+  timerLateMs?: number;
+  readTookMs?: number;
+  /** Of a wake-up ≥ 20 ms late: the ms this thread spent runnable, waiting for the CPU, in that sleep. */
+  lateRunnableMs?: number;
 }
 
 export type WorkingSetWorkerOut =
@@ -207,7 +218,36 @@ const takenIo: SignalsTakenIo = {
   sleep: (ms) => void Atomics.wait(sleeper, 0, 0, ms),
   now: () => preciseNow(),
 };
-let timer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * Main thread → this thread: Int32[0] the word this thread sleeps on between reads (always 0; notified
+ * when a message is posted), Int32[1] how many messages the main thread has posted (after posting each).
+ */
+let mailbox: Int32Array | undefined;
+/** Messages handled (counted before handling, so a handler's run() does not return at once). */
+let handled = 0;
+const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 1) > handled;
+/** When the current sleep is due to end (performance.now ms): its lateness is reported with a timed crossing. */
+let timerDueMs = 0;
+/**
+ * This thread's schedstat (/proc/thread-self/schedstat: ns on the CPU, ns runnable but waiting for it,
+ * timeslices), read when it goes to sleep and again when it woke late: a late wake-up whose wait grew by
+ * as much was a thread ready but not given the CPU; one whose wait did not, a wake-up that did not come.
+ */
+let schedstatFd: number | undefined;
+let waitNsAtSchedule = Number.NaN;
+function runqueueWaitNs(): number {
+  try {
+    schedstatFd ??= openSync("/proc/thread-self/schedstat", "r");
+    return Number(readAt0(schedstatFd).split(" ")[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
+/** Set by tick() when it woke ≥ LATE_MS late: the ms of that sleep this thread spent runnable. */
+let lateRunnableMs: number | undefined;
+const LATE_MS = 20;
+/** ms rounded to the µs, for the posts. */
+const us = (ms: number) => Math.round(ms * 1000) / 1000;
 let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
 
 /** Far from the line the next read can wait as long as the fastest growth needs to close the gap. */
@@ -230,7 +270,9 @@ let budget = { windowMs: 0, usedMs: 0 };
  * do not, so an episode lasts until the crossing or its cap.
  */
 function check(w: Watched, now: number, timed = true): void {
+  const readStart = performance.now();
   let [usage, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
+  const readTookMs = performance.now() - readStart;
   const gapMs = now - w.readMs;
   w.readMs = now;
   if (!Number.isFinite(usage)) {
@@ -302,7 +344,7 @@ function check(w: Watched, now: number, timed = true): void {
   }
   w.above = true;
   w.postedMs = now;
-  const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: Math.round((now - w.notMetAtMs) * 1000) / 1000 } : undefined;
+  const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: us(now - w.notMetAtMs) } : undefined;
   w.notMetRetries = 0;
   if (fast?.fired) w.notMetAtMs = Number.NaN;
   const crossing: WorkingSetCrossing = {
@@ -313,9 +355,11 @@ function check(w: Watched, now: number, timed = true): void {
     workingSetBytes: ws,
     lineBytes: w.t.lineBytes,
     repeat,
-    ...(Number.isFinite(gapMs) ? { gapMs: Math.round(gapMs * 1000) / 1000 } : {}),
-    ...(episode && !timed ? { imminent: { reads: episode.reads, ms: Math.round((now - episode.startMs) * 1000) / 1000 } } : {}),
+    ...(Number.isFinite(gapMs) ? { gapMs: us(gapMs) } : {}),
+    ...(episode && !timed ? { imminent: { reads: episode.reads, ms: us(now - episode.startMs) } } : {}),
     ...(notMet ? { notMet } : {}),
+    ...(timed ? { timerLateMs: us(Math.max(0, now - timerDueMs)), readTookMs: us(readTookMs) } : {}),
+    ...(timed && lateRunnableMs !== undefined ? { lateRunnableMs } : {}),
   };
   if (fast?.fired) {
     // Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
@@ -351,12 +395,11 @@ function checkOrDrop(w: Watched, now: number, timed: boolean): void {
   }
 }
 
-function tick(): void {
-  timer = undefined;
-  const now = performance.now();
+function tick(now: number): void {
+  const waitNs = now - timerDueMs >= LATE_MS ? runqueueWaitNs() : Number.NaN;
+  lateRunnableMs = Number.isNaN(waitNs - waitNsAtSchedule) ? undefined : us((waitNs - waitNsAtSchedule) / 1e6);
   for (const w of [...watched]) if (w.dueMs <= now) checkOrDrop(w, now, true);
   if (watched.some((w) => w.imminent)) imminentEpisode();
-  schedule();
 }
 
 let waitBetweenReads: "spin" | "sleep" | undefined;
@@ -384,12 +427,26 @@ function imminentEpisode(): void {
   }
 }
 
-function schedule(): void {
-  if (timer) clearTimeout(timer);
-  timer = undefined;
-  if (watched.length === 0) return;
-  const due = Math.min(...watched.map((w) => w.dueMs));
-  timer = setTimeout(tick, Math.max(0, due - performance.now()));
+/**
+ * The poll loop: read what is due, sleep until the next is, in Atomics.wait on the mailbox — a futex
+ * with the kernel's own timeout, not this Worker's event-loop timer. With a setTimeout the thread
+ * sometimes first read again 1.4 s after the timer was due (the v2 guest bench, 1 run in ~20, the
+ * ramp far past its line when seen: 717 ms–1.44 s crossing → signal), the read itself 0.1 ms. The loop
+ * returns to the event loop only when a message is posted (the main thread counts it and wakes this
+ * sleep; every handler but stop's calls run() again) or when nothing is watched.
+ */
+function run(): void {
+  while (mailbox && !mailPending() && watched.length > 0) {
+    const now = performance.now();
+    const due = Math.min(...watched.map((w) => w.dueMs));
+    if (due <= now) {
+      tick(now);
+      continue;
+    }
+    timerDueMs = due;
+    waitNsAtSchedule = runqueueWaitNs();
+    Atomics.wait(mailbox, 0, 0, due - now);
+  }
 }
 
 function setTargets(targets: WorkingSetTarget[]): void {
@@ -420,11 +477,15 @@ function setTargets(targets: WorkingSetTarget[]): void {
   }
   for (const w of old.values()) close(w);
   watched = next;
-  tick();
 }
 
 self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   const msg = e.data;
+  if (msg.type === "mailbox") {
+    mailbox = new Int32Array(msg.buffer);
+    return;
+  }
+  handled++;
   if (msg.type === "priority") {
     boost = msg.boost;
     if (msg.threadNice !== undefined) self.postMessage({ type: "priority", what: "thread", nice: msg.threadNice, ...applyThreadNice(msg.threadNice) } satisfies WorkingSetWorkerOut);
@@ -434,9 +495,10 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
     settings = msg.settings;
     setTargets(msg.targets);
   } else if (msg.type === "stop") {
-    if (timer) clearTimeout(timer);
     for (const w of watched) close(w);
     watched = [];
     self.postMessage({ type: "stopped" } satisfies WorkingSetWorkerOut);
+    return;
   }
+  run();
 };

@@ -74,6 +74,9 @@ describe("startWorkingSetWatch", () => {
     set(900, 100);
     const first = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
     expect(first).toMatchObject({ id: "pods", usageBytes: 900 * MiB, inactiveFileBytes: 100 * MiB, workingSetBytes: 800 * MiB, lineBytes: 700 * MiB });
+    // A timed read's crossing says where its gap went: the timer's lateness and the read's own time.
+    expect(first.timerLateMs).toBeGreaterThanOrEqual(0);
+    expect(first.readTookMs).toBeGreaterThan(0);
     // Still above: no second report.
     set(950, 100);
     await seen(950, 850);
@@ -98,6 +101,25 @@ describe("startWorkingSetWatch", () => {
     set(750, 0); // the cache went, anonymous memory came: working set 750 over the line
     const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
     expect(c).toMatchObject({ usageBytes: 750 * MiB, inactiveFileBytes: 0, workingSetBytes: 750 * MiB });
+  });
+
+  // The thread sleeps in Atomics.wait between reads, not in its event loop: a message (new targets, stop)
+  // must wake it. Here its next read is 60 s away; the moved line is still read at once.
+  test("new targets are taken while the thread sleeps until its next read; stop too", async () => {
+    const set = fakeCgroup();
+    set(500, 0);
+    const { crossings, seen } = watch({ minIntervalMs: 60_000, maxIntervalMs: 60_000 });
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 800 * MiB }]);
+    await seen(500, 500);
+    set(700, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 600 * MiB }]);
+    const c = await until("the crossing of the moved line", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c.lineBytes).toBe(600 * MiB);
+    const stopped = performance.now();
+    await w!.stop();
+    // stop() gives up on the worker after 2 s; woken, it answers at once.
+    expect(performance.now() - stopped).toBeLessThan(1_500);
+    w = undefined;
   });
 
   test("a moved line re-arms; a vanished cgroup is an error for that target only", async () => {
