@@ -117,9 +117,8 @@ export interface WorkingSetCrossing {
   /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first. */
   notMet?: { retries: number; ms: number };
   /**
-   * Where a long gap went (a timed read): how late the thread woke against the time its sleep was to
-   * end, and how long this read's syscalls took (the 1.4 s gaps of the Worker-timer days: 1393 ms late,
-   * read 0.1 ms).
+   * Where a long gap went (a timed read): how late this read came after it was due, and how long its
+   * syscalls took (the 1.4 s gaps of the Worker-timer days: 1393 ms late, read 0.1 ms).
    */
   timerLateMs?: number;
   readTookMs?: number;
@@ -226,8 +225,6 @@ let mailbox: Int32Array | undefined;
 /** Messages handled (counted before handling, so a handler's run() does not return at once). */
 let handled = 0;
 const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 1) > handled;
-/** When the current sleep is due to end (performance.now ms): its lateness is reported with a timed crossing. */
-let timerDueMs = 0;
 /**
  * This thread's schedstat (/proc/thread-self/schedstat: ns on the CPU, ns runnable but waiting for it,
  * timeslices), read when it goes to sleep and again when it woke late: a late wake-up whose wait grew by
@@ -270,6 +267,7 @@ let budget = { windowMs: 0, usedMs: 0 };
  * do not, so an episode lasts until the crossing or its cap.
  */
 function check(w: Watched, now: number, timed = true): void {
+  const lateMs = dueLateMs(w, now);
   const readStart = performance.now();
   let [usage, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
   const readTookMs = performance.now() - readStart;
@@ -358,7 +356,7 @@ function check(w: Watched, now: number, timed = true): void {
     ...(Number.isFinite(gapMs) ? { gapMs: us(gapMs) } : {}),
     ...(episode && !timed ? { imminent: { reads: episode.reads, ms: us(now - episode.startMs) } } : {}),
     ...(notMet ? { notMet } : {}),
-    ...(timed ? { timerLateMs: us(Math.max(0, now - timerDueMs)), readTookMs: us(readTookMs) } : {}),
+    ...(timed ? { timerLateMs: us(lateMs), readTookMs: us(readTookMs) } : {}),
     ...(timed && lateRunnableMs !== undefined ? { lateRunnableMs } : {}),
   };
   if (fast?.fired) {
@@ -395,8 +393,13 @@ function checkOrDrop(w: Watched, now: number, timed: boolean): void {
   }
 }
 
+/** How late a read of `w` at `now` comes after it was due (0 for "at once": a new or moved target). */
+const dueLateMs = (w: Watched, now: number) => (w.dueMs > 0 ? Math.max(0, now - w.dueMs) : 0);
+
 function tick(now: number): void {
-  const waitNs = now - timerDueMs >= LATE_MS ? runqueueWaitNs() : Number.NaN;
+  let lateMs = 0;
+  for (const w of watched) if (w.dueMs <= now) lateMs = Math.max(lateMs, dueLateMs(w, now));
+  const waitNs = lateMs >= LATE_MS ? runqueueWaitNs() : Number.NaN;
   lateRunnableMs = Number.isNaN(waitNs - waitNsAtSchedule) ? undefined : us((waitNs - waitNsAtSchedule) / 1e6);
   for (const w of [...watched]) if (w.dueMs <= now) checkOrDrop(w, now, true);
   if (watched.some((w) => w.imminent)) imminentEpisode();
@@ -443,7 +446,6 @@ function run(): void {
       tick(now);
       continue;
     }
-    timerDueMs = due;
     waitNsAtSchedule = runqueueWaitNs();
     Atomics.wait(mailbox, 0, 0, due - now);
   }

@@ -263,9 +263,10 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
       o.signalTakenMs = signalTakenMs;
       o.decisionMs = decisionMs;
       // The thread's wake-up is this eviction's trigger. The cycle record that adopted it may have matched
-      // no kernel event: the event is stamped on the main thread's clock (now − lag), which in the one-CPU
-      // v2 guest ran a fraction of a ms ahead of the thread's decision stamp (a fast-ramp CI run read
-      // "periodic"). The event nearest the wake-up is the one this eviction answered: taken from the queue.
+      // no kernel event: the event's stamp (now − lag, on the main thread) and the thread's decision stamp
+      // are separate clock reads on two threads, and the event can land after the decision (a likely
+      // cause of one fast-ramp CI run that read "periodic"; not proven). The event nearest the wake-up is
+      // the one this eviction answered: taken from the queue.
       if (o.trigger?.kind !== "kernel") {
         let k = -1;
         for (let j = 0; j < kernelEvents.length; j++)
