@@ -62,12 +62,18 @@ configure() {
     --disable SECURITY_TOMOYO --disable SECURITY_LOADPIN --set-str LSM "yama,integrity" \
     --disable RAID6_PQ_BENCHMARK --disable BTRFS_FS --enable CRYPTO_MANAGER_DISABLE_TESTS
   ./scripts/config --set-val KERNEL_STACK_ORDER 3 # thread_info (on the stack) holds the larger xstate buffer
+  # RT_GROUP_SCHED off, as in Debian's amd64 kernels (config.amd64_none_amd64 of linux-config-6.1; the UML
+  # config has it on): with it, a thread in any cgroup but the root with the cpu controller on (every
+  # service's, on a cgroup v2 host with kubepods) cannot take a real-time policy (EPERM), and bunlet's
+  # notifier threads run SCHED_RR where they can (src/kernel/thread-priority.ts).
+  ./scripts/config --disable RT_GROUP_SCHED
   make ARCH=um olddefconfig >/dev/null
   local opt
   for opt in PSI OVERLAY_FS CGROUPS MEMCG CGROUP_PIDS; do
     grep -q "^CONFIG_$opt=y" .config || { say "CONFIG_$opt did not stick"; exit 1; }
   done
   grep -q '^CONFIG_HZ=250$' .config || { say "CONFIG_HZ=250 did not stick"; exit 1; }
+  ! grep -q '^CONFIG_RT_GROUP_SCHED=y' .config || { say "CONFIG_RT_GROUP_SCHED stayed on"; exit 1; }
 }
 
 # Hosts whose XSAVE area is larger than UML 6.1's fixed 2696 bytes (AMX: 11008) refuse its
