@@ -62,6 +62,7 @@ import { preciseNow } from "../../src/clock.ts";
 import { createNotifierHub } from "../../src/kernel/hub.ts";
 import { watchMemoryEvents } from "../../src/kernel/memory-events.ts";
 import { startWorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
+import { NOTIFIER_THREAD_NICE, NOTIFIER_THREAD_RT_PRIORITY } from "../../src/kernel/thread-priority.ts";
 import { ensureBuilt, freePort, spawnBunlet, waitForHealthz, type BunletProcess } from "../../test/support/binary.ts";
 import { acquireContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../../test/support/containerd.ts";
 import { writeStaticPodConfig } from "../../test/support/agent.ts";
@@ -259,10 +260,13 @@ function observeLine(n: Node) {
   const w = startWorkingSetWatch({
     // A plain 2 ms timed poll, as in every earlier session (no imminent-crossing episodes: the same ruler).
     poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0, imminentHorizonMs: 0 },
-    // At bunlet's own notifier priority: at nice 0 it was starved while a boosted bunlet (nice -20) saw
-    // the crossing and killed the victim first, and the bench never saw the line crossed (runs lost, and
-    // the fastest ones at that).
-    threadNice: -20,
+    // At bunlet's own notifier priority (nice -20, SCHED_RR 1): at nice 0 it was starved while a boosted
+    // bunlet (nice -20) saw the crossing and killed the victim first, and the bench never saw the line
+    // crossed (runs lost, and the fastest ones at that); at nice -20 only, the hog's cgroup delayed it as
+    // it delayed bunlet's thread, and the crossing was stamped late.
+    threadNice: NOTIFIER_THREAD_NICE,
+    threadRealtime: NOTIFIER_THREAD_RT_PRIORITY,
+    onPriority: (p) => void (p.realtime && !p.realtime.applied && console.log(`the bench's 2 ms watch runs SCHED_OTHER (nice ${p.effective ?? p.nice}): SCHED_RR refused (${p.realtime.error})`)),
     onCrossing: (c) => {
       if (crossedAt !== undefined) return;
       crossedAt = c.atMs;

@@ -12,7 +12,7 @@
 import { EPOLL_EVENT_SIZE, epoll_wait } from "../../ffi/libc.ts";
 import { preciseNow } from "../clock.ts";
 import { tryFastEviction, type FastOutcome } from "./fast-evict.ts";
-import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
+import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
 declare const self: Worker;
 
@@ -21,6 +21,8 @@ export interface WorkerStart {
   epfd: number;
   /** Nice value for this thread, set before the first wait (undefined: inherit the creator's). */
   threadNice?: number;
+  /** SCHED_RR priority for this thread, over its nice value (undefined: none). */
+  threadRealtime?: number;
   /** Boost the main thread on each wake-up (see thread-priority.ts). */
   boost?: BoostSpec;
   /** A hard memory eviction decided here at the crossing, from the main thread's plan (fast-evict.ts). */
@@ -32,7 +34,7 @@ export type WorkerMessage =
   /** fast: what the planned eviction did at this wake-up, when a planned threshold was among the tokens. */
   | { type: "ready"; pairs: number[]; wokeAtMs: number; fast?: FastOutcome }
   /** The outcome of `threadNice` (and the first boost failure, if any): for one log line. */
-  | { type: "priority"; what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }
+  | ({ type: "priority" } & PriorityOutcome)
   | { type: "stopped" }
   | { type: "error"; message: string };
 
@@ -81,10 +83,8 @@ function run(start: WorkerStart): void {
 
 self.onmessage = (e: MessageEvent<WorkerStart>) => {
   if (e.data?.type !== "start") return;
-  if (e.data.threadNice !== undefined) {
-    const r = applyThreadNice(e.data.threadNice);
-    self.postMessage({ type: "priority", what: "thread", nice: e.data.threadNice, ...r } satisfies WorkerMessage);
-  }
+  const r = applyThreadPriority({ nice: e.data.threadNice, realtime: e.data.threadRealtime });
+  if (r) self.postMessage({ type: "priority", ...r } satisfies WorkerMessage);
   run(e.data);
   self.postMessage({ type: "stopped" } satisfies WorkerMessage);
 };

@@ -124,8 +124,25 @@ export type FastOutcome =
        * null: it waited and did not see it; absent: the thread does not wait (the v1 epoll worker).
        */
       takenAtMs?: number | null;
+      /** Where the deciding thread's time went (the v2 working-set thread; absent on the v1 epoll worker). */
+      cpu?: FastCpu;
     }
   | { fired: false; generation: number; reason: string };
+
+/** A span of the deciding thread's time: wall ms, ms on the CPU, ms runnable but off it, major faults taken. */
+export interface FastCpuSpan {
+  ms: number;
+  runMs: number;
+  runnableMs: number;
+  majflt?: number;
+}
+
+export interface FastCpu {
+  /** From the poll loop's last sleep (asked to last sleepMs) to the decision's start: a timed read's wake-up and reads. */
+  sinceSleep?: FastCpuSpan & { sleepMs: number };
+  /** tryFastEviction itself: the plan's checks, the candidates' reads, the signals. */
+  decision: FastCpuSpan;
+}
 
 const views = (buf: SharedArrayBuffer) => ({ i: new Int32Array(buf, 0, INT_COUNT), f: new Float64Array(buf, F_OFFSET_BYTES, FLOAT_COUNT) });
 

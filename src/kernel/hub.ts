@@ -24,7 +24,7 @@ import { Epoll } from "./epoll.ts";
 import type { WorkerMessage, WorkerStart } from "./epoll-worker.ts";
 import type { FastOutcome } from "./fast-evict.ts";
 import { Eventfd } from "./eventfd.ts";
-import { currentNices, endBoost, isBoosted, newBoostSpec, processThreads, type BoostSpec } from "./thread-priority.ts";
+import { currentNices, endBoost, isBoosted, newBoostSpec, processThreads, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export interface HubSource {
@@ -70,6 +70,8 @@ export interface NotifierHubOptions {
   stopTimeoutMs?: number;
   /** Nice value of the worker thread (default: inherited from the main thread). */
   threadNice?: number;
+  /** SCHED_RR priority of the worker thread, over its nice value (thread-priority.ts; default: none). */
+  threadRealtime?: number;
   /**
    * Raise the main thread (and the process's other threads that exist when the hub is created: GC
    * helpers, Bun's pool) to this nice value on each wake-up, until endBoost() (default: never).
@@ -80,8 +82,8 @@ export interface NotifierHubOptions {
    * outcome goes: called on the main thread after the wake-up's sources ran their callbacks.
    */
   fastPlan?: { buffer: SharedArrayBuffer; dirs: string[]; onOutcome(outcome: FastOutcome, wokeAtMs: number): void };
-  /** The outcome of threadNice, and a refused boost (once): for one log line. */
-  onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
+  /** The outcome of threadNice and threadRealtime, and a refused boost (once): for one log line. */
+  onPriority?(p: PriorityOutcome): void;
 }
 
 const CONTROL_TOKEN = 0;
@@ -143,7 +145,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     stopped();
   };
   const fastPlan = opts.fastPlan && { buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs };
-  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, boost, fastPlan } satisfies WorkerStart);
+  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, threadRealtime: opts.threadRealtime, boost, fastPlan } satisfies WorkerStart);
 
   function dispatch(pairs: number[], wokeAtMs: number): void {
     for (let i = 0; i + 1 < pairs.length; i += 2) {

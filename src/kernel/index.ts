@@ -22,5 +22,5 @@ export { startMemoryNotifiers, DEFAULT_PSI_TRIGGER, type MemoryNotifiers, type M
 export * from "./cgroup-parse.ts";
 export { Eventfd } from "./eventfd.ts";
 export { Epoll } from "./epoll.ts";
-export { NOTIFIER_THREAD_NICE, applyThreadNice, boostThread, endBoost, newBoostSpec, type BoostSpec } from "./thread-priority.ts";
+export { NOTIFIER_THREAD_NICE, NOTIFIER_THREAD_RT_PRIORITY, applyThreadNice, boostThread, endBoost, newBoostSpec, type BoostSpec } from "./thread-priority.ts";
 export { startWorkingSetWatch, DEFAULT_WORKING_SET_POLL, type WorkingSetWatch, type WorkingSetWatchOptions, type WorkingSetCrossing, type WorkingSetTarget, type WorkingSetPollSettings } from "./working-set-watch.ts";

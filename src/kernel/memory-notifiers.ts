@@ -12,6 +12,7 @@ import { createNotifierHub, type NotifierHub, type NotifierHubOptions } from "./
 import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
 import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
 import { DEFAULT_WORKING_SET_POLL, startWorkingSetWatch, type WorkingSetPollSettings, type WorkingSetTarget, type WorkingSetWatch } from "./working-set-watch.ts";
+import type { PriorityOutcome } from "./thread-priority.ts";
 
 /** 15 % of a 2 s window stalled; 2 s multiples are accepted even without CAP_SYS_RESOURCE. */
 export const DEFAULT_PSI_TRIGGER = "some 300000 2000000";
@@ -55,6 +56,8 @@ export interface MemoryNotifiersOptions {
    */
   threadNice?: number;
   boostMainThreadNice?: number;
+  /** The notifier threads' SCHED_RR priority, over their nice value (thread-priority.ts). Default: none. */
+  threadRealtime?: number;
   /**
    * The notifier thread evicts on a hard memory threshold itself, from this plan (fast-evict.ts): the
    * epoll worker at a memcg threshold (cgroup v1), the working-set thread at a crossing (cgroup v2).
@@ -106,16 +109,10 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
   const hub = createNotifierHub({
     onError: (e) => logger.warn(`kernel notifier: ${e.message}`),
     threadNice: opts.threadNice,
+    threadRealtime: opts.threadRealtime,
     boostMainThreadNice: opts.boostMainThreadNice,
     fastPlan: support.memcgRoot ? opts.fastPlan : undefined, // v2: the working-set thread's (below)
-    onPriority(p) {
-      const who = p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event";
-      if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
-      else
-        logger.warn(
-          `kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error, hint: p.error === "EACCES" || p.error === "EPERM" ? "needs CAP_SYS_NICE" : undefined })}`,
-        );
-    },
+    onPriority: (p) => logPriority(logger, p.what === "thread" ? "notifier thread" : "main thread while it handles a kernel event", p),
   });
   if (opts.boostMainThreadNice !== undefined) {
     logger.info(`kernel memory notification: the main thread is raised while it handles a kernel event ${kv({ nice: opts.boostMainThreadNice })}`);
@@ -220,12 +217,9 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
     // The same priority as the epoll worker's path: the polling thread at threadNice, and a crossing
     // raises the main thread with the hub's boost, which the eviction manager ends after the cycle.
     threadNice: opts.threadNice,
+    threadRealtime: opts.threadRealtime,
     boost: hub.boostSpec,
-    onPriority(p) {
-      const who = p.what === "thread" ? "working-set thread" : "main thread while it handles a working-set crossing";
-      if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread: who, nice: p.effective ?? p.nice })}`);
-      else logger.warn(`kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread: who, requested: p.nice, effective: p.effective, error: p.error })}`);
-    },
+    onPriority: (p) => logPriority(logger, p.what === "thread" ? "working-set thread" : "main thread while it handles a working-set crossing", p),
     onCrossing(c) {
       const t = described.get(c.id);
       if (c.repeat && t && opts.repeatUseful && !opts.repeatUseful(t)) return;
@@ -281,4 +275,20 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
 function pollLogFields(p: Partial<WorkingSetPollSettings> | undefined): Record<string, number> {
   const s = { ...DEFAULT_WORKING_SET_POLL, ...p };
   return { minIntervalMs: s.minIntervalMs, maxIntervalMs: s.maxIntervalMs, maxGrowthMiBPerSec: Math.round(s.maxGrowthBytesPerSec / 2 ** 20) };
+}
+
+const NEEDS_PRIVILEGE = new Set(["EACCES", "EPERM"]);
+
+/** One log line for a thread's priority outcome: what it runs at, or what the kernel refused and why. */
+function logPriority(logger: MemoryNotifiersLogger, thread: string, p: PriorityOutcome): void {
+  const rt = p.realtime;
+  if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread, nice: p.effective ?? p.nice, ...(rt?.applied ? { policy: "SCHED_RR", rtPriority: rt.priority } : {}) })}`);
+  else
+    logger.warn(
+      `kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread, requested: p.nice, effective: p.effective, error: p.error, hint: NEEDS_PRIVILEGE.has(p.error ?? "") ? "needs CAP_SYS_NICE" : undefined })}`,
+    );
+  if (rt && !rt.applied)
+    logger.warn(
+      `kernel memory notification: the thread could not take a real-time policy; it runs SCHED_OTHER ${kv({ thread, requested: `SCHED_RR/${rt.priority}`, error: rt.error, hint: NEEDS_PRIVILEGE.has(rt.error ?? "") ? "needs CAP_SYS_NICE, and on a kernel with CONFIG_RT_GROUP_SCHED real-time runtime in the thread's cpu cgroup" : undefined })}`,
+    );
 }

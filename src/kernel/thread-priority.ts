@@ -24,10 +24,24 @@
 // boosted. The worker sets it before raising; the main thread clears it before lowering and re-checks
 // after, so an event that arrives while the main thread is lowering itself leaves it boosted.
 import { readdirSync } from "node:fs";
-import { getpriority, PRIO_PROCESS, setpriority } from "../../ffi/libc.ts";
+import { getpriority, PRIO_PROCESS, sched_setscheduler, SCHED_RESET_ON_FORK, SCHED_RR, setpriority } from "../../ffi/libc.ts";
 
 /** The notifier thread's nice value and the main thread's while it handles an event (as earlyoom -p). */
 export const NOTIFIER_THREAD_NICE = -20;
+
+/**
+ * The notifier threads' real-time priority: SCHED_RR at 1, the lowest, above every SCHED_OTHER thread
+ * (as Android's low-memory killer, lmkd, runs SCHED_FIFO). Why beyond nice -20: on cgroup v2 a nice value
+ * weighs only among the threads of its own cgroup, and the pods are in another (kubepods) — on a busy
+ * CPU the hog's group took its turn in the middle of the thread's ~1 ms decision or before its wake-up
+ * (the one-CPU v2 guest: 4 ms runnable per tick lost, 24 ms in one 40 ms wait), whatever the thread's nice.
+ * A real-time thread runs as soon as it is runnable. Safe to hold: the threads sleep between reads
+ * (futex/epoll waits, never a spin: the v2 watch's imminent-crossing episodes sleep 1 ms between reads
+ * when real-time), SCHED_RESET_ON_FORK keeps any thread they start ordinary, and the kernel's RT
+ * throttling (sched_rt_runtime_us) bounds a runaway. Where the kernel refuses (no CAP_SYS_NICE, or
+ * CONFIG_RT_GROUP_SCHED with no real-time runtime in the thread's cpu cgroup: EPERM) the thread keeps its nice value.
+ */
+export const NOTIFIER_THREAD_RT_PRIORITY = 1;
 
 export interface BoostSpec {
   /** The threads to boost: the main thread first (its TID is the process id). */
@@ -62,6 +76,39 @@ export function applyThreadNice(nice: number, tid = 0): NiceOutcome {
   }
   const effective = readNice(tid);
   return { applied: effective === undefined || effective === nice, effective };
+}
+
+export interface RealtimeOutcome {
+  priority: number;
+  applied: boolean;
+  error?: string;
+}
+
+/** Sets the calling thread to SCHED_RR at `priority` (SCHED_RESET_ON_FORK); never throws. */
+export function applyThreadRealtime(priority: number): RealtimeOutcome {
+  try {
+    sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, priority);
+    return { priority, applied: true };
+  } catch (e) {
+    return { priority, applied: false, error: errCode(e) };
+  }
+}
+
+/** A notifier thread's priority request, and what the kernel made of it (for one log line). */
+export interface ThreadPriority {
+  nice?: number;
+  /** SCHED_RR priority, on top of the nice value (which stays as the fallback). */
+  realtime?: number;
+}
+
+export type PriorityOutcome = { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string; realtime?: RealtimeOutcome };
+
+/** Worker side, at start: the calling thread's nice value, then its real-time policy; never throws. */
+export function applyThreadPriority(p: ThreadPriority): PriorityOutcome | undefined {
+  if (p.nice === undefined && p.realtime === undefined) return undefined;
+  const nice = p.nice ?? readNice(0) ?? 0;
+  const n: NiceOutcome = p.nice === undefined ? { applied: true, effective: nice } : applyThreadNice(p.nice);
+  return { what: "thread", nice, ...n, ...(p.realtime !== undefined ? { realtime: applyThreadRealtime(p.realtime) } : {}) };
 }
 
 export function newBoostSpec(tids: number | number[], nice: number): BoostSpec {

@@ -9,7 +9,7 @@
 // headroom (working-set-worker.ts): 5 ms at the line, up to 500 ms far from it; and when the usage
 // rises fast enough to reach the line within 25 ms, the thread polls it off its timer for ≤ 30 ms.
 import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
-import type { BoostSpec } from "./thread-priority.ts";
+import type { BoostSpec, PriorityOutcome } from "./thread-priority.ts";
 import type { FastOutcome } from "./fast-evict.ts";
 import { workerUrl } from "./worker-url.ts";
 
@@ -28,6 +28,8 @@ export interface WorkingSetWatchOptions {
   poll?: Partial<WorkingSetPollSettings>;
   /** Nice value of the polling thread (default: inherited), as the epoll worker's (thread-priority.ts). */
   threadNice?: number;
+  /** SCHED_RR priority of the polling thread, over its nice value (thread-priority.ts; default: none). */
+  threadRealtime?: number;
   /** Raise these threads on each crossing, before it is posted (the hub's spec: its endBoost() lowers them). */
   boost?: BoostSpec;
   /**
@@ -35,8 +37,8 @@ export interface WorkingSetWatchOptions {
    * their token), and where its outcome goes: on the main thread, after onCrossing.
    */
   fastPlan?: { buffer: SharedArrayBuffer; dirs: string[]; onOutcome(outcome: FastOutcome, crossedAtMs: number): void };
-  /** The outcome of threadNice, and a refused boost (once): for one log line. */
-  onPriority?(p: { what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }): void;
+  /** The outcome of threadNice and threadRealtime, and a refused boost (once): for one log line. */
+  onPriority?(p: PriorityOutcome): void;
 }
 
 export interface WorkingSetWatch {
@@ -59,7 +61,8 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
     Atomics.add(mailbox, 1, 1);
     Atomics.notify(mailbox, 0);
   };
-  if (opts.threadNice !== undefined || opts.boost) post({ type: "priority", threadNice: opts.threadNice, boost: opts.boost } satisfies WorkingSetWorkerIn);
+  if (opts.threadNice !== undefined || opts.threadRealtime !== undefined || opts.boost)
+    post({ type: "priority", threadNice: opts.threadNice, threadRealtime: opts.threadRealtime, boost: opts.boost } satisfies WorkingSetWorkerIn);
   if (opts.fastPlan) post({ type: "fastPlan", buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs } satisfies WorkingSetWorkerIn);
   let current: readonly WorkingSetTarget[] = [];
   let stopping: Promise<void> | undefined;

@@ -38,8 +38,8 @@ import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
 import { preciseNow } from "../clock.ts";
-import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, tryFastEviction, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
-import { applyThreadNice, boostThread, type BoostSpec } from "./thread-priority.ts";
+import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
 declare const self: Worker;
 
@@ -94,7 +94,7 @@ export type WorkingSetWorkerIn =
   /** Sent first, and not counted in it: the mailbox (see run()). */
   | { type: "mailbox"; buffer: SharedArrayBuffer }
   /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
-  | { type: "priority"; threadNice?: number; boost?: BoostSpec }
+  | { type: "priority"; threadNice?: number; threadRealtime?: number; boost?: BoostSpec }
   | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
   /** The main thread's eviction plan (fast-evict.ts) and the QoS directories whose link counts it checks. */
   | { type: "fastPlan"; buffer: SharedArrayBuffer; dirs: string[] }
@@ -134,7 +134,7 @@ export type WorkingSetWorkerOut =
   /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
   | { type: "error"; id: string; message: string }
   /** The outcome of threadNice (and the first boost failure, if any): for one log line. */
-  | { type: "priority"; what: "thread" | "boost"; nice: number; applied: boolean; effective?: number; error?: string }
+  | ({ type: "priority" } & PriorityOutcome)
   | { type: "stopped" };
 
 interface Watched {
@@ -231,15 +231,41 @@ const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 1) > ha
  * as much was a thread ready but not given the CPU; one whose wait did not, a wake-up that did not come.
  */
 let schedstatFd: number | undefined;
-let waitNsAtSchedule = Number.NaN;
-function runqueueWaitNs(): number {
+let threadStatFd: number | undefined;
+/** This thread's CPU accounting at one moment: wall ms (performance.now()), ns on the CPU, ns runnable, major faults. */
+interface SchedMark {
+  atMs: number;
+  runNs: number;
+  waitNs: number;
+  majflt?: number;
+}
+function schedMark(withFaults = false): SchedMark | undefined {
   try {
     schedstatFd ??= openSync("/proc/thread-self/schedstat", "r");
-    return Number(readAt0(schedstatFd).split(" ")[1]);
+    const [run, wait] = readAt0(schedstatFd).split(" ");
+    const mark: SchedMark = { atMs: performance.now(), runNs: Number(run), waitNs: Number(wait) };
+    if (withFaults) {
+      threadStatFd ??= openSync("/proc/thread-self/stat", "r");
+      const stat = readAt0(threadStatFd);
+      mark.majflt = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]); // field 12, majflt
+    }
+    return Number.isFinite(mark.runNs) && Number.isFinite(mark.waitNs) ? mark : undefined;
   } catch {
-    return Number.NaN;
+    return undefined;
   }
 }
+/** From mark a to b: wall ms, ms on the CPU, ms runnable but off it, and (when both have them) major faults. */
+function schedSpan(a: SchedMark, b: SchedMark): FastCpuSpan {
+  return {
+    ms: us(b.atMs - a.atMs),
+    runMs: us((b.runNs - a.runNs) / 1e6),
+    runnableMs: us((b.waitNs - a.waitNs) / 1e6),
+    ...(a.majflt !== undefined && b.majflt !== undefined ? { majflt: b.majflt - a.majflt } : {}),
+  };
+}
+/** Taken before each sleep of the poll loop (one schedstat read), and the sleep's length. */
+let markAtSleep: SchedMark | undefined;
+let sleepMs = 0;
 /** Set by tick() when it woke ≥ LATE_MS late: the ms of that sleep this thread spent runnable. */
 let lateRunnableMs: number | undefined;
 const LATE_MS = 20;
@@ -322,10 +348,17 @@ function check(w: Watched, now: number, timed = true): void {
   const repeat = w.above;
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
   // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
+  // Where the thread's time went up to the decision (on the CPU, runnable, neither), for the log: the
+  // slow tail of the v2 guest bench is decisions of ~1 ms of work that end 5–20 ms after the wake-up.
+  const before = fastPlan && w.t.token !== undefined ? schedMark(true) : undefined;
   const fast =
     fastPlan && w.t.token !== undefined
       ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive })
       : undefined;
+  if (fast?.fired && before) {
+    const after = schedMark(true);
+    if (after) fast.cpu = { ...(timed && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, before), sleepMs: us(sleepMs) } } : {}), decision: schedSpan(before, after) };
+  }
   if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
     // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,
     // not the /proc/meminfo polled here), or a plan whose line differs from this target's. Posted now,
@@ -399,19 +432,22 @@ const dueLateMs = (w: Watched, now: number) => (w.dueMs > 0 ? Math.max(0, now - 
 function tick(now: number): void {
   let lateMs = 0;
   for (const w of watched) if (w.dueMs <= now) lateMs = Math.max(lateMs, dueLateMs(w, now));
-  const waitNs = lateMs >= LATE_MS ? runqueueWaitNs() : Number.NaN;
-  lateRunnableMs = Number.isNaN(waitNs - waitNsAtSchedule) ? undefined : us((waitNs - waitNsAtSchedule) / 1e6);
+  const woke = lateMs >= LATE_MS && markAtSleep ? schedMark() : undefined;
+  lateRunnableMs = woke && markAtSleep ? us((woke.waitNs - markAtSleep.waitNs) / 1e6) : undefined;
   for (const w of [...watched]) if (w.dueMs <= now) checkOrDrop(w, now, true);
   if (watched.some((w) => w.imminent)) imminentEpisode();
 }
 
 let waitBetweenReads: "spin" | "sleep" | undefined;
+/** This thread runs SCHED_RR (threadRealtime applied). */
+let realtime = false;
 /** Polls the imminent targets without the timer until they cross, the episode's cap or the second's budget. */
 function imminentEpisode(): void {
   const start = performance.now();
   if (start - budget.windowMs >= 1000) budget = { windowMs: start, usedMs: 0 };
   const capMs = Math.min(settings.imminentCapMs ?? 30, (settings.imminentBudgetMsPerSec ?? 60) - budget.usedMs);
-  const wait = settings.imminentWait ?? (waitBetweenReads ??= availableParallelism() > 1 ? "spin" : "sleep");
+  // A real-time thread never spins: it would hold its CPU from every ordinary thread for the episode.
+  const wait = realtime ? "sleep" : (settings.imminentWait ?? (waitBetweenReads ??= availableParallelism() > 1 ? "spin" : "sleep"));
   episode = { startMs: start, reads: 0 };
   try {
     while (capMs > 0) {
@@ -446,8 +482,9 @@ function run(): void {
       tick(now);
       continue;
     }
-    waitNsAtSchedule = runqueueWaitNs();
-    Atomics.wait(mailbox, 0, 0, due - now);
+    markAtSleep = schedMark();
+    sleepMs = due - now;
+    Atomics.wait(mailbox, 0, 0, sleepMs);
   }
 }
 
@@ -490,7 +527,9 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   handled++;
   if (msg.type === "priority") {
     boost = msg.boost;
-    if (msg.threadNice !== undefined) self.postMessage({ type: "priority", what: "thread", nice: msg.threadNice, ...applyThreadNice(msg.threadNice) } satisfies WorkingSetWorkerOut);
+    const r = applyThreadPriority({ nice: msg.threadNice, realtime: msg.threadRealtime });
+    if (r?.realtime?.applied) realtime = true;
+    if (r) self.postMessage({ type: "priority", ...r } satisfies WorkingSetWorkerOut);
   } else if (msg.type === "fastPlan") {
     fastPlan = { buffer: msg.buffer, dirs: msg.dirs };
   } else if (msg.type === "targets") {

@@ -35,7 +35,7 @@ import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { repeatCrossingUseful } from "../eviction/notifier-thresholds.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
-import { detectMemoryNotification, NOTIFIER_THREAD_NICE, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
+import { detectMemoryNotification, NOTIFIER_THREAD_NICE, NOTIFIER_THREAD_RT_PRIORITY, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
 import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
@@ -99,8 +99,8 @@ export interface EvictionWiringInput {
   /** Evicted (on the pod) and EvictionThresholdMet (on the node) events. */
   events?: EventRecorder;
   /**
-   * The notifier thread at NOTIFIER_THREAD_NICE, and the main thread raised to it while it handles a
-   * kernel event (kernel/thread-priority.ts). Default true; false leaves every thread's priority alone.
+   * The notifier thread at NOTIFIER_THREAD_NICE and SCHED_RR (NOTIFIER_THREAD_RT_PRIORITY), and the main
+   * thread raised to that nice value while it handles a kernel event (kernel/thread-priority.ts). Default true; false leaves every thread's priority alone.
    */
   notifierPriority?: boolean;
   /**
@@ -296,7 +296,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       startWarmer();
       if (config.kernelMemcgNotification) {
         const events = notifierMetrics(input.metrics, () => notifiers);
-        const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
+        const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, threadRealtime: NOTIFIER_THREAD_RT_PRIORITY, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
         notifiers = startMemoryNotifiers({
           ...priority,
           podsCgroup: input.podsCgroup,

@@ -45,6 +45,8 @@ import {
   PLAN_ARMED,
   PLAN_BUSY,
   PLAN_FIRED,
+  type FastCpu,
+  type FastCpuSpan,
   type FastOutcome,
   type FastPlan,
   type FastPlanPod,
@@ -417,7 +419,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           signalled: outcome.signalled,
           signalledAtMs: outcome.sentAtMs,
         };
-        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation })}`);
+        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation, ...cpuFields(outcome.cpu) })}`);
         input.manager().adopt(decision);
         input.onAdopted?.(decision, outcome, wokeAtMs);
       } finally {
@@ -442,4 +444,15 @@ function closeQuietly(fd: number): void {
   try {
     close(fd);
   } catch {}
+}
+
+const spanText = (s: FastCpuSpan) => `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs}${s.majflt ? ` majflt=${s.majflt}` : ""}`;
+
+/** The deciding thread's CPU accounting, for the log line (where a slow decision's time went). */
+export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
+  if (!cpu) return {};
+  return {
+    ...(cpu.sinceSleep ? { sinceSleep: `${spanText(cpu.sinceSleep)} asked=${cpu.sinceSleep.sleepMs}` } : {}),
+    decisionCpu: spanText(cpu.decision),
+  };
 }

@@ -4,7 +4,7 @@
 // read here (reportReads), so each step waits until the worker has seen the state it set. The
 // real-kernel run is test/integration/v2/working-set-fast.test.ts (in the guest).
 import { afterEach, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMemoryNotifiers, WORKING_SET_TOKEN_BASE, type MemoryNotifiers } from "../../src/kernel/memory-notifiers.ts";
@@ -236,6 +236,11 @@ describe("startWorkingSetWatch", () => {
       expect(c.notMet).toBeUndefined();
       await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
       expect(outcomes[0]).toMatchObject({ fired: true, available: 70 * MiB, capacity: 500 * MiB });
+      // Where the deciding thread's time went, from its own schedstat and stat (the kernel updates the
+      // CPU time of a running thread at ticks and switches only: no finer check holds).
+      const cpu = (outcomes[0] as Extract<FastOutcome, { fired: true }>).cpu!;
+      expect(cpu.decision.ms).toBeGreaterThan(0);
+      for (const v of [cpu.decision.runMs, cpu.decision.runnableMs, cpu.decision.majflt]) expect(v).toBeGreaterThanOrEqual(0);
     } finally {
       f.cleanup();
     }
@@ -398,6 +403,29 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     expect(kn.endBoost()).toBe(true);
     expect(kn.hub.boosted).toBe(false);
     expect(getpriority(PRIO_PROCESS, 0)).toBe(own);
+  });
+
+  test("with threadRealtime the working-set thread runs SCHED_RR over its nice value; a priority the kernel refuses is said, and the nice value stays", async () => {
+    mount = fakeV2Mount();
+    fakeMemoryFiles(join(mount, "kubepods"));
+    const policies = () => readdirSync("/proc/self/task").map((t) => {
+      const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]); // field 41, policy
+    });
+    const SCHED_RR = 2;
+    const before = policies().filter((p) => p === SCHED_RR).length;
+    for (const [rt, expected] of [[1, "policy=SCHED_RR rtPriority=1"], [100, "could not take a real-time policy"]] as const) {
+      const lines: string[] = [];
+      kn = startMemoryNotifiers({ ...onFakeV2Mount(mount), onTrigger: () => {}, threadNice: 5, threadRealtime: rt, logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: () => {} } });
+      await kn.apply([podsTarget]);
+      const said = await until("the working-set thread's priority lines", () => (lines.some((l) => l.includes(`thread="working-set thread"`) && l.includes(rt === 1 ? "SCHED_RR" : "real-time")) ? lines.join("\n") : undefined), 5_000, { intervalMs: 2 });
+      expect(said).toContain(expected);
+      expect(said).toContain("nice=5");
+      if (rt === 1) expect(policies().filter((p) => p === SCHED_RR).length).toBe(before + 2); // this thread and the hub's epoll worker
+      else expect(said).toContain("error=EINVAL");
+      await kn.close();
+      kn = undefined;
+    }
   });
 
   test("a repeated post while still over the line triggers a cycle only when repeatUseful says it can change the decision", async () => {
