@@ -38,7 +38,7 @@ import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
 import { preciseNow } from "../clock.ts";
-import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, planGeneration, planState, PLAN_ARMED, rehearseFastEviction, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
 import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -436,6 +436,23 @@ function tick(now: number): void {
   lateRunnableMs = woke && markAtSleep ? us((woke.waitNs - markAtSleep.waitNs) / 1e6) : undefined;
   for (const w of [...watched]) if (w.dueMs <= now) checkOrDrop(w, now, true);
   if (watched.some((w) => w.imminent)) imminentEpisode();
+  else rehearseNewPlan(now);
+}
+
+/** The plan generation last rehearsed, and when (at most one rehearsal a second: plans change with pods). */
+let rehearsed = { generation: Number.NaN, atMs: Number.NEGATIVE_INFINITY };
+const REHEARSE_EVERY_MS = 1000;
+/** A new armed plan gets one dry run of the decision on this thread (rehearseFastEviction). */
+function rehearseNewPlan(now: number): void {
+  if (!fastPlan || now - rehearsed.atMs < REHEARSE_EVERY_MS || planState(fastPlan.buffer) !== PLAN_ARMED) return;
+  const generation = planGeneration(fastPlan.buffer);
+  if (generation === rehearsed.generation) return;
+  rehearsed = { generation, atMs: now };
+  try {
+    rehearseFastEviction(fastPlan.buffer, fastPlan.dirs);
+  } catch {
+    // a dry run: whatever failed, the real decision steps aside on it too
+  }
 }
 
 let waitBetweenReads: "spin" | "sleep" | undefined;

@@ -6,6 +6,7 @@ import {
   planState,
   publishPlan,
   releaseFired,
+  rehearseFastEviction,
   awaitSignalsTaken,
   signalPending,
   tryFastEviction,
@@ -298,5 +299,31 @@ describe("awaitSignalsTaken: the post waits for the victim's handler, bounded", 
     const f = io({});
     expect(awaitSignalsTaken([{ pid: 0, signal: 15 }], f.io, opts)).toBeUndefined();
     expect(f.sleeps).toEqual([2]);
+  });
+});
+
+describe("rehearseFastEviction: a dry run of the decision before the first crossing", () => {
+  test("every step runs on a copy (the candidates read though no threshold is met), nothing is signalled, and the real plan stays armed as it was", () => {
+    const buf = newFastPlanBuffer();
+    const gen = publishPlan(buf, plan())!;
+    const { io, signals } = fakeIo(pressure(500 * Mi), [5, 3, 4]); // 524 Mi available: not met
+    const read: number[] = [];
+    const counting: FastEvictIo = { ...io, pread: (fd, b) => (read.push(fd), io.pread(fd, b)) };
+    expect(rehearseFastEviction(buf, dirs, counting)).toBe("the victim's containers have all exited");
+    expect(read).toEqual(expect.arrayContaining([10, 11, 20, 22, 24, 23]));
+    expect(signals).toEqual([]);
+    expect(planState(buf)).toBe(PLAN_ARMED);
+    expect(planGeneration(buf)).toBe(gen);
+    // The real plan still decides on its own threshold: not met at 500 Mi, fired at 950 Mi.
+    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
+    expect(tryFastEviction(buf, [7], dirs, fakeIo(pressure(), [5, 3, 4]).io)).toMatchObject({ fired: true, victim: 1 });
+  });
+
+  test("no armed plan: nothing to rehearse", () => {
+    const buf = newFastPlanBuffer();
+    expect(rehearseFastEviction(buf, dirs, fakeIo(pressure(), [5, 3, 4]).io)).toBeUndefined();
+    publishPlan(buf, plan());
+    tryFastEviction(buf, [7], dirs, fakeIo(pressure(), [5, 3, 4]).io); // fired: the plan is taken
+    expect(rehearseFastEviction(buf, dirs, fakeIo(pressure(), [5, 3, 4]).io)).toBeUndefined();
   });
 });

@@ -418,7 +418,9 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
       const lines: string[] = [];
       kn = startMemoryNotifiers({ ...onFakeV2Mount(mount), onTrigger: () => {}, threadNice: 5, threadRealtime: rt, logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: () => {} } });
       await kn.apply([podsTarget]);
-      const said = await until("the working-set thread's priority lines", () => (lines.some((l) => l.includes(`thread="working-set thread"`) && l.includes(rt === 1 ? "SCHED_RR" : "real-time")) ? lines.join("\n") : undefined), 5_000, { intervalMs: 2 });
+      // Both notifier threads (this one and the hub's epoll worker) say what they run at.
+      const saidBy = (thread: string) => lines.some((l) => l.includes(`thread="${thread}"`) && l.includes(rt === 1 ? "SCHED_RR" : "real-time"));
+      const said = await until("both threads' priority lines", () => (saidBy("working-set thread") && saidBy("notifier thread") ? lines.join("\n") : undefined), 5_000, { intervalMs: 2 });
       expect(said).toContain(expected);
       expect(said).toContain("nice=5");
       if (rt === 1) expect(policies().filter((p) => p === SCHED_RR).length).toBe(before + 2); // this thread and the hub's epoll worker
