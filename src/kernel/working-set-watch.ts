@@ -22,8 +22,8 @@ export interface WorkingSetWatchOptions {
   onCrossing(c: WorkingSetCrossing): void;
   /** A target could not be read (cgroup removed…); it is dropped until the next set(). */
   onError?(id: string, message: string): void;
-  /** Every read (set poll.reportReads): usage and the working set with the inactive_file last read; timed: not an episode's. */
-  onRead?(id: string, usageBytes: number, workingSetBytes: number, timed: boolean): void;
+  /** Every read (set poll.reportReads): usage and the working set with the inactive_file last read; timed: not an episode's; atMs: when (wall clock). */
+  onRead?(id: string, usageBytes: number, workingSetBytes: number, timed: boolean, atMs: number): void;
   /** Overrides of DEFAULT_WORKING_SET_POLL. */
   poll?: Partial<WorkingSetPollSettings>;
   /** Nice value of the polling thread (default: inherited), as the epoll worker's (thread-priority.ts). */
@@ -77,7 +77,7 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
         if (msg.fast && opts.fastPlan && !stopping) opts.fastPlan.onOutcome(msg.fast, msg.crossing.atMs);
       }
     }
-    else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes, msg.timed);
+    else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes, msg.timed, msg.atMs);
     else if (msg.type === "error") opts.onError?.(msg.id, msg.message);
     else if (msg.type === "priority") {
       const { type: _t, ...p } = msg;

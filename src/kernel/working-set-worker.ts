@@ -130,7 +130,7 @@ export type WorkingSetWorkerOut =
   /** fast: what the planned eviction did at this crossing, when the target's token is in the armed plan. */
   | { type: "crossed"; crossing: WorkingSetCrossing; fast?: FastOutcome }
   /** timed: a read of the schedule; false: an imminent-crossing episode's. */
-  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number; timed: boolean }
+  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number; timed: boolean; atMs: number }
   /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
   | { type: "error"; id: string; message: string }
   /** The outcome of threadNice (and the first boost failure, if any): for one log line. */
@@ -331,7 +331,7 @@ function check(w: Watched, now: number, timed = true): void {
   // Under the line in usage, the working set is under it whatever inactive_file does next; the
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
-  if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed } satisfies WorkingSetWorkerOut);
+  if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed, atMs: preciseNow(now) } satisfies WorkingSetWorkerOut);
   const retryMs = settings.notMetRetryMs ?? 0;
   if (ws < w.t.lineBytes) {
     w.above = false;
