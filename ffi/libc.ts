@@ -33,7 +33,6 @@ const lib = dlopen("libc.so.6", {
   setpriority: { args: [i32, u32, i32], returns: i32 },
   sched_yield: { args: [], returns: i32 },
   sched_setscheduler: { args: [i32, i32, P], returns: i32 },
-  sched_getscheduler: { args: [i32], returns: i32 },
   // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
   // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
   // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
@@ -331,9 +330,7 @@ export function setpriority(which: number, who: number, prio: number): void {
   if (sym.setpriority(which, who, prio) < 0) fail("setpriority");
 }
 
-/** Scheduling policies (sched.h); SCHED_RESET_ON_FORK or'ed in: threads and children it creates start SCHED_OTHER. */
-export const SCHED_OTHER = 0;
-export const SCHED_FIFO = 1;
+/** A scheduling policy (sched.h); SCHED_RESET_ON_FORK or'ed in: threads and children it creates start SCHED_OTHER. */
 export const SCHED_RR = 2;
 export const SCHED_RESET_ON_FORK = 0x40000000;
 
@@ -345,13 +342,6 @@ export const SCHED_RESET_ON_FORK = 0x40000000;
 export function sched_setscheduler(tid: number, policy: number, priority: number): void {
   const param = new Int32Array([priority]);
   if (sym.sched_setscheduler(tid, policy, ptr(param)) < 0) fail("sched_setscheduler");
-}
-
-/** sched_getscheduler(2): the policy of thread `tid` (0: the calling thread), SCHED_RESET_ON_FORK or'ed in when set. */
-export function sched_getscheduler(tid: number): number {
-  const n = sym.sched_getscheduler(tid);
-  if (n < 0) fail("sched_getscheduler");
-  return n;
 }
 
 /** getpriority(2): the nice value (-20…19). -1 is a valid value, so errno is cleared first and checked. */

@@ -165,6 +165,7 @@ interface Run {
   underAt?: number;
   /** The bench's recent reads under the line, until noteTraces picks underAt from them (not saved). */
   underReads?: number[];
+  allReads?: number[];
   /** Wall-clock phases of the run (ms): pressure clear, pod running, crossing, removed. */
   phases?: string;
   crossedAt: number;
@@ -264,12 +265,18 @@ function observeLine(n: Node) {
   let freedAt: number | undefined;
   /** The ruler's recent reads under the line (wall clock, the last 500): a crossing it never saw came after the last before it. */
   const under: number[] = [];
+  /** Every recent read (the last 500), to tell a ruler that did not read at all from a line it read under. */
+  const all: number[] = [];
   let polling = false;
   const usage = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8"));
   const w = startWorkingSetWatch({
     // A plain 2 ms timed poll, as in every earlier session (no imminent-crossing episodes: the same ruler).
     poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0, imminentHorizonMs: 0, reportReads: true },
-    onRead: (_id, _usage, ws, _timed, atMs) => void (crossedAt === undefined && ws < LINE && under.push(atMs) > 500 && under.shift()),
+    onRead: (_id, _usage, ws, _timed, atMs) => {
+      if (crossedAt !== undefined) return;
+      if (all.push(atMs) > 500) all.shift();
+      if (ws < LINE && under.push(atMs) > 500) under.shift();
+    },
     // At bunlet's own notifier priority (nice -20, SCHED_RR 1): at nice 0 it was starved while a boosted
     // bunlet (nice -20) saw the crossing and killed the victim first, and the bench never saw the line
     // crossed (runs lost, and the fastest ones at that); at nice -20 only, the hog's cgroup delayed it as
@@ -294,6 +301,7 @@ function observeLine(n: Node) {
     crossed: () => crossedAt,
     freed: () => freedAt,
     underReads: () => [...under],
+    allReads: () => [...all],
     stop: () => {
       polling = false;
       return w.stop();
@@ -341,12 +349,19 @@ function noteTraces(n: Node, rs: Run[]): void {
     // read the line crossed, and evict, before the bench's next 2 ms read.
     if (traced !== undefined && (r.crossingFromTrace || traced < r.crossedAt)) r.crossedAt = traced;
     if (r.crossingFromTrace && traced === undefined) r.crossedAt = 0; // no crossing known: not timed
-    if (r.crossingFromTrace && traced !== undefined) r.underAt = r.underReads?.filter((t) => t <= traced).at(-1);
+    let ruler = "";
+    if (r.crossingFromTrace && traced !== undefined) {
+      r.underAt = r.underReads?.filter((t) => t <= traced).at(-1);
+      // A long gap means the ruler itself did not read (the guest, or the ruler, off the CPU): the bound is loose.
+      const next = r.underAt === undefined ? undefined : r.allReads?.find((t) => t > r.underAt!);
+      if (r.underAt !== undefined) ruler = `; the bench's reads: the last under the line ${fmt(traced - r.underAt)} before bunlet's crossing, the next ${next === undefined ? "none" : `${fmt(next - traced)} after it`}`;
+    }
     delete r.underReads;
+    delete r.allReads;
     const note = !rec
       ? "no trace record"
       : `bunlet's trace: ${rec.trigger.kind} trigger${rec.trigger.reason ? ` (${rec.trigger.reason})` : ""} ${r.crossingFromTrace ? "(the bench never saw the line: the victim was gone before its next read)" : `${fmt(traced! - benchAt)} after the bench's crossing`}, → cycle ${fmt(l!.cycleStarted ?? Number.NaN)}, → stats ${fmt(l!.statsRead ?? Number.NaN)}, → decision ${fmt(l!.decision)}, → signal sent ${fmt(l!.stopSignalSent ?? Number.NaN)}${l!.signalTaken !== undefined ? `, → taken by the victim ${l!.signalTaken === null ? "(not seen in 30 ms)" : fmt(l!.signalTaken)}` : ""}${(rec as { decidedBy?: string }).decidedBy ? `, decided by ${(rec as { decidedBy?: string }).decidedBy}` : ""}`;
-    r.note = r.note ? `${r.note}; ${note}` : note;
+    r.note = r.note ? `${r.note}; ${note}${ruler}` : `${note}${ruler}`;
   }
 }
 
@@ -408,7 +423,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
     mark("crossed");
     if (seen === -1) {
       const gotAt = await victimGot(n, pod);
-      return { pod: podName, crossedAt: 0, crossingFromTrace: true, gotAt, underReads: obs.underReads() };
+      return { pod: podName, crossedAt: 0, crossingFromTrace: true, gotAt, underReads: obs.underReads(), allReads: obs.allReads() };
     }
     const crossedAt = seen;
     const freedAt = await waitFor("memory freed", () => obs.freed(), mode === "oomd" ? 60_000 : 30_000, 5);
