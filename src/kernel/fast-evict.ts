@@ -127,7 +127,8 @@ export type FastOutcome =
       /** Where the deciding thread's time went (the v2 working-set thread; absent on the v1 epoll worker). */
       cpu?: FastCpu;
     }
-  | { fired: false; generation: number; reason: string };
+  /** detail: with NOT_MET_AT_WAKE_UP, each threshold as judged (for the log: why a crossing was not met). */
+  | { fired: false; generation: number; reason: string; detail?: string };
 
 /** A span of the deciding thread's time: wall ms, ms on the CPU, ms runnable but off it, major faults taken. */
 export interface FastCpuSpan {
@@ -304,13 +305,19 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
     return v;
   };
   const podKey = i[H_CGROUP_VERSION] === 2 ? "inactive_file" : "total_inactive_file";
+  /** How each threshold was read: "observed" (the waking read) or its files. */
+  const judged: string[] = [];
   const readInactive = (fd: number): number => inactiveIn(readText(fd), fd, podKey);
   /** A threshold's cgroup: [usage, inactive_file] as the summary computes them for it. */
   const readThreshold = (k: number): [number, number] => {
     const usageFd = i[THR_BASE + 4 * k + 1]!;
     const statFd = i[THR_BASE + 4 * k + 2]!;
     const files = THRESHOLD_FILES[i[THR_BASE + 4 * k + 3]!] ?? "v1";
-    if (files === "v2" && observed && observed.token === i[THR_BASE + 4 * k]) return [observed.usageBytes, observed.inactiveFileBytes];
+    if (files === "v2" && observed && observed.token === i[THR_BASE + 4 * k]) {
+      judged[k] = "observed";
+      return [observed.usageBytes, observed.inactiveFileBytes];
+    }
+    judged[k] = files;
     if (files === "v2-root") {
       const text = readText(statFd);
       const anon = statValue(text, "anon");
@@ -325,16 +332,18 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
   let thr = -1;
   let available = 0;
   let capacity = 0;
+  const notMet: string[] = [];
   for (let k = 0; k < i[H_THRESHOLDS]! && thr < 0; k++) {
     const [usage, inactive] = readThreshold(k);
     const at = memoryThresholdAt(f[FTHR_BASE + 2 * k + 1]!, f[FTHR_BASE + 2 * k]!, usage, inactive);
+    if (!at.met) notMet.push(`token ${i[THR_BASE + 4 * k]} (${judged[k]}): available ${at.available} > ${f[FTHR_BASE + 2 * k + 1]} of capacity ${f[FTHR_BASE + 2 * k]}`);
     if (at.met) {
       thr = k;
       available = at.available;
       capacity = f[FTHR_BASE + 2 * k]!;
     }
   }
-  if (thr < 0) return stepAside(NOT_MET_AT_WAKE_UP);
+  if (thr < 0) return { ...stepAside(NOT_MET_AT_WAKE_UP), detail: notMet.join("; ") } as FastOutcome;
 
   const nPods = i[H_PODS]!;
   const cands: FastCandidate[] = [];

@@ -224,7 +224,7 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       const t = described.get(c.id);
       if (c.repeat && t && opts.repeatUseful && !opts.repeatUseful(t)) return;
       const description = t?.description ?? c.id;
-      const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes, gapMs: c.gapMs, imminentReads: c.imminent?.reads, imminentMs: c.imminent?.ms, notMetRetries: c.notMet?.retries, notMetMs: c.notMet?.ms, ...((c.gapMs ?? 0) > 100 ? { timerLateMs: c.timerLateMs, lateRunnableMs: c.lateRunnableMs, readTookMs: c.readTookMs } : {}) })}`;
+      const line = `eviction manager: ${description} ${c.repeat ? "still over" : "crossed"} ${kv({ source: t?.cgroup === "pods" ? join(mount, opts.podsCgroup ?? "kubepods") : "/proc/meminfo", workingSetBytes: c.workingSetBytes, lineBytes: c.lineBytes, usageBytes: c.usageBytes, inactiveFileBytes: c.inactiveFileBytes, gapMs: c.gapMs, imminentReads: c.imminent?.reads, imminentMs: c.imminent?.ms, notMetRetries: c.notMet?.retries, notMetMs: c.notMet?.ms, notMetFirst: c.notMet?.first, ...((c.gapMs ?? 0) > 100 ? { timerLateMs: c.timerLateMs, lateRunnableMs: c.lateRunnableMs, readTookMs: c.readTookMs } : {}) })}`;
       opts.onTrigger(description, preciseNow() - c.atMs);
       // After the cycle the trigger queued has started, as the memcg line (a log write first costs the path).
       setTimeout(() => (c.repeat ? logger.debug(line) : logger.info(line)), 0);

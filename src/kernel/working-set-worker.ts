@@ -114,8 +114,8 @@ export interface WorkingSetCrossing {
   gapMs?: number;
   /** Seen inside an imminent-crossing episode: its reads so far and ms since it began. */
   imminent?: { reads: number; ms: number };
-  /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first. */
-  notMet?: { retries: number; ms: number };
+  /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first, and why the first was not met. */
+  notMet?: { retries: number; ms: number; first?: string };
   /**
    * Where a long gap went (a timed read): how late this read came after it was due, and how long its
    * syscalls took (the 1.4 s gaps of the Worker-timer days: 1393 ms late, read 0.1 ms).
@@ -158,6 +158,8 @@ interface Watched {
   /** performance.now() of the first fast-path step-aside of the current silent retries (NaN: none), and their count. */
   notMetAtMs: number;
   notMetRetries: number;
+  /** The first step-aside's detail (each threshold as judged), for the crossing's log line. */
+  notMetFirst?: string;
 }
 
 const buf = new Uint8Array(16384);
@@ -366,7 +368,10 @@ function check(w: Watched, now: number, timed = true): void {
     // would wait renotifyMs (kubepods' working set at its line: the bench's ~100 ms runs, when the
     // decision re-read its files); instead the next read over the line tries again, for at most retryMs
     // of the up-crossing — an imminent-crossing episode's reads (1 ms apart, within its cap and budget).
-    if (Number.isNaN(w.notMetAtMs)) w.notMetAtMs = now;
+    if (Number.isNaN(w.notMetAtMs)) {
+      w.notMetAtMs = now;
+      w.notMetFirst = fast.detail;
+    }
     if (now - w.notMetAtMs < retryMs) {
       w.notMetRetries++;
       w.imminent = (settings.imminentHorizonMs ?? 0) > 0;
@@ -375,7 +380,7 @@ function check(w: Watched, now: number, timed = true): void {
   }
   w.above = true;
   w.postedMs = now;
-  const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: us(now - w.notMetAtMs) } : undefined;
+  const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: us(now - w.notMetAtMs), ...(w.notMetFirst ? { first: w.notMetFirst } : {}) } : undefined;
   w.notMetRetries = 0;
   if (fast?.fired) w.notMetAtMs = Number.NaN;
   const crossing: WorkingSetCrossing = {

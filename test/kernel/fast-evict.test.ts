@@ -315,7 +315,8 @@ describe("rehearseFastEviction: a dry run of the decision before the first cross
     expect(planState(buf)).toBe(PLAN_ARMED);
     expect(planGeneration(buf)).toBe(gen);
     // The real plan still decides on its own threshold: not met at 500 Mi, fired at 950 Mi.
-    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
+    // A not-met step-aside says how each threshold was judged, for the crossing's log line.
+    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP, detail: `token 7 (v1): available ${524 * Mi} > ${100 * Mi} of capacity ${1024 * Mi}` });
     expect(tryFastEviction(buf, [7], dirs, fakeIo(pressure(), [5, 3, 4]).io)).toMatchObject({ fired: true, victim: 1 });
   });
 

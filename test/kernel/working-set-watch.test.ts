@@ -210,6 +210,7 @@ describe("startWorkingSetWatch", () => {
       const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
       expect(c.repeat).toBe(false);
       expect(c.notMet!.retries).toBeGreaterThanOrEqual(5);
+      expect(c.notMet!.first).toMatch(/^token \d+ \(v2-root\): available \d+ > \d+ of capacity \d+$/);
       await until("the outcome", () => outcomes[0], 5_000, { intervalMs: 2 });
       expect(outcomes[0]).toMatchObject({ fired: true, victim: 0, signalled: 1 });
       expect(crossings).toHaveLength(1);
@@ -408,9 +409,14 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
   test("with threadRealtime the working-set thread runs SCHED_RR over its nice value; a priority the kernel refuses is said, and the nice value stays", async () => {
     mount = fakeV2Mount();
     fakeMemoryFiles(join(mount, "kubepods"));
-    const policies = () => readdirSync("/proc/self/task").map((t) => {
-      const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]); // field 41, policy
+    // Each thread's policy; a thread that exits between the listing and its read (another test's worker) is skipped.
+    const policies = () => readdirSync("/proc/self/task").flatMap((t) => {
+      try {
+        const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
+        return [Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38])]; // field 41, policy
+      } catch {
+        return [];
+      }
     });
     const SCHED_RR = 2;
     const before = policies().filter((p) => p === SCHED_RR).length;
