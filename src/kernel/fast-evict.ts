@@ -130,19 +130,18 @@ export type FastOutcome =
   /** detail: with NOT_MET_AT_WAKE_UP, each threshold as judged (for the log: why a crossing was not met). */
   | { fired: false; generation: number; reason: string; detail?: string };
 
-/** A span of the deciding thread's time: wall ms, ms on the CPU, ms runnable but off it, major faults taken. */
+/** A span of the deciding thread's time: wall ms, ms on the CPU, ms runnable but off it. */
 export interface FastCpuSpan {
   ms: number;
   runMs: number;
   runnableMs: number;
-  majflt?: number;
 }
 
 export interface FastCpu {
-  /** From the poll loop's last sleep (asked to last sleepMs) to the decision's start: a timed read's wake-up and reads. */
+  /** From the poll loop's last sleep (asked to last sleepMs) to the decision's end: the wake-up, the reads, the decision. */
   sinceSleep?: FastCpuSpan & { sleepMs: number };
-  /** tryFastEviction itself: the plan's checks, the candidates' reads, the signals. */
-  decision: FastCpuSpan;
+  /** Wall ms of tryFastEviction itself: the plan's checks, the candidates' reads, the signals. */
+  decisionMs: number;
 }
 
 const views = (buf: SharedArrayBuffer) => ({ i: new Int32Array(buf, 0, INT_COUNT), f: new Float64Array(buf, F_OFFSET_BYTES, FLOAT_COUNT) });
@@ -288,7 +287,7 @@ export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[
 }
 
 function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readonly string[], io: FastEvictIo, observed: FastObservation | undefined): FastOutcome {
-  const stepAside = (reason: string): FastOutcome => ({ fired: false, generation, reason });
+  const stepAside = (reason: string, detail?: string): FastOutcome => ({ fired: false, generation, reason, ...(detail ? { detail } : {}) });
   const nDirs = i[H_DIRS]!;
   const links = io.dirLinks(dirs.slice(0, nDirs));
   for (let k = 0; k < nDirs; k++) if (links[k] !== f[FDIR_BASE + k]) return stepAside("pod cgroups changed since the plan");
@@ -343,7 +342,7 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
       capacity = f[FTHR_BASE + 2 * k]!;
     }
   }
-  if (thr < 0) return { ...stepAside(NOT_MET_AT_WAKE_UP), detail: notMet.join("; ") } as FastOutcome;
+  if (thr < 0) return stepAside(NOT_MET_AT_WAKE_UP, notMet.join("; "));
 
   const nPods = i[H_PODS]!;
   const cands: FastCandidate[] = [];

@@ -233,37 +233,25 @@ const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 1) > ha
  * as much was a thread ready but not given the CPU; one whose wait did not, a wake-up that did not come.
  */
 let schedstatFd: number | undefined;
-let threadStatFd: number | undefined;
-/** This thread's CPU accounting at one moment: wall ms (performance.now()), ns on the CPU, ns runnable, major faults. */
+/** This thread's CPU accounting at one moment: wall ms (performance.now()), ns on the CPU, ns runnable. */
 interface SchedMark {
   atMs: number;
   runNs: number;
   waitNs: number;
-  majflt?: number;
 }
-function schedMark(withFaults = false): SchedMark | undefined {
+function schedMark(): SchedMark | undefined {
   try {
     schedstatFd ??= openSync("/proc/thread-self/schedstat", "r");
     const [run, wait] = readAt0(schedstatFd).split(" ");
     const mark: SchedMark = { atMs: performance.now(), runNs: Number(run), waitNs: Number(wait) };
-    if (withFaults) {
-      threadStatFd ??= openSync("/proc/thread-self/stat", "r");
-      const stat = readAt0(threadStatFd);
-      mark.majflt = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]); // field 12, majflt
-    }
     return Number.isFinite(mark.runNs) && Number.isFinite(mark.waitNs) ? mark : undefined;
   } catch {
     return undefined;
   }
 }
-/** From mark a to b: wall ms, ms on the CPU, ms runnable but off it, and (when both have them) major faults. */
+/** From mark a to b: wall ms, ms on the CPU, ms runnable but off it. */
 function schedSpan(a: SchedMark, b: SchedMark): FastCpuSpan {
-  return {
-    ms: us(b.atMs - a.atMs),
-    runMs: us((b.runNs - a.runNs) / 1e6),
-    runnableMs: us((b.waitNs - a.waitNs) / 1e6),
-    ...(a.majflt !== undefined && b.majflt !== undefined ? { majflt: b.majflt - a.majflt } : {}),
-  };
+  return { ms: us(b.atMs - a.atMs), runMs: us((b.runNs - a.runNs) / 1e6), runnableMs: us((b.waitNs - a.waitNs) / 1e6) };
 }
 /** Taken before each sleep of the poll loop (one schedstat read), and the sleep's length. */
 let markAtSleep: SchedMark | undefined;
@@ -352,14 +340,15 @@ function check(w: Watched, now: number, timed = true): void {
   // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
   // Where the thread's time went up to the decision (on the CPU, runnable, neither), for the log: the
   // slow tail of the v2 guest bench is decisions of ~1 ms of work that end 5–20 ms after the wake-up.
-  const before = fastPlan && w.t.token !== undefined ? schedMark(true) : undefined;
+  // Only a fired decision reads the thread's schedstat (after it): retries and repeats cost no /proc read.
+  const decisionStart = performance.now();
   const fast =
     fastPlan && w.t.token !== undefined
       ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive })
       : undefined;
-  if (fast?.fired && before) {
-    const after = schedMark(true);
-    if (after) fast.cpu = { ...(timed && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, before), sleepMs: us(sleepMs) } } : {}), decision: schedSpan(before, after) };
+  if (fast?.fired) {
+    const after = schedMark();
+    fast.cpu = { ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}), decisionMs: us((after?.atMs ?? performance.now()) - decisionStart) };
   }
   if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
     // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,

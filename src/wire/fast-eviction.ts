@@ -46,7 +46,6 @@ import {
   PLAN_BUSY,
   PLAN_FIRED,
   type FastCpu,
-  type FastCpuSpan,
   type FastOutcome,
   type FastPlan,
   type FastPlanPod,
@@ -446,13 +445,12 @@ function closeQuietly(fd: number): void {
   } catch {}
 }
 
-const spanText = (s: FastCpuSpan) => `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs}${s.majflt ? ` majflt=${s.majflt}` : ""}`;
-
 /** The deciding thread's CPU accounting, for the log line (where a slow decision's time went). */
 export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
   if (!cpu) return {};
+  const s = cpu.sinceSleep;
   return {
-    ...(cpu.sinceSleep ? { sinceSleep: `${spanText(cpu.sinceSleep)} asked=${cpu.sinceSleep.sleepMs}` } : {}),
-    decisionCpu: spanText(cpu.decision),
+    ...(s ? { sinceSleep: `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs} asked=${s.sleepMs}` } : {}),
+    decisionMs: String(cpu.decisionMs),
   };
 }
