@@ -429,7 +429,7 @@ export function signalPending(status: string, signal: number): boolean | undefin
 export interface SignalsTakenIo {
   /** /proc/<pid>/status, or undefined when the process is gone. */
   procStatus(pid: number): string | undefined;
-  /** Blocks this thread (a Worker's: Atomics.wait) for ms. */
+  /** Blocks this thread (a Worker's: monotonic-sleep.ts) for ms. */
   sleep(ms: number): void;
   now(): number;
 }

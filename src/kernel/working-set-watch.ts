@@ -11,6 +11,7 @@
 import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
 import type { BoostSpec, PriorityOutcome } from "./thread-priority.ts";
 import type { FastOutcome } from "./fast-evict.ts";
+import { Eventfd } from "./eventfd.ts";
 import { workerUrl } from "./worker-url.ts";
 
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
@@ -52,14 +53,15 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
   const settings: WorkingSetPollSettings = { ...DEFAULT_WORKING_SET_POLL, ...opts.poll };
   const worker = new Worker(workerUrl("working-set-worker", import.meta.url));
   (worker as Worker & { unref(): void }).unref();
-  // The worker sleeps in Atomics.wait on [0] between reads, not in its event loop: each message is
-  // counted in [1] and the sleep woken, so it goes back to its loop to take it (working-set-worker.ts run()).
-  const mailbox = new Int32Array(new SharedArrayBuffer(8));
-  worker.postMessage({ type: "mailbox", buffer: mailbox.buffer as SharedArrayBuffer } satisfies WorkingSetWorkerIn);
+  // The worker sleeps in epoll_wait between reads, not in its event loop: each message is counted in
+  // [0] and the eventfd signalled, so it goes back to its loop to take it (working-set-worker.ts run()).
+  const mailbox = new Int32Array(new SharedArrayBuffer(4));
+  const wake = new Eventfd();
+  worker.postMessage({ type: "mailbox", buffer: mailbox.buffer as SharedArrayBuffer, wakeFd: wake.fd } satisfies WorkingSetWorkerIn);
   const post = (msg: WorkingSetWorkerIn) => {
     worker.postMessage(msg);
-    Atomics.add(mailbox, 1, 1);
-    Atomics.notify(mailbox, 0);
+    Atomics.add(mailbox, 0, 1);
+    wake.signal();
   };
   if (opts.threadNice !== undefined || opts.threadRealtime !== undefined || opts.boost)
     post({ type: "priority", threadNice: opts.threadNice, threadRealtime: opts.threadRealtime, boost: opts.boost } satisfies WorkingSetWorkerIn);
@@ -99,14 +101,19 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
     },
     stop() {
       if (stopping) return stopping;
-      stopping = new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 2000);
+      stopping = new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => resolve(false), 2000);
         stopped = () => {
           clearTimeout(t);
-          resolve();
+          resolve(true);
         };
         post({ type: "stop" } satisfies WorkingSetWorkerIn);
-      }).finally(() => worker.terminate());
+      }).then((clean) => {
+        worker.terminate();
+        // A thread that never answered may still be in a sleep on the eventfd: its number must not be
+        // reused under it (a read there would take another fd's bytes), so it is left open then.
+        if (clean) wake.close();
+      });
       return stopping;
     },
   };

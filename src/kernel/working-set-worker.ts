@@ -30,13 +30,14 @@
 // hovers near its line costs a bounded share of a CPU and an idle or slowly-growing one costs nothing
 // (no episode starts: the projection is far). How it waits: with more than one CPU, sched_yield (a spin
 // that lets anything runnable go first: the victim runs on another CPU); with one CPU, a 1 ms
-// Atomics.wait — spinning there would starve the very victim that must cross (at nice -20, CFS gives
+// sleep — spinning there would starve the very victim that must cross (at nice -20, CFS gives
 // the yielding thread the CPU straight back), and a spinner at nice 0 only gets the CPU back at the
 // next tick (10 ms at HZ=100), later than a high-resolution timer wakes a nice -20 thread.
 // Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
+import { MonotonicSleeper } from "./monotonic-sleep.ts";
 import { preciseNow } from "../clock.ts";
 import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, planGeneration, planState, PLAN_ARMED, rehearseFastEviction, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
 import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
@@ -91,8 +92,8 @@ export interface WorkingSetPollSettings {
 }
 
 export type WorkingSetWorkerIn =
-  /** Sent first, and not counted in it: the mailbox (see run()). */
-  | { type: "mailbox"; buffer: SharedArrayBuffer }
+  /** Sent first, and not counted in it: the mailbox and the eventfd signalled after each post (see run()). */
+  | { type: "mailbox"; buffer: SharedArrayBuffer; wakeFd: number }
   /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
   | { type: "priority"; threadNice?: number; threadRealtime?: number; boost?: BoostSpec }
   | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
@@ -205,7 +206,10 @@ let watched: Watched[] = [];
 let boost: BoostSpec | undefined;
 let boostFailed = false;
 let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
+/** Sleeps no post cuts short: an episode's waits, the wait for the victim to take its signal. */
+const sleeper = new MonotonicSleeper();
+/** The poll loop's sleep, which a post ends (the mailbox's eventfd). */
+let mailSleeper: MonotonicSleeper | undefined;
 /** After signalling: post once the victim took its signal, checked at 2, 6, 14 and 30 ms (2 ms when a PID is unknown). */
 const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, firstMs: 2 };
 const takenIo: SignalsTakenIo = {
@@ -216,17 +220,17 @@ const takenIo: SignalsTakenIo = {
       return undefined;
     }
   },
-  sleep: (ms) => void Atomics.wait(sleeper, 0, 0, ms),
+  sleep: (ms) => void sleeper.sleep(ms),
   now: () => preciseNow(),
 };
 /**
- * Main thread → this thread: Int32[0] the word this thread sleeps on between reads (always 0; notified
- * when a message is posted), Int32[1] how many messages the main thread has posted (after posting each).
+ * Main thread → this thread: Int32[0] how many messages the main thread has posted (counted after posting
+ * each, then the mailbox's eventfd signalled, which ends the poll loop's sleep).
  */
 let mailbox: Int32Array | undefined;
 /** Messages handled (counted before handling, so a handler's run() does not return at once). */
 let handled = 0;
-const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 1) > handled;
+const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 0) > handled;
 /**
  * This thread's schedstat (/proc/thread-self/schedstat: ns on the CPU, ns runnable but waiting for it,
  * timeslices), read when it goes to sleep and again when it woke late: a late wake-up whose wait grew by
@@ -463,7 +467,7 @@ function imminentEpisode(): void {
   try {
     while (capMs > 0) {
       if (wait === "spin") sched_yield();
-      else Atomics.wait(sleeper, 0, 0, 1);
+      else sleeper.sleep(1);
       const now = performance.now();
       const hot = watched.filter((w) => w.imminent);
       if (hot.length === 0 || now - start >= capMs) break;
@@ -478,12 +482,14 @@ function imminentEpisode(): void {
 }
 
 /**
- * The poll loop: read what is due, sleep until the next is, in Atomics.wait on the mailbox — a futex
- * with the kernel's own timeout, not this Worker's event-loop timer. With a setTimeout the thread
- * sometimes first read again 1.4 s after the timer was due (the v2 guest bench, 1 run in ~20, the
- * ramp far past its line when seen: 717 ms–1.44 s crossing → signal), the read itself 0.1 ms. The loop
- * returns to the event loop only when a message is posted (the main thread counts it and wakes this
- * sleep; every handler but stop's calls run() again) or when nothing is watched.
+ * The poll loop: read what is due, sleep until the next is — epoll_wait on the mailbox's eventfd, with
+ * the kernel's own monotonic timeout (monotonic-sleep.ts), not this Worker's event-loop timer nor
+ * Atomics.wait. With a setTimeout the thread sometimes first read again 1.4 s after the timer was due
+ * (the v2 guest bench, 1 run in ~20, the ramp far past its line when seen: 717 ms–1.44 s crossing →
+ * signal), the read itself 0.1 ms; with Atomics.wait, whose deadline is on the wall clock, once 1.39 s
+ * (session 17: `timerLateMs=1386.899 lateRunnableMs=0`, asleep the whole time). The loop returns to the
+ * event loop only when a message is posted (the main thread counts it and signals the eventfd; every
+ * handler but stop's calls run() again) or when nothing is watched.
  */
 function run(): void {
   while (mailbox && !mailPending() && watched.length > 0) {
@@ -495,7 +501,7 @@ function run(): void {
     }
     markAtSleep = schedMark();
     sleepMs = due - now;
-    Atomics.wait(mailbox, 0, 0, sleepMs);
+    mailSleeper!.sleep(sleepMs);
   }
 }
 
@@ -533,6 +539,7 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   const msg = e.data;
   if (msg.type === "mailbox") {
     mailbox = new Int32Array(msg.buffer);
+    mailSleeper = new MonotonicSleeper(msg.wakeFd);
     return;
   }
   handled++;
@@ -549,6 +556,8 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   } else if (msg.type === "stop") {
     for (const w of watched) close(w);
     watched = [];
+    mailSleeper?.close();
+    sleeper.close();
     self.postMessage({ type: "stopped" } satisfies WorkingSetWorkerOut);
     return;
   }

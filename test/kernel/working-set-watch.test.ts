@@ -103,8 +103,8 @@ describe("startWorkingSetWatch", () => {
     expect(c).toMatchObject({ usageBytes: 750 * MiB, inactiveFileBytes: 0, workingSetBytes: 750 * MiB });
   });
 
-  // The thread sleeps in Atomics.wait between reads, not in its event loop: a message (new targets, stop)
-  // must wake it. Here its next read is 60 s away; the moved line is still read at once.
+  // The thread sleeps in epoll_wait between reads, not in its event loop: a message (new targets, stop)
+  // must wake it (the mailbox's eventfd). Here its next read is 60 s away; the moved line is still read at once.
   test("new targets are taken while the thread sleeps until its next read; stop too", async () => {
     const set = fakeCgroup();
     set(500, 0);

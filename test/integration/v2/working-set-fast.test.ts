@@ -4,9 +4,11 @@
 // that takes memory.current far over the same line does not count. Runs where /sys/fs/cgroup is a
 // cgroup2 mount and we are root — the v2 guest (in-guest.test.ts); skips on a v1 host.
 import { afterEach, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../../../src/kernel/memory-notifiers.ts";
+import { startWorkingSetWatch } from "../../../src/kernel/working-set-watch.ts";
 import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
 import { until } from "../../support/wait.ts";
 import { guestGate, MOUNT } from "../../support/guest-node.ts";
@@ -84,4 +86,39 @@ describe.skipIf(!onV2)("cgroup v2 fast path: the working-set watch (real kernel)
     expect(field("inactiveFileBytes")).toBeGreaterThan(32 * MiB);
     expect(field("usageBytes") - field("inactiveFileBytes")).toBe(field("workingSetBytes"));
   }, 120_000);
+
+  test("a wall clock stepped back does not stall the thread's reads (its sleeps are on the monotonic clock)", async () => {
+    // The guest's clock is its own: stepping it back touches nothing of the host's.
+    writeFileSync(join(MOUNT, "cgroup.subtree_control"), "+memory");
+    dir = join(MOUNT, `bunlet-v2-wsclock-${process.pid}`);
+    mkdirSync(dir);
+    let reads = 0;
+    let waiter: { n: number; done(): void } | undefined;
+    const readsReach = (n: number) => new Promise<true>((resolve) => (waiter = { n, done: () => resolve(true) }));
+    const onRead = () => {
+      reads++;
+      if (waiter && reads >= waiter.n) waiter.done();
+    };
+    const watch = startWorkingSetWatch({ poll: { minIntervalMs: 5, maxIntervalMs: 5, imminentHorizonMs: 0, reportReads: true }, onCrossing: () => {}, onRead });
+    const setClock = (ms: number) => {
+      const r = spawnSync("date", ["-u", "-s", `@${(ms / 1000).toFixed(3)}`]);
+      if (r.status !== 0) throw new Error(`date -s: ${r.stderr}`);
+    };
+    const STEP_MS = 60_000;
+    let stepped = false;
+    try {
+      watch.set([{ id: "t", source: { cgroupDir: dir }, lineBytes: 2 ** 40 }]);
+      await readsReach(5);
+      // Back a minute while the thread sleeps its 5 ms: on a wall-clock deadline (Atomics.wait) it
+      // would not read again for that minute.
+      setClock(Date.now() - STEP_MS);
+      stepped = true;
+      // 20 more reads (~100 ms), or the thread is stuck: 20 s, a third of the step.
+      expect(await Promise.race([readsReach(reads + 20), Bun.sleep(20_000).then(() => false)])).toBe(true);
+    } finally {
+      if (stepped) setClock(Date.now() + STEP_MS);
+      await watch.stop();
+    }
+  }, 60_000);
 });
+
