@@ -304,7 +304,7 @@ function check(w: Watched, now: number, timed = true): void {
     // grower started episodes it never needed: +2.4 % of a core with spinning).
     const rate = (usage - w.timedUsage) / (now - w.timedMs);
     const horizon = settings.imminentHorizonMs ?? 0;
-    w.imminent = horizon > 0 && usage < w.t.lineBytes && rate > 0 && (w.t.lineBytes - usage) / rate <= horizon;
+    w.imminent = horizon > 0 && usage <= w.t.lineBytes && rate > 0 && (w.t.lineBytes - usage) / rate <= horizon;
     if (!(now - w.timedMs < RATE_SPAN_MS)) {
       w.timedMs = now;
       w.timedUsage = usage;
@@ -314,7 +314,7 @@ function check(w: Watched, now: number, timed = true): void {
     w.inactive = inactive;
     w.statAtMs = now;
   }
-  if (usage >= w.t.lineBytes && inactive === undefined) {
+  if (usage > w.t.lineBytes && inactive === undefined) {
     // The working set may be over the line: only a fresh inactive_file tells (page cache is not
     // pressure), and an old one can hide the crossing — page cache that left since the last read.
     [usage, inactive] = readUsage(w, true);
@@ -327,7 +327,11 @@ function check(w: Watched, now: number, timed = true): void {
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
   if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed, atMs: preciseNow(now) } satisfies WorkingSetWorkerOut);
   const retryMs = settings.notMetRetryMs ?? 0;
-  if (ws < w.t.lineBytes) {
+  // Over the line means past it: at the line, available equals the threshold, which upstream does not
+  // count as met (threshold > available), and neither does the decision (memoryThresholdAt) — a crossing
+  // read at the line would only step aside (the v2 guest bench: `notMetFirst="… available 104857600 >
+  // 104857600 …"`, then retries up to 13 ms).
+  if (ws <= w.t.lineBytes) {
     w.above = false;
     // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
     // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the

@@ -89,6 +89,20 @@ describe("startWorkingSetWatch", () => {
     expect(errors).toEqual([]);
   });
 
+  test("a working set exactly at the line is not over it (available = threshold is not met, as upstream); one page past it is", async () => {
+    const set = fakeCgroup();
+    const { crossings, seen } = watch();
+    set(700, 0);
+    w!.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
+    await seen(700, 700);
+    set(701, 1); // usage past the line, the working set still at it
+    await seen(701, 700);
+    expect(crossings).toEqual([]);
+    set(701, 0);
+    const c = await until("the crossing", () => crossings[0], 5_000, { intervalMs: 2 });
+    expect(c.workingSetBytes).toBe(701 * MiB);
+  });
+
   test("page cache that left since the last memory.stat read does not hide a crossing (usage over the line reads it afresh)", async () => {
     const set = fakeCgroup();
     const crossings: WorkingSetCrossing[] = [];
