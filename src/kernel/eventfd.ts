@@ -9,6 +9,20 @@ export interface EventfdOptions {
   semaphore?: boolean;
 }
 
+/**
+ * Reads (and so resets) a non-blocking eventfd's counter into buf (8 bytes); false when it was 0
+ * (EAGAIN). For a thread that waits on an eventfd another thread owns.
+ */
+export function drainEventfd(fd: number, buf: Uint8Array): boolean {
+  try {
+    read(fd, buf);
+    return true;
+  } catch (e) {
+    if (e instanceof SyscallError && e.code === "EAGAIN") return false;
+    throw e;
+  }
+}
+
 export class Eventfd {
   readonly fd: number;
   #closed = false;
@@ -34,13 +48,7 @@ export class Eventfd {
   /** Reads and resets the counter; 0 when nothing was signalled (non-blocking fd). */
   drain(): number {
     this.#assertOpen("drain");
-    try {
-      read(this.fd, this.#buf);
-    } catch (e) {
-      if (e instanceof SyscallError && e.code === "EAGAIN") return 0;
-      throw e;
-    }
-    return Number(this.#view.getBigUint64(0, true));
+    return drainEventfd(this.fd, this.#buf) ? Number(this.#view.getBigUint64(0, true)) : 0;
   }
 
   /** Closes the fd; later calls are no-ops. */

@@ -5,8 +5,9 @@
 // seen with strace), so a wall clock stepped back — NTP stepping at boot, `date -s`, a restored VM —
 // lengthens a sleep by the step, and a notifier thread sleeping 5 ms between reads would not read
 // again for as long. epoll_wait's timeout is relative, on the monotonic clock.
-import { EPOLL_EVENT_SIZE, EPOLLIN, epoll_wait, read, SyscallError } from "../../ffi/libc.ts";
+import { EPOLL_EVENT_SIZE, EPOLLIN, epoll_wait } from "../../ffi/libc.ts";
 import { Epoll } from "./epoll.ts";
+import { drainEventfd } from "./eventfd.ts";
 
 export class MonotonicSleeper {
   readonly #ep = new Epoll();
@@ -26,13 +27,8 @@ export class MonotonicSleeper {
    */
   sleep(ms: number): boolean {
     const woken = epoll_wait(this.#ep.fd, 1, Math.max(1, Math.ceil(ms)), this.#events).length > 0;
-    if (woken && this.#wakeFd !== undefined) {
-      try {
-        read(this.#wakeFd, this.#counter);
-      } catch (e) {
-        if (!(e instanceof SyscallError && e.code === "EAGAIN")) throw e; // another sleeper took it
-      }
-    }
+    // EAGAIN (another sleeper took the signal) is not an error: drainEventfd returns false.
+    if (woken && this.#wakeFd !== undefined) drainEventfd(this.#wakeFd, this.#counter);
     return woken;
   }
 

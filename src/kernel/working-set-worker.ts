@@ -208,8 +208,6 @@ let boostFailed = false;
 let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
 /** Sleeps no post cuts short: an episode's waits, the wait for the victim to take its signal. */
 const sleeper = new MonotonicSleeper();
-/** The poll loop's sleep, which a post ends (the mailbox's eventfd). */
-let mailSleeper: MonotonicSleeper | undefined;
 /** After signalling: post once the victim took its signal, checked at 2, 6, 14 and 30 ms (2 ms when a PID is unknown). */
 const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, firstMs: 2 };
 const takenIo: SignalsTakenIo = {
@@ -224,13 +222,13 @@ const takenIo: SignalsTakenIo = {
   now: () => preciseNow(),
 };
 /**
- * Main thread → this thread: Int32[0] how many messages the main thread has posted (counted after posting
- * each, then the mailbox's eventfd signalled, which ends the poll loop's sleep).
+ * Main thread → this thread: counter[0] how many messages the main thread has posted (counted after posting
+ * each, then the mailbox's eventfd signalled, which ends the poll loop's sleep — sleeper's sleep).
  */
-let mailbox: Int32Array | undefined;
+let mailbox: { counter: Int32Array; sleeper: MonotonicSleeper } | undefined;
 /** Messages handled (counted before handling, so a handler's run() does not return at once). */
 let handled = 0;
-const mailPending = () => mailbox !== undefined && Atomics.load(mailbox, 0) > handled;
+const mailPending = () => mailbox !== undefined && Atomics.load(mailbox.counter, 0) > handled;
 /**
  * This thread's schedstat (/proc/thread-self/schedstat: ns on the CPU, ns runnable but waiting for it,
  * timeslices), read when it goes to sleep and again when it woke late: a late wake-up whose wait grew by
@@ -505,7 +503,7 @@ function run(): void {
     }
     markAtSleep = schedMark();
     sleepMs = due - now;
-    mailSleeper!.sleep(sleepMs);
+    mailbox.sleeper.sleep(sleepMs);
   }
 }
 
@@ -542,8 +540,7 @@ function setTargets(targets: WorkingSetTarget[]): void {
 self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   const msg = e.data;
   if (msg.type === "mailbox") {
-    mailbox = new Int32Array(msg.buffer);
-    mailSleeper = new MonotonicSleeper(msg.wakeFd);
+    mailbox = { counter: new Int32Array(msg.buffer), sleeper: new MonotonicSleeper(msg.wakeFd) };
     return;
   }
   handled++;
@@ -560,7 +557,7 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
   } else if (msg.type === "stop") {
     for (const w of watched) close(w);
     watched = [];
-    mailSleeper?.close();
+    mailbox?.sleeper.close();
     sleeper.close();
     self.postMessage({ type: "stopped" } satisfies WorkingSetWorkerOut);
     return;
