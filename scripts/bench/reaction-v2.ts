@@ -384,7 +384,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   const obs = observeLine(n);
   let stallAt: number | undefined;
   const stall = watchMemoryEvents(hub, { path: join(n.kubepods, "memory.events"), onEvent: (e) => (stallAt ??= e.delta.high ? preciseNow(e.atMs) : undefined) });
-  let eo: ReturnType<typeof Bun.spawn> | undefined;
+  let eo: Awaited<ReturnType<typeof startEarlyoom>> | undefined;
   let oomdSince = "";
   if (mode === "oomd") {
     // A fresh start for each of its samples: the slice's "full" avg10 from the last run's stall back under
@@ -401,6 +401,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
     rmdirSync(cg);
   }
   try {
+    if (mode === "earlyoom") eo = await startEarlyoom(n);
     writeFileSync(
       join(n.manifests, `${manifest}.yaml`),
       // Burstable (a 1Mi request, no limit): admitted while the node still reports MemoryPressure from the
@@ -409,7 +410,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
     );
     const pod = await waitFor(`${podName} Running`, async () => (await pods(n)).find((p) => p.metadata.name === podName && p.status?.phase === "Running"), 60_000, 20);
     mark("running");
-    if (mode === "earlyoom") return await earlyoomRun(n, obs, pod, (p) => (eo = p));
+    if (eo) return await eo.run(pod);
     if (mode === "oomd") oomdSince = new Date().toISOString();
     // bunlet's thread may see the line and evict before the bench's next read: then its trace has the crossing.
     // (The victim's log is looked at every 50 ms only: the guest's one CPU runs the ramp.)
@@ -436,10 +437,7 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   } finally {
     stall.stop();
     await obs.stop();
-    if (eo) {
-      eo.kill("SIGTERM");
-      await eo.exited;
-    }
+    await eo?.stop();
     rmSync(join(n.manifests, `${manifest}.yaml`), { force: true });
     mark("done");
     await waitFor(`${podName} removed`, async () => !(await pods(n)).some((p) => p.metadata.name === podName), 60_000, 50);
@@ -447,7 +445,14 @@ async function oneRun(n: Node, mode: Mode, i: number, hub: ReturnType<typeof cre
   }
 }
 
-async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: PodView, keep: (p: ReturnType<typeof Bun.spawn>) => void): Promise<Run> {
+/**
+ * earlyoom started, and the bench's view of its crossing (MemAvailable ≤ its -M minimum, read every 2 ms)
+ * polling, before the ramp's pod is written: memhog ramps as soon as its container starts, seconds before
+ * /pods says Running. Started only then (session 17, a guest session that ran bunlet first), the ramp was
+ * twice already past earlyoom's minimum: earlyoom killed at once, memory was back before the bench's
+ * first read, and its crossing was the restarted victim's 13 s later — both runs missed, mode abandoned.
+ */
+async function startEarlyoom(n: Node) {
   const ws = () => {
     const cur = Number(readFileSync(join(n.kubepods, "memory.current"), "utf8"));
     return cur - Number(/^inactive_file (\d+)$/m.exec(readFileSync(join(n.kubepods, "memory.stat"), "utf8"))?.[1] ?? 0);
@@ -456,7 +461,6 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
   const minKiB = Math.floor((memAvailableBytes() - (LINE - ws() - EARLYOOM_LEAD)) / 1024);
   // -p: earlyoom at nice -20 (and oom_score_adj -100), its fastest setting, as bunlet's notifier path.
   const proc = Bun.spawn(["earlyoom", "-M", String(minKiB), "-r", "0", "-p", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom|systemd.*)$"], { stdout: "ignore", stderr: "pipe" });
-  keep(proc);
   let said = "";
   let ready = false;
   void (async () => {
@@ -466,25 +470,47 @@ async function earlyoomRun(n: Node, obs: ReturnType<typeof observeLine>, pod: Po
       if (/mem total/.test(said)) ready = true;
     }
   })();
-  await waitFor("earlyoom to start", () => ready, 10_000, 5);
-  const start = nowMs();
+  let polling = true;
   let crossedAt: number | undefined;
   let wsAtCross = 0;
-  while (crossedAt === undefined && nowMs() - start < 60_000) {
-    if (memAvailableBytes() <= minKiB * 1024) {
-      crossedAt = nowMs();
-      wsAtCross = ws();
-    } else await sleep(2);
+  let poll: Promise<void> = Promise.resolve();
+  const stop = async () => {
+    polling = false;
+    await poll;
+    proc.kill("SIGTERM");
+    await proc.exited;
+  };
+  try {
+    await waitFor("earlyoom to start", () => ready, 10_000, 5);
+  } catch (e) {
+    await stop();
+    throw e;
   }
-  if (crossedAt === undefined) return { crossedAt: 0, note: `missed: MemAvailable never fell to -M ${minKiB} KiB` };
-  if (crossedAt - start < 5) return { crossedAt, note: "MemAvailable was under the minimum when earlyoom started (discarded)" };
-  const gotAt = await waitFor("the sigterm line", () => victimGot(n, pod), 20_000, 20).catch(() => undefined);
-  // A sigterm line from long before the bench's crossing is an earlier instance of the victim: earlyoom
-  // acted on a dip the 2 ms watch did not see, the pod restarted and ramped again. Not timed.
-  if (gotAt !== undefined && gotAt < crossedAt - 1000) return { crossedAt: 0, note: `missed: the victim got its signal ${fmt(crossedAt - gotAt)} before the bench saw MemAvailable at -M (an earlier instance)` };
-  // It acts before kubepods' line: "freed" is kubepods' working set back 16 MiB under where it was at its crossing.
-  const freedAt = await waitFor("memory freed", () => ws() < wsAtCross - FREED_MARGIN && nowMs(), 20_000, 2).catch(() => undefined);
-  return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
+  const start = nowMs();
+  poll = (async () => {
+    while (polling && crossedAt === undefined) {
+      if (memAvailableBytes() <= minKiB * 1024) {
+        crossedAt = nowMs();
+        wsAtCross = ws();
+      } else await sleep(2);
+    }
+  })();
+  return {
+    stop,
+    /** The run, once the pod is Running: its crossing (up to 60 s on), the victim's signal, the memory freed. */
+    async run(pod: PodView): Promise<Run> {
+      await waitFor("MemAvailable at earlyoom's minimum", () => crossedAt !== undefined, 60_000, 5).catch(() => undefined);
+      if (crossedAt === undefined) return { crossedAt: 0, note: `missed: MemAvailable never fell to -M ${minKiB} KiB` };
+      if (crossedAt - start < 5) return { crossedAt, note: "MemAvailable was under the minimum when earlyoom started (discarded)" };
+      const gotAt = await waitFor("the sigterm line", () => victimGot(n, pod), 20_000, 20).catch(() => undefined);
+      // A sigterm line from long before the bench's crossing is an earlier instance of the victim: earlyoom
+      // acted on a dip the 2 ms watch did not see, the pod restarted and ramped again. Not timed.
+      if (gotAt !== undefined && gotAt < crossedAt - 1000) return { crossedAt: 0, note: `missed: the victim got its signal ${fmt(crossedAt - gotAt)} before the bench saw MemAvailable at -M (an earlier instance)` };
+      // It acts before kubepods' line: "freed" is kubepods' working set back 16 MiB under where it was at its crossing.
+      const freedAt = await waitFor("memory freed", () => ws() < wsAtCross - FREED_MARGIN && nowMs(), 20_000, 2).catch(() => undefined);
+      return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
+    },
+  };
 }
 
 interface GuestOpts {
