@@ -1,8 +1,9 @@
 // CPU cost of the working-set thread's imminent-crossing episodes (working-set-worker.ts), natively:
 // a stand-in cgroup (regular memory.current / memory.stat files) whose usage the main thread moves
 // every 10 ms; the process's CPU over DURATION_MS is compared across the watch's settings.
-//   bun scripts/bench/imminent-cost.ts [--pattern idle|hover|ramp] [--ms 5000]
+//   bun scripts/bench/imminent-cost.ts [--pattern idle|atline|hover|ramp] [--ms 5000] [--compare episodes|interval]
 // idle:  usage flat 100 MiB under the line (no episode ever starts: the adaptive timer only);
+// atline: usage flat 1 MiB under the line (the timer at its shortest, minIntervalMs, all the time);
 // hover: usage climbs 1 MiB per 10 ms from 50 MiB under the line to 1 MiB under it and drops back,
 //        over and over (the worst case: an episode at every approach, never a crossing, so the
 //        per-second budget is what bounds it);
@@ -15,7 +16,7 @@ import { startWorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
 
 const MiB = 2 ** 20;
 const LINE = 700 * MiB;
-const { values } = parseArgs({ options: { pattern: { type: "string", default: "hover" }, ms: { type: "string", default: "5000" } } });
+const { values } = parseArgs({ options: { pattern: { type: "string", default: "hover" }, ms: { type: "string", default: "5000" }, compare: { type: "string", default: "episodes" } } });
 const DURATION_MS = Number(values.ms);
 
 function files(d: string) {
@@ -36,7 +37,7 @@ function files(d: string) {
 async function measure(label: string, poll: Record<string, unknown>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "imminent-cost-"));
   const set = files(dir);
-  let usage = LINE - 100 * MiB;
+  let usage = LINE - (values.pattern === "atline" ? 1 : 100) * MiB;
   set(usage);
   let crossings = 0;
   const w = startWorkingSetWatch({ poll, onCrossing: () => crossings++ });
@@ -44,7 +45,7 @@ async function measure(label: string, poll: Record<string, unknown>): Promise<vo
   await Bun.sleep(300);
   const step = values.pattern === "ramp" ? 0.1 * MiB : MiB;
   const t = setInterval(() => {
-    if (values.pattern === "idle") return;
+    if (values.pattern === "idle" || values.pattern === "atline") return;
     usage += step;
     if (usage > LINE - MiB) usage = LINE - 50 * MiB;
     set(usage);
@@ -60,6 +61,11 @@ async function measure(label: string, poll: Record<string, unknown>): Promise<vo
   console.log(`${values.pattern} ${label.padEnd(28)} CPU ${(((c1.user + c1.system) / 1000 / wall) * 100).toFixed(2)} % of a core over ${(wall / 1000).toFixed(1)} s (crossings ${crossings})`);
 }
 
-await measure("no episodes (horizon 0)", { imminentHorizonMs: 0 });
-await measure("episodes, spin (sched_yield)", { imminentWait: "spin" });
-await measure("episodes, 1 ms sleeps", { imminentWait: "sleep" });
+if (values.compare === "interval") {
+  // The interval at the line: what a shorter minIntervalMs costs while the node sits at its line.
+  for (const ms of [5, 2, 1]) await measure(`min interval ${ms} ms`, { minIntervalMs: ms });
+} else {
+  await measure("no episodes (horizon 0)", { imminentHorizonMs: 0 });
+  await measure("episodes, spin (sched_yield)", { imminentWait: "spin" });
+  await measure("episodes, 1 ms sleeps", { imminentWait: "sleep" });
+}
