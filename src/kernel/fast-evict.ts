@@ -142,6 +142,12 @@ export interface FastCpu {
   sinceSleep?: FastCpuSpan & { sleepMs: number };
   /** Wall ms of tryFastEviction itself: the plan's checks, the candidates' reads, the signals. */
   decisionMs: number;
+  /**
+   * The thread's major faults: since its last rehearsal or fired decision up to the signal, and from the
+   * signal until it saw the victim take it (pages of the binary read back from disk); and the other threads'
+   * of the process (the main thread…) over that last span.
+   */
+  majflt?: { toSignal: number; toTaken?: number; othersToTaken?: number };
 }
 
 const views = (buf: SharedArrayBuffer) => ({ i: new Int32Array(buf, 0, INT_COUNT), f: new Float64Array(buf, F_OFFSET_BYTES, FLOAT_COUNT) });

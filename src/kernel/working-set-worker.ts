@@ -255,6 +255,26 @@ function schedMark(): SchedMark | undefined {
 function schedSpan(a: SchedMark, b: SchedMark): FastCpuSpan {
   return { ms: us(b.atMs - a.atMs), runMs: us((b.runNs - a.runNs) / 1e6), runnableMs: us((b.waitNs - a.waitNs) / 1e6) };
 }
+/**
+ * This thread's major faults (/proc/thread-self/stat field 12), NaN when unreadable: a page of the binary
+ * read back from disk while the thread decides or waits for the victim (on the v2 guest's hostfs such a read
+ * holds its one CPU). Read only around a fired decision and after each rehearsal, never per poll.
+ */
+const statFds: { thread?: number; process?: number } = {};
+function majflt(of: "thread" | "process"): number {
+  try {
+    const fd = (statFds[of] ??= openSync(of === "thread" ? "/proc/thread-self/stat" : "/proc/self/stat", "r"));
+    const stat = readAt0(fd);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]);
+  } catch {
+    return Number.NaN;
+  }
+}
+const threadMajflt = () => majflt("thread");
+/** threadMajflt() after the last rehearsal or fired decision: faults since then are the next decision's. */
+let majfltMark = Number.NaN;
+let majfltAtSignal = Number.NaN;
+let processMajfltAtSignal = Number.NaN;
 /** Taken before each sleep of the poll loop (one schedstat read), and the sleep's length. */
 let markAtSleep: SchedMark | undefined;
 let sleepMs = 0;
@@ -355,6 +375,9 @@ function check(w: Watched, now: number, timed = true): void {
   if (fast?.fired) {
     const after = schedMark();
     fast.cpu = { ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}), decisionMs: us((after?.atMs ?? performance.now()) - decisionStart) };
+    majfltAtSignal = threadMajflt();
+    processMajfltAtSignal = majflt("process");
+    fast.cpu.majflt = { toSignal: majfltAtSignal - majfltMark };
   }
   if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
     // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,
@@ -402,6 +425,11 @@ function check(w: Watched, now: number, timed = true): void {
     // /proc/<pid>/status is clear): woken any earlier, the main thread's bookkeeping and the runtime's
     // stop it starts would compete with it.
     fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
+    majfltMark = threadMajflt();
+    if (fast.cpu?.majflt) {
+      fast.cpu.majflt.toTaken = majfltMark - majfltAtSignal;
+      fast.cpu.majflt.othersToTaken = majflt("process") - processMajfltAtSignal - fast.cpu.majflt.toTaken;
+    }
   } else if (boost && !boostFailed) {
     const err = boostThread(boost);
     if (err) {
@@ -453,6 +481,7 @@ function rehearseNewPlan(now: number): void {
   } catch {
     // a dry run: whatever failed, the real decision steps aside on it too
   }
+  majfltMark = threadMajflt();
 }
 
 let waitBetweenReads: "spin" | "sleep" | undefined;

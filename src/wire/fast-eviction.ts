@@ -452,5 +452,6 @@ export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
   return {
     ...(s ? { sinceSleep: `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs} asked=${s.sleepMs}` } : {}),
     decisionMs: String(cpu.decisionMs),
+    ...(cpu.majflt && Number.isFinite(cpu.majflt.toSignal) ? { majflt: `toSignal=${cpu.majflt.toSignal}${cpu.majflt.toTaken === undefined ? "" : ` toTaken=${cpu.majflt.toTaken}`}${cpu.majflt.othersToTaken === undefined ? "" : ` othersToTaken=${cpu.majflt.othersToTaken}`}` } : {}),
   };
 }
