@@ -256,9 +256,10 @@ function schedSpan(a: SchedMark, b: SchedMark): FastCpuSpan {
   return { ms: us(b.atMs - a.atMs), runMs: us((b.runNs - a.runNs) / 1e6), runnableMs: us((b.waitNs - a.waitNs) / 1e6) };
 }
 /**
- * This thread's major faults (/proc/thread-self/stat field 12), NaN when unreadable: a page of the binary
- * read back from disk while the thread decides or waits for the victim (on the v2 guest's hostfs such a read
- * holds its one CPU). Read only around a fired decision and after each rehearsal, never per poll.
+ * Major faults (field 12 of /proc/thread-self/stat, or /proc/self/stat for the whole process), NaN when
+ * unreadable: pages of the binary read back from disk while the thread decides or waits for the victim (on
+ * the v2 guest's hostfs such a read holds its one CPU). Read only around a fired decision and after each
+ * rehearsal, never per poll.
  */
 const statFds: { thread?: number; process?: number } = {};
 function majflt(of: "thread" | "process"): number {
