@@ -40,35 +40,8 @@ install_packages() {
   fi
 }
 
-# build_image NAME TAG OUT.tar CONFIG_ARGS... ; the rootfs is filled by the function named populate_NAME.
-build_image() {
-  local name="$1" tag="$2" out="$3"; shift 3
-  local work; work="$(mktemp -d /tmp/bunlet-image-XXXXXX)"
-  local layout="$work/layout" bundle="$work/bundle"
-  umoci init --layout "$layout"
-  umoci new --image "$layout:$tag"
-  umoci unpack --image "$layout:$tag" "$bundle" >/dev/null
-  "populate_$name" "$bundle/rootfs"
-  umoci repack --image "$layout:$tag" "$bundle"
-  umoci config --image "$layout:$tag" --author bunlet "$@"
-  umoci gc --layout "$layout"
-  tar -C "$layout" -cf "$out.tmp" .
-  mv "$out.tmp" "$out"
-  rm -rf "$work"
-}
-
-populate_busybox() {
-  local root="$1"
-  mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc" "$root/tmp" "$root/root"
-  chmod 1777 "$root/tmp"
-  cp /bin/busybox "$root/bin/busybox"
-  local applet
-  for applet in $(/bin/busybox --list-full); do
-    [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
-  done
-  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
-  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
-}
+# build_image, populate_busybox and copy_with_libs.
+source "$HERE/image-lib.sh"
 
 populate_pause() {
   local root="$1"
@@ -83,18 +56,6 @@ populate_pause() {
 
 populate_memhog() {
   cp "$WORK_BIN/memhog" "$1/memhog"
-}
-
-# Copies executables and the shared libraries they load (ldd) into a rootfs, at the same paths.
-copy_with_libs() {
-  local root="$1"; shift
-  local f lib
-  for f in "$@"; do
-    cp -L --parents "$f" "$root/"
-    for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
-      [ -e "$root$lib" ] || cp -L --parents "$lib" "$root/"
-    done
-  done
 }
 
 # kubeadm's control-plane images, offline: etcd is Debian's real etcd-server; kube-apiserver,
@@ -126,7 +87,7 @@ build_images() {
   local key
   key="$( { echo "$IMAGE_RECIPE_VERSION gcc=$have_gcc"; sha256sum /bin/busybox "$HERE/images/pause.c" "$HERE/images/memhog.c" \
               "$HERE/images/control-plane-standin.sh" /usr/bin/etcd /usr/bin/openssl; \
-            sed -n '/^build_image()/,/^build_images()/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+            cat "$HERE/image-lib.sh"; sed -n '/^populate_pause()/,/^build_images()/p' "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
   local dir="$CACHE/$key" have_all=1 name
   for name in busybox pause "${CONTROL_PLANE_IMAGES[@]}"; do [ -f "$dir/$name.tar" ] || have_all=0; done
   if [ $have_all -eq 1 ] && { [ $have_gcc -eq 0 ] || [ -f "$dir/memhog.tar" ]; }; then

@@ -1,0 +1,91 @@
+// Upstream's own [NodeConformance] e2e tests against a one-node cluster whose node is bunlet or the
+// upstream kubelet: the release's e2e.test (scripts/upstream/build.sh), run by the ginkgo CLI against
+// the real control plane (test/support/upstream), the node on a test containerd holding the e2e images
+// (scripts/upstream/images.sh), so nothing is pulled.
+//
+//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset] [--out DIR]
+//
+// Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
+// its result, duration and failure message. --subset runs the representative set of subset.ts (CI).
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
+import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
+import { skipExpression } from "./skips.ts";
+import { SUBSET } from "./subset.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const RELEASE = process.env.BUNLET_UPSTREAM_RELEASE ?? "v1.37.2";
+const say = (s: string) => console.error(`conformance: ${s}`);
+
+const { values: args } = parseArgs({
+  options: {
+    node: { type: "string", default: "bunlet" },
+    procs: { type: "string", default: "4" },
+    focus: { type: "string" },
+    subset: { type: "boolean", default: false },
+    out: { type: "string", default: join(ROOT, "dist", "conformance") },
+    timeout: { type: "string", default: "75m" },
+  },
+});
+if (args.node !== "bunlet" && args.node !== "kubelet") throw new Error(`--node ${args.node}: want bunlet or kubelet`);
+
+async function sh(argv: string[], env: Record<string, string> = {}): Promise<string> {
+  const p = Bun.spawn(argv, { stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
+  const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+  if (code !== 0) throw new Error(`${argv.join(" ")}: exit ${code}`);
+  return out.trim().split("\n").pop()!;
+}
+
+function focusExpression(): string {
+  if (args.focus) return args.focus;
+  if (args.subset) return SUBSET.map((s) => `(${s})`).join("|");
+  return "\\[NodeConformance\\]";
+}
+
+async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
+  const report = join(out, `${args.node}.ginkgo.json`);
+  const argv = [
+    join(bin, "ginkgo"), `--procs=${args.procs}`, `--timeout=${args.timeout}`, "--no-color", "--succinct",
+    `--focus=${focusExpression()}`, `--skip=${skipExpression()}`,
+    `--json-report=${report}`, `--output-dir=${out}`,
+    join(bin, "e2e.test"), "--",
+    `--kubeconfig=${cp.admin}`, "--provider=skeleton", `--kubectl-path=${cp.kubectlBinary}`,
+    `--container-runtime-endpoint=${n.ctd.endpoint}`, "--disable-log-dump", "--dump-logs-on-failure=false",
+    `--report-dir=${out}`, "--minStartupPods=0",
+  ];
+  say(`running e2e.test against ${n.node} (${args.node}), ${args.procs} processes`);
+  const p = Bun.spawn(argv, { stdout: Bun.file(join(out, `${args.node}.log`)), stderr: "inherit", env: { ...process.env, KUBECONFIG: cp.admin } });
+  return p.exited;
+}
+
+async function main(): Promise<void> {
+  const bin = await sh(["bash", join(ROOT, "scripts/upstream/build.sh")]);
+  mkdirSync(args.out, { recursive: true });
+  const dir = `/tmp/bunlet-conformance-${process.pid}`;
+  const started = Date.now();
+  const cp = await startControlPlane({ dir: join(dir, "control-plane"), binDir: bin });
+  let n: UpstreamNode | undefined;
+  try {
+    n = await joinUpstream({
+      name: `conformance-${args.node}`, cp, agent: args.node as "bunlet" | "kubelet",
+      binary: args.node === "kubelet" ? join(bin, "kubelet") : undefined,
+      prepare: async ({ ctd }) => void (await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket])),
+    });
+    await waitNodeReady(cp, n);
+    const code = await runE2e(bin, cp, n, args.out);
+    const tests = parseGinkgoReport(readFileSync(join(args.out, `${args.node}.ginkgo.json`), "utf8"));
+    const report: ConformanceReport = { release: RELEASE, node: args.node!, date: new Date().toISOString(), focus: focusExpression(), procs: Number(args.procs), wallSeconds: Math.round((Date.now() - started) / 1000), ginkgoExit: code, tests };
+    writeFileSync(join(args.out, `${args.node}.json`), JSON.stringify(report, null, 1) + "\n");
+    const s = summarize(tests);
+    say(`report: ${join(args.out, `${args.node}.json`)}`);
+    console.log(`passed ${s.passed} failed ${s.failed} skipped ${s.skipped}`);
+    process.exitCode = s.failed > 0 ? 1 : 0;
+  } finally {
+    await n?.stop().catch((e) => say(`node cleanup: ${e}`));
+    await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
+  }
+}
+
+await main();

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds the upstream Kubernetes test bed from the Go module proxy, once per release, and prints the
+# directory that holds the binaries. These binaries are test infrastructure: they are never committed.
+#
+#   scripts/upstream/build.sh            # build what is missing, print /var/tmp/bunlet-upstream/<release>/bin
+#   scripts/upstream/build.sh --path     # print that directory, build nothing (exit 1 if incomplete)
+#   BUNLET_UPSTREAM_TARGETS="kube-apiserver kubelet" scripts/upstream/build.sh   # a subset
+#
+# How: a throwaway Go module requires k8s.io/kubernetes at the pinned release and replaces each staging
+# module (k8s.io/api, k8s.io/client-go, … which k8s.io/kubernetes requires as v0.0.0) by the matching
+# v0.X.Y, so `go build` compiles upstream's own cmd/ packages. Cache: $BUNLET_UPSTREAM_CACHE
+# (default /var/tmp/bunlet-upstream), keyed by release; Go's module and build caches are reused too.
+set -euo pipefail
+
+RELEASE="${BUNLET_UPSTREAM_RELEASE:-v1.37.2}"
+CACHE="${BUNLET_UPSTREAM_CACHE:-/var/tmp/bunlet-upstream}"
+DIR="$CACHE/$RELEASE"
+BIN="$DIR/bin"
+# name → Go package (relative to k8s.io/kubernetes). e2e.test is built with `go test -c`.
+declare -A PKG=(
+  [kube-apiserver]=cmd/kube-apiserver
+  [kube-controller-manager]=cmd/kube-controller-manager
+  [kube-scheduler]=cmd/kube-scheduler
+  [kubelet]=cmd/kubelet
+  [kubectl]=cmd/kubectl
+  [agnhost]=test/images/agnhost
+  [e2e.test]=test/e2e
+)
+# Programs from other modules of the same build graph (the ginkgo CLI runs e2e.test in parallel).
+declare -A EXTERNAL=([ginkgo]=github.com/onsi/ginkgo/v2/ginkgo)
+ORDER=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl agnhost ginkgo e2e.test)
+TARGETS=(${BUNLET_UPSTREAM_TARGETS:-${ORDER[@]}})
+
+say() { echo "upstream: $*" >&2; }
+
+missing() {
+  local t out=()
+  for t in "${TARGETS[@]}"; do [ -x "$BIN/$t" ] || out+=("$t"); done
+  echo "${out[@]:-}"
+}
+
+if [ "${1:-}" = "--path" ]; then
+  [ -z "$(missing)" ] || exit 1
+  echo "$BIN"; exit 0
+fi
+
+todo=($(missing))
+if [ ${#todo[@]} -eq 0 ]; then echo "$BIN"; exit 0; fi
+command -v go >/dev/null || { say "go is not installed: the upstream test bed needs Go >= 1.26"; exit 1; }
+
+staging_version="v0.${RELEASE#v1.}"
+src="$DIR/src"
+mkdir -p "$src" "$BIN"
+if [ ! -f "$src/go.sum" ]; then
+  say "resolving k8s.io/kubernetes $RELEASE (staging modules at $staging_version)"
+  mod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$RELEASE" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  {
+    echo "module bunlet.invalid/upstream"
+    echo
+    echo "go $(sed -n 's/^go //p' "$mod")"
+    echo
+    echo "require k8s.io/kubernetes $RELEASE"
+    echo
+    echo "replace ("
+    grep -oE '^\s+k8s\.io/[a-z0-9-]+ => \./staging/' "$mod" | awk -v v="$staging_version" '{print "\t" $1 " => " $1 " " v}'
+    echo ")"
+  } >"$src/go.mod.tmp"
+  mv "$src/go.mod.tmp" "$src/go.mod"
+  # The packages to build, imported once so `go mod tidy` keeps their dependencies.
+  {
+    echo "//go:build tools"
+    echo "package upstream"
+    echo "import ("
+    for t in "${ORDER[@]}"; do [ -n "${PKG[$t]:-}" ] && echo "	_ \"k8s.io/kubernetes/${PKG[$t]}\""; done
+    echo ")"
+  } >"$src/tools.go"
+  (cd "$src" && go mod tidy -e >&2)
+fi
+
+# Static binaries, as upstream's release builds are (agnhost also goes into an image with no libc).
+export GOFLAGS="-trimpath -mod=mod" CGO_ENABLED=0
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$RELEASE -X k8s.io/client-go/pkg/version.gitVersion=$RELEASE"
+cmds=()
+for t in "${todo[@]}"; do
+  if [ -n "${EXTERNAL[$t]:-}" ]; then cmds+=("${EXTERNAL[$t]}")
+  elif [ "$t" != e2e.test ]; then cmds+=("k8s.io/kubernetes/${PKG[$t]}"); fi
+done
+if [ ${#cmds[@]} -gt 0 ]; then
+  say "building ${cmds[*]##*/} ($RELEASE); a cold build takes several minutes on 2 CPUs"
+  (cd "$src" && nice -n 10 go build -ldflags "$ldflags" -o "$BIN/" "${cmds[@]}")
+fi
+if [[ " ${todo[*]} " == *" e2e.test "* ]]; then
+  say "building e2e.test ($RELEASE)"
+  (cd "$src" && nice -n 10 go test -c -ldflags "$ldflags" -o "$BIN/e2e.test.tmp" k8s.io/kubernetes/test/e2e)
+  mv "$BIN/e2e.test.tmp" "$BIN/e2e.test"
+fi
+[ -z "$(missing)" ] || { say "still missing: $(missing)"; exit 1; }
+echo "$BIN"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The e2e images the release's tests run, built offline under the exact names and tags of the
+# release's test/utils/image/manifest.go, so a node imports them and nothing is pulled:
+#   agnhost      the release's own agnhost (built by build.sh) on a busybox root, with the users,
+#                groups and files of upstream's test/images/agnhost/Dockerfile
+#   busybox      Debian's busybox-static (upstream: busybox 1.37.0)
+#   pause        bunlet's static pause program (scripts/host/images/pause.c)
+#   nonewprivs   the release's test/images/nonewprivs (nnp, setuid) on busybox
+#   nonroot      busybox with USER 1234, as upstream's test/images/nonroot
+# Images not built here (nginx, perl, …) are listed in docs/upstream.md with the tests that skip for them.
+#   scripts/upstream/images.sh            # build what is missing; prints the directory (name.tar + refs.txt)
+#   scripts/upstream/images.sh import SOCK  # also import them into the containerd on SOCK (namespace k8s.io)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+RELEASE="${BUNLET_UPSTREAM_RELEASE:-v1.37.2}"
+CACHE="${BUNLET_UPSTREAM_CACHE:-/var/tmp/bunlet-upstream}"
+DIR="$CACHE/$RELEASE"
+source "$HERE/../host/image-lib.sh"
+say() { echo "upstream-images: $*" >&2; }
+
+BIN="$(BUNLET_UPSTREAM_TARGETS=agnhost bash "$HERE/build.sh")"
+MOD="$(cd "$DIR/src" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
+MANIFEST="$MOD/test/utils/image/manifest.go"
+
+# image NAME → "registry/name:tag" from manifest.go (configs[X] = Config{list.Registry, "name", "tag"}).
+ref_of() {
+  local name="$1" line registry
+  line="$(grep -E "Config\{list\.[A-Za-z0-9]+, \"$name\", \"[^\"]+\"\}" "$MANIFEST" | head -n1)"
+  [ -n "$line" ] || { say "$name is not in $MANIFEST"; exit 1; }
+  registry="$(sed -E 's/.*Config\{list\.([A-Za-z0-9]+),.*/\1/' <<<"$line")"
+  local host; host="$(grep -E "^\s+$registry:\s+\"" "$MANIFEST" | head -n1 | sed -E 's/.*"(.*)".*/\1/')"
+  echo "$host/$name:$(sed -E 's/.*, "([^"]+)"\}.*/\1/' <<<"$line")"
+}
+
+populate_agnhost() {
+  local root="$1"
+  populate_busybox "$root"
+  cp "$BIN/agnhost" "$root/agnhost"; ln -s agnhost "$root/agnhost-2"
+  mkdir -p "$root/uploads"
+  cp "$MOD/test/images/agnhost/porter/localhost.crt" "$MOD/test/images/agnhost/porter/localhost.key" "$root/"
+  echo "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh" >>"$root/etc/passwd"
+  printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >>"$root/etc/group"
+}
+populate_pause() { cp "$WORK/pause" "$1/pause"; }
+populate_nonewprivs() { populate_busybox "$1"; mkdir -p "$1/usr/local/bin"; cp "$WORK/nnp" "$1/usr/local/bin/nnp"; chmod 4755 "$1/usr/local/bin/nnp"; }
+populate_nonroot() { populate_busybox "$1"; }
+
+key="$( { echo 1; sha256sum /bin/busybox "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+OUT="$DIR/images/$key"
+if [ ! -f "$OUT/refs.txt" ]; then
+  say "building the e2e images into $OUT"
+  mkdir -p "$OUT"
+  WORK="$(mktemp -d /tmp/bunlet-e2e-images-XXXXXX)"
+  trap 'rm -rf "$WORK"' EXIT
+  gcc -static -O2 -o "$WORK/pause" "$HERE/../host/images/pause.c"
+  (cd "$DIR/src" && CGO_ENABLED=0 GOFLAGS="-trimpath -mod=mod" go build -o "$WORK/nnp" k8s.io/kubernetes/test/images/nonewprivs)
+  : >"$OUT/refs.txt.tmp"
+  build() { # build NAME IMAGE-NAME CONFIG_ARGS...
+    local fn="$1" name="$2"; shift 2
+    local ref; ref="$(ref_of "$name")"
+    build_image "$fn" "${ref##*:}" "$OUT/$fn.tar" "$@"
+    echo "$fn.tar ${ref%:*}" >>"$OUT/refs.txt.tmp"
+  }
+  sh_env=(--config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --config.workingdir /)
+  build agnhost agnhost "${sh_env[@]}" --config.entrypoint /agnhost --config.cmd pause
+  build busybox busybox "${sh_env[@]}" --config.cmd sh
+  build pause pause --config.entrypoint /pause --config.workingdir /
+  build nonewprivs nonewprivs "${sh_env[@]}" --config.cmd nnp
+  build nonroot nonroot "${sh_env[@]}" --config.user 1234 --config.cmd sh
+  mv "$OUT/refs.txt.tmp" "$OUT/refs.txt"
+fi
+
+if [ "${1:-}" = import ]; then
+  sock="${2:?usage: images.sh import SOCKET}"
+  while read -r tar base; do
+    ctr --address "$sock" -n k8s.io images import --base-name "$base" "$OUT/$tar" >/dev/null
+  done <"$OUT/refs.txt"
+  # The previous agnhost the release still names (AgnhostPrev) is the same program.
+  prev="$(ref_of agnhost | sed 's/:.*//')"
+  grep -oE 'configs\[AgnhostPrev\] = Config\{list\.[A-Za-z0-9]+, "agnhost", "[^"]+"' "$MANIFEST" | sed -E 's/.*"([^"]+)"$/\1/' | while read -r tag; do
+    ctr --address "$sock" -n k8s.io images tag --force "$(ref_of agnhost)" "$prev:$tag" >/dev/null
+  done
+fi
+echo "$OUT"

@@ -1,0 +1,127 @@
+// bunlet as the node of a real control plane (kube-apiserver, kube-controller-manager and
+// kube-scheduler built from the upstream release by scripts/upstream/build.sh): it joins as kubeadm
+// makes a node join (bootstrap token → CSR approved by the real controller → client certificate →
+// Node Ready), the real scheduler places a Deployment on it, and kubectl reaches its pods through the
+// real API server. Needs root, containerd and the upstream binaries.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { freePort } from "../../support/binary.ts";
+import { canRunContainerd } from "../../support/containerd.ts";
+import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
+import { until } from "../../support/wait.ts";
+
+const bin = upstreamBinDir();
+if (!bin.dir) console.warn(`skipping the real-cluster tests: ${bin.why}`);
+
+describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control plane", () => {
+  let cp: ControlPlane;
+  let n: UpstreamNode;
+  const json = async (...args: string[]) => JSON.parse(await cp.kubectl(...args, "-o", "json"));
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-join-${process.pid}`, binDir: bin.dir! });
+    n = await joinUpstream({ name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"] });
+  }, 300_000);
+
+  afterAll(async () => {
+    await n?.stop();
+    await cp?.stop();
+  }, 120_000);
+
+  test("bootstrap token → CSR approved by the controller-manager → Node Ready", async () => {
+    await waitNodeReady(cp, n);
+    const csrs = (await json("get", "csr")).items;
+    const client = csrs.find((c: any) => c.spec.signerName === "kubernetes.io/kube-apiserver-client-kubelet");
+    expect(client.spec.username).toMatch(/^system:bootstrap:/);
+    expect(client.status.conditions.find((c: any) => c.type === "Approved")?.reason).toBe("AutoApproved");
+    expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+127\\.0\\.0\\.1`));
+  }, 150_000);
+
+  test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
+    await cp.kubectlIn(deployment(n.ctd.images.busybox), "apply", "-f", "-");
+    await cp.kubectl("rollout", "status", "deployment/web", "--timeout=180s").catch(async (e) => {
+      throw new Error(`${e.message}\n${await cp.kubectl("get", "pods", "-o", "wide")}\n${await cp.kubectl("describe", "pods")}\n--- bunlet ---\n${n.proc.stderr().slice(-4000)}`);
+    });
+    const pods = (await json("get", "pods", "-l", "app=web")).items;
+    expect(pods).toHaveLength(3);
+    for (const p of pods) {
+      expect(p.spec.nodeName).toBe(n.node);
+      expect(p.spec.preemptionPolicy).toBe("PreemptLowerPriority");
+      expect(p.status.phase).toBe("Running");
+      expect(p.status.conditions.find((c: any) => c.type === "Ready").status).toBe("True");
+    }
+    const pod = pods[0].metadata.name;
+    expect(await cp.kubectl("exec", pod, "--", "sh", "-c", "echo $GREETING $PASSWORD; cat /etc/config/greeting /etc/secret/password")).toBe("hello s3cret\nhellos3cret");
+    const token = await cp.kubectl("exec", pod, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/token");
+    expect(token.split(".")).toHaveLength(3);
+    const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
+    expect(claims["kubernetes.io"].pod.name).toBe(pod);
+    expect(claims["kubernetes.io"].node.name).toBe(n.node);
+    expect(await cp.kubectl("exec", pod, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace")).toBe("default");
+  }, 240_000);
+
+  test("kubectl logs, exec with stdin, cp and port-forward reach the pod through the real API server", async () => {
+    const pod = (await json("get", "pods", "-l", "app=web")).items[0].metadata.name;
+    expect(await cp.kubectl("logs", pod)).toContain("serving");
+    expect(await cp.kubectlIn("from stdin\n", "exec", "-i", pod, "--", "cat")).toBe("from stdin\n");
+    const local = join(cp.dir, "copied.txt");
+    await cp.kubectl("cp", `${pod}:/www/index.html`, local);
+    expect(await Bun.file(local).text()).toBe("hello from bunlet\n");
+    const port = freePort();
+    const pf = Bun.spawn([cp.kubectlBinary, "port-forward", `pod/${pod}`, `${port}:8080`], { stdout: "pipe", stderr: "pipe", env: { ...process.env, KUBECONFIG: cp.admin, HOME: cp.dir } });
+    try {
+      const body = await until("port-forward answers", () => fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => undefined), 30_000, { intervalMs: 200 });
+      expect(body).toBe("hello from bunlet\n");
+    } finally {
+      pf.kill();
+      await pf.exited;
+    }
+  }, 120_000);
+
+  test("kubectl delete deployment: the pods are gone within their grace period", async () => {
+    await cp.kubectl("delete", "deployment", "web", "--wait=true", "--timeout=60s");
+    await until("pods gone", async () => (await json("get", "pods", "-l", "app=web")).items.length === 0, 60_000, { intervalMs: 500 });
+    const sandboxes = (await n.ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.namespace === "default" && s.state === 0);
+    expect(sandboxes).toEqual([]);
+  }, 120_000);
+});
+
+/** A Deployment as a user writes one: 3 replicas, a configMap and a secret as volumes and env, a readiness probe. */
+function deployment(image: string): string {
+  return `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: web-config }
+data: { greeting: hello }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: web-secret }
+stringData: { password: s3cret }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: web }
+spec:
+  replicas: 3
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata: { labels: { app: web } }
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+        - name: web
+          image: ${image}
+          command: [sh, -c, "mkdir -p /www && echo hello from bunlet > /www/index.html && echo serving && exec httpd -f -p 8080 -h /www"]
+          env:
+            - { name: GREETING, valueFrom: { configMapKeyRef: { name: web-config, key: greeting } } }
+            - { name: PASSWORD, valueFrom: { secretKeyRef: { name: web-secret, key: password } } }
+          readinessProbe: { httpGet: { path: /, port: 8080 }, periodSeconds: 1 }
+          volumeMounts:
+            - { name: config, mountPath: /etc/config }
+            - { name: secret, mountPath: /etc/secret }
+      volumes:
+        - { name: config, configMap: { name: web-config } }
+        - { name: secret, secret: { secretName: web-secret } }
+`;
+}

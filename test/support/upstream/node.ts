@@ -1,0 +1,123 @@
+// A bunlet binary joined to a real control plane (control-plane.ts) as `kubeadm join` makes a node
+// join: kubeadm's KubeletConfiguration (webhook authentication and authorization, the cluster CA for
+// x509 clients, certificate rotation), a bootstrap kubeconfig with a bootstrap token, a --kubeconfig
+// that does not exist yet, and a test containerd. stop() stops bunlet, deletes its Node and removes
+// its pods, cgroups and files, even when a test failed half-way.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
+import { acquireContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../containerd.ts";
+import type { ControlPlane } from "./control-plane.ts";
+
+export interface UpstreamNodeOptions {
+  /** Names the node (`<name>-<pid>`), its files (/tmp/bunlet-<name>-<pid>) and cgroup root. */
+  name: string;
+  cp: ControlPlane;
+  /** Extra KubeletConfiguration lines (YAML, top level). */
+  config?: string[];
+  /** Extra command-line flags. */
+  flags?: string[];
+  /** The node agent: bunlet (dist/bunlet, built if stale, or `binary`) or the upstream kubelet at `binary`. */
+  agent?: "bunlet" | "kubelet";
+  binary?: string;
+  /** Runs once containerd is up and before the agent starts (e.g. to write static pod manifests). */
+  prepare?(n: { ctd: TestContainerd; manifests: string; base: string }): void | Promise<void>;
+}
+
+export interface UpstreamNode {
+  node: string;
+  base: string;
+  rootDir: string;
+  cgroupRoot: string;
+  manifests: string;
+  port: number;
+  ctd: TestContainerd;
+  proc: BunletProcess;
+  stop(): Promise<void>;
+}
+
+/** kubeadm's KubeletConfiguration (cmd/kubeadm/app/componentconfigs/kubelet.go defaults), on this node's paths. */
+export function kubeadmKubeletConfig(a: { caFile: string; manifests: string; endpoint: string; cgroupRoot: string; podLogsDir: string; port: number }, extra: string[] = []): string {
+  return [
+    "apiVersion: kubelet.config.k8s.io/v1beta1",
+    "kind: KubeletConfiguration",
+    "authentication:",
+    "  anonymous: { enabled: false }",
+    "  webhook: { enabled: true, cacheTTL: 0s }",
+    `  x509: { clientCAFile: ${a.caFile} }`,
+    "authorization:",
+    "  mode: Webhook",
+    "  webhook: { cacheAuthorizedTTL: 0s, cacheUnauthorizedTTL: 0s }",
+    "cgroupDriver: cgroupfs",
+    "clusterDNS: [10.96.0.10]",
+    "clusterDomain: cluster.local",
+    "rotateCertificates: true",
+    `staticPodPath: ${a.manifests}`,
+    "fileCheckFrequency: 1s",
+    `containerRuntimeEndpoint: ${a.endpoint}`,
+    `cgroupRoot: ${a.cgroupRoot}`,
+    `podLogsDir: ${a.podLogsDir}`,
+    "healthzBindAddress: 127.0.0.1",
+    "healthzPort: 0",
+    "readOnlyPort: 0",
+    `port: ${a.port}`,
+    ...extra,
+    "",
+  ].join("\n");
+}
+
+/** Joins a bunlet to the control plane; see the file header. Resolves once the process runs (not once Ready). */
+export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode> {
+  const node = `${o.name}-${process.pid}`;
+  const base = `/tmp/bunlet-${o.name}-${process.pid}`;
+  const rootDir = join(base, "root");
+  const cgroupRoot = `/bunlet-${o.name}-${process.pid}`;
+  const manifests = join(base, "manifests");
+  mkdirSync(manifests, { recursive: true });
+  const port = freePort();
+  const ctd = await acquireContainerd();
+  let proc: BunletProcess | undefined;
+  const stop = async () => {
+    await proc?.stop("SIGTERM", 15_000);
+    await o.cp.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false").catch(() => {});
+    await tearDownPods(ctd, async () => void (await removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir }), node)), cgroupRoot, base);
+  };
+  try {
+    await o.prepare?.({ ctd, manifests, base });
+    const config = join(base, "kubelet.yaml");
+    await Bun.write(config, kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config));
+    const kubelet = o.agent === "kubelet";
+    if (kubelet && !o.binary) throw new Error("joinUpstream: the upstream kubelet needs its binary");
+    const binary = o.binary ?? (await ensureBuilt());
+    // The upstream kubelet refuses cgroup v1 hosts unless told not to (KubeletConfiguration failCgroupV1).
+    if (kubelet && !(await Bun.file("/sys/fs/cgroup/cgroup.controllers").exists())) await Bun.write(config, (await Bun.file(config).text()) + "failCgroupV1: false\n");
+    proc = spawnBunlet([
+      "--config", config,
+      `--bootstrap-kubeconfig=${o.cp.bootstrap}`, `--kubeconfig=${join(base, "kubelet.conf")}`, `--cert-dir=${join(base, "pki")}`,
+      `--root-dir=${rootDir}`, `--hostname-override=${node}`, "--node-ip=127.0.0.1",
+      ...(o.flags ?? []),
+    ], { binary });
+  } catch (e) {
+    await stop().catch(() => {});
+    throw e;
+  }
+  return { node, base, rootDir, cgroupRoot, manifests, port, ctd, proc, stop };
+}
+
+/** Waits until the Node reports Ready; fails early, with the agent's output, if the agent exits. */
+export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs = 120_000): Promise<void> {
+  const ready = async () => {
+    const out = await cp.kubectl("get", "node", n.node, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}").catch(() => "");
+    return out.trim() === "True";
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await ready()) return;
+    const exited = n.proc.proc.exitCode !== null || n.proc.proc.signalCode !== null;
+    if (exited || Date.now() > deadline) {
+      throw new Error(`${n.node} is not Ready${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`);
+    }
+    await Bun.sleep(500);
+  }
+}
