@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the single executable dist/bunlet. Worker modules (src/**/*-worker.ts) must be extra
 # entrypoints of `bun build --compile`, or `new Worker(...)` fails inside the binary with
-# ModuleNotFound /$bunfs/root/… (see shared/host-facts.md).
+# ModuleNotFound /$bunfs/root/….
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -10,11 +10,11 @@ mapfile -t workers < <(find src -name '*-worker.ts' -type f | sort)
 mkdir -p dist
 # --bytecode: precompiled JS halves startup (needs --format=esm for top-level await).
 # --splitting: each dynamic import() is a chunk of its own, parsed only when imported: the agent does
-#   not pay for the CLI's other subcommands or D-Bus, nor a subcommand for the agent (issue #14: a
-#   compiled Bun holding the agent's bundle unimported is 43 MB RSS as one bundle, 26 MB split; the
-#   running agent with no pods ~1 MB less, within the noise — scripts/bench/rss-floor.ts, README "Idle cost").
+#   not pay for the CLI's other subcommands or D-Bus, nor a subcommand for the agent (a compiled Bun
+#   holding the agent's bundle unimported is 43 MB RSS as one bundle, 26 MB split; the running agent
+#   with no pods ~1 MB less, within the noise — docs/adr/0008-build-flags.md).
 # --sourcemap=inline: readable stack traces from the minified bundle. With --compile the map is kept in
-#   the binary and read only when a stack trace is printed (same RSS as no map; README "Idle cost").
+#   the binary and read only when a stack trace is printed (same RSS as no map; docs/adr/0008-build-flags.md).
 # No .env / bunfig.toml autoloading: a node agent must not pick up files from its working directory.
 # Built in a scratch directory beside the target (bun also writes .map files next to the outfile) and
 # renamed, so a concurrent reader never sees a half-written binary.

@@ -326,7 +326,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     lifecycle: pods.lifecycle,
     cri,
     podsCgroup: pods.podsCgroup,
-    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // issue 14 finding 7
+    podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // allocatable never above what the kernel holds (docs/edge.md#a-kubepods-limit-the-kernel-refuses)
     imageCri: allCri,
     podCgroupPath: pods.podCgroupPath,
     metrics,
@@ -371,7 +371,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   const runtimeReady = new Promise<boolean>((r) => (resolveReady = r));
 
   const components: AgentComponent[] = [];
-  // maxOpenFiles acted on before any listener or runtime connection opens (issue 14 finding 4).
+  // maxOpenFiles acted on before any listener or runtime connection opens (upstream rlimit.SetNumFiles).
   components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
   components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
@@ -388,7 +388,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
         // A probe without the client's own UNAVAILABLE retries: an absent runtime is reported at once.
         const probe = opts.cri ?? criClientFromConfig(config, { retryBudgetMs: 0 });
         const ok = await waitForRuntime(probe, { signal: abort.signal, retryMs: opts.runtimeRetryMs });
-        // One runtime, one agent (issue 14 finding 11): refuse when another live bunlet's pods run on it.
+        // One runtime, one agent (kuberuntime/owner.ts): refuse when another live bunlet's pods run on it.
         ownerLock ??= holdOwnerLock(flags.rootDir);
         const owned = ok
           ? await checkRuntimeOwner(probe, owner).then(
@@ -502,7 +502,7 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     }),
     nodeName: pods.nodeName,
     getRunningPods: () => runtime.getPods(false),
-    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (issue 14 finding 9)
+    healthChecks: pods.lifecycle.healthChecks(), // syncloop, pleg, runtime (docs/edge.md#runtime-outages)
     streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
     servingCertificates: nodeApi?.servingCertificates(),

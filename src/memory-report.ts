@@ -1,4 +1,4 @@
-// A debug-only view of where the agent's memory is (issue #14, idle RSS): with BUNLET_DEBUG_MEMORY=1
+// A debug-only view of where the agent's memory is (docs/development.md#memory-report): with BUNLET_DEBUG_MEMORY=1
 // in its environment, SIGUSR2 makes the agent write to stderr one `memory-report` JSON line — JSC's
 // heap (size, capacity, extra memory, object counts by type), process.memoryUsage(), the allocator's
 // footprint and /proc/self/smaps' anonymous memory by mapping — then mimalloc's own statistics

@@ -1,4 +1,4 @@
-// The runtime's own idle tuning (issue #14, "Scale and idle cost"). Bun's GC timer and mimalloc read
+// The runtime's own idle tuning (docs/adr/0010-runtime-env.md). Bun's GC timer and mimalloc read
 // their settings from the environment once, when the process starts, before any of our code runs —
 // so the agent sets them by re-executing itself (execve: same pid, same argv, the environment plus
 // the values below), once, before it loads anything else. The added keys are then removed from
@@ -6,7 +6,7 @@
 // started with, and a Bun program it starts would get the same tuning — harmless).
 // A value the operator set already is kept; BUNLET_RUNTIME_ENV=0 turns the whole thing off.
 //
-// What each value saves was measured with scripts/bench/idle.ts --variant (see README "Idle cost").
+// What each value saves was measured with scripts/bench/idle.ts --variant (docs/benchmarks.md#idle-cost).
 import { readFileSync } from "node:fs";
 
 export const RUNTIME_ENV: Readonly<Record<string, string>> = {

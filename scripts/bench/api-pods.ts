@@ -1,5 +1,5 @@
 // Benchmark: API pods on the compiled binary joined to the API-server double (real containerd, the
-// offline image, hostNetwork pods so no CNI is timed). Goals from issue 12:
+// offline image, hostNetwork pods so no CNI is timed). Goals:
 //   1. a pod created through the API → Running as the API server stores it: median ≤ 500 ms (N one by one);
 //   2. 110 pods created at once → all Running: ≤ 30 s;
 //   3. steady state with those 110 pods: API requests per minute made by the node's identity, counted

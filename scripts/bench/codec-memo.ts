@@ -1,4 +1,4 @@
-// CPU of decoding an idle node's relist replies through the CRI codec's entry memo (issue #14): 100
+// CPU of decoding an idle node's relist replies through the CRI codec's entry memo: 100
 // containers and 100 sandboxes shaped as containerd 1.6 lists them (labels and annotations as
 // bunlet creates them), their map entries shuffled per reply as Go's maps come out, decoded again
 // and again after the first (all memo hits, as on an idle node).

@@ -1,4 +1,4 @@
-// Benchmark: the lean CRI client (node:http2 + protobufjs, src/cri/) vs @grpc/grpc-js + @grpc/proto-loader,
+// Benchmark: the lean CRI client (src/cri/: its own HTTP/2 transport + protobufjs) vs @grpc/grpc-js + @grpc/proto-loader,
 // against a private containerd started for the run. Prints cold start (fresh process: import, parse the
 // proto, first Version call), per-call latency (Version, ListContainers, ListImages) and the size added to
 // a `bun build --compile` binary. grpc-js is installed into a scratch dir (never into the project).

@@ -1,7 +1,7 @@
 // What a V8-format heap snapshot (Bun.generateHeapSnapshot("v8"), e.g. written by the agent's debug memory
 // report, src/memory-report.ts) holds, summed: self size by node type and name (objects by constructor,
 // strings by their first 40 characters), largest first — to find per-pod objects and strings that keep
-// memory alive (issue #14).
+// memory alive (docs/development.md#memory-report).
 //   bun scripts/bench/heap-top.ts SNAPSHOT.json [--top=N] [--diff=BASE.json]
 import { readFileSync } from "node:fs";
 

@@ -1,4 +1,4 @@
-// Idle cost and mass pod start of the compiled agent on containerd (issue #14 "Scale and idle cost").
+// Idle cost and mass pod start of the compiled agent on containerd (docs/benchmarks.md#idle-cost).
 //   bun scripts/bench/idle.ts [pods] [--window=SECONDS] [--binary=PATH] [--profile=DIR]
 //   [--profile-window=SECONDS] [--memory-report]   (default 100 pods, 30 s windows, dist/bunlet; --binary compares another
 //   build, e.g. a saved baseline; --profile writes CPU and heap profiles of the idle agent with the

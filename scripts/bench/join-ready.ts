@@ -1,7 +1,7 @@
 // Benchmark: the compiled binary joining a cluster (the API-server double, real containerd):
 // spawn → Node Ready as the API server stores it, for a node that already has its kubeconfig
 // (restart of a joined node) and for a fresh join through TLS bootstrap (bootstrap token → CSR
-// auto-approved → client cert → register → Ready). Goal from issue 12: start → Node Ready ≤ 1 s.
+// auto-approved → client cert → register → Ready). Goal: start → Node Ready ≤ 1 s.
 //   bun scripts/bench/join-ready.ts [runs] [--trace] [--baseline=PATH]
 //   (default 5 runs; builds dist/bunlet first if stale; root)
 // --baseline=PATH runs another build (e.g. main's) alternately with dist/bunlet, run for run, so both

@@ -28,9 +28,9 @@
 // systemd-oomd acts on. Before every run of every agent the bench reads PAGECACHE_MIB of a host file in a
 // throw-away cgroup under kubepods: page cache that memory.high's reclaim scans once the victim is past
 // it, since systemd-oomd kills only "with reclaim activity" and an anonymous hog with no swap leaves
-// nothing to scan (without it, it never killed: 4 of 5 runs). Not effective: in the 2026-12-02 runs
-// kubepods showed no inactive_file afterwards (the hostfs read did not stay charged there) and
-// systemd-oomd still killed in 1 of 3 runs only. So systemd-oomd's runs have swap (SWAP_MIB, a sparse
+// nothing to scan (without it, it did not kill in 4 of 5 runs). Not enough: kubepods shows no
+// inactive_file afterwards (the guest's hostfs read does not stay charged there), and systemd-oomd then
+// kills in 1 run of 3. So systemd-oomd's runs have swap (SWAP_MIB, a sparse
 // host file given to the guest as /dev/ubda, swapon for its runs only — earlyoom would not act with
 // free swap, bunlet's line is before memory.high): past memory.high the hog's pages are swapped out,
 // which is the reclaim activity and the "full" stall systemd-oomd acts on, and its ramp goes on
@@ -56,11 +56,11 @@
 // crossing) is printed per run once its mode is done.
 // WARM-UP: each agent's first run in a guest session is untimed — saved with `warmup`, left out of the
 // table, its figures printed on a line of their own. The guest's first victim is cold: in 6 of 17 guest
-// sessions of 20 runs (2026-12-04; by chance ~2) the session's first run was among its two slowest, its
-// victim's handler running 7–15 ms after the signal, while bunlet's process took no major fault from its
-// decision to seeing the victim take the signal (the thread's majflt, logged since session 19) — and only
-// the agent that ran first in the session (bunlet) ever met that cold victim.
-// Goal (issue #10): crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
+// sessions of 20 runs (by chance ~2) the session's first run was among its two slowest, its victim's
+// handler running 7–15 ms after the signal, while bunlet's process took no major fault from its decision
+// to seeing the victim take the signal (the thread's majflt, on the eviction's log line) — and only the
+// agent that ran first in the session would meet that cold victim.
+// Goal: crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
 // systemd-oomd at p99.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
@@ -475,9 +475,9 @@ async function oneRun(n: Node, mode: Mode, i: number | "warmup", hub: ReturnType
 /**
  * earlyoom started, and the bench's view of its crossing (MemAvailable ≤ its -M minimum, read every 2 ms)
  * polling, before the ramp's pod is written: memhog ramps as soon as its container starts, seconds before
- * /pods says Running. Started only then (session 17, a guest session that ran bunlet first), the ramp was
- * twice already past earlyoom's minimum: earlyoom killed at once, memory was back before the bench's
- * first read, and its crossing was the restarted victim's 13 s later — both runs missed, mode abandoned.
+ * /pods says Running. Started only then, after bunlet in the same guest session, the ramp can already be
+ * past earlyoom's minimum: earlyoom kills at once, memory is back before the bench's first read, and the
+ * crossing it sees is the restarted victim's, seconds later.
  */
 async function startEarlyoom(n: Node) {
   const ws = () => {
@@ -636,8 +636,7 @@ async function inGuest(o: GuestOpts): Promise<void> {
         // trace has the run (written when memory is back under the threshold; the crossing may come from it).
         if (mode === "bunlet" && r.pod) {
           const pod = r.pod;
-          // Up to 30 s: the record can wait for the container's exit (5.6 s once in session 16, the guest's
-          // runtime slow to stop it), and a run whose crossing only the trace has is lost without it.
+          // Up to 30 s: the record can wait for the container's exit (5.6 s seen in a slow guest runtime), and a run whose crossing only the trace has is lost without it.
           await waitFor("bunlet's trace of the run", () => traceHas(n, pod), 30_000, 100).catch(() => undefined);
           noteTraces(n, [r]);
           if (n.out) writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");

@@ -1,4 +1,4 @@
-// The RSS floor of a compiled bunlet, without containerd or pods (issue #14, "Idle cost"): what a
+// The RSS floor of a compiled bunlet, without containerd or pods (docs/benchmarks.md#rss-floor): what a
 // `bun build --compile` binary costs before the agent does any work.
 //   bun scripts/bench/rss-floor.ts [--keep=DIR]
 // Compiles small probe programs into a temporary directory with the flags of scripts/build.sh and

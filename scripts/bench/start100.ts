@@ -1,4 +1,4 @@
-// Mass pod start, where the time goes (issue #14: 100 manifests dropped at once, first Running ≤ 1 s,
+// Mass pod start, where the time goes (goals: 100 manifests dropped at once, first Running ≤ 1 s,
 // all Running ≤ 8 s), against the runtime's own floor.
 //   bun scripts/bench/start100.ts [pods] [--binary=PATH] [--direct[=CONCURRENCY]] [--env=K=V ...]
 //   (START100_AGENT_LOG=FILE keeps the agent's log of the burst, for the phases' details)
@@ -7,8 +7,8 @@
 //     manifests at once (busybox sleep, offline image, hostNetwork, rename(2) each) and times the first
 //     and the last container running: each container's first act is to touch a marker file of its own
 //     on a hostPath (the file's mtime is when its process ran, in the kernel's clock), and the bench
-//     reads that directory every 20 ms — it used to poll the CRI's ListContainers every 20 ms, whose
-//     ~700 listings of up to 100 containers put the bench's own load on containerd, the very runtime
+//     reads that directory every 20 ms — polling the CRI's ListContainers every 20 ms instead would be
+//     ~700 listings of up to 100 containers, the bench's own load on containerd, the very runtime
 //     whose CPU is the floor here; one ListContainers at the end checks that all are RUNNING. Then
 //     per phase, from the agent's own log lines (klog stamps, ms): "pod added" (manifest read → pod
 //     manager → worker), "created pod sandbox" (RunPodSandbox returned), "started container"

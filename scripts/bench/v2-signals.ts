@@ -1,5 +1,5 @@
 // Which cgroup v2 signal tells first, and honestly, that a cgroup's working set crossed an eviction
-// line (issue #10 item 4)? Runs inside the v2 guest (root, /sys/fs/cgroup a cgroup2 mount):
+// line (docs/adr/0003-v2-working-set-watch.md)? Runs inside the v2 guest (root, /sys/fs/cgroup a cgroup2 mount):
 //   flock /tmp/bunlet-heavy.lock scripts/host/v2-guest.sh -- bun scripts/bench/v2-signals.ts [--runs 8]
 // One cgroup, memory.max LIMIT, ~CACHE MiB of page cache read into it first (it must not count), and
 // a hog that ramps anonymous memory at RATE MiB/s in 1 MiB steps. Ground truth: the hog itself, after

@@ -78,7 +78,7 @@ configure() {
 
 # Hosts whose XSAVE area is larger than UML 6.1's fixed 2696 bytes (AMX: 11008) refuse its
 # PTRACE_SETREGSET NT_X86_XSTATE (the host wants exactly its own size: EFAULT), and the guest's init dies
-# at once ("ptrace set fp regs failed, errno = 14", found on 2026-12-02 on an AMX host). Later kernels
+# at once ("ptrace set fp regs failed, errno = 14"). Later kernels
 # size the buffer from the host; here: a 16 KiB buffer, and the size the host reports at the first
 # PTRACE_GETREGSET used for every get and set.
 patch_xstate() {
@@ -98,8 +98,8 @@ patch_xstate() {
 # guest's interrupts and kernel-mode faults) each put one on the IRQ stack (32 KiB, 16.4 KiB of it the
 # thread_info copy) or on a task's kernel stack: the copy ran off the stack's bottom into the memory
 # below. Under load (nested interrupts) the guest froze for good: UML's main process took SIGSEGV at
-# 0x4880 ~40,000 times a second, no syscall between (strace), the guest's clock stopped (2026-12-03, AMX
-# host, v2 chaos run). The handlers only use gp, faultinfo and is_user: fp becomes the struct's last
+# 0x4880 ~40,000 times a second, no syscall between (strace), the guest's clock stopped (an AMX host,
+# the v2 chaos suite). The handlers only use gp, faultinfo and is_user: fp becomes the struct's last
 # member and their on-stack copy stops where it starts (~270 bytes instead of 16 KiB).
 patch_sigstack() {
   patch -p1 --forward --no-backup-if-mismatch --quiet <<'PATCH' || { say "sigstack patch did not apply"; exit 1; }

@@ -17,7 +17,7 @@ import { canonicalQuantity } from "./quantity.ts";
 /**
  * Default hard eviction thresholds on Linux (pkg/kubelet/eviction/defaults_linux.go, v1.30+).
  * They apply only when evictionHard is entirely unset; setting any key drops the others unless
- * mergeDefaultEvictionSettings is true (see /work/shared/eviction-spec.md §3.2).
+ * mergeDefaultEvictionSettings is true (docs/eviction-contract.md#default-hard-thresholds).
  */
 export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
   "memory.available": "100Mi",

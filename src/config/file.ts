@@ -19,7 +19,7 @@ export interface DecodedConfigFile {
   warnings: string[];
 }
 
-/** Largest KubeletConfiguration file read (issue #14: hostile config files). */
+/** Largest KubeletConfiguration file read: a hostile file (a link to /dev/zero) must not fill RAM. */
 const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 
 const fail = (path: string, detail: string, extra: { field?: string; value?: unknown } = {}) =>
@@ -53,7 +53,7 @@ export function decodeKubeletConfig(text: string, path: string): DecodedConfigFi
   try {
     data = stripNulls(doc.toJS({ maxAliasCount: 100 }));
   } catch (e) {
-    // e.g. a YAML alias bomb: the yaml package's resource-exhaustion guard (issue #14 config fuzz).
+    // e.g. a YAML alias bomb: the yaml package's resource-exhaustion guard (test/config/config-fuzz.test.ts).
     throw fail(path, `not valid YAML: ${(e as Error).message}`);
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {

@@ -35,9 +35,9 @@ const MEMOIZED_LISTS: Record<string, { field: string; entry: string; maps: reado
 };
 
 // Two 32-bit hashes of a byte range, FNV-1a and a multiply-xorshift step, seeded and returned through
-// these two variables: 64 bits per key without allocating. The key used to be Bun.hash.wyhash of a
-// subarray per field and a BigInt sum — ~25 views and BigInts per entry, 5,000 a second at 100 pods,
-// garbage the idle agent's GC then swept (issue #14).
+// these two variables: 64 bits per key without allocating. Bun.hash.wyhash of a subarray per field
+// and a BigInt sum costs the same CPU but ~25 views and BigInts of garbage per entry, 5,000 a second
+// at 100 pods, for the idle agent's collector to sweep.
 let hashA = 0;
 let hashB = 0;
 function hashRange(bytes: Uint8Array, start: number, end: number, seedA: number, seedB: number): void {
@@ -109,7 +109,7 @@ export function entryKey(bytes: Uint8Array, maps: readonly number[]): string | u
     if (wire === 2 && maps.includes(Math.floor(tag / 8))) {
       // Labels and annotations are fixed when a container or sandbox is created (the CRI has no call
       // to change them) and the id is among the hashed fields: their entries count by size only.
-      // Hashing them was half the relist's decoding at 100 pods (issue #14).
+      // Hashing them would be half the relist's decoding at 100 pods.
       mapSumA = (mapSumA + (i - start)) | 0;
       mapSumB = (mapSumB + Math.imul(i - start, 0x9e3779b1)) | 0;
       mapCount++;

@@ -1,4 +1,4 @@
-// Admission under node pressure (eviction-spec §13): which pods may start while conditions are
+// Admission under node pressure (docs/eviction-contract.md#admission-under-pressure): which pods may start while conditions are
 // reported. Upstream lifecycle.PodAdmitHandler of the eviction manager.
 import { isCriticalPod, type PodLike, type TolerationLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";

@@ -1,4 +1,4 @@
-// The memory-pressure ranking (rank.ts rankMemoryPressure, eviction-spec §10.1) as the kernel
+// The memory-pressure ranking (rank.ts rankMemoryPressure, docs/eviction-contract.md#memory-ranking) as the kernel
 // notifier thread runs it at a hard memory threshold's crossing (kernel/fast-evict.ts): the same
 // victim, from the same fresh per-pod stats, with as few file reads as it can.
 //

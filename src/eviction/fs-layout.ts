@@ -1,5 +1,5 @@
-// Filesystem layout and the thresholds and reclaim work that depend on it (eviction-spec §2.3,
-// §4.6, §9).
+// Filesystem layout and the thresholds and reclaim work that depend on it
+// (docs/eviction-contract.md#filesystems-and-layouts, #containerfs-thresholds, #node-level-reclaim).
 import type { FsStats, Summary } from "../stats/summary.ts";
 import type { FsLayout } from "./rank.ts";
 import type { Signal } from "./signals.ts";
@@ -22,7 +22,7 @@ export function detectFsLayout(summary: Summary): FsLayout {
 }
 
 /**
- * UpdateContainerFsThresholds (§4.6): containerfs.* thresholds are copies of nodefs.* (single fs,
+ * UpdateContainerFsThresholds (docs/eviction-contract.md#containerfs-thresholds): containerfs.* thresholds are copies of nodefs.* (single fs,
  * split) or imagefs.* (image fs) ones, hard from hard and soft from soft. User containerfs
  * thresholds are replaced (with a warning). Upstream appends an empty, never-met threshold when the
  * source is missing; we leave it out, which behaves the same.
@@ -51,7 +51,7 @@ export function updateContainerFsThresholds(thresholds: readonly Threshold[], la
 
 export type ReclaimStep = "deleteUnusedContainers" | "deleteUnusedImages";
 
-/** Node-level reclaim per signal and layout (§9); memory and pid have none. */
+/** Node-level reclaim per signal and layout (upstream buildSignalToNodeReclaimFuncs); memory and pid have none. */
 export function reclaimStepsFor(signal: Signal, layout: FsLayout): ReclaimStep[] {
   const family = signal.split(".")[0];
   if (family !== "nodefs" && family !== "imagefs" && family !== "containerfs") return [];

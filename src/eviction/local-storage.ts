@@ -1,4 +1,4 @@
-// Ephemeral-storage limit evictions (eviction-spec §12): run every sync, before thresholds, and
+// Ephemeral-storage limit evictions (docs/eviction-contract.md#local-storage-limit-evictions): run every sync, before thresholds, and
 // may evict several pods. First violation per pod wins: emptyDir sizeLimit, pod-level limit,
 // container limit.
 import { formatQuantity, parseQuantity, quantityFromNumber, quantityValue, type QuantityFormat } from "../config/quantity.ts";

@@ -1,5 +1,5 @@
 // The eviction manager: synchronize every 10 s, at once when a kernel notifier fires (debounced),
-// and right after an eviction's cleanup (≤ 30 s), as upstream's loop (eviction-spec §6.1).
+// and right after an eviction's cleanup (≤ 30 s), as upstream's loop (docs/eviction-contract.md#the-loop).
 // Cycles never overlap; a trigger during a cycle schedules exactly one more. Kills run in the
 // background (see synchronize.ts), so the loop itself never waits for a pod's grace period.
 // A kernel-triggered cycle asks for a memory-only summary (fresh memory, the rest reused): the
@@ -40,7 +40,7 @@ export interface EvictionManager {
   isUnderMemoryPressure(): boolean;
   isUnderDiskPressure(): boolean;
   isUnderPIDPressure(): boolean;
-  /** Where to arm memcg notifiers, from the latest summary (spec §14). */
+  /** Where to arm memcg notifiers, from the latest summary (docs/eviction-contract.md#memory-threshold-notifier). */
   thresholdsForNotifier(): { targets: NotifierTarget[]; errors: string[] };
   /** Live state for `bunlet eviction explain` and /debug endpoints. */
   state(): Readonly<EvictionState>;

@@ -1,5 +1,6 @@
-// Eviction message and event annotations for threshold evictions (eviction-spec §11.3, §11.4),
-// and the texts of local-storage evictions (§12). Literal strings are upstream's.
+// Eviction message and event annotations for threshold evictions (docs/eviction-contract.md#what-the-evicted-pod-gets,
+// #eviction-message), and the texts of local-storage evictions (#local-storage-limit-evictions).
+// Literal strings are upstream's.
 import { formatQuantity, parseQuantity, quantityFromNumber, type Quantity } from "../config/quantity.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import type { ContainerStats, PodStats } from "../stats/summary.ts";

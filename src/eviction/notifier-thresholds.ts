@@ -1,4 +1,4 @@
-// Where to arm the cgroup v1 memory threshold notifiers (eviction-spec §14). Pure: KERNEL owns
+// Where to arm the cgroup v1 memory threshold notifiers (docs/eviction-contract.md#memory-threshold-notifier). Pure: KERNEL owns
 // the eventfd/cgroup.event_control side and calls this with the latest summary.
 import type { MemoryStats, Summary } from "../stats/summary.ts";
 import { podsSystemContainer } from "./observations.ts";

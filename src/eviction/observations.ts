@@ -1,4 +1,4 @@
-// makeSignalObservations (eviction-spec §2): one Summary → available/capacity/time per signal.
+// makeSignalObservations (docs/eviction-contract.md#signals): one Summary → available/capacity/time per signal.
 // A signal is absent when any of its source fields is missing; its thresholds are then skipped.
 import type { ContainerStats, FsStats, PodStats, Summary } from "../stats/summary.ts";
 import { SYSTEM_CONTAINER_PODS } from "../stats/summary.ts";

@@ -6,7 +6,7 @@ import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS } from "./state.ts";
 import { isHardThreshold, type Observations, type Threshold } from "./threshold.ts";
 
 /**
- * Critical pods are never evicted: static, mirror, priority ≥ 2e9 (§11.1). With the bunlet option
+ * Critical pods are never evicted: static, mirror, priority ≥ 2e9 (upstream kubelettypes.IsCriticalPod). With the bunlet option
  * evictStaticPods the static rule alone is dropped, so static pods are ranked and evicted by
  * priority like API pods; mirror pods and critical-priority pods (kube-apiserver & co. at
  * system-node-critical) stay exempt, and admission is unchanged (static pods are always admitted).
@@ -16,7 +16,7 @@ export function exemptFromEviction(pod: PodLike, evictStaticPods: boolean): bool
 }
 
 /**
- * Threshold priority (§8): memory-family first; then — our deterministic tie-break where upstream
+ * Threshold priority (docs/eviction-contract.md#which-threshold-is-reclaimed-first): memory-family first; then — our deterministic tie-break where upstream
  * is random — hard before soft, then configuration order.
  */
 export function sortThresholdsForReclaim(ts: readonly Threshold[]): Threshold[] {
@@ -36,14 +36,14 @@ export function nodeConditionsFor(ts: readonly Threshold[]): NodeConditionType[]
   return CONDITION_ORDER.filter((c) => s.has(c));
 }
 
-/** Grace-override for the pod killer (§11.2): 1 for hard; min(max, TGPS) for soft. */
+/** Grace-override for the pod killer (docs/eviction-contract.md#grace-period-override): 1 for hard; min(max, TGPS) for soft. */
 export function gracePeriodOverride(t: Threshold, pod: PodLike, maxPodGracePeriodSeconds: number): number {
   if (isHardThreshold(t)) return IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
   const tgps = pod.spec.terminationGracePeriodSeconds;
   return tgps === undefined ? maxPodGracePeriodSeconds : Math.min(maxPodGracePeriodSeconds, tgps);
 }
 
-/** Staleness filter (§6 step 14): act only on stats newer than the previous sync's. */
+/** Staleness filter (upstream thresholdsUpdatedStats): act only on stats newer than the previous sync's. */
 export function thresholdsUpdatedStats(ts: readonly Threshold[], obs: Observations, last: Observations): Threshold[] {
   return ts.filter((t) => {
     const o = obs[t.signal];

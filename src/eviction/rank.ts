@@ -1,4 +1,4 @@
-// Ranking pods for eviction (eviction-spec §10). Sort keys are computed once per pod (the
+// Ranking pods for eviction (docs/eviction-contract.md#ranking-pods). Sort keys are computed once per pod (the
 // comparison then costs nothing per pair), and the sort is stable: ties keep the active-pods order
 // where upstream's unstable sort would pick at random.
 import type { PodLike, VolumeLike } from "../pod/pod-like.ts";
@@ -19,7 +19,7 @@ export type StatsFunc = (pod: PodLike) => PodStats | undefined;
 
 export interface RankedPod {
   pod: PodLike;
-  /** Stats were found for the pod (missing ones rank first, trap §17.11). */
+  /** Stats were found for the pod (missing ones rank first, as upstream's comparators). */
   found: boolean;
   priority: number;
   /** Usage of the ranked resource (bytes, inodes or processes); 0 when unknown. */
@@ -74,7 +74,7 @@ export function podDiskUsage(pod: PodLike, stats: PodStats, kinds: readonly FsSt
   return total;
 }
 
-/** Which stat kinds a disk signal measures in a layout (§10.2). */
+/** Which stat kinds a disk signal measures in a layout (docs/eviction-contract.md#disk-ranking). */
 export function fsStatsToMeasure(signal: Signal, layout: FsLayout): FsStatsType[] {
   const family = signal.split(".")[0];
   const { dedicatedImageFs: dedicated, splitContainerImageFs: split } = layout;
@@ -102,7 +102,7 @@ function rankBy(pods: readonly PodLike[], stats: StatsFunc, build: (p: PodLike, 
   return rows.map((x) => x.r);
 }
 
-/** Memory: exceeds request first, then priority ascending, then overage descending (§10.1). */
+/** Memory: exceeds request first, then priority ascending, then overage descending (upstream rankMemoryPressure). */
 export function rankMemoryPressure(pods: readonly PodLike[], stats: StatsFunc): RankedPod[] {
   return rankBy(pods, stats, (pod, s) => {
     const found = s !== undefined;
@@ -118,7 +118,7 @@ export function rankMemoryPressure(pods: readonly PodLike[], stats: StatsFunc): 
 /**
  * Disk (bytes or inodes): exceeds request first, priority, then usage − ephemeral-storage request
  * descending. For inodes the "request" is 0 (none exists) but the overage still subtracts the
- * byte request — upstream's quirk, kept for compatibility (trap §17.16).
+ * byte request — upstream's quirk, kept for compatibility (upstream rankDiskPressureFunc).
  */
 export function rankDiskPressure(kinds: readonly FsStatsType[], inodes: boolean) {
   return (pods: readonly PodLike[], stats: StatsFunc): RankedPod[] =>
@@ -134,7 +134,7 @@ export function rankDiskPressure(kinds: readonly FsStatsType[], inodes: boolean)
     });
 }
 
-/** PID: priority ascending, then process count descending, missing stats first (§10.3). */
+/** PID: priority ascending, then process count descending, missing stats first (upstream rankPIDPressure). */
 export function rankPIDPressure(pods: readonly PodLike[], stats: StatsFunc): RankedPod[] {
   return rankBy(pods, stats, (pod, s) => {
     const found = s !== undefined;

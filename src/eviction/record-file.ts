@@ -1,5 +1,6 @@
 // Eviction state kept across restarts (beyond upstream, whose eviction manager keeps everything in
-// memory; issue 14 finding 8): `<rootDir>/eviction/state.json` holds the kubelet_evictions counts by
+// memory, so an evicted static pod runs again at once after a restart and kubelet_evictions starts
+// over at 0): `<rootDir>/eviction/state.json` holds the kubelet_evictions counts by
 // signal and the static pods evicted, by UID. A static pod's UID is a hash of its manifest, so "the
 // same UID" is "the same manifest": an evicted static pod is refused at admission after a restart
 // until its manifest changes or an operator runs `bunlet eviction clear`.

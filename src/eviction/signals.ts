@@ -1,4 +1,4 @@
-// The nine eviction signals and what each one means (eviction-spec §2, §7.2, §15).
+// The nine eviction signals and what each one means (docs/eviction-contract.md#signals, #conditions).
 export const SIGNALS = [
   "memory.available",
   "allocatableMemory.available",
@@ -57,7 +57,7 @@ export function signalIsCount(s: Signal): boolean {
   return s.endsWith(".inodesFree") || s === "pid.available";
 }
 
-/** Node condition reasons and messages the node-status setters publish (spec §7.2). */
+/** Node condition reasons and messages the node-status setters publish (docs/eviction-contract.md#conditions). */
 export const NODE_CONDITION_TEXT: Record<NodeConditionType, { true: { reason: string; message: string }; false: { reason: string; message: string } }> = {
   MemoryPressure: {
     true: { reason: "KubeletHasInsufficientMemory", message: "kubelet has insufficient memory available" },

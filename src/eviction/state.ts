@@ -1,4 +1,4 @@
-// The eviction manager's state between cycles and the report of one cycle (eviction-spec §6).
+// The eviction manager's state between cycles and the report of one cycle (docs/eviction-contract.md#one-synchronize).
 import type { PodLike } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
 import type { FsLayout, RankedPod } from "./rank.ts";

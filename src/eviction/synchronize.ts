@@ -1,7 +1,7 @@
-// One eviction cycle (eviction-spec §6): observe → thresholds met → grace → conditions → staleness
+// One eviction cycle (docs/eviction-contract.md#one-synchronize): observe → thresholds met → grace → conditions → staleness
 // → local-storage limits → choose a threshold → node reclaim → rank → evict at most one pod.
 // Kills are started, not awaited: a slow soft kill never stalls a later hard eviction (upstream
-// #123872). The in-flight table stops a pod being killed twice and lets a hard threshold escalate
+// kubernetes/kubernetes#123872). The in-flight table stops a pod being killed twice and lets a hard threshold escalate
 // a running soft kill to the 1 s grace override.
 import { kv, log as defaultLog } from "../log.ts";
 import { isCriticalPriority, isMirrorPod, isStaticPod, podKey, podUid } from "../pod/pod-like.ts";
@@ -64,7 +64,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   report.statsAtMs = clock.now();
 
   // Step 2: first sync only. The derived containerfs thresholds take part from the next sync on,
-  // as upstream (§4.6 quirk): this sync still evaluates the configured list.
+  // as upstream (docs/eviction-contract.md#containerfs-thresholds): this sync still evaluates the configured list.
   const thresholds = state.thresholds;
   if (!state.initialized) {
     try {
@@ -120,7 +120,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
   }
   report.met = met;
 
-  // Step 8: grace clocks; a threshold not met now forgets its first-observed time (trap §17.7).
+  // Step 8: grace clocks; a threshold not met now forgets its first-observed time (upstream thresholdsFirstObservedAt).
   const previouslyMet = new Set(state.firstObservedAt.keys());
   const firstObservedAt = new Map<Threshold, number>();
   for (const t of met) firstObservedAt.set(t, state.firstObservedAt.get(t) ?? now);
@@ -218,7 +218,7 @@ export async function synchronize(deps: EvictionDeps, state: EvictionState, opts
     if (freshDisk) statsFunc = podStatsFunc(s);
   };
 
-  // Step 19: node-level reclaim, then re-check every threshold with min-reclaim (trap §17.9).
+  // Step 19: node-level reclaim, then re-check every threshold with min-reclaim (upstream reclaimNodeLevelResources).
   const steps = reclaimStepsFor(toReclaim.signal, layout);
   if (steps.length > 0) {
     for (const step of steps) {

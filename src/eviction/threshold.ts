@@ -1,4 +1,5 @@
-// Threshold data model and the arithmetic upstream does on it (eviction-spec §1, §4.3, §5.1).
+// Threshold data model and the arithmetic upstream does on it (docs/eviction-contract.md#data-model, #percentages,
+// #thresholds-met).
 import type { Quantity } from "../config/quantity.ts";
 import { quantityValue } from "../config/quantity.ts";
 import type { Signal } from "./signals.ts";
@@ -25,13 +26,13 @@ export interface Observation {
 
 export type Observations = Partial<Record<Signal, Observation>>;
 
-/** Hard vs soft is decided only by the grace period (trap §17.3). */
+/** Hard vs soft is decided only by the grace period (upstream helpers.go isHardEvictionThreshold). */
 export const isHardThreshold = (t: Threshold): boolean => t.gracePeriodMs === 0;
 
 /**
  * GetThresholdQuantity: a quantity as-is, a percentage as trunc(capacity × float32 fraction).
  * The fraction is already a float32 value; multiplying in float64 and truncating matches Go
- * (20% of 1000Mi = 209715203, trap §17.1).
+ * (20% of 1000Mi = 209715203; docs/eviction-contract.md#percentages).
  */
 export function thresholdAmount(value: ThresholdValue, capacity: number): number {
   if (value.quantity !== undefined) return quantityValue(value.quantity);

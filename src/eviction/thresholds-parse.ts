@@ -1,4 +1,4 @@
-// ParseThresholdConfig (eviction-spec §3, §4): the four eviction maps → a list of thresholds, with
+// ParseThresholdConfig (docs/eviction-contract.md#parsing-thresholds): the four eviction maps → a list of thresholds, with
 // upstream's error texts prefixed by the flag/field and value so a bad config names its source.
 import { DurationError, parseDuration } from "../config/duration.ts";
 import { ERR_FORMAT_WRONG, formatQuantity, parseQuantity, QuantityError, type Quantity } from "../config/quantity.ts";
@@ -27,7 +27,7 @@ export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = {
 };
 
 export interface ThresholdConfigInput {
-  /** undefined = unset → the Linux defaults; any key set drops the other defaults (trap §17.5). */
+  /** undefined = unset → the Linux defaults; any key set drops the other defaults (docs/eviction-contract.md#default-hard-thresholds). */
   evictionHard?: Record<string, string>;
   evictionSoft?: Record<string, string>;
   evictionSoftGracePeriod?: Record<string, string>;
@@ -43,7 +43,7 @@ export interface ThresholdConfigInput {
   minReclaimSource?: string;
 }
 
-/** The effective evictionHard map after defaulting / merging (§3.2). */
+/** The effective evictionHard map after defaulting / merging (docs/eviction-contract.md#default-hard-thresholds). */
 export function effectiveEvictionHard(hard: Record<string, string> | undefined, merge = false): Record<string, string> {
   if (hard === undefined) return { ...DEFAULT_EVICTION_HARD };
   if (merge) return { ...DEFAULT_EVICTION_HARD, ...hard };
@@ -162,7 +162,7 @@ export function parseThresholdConfig(input: ThresholdConfigInput): Threshold[] {
     const m = minReclaim.get(t.signal);
     if (m) t.minReclaim = m;
   }
-  // Trap §17.3/§17.4: "hard" here means grace 0, so a soft threshold with 0s grace is copied too.
+  // "Hard" here means grace 0 (upstream isHardEvictionThreshold), so a soft threshold with 0s grace is copied too.
   if ((input.enforceNodeAllocatable ?? ["pods"]).includes("pods")) {
     for (const t of [...all]) {
       if (t.signal === "memory.available" && t.gracePeriodMs === 0) {

@@ -391,8 +391,8 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
  * A dry run of the decision (worker side) on a private copy of the armed plan, every threshold made met
  * and every signal refused: each step of tryFastEviction runs — the link counts, the threshold's and the
  * candidates' reads, the ranking — so its code is compiled and paged in before the first real crossing
- * needs it. In the v2 guest bench the first eviction of each guest session was the slowest (10–26 ms
- * crossing → signal; its decision 3.6 ms with 22 major faults, against ~1 ms after). The real plan is
+ * needs it. Measured in the v2 test guest without it: the first eviction after a boot took 10–26 ms
+ * crossing → signal (its decision 3.6 ms with 22 major faults, against ~1 ms after). The real plan is
  * only read, never taken (a cycle asking for it meanwhile is not told "busy"), and nothing is signalled;
  * a plan republished during the copy can only give the copy stale fds, which are read, not signalled.
  * Returns the step-aside reason ("the victim's containers have all exited" when every step ran), or

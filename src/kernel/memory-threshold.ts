@@ -1,7 +1,7 @@
 // Upstream memoryThresholdNotifier (pkg/kubelet/eviction/memory_threshold_notifier.go) on top of
 // the cgroup v1 threshold notifier: one per memory.available / allocatableMemory.available
 // threshold (hard and soft), re-armed from fresh stats at most every 10 s by the eviction manager
-// (eviction-spec §14). The threshold written to memory.usage_in_bytes is
+// (docs/eviction-contract.md#memory-threshold-notifier). The threshold written to memory.usage_in_bytes is
 //   capacity − thresholdAmount + inactive_file   (capacity = available + workingSet,
 //                                                  inactive_file = usage − workingSet)
 // because the kernel compares usage, which includes inactive file pages, while the kubelet's
@@ -100,7 +100,7 @@ export interface MemoryThresholdNotifierOptions {
   onRemoved?(cgroupPath: string): void;
 }
 
-/** The memory stats a signal's memcg threshold is computed from (eviction-spec §14). */
+/** The memory stats a signal's memcg threshold is computed from (docs/eviction-contract.md#memory-threshold-notifier). */
 export function memoryStatsForSignal(summary: Summary, signal: MemorySignal): { mem: MemoryStats | undefined; where: string } {
   if (signal === "memory.available") return { mem: summary.node.memory, where: "node.memory" };
   const pods = summary.node.systemContainers?.find((c) => c.name === SYSTEM_CONTAINER_PODS);

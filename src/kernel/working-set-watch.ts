@@ -1,11 +1,11 @@
 // The cgroup v2 fast path for memory.available / allocatableMemory.available (beyond upstream, which
 // has no kernel notification on v2): a dedicated thread polls usage every intervalMs and reports when
 // the working set (usage − inactive_file, as cAdvisor computes it) reaches a threshold's line
-// (capacity − threshold amount). Why polling, and not PSI or memory.high: README "The fast path on
-// cgroup v2" has the measured figures — PSI only fires once tasks stall in reclaim, which a fence
+// (capacity − threshold amount). Why polling, and not PSI or memory.high (the measured figures are in
+// docs/adr/0003-v2-working-set-watch.md): PSI only fires once tasks stall in reclaim, which a fence
 // set below memory.max never causes at the crossing; memory.high fires at once but throttles and
 // reclaims the pods' page cache to keep under the line, i.e. it changes the workload it measures.
-// Polling at a fixed 5 ms cost ~20 % of the guest's CPU at idle, so the interval adapts to the
+// Polling at a fixed 5 ms costs ~17 % of the one-CPU test guest at idle, so the interval adapts to the
 // headroom (working-set-worker.ts): 5 ms at the line, up to 500 ms far from it; and when the usage
 // rises fast enough to reach the line within 25 ms, the thread polls it off its timer for ≤ 30 ms.
 import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
@@ -16,7 +16,7 @@ import { workerUrl } from "./worker-url.ts";
 
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
 
-/** See README "The fast path on cgroup v2" for the measurements behind these. */
+/** The measurements behind these: docs/adr/0003-v2-working-set-watch.md. */
 export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100, notMetRetryMs: 100, imminentHorizonMs: 25, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
 
 export interface WorkingSetWatchOptions {

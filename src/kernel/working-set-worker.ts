@@ -5,10 +5,9 @@
 // [minIntervalMs, maxIntervalMs]: at the line every 5 ms, 1 GiB away every 250 ms (at 4 GiB/s).
 // The cheap check is usage ≥ line (the working set is never more than usage); only then is
 // memory.stat (or meminfo) read for the exact inactive_file, so page cache never counts as pressure.
-// It was usage ≥ line + the last inactive_file seen, which hides a crossing for up to statRefreshMs
-// when the inactive file shrank since the last stat read (in the v2 guest bunlet's thread saw the line
-// 0.57–1.05 s after the bench in 4 of 14 runs, with a 1 s refresh). inactive_file is also refreshed
-// every statRefreshMs.
+// Not usage ≥ line + the last inactive_file seen: that hides a crossing for up to statRefreshMs when
+// the inactive file shrank since the last stat read. inactive_file is also refreshed every
+// statRefreshMs.
 // Priority (as the epoll worker, thread-priority.ts): the thread may run at its own nice value, and a
 // crossing boosts the main thread (and the threads the hub listed) before it is posted, so the cycle it
 // triggers runs at that priority too; the eviction manager lowers them back once the cycle is done.
@@ -16,14 +15,13 @@
 // target that carries a token (a hard memory threshold's) is decided here — the threshold judged on the
 // read that saw the line (kubepods'; the node's is re-read from root memory.stat, as the summary has it), the
 // pods ranked, the victim signalled through its pidfds — before the crossing is even posted; the
-// outcome rides on the "crossed" message for the main thread to record (wire/fast-eviction.ts). Without
-// it the victim waited for the main thread to pick the crossing up (0.3–20 ms in the v2 guest) and
-// run a cycle. When the decision finds the threshold not met (the node's root memory.stat under the line
+// outcome rides on the "crossed" message for the main thread to record (wire/fast-eviction.ts), so the
+// victim does not wait for the main thread to pick the crossing up (0.3–20 ms in the v2 test guest)
+// and run a cycle. When the decision finds the threshold not met (the node's root memory.stat under the line
 // /proc/meminfo is over), the crossing is not posted: the next read over the line tries again, for at
 // most notMetRetryMs (see check).
-// Imminent crossings (issue #10, the v2 tail): a timed read is only as punctual as the timer — in the
-// UML guest a 5 ms sleep lasts p50 5.7 ms but p90 17 ms (its ticks are host signals), and in 8 of 34
-// bench runs the thread saw the line 13–43 ms after the bench's own watch. So when the last two timed
+// Imminent crossings: a timed read is only as punctual as the timer — in the UML test guest a 5 ms
+// sleep lasts p50 5.7 ms but p90 17 ms (its ticks are host signals). So when the last two timed
 // reads show the usage rising fast enough to reach the line within imminentHorizonMs, the thread stays
 // on it without going back to its sleep: it reads, waits the least it can, reads again — until the
 // crossing, for at most imminentCapMs per episode and imminentBudgetMsPerSec per second, so a node that
@@ -348,8 +346,8 @@ function check(w: Watched, now: number, timed = true): void {
   const retryMs = settings.notMetRetryMs ?? 0;
   // Over the line means past it: at the line, available equals the threshold, which upstream does not
   // count as met (threshold > available), and neither does the decision (memoryThresholdAt) — a crossing
-  // read at the line would only step aside (the v2 guest bench: `notMetFirst="… available 104857600 >
-  // 104857600 …"`, then retries up to 13 ms).
+  // read at the line would only step aside (`notMetFirst="… available 104857600 > 104857600 …"`, then
+  // retries).
   if (ws <= w.t.lineBytes) {
     w.above = false;
     // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
@@ -365,8 +363,8 @@ function check(w: Watched, now: number, timed = true): void {
   const repeat = w.above;
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
   // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
-  // Where the thread's time went up to the decision (on the CPU, runnable, neither), for the log: the
-  // slow tail of the v2 guest bench is decisions of ~1 ms of work that end 5–20 ms after the wake-up.
+  // Where the thread's time went up to the decision (on the CPU, runnable, neither), for the log: a slow
+  // eviction can be a decision of ~1 ms of work that ends 5–20 ms after the wake-up.
   // Only a fired decision reads the thread's schedstat (after it): retries and repeats cost no /proc read.
   const decisionStart = performance.now();
   const fast =
@@ -384,8 +382,7 @@ function check(w: Watched, now: number, timed = true): void {
     // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,
     // not the /proc/meminfo polled here), or a plan whose line differs from this target's. Posted now,
     // the crossing would wake the main thread for a cycle that reads it under too, and the next try
-    // would wait renotifyMs (kubepods' working set at its line: the bench's ~100 ms runs, when the
-    // decision re-read its files); instead the next read over the line tries again, for at most retryMs
+    // would wait renotifyMs (~100 ms); instead the next read over the line tries again, for at most retryMs
     // of the up-crossing — an imminent-crossing episode's reads (1 ms apart, within its cap and budget).
     if (Number.isNaN(w.notMetAtMs)) {
       w.notMetAtMs = now;
@@ -516,10 +513,8 @@ function imminentEpisode(): void {
 /**
  * The poll loop: read what is due, sleep until the next is — epoll_wait on the mailbox's eventfd, with
  * the kernel's own monotonic timeout (monotonic-sleep.ts), not this Worker's event-loop timer nor
- * Atomics.wait. With a setTimeout the thread sometimes first read again 1.4 s after the timer was due
- * (the v2 guest bench, 1 run in ~20, the ramp far past its line when seen: 717 ms–1.44 s crossing →
- * signal), the read itself 0.1 ms; with Atomics.wait, whose deadline is on the wall clock, once 1.39 s
- * (session 17: `timerLateMs=1386.899 lateRunnableMs=0`, asleep the whole time). The loop returns to the
+ * Atomics.wait: a setTimeout can fire ~1.4 s late in a busy guest, and Atomics.wait's deadline is on
+ * the wall clock, which a step back lengthens (docs/adr/0004-monotonic-sleep.md). The loop returns to the
  * event loop only when a message is posted (the main thread counts it and signals the eventfd; every
  * handler but stop's calls run() again) or when nothing is watched.
  */

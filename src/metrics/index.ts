@@ -62,7 +62,7 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
   const containerType = (config: { metadata?: { name?: string }; labels?: Record<string, string> }): ContainerType => {
     const uid = config.labels?.[POD_UID_LABEL];
     // The desired pods as they are (no status, no sort): this runs twice per CreateContainer, and
-    // listPodsForApi there made a 100-pod burst quadratic (issue #14).
+    // listPodsForApi here would make a 100-pod burst quadratic.
     const pod = uid ? lifecycleRef?.pods().find((p) => p.metadata.uid === uid) : undefined;
     return pod?.spec.initContainers?.some((c) => c.name === config.metadata?.name) ? "init_container" : "container";
   };

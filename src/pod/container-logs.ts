@@ -75,7 +75,7 @@ export async function rotateContainerLog(logPath: string, policy: LogRotationPol
     }
   }
   // The plan is empty under the size limit: no listing of the rotated logs (a readdir per container
-  // every 10 s was idle cost, issue #14).
+  // every 10 s is idle cost).
   if (size < policy.maxSizeBytes) return [];
   const dir = dirname(logPath);
   const prefix = `${basename(logPath)}.`;

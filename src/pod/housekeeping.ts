@@ -41,7 +41,7 @@ export interface CgroupScanGate {
 
 /**
  * Upstream scans the pod cgroups for orphans every housekeeping (2 s); with 100 pods those readdirs
- * were a tenth of bunlet's idle CPU (issue #14). A scan finds an orphan only after a pod left the
+ * are a tenth of bunlet's idle CPU. A scan finds an orphan only after a pod left the
  * desired set, a worker moved on, or a runtime pod came or went, so it is skipped while the state
  * key (those sets) is the one of the last clean scan — and still run every `maxIntervalMs` to
  * catch anything else (a cgroup made behind our back).
@@ -99,7 +99,7 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
     ctx.dispatch(stub, "kill");
   }
   if (ctx.cgroups?.listPodUids) {
-    // Another live agent's pods (same cgroupRoot) are not orphans: their cgroups stay (issue 14 finding 11).
+    // Another live agent's pods (same cgroupRoot) are not orphans: their cgroups stay (kuberuntime/owner.ts).
     const foreign = ctx.runtime.foreignPodUids?.() ?? new Set<string>();
     const key = ctx.cgroupScan ? cgroupScanKey(desired, known.keys(), (uid) => workers.state(uid), running, foreign) : "";
     if (ctx.cgroupScan && !ctx.cgroupScan.due(key)) return;

@@ -154,7 +154,7 @@ export function lifecycleConfigFromKubelet(
 /**
  * First non-internal IPv4 address (upstream picks the default-route address; close enough here).
  * Kept for 10 s: every pod sync asks for it, and listing the interfaces was the largest single cost of
- * an idle resync of 100 pods (issue #14); upstream refreshes node addresses every 10 s as well.
+ * an idle resync of 100 pods; upstream refreshes node addresses every 10 s as well.
  */
 export function defaultHostIP(nowMs: number = performance.now()): string | undefined {
   if (hostIPCache && nowMs - hostIPCache.atMs < HOST_IP_TTL_MS) return hostIPCache.ip;

@@ -108,7 +108,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   /**
    * The runtime status each pod's last sync read, and when. A later sync reuses it when a relist that
    * started after it shows the pod unchanged (upstream reads the PLEG's pod cache, not the runtime):
-   * an idle resync of 100 pods then costs no CRI call (issue #14).
+   * an idle resync of 100 pods then costs no CRI call.
    */
   const lastRuntimeStatus = new Map<string, { status: RuntimePodStatus; atMs: number }>();
   async function readStatus(pod: Pod): Promise<RuntimePodStatus> {
@@ -124,7 +124,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     // A UID never read before that a relist of this agent does not show has nothing in the runtime:
     // only its own worker creates sandboxes for it, and that worker has not acted yet (upstream's
     // first sync reads the PLEG cache, empty for such a pod). 100 new pods then start without 200
-    // CRI listings in the way of the first sandbox (issue #14).
+    // CRI listings in the way of the first sandbox.
     if (!cached) return relist.pods.has(uid) ? undefined : { uid, name: pod.metadata.name, namespace: pod.metadata.namespace, sandboxes: [], containers: [] };
     if (relist.startMs <= cached.atMs) return undefined;
     return statusMatchesRelist(cached.status, relist.pods.get(uid)) ? cached.status : undefined;
@@ -461,7 +461,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
         );
       }
       // Loops first, each on its own: a source that fails (or hangs on a hostile manifest) must never
-      // keep PLEG, the sync loop, housekeeping or log rotation from running (issue #14 finding 1).
+      // keep PLEG, the sync loop, housekeeping or log rotation from running (test/pod/source-isolation.test.ts).
       startLoops();
       // Each source's first read is awaited (so start() returns with what the sources had), but a
       // source that throws is reported against its own name and never stops another one.

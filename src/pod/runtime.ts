@@ -59,8 +59,8 @@ export interface SyncPodResult {
   errors: { container: string; reason: string; message: string }[];
   /**
    * The sync had nothing to do in the runtime (no sandbox, container or kill action): the status it
-   * was given still holds, so the caller need not ask the runtime again (issue #14: an idle resync of
-   * 100 pods was 4 CRI calls per pod per minute more).
+   * was given still holds, so the caller need not ask the runtime again (asking would cost an idle
+   * resync of 100 pods 4 CRI calls per pod per minute).
    */
   unchanged?: boolean;
 }

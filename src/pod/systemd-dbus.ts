@@ -3,7 +3,7 @@
 // common.go startUnit/stopUnit through go-systemd): StartTransientUnit(name, "replace", props, []),
 // then wait for the job's JobRemoved signal; "UnitExists" is fine (the unit's properties are then set
 // with SetUnitProperties); StopUnit(name, "replace") removes it. Transport: @homebridge/dbus-native
-// (pure JS, EXTERNAL auth over the system bus socket); see README "cgroup v2 and systemd hosts".
+// (pure JS, EXTERNAL auth over the system bus socket); see docs/adr/0009-systemd-over-dbus.md.
 import { z } from "zod";
 import { kv, log } from "../log.ts";
 import type { TransientUnit, UnitProperty } from "./systemd-slices.ts";
@@ -62,7 +62,7 @@ interface Bus {
 type DBusNative = { createClient(o: { socket: string; authMethods: string[] }): Bus };
 /**
  * Loaded on the first D-Bus call: only the systemd cgroup driver needs it, and its module tree
- * (xml2js, sax, event-stream) cost ≈ 1.7 MB of heap and 6 MB of mapped code at every start (issue #14).
+ * (xml2js, sax, event-stream) costs ≈ 1.7 MB of heap and 6 MB of mapped code once loaded (docs/adr/0009-systemd-over-dbus.md).
  */
 const loadDBus = async (): Promise<DBusNative> => (await import("@homebridge/dbus-native")).default as unknown as DBusNative;
 

@@ -1,6 +1,5 @@
 // Connection caps for the kubelet's listeners (beyond upstream, whose Go servers accept without
-// bound; issue 14 finding 4: 20,000 half-open connections took every fd and blinded the eviction
-// manager). Each server accepts at most `maxConnections` concurrent connections and at most
+// bound: 20,000 half-open connections would take every fd and blind the eviction manager). Each server accepts at most `maxConnections` concurrent connections and at most
 // `maxPerClient` from one client address; beyond that a new connection is closed at accept, before
 // TLS or HTTP cost anything, and one warning per server per minute says so.
 //

@@ -2,7 +2,7 @@
 //   v1: usage = memory.usage_in_bytes; memory.stat total_inactive_file, total_rss,
 //       total_pgfault, total_pgmajfault (the hierarchical totals);
 //   v2: usage = memory.current; memory.stat inactive_file, anon, pgfault, pgmajfault.
-// workingSet = usage − inactive_file, floored at 0 (eviction-spec §2.1). availableBytes is set
+// workingSet = usage − inactive_file, floored at 0 (docs/eviction-contract.md#node-memory). availableBytes is set
 // only when the cgroup has a memory limit (limit − workingSet), as the kubelet's summary does.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,7 +73,7 @@ const V2_KEYS = ["inactive_file", "anon", "pgfault", "pgmajfault"] as const;
 /**
  * The values of `keys` in a flat-keyed file ("key value" lines), found by search rather than by
  * parsing every line: memory.stat has 35–50 lines and is read for every pod every few seconds
- * (issue #14). A wanted value that is not an integer throws naming the file and key.
+ * at 100 pods. A wanted value that is not an integer throws naming the file and key.
  */
 export function pickFlatKeyed<K extends string>(text: string, keys: readonly K[], file: string): Partial<Record<K, number>> {
   const out: Partial<Record<K, number>> = {};

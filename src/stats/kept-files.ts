@@ -1,7 +1,7 @@
 // Files the eviction path reads on every cycle (memory.usage_in_bytes, memory.stat, memory.limit_in_bytes
 // of the root, kubepods and each pod cgroup), kept open and re-read with pread at offset 0 — cgroupfs
 // regenerates a seq_file's content on every read from 0 — so a process that ran out of file
-// descriptors (a connection flood, EMFILE) still sees memory pressure (issue 14 finding 4). Also one
+// descriptors (a connection flood, EMFILE) still sees memory pressure (test/stats/fd-flood.test.ts). Also one
 // open(2) fewer per file per read. A file whose cgroup went away (ENODEV/ENOENT on read) is closed and
 // reopened once; forget() closes a removed pod's files; at most `max` files stay open (least recent go).
 import { closeSync, fstatSync, openSync, readSync, statfsSync } from "node:fs";
@@ -31,7 +31,7 @@ function needsLinkCheck(path: string): boolean {
 export function createKeptFiles(max = 1024): KeptFiles {
   const fds = new Map<string, number>();
   // Per path: fstat before each read (regular files) or not (cgroupfs: an fstat per read was ~3 % of
-  // the idle agent's profile with 100 pods, issue #14).
+  // the idle agent's profile with 100 pods).
   const linkChecked = new Map<string, boolean>();
   let buf = Buffer.allocUnsafe(8192);
 

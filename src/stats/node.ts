@@ -72,7 +72,7 @@ export function parseMeminfo(text: string): Record<string, number> {
   return out;
 }
 
-/** Pure: node memory from the root cgroup's stats and MemTotal (eviction-spec §2.1). */
+/** Pure: node memory from the root cgroup's stats and MemTotal (docs/eviction-contract.md#node-memory). */
 export function nodeMemoryStats(root: MemoryStats, capacityBytes: number): MemoryStats {
   const ws = root.workingSetBytes ?? 0;
   const out: MemoryStats = { ...root, availableBytes: Math.max(0, capacityBytes - ws) };

@@ -450,7 +450,7 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
 
   async function build(only?: string, freshVolumes = false): Promise<Summary> {
     // No pod, no use for the CRI listing (three calls, one of them ListContainerStats): an empty
-    // node's eviction loop does not list the runtime every 10 s (issue #14).
+    // node's eviction loop does not list the runtime every 10 s.
     const snap = opts.activePods().length > 0 ? await criSnapshot() : undefined;
     // Sampled after the (possibly slow, first-time) CRI wait so CPU rates use the real read time.
     const nowMs = clock.now();

@@ -181,7 +181,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   });
   const signals = [...new Set(evictionConfig.thresholds.map((t) => t.signal))];
   const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now(), signals });
-  // Counts and evicted static pods survive restarts (issue 14 finding 8).
+  // Counts and evicted static pods survive restarts (eviction/record-file.ts).
   const records = createEvictionRecordStore(evictionRecordPath(input.rootDir));
   const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
   const persist = persistEvictions(records, lifecycle, clock);
@@ -276,7 +276,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
         .join(",");
       const tick = plan.tick(key, near);
       // The pressure path's memory-only summary (~0.5 ms): the first kernel event must not be the one
-      // that runs it cold (a cold first eviction was the benchmark's worst case).
+      // that runs it cold (a cold first eviction is the slowest).
       if (tick.memoryOnly)
         summary.summary({ memoryOnly: true }).then(
           (s) => void (near = memoryThresholdsNear(evictionConfig.thresholds, s)),
@@ -345,10 +345,10 @@ export const NOTIFIER_THREAD_EVICTION_ENV = "BUNLET_NOTIFIER_THREAD_EVICTION";
 const envSwitch = z.enum(["0", "1", "false", "true", "off", "on"]);
 
 /**
- * The notifier-thread eviction's off switch: on by default (measured: crossing → victim got SIGTERM
- * p99 1.4 ms against 24–302 ms through the main thread's cycle under contention, README "Reaction
- * under CPU contention"); BUNLET_NOTIFIER_THREAD_EVICTION=0 (or false/off) leaves every decision to the
- * main thread's cycle, as before. Any other value is reported and the default kept.
+ * The notifier-thread eviction's off switch: on by default (crossing → victim got SIGTERM p99 0.6 ms
+ * against 23.8 ms through the main thread's cycle under contention, docs/adr/0001-notifier-thread-eviction.md);
+ * BUNLET_NOTIFIER_THREAD_EVICTION=0 (or false/off) leaves every decision to the main thread's cycle.
+ * Any other value is reported and the default kept.
  */
 export function notifierThreadEvictionFromEnv(env: Record<string, string | undefined>): boolean {
   const raw = env[NOTIFIER_THREAD_EVICTION_ENV];

@@ -10,10 +10,8 @@
 //   - any pod change (admission, a status change) cancels the plan at once, and it is rebuilt right
 //     after the change (a microtask later; at most every 50 ms through a burst of changes), and again
 //     as soon as the direct signaller has learnt a container's init (its pidfd): a pod is signallable
-//     from the thread once its pid is known, not at a timer. Before, the rebuild waited 50 ms after each
-//     change and a learnt init waited for the next 100 ms retry (in the v2 guest, where timers fire late
-//     and the main thread is busy while a pod starts, the ramp pod of 3 of 34 bench runs crossed with no
-//     plan naming it and a main-thread cycle decided);
+//     from the thread once its pid is known, not at a timer (a pod that starts and ramps at once, in a
+//     guest whose timers fire late, would otherwise cross with no plan naming it);
 //   - a pod cgroup created or removed since is caught by the worker itself (QoS dir link counts), which
 //     then steps aside. A removal by the agent (housekeeping's orphans come with no pod change at all, a
 //     terminated pod's after the status change that re-planned) is told by the pod cgroup manager
@@ -21,8 +19,8 @@
 //     creation comes with a pod change, and the new pod is not signallable until its init is learnt
 //     (which re-plans). A cgroup made or removed behind the agent's back (an operator, another agent on
 //     the same cgroupRoot) is re-planned for after the next eviction cycle (≤ 10 s); until then the
-//     thread steps aside and the cycle the same notifier triggers decides. Before, the main thread
-//     compared the link counts every 250 ms while a plan was armed: 4 wake-ups a second on an idle node.
+//     thread steps aside and the cycle the same notifier triggers decides. No timer compares the link
+//     counts while a plan is armed: that would be 4 wake-ups a second on an idle node.
 // Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
 // that named them is taken back (see fast-evict.ts for the ownership protocol).
 import { dirname, join } from "node:path";
@@ -384,7 +382,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     mayEvict() {
       const was = cancelPlan(buffer);
       if (was === PLAN_BUSY || was === PLAN_FIRED) return false;
-      // Why the thread did not decide this one (the bench's slow tail: which gap it was).
+      // Why the thread did not decide this one (which gap a slow eviction fell into).
       log.info(`eviction manager: the main thread's cycle evicts, not the notifier thread ${kv({ plan: was === PLAN_ARMED ? "armed" : (why ?? "none") })}`);
       why = "the main thread's cycle is evicting";
       armedLinks = undefined;

@@ -5,7 +5,7 @@
 //   pod's memory cgroup (100 pods: 300 reads), so it runs every tick only while a memory signal is
 //   near its threshold, and every WARM_FAR_EVERY ticks (10 s, upstream's monitoring period) when the
 //   node is far from all of them: a fast crossing is the kernel notifier's to report, and the eviction
-//   loop reads the full summary every 10 s anyway (issue #14).
+//   loop reads the full summary every 10 s anyway.
 // - The full summary (every pod's cgroups, logs, volumes: ~20 ms at 100 pods) only for a few ticks after
 //   the set of pods or of their containers changed, so a new pod's container stats are cached by the
 //   time it is ranked — but not at every tick of a burst of starts (9 full summaries in a 100-pod burst).

@@ -1,4 +1,4 @@
-// Issue #14 proof: ≥ 1,000 seeded hostile config files and command lines through the real config
+// ≥ 1,000 seeded hostile config files and command lines through the real config
 // loader: each is refused with a ConfigError naming the file or flag — never another exception, a
 // hang, or a crash — and RSS/fds stay bounded.
 import { afterAll, describe, expect, test } from "bun:test";

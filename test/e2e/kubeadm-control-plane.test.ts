@@ -1,11 +1,11 @@
-// Issue #11's "done when": the four static pod manifests `kubeadm init` writes for a control-plane
+// The four static pod manifests `kubeadm init` writes for a control-plane
 // node (test/fixtures/kubeadm, only the images swapped for local ones) all reach Running — and Ready,
 // through their startup/readiness probes — on the compiled bunlet and the private containerd.
 // etcd is Debian's real etcd serving kubeadm's flags (TLS, metrics on 127.0.0.1:2381); the other
 // three are stand-ins that answer their HTTPS probes. Every hostPath is moved under a temporary
 // root (test/support/kubeadm.ts): the host's /etc/kubernetes and /var/lib/etcd are never touched.
 // hostNetwork: the pods bind kubeadm's ports (2379-2381, 6443, 10257, 10259) on loopback.
-// Then examples/manifests/control-plane (the README's control-plane-like set) runs the same way.
+// Then examples/manifests/control-plane (the control-plane-like set of docs/pods.md) runs the same way.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -21,7 +21,7 @@ const D: NodeConditionType[] = ["DiskPressure"];
 const P: NodeConditionType[] = ["PIDPressure"];
 const MD: NodeConditionType[] = ["MemoryPressure", "DiskPressure"];
 
-describe("admitPod (§13, trap 17)", () => {
+describe("admitPod", () => {
   const cases: [string, ReturnType<typeof pod>, NodeConditionType[], boolean][] = [
     ["no pressure admits BestEffort", be, [], true],
     ["memory pressure rejects BestEffort", be, M, false],

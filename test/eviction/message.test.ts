@@ -3,7 +3,7 @@ import { evictionMessage, formatAmount, withFreshContainerMemory } from "../../s
 import { makeSignalObservations } from "../../src/eviction/observations.ts";
 import { Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
 
-describe("evictionMessage (§11.4)", () => {
+describe("evictionMessage", () => {
   test("upstream example: ephemeral-storage with threshold and container clause", () => {
     const p = pod("p", { containers: [{ name: "above-requests", resources: { requests: { "ephemeral-storage": "100Mi" } } }] });
     const ts = thresholds({ evictionHard: { "nodefs.available": "2Gi" } });

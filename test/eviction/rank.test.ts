@@ -11,7 +11,7 @@ function setup(rows: [PodLike, PodStatOpts | undefined][]): { pods: PodLike[]; s
 }
 const names = (r: { pod: PodLike }[]) => r.map((x) => x.pod.metadata.name);
 
-describe("rankMemoryPressure (§10.1)", () => {
+describe("rankMemoryPressure", () => {
   test("exceeds-request first, then priority, then overage; QoS is not consulted", () => {
     const { pods, stats } = setup([
       [pod("guaranteed-low-prio", { priority: -10, requests: { memory: "500Mi", cpu: "1" }, limits: { memory: "500Mi", cpu: "1" } }), { memory: 400 * Mi }],
@@ -39,7 +39,7 @@ describe("rankMemoryPressure (§10.1)", () => {
   });
 });
 
-describe("rankDiskPressure (§10.2)", () => {
+describe("rankDiskPressure", () => {
   const rows = (): [PodLike, PodStatOpts][] => [
     [pod("logs-heavy", { requests: { "ephemeral-storage": "100Mi" } }), { rootfs: 10 * Mi, logs: 500 * Mi, rootfsInodes: 5, logsInodes: 2 }],
     [pod("rootfs-heavy", {}), { rootfs: 800 * Mi, logs: 1 * Mi, rootfsInodes: 900, logsInodes: 1 }],
@@ -84,7 +84,7 @@ describe("rankDiskPressure (§10.2)", () => {
   });
 });
 
-describe("rankPIDPressure (§10.3)", () => {
+describe("rankPIDPressure", () => {
   test("priority first, then process count; missing stats first within a priority", () => {
     const { pods, stats } = setup([
       [pod("few", {}), { processes: 5 }],

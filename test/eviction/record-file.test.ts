@@ -1,5 +1,5 @@
-// Issue 14 finding 8: after a restart an evicted static pod ran again at once and kubelet_evictions
-// restarted at 0. Now <rootDir>/eviction/state.json keeps both; corrupt files are moved aside with a
+// Without a record, after a restart an evicted static pod would run again at once and
+// kubelet_evictions would restart at 0: <rootDir>/eviction/state.json keeps both; corrupt files are moved aside with a
 // warning; `bunlet eviction clear` lets a pod run again.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -125,7 +125,7 @@ describe("synchronize: soft thresholds and grace periods", () => {
   });
 });
 
-describe("synchronize: node conditions and the transition period (§7.3)", () => {
+describe("synchronize: node conditions and the transition period", () => {
   test("observed at 0 and never again: reported until 59s, gone at 60s (strict <)", async () => {
     const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), config: { pressureTransitionPeriodMs: 60_000 }, pods: [] });
     const conds: string[][] = [];
@@ -178,7 +178,7 @@ describe("synchronize: min-reclaim hysteresis (trap 8) and staleness (trap 14)",
   });
 });
 
-describe("synchronize: disk pressure and node-level reclaim (§9)", () => {
+describe("synchronize: disk pressure and node-level reclaim", () => {
   const a = pod("a");
   const b = pod("b", { priority: 10 });
   const disk = (t: number, availGi: number, extra: Parameters<typeof summary>[0] = {}) =>
@@ -320,7 +320,7 @@ describe("synchronize: exemptions and evictStaticPods", () => {
   });
 });
 
-describe("synchronize: local-storage limit evictions (§12)", () => {
+describe("synchronize: local-storage limit evictions", () => {
   test("emptyDir, pod-level and container limits; several pods in one sync; threshold logic skipped", async () => {
     const ed = pod("emptydir", { volumes: [{ name: "cache", emptyDir: { sizeLimit: "100Mi" } }] });
     const pl = pod("podlimit", { containers: [{ name: "a", resources: { limits: { "ephemeral-storage": "1Gi" } } }, { name: "b", resources: { limits: { "ephemeral-storage": "1Gi" } } }] });
@@ -355,7 +355,7 @@ describe("synchronize: local-storage limit evictions (§12)", () => {
   });
 });
 
-describe("threshold choice (§8, trap 15)", () => {
+describe("threshold choice", () => {
   test("memory first, then hard before soft, then configuration order", () => {
     const ts = thresholds({
       evictionHard: { "nodefs.available": "10%", "pid.available": "10" },

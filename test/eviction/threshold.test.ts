@@ -85,7 +85,7 @@ describe("makeSignalObservations", () => {
   });
 });
 
-describe("memcg notifier thresholds (spec §14, trap 18)", () => {
+describe("memcg notifier thresholds", () => {
   test.each([
     // available, workingSet, usage, threshold → memcg threshold
     [3 * Gi, 1 * Gi, 2 * Gi, "1Gi", 4 * Gi],

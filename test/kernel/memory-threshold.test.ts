@@ -4,7 +4,7 @@ import { MemcgThresholdError, memcgThresholdBytes, memoryStatsForSignal, thresho
 const Gi = 1024 ** 3;
 const Mi = 1024 ** 2;
 
-describe("memcgThresholdBytes (eviction-spec §14)", () => {
+describe("memcgThresholdBytes", () => {
   test.each([
     // available, workingSet, usage, threshold → memcg threshold
     ["node", 3 * Gi, 1 * Gi, 2 * Gi, { quantity: 1 * Gi }, 4 * Gi],

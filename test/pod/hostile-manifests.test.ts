@@ -1,4 +1,4 @@
-// Issue #14 findings 2, 3 and 10: hostile or invalid manifests in staticPodPath / staticPodURL are
+// Hostile or invalid manifests in staticPodPath / staticPodURL are
 // reported against their file (or URL and document) and never freeze a source or hurt other pods.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -23,7 +23,7 @@ function tempDir(): string {
   return d;
 }
 
-describe("finding 2: a YAML alias bomb in staticPodPath", () => {
+describe("a YAML alias bomb in staticPodPath", () => {
   test("is an error of its own file and document; the other files' pods still come", async () => {
     const d = tempDir();
     writeFileSync(join(d, "a.yaml"), podYaml("a"));
@@ -55,7 +55,7 @@ describe("finding 2: a YAML alias bomb in staticPodPath", () => {
   });
 });
 
-describe("finding 3: only regular files, bounded reads", () => {
+describe("only regular files, bounded reads", () => {
   test("symlinks to /dev/zero, a FIFO, a directory are skipped; a link to a regular file is read", async () => {
     const { symlinkSync, mkdirSync } = await import("node:fs");
     const d = tempDir();
@@ -127,7 +127,7 @@ describe("finding 3: only regular files, bounded reads", () => {
   });
 });
 
-describe("finding 10: upstream validation; an invalid edit keeps the running pod", () => {
+describe("upstream validation; an invalid edit keeps the running pod", () => {
   const withMeta = (meta: string, container = "") =>
     `apiVersion: v1\nkind: Pod\nmetadata:\n${meta}spec:\n  containers:\n    - name: app\n      image: i\n${container}`;
   test.each([

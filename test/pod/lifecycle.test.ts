@@ -375,7 +375,7 @@ describe("container GC", () => {
   });
 });
 
-describe("runtime status reads (issue #14)", () => {
+describe("runtime status reads", () => {
   /** Records every getPodStatus of the fake runtime as "status <uid>" among its calls. */
   const countStatusReads = (rt: FakeRuntime) => {
     const read = rt.getPodStatus.bind(rt);

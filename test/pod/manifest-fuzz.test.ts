@@ -1,4 +1,4 @@
-// Issue #14 proof: ≥ 1,000 generated hostile manifests (YAML bombs, huge fields, bad types, deep
+// ≥ 1,000 generated hostile manifests (YAML bombs, huge fields, bad types, deep
 // nesting, special files, symlinks, non-UTF-8) through the real file source of a running pod
 // lifecycle: each is a clear error (or a skip warning) naming its file, nothing crashes, RSS and
 // open fds stay bounded, and the one good pod beside them is started once and never touched.

@@ -1,4 +1,4 @@
-// README "Pod spec support" against the validator, both ways: every v1 field is in its table; every
+// docs/pods.md "Pod spec support" against the validator, both ways: every v1 field is in its table; every
 // field the schema (src/pod/types.ts) knows is listed; every field listed refused is refused from any
 // source, naming the field; every field listed as needing the API server is accepted in an API pod and
 // refused in a static pod ("static pods may not reference …", upstream's), or refused everywhere when
@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { decodePod } from "../../src/pod/manifest.ts";
 import { podSchema } from "../../src/pod/types.ts";
 
-// The v1 objects (k8s.io/api/core/v1, Kubernetes v1.31) the README tables cover, field by field.
+// The v1 objects (k8s.io/api/core/v1, Kubernetes v1.31) the docs tables cover, field by field.
 const V1: Record<string, readonly string[]> = {
   PodSpec: [
     "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds",
@@ -46,20 +46,21 @@ type Status = "honoured" | "pending" | "refused" | "needs API server";
 const STATUSES: readonly Status[] = ["honoured", "pending", "refused", "needs API server"];
 
 function readTables(): Record<string, Map<string, Status>> {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const start = readme.indexOf("### Pod spec support");
-  if (start < 0) throw new Error('README.md has no "### Pod spec support" section');
-  const section = readme.slice(start, readme.indexOf("\n## ", start) >>> 0 || undefined);
+  const page = readFileSync(new URL("../../docs/pods.md", import.meta.url), "utf8");
+  const start = page.indexOf("\n## Pod spec support\n");
+  if (start < 0) throw new Error('docs/pods.md has no "## Pod spec support" section');
+  const end = page.indexOf("\n## ", start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
   const out: Record<string, Map<string, Status>> = {};
   let current: Map<string, Status> | undefined;
   for (const line of section.split("\n")) {
-    const h = /^#### (.+)$/.exec(line);
+    const h = /^### (.+)$/.exec(line);
     if (h) out[h[1]!.trim()] = current = new Map();
     const row = /^\| `([A-Za-z]+)` \| ([^|]+) \|/.exec(line);
     if (row && current) {
       const status = row[2]!.trim() as Status;
-      if (!STATUSES.includes(status)) throw new Error(`README Pod spec support: ${row[1]}: unknown status "${status}"`);
-      if (current.has(row[1]!)) throw new Error(`README Pod spec support: ${row[1]} listed twice`);
+      if (!STATUSES.includes(status)) throw new Error(`docs/pods.md Pod spec support: ${row[1]}: unknown status "${status}"`);
+      if (current.has(row[1]!)) throw new Error(`docs/pods.md Pod spec support: ${row[1]} listed twice`);
       current.set(row[1]!, status);
     }
   }
@@ -124,7 +125,7 @@ const API_SAMPLES: Record<string, unknown> = {
 
 const tables = readTables();
 
-describe.each(Object.keys(V1))("README Pod spec support: %s", (table) => {
+describe.each(Object.keys(V1))("docs/pods.md Pod spec support: %s", (table) => {
   const rows = tables[table] ?? new Map<string, Status>();
 
   test("lists exactly the v1 fields", () => {

@@ -152,7 +152,7 @@ describe("probe manager", () => {
   });
 });
 
-describe("probe results when the runtime errs (issue 14 finding 5)", () => {
+describe("probe results when the runtime errs", () => {
   const container = makePod({ name: "p", containers: [{ name: "app", image: "x" }] }).spec.containers[0]!;
   test("runProbe: a runtime error is marked errored; a DeadlineExceeded is a failure", async () => {
     const p = probe({ exec: { command: ["true"] } });

@@ -1,5 +1,5 @@
-// Issue 14 finding 11: two agents on one containerd killed each other's pods as orphans. Sandboxes
-// and containers now carry io.bunlet.owner=<root dir>; an agent sees only its own pods (and those of
+// Two agents on one containerd must not kill each other's pods as orphans. Sandboxes
+// and containers carry io.bunlet.owner=<root dir>; an agent sees only its own pods (and those of
 // owners no longer running); a second live agent is refused at start with a clear error.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";

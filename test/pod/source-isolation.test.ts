@@ -1,4 +1,4 @@
-// Issue #14 finding 1: one bad staticPodURL body (a YAML alias bomb) must not stop the pod lifecycle:
+// One bad staticPodURL body (a YAML alias bomb) must not stop the pod lifecycle:
 // the sync loop, PLEG, housekeeping and the other sources start and run on their own.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createPodLifecycle } from "../../src/pod/lifecycle.ts";

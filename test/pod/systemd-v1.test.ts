@@ -1,6 +1,6 @@
 // cgroupDriver systemd on cgroup v1: the slices' unit properties (libcontainer genV1ResourcesProperties)
 // and the v1 QoS/pod cgroup manager over a fake v1 mount (temp dirs per controller) with a stand-in for
-// systemd. The real systemd-on-v1 check needs a v1 guest (see README "cgroupDriver systemd").
+// systemd. The real systemd-on-v1 check needs a v1 guest (docs/cgroup-v2.md#cgroup-v2-and-systemd-hosts).
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

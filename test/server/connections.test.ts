@@ -1,4 +1,4 @@
-// Issue 14 finding 4: ~20,000 half-open connections took every fd. Each listener now caps concurrent
+// ~20,000 half-open connections would take every fd. Each listener caps concurrent
 // connections per server and per client address (closed at accept), and maxOpenFiles is acted on.
 import { afterEach, describe, expect, test } from "bun:test";
 import net from "node:net";

@@ -1,5 +1,5 @@
-// Issue 14 finding 4: a connection flood took every fd and the eviction manager then failed to read
-// memory stats (EMFILE). The pressure path's cgroup files are kept open (stats/kept-files.ts), so a
+// A connection flood can take every fd, and an eviction manager that opens its files would then fail
+// to read memory stats (EMFILE). The pressure path's cgroup files are kept open (stats/kept-files.ts), so a
 // process out of fds still observes memory. Run in a child process with a low RLIMIT_NOFILE.
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";

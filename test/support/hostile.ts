@@ -1,4 +1,4 @@
-// Hostile inputs shared by the hardening tests (issue #14): a YAML alias bomb ("billion laughs") that
+// Hostile inputs shared by the hardening tests: a YAML alias bomb ("billion laughs") that
 // expands to 9^6 scalars if a decoder resolves aliases without a limit.
 export const aliasBomb = [
   `a: &a ["x","x","x","x","x","x","x","x","x"]`,

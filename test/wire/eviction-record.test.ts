@@ -1,5 +1,5 @@
 // The eviction wiring reads <rootDir>/eviction/state.json at construction: kubelet_evictions starts from
-// the recorded counts and an evicted static pod (same UID) is refused at admission (issue 14 finding 8).
+// the recorded counts and an evicted static pod (same UID) is refused at admission (eviction/record-file.ts).
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

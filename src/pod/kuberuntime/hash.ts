@@ -20,7 +20,7 @@ const utf8 = new TextEncoder();
 export function fnv1a32(s: string): number {
   const bytes = utf8.encode(s);
   let h = 0x811c9dc5;
-  // An indexed loop: the array iterator was most of an idle resync's hashing (issue #14).
+  // An indexed loop: the array iterator would be most of an idle resync's hashing.
   for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   return h >>> 0;
 }

@@ -297,14 +297,14 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     if (all && sandboxesListed === 0) {
       // An empty node's relist: no sandbox means no container (a container lives in a sandbox and
       // goes before it), so the containers are listed only once a sandbox shows — one CRI call a
-      // second instead of two on an idle empty node (issue #14).
+      // second instead of two on an idle empty node.
       sandboxes = await cri.listPodSandbox(sandboxFilter);
       containers = sandboxes.length === 0 ? [] : await cri.listContainers(containerFilter);
     } else [sandboxes, containers] = await Promise.all([cri.listPodSandbox(sandboxFilter), cri.listContainers(containerFilter)]);
     if (all) sandboxesListed = sandboxes.length;
     // The CRI codec hands out the same (frozen) object for an unchanged entry: when every entry of
     // both lists is the one of the last full listing, nothing changed and its pods are returned as
-    // they were — the same array, which tells the PLEG there is nothing to diff (issue #14). In any
+    // they were — the same array, which tells the PLEG there is nothing to diff. In any
     // order: containerd lists its stores in Go's random map order, a new order at every call.
     if (all && lastFull && sameEntries(lastFull.sandboxes, sandboxes) && sameEntries(lastFull.containers, containers)) return lastFull.pods;
     const pods = new Map<string, RuntimePod>();
@@ -568,7 +568,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     try {
       // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
       // The image status EnsureImageExists just read serves here too (upstream asks twice): one
-      // ImageStatus per container start instead of two (issue #14).
+      // ImageStatus per container start instead of two.
       const imageUser = imageUserOf(present ?? await cri.imageStatus(container.image as string).catch((e) => {
         throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
       }));
@@ -769,7 +769,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
   /**
    * A container's log path never changes: it is asked once (ContainerStatus) and kept while the
    * container runs, so a rotation pass over 100 idle containers is one ListContainers, not 101 calls
-   * (issue #14: 10 ContainerStatus/s of idle cost).
+   * (with 100 containers, asking every 10 s would be 10 ContainerStatus calls a second).
    */
   const logPaths = new Map<string, string>();
   async function listContainerLogs(): Promise<{ containerId: string; logPath: string }[]> {

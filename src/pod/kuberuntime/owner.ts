@@ -1,5 +1,5 @@
-// One runtime, one agent (issue 14 finding 11: two agents with different root dirs on one containerd
-// killed each other's pods as orphans every ~4 s). bunlet labels every sandbox and container it creates
+// One runtime, one agent (two agents with different root dirs on one containerd would kill each
+// other's pods as orphans every few seconds). bunlet labels every sandbox and container it creates
 // with `io.bunlet.owner=<root dir>` and sees the runtime through ownedCri: listings keep only its own
 // pods (and unlabeled ones, made by a bunlet before this label existed), so housekeeping, PLEG and GC
 // never touch another agent's pods. At start, checkRuntimeOwner refuses to run when another owner's

@@ -1,7 +1,7 @@
 // At most `limit` calls in flight; the rest wait, the highest priority first, then in arrival order.
 // Used for the runtime's heavy pod-start calls (RunPodSandbox, CreateContainer, StartContainer): with
 // 100 manifests dropped at once, 100 concurrent sandbox creations share containerd and the CPUs so
-// evenly that none finishes early (first Running after 8.4 s, issue #14), and on 2 CPUs the runtime
+// evenly that none finishes early (first Running after 8.4 s), and on 2 CPUs the runtime
 // thrashes (bare CRI, 100 pods: all at once 26 s, 8 at a time 15 s; scripts/bench/start100.ts
 // --direct). A pod keeps its sandbox's slot for its first container's create and start (acquire),
 // and a pod further along goes first among waiters (priority by stage), so pods finish one after

@@ -57,7 +57,7 @@ export interface StaticPodsRead {
  * What each manifest file gave at its last read, by path, with the file's identity then (device,
  * inode, size, mtime and ctime in ns): a file that still has it is not read, decoded, defaulted and
  * validated again. Every fileCheckFrequency (20 s) re-read all 100 manifests of a 100-pod node —
- * YAML, zod and a clone per pod, the same pods every time (issue #14). A write changes mtime and
+ * YAML, zod and a clone per pod, the same pods every time. A write changes mtime and
  * ctime, a rename or a new file the inode — but file times tick in jiffies (4 ms), so two writes of
  * the same size that close would look alike: a file changed less than `settleMs` before it is read
  * is not kept, and read again at the next check.
@@ -131,7 +131,7 @@ export async function readStaticPods(path: string, nodeName: string, limits: Rea
   const files = new Map<string, FileManifests>();
   const warnings: { file: string; reason: string }[] = [];
   // A few files at a time: each read is 5 filesystem calls on Bun's thread pool, so 100 manifests
-  // dropped at once read one by one put ~100 ms before the first pod (issue #14); results keep
+  // dropped at once read one by one put ~100 ms before the first pod; results keep
   // the sorted order of the names.
   const read: (FileManifests | { skip: string } | undefined)[] = new Array(names.length);
   let next = 0;

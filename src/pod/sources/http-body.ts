@@ -1,5 +1,4 @@
-// Reading a staticPodURL response body within bounds (issue #14 finding 3: a 600 MB body was read
-// whole). The body is streamed and the request aborted as soon as it passes the cap; a declared
+// Reading a staticPodURL response body within bounds (a 600 MB body must not be read whole). The body is streamed and the request aborted as soon as it passes the cap; a declared
 // Content-Length above the cap is refused before any byte is read. Strict UTF-8, as for files.
 import { MAX_MANIFEST_BYTES } from "./read-manifest.ts";
 

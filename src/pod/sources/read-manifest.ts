@@ -1,6 +1,6 @@
 // Reading one manifest file as upstream's file source does (pkg/kubelet/config/file.go): only regular
 // files (a symlink to one is fine; directories, devices, FIFOs and sockets are skipped with a warning
-// naming the file), plus what upstream lacks and issue #14 found: a size cap (a link to /dev/zero or a
+// naming the file), plus what upstream lacks: a size cap (a link to /dev/zero or a
 // 50 MB file must not fill RAM), a read timeout (a FIFO or a hung FUSE mount must not freeze the
 // source) and strict UTF-8 (bytes that are not text are an error, not U+FFFD in a pod spec).
 import { constants } from "node:fs";

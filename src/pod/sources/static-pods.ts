@@ -1,7 +1,7 @@
 // What both static pod sources do to decoded pods before the config mux sees them: upstream's
 // validation after defaults (src/pod/validation), the duplicate-name filter naming where each copy
-// came from, and keeping the previous version of a manifest whose new version is invalid (issue #14
-// finding 10: an edit that adds one unsupported field used to kill the running pod).
+// came from, and keeping the previous version of a manifest whose new version is invalid (so an edit
+// that adds one unsupported field does not kill the running pod).
 import { ManifestError } from "../manifest.ts";
 import type { Pod } from "../types.ts";
 import { validatePod } from "../validation/index.ts";

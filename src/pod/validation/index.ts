@@ -22,7 +22,7 @@ export function validatePod(pod: Pod): FieldError[] {
   out.push(...validateResources(pod.spec));
   out.push(...validateSecurity(pod));
   // The pod log directory is <podLogsDir>/<namespace>_<name>_<uid>: past NAME_MAX every container
-  // start fails with ENAMETOOLONG, forever (issue #14 finding 10), so refuse the pod up front.
+  // start fails with ENAMETOOLONG, forever, so refuse the pod up front.
   const logDir = `${namespace}_${name}_${uid}`;
   if (out.length === 0 && Buffer.byteLength(logDir) > NAME_MAX)
     out.push(invalid("metadata.name", name, `must be no more than ${NAME_MAX - (Buffer.byteLength(logDir) - Buffer.byteLength(name))} characters with the node-name suffix, so that the pod log directory ${namespace}_<name>_<uid> fits in ${NAME_MAX} bytes`));

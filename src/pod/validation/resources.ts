@@ -1,6 +1,6 @@
 // Upstream ValidateResourceRequirements / ValidateNonnegativeQuantity (pkg/apis/core/validation):
 // requests and limits are non-negative, and a request is at most its limit; emptyDir.sizeLimit too.
-// (A `-5Gi` memory limit reached runc and looped on its failure: issue #14 finding 10.)
+// (A `-5Gi` memory limit that reached runc would loop on its failure.)
 import { parseQuantity, quantityMilliValue } from "../../config/quantity.ts";
 import type { Pod } from "../types.ts";
 import { invalid, type FieldError } from "./object-meta.ts";

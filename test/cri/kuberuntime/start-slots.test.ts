@@ -1,4 +1,4 @@
-// Pod start slots (issue #14): a pod keeps the slot of its RunPodSandbox for its first container's
+// Pod start slots (docs/adr/0011-pod-start-slots.md): a pod keeps the slot of its RunPodSandbox for its first container's
 // CreateContainer and StartContainer, so pods finish one after another; a pull never holds a slot.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,6 +1,6 @@
-// Issue 14 finding 11 on a real containerd: a second node agent (another root dir) on the runtime of a
-// running one is refused at start with a clear error, and the first agent's pod is untouched — before,
-// the two killed each other's pods as orphans every few seconds. Skipped when not root.
+// One runtime, one agent, on a real containerd: a second node agent (another root dir) on the runtime
+// of a running one is refused at start with a clear error, and the first agent's pod is untouched —
+// rather than the two killing each other's pods as orphans every few seconds. Skipped when not root.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

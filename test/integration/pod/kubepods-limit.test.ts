@@ -1,5 +1,4 @@
-// Issue 14 finding 7: lowering kubepods memory.limit_in_bytes below its usage failed with EBUSY, yet
-// the log claimed the new limit and eviction budgeted against the old one. Now the limit is read
+// Lowering kubepods memory.limit_in_bytes below its usage fails with EBUSY: the limit is read
 // back, the failure reported with both figures, the write retried until the kernel takes it (after
 // reclaim), and the "pods" allocatable computed against min(held, wanted). Real v1 memory cgroups.
 import { afterAll, describe, expect, test } from "bun:test";

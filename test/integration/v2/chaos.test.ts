@@ -1,4 +1,4 @@
-// Issue #10's proof: the whole chaos suite (test/chaos/scenarios.test.ts → scripts/chaos/, unchanged)
+// The whole chaos suite (test/chaos/scenarios.test.ts → scripts/chaos/, unchanged)
 // inside the cgroup v2 guest with systemd as PID 1, containerd's runc on SystemdCgroup = true and
 // bunlet on cgroupDriver systemd. Each scenario's harness also checks that kubepods.slice's memory.max
 // equals node allocatable and that every pod has memory stats in /stats/summary. Skips only where the
@@ -87,7 +87,7 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
       });
     let r = await run();
     // A frozen guest (v2-guest.sh's stall watchdog: no heartbeat, no output) is the emulator's fault, not
-    // a scenario's (README, "The cgroup v2 test guest": UML livelocks seen on an AMX host): one more
+    // a scenario's (docs/cgroup-v2.md#the-cgroup-v2-test-guest: UML livelocks seen on an AMX host): one more
     // whole run, said loudly; every check below still applies to the run that counts.
     if (r.stalled) {
       console.warn(`\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! ${guestStallSnapshot(r.stderr)}\n!!! its stdout tail:\n${r.stdout.slice(-4000)}\n!!! retrying the whole guest run once\n`);
