@@ -13,7 +13,7 @@ import type { HealthCheck, ServerProviders } from "./server/endpoints.ts";
 import { startServers, type DynamicServingCertificate, type RunningServers } from "./server/listen.ts";
 import { resolveServing } from "./server/serving.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
-import type { AuthClient } from "./server/auth/index.ts";
+import { apiReviews, type AuthClient } from "./server/auth/index.ts";
 import { hostname } from "node:os";
 import { createRegistry, type Registry } from "./server/metrics.ts";
 import { processCollector } from "./server/process-metrics.ts";
@@ -506,6 +506,8 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     streaming: createCriStreamingHost({ getPods: () => pods.lifecycle.listPodsForApi(), getRuntimePods: () => runtime.getPods(false), cri }),
     debugEndpoints: { "/debug/eviction": () => eviction.explain() ?? { message: "no eviction cycle has run yet" } },
     servingCertificates: nodeApi?.servingCertificates(),
+    // Webhook authn/authz through the node's own client (upstream BuildAuth(nodeName, kubeClient, …)).
+    authClient: nodeApi ? apiReviews(() => nodeApi.client()) : undefined,
   });
   failAgent = (e) => {
     log.error(e.message);

@@ -12,6 +12,7 @@ export { requestAttributes, isSubpath } from "./attributes.ts";
 export { createAuthenticator, bearerToken, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type Authenticator } from "./authenticate.ts";
 export { alwaysAllow, createWebhookAuthorizer, type Authorizer } from "./authorize.ts";
 export { authorizeRequest, withAuth, type KubeletAuth } from "./filter.ts";
+export { apiReviews, ReviewClientError } from "./api-reviews.ts";
 export type * from "./types.ts";
 
 /** The API-server calls webhook authentication/authorization use (from the cluster-mode client). */

@@ -2,7 +2,8 @@
 // resources the kubelet uses, over TLS on 127.0.0.1 with client-certificate and token
 // authentication, plus the one controller the kubelet's TLS bootstrap needs (csrsigning, and
 // optionally csrapproving's auto-approval of node client CSRs), and the proxy to kubelets (node
-// proxy, pods/exec|attach|portforward|log: proxy.ts). stop()/start() simulate an API
+// proxy, pods/exec|attach|portforward|log: proxy.ts), and the TokenReview/SubjectAccessReview answers
+// a kubelet's webhook authentication and authorization ask for (reviews.ts). stop()/start() simulate an API
 // server restart: the store (etcd's role) survives, connections and watches do not.
 //
 //   const api = await startApiServer();            // api.url, api.caPem
@@ -55,6 +56,10 @@ export interface ApiServerDouble {
   issueClientCert(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
   /** Approves a CSR as `kubectl certificate approve` does (the approval subresource). */
   approveCsr(name: string): Promise<void>;
+  /** A bearer token TokenReview answers with this user (the double's own API does not accept it). */
+  registerToken(token: string, user: { name: string; groups?: string[] }): void;
+  /** SubjectAccessReview grants for a user or group: "verb resource/subresource" ("get nodes/metrics"), or "*". */
+  grant(who: string, ...permissions: string[]): void;
   /** Verifies a TokenRequest token the double issued: its claims, or undefined. */
   verifyToken(token: string): Record<string, any> | undefined;
   /** Stops serving (connections and watches dropped); the store is kept. */
@@ -161,10 +166,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   // kube-apiserver's --kubelet-client-certificate: system:masters, as kubeadm's apiserver-kubelet-client.
   const kubeletClient = await issueCert(ca, dir, "/O=system:masters/CN=kube-apiserver-kubelet-client");
+  const auth = { adminToken, bootstrapTokens: new Set([bootstrapToken]) };
+  const reviews = { auth, tokens, users: new Map<string, { name: string; groups: string[] }>(), grants: new Map<string, Set<string>>() };
   const routerDeps = {
     store,
-    auth: { adminToken, bootstrapTokens: new Set([bootstrapToken]) },
+    auth,
     tokens,
+    reviews,
     watch: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000, track: (close: () => void) => (watches.add(close), () => watches.delete(close)) },
     serverAddress: () => `127.0.0.1:${port}`,
     kubeletClient,
@@ -234,6 +242,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       throw new Error(`certificatesigningrequest ${name}: conflicts while approving`);
     },
     verifyToken: (token) => tokens.verify(token),
+    registerToken: (token, user) => void reviews.users.set(token, { name: user.name, groups: user.groups ?? [] }),
+    grant(who, ...permissions) {
+      const g = reviews.grants.get(who) ?? new Set<string>();
+      for (const p of permissions) g.add(p);
+      reviews.grants.set(who, g);
+    },
     issueClientCert: (cn, orgs = []) => issueCert(ca, dir, `/${orgs.map((o) => `O=${o}/`).join("")}CN=${cn}`),
     stop,
     start,

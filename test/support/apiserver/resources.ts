@@ -26,6 +26,9 @@ export const RESOURCES: ResourceDef[] = [
   { group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: "CertificateSigningRequest", namespaced: false, shortNames: ["csr"], subresources: ["status", "approval"] },
   // Beta since 1.33 (served when the apiserver enables certificates.k8s.io/v1beta1), the version newest
   // kubelets read first after v1; cluster-scoped, readable by every authenticated user.
+  // Create-only reviews a kubelet's webhook authenticator and authorizer send (reviews.ts); never stored.
+  { group: "authentication.k8s.io", version: "v1", resource: "tokenreviews", singular: "tokenreview", kind: "TokenReview", namespaced: false, subresources: [] },
+  { group: "authorization.k8s.io", version: "v1", resource: "subjectaccessreviews", singular: "subjectaccessreview", kind: "SubjectAccessReview", namespaced: false, subresources: [] },
   { group: "certificates.k8s.io", version: "v1beta1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: "ClusterTrustBundle", namespaced: false, subresources: [] },
 ];
 

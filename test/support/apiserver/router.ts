@@ -13,6 +13,7 @@ import { authorizeNodeObject } from "./node-authorizer.ts";
 import { admitCreate } from "./admission.ts";
 import { isProxyPath, proxyRequest, proxyUpgrade, resolveProxyTarget, type KubeletClientCert, type ProxyTarget } from "./proxy.ts";
 import type { Duplex } from "node:stream";
+import { reviewAccess, reviewToken, type ReviewConfig } from "./reviews.ts";
 
 export interface RouterDeps {
   store: Store;
@@ -23,6 +24,8 @@ export interface RouterDeps {
   tokens: TokenIssuer;
   /** The certificate the double presents to kubelets (node proxy, pods/exec|attach|portforward|log). */
   kubeletClient?: KubeletClientCert;
+  /** TokenReview / SubjectAccessReview answers (reviews.ts). */
+  reviews: ReviewConfig;
   /** Every authenticated request, for tests that count what a client sent. */
   onRequest?(r: { method: string; path: string; user: string; userAgent?: string; upgrade?: string }): void;
 }
@@ -71,6 +74,10 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   if (t.sub === "eviction") {
     if (verb !== "create") throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     return rest.evict(deps.store, t, body as Obj | undefined);
+  }
+  if (t.def.resource === "tokenreviews" || t.def.resource === "subjectaccessreviews") {
+    if (verb !== "create" || t.name) throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return t.def.resource === "tokenreviews" ? reviewToken(body as Obj | undefined, deps.reviews) : reviewAccess(body as Obj | undefined, deps.reviews);
   }
   switch (verb) {
     case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
