@@ -5,12 +5,15 @@
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
 import { podUid } from "../pod-like.ts";
+import { mountPointsUnder } from "../volumes/mount-points.ts";
 import { setVolumeOwnership } from "../volumes/ownership.ts";
+
+export { mountPointsUnder };
 import type { KubeContainer, KubePod } from "./types.ts";
 
 export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
@@ -55,18 +58,6 @@ export function emptyDirMemorySizeBytes(pod: KubePod, sizeLimit: string | number
     if (limit > 0 && (size <= 0 || limit < size)) size = limit;
   }
   return Math.max(0, size);
-}
-
-/** Mount points at or below `prefix`, deepest first (mountinfo field 5, octal escapes decoded). */
-export function mountPointsUnder(prefix: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
-  const out: string[] = [];
-  for (const line of mountinfo.split("\n")) {
-    const f = line.split(" ");
-    if (f.length < 5) continue;
-    const mp = f[4]!.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
-    if (mp === prefix || mp.startsWith(`${prefix}/`)) out.push(mp);
-  }
-  return out.sort((a, b) => b.length - a.length);
 }
 
 function run(cmd: string, args: string[]): void {
