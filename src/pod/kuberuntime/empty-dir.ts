@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
+import { makePodDir, podDir } from "../pod-dir.ts";
 import { podUid } from "../pod-like.ts";
 import { mountPointsUnder } from "../volumes/mount-points.ts";
 import { setVolumeOwnership } from "../volumes/ownership.ts";
@@ -18,9 +19,7 @@ import type { KubeContainer, KubePod } from "./types.ts";
 
 export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
 
-export function podDir(rootDir: string, uid: string): string {
-  return join(rootDir, "pods", uid);
-}
+export { podDir };
 
 export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), "volumes", EMPTY_DIR_PLUGIN_DIR, volumeName);
@@ -71,6 +70,7 @@ export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string,
   const dir = emptyDirPath(rootDir, uid, volumeName);
   const fsGroup = pod.spec.securityContext?.fsGroup;
   const created = !existsSync(dir);
+  makePodDir(rootDir, uid, "volumes", EMPTY_DIR_PLUGIN_DIR);
   mkdirSync(dir, { recursive: true });
   if (emptyDir.medium !== "Memory") {
     if (created) {
