@@ -6,7 +6,7 @@
 // a container that swaps a component for a symlink after the check changes nothing it mounts.
 // The targets stay mounted across container restarts and go when the pod is removed (cleanSubPaths).
 import { existsSync, lstatSync, mkdirSync, realpathSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { close } from "../../../ffi/libc.ts";
 import { AT_FDCWD, AT_SYMLINK_NOFOLLOW, fstat, MS_BIND, mount, S_IFDIR, S_IFMT, statx, UMOUNT_NOFOLLOW, umount2, type FileStat } from "../../../ffi/fs.ts";
 import { kv, log } from "../../log.ts";
@@ -53,13 +53,15 @@ function removeStaleTarget(target: string, wantDir: boolean): void {
  * `fd` holds. A target already mounted with that very inode is kept (a container restart); one
  * mounted with anything else is unmounted first.
  */
-function bindHeldFd(fd: number, target: string): void {
+function bindHeldFd(fd: number, requested: string): void {
   const held = fstat(fd);
+  mkdirSync(dirname(requested), { recursive: true, mode: 0o750 });
+  // mountinfo names canonical paths: a rootDir reached through a symlink must still find its mounts.
+  const target = join(realpathSync(dirname(requested)), basename(requested));
   if (isMountPoint(target)) {
     if (sameFile(statNoFollow(target), held)) return;
     umount2(target, UMOUNT_NOFOLLOW);
   }
-  mkdirSync(dirname(target), { recursive: true, mode: 0o750 });
   const isDir = (held.mode & S_IFMT) === S_IFDIR;
   removeStaleTarget(target, isDir);
   // A file is enough for every non-directory type: the bind mount replaces what it shows.

@@ -86,6 +86,17 @@ describe.skipIf(!root)("subPath bind mounts", () => {
     expect(readFileSync(join(vol, "a/b/w"), "utf8")).toBe("through the mount");
   });
 
+  test("a pod directory reached through a symlink: a second call finds its mount, cleaning unmounts it", () => {
+    const { vol, podDir } = fresh();
+    const linked = `${podDir}-link`;
+    symlinkSync(podDir, linked);
+    const target = prepareSafeSubPath(req(vol, linked, "d"));
+    expect(prepareSafeSubPath(req(vol, linked, "d"))).toBe(target);
+    expect(mountPointsUnder(podDir)).toEqual([join(podDir, "volume-subpaths", "v", "c", "0")]);
+    cleanSubPaths(linked);
+    expect(mountPointsUnder(podDir)).toEqual([]);
+  });
+
   test("a file sub path is bind-mounted onto a file; an in-volume symlink is followed once, at the check", () => {
     const { vol, podDir } = fresh();
     writeFileSync(join(vol, "conf"), "x=1");
