@@ -13,9 +13,9 @@ import { makePodDir, podDir } from "../pod-dir.ts";
 import { podUid } from "../pod-like.ts";
 import { mountPointsUnder } from "../volumes/mount-points.ts";
 import { setVolumeOwnership } from "../volumes/ownership.ts";
+import type { KubeContainer, KubePod } from "./types.ts";
 
 export { mountPointsUnder };
-import type { KubeContainer, KubePod } from "./types.ts";
 
 export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
 

@@ -35,12 +35,13 @@ export function expandSubPathExpr(expr: string, env: Record<string, string>): st
 }
 
 /** upstream PathWithinBase. */
-export const within = (root: string, p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+const within = (root: string, p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /**
- * The host path to mount for `subPath` of the volume at `volumePath`: created (with the volume's
- * mode) when missing, resolved, and refused unless it stays inside the volume. Errors are upstream's
- * (the detail, which names host paths, goes to the log only, as upstream).
+ * The resolved host path of `subPath` of the volume at `volumePath`: created (with the volume's
+ * mode) when missing, resolved, and refused unless it stays inside the volume. Never hand it to a
+ * runtime — by then it may be a symlink; prepareSafeSubPath mounts what it names. Errors are
+ * upstream's (the detail, which names host paths, goes to the log only, as upstream).
  */
 export function prepareSubPath(volumePath: string, subPath: string, mountName: string, containerName: string): string {
   const err = subPathError(subPath);
@@ -53,7 +54,7 @@ export function prepareSubPath(volumePath: string, subPath: string, mountName: s
     while (!existsSync(anc)) anc = dirname(anc);
     const realAnc = realpathSync(anc);
     const refuse = (error?: string): never => {
-      log.warn(`subPath escapes its volume ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath, error })}`);
+      log.warn(`${error ? "subPath directory not created" : "subPath escapes its volume"} ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath, error })}`);
       throw new Error(`failed to create subPath directory for volumeMount "${mountName}" of container "${containerName}"`);
     };
     if (!within(root, realAnc)) refuse();
