@@ -65,6 +65,17 @@ export function memoryReport(stage: string): Record<string, unknown> {
   };
 }
 
+/**
+ * Writes heap-<pid>-<n>.json into `dir`, 0600 and only as a new file (O_EXCL: never through a link
+ * someone left there): a heap snapshot holds every string the agent has in memory — tokens, keys,
+ * Secret data. Returns the path.
+ */
+export function writeHeapSnapshot(dir: string, n: number, snapshot: () => string): string {
+  const file = join(dir, `heap-${process.pid}-${n}.json`);
+  writeFileSync(file, snapshot(), { mode: 0o600, flag: "wx" });
+  return file;
+}
+
 /** Installs the SIGUSR2 handler when BUNLET_DEBUG_MEMORY=1 (nothing otherwise). */
 export function installMemoryReport(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
   if (env[MEMORY_REPORT_ENV] !== "1") return false;
@@ -77,8 +88,7 @@ export function installMemoryReport(env: Readonly<Record<string, string | undefi
     Bun.gc(true);
     write(memoryReport("after full GC"));
     if (snapshotDir) {
-      const file = join(snapshotDir, `heap-${process.pid}-${++reports}.json`);
-      writeFileSync(file, Bun.generateHeapSnapshot("v8"));
+      const file = writeHeapSnapshot(snapshotDir, ++reports, () => Bun.generateHeapSnapshot("v8"));
       process.stderr.write(`${MEMORY_REPORT_TAG}-snapshot ${file}\n`);
     }
   });

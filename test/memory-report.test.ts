@@ -33,3 +33,22 @@ describe("memory report", () => {
     expect(installMemoryReport({ BUNLET_DEBUG_MEMORY: "0" })).toBe(false);
   });
 });
+
+describe("heap snapshots", () => {
+  test("are written 0600, as new files only (a link left in their place is not followed)", async () => {
+    const { mkdtempSync, rmSync, statSync, symlinkSync, existsSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { writeHeapSnapshot } = await import("../src/memory-report.ts");
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-heap-${process.pid}-`));
+    try {
+      const file = writeHeapSnapshot(dir, 1, () => "{}");
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      symlinkSync(join(dir, "elsewhere"), join(dir, `heap-${process.pid}-2.json`));
+      expect(() => writeHeapSnapshot(dir, 2, () => "{}")).toThrow(/EEXIST/);
+      expect(existsSync(join(dir, "elsewhere"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -3,6 +3,7 @@
 // ({"auths": {registry: entry}}), legacy `kubernetes.io/dockercfg` ones `.dockercfg` ({registry: entry}).
 // An entry's `auth` (base64 "user:password") wins over its username/password, as docker's does.
 import { z } from "zod";
+import { parseJsonRedacted } from "../json-redacted.ts";
 
 export interface DockerConfigEntry {
   username: string;
@@ -44,13 +45,8 @@ function toConfig(raw: z.output<typeof configSchema>, what: string): DockerConfi
   return out;
 }
 
-function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${what}: not JSON: ${(e as Error).message}`);
-  }
-}
+/** The error names the secret and the size, never the content (parseJsonRedacted). */
+const parseJson = (text: string, what: string): unknown => parseJsonRedacted(text, what);
 
 /** `.dockerconfigjson` contents. */
 export function parseDockerConfigJson(text: string, what = ".dockerconfigjson"): DockerConfig {

@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import type { z } from "zod";
 import type { Clock } from "../clock.ts";
+import { parseJsonRedacted } from "../json-redacted.ts";
 import { ApiError } from "./errors.ts";
 import { execCredentialSource } from "./exec-credential.ts";
 import type { RestConfig } from "./kubeconfig.ts";
@@ -126,6 +127,9 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
         method,
         headers,
         body,
+        // A redirect would carry the bearer token and the client certificate to wherever it points;
+        // client-go drops credentials across hosts, bunlet does not follow: a 3xx is an error.
+        redirect: "manual",
         signal: signals.length ? AbortSignal.any(signals) : undefined,
         tls: {
           ...(config.caPem ? { ca: config.caPem } : {}),
@@ -159,7 +163,8 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
     async request<T>(o: RequestOpts<T>): Promise<T> {
       const res = await send(o as RequestOpts<unknown>, false);
       const text = await res.text();
-      const json = text ? JSON.parse(text) : undefined;
+      // A Secret's bytes must not reach a log through a syntax error's quote of the body.
+      const json = text ? parseJsonRedacted(text, `response of ${o.method ?? "GET"} ${o.path}`) : undefined;
       if (!o.schema) return json as T;
       const parsed = o.schema.safeParse(json);
       if (!parsed.success) {

@@ -4,6 +4,7 @@
 // or a sleep. The result is a failure message in upstream's words, or undefined on success. What the
 // outcome means (kill after a failed postStart, grace period accounting for preStop) is the runtime's
 // business (kuberuntime/manager.ts), as upstream's kuberuntime_container.go.
+import { readAtMost } from "./read-at-most.ts";
 import type { ExecResult } from "./runtime.ts";
 
 /** core/v1 LifecycleHandler, structurally (exactly one of exec, httpGet, sleep; validated in types.ts). */
@@ -86,7 +87,7 @@ async function runHttpHandler(g: NonNullable<LifecycleHandlerSpec["httpGet"]>, t
   for (const x of g.httpHeaders ?? []) headers.set(x.name, x.value);
   try {
     const res = await (deps.fetch ?? fetch)(url, { headers, redirect: "manual", signal, tls: { rejectUnauthorized: false } });
-    await res.arrayBuffer().catch(() => undefined); // discard the body, as upstream
+    await readAtMost(res).catch(() => undefined); // upstream discardHTTPRespBody: at most 10 KiB, then closed
     return undefined;
   } catch (e) {
     return `Get "${url}": ${(e as Error).message}`;

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { parseQuantity } from "../config/quantity.ts";
 import type { PodLike } from "./pod-like.ts";
+import { podUidError } from "./pod-dir.ts";
 import { ENV_FIELD_PATHS, VOLUME_FIELD_PATHS, isSupportedFieldPath } from "./volumes/downward-api.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -427,7 +428,11 @@ function checkSidecarFields(c: z.output<typeof container>, path: (string | numbe
 const metadata = z.strictObject({
   name: z.string().min(1, "name is required").max(253).regex(DNS_SUBDOMAIN, "must be a DNS subdomain (lowercase alphanumerics, '-' and '.')"),
   namespace: z.string().regex(DNS_LABEL, "must be a DNS label").default(""),
-  uid: z.string().default(""),
+  // Empty: a static pod gets one from its content (static-pod.ts); otherwise it names a directory.
+  uid: z
+    .string()
+    .default("")
+    .refine((u) => u === "" || podUidError(u) === undefined, { error: (i) => podUidError(String(i.input)) ?? "invalid pod UID" }),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
   creationTimestamp: z.string().nullable().optional().transform((v) => v ?? undefined),

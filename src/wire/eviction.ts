@@ -16,6 +16,7 @@
 // and the main thread records that eviction as the cycle would have (eviction/fast-adopt.ts). Off
 // switch: BUNLET_NOTIFIER_THREAD_EVICTION=0 (notifierThreadEvictionFromEnv).
 import { mkdirSync } from "node:fs";
+import { DATA_DIR_MODE } from "../pod/pod-dir.ts";
 import { z } from "zod";
 import { preciseClock, type Clock } from "../clock.ts";
 import type { FieldSources } from "../config/validate.ts";
@@ -142,7 +143,7 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
   });
   // nodefs is statfs of the root dir: it must exist (the kubelet creates it too).
   try {
-    mkdirSync(input.rootDir, { recursive: true });
+    mkdirSync(input.rootDir, { recursive: true, mode: DATA_DIR_MODE });
   } catch (e) {
     log.warn(`cannot create the root dir ${kv({ rootDir: input.rootDir, error: (e as Error).message })}`);
   }

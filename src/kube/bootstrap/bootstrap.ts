@@ -141,8 +141,28 @@ export function storeClientCert(certDir: string, certPem: string, keyPem: string
   return storeCertPair(certDir, "kubelet-client", certPem, keyPem, nowMs);
 }
 
+export class CertKeyMismatchError extends Error {
+  override name = "CertKeyMismatchError";
+}
+
+/**
+ * upstream tls.X509KeyPair, which fileStore.Update runs before writing: the issued PEM must be a
+ * certificate whose public key is the one of `keyPem` — a signer that answered with another node's
+ * (or any other) certificate must not become ours, nor replace a working pair.
+ */
+export function checkCertMatchesKey(certPem: string, keyPem: string): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch (e) {
+    throw new CertKeyMismatchError(`issued certificate is not a PEM certificate: ${(e as Error).message}`);
+  }
+  if (!cert.checkPrivateKey(keyFromPem(keyPem))) throw new CertKeyMismatchError(`tls: private key does not match public key (certificate subject ${JSON.stringify(cert.subject)})`);
+}
+
 /** upstream certificate.NewFileStore's Update: <certDir>/<prefix>-<time>.pem (cert + key), <prefix>-current.pem → it. */
 export async function storeCertPair(certDir: string, prefix: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
+  checkCertMatchesKey(certPem, keyPem);
   await mkdir(certDir, { recursive: true, mode: 0o755 });
   const file = join(certDir, `${prefix}-${stamp(nowMs)}.pem`);
   await writeFile(file, `${certPem.trimEnd()}\n${keyPem.trimEnd()}\n`, { mode: 0o600 });

@@ -34,10 +34,11 @@ export interface ConfigInputs {
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
   downward?: Omit<DownwardContext, "pod">;
   /**
-   * The host path of a volume's sub path, created and checked to stay inside the volume
-   * (volumes/subpath.ts prepareSubPath); default: a join after the pure checks (tests).
+   * The host path to mount for a volume's sub path: created, checked to stay inside the volume and
+   * bind-mounted from a held fd (volumes/subpath-bind.ts prepareSafeSubPath); default: a join after
+   * the pure checks (tests).
    */
-  prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string): string;
+  prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string, volumeMountIndex: number): string;
   /** Secrets and configMaps fetched for this sync (env valueFrom/envFrom of API pods). */
   objects?: PodApiObjects;
   /** A warning event about the pod (reason, message), e.g. InvalidEnvironmentVariableNames. */
@@ -151,7 +152,7 @@ function containerMounts(ref: PodRef, container: KubeContainer, envMap: Record<s
 }
 
 function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<string, string>, inputs: ConfigInputs): Mount[] {
-  return (container.volumeMounts ?? []).map((m) => {
+  return (container.volumeMounts ?? []).map((m, index) => {
     const base = inputs.volumeHostPath(ref, m.name);
     if (base === undefined) {
       throw new ContainerConfigError(container.name, `container "${container.name}": volumeMounts name "${m.name}": no such volume on the node`);
@@ -162,7 +163,7 @@ function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<stri
       if (sub) {
         const err = subPathError(sub);
         if (err) throw new Error(err);
-        hostPath = inputs.prepareSubPath ? inputs.prepareSubPath(base, sub, m.name, container.name) : join(base, sub);
+        hostPath = inputs.prepareSubPath ? inputs.prepareSubPath(base, sub, m.name, container.name, index) : join(base, sub);
       }
     } catch (e) {
       throw new ContainerConfigError(container.name, (e as Error).message);

@@ -7,7 +7,7 @@ import type { Clock } from "../../clock.ts";
 import type { CriClient } from "../../cri/client.ts";
 import { kv, log } from "../../log.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
-import { runLifecycleHandler, type HookTarget } from "../lifecycle-hooks.ts";
+import { formatPod, runLifecycleHandler, type HookTarget } from "../lifecycle-hooks.ts";
 import { podUid } from "../pod-like.ts";
 import type { ExecResult } from "../runtime.ts";
 import type { PodRef } from "./config.ts";
@@ -108,12 +108,29 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     } as KubePod;
   }
 
+  /**
+   * The postStart handler, bounded by the pod's termination grace period: upstream runs it on the
+   * pod sync's context, which a kill cancels; bunlet has no such context, so a hook that never returns
+   * (an exec that hangs, an HTTP server that never answers) is a failed hook once the grace period —
+   * what a kill would allow it — has passed, and the container is killed as after any failed postStart.
+   */
+  async function runPostStartHandler(pod: KubePod, target: HookTarget, postStart: NonNullable<NonNullable<KubeContainer["lifecycle"]>["postStart"]>): Promise<string | undefined> {
+    const deadlineSeconds = Math.max(pod.spec.terminationGracePeriodSeconds ?? 30, MINIMUM_GRACE_PERIOD_SECONDS);
+    let err: string | undefined;
+    const execSync = (containerId: string, cmd: string[]) => execSyncRaw(containerId, cmd, deadlineSeconds);
+    const r = await runPreStopWithin(deadlineSeconds, clock, async (signal) => {
+      err = await runLifecycleHandler(postStart, target, { execSync, fetch: opts.fetch }, signal);
+    });
+    if (r.completed) return err;
+    return `PostStartHook for Container "${target.container.name}" in Pod "${formatPod(target.pod)}" did not complete within the pod's termination grace period (${deadlineSeconds}s)`;
+  }
+
   /** Upstream startContainer step 4: a failed postStart hook kills the container (reason FailedPostStartHook). */
   async function runPostStart(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, sandboxId: string): Promise<string | undefined> {
     const postStart = container.lifecycle?.postStart;
     if (!postStart) return undefined;
     const ip = postStart.httpGet && !postStart.httpGet.host ? await podIP(pod, sandboxId) : undefined;
-    const err = await runLifecycleHandler(postStart, hookTarget(pod, ref, container, id, ip), { execSync: execSyncRaw, fetch: opts.fetch });
+    const err = await runPostStartHandler(pod, hookTarget(pod, ref, container, id, ip), postStart);
     if (!err) return undefined;
     log.warn(`postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`);
     deps.hookFailed?.(pod, container.name, "FailedPostStartHook", err);

@@ -5,19 +5,21 @@
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
+import { makePodDir, podDir } from "../pod-dir.ts";
 import { podUid } from "../pod-like.ts";
+import { mountPointsUnder } from "../volumes/mount-points.ts";
 import { setVolumeOwnership } from "../volumes/ownership.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
+export { mountPointsUnder };
+
 export const EMPTY_DIR_PLUGIN_DIR = "kubernetes.io~empty-dir";
 
-export function podDir(rootDir: string, uid: string): string {
-  return join(rootDir, "pods", uid);
-}
+export { podDir };
 
 export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), "volumes", EMPTY_DIR_PLUGIN_DIR, volumeName);
@@ -57,18 +59,6 @@ export function emptyDirMemorySizeBytes(pod: KubePod, sizeLimit: string | number
   return Math.max(0, size);
 }
 
-/** Mount points at or below `prefix`, deepest first (mountinfo field 5, octal escapes decoded). */
-export function mountPointsUnder(prefix: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
-  const out: string[] = [];
-  for (const line of mountinfo.split("\n")) {
-    const f = line.split(" ");
-    if (f.length < 5) continue;
-    const mp = f[4]!.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
-    if (mp === prefix || mp.startsWith(`${prefix}/`)) out.push(mp);
-  }
-  return out.sort((a, b) => b.length - a.length);
-}
-
 function run(cmd: string, args: string[]): void {
   const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 30_000 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${(r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim()}`);
@@ -80,6 +70,7 @@ export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string,
   const dir = emptyDirPath(rootDir, uid, volumeName);
   const fsGroup = pod.spec.securityContext?.fsGroup;
   const created = !existsSync(dir);
+  makePodDir(rootDir, uid, "volumes", EMPTY_DIR_PLUGIN_DIR);
   mkdirSync(dir, { recursive: true });
   if (emptyDir.medium !== "Memory") {
     if (created) {

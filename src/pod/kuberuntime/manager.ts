@@ -23,10 +23,10 @@ import { type PodActions, computePodActions, latestStatus } from "./compute-acti
 import { type ContainerGcPolicy, DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import { type ConfigInputs, type PodRef, generateContainerConfig, generatePodSandboxConfig, podLogsDirectory } from "./config.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
-import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
+import { mountMemoryVolume, podDir, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import { createContainerHooks } from "./container-hooks.ts";
 import { availableParallelism } from "node:os";
-import { lookupSecret, prepareSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
+import { cleanSubPaths, lookupSecret, prepareSafeSubPath, setUpPodVolume, volumePluginName, type PodApiObjects, type PodVolumeSpec } from "../volumes/index.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { ContainerConfigError } from "./config.ts";
 import type { DnsSettings } from "../network/index.ts";
@@ -239,7 +239,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
       clusterDomain: dns.clusterDomain,
       volumeHostPath: (_ref, name) => volumeHostPath(pod, name),
-      prepareSubPath,
+      prepareSubPath: (volumePath, subPath, volumeName, containerName, volumeMountIndex) =>
+        prepareSafeSubPath({ volumePath, subPath, podDir: podDir(rootDir, podUid(pod)), volumeName, containerName, volumeMountIndex }),
       objects: podObjects.get(podUid(pod)),
       onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
       readOnlyVolume: (name) => {
@@ -752,8 +753,12 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     podObjects.delete(uid);
     for (const k of mountedVolumes) if (k.startsWith(`${uid}/`)) mountedVolumes.delete(k);
     opts.apiObjects?.forget(uid);
-    // The termination-log files are ours whoever owns the volumes.
-    if (uid) rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
+    // The termination-log files and the subPath bind mounts are ours whoever owns the volumes
+    // (upstream CleanSubPaths before the volume is unmounted).
+    if (uid) {
+      rmSync(podContainersDir(rootDir, uid), { recursive: true, force: true });
+      cleanSubPaths(podDir(rootDir, uid));
+    }
     if (!opts.volumeHostPath) tearDown(uid);
   }
 

@@ -10,6 +10,7 @@
 // while it runs. Pods whose owner holds no such lock (stopped, crashed, root dir gone) are orphans as
 // before: this agent adopts or removes them.
 import { mkdirSync } from "node:fs";
+import { DATA_DIR_MODE } from "../pod-dir.ts";
 import { join, resolve } from "node:path";
 import * as libc from "../../../ffi/libc.ts";
 import { overrideClient, type CriClient } from "../../cri/client.ts";
@@ -31,7 +32,7 @@ export const OWNER_LOCK_FILE = "runtime-owner.lock";
 export function holdOwnerLock(rootDir: string): { release(): void } | undefined {
   let fd: number;
   try {
-    mkdirSync(rootDir, { recursive: true });
+    mkdirSync(rootDir, { recursive: true, mode: DATA_DIR_MODE });
     fd = libc.open(join(rootDir, OWNER_LOCK_FILE), libc.O_CREAT | libc.O_RDWR | libc.O_CLOEXEC, 0o600);
   } catch (e) {
     log.warn(`cannot hold the runtime owner lock ${kv({ file: join(rootDir, OWNER_LOCK_FILE), error: (e as Error).message })}`);

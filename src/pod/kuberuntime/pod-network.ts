@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
 import { type DnsSettings, managedHostsFileContent, nodeHostsFileContent, podDnsConfig, podHostnameAndDomain } from "../network/index.ts";
-import { podDir } from "./empty-dir.ts";
+import { makePodDir } from "../pod-dir.ts";
 import type { KubePod } from "./types.ts";
 
 export const DEFAULT_DNS_SETTINGS: DnsSettings = { clusterDNS: [], clusterDomain: "", resolvConf: "/etc/resolv.conf" };
@@ -35,8 +35,7 @@ export function sandboxDnsConfig(pod: KubePod, settings: DnsSettings, nodeIPs: s
 
 /** upstream ensureHostsFile: writes the pod's hosts file (0644) and returns its path. */
 export function writePodHostsFile(rootDir: string, pod: KubePod, podIPs: string[], clusterDomain: string, nodeHostsPath = "/etc/hosts"): string {
-  const dir = podDir(rootDir, pod.metadata.uid ?? "");
-  mkdirSync(dir, { recursive: true });
+  const dir = makePodDir(rootDir, pod.metadata.uid ?? "");
   const path = join(dir, "etc-hosts");
   const { hostname, hostDomain } = podHostnameAndDomain(pod, clusterDomain);
   const content = pod.spec.hostNetwork

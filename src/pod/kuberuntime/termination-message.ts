@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { decodeCriLine, formatEntry } from "../../cri/log-format.ts";
 import type { ContainerStatus as CriContainerStatus, Mount } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
+import { podDir } from "../pod-dir.ts";
 import { CONTAINER_TERMINATION_MESSAGE_PATH_LABEL, CONTAINER_TERMINATION_MESSAGE_POLICY_LABEL } from "./labels.ts";
 
 /** Upstream MaxContainerTerminationMessageLength: what is read from the file (its end). */
@@ -29,7 +30,7 @@ export const terminationMessagePathOf = (c: { terminationMessagePath?: string })
 
 /** <rootDir>/pods/<uid>/containers (upstream config.DefaultContainersDir under the pod directory). */
 export function podContainersDir(rootDir: string, uid: string): string {
-  return join(rootDir, "pods", uid, "containers");
+  return join(podDir(rootDir, uid), "containers");
 }
 
 /** <rootDir>/pods/<uid>/containers/<name> (upstream getPodContainerDir). */

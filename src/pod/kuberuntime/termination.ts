@@ -30,6 +30,7 @@ export function containerSpec(pod: KubePod | undefined, name: string): KubeConta
 /**
  * Runs the preStop hook bounded by `graceSeconds` and returns the grace period left (upstream: grace −
  * whole seconds the hook took). A hook still running at the deadline is abandoned (its abort fires).
+ * The postStart hook runs bounded the same way (container-hooks.ts runPostStartHandler).
  */
 export async function runPreStopWithin(
   graceSeconds: number,

@@ -8,6 +8,7 @@ import { connect } from "node:net";
 import { GrpcCode, GrpcError } from "../../cri/grpc.ts";
 import type { ExecResult } from "../runtime.ts";
 import type { Container, Probe } from "../types.ts";
+import { readAtMost } from "../read-at-most.ts";
 import { grpcProbe } from "./grpc.ts";
 import type { ProbeResult } from "./state.ts";
 
@@ -68,7 +69,8 @@ export async function runProbe(probe: Probe, target: ProbeTarget, deps: { execSy
         // Bun fetch TLS option: probes do not verify certificates (upstream InsecureSkipVerify).
         tls: { rejectUnauthorized: false },
       });
-      const body = (await res.text()).slice(0, 10_240);
+      // upstream DoHTTPProbe: ReadAtMost(maxRespBodyLength); a longer body is cut, not an error.
+      const body = new TextDecoder().decode((await readAtMost(res)).bytes);
       const ok = res.status >= 200 && res.status < 400;
       return { result: ok ? "success" : "failure", output: ok ? body : `HTTP probe failed with statuscode: ${res.status}` };
     } catch (e) {

@@ -3,9 +3,12 @@
 // a SET replaces that set; the merge emits REMOVE, ADD, UPDATE, DELETE and RECONCILE updates in that
 // order, only when non-empty. Pods identical to what we already have produce nothing, so sources may
 // resend their full state freely (the file source does every fileCheckFrequency).
+// Every pod is stamped with the source it came through (upstream podStorage.updatePods: "Annotate the
+// pod with the source before any comparison"), so kubernetes.io/config.source — which makes a pod
+// static, hence critical — can never be set by whoever wrote an API object.
 import { kv, log } from "../../log.ts";
 import { rfc3339, type Clock } from "../../clock.ts";
-import { ConfigFirstSeenAnnotationKey, stableJson } from "../static-pod.ts";
+import { ConfigFirstSeenAnnotationKey, ConfigSourceAnnotationKey, stableJson } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
 import type { PodUpdate } from "./update.ts";
 
@@ -67,7 +70,7 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
         }
         if (!existing) {
           const p = structuredClone(pod);
-          p.metadata.annotations = { ...p.metadata.annotations, [ConfigFirstSeenAnnotationKey]: rfc3339Nano(opts.clock.now()) };
+          p.metadata.annotations = { ...p.metadata.annotations, [ConfigSourceAnnotationKey]: source, [ConfigFirstSeenAnnotationKey]: rfc3339Nano(opts.clock.now()) };
           into.set(uid, p);
           adds.push(p);
           continue;
@@ -75,6 +78,7 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
         const p = structuredClone(pod);
         p.metadata.annotations = {
           ...p.metadata.annotations,
+          [ConfigSourceAnnotationKey]: source,
           [ConfigFirstSeenAnnotationKey]: existing.metadata.annotations?.[ConfigFirstSeenAnnotationKey] ?? rfc3339Nano(opts.clock.now()),
         };
         into.set(uid, p);

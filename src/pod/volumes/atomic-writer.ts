@@ -2,9 +2,11 @@
 // fresh timestamped directory `..2006_01_02_15_04_05.<random>` (UTC, upstream's layout), the `..data`
 // symlink is swapped to it with one rename of `..data_tmp`, and each top-level name is a symlink
 // through `..data` — a reader never sees half an update. Unchanged content writes nothing (upstream
-// shouldWriteFile compares bytes only).
+// shouldWriteFile compares bytes only). Every payload path is checked first (upstream validatePayload):
+// one that is absolute, has a ".." element or starts with ".." fails the whole write, so no key of a
+// configMap, secret or downwardAPI item can place a file outside the volume or over its "..data".
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, normalize } from "node:path";
 
 export interface PayloadFile {
   /** Text, or bytes (secret and configMap binaryData values). */
@@ -39,8 +41,38 @@ function current(dir: string): Record<string, Buffer> | undefined {
   }
 }
 
+const MAX_PATH_LENGTH = 4096;
+const MAX_FILE_NAME_LENGTH = 255;
+
+/** upstream validatePath: the error for a payload path, undefined when it is fine. */
+export function payloadPathError(targetPath: string): string | undefined {
+  if (targetPath === "") return `invalid path: must not be empty: ${JSON.stringify(targetPath)}`;
+  if (targetPath.startsWith("/")) return `invalid path: must be relative path: ${targetPath}`;
+  if (targetPath.length > MAX_PATH_LENGTH) return `invalid path: must be less than or equal to ${MAX_PATH_LENGTH} characters`;
+  const items = targetPath.split("/");
+  for (const item of items) {
+    if (item === "..") return `invalid path: must not contain '..': ${targetPath}`;
+    if (Buffer.byteLength(item) > MAX_FILE_NAME_LENGTH) return `invalid path: filenames must be less than or equal to ${MAX_FILE_NAME_LENGTH} characters`;
+  }
+  if (items[0]!.startsWith("..") && items[0]!.length > 2) return `invalid path: must not start with '..': ${targetPath}`;
+  if (targetPath.includes("\0")) return `invalid path: must not contain a NUL byte`;
+  return undefined;
+}
+
+/** upstream validatePayload: the payload with cleaned paths, or an Error naming the first bad one. */
+export function validatePayload(payload: Record<string, PayloadFile>): Record<string, PayloadFile> {
+  const clean: Record<string, PayloadFile> = {};
+  for (const [p, f] of Object.entries(payload)) {
+    const err = payloadPathError(p);
+    if (err) throw new Error(err);
+    clean[normalize(p).replace(/\/$/, "")] = f;
+  }
+  return clean;
+}
+
 /** Writes `payload` (relative path → file) into `dir`; returns false when it was already there. */
-export function writeAtomically(dir: string, payload: Record<string, PayloadFile>): boolean {
+export function writeAtomically(dir: string, unchecked: Record<string, PayloadFile>): boolean {
+  const payload = validatePayload(unchecked);
   const old = current(dir);
   const same =
     old &&

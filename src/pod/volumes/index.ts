@@ -16,6 +16,8 @@ export {
 } from "./downward-api.ts";
 export { timestampedDirName, writeAtomically, type PayloadFile } from "./atomic-writer.ts";
 export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from "./subpath.ts";
+export { cleanSubPaths, prepareSafeSubPath, subPathBindTarget, type SubPathRequest } from "./subpath-bind.ts";
+export { mountPointsUnder } from "./mount-points.ts";
 export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
 export { setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
 export {

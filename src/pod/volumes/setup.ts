@@ -3,8 +3,7 @@
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
 // caller's `mountMemory` so that unit tests need no mounts.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { makePodDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
@@ -37,12 +36,9 @@ function write(dir: string, payload: Record<string, PayloadFile>, ctx: VolumeSet
   if (writeAtomically(dir, payload) && ctx.fsGroup !== undefined) setVolumeOwnership(dir, ctx.fsGroup, true);
 }
 
-const pluginDir = (rootDir: string, uid: string, plugin: string, name: string) => join(rootDir, "pods", uid, "volumes", plugin, name);
-
-/** The directory of an atomic-writer volume, created (on tmpfs when `memory`). */
+/** The directory of an atomic-writer volume, created 0750 (on tmpfs when `memory`). */
 function volumeDir(rootDir: string, uid: string, plugin: string, name: string, memory: boolean, ctx: VolumeSetUpContext): string {
-  const dir = pluginDir(rootDir, uid, plugin, name);
-  mkdirSync(dir, { recursive: true, mode: 0o750 });
+  const dir = makePodDir(rootDir, uid, "volumes", plugin, name);
   if (memory) ctx.mountMemory?.(dir);
   return dir;
 }

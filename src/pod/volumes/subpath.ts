@@ -1,12 +1,13 @@
 // volumeMounts[].subPath / subPathExpr (upstream kubelet_pods.go makeMounts, ExpandContainerVolumeMounts,
-// pkg/volume/util/subpath SafeMakeDir/PrepareSafeSubpath): the sub path is relative and has no "..";
-// it is created inside the volume when missing; after resolving symlinks it must still be inside the
-// volume, so a container cannot reach the host through a symlink it planted in a shared volume.
-// Upstream bind-mounts an fd opened without following symlinks; bunlet hands the resolved path to the
-// runtime (a symlink swapped between this check and the mount is not caught).
-import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+// pkg/volume/util/subpath SafeMakeDir): the sub path is relative and has no "..";
+// it is created inside the volume when missing (one openat/mkdirat per component, safe-open.ts);
+// after resolving symlinks it must still be inside the volume. The path this returns is for checks
+// and logs only: what a runtime mounts is the bind mount of an fd held on it (subpath-bind.ts
+// prepareSafeSubPath), so a symlink swapped in after the check is never followed.
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { kv, log } from "../../log.ts";
+import { safeMakeDir } from "./safe-open.ts";
 
 /** upstream ValidatePathNoBacksteps. */
 export function hasBacksteps(p: string): boolean {
@@ -33,12 +34,14 @@ export function expandSubPathExpr(expr: string, env: Record<string, string>): st
   return out;
 }
 
+/** upstream PathWithinBase. */
 const within = (root: string, p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /**
- * The host path to mount for `subPath` of the volume at `volumePath`: created (with the volume's
- * mode) when missing, resolved, and refused unless it stays inside the volume. Errors are upstream's
- * (the detail, which names host paths, goes to the log only, as upstream).
+ * The resolved host path of `subPath` of the volume at `volumePath`: created (with the volume's
+ * mode) when missing, resolved, and refused unless it stays inside the volume. Never hand it to a
+ * runtime — by then it may be a symlink; prepareSafeSubPath mounts what it names. Errors are
+ * upstream's (the detail, which names host paths, goes to the log only, as upstream).
  */
 export function prepareSubPath(volumePath: string, subPath: string, mountName: string, containerName: string): string {
   const err = subPathError(subPath);
@@ -49,11 +52,17 @@ export function prepareSubPath(volumePath: string, subPath: string, mountName: s
     // SafeMakeDir: the deepest existing ancestor must be inside the volume before anything is created.
     let anc = dirname(target);
     while (!existsSync(anc)) anc = dirname(anc);
-    if (!within(root, realpathSync(anc))) {
-      log.warn(`subPath escapes its volume ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath })}`);
+    const realAnc = realpathSync(anc);
+    const refuse = (error?: string): never => {
+      log.warn(`${error ? "subPath directory not created" : "subPath escapes its volume"} ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath, error })}`);
       throw new Error(`failed to create subPath directory for volumeMount "${mountName}" of container "${containerName}"`);
+    };
+    if (!within(root, realAnc)) refuse();
+    try {
+      safeMakeDir(root, join(relative(root, realAnc), relative(anc, target)), statSync(volumePath).mode & 0o7777);
+    } catch (e) {
+      refuse((e as Error).message);
     }
-    mkdirSync(target, { recursive: true, mode: statSync(volumePath).mode & 0o7777 });
   }
   const resolved = realpathSync(target);
   if (!within(root, resolved)) {
