@@ -105,6 +105,11 @@ function hierarchies(): string[] {
   return out;
 }
 
+/** Creates `relPath` in every hierarchy (the upstream kubelet wants its cgroupRoot to exist in each). */
+export function createCgroupTree(relPath: string): void {
+  for (const ctl of hierarchies()) mkdirSync(join(ctl, relPath), { recursive: true });
+}
+
 /**
  * Removes the cgroup subtree `relPath` (e.g. a test's cgroupRoot) in every hierarchy, deepest first:
  * kills what is left in each cgroup (only the caller's own pods live there) and retries rmdir while

@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
+import { createCgroupTree } from "../cgroup.ts";
 import { acquireContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../containerd.ts";
 import type { ControlPlane } from "./control-plane.ts";
 
@@ -92,6 +93,8 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     const binary = o.binary ?? (await ensureBuilt());
     // The upstream kubelet refuses cgroup v1 hosts unless told not to (KubeletConfiguration failCgroupV1).
     if (kubelet && !(await Bun.file("/sys/fs/cgroup/cgroup.controllers").exists())) await Bun.write(config, (await Bun.file(config).text()) + "failCgroupV1: false\n");
+    // ...and wants its cgroupRoot to exist in every hierarchy (bunlet creates it).
+    if (kubelet) createCgroupTree(cgroupRoot);
     proc = spawnBunlet([
       "--config", config,
       `--bootstrap-kubeconfig=${o.cp.bootstrap}`, `--kubeconfig=${join(base, "kubelet.conf")}`, `--cert-dir=${join(base, "pki")}`,
