@@ -1,11 +1,13 @@
 // The kubelet's predicate admit handler (upstream pkg/kubelet/lifecycle/predicate.go, with the
 // scheduler's AdmissionCheck): before a pod runs, the node must fit it. Checked in upstream's order,
 // every failure collected, the first one reported:
-//   OS selector → pods (maxPods) → cpu → memory → ephemeral-storage (requests against allocatable
-//   minus the other active pods' requests: OutOf<resource>, InsufficientResourceError text) →
-//   NodeAffinity (nodeSelector + required node affinity) → NodeName → NodePorts → TaintToleration
-//   (untolerated NoExecute taints; static pods exempt). A rejected pod ends Failed with that reason.
-// Without the Node object (standalone mode, or before registration) only the pod count is checked.
+//   OS selector → OS field → pods (maxPods) → cpu → memory → ephemeral-storage (requests against
+//   allocatable minus the other active pods' requests: OutOf<resource>, InsufficientResourceError
+//   text) → NodeAffinity (nodeSelector + required node affinity) → NodeName → NodePorts →
+//   TaintToleration (untolerated NoExecute taints; static pods exempt). A rejected pod ends Failed
+//   with that reason.
+// Without the Node object (standalone mode, or before registration) only the OS field and the pod
+// count are checked.
 // A refused pod's failures go to the admission failure handler first (upstream's
 // CriticalPodAdmissionHandler, src/pod/preemption-handler.ts): a critical pod short only of
 // resources preempts lower-priority pods and is admitted.
@@ -51,6 +53,7 @@ interface SchedulingSpec {
   tolerations?: Toleration[];
   containers: { ports?: { hostPort?: number; hostIP?: string; protocol?: string }[] }[];
   initContainers?: { ports?: { hostPort?: number; hostIP?: string; protocol?: string }[] }[];
+  os?: { name: string };
 }
 
 const spec = (p: PodLike) => p.spec as unknown as SchedulingSpec;
@@ -160,11 +163,26 @@ function afterFailureHandler(pod: PodLike, failures: AdmitRejection[], others: P
   return r.failures[0] ?? (r.waitFor ? { admit: true, waitFor: r.waitFor } : { admit: true });
 }
 
-/** The whole handler: OS selector first (preemption would not help), then the general predicates. */
+/** upstream lifecycle.PodOSNotSupported. */
+export const POD_OS_NOT_SUPPORTED = "PodOSNotSupported";
+
+/**
+ * upstream rejectPodAdmissionBasedOnOSField: spec.os.name must be the kubelet's OS (runtime.GOOS;
+ * Node's process.platform names Linux as Go does). Needs no Node object.
+ */
+export function admitPodOS(pod: PodLike, nodeOS: string = process.platform): AdmitRejection | undefined {
+  const os = spec(pod).os?.name;
+  if (os === undefined || os === nodeOS) return undefined;
+  return { admit: false, reason: POD_OS_NOT_SUPPORTED, message: "Failed to admit pod as the OS field doesn't match node OS" };
+}
+
+/** The whole handler: OS selector and OS field first (preemption would not help), then the general predicates. */
 export function admitPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode, onFailure?: AdmissionFailureHandler): AdmitVerdict {
   const os = spec(pod).nodeSelector?.["kubernetes.io/os"];
   if (os !== undefined && node.labels["kubernetes.io/os"] !== os)
     return { admit: false, reason: "PodOSSelectorNodeLabelDoesNotMatch", message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label" };
+  const osField = admitPodOS(pod);
+  if (osField) return osField;
   return afterFailureHandler(pod, generalPredicates(pod, others, node), others, onFailure);
 }
 
@@ -173,6 +191,8 @@ export function predicateAdmitHandler(o: { maxPods: number; node: () => Admissio
   return (pod, others) => {
     const node = o.node();
     if (node) return admitPredicates(pod, others, node, o.onFailure);
+    const osField = admitPodOS(pod);
+    if (osField) return osField;
     const pods = admitMaxPods(others.length, o.maxPods);
     return pods.admit ? pods : afterFailureHandler(pod, [{ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: o.maxPods } }], others, o.onFailure);
   };

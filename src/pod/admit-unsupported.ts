@@ -1,10 +1,11 @@
-// API pods using a field outside bunlet's supported Pod subset. The API server accepted them, so the
-// kubelet owns telling the user: as upstream's admit handlers do for a pod feature the node cannot
-// serve (lifecycle.PodFeatureUnsupported, e.g. NodeDeclaredFeatures, cgroup mount modes), the pod is
-// rejected at admission — phase Failed, that reason, a message naming the field and why, a Warning
-// event — instead of being dropped unseen. The API source cannot decode such a pod into our Pod type,
-// so it hands over a stand-in (the metadata and the containers' name/image only) carrying the decode
-// errors in an annotation that only this handler reads; the stand-in never reaches a pod worker.
+// API pods asking for something bunlet cannot do (a field value schema/unsupported.ts refuses, say
+// hostUsers: false). The API server accepted them, so the kubelet owns telling the user: as upstream's
+// admit handlers do for a pod feature the node cannot serve (lifecycle.PodFeatureUnsupported, e.g.
+// NodeDeclaredFeatures, cgroup mount modes), the pod is rejected at admission — phase Failed, that
+// reason, a message naming the field, the value and why, a Warning event — instead of being dropped
+// unseen. The API source cannot decode such a pod into our Pod type, so it hands over a stand-in (the
+// metadata and the containers' name/image only) carrying the decode errors in an annotation that only
+// this handler reads; the stand-in never reaches a pod worker.
 import type { PodAdmitHandler } from "./lifecycle-types.ts";
 import type { ManifestError } from "./manifest.ts";
 

@@ -47,9 +47,24 @@ interface PodTotals {
 
 /**
  * Pod totals as upstream PodRequests/PodLimits: regular containers summed, then the max with each init
- * container (they run one at a time). A resource counts as "limited" only if every container limits it.
+ * container (they run one at a time), plus spec.overhead (to requests always, to a limit only when
+ * non-zero). A resource counts as "limited" only if every container limits it.
  */
 export function podTotals(pod: PodLike): PodTotals {
+  const t = containerTotals(pod);
+  const overhead = pod.spec.overhead;
+  if (!overhead) return t;
+  const cpu = milli(qty(overhead, "cpu"));
+  const memory = bytes(qty(overhead, "memory"));
+  return {
+    ...t,
+    cpuRequestMilli: t.cpuRequestMilli + cpu,
+    cpuLimitMilli: t.cpuLimitMilli > 0 ? t.cpuLimitMilli + cpu : 0,
+    memoryLimitBytes: t.memoryLimitBytes > 0 ? t.memoryLimitBytes + memory : 0,
+  };
+}
+
+function containerTotals(pod: PodLike): PodTotals {
   const sum = (cs: ContainerLike[], f: (c: ContainerLike) => number) => cs.reduce((a, c) => a + f(c), 0);
   const regular = pod.spec.containers;
   const init = pod.spec.initContainers ?? [];

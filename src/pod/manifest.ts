@@ -40,23 +40,53 @@ function issueErrors(file: string, prefix: string, error: z.ZodError): ManifestE
       const keys = issue.keys;
       const field = keys.length === 1 ? [base, keys[0]].filter(Boolean).join(".") : base;
       const what = keys.length === 1 ? "field" : `fields ${keys.join(", ")}`;
-      return new ManifestError(file, field, `${what} not supported by bunlet (see the supported v1 Pod subset)`);
+      // Every v1 field decodes (schema/), so an unknown key is a typo or a field newer than v1.37.
+      return new ManifestError(file, field, `${what} not supported by bunlet: not a field of the v1 Pod (Kubernetes v1.37); check the spelling`);
     }
     const message = /received undefined$/.test(issue.message) ? "required field is missing" : issue.message;
     return new ManifestError(file, base, message);
   });
 }
 
+export interface DecodedPod {
+  pod?: Pod;
+  errors: ManifestError[];
+  /** API pods: the keys that are no v1.37 field, left out (`spec.someNewField`). */
+  ignored?: string[];
+}
+
 /**
  * Validates one decoded object as a Pod. A static pod (the default source) may not reference API
  * objects (upstream tryDecodeSinglePod, PreventStaticPodAPIReferences); API pods (`source: "api"`) may.
+ * A key that is no v1.37 field is an error in a file (a typo); in an API pod it is a field of a newer
+ * API server, which the API server validated: it is left out, as a kubelet older than its API server
+ * ignores the fields it does not know (Go's JSON decoding drops them), and named in `ignored`.
  */
-export function decodePod(obj: unknown, file: string, prefix = "", source: "static" | "api" = "static"): { pod?: Pod; errors: ManifestError[] } {
-  const r = podSchema.safeParse(obj);
+export function decodePod(obj: unknown, file: string, prefix = "", source: "static" | "api" = "static"): DecodedPod {
+  let r = podSchema.safeParse(obj);
+  const ignored: string[] = [];
+  for (let pass = 0; source === "api" && !r.success && pass < 3; pass++) {
+    const unknown = r.error.issues.filter((i) => i.code === "unrecognized_keys");
+    if (unknown.length === 0) break;
+    ignored.push(...unknown.flatMap((i) => i.keys.map((k) => formatPath([...i.path, k]))));
+    obj = withoutKeys(obj, unknown);
+    r = podSchema.safeParse(obj);
+  }
   if (!r.success) return { errors: issueErrors(file, prefix, r.error) };
   const ref = source === "static" ? apiObjectReference(r.data) : undefined;
   if (ref) return { errors: [new ManifestError(file, prefix, `static pods may not reference ${ref}`)] };
-  return { pod: r.data, errors: [] };
+  return { pod: r.data, errors: [], ...(ignored.length ? { ignored } : {}) };
+}
+
+/** A copy of `obj` without the keys the issues name. */
+function withoutKeys(obj: unknown, issues: { path: PropertyKey[]; keys: string[] }[]): unknown {
+  const copy = structuredClone(obj);
+  for (const i of issues) {
+    let at = copy as Record<PropertyKey, unknown> | undefined;
+    for (const p of i.path) at = at?.[p] as Record<PropertyKey, unknown> | undefined;
+    if (at && typeof at === "object") for (const k of i.keys) delete at[k];
+  }
+  return copy;
 }
 
 /**

@@ -2,6 +2,7 @@
 // generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
 import { isStaticPod } from "./pod-like.ts";
 import { getPodQOS } from "./qos.ts";
+import { READINESS_GATES_NOT_READY, unreadyGateMessages } from "./readiness-gates.ts";
 import { rfc3339 } from "../clock.ts";
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import type { Container, ContainerStateV1, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from "./types.ts";
@@ -227,10 +228,14 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
   const old = oldStatus?.conditions;
   const notReadyReason = terminal ? "PodCompleted" : "ContainersNotReady";
   const notReadyMessage = terminal ? undefined : `containers with unready status: ${names(unready)}`;
+  // Ready also needs every readiness gate's condition True (upstream GeneratePodReadyCondition).
+  const gates = containersReady && !terminal ? unreadyGateMessages(pod.spec.readinessGates, pod.status?.conditions) : [];
   const conditions: PodCondition[] = [
     ...(old?.filter((c) => c.type === "DisruptionTarget") ?? []),
     condition("Initialized", initialized, nowMs, old, terminal ? "PodCompleted" : "ContainersNotInitialized", terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`),
-    condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
+    gates.length
+      ? condition("Ready", false, nowMs, old, READINESS_GATES_NOT_READY, gates.join(", "))
+      : condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
     condition("ContainersReady", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
     condition("PodScheduled", true, nowMs, old),
   ];

@@ -65,6 +65,20 @@ describe("predicate admit handler", () => {
     expect(matchesNodeAffinity(terms([{}]), node)).toBe(false);
   });
 
+  // upstream rejectPodAdmissionBasedOnOSField: spec.os.name against the kubelet's own OS, with or
+  // without the Node object, before any resource check.
+  const known = (): AdmissionNode | undefined => node;
+  const notYet = (): AdmissionNode | undefined => undefined;
+  test.each([
+    ["windows pod, Node known", { os: { name: "windows" } }, known, { admit: false, reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS" }],
+    ["windows pod, before the Node object", { os: { name: "windows" } }, notYet, { admit: false, reason: "PodOSNotSupported", message: "Failed to admit pod as the OS field doesn't match node OS" }],
+    ["windows pod asking for too much cpu: the OS first", { os: { name: "windows" }, containers: [{ name: "c", image: "i", resources: { requests: { cpu: "64" } } }] }, known, { admit: false, reason: "PodOSNotSupported" }],
+    ["linux pod", { os: { name: "linux" } }, known, { admit: true }],
+    ["linux pod, before the Node object", { os: { name: "linux" } }, notYet, { admit: true }],
+  ])("spec.os: %s", (_n, s, nodeOf, expected) => {
+    expect(predicateAdmitHandler({ maxPods: 110, node: nodeOf })(pod({ ...s }), [])).toMatchObject(expected);
+  });
+
   test("without the Node object only the pod count is checked; the Node object is read from the API's", () => {
     const h = predicateAdmitHandler({ maxPods: 1, node: () => undefined });
     expect(h(pod({}, { cpu: "100" }), []).admit).toBe(true);

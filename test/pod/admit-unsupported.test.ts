@@ -18,8 +18,10 @@ describe("unsupported API pod spec", () => {
   });
 
   test.each([
-    ["hostUsers", { hostUsers: false }, "spec.hostUsers: field not supported by bunlet"],
-    ["an nfs volume", { volumes: [{ name: "v", nfs: { server: "s", path: "/" } }] }, "spec.volumes[0].nfs: field not supported by bunlet"],
+    ["hostUsers", { hostUsers: false }, "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented"],
+    ["an nfs volume", { volumes: [{ name: "v", nfs: { server: "s", path: "/" } }] }, 'spec.volumes[0].nfs: {"server":"s","path":"/"} is not supported by bunlet: nfs volumes are not implemented'],
+    ["pod-level resources", { resources: { limits: { cpu: "1" } } }, 'spec.resources: {"limits":{"cpu":"1"}} is not supported by bunlet: pod-level resources (PodLevelResources) are not implemented'],
+    ["a RuntimeClass", { runtimeClassName: "kata" }, 'spec.runtimeClassName: "kata" is not supported by bunlet: RuntimeClass is not implemented'],
   ])("%s: stand-in rejected Failed/PodFeatureUnsupported naming the field", (_n, spec, fragment) => {
     const obj = raw(spec);
     const { pod, errors } = decodePod(obj, "api", "", "api");
@@ -33,6 +35,19 @@ describe("unsupported API pod spec", () => {
     expect(verdict.reason).toBe(POD_FEATURE_UNSUPPORTED);
     expect(verdict.message).toStartWith("Pod uses fields bunlet does not support: ");
     expect(verdict.message).toContain(fragment);
+  });
+
+  // An older kubelet ignores the fields of a newer API server (Go's JSON decoding drops them): the
+  // API server validated them. In a file the same key is a typo, and refused (manifest.test.ts).
+  test("a field newer than v1.37 in an API pod is left out and named; next to a refused value, the refusal stands", () => {
+    const r = decodePod(raw({ someFutureField: { mode: "x" }, containers: [{ name: "c", image: "busybox", futureContainerField: 1 }] }), "api", "", "api");
+    expect(r.errors).toEqual([]);
+    expect(r.ignored).toEqual(["spec.containers[0].futureContainerField", "spec.someFutureField"]);
+    expect(r.pod!.spec).not.toHaveProperty("someFutureField");
+    expect(unsupportedSpecAdmitHandler(r.pod!, []).admit).toBe(true);
+    const both = decodePod(raw({ someFutureField: true, hostUsers: false }), "api", "", "api");
+    expect(both.errors.map((e) => e.field)).toEqual(["spec.hostUsers"]);
+    expect(decodePod(raw({ someFutureField: true }), "f.yaml").errors.map((e) => e.field)).toEqual(["spec.someFutureField"]);
   });
 
   test("a pod with no usable containers still gets a stand-in", () => {

@@ -47,6 +47,15 @@ describe("cgroup computations", () => {
     expect(podResourceConfig(pod, { podPidsLimit: 1024 })).toEqual(want);
   });
 
+  // upstream ResourceConfigForPod reads PodRequests/PodLimits, which add spec.overhead (a RuntimeClass's).
+  test.each([
+    ["Guaranteed: to the request and the limits", makePod({ name: "o", uid: "o", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })], spec: { overhead: { cpu: "250m", memory: "16Mi" } } }), { cpuShares: 768, cpuQuotaUs: 75_000, cpuPeriodUs: 100_000, memoryLimitBytes: 80 * 2 ** 20 }],
+    ["Burstable without limits: to the request only", makePod({ name: "o", uid: "o", containers: [res({ cpu: "100m" })], spec: { overhead: { cpu: "100m", memory: "16Mi" } } }), { cpuShares: 204 }],
+    ["BestEffort: nothing", makePod({ name: "o", uid: "o", spec: { overhead: { cpu: "100m", memory: "16Mi" } } }), { cpuShares: 2 }],
+  ] as const)("overhead, %s", (_n, pod, want) => {
+    expect(podResourceConfig(pod)).toEqual(want);
+  });
+
   test("init containers count as the max with the regular sum", () => {
     const p = makePod({ name: "i", uid: "i", initContainers: [{ ...res({}, { cpu: "2", memory: "1Gi" }), name: "init" }], containers: [res({}, { cpu: "1", memory: "256Mi" })] });
     expect(podResourceConfig(p)).toMatchObject({ cpuQuotaUs: 200_000, memoryLimitBytes: 2 ** 30 });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
+import { decodeApiPod } from "../../src/pod/sources/api.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import { createSettlingClock, type SettlingClock } from "../support/settling-clock.ts";
@@ -264,6 +265,31 @@ describe("sources readiness gates orphan cleanup", () => {
     expect(lc.sourcesReady()).toBe(true);
     expect(rt.pods.has("u-api")).toBe(true); // adopted, not an orphan
     expect(rt.calls.filter((c) => c.startsWith("kill"))).toEqual([]);
+  });
+});
+
+describe("readiness gates", () => {
+  test("a gate's condition set in the API status reaches the pod (RECONCILE) and makes it Ready", async () => {
+    const raw = (lb?: "True" | "False") => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "gated", namespace: "default", uid: "u-gated", resourceVersion: lb ? "2" : "1" },
+      spec: { nodeName: "node1", readinessGates: [{ conditionType: "example.com/lb" }], containers: [{ name: "app", image: "bunlet.local/busybox:1" }] },
+      status: { phase: "Running", conditions: [{ type: "Ready", status: "False", lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" }, ...(lb ? [{ type: "example.com/lb", status: lb, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:01Z" }] : [])] },
+    });
+    const decoded = (lb?: "True" | "False") => decodeApiPod(raw(lb)).pod!;
+    const { clock } = await setup();
+    const ready = () => status("gated")!.conditions!.find((c) => c.type === "Ready")!;
+    lc!.handleUpdate({ op: "SET", pods: [decoded()], source: "api" });
+    await settle(clock);
+    expect(ready()).toMatchObject({ status: "False", reason: "ReadinessGatesNotReady", message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.' });
+    lc!.handleUpdate({ op: "SET", pods: [decoded("False")], source: "api" });
+    await settle(clock);
+    expect(ready()).toMatchObject({ status: "False", message: 'the status of pod readiness gate "example.com/lb" is not "True", but False' });
+    lc!.handleUpdate({ op: "SET", pods: [decoded("True")], source: "api" });
+    await settle(clock);
+    expect(ready().status).toBe("True");
+    expect(status("gated")!.conditions!.find((c) => c.type === "ContainersReady")!.status).toBe("True");
   });
 });
 

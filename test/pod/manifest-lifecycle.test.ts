@@ -23,7 +23,7 @@ describe("lifecycle hooks", () => {
     ["two handlers", { postStart: { exec: { command: ["a"] }, sleep: { seconds: 1 } } }, "must specify exactly one of exec, httpGet, sleep"],
     ["sleep 0", { preStop: { sleep: { seconds: 0 } } }, "lifecycle.preStop.sleep.seconds: must be greater than 0 and less than terminationGracePeriodSeconds (30)"],
     ["sleep beyond grace", { preStop: { sleep: { seconds: 31 } } }, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"],
-    ["stopSignal (not acted on)", { stopSignal: "SIGUSR1" }, "lifecycle.stopSignal: field not supported by bunlet"],
+    ["stopSignal (not acted on)", { stopSignal: "SIGUSR1" }, 'lifecycle.stopSignal: "SIGUSR1" is not supported by bunlet: a container stop signal (ContainerStopSignals) is not implemented'],
   ])("refuses %s", (_n, lifecycle, want) => {
     expect(errors(pod({ lifecycle })).join("\n")).toContain(want);
   });
@@ -36,7 +36,7 @@ describe("sidecar containers (initContainers[].restartPolicy)", () => {
   });
   test.each([
     ["another value", withInit({ restartPolicy: "OnFailure" }), "spec.initContainers[0].restartPolicy"],
-    ["on a regular container", withInit({}, { restartPolicy: "Always" }), "spec.containers[0].restartPolicy: may not be set for non-init containers"],
+    ["on a regular container", withInit({}, { restartPolicy: "Always" }), 'spec.containers[0].restartPolicy: "Always" is not supported by bunlet: per-container restart policies (ContainerRestartRules) are not implemented'],
     ["probes on a regular init container", withInit({ readinessProbe: { exec: { command: ["true"] } } }), "spec.initContainers[0].readinessProbe: may not be set for init containers without restartPolicy=Always"],
     ["hooks on a regular init container", withInit({ lifecycle: { postStart: { exec: { command: ["true"] } } } }), "spec.initContainers[0].lifecycle: may not be set for init containers without restartPolicy=Always"],
   ])("refused: %s", (_n, obj, want) => {

@@ -54,6 +54,56 @@ describe("decodeManifests", () => {
     expect(errors[0]!.message).toContain(msg);
   });
 
+  // Every v1 field decodes in a file too (a manifest saved with `kubectl get -o yaml`, or written
+  // with fields a real API server defaults); a key that is no v1 field is still refused by name.
+  test("a static pod with the fields an API server stores decodes; the server's bookkeeping is dropped", () => {
+    const text = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  resourceVersion: "48213"
+  generation: 2
+  managedFields: [{ manager: kubectl-client-side-apply, operation: Update, apiVersion: v1, time: "2026-03-02T10:15:04Z", fieldsType: FieldsV1, fieldsV1: { "f:spec": {} } }]
+  finalizers: [example.com/keep]
+spec:
+  preemptionPolicy: PreemptLowerPriority
+  enableServiceLinks: true
+  schedulerName: default-scheduler
+  securityContext: {}
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway }]
+  tolerations: [{ key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300 }]
+  os: { name: linux }
+  containers:
+    - name: app
+      image: bunlet.local/busybox:1
+      stdin: true
+      stdinOnce: true
+      tty: true
+      terminationMessagePath: /dev/termination-log
+      terminationMessagePolicy: File
+      resources: {}
+      resizePolicy: [{ resourceName: cpu, restartPolicy: NotRequired }]
+`;
+    const { pods, errors } = decodeManifests(text, "/m/web.yaml");
+    expect(errors).toEqual([]);
+    expect(pods[0]!.metadata).not.toHaveProperty("resourceVersion");
+    expect(pods[0]!.metadata).not.toHaveProperty("managedFields");
+    expect(pods[0]!.metadata.finalizers).toEqual(["example.com/keep"]);
+    expect(pods[0]!.spec.containers[0]).toMatchObject({ stdin: true, stdinOnce: true, tty: true });
+  });
+
+  test.each([
+    ["a misspelt container field", `containers: [{ name: a, image: x, imagePullPolcy: Always }]`, "spec.containers[0].imagePullPolcy"],
+    ["a misspelt spec field", `containers: [{ name: a, image: x }]
+  restartPolice: Never`, "spec.restartPolice"],
+    ["a misspelt scheduling field", `containers: [{ name: a, image: x }]
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: k, whenUnsatisfiable: DoNotSchedule, labelSelectr: {} }]`, "spec.topologySpreadConstraints[0].labelSelectr"],
+  ])("a typo is still refused, naming the file and the field: %s", (_n, spec, field) => {
+    const { pods, errors } = decodeManifests(`apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  ${spec}\n`, "/m/typo.yaml");
+    expect(pods).toEqual([]);
+    expect(errors.map((e) => e.message)).toEqual([`invalid pod manifest /m/typo.yaml: ${field}: field not supported by bunlet: not a field of the v1 Pod (Kubernetes v1.37); check the spelling`]);
+  });
+
   test("PodList and List bodies, JSON too", () => {
     const list = JSON.stringify({ kind: "PodList", items: [{ metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } }, { metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i:latest" }] } }] });
     const r = decodeManifests(list, "http://x/pods");

@@ -138,6 +138,39 @@ describe("generatePodStatus", () => {
   });
 });
 
+describe("generatePodStatus: readiness gates (upstream GeneratePodReadyCondition)", () => {
+  const now = Date.UTC(2026, 0, 1, 0, 1);
+  const gated = (conditions?: { type: string; status: "True" | "False" | "Unknown" }[]) => {
+    const pod = makePod({ name: "p", spec: { readinessGates: [{ conditionType: "example.com/lb" }, { conditionType: "example.com/dns" }] } });
+    const status = conditions && { phase: "Running" as const, conditions: conditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" })) };
+    return status ? { ...pod, status } : pod;
+  };
+  const ready = (pod: ReturnType<typeof gated>, containerReady = true) =>
+    generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now, ready: () => containerReady }).conditions!.filter((c) => c.type === "Ready" || c.type === "ContainersReady");
+
+  test.each([
+    ["no condition yet", undefined, { status: "False", reason: "ReadinessGatesNotReady", message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.' }],
+    ["one False", [{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "False" }], { status: "False", reason: "ReadinessGatesNotReady", message: 'the status of pod readiness gate "example.com/dns" is not "True", but False' }],
+    ["one Unknown, one missing", [{ type: "example.com/lb", status: "Unknown" }], { status: "False", reason: "ReadinessGatesNotReady", message: 'the status of pod readiness gate "example.com/lb" is not "True", but Unknown, corresponding condition of pod readiness gate "example.com/dns" does not exist.' }],
+    ["all True", [{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }], { status: "True" }],
+  ] as const)("containers ready, %s: Ready as the gates say, ContainersReady True", (_n, conditions, want) => {
+    const [r, cr] = ready(gated(conditions ? [...conditions] : undefined));
+    expect(r).toMatchObject({ type: "Ready", ...want });
+    if (want.status === "True") expect(r!.reason).toBeUndefined();
+    expect(cr).toMatchObject({ type: "ContainersReady", status: "True" });
+  });
+
+  test("containers not ready: Ready says so, whatever the gates", () => {
+    const [r] = ready(gated([{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }]), false);
+    expect(r).toMatchObject({ status: "False", reason: "ContainersNotReady", message: "containers with unready status: [app]" });
+  });
+
+  test("the gates' conditions are not written back: the status PATCH leaves them to whoever owns them", () => {
+    const s = generatePodStatus({ pod: gated([{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }]), runtime: rps([rc({ name: "app" })]), nowMs: now });
+    expect(s.conditions!.map((c) => c.type)).toEqual(["Initialized", "Ready", "ContainersReady", "PodScheduled"]);
+  });
+});
+
 describe("getPhase with a sidecar (restartable init container)", () => {
   const started = (s: ContainerStatus | undefined, yes: boolean) => s && { ...s, started: yes };
   test.each<[string, S, boolean, S, "Always" | "Never", string]>([

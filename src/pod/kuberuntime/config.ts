@@ -219,7 +219,9 @@ export function generateContainerConfig(
       preStop: container.lifecycle?.preStop,
     }),
     logPath: containerLogPath(container.name, attempt),
+    // upstream generateContainerConfig: Stdin, StdinOnce, Tty as the spec says (kubectl run -it).
     stdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
     linux: {
       resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),

@@ -32,7 +32,8 @@ function memoryLimitBytes(c: KubeContainer): number | undefined {
 
 /**
  * Upstream resourcehelper.PodLimits for memory: the sum of the containers' limits, raised to the
- * largest init container limit; undefined when no container sets one.
+ * largest init container limit, plus spec.overhead's memory when non-zero; undefined when no container
+ * sets one.
  */
 export function podMemoryLimitBytes(pod: KubePod): number | undefined {
   let sum: number | undefined;
@@ -44,6 +45,8 @@ export function podMemoryLimitBytes(pod: KubePod): number | undefined {
     const l = memoryLimitBytes(c);
     if (l !== undefined && (sum === undefined || l > sum)) sum = l;
   }
+  const overhead = pod.spec.overhead?.memory;
+  if (sum && overhead !== undefined) sum += quantityValue(parseQuantity(String(overhead)));
   return sum;
 }
 

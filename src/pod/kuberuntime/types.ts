@@ -71,6 +71,7 @@ export interface KubeContainer {
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   stdin?: boolean;
+  stdinOnce?: boolean;
   tty?: boolean;
   restartPolicy?: string;
   lifecycle?: { postStart?: LifecycleHandlerSpec; preStop?: LifecycleHandlerSpec };

@@ -1,13 +1,13 @@
 // A pod's hostname and domain (upstream GeneratePodHostNameAndDomain, truncatePodHostnameIfNeeded and
-// GetNodenameForKernel): spec.hostname or the pod name cut to 63 characters; with spec.subdomain the
-// domain <subdomain>.<namespace>.svc.<clusterDomain>; with setHostnameAsFQDN the kernel hostname is
-// the FQDN (at most 64 characters).
+// GetNodenameForKernel): spec.hostnameOverride, else spec.hostname or the pod name, cut to 63
+// characters; with spec.subdomain (and no override) the domain <subdomain>.<namespace>.svc.<clusterDomain>;
+// with setHostnameAsFQDN the kernel hostname is the FQDN (at most 64 characters).
 const HOSTNAME_MAX = 63;
 const KERNEL_HOSTNAME_MAX = 64;
 
 export interface NamedPod {
   metadata: { name: string; namespace?: string };
-  spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean };
+  spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean; hostnameOverride?: string };
 }
 
 /** upstream truncatePodHostnameIfNeeded. */
@@ -16,6 +16,7 @@ export function truncateHostname(name: string): string {
 }
 
 export function podHostnameAndDomain(pod: NamedPod, clusterDomain: string): { hostname: string; hostDomain: string } {
+  if (pod.spec.hostnameOverride !== undefined) return { hostname: truncateHostname(pod.spec.hostnameOverride), hostDomain: "" };
   const hostname = truncateHostname(pod.spec.hostname || pod.metadata.name);
   const hostDomain = pod.spec.subdomain ? `${pod.spec.subdomain}.${pod.metadata.namespace ?? ""}.svc.${clusterDomain}` : "";
   return { hostname, hostDomain };

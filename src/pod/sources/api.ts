@@ -8,8 +8,10 @@ import { kv, log } from "../../log.ts";
 import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
 import { backoff } from "../../node/backoff.ts";
-import { decodePod } from "../manifest.ts";
+import { decodePod, type DecodedPod } from "../manifest.ts";
 import { unsupportedStandIn } from "../admit-unsupported.ts";
+import { apiStatusForGates } from "../readiness-gates.ts";
+import { podKey } from "../pod-like.ts";
 import type { Pod } from "../types.ts";
 import type { PodUpdate } from "./update.ts";
 
@@ -41,13 +43,22 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
 
   const push = () => opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
 
-  // A pod outside the supported subset becomes a stand-in the lifecycle rejects at admission
+  /** Per pod UID, the fields of a newer API server last warned about (once per pod, not per event). */
+  const ignoredWarned = new Map<string, string>();
+
+  // A pod with a value bunlet cannot honour becomes a stand-in the lifecycle rejects at admission
   // (Failed/PodFeatureUnsupported, see admit-unsupported.ts); only one that cannot even be that is dropped.
   function decode(obj: unknown): Pod | undefined {
-    const view = podView(obj);
-    const { pod, errors } = decodePod(view, "api", "", "api");
-    if (pod) return pod;
-    const standIn = decodePod(unsupportedStandIn(view, errors), "api", "", "api").pod;
+    const { pod, errors, ignored } = decodeApiPod(obj);
+    if (pod) {
+      const fields = ignored?.join(",");
+      if (fields && ignoredWarned.get(pod.metadata.uid) !== fields) {
+        ignoredWarned.set(pod.metadata.uid, fields);
+        log.warn(`API pod has fields newer than bunlet's v1 Pod (Kubernetes v1.37); ignoring them as an older kubelet would ${kv({ pod: podKey(pod), fields })}`);
+      }
+      return pod;
+    }
+    const standIn = decodePod(unsupportedStandIn(podView(obj), errors), "api", "", "api").pod;
     const o = obj as { metadata?: { namespace?: string; name?: string } };
     const error = errors.map((e) => e.message).join("; ");
     if (standIn) log.warn(`API pod uses fields bunlet does not support; rejecting it at admission ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`);
@@ -62,6 +73,7 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       const p = decode(item);
       if (p) pods.set(p.metadata.uid, p);
     }
+    for (const uid of ignoredWarned.keys()) if (!pods.has(uid)) ignoredWarned.delete(uid);
     rv = res.metadata.resourceVersion;
     log.info(`API pods listed ${kv({ node: opts.nodeName, pods: pods.size, resourceVersion: rv })}`);
     push();
@@ -79,8 +91,10 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       const uid = ev.object?.metadata?.uid as string | undefined;
       if (objRv) rv = objRv;
       if (!uid) continue;
-      if (ev.type === "DELETED") pods.delete(uid);
-      else {
+      if (ev.type === "DELETED") {
+        pods.delete(uid);
+        ignoredWarned.delete(uid);
+      } else {
         const p = decode(ev.object);
         if (p) pods.set(uid, p);
         else pods.delete(uid);
@@ -131,8 +145,23 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Metadata the kubelet acts on (upstream checkAndUpdatePod compares labels, annotations and the deletion fields); resourceVersion, managedFields and status are the API server's. */
+/**
+ * Metadata the kubelet acts on (upstream checkAndUpdatePod compares labels, annotations and the
+ * deletion fields); resourceVersion, managedFields and the status are the API server's (of the status,
+ * decode keeps the conditions readiness gates read).
+ */
 const KEPT_METADATA = ["name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "generateName", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences"];
+
+/**
+ * An API server's Pod object as the kubelet holds it: the metadata it acts on, the spec decoded (every
+ * v1.37 field), and of the status the conditions readiness gates read (readiness-gates.ts).
+ */
+export function decodeApiPod(obj: unknown): DecodedPod {
+  const decoded = decodePod(podView(obj), "api", "", "api");
+  if (!decoded.pod) return decoded;
+  const status = apiStatusForGates(decoded.pod.spec, (obj as { status?: unknown }).status);
+  return status ? { ...decoded, pod: { ...decoded.pod, status } } : decoded;
+}
 
 function podView(obj: unknown): unknown {
   const o = obj as { metadata?: Record<string, unknown>; status?: unknown };

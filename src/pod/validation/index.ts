@@ -21,6 +21,8 @@ export function validatePod(pod: Pod): FieldError[] {
   out.push(...validateAnnotations(pod.metadata.annotations, "metadata.annotations"));
   out.push(...validateResources(pod.spec));
   out.push(...validateSecurity(pod));
+  // upstream ValidatePodCreate: only the pods/ephemeralcontainers subresource adds them, later.
+  if (pod.spec.ephemeralContainers?.length) out.push({ field: "spec.ephemeralContainers", detail: "Forbidden: cannot be set on create" });
   // The pod log directory is <podLogsDir>/<namespace>_<name>_<uid>: past NAME_MAX every container
   // start fails with ENAMETOOLONG, forever, so refuse the pod up front.
   const logDir = `${namespace}_${name}_${uid}`;

@@ -80,7 +80,11 @@ export function resourceFieldRefValue(ref: ResourceFieldRef, container: Downward
   const limit = container.resources?.limits?.[name];
   // Requests default to limits (SetDefaults); unset limits are the node's allocatable.
   const raw = kind === "limits" ? limit : (container.resources?.requests?.[name] ?? limit);
-  const divisor = parseQuantity(String(ref.divisor ?? "1"));
+  // A zero divisor means 1: the API server writes an unset divisor as "0" (resource.Quantity has no
+  // omitempty in ResourceFieldSelector's JSON), which upstream ExtractResourceValueByContainerName
+  // reads as 1.
+  const given = parseQuantity(String(ref.divisor ?? "1"));
+  const divisor = given.nanos === 0n ? parseQuantity("1") : given;
   if (name === "cpu") {
     const milli = raw !== undefined ? quantityMilliValue(parseQuantity(String(raw))) : kind === "limits" ? ctx.nodeAllocatable.cpuMilli : 0;
     return String(Math.ceil(milli / quantityMilliValue(divisor)));

@@ -80,6 +80,15 @@ describe("generateContainerConfig", () => {
     expect(c.logPath).toBe("app/2.log");
   });
 
+  // upstream generateContainerConfig: what `kubectl run -it` asks for reaches the runtime.
+  test.each([
+    ["kubectl run -it", { stdin: true, stdinOnce: true, tty: true }, { stdin: true, stdinOnce: true, tty: true }],
+    ["stdin kept open", { stdin: true }, { stdin: true, stdinOnce: false, tty: false }],
+    ["none", {}, { stdin: false, stdinOnce: false, tty: false }],
+  ])("stdin, stdinOnce and tty: %s", (_n, fields, want) => {
+    expect(generateContainerConfig(pod(), ref, { ...app, ...fields }, 0, inputs)).toMatchObject(want);
+  });
+
   test("env and $(VAR) expansion in command and args", () => {
     expect(c.envs).toEqual([{ key: "GREETING", value: "hi" }]);
     expect(c.command).toEqual(["sh", "-c", "echo hi $(MISSING) $(GREETING)"]);

@@ -9,6 +9,8 @@ const pod = (containers: KubeContainer[], initContainers?: KubeContainer[]): Kub
   spec: { containers, ...(initContainers ? { initContainers } : {}) },
 });
 
+const withOverhead = (p: KubePod, memory: string): KubePod => ({ ...p, spec: { ...p.spec, overhead: { memory } } });
+
 describe("emptyDir medium Memory size (upstream calculateEmptyDirMemorySize)", () => {
   test.each([
     ["no limits, no sizeLimit: node allocatable", pod([c()]), undefined, 1024 * Mi, 1024 * Mi],
@@ -20,6 +22,8 @@ describe("emptyDir medium Memory size (upstream calculateEmptyDirMemorySize)", (
     ["a container without limit adds nothing (upstream PodLimits)", pod([c("16Mi"), c()]), undefined, 1024 * Mi, 16 * Mi],
     ["sizeLimit 0 is ignored", pod([c()]), "0", 1024 * Mi, 1024 * Mi],
     ["unknown allocatable: the smaller known bound", pod([c()]), "8Mi", 0, 8 * Mi],
+    ["overhead adds to a pod limit", withOverhead(pod([c("64Mi")]), "16Mi"), undefined, 1024 * Mi, 80 * Mi],
+    ["overhead without a pod limit: allocatable", withOverhead(pod([c()]), "16Mi"), undefined, 1024 * Mi, 1024 * Mi],
   ] as const)("%s", (_n, p, sizeLimit, alloc, want) => {
     expect(emptyDirMemorySizeBytes(p, sizeLimit, alloc)).toBe(want);
   });

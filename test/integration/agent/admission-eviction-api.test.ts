@@ -1,7 +1,7 @@
 // Admission and eviction as the API sees them (API-server double, real containerd, kubectl): a node
 // whose hard eviction threshold (memory.available 1000Gi) is always met has MemoryPressure and no
 // allocatable memory, so API pods are rejected Failed with upstream's reasons — OutOfmemory,
-// NodeAffinity, Evicted (BestEffort under MemoryPressure), PodFeatureUnsupported (a field outside bunlet's subset) — and an admitted Burstable pod is evicted:
+// NodeAffinity, Evicted (BestEffort under MemoryPressure), PodFeatureUnsupported (a field value bunlet cannot honour) — and an admitted Burstable pod is evicted:
 // Failed/Evicted with the DisruptionTarget condition (TerminationByKubelet), plus the Evicted,
 // EvictionThresholdMet and NodeHasInsufficientMemory events. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -55,11 +55,11 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     expect(await kubectl("get", "pod", "big")).toMatch(/big\s+0\/1\s+OutOfmemory/);
   }, 90_000);
 
-  test("a pod using a field outside bunlet's subset: Failed/PodFeatureUnsupported naming the field, Warning event", async () => {
+  test("a pod using a field value bunlet cannot honour: Failed/PodFeatureUnsupported naming the field, Warning event", async () => {
     await createPod("userns", "hostUsers: false,", ", resources: { requests: { cpu: 10m } }");
     const o = await failed("userns");
     expect(o.status).toMatchObject({ phase: "Failed", reason: "PodFeatureUnsupported" });
-    expect(o.status.message).toBe("Pod uses fields bunlet does not support: spec.hostUsers: field not supported by bunlet (see the supported v1 Pod subset)");
+    expect(o.status.message).toBe("Pod uses fields bunlet does not support: spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented");
     const ev = await until("PodFeatureUnsupported event", async () => (await events()).find((e) => e.reason === "PodFeatureUnsupported" && e.involvedObject.name === "userns"), 10_000);
     expect(ev).toMatchObject({ type: "Warning", message: o.status.message });
     expect(await kubectl("get", "pod", "userns")).toMatch(/userns\s+0\/1\s+PodFeatureUnsupported/);

@@ -36,11 +36,12 @@ describe("hosts file", () => {
 });
 
 describe("pod hostname and domain", () => {
-  const pod = (spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean }, name = "web") => ({ metadata: { name, namespace: "prod" }, spec });
+  const pod = (spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean; hostnameOverride?: string }, name = "web") => ({ metadata: { name, namespace: "prod" }, spec });
   test.each([
     ["pod name", {}, "web", ""],
     ["spec.hostname", { hostname: "h0" }, "h0", ""],
     ["subdomain", { hostname: "h0", subdomain: "sub" }, "h0", "sub.prod.svc.cluster.local"],
+    ["hostnameOverride wins, without a domain", { hostname: "h0", subdomain: "sub", hostnameOverride: "db-0.example" }, "db-0.example", ""],
   ])("%s", (_n, spec, hostname, hostDomain) => {
     expect(podHostnameAndDomain(pod(spec), "cluster.local")).toEqual({ hostname, hostDomain });
   });

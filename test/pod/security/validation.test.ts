@@ -57,7 +57,8 @@ describe("refused with upstream's messages", () => {
     ["dnsPolicy None without dnsConfig", base({ dnsPolicy: "None" }), "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"],
     ["more than 3 nameservers", base({ dnsConfig: { nameservers: ["1.1.1.1", "1.1.1.2", "1.1.1.3", "1.1.1.4"] } }), `spec.dnsConfig.nameservers: Invalid value: "1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4": must not have more than 3 nameservers`],
     ["runAsUser out of range", base({ securityContext: { runAsUser: 2147483648 } }), "spec.securityContext.runAsUser: must be between 0 and 2147483647, inclusive"],
-    ["hostUsers is not supported", base({ hostUsers: false }), "spec.hostUsers: field not supported by bunlet (see the supported v1 Pod subset)"],
+    ["hostUsers is not supported", base({ hostUsers: false }), "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented"],
+    ["ephemeral containers in a static pod", base({ ephemeralContainers: [{ name: "debug", image: "busybox" }] }), "spec.ephemeralContainers: Forbidden: cannot be set on create"],
   ])("%s", (_n, obj, want) => {
     expect(errorsOf(obj)).toContain(want);
   });

@@ -103,6 +103,9 @@ describe("downward API values", () => {
     ["limits.memory", "1Gi", bare, "8"],
     ["limits.cpu", "1m", bare, "2000"],
     ["requests.cpu", undefined, bare, "0"],
+    // An unset divisor as the API server writes it ("0"): 1, as upstream.
+    ["limits.cpu", "0", app, "2"],
+    ["limits.memory", "0", app, "134217728"],
   ])("resourceFieldRef %s / %s", (resource, divisor, c, want) => {
     expect(resourceFieldRefValue({ resource, divisor }, c, ctx)).toBe(want);
   });

@@ -1,7 +1,9 @@
 // Server-side defaulting and validation the kubelet relies on (k8s.io/kubernetes/pkg/apis/*/v1
 // defaults, registry strategies): metadata the server owns (uid, creationTimestamp, namespace,
 // generateName), Node allocatable = capacity when unset, Namespace phase Active, CSR requester
-// identity (spec.username/groups/uid) filled from the authenticated user.
+// identity (spec.username/groups/uid) filled from the authenticated user, and a pod's defaults as a
+// real server stores them (SetDefaults_PodSpec/Container/Probe, the Priority and
+// DefaultTolerationSeconds admission plugins).
 import { randomUUID } from "node:crypto";
 import { apiVersionOf, type ResourceDef } from "./resources.ts";
 import type { User } from "./auth.ts";
@@ -48,6 +50,31 @@ export function prepareUpdate(d: ResourceDef, old: Obj, next: Obj, sub: string |
   return out;
 }
 
+/** The DefaultTolerationSeconds admission plugin: not-ready and unreachable NoExecute for 300 s, unless tolerated already. */
+function defaultTolerations(tolerations: Obj[]): Obj[] {
+  const tolerated = (key: string) => tolerations.some((t) => (t.key === key || !t.key) && (t.effect === "NoExecute" || !t.effect));
+  const add = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"].filter((k) => !tolerated(k));
+  return [...tolerations, ...add.map((key) => ({ key, operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 }))];
+}
+
+/** SetDefaults_Container and SetDefaults_Probe (resources is a struct upstream: always written). */
+function defaultContainer(c: Obj): void {
+  const last = String(c.image ?? "").split("/").pop() ?? "";
+  const tag = String(c.image ?? "").includes("@") ? "digest" : last.includes(":") ? last.slice(last.indexOf(":") + 1) : "latest";
+  c.imagePullPolicy ??= tag === "latest" ? "Always" : "IfNotPresent";
+  c.terminationMessagePath ??= "/dev/termination-log";
+  c.terminationMessagePolicy ??= "File";
+  c.resources ??= {};
+  for (const p of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
+    if (!p) continue;
+    p.timeoutSeconds ??= 1;
+    p.periodSeconds ??= 10;
+    p.successThreshold ??= 1;
+    p.failureThreshold ??= 3;
+    if (p.httpGet) Object.assign(p.httpGet, { path: p.httpGet.path ?? "/", scheme: p.httpGet.scheme ?? "HTTP" });
+  }
+}
+
 function defaultNodeStatus(n: Obj): void {
   n.spec ??= {};
   n.status ??= {};
@@ -71,9 +98,16 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
     o.status = {};
   },
   pods: (o) => {
-    // The Priority admission plugin: spec.priority from the built-in system classes (others: as given, else 0).
+    // The Priority admission plugin: spec.priority from the built-in system classes (others: as given,
+    // else 0), and their preemptionPolicy (every class here preempts lower priorities).
     const systemPriority = ({ "system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000 } as Record<string, number>)[o.spec?.priorityClassName ?? ""];
-    o.spec = { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, ...(o.spec ?? {}), ...(systemPriority !== undefined ? { priority: systemPriority } : {}) };
+    o.spec = {
+      restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, securityContext: {},
+      enableServiceLinks: true, priority: 0, preemptionPolicy: "PreemptLowerPriority",
+      ...(o.spec ?? {}), ...(systemPriority !== undefined ? { priority: systemPriority } : {}),
+    };
+    o.spec.tolerations = defaultTolerations(o.spec.tolerations ?? []);
+    for (const c of [...(o.spec.initContainers ?? []), ...(o.spec.containers ?? [])]) defaultContainer(c);
     o.status = { phase: "Pending", qosClass: "BestEffort", ...(o.status ?? {}) };
   },
   // ValidateClusterTrustBundle (the parts a projection relies on): PEM trust anchors required; a
