@@ -57,7 +57,21 @@ async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: strin
   ];
   say(`running e2e.test against ${n.node} (${args.node}), ${args.procs} processes`);
   const p = Bun.spawn(argv, { stdout: Bun.file(join(out, `${args.node}.log`)), stderr: "inherit", env: { ...process.env, KUBECONFIG: cp.admin } });
+  running = p;
   return p.exited;
+}
+
+let running: { kill(signal?: number | NodeJS.Signals): void } | undefined;
+let cleanup: (() => Promise<void>) | undefined;
+
+// Interrupted: end the e2e run, the node and the control plane (they run in their own process groups).
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, async () => {
+    say(`${sig}: cleaning up`);
+    running?.kill("SIGTERM");
+    await cleanup?.();
+    process.exit(130);
+  });
 }
 
 async function main(): Promise<void> {
@@ -67,6 +81,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   const cp = await startControlPlane({ dir: join(dir, "control-plane"), binDir: bin });
   let n: UpstreamNode | undefined;
+  cleanup = async () => {
+    await n?.stop().catch((e) => say(`node cleanup: ${e}`));
+    await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
+  };
   try {
     n = await joinUpstream({
       name: `conformance-${args.node}`, cp, agent: args.node as "bunlet" | "kubelet",
@@ -83,8 +101,8 @@ async function main(): Promise<void> {
     console.log(`passed ${s.passed} failed ${s.failed} skipped ${s.skipped}`);
     process.exitCode = s.failed > 0 ? 1 : 0;
   } finally {
-    await n?.stop().catch((e) => say(`node cleanup: ${e}`));
-    await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
+    await cleanup();
+    cleanup = undefined;
   }
 }
 

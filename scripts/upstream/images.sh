@@ -23,14 +23,14 @@ BIN="$(BUNLET_UPSTREAM_TARGETS=agnhost bash "$HERE/build.sh")"
 MOD="$(cd "$DIR/src" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
 MANIFEST="$MOD/test/utils/image/manifest.go"
 
-# image NAME → "registry/name:tag" from manifest.go (configs[X] = Config{list.Registry, "name", "tag"}).
+# manifest.go's key (Agnhost, BusyBox, …) → "registry/name:tag" (configs[Key] = Config{list.Registry, "name", "tag"}).
 ref_of() {
-  local name="$1" line registry
-  line="$(grep -E "Config\{list\.[A-Za-z0-9]+, \"$name\", \"[^\"]+\"\}" "$MANIFEST" | head -n1)"
-  [ -n "$line" ] || { say "$name is not in $MANIFEST"; exit 1; }
+  local key="$1" line registry
+  line="$(grep -E "^\s*configs\[$key\] = Config\{list\.[A-Za-z0-9]+, \"[^\"]+\", \"[^\"]+\"\}" "$MANIFEST" | head -n1)"
+  [ -n "$line" ] || { say "configs[$key] is not in $MANIFEST"; exit 1; }
   registry="$(sed -E 's/.*Config\{list\.([A-Za-z0-9]+),.*/\1/' <<<"$line")"
   local host; host="$(grep -E "^\s+$registry:\s+\"" "$MANIFEST" | head -n1 | sed -E 's/.*"(.*)".*/\1/')"
-  echo "$host/$name:$(sed -E 's/.*, "([^"]+)"\}.*/\1/' <<<"$line")"
+  echo "$host/$(sed -E 's/.*, "([^"]+)", "([^"]+)"\}.*/\1:\2/' <<<"$line")"
 }
 
 populate_agnhost() {
@@ -46,7 +46,7 @@ populate_pause() { cp "$WORK/pause" "$1/pause"; }
 populate_nonewprivs() { populate_busybox "$1"; mkdir -p "$1/usr/local/bin"; cp "$WORK/nnp" "$1/usr/local/bin/nnp"; chmod 4755 "$1/usr/local/bin/nnp"; }
 populate_nonroot() { populate_busybox "$1"; }
 
-key="$( { echo 1; sha256sum /bin/busybox "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+key="$( { echo 2; sha256sum /bin/busybox "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
 OUT="$DIR/images/$key"
 if [ ! -f "$OUT/refs.txt" ]; then
   say "building the e2e images into $OUT"
@@ -56,18 +56,18 @@ if [ ! -f "$OUT/refs.txt" ]; then
   gcc -static -O2 -o "$WORK/pause" "$HERE/../host/images/pause.c"
   (cd "$DIR/src" && CGO_ENABLED=0 GOFLAGS="-trimpath -mod=mod" go build -o "$WORK/nnp" k8s.io/kubernetes/test/images/nonewprivs)
   : >"$OUT/refs.txt.tmp"
-  build() { # build NAME IMAGE-NAME CONFIG_ARGS...
-    local fn="$1" name="$2"; shift 2
-    local ref; ref="$(ref_of "$name")"
+  build() { # build NAME MANIFEST-KEY CONFIG_ARGS...
+    local fn="$1" key="$2"; shift 2
+    local ref; ref="$(ref_of "$key")"
     build_image "$fn" "${ref##*:}" "$OUT/$fn.tar" "$@"
     echo "$fn.tar ${ref%:*}" >>"$OUT/refs.txt.tmp"
   }
   sh_env=(--config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --config.workingdir /)
-  build agnhost agnhost "${sh_env[@]}" --config.entrypoint /agnhost --config.cmd pause
-  build busybox busybox "${sh_env[@]}" --config.cmd sh
-  build pause pause --config.entrypoint /pause --config.workingdir /
-  build nonewprivs nonewprivs "${sh_env[@]}" --config.cmd nnp
-  build nonroot nonroot "${sh_env[@]}" --config.user 1234 --config.cmd sh
+  build agnhost Agnhost "${sh_env[@]}" --config.entrypoint /agnhost --config.cmd pause
+  build busybox BusyBox "${sh_env[@]}" --config.cmd sh
+  build pause Pause --config.entrypoint /pause --config.workingdir /
+  build nonewprivs Nonewprivs "${sh_env[@]}" --config.cmd nnp
+  build nonroot NonRoot "${sh_env[@]}" --config.user 1234 --config.cmd sh
   mv "$OUT/refs.txt.tmp" "$OUT/refs.txt"
 fi
 
@@ -77,9 +77,6 @@ if [ "${1:-}" = import ]; then
     ctr --address "$sock" -n k8s.io images import --base-name "$base" "$OUT/$tar" >/dev/null
   done <"$OUT/refs.txt"
   # The previous agnhost the release still names (AgnhostPrev) is the same program.
-  prev="$(ref_of agnhost | sed 's/:.*//')"
-  grep -oE 'configs\[AgnhostPrev\] = Config\{list\.[A-Za-z0-9]+, "agnhost", "[^"]+"' "$MANIFEST" | sed -E 's/.*"([^"]+)"$/\1/' | while read -r tag; do
-    ctr --address "$sock" -n k8s.io images tag --force "$(ref_of agnhost)" "$prev:$tag" >/dev/null
-  done
+  ctr --address "$sock" -n k8s.io images tag --force "$(ref_of Agnhost)" "$(ref_of AgnhostPrev)" >/dev/null
 fi
 echo "$OUT"
