@@ -34,7 +34,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     const client = csrs.find((c: any) => c.spec.signerName === "kubernetes.io/kube-apiserver-client-kubelet");
     expect(client.spec.username).toMatch(/^system:bootstrap:/);
     expect(client.status.conditions.find((c: any) => c.type === "Approved")?.reason).toBe("AutoApproved");
-    expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+127\\.0\\.0\\.1`));
+    expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s`));
   }, 150_000);
 
   test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
