@@ -56,11 +56,11 @@ function unknownPodCases(r: Rand, n: number): Case[] {
     const pod = hostileSegment(r);
     const c = hostileSegment(r);
     const kind = r.int(7);
-    if (kind === 0) out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&stdin=1&stdout=1`, UPGRADE_SPDY), ok: [400, 404] });
-    else if (kind === 1) out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?stdout=1&stderr=1`, UPGRADE_WS), ok: [400, 404] });
+    if (kind === 0) out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`, UPGRADE_SPDY), ok: [400, 404] });
+    else if (kind === 1) out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?output=1&error=1`, UPGRADE_WS), ok: [400, 404] });
     else if (kind === 2) out.push({ what: "portForward WebSocket unknown pod", bytes: REQ("GET", `/portForward/${ns}/${pod}?port=${1 + r.int(65535)}`, UPGRADE_WS), ok: [400, 404] });
     else if (kind === 3) out.push({ what: "run unknown pod", bytes: REQ("POST", `/run/${ns}/${pod}/${c}?cmd=id`), ok: [400, 404] });
-    else if (kind === 4) out.push({ what: "exec without upgrade", bytes: REQ("GET", `/exec/${ns}/${pod}/uid/${c}?command=id&stdout=1`), ok: [400, 404] });
+    else if (kind === 4) out.push({ what: "exec without upgrade", bytes: REQ("GET", `/exec/${ns}/${pod}/uid/${c}?command=id&output=1`), ok: [400, 404] });
     else if (kind === 5) out.push({ what: "containerLogs unknown pod", bytes: REQ("GET", `/containerLogs/${ns}/${pod}/${c}?follow=true`), ok: [400, 404] });
     else out.push({ what: "portForward SPDY unknown pod", bytes: REQ("POST", `/portForward/${ns}/${pod}/${hostileSegment(r)}`, UPGRADE_SPDY), ok: [400, 404] });
   }
@@ -74,7 +74,7 @@ function badQueryCases(r: Rand, n: number): Case[] {
     const kind = r.int(4);
     if (kind === 0) out.push({ what: "exec without streams", bytes: REQ("POST", `/exec/default/p/c?command=id&stdout=${junk()}&stdin=${junk()}`, UPGRADE_SPDY), ok: [400] });
     else if (kind === 1) out.push({ what: "WebSocket bad ports", bytes: REQ("GET", `/portForward/default/p?port=${r.pick(["0", "65536", "-1", "abc", "", "80,", ",", "1e3"])}`, UPGRADE_WS), ok: [400] });
-    else if (kind === 2) out.push({ what: "exec wrong method", bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?stdout=1`, r.next() < 0.5 ? UPGRADE_SPDY : []), ok: [405] });
+    else if (kind === 2) out.push({ what: "exec wrong method", bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?output=1`, r.next() < 0.5 ? UPGRADE_SPDY : []), ok: [405] });
     else out.push({ what: "run wrong method", bytes: REQ(r.pick(["GET", "PUT", "DELETE"]), `/run/default/p/c?cmd=${junk()}`), ok: [405] });
   }
   return out;
@@ -99,7 +99,7 @@ function malformedCases(r: Rand, n: number): Case[] {
     ["control bytes in the target", Buffer.from("GET /run/a/b\x01c HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"), [400]],
     ["a bad escape in the path", REQ("GET", "/containerLogs/%zz/p/c"), [400]],
     ["upgrade on an unknown path", REQ("GET", "/nope/a/b", UPGRADE_WS), [404]],
-    ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?stdout=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
+    ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?output=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
   ];
   const out: Case[] = [];
   for (let i = 0; i < n; i++) {
@@ -120,7 +120,7 @@ function hugeCases(r: Rand, n: number): Case[] {
     const big = (min: number, max: number) => "a".repeat(min + r.int(max - min));
     if (kind === 0) out.push({ what: "huge header", bytes: REQ("GET", "/pods", [`X-Big: ${big(64 << 10, 4 << 20)}`]), ok: [431, 400, 0] });
     else if (kind === 1) out.push({ what: "huge path", bytes: REQ("GET", `/logs/${big(64 << 10, 2 << 20)}`), ok: [431, 414, 400, 0] });
-    else if (kind === 2) out.push({ what: "huge header on an upgrade", bytes: REQ("POST", "/exec/a/b/c?stdout=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]), ok: [404, 431, 400, 0] });
+    else if (kind === 2) out.push({ what: "huge header on an upgrade", bytes: REQ("POST", "/exec/a/b/c?output=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]), ok: [404, 431, 400, 0] });
     else out.push({ what: "huge body", bytes: REQ(r.pick(["POST", "PUT"]), r.pick(["/run/a/b/c?cmd=id", "/pods", "/healthz"]), [], big(1 << 20, 8 << 20)), ok: [404, 405, 413, 0] });
   }
   return out;

@@ -20,10 +20,10 @@ describe("streaming paths", () => {
 
 describe("stream options (remotecommand NewOptions)", () => {
   test("1 turns a stream on; tty drops stderr", () => {
-    expect(parseStreamOptions(new URLSearchParams("stdin=1&stdout=1&stderr=1&tty=1"))).toEqual({ stdin: true, stdout: true, stderr: false, tty: true });
-    expect(parseStreamOptions(new URLSearchParams("stdout=1&stderr=1"))).toEqual({ stdin: false, stdout: true, stderr: true, tty: false });
+    expect(parseStreamOptions(new URLSearchParams("input=1&output=1&error=1&tty=1"))).toEqual({ stdin: true, stdout: true, stderr: false, tty: true });
+    expect(parseStreamOptions(new URLSearchParams("output=1&error=1"))).toEqual({ stdin: false, stdout: true, stderr: true, tty: false });
   });
-  test.each(["", "stdout=true", "tty=1", "stdin=0&stdout=0"])("%p → at least one stream", (q) => {
+  test.each(["", "output=true", "tty=1", "input=0&output=0", "stdin=1&stdout=1&stderr=1"])("%p → at least one stream", (q) => {
     expect(() => parseStreamOptions(new URLSearchParams(q))).toThrow("you must specify at least 1 of stdin, stdout, stderr");
   });
   test("run splits cmd on spaces", () => expect(runCommand(new URLSearchParams("cmd=echo%20a%20b"))).toEqual(["echo", "a", "b"]));

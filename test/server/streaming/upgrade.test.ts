@@ -119,7 +119,7 @@ describe("plain loopback main port", () => {
 
   test("SPDY exec: 101 from the runtime, bytes spliced both ways, early bytes kept; no credentials passed on", async () => {
     await start();
-    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&stdout=1&stderr=1") + "EARLY", /echo:later/, (s) => s.write("later"));
+    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&output=1&error=1") + "EARLY", /echo:later/, (s) => s.write("later"));
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(got).toContain("echo:EARLY");
     expect(calls).toContain(`exec ns/p/c ["sh","-c","echo hi"] {"stdin":false,"stdout":true,"stderr":true,"tty":false}`);
@@ -143,13 +143,13 @@ describe("plain loopback main port", () => {
   });
 
   test.each([
-    [spdy("POST", "/exec/ns/missing/c?stdout=1"), /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*\r\n\r\npod does not exist$/],
-    [spdy("POST", "/exec/ns/p/gone?stdout=1"), /^HTTP\/1\.1 500 Internal Server Error\r\n[\s\S]*container not found \("gone"\)$/],
+    [spdy("POST", "/exec/ns/missing/c?output=1"), /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*\r\n\r\npod does not exist$/],
+    [spdy("POST", "/exec/ns/p/gone?output=1"), /^HTTP\/1\.1 500 Internal Server Error\r\n[\s\S]*container not found \("gone"\)$/],
     [spdy("POST", "/exec/ns/p/c"), /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*you must specify at least 1 of stdin, stdout, stderr$/],
-    [spdy("PUT", "/exec/ns/p/c?stdout=1"), /^HTTP\/1\.1 405 Method Not Allowed\r\n(.+\r\n)*allow: GET, POST\r\n/],
+    [spdy("PUT", "/exec/ns/p/c?output=1"), /^HTTP\/1\.1 405 Method Not Allowed\r\n(.+\r\n)*allow: GET, POST\r\n/],
     [spdy("POST", "/exec/ns/p"), /^HTTP\/1\.1 404 Not Found\r\n/],
-    [spdy("POST", "/exec/ns/p/refuse?stdout=1"), /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request$/],
-    [spdy("POST", "/exec/ns/p/weird?stdout=1"), /^HTTP\/1\.1 500 [\s\S]*invalid upgrade response: status code 200$/],
+    [spdy("POST", "/exec/ns/p/refuse?output=1"), /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request$/],
+    [spdy("POST", "/exec/ns/p/weird?output=1"), /^HTTP\/1\.1 500 [\s\S]*invalid upgrade response: status code 200$/],
   ])("refused upgrade %#", async (req, want) => {
     await start();
     expect(await exchange(plain, req, /$^/)).toMatch(want);
@@ -159,7 +159,7 @@ describe("plain loopback main port", () => {
     await start();
     const base = running!.get("main")!.url;
     expect(await (await fetch(`${base}/healthz`)).text()).toBe("ok");
-    const r = await fetch(`${base}/exec/ns/p/c?command=ls&stdout=1`, { method: "POST" });
+    const r = await fetch(`${base}/exec/ns/p/c?command=ls&output=1`, { method: "POST" });
     expect([r.status, await r.text()]).toEqual([500, "Upgrade request required"]);
     const run = await fetch(`${base}/run/ns/p/c?cmd=echo%20a%20b`, { method: "POST" });
     expect([run.status, run.headers.get("content-type"), await run.text()]).toEqual([200, "application/json", "ran echo a b in c\n"]);
@@ -183,7 +183,7 @@ describe("plain loopback main port", () => {
 
   test("enableDebuggingHandlers: false → 405 Debug endpoints are disabled, for upgrades too", async () => {
     await start(false);
-    const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?stdout=1"), /disabled/);
+    const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?output=1"), /disabled/);
     expect(r).toMatch(/^HTTP\/1\.1 405 /);
     expect(r).toContain("Debug endpoints are disabled.");
   });
@@ -208,9 +208,9 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     running = await startServers({ ...base, secure }, providers());
     const port = running.get("main")!.port;
     const anon = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false });
-    expect(await exchange(anon, spdy("POST", "/exec/ns/p/c?stdout=1"), /Unauthorized$/)).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(await exchange(anon, spdy("POST", "/exec/ns/p/c?output=1"), /Unauthorized$/)).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
     const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
-    const got = await exchange(apiserver, spdy("POST", "/attach/ns/p/main?stdout=1"), /echo:ping/, (s) => s.write("ping"));
+    const got = await exchange(apiserver, spdy("POST", "/attach/ns/p/main?output=1"), /echo:ping/, (s) => s.write("ping"));
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(backend.heads.at(-1)).toStartWith("POST /ok/attach-main HTTP/1.1");
   });
@@ -227,10 +227,10 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     running = await startServers({ ...base, secure }, providers());
     const port = running.get("main")!.port;
     const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
-    const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&stdout=1"), /\]\)$/);
+    const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&output=1"), /\]\)$/);
     expect(denied).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     expect(denied).toEndWith("Forbidden (user=kube-apiserver-kubelet-client, verb=create, resource=nodes, subresource(s)=[proxy])");
-    const ws = "GET /exec/ns/p/c?command=id&stdout=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+    const ws = "GET /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
     expect(await exchange(apiserver, ws, /101 Switching Protocols\r\n[\s\S]*\r\n\r\n/)).toStartWith("HTTP/1.1 101");
     expect(asked).toEqual(["create proxy", "get proxy"]);
   });
