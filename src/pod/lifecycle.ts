@@ -1,9 +1,7 @@
-// The pod lifecycle: sources → config mux → sync loop → pod workers → runtime, with PLEG, periodic
-// sync, housekeeping, probes and status (upstream kubelet.go). One LifecycleContext built here is
-// shared by sync-loop.ts (syncLoop/syncLoopIteration), pod-admission.ts (HandlePodAdditions/canAdmitPod),
-// pod-syncer.ts (SyncPod, SyncTerminatingPod, SyncTerminatedPod, killPodNow) and status-sync.ts (status
-// manager side). Everything it touches is injected, so the whole lifecycle runs in a unit test against a
-// fake runtime and clock.
+// The pod lifecycle (upstream kubelet.go): sources → config mux → sync loop → pod workers → runtime,
+// with PLEG, housekeeping, probes and status. One LifecycleContext built here is shared by sync-loop.ts,
+// pod-admission.ts, pod-syncer.ts and status-sync.ts; everything it touches is injected, so the whole
+// lifecycle runs in a unit test against a fake runtime and clock.
 import { createBackOff } from "./backoff.ts";
 import { realClock } from "../clock.ts";
 import { createCgroupScanGate } from "./housekeeping.ts";
