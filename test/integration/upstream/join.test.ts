@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
 import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -20,7 +21,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
 
   beforeAll(async () => {
     cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-join-${process.pid}`, binDir: bin.dir! });
-    n = await joinUpstream({ name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"] });
+    n = await joinUpstream({
+      name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"],
+      prepare: async ({ ctd, manifests }) => void await Bun.write(join(manifests, "static-web.yaml"), staticPodYaml("static-web", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 })),
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -35,6 +39,20 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     expect(client.spec.username).toMatch(/^system:bootstrap:/);
     expect(client.status.conditions.find((c: any) => c.type === "Approved")?.reason).toBe("AutoApproved");
     expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s`));
+  }, 150_000);
+
+  test("a static pod gets a mirror pod that the real API server accepts under NodeRestriction", async () => {
+    const name = `static-web-${n.node}`;
+    const mirror = await until("mirror pod Running", async () => {
+      const p = await json("get", "pod", name).catch(() => undefined);
+      return p?.status?.phase === "Running" ? p : undefined;
+    }, 60_000, { intervalMs: 500 });
+    expect(mirror.metadata.annotations["kubernetes.io/config.mirror"]).toBeString();
+    expect(mirror.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "Node", name: n.node, controller: true })]);
+    // A mirror pod deleted by someone is recreated by the node.
+    const uid = mirror.metadata.uid;
+    await cp.kubectl("delete", "pod", name, "--wait=false");
+    await until("mirror recreated", async () => ((await json("get", "pod", name).catch(() => undefined))?.metadata?.uid ?? uid) !== uid, 60_000, { intervalMs: 500 });
   }, 150_000);
 
   test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
