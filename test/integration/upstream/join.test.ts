@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
-import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
+import { joinUpstream, webDeployment, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -56,7 +56,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
   }, 150_000);
 
   test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
-    await cp.kubectlIn(deployment(n.ctd.images.busybox), "apply", "-f", "-");
+    await cp.kubectlIn(webDeployment(n.ctd.images.busybox), "apply", "-f", "-");
     await cp.kubectl("rollout", "status", "deployment/web", "--timeout=180s").catch(async (e) => {
       throw new Error(`${e.message}\n${await cp.kubectl("get", "pods", "-o", "wide")}\n${await cp.kubectl("describe", "pods")}\n--- bunlet ---\n${n.proc.stderr().slice(-4000)}`);
     });
@@ -103,43 +103,3 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     expect(sandboxes).toEqual([]);
   }, 120_000);
 });
-
-/** A Deployment as a user writes one: 3 replicas, a configMap and a secret as volumes and env, a readiness probe. */
-function deployment(image: string): string {
-  return `
-apiVersion: v1
-kind: ConfigMap
-metadata: { name: web-config }
-data: { greeting: hello }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: web-secret }
-stringData: { password: s3cret }
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: { name: web }
-spec:
-  replicas: 3
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-        - name: web
-          image: ${image}
-          command: [sh, -c, "mkdir -p /www && echo hello from bunlet > /www/index.html && echo serving && exec httpd -f -p 8080 -h /www"]
-          env:
-            - { name: GREETING, valueFrom: { configMapKeyRef: { name: web-config, key: greeting } } }
-            - { name: PASSWORD, valueFrom: { secretKeyRef: { name: web-secret, key: password } } }
-          readinessProbe: { httpGet: { path: /, port: 8080 }, periodSeconds: 1 }
-          volumeMounts:
-            - { name: config, mountPath: /etc/config }
-            - { name: secret, mountPath: /etc/secret }
-      volumes:
-        - { name: config, configMap: { name: web-config } }
-        - { name: secret, secret: { secretName: web-secret } }
-`;
-}
