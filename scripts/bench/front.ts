@@ -34,7 +34,7 @@ const pct = (xs: number[], p: number) => xs.sort((a, b) => a - b)[Math.min(xs.le
 
 async function measure(streaming: boolean) {
   const running = await startServers(
-    { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0 },
+    { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, unsafeLoopbackDebugHandlers: true },
     { getPods: () => pods, getSummary: () => summary, metrics: createRegistry(), podLogsDir: join(dir), streaming: streaming ? noStreams : undefined },
   );
   const base = running.get("main")!.url;

@@ -182,7 +182,8 @@ describe("kubelet port under hostile requests (the binary)", () => {
     dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-${process.pid}-`));
     port = freePort();
     const healthz = freePort();
-    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    // The streaming and log handlers are what is under test here: opted in on the unauthenticated port.
+    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`, "--unsafe-loopback-debug-handlers"]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
 

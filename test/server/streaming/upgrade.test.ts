@@ -108,12 +108,34 @@ function exchange(connect: () => net.Socket, send: string, until: RegExp, then?:
 
 const spdy = (method: string, path: string, extra = "") => `${method} ${path} HTTP/1.1\r\nHost: kubelet\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nAuthorization: Bearer secret\r\n${extra}\r\n`;
 
-describe("plain loopback main port", () => {
+describe("plain loopback main port without --unsafe-loopback-debug-handlers: nothing reaches a container", () => {
   let port = 0;
   const plain = () => net.connect(port, "127.0.0.1");
-  beforeAll(() => undefined);
+
+  test.each([
+    ["SPDY exec", spdy("POST", "/exec/ns/p/c?command=id&stdout=1")],
+    ["WebSocket attach", "GET /attach/ns/p/c?stdout=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"],
+    ["WebSocket portForward", "GET /portForward/ns/p?port=80 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"],
+    ["run", "POST /run/ns/p/c?cmd=id HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n"],
+    ["exec without an upgrade", "POST /exec/ns/p/c?command=id&stdout=1 HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n"],
+    ["containerLogs", "GET /containerLogs/ns/p/c HTTP/1.1\r\nHost: k\r\n\r\n"],
+    ["logs", "GET /logs/ HTTP/1.1\r\nHost: k\r\n\r\n"],
+  ])("%s → 403 naming the flag; the runtime is never asked", async (_what, req) => {
+    running = await startServers(base, { ...providers(), podLogsDir: "/nonexistent" });
+    port = running.get("main")!.port;
+    const before = [calls.length, backend.heads.length];
+    const r = await exchange(plain, req, /--unsafe-loopback-debug-handlers\n$/);
+    expect(r).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect([calls.length, backend.heads.length]).toEqual(before);
+    expect(await (await fetch(`${running.get("main")!.url}/healthz`)).text()).toBe("ok");
+  });
+});
+
+describe("plain loopback main port with --unsafe-loopback-debug-handlers", () => {
+  let port = 0;
+  const plain = () => net.connect(port, "127.0.0.1");
   async function start(debugging = true) {
-    running = await startServers({ ...base, enableDebuggingHandlers: debugging }, providers());
+    running = await startServers({ ...base, enableDebuggingHandlers: debugging, unsafeLoopbackDebugHandlers: true }, providers());
     port = running.get("main")!.port;
   }
 
