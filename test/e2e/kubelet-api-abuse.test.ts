@@ -84,14 +84,14 @@ function malformedCases(r: Rand, n: number): Case[] {
   const fixed: [string, Buffer, number[]][] = [
     ["garbage", Buffer.from("\x00\x01\x02\x03garbage\r\n\r\n", "latin1"), [400, 0]],
     ["TLS ClientHello on a plain port", Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]), [400, 0]],
-    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [505]],
+    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [400, 505]],
     ["no Host on HTTP/1.1", Buffer.from("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"), [400]],
     ["space in a header name", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nBad Header: v\r\nConnection: close\r\n\r\n"), [400]],
     ["two Content-Lengths", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello"), [400]],
     ["bad chunk size", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), [400, 404]],
-    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [405]],
-    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [405]],
-    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [505]],
+    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [400, 405]],
+    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [400, 405]],
+    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [400, 505]],
     // RFC 9112 lets a server refuse bare-LF line ends; Bun does, with 505.
     ["bare LF", Buffer.from("GET /pods HTTP/1.1\nHost: x\n\n"), [400, 505]],
     ["NUL in a header value", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\nConnection: close\r\n\r\n", "latin1"), [400]],

@@ -203,6 +203,39 @@ describe("plain loopback main port with --unsafe-loopback-debug-handlers", () =>
     expect(await answer()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nran echo late in c\n$/);
   });
 
+  test.each([
+    ["a bare LF inside a value (a second header for a server that ends lines at LF)", "X-A: a\nTransfer-Encoding: chunked\r\n"],
+    ["bare LF line ends", "X-A: a\nX-B: b\n"],
+    ["a bare CR", "X-A: a\rX-B: b\r\n"],
+    ["an obs-folded line", "X-A: a\r\n folded\r\n"],
+    ["a NUL in a value", "X-A: a\u0000b\r\n"],
+  ])("%s in an upgrade head → 400, and the runtime never sees it", async (_what, extra) => {
+    await start();
+    const before = [calls.length, backend.heads.length];
+    const r = await exchange(plain, `POST /exec/ns/p/c?command=id&stdout=1 HTTP/1.1\r\nHost: k\r\n${extra}Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`, /$^/);
+    expect(r).toMatch(/^HTTP\/1\.1 400 /);
+    expect([calls.length, backend.heads.length]).toEqual(before);
+  });
+
+  test("an upgrade head dripped past the header cap is refused (431) as soon as it passes it, not buffered to 1 MiB", async () => {
+    await start();
+    const s = plain();
+    let answer = "";
+    let sent = 0;
+    s.on("data", (d) => (answer += d.toString("latin1")));
+    s.on("error", () => {});
+    s.write("POST /exec/ns/p/c?stdout=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n");
+    const line = `X-Drip: ${"a".repeat(1000)}\r\n`;
+    while (answer === "" && sent < 256 * 1024 && !s.destroyed) {
+      s.write(line);
+      sent += line.length;
+      await Bun.sleep(1);
+    }
+    s.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(sent).toBeLessThan(64 * 1024);
+  });
+
   test("enableDebuggingHandlers: false → 405 Debug endpoints are disabled, for upgrades too", async () => {
     await start(false);
     const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?stdout=1"), /disabled/);
