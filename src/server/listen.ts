@@ -121,8 +121,12 @@ function openFilesSoftLimit(): number {
   }
 }
 
-/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
-function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+/**
+ * The plain main port when it serves the container-access handlers: node:http on the accepted
+ * socket (upgrade requests for the streaming endpoints get the socket; a logs -f is not cut by
+ * Bun.serve's 10 s idle timeout while the container is quiet).
+ */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook | undefined, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
   return startSecureServer({
     hostname,
     port,
@@ -199,16 +203,16 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     labelNames: ["server_type", "cap"],
   });
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, containerAccess = false): Promise<void> {
     const observe = observer(SERVER_TYPE[name]);
     const fetch = createRouter(routes, { name, observe });
     // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
-    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
+    const upgrade = containerAccess && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
       const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
       if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
-      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
+      else server = containerAccess ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
