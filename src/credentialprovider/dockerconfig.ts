@@ -3,6 +3,7 @@
 // ({"auths": {registry: entry}}), legacy `kubernetes.io/dockercfg` ones `.dockercfg` ({registry: entry}).
 // An entry's `auth` (base64 "user:password") wins over its username/password, as docker's does.
 import { z } from "zod";
+import { parseJsonQuietly } from "../json.ts";
 
 export interface DockerConfigEntry {
   username: string;
@@ -45,11 +46,7 @@ function toConfig(raw: z.output<typeof configSchema>, what: string): DockerConfi
 }
 
 function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${what}: not JSON: ${(e as Error).message}`);
-  }
+  return parseJsonQuietly(text, what);
 }
 
 /** `.dockerconfigjson` contents. */

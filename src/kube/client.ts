@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import type { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { ApiError } from "./errors.ts";
+import { parseJsonQuietly } from "../json.ts";
 import { execCredentialSource } from "./exec-credential.ts";
 import type { RestConfig } from "./kubeconfig.ts";
 import { unlimited, type RateLimiter } from "./rate-limiter.ts";
@@ -159,7 +160,7 @@ export function createKubeClient(config: RestConfig, opts: ClientOpts): KubeClie
     async request<T>(o: RequestOpts<T>): Promise<T> {
       const res = await send(o as RequestOpts<unknown>, false);
       const text = await res.text();
-      const json = text ? JSON.parse(text) : undefined;
+      const json = text ? parseJsonQuietly(text, `response to ${o.method ?? "GET"} ${o.path}`) : undefined;
       if (!o.schema) return json as T;
       const parsed = o.schema.safeParse(json);
       if (!parsed.success) {

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { ExecConfig } from "./kubeconfig.ts";
+import { parseJsonQuietly } from "../json.ts";
 
 const execCredentialSchema = z.object({
   apiVersion: z.string(),
@@ -45,7 +46,7 @@ export async function runExecPlugin(exec: ExecConfig, cluster: { server: string;
   if (code !== 0) throw new ExecCredentialError(`exec: executable ${exec.command} failed with exit code ${code}: ${err.trim()}`);
   let parsed;
   try {
-    parsed = execCredentialSchema.parse(JSON.parse(out));
+    parsed = execCredentialSchema.parse(parseJsonQuietly(out, "ExecCredential"));
   } catch (e) {
     throw new ExecCredentialError(`exec: decoding stdout of ${exec.command}: ${(e as Error).message}`);
   }

@@ -1,6 +1,7 @@
 // Reading a watch stream (client-go's watch.StreamWatcher over the JSON framer): one
 // {"type", "object"} per line; an ERROR event carries a Status (410 Expired → the caller relists).
 import { ApiError } from "./errors.ts";
+import { parseJsonQuietly } from "../json.ts";
 import type { KubeClient } from "./client.ts";
 
 export interface WatchEvent<T = any> {
@@ -23,7 +24,7 @@ export async function* watchEvents(client: KubeClient, path: string, query: Reco
         const line = buf.slice(0, i).trim();
         buf = buf.slice(i + 1);
         if (!line) continue;
-        const ev = JSON.parse(line) as WatchEvent;
+        const ev = parseJsonQuietly(line, `watch event of ${path}`) as WatchEvent;
         if (ev.type === "ERROR") {
           const s = ev.object ?? {};
           throw new ApiError(s.code ?? 500, s.reason ?? "InternalError", s.message ?? "watch error", "GET", path);

@@ -159,8 +159,15 @@ export function createHttpOnSocket(o: HttpOnSocketOpts): HttpOnSocket {
       res.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" });
       return void res.end(bad);
     }
+    // The request's signal ends with the client's side of the connection, as net/http cancels a
+    // request's context when its background read sees EOF: a handler waiting on the runtime (/run's
+    // ExecSync) or on a log file is cancelled when the client goes (or half-closes).
     const abort = new AbortController();
-    res.once("close", () => abort.abort());
+    const gone = () => abort.abort();
+    res.once("close", gone);
+    req.socket.once("end", gone);
+    req.socket.once("close", gone);
+    res.once("finish", () => (req.socket.off("end", gone), req.socket.off("close", gone)));
     await writeResponse(res, await handle(toRequest(req, abort.signal), st), req.method === "HEAD");
   }
 

@@ -32,20 +32,20 @@ describe("/logs/ opens what it checked", () => {
 
   test("a file swapped for a symlink to a secret between check and open: the file or 404, never the secret", async () => {
     const script = `const fs = require("node:fs"); const d = ${JSON.stringify(logDir)}; const secret = ${JSON.stringify(join(dir, "secret"))};
-      for (let i = 0; ; i++) { try { fs.symlinkSync(secret, d + "/l"); fs.renameSync(d + "/l", d + "/x"); fs.writeFileSync(d + "/f", "public\\n"); fs.renameSync(d + "/f", d + "/x"); } catch {} }`;
+      for (let i = 0; ; i++) { try { fs.symlinkSync(secret, d + "/l"); fs.renameSync(d + "/l", d + "/x"); fs.writeFileSync(d + "/f", "public\\n"); fs.renameSync(d + "/f", d + "/x"); for (let j = 0; j < 20000; j++); } catch {} }`;
     flipper = Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "ignore" });
     const seen = { public: 0, notFound: 0, secret: 0, other: 0 };
+    const others: string[] = [];
     for (let i = 0; i < 2000; i++) {
       const r = await get("/logs/x");
       if (r.body.includes("SECRET")) seen.secret++;
       else if (r.status === 200 && r.body === "public\n") seen.public++;
       else if (r.status === 404) seen.notFound++;
-      else seen.other++;
+      else (seen.other++, others.push(`${r.status} ${JSON.stringify(r.body.slice(0, 40))}`));
     }
     flipper.kill();
-    expect(seen.secret).toBe(0);
-    expect(seen.other).toBe(0);
-    expect(seen.public).toBeGreaterThan(0);
+    expect(others.slice(0, 5)).toEqual([]);
+    expect({ ...seen, public: seen.public > 0 }).toEqual({ public: true, notFound: seen.notFound, secret: 0, other: 0 });
   }, 60_000);
 
   test("a FIFO is refused without waiting for a writer", async () => {

@@ -49,11 +49,11 @@ export function streamingRoutes(host: StreamingHost): Route[] {
     if ("status" in r) return text(r.body, r.status, r.headers);
     return text("Upgrade request required", 500);
   };
-  const run: Route["handler"] = async (_req, url) => {
+  const run: Route["handler"] = async (req, url) => {
     const t = parseStreamPath(url.pathname);
     if (!t) return notFound();
     try {
-      const out = await host.runInContainer(t, runCommand(url.searchParams));
+      const out = await host.runInContainer(t, runCommand(url.searchParams), req.signal);
       // Upstream writes the raw output with writeJSONResponse's content type.
       return new Response(new Uint8Array(out), { headers: { "content-type": "application/json" } });
     } catch (err) {

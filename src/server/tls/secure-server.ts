@@ -88,10 +88,15 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
     ? tls.createServer(
         // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
         { allowHalfOpen: true, handshakeTimeout: 10_000, ...context, ...(hasCert ? { cert: o.cert, key: o.key } : {}), requestCert: o.clientCA !== undefined, rejectUnauthorized: false },
-        (t) => onConnection(t, peerIdentity(t, o.clientCA !== undefined)),
+        (t) => {
+          const identity = peerIdentity(t, o.clientCA !== undefined);
+          // The API server's connections (a verified client certificate) leave their address's cap.
+          if (identity.present && identity.verified) gate?.exemptFromClientCap(t.remoteAddress, t.remotePort);
+          onConnection(t, identity);
+        },
       )
     : net.createServer({ allowHalfOpen: true }, (s) => onConnection(s, { present: false }));
-  if (o.limits) limitConnections(front, "main", o.limits, o.onRefused);
+  const gate = o.limits ? limitConnections(front, "main", o.limits, o.onRefused) : undefined;
   // A failed handshake (plain HTTP on the TLS port, a bad version) only costs that connection.
   let warnedNoCert = false;
   front.on("tlsClientError", (_err, socket) => {

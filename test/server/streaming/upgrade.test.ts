@@ -58,8 +58,14 @@ const host: StreamingHost = {
     calls.push(`portForward ${t.pod} ${ports.join(",")}`);
     return `${backendUrl}/ok/pf`;
   },
-  async runInContainer(t, cmd) {
+  async runInContainer(t, cmd, signal) {
     if (cmd[0] === "false") throw new StreamingError("command 'false' exited with 1: ");
+    if (cmd[0] === "sleep") {
+      calls.push("run sleep started");
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve()));
+      calls.push("run sleep cancelled");
+      throw new StreamingError("cancelled");
+    }
     return Buffer.from(`ran ${cmd.join(" ")} in ${t.container}\n`);
   },
 };
@@ -188,6 +194,16 @@ describe("plain loopback main port with --unsafe-loopback-debug-handlers", () =>
     expect((await fetch(`${base}/run/ns/p/c?cmd=false`, { method: "POST" })).status).toBe(500);
     expect((await fetch(`${base}/run/ns/p/c?cmd=ls`)).status).toBe(405);
     expect((await fetch(`${base}/run/ns/missing`, { method: "POST" })).status).toBe(404);
+  });
+
+  test("/run is cancelled when its client goes away (upstream: the request's context), so the runtime kills the command", async () => {
+    await start();
+    const s = plain();
+    s.on("error", () => {});
+    s.write("POST /run/ns/p/c?cmd=sleep%20100000 HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n");
+    await pollUntil(() => calls.includes("run sleep started"), "the command started");
+    s.destroy();
+    await pollUntil(() => calls.includes("run sleep cancelled"), "the command cancelled once the client was gone");
   });
 
   test("a client that half-closes after its request (FIN) still gets the answer", async () => {
