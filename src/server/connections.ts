@@ -8,8 +8,10 @@
 // long-running streams through the API server must not shut everyone else out of theirs. It still
 // counts against the server's cap, the fd protection.
 //
-// Bun.serve exposes no accept hook, so plain listeners are a node:net front piping each connection to
-// a private Bun.serve on loopback — the shape the TLS listener (tls/secure-server.ts) already has.
+// Bun.serve exposes no accept hook, so the plain listeners without the container-access handlers
+// (the default loopback main port, healthz, read-only) are a node:net front piping each connection to
+// a private Bun.serve on loopback; nothing there depends on who the client is. The TLS listener (and
+// the opted-in plain one) accept on node:net/node:tls and serve with node:http on the socket itself.
 import net from "node:net";
 import type { Server } from "bun";
 import { kv, log } from "../log.ts";

@@ -1,6 +1,7 @@
-// Writes an HTTP/1.1 response straight onto a socket whose request never reached Bun.serve (an
-// upgrade request that is refused: 401/403 from the auth filter, 404 for an unknown pod, …). The
-// connection is closed after it, as net/http does when a handler fails before hijacking.
+// Writes an HTTP/1.1 response straight onto the socket of an upgrade request (node:http handed it
+// over): a refusal (401/403 from the auth filter, 404 for an unknown pod, …), or the plain answer to an
+// upgrade request on a path the streaming endpoints do not take. The connection is closed after it,
+// as net/http does when a handler fails before hijacking.
 import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 
