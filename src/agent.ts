@@ -51,7 +51,7 @@ import pkg from "../package.json" with { type: "json" };
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
 export interface AgentInput {
   config: KubeletConfiguration;
-  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string };
+  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string; unsafeLoopbackDebugHandlers?: boolean };
 }
 
 /** A long-running part of the agent (pod workers, eviction manager, …). */
@@ -189,6 +189,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
       certDir: flags.certDir ?? "/var/lib/kubelet/pki",
       authClient: deps.authClient,
       servingCertificates: deps.servingCertificates,
+      apiServerMode: !!flags.kubeconfig,
     });
     servers = await startServers(
       {
@@ -200,6 +201,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
         enableServer: config.enableServer,
         enableDebuggingHandlers: config.enableDebuggingHandlers,
         secure,
+        unsafeLoopbackDebugHandlers: flags.unsafeLoopbackDebugHandlers,
       },
       providers,
     );

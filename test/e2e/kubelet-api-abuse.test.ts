@@ -8,25 +8,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import tls from "node:tls";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { seededRand, type Rand } from "../support/rand.ts";
 import { pollUntil } from "../support/wait.ts";
 import { makeTestPki } from "../support/pki.ts";
-
-interface Case {
-  what: string;
-  bytes: Buffer;
-  /** Acceptable status codes; 0 = the server closed the connection without an answer. */
-  ok: readonly number[];
-}
-
-const REQ = (method: string, target: string, headers: string[] = [], body = "") =>
-  Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join("")}${body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : ""}\r\n${body}`, "latin1");
-const UPGRADE_SPDY = ["Connection: Upgrade", "Upgrade: SPDY/3.1", "X-Stream-Protocol-Version: v4.channel.k8s.io"];
-const UPGRADE_WS = ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol: v4.channel.k8s.io"];
+import { REQ, UPGRADE_SPDY, UPGRADE_WS, type HostileCase } from "../support/hostile.ts";
+import { procFds, procRssKiB, runCases } from "../support/hostile-wire.ts";
 
 /** Path segments a hostile client would try: traversal, encodings, control bytes, unicode, long. */
 function hostileSegment(r: Rand): string {
@@ -36,8 +26,8 @@ function hostileSegment(r: Rand): string {
   ]);
 }
 
-function traversalCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function traversalCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   const targets = ["etc/passwd", "etc/shadow", "proc/self/environ", "root/.ssh/id_rsa"];
   const ups = ["../", "..%2f", "%2e%2e/", "%2e%2e%2f", "..%5c", "%252e%252e/", "....//", "..;/", "%c0%ae%c0%ae/"];
   for (let i = 0; i < n; i++) {
@@ -49,8 +39,8 @@ function traversalCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function unknownPodCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function unknownPodCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const ns = r.next() < 0.5 ? "default" : hostileSegment(r);
     const pod = hostileSegment(r);
@@ -67,9 +57,9 @@ function unknownPodCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function badQueryCases(r: Rand, n: number): Case[] {
+function badQueryCases(r: Rand, n: number): HostileCase[] {
   const junk = () => r.pick(["", "-1", "1e999", "NaN", "%zz", "0x10", "99999999999999999999", "true", "%00", "a".repeat(r.int(5000)), encodeURIComponent("１")]);
-  const out: Case[] = [];
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const kind = r.int(4);
     if (kind === 0) out.push({ what: "exec without streams", bytes: REQ("POST", `/exec/default/p/c?command=id&stdout=${junk()}&stdin=${junk()}`, UPGRADE_SPDY), ok: [400] });
@@ -80,18 +70,18 @@ function badQueryCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function malformedCases(r: Rand, n: number): Case[] {
+function malformedCases(r: Rand, n: number): HostileCase[] {
   const fixed: [string, Buffer, number[]][] = [
     ["garbage", Buffer.from("\x00\x01\x02\x03garbage\r\n\r\n", "latin1"), [400, 0]],
     ["TLS ClientHello on a plain port", Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]), [400, 0]],
-    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [505]],
+    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [400, 505]],
     ["no Host on HTTP/1.1", Buffer.from("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"), [400]],
     ["space in a header name", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nBad Header: v\r\nConnection: close\r\n\r\n"), [400]],
     ["two Content-Lengths", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello"), [400]],
     ["bad chunk size", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), [400, 404]],
-    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [405]],
-    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [405]],
-    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [505]],
+    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [400, 405]],
+    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [400, 405]],
+    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [400, 505]],
     // RFC 9112 lets a server refuse bare-LF line ends; Bun does, with 505.
     ["bare LF", Buffer.from("GET /pods HTTP/1.1\nHost: x\n\n"), [400, 505]],
     ["NUL in a header value", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\nConnection: close\r\n\r\n", "latin1"), [400]],
@@ -101,7 +91,7 @@ function malformedCases(r: Rand, n: number): Case[] {
     ["upgrade on an unknown path", REQ("GET", "/nope/a/b", UPGRADE_WS), [404]],
     ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?output=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
   ];
-  const out: Case[] = [];
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const [what, bytes, ok] = fixed[i % fixed.length]!;
     // Random bytes spliced into a request line now and then.
@@ -113,8 +103,8 @@ function malformedCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function hugeCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function hugeCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const kind = r.int(4);
     const big = (min: number, max: number) => "a".repeat(min + r.int(max - min));
@@ -126,52 +116,6 @@ function hugeCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-type Connect = () => net.Socket;
-
-/** Sends one case (half-closing after it when asked); resolves with the status (0: closed without an answer). */
-function send(connect: Connect, c: Case, halfClose: boolean): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = connect();
-    let head = "";
-    const timer = setTimeout(() => (s.destroy(), reject(new Error(`no answer within 30 s: ${c.what}`))), 30_000);
-    const finish = () => {
-      clearTimeout(timer);
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
-      resolve(m ? Number(m[1]) : 0);
-    };
-    s.on("data", (d) => {
-      if (head.length < 64) head += d.toString("latin1");
-      if (/^HTTP\/1\.[01] \d{3}/.test(head)) s.destroy();
-    });
-    s.on("close", finish);
-    s.on("error", () => {});
-    if (halfClose) s.end(c.bytes);
-    else s.write(c.bytes);
-  });
-}
-
-/** Sends every case, 8 at a time; returns what got an unexpected answer. */
-async function runCases(cases: Case[], connect: Connect, parallel = 8): Promise<string[]> {
-  const wrong: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < cases.length) {
-        const i = next++;
-        const c = cases[i]!;
-        const status = await send(connect, c, i % 2 === 1);
-        if (!c.ok.includes(status)) wrong.push(`${c.what}: got ${status}, want one of ${c.ok.join("/")}`);
-      }
-    }),
-  );
-  return wrong;
-}
-
-function procRssKiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
-}
-const procFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-
 describe("kubelet port under hostile requests (the binary)", () => {
   let dir: string;
   let p: BunletProcess;
@@ -182,7 +126,8 @@ describe("kubelet port under hostile requests (the binary)", () => {
     dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-${process.pid}-`));
     port = freePort();
     const healthz = freePort();
-    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    // The streaming and log handlers are what is under test here: opted in on the unauthenticated port.
+    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`, "--unsafe-loopback-debug-handlers"]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
 
@@ -191,7 +136,7 @@ describe("kubelet port under hostile requests (the binary)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const runAll = (cases: Case[]) => runCases(cases, () => net.connect(port, "127.0.0.1"));
+  const runAll = (cases: HostileCase[]) => runCases(cases, () => net.connect(port, "127.0.0.1"));
 
   test("1,000+ hostile requests: the right 4xx each, the process up, RSS bounded, fds back", async () => {
     const r = seededRand(13);

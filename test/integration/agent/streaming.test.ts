@@ -71,7 +71,8 @@ spec:
       command: [sh, -c, "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]
 `);
     const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() });
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
+    // Standalone, plain loopback: the handlers under test are opted in.
+    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, "--unsafe-loopback-debug-handlers"]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
     base = agent.servers()!.get("main")!.url;
