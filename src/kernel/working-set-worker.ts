@@ -38,6 +38,7 @@ import { sched_yield } from "../../ffi/libc.ts";
 import { MonotonicSleeper } from "./monotonic-sleep.ts";
 import { preciseNow } from "../clock.ts";
 import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, planGeneration, planState, PLAN_ARMED, rehearseFastEviction, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import { parseProcStat } from "./proc-stat.ts";
 import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -263,8 +264,7 @@ const statFds: { thread?: number; process?: number } = {};
 function majflt(of: "thread" | "process"): number {
   try {
     const fd = (statFds[of] ??= openSync(of === "thread" ? "/proc/thread-self/stat" : "/proc/self/stat", "r"));
-    const stat = readAt0(fd);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]);
+    return parseProcStat(readAt0(fd)).majorFaults;
   } catch {
     return Number.NaN;
   }
