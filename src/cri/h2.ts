@@ -203,90 +203,115 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
     if (flags & END_STREAM) finish(s);
   };
 
+  // One handler per frame type, named as golang.org/x/net/http2's clientConnReadLoop names them.
+
+  /** DATA: the body's bytes; the connection window is topped up once half of it was used. */
+  const processData = (flags: number, id: number, p: Uint8Array) => {
+    let data = p;
+    if (flags & PADDED) data = p.subarray(1, p.length - p[0]!);
+    received += p.length;
+    if (received >= MAX_WINDOW / 2) {
+      write(frame(Frame.WINDOW_UPDATE, 0, 0, u32(received)));
+      received = 0;
+    }
+    const s = streams.get(id);
+    if (!s) return;
+    if (data.length > 0) s.chunks.push(data.slice());
+    if (flags & END_STREAM) finish(s);
+  };
+
+  /** HEADERS: a header block (padding and priority stripped), whole or to be continued. */
+  const processHeaders = (flags: number, id: number, p: Uint8Array) => {
+    let start = 0;
+    let end = p.length;
+    if (flags & PADDED) {
+      start = 1;
+      end -= p[0]!;
+    }
+    if (flags & PRIORITY_FLAG) start += 5;
+    const block = p.subarray(start, end);
+    if (flags & END_HEADERS) return onHeaders(id, flags, block);
+    continuation = { stream: id, flags, parts: [block.slice()] };
+  };
+
+  /** CONTINUATION: the next part of the header block HEADERS began on the same stream. */
+  const processContinuation = (flags: number, id: number, p: Uint8Array) => {
+    if (!continuation || continuation.stream !== id) return protocolError("unexpected CONTINUATION");
+    continuation.parts.push(p.slice());
+    if (flags & END_HEADERS) {
+      const c = continuation;
+      continuation = undefined;
+      onHeaders(id, c.flags, concat(c.parts));
+    }
+  };
+
+  /** RST_STREAM: the stream fails with the server's error code. */
+  const processResetStream = (id: number, p: Uint8Array) => {
+    const s = streams.get(id);
+    const code = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) : 2;
+    if (s) finish(s, new H2Error("reset", `stream reset by the server: ${h2ErrorName(code)}`, s.headers !== undefined, code));
+  };
+
+  /** SETTINGS: the server's initial stream window (4) and frame size (5) taken, acknowledged, bodies sent on. */
+  const processSettings = (flags: number, p: Uint8Array) => {
+    if (flags & ACK) return;
+    const dv = new DataView(p.buffer, p.byteOffset, p.length);
+    for (let o = 0; o + 6 <= p.length; o += 6) {
+      const key = dv.getUint16(o);
+      const value = dv.getUint32(o + 2);
+      if (key === 4) {
+        const delta = value - peerWindow;
+        peerWindow = value;
+        for (const s of streams.values()) s.sendWindow += delta;
+      } else if (key === 5) peerFrame = value;
+    }
+    write(frame(Frame.SETTINGS, ACK, 0));
+    flush();
+  };
+
+  /** PING: answered with its payload. */
+  const processPing = (flags: number, p: Uint8Array) => {
+    if (!(flags & ACK)) write(frame(Frame.PING, ACK, 0, p.slice(0, 8)));
+  };
+
+  /** GOAWAY: no new streams; those above the last one the server processes were not processed (safe to retry). */
+  const processGoAway = (p: Uint8Array) => {
+    goneAway = true;
+    const last = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+    for (const s of [...streams.values()]) if (s.id > last) finish(s, new H2Error("unavailable", "connection closed before a reply (GOAWAY)"));
+    if (streams.size === 0) shutdown();
+  };
+
+  /** WINDOW_UPDATE: more room to send, on the connection (stream 0) or one stream; bodies sent on. */
+  const processWindowUpdate = (id: number, p: Uint8Array) => {
+    const inc = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+    if (id === 0) connSendWindow += inc;
+    else {
+      const s = streams.get(id);
+      if (s) s.sendWindow += inc;
+    }
+    flush();
+  };
+
   const onFrame = (type: number, flags: number, id: number, p: Uint8Array) => {
     if (continuation && type !== Frame.CONTINUATION) return protocolError("header block interrupted");
     switch (type) {
-      case Frame.DATA: {
-        let data = p;
-        if (flags & PADDED) data = p.subarray(1, p.length - p[0]!);
-        received += p.length;
-        if (received >= MAX_WINDOW / 2) {
-          write(frame(Frame.WINDOW_UPDATE, 0, 0, u32(received)));
-          received = 0;
-        }
-        const s = streams.get(id);
-        if (!s) return;
-        if (data.length > 0) s.chunks.push(data.slice());
-        if (flags & END_STREAM) finish(s);
-        return;
-      }
-      case Frame.HEADERS: {
-        let block = p;
-        let start = 0;
-        let end = p.length;
-        if (flags & PADDED) {
-          start = 1;
-          end -= p[0]!;
-        }
-        if (flags & PRIORITY_FLAG) start += 5;
-        block = p.subarray(start, end);
-        if (flags & END_HEADERS) return onHeaders(id, flags, block);
-        continuation = { stream: id, flags, parts: [block.slice()] };
-        return;
-      }
-      case Frame.CONTINUATION: {
-        if (!continuation || continuation.stream !== id) return protocolError("unexpected CONTINUATION");
-        continuation.parts.push(p.slice());
-        if (flags & END_HEADERS) {
-          const c = continuation;
-          continuation = undefined;
-          onHeaders(id, c.flags, concat(c.parts));
-        }
-        return;
-      }
-      case Frame.RST_STREAM: {
-        const s = streams.get(id);
-        const code = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) : 2;
-        if (s) finish(s, new H2Error("reset", `stream reset by the server: ${h2ErrorName(code)}`, s.headers !== undefined, code));
-        return;
-      }
-      case Frame.SETTINGS: {
-        if (flags & ACK) return;
-        const dv = new DataView(p.buffer, p.byteOffset, p.length);
-        for (let o = 0; o + 6 <= p.length; o += 6) {
-          const key = dv.getUint16(o);
-          const value = dv.getUint32(o + 2);
-          if (key === 4) {
-            const delta = value - peerWindow;
-            peerWindow = value;
-            for (const s of streams.values()) s.sendWindow += delta;
-          } else if (key === 5) peerFrame = value;
-        }
-        write(frame(Frame.SETTINGS, ACK, 0));
-        flush();
-        return;
-      }
+      case Frame.DATA:
+        return processData(flags, id, p);
+      case Frame.HEADERS:
+        return processHeaders(flags, id, p);
+      case Frame.CONTINUATION:
+        return processContinuation(flags, id, p);
+      case Frame.RST_STREAM:
+        return processResetStream(id, p);
+      case Frame.SETTINGS:
+        return processSettings(flags, p);
       case Frame.PING:
-        if (!(flags & ACK)) write(frame(Frame.PING, ACK, 0, p.slice(0, 8)));
-        return;
-      case Frame.GOAWAY: {
-        goneAway = true;
-        const last = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
-        // Streams above the last one the server processes were not processed: safe to retry.
-        for (const s of [...streams.values()]) if (s.id > last) finish(s, new H2Error("unavailable", "connection closed before a reply (GOAWAY)"));
-        if (streams.size === 0) shutdown();
-        return;
-      }
-      case Frame.WINDOW_UPDATE: {
-        const inc = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
-        if (id === 0) connSendWindow += inc;
-        else {
-          const s = streams.get(id);
-          if (s) s.sendWindow += inc;
-        }
-        flush();
-        return;
-      }
+        return processPing(flags, p);
+      case Frame.GOAWAY:
+        return processGoAway(p);
+      case Frame.WINDOW_UPDATE:
+        return processWindowUpdate(id, p);
       case Frame.PUSH_PROMISE:
         return protocolError("PUSH_PROMISE though push is disabled");
       default:
