@@ -297,8 +297,9 @@ interface ClientConn {
 
 /**
  * The read side of a connection (golang.org/x/net/http2 clientConnReadLoop): one handler per frame type,
- * named as there, and the state only reading needs — the HPACK decoder, a header block being continued,
- * DATA bytes since the last connection WINDOW_UPDATE. Returns the frame handler.
+ * named as its methods (processContinuation is ours: x/net's Framer joins CONTINUATIONs before), and the
+ * state only reading needs — the HPACK decoder, a header block being continued, DATA bytes since the last
+ * connection WINDOW_UPDATE. Returns the frame handler.
  */
 function createReadLoop(cc: ClientConn): (type: number, flags: number, id: number, p: Uint8Array) => void {
   const hpack: HpackDecoder = createHpackDecoder();
