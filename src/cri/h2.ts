@@ -113,12 +113,7 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
   let nextId = 1;
   let closed = false;
   let goneAway = false;
-  let peerWindow = DEFAULT_WINDOW; // server's initial stream window for our bodies
-  let peerFrame = DEFAULT_FRAME;
-  let connSendWindow = DEFAULT_WINDOW;
-  let received = 0; // DATA bytes since the last connection WINDOW_UPDATE
-  let continuation: { stream: number; flags: number; parts: Uint8Array[] } | undefined;
-  const hpack: HpackDecoder = createHpackDecoder();
+  const peer: PeerSettings = { initialWindow: DEFAULT_WINDOW, maxFrame: DEFAULT_FRAME, connSendWindow: DEFAULT_WINDOW };
 
   // Frames written in one turn of the event loop go out in one write(2) (a call's HEADERS and DATA,
   // a SETTINGS ack and a WINDOW_UPDATE): one syscall a call instead of two or three.
@@ -187,126 +182,27 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
   /** Sends as much of each stream's body as both windows allow, END_STREAM with the last byte. */
   const flush = () => {
     for (const s of streams.values()) {
-      while (s.pending.length > 0 && s.sendWindow > 0 && connSendWindow > 0) {
-        const n = Math.min(s.pending.length, s.sendWindow, connSendWindow, peerFrame);
+      while (s.pending.length > 0 && s.sendWindow > 0 && peer.connSendWindow > 0) {
+        const n = Math.min(s.pending.length, s.sendWindow, peer.connSendWindow, peer.maxFrame);
         const last = n === s.pending.length;
         write(frame(Frame.DATA, last ? END_STREAM : 0, s.id, s.pending.subarray(0, n)));
         s.pending = s.pending.subarray(n);
         s.sendWindow -= n;
-        connSendWindow -= n;
+        peer.connSendWindow -= n;
       }
     }
   };
 
-  const onHeaders = (id: number, flags: number, block: Uint8Array) => {
-    let list: HeaderList;
-    try {
-      list = hpack.decode(block);
-    } catch (e) {
-      return protocolError((e as Error).message); // the decoder's table is lost: the connection is unusable
-    }
-    const s = streams.get(id);
-    if (!s) return;
-    if (s.headers === undefined) s.headers = list;
-    else s.trailers = list;
-    if (flags & END_STREAM) finish(s);
-  };
-
-  const onFrame = (type: number, flags: number, id: number, p: Uint8Array) => {
-    if (continuation && type !== Frame.CONTINUATION) return protocolError("header block interrupted");
-    switch (type) {
-      case Frame.DATA: {
-        let data = p;
-        if (flags & PADDED) data = p.subarray(1, p.length - p[0]!);
-        received += p.length;
-        if (received >= MAX_WINDOW / 2) {
-          write(frame(Frame.WINDOW_UPDATE, 0, 0, u32(received)));
-          received = 0;
-        }
-        const s = streams.get(id);
-        if (!s) return;
-        s.received += data.length;
-        if (s.received > s.maxBodyBytes) {
-          write(frame(Frame.RST_STREAM, 0, s.id, u32(8))); // CANCEL: nothing more of it is kept
-          return finish(s, new H2Error("too-large", `response body larger than ${s.maxBodyBytes} bytes`, true, 8, s.received));
-        }
-        if (data.length > 0) s.chunks.push(data.slice());
-        if (flags & END_STREAM) finish(s);
-        return;
-      }
-      case Frame.HEADERS: {
-        let block = p;
-        let start = 0;
-        let end = p.length;
-        if (flags & PADDED) {
-          start = 1;
-          end -= p[0]!;
-        }
-        if (flags & PRIORITY_FLAG) start += 5;
-        block = p.subarray(start, end);
-        if (flags & END_HEADERS) return onHeaders(id, flags, block);
-        continuation = { stream: id, flags, parts: [block.slice()] };
-        return;
-      }
-      case Frame.CONTINUATION: {
-        if (!continuation || continuation.stream !== id) return protocolError("unexpected CONTINUATION");
-        continuation.parts.push(p.slice());
-        if (flags & END_HEADERS) {
-          const c = continuation;
-          continuation = undefined;
-          onHeaders(id, c.flags, concat(c.parts));
-        }
-        return;
-      }
-      case Frame.RST_STREAM: {
-        const s = streams.get(id);
-        const code = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) : 2;
-        if (s) finish(s, new H2Error("reset", `stream reset by the server: ${h2ErrorName(code)}`, s.headers !== undefined, code));
-        return;
-      }
-      case Frame.SETTINGS: {
-        if (flags & ACK) return;
-        const dv = new DataView(p.buffer, p.byteOffset, p.length);
-        for (let o = 0; o + 6 <= p.length; o += 6) {
-          const key = dv.getUint16(o);
-          const value = dv.getUint32(o + 2);
-          if (key === 4) {
-            const delta = value - peerWindow;
-            peerWindow = value;
-            for (const s of streams.values()) s.sendWindow += delta;
-          } else if (key === 5) peerFrame = value;
-        }
-        write(frame(Frame.SETTINGS, ACK, 0));
-        flush();
-        return;
-      }
-      case Frame.PING:
-        if (!(flags & ACK)) write(frame(Frame.PING, ACK, 0, p.slice(0, 8)));
-        return;
-      case Frame.GOAWAY: {
-        goneAway = true;
-        const last = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
-        // Streams above the last one the server processes were not processed: safe to retry.
-        for (const s of [...streams.values()]) if (s.id > last) finish(s, new H2Error("unavailable", "connection closed before a reply (GOAWAY)"));
-        if (streams.size === 0) shutdown();
-        return;
-      }
-      case Frame.WINDOW_UPDATE: {
-        const inc = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
-        if (id === 0) connSendWindow += inc;
-        else {
-          const s = streams.get(id);
-          if (s) s.sendWindow += inc;
-        }
-        flush();
-        return;
-      }
-      case Frame.PUSH_PROMISE:
-        return protocolError("PUSH_PROMISE though push is disabled");
-      default:
-        return; // PRIORITY and unknown frame types are ignored (RFC 9113 4.1)
-    }
-  };
+  const onFrame = createReadLoop({
+    streams,
+    peer,
+    write,
+    finish,
+    flush,
+    shutdown,
+    protocolError,
+    goAway: () => void (goneAway = true),
+  });
 
   const onData = (chunk: Uint8Array) => {
     inbuf = inbuf.length === 0 ? chunk : concat([inbuf, chunk]);
@@ -354,13 +250,13 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
         const id = nextId;
         nextId += 2;
         if (nextId >= STREAM_ID_LIMIT) goneAway = true; // retire: the next request opens a new connection
-        stream = { id, resolve, reject, chunks: [], received: 0, maxBodyBytes: opts.maxBodyBytes ?? Infinity, pending: body, sendWindow: peerWindow, done: false };
+        stream = { id, resolve, reject, chunks: [], received: 0, maxBodyBytes: opts.maxBodyBytes ?? Infinity, pending: body, sendWindow: peer.initialWindow, done: false };
         streams.set(id, stream);
         refresh();
         const block = headers;
         // One HEADERS frame, or HEADERS + CONTINUATIONs for a block above the frame size.
         for (let o = 0, first = true; first || o < block.length; first = false) {
-          const part = block.subarray(o, o + peerFrame);
+          const part = block.subarray(o, o + peer.maxFrame);
           o += part.length;
           const endHeaders = o >= block.length ? END_HEADERS : 0;
           write(frame(first ? Frame.HEADERS : Frame.CONTINUATION, endHeaders | (first && body.length === 0 ? END_STREAM : 0), id, part));
@@ -382,6 +278,174 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
       write(frame(Frame.GOAWAY, 0, 0, concat([u32(0), u32(0)])));
       shutdown();
     },
+  };
+}
+
+/** The server's SETTINGS as they bear on our sending, and the connection's send window. */
+interface PeerSettings {
+  /** SETTINGS_INITIAL_WINDOW_SIZE: each new stream's send window. */
+  initialWindow: number;
+  /** SETTINGS_MAX_FRAME_SIZE. */
+  maxFrame: number;
+  connSendWindow: number;
+}
+
+/** What the read loop shares with its connection (x/net/http2's ClientConn as clientConnReadLoop uses it). */
+interface ClientConn {
+  streams: Map<number, Stream>;
+  peer: PeerSettings;
+  write(b: Uint8Array): void;
+  finish(s: Stream, err?: Error): void;
+  /** Sends as much of each stream's body as the windows now allow. */
+  flush(): void;
+  shutdown(): void;
+  protocolError(message: string): void;
+  /** GOAWAY: no new stream on this connection. */
+  goAway(): void;
+}
+
+/**
+ * The read side of a connection (golang.org/x/net/http2 clientConnReadLoop): one handler per frame type,
+ * named as its methods (processContinuation is ours: x/net's Framer joins CONTINUATIONs before), and the
+ * state only reading needs — the HPACK decoder, a header block being continued, DATA bytes since the last
+ * connection WINDOW_UPDATE. Returns the frame handler.
+ */
+function createReadLoop(cc: ClientConn): (type: number, flags: number, id: number, p: Uint8Array) => void {
+  const hpack: HpackDecoder = createHpackDecoder();
+  let continuation: { stream: number; flags: number; parts: Uint8Array[] } | undefined;
+  let received = 0;
+
+  const onHeaders = (id: number, flags: number, block: Uint8Array) => {
+    let list: HeaderList;
+    try {
+      list = hpack.decode(block);
+    } catch (e) {
+      return cc.protocolError((e as Error).message); // the decoder's table is lost: the connection is unusable
+    }
+    const s = cc.streams.get(id);
+    if (!s) return;
+    if (s.headers === undefined) s.headers = list;
+    else s.trailers = list;
+    if (flags & END_STREAM) cc.finish(s);
+  };
+
+  /** DATA: the body's bytes; the connection window is topped up once half of it was used. */
+  const processData = (flags: number, id: number, p: Uint8Array) => {
+    let data = p;
+    if (flags & PADDED) data = p.subarray(1, p.length - p[0]!);
+    received += p.length;
+    if (received >= MAX_WINDOW / 2) {
+      cc.write(frame(Frame.WINDOW_UPDATE, 0, 0, u32(received)));
+      received = 0;
+    }
+    const s = cc.streams.get(id);
+    if (!s) return;
+    s.received += data.length;
+    if (s.received > s.maxBodyBytes) {
+      cc.write(frame(Frame.RST_STREAM, 0, s.id, u32(8))); // CANCEL: nothing more of it is kept
+      return cc.finish(s, new H2Error("too-large", `response body larger than ${s.maxBodyBytes} bytes`, true, 8, s.received));
+    }
+    if (data.length > 0) s.chunks.push(data.slice());
+    if (flags & END_STREAM) cc.finish(s);
+  };
+
+  /** HEADERS: a header block (padding and priority stripped), whole or to be continued. */
+  const processHeaders = (flags: number, id: number, p: Uint8Array) => {
+    let start = 0;
+    let end = p.length;
+    if (flags & PADDED) {
+      start = 1;
+      end -= p[0]!;
+    }
+    if (flags & PRIORITY_FLAG) start += 5;
+    const block = p.subarray(start, end);
+    if (flags & END_HEADERS) return onHeaders(id, flags, block);
+    continuation = { stream: id, flags, parts: [block.slice()] };
+  };
+
+  /** CONTINUATION: the next part of the header block HEADERS began on the same stream. */
+  const processContinuation = (flags: number, id: number, p: Uint8Array) => {
+    if (!continuation || continuation.stream !== id) return cc.protocolError("unexpected CONTINUATION");
+    continuation.parts.push(p.slice());
+    if (flags & END_HEADERS) {
+      const c = continuation;
+      continuation = undefined;
+      onHeaders(id, c.flags, concat(c.parts));
+    }
+  };
+
+  /** RST_STREAM: the stream fails with the server's error code. */
+  const processResetStream = (id: number, p: Uint8Array) => {
+    const s = cc.streams.get(id);
+    const code = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) : 2;
+    if (s) cc.finish(s, new H2Error("reset", `stream reset by the server: ${h2ErrorName(code)}`, s.headers !== undefined, code));
+  };
+
+  /** SETTINGS: the server's initial stream window (4) and frame size (5) taken, acknowledged, bodies sent on. */
+  const processSettings = (flags: number, p: Uint8Array) => {
+    if (flags & ACK) return;
+    const dv = new DataView(p.buffer, p.byteOffset, p.length);
+    for (let o = 0; o + 6 <= p.length; o += 6) {
+      const key = dv.getUint16(o);
+      const value = dv.getUint32(o + 2);
+      if (key === 4) {
+        const delta = value - cc.peer.initialWindow;
+        cc.peer.initialWindow = value;
+        for (const s of cc.streams.values()) s.sendWindow += delta;
+      } else if (key === 5) cc.peer.maxFrame = value;
+    }
+    cc.write(frame(Frame.SETTINGS, ACK, 0));
+    cc.flush();
+  };
+
+  /** PING: answered with its payload. */
+  const processPing = (flags: number, p: Uint8Array) => {
+    if (!(flags & ACK)) cc.write(frame(Frame.PING, ACK, 0, p.slice(0, 8)));
+  };
+
+  /** GOAWAY: no new streams; those above the last one the server processes were not processed (safe to retry). */
+  const processGoAway = (p: Uint8Array) => {
+    cc.goAway();
+    const last = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+    for (const s of [...cc.streams.values()]) if (s.id > last) cc.finish(s, new H2Error("unavailable", "connection closed before a reply (GOAWAY)"));
+    if (cc.streams.size === 0) cc.shutdown();
+  };
+
+  /** WINDOW_UPDATE: more room to send, on the connection (stream 0) or one stream; bodies sent on. */
+  const processWindowUpdate = (id: number, p: Uint8Array) => {
+    const inc = p.length >= 4 ? new DataView(p.buffer, p.byteOffset).getUint32(0) & 0x7fffffff : 0;
+    if (id === 0) cc.peer.connSendWindow += inc;
+    else {
+      const s = cc.streams.get(id);
+      if (s) s.sendWindow += inc;
+    }
+    cc.flush();
+  };
+
+  return (type: number, flags: number, id: number, p: Uint8Array) => {
+    if (continuation && type !== Frame.CONTINUATION) return cc.protocolError("header block interrupted");
+    switch (type) {
+      case Frame.DATA:
+        return processData(flags, id, p);
+      case Frame.HEADERS:
+        return processHeaders(flags, id, p);
+      case Frame.CONTINUATION:
+        return processContinuation(flags, id, p);
+      case Frame.RST_STREAM:
+        return processResetStream(id, p);
+      case Frame.SETTINGS:
+        return processSettings(flags, p);
+      case Frame.PING:
+        return processPing(flags, p);
+      case Frame.GOAWAY:
+        return processGoAway(p);
+      case Frame.WINDOW_UPDATE:
+        return processWindowUpdate(id, p);
+      case Frame.PUSH_PROMISE:
+        return cc.protocolError("PUSH_PROMISE though push is disabled");
+      default:
+        return; // PRIORITY and unknown frame types are ignored (RFC 9113 4.1)
+    }
   };
 }
 

@@ -3,7 +3,7 @@
 import { kv, log as defaultLog } from "../log.ts";
 import { podKey, podUid, type PodLike } from "../pod/pod-like.ts";
 import { EVICTED_REASON } from "./message.ts";
-import { POD_CLEANUP_TIMEOUT_MS, type EvictionState, type InFlightKill } from "./state.ts";
+import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, POD_CLEANUP_TIMEOUT_MS, type EvictionState, type InFlightKill } from "./state.ts";
 import type { EvictionDeps, KillStatus } from "./types.ts";
 
 /** Starts a kill without awaiting it and records it as in flight. */
@@ -49,4 +49,16 @@ export function pendingKills(deps: EvictionDeps, state: EvictionState, active: r
     if (k.settled && (cleaned || now - k.startedAtMs >= killExpiryMs(k))) state.inFlight.delete(uid);
   }
   return [...state.inFlight.values()];
+}
+
+/**
+ * The in-flight kills this cycle waits for instead of evicting another pod: any unexpired one for a soft
+ * threshold; for a hard one, those already at the immediate grace (a softer one is escalated instead).
+ */
+export function blockingKills(pending: readonly InFlightKill[], hard: boolean, now: number): InFlightKill[] {
+  return pending.filter((k) => {
+    const urgentEnough = !hard || k.gracePeriodSeconds <= IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+    const notExpired = now - k.startedAtMs < killExpiryMs(k);
+    return urgentEnough && notExpired;
+  });
 }

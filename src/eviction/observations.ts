@@ -2,7 +2,8 @@
 // A signal is absent when any of its source fields is missing; its thresholds are then skipped.
 import type { ContainerStats, FsStats, PodStats, Summary } from "../stats/summary.ts";
 import { SYSTEM_CONTAINER_PODS } from "../stats/summary.ts";
-import type { Observations } from "./threshold.ts";
+import type { Signal } from "./signals.ts";
+import type { Observations, Threshold } from "./threshold.ts";
 
 /** RFC 3339 → ms; missing, unparsable or Go's zero time ("0001-01-01T00:00:00Z") → 0. */
 export function statsTimeMs(time: string | undefined): number {
@@ -66,4 +67,14 @@ export function podStatsByUid(summary: Summary): Map<string, PodStats> {
   const m = new Map<string, PodStats>();
   for (const p of summary.pods ?? []) m.set(p.podRef.uid, p);
   return m;
+}
+
+/** kubelet_eviction_stats_age_seconds: how old the stats behind each threshold are at `now` (a zero time has no age). */
+export function statsAgeSeconds(thresholds: readonly Threshold[], obs: Observations, now: number): Partial<Record<Signal, number>> {
+  const out: Partial<Record<Signal, number>> = {};
+  for (const t of thresholds) {
+    const o = obs[t.signal]!;
+    if (o.timeMs !== 0) out[t.signal] = Math.max(0, now - o.timeMs) / 1000;
+  }
+  return out;
 }

@@ -5,7 +5,7 @@ import type { FsLayout, RankedPod } from "./rank.ts";
 import type { NodeConditionType, Signal, StarvedResource } from "./signals.ts";
 import type { Observations, Threshold } from "./threshold.ts";
 
-/** Hard and local-storage evictions use a 1 s grace override (v1.31+, PR #124063). */
+/** Hard and local-storage evictions use a 1 s grace override (upstream immediateEvictionGracePeriodSeconds, v1.31+). */
 export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS = 1;
 /** Upstream waits up to 30 s for an evicted pod's cleanup before the next sync. */
 export const POD_CLEANUP_TIMEOUT_MS = 30_000;

@@ -38,6 +38,7 @@ import { sched_yield } from "../../ffi/libc.ts";
 import { MonotonicSleeper } from "./monotonic-sleep.ts";
 import { preciseNow } from "../clock.ts";
 import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, planGeneration, planState, PLAN_ARMED, rehearseFastEviction, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import { parseProcStat } from "./proc-stat.ts";
 import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
 declare const self: Worker;
@@ -263,8 +264,7 @@ const statFds: { thread?: number; process?: number } = {};
 function majflt(of: "thread" | "process"): number {
   try {
     const fd = (statFds[of] ??= openSync(of === "thread" ? "/proc/thread-self/stat" : "/proc/self/stat", "r"));
-    const stat = readAt0(fd);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[9]);
+    return parseProcStat(readAt0(fd)).majorFaults;
   } catch {
     return Number.NaN;
   }
@@ -272,8 +272,6 @@ function majflt(of: "thread" | "process"): number {
 const threadMajflt = () => majflt("thread");
 /** threadMajflt() after the last rehearsal or fired decision: faults since then are the next decision's. */
 let majfltMark = Number.NaN;
-let majfltAtSignal = Number.NaN;
-let processMajfltAtSignal = Number.NaN;
 /** Taken before each sleep of the poll loop (one schedstat read), and the sleep's length. */
 let markAtSleep: SchedMark | undefined;
 let sleepMs = 0;
@@ -300,142 +298,211 @@ let episode: { startMs: number; reads: number } | undefined;
 let budget = { windowMs: 0, usedMs: 0 };
 
 /**
- * `timed`: a read of the schedule, which updates the growth projection; an episode's reads (µs apart)
- * do not, so an episode lasts until the crossing or its cap.
+ * One read of a target and what follows from it, step by step. `timed`: a read of the schedule, which
+ * updates the growth projection; an episode's reads (µs apart) do not, so an episode lasts until the
+ * crossing or its cap. Up to the line the steps allocate nothing beyond the read itself: they run at every poll.
  */
 function check(w: Watched, now: number, timed = true): void {
+  // Read usage (and inactive_file when statRefreshMs is due), timing the read.
   const lateMs = dueLateMs(w, now);
   const readStart = performance.now();
-  let [usage, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
+  const [readBytes, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
   const readTookMs = performance.now() - readStart;
   const gapMs = now - w.readMs;
   w.readMs = now;
-  if (!Number.isFinite(usage)) {
+  // An unreadable usage: read again at the shortest interval.
+  if (!Number.isFinite(readBytes)) {
     w.dueMs = now + settings.minIntervalMs;
     return;
   }
-  if (timed) {
-    // Growth since the anchor read, projected to the line: usage (not the working set) is what grows.
-    // The anchor moves only once RATE_SPAN_MS old: usage grows in charge batches, and two reads a few
-    // ms apart around one batch would project a rate the workload does not have (natively, a 10 MiB/s
-    // grower started episodes it never needed: +2.4 % of a core with spinning).
-    const rate = (usage - w.timedUsage) / (now - w.timedMs);
-    const horizon = settings.imminentHorizonMs ?? 0;
-    w.imminent = horizon > 0 && usage <= w.t.lineBytes && rate > 0 && (w.t.lineBytes - usage) / rate <= horizon;
-    if (!(now - w.timedMs < RATE_SPAN_MS)) {
-      w.timedMs = now;
-      w.timedUsage = usage;
-    }
-  }
-  if (inactive !== undefined) {
-    w.inactive = inactive;
-    w.statAtMs = now;
-  }
-  if (usage > w.t.lineBytes && inactive === undefined) {
-    // The working set may be over the line: only a fresh inactive_file tells (page cache is not
-    // pressure), and an old one can hide the crossing — page cache that left since the last read.
-    [usage, inactive] = readUsage(w, true);
-    w.inactive = inactive!;
-    w.statAtMs = now;
-  }
+  // A timed read moves the growth projection that starts imminent-crossing episodes.
+  if (timed) projectGrowth(w, readBytes, now);
+  // The working set: usage less inactive_file, read afresh when usage is over the line.
+  const usage = withInactiveFile(w, readBytes, inactive, now);
   const ws = Math.max(0, usage - w.inactive);
   // Under the line in usage, the working set is under it whatever inactive_file does next; the
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
   if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed, atMs: preciseNow(now) } satisfies WorkingSetWorkerOut);
-  const retryMs = settings.notMetRetryMs ?? 0;
-  // Over the line means past it: at the line, available equals the threshold, which upstream does not
-  // count as met (threshold > available), and neither does the decision (memoryThresholdAt) — a crossing
-  // read at the line would only step aside (`notMetFirst="… available 104857600 > 104857600 …"`, then
-  // retries).
-  if (ws <= w.t.lineBytes) {
-    w.above = false;
-    // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
-    // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the
-    // thread ≤ imminentCapMs of reads a second, not an episode at every up-crossing.
-    if (now - w.notMetAtMs >= Math.max(retryMs, NOT_MET_WINDOWS_APART_MS)) {
-      w.notMetAtMs = Number.NaN;
-      w.notMetRetries = 0;
-    }
-    return;
-  }
+  // At or under the line: no crossing.
+  if (ws <= w.t.lineBytes) return underLine(w, now);
+  // Over it: an up-crossing, or a repeat once renotifyMs has passed since the last post.
   w.imminent = false; // over the line: the episode, if any, is done
   const repeat = w.above;
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
-  // The victim first: the boost's syscalls and the post can wait the ~1 ms the decision takes.
-  // Where the thread's time went up to the decision (on the CPU, runnable, neither), for the log: a slow
-  // eviction can be a decision of ~1 ms of work that ends 5–20 ms after the wake-up.
-  // Only a fired decision reads the thread's schedstat (after it): retries and repeats cost no /proc read.
+  // The victim first: the planned eviction decided here, before the boost's syscalls and the post.
   const decisionStart = performance.now();
-  const fast =
-    fastPlan && w.t.token !== undefined
-      ? tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive })
-      : undefined;
-  if (fast?.fired) {
-    const after = schedMark();
-    fast.cpu = { ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}), decisionMs: us((after?.atMs ?? performance.now()) - decisionStart) };
-    majfltAtSignal = threadMajflt();
-    processMajfltAtSignal = majflt("process");
-    fast.cpu.majflt = { toSignal: majfltAtSignal - majfltMark };
+  const fast = tryPlannedEviction(w, usage);
+  const faultsAtSignal = fast?.fired ? accountDecision(fast, decisionStart) : undefined;
+  // Not met at the decision: tried again at the next reads over the line, the crossing not posted yet.
+  if (fast && retryNotMet(w, fast, repeat, now)) return;
+  // The crossing, posted once the victim took its signal (fired), else with the main thread boosted.
+  const crossing = crossingToPost(w, { usage, ws, repeat, gapMs, lateMs, readTookMs, timed }, fast?.fired === true, now);
+  if (fast?.fired) awaitVictim(fast, faultsAtSignal!);
+  else boostMainThread();
+  self.postMessage({ type: "crossed", crossing, ...(fast ? { fast } : {}) } satisfies WorkingSetWorkerOut);
+}
+
+/**
+ * Growth since the anchor read, projected to the line: usage (not the working set) is what grows.
+ * The anchor moves only once RATE_SPAN_MS old: usage grows in charge batches, and two reads a few
+ * ms apart around one batch would project a rate the workload does not have (natively, a 10 MiB/s
+ * grower started episodes it never needed: +2.4 % of a core with spinning).
+ */
+function projectGrowth(w: Watched, usage: number, now: number): void {
+  const rate = (usage - w.timedUsage) / (now - w.timedMs);
+  const horizon = settings.imminentHorizonMs ?? 0;
+  w.imminent = horizon > 0 && usage <= w.t.lineBytes && rate > 0 && (w.t.lineBytes - usage) / rate <= horizon;
+  if (!(now - w.timedMs < RATE_SPAN_MS)) {
+    w.timedMs = now;
+    w.timedUsage = usage;
   }
-  if (fast && !fast.fired && fast.reason === NOT_MET_AT_WAKE_UP && !repeat && retryMs > 0) {
-    // Over the line here, not met at the decision: the node's threshold (judged on root memory.stat,
-    // not the /proc/meminfo polled here), or a plan whose line differs from this target's. Posted now,
-    // the crossing would wake the main thread for a cycle that reads it under too, and the next try
-    // would wait renotifyMs (~100 ms); instead the next read over the line tries again, for at most retryMs
-    // of the up-crossing — an imminent-crossing episode's reads (1 ms apart, within its cap and budget).
-    if (Number.isNaN(w.notMetAtMs)) {
-      w.notMetAtMs = now;
-      w.notMetFirst = fast.detail;
-    }
-    if (now - w.notMetAtMs < retryMs) {
-      w.notMetRetries++;
-      w.imminent = (settings.imminentHorizonMs ?? 0) > 0;
-      return;
-    }
+}
+
+/**
+ * Keeps the inactive_file just read; with none read and usage over the line, reads both again: the working
+ * set may be over the line, and only a fresh inactive_file tells (page cache is not pressure) — an old one
+ * can hide the crossing, page cache that left since the last read. Returns the usage to judge by.
+ */
+function withInactiveFile(w: Watched, usage: number, inactive: number | undefined, now: number): number {
+  if (inactive !== undefined) {
+    w.inactive = inactive;
+    w.statAtMs = now;
+    return usage;
   }
+  if (usage <= w.t.lineBytes) return usage;
+  const [fresh, freshInactive] = readUsage(w, true);
+  w.inactive = freshInactive!;
+  w.statAtMs = now;
+  return fresh;
+}
+
+/**
+ * At or under the line. Over the line means past it: at the line, available equals the threshold, which
+ * upstream does not count as met (threshold > available), and neither does the decision (memoryThresholdAt) —
+ * a crossing read at the line would only step aside (`notMetFirst="… available 104857600 > 104857600 …"`, then
+ * retries).
+ */
+function underLine(w: Watched, now: number): void {
+  w.above = false;
+  // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
+  // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the
+  // thread ≤ imminentCapMs of reads a second, not an episode at every up-crossing.
+  if (now - w.notMetAtMs >= Math.max(settings.notMetRetryMs ?? 0, NOT_MET_WINDOWS_APART_MS)) {
+    w.notMetAtMs = Number.NaN;
+    w.notMetRetries = 0;
+  }
+}
+
+/** The armed plan's decision for a target that carries a token (fast-evict.ts tryFastEviction); undefined for one that does not. */
+function tryPlannedEviction(w: Watched, usage: number): FastOutcome | undefined {
+  if (!fastPlan || w.t.token === undefined) return undefined;
+  const read = w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive };
+  return tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, read);
+}
+
+type FiredOutcome = Extract<FastOutcome, { fired: true }>;
+
+/** Major faults when the victim was signalled: this thread's, and the whole process's. */
+interface FaultsAtSignal {
+  thread: number;
+  process: number;
+}
+
+/**
+ * A fired decision's accounting: where the thread's time went up to it (on the CPU, runnable, neither — a slow
+ * eviction can be a decision of ~1 ms of work that ends 5–20 ms after the wake-up) and its major faults since the
+ * last mark. Only a fired decision reads the thread's schedstat (after it): retries and repeats cost no /proc read.
+ */
+function accountDecision(fast: FiredOutcome, decisionStart: number): FaultsAtSignal {
+  const after = schedMark();
+  fast.cpu = { ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}), decisionMs: us((after?.atMs ?? performance.now()) - decisionStart) };
+  const atSignal: FaultsAtSignal = { thread: threadMajflt(), process: majflt("process") };
+  fast.cpu.majflt = { toSignal: atSignal.thread - majfltMark };
+  return atSignal;
+}
+
+/**
+ * Over the line here, not met at the decision (NOT_MET_AT_WAKE_UP): the node's threshold (judged on root
+ * memory.stat, not the /proc/meminfo polled here), or a plan whose line differs from this target's. Posted now,
+ * the crossing would wake the main thread for a cycle that reads it under too, and the next try would wait
+ * renotifyMs (~100 ms); instead the next read over the line tries again, for at most notMetRetryMs of the
+ * up-crossing — an imminent-crossing episode's reads (1 ms apart, within its cap and budget). True: not posted.
+ */
+function retryNotMet(w: Watched, fast: FastOutcome, repeat: boolean, now: number): boolean {
+  const retryMs = settings.notMetRetryMs ?? 0;
+  if (fast.fired || fast.reason !== NOT_MET_AT_WAKE_UP || repeat || retryMs <= 0) return false;
+  if (Number.isNaN(w.notMetAtMs)) {
+    w.notMetAtMs = now;
+    w.notMetFirst = fast.detail;
+  }
+  if (now - w.notMetAtMs >= retryMs) return false;
+  w.notMetRetries++;
+  w.imminent = (settings.imminentHorizonMs ?? 0) > 0;
+  return true;
+}
+
+/** What check() read on the way to a crossing. */
+interface CrossingRead {
+  usage: number;
+  ws: number;
+  repeat: boolean;
+  gapMs: number;
+  lateMs: number;
+  readTookMs: number;
+  timed: boolean;
+}
+
+/** The crossing as posted, with the silent retries it ends (notMet); the target marked above and posted now. */
+function crossingToPost(w: Watched, r: CrossingRead, fired: boolean, now: number): WorkingSetCrossing {
   w.above = true;
   w.postedMs = now;
   const notMet = w.notMetRetries > 0 ? { retries: w.notMetRetries, ms: us(now - w.notMetAtMs), ...(w.notMetFirst ? { first: w.notMetFirst } : {}) } : undefined;
   w.notMetRetries = 0;
-  if (fast?.fired) w.notMetAtMs = Number.NaN;
-  const crossing: WorkingSetCrossing = {
+  if (fired) w.notMetAtMs = Number.NaN;
+  return {
     id: w.t.id,
     atMs: preciseNow(now),
-    usageBytes: usage,
+    usageBytes: r.usage,
     inactiveFileBytes: w.inactive,
-    workingSetBytes: ws,
+    workingSetBytes: r.ws,
     lineBytes: w.t.lineBytes,
-    repeat,
-    ...(Number.isFinite(gapMs) ? { gapMs: us(gapMs) } : {}),
-    ...(episode && !timed ? { imminent: { reads: episode.reads, ms: us(now - episode.startMs) } } : {}),
+    repeat: r.repeat,
+    ...(Number.isFinite(r.gapMs) ? { gapMs: us(r.gapMs) } : {}),
+    ...(episode && !r.timed ? { imminent: { reads: episode.reads, ms: us(now - episode.startMs) } } : {}),
     ...(notMet ? { notMet } : {}),
-    ...(timed ? { timerLateMs: us(lateMs), readTookMs: us(readTookMs) } : {}),
-    ...(timed && lateRunnableMs !== undefined ? { lateRunnableMs } : {}),
+    ...(r.timed ? { timerLateMs: us(r.lateMs), readTookMs: us(r.readTookMs) } : {}),
+    ...(r.timed && lateRunnableMs !== undefined ? { lateRunnableMs } : {}),
   };
-  if (fast?.fired) {
-    // Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
-    // bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
-    // scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
-    // busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
-    // decision taking ~1 ms). So no boost, and the post waits, this thread asleep between checks (the
-    // first 2 ms on: see awaitSignalsTaken), until the victim took its signal (its pending mask in
-    // /proc/<pid>/status is clear): woken any earlier, the main thread's bookkeeping and the runtime's
-    // stop it starts would compete with it.
-    fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
-    majfltMark = threadMajflt();
-    if (fast.cpu?.majflt) {
-      fast.cpu.majflt.toTaken = majfltMark - majfltAtSignal;
-      fast.cpu.majflt.othersToTaken = majflt("process") - processMajfltAtSignal - fast.cpu.majflt.toTaken;
-    }
-  } else if (boost && !boostFailed) {
-    const err = boostThread(boost);
-    if (err) {
-      boostFailed = true; // said once; crossings still go through, at the main thread's own priority
-      self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkingSetWorkerOut);
-    }
+}
+
+/**
+ * Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
+ * bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
+ * scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
+ * busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
+ * decision taking ~1 ms). So no boost, and the post waits, this thread asleep between checks (the
+ * first 2 ms on: see awaitSignalsTaken), until the victim took its signal (its pending mask in
+ * /proc/<pid>/status is clear): woken any earlier, the main thread's bookkeeping and the runtime's
+ * stop it starts would compete with it. Then the major faults since the signal, this thread's and the others'.
+ */
+function awaitVictim(fast: FiredOutcome, atSignal: FaultsAtSignal): void {
+  fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
+  majfltMark = threadMajflt();
+  if (fast.cpu?.majflt) {
+    fast.cpu.majflt.toTaken = majfltMark - atSignal.thread;
+    fast.cpu.majflt.othersToTaken = majflt("process") - atSignal.process - fast.cpu.majflt.toTaken;
   }
-  self.postMessage({ type: "crossed", crossing, ...(fast ? { fast } : {}) } satisfies WorkingSetWorkerOut);
+}
+
+/** The boost (the main thread and the threads the hub listed), so the cycle the crossing triggers runs at its priority. */
+function boostMainThread(): void {
+  if (!boost || boostFailed) return;
+  const err = boostThread(boost);
+  if (err) {
+    boostFailed = true; // said once; crossings still go through, at the main thread's own priority
+    self.postMessage({ type: "priority", what: "boost", nice: boost.nice, applied: false, error: err } satisfies WorkingSetWorkerOut);
+  }
 }
 
 /** check(), dropping a target whose files fail (removed cgroup…). */

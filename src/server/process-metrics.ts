@@ -2,32 +2,11 @@
 // /proc at scrape time. Parsing is pure; the collector takes the /proc root so tests can point it
 // at fixture files.
 import { readdirSync, readFileSync } from "node:fs";
+import { parseProcStat } from "../kernel/proc-stat.ts";
 import type { CollectedMetric } from "./metrics.ts";
 
 /** USER_HZ: the kernel reports /proc/<pid>/stat times in 1/100 s on every Linux ABI we run on. */
 const CLOCK_TICKS_PER_SECOND = 100;
-
-export interface ProcStat {
-  utimeTicks: number;
-  stimeTicks: number;
-  startTimeTicks: number;
-  virtualMemoryBytes: number;
-}
-
-/** Parses /proc/<pid>/stat. The comm field (2) may hold spaces and parens: split after the last ')'. */
-export function parseProcStat(text: string): ProcStat {
-  const close = text.lastIndexOf(")");
-  if (close < 0) throw new Error(`/proc stat: no ")" in ${JSON.stringify(text.slice(0, 80))}`);
-  // Fields from 3 (state) onwards; field n is at index n - 3.
-  const f = text.slice(close + 2).trim().split(/\s+/);
-  const field = (n: number) => Number(f[n - 3]);
-  return {
-    utimeTicks: field(14),
-    stimeTicks: field(15),
-    startTimeTicks: field(22),
-    virtualMemoryBytes: field(23),
-  };
-}
 
 /** Reads a "Key:   123 kB" line of /proc/<pid>/status as bytes. */
 export function statusBytes(status: string, key: string): number | undefined {

@@ -13,11 +13,11 @@ import { join } from "node:path";
 import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import type { Pod } from "../pod/types.ts";
+import { containerCgroupDirs } from "./cgroup-stats.ts";
 import { fsStats } from "./fs.ts";
 import { createDeviceNamer, readCgroupIo, type DeviceIo } from "./io.ts";
 import { parseNetDevInterfaces } from "./network.ts";
 import { cgroupDirs, DEFAULT_CGROUP_MOUNT, firstPid, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
-import { containerCgroupDirs } from "./summary-provider.ts";
 
 export interface CadvisorMemory {
   usageBytes: number;

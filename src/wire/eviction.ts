@@ -133,29 +133,99 @@ export interface EvictionWiring {
 export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring {
   const { config, lifecycle, cri } = input;
   const clock = input.clock ?? preciseClock();
-  const src = input.sources ?? {};
-  const evictionConfig = evictionConfigFromKubelet(config, {
-    hardSource: src.evictionHard,
-    softSource: src.evictionSoft,
-    gracePeriodSource: src.evictionSoftGracePeriod,
-    minReclaimSource: src.evictionMinimumReclaim,
-    transitionSource: src.evictionPressureTransitionPeriod,
-  });
+  // The eviction settings, each threshold's source (file or flag) named in its errors.
+  const ctx: EvictionWiringContext = { input, clock, evictionConfig: evictionConfigOf(input) };
+  const { evictionConfig } = ctx;
   // nodefs is statfs of the root dir: it must exist (the kubelet creates it too).
+  ensureRootDir(input.rootDir);
+  // The summary: node stats (kernel layer) and pod stats (cgroups, CRI).
+  const summary = createEvictionSummary(ctx);
+  // The trace and the metrics by signal; counts and evicted static pods survive restarts (eviction/record-file.ts).
+  const signals = [...new Set(evictionConfig.thresholds.map((t) => t.signal))];
+  const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now(), signals });
+  const records = createEvictionRecordStore(evictionRecordPath(input.rootDir));
+  const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
+  // The notifier thread's own hard memory evictions, when they are on and possible here.
+  const planner = createNotifierThreadPlanner(ctx, tracer, () => manager);
+  // The manager, killing through the pod lifecycle and reclaiming through the CRI.
+  const manager = createManager(ctx, { summary, tracer, planner, onMetrics, persist: persistEvictions(records, lifecycle, clock) });
+  nodeConditionMetrics(input.metrics, () => manager.nodeConditions());
+  // Admission, and the pod changes that start the next cycle or void the notifier thread's plan.
+  wireLifecycle(ctx, manager, records, planner);
+  const warmer = createSummaryWarmer(ctx, summary);
+
+  const component: AgentComponent = {
+    name: "eviction manager",
+    async start() {
+      ctx.imageFsDir = await runtimeImageFsDir(cri);
+      // Compile the decision path before the first kernel event needs it (see eviction/rehearsal.ts).
+      await rehearseEviction(evictionConfig).catch((e: unknown) => log.debug(`eviction rehearsal failed ${kv({ error: (e as Error).message })}`));
+      warmer.start();
+      if (config.kernelMemcgNotification) ctx.notifiers = startNotifiers(ctx, manager, tracer, planner);
+      else log.info("kernel memory notification off (kernelMemcgNotification: false): memory is observed every 10s");
+      manager.start();
+    },
+    async stop() {
+      warmer.stop();
+      manager.stop();
+      planner?.stop();
+      await ctx.notifiers?.close();
+      await tracer.close();
+    },
+  };
+
+  return {
+    manager,
+    records,
+    evictionConfig,
+    summary,
+    tracer,
+    notifiers: () => ctx.notifiers,
+    explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
+    component,
+  };
+}
+
+/** What the eviction side's parts share: the input, the clock, the settings, and what is learnt at start. */
+interface EvictionWiringContext {
+  input: EvictionWiringInput;
+  clock: Clock;
+  evictionConfig: EvictionConfig;
+  /**
+   * Where the runtime keeps images (ImageFsInfo's mountpoint, as upstream's CRI stats provider asks):
+   * imagefs. Learnt when the manager starts, i.e. once the runtime answers.
+   */
+  imageFsDir?: string;
+  /** The kernel memory notifiers, once started (kernelMemcgNotification). */
+  notifiers?: MemoryNotifiers;
+}
+
+function evictionConfigOf({ config, sources = {} }: EvictionWiringInput): EvictionConfig {
+  return evictionConfigFromKubelet(config, {
+    hardSource: sources.evictionHard,
+    softSource: sources.evictionSoft,
+    gracePeriodSource: sources.evictionSoftGracePeriod,
+    minReclaimSource: sources.evictionMinimumReclaim,
+    transitionSource: sources.evictionPressureTransitionPeriod,
+  });
+}
+
+function ensureRootDir(rootDir: string): void {
   try {
-    mkdirSync(input.rootDir, { recursive: true, mode: DATA_DIR_MODE });
+    mkdirSync(rootDir, { recursive: true, mode: DATA_DIR_MODE });
   } catch (e) {
-    log.warn(`cannot create the root dir ${kv({ rootDir: input.rootDir, error: (e as Error).message })}`);
+    log.warn(`cannot create the root dir ${kv({ rootDir, error: (e as Error).message })}`);
   }
+}
+
+/** The summary provider over the kernel layer's node stats; each stats error said once, none for a kubepods cgroup not made yet. */
+function createEvictionSummary(ctx: EvictionWiringContext): SummaryProvider {
+  const { input, clock } = ctx;
   const statErrors = new Set<string>();
-  const expectedMissing = (msg: string) =>
-    input.podsCgroup !== undefined && input.podsCgroupReady?.() === false && msg.includes(input.podsCgroup);
-  // imagefs is where the runtime keeps images (ImageFsInfo's mountpoint, as upstream's CRI stats
-  // provider asks); learnt when the manager starts, i.e. once the runtime answers.
-  let imageFsDir: string | undefined;
+  const expectedMissing = (msg: string) => input.podsCgroup !== undefined && input.podsCgroupReady?.() === false && msg.includes(input.podsCgroup);
   const nodeStats = createNodeStatsProvider({
     rootDir: input.rootDir,
-    imageFsDir: () => imageFsDir,
+    imageFsDir: () => ctx.imageFsDir,
     podsCgroup: input.podsCgroup,
     podsMemoryLimitBytes: input.podsMemoryLimitBytes,
     nodeName: input.nodeName,
@@ -166,13 +236,13 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       log.warn(e.message);
     },
   });
-  const summary = createSummaryProvider({
+  return createSummaryProvider({
     nodeName: input.nodeName,
     nodeStats: (req) => nodeStats.nodeStats(req),
-    activePods: () => lifecycle.activePods(),
+    activePods: () => input.lifecycle.activePods(),
     podCgroupPath: input.podCgroupPath,
-    cri,
-    podLogsDir: config.podLogsDir,
+    cri: input.cri,
+    podLogsDir: input.config.podLogsDir,
     rootDir: input.rootDir,
     podsCgroup: input.podsCgroup,
     clock,
@@ -180,36 +250,61 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       if (!expectedMissing(m)) log.warn(m);
     },
   });
-  const signals = [...new Set(evictionConfig.thresholds.map((t) => t.signal))];
-  const tracer = createEvictionTracer({ file: input.evictionTrace, metrics: input.metrics, now: () => clock.now(), signals });
-  // Counts and evicted static pods survive restarts (eviction/record-file.ts).
-  const records = createEvictionRecordStore(evictionRecordPath(input.rootDir));
-  const onMetrics = evictionMetrics(input.metrics, signals, records.initialCounts());
-  const persist = persistEvictions(records, lifecycle, clock);
-  let notifiers: MemoryNotifiers | undefined;
-  // The notifier thread's own hard memory evictions: the epoll worker's at a memcg notifier (cgroup v1),
-  // the working-set thread's at a crossing (cgroup v2, as startMemoryNotifiers picks it).
-  const fastRoot = fastEvictionRoot();
-  const planner: FastEvictionPlanner | undefined =
-    (input.notifierThreadEviction ?? notifierThreadEvictionFromEnv(process.env)) &&
-    config.kernelMemcgNotification &&
-    input.directSignal?.knownContainers && input.podsCgroup !== undefined && fastRoot
-      ? createFastEvictionPlanner({
-          config: evictionConfig,
-          manager: () => manager,
-          lifecycle,
-          ...fastRoot,
-          podCgroupPath: input.podCgroupPath,
-          armedThresholds: () => notifiers?.armedThresholds() ?? [],
-          signaller: input.directSignal,
-          onPodCgroupRemoved: input.onPodCgroupRemoved,
-          onAdopted: (d, o, wokeAtMs) =>
-            tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", { wokeAtMs, decisionMs: o.readAtMs, stopSentMs: o.sentAtMs, signalTakenMs: o.takenAtMs }),
-        })
-      : undefined;
+}
 
+/**
+ * The notifier thread's own hard memory evictions: the epoll worker's at a memcg notifier (cgroup v1), the
+ * working-set thread's at a crossing (cgroup v2, as startMemoryNotifiers picks it). Undefined when turned off,
+ * without kernel notification, without the containers' pidfds or kubepods, or without a memory cgroup mount.
+ */
+function createNotifierThreadPlanner(ctx: EvictionWiringContext, tracer: EvictionTracer, manager: () => EvictionManager): FastEvictionPlanner | undefined {
+  const { input } = ctx;
+  const fastRoot = fastEvictionRoot();
+  const on = (input.notifierThreadEviction ?? notifierThreadEvictionFromEnv(process.env)) && input.config.kernelMemcgNotification;
+  if (!(on && input.directSignal?.knownContainers && input.podsCgroup !== undefined && fastRoot)) return undefined;
+  return createFastEvictionPlanner({
+    config: ctx.evictionConfig,
+    manager,
+    lifecycle: input.lifecycle,
+    ...fastRoot,
+    podCgroupPath: input.podCgroupPath,
+    armedThresholds: () => ctx.notifiers?.armedThresholds() ?? [],
+    signaller: input.directSignal,
+    onPodCgroupRemoved: input.onPodCgroupRemoved,
+    onAdopted: (d, o, wokeAtMs) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", { wokeAtMs, decisionMs: o.readAtMs, stopSentMs: o.sentAtMs, signalTakenMs: o.takenAtMs }),
+  });
+}
+
+/**
+ * A kernel event raised the main thread (kernel/thread-priority.ts): it goes back to its own priority once
+ * no cycle is running or queued — after an eviction, BOOST_TAIL_MS later, so the kill the cycle started (pod
+ * worker → kuberuntime → the victim's direct signal, < 1 ms in the reaction benchmark) is sent boosted too.
+ */
+const BOOST_TAIL_MS = 50;
+
+/** What the manager is built over, besides the context. */
+interface ManagerParts {
+  summary: SummaryProvider;
+  tracer: EvictionTracer;
+  planner: FastEvictionPlanner | undefined;
+  /** After each cycle: the metrics, then (after the trace) the record file. */
+  onMetrics: (report: CycleReport) => void;
+  persist: (report: CycleReport) => void;
+}
+
+/** The eviction manager over the summary, the pod lifecycle's kills and the CRI's reclaim; after each cycle, metrics, trace, records, boost and plan. */
+function createManager(ctx: EvictionWiringContext, { summary, tracer, planner, onMetrics, persist }: ManagerParts): EvictionManager {
+  const { input, clock } = ctx;
+  const { config, lifecycle, cri } = input;
+  const endBoostAfter = (report: CycleReport) => {
+    const end = () => {
+      if (!manager.busy) ctx.notifiers?.endBoost();
+    };
+    if (report.evicted.length > 0) setTimeout(end, BOOST_TAIL_MS);
+    else setTimeout(end, 0);
+  };
   const manager: EvictionManager = createEvictionManager({
-    config: evictionConfig,
+    config: ctx.evictionConfig,
     clock,
     nodeName: input.nodeName,
     summary: (req) => summary.summary(req),
@@ -222,34 +317,27 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
       deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
       deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
     },
-    onNotifierTargets: config.kernelMemcgNotification ? (targets) => notifiers?.apply(targets) : undefined,
+    onNotifierTargets: config.kernelMemcgNotification ? (targets) => ctx.notifiers?.apply(targets) : undefined,
     mayEvict: planner && (() => planner.mayEvict()),
     lastPodStats: (uid) => summary.lastPodStats(uid),
     onCycle(report) {
       onMetrics(report);
       tracer.onCycle(report, manager.state());
       persist(report);
-      if (notifiers) endBoostAfter(report);
+      if (ctx.notifiers) endBoostAfter(report);
       planner?.refresh();
     },
   });
-  // A kernel event raised the main thread (kernel/thread-priority.ts): it goes back to its own
-  // priority once no cycle is running or queued — after an eviction, BOOST_TAIL_MS later, so the kill
-  // the cycle started (pod worker → kuberuntime → the victim's direct signal, < 1 ms in the reaction
-  // benchmark) is sent boosted too.
-  const BOOST_TAIL_MS = 50;
-  const endBoostAfter = (report: CycleReport) => {
-    const end = () => {
-      if (!manager.busy) notifiers?.endBoost();
-    };
-    if (report.evicted.length > 0) setTimeout(end, BOOST_TAIL_MS);
-    else setTimeout(end, 0);
-  };
-  nodeConditionMetrics(input.metrics, () => manager.nodeConditions());
+  return manager;
+}
+
+/** The manager as a pod admit handler, and the pod changes that start its next cycle or void the notifier thread's plan. */
+function wireLifecycle(ctx: EvictionWiringContext, manager: EvictionManager, records: EvictionRecordStore, planner: FastEvictionPlanner | undefined): void {
+  const { lifecycle } = ctx.input;
   // An evicted static pod stays evicted across restarts until its manifest (hence its UID) changes.
   lifecycle.addAdmitHandler(evictedStaticPodAdmitHandler(records));
   // Upstream: the eviction manager is a pod admit handler (no BestEffort pods under MemoryPressure, …).
-  lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, evictionConfig.evictStaticPods)));
+  lifecycle.addAdmitHandler((pod) => manager.admit(admissionView(pod, ctx.evictionConfig.evictStaticPods)));
   // An evicted pod's cleanup ends with a status change (its worker finished): the next cycle — and with
   // it the notifier thread's next plan — comes then, not at the next 1 s cleanup poll.
   lifecycle.onStatusChange(() => manager.podsChanged());
@@ -258,81 +346,63 @@ export function createEvictionWiring(input: EvictionWiringInput): EvictionWiring
     lifecycle.addAdmitHandler(() => (planner.invalidate(), { admit: true }));
     lifecycle.onStatusChange(() => planner.invalidate());
   }
+}
 
-  // The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time
-  // summary never waits on the runtime); keeping it warm means a new pod's containers are in it by the
-  // time it is ranked, so the eviction message can name their usage as upstream's does. What each tick
-  // refreshes: wire/summary-warmer.ts.
+/**
+ * The summary's CRI listing is served from a cache refreshed behind the caller (a pressure-time summary
+ * never waits on the runtime); keeping it warm means a new pod's containers are in it by the time it is
+ * ranked, so the eviction message can name their usage as upstream's does. What each tick refreshes:
+ * wire/summary-warmer.ts.
+ */
+function createSummaryWarmer(ctx: EvictionWiringContext, summary: SummaryProvider): { start(): void; stop(): void } {
+  const { lifecycle, warmIntervalMs } = ctx.input;
   let warmer: ReturnType<typeof setInterval> | undefined;
-  const startWarmer = () => {
-    const plan = createWarmPlan();
-    let near = true;
-    warmer = setInterval(() => {
-      const pods = lifecycle.activePods();
-      if (pods.length === 0) return;
-      // Keyed on the running containers, not only the pods: a pod added before its containers
-      // started would otherwise be warmed without them, and its eviction message would lack their usage.
-      const key = pods
-        .map((p) => `${p.metadata.uid}:${(lifecycle.getPodStatus(p.metadata.uid)?.containerStatuses ?? []).map((c) => c.containerID ?? "").join("+")}`)
-        .join(",");
-      const tick = plan.tick(key, near);
-      // The pressure path's memory-only summary (~0.5 ms): the first kernel event must not be the one
-      // that runs it cold (a cold first eviction is the slowest).
-      if (tick.memoryOnly)
-        summary.summary({ memoryOnly: true }).then(
-          (s) => void (near = memoryThresholdsNear(evictionConfig.thresholds, s)),
-          () => void (near = true),
-        );
-      if (tick.full) summary.summary().catch(() => undefined);
-    }, input.warmIntervalMs ?? 2000);
-    warmer.unref?.();
-  };
-
-  const component: AgentComponent = {
-    name: "eviction manager",
-    async start() {
-      imageFsDir = await runtimeImageFsDir(cri);
-      // Compile the decision path before the first kernel event needs it (see eviction/rehearsal.ts).
-      await rehearseEviction(evictionConfig).catch((e: unknown) => log.debug(`eviction rehearsal failed ${kv({ error: (e as Error).message })}`));
-      startWarmer();
-      if (config.kernelMemcgNotification) {
-        const events = notifierMetrics(input.metrics, () => notifiers);
-        const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, threadRealtime: NOTIFIER_THREAD_RT_PRIORITY, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
-        notifiers = startMemoryNotifiers({
-          ...priority,
-          podsCgroup: input.podsCgroup,
-          fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
-          repeatUseful: (target) => repeatCrossingUseful(manager.state(), target, clock.now()),
-          onTrigger(reason, lagMs) {
-            events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
-            tracer.onKernelEvent(reason, lagMs);
-            manager.trigger(reason);
-          },
-        });
-      } else {
-        log.info("kernel memory notification off (kernelMemcgNotification: false): memory is observed every 10s");
-      }
-      manager.start();
-    },
-    async stop() {
-      if (warmer) clearInterval(warmer);
-      manager.stop();
-      planner?.stop();
-      await notifiers?.close();
-      await tracer.close();
-    },
-  };
-
   return {
-    manager,
-    records,
-    evictionConfig,
-    summary,
-    tracer,
-    notifiers: () => notifiers,
-    explain: () => explainLive(manager, lifecycle.activePods(), evictionConfig, clock.now()),
-    component,
+    start() {
+      const plan = createWarmPlan();
+      let near = true;
+      warmer = setInterval(() => {
+        const pods = lifecycle.activePods();
+        if (pods.length === 0) return;
+        // Keyed on the running containers, not only the pods: a pod added before its containers
+        // started would otherwise be warmed without them, and its eviction message would lack their usage.
+        const key = pods
+          .map((p) => `${p.metadata.uid}:${(lifecycle.getPodStatus(p.metadata.uid)?.containerStatuses ?? []).map((c) => c.containerID ?? "").join("+")}`)
+          .join(",");
+        const tick = plan.tick(key, near);
+        // The pressure path's memory-only summary (~0.5 ms): the first kernel event must not be the one
+        // that runs it cold (a cold first eviction is the slowest).
+        if (tick.memoryOnly)
+          summary.summary({ memoryOnly: true }).then(
+            (s) => void (near = memoryThresholdsNear(ctx.evictionConfig.thresholds, s)),
+            () => void (near = true),
+          );
+        if (tick.full) summary.summary().catch(() => undefined);
+      }, warmIntervalMs ?? 2000);
+      warmer.unref?.();
+    },
+    stop() {
+      if (warmer) clearInterval(warmer);
+    },
   };
+}
+
+/** The kernel memory notifiers, each event an immediate cycle; the notifier thread prioritised and given the plan. */
+function startNotifiers(ctx: EvictionWiringContext, manager: EvictionManager, tracer: EvictionTracer, planner: FastEvictionPlanner | undefined): MemoryNotifiers {
+  const { input, clock } = ctx;
+  const events = notifierMetrics(input.metrics, () => ctx.notifiers);
+  const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, threadRealtime: NOTIFIER_THREAD_RT_PRIORITY, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
+  return startMemoryNotifiers({
+    ...priority,
+    podsCgroup: input.podsCgroup,
+    fastPlan: planner && { buffer: planner.buffer, dirs: planner.dirs, onOutcome: (o, at) => planner.onOutcome(o, at) },
+    repeatUseful: (target) => repeatCrossingUseful(manager.state(), target, clock.now()),
+    onTrigger(reason, lagMs) {
+      events.inc({ notifier: reason.startsWith("PSI") ? "psi" : "memcg_threshold" });
+      tracer.onKernelEvent(reason, lagMs);
+      manager.trigger(reason);
+    },
+  });
 }
 
 /** Where the notifier-thread eviction reads pod cgroups: the v1 memory mount, else a cgroup v2 mount with the memory controller (as detectMemoryNotification picks the notifier). */

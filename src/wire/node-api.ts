@@ -108,15 +108,30 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     return p;
   };
 
+  /** With the client identity: the clients, the node's registration, status and lease, the pod sync, certificate rotation. */
   function run(rest: RestConfig): void {
+    // The rate-limited main client, and the heartbeat's (no rate limit, a timeout within the lease).
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
-    const leaseSeconds = config.nodeLeaseDurationSeconds;
-    main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer });
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, leaseSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const client = (main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer }));
+    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, config.nodeLeaseDurationSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    // The node's registration, status and lease, over the heartbeat client.
+    const node = (mode = createMode(heartbeat, updateMs));
+    if (abort.signal.aborted) return;
+    input.events?.startRecordingToSink(apiEventSink(client));
+    serverCerts?.start(client);
+    node.start();
+    // The API's pods in, their statuses out, the static pods mirrored.
+    if (input.onPodUpdate) startPodSync(client, node, input.onPodUpdate);
+    // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
+    if (config.rotateCertificates && rest.certFile) startClientCertRotation(heartbeat, [client, heartbeat]);
+  }
+
+  /** The node side (upstream syncNodeStatus and the node lease controller), fed by the CRI runtime, the eviction manager and the machine. */
+  function createMode(heartbeat: KubeClient, updateMs: number): NodeApiMode {
     const hostname = nodeNameFrom(flags.hostnameOverride);
     const addresses = nodeAddresses(hostname, flags.nodeIP);
     nodeAddressList = addresses;
-    mode = createNodeApiMode(
+    return createNodeApiMode(
       {
         registration: { nodeName: input.nodeName, hostname, os: "linux", arch: goArch(), nodeLabels: flags.nodeLabels, registerWithTaints: config.registerWithTaints ?? [], providerID: config.providerID || undefined },
         registerNode: config.registerNode,
@@ -128,7 +143,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         kubeReserved: config.kubeReserved,
         updateFrequencyMs: updateMs,
         reportFrequencyMs: durationMs(config.nodeStatusReportFrequency),
-        leaseDurationSeconds: leaseSeconds,
+        leaseDurationSeconds: config.nodeLeaseDurationSeconds,
         startup,
       },
       {
@@ -147,56 +162,51 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       clock,
       input.events?.recorder,
     );
-    if (abort.signal.aborted) return;
-    input.events?.startRecordingToSink(apiEventSink(main));
-    serverCerts?.start(main);
-    mode.start();
-    if (input.onPodUpdate) {
-      const onUpdate = input.onPodUpdate;
-      let apiPods: Pod[] = [];
-      let mirrorPods: Pod[] = [];
-      const node = mode;
-      if (input.staticPods) {
-        mirrors = createMirrorPodManager({ client: main, clock, staticPods: input.staticPods, mirrorPods: () => mirrorPods, node: () => node.status.node(), staticPodTerminating: input.staticPodTerminating });
-        mirrors.start();
-      }
-      // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
-      podSource = createApiSource({
-        client: main,
-        nodeName: input.nodeName,
-        clock,
-        onUpdate: (u) => {
-          mirrorPods = u.pods.filter(isMirrorPod);
-          apiPods = u.pods.filter((p) => !isMirrorPod(p));
-          onUpdate({ ...u, pods: apiPods });
-          void mirrors?.syncOnce();
-          // A mirror may have just appeared: its static pod's status goes to it without waiting for the reconcile.
-          if (mirrorPods.length > 0) for (const p of input.staticPods?.() ?? []) statusSyncer?.podStatusChanged(p.metadata.uid);
-        },
-      });
-      podSource.start();
-      if (input.podStatus) {
-        statusSyncer = createApiStatusSyncer({ client: main, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) });
-        statusSyncer.start();
-        const syncer = statusSyncer;
-        const off = input.onPodStatusChange?.((uid) => syncer.podStatusChanged(uid));
-        if (off) stopStatusHook = off;
-      }
+  }
+
+  /** The API pod source (mirror pods kept apart), the static pods' mirror pods, and each pod status PATCHed as it changes. */
+  function startPodSync(client: KubeClient, node: NodeApiMode, onUpdate: (u: PodUpdate) => void): void {
+    let apiPods: Pod[] = [];
+    let mirrorPods: Pod[] = [];
+    if (input.staticPods) {
+      mirrors = createMirrorPodManager({ client, clock, staticPods: input.staticPods, mirrorPods: () => mirrorPods, node: () => node.status.node(), staticPodTerminating: input.staticPodTerminating });
+      mirrors.start();
     }
-    // rotateCertificates: renew the client certificate (kept under --cert-dir) before it expires.
-    if (config.rotateCertificates && rest.certFile) {
-      const clients = [main, heartbeat];
-      const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
-      rotation = createCertRotation({
-        client: heartbeat,
-        certDir: flags.certDir,
-        nodeName: input.nodeName,
-        clock,
-        onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
-        onRenewError: () => certMetrics?.renewError(),
-      });
-      rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
+    // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
+    podSource = createApiSource({
+      client,
+      nodeName: input.nodeName,
+      clock,
+      onUpdate: (u) => {
+        mirrorPods = u.pods.filter(isMirrorPod);
+        apiPods = u.pods.filter((p) => !isMirrorPod(p));
+        onUpdate({ ...u, pods: apiPods });
+        void mirrors?.syncOnce();
+        // A mirror may have just appeared: its static pod's status goes to it without waiting for the reconcile.
+        if (mirrorPods.length > 0) for (const p of input.staticPods?.() ?? []) statusSyncer?.podStatusChanged(p.metadata.uid);
+      },
+    });
+    podSource.start();
+    if (input.podStatus) {
+      const syncer = (statusSyncer = createApiStatusSyncer({ client, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) }));
+      syncer.start();
+      const off = input.onPodStatusChange?.((uid) => syncer.podStatusChanged(uid));
+      if (off) stopStatusHook = off;
     }
+  }
+
+  /** The client certificate renewed through the heartbeat client before it expires, every client switched to the new one. */
+  function startClientCertRotation(heartbeat: KubeClient, clients: KubeClient[]): void {
+    const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+    rotation = createCertRotation({
+      client: heartbeat,
+      certDir: flags.certDir,
+      nodeName: input.nodeName,
+      clock,
+      onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+      onRenewError: () => certMetrics?.renewError(),
+    });
+    rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));
   }
 
   return {

@@ -1,12 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { parseBootTime, parseMaxFds, parseProcStat, processCollector, statusBytes } from "../../src/server/process-metrics.ts";
+import { parseProcStat } from "../../src/kernel/proc-stat.ts";
+import { parseBootTime, parseMaxFds, processCollector, statusBytes } from "../../src/server/process-metrics.ts";
 
 describe("/proc parsing", () => {
   test("parseProcStat splits after the last paren of comm", () => {
     // comm with spaces and a ')' inside, as a process can name itself.
     const fields = ["S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "150", "50", "0", "0", "20", "0", "1", "0", "12345", "4096000", "300"];
     const s = parseProcStat(`42 (we ird) name) ${fields.join(" ")}\n`);
-    expect(s).toEqual({ utimeTicks: 150, stimeTicks: 50, startTimeTicks: 12345, virtualMemoryBytes: 4096000 });
+    expect(s).toEqual({ majorFaults: 9, utimeTicks: 150, stimeTicks: 50, startTimeTicks: 12345, virtualMemoryBytes: 4096000 });
   });
 
   test.each([

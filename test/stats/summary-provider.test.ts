@@ -6,7 +6,8 @@ import type { ContainerStats as CriContainerStats, Container as CriContainer, Po
 import type { PodLike } from "../../src/pod/pod-like.ts";
 import { createDirUsageCache } from "../../src/stats/dir-usage.ts";
 import { parseSummaryText } from "../../src/stats/summary-schema.ts";
-import { createSummaryProvider, groupCriListing, type SummaryCri, type SummaryProviderOptions } from "../../src/stats/summary-provider.ts";
+import { groupCriListing } from "../../src/stats/cri-stats.ts";
+import { createSummaryProvider, type SummaryCri, type SummaryProviderOptions } from "../../src/stats/summary-provider.ts";
 import type { FsStats, NodeStats } from "../../src/stats/summary.ts";
 
 const MI = 1024 * 1024;
