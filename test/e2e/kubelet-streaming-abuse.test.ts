@@ -130,7 +130,7 @@ for (const secure of [false, true]) {
       expect(a.p.proc.exitCode).toBeNull();
       await pollUntil(() => procFds(a.p.pid) <= fds0 + 4, `fds back near ${fds0} (now ${procFds(a.p.pid)})`, 30_000, 100);
       const growthMiB = (rss2 - rss1) / 1024;
-      console.log(`streaming abuse (${secure ? "TLS" : "plain"}): RSS after round 1 ${(rss1 / 1024).toFixed(1)} MiB, after round 2 ${(rss2 / 1024).toFixed(1)} MiB, fds ${fds0} → ${procFds(a.p.pid)}`);
+      console.log(`streaming abuse (${secure ? "TLS" : "plain"}): RSS after the first batch ${(rss1 / 1024).toFixed(1)} MiB, after the second ${(rss2 / 1024).toFixed(1)} MiB, fds ${fds0} → ${procFds(a.p.pid)}`);
       expect(growthMiB).toBeLessThan(16);
     }, 300_000);
 
