@@ -5,6 +5,7 @@
 // real API server. Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { issueCert } from "../../support/apiserver/pki.ts";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
@@ -95,6 +96,21 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
       await pf.exited;
     }
   }, 120_000);
+
+  test("another node's client certificate gets 403 on /exec: bunlet asks the real API server (Node authorizer, RBAC) with a SubjectAccessReview", async () => {
+    const other = await issueCert(cp.ca, cp.dir, "/O=system:nodes/CN=system:node:other-node");
+    const pod = (await json("get", "pods", "-l", "app=web")).items[0].metadata.name;
+    const url = `https://127.0.0.1:${n.port}/exec/default/${pod}/web?command=id&output=1`;
+    const tls = { cert: other.certPem, key: other.keyPem, rejectUnauthorized: false };
+    const denied = await fetch(url, { method: "POST", tls });
+    expect(denied.status).toBe(403);
+    expect(await denied.text()).toContain("user=system:node:other-node");
+    // The API server's own kubelet-client identity (system:masters) is allowed through the same check.
+    const admin = await issueCert(cp.ca, cp.dir, "/O=system:masters/CN=kube-apiserver-kubelet-client");
+    const allowed = await fetch(url, { method: "POST", tls: { cert: admin.certPem, key: admin.keyPem, rejectUnauthorized: false } });
+    expect(allowed.status).not.toBe(403);
+    expect(allowed.status).not.toBe(401);
+  }, 60_000);
 
   test("kubectl delete deployment: the pods are gone within their grace period", async () => {
     await cp.kubectl("delete", "deployment", "web", "--wait=true", "--timeout=60s");
