@@ -4,6 +4,7 @@
 // static pod's mirror never carries a stale resourceVersion. finalizers are kept (a mirror pod copies
 // them, as upstream's CreateMirrorPod copies the static pod's metadata).
 import { z } from "zod";
+import { podUidError } from "../pod-dir.ts";
 import { DNS_LABEL, DNS_SUBDOMAIN, time } from "./primitives.ts";
 
 const ownerReference = z.strictObject({
@@ -29,7 +30,11 @@ export const objectMeta = z
   .strictObject({
     name: z.string().min(1, "name is required").max(253).regex(DNS_SUBDOMAIN, "must be a DNS subdomain (lowercase alphanumerics, '-' and '.')"),
     namespace: z.string().regex(DNS_LABEL, "must be a DNS label").default(""),
-    uid: z.string().default(""),
+    // Empty: a static pod gets one from its content (static-pod.ts); otherwise it names a directory.
+    uid: z
+      .string()
+      .default("")
+      .refine((u) => u === "" || podUidError(u) === undefined, { error: (i) => podUidError(String(i.input)) ?? "invalid pod UID" }),
     labels: z.record(z.string(), z.string()).optional(),
     annotations: z.record(z.string(), z.string()).optional(),
     creationTimestamp: time,
