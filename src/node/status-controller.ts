@@ -9,7 +9,7 @@
 import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
-import { backoff } from "./backoff.ts";
+import { backoff } from "../kube/backoff.ts";
 import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "./condition-events.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import type { NodeCondition } from "../kube/types.ts";

@@ -22,7 +22,7 @@ import type { PodUpdate } from "./sources/update.ts";
 import { createStatusManager, isTerminalPhase } from "./status-manager.ts";
 import { generatePodStatus, terminalStatus } from "./status.ts";
 import type { Pod, PodStatus } from "./types.ts";
-import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "../node/runtime-state.ts";
+import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "./runtime-state.ts";
 import { markRuntimeDown } from "./status.ts";
 import { unsupportedSpecAdmitHandler } from "./admit-unsupported.ts";
 import { needsReadinessReconcile } from "./readiness-gates.ts";

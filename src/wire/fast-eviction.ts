@@ -27,7 +27,7 @@ import { dirname, join } from "node:path";
 import { close, O_CLOEXEC, O_RDONLY, open, pidfd_open, pidfd_send_signal } from "../../ffi/libc.ts";
 import { exemptFromEviction } from "../eviction/policy.ts";
 import { makeSignalObservations } from "../eviction/observations.ts";
-import { podRequest } from "../eviction/pod-resources.ts";
+import { podRequest } from "../pod/pod-resources.ts";
 import { rankMemoryPressure } from "../eviction/rank.ts";
 import { isMemorySignal } from "../eviction/signals.ts";
 import { isHardThreshold, thresholdAmount, type Threshold } from "../eviction/threshold.ts";

@@ -5,16 +5,9 @@ import type { RuntimeContainerStatus, RuntimePodStatus } from "../runtime.ts";
 import { hashContainer } from "./hash.ts";
 import { computeInitContainerActions } from "./init-actions.ts";
 import { isSidecar } from "./termination.ts";
-import type { KubeContainer, KubePod } from "./types.ts";
+import type { ContainerToKill, KubeContainer, KubePod } from "./types.ts";
 
-export interface ContainerToKill {
-  id: string;
-  name: string;
-  /** Why, as upstream logs/records it, e.g. "Container app definition changed, will be restarted". */
-  message: string;
-  /** Which probe killed it, for the probe-level terminationGracePeriodSeconds (termination.ts). */
-  reason?: "liveness" | "startup";
-}
+export type { ContainerToKill };
 
 export interface PodActions {
   /** Stop every container and the sandbox(es) first (sandbox changed, or nothing left to run). */
