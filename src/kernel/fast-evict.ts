@@ -212,7 +212,9 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
       c++;
     }
   });
-  plan.dirLinks.forEach((n, k) => (f[FDIR_BASE + k] = n));
+  plan.dirLinks.forEach((n, k) => {
+    f[FDIR_BASE + k] = n;
+  });
   i[H_THRESHOLDS] = plan.thresholds.length;
   i[H_PODS] = plan.pods.length;
   i[H_DIRS] = plan.dirLinks.length;

@@ -61,7 +61,7 @@ export function shouldContainerBeRestarted(pod: KubePod, s: RuntimeContainerStat
 }
 
 /** Whether a new sandbox is needed and with which attempt (upstream podSandboxChanged). */
-export function podSandboxChanged(pod: KubePod, status: RuntimePodStatus): { changed: boolean; attempt: number; sandboxId: string } {
+export function podSandboxChanged(_pod: KubePod, status: RuntimePodStatus): { changed: boolean; attempt: number; sandboxId: string } {
   const newest = status.sandboxes[0];
   if (!newest) return { changed: true, attempt: 0, sandboxId: "" };
   const readyCount = status.sandboxes.filter((s) => s.state === "ready").length;
@@ -148,7 +148,7 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
   let keepCount = 0;
   for (const c of pod.spec.containers) {
     const s = latestStatus(status, c.name);
-    if (!s || s.state !== "running") {
+    if (s?.state !== "running") {
       if (shouldContainerBeRestarted(pod, s)) actions.containersToStart.push(c.name);
       continue;
     }
