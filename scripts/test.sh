@@ -14,6 +14,13 @@ if [ -n "${CI:-}" ] || [ -n "${BUNLET_V2_GUEST:-}" ]; then
   # Not fatal here: without the kernel, test/integration/v2 fails under CI and says why.
   bash scripts/host/setup.sh v2-guest || echo "test.sh: the cgroup v2 guest kernel could not be built" >&2
 fi
+# The upstream test bed (docs/upstream.md): the real control plane and e2e.test, built once from the Go
+# module proxy and cached under /var/tmp. Without Go, the real-cluster tests skip and say so. The
+# upstream kubelet is left out here: its reference run is a command of its own.
+if command -v go >/dev/null 2>&1; then
+  BUNLET_UPSTREAM_TARGETS="kube-apiserver kube-controller-manager kube-scheduler kubectl agnhost ginkgo e2e.test" \
+    bash scripts/upstream/build.sh >/dev/null
+fi
 bash scripts/build.sh
 # bunfig.toml cannot set the per-test timeout (Bun 1.4 ignores [test] timeout); pass it here.
 exec bun test --timeout 60000 "$@"

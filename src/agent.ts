@@ -52,7 +52,7 @@ import pkg from "../package.json" with { type: "json" };
 /** The part of CONFIG's LoadedConfig the agent reads (LoadedConfig is assignable to it). */
 export interface AgentInput {
   config: KubeletConfiguration;
-  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string };
+  flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string; unsafeLoopbackDebugHandlers?: boolean };
 }
 
 export type { AgentComponent };
@@ -184,6 +184,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
       certDir: flags.certDir ?? "/var/lib/kubelet/pki",
       authClient: deps.authClient,
       servingCertificates: deps.servingCertificates,
+      apiServerMode: !!flags.kubeconfig,
     });
     servers = await startServers(
       {
@@ -195,6 +196,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
         enableServer: config.enableServer,
         enableDebuggingHandlers: config.enableDebuggingHandlers,
         secure,
+        unsafeLoopbackDebugHandlers: flags.unsafeLoopbackDebugHandlers,
       },
       providers,
     );

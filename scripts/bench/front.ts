@@ -1,7 +1,7 @@
-// scripts/bench/front.ts: what the main port's connection front costs (src/server/streaming/front.ts:
-// the first request of each connection is looked at, then bytes are piped to Bun.serve). The same
-// routes served by startServers without the streaming endpoints (Bun.serve on the socket) and with
-// them (the front), over loopback:
+// scripts/bench/front.ts: what serving the streaming endpoints costs the main port. The same routes
+// served by startServers without them (the plain port: Bun.serve behind the connection-capping
+// pipe, connections.ts) and with them (node:http on the accepted socket, src/server/http-on-socket.ts,
+// the engine of the TLS port too), over loopback:
 //   - latency p50/p99 of /healthz and of a 110-pod /stats/summary on a keep-alive connection,
 //   - a new connection per request (the first-request look happens every time),
 //   - throughput of a large body (/containerLogs of a CRI log file, MB/s).
@@ -34,7 +34,7 @@ const pct = (xs: number[], p: number) => xs.sort((a, b) => a - b)[Math.min(xs.le
 
 async function measure(streaming: boolean) {
   const running = await startServers(
-    { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0 },
+    { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, unsafeLoopbackDebugHandlers: true },
     { getPods: () => pods, getSummary: () => summary, metrics: createRegistry(), podLogsDir: join(dir), streaming: streaming ? noStreams : undefined },
   );
   const base = running.get("main")!.url;
@@ -66,8 +66,8 @@ async function measure(streaming: boolean) {
 try {
   const direct = await measure(false);
   const fronted = await measure(true);
-  console.log(`main port: Bun.serve on the socket vs the connection front (${REQUESTS} requests, ${LOG_MIB} MiB log)`);
-  for (const k of Object.keys(direct)) console.log(`  ${k.padEnd(38)} direct ${direct[k]!.padEnd(18)} front ${fronted[k]}`);
+  console.log(`main port: Bun.serve (plain, piped) vs node:http on the socket (${REQUESTS} requests, ${LOG_MIB} MiB log)`);
+  for (const k of Object.keys(direct)) console.log(`  ${k.padEnd(38)} Bun.serve ${direct[k]!.padEnd(18)} node:http ${fronted[k]}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

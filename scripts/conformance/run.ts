@@ -45,11 +45,11 @@ function focusExpression(): string {
 }
 
 async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
-  const report = join(out, `${args.node}.ginkgo.json`);
   const argv = [
     join(bin, "ginkgo"), `--procs=${args.procs}`, `--timeout=${args.timeout}`, "--no-color", "--succinct",
     `--focus=${focusExpression()}`, `--skip=${skipExpression()}`,
-    `--json-report=${report}`, `--output-dir=${out}`,
+    // With --output-dir, ginkgo writes the report under it by this name.
+    `--json-report=${args.node}.ginkgo.json`, `--output-dir=${out}`,
     join(bin, "e2e.test"), "--",
     `--kubeconfig=${cp.admin}`, "--provider=skeleton", `--kubectl-path=${cp.kubectlBinary}`,
     `--container-runtime-endpoint=${n.ctd.endpoint}`, "--disable-log-dump", "--dump-logs-on-failure=false",

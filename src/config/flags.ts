@@ -42,6 +42,8 @@ export interface NodeFlags {
   v: number;
   /** Effective registerNode (the config field); mirrored here for convenience. */
   registerNode: boolean;
+  /** bunlet: serve exec/attach/portForward/run/containerLogs/logs on the plain loopback port (standalone, no TLS). */
+  unsafeLoopbackDebugHandlers: boolean;
   /** bunlet: file that receives one JSON line per eviction decision. */
   evictionTrace?: string;
   cloudProvider?: string;
@@ -239,6 +241,7 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
   cfg("topology-manager-policy", "string", "topologyManagerPolicy", "Topology Manager policy to use. Possible values: `none`, `best-effort`, `restricted`, `single-numa-node`.", { default: '"none"' }),
   cfg("topology-manager-policy-options", "mapStringString", "topologyManagerPolicyOptions", "A set of `key=value` Topology Manager policy options to use, to fine tune their behaviour."),
   cfg("topology-manager-scope", "string", "topologyManagerScope", "Scope to which topology hints are applied. Possible values: `container`, `pod`.", { default: '"container"' }),
+  node("unsafe-loopback-debug-handlers", "bool", "unsafeLoopbackDebugHandlers", "bunlet: standalone without TLS, also serve `/exec`, `/attach`, `/portForward`, `/run`, `/containerLogs` and `/logs` on the plain-HTTP loopback main port, where there is no authentication: every local process may then run commands in every container and read every log. Without it they answer 403. Ignored when the main port is TLS (API-server mode, TLS files, a client CA).", ACT),
   node("v", "level", "v", "number for the log level verbosity", { ...ACT, shorthand: "v" }),
   node("version", "version", "version", "Print version information and quit; `--version=vX.Y.Z...` sets the reported version.", ACT),
   cfg("vmodule", "vmodule", "logging.vmodule", "comma-separated list of pattern=N settings for file-filtered logging (only works for text log format)", { deprecated: false }),

@@ -80,6 +80,7 @@ export function defaultNodeFlags(): NodeFlags {
     v: 0,
     registerNode: true,
     experimentalAllocatableIgnoreEviction: false,
+    unsafeLoopbackDebugHandlers: false,
     help: false,
   };
 }

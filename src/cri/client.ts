@@ -56,7 +56,8 @@ export interface CriClient {
   listContainerStats(filter?: T.ContainerStatsFilter): Promise<T.ContainerStats[]>;
   /** Asks the runtime to reopen the container's log file (after the kubelet renamed it to rotate it). */
   reopenContainerLog(containerId: string): Promise<void>;
-  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<T.ExecSyncResponse>;
+  /** `signal` cancels the call; the runtime then kills the command (containerd: execInternal's context). */
+  execSync(containerId: string, cmd: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<T.ExecSyncResponse>;
   /** The runtime's streaming-server URL for an exec session (CRI Exec); the kubelet proxies the client to it. */
   exec(containerId: string, cmd: string[], streams: T.StreamOptions): Promise<string>;
   /** The streaming URL to attach to the container's main process (CRI Attach). */
@@ -121,20 +122,20 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   const delays = retryDelays(opts.retryBudgetMs ?? 5000);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
-  async function call<R>(t: UnaryTransport, path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs): Promise<R> {
+  async function call<R>(t: UnaryTransport, path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs, signal?: AbortSignal): Promise<R> {
     const c = getCodec();
     const bytes = c.encode(reqType, req);
     for (let attempt = 0; ; attempt++) {
       try {
-        return c.decode<R>(resType, await t.unary(path, bytes, deadlineMs));
+        return c.decode<R>(resType, await t.unary(path, bytes, deadlineMs, signal));
       } catch (e) {
         const delay = delays[attempt];
-        if (!isRetryable(e) || delay === undefined) throw e;
+        if (!isRetryable(e) || delay === undefined || signal?.aborted) throw e;
         await sleep(delay);
       }
     }
   }
-  const rt = <R>(m: string, req: object, deadlineMs?: number) => call<R>(transport, RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs);
+  const rt = <R>(m: string, req: object, deadlineMs?: number, signal?: AbortSignal) => call<R>(transport, RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs, signal);
   const img = <R>(m: string, req: object, deadlineMs?: number) => call<R>(imageTransport, IMAGE + m, `${m}Request`, `${m}Response`, req, deadlineMs);
   const spec = (i: string | T.ImageSpec): T.ImageSpec => (typeof i === "string" ? { image: i } : i);
 
@@ -163,8 +164,8 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     listContainerStats: async (filter) =>
       (await rt<{ stats: T.ContainerStats[] }>("ListContainerStats", filter ? { filter } : {})).stats,
     reopenContainerLog: async (containerId) => void (await rt("ReopenContainerLog", { containerId })),
-    execSync: (containerId, cmd, timeoutSeconds) =>
-      rt("ExecSync", { containerId, cmd, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000),
+    execSync: (containerId, cmd, timeoutSeconds, signal) =>
+      rt("ExecSync", { containerId, cmd, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000, signal),
     exec: async (containerId, cmd, { stdin, stdout, stderr, tty }) =>
       (await rt<{ url: string }>("Exec", { containerId, cmd, tty, stdin, stdout, stderr })).url,
     attach: async (containerId, { stdin, stdout, stderr, tty }) =>

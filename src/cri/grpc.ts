@@ -20,9 +20,20 @@ export const GrpcCode = {
   ALREADY_EXISTS: 6,
   FAILED_PRECONDITION: 9,
   UNIMPLEMENTED: 12,
+  RESOURCE_EXHAUSTED: 8,
   INTERNAL: 13,
   UNAVAILABLE: 14,
 } as const;
+
+/**
+ * The largest reply message accepted (upstream pkg/kubelet/cri/remote: maxMsgSize = 16 MiB, the
+ * kubelet's grpc.MaxCallRecvMsgSize): an ExecSync of a command that prints gigabytes, or a runtime
+ * that answers nonsense, costs a RESOURCE_EXHAUSTED error, not the kubelet's memory.
+ */
+export const MAX_RECV_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+const tooLarge = (method: string, receivedBytes: number) =>
+  new GrpcError(method, GrpcCode.RESOURCE_EXHAUSTED, `grpc: received message larger than max (${receivedBytes} vs. ${MAX_RECV_MESSAGE_BYTES})`);
 
 export class GrpcError extends Error {
   constructor(
@@ -36,8 +47,11 @@ export class GrpcError extends Error {
 }
 
 export interface UnaryTransport {
-  /** Sends one request message and resolves with the reply message bytes. */
-  unary(method: string, request: Uint8Array, deadlineMs: number): Promise<Uint8Array>;
+  /**
+   * Sends one request message and resolves with the reply message bytes. `signal` cancels the call
+   * (the runtime sees the stream reset, as a Go client's cancelled context): CANCELLED.
+   */
+  unary(method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<Uint8Array>;
   close(): void;
 }
 
@@ -54,6 +68,7 @@ export function unframe(method: string, body: Uint8Array): Uint8Array {
   if (body.length < 5) throw new GrpcError(method, GrpcCode.INTERNAL, `short frame of ${body.length} bytes`);
   if (body[0] !== 0) throw new GrpcError(method, GrpcCode.INTERNAL, "compressed reply not supported");
   const len = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(1);
+  if (len > MAX_RECV_MESSAGE_BYTES) throw tooLarge(method, len);
   if (body.length < 5 + len) throw new GrpcError(method, GrpcCode.INTERNAL, `truncated frame: ${body.length - 5} of ${len} bytes`);
   return body.subarray(5, 5 + len);
 }
@@ -111,7 +126,8 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
     return b;
   };
 
-  async function unary(method: string, request: Uint8Array, deadlineMs: number): Promise<Uint8Array> {
+  async function unary(method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (signal?.aborted) throw new GrpcError(method, GrpcCode.CANCELLED, "cancelled by the caller");
     let h: H2Connection;
     try {
       h = await connection();
@@ -122,15 +138,21 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
     } catch (e) {
       throw new GrpcError(method, GrpcCode.UNAVAILABLE, (e as Error).message);
     }
-    const call = h.request(requestHeaders(method, grpcTimeout(deadlineMs)), frame(request));
+    const call = h.request(requestHeaders(method, grpcTimeout(deadlineMs)), frame(request), { maxBodyBytes: 5 + MAX_RECV_MESSAGE_BYTES });
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    // Rejected before the cancel settles the call: the race reports the deadline, or the caller's cancel.
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        // Rejected before the cancel settles the call: the race reports the deadline.
         reject(new GrpcError(method, GrpcCode.DEADLINE_EXCEEDED, `no reply within ${deadlineMs} ms`));
         call.cancel();
       }, deadlineMs);
       timer.unref?.();
+      onAbort = () => {
+        reject(new GrpcError(method, GrpcCode.CANCELLED, "cancelled by the caller"));
+        call.cancel();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
     let res;
     try {
@@ -139,6 +161,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
       if (e instanceof GrpcError) throw e;
       if (!(e instanceof H2Error)) throw e;
       if (!h.usable() && conn && (await conn.catch(() => undefined)) === h) conn = undefined;
+      if (e.kind === "too-large") throw tooLarge(method, (e.receivedBytes ?? 5) - 5);
       if (e.kind === "unavailable") {
         // No response headers at all: the connection went away (containerd stopping) — retryable.
         throw new GrpcError(method, e.responded ? GrpcCode.UNKNOWN : GrpcCode.UNAVAILABLE, e.responded ? "reply without grpc-status" : e.message);
@@ -150,6 +173,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
       throw new GrpcError(method, GrpcCode.INTERNAL, e.message);
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
     // Trailers, or the headers of a trailers-only reply, carry the status.
     const where = header(res.trailers, "grpc-status") !== undefined ? res.trailers : res.headers;
@@ -193,7 +217,7 @@ export function createNodeHttp2GrpcTransport(socketPath: string): UnaryTransport
     return s;
   };
 
-  const unary = (method: string, request: Uint8Array, deadlineMs: number) =>
+  const unary = (method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal) =>
     new Promise<Uint8Array>((resolve, reject) => {
       let s: http2.ClientHttp2Session;
       try {
@@ -254,7 +278,20 @@ export function createNodeHttp2GrpcTransport(socketPath: string): UnaryTransport
         }
       });
       stream.on("trailers", readStatus);
-      stream.on("data", (c: Buffer) => chunks.push(c));
+      let received = 0;
+      stream.on("data", (c: Buffer) => {
+        received += c.length;
+        if (received <= 5 + MAX_RECV_MESSAGE_BYTES) return void chunks.push(c);
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        finish(tooLarge(method, received - 5));
+      });
+      const onAbort = () => {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        finish(new GrpcError(method, GrpcCode.CANCELLED, "cancelled by the caller"));
+      };
+      if (signal?.aborted) onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      stream.once("close", () => signal?.removeEventListener("abort", onAbort));
       stream.on("end", () => finish());
       stream.on("close", () => finish());
       stream.on("error", (e: Error & { code?: string }) => {

@@ -38,14 +38,17 @@ export interface H2Response {
 /**
  * Why an exchange failed. "unavailable": no connection, or it closed (or went away) before this
  * stream's response ended — the request may not have been processed; "reset": the server reset the
- * stream (RST_STREAM code in h2Code); "protocol": the server broke HTTP/2.
+ * stream (RST_STREAM code in h2Code); "protocol": the server broke HTTP/2; "too-large": the response
+ * body passed the request's maxBodyBytes (the stream was cancelled; the connection goes on).
  */
 export class H2Error extends Error {
   constructor(
-    readonly kind: "unavailable" | "reset" | "protocol",
+    readonly kind: "unavailable" | "reset" | "protocol" | "too-large",
     message: string,
     readonly responded = false,
     readonly h2Code?: number,
+    /** "too-large": the body bytes received when the stream was cancelled. */
+    readonly receivedBytes?: number,
   ) {
     super(message);
     this.name = "H2Error";
@@ -59,6 +62,9 @@ interface Stream {
   headers?: HeaderList;
   trailers?: HeaderList;
   chunks: Uint8Array[];
+  /** Response body bytes so far, and the most this stream may receive. */
+  received: number;
+  maxBodyBytes: number;
   /** Request body not yet sent (flow control), and whether END_STREAM went out. */
   pending: Uint8Array;
   sendWindow: number;
@@ -66,8 +72,11 @@ interface Stream {
 }
 
 export interface H2Connection {
-  /** `headers`: a header block as encodeHeaders makes it (callers may reuse one: it holds no connection state). */
-  request(headers: Uint8Array, body: Uint8Array): { response: Promise<H2Response>; cancel(): void };
+  /**
+   * `headers`: a header block as encodeHeaders makes it (callers may reuse one: it holds no connection
+   * state). A response body past `maxBodyBytes` cancels the stream and fails it ("too-large").
+   */
+  request(headers: Uint8Array, body: Uint8Array, opts?: { maxBodyBytes?: number }): { response: Promise<H2Response>; cancel(): void };
   /** False once the connection closed, failed or got GOAWAY: make a new one for new requests. */
   usable(): boolean;
   close(): void;
@@ -216,6 +225,11 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
         }
         const s = streams.get(id);
         if (!s) return;
+        s.received += data.length;
+        if (s.received > s.maxBodyBytes) {
+          write(frame(Frame.RST_STREAM, 0, s.id, u32(8))); // CANCEL: nothing more of it is kept
+          return finish(s, new H2Error("too-large", `response body larger than ${s.maxBodyBytes} bytes`, true, 8, s.received));
+        }
         if (data.length > 0) s.chunks.push(data.slice());
         if (flags & END_STREAM) finish(s);
         return;
@@ -333,14 +347,14 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
   refresh();
 
   return {
-    request(headers, body) {
+    request(headers, body, opts = {}) {
       let stream: Stream | undefined;
       const response = new Promise<H2Response>((resolve, reject) => {
         if (closed || goneAway) return reject(new H2Error("unavailable", "connection closed before a reply"));
         const id = nextId;
         nextId += 2;
         if (nextId >= STREAM_ID_LIMIT) goneAway = true; // retire: the next request opens a new connection
-        stream = { id, resolve, reject, chunks: [], pending: body, sendWindow: peerWindow, done: false };
+        stream = { id, resolve, reject, chunks: [], received: 0, maxBodyBytes: opts.maxBodyBytes ?? Infinity, pending: body, sendWindow: peerWindow, done: false };
         streams.set(id, stream);
         refresh();
         const block = headers;

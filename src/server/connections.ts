@@ -1,10 +1,16 @@
 // Connection caps for the kubelet's listeners (beyond upstream, whose Go servers accept without
 // bound: 20,000 half-open connections would take every fd and blind the eviction manager). Each server accepts at most `maxConnections` concurrent connections and at most
 // `maxPerClient` from one client address; beyond that a new connection is closed at accept, before
-// TLS or HTTP cost anything, and one warning per server per minute says so.
+// TLS or HTTP cost anything, and one warning per server per minute says so. A connection that proves
+// a client certificate verified against clientCAFile (the API server's kubelet client, which carries
+// every tenant's exec and logs -f) is then no longer counted against its address: one tenant's
+// long-running streams through the API server must not shut everyone else out of theirs. It still
+// counts against the server's cap, the fd protection.
 //
-// Bun.serve exposes no accept hook, so plain listeners are a node:net front piping each connection to
-// a private Bun.serve on loopback — the shape the TLS listener (tls/secure-server.ts) already has.
+// Bun.serve exposes no accept hook, so the plain listeners without the container-access handlers
+// (the default loopback main port, healthz, read-only) are a node:net front piping each connection to
+// a private Bun.serve on loopback; nothing there depends on who the client is. The TLS listener (and
+// the opted-in plain one) accept on node:net/node:tls and serve with node:http on the socket itself.
 import net from "node:net";
 import type { Server } from "bun";
 import { kv, log } from "../log.ts";
@@ -29,6 +35,8 @@ export function defaultConnectionLimits(openFilesLimit: number): ConnectionLimit
 export interface ConnectionGate {
   active(): number;
   refused(): number;
+  /** The connection from address:port authenticated with a verified client certificate: its address's cap no longer applies to it. */
+  exemptFromClientCap(address: string | undefined, port: number | undefined): void;
 }
 
 /** Enforces `limits` on `server`'s accepted connections (listen on 'connection', before TLS). */
@@ -40,6 +48,13 @@ export function limitConnections(
   nowMs: () => number = Date.now,
 ): ConnectionGate {
   const perClient = new Map<string, number>();
+  /** Open connections by "address:port": their client address, and whether they were exempted. */
+  const open = new Map<string, { client: string; exempt: boolean }>();
+  const release = (client: string) => {
+    const n = (perClient.get(client) ?? 1) - 1;
+    if (n <= 0) perClient.delete(client);
+    else perClient.set(client, n);
+  };
   let active = 0;
   let refused = 0;
   let refusedSinceLog = 0;
@@ -63,14 +78,25 @@ export function limitConnections(
     }
     active++;
     perClient.set(client, mine + 1);
+    const key = `${client}:${sock.remotePort}`;
+    const entry = { client, exempt: false };
+    open.set(key, entry);
     sock.once("close", () => {
       active--;
-      const n = (perClient.get(client) ?? 1) - 1;
-      if (n <= 0) perClient.delete(client);
-      else perClient.set(client, n);
+      if (open.get(key) === entry) open.delete(key);
+      if (!entry.exempt) release(client);
     });
   });
-  return { active: () => active, refused: () => refused };
+  return {
+    active: () => active,
+    refused: () => refused,
+    exemptFromClientCap(address, port) {
+      const entry = open.get(`${address ?? "unknown"}:${port}`);
+      if (!entry || entry.exempt) return;
+      entry.exempt = true;
+      release(entry.client);
+    },
+  };
 }
 
 export interface PlainServer {

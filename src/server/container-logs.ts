@@ -2,12 +2,12 @@
 // kuberuntime/logs): the container's CRI log file (<podLogsDir>/<ns>_<pod>_<uid>/<container>/<n>.log,
 // lines "<RFC3339Nano> <stream> <P|F> <content>") decoded back to what the container wrote, with
 // the PodLogOptions query: follow, tailLines, limitBytes, sinceSeconds, sinceTime, timestamps,
-// previous. While following, a rotation (file renamed, a new one created) is noticed by inode and
-// the new file is read from its start, so nothing is lost or repeated.
-import { watch, type FSWatcher } from "node:fs";
-import { open, readdir, stat, type FileHandle } from "node:fs/promises";
+// previous. The file is streamed a block at a time (container-log-reader.ts), never read whole; a
+// follow survives log rotation and ends after 4 h at most (upstream's server WriteTimeout).
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { decodeCriLine, formatEntry, type CriLogEntry } from "../cri/log-format.ts";
+import { containerLogStream } from "./container-log-reader.ts";
 import { json, text } from "./router.ts";
 
 export { decodeCriLine, formatEntry, type CriLogEntry };
@@ -22,8 +22,6 @@ export interface LogOptions {
 }
 
 /** The entry is at or after sinceMs (always, without a since). */
-const since = (sinceMs: number | undefined) => (e: CriLogEntry) => sinceMs === undefined || Date.parse(e.timeText) >= sinceMs;
-
 type Parsed = { options: LogOptions } | { status: number; message: string };
 
 function int(q: URLSearchParams, name: string): number | undefined | Error {
@@ -56,14 +54,6 @@ export function parseLogOptions(q: URLSearchParams, nowMs: number): Parsed {
   };
 }
 
-/** Decodes whole lines of a log text; filters by since, then keeps the last tailLines. */
-export function selectEntries(lines: readonly string[], o: Pick<LogOptions, "sinceMs" | "tailLines">): CriLogEntry[] {
-  let entries = lines.map(decodeCriLine).filter((e): e is CriLogEntry => e !== undefined);
-  if (o.sinceMs !== undefined) entries = entries.filter(since(o.sinceMs));
-  if (o.tailLines !== undefined) entries = o.tailLines === 0 ? [] : entries.slice(-o.tailLines);
-  return entries;
-}
-
 /** <dir>/<n>.log files by restart count, newest first. */
 export async function containerLogFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
@@ -73,120 +63,12 @@ export async function containerLogFiles(dir: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
-const enc = new TextEncoder();
-
-/** Caps what is sent at limitBytes (upstream LimitWriter). */
-function limiter(limitBytes: number | undefined) {
-  let left = limitBytes ?? Infinity;
-  return {
-    take(s: string): Uint8Array | undefined {
-      if (left <= 0) return undefined;
-      let b = enc.encode(s);
-      if (b.length > left) b = b.subarray(0, left);
-      left -= b.length;
-      return b;
-    },
-    get done() {
-      return left <= 0;
-    },
-  };
-}
-
-interface FollowState {
-  path: string;
-  /** The file being read; kept open so a renamed (rotated) file is still read to its end. */
-  fh?: FileHandle;
-  pos: number;
-  carry: string;
-}
-
-/** Waits for a change in `dir` (fs.watch), at most 1 s (a missed event costs one second, not the tail). */
-function changeWaiter(dir: string): { next(signal: AbortSignal): Promise<void>; close(): void } {
-  let wake: (() => void) | undefined;
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dir, () => wake?.());
-  } catch {
-    watcher = undefined;
-  }
-  return {
-    next: (signal) =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(done, 1000);
-        function done() {
-          clearTimeout(t);
-          signal.removeEventListener("abort", done);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-        signal.addEventListener("abort", done);
-      }),
-    close: () => watcher?.close(),
-  };
-}
-
-async function readChunk(st: FollowState): Promise<string[] | undefined> {
-  if (!st.fh) return undefined;
-  const buf = Buffer.alloc(1 << 20);
-  const { bytesRead } = await st.fh.read(buf, 0, buf.length, st.pos);
-  if (bytesRead === 0) return undefined;
-  st.pos += bytesRead;
-  const parts = (st.carry + buf.subarray(0, bytesRead).toString("utf8")).split("\n");
-  st.carry = parts.pop()!;
-  return parts;
-}
-
-/** New complete lines; at the end of a file that was rotated away, moves on to the new one. */
-async function readMore(st: FollowState): Promise<string[] | undefined> {
-  const lines = await readChunk(st);
-  if (lines) return lines;
-  const [now, cur] = await Promise.all([stat(st.path).catch(() => undefined), st.fh?.stat()]);
-  if (!now || (cur && now.ino === cur.ino)) return undefined;
-  // Rotated: whatever reached the old file before the rename comes first.
-  const tail = await readChunk(st);
-  if (tail) return tail;
-  const next = await open(st.path).catch(() => undefined);
-  if (!next) return undefined;
-  await st.fh?.close();
-  Object.assign(st, { fh: next, pos: 0, carry: "" });
-  return (await readChunk(st)) ?? [];
-}
-
-function followStream(first: Uint8Array | undefined, st: FollowState, o: LogOptions, limit: ReturnType<typeof limiter>, signal: AbortSignal): ReadableStream<Uint8Array> {
-  const waiter = changeWaiter(join(st.path, ".."));
-  const abort = new AbortController();
-  signal.addEventListener("abort", () => abort.abort());
-  let sentFirst = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (!sentFirst && first) {
-        sentFirst = true;
-        return controller.enqueue(first);
-      }
-      while (!abort.signal.aborted && !limit.done) {
-        const lines = await readMore(st);
-        const out = (lines ?? []).map(decodeCriLine).filter((e): e is CriLogEntry => e !== undefined && since(o.sinceMs)(e));
-        const chunk = out.length > 0 ? limit.take(out.map((e) => formatEntry(e, o.timestamps)).join("")) : undefined;
-        if (chunk) return controller.enqueue(chunk);
-        if (!lines) await waiter.next(abort.signal);
-      }
-      waiter.close();
-      await st.fh?.close();
-      controller.close();
-    },
-    async cancel() {
-      abort.abort();
-      waiter.close();
-      await st.fh?.close();
-    },
-  });
-}
-
 export interface ContainerLogsDeps {
   getPods(): readonly object[] | Promise<readonly object[]>;
   podLogsDir: string;
   nowMs?: () => number;
+  /** Longest follow (default 4 h). */
+  maxFollowMs?: number;
 }
 
 type PodLike = { metadata?: { name?: string; namespace?: string; uid?: string }; spec?: Record<string, { name?: string }[] | undefined> };
@@ -223,21 +105,8 @@ export function containerLogsHandler(deps: ContainerLogsDeps): (req: Request, ur
     if (!path) {
       return text(o.previous ? `previous terminated container "${container}" in pod "${pod}" not found\n` : `container "${container}" in pod "${pod}" is waiting to start\n`, 400);
     }
-    const fh = await open(path);
-    const bytes = await fh.readFile({ encoding: "utf8" }).catch(async (e) => {
-      await fh.close();
-      throw e;
-    });
-    const lines = bytes.split("\n");
-    const carry = lines.pop()!;
-    const limit = limiter(o.limitBytes);
-    const first = limit.take(selectEntries(lines, o).map((e) => formatEntry(e, o.timestamps)).join(""));
-    const headers = { "content-type": "text/plain; charset=utf-8" };
-    if (!o.follow || o.previous) {
-      await fh.close();
-      return new Response(new Blob(first ? [first as Uint8Array<ArrayBuffer>] : []), { headers });
-    }
-    const st: FollowState = { path, fh, pos: Buffer.byteLength(bytes), carry };
-    return new Response(followStream(first, st, o, limit, req.signal), { headers });
+    const follow = o.follow && !o.previous;
+    const body = await containerLogStream(path, { ...o, follow, maxFollowMs: deps.maxFollowMs }, req.signal);
+    return new Response(body, { headers: { "content-type": "text/plain; charset=utf-8" } });
   };
 }

@@ -49,6 +49,25 @@ export interface ServerProviders {
 export interface EndpointOpts {
   /** Main port: /configz (debugging handlers). Read-only port: false. */
   debuggingHandlers: boolean;
+  /**
+   * The debugging handlers that reach into containers and logs (CONTAINER_ACCESS_PATHS). false on
+   * the plain loopback port, where nobody is authenticated, unless --unsafe-loopback-debug-handlers:
+   * they answer 403. Default true.
+   */
+  containerAccess?: boolean;
+}
+
+/** Debugging handlers that run commands in containers or read container and node logs. */
+export const CONTAINER_ACCESS_PATHS = ["/exec", "/attach", "/portForward", "/run", "/containerLogs", "/logs"] as const;
+
+/** Why CONTAINER_ACCESS_PATHS answer 403 on the plain loopback port (kept short: it is a response body). */
+export const CONTAINER_ACCESS_REFUSED =
+  "Forbidden: exec, attach, portForward, run, containerLogs and logs are not served without authentication; serve TLS (tlsCertFile, clientCAFile or --kubeconfig) or start bunlet with --unsafe-loopback-debug-handlers\n";
+
+function containerAccessRefusedRoutes(): Route[] {
+  const handler = () => text(CONTAINER_ACCESS_REFUSED, 403);
+  const all = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+  return CONTAINER_ACCESS_PATHS.map((path) => ({ path, methods: all, prefix: true, handler }));
 }
 
 /**
@@ -166,7 +185,9 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
     });
   }
   if (opts.debuggingHandlers) {
-    routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+    const containerAccess = opts.containerAccess !== false;
+    if (containerAccess) routes.push({ path: "/logs", methods: ["GET"], prefix: true, handler: nodeLogsHandler(p.nodeLogDir ?? "/var/log") });
+    else routes.push(...containerAccessRefusedRoutes());
     const running = p.getRunningPods;
     if (running) {
       // Upstream encodes runtime pods as v1 Pods: name/namespace/uid and container names only.
@@ -177,8 +198,8 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
       });
       routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
     }
-    if (p.streaming) routes.push(...streamingRoutes(p.streaming));
-    if (p.podLogsDir) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
+    if (p.streaming && containerAccess) routes.push(...streamingRoutes(p.streaming));
+    if (p.podLogsDir && containerAccess) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());
   }

@@ -1,8 +1,10 @@
 // Starts the kubelet's HTTP listeners: healthz (healthzBindAddress:healthzPort), main
 // (address:port) and read-only (address:readOnlyPort). The main port is secured (TLS + the auth
-// filter, upstream's shape) when serving.ts says so; otherwise it is plain HTTP kept on loopback.
-// Nothing without authentication and authorization is served beyond loopback, except the
-// read-only port on an address the user names explicitly (its whole point upstream).
+// filter, upstream's shape) when serving.ts says so (always in API-server mode); otherwise it is
+// plain HTTP kept on loopback, where exec/attach/portForward/run/containerLogs/logs answer 403
+// unless --unsafe-loopback-debug-handlers. Nothing without authentication and authorization is
+// served beyond loopback, except the read-only port on an address the user names explicitly (its
+// whole point upstream).
 import { readFile } from "node:fs/promises";
 import type { SecureVersion } from "node:tls";
 import { withAuth, type KubeletAuth } from "./auth/index.ts";
@@ -29,6 +31,8 @@ export interface ListenConfig {
   enableDebuggingHandlers?: boolean;
   /** TLS + authentication/authorization for the main port (see serving.ts); absent ⇒ plain HTTP on loopback. */
   secure?: SecureServing;
+  /** --unsafe-loopback-debug-handlers: the plain loopback port also serves exec, attach, portForward, run, containerLogs, logs. */
+  unsafeLoopbackDebugHandlers?: boolean;
   /** Per-server and per-client connection caps; default from the fd limit (connections.ts). */
   connectionLimits?: ConnectionLimits;
 }
@@ -117,8 +121,12 @@ function openFilesSoftLimit(): number {
   }
 }
 
-/** The plain main port with the streaming endpoints' upgrade requests taken off in front of Bun.serve. */
-function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+/**
+ * The plain main port when it serves the container-access handlers: node:http on the accepted
+ * socket (upgrade requests for the streaming endpoints get the socket; a logs -f is not cut by
+ * Bun.serve's 10 s idle timeout while the container is quiet).
+ */
+function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook | undefined, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
   return startSecureServer({
     hostname,
     port,
@@ -165,6 +173,25 @@ async function secureServer(hostname: string, port: number, fetch: Fetch, secure
   return { port: server.port, stop: () => (unsubscribe(), server.stop()) };
 }
 
+/**
+ * Whether the main port serves the handlers that reach into containers and logs: always behind the
+ * auth filter; on the plain loopback port (nobody authenticated, any local process may connect)
+ * only with --unsafe-loopback-debug-handlers. Says so in the log either way.
+ */
+function containerAccessOnMain(cfg: ListenConfig, debugging: boolean): boolean {
+  if (cfg.secure) {
+    if (cfg.unsafeLoopbackDebugHandlers) log.info("--unsafe-loopback-debug-handlers has no effect: the main port is TLS with authentication and authorization");
+    return true;
+  }
+  if (!debugging) return false;
+  if (cfg.unsafeLoopbackDebugHandlers) {
+    log.warn(`main server: --unsafe-loopback-debug-handlers: exec, attach, portForward, run, containerLogs and logs are served without authentication to every local process ${kv({ port: cfg.port })}`);
+    return true;
+  }
+  log.info("main server: plain HTTP on loopback without authentication: exec, attach, portForward, run, containerLogs and logs answer 403 (serve TLS, or pass --unsafe-loopback-debug-handlers)");
+  return false;
+}
+
 export async function startServers(cfg: ListenConfig, providers: ServerProviders): Promise<RunningServers> {
   const started: { info: ListeningServer; server: { stop(force?: boolean): unknown } }[] = [];
   const observer = createHttpMetrics(providers.metrics);
@@ -176,16 +203,16 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     labelNames: ["server_type", "cap"],
   });
 
-  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, streaming = false): Promise<void> {
+  async function listen(name: ServerName, hostname: string, port: number, routes: Route[], secure?: SecureServing, containerAccess = false): Promise<void> {
     const observe = observer(SERVER_TYPE[name]);
     const fetch = createRouter(routes, { name, observe });
     // exec/attach/portForward upgrade requests: main port with the debugging handlers only, as upstream.
-    const upgrade = streaming && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
+    const upgrade = containerAccess && providers.streaming ? createStreamingUpgrade({ host: providers.streaming, auth: secure?.auth, observe }) : undefined;
     let server: { port: number | undefined; stop(force?: boolean): unknown };
     try {
       const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
       if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
-      else server = upgrade ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
+      else server = containerAccess ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -202,7 +229,8 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       const main = bindAddress(cfg.address, cfg.secure !== undefined && !cfg.secure.allowsEveryone);
       if (main.reason) log.warn(`main server: ${main.reason}`);
       const debugging = cfg.enableDebuggingHandlers !== false;
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging }), cfg.secure, debugging);
+      const containerAccess = containerAccessOnMain(cfg, debugging);
+      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging, containerAccess }), cfg.secure, debugging && containerAccess);
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.

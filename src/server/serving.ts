@@ -1,8 +1,11 @@
 // Decides how the main port serves (upstream cmd/kubelet/app/server.go InitializeTLS + BuildAuth):
-// secured — TLS from tlsCertFile/tlsPrivateKeyFile or a self-signed pair in certDir, client
-// certificates checked against authentication.x509.clientCAFile, the auth filter in front — when
-// the configuration asks for anything remote (TLS files, a client CA, or a specific non-loopback
-// address). Otherwise the main port stays plain HTTP on loopback (bunlet's standalone default).
+// secured — TLS from tlsCertFile/tlsPrivateKeyFile, serverTLSBootstrap's certificate, or a
+// self-signed pair in certDir; client certificates checked against authentication.x509.clientCAFile;
+// the auth filter in front — always in API-server mode (as upstream, which never serves the main
+// port without TLS), and standalone when the configuration asks for anything remote (TLS files, a
+// client CA, or a specific non-loopback address). Otherwise, standalone only, the main port stays
+// plain HTTP on loopback (bunlet's standalone default; listen.ts keeps the container-access
+// handlers off it unless --unsafe-loopback-debug-handlers).
 import { log, kv } from "../log.ts";
 import type { KubeletConfiguration } from "../config/kubelet-config.ts";
 import { isLoopback, isUnspecified } from "./address.ts";
@@ -23,6 +26,8 @@ export interface ServingOpts {
   authClient?: AuthClient;
   /** serverTLSBootstrap's certificate manager (API-server mode only). */
   servingCertificates?: DynamicServingCertificate;
+  /** --kubeconfig was given: the main port is TLS with authentication and authorization, whatever else is set. */
+  apiServerMode?: boolean;
 }
 
 export class ServingError extends Error {
@@ -38,8 +43,8 @@ export function usesServerTLSBootstrap(c: ServingConfig): boolean {
   return c.serverTLSBootstrap === true && !c.tlsCertFile && !c.tlsPrivateKeyFile && c.featureGates?.RotateKubeletServerCertificate !== false;
 }
 
-export function wantsSecureServing(c: ServingConfig, bootstrapped = false): boolean {
-  if (bootstrapped) return true;
+export function wantsSecureServing(c: ServingConfig, apiServerMode = false): boolean {
+  if (apiServerMode) return true;
   // Partial configurations (in-process tests) may lack the authentication block.
   if (c.tlsCertFile || c.tlsPrivateKeyFile || c.authentication?.x509?.clientCAFile) return true;
   return !isUnspecified(c.address) && !isLoopback(c.address);
@@ -48,7 +53,7 @@ export function wantsSecureServing(c: ServingConfig, bootstrapped = false): bool
 export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promise<SecureServing | undefined> {
   const bootstrapped = usesServerTLSBootstrap(c) && opts.servingCertificates !== undefined;
   if (usesServerTLSBootstrap(c) && !bootstrapped) log.warn("serverTLSBootstrap needs an API server (--kubeconfig) to request the serving certificate from: ignored, the self-signed pair is used");
-  if (!wantsSecureServing(c, bootstrapped)) return undefined;
+  if (!wantsSecureServing(c, opts.apiServerMode === true || bootstrapped)) return undefined;
   // Configuration errors first, before anything is written to certDir.
   const auth = buildAuth(c, opts.nodeName, opts.authClient);
   const minVersion = tlsMinVersion(c.tlsMinVersion);

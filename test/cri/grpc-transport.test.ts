@@ -4,12 +4,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createUnixGrpcTransport, frame, GrpcCode, GrpcError, type UnaryTransport } from "../../src/cri/grpc.ts";
+import { createNodeHttp2GrpcTransport, createUnixGrpcTransport, frame, GrpcCode, GrpcError, type UnaryTransport } from "../../src/cri/grpc.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bunlet-grpc-transport-"));
 const sock = join(dir, "s.sock");
 let server: http2.Http2Server;
 const sessions = new Set<http2.ServerHttp2Session>();
+/** Streams the client reset before the server answered them. */
+let resets = 0;
 
 /** Replies by path: /echo returns the request message, /big/<n> n bytes, /status/<code> an error, ... */
 function handle(stream: http2.ServerHttp2Stream, path: string, body: Buffer) {
@@ -37,12 +39,14 @@ function handle(stream: http2.ServerHttp2Stream, path: string, body: Buffer) {
 }
 
 beforeAll(async () => {
-  server = http2.createServer();
+  // Room for 16 MiB replies in flight (node's default session memory is 10 MiB; h2.ts opens its windows wide).
+  server = http2.createServer({ maxSessionMemory: 64 });
   server.on("session", (s) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
   });
   server.on("stream", (stream, headers) => {
+    stream.on("aborted", () => resets++);
     const chunks: Buffer[] = [];
     stream.on("data", (c: Buffer) => chunks.push(c));
     stream.on("end", () => handle(stream as http2.ServerHttp2Stream, String(headers[":path"]), Buffer.concat(chunks)));
@@ -96,6 +100,35 @@ describe("createUnixGrpcTransport (h2.ts)", () => {
     const late = await grpcError(call(t, "/hang", undefined, 100));
     expect(late.code).toBe(GrpcCode.DEADLINE_EXCEEDED);
     // The connection still serves.
+    expect([...(await call(t, "/echo"))]).toEqual([1, 2, 3]);
+    t.close();
+  });
+
+  test.each([
+    ["h2.ts", createUnixGrpcTransport],
+    ["node:http2", createNodeHttp2GrpcTransport],
+  ] as const)("%s: a reply past 16 MiB is RESOURCE_EXHAUSTED (upstream's maxMsgSize), not kept; the connection serves on", async (_name, make) => {
+    const t = make(sock);
+    const big = await grpcError(call(t, `/big/${17 * 1024 * 1024}`));
+    expect(big.code).toBe(GrpcCode.RESOURCE_EXHAUSTED);
+    expect(big.details).toMatch(/^grpc: received message larger than max \(\d+ vs\. 16777216\)$/);
+    expect((await call(t, `/big/${16 * 1024 * 1024}`)).length).toBe(16 * 1024 * 1024);
+    expect([...(await call(t, "/echo"))]).toEqual([1, 2, 3]);
+    t.close();
+  }, 30_000);
+
+  test.each([
+    ["h2.ts", createUnixGrpcTransport],
+    ["node:http2", createNodeHttp2GrpcTransport],
+  ] as const)("%s: a caller's signal cancels the call (CANCELLED, the stream reset); the connection serves on", async (_name, make) => {
+    const t = make(sock);
+    const abort = new AbortController();
+    const resetBefore = resets;
+    setTimeout(() => abort.abort(), 50);
+    const cancelled = await grpcError(t.unary("/hang", new Uint8Array([1]), 10_000, abort.signal));
+    expect(cancelled.code).toBe(GrpcCode.CANCELLED);
+    for (let i = 0; i < 100 && resets === resetBefore; i++) await Bun.sleep(10);
+    expect(resets).toBe(resetBefore + 1);
     expect([...(await call(t, "/echo"))]).toEqual([1, 2, 3]);
     t.close();
   });

@@ -5,7 +5,9 @@
 // or a TokenReview and authorized by a SubjectAccessReview the node sends with its own credentials
 // (upstream cmd/kubelet/app/auth.go BuildAuth). Paths and ports come from flags, which override the
 // file as the kubelet's do. Standalone (no --kubeconfig) the same settings refuse to start with
-// upstream's error. No container runtime: the agent waits for one while serving.
+// upstream's error. With neither TLS files nor serverTLSBootstrap, API-server mode serves TLS all the
+// same, with a self-signed <cert-dir>/kubelet.crt (upstream InitializeTLS), never plain HTTP.
+// No container runtime: the agent waits for one while serving.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -111,4 +113,52 @@ describe("kubeadm's authentication and authorization settings in API-server mode
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("error: no client provided, cannot use webhook authentication");
   }, 60_000);
+});
+
+describe("API-server mode with neither TLS files nor serverTLSBootstrap (the binary)", () => {
+  let dir: string;
+  let api: ApiServerDouble;
+  let p: BunletProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), `bunlet-api-selfsigned-${process.pid}-`));
+    api = await startApiServer({ storage: "memory" });
+    const kubeconfig = join(dir, "kubelet.conf");
+    await api.writeKubeconfig(kubeconfig, { ...(await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"])), user: "kubelet" });
+    mkdirSync(join(dir, "manifests"));
+    port = freePort();
+    const healthz = freePort();
+    // No config file: the v1beta1 defaults (webhook authn, Webhook authz), no TLS files, no client CA.
+    p = spawnBunlet([
+      `--kubeconfig=${kubeconfig}`, `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--hostname-override=${NODE}`,
+      "--address=127.0.0.1", `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`,
+    ]);
+    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, 30_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    await p?.stop();
+    await killAll();
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("plain HTTP gets no answer; TLS with the self-signed <cert-dir>/kubelet.crt, trusted as the CA it is", async () => {
+    expect(await fetch(`http://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, { method: "POST" }).then((r) => r.status, () => "no HTTP answer")).toBe("no HTTP answer");
+    const crt = readFileSync(join(dir, "pki", "kubelet.crt"), "utf8");
+    const r = await fetch(`https://127.0.0.1:${port}/healthz`, { tls: { ca: crt, checkServerIdentity: () => undefined } });
+    expect(r.status).toBe(401);
+  });
+
+  test("exec, run, containerLogs and logs: 401 without a credential; with one, authorized by a SubjectAccessReview", async () => {
+    const tls = { rejectUnauthorized: false };
+    for (const [method, path] of [["POST", "/exec/default/x/c?command=id&output=1"], ["POST", "/run/default/x/c?cmd=id"], ["GET", "/containerLogs/default/x/c"], ["GET", "/logs/"]] as const) {
+      expect({ path, status: (await fetch(`https://127.0.0.1:${port}${path}`, { method, tls })).status }).toEqual({ path, status: 401 });
+    }
+    const admin = await fetch(`https://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, { method: "POST", tls, headers: { authorization: `Bearer ${api.adminToken}` } });
+    expect([admin.status, await admin.text()]).toEqual([404, "pod does not exist"]);
+  });
 });

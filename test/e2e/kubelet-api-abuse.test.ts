@@ -8,25 +8,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import tls from "node:tls";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { seededRand, type Rand } from "../support/rand.ts";
 import { pollUntil } from "../support/wait.ts";
 import { makeTestPki } from "../support/pki.ts";
-
-interface Case {
-  what: string;
-  bytes: Buffer;
-  /** Acceptable status codes; 0 = the server closed the connection without an answer. */
-  ok: readonly number[];
-}
-
-const REQ = (method: string, target: string, headers: string[] = [], body = "") =>
-  Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join("")}${body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : ""}\r\n${body}`, "latin1");
-const UPGRADE_SPDY = ["Connection: Upgrade", "Upgrade: SPDY/3.1", "X-Stream-Protocol-Version: v4.channel.k8s.io"];
-const UPGRADE_WS = ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol: v4.channel.k8s.io"];
+import { REQ, UPGRADE_SPDY, UPGRADE_WS, type HostileCase } from "../support/hostile.ts";
+import { procFds, procRssKiB, runCases } from "../support/hostile-wire.ts";
 
 /** Path segments a hostile client would try: traversal, encodings, control bytes, unicode, long. */
 function hostileSegment(r: Rand): string {
@@ -36,8 +26,8 @@ function hostileSegment(r: Rand): string {
   ]);
 }
 
-function traversalCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function traversalCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   const targets = ["etc/passwd", "etc/shadow", "proc/self/environ", "root/.ssh/id_rsa"];
   const ups = ["../", "..%2f", "%2e%2e/", "%2e%2e%2f", "..%5c", "%252e%252e/", "....//", "..;/", "%c0%ae%c0%ae/"];
   for (let i = 0; i < n; i++) {
@@ -49,49 +39,49 @@ function traversalCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function unknownPodCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function unknownPodCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const ns = r.next() < 0.5 ? "default" : hostileSegment(r);
     const pod = hostileSegment(r);
     const c = hostileSegment(r);
     const kind = r.int(7);
-    if (kind === 0) out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&stdin=1&stdout=1`, UPGRADE_SPDY), ok: [400, 404] });
-    else if (kind === 1) out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?stdout=1&stderr=1`, UPGRADE_WS), ok: [400, 404] });
+    if (kind === 0) out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`, UPGRADE_SPDY), ok: [400, 404] });
+    else if (kind === 1) out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?output=1&error=1`, UPGRADE_WS), ok: [400, 404] });
     else if (kind === 2) out.push({ what: "portForward WebSocket unknown pod", bytes: REQ("GET", `/portForward/${ns}/${pod}?port=${1 + r.int(65535)}`, UPGRADE_WS), ok: [400, 404] });
     else if (kind === 3) out.push({ what: "run unknown pod", bytes: REQ("POST", `/run/${ns}/${pod}/${c}?cmd=id`), ok: [400, 404] });
-    else if (kind === 4) out.push({ what: "exec without upgrade", bytes: REQ("GET", `/exec/${ns}/${pod}/uid/${c}?command=id&stdout=1`), ok: [400, 404] });
+    else if (kind === 4) out.push({ what: "exec without upgrade", bytes: REQ("GET", `/exec/${ns}/${pod}/uid/${c}?command=id&output=1`), ok: [400, 404] });
     else if (kind === 5) out.push({ what: "containerLogs unknown pod", bytes: REQ("GET", `/containerLogs/${ns}/${pod}/${c}?follow=true`), ok: [400, 404] });
     else out.push({ what: "portForward SPDY unknown pod", bytes: REQ("POST", `/portForward/${ns}/${pod}/${hostileSegment(r)}`, UPGRADE_SPDY), ok: [400, 404] });
   }
   return out;
 }
 
-function badQueryCases(r: Rand, n: number): Case[] {
+function badQueryCases(r: Rand, n: number): HostileCase[] {
   const junk = () => r.pick(["", "-1", "1e999", "NaN", "%zz", "0x10", "99999999999999999999", "true", "%00", "a".repeat(r.int(5000)), encodeURIComponent("１")]);
-  const out: Case[] = [];
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const kind = r.int(4);
     if (kind === 0) out.push({ what: "exec without streams", bytes: REQ("POST", `/exec/default/p/c?command=id&stdout=${junk()}&stdin=${junk()}`, UPGRADE_SPDY), ok: [400] });
     else if (kind === 1) out.push({ what: "WebSocket bad ports", bytes: REQ("GET", `/portForward/default/p?port=${r.pick(["0", "65536", "-1", "abc", "", "80,", ",", "1e3"])}`, UPGRADE_WS), ok: [400] });
-    else if (kind === 2) out.push({ what: "exec wrong method", bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?stdout=1`, r.next() < 0.5 ? UPGRADE_SPDY : []), ok: [405] });
+    else if (kind === 2) out.push({ what: "exec wrong method", bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?output=1`, r.next() < 0.5 ? UPGRADE_SPDY : []), ok: [405] });
     else out.push({ what: "run wrong method", bytes: REQ(r.pick(["GET", "PUT", "DELETE"]), `/run/default/p/c?cmd=${junk()}`), ok: [405] });
   }
   return out;
 }
 
-function malformedCases(r: Rand, n: number): Case[] {
+function malformedCases(r: Rand, n: number): HostileCase[] {
   const fixed: [string, Buffer, number[]][] = [
     ["garbage", Buffer.from("\x00\x01\x02\x03garbage\r\n\r\n", "latin1"), [400, 0]],
     ["TLS ClientHello on a plain port", Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]), [400, 0]],
-    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [505]],
+    ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [400, 505]],
     ["no Host on HTTP/1.1", Buffer.from("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"), [400]],
     ["space in a header name", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nBad Header: v\r\nConnection: close\r\n\r\n"), [400]],
     ["two Content-Lengths", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello"), [400]],
     ["bad chunk size", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), [400, 404]],
-    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [405]],
-    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [405]],
-    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [505]],
+    ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [400, 405]],
+    ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [400, 405]],
+    ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [400, 505]],
     // RFC 9112 lets a server refuse bare-LF line ends; Bun does, with 505.
     ["bare LF", Buffer.from("GET /pods HTTP/1.1\nHost: x\n\n"), [400, 505]],
     ["NUL in a header value", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\nConnection: close\r\n\r\n", "latin1"), [400]],
@@ -99,9 +89,9 @@ function malformedCases(r: Rand, n: number): Case[] {
     ["control bytes in the target", Buffer.from("GET /run/a/b\x01c HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"), [400]],
     ["a bad escape in the path", REQ("GET", "/containerLogs/%zz/p/c"), [400]],
     ["upgrade on an unknown path", REQ("GET", "/nope/a/b", UPGRADE_WS), [404]],
-    ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?stdout=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
+    ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?output=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
   ];
-  const out: Case[] = [];
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const [what, bytes, ok] = fixed[i % fixed.length]!;
     // Random bytes spliced into a request line now and then.
@@ -113,64 +103,18 @@ function malformedCases(r: Rand, n: number): Case[] {
   return out;
 }
 
-function hugeCases(r: Rand, n: number): Case[] {
-  const out: Case[] = [];
+function hugeCases(r: Rand, n: number): HostileCase[] {
+  const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const kind = r.int(4);
     const big = (min: number, max: number) => "a".repeat(min + r.int(max - min));
     if (kind === 0) out.push({ what: "huge header", bytes: REQ("GET", "/pods", [`X-Big: ${big(64 << 10, 4 << 20)}`]), ok: [431, 400, 0] });
     else if (kind === 1) out.push({ what: "huge path", bytes: REQ("GET", `/logs/${big(64 << 10, 2 << 20)}`), ok: [431, 414, 400, 0] });
-    else if (kind === 2) out.push({ what: "huge header on an upgrade", bytes: REQ("POST", "/exec/a/b/c?stdout=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]), ok: [404, 431, 400, 0] });
+    else if (kind === 2) out.push({ what: "huge header on an upgrade", bytes: REQ("POST", "/exec/a/b/c?output=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]), ok: [404, 431, 400, 0] });
     else out.push({ what: "huge body", bytes: REQ(r.pick(["POST", "PUT"]), r.pick(["/run/a/b/c?cmd=id", "/pods", "/healthz"]), [], big(1 << 20, 8 << 20)), ok: [404, 405, 413, 0] });
   }
   return out;
 }
-
-type Connect = () => net.Socket;
-
-/** Sends one case (half-closing after it when asked); resolves with the status (0: closed without an answer). */
-function send(connect: Connect, c: Case, halfClose: boolean): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = connect();
-    let head = "";
-    const timer = setTimeout(() => (s.destroy(), reject(new Error(`no answer within 30 s: ${c.what}`))), 30_000);
-    const finish = () => {
-      clearTimeout(timer);
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
-      resolve(m ? Number(m[1]) : 0);
-    };
-    s.on("data", (d) => {
-      if (head.length < 64) head += d.toString("latin1");
-      if (/^HTTP\/1\.[01] \d{3}/.test(head)) s.destroy();
-    });
-    s.on("close", finish);
-    s.on("error", () => {});
-    if (halfClose) s.end(c.bytes);
-    else s.write(c.bytes);
-  });
-}
-
-/** Sends every case, 8 at a time; returns what got an unexpected answer. */
-async function runCases(cases: Case[], connect: Connect, parallel = 8): Promise<string[]> {
-  const wrong: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < cases.length) {
-        const i = next++;
-        const c = cases[i]!;
-        const status = await send(connect, c, i % 2 === 1);
-        if (!c.ok.includes(status)) wrong.push(`${c.what}: got ${status}, want one of ${c.ok.join("/")}`);
-      }
-    }),
-  );
-  return wrong;
-}
-
-function procRssKiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
-}
-const procFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 describe("kubelet port under hostile requests (the binary)", () => {
   let dir: string;
@@ -182,7 +126,8 @@ describe("kubelet port under hostile requests (the binary)", () => {
     dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-${process.pid}-`));
     port = freePort();
     const healthz = freePort();
-    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    // The streaming and log handlers are what is under test here: opted in on the unauthenticated port.
+    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`, "--unsafe-loopback-debug-handlers"]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
 
@@ -191,7 +136,7 @@ describe("kubelet port under hostile requests (the binary)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const runAll = (cases: Case[]) => runCases(cases, () => net.connect(port, "127.0.0.1"));
+  const runAll = (cases: HostileCase[]) => runCases(cases, () => net.connect(port, "127.0.0.1"));
 
   test("1,000+ hostile requests: the right 4xx each, the process up, RSS bounded, fds back", async () => {
     const r = seededRand(13);

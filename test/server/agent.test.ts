@@ -1,11 +1,12 @@
 // src/agent.ts in-process (the composition root that owns the servers): start/stop order,
 // extension points, lock handling. The binary-level behaviour is in test/e2e/agent.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAgent, type Agent, type AgentInput } from "../../src/agent.ts";
 import { ConfigError } from "../../src/config/errors.ts";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
 import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 
@@ -77,6 +78,37 @@ describe("createAgent", () => {
     const text = await (await fetch(`${agent.servers()!.get("main")!.url}/metrics`)).text();
     expect(text).toContain("process_resident_memory_bytes ");
     expect(text).toMatch(/^bunlet_build_info\{version="v\d+\.\d+\.\d+",bun_version="[^"]+"\} 1$/m);
+  });
+
+  test("API-server mode (--kubeconfig) without TLS files: the main port is TLS (self-signed in --cert-dir) with webhook authn/authz", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-agent-${process.pid}-`));
+    dirs.push(dir);
+    const config = { ...defaultKubeletConfiguration(), address: "127.0.0.1", port: 0, healthzPort: 0, readOnlyPort: 0 };
+    const reviews = {
+      tokenReview: async ({ token }: { token: string }) => (token === "admin" ? { authenticated: true, user: { username: "admin", groups: ["system:masters"] } } : { authenticated: false }),
+      subjectAccessReview: async (s: { groups: string[] }) => ({ allowed: s.groups.includes("system:masters") }),
+    };
+    const agent = track(createAgent({ config, flags: { kubeconfig: join(dir, "kubelet.conf"), certDir: join(dir, "pki") } }, { authClient: reviews, nodeName: "localhost", getPods: () => [], streaming: {} as never }));
+    await agent.start();
+    const main = agent.servers()!.get("main")!;
+    expect(main.url).toStartWith("https://");
+    const tls = { rejectUnauthorized: false };
+    expect((await fetch(`${main.url}/exec/ns/p/c?command=id&output=1`, { method: "POST", tls })).status).toBe(401);
+    expect((await fetch(`${main.url}/containerLogs/ns/p/c`, { tls })).status).toBe(401);
+    expect((await fetch(`${main.url}/pods`, { tls, headers: { authorization: "Bearer admin" } })).status).toBe(200);
+    expect(readFileSync(join(dir, "pki", "kubelet.crt"), "utf8")).toContain("BEGIN CERTIFICATE");
+  });
+
+  test("standalone without TLS: plain loopback, and the container-access handlers need --unsafe-loopback-debug-handlers", async () => {
+    const off = track(createAgent(input(), { streaming: {} as never }));
+    await off.start();
+    const url = off.servers()!.get("main")!.url;
+    expect(url).toStartWith("http://127.0.0.1:");
+    expect((await fetch(`${url}/run/ns/p/c?cmd=id`, { method: "POST" })).status).toBe(403);
+    const on = track(createAgent(input({ unsafeLoopbackDebugHandlers: true }), { streaming: { runInContainer: async () => Buffer.from("ran\n") } as never }));
+    await on.start();
+    const r = await fetch(`${on.servers()!.get("main")!.url}/run/ns/p/c?cmd=id`, { method: "POST" });
+    expect([r.status, await r.text()]).toEqual([200, "ran\n"]);
   });
 
   test("--exit-on-lock-contention without --lock-file is a ConfigError with the kubelet's text", async () => {

@@ -2,6 +2,13 @@
 // connections per server and per client address (closed at accept), and maxOpenFiles is acted on.
 import { afterEach, describe, expect, test } from "bun:test";
 import net from "node:net";
+import tls from "node:tls";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
+import { resolveServing } from "../../src/server/serving.ts";
+import { makeTestPki } from "../support/pki.ts";
 import { getrlimit, RLIMIT_NOFILE, setrlimit } from "../../ffi/libc.ts";
 import { applyMaxOpenFiles } from "../../src/node/open-files.ts";
 import { defaultConnectionLimits } from "../../src/server/connections.ts";
@@ -10,7 +17,7 @@ import { createRegistry } from "../../src/server/metrics.ts";
 import { pollUntil } from "../support/wait.ts";
 
 let running: RunningServers | undefined;
-const open: net.Socket[] = [];
+const open: (net.Socket | tls.TLSSocket)[] = [];
 afterEach(async () => {
   for (const s of open.splice(0)) s.destroy();
   await running?.stop();
@@ -64,6 +71,51 @@ describe("connection caps", () => {
     expect(await healthz(port)).toBe("refused"); // full: refused at accept, not queued
     for (const s of open.splice(0)) s.destroy();
     await pollUntil(async () => (await healthz(port)) === 200, "served again once the flood is gone");
+  });
+
+  test("the API server's connections (verified client certificate) leave their address's cap; anonymous ones keep it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bunlet-caps-"));
+    try {
+      const pki = await makeTestPki(dir, [["apiserver", "kube-apiserver-kubelet-client", "system:masters"]]);
+      const c = defaultKubeletConfiguration();
+      c.address = "127.0.0.1";
+      c.authentication.x509.clientCAFile = pki.caFile;
+      c.authentication.webhook.enabled = false;
+      c.authorization.mode = "AlwaysAllow";
+      const secure = await resolveServing(c, { nodeName: "localhost", certDir: join(dir, "pki") });
+      const metrics = createRegistry();
+      running = await startServers(
+        { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, secure, connectionLimits: { maxConnections: 40, maxPerClient: 3 } },
+        { getPods: () => [], metrics },
+      );
+      const port = running.get("main")!.port;
+      const cert = { cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) };
+      const connect = (withCert: boolean) =>
+        new Promise<tls.TLSSocket | "refused">((resolve) => {
+          const s = tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, ...(withCert ? cert : {}) });
+          s.once("secureConnect", () => resolve(s));
+          s.once("error", () => resolve("refused"));
+          s.once("close", () => resolve("refused"));
+        });
+      // Ten long-lived streams through the API server (one address), one after the other.
+      const apiserver: tls.TLSSocket[] = [];
+      for (let i = 0; i < 10; i++) {
+        const s = await connect(true);
+        expect(s).not.toBe("refused");
+        apiserver.push(s as tls.TLSSocket);
+        open.push(s as tls.TLSSocket);
+      }
+      await Bun.sleep(100);
+      expect(apiserver.every((s) => !s.destroyed)).toBe(true);
+      // Anonymous connections from the same address: the cap of 3 still holds for them.
+      for (let i = 0; i < 5; i++) {
+        const s = await connect(false);
+        if (s !== "refused") open.push(s);
+      }
+      await pollUntil(() => metrics.render().includes('bunlet_http_connections_refused_total{server_type="readwrite",cap="client"} 2'), "2 anonymous connections refused at the address cap");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("default caps follow the fd limit", () => {

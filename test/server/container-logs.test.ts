@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeCriLine, parseLogOptions } from "../../src/server/container-logs.ts";
+import { containerLogsHandler, decodeCriLine, parseLogOptions } from "../../src/server/container-logs.ts";
 import { kubeletRoutes } from "../../src/server/endpoints.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 import { createRouter } from "../../src/server/router.ts";
+import { startServers, type RunningServers } from "../../src/server/listen.ts";
 
 describe("CRI log lines and PodLogOptions", () => {
   test.each([
@@ -90,4 +91,99 @@ describe("/containerLogs over HTTP", () => {
     await reader.cancel();
     expect(got).toBe("three\nfour\nfive\nsix\n");
   });
+});
+
+describe("/containerLogs reads a block at a time (container-log-reader.ts)", () => {
+  let dir: string;
+  const pods = [{ metadata: { namespace: "default", name: "big", uid: "u2" }, spec: { containers: [{ name: "app" }, { name: "odd" }] } }];
+  const rchar = () => Number(/^rchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"))![1]);
+  const line = (i: number) => `2026-12-01T08:00:00.${String(i % 1000).padStart(3, "0")}Z stdout F line ${i} ${"x".repeat(80)}\n`;
+  let bigBytes = 0;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "bunlet-clogs-big-"));
+    const app = join(dir, "default_big_u2", "app");
+    mkdirSync(app, { recursive: true });
+    // ~48 MiB of log: reading it whole for one line is what must not happen.
+    const chunk = Array.from({ length: 10_000 }, (_, i) => line(i)).join("");
+    for (let i = 0; i < 48; i++) appendFileSync(join(app, "0.log"), chunk);
+    appendFileSync(join(app, "0.log"), line(999_999));
+    bigBytes = statSync(join(app, "0.log")).size;
+    const odd = join(dir, "default_big_u2", "odd");
+    mkdirSync(odd, { recursive: true });
+    // A multi-byte character across the first 64 KiB block boundary, and an incomplete last line.
+    const pad = 65_536 - "2026-12-01T08:00:00Z stdout F ".length - 1;
+    writeFileSync(join(odd, "0.log"), `2026-12-01T08:00:00Z stdout F ${"a".repeat(pad)}é\n2026-12-01T08:00:01Z stdout F no newline yet`);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const handler = (maxFollowMs?: number) => containerLogsHandler({ getPods: () => pods, podLogsDir: dir, maxFollowMs });
+  const get = async (q: string, maxFollowMs?: number) => {
+    const url = new URL(`http://kubelet/containerLogs/default/big/${q}`);
+    const res = await handler(maxFollowMs)(new Request(url), url);
+    return res.text();
+  };
+
+  test("tailLines=1 of a 48 MiB file reads its end, not the file", async () => {
+    expect(bigBytes).toBeGreaterThan(40 << 20);
+    const before = rchar();
+    expect(await get("app?tailLines=1")).toBe(`line 999999 ${"x".repeat(80)}\n`);
+    expect(rchar() - before).toBeLessThan(1 << 20);
+  });
+
+  test("limitBytes=100 stops reading once 100 bytes are out", async () => {
+    const before = rchar();
+    const body = await get("app?limitBytes=100");
+    expect(body).toBe(`line 0 ${"x".repeat(80)}\nline 1 ${"x".repeat(80)}\n`.slice(0, 100));
+    expect(rchar() - before).toBeLessThan(1 << 20);
+  });
+
+  test("a character split across blocks stays whole; an incomplete last line is written when not following (upstream)", async () => {
+    const body = await get("odd");
+    expect(body.endsWith("aé\nno newline yet\n")).toBe(true);
+    expect(body).not.toContain("\uFFFD");
+  });
+
+  test("a follow ends by itself after maxFollowMs (upstream's 4 h WriteTimeout)", async () => {
+    const url = new URL("http://kubelet/containerLogs/default/big/odd?follow=true&tailLines=0");
+    const res = await handler(300)(new Request(url), url);
+    const reader = res.body!.getReader();
+    const ended = (async () => {
+      for (;;) if ((await reader.read()).done) return "ended";
+    })();
+    expect(await Promise.race([ended, Bun.sleep(5000).then(() => "still following after 5 s")])).toBe("ended");
+  });
+});
+
+describe("logs -f on the main port", () => {
+  let dir: string;
+  let running: RunningServers | undefined;
+  afterAll(async () => {
+    await running?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a follow of a container quiet for longer than an idle timeout (Bun.serve cuts at 10-12 s) is not cut", async () => {
+    dir = mkdtempSync(join(tmpdir(), "bunlet-clogs-quiet-"));
+    const logs = join(dir, "default_quiet_u3", "app");
+    mkdirSync(logs, { recursive: true });
+    writeFileSync(join(logs, "0.log"), "2026-12-01T08:00:00Z stdout F first\n");
+    const pods = [{ metadata: { namespace: "default", name: "quiet", uid: "u3" }, spec: { containers: [{ name: "app" }] } }];
+    running = await startServers(
+      { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, unsafeLoopbackDebugHandlers: true },
+      { getPods: () => pods, metrics: createRegistry(), podLogsDir: dir },
+    );
+    const res = await fetch(`${running.get("main")!.url}/containerLogs/default/quiet/app?follow=true`);
+    const reader = res.body!.getReader();
+    let got = new TextDecoder().decode((await reader.read()).value);
+    await Bun.sleep(15_000);
+    appendFileSync(join(logs, "0.log"), "2026-12-01T08:00:12Z stdout F after the quiet\n");
+    while (!got.includes("after the quiet")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      got += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    expect(got).toBe("first\nafter the quiet\n");
+  }, 30_000);
 });

@@ -165,6 +165,24 @@ describe("what decides secure serving, and what refuses to start", () => {
     if ("tlsCertFile" in over) Object.assign(c, over);
     if ("clientCA" in over) c.authentication.x509.clientCAFile = "/ca.crt";
     expect(wantsSecureServing(c)).toBe(secure);
+    // API-server mode: always (upstream never serves the main port without TLS).
+    expect(wantsSecureServing(c, true)).toBe(true);
+  });
+
+  test("API-server mode without TLS files or serverTLSBootstrap: a self-signed kubelet.crt/kubelet.key for the node, TLS with the auth filter", async () => {
+    const certDir = join(dir, "pki-api-mode");
+    const c = defaultKubeletConfiguration(); // a wildcard address, no TLS files, no client CA
+    const secure = await resolveServing(c, { nodeName: "localhost", certDir, authClient: client, apiServerMode: true });
+    expect(secure).toMatchObject({ certFile: join(certDir, "kubelet.crt"), keyFile: join(certDir, "kubelet.key"), allowsEveryone: false });
+    running = await startServers({ ...base, address: "127.0.0.1", secure }, providers());
+    const url = running.get("main")!.url;
+    expect(url).toStartWith("https://");
+    expect((await curl(["-k", `${url}/pods`])).status).toBe(401);
+    expect((await curl(["--cacert", join(certDir, "kubelet.crt"), "-H", "Authorization: Bearer good", `${url.replace("127.0.0.1", "localhost")}/pods`])).status).toBe(200);
+  });
+
+  test("API-server mode refuses the v1beta1 defaults without reviews, as upstream's BuildAuth", async () => {
+    await expect(resolveServing(defaultKubeletConfiguration(), { nodeName: "n", certDir: join(dir, "unused"), apiServerMode: true })).rejects.toThrow("no client provided, cannot use webhook authentication");
   });
 
   test.each([

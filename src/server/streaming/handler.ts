@@ -1,6 +1,6 @@
 // The streaming endpoints (upstream server.go getExec/getAttach/getPortForward/getRun + proxyStream).
-// An upgrade request (SPDY/3.1 or WebSocket) for /exec, /attach or /portForward is taken off the
-// connection before Bun.serve sees it (see front.ts): the auth filter decides it as any request,
+// An upgrade request (SPDY/3.1 or WebSocket) for /exec, /attach or /portForward comes with its raw
+// socket (node:http's 'upgrade' event, http-on-socket.ts): the auth filter decides it as any request,
 // then the runtime's streaming URL is fetched through the CRI and the connection is spliced onto it.
 // The same paths without an upgrade reach the router: the runtime is asked as upstream does, then
 // 500 "Upgrade request required". /run runs the command (ExecSync) and returns its output.
@@ -49,11 +49,11 @@ export function streamingRoutes(host: StreamingHost): Route[] {
     if ("status" in r) return text(r.body, r.status, r.headers);
     return text("Upgrade request required", 500);
   };
-  const run: Route["handler"] = async (_req, url) => {
+  const run: Route["handler"] = async (req, url) => {
     const t = parseStreamPath(url.pathname);
     if (!t) return notFound();
     try {
-      const out = await host.runInContainer(t, runCommand(url.searchParams));
+      const out = await host.runInContainer(t, runCommand(url.searchParams), req.signal);
       // Upstream writes the raw output with writeJSONResponse's content type.
       return new Response(new Uint8Array(out), { headers: { "content-type": "application/json" } });
     } catch (err) {
@@ -67,9 +67,9 @@ export function streamingRoutes(host: StreamingHost): Route[] {
   ];
 }
 
-/** What the connection front calls for a connection whose first request is an upgrade. */
+/** What the HTTP server calls for an upgrade request, with the connection's socket. */
 export interface UpgradeHook {
-  /** Whether this request line is one the hook serves (decided before the whole head arrived). */
+  /** Whether this request is one the hook serves (others are answered as plain requests). */
   wants(method: string, target: string): boolean;
   serve(socket: Socket, head: RequestHead, early: Buffer, cert: ClientCertificate): Promise<void>;
 }

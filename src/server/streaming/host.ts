@@ -10,8 +10,13 @@ export interface StreamingHost {
   getExec(t: StreamTarget, cmd: string[], streams: StreamOptions): Promise<string>;
   getAttach(t: StreamTarget, streams: StreamOptions): Promise<string>;
   getPortForward(t: StreamTarget, ports: number[]): Promise<string>;
-  /** stdout then stderr of the command (ExecSync, no timeout); rejects when it exits non-zero. */
-  runInContainer(t: StreamTarget, cmd: string[]): Promise<Uint8Array>;
+  /**
+   * stdout then stderr of the command (ExecSync); rejects when it exits non-zero. As upstream
+   * (RunInContainer with the request's context) the call is cancelled — and the runtime kills the
+   * command — when `signal` aborts (the client went away); the CRI deadline (runtimeRequestTimeout)
+   * bounds it otherwise, and the reply is capped at the CRI's 16 MiB.
+   */
+  runInContainer(t: StreamTarget, cmd: string[], signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 /** "pod does not exist": the pod manager does not know it (upstream answers 404 before anything else). */
@@ -71,8 +76,8 @@ export function createCriStreamingHost(deps: CriStreamingHostDeps): StreamingHos
       if (!sandbox) throw new StreamingError(`pod not found (${JSON.stringify(fullName(t))})`);
       return deps.cri.portForward(sandbox, ports);
     },
-    async runInContainer(t, cmd) {
-      const r = await deps.cri.execSync(await containerId(t), cmd, 0);
+    async runInContainer(t, cmd, signal) {
+      const r = await deps.cri.execSync(await containerId(t), cmd, 0, signal);
       const out = Buffer.concat([r.stdout, r.stderr]);
       if (r.exitCode !== 0) throw new StreamingError(`command '${cmd.join(" ")}' exited with ${r.exitCode}: ${Buffer.from(r.stderr).toString()}`);
       return out;

@@ -46,11 +46,16 @@ export class StreamParamError extends Error {
   override name = "StreamParamError";
 }
 
-/** remotecommand NewOptions: "1" turns a stream on; tty drops stderr; at least one stream. */
+/**
+ * remotecommand NewOptions: the kubelet's query names the streams as k8s.io/api core/v1's
+ * ExecStdinParam "input", ExecStdoutParam "output", ExecStderrParam "error" and ExecTTYParam "tty"
+ * (what kube-apiserver's pods/exec and pods/attach send); "1" turns a stream on; tty drops stderr;
+ * at least one stream.
+ */
 export function parseStreamOptions(q: URLSearchParams): StreamOptions {
   const on = (n: string) => q.get(n) === "1";
   const tty = on("tty");
-  const o = { stdin: on("stdin"), stdout: on("stdout"), stderr: on("stderr") && !tty, tty };
+  const o = { stdin: on("input"), stdout: on("output"), stderr: on("error") && !tty, tty };
   if (!o.stdin && !o.stdout && !o.stderr) throw new StreamParamError("you must specify at least 1 of stdin, stdout, stderr");
   return o;
 }

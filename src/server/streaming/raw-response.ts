@@ -1,6 +1,7 @@
-// Writes an HTTP/1.1 response straight onto a socket whose request never reached Bun.serve (an
-// upgrade request that is refused: 401/403 from the auth filter, 404 for an unknown pod, …). The
-// connection is closed after it, as net/http does when a handler fails before hijacking.
+// Writes an HTTP/1.1 response straight onto the socket of an upgrade request (node:http handed it
+// over): a refusal (401/403 from the auth filter, 404 for an unknown pod, …), or the plain answer to an
+// upgrade request on a path the streaming endpoints do not take. The connection is closed after it,
+// as net/http does when a handler fails before hijacking.
 import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 
@@ -25,4 +26,28 @@ export async function writeFetchResponse(socket: Duplex, res: Response): Promise
     if (k !== "content-length" && k !== "connection" && k !== "transfer-encoding") headers[k] = v;
   });
   writeRawResponse(socket, res.status, new Uint8Array(await res.arrayBuffer()), headers);
+}
+
+/**
+ * Sends a fetch Response of any size onto the socket and closes it: an upgrade request the streaming
+ * endpoints do not take is answered as a plain request (its body, a stream or not, ends with the
+ * connection, as net/http answers with "Connection: close").
+ */
+export async function writeStreamedResponse(socket: Duplex, res: Response, head: boolean): Promise<void> {
+  if (socket.destroyed) return;
+  const lines = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? "Unknown"}`];
+  res.headers.forEach((v, k) => {
+    if (k !== "content-length" && k !== "connection" && k !== "transfer-encoding") lines.push(`${k}: ${v}`);
+  });
+  lines.push("connection: close");
+  socket.write(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
+  const reader = head ? undefined : res.body?.getReader();
+  socket.once("close", () => void reader?.cancel().catch(() => {}));
+  for (;;) {
+    const r = reader ? await reader.read().catch(() => ({ done: true as const, value: undefined })) : { done: true as const, value: undefined };
+    if (r.done || socket.destroyed) break;
+    if (!socket.write(r.value)) await new Promise((ok) => (socket.once("drain", ok), socket.once("close", ok)));
+  }
+  socket.end();
+  setTimeout(() => socket.destroy(), 2000).unref();
 }

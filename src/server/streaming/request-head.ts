@@ -1,10 +1,9 @@
-// The HTTP/1.1 request head of a connection's first request, read off the raw socket: Bun.serve
-// cannot hand a handler its socket, so requests that switch protocols (SPDY/3.1, WebSocket) are
-// recognised before Bun sees them and spliced by the kubelet itself (upstream gets the socket from
-// net/http's Hijacker). Only what that decision and the re-issued request need is parsed.
-
-/** Upstream kubelet server: MaxHeaderBytes 1 << 20. */
-export const MAX_HEAD_BYTES = 1 << 20;
+// The head of a request that switches protocols (SPDY/3.1, WebSocket), as node:http's parser
+// handed it over with the raw socket (http-on-socket.ts, the 'upgrade' event; upstream gets the
+// socket from net/http's Hijacker). The parser already refused what net/http refuses — bare LF or
+// CR line ends, obs-folded lines, control bytes in a value, a head past its size cap — so what is
+// re-issued to the runtime is exactly what was parsed, one header a line.
+import type { IncomingMessage } from "node:http";
 
 export interface RequestHead {
   method: string;
@@ -16,40 +15,18 @@ export interface RequestHead {
 }
 
 const CRLFCRLF = Buffer.from("\r\n\r\n");
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** Index just past the blank line ending the head, or -1 when it has not arrived yet. */
-export function headEnd(buf: Buffer): number {
-  const i = buf.indexOf(CRLFCRLF);
+/** Index just past the blank line ending a head, or -1 when it has not arrived yet (from byte `from` on). */
+export function headEnd(buf: Buffer, from = 0): number {
+  const i = buf.indexOf(CRLFCRLF, Math.max(0, from));
   return i < 0 ? -1 : i + 4;
 }
 
-/**
- * The request line, once its CRLF arrived: enough to decide whether the rest matters. "invalid" is
- * a line net/http would answer 400 to (not three parts, a method that is no token, a target with
- * control or non-ASCII bytes); "too-long" a line still without CRLF after 8 KiB.
- */
-export function requestLine(buf: Buffer): { method: string; target: string; version: string } | "incomplete" | "invalid" | "too-long" {
-  const eol = buf.indexOf("\r\n");
-  if (eol < 0) return buf.length > 8192 ? "too-long" : "incomplete";
-  const parts = buf.subarray(0, eol).toString("latin1").split(" ");
-  if (parts.length !== 3 || !TOKEN.test(parts[0]!) || !/^HTTP\/\d\.\d$/.test(parts[2]!) || !/^[\x21-\x7e]+$/.test(parts[1]!)) return "invalid";
-  return { method: parts[0]!, target: parts[1]!, version: parts[2]! };
-}
-
-/** Parses a complete head (through the blank line); undefined when it is not valid HTTP/1.x. */
-export function parseRequestHead(head: Buffer): RequestHead | undefined {
-  const line = requestLine(head);
-  if (typeof line === "string" || !line.target.startsWith("/") || !/^HTTP\/1\.[01]$/.test(line.version)) return undefined;
-  const lines = head.toString("latin1").split("\r\n").slice(1);
+/** The parsed head of an upgrade request. */
+export function headOf(req: IncomingMessage): RequestHead {
   const headers: [string, string][] = [];
-  for (const l of lines) {
-    if (l === "") continue;
-    const colon = l.indexOf(":");
-    if (colon <= 0 || !TOKEN.test(l.slice(0, colon))) return undefined;
-    headers.push([l.slice(0, colon), l.slice(colon + 1).trim()]);
-  }
-  return { ...line, headers };
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  return { method: req.method ?? "", target: req.url ?? "", version: `HTTP/${req.httpVersion}`, headers };
 }
 
 /** All values of a header, case-insensitively. */
@@ -75,8 +52,9 @@ export function toRequest(h: RequestHead, origin: string): Request {
     try {
       headers.append(k, v);
     } catch {
-      // A value fetch refuses (control characters) is dropped; the auth filter only reads Authorization.
+      // A value fetch refuses is dropped; the auth filter only reads Authorization.
     }
   }
-  return new Request(new URL(h.target, origin), { method: h.method, headers });
+  // Concatenated, never resolved: "//host/x" stays a path instead of naming a host.
+  return new Request(`${origin}${h.target}`, { method: h.method, headers });
 }

@@ -20,12 +20,25 @@ export interface ProxyUpgradeOpts {
 }
 
 const DROP = new Set(["host", "authorization", "content-length"]);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** httpguts.ValidHeaderFieldValue: no control bytes but HTAB (so no CR or LF that would start a new line). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control bytes are what it refuses
+const FIELD_VALUE = /^[^\x00-\x08\x0a-\x1f\x7f]*$/;
 
-/** The request sent to the backend: the client's head, aimed at `location`. */
+export class HeadSmugglingError extends Error {
+  override name = "HeadSmugglingError";
+}
+
+/**
+ * The request sent to the backend: the client's head, aimed at `location`. A name or value that
+ * would not stay one line on the wire (the parser refuses them first; this is the last guard) is
+ * an error, never passed on.
+ */
 export function backendRequestHead(h: RequestHead, location: URL, clientAddress?: string): Buffer {
   const lines = [`${h.method} ${location.pathname}${location.search} HTTP/1.1`, `Host: ${location.host}`];
   let forwarded: string | undefined;
   for (const [k, v] of h.headers) {
+    if (!TOKEN.test(k) || !FIELD_VALUE.test(v)) throw new HeadSmugglingError(`invalid header field ${JSON.stringify(k)}`);
     const n = k.toLowerCase();
     if (DROP.has(n)) continue;
     if (n === "x-forwarded-for") {
@@ -48,7 +61,8 @@ function dial(url: URL): net.Socket {
 /** Reads the backend's response head; resolves with the status and every byte read so far. */
 function readResponseHead(backend: net.Socket, timeoutMs: number): Promise<{ status: number; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    let buf: Buffer = Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    let size = 0;
     const timer = setTimeout(() => done(new Error(`no response from the streaming server within ${timeoutMs} ms`)), timeoutMs);
     function done(err?: Error, status?: number) {
       clearTimeout(timer);
@@ -57,17 +71,22 @@ function readResponseHead(backend: net.Socket, timeoutMs: number): Promise<{ sta
       backend.off("end", onEnd);
       backend.pause();
       if (err) reject(err);
-      else resolve({ status: status!, bytes: buf });
+      else resolve({ status: status!, bytes: Buffer.concat(chunks, size) });
     }
     const onError = (e: Error) => done(e);
     const onEnd = () => done(new Error("the streaming server closed the connection before answering"));
+    // Linear: each chunk is searched once (with the 3 bytes before it, for a CRLFCRLF split across chunks).
+    let tail = Buffer.alloc(0);
     const onData = (c: Buffer) => {
-      buf = Buffer.concat([buf, c]);
-      if (headEnd(buf) < 0) {
-        if (buf.length > 64 * 1024) done(new Error("the streaming server's response head is too large"));
+      chunks.push(c);
+      size += c.length;
+      const window = Buffer.concat([tail, c]);
+      tail = window.subarray(-3);
+      if (headEnd(window) < 0) {
+        if (size > 64 * 1024) done(new Error("the streaming server's response head is too large"));
         return;
       }
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(buf.subarray(0, 16).toString("latin1"));
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(Buffer.concat(chunks, size).subarray(0, 16).toString("latin1"));
       if (!m) return done(new Error("the streaming server answered something that is not HTTP/1.1"));
       done(undefined, Number(m[1]));
     };
@@ -94,6 +113,14 @@ export function splice(a: net.Socket, b: net.Socket): void {
 /** Resolves with the status the client got (101 once spliced). */
 export async function proxyUpgrade(client: net.Socket, head: RequestHead, early: Buffer, location: string, opts: ProxyUpgradeOpts = {}): Promise<number> {
   const url = new URL(location);
+  let request: Buffer;
+  try {
+    request = backendRequestHead(head, url, opts.clientAddress);
+  } catch (err) {
+    if (!(err instanceof HeadSmugglingError)) throw err;
+    writeRawResponse(client, 400, "400 Bad Request: malformed MIME header line");
+    return 400;
+  }
   const backend = dial(url);
   backend.on("error", () => {}); // reported through readResponseHead / splice
   const fail = (err: Error) => {
@@ -105,7 +132,7 @@ export async function proxyUpgrade(client: net.Socket, head: RequestHead, early:
   // A client gone while the backend is still answering takes the backend connection with it.
   client.on("error", () => backend.destroy());
   client.on("close", () => backend.destroy());
-  backend.write(backendRequestHead(head, url, opts.clientAddress));
+  backend.write(request);
   if (early.length > 0) backend.write(early);
   let answer: { status: number; bytes: Buffer };
   try {

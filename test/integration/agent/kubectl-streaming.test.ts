@@ -172,7 +172,7 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
 
   test("the kubelet port itself refuses a client without the API server's certificate", async () => {
     const url = agent.servers()!.get("main")!.url;
-    const p = Bun.spawn(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Connection: Upgrade", "-H", "Upgrade: SPDY/3.1", `${url}/exec/default/shell/main?command=id&stdout=1`], { stdout: "pipe" });
+    const p = Bun.spawn(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Connection: Upgrade", "-H", "Upgrade: SPDY/3.1", `${url}/exec/default/shell/main?command=id&output=1`], { stdout: "pipe" });
     expect(await new Response(p.stdout).text()).toBe("401");
   });
 });

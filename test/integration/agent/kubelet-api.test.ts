@@ -32,7 +32,8 @@ describe.skipIf(!canRunContainerd())("kubelet API on containerd", () => {
     const loop = ["sh", "-c", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done"];
     writeFileSync(join(manifests, "talker.yaml"), staticPodYaml("talker", { image: ctd.images.busybox, command: loop, terminationGracePeriodSeconds: 1 }));
     const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() });
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
+    // Standalone, plain loopback: the handlers under test are opted in.
+    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, "--unsafe-loopback-debug-handlers"]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
     base = agent.servers()!.get("main")!.url;

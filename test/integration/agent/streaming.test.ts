@@ -71,7 +71,8 @@ spec:
       command: [sh, -c, "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]
 `);
     const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() });
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
+    // Standalone, plain loopback: the handlers under test are opted in.
+    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, "--unsafe-loopback-debug-handlers"]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
     base = agent.servers()!.get("main")!.url;
@@ -93,7 +94,7 @@ spec:
 
   test("exec over WebSocket: stdout and stderr on their channels, the exit status on channel 3", async () => {
     const cmd = ["sh", "-c", "echo out; echo err >&2; exit 3"].map((c) => `command=${encodeURIComponent(c)}`).join("&");
-    const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&stdout=1&stderr=1`);
+    const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&output=1&error=1`);
     expect(out[1]).toBe("out\n");
     expect(out[2]).toBe("err\n");
     const status = JSON.parse(out[3]!);
@@ -101,7 +102,7 @@ spec:
   });
 
   test("exec with stdin: what is written reaches the process", async () => {
-    const out = await wsSession(`${ws()}/${path("exec", "web")}?command=head&command=-n1&stdin=1&stdout=1`, { send: [channel(0, "typed line\n")] });
+    const out = await wsSession(`${ws()}/${path("exec", "web")}?command=head&command=-n1&input=1&output=1`, { send: [channel(0, "typed line\n")] });
     expect(out[1]).toBe("typed line\n");
     expect(JSON.parse(out[3]!).status).toBe("Success");
   });
@@ -110,13 +111,13 @@ spec:
     const resize = channel(4, JSON.stringify({ Width: 132, Height: 43 }));
     // Polls for the new size inside the container (the resize and the exec start race), then reports.
     const cmd = ["sh", "-c", 'until [ "$(stty size 2>/dev/null)" = "43 132" ]; do sleep 0.05; done; tty; stty size'].map((c) => `command=${encodeURIComponent(c)}`).join("&");
-    const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&stdin=1&stdout=1&tty=1`, { send: [resize] });
+    const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&input=1&output=1&tty=1`, { send: [resize] });
     expect(out[1]).toMatch(/^\/dev\/pts\/\d+\r\n43 132\r\n$/);
     expect(out[2]).toBeUndefined();
   });
 
   test("attach: the main process's output streams", async () => {
-    const out = await wsSession(`${ws()}/${path("attach", "talker")}?stdout=1`, { stopWhen: (o) => (o[1] ?? "").split("\n").length > 3 });
+    const out = await wsSession(`${ws()}/${path("attach", "talker")}?output=1`, { stopWhen: (o) => (o[1] ?? "").split("\n").length > 3 });
     expect(out[1]).toMatch(/^(tick \d+\n)+/);
   });
 
@@ -133,11 +134,11 @@ spec:
   });
 
   test("unknown pod → 404, unknown container → 500 as upstream, plain GET → Upgrade request required", async () => {
-    const noPod = await fetch(`${base}/exec/default/nope/web?command=ls&stdout=1`);
+    const noPod = await fetch(`${base}/exec/default/nope/web?command=ls&output=1`);
     expect([noPod.status, await noPod.text()]).toEqual([404, "pod does not exist"]);
-    const noContainer = await fetch(`${base}/${path("exec", "nope")}?command=ls&stdout=1`);
+    const noContainer = await fetch(`${base}/${path("exec", "nope")}?command=ls&output=1`);
     expect([noContainer.status, await noContainer.text()]).toEqual([500, `container not found ("nope")`]);
-    const plain = await fetch(`${base}/${path("exec", "web")}?command=ls&stdout=1`);
+    const plain = await fetch(`${base}/${path("exec", "web")}?command=ls&output=1`);
     expect([plain.status, await plain.text()]).toEqual([500, "Upgrade request required"]);
   });
 });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
-import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
+import { staticPodYaml } from "../../support/manifests.ts";
+import { joinUpstream, webDeployment, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -20,7 +21,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
 
   beforeAll(async () => {
     cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-join-${process.pid}`, binDir: bin.dir! });
-    n = await joinUpstream({ name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"] });
+    n = await joinUpstream({
+      name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"],
+      prepare: async ({ ctd, manifests }) => void await Bun.write(join(manifests, "static-web.yaml"), staticPodYaml("static-web", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 })),
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -34,11 +38,25 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     const client = csrs.find((c: any) => c.spec.signerName === "kubernetes.io/kube-apiserver-client-kubelet");
     expect(client.spec.username).toMatch(/^system:bootstrap:/);
     expect(client.status.conditions.find((c: any) => c.type === "Approved")?.reason).toBe("AutoApproved");
-    expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+127\\.0\\.0\\.1`));
+    expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s`));
+  }, 150_000);
+
+  test("a static pod gets a mirror pod that the real API server accepts under NodeRestriction", async () => {
+    const name = `static-web-${n.node}`;
+    const mirror = await until("mirror pod Running", async () => {
+      const p = await json("get", "pod", name).catch(() => undefined);
+      return p?.status?.phase === "Running" ? p : undefined;
+    }, 60_000, { intervalMs: 500 });
+    expect(mirror.metadata.annotations["kubernetes.io/config.mirror"]).toBeString();
+    expect(mirror.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "Node", name: n.node, controller: true })]);
+    // A mirror pod deleted by someone is recreated by the node.
+    const uid = mirror.metadata.uid;
+    await cp.kubectl("delete", "pod", name, "--wait=false");
+    await until("mirror recreated", async () => ((await json("get", "pod", name).catch(() => undefined))?.metadata?.uid ?? uid) !== uid, 60_000, { intervalMs: 500 });
   }, 150_000);
 
   test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
-    await cp.kubectlIn(deployment(n.ctd.images.busybox), "apply", "-f", "-");
+    await cp.kubectlIn(webDeployment(n.ctd.images.busybox), "apply", "-f", "-");
     await cp.kubectl("rollout", "status", "deployment/web", "--timeout=180s").catch(async (e) => {
       throw new Error(`${e.message}\n${await cp.kubectl("get", "pods", "-o", "wide")}\n${await cp.kubectl("describe", "pods")}\n--- bunlet ---\n${n.proc.stderr().slice(-4000)}`);
     });
@@ -85,43 +103,3 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     expect(sandboxes).toEqual([]);
   }, 120_000);
 });
-
-/** A Deployment as a user writes one: 3 replicas, a configMap and a secret as volumes and env, a readiness probe. */
-function deployment(image: string): string {
-  return `
-apiVersion: v1
-kind: ConfigMap
-metadata: { name: web-config }
-data: { greeting: hello }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: web-secret }
-stringData: { password: s3cret }
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: { name: web }
-spec:
-  replicas: 3
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-        - name: web
-          image: ${image}
-          command: [sh, -c, "mkdir -p /www && echo hello from bunlet > /www/index.html && echo serving && exec httpd -f -p 8080 -h /www"]
-          env:
-            - { name: GREETING, valueFrom: { configMapKeyRef: { name: web-config, key: greeting } } }
-            - { name: PASSWORD, valueFrom: { secretKeyRef: { name: web-secret, key: password } } }
-          readinessProbe: { httpGet: { path: /, port: 8080 }, periodSeconds: 1 }
-          volumeMounts:
-            - { name: config, mountPath: /etc/config }
-            - { name: secret, mountPath: /etc/secret }
-      volumes:
-        - { name: config, configMap: { name: web-config } }
-        - { name: secret, secret: { secretName: web-secret } }
-`;
-}

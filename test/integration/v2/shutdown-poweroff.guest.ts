@@ -67,7 +67,8 @@ const proc = Bun.spawn([BINARY, `--config=${config}`, `--root-dir=${join(base, "
 });
 note(`bunlet-pid-${proc.pid}`);
 
-const pods = async () => ((await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: Pod[] }).items;
+// API-server mode: the main port is TLS (self-signed) with webhook authn/authz; the double's admin token passes both.
+const pods = async () => ((await (await fetch(`https://127.0.0.1:${port}/pods`, { headers: { authorization: `Bearer ${api.adminToken}` }, tls: { rejectUnauthorized: false } })).json()) as { items: Pod[] }).items;
 const started = (name: string) => {
   try {
     return readFileSync(join(out, `${name}.log`), "utf8").includes("start ");

@@ -14,7 +14,7 @@ const cri = {
   exec: async (...a: unknown[]) => (calls.push(["exec", ...a]), "http://127.0.0.1:1/exec/t"),
   attach: async (...a: unknown[]) => (calls.push(["attach", ...a]), "http://127.0.0.1:1/attach/t"),
   portForward: async (...a: unknown[]) => (calls.push(["portForward", ...a]), "http://127.0.0.1:1/portforward/t"),
-  execSync: async (id: string, cmd: string[]) => ({ stdout: Buffer.from(`out ${id}\n`), stderr: Buffer.from(cmd[0] === "false" ? "bad\n" : ""), exitCode: cmd[0] === "false" ? 1 : 0 }),
+  execSync: async (id: string, cmd: string[], _timeout: number, signal?: AbortSignal) => (calls.push(["execSync", id, signal]), { stdout: Buffer.from(`out ${id}\n`), stderr: Buffer.from(cmd[0] === "false" ? "bad\n" : ""), exitCode: cmd[0] === "false" ? 1 : 0 }),
 };
 const host = createCriStreamingHost({ getPods: () => pods, getRuntimePods: async () => runtimePods, cri });
 const t = (over: Partial<StreamTarget>): StreamTarget => ({ kind: "exec", namespace: "default", pod: "web", uid: "", container: "app", ...over });
@@ -38,6 +38,11 @@ describe("the CRI streaming host", () => {
   test("run: stdout then stderr; a non-zero exit is an error with upstream's text", async () => {
     expect(Buffer.from(await host.runInContainer(t({ kind: "run" }), ["id"])).toString()).toBe("out c-app\n");
     await expect(host.runInContainer(t({ kind: "run" }), ["false", "x"])).rejects.toThrow("command 'false x' exited with 1: bad\n");
+  });
+  test("run: the request's signal reaches ExecSync (the runtime kills the command when the client goes)", async () => {
+    const abort = new AbortController();
+    await host.runInContainer(t({ kind: "run" }), ["id"], abort.signal);
+    expect(calls.at(-1)).toEqual(["execSync", "c-app", abort.signal]);
   });
   test.each([
     [t({ pod: "nope" }), PodNotFoundError, "pod does not exist"],

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parsePortForwardPorts, parseStreamOptions, parseStreamPath, runCommand } from "../../../src/server/streaming/params.ts";
-import { isUpgradeRequest, isWebSocketRequest, parseRequestHead, requestLine } from "../../../src/server/streaming/request-head.ts";
+import { headEnd, isUpgradeRequest, isWebSocketRequest, type RequestHead } from "../../../src/server/streaming/request-head.ts";
+import { backendRequestHead, HeadSmugglingError } from "../../../src/server/streaming/upgrade-proxy.ts";
 
 describe("streaming paths", () => {
   test.each([
@@ -20,10 +21,10 @@ describe("streaming paths", () => {
 
 describe("stream options (remotecommand NewOptions)", () => {
   test("1 turns a stream on; tty drops stderr", () => {
-    expect(parseStreamOptions(new URLSearchParams("stdin=1&stdout=1&stderr=1&tty=1"))).toEqual({ stdin: true, stdout: true, stderr: false, tty: true });
-    expect(parseStreamOptions(new URLSearchParams("stdout=1&stderr=1"))).toEqual({ stdin: false, stdout: true, stderr: true, tty: false });
+    expect(parseStreamOptions(new URLSearchParams("input=1&output=1&error=1&tty=1"))).toEqual({ stdin: true, stdout: true, stderr: false, tty: true });
+    expect(parseStreamOptions(new URLSearchParams("output=1&error=1"))).toEqual({ stdin: false, stdout: true, stderr: true, tty: false });
   });
-  test.each(["", "stdout=true", "tty=1", "stdin=0&stdout=0"])("%p → at least one stream", (q) => {
+  test.each(["", "output=true", "tty=1", "input=0&output=0", "stdin=1&stdout=1&stderr=1"])("%p → at least one stream", (q) => {
     expect(() => parseStreamOptions(new URLSearchParams(q))).toThrow("you must specify at least 1 of stdin, stdout, stderr");
   });
   test("run splits cmd on spaces", () => expect(runCommand(new URLSearchParams("cmd=echo%20a%20b"))).toEqual(["echo", "a", "b"]));
@@ -43,27 +44,34 @@ describe("port-forward ports (NewV4Options)", () => {
 });
 
 describe("request head", () => {
-  const head = (s: string) => parseRequestHead(Buffer.from(s));
+  const head = (target: string, headers: [string, string][]): RequestHead => ({ method: "POST", target, version: "HTTP/1.1", headers });
   test("an SPDY upgrade", () => {
-    const h = head("POST /exec/a/b/c?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n")!;
-    expect(h.method).toBe("POST");
-    expect(h.target).toBe("/exec/a/b/c?command=sh");
+    const h = head("/exec/a/b/c?command=sh", [["Host", "x"], ["Connection", "Upgrade"], ["Upgrade", "SPDY/3.1"], ["X-Stream-Protocol-Version", "v4.channel.k8s.io"]]);
     expect(isUpgradeRequest(h)).toBe(true);
     expect(isWebSocketRequest(h)).toBe(false);
   });
-  test("a WebSocket upgrade", () => {
-    const h = head("GET /portForward/a/b?port=80 HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n")!;
-    expect(isWebSocketRequest(h)).toBe(true);
+  test("a WebSocket upgrade", () => expect(isWebSocketRequest(head("/portForward/a/b?port=80", [["Connection", "keep-alive, Upgrade"], ["Upgrade", "websocket"]]))).toBe(true));
+  test("no Connection: upgrade", () => expect(isUpgradeRequest(head("/", [["Upgrade", "websocket"]]))).toBe(false));
+  test("the end of a head, searched from a given offset", () => {
+    expect(headEnd(Buffer.from("HTTP/1.1 101 X\r\nA: b\r\n\r\nrest"))).toBe(24);
+    expect(headEnd(Buffer.from("HTTP/1.1 101 X\r\n\r"))).toBe(-1);
+    expect(headEnd(Buffer.from("\r\n\r\n\r\n\r\n"), 1)).toBe(6);
   });
-  test("no Connection: upgrade", () => expect(isUpgradeRequest(head("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n")!)).toBe(false));
-  test.each(["GET / HTTP/2\r\n\r\n", "GET x HTTP/1.1\r\n\r\n", "G(T / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nbad header\r\n\r\n", "GET / HTTP/1.1\r\n: v\r\n\r\n"])("%p is not HTTP/1.x", (s) => {
-    expect(head(s)).toBeUndefined();
+});
+
+describe("the head re-issued to the runtime (backendRequestHead)", () => {
+  const location = new URL("http://127.0.0.1:1234/exec/tok?x=1");
+  const head = (headers: [string, string][]): RequestHead => ({ method: "POST", target: "/exec/a/b/c", version: "HTTP/1.1", headers });
+  test("one header a line, Host and credentials replaced, X-Forwarded-For appended", () => {
+    const out = backendRequestHead(head([["Host", "kubelet"], ["Authorization", "Bearer s"], ["Upgrade", "SPDY/3.1"], ["X-Forwarded-For", "10.0.0.1"]]), location, "127.0.0.1").toString();
+    expect(out).toBe("POST /exec/tok?x=1 HTTP/1.1\r\nHost: 127.0.0.1:1234\r\nUpgrade: SPDY/3.1\r\nX-Forwarded-For: 10.0.0.1, 127.0.0.1\r\n\r\n");
   });
-  test("request line: incomplete, invalid, oversized", () => {
-    expect(requestLine(Buffer.from("GET /exec"))).toBe("incomplete");
-    expect(requestLine(Buffer.from("\x16\x03\x01\r\n"))).toBe("invalid");
-    expect(requestLine(Buffer.alloc(9000, "a"))).toBe("too-long");
-    expect(requestLine(Buffer.from("GET /a\x01b HTTP/1.1\r\n", "latin1"))).toBe("invalid");
-    expect(requestLine(Buffer.from("GET /a HTTP/9.9\r\n"))).toMatchObject({ version: "HTTP/9.9" });
+  test.each([
+    ["a bare LF in a value", ["X-A", "a\nTransfer-Encoding: chunked"]],
+    ["a bare CR in a value", ["X-A", "a\rB: c"]],
+    ["a NUL in a value", ["X-A", "a\u0000b"]],
+    ["a name that is no token", ["X A", "v"]],
+  ] as const)("%s never reaches the runtime", (_what, h) => {
+    expect(() => backendRequestHead(head([[h[0], h[1]]]), location)).toThrow(HeadSmugglingError);
   });
 });

@@ -58,8 +58,14 @@ const host: StreamingHost = {
     calls.push(`portForward ${t.pod} ${ports.join(",")}`);
     return `${backendUrl}/ok/pf`;
   },
-  async runInContainer(t, cmd) {
+  async runInContainer(t, cmd, signal) {
     if (cmd[0] === "false") throw new StreamingError("command 'false' exited with 1: ");
+    if (cmd[0] === "sleep") {
+      calls.push("run sleep started");
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve()));
+      calls.push("run sleep cancelled");
+      throw new StreamingError("cancelled");
+    }
     return Buffer.from(`ran ${cmd.join(" ")} in ${t.container}\n`);
   },
 };
@@ -108,18 +114,40 @@ function exchange(connect: () => net.Socket, send: string, until: RegExp, then?:
 
 const spdy = (method: string, path: string, extra = "") => `${method} ${path} HTTP/1.1\r\nHost: kubelet\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nAuthorization: Bearer secret\r\n${extra}\r\n`;
 
-describe("plain loopback main port", () => {
+describe("plain loopback main port without --unsafe-loopback-debug-handlers: nothing reaches a container", () => {
   let port = 0;
   const plain = () => net.connect(port, "127.0.0.1");
-  beforeAll(() => undefined);
+
+  test.each([
+    ["SPDY exec", spdy("POST", "/exec/ns/p/c?command=id&output=1")],
+    ["WebSocket attach", "GET /attach/ns/p/c?output=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"],
+    ["WebSocket portForward", "GET /portForward/ns/p?port=80 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"],
+    ["run", "POST /run/ns/p/c?cmd=id HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n"],
+    ["exec without an upgrade", "POST /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n"],
+    ["containerLogs", "GET /containerLogs/ns/p/c HTTP/1.1\r\nHost: k\r\n\r\n"],
+    ["logs", "GET /logs/ HTTP/1.1\r\nHost: k\r\n\r\n"],
+  ])("%s → 403 naming the flag; the runtime is never asked", async (_what, req) => {
+    running = await startServers(base, { ...providers(), podLogsDir: "/nonexistent" });
+    port = running.get("main")!.port;
+    const before = [calls.length, backend.heads.length];
+    const r = await exchange(plain, req, /--unsafe-loopback-debug-handlers\n$/);
+    expect(r).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect([calls.length, backend.heads.length]).toEqual(before);
+    expect(await (await fetch(`${running.get("main")!.url}/healthz`)).text()).toBe("ok");
+  });
+});
+
+describe("plain loopback main port with --unsafe-loopback-debug-handlers", () => {
+  let port = 0;
+  const plain = () => net.connect(port, "127.0.0.1");
   async function start(debugging = true) {
-    running = await startServers({ ...base, enableDebuggingHandlers: debugging }, providers());
+    running = await startServers({ ...base, enableDebuggingHandlers: debugging, unsafeLoopbackDebugHandlers: true }, providers());
     port = running.get("main")!.port;
   }
 
   test("SPDY exec: 101 from the runtime, bytes spliced both ways, early bytes kept; no credentials passed on", async () => {
     await start();
-    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&stdout=1&stderr=1") + "EARLY", /echo:later/, (s) => s.write("later"));
+    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&output=1&error=1") + "EARLY", /echo:later/, (s) => s.write("later"));
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(got).toContain("echo:EARLY");
     expect(calls).toContain(`exec ns/p/c ["sh","-c","echo hi"] {"stdin":false,"stdout":true,"stderr":true,"tty":false}`);
@@ -143,13 +171,13 @@ describe("plain loopback main port", () => {
   });
 
   test.each([
-    [spdy("POST", "/exec/ns/missing/c?stdout=1"), /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*\r\n\r\npod does not exist$/],
-    [spdy("POST", "/exec/ns/p/gone?stdout=1"), /^HTTP\/1\.1 500 Internal Server Error\r\n[\s\S]*container not found \("gone"\)$/],
+    [spdy("POST", "/exec/ns/missing/c?output=1"), /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*\r\n\r\npod does not exist$/],
+    [spdy("POST", "/exec/ns/p/gone?output=1"), /^HTTP\/1\.1 500 Internal Server Error\r\n[\s\S]*container not found \("gone"\)$/],
     [spdy("POST", "/exec/ns/p/c"), /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*you must specify at least 1 of stdin, stdout, stderr$/],
-    [spdy("PUT", "/exec/ns/p/c?stdout=1"), /^HTTP\/1\.1 405 Method Not Allowed\r\n(.+\r\n)*allow: GET, POST\r\n/],
+    [spdy("PUT", "/exec/ns/p/c?output=1"), /^HTTP\/1\.1 405 Method Not Allowed\r\n(.+\r\n)*allow: GET, POST\r\n/],
     [spdy("POST", "/exec/ns/p"), /^HTTP\/1\.1 404 Not Found\r\n/],
-    [spdy("POST", "/exec/ns/p/refuse?stdout=1"), /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request$/],
-    [spdy("POST", "/exec/ns/p/weird?stdout=1"), /^HTTP\/1\.1 500 [\s\S]*invalid upgrade response: status code 200$/],
+    [spdy("POST", "/exec/ns/p/refuse?output=1"), /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request$/],
+    [spdy("POST", "/exec/ns/p/weird?output=1"), /^HTTP\/1\.1 500 [\s\S]*invalid upgrade response: status code 200$/],
   ])("refused upgrade %#", async (req, want) => {
     await start();
     expect(await exchange(plain, req, /$^/)).toMatch(want);
@@ -159,13 +187,23 @@ describe("plain loopback main port", () => {
     await start();
     const base = running!.get("main")!.url;
     expect(await (await fetch(`${base}/healthz`)).text()).toBe("ok");
-    const r = await fetch(`${base}/exec/ns/p/c?command=ls&stdout=1`, { method: "POST" });
+    const r = await fetch(`${base}/exec/ns/p/c?command=ls&output=1`, { method: "POST" });
     expect([r.status, await r.text()]).toEqual([500, "Upgrade request required"]);
     const run = await fetch(`${base}/run/ns/p/c?cmd=echo%20a%20b`, { method: "POST" });
     expect([run.status, run.headers.get("content-type"), await run.text()]).toEqual([200, "application/json", "ran echo a b in c\n"]);
     expect((await fetch(`${base}/run/ns/p/c?cmd=false`, { method: "POST" })).status).toBe(500);
     expect((await fetch(`${base}/run/ns/p/c?cmd=ls`)).status).toBe(405);
     expect((await fetch(`${base}/run/ns/missing`, { method: "POST" })).status).toBe(404);
+  });
+
+  test("/run is cancelled when its client goes away (upstream: the request's context), so the runtime kills the command", async () => {
+    await start();
+    const s = plain();
+    s.on("error", () => {});
+    s.write("POST /run/ns/p/c?cmd=sleep%20100000 HTTP/1.1\r\nHost: k\r\nContent-Length: 0\r\n\r\n");
+    await pollUntil(() => calls.includes("run sleep started"), "the command started");
+    s.destroy();
+    await pollUntil(() => calls.includes("run sleep cancelled"), "the command cancelled once the client was gone");
   });
 
   test("a client that half-closes after its request (FIN) still gets the answer", async () => {
@@ -181,9 +219,42 @@ describe("plain loopback main port", () => {
     expect(await answer()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nran echo late in c\n$/);
   });
 
+  test.each([
+    ["a bare LF inside a value (a second header for a server that ends lines at LF)", "X-A: a\nTransfer-Encoding: chunked\r\n"],
+    ["bare LF line ends", "X-A: a\nX-B: b\n"],
+    ["a bare CR", "X-A: a\rX-B: b\r\n"],
+    ["an obs-folded line", "X-A: a\r\n folded\r\n"],
+    ["a NUL in a value", "X-A: a\u0000b\r\n"],
+  ])("%s in an upgrade head → 400, and the runtime never sees it", async (_what, extra) => {
+    await start();
+    const before = [calls.length, backend.heads.length];
+    const r = await exchange(plain, `POST /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\n${extra}Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`, /$^/);
+    expect(r).toMatch(/^HTTP\/1\.1 400 /);
+    expect([calls.length, backend.heads.length]).toEqual(before);
+  });
+
+  test("an upgrade head dripped past the header cap is refused (431) as soon as it passes it, not buffered to 1 MiB", async () => {
+    await start();
+    const s = plain();
+    let answer = "";
+    let sent = 0;
+    s.on("data", (d) => (answer += d.toString("latin1")));
+    s.on("error", () => {});
+    s.write("POST /exec/ns/p/c?output=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n");
+    const line = `X-Drip: ${"a".repeat(1000)}\r\n`;
+    while (answer === "" && sent < 256 * 1024 && !s.destroyed) {
+      s.write(line);
+      sent += line.length;
+      await Bun.sleep(1);
+    }
+    s.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(sent).toBeLessThan(64 * 1024);
+  });
+
   test("enableDebuggingHandlers: false → 405 Debug endpoints are disabled, for upgrades too", async () => {
     await start(false);
-    const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?stdout=1"), /disabled/);
+    const r = await exchange(plain, spdy("POST", "/exec/ns/p/c?output=1"), /disabled/);
     expect(r).toMatch(/^HTTP\/1\.1 405 /);
     expect(r).toContain("Debug endpoints are disabled.");
   });
@@ -208,9 +279,9 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     running = await startServers({ ...base, secure }, providers());
     const port = running.get("main")!.port;
     const anon = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false });
-    expect(await exchange(anon, spdy("POST", "/exec/ns/p/c?stdout=1"), /Unauthorized$/)).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(await exchange(anon, spdy("POST", "/exec/ns/p/c?output=1"), /Unauthorized$/)).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
     const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
-    const got = await exchange(apiserver, spdy("POST", "/attach/ns/p/main?stdout=1"), /echo:ping/, (s) => s.write("ping"));
+    const got = await exchange(apiserver, spdy("POST", "/attach/ns/p/main?output=1"), /echo:ping/, (s) => s.write("ping"));
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(backend.heads.at(-1)).toStartWith("POST /ok/attach-main HTTP/1.1");
   });
@@ -227,10 +298,10 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     running = await startServers({ ...base, secure }, providers());
     const port = running.get("main")!.port;
     const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
-    const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&stdout=1"), /\]\)$/);
+    const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&output=1"), /\]\)$/);
     expect(denied).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     expect(denied).toEndWith("Forbidden (user=kube-apiserver-kubelet-client, verb=create, resource=nodes, subresource(s)=[proxy])");
-    const ws = "GET /exec/ns/p/c?command=id&stdout=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+    const ws = "GET /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
     expect(await exchange(apiserver, ws, /101 Switching Protocols\r\n[\s\S]*\r\n\r\n/)).toStartWith("HTTP/1.1 101");
     expect(asked).toEqual(["create proxy", "get proxy"]);
   });

@@ -50,11 +50,12 @@ async function kubeletAddress(store: Store, nodeName: string): Promise<{ host: s
   return { host, port };
 }
 
-/** PodExecOptions/PodAttachOptions booleans → the kubelet's "1" flags. */
+/** PodExecOptions/PodAttachOptions booleans → the kubelet's "1" flags under core/v1's Exec*Param names (pkg/registry/core/pod streamParams). */
 function streamQuery(q: URLSearchParams, withCommand: boolean): URLSearchParams {
   const out = new URLSearchParams();
   if (withCommand) for (const c of q.getAll("command")) out.append("command", c);
-  for (const k of ["stdin", "stdout", "stderr", "tty"]) if (q.get(k) === "true" || q.get(k) === "1") out.set(k, "1");
+  const names = { stdin: "input", stdout: "output", stderr: "error", tty: "tty" } as const;
+  for (const [k, param] of Object.entries(names)) if (q.get(k) === "true" || q.get(k) === "1") out.set(param, "1");
   return out;
 }
 

@@ -137,7 +137,8 @@ function apiserverArgs(bin: string, pki: Pki, etcdUrl: string, port: number): st
     `--tls-cert-file=${pki.files.apiserver.cert}`, `--tls-private-key-file=${pki.files.apiserver.key}`,
     `--client-ca-file=${pki.ca.certFile}`,
     `--kubelet-client-certificate=${pki.files.kubeletClient.cert}`, `--kubelet-client-key=${pki.files.kubeletClient.key}`,
-    "--kubelet-preferred-address-types=InternalIP,Hostname",
+    // The node's Hostname address (`localhost`, node.ts NODE_NAME) first: the node's port on loopback.
+    "--kubelet-preferred-address-types=Hostname,InternalIP,ExternalIP",
     "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth=true",
     "--allow-privileged=true", "--service-cluster-ip-range=10.96.0.0/12",
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",

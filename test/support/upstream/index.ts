@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 export * from "./control-plane.ts";
 export * from "./node.ts";
 export * from "./objects.ts";
+export * from "./workloads.ts";
 
 const BUILD = resolve(import.meta.dir, "../../../scripts/upstream/build.sh");
 

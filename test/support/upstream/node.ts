@@ -12,7 +12,7 @@ import { acquireContainerd, removeNodePods, tearDownPods, type TestContainerd } 
 import type { ControlPlane } from "./control-plane.ts";
 
 export interface UpstreamNodeOptions {
-  /** Names the node (`<name>-<pid>`), its files (/tmp/bunlet-<name>-<pid>) and cgroup root. */
+  /** Names the node's files (/tmp/bunlet-<name>-<pid>) and cgroup root; the Node itself is `localhost` (see NODE_NAME). */
   name: string;
   cp: ControlPlane;
   /** Extra KubeletConfiguration lines (YAML, top level). */
@@ -37,6 +37,14 @@ export interface UpstreamNode {
   proc: BunletProcess;
   stop(): Promise<void>;
 }
+
+/**
+ * The Node's name, and so its Hostname address. The upstream kubelet refuses a loopback --node-ip
+ * (kubelet_node_status.go validateNodeIP), so the node keeps its detected InternalIP, and the control
+ * plane reaches the node's port by its Hostname address (--kubelet-preferred-address-types), which
+ * resolves to 127.0.0.1: the API server's traffic to the node never leaves loopback.
+ */
+export const NODE_NAME = "localhost";
 
 /** kubeadm's KubeletConfiguration (cmd/kubeadm/app/componentconfigs/kubelet.go defaults), on this node's paths. */
 export function kubeadmKubeletConfig(a: { caFile: string; manifests: string; endpoint: string; cgroupRoot: string; podLogsDir: string; port: number }, extra: string[] = []): string {
@@ -70,7 +78,7 @@ export function kubeadmKubeletConfig(a: { caFile: string; manifests: string; end
 
 /** Joins a bunlet to the control plane; see the file header. Resolves once the process runs (not once Ready). */
 export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode> {
-  const node = `${o.name}-${process.pid}`;
+  const node = NODE_NAME;
   const base = `/tmp/bunlet-${o.name}-${process.pid}`;
   const rootDir = join(base, "root");
   const cgroupRoot = `/bunlet-${o.name}-${process.pid}`;
@@ -98,7 +106,7 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     proc = spawnBunlet([
       "--config", config,
       `--bootstrap-kubeconfig=${o.cp.bootstrap}`, `--kubeconfig=${join(base, "kubelet.conf")}`, `--cert-dir=${join(base, "pki")}`,
-      `--root-dir=${rootDir}`, `--hostname-override=${node}`, "--node-ip=127.0.0.1",
+      `--root-dir=${rootDir}`, `--hostname-override=${node}`,
       ...(o.flags ?? []),
     ], { binary });
   } catch (e) {
