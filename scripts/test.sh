@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: host setup (containerd, runc, offline images), the compiled
-# binary, then bun test. Needs root (cgroups, containerd).
+# The whole test suite, as CI runs it: `npm run check`, host setup (containerd, runc, offline images),
+# the compiled binary, then bun test. Needs root (cgroups, containerd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
+# The fast loop first (typecheck, lint, import rule, house rules, pure unit tests): a minute, no root.
+npm run check
 if [ -x scripts/host/setup.sh ] || [ -f scripts/host/setup.sh ]; then
   bash scripts/host/setup.sh
 fi

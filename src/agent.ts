@@ -4,6 +4,7 @@
 // and the reverse on stop. createAgent takes its parts through AgentDeps (tests build small agents);
 // createNodeAgent builds the real node from the configuration: CRI runtime → pod cgroups → pod
 // lifecycle (static pods) → node + pod stats → eviction manager (+ kernel notifiers, trace, metrics).
+import type { AgentComponent } from "./agent-component.ts";
 import { preciseClock, realClock } from "./clock.ts";
 import type { KubeletConfiguration } from "./config/kubelet-config.ts";
 import { ConfigError } from "./config/errors.ts";
@@ -54,13 +55,7 @@ export interface AgentInput {
   flags: { kubeconfig?: string; lockFile?: string; exitOnLockContention?: boolean; certDir?: string; unsafeLoopbackDebugHandlers?: boolean };
 }
 
-/** A long-running part of the agent (pod workers, eviction manager, …). */
-export interface AgentComponent {
-  name: string;
-  start(): void | Promise<void>;
-  /** Must return promptly: the whole agent has 2 s to shut down. */
-  stop(): void | Promise<void>;
-}
+export type { AgentComponent };
 
 export interface AgentDeps {
   /** Pods bound to this node (v1 Pod objects) for /pods; default: none. */

@@ -16,4 +16,3 @@ const { main } = await import("./cli/main.ts");
 const code = await main(process.argv.slice(2));
 // Exit explicitly: nothing the agent started may keep the process alive past its shutdown.
 process.exit(code);
-export {}; // an ES module (top-level await)

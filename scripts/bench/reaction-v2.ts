@@ -63,7 +63,7 @@
 // Goal: crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
 // systemd-oomd at p99.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { preciseNow } from "../../src/clock.ts";

@@ -1,7 +1,8 @@
 // `bunlet config print [kubelet flags] [--output yaml|json]`: the effective KubeletConfiguration
 // after defaults, the --config file and flags — what /configz will serve — without starting anything.
 import { defineCommand } from "citty";
-import { loadConfig, renderConfig } from "../config/load.ts";
+import { renderConfig } from "../config/load.ts";
+import { loadKubeletConfig } from "./load-config.ts";
 import { log } from "../log.ts";
 
 export type ConfigOutput = "yaml" | "json";
@@ -37,7 +38,7 @@ export function splitOutputFlag(argv: readonly string[]): { output: ConfigOutput
 /** Prints the effective configuration. Throws ConfigError (or OutputFlagError) on bad input. */
 export async function printConfig(argv: readonly string[], write: (s: string) => void = (s) => process.stdout.write(s)): Promise<void> {
   const { output, rest } = splitOutputFlag(argv);
-  const loaded = await loadConfig(rest);
+  const loaded = await loadKubeletConfig(rest);
   for (const w of new Set(loaded.warnings)) log.warn(w);
   const text = renderConfig(loaded.config, output);
   write(text.endsWith("\n") ? text : `${text}\n`);

@@ -1,12 +1,12 @@
 // `bunlet eviction simulate|explain`: run the real eviction manager over recorded or live stats.
 // Own flags (--pods, repeatable --summary, …) are split off here; every other argument is a kubelet
-// flag read by CONFIG's loadConfig, so thresholds come out exactly as the agent would build them.
+// flag read by loadKubeletConfig, so thresholds come out exactly as the agent would build them.
 // The work is in src/eviction/simulate.ts and explain.ts. Exit code 1 and one clear line on stderr on bad input.
 import { defineCommand } from "citty";
 import { clearCommand } from "./eviction-clear.ts";
 import { readFile } from "node:fs/promises";
 import { ConfigError } from "../config/errors.ts";
-import { loadConfig } from "../config/load.ts";
+import { loadKubeletConfig } from "./load-config.ts";
 import { completePods, parsePodsText, PodsFileError } from "../eviction/pods-file.ts";
 import { evictionConfigFromKubelet, type EvictionKubeletFields, type EvictionSources } from "../eviction/settings.ts";
 import { explain, renderExplain, type ExplainReport } from "../eviction/explain.ts";
@@ -38,7 +38,7 @@ const OWN_FLAGS: Record<string, Kind> = { output: "string", quiet: "bool" };
 
 /**
  * Splits argv into this command's own flags and everything else, which is kubelet flags for
- * loadConfig (--config, --eviction-*, --evict-static-pods, any other kubelet flag).
+ * loadKubeletConfig (--config, --eviction-*, --evict-static-pods, any other kubelet flag).
  */
 export function splitArgs(argv: readonly string[], own: Record<string, Kind>): { own: Map<string, string[]>; kubelet: string[] } {
   const out = new Map<string, string[]>();
@@ -76,13 +76,13 @@ async function readText(path: string, what: string): Promise<string> {
 }
 
 /**
- * Eviction settings from kubelet flags exactly as the agent builds them (CONFIG's loadConfig:
+ * Eviction settings from kubelet flags exactly as the agent builds them (loadKubeletConfig:
  * defaults < --config file < --config-dir < flags, thresholds validated). `base` supplies a
  * running agent's /configz when no kubelet flags are given.
  */
 export async function evictionConfigFromArgs(kubeletArgs: readonly string[], io: CliIO, quiet: boolean, base?: EvictionKubeletFields): Promise<EvictionConfig> {
   if (base && kubeletArgs.length === 0) return evictionConfigFromKubelet(base);
-  const loaded = await loadConfig(kubeletArgs);
+  const loaded = await loadKubeletConfig(kubeletArgs);
   if (!quiet) for (const w of loaded.warnings) io.stderr(`W ${w}\n`);
   const label = (field: string) => loaded.sources[field] ?? field;
   const sources: EvictionSources = {

@@ -2,7 +2,8 @@
 // until SIGTERM/SIGINT (or lock contention), then shut down within the deadline.
 // Mirrors cmd/kubelet/app/server.go: config errors exit 1 before anything is started.
 import { createNodeAgent } from "../agent.ts";
-import { configz, loadConfig } from "../config/load.ts";
+import { configz } from "../config/load.ts";
+import { loadKubeletConfig } from "./load-config.ts";
 import { flushLog, kv, log, setVerbosity } from "../log.ts";
 import { checkSwap } from "../wire/swap.ts";
 import { createCriClient } from "../cri/client.ts";
@@ -27,7 +28,7 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
 
   let loaded;
   try {
-    loaded = await loadConfig([...argv]);
+    loaded = await loadKubeletConfig([...argv]);
   } catch (err) {
     // A ConfigError names source, field and value; anything else is still a refusal to start.
     printError(`error: ${err instanceof Error ? err.message : String(err)}`);

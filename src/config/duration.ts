@@ -47,7 +47,8 @@ export function parseDuration(input: string): number {
     const value = Number(`${intPart || "0"}.${fracPart ?? ""}0`);
     total += Math.round(value * unit);
   }
-  if (total > 9223372036854775807) throw new DurationError(`time: invalid duration ${quote(orig)}`);
+  // Go: overflow past math.MaxInt64 (2^63 − 1, which is 2^63 as a double).
+  if (total > 2 ** 63) throw new DurationError(`time: invalid duration ${quote(orig)}`);
   return neg ? -total : total;
 }
 

@@ -371,5 +371,3 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
 export const ACTED_ON_SUBFIELDS: Partial<Record<KubeletConfigurationField, readonly string[]>> = {
   logging: ["verbosity"],
 };
-
-export { applyDefaults, defaultKubeletConfiguration, DEFAULT_EVICTION_HARD } from "./defaults.ts";

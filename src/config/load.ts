@@ -7,10 +7,10 @@ import { ConfigError, showValue } from "./errors.ts";
 import { applyDropin, listDropins, readDropin } from "./dropin.ts";
 import { readKubeletConfigFile } from "./file.ts";
 import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
-import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, applyDefaults, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
+import { applyDefaults } from "./defaults.ts";
+import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
 import { assertValidConfiguration, type FieldSources } from "./validate.ts";
 import { parseDuration } from "./duration.ts";
-import { parseThresholdConfig } from "../eviction/thresholds-parse.ts";
 
 export { configz, renderConfig } from "./configz.ts";
 export type { NodeFlags } from "./flags.ts";
@@ -27,13 +27,11 @@ export interface LoadedConfig {
   sources: FieldSources;
 }
 
-export interface LoadOptions {
-  /** Skip eviction-threshold parsing (for tools that only print the configuration). */
-  skipThresholdCheck?: boolean;
-}
-
-/** Builds the effective configuration from kubelet argv. Throws ConfigError. */
-export async function loadConfig(argv: readonly string[], opts: LoadOptions = {}): Promise<LoadedConfig> {
+/**
+ * Builds the effective configuration from kubelet argv. Throws ConfigError. The eviction maps are
+ * parsed one layer up, by cli/load-config.ts loadKubeletConfig (eviction/ sits above config/).
+ */
+export async function loadConfig(argv: readonly string[]): Promise<LoadedConfig> {
   const { assignments, warnings } = parseArgs(argv);
   const sources: FieldSources = {};
   const configArg = [...assignments].reverse().find((a) => a.spec.name === "config");
@@ -69,7 +67,6 @@ export async function loadConfig(argv: readonly string[], opts: LoadOptions = {}
   const ignored = notActedOnWarnings(layers, assignments);
   assertValidConfiguration(config, sources);
   validateNodeFlags(flags);
-  if (!opts.skipThresholdCheck) checkEvictionThresholds(config, sources);
 
   return { config, flags, warnings: [...fileWarnings, ...warnings, ...ignored], configFile, sources };
 }
@@ -257,32 +254,3 @@ export function labelProblem(key: string, value: string): string | undefined {
   return undefined;
 }
 
-
-/** Bad eviction maps fail at startup, as the kubelet fails constructing its eviction config. */
-function checkEvictionThresholds(config: KubeletConfiguration, sources: FieldSources): void {
-  const label = (field: string) => (sources[field]?.startsWith("--") ? sources[field]! : field);
-  try {
-    parseThresholdConfig({
-      evictionHard: config.evictionHard,
-      evictionSoft: config.evictionSoft,
-      evictionSoftGracePeriod: config.evictionSoftGracePeriod,
-      evictionMinimumReclaim: config.evictionMinimumReclaim,
-      enforceNodeAllocatable: config.enforceNodeAllocatable,
-      mergeDefaultEvictionSettings: config.mergeDefaultEvictionSettings,
-      hardSource: label("evictionHard"),
-      softSource: label("evictionSoft"),
-      gracePeriodSource: label("evictionSoftGracePeriod"),
-      minReclaimSource: label("evictionMinimumReclaim"),
-    });
-  } catch (e) {
-    const err = e as Error & { source?: string; key?: string; value?: string };
-    const src = err.source ?? "";
-    const field = ["evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim"].find((f) => label(f) === src) ?? "evictionHard";
-    const from = sources[field];
-    throw new ConfigError(`failed to parse eviction thresholds: ${err.message}${from ? ` (set by ${from})` : " (default)"}`, {
-      source: from,
-      field: err.key ? `${field}[${JSON.stringify(err.key)}]` : field,
-      value: err.value,
-    });
-  }
-}

@@ -5,7 +5,7 @@ import { formatQuantity, parseQuantity, quantityFromNumber, quantityValue, type 
 import { podKey, type PodLike } from "../pod/pod-like.ts";
 import type { FsStats } from "../stats/summary.ts";
 import { containerEphemeralStorageMessage, emptyDirMessage, podEphemeralStorageMessage } from "./message.ts";
-import { podLimit } from "./pod-resources.ts";
+import { podLimit } from "../pod/pod-resources.ts";
 import type { FsLayout, StatsFunc } from "./rank.ts";
 import type { Logger } from "./types.ts";
 

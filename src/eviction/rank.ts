@@ -4,7 +4,7 @@
 import type { PodLike, VolumeLike } from "../pod/pod-like.ts";
 import { getPodQOS, type QOSClass } from "../pod/qos.ts";
 import type { FsStats, PodStats } from "../stats/summary.ts";
-import { podRequest } from "./pod-resources.ts";
+import { podRequest } from "../pod/pod-resources.ts";
 import type { Signal } from "./signals.ts";
 
 export interface FsLayout {

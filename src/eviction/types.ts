@@ -4,6 +4,7 @@ import type { ContainerStats, PodStats, Summary, SummaryRequest } from "../stats
 import type { Clock } from "../clock.ts";
 import type { NotifierTarget } from "./notifier-thresholds.ts";
 import type { FsLayout } from "./rank.ts";
+import type { CycleReport } from "./state.ts";
 import type { Threshold } from "./threshold.ts";
 
 export interface EvictionConfig {
@@ -104,5 +105,5 @@ export interface EvictionDeps {
    */
   lastPodStats?: (uid: string) => PodStats | undefined;
   /** Called after every cycle (e.g. the --eviction-trace JSON-lines writer; see trace.ts). */
-  onCycle?: (report: import("./synchronize.ts").CycleReport) => void;
+  onCycle?: (report: CycleReport) => void;
 }

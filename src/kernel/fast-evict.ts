@@ -16,7 +16,7 @@
 //
 // At a wake-up for one of those tokens the worker, at nice -20: checks the link counts (changed ⇒ the
 // pod set changed since the plan: it steps aside), reads each threshold's cgroup (pread, no open) and
-// stops unless one is met now, ranks with eviction/fast-rank.ts (the same victim as the main thread's
+// stops unless one is met now, ranks with kernel/fast-rank.ts (the same victim as the main thread's
 // ranking from the same fresh stats), signals the victim's containers through the pidfds, and reports.
 // Anything unusual — a read failing, a victim whose containers are not all known — steps aside: the
 // main thread's cycle then decides as before.
@@ -29,7 +29,7 @@
 import { statSync } from "node:fs";
 import { pidfd_send_signal, pread } from "../../ffi/libc.ts";
 import { preciseNow } from "../clock.ts";
-import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue, type FastCandidate } from "../eviction/fast-rank.ts";
+import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue, type FastCandidate } from "./fast-rank.ts";
 
 export const FAST_PLAN_MAX_THRESHOLDS = 4;
 export const FAST_PLAN_MAX_PODS = 1024;
@@ -212,7 +212,9 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
       c++;
     }
   });
-  plan.dirLinks.forEach((n, k) => (f[FDIR_BASE + k] = n));
+  plan.dirLinks.forEach((n, k) => {
+    f[FDIR_BASE + k] = n;
+  });
   i[H_THRESHOLDS] = plan.thresholds.length;
   i[H_PODS] = plan.pods.length;
   i[H_DIRS] = plan.dirLinks.length;

@@ -7,11 +7,25 @@
 // because the kernel compares usage, which includes inactive file pages, while the kubelet's
 // signal is the working set.
 import { join } from "node:path";
-import { SYSTEM_CONTAINER_PODS, type MemoryStats, type Summary } from "../stats/summary.ts";
 import { armCgroupThreshold, type CgroupThresholdNotifier, type ThresholdEvent } from "./cgroup-threshold.ts";
 import type { NotifierHub } from "./hub.ts";
 
 export type MemorySignal = "memory.available" | "allocatableMemory.available";
+
+// Structural twins of the Summary API types (stats/summary.ts): a Summary is assignable to them, and
+// kernel/ stays below stats/ (docs/development.md#imports-run-down).
+/** The fields of a Summary's MemoryStats a memcg threshold is computed from. */
+export interface MemcgStats {
+  availableBytes?: number;
+  usageBytes?: number;
+  workingSetBytes?: number;
+}
+/** The part of a Summary memoryStatsForSignal reads. */
+export interface MemcgSummary {
+  node: { memory?: MemcgStats; systemContainers?: readonly { name: string; memory?: MemcgStats }[] };
+}
+/** stats/v1alpha1 SystemContainerPods. */
+const SYSTEM_CONTAINER_PODS = "pods";
 
 /** Structural twin of src/eviction's ThresholdValue: bytes, or a (float32) fraction of capacity. */
 export type ThresholdAmount = { quantity: number; percentage?: undefined } | { percentage: number; quantity?: undefined };
@@ -30,7 +44,7 @@ export function thresholdAmountBytes(value: ThresholdAmount, capacityBytes: numb
  * The value for memory.usage_in_bytes at which `signal` reaches the threshold. `where` names the
  * stats (e.g. `node.memory`) in the error when a field is missing.
  */
-export function memcgThresholdBytes(mem: MemoryStats | undefined, value: ThresholdAmount, where = "memory stats"): number {
+export function memcgThresholdBytes(mem: MemcgStats | undefined, value: ThresholdAmount, where = "memory stats"): number {
   if (mem?.usageBytes === undefined || mem.workingSetBytes === undefined || mem.availableBytes === undefined) {
     throw new MemcgThresholdError(`${where}: usageBytes, workingSetBytes and availableBytes are all required to compute a memcg threshold`);
   }
@@ -84,7 +98,7 @@ export interface MemoryThresholdNotifier {
    * Needs `threshold` in the options; throws MemcgThresholdError when stats are missing. Resolves
    * with the bytes once armed.
    */
-  updateFromSummary(summary: Summary): Promise<number>;
+  updateFromSummary(summary: MemcgSummary): Promise<number>;
   stop(): void;
 }
 
@@ -101,7 +115,7 @@ export interface MemoryThresholdNotifierOptions {
 }
 
 /** The memory stats a signal's memcg threshold is computed from (docs/eviction-contract.md#memory-threshold-notifier). */
-export function memoryStatsForSignal(summary: Summary, signal: MemorySignal): { mem: MemoryStats | undefined; where: string } {
+export function memoryStatsForSignal(summary: MemcgSummary, signal: MemorySignal): { mem: MemcgStats | undefined; where: string } {
   if (signal === "memory.available") return { mem: summary.node.memory, where: "node.memory" };
   const pods = summary.node.systemContainers?.find((c) => c.name === SYSTEM_CONTAINER_PODS);
   return { mem: pods?.memory, where: 'node.systemContainers["pods"].memory' };

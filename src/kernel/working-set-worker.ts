@@ -325,7 +325,10 @@ function check(w: Watched, now: number, timed = true): void {
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
   if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed, atMs: preciseNow(now) } satisfies WorkingSetWorkerOut);
   // At or under the line: no crossing.
-  if (ws <= w.t.lineBytes) return underLine(w, now);
+  if (ws <= w.t.lineBytes) {
+    underLine(w, now);
+    return;
+  }
   // Over it: an up-crossing, or a repeat once renotifyMs has passed since the last post.
   w.imminent = false; // over the line: the episode, if any, is done
   const repeat = w.above;

@@ -14,7 +14,7 @@ import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
 import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
 import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
-import type { RuntimeReadiness } from "./runtime-state.ts";
+import type { RuntimeReadiness } from "../pod/runtime-state.ts";
 
 export interface NodeFacts {
   machine(): Promise<MachineInfo>;

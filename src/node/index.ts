@@ -7,4 +7,4 @@ export { buildNodeStatus, nodeAllocatable, nodeCapacity, nodeConditions, nodeSta
 export { initialNode, reconcileExisting, type NodeRegistration, type Taint } from "./node-object.ts";
 export { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";
 export { createLeaseController, NODE_LEASE_NAMESPACE, type LeaseController } from "./lease-controller.ts";
-export { runtimeReadiness, readinessErrors, type RuntimeReadiness } from "./runtime-state.ts";
+export { runtimeReadiness, readinessErrors, type RuntimeReadiness } from "../pod/runtime-state.ts";

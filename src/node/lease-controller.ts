@@ -6,7 +6,7 @@
 import type { Clock, TimerHandle } from "../clock.ts";
 import { isNotFound, leaseSchema, microTime, type KubeClient, type Lease } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
-import { backoff } from "./backoff.ts";
+import { backoff } from "../kube/backoff.ts";
 
 export const NODE_LEASE_NAMESPACE = "kube-node-lease";
 /** Upstream: renewIntervalFraction = 0.25 of the lease duration. */

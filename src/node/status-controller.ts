@@ -9,7 +9,7 @@
 import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
-import { backoff } from "./backoff.ts";
+import { backoff } from "../kube/backoff.ts";
 import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "./condition-events.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import type { NodeCondition } from "../kube/types.ts";
@@ -67,7 +67,6 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   let started = false;
   let stopped = false;
   let timer: TimerHandle | undefined;
-  let running: Promise<void> | undefined;
   const regBackoff = backoff(100, 7000);
   let lastUnschedulable = false;
   const conditionEvents = (before: readonly NodeCondition[] | undefined, after: readonly NodeCondition[]) => {
@@ -175,7 +174,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   function schedule(): void {
     if (stopped) return;
     timer = d.clock.setTimeout(() => {
-      running = sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
+      void sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
     }, fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs);
   }
 
@@ -183,7 +182,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     start() {
       if (started || stopped) return;
       started = true;
-      running = sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
+      void sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
     },
     stop() {
       stopped = true;

@@ -12,7 +12,7 @@
 // CriticalPodAdmissionHandler, src/pod/preemption-handler.ts): a critical pod short only of
 // resources preempts lower-priority pods and is admitted.
 import { parseQuantity, quantityMilliValue } from "../config/quantity.ts";
-import { podRequestMilli } from "../eviction/pod-resources.ts";
+import { podRequestMilli } from "./pod-resources.ts";
 import { admitMaxPods, OUT_OF_PODS } from "./admit-max-pods.ts";
 import type { PodAdmitHandler } from "./lifecycle-types.ts";
 import { isStaticPod, type PodLike } from "./pod-like.ts";

@@ -7,7 +7,7 @@
 //   the smallest requests (best effort, as upstream says).
 // Quantities are upstream's resource.GetResourceRequest units: cpu in millicores, memory and
 // ephemeral-storage in bytes, pods as a count (each pod is 1).
-import { podRequest, podRequestMilli } from "../eviction/pod-resources.ts";
+import { podRequest, podRequestMilli } from "./pod-resources.ts";
 import { isCriticalPod, type PodLike } from "./pod-like.ts";
 import { getPodQOS } from "./qos.ts";
 

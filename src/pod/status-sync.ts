@@ -5,7 +5,7 @@ import { kv, log } from "../log.ts";
 import { fullName, type LifecycleContext } from "./lifecycle-context.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import { generatePodStatus, markRuntimeDown } from "./status.ts";
-import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS } from "../node/runtime-state.ts";
+import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS } from "./runtime-state.ts";
 import { runtimeError } from "./sync-loop.ts";
 import type { Pod, PodStatus } from "./types.ts";
 

@@ -3,7 +3,7 @@
 // functions over the shared LifecycleContext (lifecycle-context.ts); admission is pod-admission.ts.
 import { every } from "../clock.ts";
 import { kv, log } from "../log.ts";
-import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "../node/runtime-state.ts";
+import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "./runtime-state.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import { dispatch, fullName, type LifecycleContext } from "./lifecycle-context.ts";

@@ -1,10 +1,11 @@
 // The runtime's side of the Summary API (upstream pkg/kubelet/stats/cri_stats_provider.go): one CRI
 // listing (sandboxes, running containers, their stats) grouped by pod UID, cached for criTtlMs and refreshed
 // behind the summary; and makeContainerStats, a listed container's entry from its cgroup's figures or the runtime's.
-import type { ContainerStats as CriContainerStats, CriClient, Container as CriContainer, PodSandbox } from "../cri/client.ts";
+import type { ContainerStats as CriContainerStats, Container as CriContainer, PodSandbox } from "../cri/client.ts";
 import { kv, log } from "../log.ts";
 import { fsUsage } from "./pods.ts";
 import type { SummaryContext } from "./summary-context.ts";
+import type { SummaryCri } from "./summary-options.ts";
 import type { ContainerStats, CPUStats, FsStats, MemoryStats } from "./summary.ts";
 
 // Labels the kubelet puts on CRI objects (upstream kubelet/types/labels.go); same strings as kuberuntime/labels.ts.
@@ -13,7 +14,6 @@ const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
 /** A listed container's name: its metadata, else the kubelet's label, else its id. */
 export const criContainerName = (c: CriContainer): string => c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
 
-export type SummaryCri = Pick<CriClient, "listPodSandbox" | "listContainers" | "listContainerStats">;
 
 /** The runtime's view of the node, grouped by pod UID. */
 export interface CriSnapshot {

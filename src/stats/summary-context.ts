@@ -4,7 +4,7 @@
 import { realClock, type Clock } from "../clock.ts";
 import { kv, log } from "../log.ts";
 import { DEFAULT_CGROUP_MOUNT, DEFAULT_POD_LOGS_DIR, type CpuRateState } from "./pods.ts";
-import type { SummaryProviderOptions } from "./summary-provider.ts";
+import type { SummaryProviderOptions } from "./summary-options.ts";
 
 export interface SummaryContext {
   readonly opts: SummaryProviderOptions;

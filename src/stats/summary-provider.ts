@@ -1,32 +1,13 @@
-// The Summary API provider (upstream pkg/kubelet/server/stats/summary.go): the assembly — node stats
-// from KERNEL's node provider, then one PodStats per active pod from its cgroups (cgroup-stats.ts, upstream
-// cadvisor_stats_provider.go), its log directory and emptyDir volumes (pod-storage.ts) and — when a CRI
-// client is given — the runtime's container list and writable-layer usage (cri-stats.ts, upstream
-// cri_stats_provider.go); the parts share one SummaryContext (summary-context.ts). Serves the eviction
-// manager and the HTTP /stats/summary.
-//
-// Cost: per pod a handful of small cgroup file reads, one readdir + stats of its log dirs, and
-// cached volume walks (re-walked at most every volumeTtlMs, stale value served meanwhile). The CRI
-// listing is cached for criTtlMs and refreshed in the background, so a slow or absent runtime never
-// delays a summary after the first one. One pod's bad data never fails the summary: the field is
-// omitted and the reason logged once.
-//
-// summary({ memoryOnly: true }) is the pressure path's (a kernel memcg event): node, allocatable
-// (`pods`) and per-pod memory read fresh from the cgroups — a few small file reads, no await —
-// and everything else (fs, rlimit, cpu, containers, volumes, logs) taken from the last full summary
-// with its original timestamps, so eviction's staleness filter does not act twice on a disk or pid
-// sample it already saw. Stats that old are what the periodic path works with anyway.
-import type { Clock } from "../clock.ts";
+
 import type { PodSandbox } from "../cri/client.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
 import { createCgroupStats } from "./cgroup-stats.ts";
-import { createCriListing, criContainerName, isoFromNs, makeContainerStats, type CriSnapshot, type SummaryCri } from "./cri-stats.ts";
-import type { DirUsageCache } from "./dir-usage.ts";
-import type { NodeStatsRequest } from "./node.ts";
+import { createCriListing, criContainerName, isoFromNs, makeContainerStats, type CriSnapshot } from "./cri-stats.ts";
 import { createPodStorageStats, type VolumeDeadlines } from "./pod-storage.ts";
 import { ephemeralStorage, podLogsDirectory, type CgroupDirs } from "./pods.ts";
 import { createSummaryContext, type SummaryPass } from "./summary-context.ts";
+import type { SummaryProviderOptions } from "./summary-options.ts";
 import {
   SYSTEM_CONTAINER_KUBELET,
   SYSTEM_CONTAINER_PODS,
@@ -37,46 +18,8 @@ import {
   type SummaryRequest,
 } from "./summary.ts";
 
-export type { SummaryCri } from "./cri-stats.ts";
+export type { SummaryCri, SummaryProviderOptions } from "./summary-options.ts";
 
-export interface SummaryProviderOptions {
-  nodeName: string;
-  /** KERNEL's createNodeStatsProvider(...).nodeStats; asked for memory only on the pressure path. */
-  nodeStats: (req?: NodeStatsRequest) => NodeStats;
-  /** Pods admitted and not yet terminated (PODS' pod manager). */
-  activePods: () => readonly PodLike[];
-  /** The pod's cgroup relative to each controller's mount ("kubepods/burstable/pod<uid>"); undefined = none yet. */
-  podCgroupPath: (pod: PodLike) => string | undefined;
-  cri?: SummaryCri;
-  /** kubelet podLogsDir (default /var/log/pods). */
-  podLogsDir?: string;
-  /** kubelet --root-dir: emptyDir volumes live in <rootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>. */
-  rootDir: string;
-  /** Where cgroup controllers are mounted (default /sys/fs/cgroup; v1 per-controller dirs or a v2 unified mount). */
-  cgroupMountRoot?: string;
-  /** Where /proc is (tests): a pod's network is read from /proc/<one of its pids>/net/dev. */
-  procRoot?: string;
-  /** The "kubelet" system container: bunlet's own cgroup (from /proc/self/cgroup, default) or none (false). */
-  kubeletContainer?: boolean;
-  /** Start time of the "kubelet" system container (default: this process's start). */
-  kubeletStartTime?: string;
-  /** kubepods cgroup (relative, e.g. "kubepods"): adds the "pods" system container when nodeStats has none, and its cpu. */
-  podsCgroup?: string;
-  clock?: Pick<Clock, "now">;
-  /** A volume directory is re-walked at most this often (default 10 s). */
-  volumeTtlMs?: number;
-  /** The CRI listing is reused for this long (default 2 s) and refreshed in the background. */
-  criTtlMs?: number;
-  /** The first summary waits this long for CRI at most (default 2 s). */
-  criTimeoutMs?: number;
-  /** How long a summary waits for the first walk of a volume directory (default 250 ms); later walks never block. */
-  volumeWaitMs?: number;
-  /** Minimum window for usageNanoCores (default 1 s). */
-  minCpuWindowMs?: number;
-  /** A pod's field could not be read (called once per pod, field and message); default: log.warn. */
-  onError?: (message: string) => void;
-  dirUsage?: DirUsageCache;
-}
 
 export interface SummaryProvider {
   summary(req?: SummaryRequest): Promise<Summary>;

@@ -44,7 +44,7 @@ import { CONFIG_SOURCE_ANNOTATION, isStaticPod, type PodLike } from "../pod/pod-
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
-import type { AgentComponent } from "../agent.ts";
+import type { AgentComponent } from "../agent-component.ts";
 import type { EvictionDeps } from "../eviction/types.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
 import { createEvictionTracer, type EvictionTracer } from "./trace.ts";

@@ -27,7 +27,7 @@ import { dirname, join } from "node:path";
 import { close, O_CLOEXEC, O_RDONLY, open, pidfd_open, pidfd_send_signal } from "../../ffi/libc.ts";
 import { exemptFromEviction } from "../eviction/policy.ts";
 import { makeSignalObservations } from "../eviction/observations.ts";
-import { podRequest } from "../eviction/pod-resources.ts";
+import { podRequest } from "../pod/pod-resources.ts";
 import { rankMemoryPressure } from "../eviction/rank.ts";
 import { isMemorySignal } from "../eviction/signals.ts";
 import { isHardThreshold, thresholdAmount, type Threshold } from "../eviction/threshold.ts";
@@ -346,7 +346,10 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       built = { reason: `cannot open what the plan needs: ${(e as Error).message}`, transient: true };
     }
     const was = cancelPlan(buffer);
-    if (was === PLAN_BUSY) return schedule(RETRY_BUSY_MS);
+    if (was === PLAN_BUSY) {
+      schedule(RETRY_BUSY_MS);
+      return;
+    }
     if (was === PLAN_FIRED) return;
     mirror = undefined;
     armedLinks = undefined;
@@ -359,7 +362,10 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     }
     closeUnused(built.plan);
     const generation = publishPlan(buffer, built.plan);
-    if (generation === undefined) return schedule(RETRY_BUSY_MS);
+    if (generation === undefined) {
+      schedule(RETRY_BUSY_MS);
+      return;
+    }
     mirror = { generation, ...built.mirror };
     armedLinks = built.plan.dirLinks;
     if (why !== undefined) log.debug(`eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`);

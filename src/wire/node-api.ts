@@ -203,7 +203,9 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       certDir: flags.certDir,
       nodeName: input.nodeName,
       clock,
-      onRotated: (c, k) => clients.forEach((x) => x.setClientCertificate(c, k)),
+      onRotated: (c, k) => {
+        for (const x of clients) x.setClientCertificate(c, k);
+      },
       onRenewError: () => certMetrics?.renewError(),
     });
     rotation.start().catch((e) => log.error(`client certificate rotation not started ${kv({ certDir: flags.certDir, error: (e as Error).message })}`));

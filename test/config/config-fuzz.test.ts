@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config/errors.ts";
-import { loadConfig } from "../../src/config/load.ts";
+import { loadKubeletConfig } from "../../src/cli/load-config.ts";
 import { aliasBomb } from "../support/hostile.ts";
 import { openFds, seededRand, type Rand } from "../support/rand.ts";
 
@@ -48,7 +48,7 @@ symlinkSync("/dev/zero", join(dir, "zero.yaml"));
 
 async function outcome(argv: string[]): Promise<string> {
   try {
-    await loadConfig(argv);
+    await loadKubeletConfig(argv);
     return `accepted ${JSON.stringify(argv)}`;
   } catch (e) {
     if (!(e instanceof ConfigError)) return `not a ConfigError for ${JSON.stringify(argv)}: ${String(e)}`;

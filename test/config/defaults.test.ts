@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { applyDefaults, type KubeletConfigurationInput } from "../../src/config/kubelet-config.ts";
+import { applyDefaults } from "../../src/config/defaults.ts";
+import type { KubeletConfigurationInput } from "../../src/config/kubelet-config.ts";
 
 // Go defaulting: non-pointer zero values count as unset; pointer fields keep an explicit zero.
 describe("applyDefaults mirrors SetDefaults_KubeletConfiguration", () => {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config/errors.ts";
-import { defaultKubeletConfiguration } from "../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
 import { loadConfig } from "../../src/config/load.ts";
 
 const FIXTURE = join(import.meta.dir, "fixtures", "kubeadm-config.yaml");
@@ -353,27 +353,5 @@ describe("validation errors name their field, value and source", () => {
     const err = await loadError(["--node-labels=bad key=1"]);
     expect(err.message).toContain("--node-labels");
     expect(err.message).toContain('"bad key"');
-  });
-});
-
-// Semantic threshold parsing is EVICTION's (src/eviction/thresholds-parse.ts); loadConfig calls it.
-const hasThresholdParser = await import("../../src/eviction/thresholds-parse.ts").then(() => true, () => false);
-describe.skipIf(!hasThresholdParser)("eviction thresholds fail at startup", () => {
-  test.each([
-    [["--eviction-hard=memory.available<abc"], "--eviction-hard", "memory.available"],
-    [["--eviction-hard=foo.available<1Gi"], "--eviction-hard", "foo.available"],
-    [["--eviction-soft=memory.available<1Gi"], "--eviction-soft", "grace period must be specified"],
-    [["--eviction-minimum-reclaim=memory.available=-1Gi"], "--eviction-minimum-reclaim", "memory.available"],
-  ])("%p", async (argv, source, detail) => {
-    const err = await loadError(argv);
-    expect(err.message).toContain(source);
-    expect(err.message).toContain(detail);
-  });
-
-  test("from the file, naming it", async () => {
-    const p = file("evictionHard:\n  memory.available: 0Mi\n");
-    const err = await loadError(["--config", p]);
-    expect(err.message).toContain("evictionHard");
-    expect(err.message).toContain(p);
   });
 });

@@ -109,7 +109,7 @@ test("ReopenContainerLog calls the RuntimeService method with container_id as fi
   await cri.reopenContainerLog("abc");
   expect(calls.map((c) => c.method)).toEqual(["/runtime.v1.RuntimeService/ReopenContainerLog"]);
   // field 1, length-delimited → 0x0a, length 3, "abc" (upstream ReopenContainerLogRequest)
-  expect([...(calls[0]?.request as Uint8Array)]).toEqual([0x0a, 3, 0x61, 0x62, 0x63]);
+  expect([...(calls[0]!.request as Uint8Array)]).toEqual([0x0a, 3, 0x61, 0x62, 0x63]);
 });
 
 describe("codec", () => {

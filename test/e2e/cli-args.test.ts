@@ -30,8 +30,8 @@ describe("renderFlags", () => {
 
   test("one aligned line per flag with default, deprecation and acted-on marker", () => {
     const lines = renderFlags(flags, DEP).split("\n");
-    expect(lines[0]).toMatch(/^  -v, --v Level\s+log level \(default 0\)$/);
-    expect(lines[1]).toMatch(/^      --port int32\s+The port \(default 10250\) \(DEPRECATED: set it in the --config file\)$/);
+    expect(lines[0]).toMatch(/^ {2}-v, --v Level\s+log level \(default 0\)$/);
+    expect(lines[1]).toMatch(/^ {6}--port int32\s+The port \(default 10250\) \(DEPRECATED: set it in the --config file\)$/);
     expect(lines[2]).toContain("Cloud [accepted; bunlet does not act on it]");
     const col = (l: string, text: string) => l.indexOf(text);
     expect(col(lines[0]!, "log level")).toBe(col(lines[1]!, "The port"));

@@ -21,7 +21,9 @@ test("a planned wake-up: the worker signals the top-ranked pod's process and the
   const dir = mkdtempSync(join(tmpdir(), "bunlet-fast-evict-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const fds: number[] = [];
-  cleanups.push(() => fds.forEach((fd) => close(fd)));
+  cleanups.push(() => {
+    for (const fd of fds) close(fd);
+  });
   const file = (name: string, text: string) => {
     writeFileSync(join(dir, name), text);
     const fd = open(join(dir, name), O_RDONLY | O_CLOEXEC);

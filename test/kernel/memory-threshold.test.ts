@@ -13,7 +13,7 @@ describe("memcgThresholdBytes", () => {
     // 10% of capacity 1000Mi (float32 fraction as the parser stores it): trunc(1000Mi × 0.1f)
     ["percentage", 900 * Mi, 100 * Mi, 150 * Mi, { percentage: Math.fround(Math.fround(10) / 100) }, 1000 * Mi - Math.trunc(1000 * Mi * Math.fround(0.1)) + 50 * Mi],
   ])("%s", (_name, available, workingSet, usage, value, want) => {
-    expect(memcgThresholdBytes({ time: "", availableBytes: available, workingSetBytes: workingSet, usageBytes: usage }, value)).toBe(want);
+    expect(memcgThresholdBytes({ availableBytes: available, workingSetBytes: workingSet, usageBytes: usage }, value)).toBe(want);
   });
 
   test("20% of 1000Mi matches upstream's float32 result", () => {
@@ -22,9 +22,9 @@ describe("memcgThresholdBytes", () => {
 
   test.each([
     [undefined],
-    [{ time: "", availableBytes: 1, workingSetBytes: 1 }],
-    [{ time: "", usageBytes: 1, workingSetBytes: 1 }],
-    [{ time: "", usageBytes: 1, availableBytes: 1 }],
+    [{ availableBytes: 1, workingSetBytes: 1 }],
+    [{ usageBytes: 1, workingSetBytes: 1 }],
+    [{ usageBytes: 1, availableBytes: 1 }],
   ])("missing fields throw naming the stats: %j", (mem) => {
     expect(() => memcgThresholdBytes(mem, { quantity: 1 }, "node.memory")).toThrow(MemcgThresholdError);
     expect(() => memcgThresholdBytes(mem, { quantity: 1 }, "node.memory")).toThrow(/node\.memory: usageBytes, workingSetBytes and availableBytes/);

@@ -64,7 +64,7 @@ export function createFakeRuntime(now: () => number): FakeRuntime {
   const behavior = new Map<string, Behavior>();
   const execResults = new Map<string, number>();
   let seq = 0;
-  let maxConcurrency = 0;
+  const maxConcurrency = 0;
 
   const enter = async <T>(uid: string, fn: () => T): Promise<T> => {
     const n = (inFlight.get(uid) ?? 0) + 1;
@@ -145,7 +145,7 @@ export function createFakeRuntime(now: () => number): FakeRuntime {
         const spec = pod.spec as Pod["spec"];
         let p = pods.get(uid);
         if (!p) pods.set(uid, (p = { uid, name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", containers: [] }));
-        if (!p.sandbox || p.sandbox.state !== "ready") p.sandbox = { id: `s${++seq}`, ip: "10.88.0.7", state: "ready", createdAtMs: now() };
+        if (p.sandbox?.state !== "ready") p.sandbox = { id: `s${++seq}`, ip: "10.88.0.7", state: "ready", createdAtMs: now() };
         const errors: SyncPodResult["errors"] = [];
         for (const u of options?.unhealthy ?? []) {
           const c = latest(uid, u.container);

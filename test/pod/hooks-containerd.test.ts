@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // Lifecycle hooks and sidecars on a real containerd (private instance from test/support): a postStart
 // hook's file is seen by the container, preStop runs before the stop signal, a failing postStart kills
 // the container with PostStartHookError. Manifests are JSON (a YAML subset). Skipped when not root.

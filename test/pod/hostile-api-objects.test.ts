@@ -119,7 +119,9 @@ describe("hostile API objects (generated)", () => {
     mkdirSync(join(vol, "real"), { recursive: true });
     mkdirSync(outside, { recursive: true });
     const links = ["/etc", outside, "..", "../vol-outside", "/", "/proc/self/root"];
-    links.forEach((t, i) => symlinkSync(t, join(vol, `link${i}`)));
+    links.forEach((t, i) => {
+      symlinkSync(t, join(vol, `link${i}`));
+    });
     symlinkSync("link0", join(vol, "chain")); // a link to a link out
     for (let i = 0; i < 300; i++, generated++) {
       const literal = r.int(2) === 0;

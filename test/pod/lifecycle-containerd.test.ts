@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // The whole pod lifecycle against a real containerd (private instance from test/support): static pod
 // files → workers → kuberuntime → containerd, with pod cgroups, PLEG restarts, CrashLoopBackOff,
 // eviction through killPod and removal. Skipped when not root.

@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // Pod namespaces, names, /etc/hosts and DNS on a real containerd (private instance from test/support):
 // static pod files → lifecycle → kuberuntime → containerd, asserting on the OCI spec containerd holds
 // (namespaces) and on the files the containers see (/etc/hosts, /etc/resolv.conf, hostname).

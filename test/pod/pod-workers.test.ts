@@ -25,7 +25,7 @@ function recordingSyncer(opts: { gate?: () => Promise<void>; result?: (pod: Pod)
   };
   const syncer: PodSyncer = {
     syncPod: (pod) => wrap(`sync ${pod.spec.containers[0]!.image}`, () => opts.result?.(pod) ?? {}),
-    syncTerminatingPod: (pod, grace) => wrap(`terminating grace=${grace}`).then(() => undefined),
+    syncTerminatingPod: (_pod, grace) => wrap(`terminating grace=${grace}`).then(() => undefined),
     syncTerminatedPod: () => wrap("terminated").then(() => undefined),
   };
   return { syncer, log, max: () => maxActive };

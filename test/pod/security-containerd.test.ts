@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // Pod security fields on a real containerd (private instance from test/support): static pod files →
 // lifecycle → kuberuntime → containerd, asserting on what reached the runtime — the OCI spec
 // containerd holds for each container (ContainerStatus verbose info.runtimeSpec) — and on behaviour:

@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // terminationMessagePath / terminationMessagePolicy on a real containerd (private instance from
 // test/support): static pods whose busybox container writes its termination log (default path, and a
 // custom path as a non-root user) or only its stdout/stderr (FallbackToLogsOnError), then exits; the

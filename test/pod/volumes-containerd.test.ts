@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // Volumes on a real containerd: hostPath type errors keep the pod from starting (FailedMount with
 // upstream's text), downwardAPI files and env valueFrom carry the pod's fields, a subPath through a
 // symlink out of its volume is refused while a normal subPath works. Skipped when not root.

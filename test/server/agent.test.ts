@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAgent, type Agent, type AgentInput } from "../../src/agent.ts";
 import { ConfigError } from "../../src/config/errors.ts";
-import { defaultKubeletConfiguration, type KubeletConfiguration } from "../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
+import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 
 const agents: Agent[] = [];

@@ -6,7 +6,7 @@ import tls from "node:tls";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultKubeletConfiguration } from "../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
 import { resolveServing } from "../../src/server/serving.ts";
 import { makeTestPki } from "../support/pki.ts";
 import { getrlimit, RLIMIT_NOFILE, setrlimit } from "../../ffi/libc.ts";

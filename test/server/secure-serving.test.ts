@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultKubeletConfiguration, type KubeletConfiguration } from "../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
+import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";
 import { startServers, type ListenConfig, type RunningServers } from "../../src/server/listen.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 import { resolveServing, wantsSecureServing } from "../../src/server/serving.ts";

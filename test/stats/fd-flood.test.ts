@@ -1,3 +1,4 @@
+// machine test: root and real memory cgroups (test/support/cgroup.ts)
 // A connection flood can take every fd, and an eviction manager that opens its files would then fail
 // to read memory stats (EMFILE). The pressure path's cgroup files are kept open (stats/kept-files.ts), so a
 // process out of fds still observes memory. Run in a child process with a low RLIMIT_NOFILE.
@@ -6,33 +7,6 @@ import { join } from "node:path";
 import { createKeptFiles } from "../../src/stats/kept-files.ts";
 import { canManageMemoryCgroups, makeMemoryCgroup, MEMORY_ROOT, spawnMemoryHog, type TestCgroup } from "../support/cgroup.ts";
 import { runFdFixture } from "../support/cgroup.ts";
-import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-
-describe("kept files", () => {
-  const dir = mkdtempSync(join(tmpdir(), "bunlet-kept-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  test("re-read fresh at offset 0, reopened when replaced, ENOENT when gone, bounded", () => {
-    const f = createKeptFiles(2);
-    const p = join(dir, "a");
-    writeFileSync(p, "one");
-    expect(f.read(p)).toBe("one");
-    writeFileSync(p, "two, longer"); // same inode, new content
-    expect(f.read(p)).toBe("two, longer");
-    unlinkSync(p);
-    writeFileSync(p, "three"); // a new file at the path
-    expect(f.read(p)).toBe("three");
-    unlinkSync(p);
-    expect(() => f.read(p)).toThrow(expect.objectContaining({ code: "ENOENT" }));
-    for (const n of ["x", "y", "z"]) {
-      writeFileSync(join(dir, n), "x".repeat(20_000)); // larger than the first buffer
-      expect(f.read(join(dir, n)).length).toBe(20_000);
-    }
-    expect(f.size()).toBe(2);
-    f.forget(dir);
-    expect(f.size()).toBe(0);
-  });
-});
 
 describe.skipIf(!canManageMemoryCgroups())("kept files on cgroupfs (no fstat per read)", () => {
   let cg: TestCgroup | undefined;

@@ -13,7 +13,7 @@ import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../..
 import { acquireContainerd, type TestContainerd } from "../../../test/support/containerd.ts";
 import { cgroupDir, detectLayout, kubepodsDir, memoryLimitBytes, memoryLimitCounters, memoryUsageBytes, podDir, workingSetBytes, type MemoryLimitCounters } from "./cgroups.ts";
 import { memTotalBytes, MIB, removeCgroupTree } from "./host.ts";
-import { isRunning, podManifest, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
+import { isRunning, podManifest, type ChaosImages, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
 import { until } from "../../../test/support/wait.ts";
 
 const HOST_SCRIPTS = resolve(import.meta.dir, "../../host");
@@ -24,7 +24,7 @@ export interface ChaosRuntime {
   cri: CriClient;
   /** containerd's root (imagefs). */
   root: string;
-  images: { busybox: string; pause: string; memhog: string };
+  images: ChaosImages;
 }
 
 export interface Check {

@@ -1,6 +1,12 @@
 // What scenarios read and write about pods: static pod manifests, the /pods view, the eviction
 // trace records, and the predicates the checks use.
-import type { ChaosRuntime } from "./harness.ts";
+
+/** The images a scenario's pods run (the harness's ChaosRuntime carries them). */
+export interface ChaosImages {
+  busybox: string;
+  pause: string;
+  memhog: string;
+}
 
 /** One line of --eviction-trace (see src/wire/trace.ts EvictionTraceRecord); loosely typed on purpose. */
 export interface TraceRecord {
@@ -57,7 +63,7 @@ export interface PodSpecInput {
 }
 
 /** A static pod manifest (hostNetwork: no CNI work, fast sandbox start). */
-export function podManifest(name: string, p: PodSpecInput, images: ChaosRuntime["images"]): object {
+export function podManifest(name: string, p: PodSpecInput, images: ChaosImages): object {
   const resources: Record<string, object> = {};
   if (p.requests) resources.requests = p.requests;
   if (p.limits) resources.limits = p.limits;

@@ -15,7 +15,7 @@ import { isAlreadyExists } from "../errors.ts";
 import { loadKubeconfig, renderKubeconfig, type RestConfig } from "../kubeconfig.ts";
 import { csrSchema, type CertificateSigningRequest } from "../types.ts";
 import { watchEvents } from "../watch.ts";
-import { createCsrPem, generateKeyPem, keyFromPem } from "./csr.ts";
+import { createCsrPem, keyFromPem } from "./csr.ts";
 
 export const KUBELET_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet";
 export const CURRENT_CLIENT_CERT = "kubelet-client-current.pem";

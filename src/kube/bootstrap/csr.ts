@@ -69,7 +69,9 @@ export function ipBytes(ip: string): Buffer {
   const right = rest ? rest.split(":") : [];
   const groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
   const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(Number.parseInt(g, 16), i * 2));
+  groups.forEach((g, i) => {
+    out.writeUInt16BE(Number.parseInt(g, 16), i * 2);
+  });
   if (v4) Buffer.from(tail).copy(out, 12);
   // An IPv4-mapped IPv6 address is an IPv4 address to Go (To4() != nil): 4 bytes.
   if (out.subarray(0, 10).every((b) => b === 0) && out[10] === 0xff && out[11] === 0xff) return out.subarray(12);

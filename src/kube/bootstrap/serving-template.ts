@@ -5,7 +5,7 @@
 //   (DNS) — deduplicated and sorted; no template (no request) until there is at least one IP, or a
 //   DNS name with the AllowDNSOnlyNodeCSR feature gate. The key is ECDSA P-256, so the usages are
 //   digital signature + server auth (key encipherment only goes with RSA keys).
-import { X509Certificate } from "node:crypto";
+import type { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { ipBytes } from "./csr.ts";
 

@@ -7,7 +7,7 @@
 import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
 import { kv, log } from "../../log.ts";
-import { backoff } from "../../node/backoff.ts";
+import { backoff } from "../../kube/backoff.ts";
 
 export interface ReflectorOptions {
   client: () => KubeClient | undefined;

@@ -5,16 +5,9 @@ import type { RuntimeContainerStatus, RuntimePodStatus } from "../runtime.ts";
 import { hashContainer } from "./hash.ts";
 import { computeInitContainerActions } from "./init-actions.ts";
 import { isSidecar } from "./termination.ts";
-import type { KubeContainer, KubePod } from "./types.ts";
+import type { ContainerToKill, KubeContainer, KubePod } from "./types.ts";
 
-export interface ContainerToKill {
-  id: string;
-  name: string;
-  /** Why, as upstream logs/records it, e.g. "Container app definition changed, will be restarted". */
-  message: string;
-  /** Which probe killed it, for the probe-level terminationGracePeriodSeconds (termination.ts). */
-  reason?: "liveness" | "startup";
-}
+export type { ContainerToKill };
 
 export interface PodActions {
   /** Stop every container and the sandbox(es) first (sandbox changed, or nothing left to run). */
@@ -68,7 +61,7 @@ export function shouldContainerBeRestarted(pod: KubePod, s: RuntimeContainerStat
 }
 
 /** Whether a new sandbox is needed and with which attempt (upstream podSandboxChanged). */
-export function podSandboxChanged(pod: KubePod, status: RuntimePodStatus): { changed: boolean; attempt: number; sandboxId: string } {
+export function podSandboxChanged(_pod: KubePod, status: RuntimePodStatus): { changed: boolean; attempt: number; sandboxId: string } {
   const newest = status.sandboxes[0];
   if (!newest) return { changed: true, attempt: 0, sandboxId: "" };
   const readyCount = status.sandboxes.filter((s) => s.state === "ready").length;
@@ -155,7 +148,7 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
   let keepCount = 0;
   for (const c of pod.spec.containers) {
     const s = latestStatus(status, c.name);
-    if (!s || s.state !== "running") {
+    if (s?.state !== "running") {
       if (shouldContainerBeRestarted(pod, s)) actions.containersToStart.push(c.name);
       continue;
     }

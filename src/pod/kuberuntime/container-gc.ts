@@ -72,7 +72,8 @@ export function planContainerGc(containers: readonly Container[], sandboxes: rea
   if (policy.maxContainers >= 0 && total > policy.maxContainers) {
     // Upstream: an equal share per unit (at least 1) first, then the oldest overall.
     const share = Math.max(1, Math.floor(policy.maxContainers / keep.length));
-    const left = keep.flatMap((u) => (u.slice(share).forEach((c) => remove.add(c.id)), u.slice(0, share))).sort((a, b) => b.createdAt - a.createdAt);
+    for (const u of keep) for (const c of u.slice(share)) remove.add(c.id);
+    const left = keep.flatMap((u) => u.slice(0, share)).sort((a, b) => b.createdAt - a.createdAt);
     for (const c of left.slice(policy.maxContainers)) remove.add(c.id);
   }
   return { containers: [...remove], sandboxes: planSandboxGc(containers, sandboxes, remove, pods) };

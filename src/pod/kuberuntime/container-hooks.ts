@@ -44,7 +44,7 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     return st?.status?.network?.ip || undefined;
   }
 
-  function hookTarget(pod: KubePod, ref: PodRef, container: KubeContainer, id: string, ip: string | undefined): HookTarget {
+  function hookTarget(_pod: KubePod, ref: PodRef, container: KubeContainer, id: string, ip: string | undefined): HookTarget {
     return { pod: ref, container, containerId: id, podIP: ip };
   }
 

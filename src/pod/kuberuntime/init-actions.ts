@@ -6,9 +6,8 @@
 // init containers behave as before. Pods without sidecars keep compute-actions.ts's older path.
 import type { RuntimePodStatus } from "../runtime.ts";
 import { hashContainer } from "./hash.ts";
-import type { ContainerToKill } from "./compute-actions.ts";
 import { isSidecar } from "./termination.ts";
-import type { KubeContainer, KubePod } from "./types.ts";
+import type { ContainerToKill, KubeContainer, KubePod } from "./types.ts";
 
 export interface InitActionsInput {
   pod: KubePod;

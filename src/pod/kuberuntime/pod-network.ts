@@ -1,7 +1,7 @@
 // The I/O edge of a pod's DNS and /etc/hosts (the pure parts are src/pod/network): reading the node's
 // resolv.conf and hosts file, writing <rootDir>/pods/<uid>/etc-hosts (upstream getEtcHostsPath), and
 // logging the warnings upstream records as events.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
 import { type DnsSettings, managedHostsFileContent, nodeHostsFileContent, podDnsConfig, podHostnameAndDomain } from "../network/index.ts";

@@ -71,7 +71,9 @@ export function createTerminationOrdering(pod: KubePod, runningNames: readonly s
   const prereqs = new Map<string, string[]>();
   const regular = pod.spec.containers.map((c) => c.name).filter((n) => running.has(n));
   const sidecars = (pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name).filter((n) => running.has(n));
-  sidecars.forEach((name, i) => prereqs.set(name, [...regular, ...sidecars.slice(i + 1)]));
+  sidecars.forEach((name, i) => {
+    prereqs.set(name, [...regular, ...sidecars.slice(i + 1)]);
+  });
   return {
     async waitForTurn(name, graceSeconds) {
       const waits = (prereqs.get(name) ?? []).map((n) => exited.get(n)!.done);

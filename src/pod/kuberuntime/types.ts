@@ -111,3 +111,13 @@ export function asKubePod(pod: PodLike): KubePod {
 export function podIdentity(pod: PodLike): { name: string; namespace: string; uid: string } {
   return { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "", uid: pod.metadata.uid ?? "" };
 }
+
+/** A container computePodActions decided to kill (upstream containerToKillInfo). */
+export interface ContainerToKill {
+  id: string;
+  name: string;
+  /** Why, as upstream logs/records it, e.g. "Container app definition changed, will be restarted". */
+  message: string;
+  /** Which probe killed it, for the probe-level terminationGracePeriodSeconds (termination.ts). */
+  reason?: "liveness" | "startup";
+}

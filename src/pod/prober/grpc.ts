@@ -4,7 +4,7 @@
 // the project's node:http2 framing (src/cri/grpc.ts), so no gRPC library is needed.
 import http2 from "node:http2";
 import { frame, grpcTimeout, unframe } from "../../cri/grpc.ts";
-import type { ProbeOutcome } from "./probes.ts";
+import type { ProbeOutcome } from "./state.ts";
 
 const METHOD = "/grpc.health.v1.Health/Check";
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];

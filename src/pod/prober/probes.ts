@@ -10,7 +10,7 @@ import type { ExecResult } from "../runtime.ts";
 import type { Container, Probe } from "../types.ts";
 import { readAtMost } from "../read-at-most.ts";
 import { grpcProbe } from "./grpc.ts";
-import type { ProbeResult } from "./state.ts";
+import type { ProbeOutcome } from "./state.ts";
 
 export type ExecSync = (containerId: string, cmd: string[], timeoutMs: number) => Promise<ExecResult>;
 
@@ -21,12 +21,7 @@ export interface ProbeTarget {
   podIP?: string;
 }
 
-export interface ProbeOutcome {
-  result: ProbeResult;
-  output: string;
-  /** The probe could not be run (the runtime call failed): discard, count nothing. */
-  errored?: boolean;
-}
+export type { ProbeOutcome };
 
 /** Upstream remote runtime turns a DeadlineExceeded ExecSync into a timeout error (→ Failure). */
 export function isExecTimeout(e: unknown): boolean {

@@ -6,6 +6,14 @@
 export type ProbeKind = "liveness" | "readiness" | "startup";
 export type ProbeResult = "success" | "failure" | "unknown";
 
+/** What one probe run gave (probes.ts runProbe, grpc.ts grpcProbe). */
+export interface ProbeOutcome {
+  result: ProbeResult;
+  output: string;
+  /** The probe could not be run (the runtime call failed): discard, count nothing. */
+  errored?: boolean;
+}
+
 export interface ProbeThresholds {
   initialDelaySeconds: number;
   successThreshold: number;

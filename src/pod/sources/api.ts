@@ -7,7 +7,7 @@
 import { kv, log } from "../../log.ts";
 import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
-import { backoff } from "../../node/backoff.ts";
+import { backoff } from "../../kube/backoff.ts";
 import { decodePod, type DecodedPod } from "../manifest.ts";
 import { unsupportedStandIn } from "../admit-unsupported.ts";
 import { apiStatusForGates } from "../readiness-gates.ts";

@@ -73,7 +73,9 @@ async function fileIdentity(file: string): Promise<{ key: string; changedMs: num
   try {
     const st = await stat(file, { bigint: true }); // follows symlinks, as the read does
     if (!st.isFile()) return undefined;
-    return { key: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, changedMs: Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1_000_000n) };
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers only)
+    const changedNs = st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs;
+    return { key: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, changedMs: Number(changedNs / 1_000_000n) };
   } catch {
     return undefined; // the read reports it
   }

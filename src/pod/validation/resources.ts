@@ -38,6 +38,8 @@ export function validateResources(spec: Pod["spec"]): FieldError[] {
       if (r !== undefined && l !== undefined && r > l) out.push(invalid(`${path}.resources.requests[${name}]`, v, `must be less than or equal to ${name} limit of ${lim}`));
     }
   }
-  (spec.volumes ?? []).forEach((v, i) => out.push(...nonNegative(`spec.volumes[${i}].emptyDir.sizeLimit`, v.emptyDir?.sizeLimit)));
+  (spec.volumes ?? []).forEach((v, i) => {
+    out.push(...nonNegative(`spec.volumes[${i}].emptyDir.sizeLimit`, v.emptyDir?.sizeLimit));
+  });
   return out;
 }

@@ -77,7 +77,7 @@ export function writeAtomically(dir: string, unchecked: Record<string, PayloadFi
   const same =
     old &&
     Object.keys(old).length === Object.keys(payload).length &&
-    Object.entries(payload).every(([p, f]) => old[p] !== undefined && old[p].equals(Buffer.from(f.content)));
+    Object.entries(payload).every(([p, f]) => old[p]?.equals(Buffer.from(f.content)));
   if (same) return false;
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const ts = timestampedDirName(new Date());

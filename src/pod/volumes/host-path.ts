@@ -19,22 +19,22 @@ export function checkHostPathType(path: string, type: HostPathType | undefined):
   const st = stat(path);
   const fail = (what: string) => new Error(`hostPath type check failed: ${path} is not ${what}`);
   switch (type) {
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: once it exists, DirectoryOrCreate is checked as Directory
     case "DirectoryOrCreate":
       if (!st) {
         mkdirSync(path, { recursive: true, mode: 0o755 });
         return;
       }
-    // falls through
     case "Directory":
       if (!st?.isDirectory()) throw fail("a directory");
       return;
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: once it exists, FileOrCreate is checked as File
     case "FileOrCreate":
       if (!st) {
         // upstream MakeFile: O_CREATE 0644 (the parent must exist).
         closeSync(openSync(path, "a", 0o644));
         return;
       }
-    // falls through
     case "File":
       if (!st?.isFile()) throw fail("a file");
       return;

@@ -9,8 +9,7 @@
 // authorize.ts, with the configured TTLs).
 import { z } from "zod";
 import type { KubeClient } from "../../kube/index.ts";
-import type { AuthClient } from "./index.ts";
-import type { SubjectAccessReviewSpec, SubjectAccessReviewStatus, TokenReviewSpec, TokenReviewStatus } from "./types.ts";
+import type { AuthClient, SubjectAccessReviewSpec, SubjectAccessReviewStatus, TokenReviewSpec, TokenReviewStatus } from "./types.ts";
 
 /** A review that hangs would hold the request, and its connection, for as long: bounded. */
 const REVIEW_TIMEOUT_MS = 10_000;

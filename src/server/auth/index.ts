@@ -6,7 +6,7 @@ import type { KubeletConfiguration } from "../../config/kubelet-config.ts";
 import { createAuthenticator } from "./authenticate.ts";
 import { alwaysAllow, createWebhookAuthorizer } from "./authorize.ts";
 import type { KubeletAuth } from "./filter.ts";
-import type { SubjectAccessReviewer, TokenReviewer } from "./types.ts";
+import type { AuthClient } from "./types.ts";
 
 export { requestAttributes, isSubpath } from "./attributes.ts";
 export { createAuthenticator, bearerToken, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type Authenticator } from "./authenticate.ts";
@@ -14,12 +14,6 @@ export { alwaysAllow, createWebhookAuthorizer, type Authorizer } from "./authori
 export { authorizeRequest, withAuth, type KubeletAuth } from "./filter.ts";
 export { apiReviews, ReviewClientError } from "./api-reviews.ts";
 export type * from "./types.ts";
-
-/** The API-server calls webhook authentication/authorization use (from the cluster-mode client). */
-export interface AuthClient {
-  tokenReview?: TokenReviewer;
-  subjectAccessReview?: SubjectAccessReviewer;
-}
 
 export class AuthConfigError extends Error {
   override name = "AuthConfigError";

@@ -68,6 +68,12 @@ export interface SubjectAccessReviewStatus {
 
 export type SubjectAccessReviewer = (spec: SubjectAccessReviewSpec) => Promise<SubjectAccessReviewStatus>;
 
+/** The API-server calls webhook authentication/authorization use (from the cluster-mode client). */
+export interface AuthClient {
+  tokenReview?: TokenReviewer;
+  subjectAccessReview?: SubjectAccessReviewer;
+}
+
 /** What the TLS layer learnt about the client certificate of the connection a request came on. */
 export type ClientCertificate =
   | { present: false }

@@ -22,6 +22,7 @@ export interface ProxyUpgradeOpts {
 const DROP = new Set(["host", "authorization", "content-length"]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** httpguts.ValidHeaderFieldValue: no control bytes but HTAB (so no CR or LF that would start a new line). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control bytes are what it refuses
 const FIELD_VALUE = /^[^\x00-\x08\x0a-\x1f\x7f]*$/;
 
 export class HeadSmugglingError extends Error {

@@ -52,7 +52,7 @@ function lastCommonName(v: string | string[] | undefined): string {
 export function peerIdentity(socket: tls.TLSSocket, requested: boolean): ClientCertificate {
   if (!requested) return { present: false };
   const pc = socket.getPeerCertificate() as PeerCert;
-  if (!pc || !pc.subject || Object.keys(pc).length === 0) return { present: false };
+  if (!pc?.subject || Object.keys(pc).length === 0) return { present: false };
   const subject = pc.subject;
   if (!socket.authorized) {
     const text = Object.entries(subject).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(",");

@@ -1,3 +1,4 @@
+// machine test: root and a private containerd (test/support/containerd.ts)
 // Periodic container GC on a real containerd: a crash-looping pod keeps one dead container per
 // container name; once the pod is gone its containers, sandboxes and log directory go too.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

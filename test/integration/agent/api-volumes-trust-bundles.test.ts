@@ -51,7 +51,7 @@ function node(name: string, gate: boolean) {
   return { h, kubectl, apply, apiPod, exec, podWith, start };
 }
 
-let roots: string[] = [];
+const roots: string[] = [];
 
 describe.skipIf(!canRunContainerd())("clusterTrustBundle projections", () => {
   const n = node("ctb", true);

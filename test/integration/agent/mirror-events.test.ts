@@ -100,7 +100,7 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     expect(out).toMatch(new RegExp(`Normal\\s+Starting\\s+node/${NODE}\\s+Starting kubelet\\.`));
     expect(out).toMatch(new RegExp(`Normal\\s+Started\\s+pod/${MIRROR}\\s+Started container c`));
     const described = await kubectl("describe", "node", NODE);
-    expect(described).toMatch(new RegExp(`Events:[\\s\\S]*Normal\\s+Starting\\s+\\S+\\s+kubelet\\s+Starting kubelet\\.`));
+    expect(described).toMatch(/Events:[\s\S]*Normal\s+Starting\s+\S+\s+kubelet\s+Starting kubelet\./);
   }, 60_000);
 
   test("a repeated event is one Event whose count grows (PATCHed), as kubectl describe pod shows", async () => {

@@ -9,7 +9,7 @@ import { readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { NodeAgent } from "../../../src/agent.ts";
 import type { ApiServerDouble } from "../../support/apiserver/index.ts";
-import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
+import { canRunContainerd } from "../../support/containerd.ts";
 import { freePort } from "../../support/binary.ts";
 import { clusterPaths, joinDouble } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
@@ -24,7 +24,6 @@ async function run(cmd: string[], env?: Record<string, string>): Promise<{ code:
 }
 
 describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
-  let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
   let stopJoined: (() => Promise<void>) | undefined;
@@ -62,7 +61,7 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
       flags: ["--node-ip=127.0.0.1"],
     });
     stopJoined = joined.stop;
-    ({ ctd, api, agent } = joined);
+    ({ api, agent } = joined);
   }, 600_000);
 
   afterAll(async () => {

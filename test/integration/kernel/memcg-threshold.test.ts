@@ -7,6 +7,7 @@ import { SyscallError } from "../../../ffi/libc.ts";
 import { armCgroupThreshold, type ThresholdEvent } from "../../../src/kernel/cgroup-threshold.ts";
 import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts";
 import { createMemcgNotifierSet, createMemoryThresholdNotifier, MemcgThresholdError, type MemcgNotifierEvent } from "../../../src/kernel/memory-threshold.ts";
+import type { Summary } from "../../../src/stats/summary.ts";
 import { cgroupMemoryStats } from "../../../src/stats/cgroup.ts";
 import { parseFlatKeyed } from "../../../src/kernel/cgroup-parse.ts";
 import { canManageMemoryCgroups, makeMemoryCgroup, runFdFixture, spawnMemoryHog, waitFor, type TestCgroup } from "../../support/cgroup.ts";
@@ -260,9 +261,11 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     // A node of 512 MiB capacity with this cgroup's usage; inactive_file is usage − workingSet.
     const u = usage(cg);
     const mem = { time: "T", usageBytes: u, workingSetBytes: u, availableBytes: 512 * MiB - u };
-    expect(await n.updateFromSummary({ node: { nodeName: "n", memory: mem }, pods: [] })).toBe(112 * MiB);
+    const summary: Summary = { node: { nodeName: "n", memory: mem }, pods: [] };
+    expect(await n.updateFromSummary(summary)).toBe(112 * MiB);
     expect(n.armedBytes).toBe(112 * MiB);
-    await expect(n.updateFromSummary({ node: { nodeName: "n" }, pods: [] })).rejects.toThrow(MemcgThresholdError);
+    const noStats: Summary = { node: { nodeName: "n" }, pods: [] };
+    await expect(n.updateFromSummary(noStats)).rejects.toThrow(MemcgThresholdError);
     expect(n.armedBytes).toBe(112 * MiB); // the old registration stays when stats are missing
     await hog(cg, 144);
     await waitFor(() => events.length > 0, "threshold event", 10_000);

@@ -2,7 +2,6 @@
 // listing, per-container memory from the container cgroups runc made under the pod cgroup, the
 // writable layer (rootfs) from CRI ContainerStats, logs from the pod log directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
 import type { BackOff } from "../../../src/pod/runtime.ts";

@@ -89,7 +89,7 @@ describe.skipIf(!usable || !perl)("pod stats on a real cgroup v1 hierarchy", () 
     const podsSys = s.node.systemContainers?.find((c) => c.name === "pods");
     expect(podsSys?.memory?.workingSetBytes).toBeGreaterThanOrEqual(HOLD_MIB * 1024 * 1024);
     expect(s.node.nodeName).toBe("it-node");
-    expect(ps["ephemeral-storage"]?.capacityBytes).toBe(s.node.fs?.capacityBytes!);
+    expect(ps["ephemeral-storage"]?.capacityBytes).toBe(s.node.fs!.capacityBytes!);
   });
 
   test("cpu: cumulative usage from cpuacct.usage, a rate once two samples exist", async () => {

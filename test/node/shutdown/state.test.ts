@@ -8,7 +8,9 @@ import { createShutdownRecorder, LOCAL_STORAGE_STATE_FILE } from "../../../src/n
 import { createRegistry } from "../../../src/server/metrics.ts";
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const dir = () => {
   const d = mkdtempSync(join(tmpdir(), "bunlet-shutdown-state-"));
   dirs.push(d);

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import type { KubeClient, RequestOpts } from "../../../src/kube/index.ts";
 import { apiReviews, buildAuth, ReviewClientError } from "../../../src/server/auth/index.ts";
-import { defaultKubeletConfiguration } from "../../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../../src/config/defaults.ts";
 
 function fakeClient(answer: (o: RequestOpts<unknown>) => unknown) {
   const sent: RequestOpts<unknown>[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { defaultKubeletConfiguration } from "../../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../../src/config/defaults.ts";
 import {
   authorizeRequest,
   bearerToken,

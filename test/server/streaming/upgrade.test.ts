@@ -8,7 +8,7 @@ import tls from "node:tls";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultKubeletConfiguration } from "../../../src/config/kubelet-config.ts";
+import { defaultKubeletConfiguration } from "../../../src/config/defaults.ts";
 import { startServers, type ListenConfig, type RunningServers } from "../../../src/server/listen.ts";
 import { createRegistry } from "../../../src/server/metrics.ts";
 import { resolveServing } from "../../../src/server/serving.ts";

@@ -17,7 +17,7 @@ export const API_AUDIENCE = "https://kubernetes.default.svc.cluster.local";
 const MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
 const MIRROR = "kubernetes.io/config.mirror";
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
-const forbidden = (ns: string, name: string, why: string) => new ApiStatus(403, "Forbidden", `pods "${name}" is forbidden: ${why}`, { name, kind: "pods" });
+const forbidden = (_ns: string, name: string, why: string) => new ApiStatus(403, "Forbidden", `pods "${name}" is forbidden: ${why}`, { name, kind: "pods" });
 
 /** utilrand.String's alphabet (no vowels, no confusable digits). */
 function randSuffix(n: number): string {

@@ -1,5 +1,5 @@
-// The memory-pressure ranking (rank.ts rankMemoryPressure, docs/eviction-contract.md#memory-ranking) as the kernel
-// notifier thread runs it at a hard memory threshold's crossing (kernel/fast-evict.ts): the same
+// The memory-pressure ranking (eviction/rank.ts rankMemoryPressure, docs/eviction-contract.md#memory-ranking) as the kernel
+// notifier thread runs it at a hard memory threshold's crossing (fast-evict.ts): the same
 // victim, from the same fresh per-pod stats, with as few file reads as it can.
 //
 // Why: the ranking key is (exceeds request, priority, request − working set), ties in active-pods

@@ -1,5 +1,5 @@
-// Retry pacing shared by registration and the lease: start, double, cap (upstream
-// registerWithAPIServer: 100 ms → 7 s; nodelease: 200 ms → 7 s).
+// Retry pacing of API-server calls — node registration, the lease, reflectors and the pod source:
+// start, double, cap (upstream registerWithAPIServer: 100 ms → 7 s; nodelease: 200 ms → 7 s).
 export function backoff(initialMs: number, maxMs: number) {
   let next = initialMs;
   return {

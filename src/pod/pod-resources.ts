@@ -3,8 +3,8 @@
 // container plus the sidecars started before it, plus overhead when the total is non-zero.
 // Requests default from limits (API defaulting). Values are integers (bytes, counts), rounded up.
 import { parseQuantity, quantityMilliValue, quantityValue } from "../config/quantity.ts";
-import type { ContainerLike, PodLike, ResourceList } from "../pod/pod-like.ts";
-import { defaultedRequests } from "../pod/qos.ts";
+import type { ContainerLike, PodLike, ResourceList } from "./pod-like.ts";
+import { defaultedRequests } from "./qos.ts";
 
 // Pod specs repeat a handful of quantity strings ("100Mi", "1Gi"); parsing them once keeps a
 // 1,000-pod ranking linear and cheap. Bounded so odd inputs cannot grow it without limit.

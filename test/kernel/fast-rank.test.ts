@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue } from "../../src/eviction/fast-rank.ts";
-import { podRequest } from "../../src/eviction/pod-resources.ts";
+import { chooseMemoryVictim, inactiveFileFromStat, memoryThresholdAt, statValue } from "../../src/kernel/fast-rank.ts";
+import { podRequest } from "../../src/pod/pod-resources.ts";
 import { rankMemoryPressure } from "../../src/eviction/rank.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
-import { Mi, pod, podStats } from "./helpers.ts";
+import { Mi, pod, podStats } from "../eviction/helpers.ts";
 
 /** What the worker sees of a pod: usage_in_bytes and the inactive file that makes the working set. */
 interface Row {

@@ -1,5 +1,6 @@
 // Why the node is not Ready, as upstream's runtimeState and Ready setter word it: the runtime
 // never answered / is down / says RuntimeReady=false, and the network's NetworkReady=false.
+// Upstream pkg/kubelet/runtime.go: the sync loop (lifecycle.ts) gates on it and node/ reports it.
 import type { CriClient } from "../cri/client.ts";
 import { formatDuration } from "../config/duration.ts";
 import type { RuntimeCondition } from "../cri/types.ts";
