@@ -13,7 +13,16 @@ export const LAYERS = [
   { name: "ffi", paths: ["ffi/"] },
   {
     name: "base",
-    paths: ["src/agent-component.ts", "src/clock.ts", "src/manual-clock.ts", "src/log.ts", "src/json-redacted.ts", "src/lockfile.ts", "src/runtime-env.ts", "src/memory-report.ts"],
+    paths: [
+      "src/agent-component.ts",
+      "src/clock.ts",
+      "src/manual-clock.ts",
+      "src/log.ts",
+      "src/json-redacted.ts",
+      "src/lockfile.ts",
+      "src/runtime-env.ts",
+      "src/memory-report.ts",
+    ],
   },
   { name: "config", paths: ["src/config/"] },
   { name: "clients and the kernel", paths: ["src/cri/", "src/kube/", "src/credentialprovider/", "src/kernel/"] },

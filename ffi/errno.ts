@@ -52,9 +52,7 @@ const ERRNOS: ReadonlyArray<readonly [number, string, string]> = [
 const BY_NUMBER = new Map(ERRNOS.map(([n, code, text]) => [n, { code, text }]));
 
 /** Numeric value of a symbolic errno code, e.g. errnoNumber("ENOENT") === 2. */
-export const ERRNO: Readonly<Record<string, number>> = Object.freeze(
-  Object.fromEntries(ERRNOS.map(([n, code]) => [code, n])),
-);
+export const ERRNO: Readonly<Record<string, number>> = Object.freeze(Object.fromEntries(ERRNOS.map(([n, code]) => [code, n])));
 
 /** Symbolic code for an errno ("ENOENT"); unknown numbers become "E<n>". */
 export function errnoCode(errno: number): string {

@@ -90,7 +90,12 @@ export function statx(dirfd: number, path: string, flags: number): FileStat {
   const buf = new ArrayBuffer(STATX_BUF_SIZE);
   if (sym.statx(dirfd, ptr(cstr(path)), flags, STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE, ptr(buf)) < 0) fail("statx", path || undefined);
   const v = new DataView(buf);
-  return { mode: v.getUint16(28, true), ino: v.getBigUint64(32, true), size: Number(v.getBigUint64(40, true)), dev: `${v.getUint32(136, true)}:${v.getUint32(140, true)}` };
+  return {
+    mode: v.getUint16(28, true),
+    ino: v.getBigUint64(32, true),
+    size: Number(v.getBigUint64(40, true)),
+    dev: `${v.getUint32(136, true)}:${v.getUint32(140, true)}`,
+  };
 }
 
 /** fstat(2) through statx: the file `fd` refers to, never following a symlink it is. */

@@ -187,12 +187,7 @@ export interface EpollEvent {
  * Worker or with timeout 0. `buf` must hold `maxEvents * EPOLL_EVENT_SIZE` bytes; reuse it to avoid
  * allocating per wait. EINTR is returned as an empty list, not thrown.
  */
-export function epoll_wait(
-  epfd: number,
-  maxEvents: number,
-  timeoutMs: number,
-  buf: Uint8Array = new Uint8Array(maxEvents * EPOLL_EVENT_SIZE),
-): EpollEvent[] {
+export function epoll_wait(epfd: number, maxEvents: number, timeoutMs: number, buf: Uint8Array = new Uint8Array(maxEvents * EPOLL_EVENT_SIZE)): EpollEvent[] {
   const n = sym.epoll_wait(epfd, ptr(buf), maxEvents, timeoutMs);
   if (n < 0) {
     const e = errno();

@@ -111,7 +111,11 @@ export function createAgentRegistry(): Registry {
   metrics.collect(processCollector());
   // Like kubernetes_build_info: a constant 1 whose labels say what is running.
   metrics
-    .gauge({ name: "bunlet_build_info", help: "A metric with a constant '1' value labeled by the bunlet and Bun versions.", labelNames: ["version", "bun_version"] })
+    .gauge({
+      name: "bunlet_build_info",
+      help: "A metric with a constant '1' value labeled by the bunlet and Bun versions.",
+      labelNames: ["version", "bun_version"],
+    })
     .set(1, { version: `v${pkg.version}`, bun_version: Bun.version });
   return metrics;
 }
@@ -276,7 +280,12 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   let onStop: Parameters<typeof observeStopContainer>[1] = () => {};
   const kubeletMetrics = createKubeletMetrics(metrics);
   // Events (src/events): logged, and written to the API server in API-server mode.
-  const events = createEventBroadcaster({ clock: realClock, component: "kubelet", host: nodeNameFrom(flags.hostnameOverride), queueForSink: !!flags.kubeconfig });
+  const events = createEventBroadcaster({
+    clock: realClock,
+    component: "kubelet",
+    host: nodeNameFrom(flags.hostnameOverride),
+    queueForSink: !!flags.kubeconfig,
+  });
   const rawCri = opts.cri ?? criClientFromConfig(config);
   const owner = runtimeOwner(flags.rootDir);
   const allCri = observeStopContainer(kubeletMetrics.instrumentCri(rawCri), (e) => onStop(e), clock.now);
@@ -296,7 +305,14 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
   // API-server mode: what API pods reference (secrets, configMaps, service account tokens), through
   // the client the node API wiring builds once the node has credentials.
-  const apiObjects = flags.kubeconfig ? createPodApiObjects({ client: () => nodeApi?.client(), clock: realClock, strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy), clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection === true }) : undefined;
+  const apiObjects = flags.kubeconfig
+    ? createPodApiObjects({
+        client: () => nodeApi?.client(),
+        clock: realClock,
+        strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy),
+        clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection === true,
+      })
+    : undefined;
   const runtime = createKubeRuntime({
     cri,
     directSignal,
@@ -313,7 +329,14 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
     events: events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
   });
-  const pods = createPodsWiring({ config, flags, runtime, metrics: kubeletMetrics, extraSources: flags.kubeconfig ? ["api"] : undefined, events: events.recorder });
+  const pods = createPodsWiring({
+    config,
+    flags,
+    runtime,
+    metrics: kubeletMetrics,
+    extraSources: flags.kubeconfig ? ["api"] : undefined,
+    events: events.recorder,
+  });
   const eviction = createEvictionWiring({
     config,
     sources: loaded.sources,
@@ -340,13 +363,32 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
   // checked against the Node object the API server returned; before it (and standalone) the pod count.
   // A critical pod refused only for resources preempts lower-priority pods (src/pod/preemption-handler.ts).
-  const criticalPods = criticalPodAdmissionHandler({ killPod: (p, req) => pods.lifecycle.killPod(p, undefined, req), events: events.recorder, onPreempted: (r) => kubeletMetrics.preempted(r) });
-  pods.lifecycle.addAdmitHandler(predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()), onFailure: criticalPods }));
+  const criticalPods = criticalPodAdmissionHandler({
+    killPod: (p, req) => pods.lifecycle.killPod(p, undefined, req),
+    events: events.recorder,
+    onPreempted: (r) => kubeletMetrics.preempted(r),
+  });
+  pods.lifecycle.addAdmitHandler(
+    predicateAdmitHandler({ maxPods: config.maxPods, node: () => admissionNodeFrom(nodeApi?.mode()?.status.node()), onFailure: criticalPods }),
+  );
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   // Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error.
-  const nodeShutdown = createNodeShutdownWiring({ config, nodeName: pods.nodeName, lifecycle: pods.lifecycle, clock: realClock, events: events.recorder, rootDir: flags.rootDir, metrics, onStatusChange: () => void nodeApi?.mode()?.status.sync().catch(() => undefined) });
+  const nodeShutdown = createNodeShutdownWiring({
+    config,
+    nodeName: pods.nodeName,
+    lifecycle: pods.lifecycle,
+    clock: realClock,
+    events: events.recorder,
+    rootDir: flags.rootDir,
+    metrics,
+    onStatusChange: () =>
+      void nodeApi
+        ?.mode()
+        ?.status.sync()
+        .catch(() => undefined),
+  });
   const imageGC = createImageGCManager({
     cri: allCri, // images in use by any agent's containers are in use
     clock: realClock,
@@ -371,10 +413,15 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   // maxOpenFiles acted on before any listener or runtime connection opens (upstream rlimit.SetNumFiles).
   components.push({ name: "rlimit", start: () => void applyMaxOpenFiles(config.maxOpenFiles ?? 1_000_000), stop() {} });
   // Upstream birthCry: "Starting kubelet." on the node; the queue is emptied last, at stop.
-  components.push({ name: "events", start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."), stop: () => events.stop() });
+  components.push({
+    name: "events",
+    start: () => events.recorder.event(nodeRef(pods.nodeName), "Normal", reasons.StartingKubelet, "Starting kubelet."),
+    stop: () => events.stop(),
+  });
   if (opts.protectSelf !== false) components.push({ name: "oom_score_adj", start: () => void protectSelf(config.oomScoreAdj ?? -999), stop() {} });
   // Before the kernel-notifier thread is started (it inherits the main thread's nice value).
-  if (opts.protectSelf !== false && config.schedulingNice) components.push({ name: "scheduling priority", start: () => void raiseSchedulingPriority(config.schedulingNice ?? 0), stop() {} });
+  if (opts.protectSelf !== false && config.schedulingNice)
+    components.push({ name: "scheduling priority", start: () => void raiseSchedulingPriority(config.schedulingNice ?? 0), stop() {} });
   components.push({
     name: "pod lifecycle",
     start() {
@@ -439,7 +486,9 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   components.push({
     name: "eviction manager",
     start() {
-      log.info(`eviction manager starts once the container runtime is ready ${kv({ kernelMemcgNotification: config.kernelMemcgNotification, evictionTrace: flags.evictionTrace })}`);
+      log.info(
+        `eviction manager starts once the container runtime is ready ${kv({ kernelMemcgNotification: config.kernelMemcgNotification, evictionTrace: flags.evictionTrace })}`,
+      );
       void runtimeReady.then(async (ok) => {
         if (!ok || stopped) return;
         try {
@@ -457,7 +506,26 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   });
 
   // API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts).
-  const nodeApi = flags.kubeconfig ? createNodeApiWiring({ config, flags: { ...flags, kubeconfig: flags.kubeconfig }, nodeName: pods.nodeName, cri, eviction, clock: realClock, onPodUpdate: (u) => pods.lifecycle.handleUpdate(u), podStatus: (uid) => pods.lifecycle.getPodStatus(uid), onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn), podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p), events, staticPods: () => pods.lifecycle.pods().filter(isStaticPod), staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n), metrics, kubeletStartMs, readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined) }) : undefined;
+  const nodeApi = flags.kubeconfig
+    ? createNodeApiWiring({
+        config,
+        flags: { ...flags, kubeconfig: flags.kubeconfig },
+        nodeName: pods.nodeName,
+        cri,
+        eviction,
+        clock: realClock,
+        onPodUpdate: (u) => pods.lifecycle.handleUpdate(u),
+        podStatus: (uid) => pods.lifecycle.getPodStatus(uid),
+        onPodStatusChange: (fn) => pods.lifecycle.onStatusChange(fn),
+        podCleanedUp: (p) => pods.lifecycle.isPodCleanedUp(p),
+        events,
+        staticPods: () => pods.lifecycle.pods().filter(isStaticPod),
+        staticPodTerminating: (n) => pods.lifecycle.isPodTerminatingByFullName(n),
+        metrics,
+        kubeletStartMs,
+        readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined),
+      })
+    : undefined;
   if (nodeApi) components.push(nodeApi);
   components.push(nodeShutdown);
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
@@ -466,9 +534,11 @@ export function createNodeAgent(loaded: Pick<LoadedConfig, "config" | "flags"> &
   components.push({
     name: "image gc",
     start() {
-      void runtimeReady.then((ok) => {
-        if (ok) return imageGC.start(); // a no-op once imageGC.stop() ran
-      }).catch((e) => log.error(`image gc failed to start ${kv({ error: (e as Error).message })}`));
+      void runtimeReady
+        .then((ok) => {
+          if (ok) return imageGC.start(); // a no-op once imageGC.stop() ran
+        })
+        .catch((e) => log.error(`image gc failed to start ${kv({ error: (e as Error).message })}`));
     },
     stop: () => imageGC.stop(),
   });

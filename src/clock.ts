@@ -49,7 +49,11 @@ export function wallClock(perf: () => number, date: () => number, origin: number
 }
 
 /** This thread's sub-ms wall clock (see wallClock); `preciseNow(p)` is the wall time of performance.now() reading p. */
-export const preciseNow = wallClock(() => performance.now(), () => Date.now(), performance.timeOrigin);
+export const preciseNow = wallClock(
+  () => performance.now(),
+  () => Date.now(),
+  performance.timeOrigin,
+);
 
 /**
  * The real clock with sub-millisecond now() (preciseNow): latencies of a few ms are what the eviction

@@ -12,8 +12,19 @@ import { writeSync } from "node:fs";
 import { format } from "node:util";
 
 const LEVEL_LETTER: Record<string, string> = {
-  fatal: "F", error: "E", warn: "W", log: "I", info: "I", success: "I", fail: "E", ready: "I",
-  start: "I", box: "I", debug: "I", trace: "I", verbose: "I",
+  fatal: "F",
+  error: "E",
+  warn: "W",
+  log: "I",
+  info: "I",
+  success: "I",
+  fail: "E",
+  ready: "I",
+  start: "I",
+  box: "I",
+  debug: "I",
+  trace: "I",
+  verbose: "I",
 };
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");

@@ -32,7 +32,10 @@ export function anonByMapping(text: string, top = 8): [string, number][] {
     const m = /^Anonymous:\s+(\d+) kB/.exec(line);
     if (m && key) groups.set(key, (groups.get(key) ?? 0) + Number(m[1]) * 1024);
   }
-  return [...groups].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => [k, mb(v)]);
+  return [...groups]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => [k, mb(v)]);
 }
 
 /** The figures of one report (MB unless named otherwise). */
@@ -42,7 +45,9 @@ export function memoryReport(stage: string): Record<string, unknown> {
   const mu = process.memoryUsage();
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
-  const types = Object.entries(hs.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 12);
+  const types = Object.entries(hs.objectTypeCounts)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12);
   const unsafe = Bun.unsafe as unknown as { memoryFootprint?: () => number };
   const jm = jsc.memoryUsage() as unknown as Record<string, number>;
   return {

@@ -24,7 +24,11 @@ describe("wallClock: a monotonic clock kept on the wall clock", () => {
     let wall = 1e12 + 0.25;
     let perf = 0;
     return {
-      now: wallClock(() => perf, () => Math.floor(wall), wall),
+      now: wallClock(
+        () => perf,
+        () => Math.floor(wall),
+        wall,
+      ),
       advance(ms: number) {
         wall += ms;
         perf += ms * (1 + ppm / 1e6);

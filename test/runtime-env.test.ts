@@ -6,12 +6,28 @@ import { RUNTIME_ENV, RUNTIME_ENV_MARKER, runtimeEnvStep } from "../src/runtime-
 const WANT = { A_KNOB: "1", B_KNOB: "x" };
 
 test.each([
-  ["nothing set: re-exec with both knobs and the marker naming them", { PATH: "/bin" }, { kind: "exec", env: { PATH: "/bin", A_KNOB: "1", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "A_KNOB,B_KNOB" } }],
-  ["the operator's own value is kept, only the missing knob added", { A_KNOB: "0" }, { kind: "exec", env: { A_KNOB: "0", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "B_KNOB" } }],
+  [
+    "nothing set: re-exec with both knobs and the marker naming them",
+    { PATH: "/bin" },
+    { kind: "exec", env: { PATH: "/bin", A_KNOB: "1", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "A_KNOB,B_KNOB" } },
+  ],
+  [
+    "the operator's own value is kept, only the missing knob added",
+    { A_KNOB: "0" },
+    { kind: "exec", env: { A_KNOB: "0", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "B_KNOB" } },
+  ],
   ["all set by the operator: no re-exec", { A_KNOB: "0", B_KNOB: "y" }, { kind: "none" }],
   ["turned off", { [RUNTIME_ENV_MARKER]: "0" }, { kind: "none" }],
-  ["the re-executed process removes what it was given", { A_KNOB: "1", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "A_KNOB,B_KNOB" }, { kind: "cleanup", keys: ["A_KNOB", "B_KNOB"] }],
-  ["a marker naming keys outside the tuning removes none of them", { PATH: "/bin", [RUNTIME_ENV_MARKER]: "PATH,B_KNOB" }, { kind: "cleanup", keys: ["B_KNOB"] }],
+  [
+    "the re-executed process removes what it was given",
+    { A_KNOB: "1", B_KNOB: "x", [RUNTIME_ENV_MARKER]: "A_KNOB,B_KNOB" },
+    { kind: "cleanup", keys: ["A_KNOB", "B_KNOB"] },
+  ],
+  [
+    "a marker naming keys outside the tuning removes none of them",
+    { PATH: "/bin", [RUNTIME_ENV_MARKER]: "PATH,B_KNOB" },
+    { kind: "cleanup", keys: ["B_KNOB"] },
+  ],
 ] as const)("%s", (_name, env, want) => {
   expect(runtimeEnvStep(env, WANT)).toEqual(want as never);
 });

@@ -27,7 +27,6 @@ const NODE = `bench-api-${process.pid}`;
 const PREFIX = `bapi-${process.pid}-`;
 const CGROUP_ROOT = `/bunlet-bench-api-${process.pid}`;
 
-
 await ensureBuilt();
 const ctd = await acquireContainerd();
 const api = await startApiServer();
@@ -99,9 +98,16 @@ try {
   const kubeconfig = join(root, "kubelet.conf");
   await api.writeKubeconfig(kubeconfig, await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]));
   bunlet = spawnBunlet([
-    `--root-dir=${join(root, "root")}`, `--pod-manifest-path=${join(root, "manifests")}`, `--cgroup-root=${CGROUP_ROOT}`,
-    `--container-runtime-endpoint=${ctd.endpoint}`, `--hostname-override=${NODE}`, `--port=${freePort()}`, "--healthz-port=0", "--read-only-port=0",
-    `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(root, "pki")}`,
+    `--root-dir=${join(root, "root")}`,
+    `--pod-manifest-path=${join(root, "manifests")}`,
+    `--cgroup-root=${CGROUP_ROOT}`,
+    `--container-runtime-endpoint=${ctd.endpoint}`,
+    `--hostname-override=${NODE}`,
+    `--port=${freePort()}`,
+    "--healthz-port=0",
+    "--read-only-port=0",
+    `--kubeconfig=${kubeconfig}`,
+    `--cert-dir=${join(root, "pki")}`,
   ]);
   const readyBy = performance.now() + 30_000;
   while (!(await api.store.get(`nodes//${NODE}`))?.status?.conditions?.some((x: any) => x.type === "Ready" && x.status === "True")) {
@@ -119,7 +125,9 @@ try {
     ms.push(await createAndTime(name));
   }
   const med = percentile(ms, 50);
-  console.log(`API pod created → Running: median ${med.toFixed(0)} ms, p90 ${percentile(ms, 90).toFixed(0)} ms (runs ${runs}; goal ≤ ${GOAL_ONE_MS} ms → ${(med / GOAL_ONE_MS).toFixed(2)}x of the goal; load ${load()})`);
+  console.log(
+    `API pod created → Running: median ${med.toFixed(0)} ms, p90 ${percentile(ms, 90).toFixed(0)} ms (runs ${runs}; goal ≤ ${GOAL_ONE_MS} ms → ${(med / GOAL_ONE_MS).toFixed(2)}x of the goal; load ${load()})`,
+  );
   await deleteAll(one);
 
   // 2. 110 at once.
@@ -132,7 +140,9 @@ try {
     await Bun.sleep(50);
   }
   const all = Math.max(...many.map((n) => running.get(n)!)) - t0;
-  console.log(`${MANY} API pods created at once → all Running: ${(all / 1000).toFixed(1)} s (goal ≤ ${GOAL_ALL_MS / 1000} s → ${(all / GOAL_ALL_MS).toFixed(2)}x of the goal; load ${load()})`);
+  console.log(
+    `${MANY} API pods created at once → all Running: ${(all / 1000).toFixed(1)} s (goal ≤ ${GOAL_ALL_MS / 1000} s → ${(all / GOAL_ALL_MS).toFixed(2)}x of the goal; load ${load()})`,
+  );
 
   // 3. Steady state: settle 15 s (the last status patches), then count the node's requests.
   await Bun.sleep(15_000);
@@ -142,22 +152,32 @@ try {
   const perMin = (window.length * 60) / steadySeconds;
   const kinds = new Map<string, number>();
   for (const r of window) {
-    const k = `${r.method} ${r.path.split("?")[0]!.replace(new RegExp(NODE, "g"), "<node>").replace(/\/namespaces\/[^/]+\/pods\/[^/]+/, "/namespaces/*/pods/*")}`;
+    const k = `${r.method} ${r.path
+      .split("?")[0]!
+      .replace(new RegExp(NODE, "g"), "<node>")
+      .replace(/\/namespaces\/[^/]+\/pods\/[^/]+/, "/namespaces/*/pods/*")}`;
     kinds.set(k, (kinds.get(k) ?? 0) + 1);
   }
-  console.log(`steady state, ${MANY} pods, ${steadySeconds} s: ${perMin.toFixed(1)} API requests/min by the node (upstream anchor ≈ ${UPSTREAM_PER_MIN}/min: status + lease only → ${(perMin / UPSTREAM_PER_MIN).toFixed(2)}x; load ${load()})`);
+  console.log(
+    `steady state, ${MANY} pods, ${steadySeconds} s: ${perMin.toFixed(1)} API requests/min by the node (upstream anchor ≈ ${UPSTREAM_PER_MIN}/min: status + lease only → ${(perMin / UPSTREAM_PER_MIN).toFixed(2)}x; load ${load()})`,
+  );
   for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${((n * 60) / steadySeconds).toFixed(1)}/min  ${k}`);
 } finally {
   await bunlet?.stop("SIGTERM");
   await api.close();
   // The agent leaves running pods running (as the kubelet does): ours are removed, then the cgroups,
   // the directory (volume mounts unmounted first) and containerd.
-  await tearDownPods(ctd, async () => {
-    const rt = createKubeRuntime({ cri: ctd.cri });
-    for (const p of await rt.getPods(true).catch(() => [])) {
-      if (!p.name.startsWith(PREFIX)) continue;
-      await rt.killPod(p, 0).catch(() => {});
-      await rt.removePod(p.uid).catch(() => {});
-    }
-  }, CGROUP_ROOT, dir);
+  await tearDownPods(
+    ctd,
+    async () => {
+      const rt = createKubeRuntime({ cri: ctd.cri });
+      for (const p of await rt.getPods(true).catch(() => [])) {
+        if (!p.name.startsWith(PREFIX)) continue;
+        await rt.killPod(p, 0).catch(() => {});
+        await rt.removePod(p.uid).catch(() => {});
+      }
+    },
+    CGROUP_ROOT,
+    dir,
+  );
 }

@@ -37,7 +37,9 @@ mkdirSync(logDir, { recursive: true });
 const line = `${T} stdout F ${"x".repeat(200)}\n`;
 writeFileSync(join(logDir, "0.log"), line.repeat(Math.ceil((LOG_MIB * 1048576) / line.length)));
 
-const fetchFn = createRouter(kubeletRoutes({ getPods: () => pods, getSummary: () => summary, metrics: createRegistry(), podLogsDir: dir }, { debuggingHandlers: true }));
+const fetchFn = createRouter(
+  kubeletRoutes({ getPods: () => pods, getSummary: () => summary, metrics: createRegistry(), podLogsDir: dir }, { debuggingHandlers: true }),
+);
 const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: fetchFn });
 const base = `http://127.0.0.1:${server.port}`;
 const pct = (xs: number[], p: number) => xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -64,7 +66,9 @@ try {
   const served = (await (await fetch(`${base}/containerLogs/bench/logger/c`)).arrayBuffer()).byteLength;
   const servedS = (performance.now() - t0) / 1000;
   const rate = (b: number, s: number) => b / 1048576 / s;
-  console.log(`/containerLogs file=${mib(direct)}MiB decoded=${mib(served)}MiB: ${rate(direct, servedS).toFixed(0)} MB/s of log file vs direct read ${rate(direct, directS).toFixed(0)} MB/s (ratio ${(directS / servedS).toFixed(2)}x)`);
+  console.log(
+    `/containerLogs file=${mib(direct)}MiB decoded=${mib(served)}MiB: ${rate(direct, servedS).toFixed(0)} MB/s of log file vs direct read ${rate(direct, directS).toFixed(0)} MB/s (ratio ${(directS / servedS).toFixed(2)}x)`,
+  );
 } finally {
   server.stop(true);
   rmSync(dir, { recursive: true, force: true });

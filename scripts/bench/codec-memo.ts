@@ -38,7 +38,11 @@ const sandbox = (i: number) => ({
   state: "SANDBOX_READY",
   createdAt: 1_764_000_000_000_000_000 + i,
   labels: shuffled({ ...podLabels(i), "io.kubernetes.container.name": "POD" }),
-  annotations: shuffled({ "kubernetes.io/config.seen": "2026-12-02T07:00:00Z", "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": hex(i, 32) }),
+  annotations: shuffled({
+    "kubernetes.io/config.seen": "2026-12-02T07:00:00Z",
+    "kubernetes.io/config.source": "file",
+    "kubernetes.io/config.hash": hex(i, 32),
+  }),
   runtimeHandler: "",
 });
 const codec = createCodec();
@@ -55,4 +59,6 @@ const t0 = performance.now();
 for (let i = 0; i < rounds; i++) once(replies[i % replies.length]!);
 const ms = (performance.now() - t0) / rounds;
 const bytes = replies[0]!.containers.length + replies[0]!.sandboxes.length;
-console.log(`relist decode, ${n} containers + ${n} sandboxes (${(bytes / 1024).toFixed(1)} KiB a relist, all memo hits): ${(ms * 1000).toFixed(0)} µs a relist = ${(ms / 10).toFixed(3)} % of a core at one relist a second`);
+console.log(
+  `relist decode, ${n} containers + ${n} sandboxes (${(bytes / 1024).toFixed(1)} KiB a relist, all memo hits): ${(ms * 1000).toFixed(0)} µs a relist = ${(ms / 10).toFixed(3)} % of a core at one relist a second`,
+);

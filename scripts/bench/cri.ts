@@ -127,9 +127,24 @@ async function main() {
     for (const [name, rs] of rows) {
       console.log(
         name.padEnd(34),
-        fmt(pct(rs.map((r) => r.setup), 50)).padStart(14),
-        fmt(pct(rs.map((r) => r.first), 50)).padStart(12),
-        fmt(pct(rs.map((r) => r.wallMs), 50)).padStart(14),
+        fmt(
+          pct(
+            rs.map((r) => r.setup),
+            50,
+          ),
+        ).padStart(14),
+        fmt(
+          pct(
+            rs.map((r) => r.first),
+            50,
+          ),
+        ).padStart(12),
+        fmt(
+          pct(
+            rs.map((r) => r.wallMs),
+            50,
+          ),
+        ).padStart(14),
       );
     }
     console.log(`\nper-call latency over ${CALLS} calls each (p50 / p99)`);

@@ -16,7 +16,11 @@ const { values: args } = parseArgs({ options: { runs: { type: "string", default:
 const say = (s: string) => console.error(`deployment-ready: ${s}`);
 
 async function binDir(): Promise<string> {
-  const p = Bun.spawn(["bash", join(ROOT, "scripts/upstream/build.sh")], { stdout: "pipe", stderr: "inherit", env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet" } });
+  const p = Bun.spawn(["bash", join(ROOT, "scripts/upstream/build.sh")], {
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet" },
+  });
   const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
   if (code !== 0) throw new Error("scripts/upstream/build.sh failed");
   return out.trim().split("\n").pop()!;
@@ -45,10 +49,12 @@ async function oneRun(cp: ControlPlane, image: string): Promise<number> {
 
 async function bench(agent: "bunlet" | "kubelet", bin: string, runs: number): Promise<number[]> {
   const cp = await startControlPlane({ dir: `/tmp/bunlet-bench-deploy-${agent}-${process.pid}`, binDir: bin });
-  const n = await joinUpstream({ name: `bench-deploy-${agent}`, cp, agent, binary: agent === "kubelet" ? join(bin, "kubelet") : undefined }).catch(async (e) => {
-    await cp.stop();
-    throw e;
-  });
+  const n = await joinUpstream({ name: `bench-deploy-${agent}`, cp, agent, binary: agent === "kubelet" ? join(bin, "kubelet") : undefined }).catch(
+    async (e) => {
+      await cp.stop();
+      throw e;
+    },
+  );
   try {
     await waitNodeReady(cp, n);
     const out: number[] = [];
@@ -70,5 +76,8 @@ const bin = await binDir();
 const runs = Number(args.runs);
 const results: Record<string, number[]> = {};
 for (const agent of args.agents!.split(",") as ("bunlet" | "kubelet")[]) results[agent] = await bench(agent, bin, runs);
-for (const [agent, xs] of Object.entries(results)) console.log(`${agent}: apply → 3 Ready  median ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (${xs.length} runs)`);
+for (const [agent, xs] of Object.entries(results))
+  console.log(
+    `${agent}: apply → 3 Ready  median ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (${xs.length} runs)`,
+  );
 if (results.bunlet && results.kubelet) console.log(`ratio bunlet/kubelet (median): ${(pct(results.bunlet, 50) / pct(results.kubelet, 50)).toFixed(2)}`);

@@ -19,7 +19,13 @@ const LOG_MIB = Number(process.argv[3] ?? 64);
 const T = new Date().toISOString();
 const summary = {
   node: { nodeName: "bench", cpu: { time: T, usageNanoCores: 1 }, memory: { time: T, workingSetBytes: 1 } },
-  pods: Array.from({ length: 110 }, (_, i) => ({ podRef: { name: `pod-${i}`, namespace: "bench", uid: `uid-${i}` }, startTime: T, cpu: { time: T, usageNanoCores: i }, memory: { time: T, workingSetBytes: i }, containers: [{ name: "app", startTime: T }] })),
+  pods: Array.from({ length: 110 }, (_, i) => ({
+    podRef: { name: `pod-${i}`, namespace: "bench", uid: `uid-${i}` },
+    startTime: T,
+    cpu: { time: T, usageNanoCores: i },
+    memory: { time: T, workingSetBytes: i },
+    containers: [{ name: "app", startTime: T }],
+  })),
 } as unknown as Summary;
 
 const dir = mkdtempSync(join(tmpdir(), "bunlet-bench-front-"));

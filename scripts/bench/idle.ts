@@ -51,7 +51,11 @@ const variants: Variant[] = args
     const eq = head!.indexOf("=");
     if (eq < 1) throw new Error(`--variant=LABEL=PATH|-[,ENV=VALUE...]: got ${a}`);
     const path = head!.slice(eq + 1);
-    return { label: head!.slice(0, eq), binary: path === "-" ? binary : path, env: Object.fromEntries(envs.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)])) };
+    return {
+      label: head!.slice(0, eq),
+      binary: path === "-" ? binary : path,
+      env: Object.fromEntries(envs.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)])),
+    };
   });
 // --memory-report: the agent runs with BUNLET_DEBUG_MEMORY=1 and, at the end of each window,
 // is sent SIGUSR2: its own view of its memory (JSC heap, allocator, smaps; src/memory-report.ts) before
@@ -113,7 +117,17 @@ async function measureIdle(sn: ScratchNode, ctdPid: number, windowS = defaultWin
     .map(([k, v]) => [k, ((v - (th0.get(k) ?? 0)) / wall) * 100] as [string, number])
     .filter(([, p]) => p > 0)
     .sort((a, b) => b[1] - a[1]);
-  return { cpuPct: ((b1 - b0) / wall) * 100, wakeupsPerS: (w1 - w0) / wall, containerdPct: ((c1 - c0) / wall) * 100, rssMb: rssMax, rssSplit: rssSplitMb(pid), anonMappings: anonMappingsMb(pid), threads: threads(pid), threadPct, opsPerS };
+  return {
+    cpuPct: ((b1 - b0) / wall) * 100,
+    wakeupsPerS: (w1 - w0) / wall,
+    containerdPct: ((c1 - c0) / wall) * 100,
+    rssMb: rssMax,
+    rssSplit: rssSplitMb(pid),
+    anonMappings: anonMappingsMb(pid),
+    threads: threads(pid),
+    threadPct,
+    opsPerS,
+  };
 }
 
 async function printMemoryReport(sn: ScratchNode): Promise<void> {
@@ -135,7 +149,9 @@ function printIdle(label: string, f: IdleFigures, goal: { cpuPct: number; rssMb:
     `${label}: bunlet CPU ${f.cpuPct.toFixed(2)} % of one core (goal ≤ ${goal.cpuPct} %, ratio ${(f.cpuPct / goal.cpuPct).toFixed(2)})  ` +
       `RSS ${f.rssMb.toFixed(1)} MB (goal ≤ ${goal.rssMb} MB, ratio ${(f.rssMb / goal.rssMb).toFixed(2)}; at the end anon ${f.rssSplit.anon.toFixed(1)} + file ${f.rssSplit.file.toFixed(1)})  threads ${f.threads}  main thread wake-ups/s ${f.wakeupsPerS.toFixed(2)}  containerd CPU ${f.containerdPct.toFixed(2)} %`,
   );
-  console.log(`  anon memory by mapping (perms, name, size class): ${f.anonMappings.map((m) => `${m.mapping} ×${m.count} ${m.anonMb.toFixed(1)} MB`).join("; ")}`);
+  console.log(
+    `  anon memory by mapping (perms, name, size class): ${f.anonMappings.map((m) => `${m.mapping} ×${m.count} ${m.anonMb.toFixed(1)} MB`).join("; ")}`,
+  );
   if (f.threadPct.length) console.log(`  CPU by thread: ${f.threadPct.map(([k, p]) => `${k}=${p.toFixed(2)} %`).join(" ")}`);
   if (f.opsPerS.length) console.log(`  CRI calls/s: ${f.opsPerS.map(([k, r]) => `${k}=${r.toFixed(2)}`).join(" ")}`);
 }
@@ -180,7 +196,9 @@ try {
     for (const v of [...variants, { label: "A again", binary, env: {} }]) {
       await sn.stopAgent();
       await sn.startAgent({ binary: v.binary, env: agentEnv(v.env), args: agentArgs });
-      const env = Object.entries(v.env).map(([k, x]) => `${k}=${x}`).join(" ");
+      const env = Object.entries(v.env)
+        .map(([k, x]) => `${k}=${x}`)
+        .join(" ");
       printIdle(`idle, ${pods} pods, restarted as ${v.label} (${v.binary ?? BINARY}${env ? ` ${env}` : ""})`, await measureIdle(sn, ctdPid), GOALS.idleN);
       await printMemoryReport(sn);
     }
@@ -188,7 +206,11 @@ try {
 
   if (profileDir) {
     await sn.stopAgent();
-    await sn.startAgent({ binary, args: agentArgs, env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}` } });
+    await sn.startAgent({
+      binary,
+      args: agentArgs,
+      env: { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${profileDir} --heap-prof-md --heap-prof-dir=${profileDir}` },
+    });
     printIdle(`profiled restart, ${pods} pods, ${profileWindowS} s (profiler overhead included)`, await measureIdle(sn, ctdPid, profileWindowS), GOALS.idleN);
     await sn.stopAgent();
     console.log(`CPU and heap profiles of the idle agent written to ${profileDir}`);
@@ -196,4 +218,6 @@ try {
 } finally {
   await sn.cleanup();
 }
-console.log(`bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${defaultWindowS} s windows${agentArgs.length ? `, ${agentArgs.join(" ")}` : ""}, Bun ${Bun.version}, load ${loadAverage()}`);
+console.log(
+  `bunlet idle benchmark: ${binary ?? BINARY} on a private containerd, ${defaultWindowS} s windows${agentArgs.length ? `, ${agentArgs.join(" ")}` : ""}, Bun ${Bun.version}, load ${loadAverage()}`,
+);

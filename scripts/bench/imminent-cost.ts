@@ -16,7 +16,9 @@ import { startWorkingSetWatch } from "../../src/kernel/working-set-watch.ts";
 
 const MiB = 2 ** 20;
 const LINE = 700 * MiB;
-const { values } = parseArgs({ options: { pattern: { type: "string", default: "hover" }, ms: { type: "string", default: "5000" }, compare: { type: "string", default: "episodes" } } });
+const { values } = parseArgs({
+  options: { pattern: { type: "string", default: "hover" }, ms: { type: "string", default: "5000" }, compare: { type: "string", default: "episodes" } },
+});
 const DURATION_MS = Number(values.ms);
 
 function files(d: string) {
@@ -58,7 +60,9 @@ async function measure(label: string, poll: Record<string, unknown>): Promise<vo
   clearInterval(t);
   await w.stop();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`${values.pattern} ${label.padEnd(28)} CPU ${(((c1.user + c1.system) / 1000 / wall) * 100).toFixed(2)} % of a core over ${(wall / 1000).toFixed(1)} s (crossings ${crossings})`);
+  console.log(
+    `${values.pattern} ${label.padEnd(28)} CPU ${(((c1.user + c1.system) / 1000 / wall) * 100).toFixed(2)} % of a core over ${(wall / 1000).toFixed(1)} s (crossings ${crossings})`,
+  );
 }
 
 if (values.compare === "interval") {

@@ -45,13 +45,17 @@ const lastTrace = new Map<string, string>();
 /** The log's klog stamps (hh:mm:ss.mmm) as offsets from the spawn. */
 function offsets(stderr: string, spawnEpochMs: number): string {
   const day = new Date(spawnEpochMs);
-  return stderr.split("\n").filter(Boolean).map((line) => {
-    const m = /^[IWEF]\d{4} (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(line);
-    if (!m) return `        ${line}`;
-    const at = new Date(day);
-    at.setHours(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]));
-    return `${String(at.getTime() - spawnEpochMs).padStart(6)}ms ${line.slice(line.indexOf("]") + 2)}`;
-  }).join("\n");
+  return stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const m = /^[IWEF]\d{4} (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(line);
+      if (!m) return `        ${line}`;
+      const at = new Date(day);
+      at.setHours(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]));
+      return `${String(at.getTime() - spawnEpochMs).padStart(6)}ms ${line.slice(line.indexOf("]") + 2)}`;
+    })
+    .join("\n");
 }
 
 async function once(i: number, bootstrap: boolean, binary?: string): Promise<number> {
@@ -59,9 +63,16 @@ async function once(i: number, bootstrap: boolean, binary?: string): Promise<num
   mkdirSync(join(root, "manifests"), { recursive: true });
   const kubeconfig = join(root, "kubelet.conf");
   const args = [
-    `--root-dir=${join(root, "root")}`, `--pod-manifest-path=${join(root, "manifests")}`, `--cgroup-root=${CGROUP_ROOT}`,
-    `--container-runtime-endpoint=${ctd.endpoint}`, `--hostname-override=${NODE}`, `--port=${freePort()}`, "--healthz-port=0", "--read-only-port=0",
-    `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(root, "pki")}`,
+    `--root-dir=${join(root, "root")}`,
+    `--pod-manifest-path=${join(root, "manifests")}`,
+    `--cgroup-root=${CGROUP_ROOT}`,
+    `--container-runtime-endpoint=${ctd.endpoint}`,
+    `--hostname-override=${NODE}`,
+    `--port=${freePort()}`,
+    "--healthz-port=0",
+    "--read-only-port=0",
+    `--kubeconfig=${kubeconfig}`,
+    `--cert-dir=${join(root, "pki")}`,
   ];
   if (bootstrap) {
     await api.writeKubeconfig(join(root, "bootstrap.conf"), { token: api.bootstrapToken });

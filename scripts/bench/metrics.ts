@@ -40,7 +40,9 @@ try {
     },
   });
   try {
-    console.log(`node of ${N} pods (fake runtime, 2 containers each), ${ROUNDS} scrapes per endpoint over HTTP; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+    console.log(
+      `node of ${N} pods (fake runtime, 2 containers each), ${ROUNDS} scrapes per endpoint over HTTP; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`,
+    );
     for (const path of ["/metrics", "/metrics/probes", "/metrics/cadvisor"]) {
       const url = `http://127.0.0.1:${server.port}${path}`;
       let body = await (await fetch(url)).text(); // warm-up
@@ -53,7 +55,9 @@ try {
       const fams = parsePromText(body);
       const series = [...fams.values()].reduce((n, f) => n + f.samples.length, 0);
       const { p50, p90, max } = quantiles(times);
-      console.log(`${path.padEnd(18)} ${(body.length / 1024).toFixed(1).padStart(7)} KiB  ${String(fams.size).padStart(3)} families ${String(series).padStart(5)} samples  p50 ${p50.toFixed(2)} ms  p90 ${p90.toFixed(2)} ms  max ${max.toFixed(2)} ms  p50/${BUDGET_MS} ms = ${(p50 / BUDGET_MS).toFixed(3)}`);
+      console.log(
+        `${path.padEnd(18)} ${(body.length / 1024).toFixed(1).padStart(7)} KiB  ${String(fams.size).padStart(3)} families ${String(series).padStart(5)} samples  p50 ${p50.toFixed(2)} ms  p90 ${p90.toFixed(2)} ms  max ${max.toFixed(2)} ms  p50/${BUDGET_MS} ms = ${(p50 / BUDGET_MS).toFixed(3)}`,
+      );
     }
   } finally {
     server.stop(true);
@@ -62,14 +66,20 @@ try {
   // Cardinality: /metrics at 10 and N pods.
   const count = async (n: number) => {
     const fams = parsePromText((await populateKubeletMetrics(fakePods(n))).metrics.render());
-    return new Map([...fams.values()].map((f) => [f.name, { type: f.type, series: f.samples.length, labels: new Set(f.samples.flatMap((s) => Object.keys(s.labels))) }]));
+    return new Map(
+      [...fams.values()].map((f) => [f.name, { type: f.type, series: f.samples.length, labels: new Set(f.samples.flatMap((s) => Object.keys(s.labels))) }]),
+    );
   };
   const [small, big] = [await count(10), await count(N)];
   const perPod = ["pod", "namespace", "uid", "pod_uid", "container"];
   const histograms = [...big].filter(([name, f]) => name.startsWith("kubelet_") && f.type === "histogram");
   const offenders = histograms.flatMap(([name, f]) => perPod.filter((l) => f.labels.has(l)).map((l) => `${name}{${l}}`));
-  const grown = [...big].filter(([name, f]) => !name.startsWith("process_") && f.series !== small.get(name)?.series).map(([name, f]) => `${name} ${small.get(name)?.series} → ${f.series}`);
-  console.log(`cardinality: ${histograms.length} kubelet_* histograms, per-pod labels on them: ${offenders.length ? offenders.join(", ") : "none"}; /metrics samples at 10 pods ${[...small.values()].reduce((n, f) => n + f.series, 0)}, at ${N} pods ${[...big.values()].reduce((n, f) => n + f.series, 0)}; families that grew: ${grown.length ? grown.join(", ") : "none"}`);
+  const grown = [...big]
+    .filter(([name, f]) => !name.startsWith("process_") && f.series !== small.get(name)?.series)
+    .map(([name, f]) => `${name} ${small.get(name)?.series} → ${f.series}`);
+  console.log(
+    `cardinality: ${histograms.length} kubelet_* histograms, per-pod labels on them: ${offenders.length ? offenders.join(", ") : "none"}; /metrics samples at 10 pods ${[...small.values()].reduce((n, f) => n + f.series, 0)}, at ${N} pods ${[...big.values()].reduce((n, f) => n + f.series, 0)}; families that grew: ${grown.length ? grown.join(", ") : "none"}`,
+  );
   if (offenders.length) process.exitCode = 1;
 } finally {
   rmSync(root, { recursive: true, force: true });

@@ -196,7 +196,10 @@ async function main(): Promise<void> {
     console.log(`  step → handler on main thread  p50 ${fmt(p50)}  p99 ${fmt(pct(lat, 99))}  max ${fmt(Math.max(...lat))}  (goal p99 ≤ 5 ms)`);
     console.log(`  step → worker awake            p50 ${fmt(pct(wake, 50))}  p99 ${fmt(pct(wake, 99))}  max ${fmt(Math.max(...wake))}`);
     console.log(`  idle CPU while waiting: ${idleCpuPct.toFixed(3)} % over ${IDLE_S} s (whole process); notifier thread ${workerIdleMs.toFixed(3)} ms`);
-    if (missed.length) console.log(`  (the kernel checks memcg thresholds once per ~128 page events per CPU, so a step just past the threshold can go unsignalled; the 10 s synchronize covers it)`);
+    if (missed.length)
+      console.log(
+        `  (the kernel checks memcg thresholds once per ~128 page events per CPU, so a step just past the threshold can go unsignalled; the 10 s synchronize covers it)`,
+      );
     console.log(`reference: 1 s polling loop of /proc/meminfo + memory.usage_in_bytes`);
     console.log(`  latency  p50 ${fmt(pct(pollLat, 50))}  max ${fmt(Math.max(...pollLat))} over ${pollLat.length} crossings`);
     console.log(`  CPU: ${pollCpuPct.toFixed(3)} % over ${IDLE_S} s (whole process, idle baseline included)`);
@@ -208,7 +211,9 @@ async function main(): Promise<void> {
     const s0 = performance.now();
     const sc0 = cpuMs();
     for (let i = 0; i < N; i++) provider.nodeStats();
-    console.log(`node stats (root memcg, 2× statfs, rlimit, pods cgroup): ${((performance.now() - s0) / N).toFixed(3)} ms wall, ${((cpuMs() - sc0) / N).toFixed(3)} ms CPU per sample`);
+    console.log(
+      `node stats (root memcg, 2× statfs, rlimit, pods cgroup): ${((performance.now() - s0) / N).toFixed(3)} ms wall, ${((cpuMs() - sc0) / N).toFixed(3)} ms CPU per sample`,
+    );
   } finally {
     await stepper.kill();
     await hub.close();

@@ -238,27 +238,46 @@ function makeSlice(debugOomd: boolean): void {
 
 async function startBunlet(n: Node, mode: Mode): Promise<void> {
   const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
-  const config = writeStaticPodConfig(join(n.dir, `config-${mode}.yaml`), { manifests: n.manifests, cgroupRoot: `/${SLICE}`, endpoint: n.ctd.endpoint, port: n.port, podLogsDir: n.podLogs }, [
-    "enforceNodeAllocatable: [pods]",
-    `systemReserved: { memory: "${memTotal - ALLOCATABLE}" }`,
-    // earlyoom and systemd-oomd runs: bunlet never evicts for memory.
-    mode === "bunlet" ? `evictionHard: { memory.available: ${THRESHOLD / MiB}Mi }` : "evictionHard: { nodefs.available: 1Mi }",
-    `kernelMemcgNotification: ${mode === "bunlet"}`,
-    "evictionPressureTransitionPeriod: 1s",
-    "evictStaticPods: true",
-    // systemd-oomd's runs have swap on (see SWAP_MIB): bunlet refuses to start with swap, as the kubelet.
-    ...(mode === "oomd" && n.swapDevice ? ["failSwapOn: false"] : []),
-  ]);
+  const config = writeStaticPodConfig(
+    join(n.dir, `config-${mode}.yaml`),
+    { manifests: n.manifests, cgroupRoot: `/${SLICE}`, endpoint: n.ctd.endpoint, port: n.port, podLogsDir: n.podLogs },
+    [
+      "enforceNodeAllocatable: [pods]",
+      `systemReserved: { memory: "${memTotal - ALLOCATABLE}" }`,
+      // earlyoom and systemd-oomd runs: bunlet never evicts for memory.
+      mode === "bunlet" ? `evictionHard: { memory.available: ${THRESHOLD / MiB}Mi }` : "evictionHard: { nodefs.available: 1Mi }",
+      `kernelMemcgNotification: ${mode === "bunlet"}`,
+      "evictionPressureTransitionPeriod: 1s",
+      "evictStaticPods: true",
+      // systemd-oomd's runs have swap on (see SWAP_MIB): bunlet refuses to start with swap, as the kubelet.
+      ...(mode === "oomd" && n.swapDevice ? ["failSwapOn: false"] : []),
+    ],
+  );
   rmSync(join(n.dir, "trace.jsonl"), { force: true });
   // The notifier-thread eviction (the working-set thread decides at its crossing), named explicitly.
-  n.bunlet = spawnBunlet([`--config=${config}`, `--root-dir=${join(n.dir, "root")}`, `--hostname-override=${n.nodeName}`, `--eviction-trace=${join(n.dir, "trace.jsonl")}`, ...(n.verbosity ? [`-v=${n.verbosity}`] : [])], {
-    env: { BUNLET_NOTIFIER_THREAD_EVICTION: n.threadEviction === false ? "0" : "1" },
-  });
+  n.bunlet = spawnBunlet(
+    [
+      `--config=${config}`,
+      `--root-dir=${join(n.dir, "root")}`,
+      `--hostname-override=${n.nodeName}`,
+      `--eviction-trace=${join(n.dir, "trace.jsonl")}`,
+      ...(n.verbosity ? [`-v=${n.verbosity}`] : []),
+    ],
+    {
+      env: { BUNLET_NOTIFIER_THREAD_EVICTION: n.threadEviction === false ? "0" : "1" },
+    },
+  );
   await waitForHealthz(n.bunlet, `http://127.0.0.1:${n.port}/healthz`, 120_000);
-  await waitFor("kubepods' memory.max", () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE), 120_000, 100);
+  await waitFor(
+    "kubepods' memory.max",
+    () => existsSync(join(n.kubepods, "memory.max")) && readFileSync(join(n.kubepods, "memory.max"), "utf8").trim() === String(ALLOCATABLE),
+    120_000,
+    100,
+  );
   // The ramp's stall point (see the header); bunlet does not write memory.high on kubepods.
   writeFileSync(join(n.kubepods, "memory.high"), String(HIGH_MIB * MiB));
-  if (mode === "bunlet") await waitFor("bunlet's working-set notifier armed", () => /working-set notifier armed|cgroup v2 working-set watch/.test(n.bunlet!.stderr()), 60_000, 100);
+  if (mode === "bunlet")
+    await waitFor("bunlet's working-set notifier armed", () => /working-set notifier armed|cgroup v2 working-set watch/.test(n.bunlet!.stderr()), 60_000, 100);
 }
 
 interface PodView {
@@ -305,7 +324,12 @@ function observeLine(n: Node) {
     // it delayed bunlet's thread, and the crossing was stamped late.
     threadNice: NOTIFIER_THREAD_NICE,
     threadRealtime: NOTIFIER_THREAD_RT_PRIORITY,
-    onPriority: (p) => void (p.realtime && !p.realtime.applied && console.log(`the bench's 2 ms watch runs SCHED_OTHER (nice ${p.effective ?? p.nice}): SCHED_RR refused (${p.realtime.error})`)),
+    onPriority: (p) =>
+      void (
+        p.realtime &&
+        !p.realtime.applied &&
+        console.log(`the bench's 2 ms watch runs SCHED_OTHER (nice ${p.effective ?? p.nice}): SCHED_RR refused (${p.realtime.error})`)
+      ),
     onCrossing: (c) => {
       if (crossedAt !== undefined) return;
       crossedAt = c.atMs;
@@ -348,7 +372,12 @@ const isoMs = (iso: string) => {
 /** bunlet's trace has an eviction record for `pod`. */
 function traceHas(n: Node, pod: string): boolean {
   const file = join(n.dir, "trace.jsonl");
-  return existsSync(file) && readFileSync(file, "utf8").split("\n").some((l) => l.includes(`"kind":"eviction"`) && l.includes(`/${pod}"`));
+  return (
+    existsSync(file) &&
+    readFileSync(file, "utf8")
+      .split("\n")
+      .some((l) => l.includes(`"kind":"eviction"`) && l.includes(`/${pod}"`))
+  );
 }
 
 /**
@@ -381,7 +410,8 @@ function noteTraces(n: Node, rs: Run[]): void {
       r.underAt = r.underReads?.filter((t) => t <= traced).at(-1);
       // A long gap means the ruler itself did not read (the guest, or the ruler, off the CPU): the bound is loose.
       const next = r.underAt === undefined ? undefined : r.allReads?.find((t) => t > r.underAt!);
-      if (r.underAt !== undefined) ruler = `; the bench's reads: the last under the line ${fmt(traced - r.underAt)} before bunlet's crossing, the next ${next === undefined ? "none" : `${fmt(next - traced)} after it`}`;
+      if (r.underAt !== undefined)
+        ruler = `; the bench's reads: the last under the line ${fmt(traced - r.underAt)} before bunlet's crossing, the next ${next === undefined ? "none" : `${fmt(next - traced)} after it`}`;
     }
     delete r.underReads;
     delete r.allReads;
@@ -410,7 +440,10 @@ async function oneRun(n: Node, mode: Mode, i: number | "warmup", hub: ReturnType
   const podName = `${manifest}-${n.nodeName}`;
   const obs = observeLine(n);
   let stallAt: number | undefined;
-  const stall = watchMemoryEvents(hub, { path: join(n.kubepods, "memory.events"), onEvent: (e) => (stallAt ??= e.delta.high ? preciseNow(e.atMs) : undefined) });
+  const stall = watchMemoryEvents(hub, {
+    path: join(n.kubepods, "memory.events"),
+    onEvent: (e) => (stallAt ??= e.delta.high ? preciseNow(e.atMs) : undefined),
+  });
   let eo: Awaited<ReturnType<typeof startEarlyoom>> | undefined;
   let oomdSince = "";
   if (mode === "oomd") {
@@ -433,9 +466,19 @@ async function oneRun(n: Node, mode: Mode, i: number | "warmup", hub: ReturnType
       join(n.manifests, `${manifest}.yaml`),
       // Burstable (a 1Mi request, no limit): admitted while the node still reports MemoryPressure from the
       // previous run's eviction (BestEffort pods are not), and still every agent's first victim.
-      staticPodYaml(manifest, { image: n.ctd.images.memhog, args: [String(mode === "oomd" && n.swapDevice ? OOMD_RAMP_MIB : RAMP_MIB), "0"], terminationGracePeriodSeconds: 0, container: "      resources: { requests: { memory: 1Mi } }\n" }),
+      staticPodYaml(manifest, {
+        image: n.ctd.images.memhog,
+        args: [String(mode === "oomd" && n.swapDevice ? OOMD_RAMP_MIB : RAMP_MIB), "0"],
+        terminationGracePeriodSeconds: 0,
+        container: "      resources: { requests: { memory: 1Mi } }\n",
+      }),
     );
-    const pod = await waitFor(`${podName} Running`, async () => (await pods(n)).find((p) => p.metadata.name === podName && p.status?.phase === "Running"), 60_000, 20);
+    const pod = await waitFor(
+      `${podName} Running`,
+      async () => (await pods(n)).find((p) => p.metadata.name === podName && p.status?.phase === "Running"),
+      60_000,
+      20,
+    );
     mark("running");
     if (eo) return await eo.run(pod);
     if (mode === "oomd") oomdSince = new Date().toISOString();
@@ -456,7 +499,9 @@ async function oneRun(n: Node, mode: Mode, i: number | "warmup", hub: ReturnType
     const crossedAt = seen;
     const freedAt = await waitFor("memory freed", () => obs.freed(), mode === "oomd" ? 60_000 : 30_000, 5);
     if (mode === "oomd") {
-      const killed = sh(`journalctl -u systemd-oomd --since '${oomdSince.replace("T", " ").slice(0, 19)}' -o cat 2>/dev/null || true`).match(/Killed [^\n]*/)?.[0];
+      const killed = sh(`journalctl -u systemd-oomd --since '${oomdSince.replace("T", " ").slice(0, 19)}' -o cat 2>/dev/null || true`).match(
+        /Killed [^\n]*/,
+      )?.[0];
       return { crossedAt, gotAt: freedAt, freedAt, stallAt, note: killed ?? "no 'Killed' line in systemd-oomd's journal" };
     }
     const gotAt = await waitFor(`${podName}'s sigterm line`, () => victimGot(n, pod), 10_000, 20).catch(() => undefined);
@@ -487,7 +532,10 @@ async function startEarlyoom(n: Node) {
   // Its minimum on its own scale: MemAvailable now, less what the ramp still needs to reach the line, plus the lead.
   const minKiB = Math.floor((memAvailableBytes() - (LINE - ws() - EARLYOOM_LEAD)) / 1024);
   // -p: earlyoom at nice -20 (and oom_score_adj -100), its fastest setting, as bunlet's notifier path.
-  const proc = Bun.spawn(["earlyoom", "-M", String(minKiB), "-r", "0", "-p", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom|systemd.*)$"], { stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["earlyoom", "-M", String(minKiB), "-r", "0", "-p", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom|systemd.*)$"],
+    { stdout: "ignore", stderr: "pipe" },
+  );
   let said = "";
   let ready = false;
   void (async () => {
@@ -532,10 +580,19 @@ async function startEarlyoom(n: Node) {
       const gotAt = await waitFor("the sigterm line", () => victimGot(n, pod), 20_000, 20).catch(() => undefined);
       // A sigterm line from long before the bench's crossing is an earlier instance of the victim: earlyoom
       // acted on a dip the 2 ms watch did not see, the pod restarted and ramped again. Not timed.
-      if (gotAt !== undefined && gotAt < crossedAt - 1000) return { crossedAt: 0, note: `missed: the victim got its signal ${fmt(crossedAt - gotAt)} before the bench saw MemAvailable at -M (an earlier instance)` };
+      if (gotAt !== undefined && gotAt < crossedAt - 1000)
+        return {
+          crossedAt: 0,
+          note: `missed: the victim got its signal ${fmt(crossedAt - gotAt)} before the bench saw MemAvailable at -M (an earlier instance)`,
+        };
       // It acts before kubepods' line: "freed" is kubepods' working set back 16 MiB under where it was at its crossing.
       const freedAt = await waitFor("memory freed", () => ws() < wsAtCross - FREED_MARGIN && nowMs(), 20_000, 2).catch(() => undefined);
-      return { crossedAt, gotAt, freedAt, ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}) };
+      return {
+        crossedAt,
+        gotAt,
+        freedAt,
+        ...(gotAt === undefined ? { note: `no sigterm line; earlyoom said: ${said.split("\n").slice(-3).join(" | ")}` } : {}),
+      };
     },
   };
 }
@@ -576,7 +633,8 @@ async function inGuest(o: GuestOpts): Promise<void> {
   const session = new Date().toISOString();
   if (!existsSync(join(MOUNT, "cgroup.controllers"))) throw new Error(`${MOUNT} is not cgroup v2: run this from the host (it boots the v2 guest)`);
   if (readFileSync("/proc/1/comm", "utf8").trim() !== "systemd") throw new Error("PID 1 is not systemd: the guest must boot with --systemd");
-  for (const bin of ["earlyoom", "/lib/systemd/systemd-oomd"]) if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} missing: run scripts/host/oom-agents.sh on the host`);
+  for (const bin of ["earlyoom", "/lib/systemd/systemd-oomd"])
+    if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} missing: run scripts/host/oom-agents.sh on the host`);
   // containerd's overlayfs snapshotter cannot put its layers on the guest's overlay root.
   mkdirSync("/var/lib/bunlet", { recursive: true });
   sh("mountpoint -q /var/lib/bunlet || mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet");
@@ -601,10 +659,23 @@ async function inGuest(o: GuestOpts): Promise<void> {
   const hub = createNotifierHub();
   const results = new Map<Mode, Run[]>();
   const save = (mode: Mode, r: Run) => {
-    if (n.out) writeFileSync(join(n.out, SAMPLES), `${JSON.stringify({ mode, session, ...(mode === "bunlet" ? { threadEviction: o.threadEviction } : {}), ...r } satisfies Sample)}\n`, { flag: "a" });
+    if (n.out)
+      writeFileSync(
+        join(n.out, SAMPLES),
+        `${JSON.stringify({ mode, session, ...(mode === "bunlet" ? { threadEviction: o.threadEviction } : {}), ...r } satisfies Sample)}\n`,
+        { flag: "a" },
+      );
   };
   try {
-    writeFileSync(join(n.manifests, "steady.yaml"), staticPodYaml("steady", { image: n.ctd.images.busybox, command: ["sh", "-c", "exec sleep 2147483647"], terminationGracePeriodSeconds: 1, container: "      resources: { requests: { memory: 16Mi } }\n" }));
+    writeFileSync(
+      join(n.manifests, "steady.yaml"),
+      staticPodYaml("steady", {
+        image: n.ctd.images.busybox,
+        command: ["sh", "-c", "exec sleep 2147483647"],
+        terminationGracePeriodSeconds: 1,
+        container: "      resources: { requests: { memory: 16Mi } }\n",
+      }),
+    );
     for (const mode of modes) {
       if (mode === "oomd" && n.swapDevice) {
         sh(`mkswap ${n.swapDevice} >/dev/null && swapon ${n.swapDevice}`);
@@ -626,7 +697,9 @@ async function inGuest(o: GuestOpts): Promise<void> {
         const warmup = i < 0;
         const phases: string[] = [];
         const faults0 = faultCounters(n.bunlet?.pid);
-        const r = await oneRun(n, mode, warmup ? "warmup" : i, hub, phases).catch((e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }));
+        const r = await oneRun(n, mode, warmup ? "warmup" : i, hub, phases).catch(
+          (e: Error): Run => ({ crossedAt: 0, note: `failed: ${e.message.split("\n")[0]}` }),
+        );
         phases.push(faultDelta(faults0, faultCounters(n.bunlet?.pid)));
         r.phases = phases.join(", ");
         if (warmup) r.warmup = true;
@@ -643,8 +716,13 @@ async function inGuest(o: GuestOpts): Promise<void> {
         }
         save(mode, r);
         const rel = (t?: number) => (t === undefined ? "-" : !r.crossedAt ? "(no crossing known)" : fmt(t - r.crossedAt));
-        console.log(`${LABEL[mode]} ${runName(r, i)}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`);
-        if (r.gotAt === undefined && mode === "oomd") console.log(`systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`);
+        console.log(
+          `${LABEL[mode]} ${runName(r, i)}: crossing→victim got its signal ${rel(r.gotAt)}, crossing→freed ${rel(r.freedAt)}${r.stallAt ? `, stall began ${rel(r.stallAt)}` : ""}${r.note ? ` (${r.note})` : ""} [${r.phases}]`,
+        );
+        if (r.gotAt === undefined && mode === "oomd")
+          console.log(
+            `systemd-oomd now:\n${sh(`oomctl dump 2>&1 | sed -n '/Memory Pressure Monitored/,$p' | head -12; journalctl -u systemd-oomd -n 15 --no-pager 2>&1; cd ${MOUNT}/${SLICE} && head memory.pressure kubepods/memory.pressure; grep -E '^(pgscan|pgsteal|anon|file|inactive_file|active_file) ' memory.stat; cat kubepods/memory.events || true`)}`,
+          );
         // An agent that did not act twice in a row is misconfigured or cannot act here: say so, go on.
         if (ok === 0 && i === 1) {
           console.log(`${LABEL[mode]}: no reaction in the first two runs, mode abandoned`);
@@ -652,7 +730,12 @@ async function inGuest(o: GuestOpts): Promise<void> {
         }
       }
       await n.bunlet?.stop("SIGTERM", 10_000);
-      if (mode === "bunlet") for (const [i, r] of rs.entries()) if (r.pod) console.log(`${LABEL[mode]} ${runName(r, i - 1)}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`);
+      if (mode === "bunlet")
+        for (const [i, r] of rs.entries())
+          if (r.pod)
+            console.log(
+              `${LABEL[mode]} ${runName(r, i - 1)}: crossing→victim got its signal ${r.gotAt !== undefined && r.crossedAt ? fmt(r.gotAt - r.crossedAt) : "-"}; ${r.note}`,
+            );
       if (n.out) {
         writeFileSync(join(n.out, `bunlet-${mode}.log`), n.bunlet?.stderr() ?? "");
         if (existsSync(join(n.dir, "trace.jsonl"))) writeFileSync(join(n.out, `trace-${mode}.jsonl`), readFileSync(join(n.dir, "trace.jsonl")));
@@ -671,7 +754,11 @@ async function inGuest(o: GuestOpts): Promise<void> {
 
 /** The table's rows: one per agent; bunlet's runs without the notifier-thread eviction apart. */
 type Row = Mode | "bunlet-cycle";
-const ROW_LABEL: Record<Row, string> = { ...LABEL, bunlet: "(i) bunlet, v2 fast path, decided on the working-set thread", "bunlet-cycle": "(i′) bunlet, v2 fast path, decided by the main thread's cycle" };
+const ROW_LABEL: Record<Row, string> = {
+  ...LABEL,
+  bunlet: "(i) bunlet, v2 fast path, decided on the working-set thread",
+  "bunlet-cycle": "(i′) bunlet, v2 fast path, decided by the main thread's cycle",
+};
 
 function report(all: Sample[]): void {
   const results = new Map<Row, Run[]>();
@@ -684,27 +771,50 @@ function report(all: Sample[]): void {
     if (!sessions.has(row)) sessions.set(row, new Set());
     sessions.get(row)!.add(x.session);
   }
-  const s = new Map<Row, { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }>();
+  const s = new Map<
+    Row,
+    { n: number; of: number; g50: number; g90: number; g99: number; gmax: number; f50: number; f99: number; stall50: number; stall99: number }
+  >();
   for (const [mode, rs] of results) {
     // (A signal long before the crossing is an earlier instance's: samples recorded before earlyoomRun said so.)
     const ok = rs.filter((r) => r.gotAt !== undefined && r.crossedAt > 0 && r.gotAt >= r.crossedAt - 1000);
     const got = ok.map((r) => r.gotAt! - r.crossedAt);
     const freed = rs.filter((r) => r.freedAt !== undefined && r.crossedAt > 0).map((r) => r.freedAt! - r.crossedAt);
     const stall = ok.filter((r) => r.stallAt !== undefined).map((r) => r.gotAt! - r.stallAt!);
-    s.set(mode, { n: ok.length, of: rs.length, g50: percentile(got, 50), g90: percentile(got, 90), g99: percentile(got, 99), gmax: percentile(got, 100), f50: percentile(freed, 50), f99: percentile(freed, 99), stall50: percentile(stall, 50), stall99: percentile(stall, 99) });
+    s.set(mode, {
+      n: ok.length,
+      of: rs.length,
+      g50: percentile(got, 50),
+      g90: percentile(got, 90),
+      g99: percentile(got, 99),
+      gmax: percentile(got, 100),
+      f50: percentile(freed, 50),
+      f99: percentile(freed, 99),
+      stall50: percentile(stall, 50),
+      stall99: percentile(stall, 99),
+    });
   }
   const ref = s.get("bunlet");
   const x = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×`);
-  console.log(`\nramp: memhog to ${RAMP_MIB} MiB (systemd-oomd with swap: ${OOMD_RAMP_MIB} MiB, ${SWAP_MIB} MiB of swap) as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB), ${PAGECACHE_MIB} MiB page cache`);
-  console.log("| agent | acted / runs (guest sessions) | crossing → victim got its signal p50 | p90 | p99 | max | crossing → memory freed p50 | p99 | p99 vs (i) |");
+  console.log(
+    `\nramp: memhog to ${RAMP_MIB} MiB (systemd-oomd with swap: ${OOMD_RAMP_MIB} MiB, ${SWAP_MIB} MiB of swap) as fast as the guest allows, kubepods memory.max ${ALLOCATABLE / MiB} MiB (allocatable), memory.high ${HIGH_MIB} MiB, threshold ${THRESHOLD / MiB} MiB available (line: working set ${LINE / MiB} MiB), ${PAGECACHE_MIB} MiB page cache`,
+  );
+  console.log(
+    "| agent | acted / runs (guest sessions) | crossing → victim got its signal p50 | p90 | p99 | max | crossing → memory freed p50 | p99 | p99 vs (i) |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const [mode, v] of s) console.log(`| ${ROW_LABEL[mode]} | ${v.n} / ${v.of} (${sessions.get(mode)!.size}) | ${fmt(v.g50)} | ${fmt(v.g90)} | ${fmt(v.g99)} | ${fmt(v.gmax)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)}`} |`);
+  for (const [mode, v] of s)
+    console.log(
+      `| ${ROW_LABEL[mode]} | ${v.n} / ${v.of} (${sessions.get(mode)!.size}) | ${fmt(v.g50)} | ${fmt(v.g90)} | ${fmt(v.g99)} | ${fmt(v.gmax)} | ${fmt(v.f50)} | ${fmt(v.f99)} | ${mode === "bunlet" || !ref ? "—" : `${x(v.g99, ref.g99)}`} |`,
+    );
   // Runs whose crossing the bench never saw are timed from bunlet's own (its thread's read), which leaves
   // the thread's detection delay out; timed from the bench's last read under the line instead, they are
   // an upper bound.
   const bunletRuns = (results.get("bunlet") ?? []).filter((r) => r.gotAt !== undefined && r.crossedAt > 0);
   const fromTrace = bunletRuns.filter((r) => r.crossingFromTrace);
-  const bounded = bunletRuns.filter((r) => !r.crossingFromTrace || r.underAt !== undefined).map((r) => r.gotAt! - (r.crossingFromTrace ? r.underAt! : r.crossedAt));
+  const bounded = bunletRuns
+    .filter((r) => !r.crossingFromTrace || r.underAt !== undefined)
+    .map((r) => r.gotAt! - (r.crossingFromTrace ? r.underAt! : r.crossedAt));
   if (fromTrace.length > 0)
     console.log(
       `(i) ${fromTrace.length} of ${bunletRuns.length} timed runs are from bunlet's own crossing (the bench never saw the line). Upper bound, each run timed from the bench's crossing or, where it never saw it, from its last read under the line before bunlet's (${bounded.length} runs; ${fromTrace.length - fromTrace.filter((r) => r.underAt !== undefined).length} without that read left out): crossing → victim got its signal p50 ${fmt(percentile(bounded, 50))}, p90 ${fmt(percentile(bounded, 90))}, p99 ${fmt(percentile(bounded, 99))}, max ${fmt(percentile(bounded, 100))}`,
@@ -719,10 +829,16 @@ function report(all: Sample[]): void {
   const warmups = all.filter((x) => x.warmup);
   if (warmups.length > 0) {
     const by = (m: Mode) => warmups.filter((x) => x.mode === m).map((x) => (x.gotAt !== undefined && x.crossedAt > 0 ? fmt(x.gotAt - x.crossedAt) : "-"));
-    console.log(`warm-up runs (each agent's first in its guest session, not in the table): ${(Object.keys(LABEL) as Mode[]).filter((m) => by(m).length > 0).map((m) => `${m} ${by(m).join(", ")}`).join("; ")}`);
+    console.log(
+      `warm-up runs (each agent's first in its guest session, not in the table): ${(Object.keys(LABEL) as Mode[])
+        .filter((m) => by(m).length > 0)
+        .map((m) => `${m} ${by(m).join(", ")}`)
+        .join("; ")}`,
+    );
   }
   const oomd = s.get("oomd");
-  if (oomd && !Number.isNaN(oomd.stall50)) console.log(`(iii) from the first memory.high event (reclaim, then the stall) to the kill: p50 ${fmt(oomd.stall50)}, p99 ${fmt(oomd.stall99)}`);
+  if (oomd && !Number.isNaN(oomd.stall50))
+    console.log(`(iii) from the first memory.high event (reclaim, then the stall) to the kill: p50 ${fmt(oomd.stall50)}, p99 ${fmt(oomd.stall99)}`);
   if (!ref) return;
   console.log(`\ngoal: bunlet crossing → victim got SIGTERM p99 ≤ 20 ms: ${ref.g99 <= 20 ? "met" : "NOT met"} (${fmt(ref.g99)})`);
   const eo = s.get("earlyoom");
@@ -742,11 +858,32 @@ async function onHost(argv: string[], out: string, fresh: boolean): Promise<numb
   truncateSync(swap, SWAP_MIB * MiB);
   const r = spawnSync(join(REPO, "scripts/host/oom-agents.sh"), { stdio: "inherit" });
   if (r.status !== 0) return r.status ?? 1;
-  const child = Bun.spawn(["bash", join(REPO, "scripts/host/v2-guest.sh"), "--systemd", "-m", "1536", "-t", "1800", "-w", out, "-d", swap, "--", process.execPath, import.meta.path, "--in-guest", `--out=${out}`, ...argv], {
-    cwd: REPO,
-    stdout: "inherit",
-    stderr: "inherit",
-  });
+  const child = Bun.spawn(
+    [
+      "bash",
+      join(REPO, "scripts/host/v2-guest.sh"),
+      "--systemd",
+      "-m",
+      "1536",
+      "-t",
+      "1800",
+      "-w",
+      out,
+      "-d",
+      swap,
+      "--",
+      process.execPath,
+      import.meta.path,
+      "--in-guest",
+      `--out=${out}`,
+      ...argv,
+    ],
+    {
+      cwd: REPO,
+      stdout: "inherit",
+      stderr: "inherit",
+    },
+  );
   return await child.exited;
 }
 
@@ -784,4 +921,11 @@ else if (values["in-guest"])
     budgetMin: Number(values["budget-min"]),
     threadEviction: !values["no-thread-eviction"],
   });
-else process.exit(await onHost(process.argv.slice(2).filter((a) => !a.startsWith("--out") && a !== "--fresh"), values.out!, values.fresh!));
+else
+  process.exit(
+    await onHost(
+      process.argv.slice(2).filter((a) => !a.startsWith("--out") && a !== "--fresh"),
+      values.out!,
+      values.fresh!,
+    ),
+  );

@@ -109,7 +109,9 @@ function bunletThreadNices(dir: string): string {
 
 /** One busy-loop child per core at nice 0, each bounded by `timeout` (seconds); stop() kills them all. */
 function startBurners(n: number, maxSeconds: number): { stop(): void } {
-  const procs = Array.from({ length: n }, () => Bun.spawn(["timeout", String(maxSeconds), "sh", "-c", "while :; do :; done"], { stdout: "ignore", stderr: "ignore" }));
+  const procs = Array.from({ length: n }, () =>
+    Bun.spawn(["timeout", String(maxSeconds), "sh", "-c", "while :; do :; done"], { stdout: "ignore", stderr: "ignore" }),
+  );
   const stop = () => {
     // SIGTERM, not SIGKILL: `timeout` passes it on to its busy loop (a SIGKILLed timeout leaves it running).
     for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
@@ -158,18 +160,23 @@ async function victimReceived(h: Harness, pod: PodView): Promise<Pick<Run, "rece
   const { name, namespace = "default", uid = "" } = pod.metadata;
   const logDir = join(podLogsDir(h), `${namespace}_${name}_${uid}`, "main");
   let exitedAt: number | undefined;
-  return await h.waitFor(`${name}'s sigterm line in ${logDir}`, async () => {
-    const log = join(logDir, "0.log");
-    const t = existsSync(log) ? sigtermFromCriLog(readFileSync(log, "utf8")) : undefined;
-    if (t !== undefined) return { receivedAt: t };
-    const [c] = await h.runtime.cri.listContainers({ labelSelector: { "io.kubernetes.pod.uid": uid } });
-    const st = c ? (await h.runtime.cri.containerStatus(c.id)).status : null;
-    if (st?.state !== "CONTAINER_EXITED") return undefined;
-    exitedAt ??= nowMs();
-    if (nowMs() - exitedAt < 500) return undefined;
-    const how = st.exitCode === 137 ? "SIGKILL" : st.exitCode > 128 ? `signal ${st.exitCode - 128}` : "no signal";
-    return { noSigterm: `victim exited ${st.exitCode} (${how}${st.reason ? `, ${st.reason}` : ""}) with no sigterm line` };
-  }, 10_000, 20);
+  return await h.waitFor(
+    `${name}'s sigterm line in ${logDir}`,
+    async () => {
+      const log = join(logDir, "0.log");
+      const t = existsSync(log) ? sigtermFromCriLog(readFileSync(log, "utf8")) : undefined;
+      if (t !== undefined) return { receivedAt: t };
+      const [c] = await h.runtime.cri.listContainers({ labelSelector: { "io.kubernetes.pod.uid": uid } });
+      const st = c ? (await h.runtime.cri.containerStatus(c.id)).status : null;
+      if (st?.state !== "CONTAINER_EXITED") return undefined;
+      exitedAt ??= nowMs();
+      if (nowMs() - exitedAt < 500) return undefined;
+      const how = st.exitCode === 137 ? "SIGKILL" : st.exitCode > 128 ? `signal ${st.exitCode - 128}` : "no signal";
+      return { noSigterm: `victim exited ${st.exitCode} (${how}${st.reason ? `, ${st.reason}` : ""}) with no sigterm line` };
+    },
+    10_000,
+    20,
+  );
 }
 
 /** The bench's own podLogsDir, inside the harness's temp dir (removed with it). */
@@ -213,10 +220,9 @@ async function observe(hub: NotifierHub, kubepods: string, usageBytes: number) {
 }
 
 async function startBunlet(h: Harness, mode: Mode): Promise<void> {
-  const config =
-    isEarlyoom(mode)
-      ? { kernelMemcgNotification: false, evictionHard: { "nodefs.available": "1Mi" } } // bunlet never evicts for memory here
-      : { kernelMemcgNotification: mode !== "periodic", evictionHard: { "memory.available": `${THRESHOLD / MIB}Mi` } }; // copied onto allocatableMemory.available
+  const config = isEarlyoom(mode)
+    ? { kernelMemcgNotification: false, evictionHard: { "nodefs.available": "1Mi" } } // bunlet never evicts for memory here
+    : { kernelMemcgNotification: mode !== "periodic", evictionHard: { "memory.available": `${THRESHOLD / MIB}Mi` } }; // copied onto allocatableMemory.available
   const nice = mode === "notify-nice" ? { schedulingNice } : {};
   // notify-cycle: every decision by the main thread's cycle, as before the notifier-thread eviction was on by default.
   const env = mode === "notify-cycle" ? { BUNLET_NOTIFIER_THREAD_EVICTION: "0" } : undefined;
@@ -237,18 +243,28 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
   try {
     const usage = () => Number(readCgroupFile(kubepods, "memory.usage_in_bytes") ?? 0);
     // Under MemoryPressure bunlet (as the kubelet) refuses new BestEffort pods: let it clear first.
-    await h.waitFor("MemoryPressure to clear", async () => {
-      const dbg = await h.debugEviction().catch(() => ({}) as Record<string, unknown>);
-      return !((dbg.nodeConditions as string[] | undefined) ?? []).includes("MemoryPressure");
-    }, 30_000, 100);
+    await h.waitFor(
+      "MemoryPressure to clear",
+      async () => {
+        const dbg = await h.debugEviction().catch(() => ({}) as Record<string, unknown>);
+        return !((dbg.nodeConditions as string[] | undefined) ?? []).includes("MemoryPressure");
+      },
+      30_000,
+      100,
+    );
     const k0 = usage();
     // The 10 s loop is phase-locked to the previous run's eviction: start at a random phase.
     if (mode === "periodic") await Bun.sleep(Math.random() * 10_000);
     h.addPod(name, { image: h.images.memhog, args: [String(RAMP.totalMiB), String(RAMP.mibPerSec)], restartPolicy: "Never", terminationGracePeriodSeconds: 0 });
-    const running = await h.waitFor(`${name} Running`, async () => {
-      const p = await h.pod(name);
-      return p?.status?.phase === "Running" ? p : undefined;
-    }, 20_000, 20);
+    const running = await h.waitFor(
+      `${name} Running`,
+      async () => {
+        const p = await h.pod(name);
+        return p?.status?.phase === "Running" ? p : undefined;
+      },
+      20_000,
+      20,
+    );
 
     if (!isEarlyoom(mode)) {
       // The crossing is whichever fires first: the bench's own threshold, or bunlet's (in its trace). Each
@@ -261,15 +277,23 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
       const ownCrossedAt = Number.isFinite(own) ? own : undefined;
       const benchCrossedAt = obs.crossed();
       const crossedAt = Math.min(benchCrossedAt ?? Infinity, ownCrossedAt ?? Infinity);
-      if (process.env.BENCH_DEBUG) console.log(`observer crossed ${benchCrossedAt === undefined ? "never" : new Date(benchCrossedAt).toISOString()} trace crossed ${rec.timestamps.thresholdCrossed} signal ${rec.timestamps.stopSignalSent}`);
+      if (process.env.BENCH_DEBUG)
+        console.log(
+          `observer crossed ${benchCrossedAt === undefined ? "never" : new Date(benchCrossedAt).toISOString()} trace crossed ${rec.timestamps.thresholdCrossed} signal ${rec.timestamps.stopSignalSent}`,
+        );
       // Freed: the bench's line crossed downwards; when usage never reached it, bunlet's own "below the threshold".
       const freedAt =
         benchCrossedAt !== undefined
           ? await h.waitFor("memory freed", () => obs.freed(crossedAt), 10_000, 5)
-          : await h.waitFor("memory freed (bunlet's trace)", () => {
-              const t = traceTimeMs(traced()?.timestamps.memoryBelowThreshold);
-              return Number.isFinite(t) ? t : undefined;
-            }, 10_000, 20);
+          : await h.waitFor(
+              "memory freed (bunlet's trace)",
+              () => {
+                const t = traceTimeMs(traced()?.timestamps.memoryBelowThreshold);
+                return Number.isFinite(t) ? t : undefined;
+              },
+              10_000,
+              20,
+            );
       return {
         crossedAt,
         note: benchCrossedAt === undefined || (ownCrossedAt ?? Infinity) < benchCrossedAt ? "crossing from bunlet's trace (its line fired first)" : undefined,
@@ -290,7 +314,21 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
     const a0 = memAvailableBytes();
     const needed = crossUsage - usage() - EARLYOOM_MARGIN;
     const minKiB = Math.floor((a0 - needed) / 1024);
-    eo = Bun.spawn([earlyoomBin, ...(mode === "earlyoom-p" ? ["-p"] : []), "-M", String(minKiB), "-r", "0", "--prefer", "^memhog$", "--avoid", "^(bun|bunlet|containerd.*|earlyoom)$"], { stdout: "ignore", stderr: "pipe" });
+    eo = Bun.spawn(
+      [
+        earlyoomBin,
+        ...(mode === "earlyoom-p" ? ["-p"] : []),
+        "-M",
+        String(minKiB),
+        "-r",
+        "0",
+        "--prefer",
+        "^memhog$",
+        "--avoid",
+        "^(bun|bunlet|containerd.*|earlyoom)$",
+      ],
+      { stdout: "ignore", stderr: "pipe" },
+    );
     const proc = eo;
     let signalledAt: number | undefined;
     let readyAt: number | undefined;
@@ -331,12 +369,21 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
       await h.waitFor("earlyoom to signal memhog", () => signalledAt, 5_000, 2);
       await h.waitFor("memory freed", () => freedAt, 10_000, 2);
     } catch (e) {
-      return { crossedAt: crossedAt ?? 0, note: `missed: ${(e as Error).message}; -M ${minKiB} KiB, MemAvailable ${Math.floor(memAvailableBytes() / 1024)} KiB (other processes moved it)` };
+      return {
+        crossedAt: crossedAt ?? 0,
+        note: `missed: ${(e as Error).message}; -M ${minKiB} KiB, MemAvailable ${Math.floor(memAvailableBytes() / 1024)} KiB (other processes moved it)`,
+      };
     } finally {
       polling = false;
     }
     if (crossedAt! - pollStart < 3) return { crossedAt: crossedAt!, note: "MemAvailable was already under the minimum when earlyoom started (discarded)" };
-    const run: Run = { crossedAt: crossedAt!, signalledAt, ...(await victimReceived(h, running)), freedAt, note: `crossed at ${((usageAtCross - k0) / MIB).toFixed(0)} MiB of the ramp` };
+    const run: Run = {
+      crossedAt: crossedAt!,
+      signalledAt,
+      ...(await victimReceived(h, running)),
+      freedAt,
+      note: `crossed at ${((usageAtCross - k0) / MIB).toFixed(0)} MiB of the ramp`,
+    };
     return run;
   } finally {
     obs.stop();
@@ -352,10 +399,15 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
 /** Every idle-<i> pod Running (they are started once, by the first bunlet; later ones adopt them). */
 async function waitIdlePods(h: Harness, n: number): Promise<void> {
   const t0 = nowMs();
-  await h.waitFor(`${n} idle pods Running`, async () => {
-    const running = (await h.pods()).filter((p) => /^idle-\d+-/.test(p.metadata.name) && p.status?.phase === "Running").length;
-    return running >= n ? true : undefined;
-  }, 300_000, 500);
+  await h.waitFor(
+    `${n} idle pods Running`,
+    async () => {
+      const running = (await h.pods()).filter((p) => /^idle-\d+-/.test(p.metadata.name) && p.status?.phase === "Running").length;
+      return running >= n ? true : undefined;
+    },
+    300_000,
+    500,
+  );
   console.log(`${n} idle pods Running (${fmt(nowMs() - t0)} after bunlet started)`);
 }
 
@@ -375,9 +427,11 @@ async function main(): Promise<void> {
   });
   const runs = Number(values.runs);
   schedulingNice = Number(values.nice);
-  if (!Number.isInteger(schedulingNice) || schedulingNice < -20 || schedulingNice > 19) throw new Error(`--nice: ${values.nice} must be an integer between -20 and 19`);
+  if (!Number.isInteger(schedulingNice) || schedulingNice < -20 || schedulingNice > 19)
+    throw new Error(`--nice: ${values.nice} must be an integer between -20 and 19`);
   const idlePods = Number(values["idle-pods"]);
-  if (!Number.isInteger(idlePods) || idlePods < 0 || idlePods > 250) throw new Error(`--idle-pods: ${values["idle-pods"]} must be an integer between 0 and 250`);
+  if (!Number.isInteger(idlePods) || idlePods < 0 || idlePods > 250)
+    throw new Error(`--idle-pods: ${values["idle-pods"]} must be an integer between 0 and 250`);
   const modes = values.modes!.split(",") as Mode[];
   for (const m of modes) if (!(m in LABEL)) throw new Error(`--modes: unknown mode ${m} (valid: ${Object.keys(LABEL).join(", ")})`);
   const earlyoomBin = modes.some(isEarlyoom) ? ensureEarlyoom() : "";
@@ -414,7 +468,9 @@ async function main(): Promise<void> {
             : r.noSigterm
               ? `, ${r.noSigterm}`
               : "";
-        console.log(`${LABEL[mode]} run ${i + 1}: crossing→signal sent ${fmt(s)}${got}, crossing→freed ${fmt(f)}${r.ownMs !== undefined ? `, bunlet's own trace ${fmt(r.ownMs)}${r.onNotifierThread ? " (decided on the notifier thread)" : " (decided by the main thread's cycle)"}` : ""}${r.note ? ` (${r.note})` : ""}`);
+        console.log(
+          `${LABEL[mode]} run ${i + 1}: crossing→signal sent ${fmt(s)}${got}, crossing→freed ${fmt(f)}${r.ownMs !== undefined ? `, bunlet's own trace ${fmt(r.ownMs)}${r.onNotifierThread ? " (decided on the notifier thread)" : " (decided by the main thread's cycle)"}` : ""}${r.note ? ` (${r.note})` : ""}`,
+        );
       }
       await h.stopBunlet("SIGTERM");
     }
@@ -432,17 +488,32 @@ async function main(): Promise<void> {
     const sig = ok.map((r) => r.signalledAt! - r.crossedAt);
     const got = ok.filter((r) => r.receivedAt !== undefined).map((r) => r.receivedAt! - r.crossedAt);
     const freed = ok.map((r) => r.freedAt! - r.crossedAt);
-    summary.set(mode, { n: ok.length, s50: percentile(sig, 50), s99: percentile(sig, 99), nr: got.length, r50: percentile(got, 50), r99: percentile(got, 99), f50: percentile(freed, 50), f99: percentile(freed, 99) });
+    summary.set(mode, {
+      n: ok.length,
+      s50: percentile(sig, 50),
+      s99: percentile(sig, 99),
+      nr: got.length,
+      r50: percentile(got, 50),
+      r99: percentile(got, 99),
+      f50: percentile(freed, 50),
+      f99: percentile(freed, 99),
+    });
   }
   const ref = summary.get("notify");
   const times = (a: number, b: number) => (Number.isNaN(a / b) ? "-" : `${(a / b).toFixed(1)}×`);
   console.log(`\n${idlePods > 0 ? `${idlePods} idle BestEffort pods (busybox sleep) running beside the ramp for every mode` : "no idle pods beside the ramp"}`);
-  console.log(`ramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`);
-  console.log("| agent | runs | crossing→signal sent (bunlet: its pidfd signal; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |");
+  console.log(
+    `ramp: memhog ${RAMP.mibPerSec} MiB/s to ${RAMP.totalMiB} MiB, kubepods limit ${ALLOCATABLE / MIB} MiB, threshold ${THRESHOLD / MIB} MiB available (crossed at ${(ALLOCATABLE - THRESHOLD) / MIB} MiB)`,
+  );
+  console.log(
+    "| agent | runs | crossing→signal sent (bunlet: its pidfd signal; earlyoom: kill(2)) p50 | p99 | crossing→victim got SIGTERM p50 | p99 | runs without SIGTERM | crossing→memory freed p50 | p99 | p99 got SIGTERM vs (i) | p99 sent vs (i) |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [mode, s] of summary) {
     const vs = (a: number, b: number) => (!ref || mode === "notify" ? "—" : Number.isNaN(a / b) ? "-" : `${times(a, b)} slower`);
-    console.log(`| ${LABEL[mode]} | ${s.n} | ${fmt(s.s50)} | ${fmt(s.s99)} | ${fmt(s.r50)} | ${fmt(s.r99)} | ${s.n - s.nr} | ${fmt(s.f50)} | ${fmt(s.f99)} | ${vs(s.r99, ref?.r99 ?? Number.NaN)} | ${vs(s.s99, ref?.s99 ?? Number.NaN)} |`);
+    console.log(
+      `| ${LABEL[mode]} | ${s.n} | ${fmt(s.s50)} | ${fmt(s.s99)} | ${fmt(s.r50)} | ${fmt(s.r99)} | ${s.n - s.nr} | ${fmt(s.f50)} | ${fmt(s.f99)} | ${vs(s.r99, ref?.r99 ?? Number.NaN)} | ${vs(s.s99, ref?.s99 ?? Number.NaN)} |`,
+    );
   }
   const own = results.get("notify")?.filter((r) => r.ownMs !== undefined && r.ownDecisionMs !== undefined) ?? [];
   if (own.length) {
@@ -453,7 +524,9 @@ async function main(): Promise<void> {
       `\n(i) inside bunlet, from its own trace: its notifier thread woke → decision p50 ${fmt(percentile(dec, 50))} p99 ${fmt(percentile(dec, 99))}; decision → stop signal sent p50 ${fmt(percentile(stop, 50))} p99 ${fmt(percentile(stop, 99))}; ` +
         `the bench's crossing → bunlet's notifier woke p50 ${fmt(percentile(seen, 50))} p99 ${fmt(percentile(seen, 99))} (where each armed its threshold: bunlet's from inactive_file up to 10 s old, so it can fire a little before or after; the two processes' clocks agree to ~1 ms)`,
     );
-    console.log(`(i) decided and signalled by the notifier thread itself (no hop to the main thread): ${own.filter((r) => r.onNotifierThread).length} of ${own.length} runs; the others by the main thread's cycle`);
+    console.log(
+      `(i) decided and signalled by the notifier thread itself (no hop to the main thread): ${own.filter((r) => r.onNotifierThread).length} of ${own.length} runs; the others by the main thread's cycle`,
+    );
     const split = own.filter((r) => r.ownCycleMs !== undefined && r.ownStatsMs !== undefined && !r.onNotifierThread);
     if (split.length) {
       const pp = (xs: number[]) => `p50 ${fmt(percentile(xs, 50))} p99 ${fmt(percentile(xs, 99))}`;
@@ -463,17 +536,27 @@ async function main(): Promise<void> {
       );
     }
   }
-  console.log(`\n${values.contention ? `under contention (${cores} burners, nice 0)` : "no contention added by the bench"}: victim got SIGTERM p99, earlyoom ÷ bunlet`);
+  console.log(
+    `\n${values.contention ? `under contention (${cores} burners, nice 0)` : "no contention added by the bench"}: victim got SIGTERM p99, earlyoom ÷ bunlet`,
+  );
   for (const [bm, b] of summary) {
     if (isEarlyoom(bm) || bm === "periodic") continue;
-    for (const [em, e] of summary) if (isEarlyoom(em)) console.log(`  ${LABEL[bm]} p99 ${fmt(b.r99)} vs ${LABEL[em]} p99 ${fmt(e.r99)}: ${times(e.r99, b.r99)}${e.r99 / b.r99 >= 10 && b.r99 <= 10 ? " (goal p99 ≤ 10 ms and ≥ 10×: met)" : " (goal p99 ≤ 10 ms and ≥ 10×: NOT met)"}`);
+    for (const [em, e] of summary)
+      if (isEarlyoom(em))
+        console.log(
+          `  ${LABEL[bm]} p99 ${fmt(b.r99)} vs ${LABEL[em]} p99 ${fmt(e.r99)}: ${times(e.r99, b.r99)}${e.r99 / b.r99 >= 10 && b.r99 <= 10 ? " (goal p99 ≤ 10 ms and ≥ 10×: met)" : " (goal p99 ≤ 10 ms and ≥ 10×: NOT met)"}`,
+        );
   }
   if (ref) {
-    console.log(`\ngoal: bunlet p99 crossing→signal sent ≤ 50 ms: ${ref.s99 <= 50 ? "met" : "NOT met"} (${fmt(ref.s99)}; victim got SIGTERM p99 ${fmt(ref.r99)})`);
+    console.log(
+      `\ngoal: bunlet p99 crossing→signal sent ≤ 50 ms: ${ref.s99 <= 50 ? "met" : "NOT met"} (${fmt(ref.s99)}; victim got SIGTERM p99 ${fmt(ref.r99)})`,
+    );
     const eo = summary.get("earlyoom");
     if (eo) {
       const verdict = Number.isNaN(eo.r99 / ref.r99) ? "cannot tell (a side has no run whose victim got SIGTERM)" : eo.r99 / ref.r99 >= 10 ? "met" : "NOT met";
-      console.log(`goal: ≥ 10× faster than earlyoom, crossing→victim got SIGTERM (p50 ${times(eo.r50, ref.r50)}, p99 ${times(eo.r99, ref.r99)}): ${verdict}; for reference, on signal sent: p50 ${times(eo.s50, ref.s50)}, p99 ${times(eo.s99, ref.s99)}`);
+      console.log(
+        `goal: ≥ 10× faster than earlyoom, crossing→victim got SIGTERM (p50 ${times(eo.r50, ref.r50)}, p99 ${times(eo.r99, ref.r99)}): ${verdict}; for reference, on signal sent: p50 ${times(eo.s50, ref.s50)}, p99 ${times(eo.s99, ref.s99)}`,
+      );
     }
   }
 }

@@ -39,10 +39,12 @@ const directArg = args.find((a) => a === "--direct" || a.startsWith("--direct=")
 const direct = directArg !== undefined;
 const directConcurrency = directArg?.startsWith("--direct=") ? Number(directArg.slice(9)) : pods;
 const extraEnv = Object.fromEntries(
-  args.filter((a) => a.startsWith("--env=")).map((a) => {
-    const kv = a.slice(6);
-    return [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)];
-  }),
+  args
+    .filter((a) => a.startsWith("--env="))
+    .map((a) => {
+      const kv = a.slice(6);
+      return [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)];
+    }),
 );
 const CLK_TCK = 100; // USER_HZ on Linux
 const POD_NAME_LABEL = "io.kubernetes.pod.name";
@@ -140,7 +142,9 @@ const pct = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
 };
 const spread = (xs: number[]) =>
-  xs.length ? `first ${pct(xs, 0).toFixed(0)}  p50 ${pct(xs, 50).toFixed(0)}  p90 ${pct(xs, 90).toFixed(0)}  last ${pct(xs, 100).toFixed(0)} ms  (n=${xs.length})` : "none";
+  xs.length
+    ? `first ${pct(xs, 0).toFixed(0)}  p50 ${pct(xs, 50).toFixed(0)}  p90 ${pct(xs, 90).toFixed(0)}  last ${pct(xs, 100).toFixed(0)} ms  (n=${xs.length})`
+    : "none";
 
 /** klog stamp "I1202 00:21:03.123000" of today → epoch ms (the agent logs local time). */
 function logStampMs(line: string): number | undefined {
@@ -183,7 +187,9 @@ async function waitAllRunning(t0Epoch: number, mark: () => void): Promise<{ firs
   await pollUntil(() => readdirSync(markers).length >= pods, `${pods} containers running (markers)`, 300_000, 20);
   mark();
   const times = readdirSync(markers).map((f) => Number(statSync(join(markers, f), { bigint: true }).mtimeNs / 1000n) / 1000 - t0Epoch);
-  const running = (await ctd!.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter((c) => c.labels?.[POD_NAME_LABEL]?.endsWith(`-${node}`)).length;
+  const running = (await ctd!.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter((c) =>
+    c.labels?.[POD_NAME_LABEL]?.endsWith(`-${node}`),
+  ).length;
   if (running < pods) throw new Error(`${pods} markers but only ${running} containers RUNNING`);
   return { firstMs: Math.min(...times), allMs: Math.max(...times) };
 }
@@ -295,7 +301,12 @@ async function agentBurst(ctdPid: number): Promise<Burst> {
   for (const n of names) renameSync(join(staging, `${n}.yaml`), join(manifests, `${n}.yaml`));
   const r = await waitAllRunning(t0Epoch, probe.mark);
   // The status of the last pods follows its container by a sync: wait for the log to show them all.
-  await pollUntil(() => (agent!.stderr().match(/ pod phase pod=\S+\/idle\d+-\S+ .*to=Running/g)?.length ?? 0) >= pods, "every pod's status Running", 60_000, 50).catch(() => {});
+  await pollUntil(
+    () => (agent!.stderr().match(/ pod phase pod=\S+\/idle\d+-\S+ .*to=Running/g)?.length ?? 0) >= pods,
+    "every pod's status Running",
+    60_000,
+    50,
+  ).catch(() => {});
   const ops1 = await runtimeOps(port);
   if (process.env.START100_AGENT_LOG) writeFileSync(process.env.START100_AGENT_LOG, agent.stderr());
   for (const [phase, xs] of Object.entries(phasesFromLog(agent.stderr(), t0Epoch))) console.log(`  ${phase.padEnd(44)} ${spread(xs)}`);
@@ -313,8 +324,15 @@ try {
   const ctdPid = Number(readFileSync(join(ctd.dir, "containerd.pid"), "utf8").trim());
   const load = loadavg();
   const b = direct ? await directBurst(ctdPid) : await agentBurst(ctdPid);
-  printBurst(direct ? `bare CRI, ${directConcurrency} at a time` : `agent ${binary ?? BINARY}${Object.keys(extraEnv).length ? ` ${JSON.stringify(extraEnv)}` : ""}`, b);
-  console.log(`  load before ${load.map((l) => l.toFixed(1)).join(" ")}, after ${loadavg().map((l) => l.toFixed(1)).join(" ")}; Bun ${Bun.version}`);
+  printBurst(
+    direct ? `bare CRI, ${directConcurrency} at a time` : `agent ${binary ?? BINARY}${Object.keys(extraEnv).length ? ` ${JSON.stringify(extraEnv)}` : ""}`,
+    b,
+  );
+  console.log(
+    `  load before ${load.map((l) => l.toFixed(1)).join(" ")}, after ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}; Bun ${Bun.version}`,
+  );
 } finally {
   await cleanup();
 }

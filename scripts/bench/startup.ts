@@ -34,7 +34,10 @@ try {
     for (;;) {
       if (p.proc.exitCode !== null) throw new Error(`bunlet exited early:\n${p.stderr()}`);
       if (performance.now() > deadline) throw new Error(`bunlet not healthy after 10 s:\n${p.stderr()}`);
-      const ok = await fetch(`http://127.0.0.1:${healthz}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${healthz}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await Bun.sleep(1);
     }

@@ -19,7 +19,13 @@ function node(n: number): { pods: PodLike[]; summary: (t: number) => Summary } {
       metadata: { name: `pod-${i}`, namespace: `ns-${i % 7}`, uid: `uid-${i}` },
       spec: {
         containers: [
-          { name: "app", resources: i % 3 === 0 ? {} : { requests: { memory: `${64 + (i % 5) * 32}Mi`, cpu: "100m" }, limits: i % 3 === 1 ? { memory: `${64 + (i % 5) * 32}Mi`, cpu: "100m" } : {} } },
+          {
+            name: "app",
+            resources:
+              i % 3 === 0
+                ? {}
+                : { requests: { memory: `${64 + (i % 5) * 32}Mi`, cpu: "100m" }, limits: i % 3 === 1 ? { memory: `${64 + (i % 5) * 32}Mi`, cpu: "100m" } : {} },
+          },
           { name: "sidecar", resources: { requests: { memory: "16Mi" } } },
         ],
         priority: (i % 4) * 100,
@@ -33,7 +39,12 @@ function node(n: number): { pods: PodLike[]; summary: (t: number) => Summary } {
       podRef: { name: p.metadata.name, namespace: p.metadata.namespace!, uid: p.metadata.uid! },
       memory: { time, workingSetBytes: ((i * 7919) % 300) * Mi },
       containers: [
-        { name: "app", memory: { time, workingSetBytes: ((i * 7919) % 280) * Mi }, rootfs: { time, usedBytes: Mi, inodesUsed: 10 }, logs: { time, usedBytes: Mi, inodesUsed: 1 } },
+        {
+          name: "app",
+          memory: { time, workingSetBytes: ((i * 7919) % 280) * Mi },
+          rootfs: { time, usedBytes: Mi, inodesUsed: 10 },
+          logs: { time, usedBytes: Mi, inodesUsed: 1 },
+        },
         { name: "sidecar", memory: { time, workingSetBytes: 20 * Mi } },
       ],
       volume: [{ name: "scratch", time, usedBytes: 5 * Mi, inodesUsed: 3 }],

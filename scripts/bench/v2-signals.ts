@@ -107,7 +107,9 @@ async function main(): Promise<void> {
   const cat = inCgroup(["sh", "-c", `head -c ${Number(values.cache) * MiB} ${cacheFile} > /dev/null`]);
   await cat.exited;
   const s0 = stat();
-  console.log(`cgroup ${dir}: memory.max ${values.limit} MiB, line ${values.line} MiB working set, page cache read in: inactive_file ${(s0.inactive / MiB).toFixed(0)} MiB active_file ${(s0.active / MiB).toFixed(0)} MiB, ramp ${rate} MiB/s`);
+  console.log(
+    `cgroup ${dir}: memory.max ${values.limit} MiB, line ${values.line} MiB working set, page cache read in: inactive_file ${(s0.inactive / MiB).toFixed(0)} MiB active_file ${(s0.active / MiB).toFixed(0)} MiB, ramp ${rate} MiB/s`,
+  );
 
   const hub = createNotifierHub();
   const results = new Map<string, { lat: number[]; never: number; after: number[]; step: number[] }>();
@@ -119,7 +121,11 @@ async function main(): Promise<void> {
         const stops: Array<() => unknown> = [];
         const s = stat();
         if (mode === "psi") {
-          const n = startPsiNotifier(hub, { path: join(dir, "memory.pressure"), trigger: "some 10000 500000", onEvent: (e) => seen.has("psi") || seen.set("psi", preciseNow(e.atMs)) });
+          const n = startPsiNotifier(hub, {
+            path: join(dir, "memory.pressure"),
+            trigger: "some 10000 500000",
+            onEvent: (e) => seen.has("psi") || seen.set("psi", preciseNow(e.atMs)),
+          });
           stops.push(() => n.stop());
         } else if (mode === "high" || mode === "high-stuck") {
           writeFileSync(join(dir, "memory.high"), String(line + s.inactive));
@@ -140,13 +146,26 @@ async function main(): Promise<void> {
           stops.push(() => writeFileSync(join(dir, "memory.high"), "max"));
         } else {
           // poll-N: a fixed N ms (no headroom adaptation); adaptive: DEFAULT_WORKING_SET_POLL.
-          const poll = mode === "adaptive" ? {} : mode === "adaptive-timer" ? { imminentHorizonMs: 0 } : { minIntervalMs: Number(mode.slice(5)), maxGrowthBytesPerSec: Number.POSITIVE_INFINITY, imminentHorizonMs: 0 };
+          const poll =
+            mode === "adaptive"
+              ? {}
+              : mode === "adaptive-timer"
+                ? { imminentHorizonMs: 0 }
+                : { minIntervalMs: Number(mode.slice(5)), maxGrowthBytesPerSec: Number.POSITIVE_INFINITY, imminentHorizonMs: 0 };
           const w = startWorkingSetWatch({ poll, onCrossing: (c) => seen.has(mode) || seen.set(mode, c.atMs) });
           w.set([{ id: "bench", source: { cgroupDir: dir }, lineBytes: line }]);
           stops.push(() => w.stop());
           await Bun.sleep(50);
         }
-        const h = inCgroup([process.execPath, import.meta.path, "--hog", dir, String(line), String(mode === "high-stuck" ? STUCK_OVER_MIB : OVER_MIB), String(rate)]);
+        const h = inCgroup([
+          process.execPath,
+          import.meta.path,
+          "--hog",
+          dir,
+          String(line),
+          String(mode === "high-stuck" ? STUCK_OVER_MIB : OVER_MIB),
+          String(rate),
+        ]);
         const killer = setTimeout(() => h.kill("SIGKILL"), 30_000);
         const out = await new Response(h.stdout).text();
         await h.exited;
@@ -169,7 +188,9 @@ async function main(): Promise<void> {
           else res.lat.push(t - truth);
           parts.push(`${k} ${t === undefined ? "never" : f(t - truth)}`);
         }
-        console.log(`run ${r + 1}: ${parts.join(", ")}; hog: crossing → ${mode === "high-stuck" ? STUCK_OVER_MIB : OVER_MIB} MiB more ${m[2]} ms, 256 KiB step p50 ${m[3]} ms; inactive_file at start ${(s.inactive / MiB).toFixed(0)} MiB`);
+        console.log(
+          `run ${r + 1}: ${parts.join(", ")}; hog: crossing → ${mode === "high-stuck" ? STUCK_OVER_MIB : OVER_MIB} MiB more ${m[2]} ms, 256 KiB step p50 ${m[3]} ms; inactive_file at start ${(s.inactive / MiB).toFixed(0)} MiB`,
+        );
       }
     }
     // Idle CPU of the poll worker (no hog): this process's CPU time over 10 s with and without it.
@@ -217,10 +238,14 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`\n| signal | runs | told after the crossing p50 | p99 | never told | hog: crossing → ${OVER_MIB} MiB more p50 | hog's 256 KiB step p50 (ground-truth resolution) |`);
+  console.log(
+    `\n| signal | runs | told after the crossing p50 | p99 | never told | hog: crossing → ${OVER_MIB} MiB more p50 | hog's 256 KiB step p50 (ground-truth resolution) |`,
+  );
   console.log("|---|---|---|---|---|---|---|");
   for (const [k, r] of results) {
-    console.log(`| ${k} | ${r.lat.length + r.never} | ${f(pct(r.lat, 50))} | ${f(pct(r.lat, 99))} | ${r.never} | ${f(pct(r.after, 50))} | ${f(pct(r.step, 50))} |`);
+    console.log(
+      `| ${k} | ${r.lat.length + r.never} | ${f(pct(r.lat, 50))} | ${f(pct(r.lat, 99))} | ${r.never} | ${f(pct(r.after, 50))} | ${f(pct(r.step, 50))} |`,
+    );
   }
 }
 

@@ -27,6 +27,9 @@ if (import.meta.main) {
     results.push(r);
   }
   console.log("\n=== summary ===");
-  for (const r of results) console.log(`${r.pass ? "PASS" : "FAIL"} ${r.name.padEnd(24)} ${(r.durationMs / 1000).toFixed(1).padStart(5)} s  ${r.checks.filter((c) => c.ok).length}/${r.checks.length} checks${r.error ? `  error: ${r.error}` : ""}`);
+  for (const r of results)
+    console.log(
+      `${r.pass ? "PASS" : "FAIL"} ${r.name.padEnd(24)} ${(r.durationMs / 1000).toFixed(1).padStart(5)} s  ${r.checks.filter((c) => c.ok).length}/${r.checks.length} checks${r.error ? `  error: ${r.error}` : ""}`,
+    );
   process.exit(results.every((r) => r.pass) ? 0 : 1);
 }

@@ -43,7 +43,11 @@ export const diskPressure: Scenario = {
     // image GC gives back (the private containerd holds every local image) the pod takes, so only
     // evicting it relieves the disk.
     h.addPod("filler", {
-      command: ["sh", "-c", "i=0; while :; do if [ $(df -k /scratch | awk 'NR==2{print $4}') -gt 8192 ]; then dd if=/dev/zero of=/scratch/f$i bs=1M count=1 2>/dev/null; i=$((i+1)); sleep 0.02; else sleep 0.1; fi; done"],
+      command: [
+        "sh",
+        "-c",
+        "i=0; while :; do if [ $(df -k /scratch | awk 'NR==2{print $4}') -gt 8192 ]; then dd if=/dev/zero of=/scratch/f$i bs=1M count=1 2>/dev/null; i=$((i+1)); sleep 0.02; else sleep 0.1; fi; done",
+      ],
       emptyDir: "/scratch",
     });
     await h.waitRunning(["filler"]);
@@ -59,22 +63,44 @@ export const diskPressure: Scenario = {
     // /pods can say Evicted before the harness has read the log lines written just before it (the
     // guest's pipes lag): wait for the eviction's own line, then judge what came before it.
     const evictLine = new RegExp(`evicting pod=default/${h.podName("filler")}`);
-    const log = await h.waitFor("bunlet's 'evicting' log line", () => {
-      const text = h.bunlet?.stderr() ?? "";
-      return evictLine.test(text) ? text : undefined;
-    }, 5_000, 20);
+    const log = await h.waitFor(
+      "bunlet's 'evicting' log line",
+      () => {
+        const text = h.bunlet?.stderr() ?? "";
+        return evictLine.test(text) ? text : undefined;
+      },
+      5_000,
+      20,
+    );
     await h.stopBunlet("SIGTERM");
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 5_000);
 
     const reclaimAt = log.search(/node-level reclaim done steps=deleteUnusedContainers,deleteUnusedImages relieved=false/);
     const evictAt = log.search(evictLine);
-    h.check("node-level reclaim (container GC, image GC) ran before the eviction", reclaimAt >= 0 && evictAt > reclaimAt,
-      reclaimAt >= 0 ? log.slice(reclaimAt).split("\n")[0]!.trim() : (log.split("\n").find((l) => l.includes("node-level reclaim done"))?.trim() ?? "no 'node-level reclaim done' line"));
+    h.check(
+      "node-level reclaim (container GC, image GC) ran before the eviction",
+      reclaimAt >= 0 && evictAt > reclaimAt,
+      reclaimAt >= 0
+        ? log.slice(reclaimAt).split("\n")[0]!.trim()
+        : (log
+            .split("\n")
+            .find((l) => l.includes("node-level reclaim done"))
+            ?.trim() ?? "no 'node-level reclaim done' line"),
+    );
     const imagesAfter = (await rt.cri.listImages()).flatMap((i) => i.repoTags);
-    h.check("image GC removed the unused image and kept the ones in use", !imagesAfter.some((t) => t.includes("memhog")) && imagesAfter.some((t) => t.includes("busybox")) && imagesAfter.some((t) => t.includes("pause")),
-      `before [${imagesBefore.join(", ")}] after [${imagesAfter.join(", ")}]`);
-    h.check("the pod filling the disk was evicted for nodefs.available", h.trace().length === 1 && rec.pod === `default/${h.podName("filler")}` && rec.signal === "nodefs.available",
-      `${h.trace().map((r) => r.pod).join(",")} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold}`);
+    h.check(
+      "image GC removed the unused image and kept the ones in use",
+      !imagesAfter.some((t) => t.includes("memhog")) && imagesAfter.some((t) => t.includes("busybox")) && imagesAfter.some((t) => t.includes("pause")),
+      `before [${imagesBefore.join(", ")}] after [${imagesAfter.join(", ")}]`,
+    );
+    h.check(
+      "the pod filling the disk was evicted for nodefs.available",
+      h.trace().length === 1 && rec.pod === `default/${h.podName("filler")}` && rec.signal === "nodefs.available",
+      `${h
+        .trace()
+        .map((r) => r.pod)
+        .join(",")} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold}`,
+    );
     h.check("it was ranked first", rec.ranked[0]?.pod === rec.pod, rec.ranked.map((r) => `${r.pod}(${Math.round(r.usage / MIB)}Mi)`).join(","));
     h.check("DiskPressure reported", rec.nodeConditions.includes("DiskPressure"), `[${rec.nodeConditions.join(",")}]`);
   },

@@ -47,10 +47,15 @@ export const fastRamp: Scenario = {
     // the trace — no HTTP, so the harness leaves the CPU to the hog. Then bunlet's part, bounded.
     const lineBytes = ALLOCATABLE - THRESHOLD_MIB * MIB;
     await h.waitRamp("the ramp to near the threshold", kubepods, lineBytes - 64 * MIB, { done: () => (sample(), h.trace()[0]), intervalMs: 20 });
-    await h.waitFor("the ramp pod to be evicted", async () => {
-      sample();
-      return isEvicted(await h.pod("ramp"));
-    }, 20_000, 50);
+    await h.waitFor(
+      "the ramp pod to be evicted",
+      async () => {
+        sample();
+        return isEvicted(await h.pod("ramp"));
+      },
+      20_000,
+      50,
+    );
     h.say("ramp evicted");
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
 
@@ -59,14 +64,34 @@ export const fastRamp: Scenario = {
     const oomAfter = hostOomKills();
     const pod = await h.pod("ramp");
     const term = pod?.status?.containerStatuses?.[0]?.state?.terminated;
-    h.check("evicted by bunlet (trace record for the ramp pod)", rec.pod === `default/${h.podName("ramp")}`, `signal=${rec.signal} trigger=${rec.trigger.kind} signalSent=${rec.latencyMs.stopSignalSent} ms after the crossing`);
+    h.check(
+      "evicted by bunlet (trace record for the ramp pod)",
+      rec.pod === `default/${h.podName("ramp")}`,
+      `signal=${rec.signal} trigger=${rec.trigger.kind} signalSent=${rec.latencyMs.stopSignalSent} ms after the crossing`,
+    );
     h.check("container not OOMKilled", term?.reason !== "OOMKilled", `terminated reason=${term?.reason ?? "-"} exitCode=${term?.exitCode ?? "-"}`);
-    h.check("kubepods never hit its limit (failcnt / memory.events max unchanged)", failAfter === failBefore, `failcnt ${failBefore} → ${failAfter}, peak ${(peakBytes / MIB).toFixed(0)} MiB of 1024 MiB`);
-    h.check("0 OOM kills in kubepods and the pod cgroup (oom_control / memory.events)", kp.oomKills === 0 && podOomKills === 0 && podUnderOom === 0, `kubepods oom_kill=${kp.oomKills} pod oom_kill=${podOomKills} under_oom=${podUnderOom}`);
-    h.check("kernel OOM-kill counter (/proc/vmstat oom_kill) did not move", oomAfter === oomBefore, `${oomBefore} → ${oomAfter} (host-wide; another process's OOM would show here too)`);
+    h.check(
+      "kubepods never hit its limit (failcnt / memory.events max unchanged)",
+      failAfter === failBefore,
+      `failcnt ${failBefore} → ${failAfter}, peak ${(peakBytes / MIB).toFixed(0)} MiB of 1024 MiB`,
+    );
+    h.check(
+      "0 OOM kills in kubepods and the pod cgroup (oom_control / memory.events)",
+      kp.oomKills === 0 && podOomKills === 0 && podUnderOom === 0,
+      `kubepods oom_kill=${kp.oomKills} pod oom_kill=${podOomKills} under_oom=${podUnderOom}`,
+    );
+    h.check(
+      "kernel OOM-kill counter (/proc/vmstat oom_kill) did not move",
+      oomAfter === oomBefore,
+      `${oomBefore} → ${oomAfter} (host-wide; another process's OOM would show here too)`,
+    );
     // v1: the memcg threshold notifier; v2: the working-set watch (bunlet's v2 fast path). Either way the
     // trace names the notifier's threshold as the reason; a periodic-loop eviction fails this check.
-    h.check("triggered by the kernel notification", rec.trigger.kind === "kernel", `trigger=${JSON.stringify(rec.trigger)} (cgroup v${h.layout.version}: ${h.layout.version === 1 ? "memcg threshold notifier" : "working-set watch"})`);
+    h.check(
+      "triggered by the kernel notification",
+      rec.trigger.kind === "kernel",
+      `trigger=${JSON.stringify(rec.trigger)} (cgroup v${h.layout.version}: ${h.layout.version === 1 ? "memcg threshold notifier" : "working-set watch"})`,
+    );
   },
 };
 

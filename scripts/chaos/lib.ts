@@ -82,7 +82,17 @@ export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<S
   const timeoutMs = opts.timeoutMs ?? 60_000 * chaosTimeScale();
   const started = performance.now();
   if (!canRunContainerd()) {
-    return { name: s.name, pass: false, checks: [], trace: [], durationMs: 0, error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)", logs: "", cleanupProblems: [], notes: [] };
+    return {
+      name: s.name,
+      pass: false,
+      checks: [],
+      trace: [],
+      durationMs: 0,
+      error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)",
+      logs: "",
+      cleanupProblems: [],
+      notes: [],
+    };
   }
   const h = createHarness(s.name, opts.verbose ?? false);
   active = h;

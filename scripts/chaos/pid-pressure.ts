@@ -39,16 +39,31 @@ export const pidPressure: Scenario = {
     const pidsDir = h.podCgroupDir("pids", uid, "BestEffort");
     let peakPids = 0;
     let pidsMax = "";
-    await h.waitFor("the fork bomb pod to be evicted", async () => {
-      peakPids = Math.max(peakPids, Number(readCgroupFile(pidsDir, "pids.current") ?? 0));
-      pidsMax ||= readCgroupFile(pidsDir, "pids.max")?.trim() ?? "";
-      return isEvicted(await h.pod("forkbomb"));
-    }, 30_000, 50);
+    await h.waitFor(
+      "the fork bomb pod to be evicted",
+      async () => {
+        peakPids = Math.max(peakPids, Number(readCgroupFile(pidsDir, "pids.current") ?? 0));
+        pidsMax ||= readCgroupFile(pidsDir, "pids.max")?.trim() ?? "";
+        return isEvicted(await h.pod("forkbomb"));
+      },
+      30_000,
+      50,
+    );
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
     h.say(`fork bomb evicted; peak ${peakPids} tasks in its pids cgroup`);
-    h.check("the bomb was fenced by podPidsLimit", peakPids > 0 && peakPids <= PIDS_LIMIT && pidsMax === String(PIDS_LIMIT), `peak pids.current=${peakPids}, pod pids.max=${pidsMax}`);
-    h.check("exactly one eviction, of the fork bomb, for pid.available", h.trace().length === 1 && rec.pod === `default/${h.podName("forkbomb")}` && rec.signal === "pid.available",
-      `${h.trace().map((r) => `${r.pod}:${r.signal}`).join(",")} observed=${rec.observed} threshold=${rec.threshold}`);
+    h.check(
+      "the bomb was fenced by podPidsLimit",
+      peakPids > 0 && peakPids <= PIDS_LIMIT && pidsMax === String(PIDS_LIMIT),
+      `peak pids.current=${peakPids}, pod pids.max=${pidsMax}`,
+    );
+    h.check(
+      "exactly one eviction, of the fork bomb, for pid.available",
+      h.trace().length === 1 && rec.pod === `default/${h.podName("forkbomb")}` && rec.signal === "pid.available",
+      `${h
+        .trace()
+        .map((r) => `${r.pod}:${r.signal}`)
+        .join(",")} observed=${rec.observed} threshold=${rec.threshold}`,
+    );
     h.check("the bomb was ranked first", rec.ranked[0]?.pod === `default/${h.podName("forkbomb")}`, rec.ranked.map((r) => `${r.pod}(${r.usage})`).join(","));
     h.check("PIDPressure reported", rec.nodeConditions.includes("PIDPressure"), `[${rec.nodeConditions.join(",")}]`);
     for (const [name, fp] of before) {

@@ -24,7 +24,11 @@ export const restartDuringPressure: Scenario = {
 
     await h.stopBunlet("SIGKILL");
     const wsAtKill = h.workingSet(kubepods);
-    h.check("bunlet crashed before the threshold was crossed", wsAtKill < crossAt, `pods' working set ${(wsAtKill / MIB).toFixed(0)} MiB at the kill, threshold crossed at ${(crossAt / MIB).toFixed(0)} MiB`);
+    h.check(
+      "bunlet crashed before the threshold was crossed",
+      wsAtKill < crossAt,
+      `pods' working set ${(wsAtKill / MIB).toFixed(0)} MiB at the kill, threshold crossed at ${(crossAt / MIB).toFixed(0)} MiB`,
+    );
     await h.waitRamp("the pods to cross the threshold with no bunlet running", kubepods, crossAt + 50 * MIB, { intervalMs: 100 });
     h.say(`pressure while bunlet is down: pods' working set ${(h.workingSet(kubepods) / MIB).toFixed(0)} MiB`);
 
@@ -32,10 +36,20 @@ export const restartDuringPressure: Scenario = {
     await h.waitFor("the hog to be evicted by the restarted bunlet", async () => isEvicted(await h.pod("hog")), 30_000, 100);
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
     h.say("hog evicted after the restart");
-    h.check("the restarted bunlet evicted the hog, once", h.trace().length === 1 && rec.pod === `default/${h.podName("hog")}`, `${h.trace().map((r) => r.pod).join(",")} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold} trigger=${rec.trigger.kind}`);
+    h.check(
+      "the restarted bunlet evicted the hog, once",
+      h.trace().length === 1 && rec.pod === `default/${h.podName("hog")}`,
+      `${h
+        .trace()
+        .map((r) => r.pod)
+        .join(",")} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold} trigger=${rec.trigger.kind}`,
+    );
     const hog = await h.pod("hog");
-    h.check("the hog was adopted (same container) before it was evicted", (hog?.status?.containerStatuses?.[0]?.containerID ?? "") !== "" && fp.get("hog")!.includes(hog!.status!.containerStatuses![0]!.containerID!),
-      `before ${fp.get("hog")} after ${containerFingerprint(hog)}`);
+    h.check(
+      "the hog was adopted (same container) before it was evicted",
+      (hog?.status?.containerStatuses?.[0]?.containerID ?? "") !== "" && fp.get("hog")!.includes(hog!.status!.containerStatuses![0]!.containerID!),
+      `before ${fp.get("hog")} after ${containerFingerprint(hog)}`,
+    );
     for (const m of ["steady", "ticker"]) {
       const p = await h.pod(m);
       h.check(`${m} adopted and kept running (same container, no restart)`, isRunning(p) && containerFingerprint(p) === fp.get(m), containerFingerprint(p));

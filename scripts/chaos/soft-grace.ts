@@ -41,21 +41,32 @@ export const softGrace: Scenario = {
     // thread during the very cycles it measures.
     let earliestEvictionSeen: number | undefined;
     let lastRunningAt = crossedAt;
-    await h.waitFor("the hog to be evicted after the grace period", async () => {
-      const p = await h.pod("hog");
-      if (isRunning(p)) lastRunningAt = Date.now();
-      if (isEvicted(p) || p?.status?.phase === "Failed") earliestEvictionSeen = Date.now();
-      return earliestEvictionSeen;
-    }, GRACE_S * 1000 + 20_000, 500);
+    await h.waitFor(
+      "the hog to be evicted after the grace period",
+      async () => {
+        const p = await h.pod("hog");
+        if (isRunning(p)) lastRunningAt = Date.now();
+        if (isEvicted(p) || p?.status?.phase === "Failed") earliestEvictionSeen = Date.now();
+        return earliestEvictionSeen;
+      },
+      GRACE_S * 1000 + 20_000,
+      500,
+    );
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
     const decisionMs = traceTimeMs(rec.timestamps.decision);
     const afterS = (decisionMs - crossedAt) / 1000;
     h.say(`hog evicted: decision ${afterS.toFixed(1)} s after the crossing`);
-    h.check(`no eviction before the ${GRACE_S}s grace period`, decisionMs >= crossedAt + GRACE_S * 1000 - 250 && lastRunningAt >= crossedAt + (GRACE_S - 1) * 1000,
-      `decision ${afterS.toFixed(2)} s after the crossing; hog last seen Running ${((lastRunningAt - crossedAt) / 1000).toFixed(1)} s after it`);
+    h.check(
+      `no eviction before the ${GRACE_S}s grace period`,
+      decisionMs >= crossedAt + GRACE_S * 1000 - 250 && lastRunningAt >= crossedAt + (GRACE_S - 1) * 1000,
+      `decision ${afterS.toFixed(2)} s after the crossing; hog last seen Running ${((lastRunningAt - crossedAt) / 1000).toFixed(1)} s after it`,
+    );
     h.check("evicted after the grace period (within one 10 s monitoring period)", afterS <= GRACE_S + 12, `${afterS.toFixed(1)} s`);
-    h.check("evicted for the soft allocatableMemory.available threshold", rec.pod === `default/${h.podName("hog")}` && rec.signal === "allocatableMemory.available",
-      `pod=${rec.pod} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold} grace=${rec.gracePeriodSeconds}s`);
+    h.check(
+      "evicted for the soft allocatableMemory.available threshold",
+      rec.pod === `default/${h.podName("hog")}` && rec.signal === "allocatableMemory.available",
+      `pod=${rec.pod} signal=${rec.signal} observed=${rec.observed} threshold=${rec.threshold} grace=${rec.gracePeriodSeconds}s`,
+    );
     h.check("pod grace period capped by evictionMaxPodGracePeriod", rec.gracePeriodSeconds === 1, `gracePeriodSeconds=${rec.gracePeriodSeconds}`);
     const hog = await h.pod("hog");
     h.check("hog status Failed/Evicted", isEvicted(hog), `${hog?.status?.phase}/${hog?.status?.reason}`);

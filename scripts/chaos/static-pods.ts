@@ -25,17 +25,38 @@ export const staticPods: Scenario = {
     await h.start({ allocatableBytes: ALLOCATABLE, config: { evictStaticPods: false, evictionHard: HARD } });
     // The hogs ramp at the host's pace (h.waitRamp); bunlet's part starts at the line.
     await h.waitRamp("the hogs to cross the threshold", h.cgroupDir("memory", "kubepods"), ALLOCATABLE - 300 * MIB + 1, { intervalMs: 100 });
-    const line = await h.waitFor("the 'nothing can be evicted' log line", () => h.bunlet?.stderr().split("\n").find((l) => NOTHING_EVICTABLE.test(l)), 20_000, 100);
+    const line = await h.waitFor(
+      "the 'nothing can be evicted' log line",
+      () =>
+        h.bunlet
+          ?.stderr()
+          .split("\n")
+          .find((l) => NOTHING_EVICTABLE.test(l)),
+      20_000,
+      100,
+    );
     h.say(`off: ${line.trim()}`);
     const fp = new Map<string, string>();
     for (const m of ["steady", "hog-low", "hog-high"]) fp.set(m, containerFingerprint(await h.pod(m)));
     // The pressure persists; give the manager a couple of seconds more to (wrongly) act.
     await Bun.sleep(2000);
     const offPods = await Promise.all(["steady", "hog-low", "hog-high"].map((m) => h.pod(m)));
-    h.check("off: nothing evicted while the threshold is met", offPods.every(isRunning) && h.trace().length === 0, offPods.map((p) => `${p?.metadata.name}=${p?.status?.phase}`).join(" "));
-    h.check("off: logged clearly (signal, observed, threshold, why)", /signal=allocatableMemory\.available/.test(line) && /observed=/.test(line) && /threshold=/.test(line), line.trim());
+    h.check(
+      "off: nothing evicted while the threshold is met",
+      offPods.every(isRunning) && h.trace().length === 0,
+      offPods.map((p) => `${p?.metadata.name}=${p?.status?.phase}`).join(" "),
+    );
+    h.check(
+      "off: logged clearly (signal, observed, threshold, why)",
+      /signal=allocatableMemory\.available/.test(line) && /observed=/.test(line) && /threshold=/.test(line),
+      line.trim(),
+    );
     const dbg = await h.debugEviction();
-    h.check("off: MemoryPressure still reported", (dbg.nodeConditions as string[]).includes("MemoryPressure"), `nodeConditions=${JSON.stringify(dbg.nodeConditions)}`);
+    h.check(
+      "off: MemoryPressure still reported",
+      (dbg.nodeConditions as string[]).includes("MemoryPressure"),
+      `nodeConditions=${JSON.stringify(dbg.nodeConditions)}`,
+    );
 
     // Phase 2: evictStaticPods on, same pods (adopted, not restarted).
     await h.stopBunlet("SIGTERM");
@@ -43,10 +64,19 @@ export const staticPods: Scenario = {
     await h.waitFor("hog-low to be evicted", async () => isEvicted(await h.pod("hog-low")), 30_000, 100);
     const rec = await h.waitFor("the eviction trace record", () => h.trace()[0], 15_000);
     h.say("on: hog-low evicted");
-    h.check("on: the low-priority hog was evicted (ranked first by priority, not usage)",
+    h.check(
+      "on: the low-priority hog was evicted (ranked first by priority, not usage)",
       rec.pod === `default/${h.podName("hog-low")}` && rec.ranked[0]?.pod === rec.pod,
-      rec.ranked.map((r) => `${r.pod.replace(`-${h.nodeName}`, "")}(prio ${r.priority}, ${Math.round(r.usage / MIB)}Mi)`).join(" > "));
-    h.check("on: only one pod evicted", h.trace().length === 1, h.trace().map((r) => r.pod).join(","));
+      rec.ranked.map((r) => `${r.pod.replace(`-${h.nodeName}`, "")}(prio ${r.priority}, ${Math.round(r.usage / MIB)}Mi)`).join(" > "),
+    );
+    h.check(
+      "on: only one pod evicted",
+      h.trace().length === 1,
+      h
+        .trace()
+        .map((r) => r.pod)
+        .join(","),
+    );
     for (const m of ["steady", "hog-high"]) {
       // The restarted agent can evict before it has reported the adopted pods' containers (its first
       // cycle came 50 ms after the start in one CI run): wait for the report, then compare.

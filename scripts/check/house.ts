@@ -38,7 +38,8 @@ const ORDINALS = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|ten
 /** Our own tracker's numbers are small; a number this large is an upstream (kubernetes) issue or PR. */
 const UPSTREAM_ISSUE_MIN = 1000;
 const DATE = /\b20\d\d-[01]\d-[0-3]\d\b(?!T\d)/;
-const WORK_WORDS = /\b(sessions?|rounds?|found|fixed|tried|ran|runs?|landed|measured|bench(ed)?|UTC|load average|lock hold|host|machine|today|yesterday|commit(ted)?|helpers?)\b/i;
+const WORK_WORDS =
+  /\b(sessions?|rounds?|found|fixed|tried|ran|runs?|landed|measured|bench(ed)?|UTC|load average|lock hold|host|machine|today|yesterday|commit(ted)?|helpers?)\b/i;
 
 /** One line's work-history rule, or undefined. `path` decides where "measured on DATE" is allowed. */
 export function historyRule(path: string, line: string): string | undefined {
@@ -79,7 +80,12 @@ export function markdownLinks(line: string): string[] {
 /** Where a link from `fromPath` (repository-relative) points, repository-relative; ".." first if outside. */
 export function resolveLink(fromPath: string, target: string): { file: string; anchor?: string } {
   const [file, anchor] = target.split("#", 2) as [string, string | undefined];
-  const resolved = file === "" ? fromPath : normalize(join(dirname(fromPath), file)).split(sep).join("/");
+  const resolved =
+    file === ""
+      ? fromPath
+      : normalize(join(dirname(fromPath), file))
+          .split(sep)
+          .join("/");
   return { file: resolved, anchor };
 }
 
@@ -92,7 +98,8 @@ export function outsideHits(path: string, text: string): Hit[] {
     if (OUTSIDE_DOCS.test(l)) hits.push({ path, line: i + 1, rule: "document outside the repository", text: l.trim() });
     if (path.endsWith(".md")) {
       for (const t of markdownLinks(l)) {
-        if (resolveLink(path, t).file.startsWith("../") || t.startsWith("/")) hits.push({ path, line: i + 1, rule: `link out of the repository: ${t}`, text: l.trim() });
+        if (resolveLink(path, t).file.startsWith("../") || t.startsWith("/"))
+          hits.push({ path, line: i + 1, rule: `link out of the repository: ${t}`, text: l.trim() });
       }
     }
   });
@@ -101,7 +108,12 @@ export function outsideHits(path: string, text: string): Hit[] {
 
 /** GitHub's anchor for a heading's text: lower case, punctuation dropped, spaces to hyphens. */
 export function headingAnchor(heading: string): string {
-  return heading.toLowerCase().replace(/<[^>]+>/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").trim().replace(/\s/g, "-");
+  return heading
+    .toLowerCase()
+    .replace(/<[^>]+>/g, "")
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .trim()
+    .replace(/\s/g, "-");
 }
 
 /** The anchors of a Markdown file's headings; a repeated heading gets -1, -2… as on GitHub. */
@@ -204,7 +216,10 @@ if (import.meta.main) {
     console.error(`house: git ls-files failed in ${root}: ${listed.stderr.toString().trim()}`);
     process.exit(2);
   }
-  const paths = listed.stdout.toString().split("\n").filter((p) => p !== "" && existsSync(join(root, p)));
+  const paths = listed.stdout
+    .toString()
+    .split("\n")
+    .filter((p) => p !== "" && existsSync(join(root, p)));
   const inRepo = (p: string) => !relative(root, join(root, p)).startsWith("..");
   const repo: Repo = {
     exists: (p) => inRepo(p) && existsSync(join(root, p)),

@@ -46,14 +46,26 @@ function focusExpression(): string {
 
 async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
   const argv = [
-    join(bin, "ginkgo"), `--procs=${args.procs}`, `--timeout=${args.timeout}`, "--no-color", "--succinct",
-    `--focus=${focusExpression()}`, `--skip=${skipExpression()}`,
+    join(bin, "ginkgo"),
+    `--procs=${args.procs}`,
+    `--timeout=${args.timeout}`,
+    "--no-color",
+    "--succinct",
+    `--focus=${focusExpression()}`,
+    `--skip=${skipExpression()}`,
     // With --output-dir, ginkgo writes the report under it by this name.
-    `--json-report=${args.node}.ginkgo.json`, `--output-dir=${out}`,
-    join(bin, "e2e.test"), "--",
-    `--kubeconfig=${cp.admin}`, "--provider=skeleton", `--kubectl-path=${cp.kubectlBinary}`,
-    `--container-runtime-endpoint=${n.ctd.endpoint}`, "--disable-log-dump", "--dump-logs-on-failure=false",
-    `--report-dir=${out}`, "--minStartupPods=0",
+    `--json-report=${args.node}.ginkgo.json`,
+    `--output-dir=${out}`,
+    join(bin, "e2e.test"),
+    "--",
+    `--kubeconfig=${cp.admin}`,
+    "--provider=skeleton",
+    `--kubectl-path=${cp.kubectlBinary}`,
+    `--container-runtime-endpoint=${n.ctd.endpoint}`,
+    "--disable-log-dump",
+    "--dump-logs-on-failure=false",
+    `--report-dir=${out}`,
+    "--minStartupPods=0",
   ];
   say(`running e2e.test against ${n.node} (${args.node}), ${args.procs} processes`);
   const p = Bun.spawn(argv, { stdout: Bun.file(join(out, `${args.node}.log`)), stderr: "inherit", env: { ...process.env, KUBECONFIG: cp.admin } });
@@ -87,14 +99,25 @@ async function main(): Promise<void> {
   };
   try {
     n = await joinUpstream({
-      name: `conformance-${args.node}`, cp, agent: args.node as "bunlet" | "kubelet",
+      name: `conformance-${args.node}`,
+      cp,
+      agent: args.node as "bunlet" | "kubelet",
       binary: args.node === "kubelet" ? join(bin, "kubelet") : undefined,
       prepare: async ({ ctd }) => void (await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket])),
     });
     await waitNodeReady(cp, n);
     const code = await runE2e(bin, cp, n, args.out);
     const tests = parseGinkgoReport(readFileSync(join(args.out, `${args.node}.ginkgo.json`), "utf8"));
-    const report: ConformanceReport = { release: RELEASE, node: args.node!, date: new Date().toISOString(), focus: focusExpression(), procs: Number(args.procs), wallSeconds: Math.round((Date.now() - started) / 1000), ginkgoExit: code, tests };
+    const report: ConformanceReport = {
+      release: RELEASE,
+      node: args.node!,
+      date: new Date().toISOString(),
+      focus: focusExpression(),
+      procs: Number(args.procs),
+      wallSeconds: Math.round((Date.now() - started) / 1000),
+      ginkgoExit: code,
+      tests,
+    };
     writeFileSync(join(args.out, `${args.node}.json`), JSON.stringify(report, null, 1) + "\n");
     const s = summarize(tests);
     say(`report: ${join(args.out, `${args.node}.json`)}`);

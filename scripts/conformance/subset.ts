@@ -5,7 +5,7 @@
 export const SUBSET: readonly string[] = [
   "\\[sig-node\\] Pods should get a host IP",
   "\\[sig-node\\] Pods should be submitted and removed",
-  "\\[sig-node\\] Probing container should be restarted with a exec \"cat /tmp/health\" liveness probe",
+  '\\[sig-node\\] Probing container should be restarted with a exec "cat /tmp/health" liveness probe',
   "\\[sig-node\\] Probing container with readiness probe should not be ready before initial delay",
   "\\[sig-node\\] Container Lifecycle Hook when create a pod with lifecycle hook should execute poststart exec hook",
   "\\[sig-node\\] InitContainer should invoke init containers on a RestartAlways pod",

@@ -12,7 +12,11 @@ const dir = process.env.BUNLET_CLUSTER_DIR ?? "/tmp/bunlet-upstream-cluster";
 const say = (s: string) => console.error(`cluster: ${s}`);
 
 async function binDir(): Promise<string> {
-  const p = Bun.spawn(["bash", join(import.meta.dir, "build.sh")], { stdout: "pipe", stderr: "inherit", env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl" } });
+  const p = Bun.spawn(["bash", join(import.meta.dir, "build.sh")], {
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl" },
+  });
   const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
   if (code !== 0) throw new Error("scripts/upstream/build.sh failed");
   return out.trim().split("\n").pop()!;

@@ -50,7 +50,9 @@ export function resolveThresholdBytes(spec: string, currentUsage: () => number):
   try {
     value = quantityValue(parseQuantity(rel ? spec.slice(1) : spec));
   } catch (e) {
-    throw new NotifyUsageError(`--threshold ${JSON.stringify(spec)}: ${(e as Error).message} (use a quantity such as 100Mi, or +50Mi for "50Mi above current usage")`);
+    throw new NotifyUsageError(
+      `--threshold ${JSON.stringify(spec)}: ${(e as Error).message} (use a quantity such as 100Mi, or +50Mi for "50Mi above current usage")`,
+    );
   }
   if (!Number.isFinite(value) || value < 0) throw new NotifyUsageError(`--threshold ${JSON.stringify(spec)}: must be a non-negative byte quantity`);
   return Math.trunc(rel ? currentUsage() + value : value);
@@ -59,7 +61,7 @@ export function resolveThresholdBytes(spec: string, currentUsage: () => number):
 /** Runs the watchers until `abort` fires, --count events were printed, or --timeout passed. */
 export async function runNotify(opts: NotifyOptions, io: NotifyIO, abort: AbortSignal): Promise<number> {
   const modes = [opts.cgroup !== undefined || opts.threshold !== undefined, opts.psi !== undefined, opts.memoryEvents !== undefined].filter(Boolean).length;
-  if (modes === 0) throw new NotifyUsageError("nothing to watch: give --cgroup PATH --threshold QTY, --psi \"some 150000 2000000\", or --memory-events FILE");
+  if (modes === 0) throw new NotifyUsageError('nothing to watch: give --cgroup PATH --threshold QTY, --psi "some 150000 2000000", or --memory-events FILE');
   if ((opts.cgroup === undefined) !== (opts.threshold === undefined)) throw new NotifyUsageError("--cgroup and --threshold go together");
 
   const stamp = () => new Date(io.now()).toISOString();
@@ -83,7 +85,9 @@ export async function runNotify(opts: NotifyOptions, io: NotifyIO, abort: AbortS
         thresholdBytes,
         onEvent(ev) {
           const dir = ev.usageBytes === undefined ? undefined : ev.usageBytes >= thresholdBytes ? "above" : "below";
-          io.out(`${stamp()} threshold ${kv({ cgroup: cgroupPath, threshold: bytes(thresholdBytes), usage: ev.usageBytes === undefined ? undefined : bytes(ev.usageBytes), now: dir, count: ev.count })}`);
+          io.out(
+            `${stamp()} threshold ${kv({ cgroup: cgroupPath, threshold: bytes(thresholdBytes), usage: ev.usageBytes === undefined ? undefined : bytes(ev.usageBytes), now: dir, count: ev.count })}`,
+          );
           counted();
         },
         onRemoved(p) {

@@ -15,9 +15,14 @@ const processIO: ClearIO = { stdout: (s) => void process.stdout.write(s), stderr
 export function runClear(args: { pod?: string; all?: boolean; rootDir?: string }, io: ClearIO = processIO): number {
   const path = evictionRecordPath(args.rootDir || "/var/lib/kubelet");
   const record = loadEvictionRecord(path);
-  const list = () => record.evicted.map((p) => `  ${p.namespace}/${p.name} uid=${p.uid} source=${p.source} signal=${p.signal} evictedAt=${p.evictedAt}\n`).join("");
+  const list = () =>
+    record.evicted.map((p) => `  ${p.namespace}/${p.name} uid=${p.uid} source=${p.source} signal=${p.signal} evictedAt=${p.evictedAt}\n`).join("");
   if (!args.pod && !args.all) {
-    io.stdout(record.evicted.length ? `evicted static pods in ${path}:\n${list()}clear one with: bunlet eviction clear <namespace/name>, or all with --all\n` : `no evicted static pods in ${path}\n`);
+    io.stdout(
+      record.evicted.length
+        ? `evicted static pods in ${path}:\n${list()}clear one with: bunlet eviction clear <namespace/name>, or all with --all\n`
+        : `no evicted static pods in ${path}\n`,
+    );
     return 0;
   }
   if (args.pod && args.all) {

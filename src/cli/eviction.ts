@@ -57,7 +57,8 @@ export function splitArgs(argv: readonly string[], own: Record<string, Kind>): {
     else if (kind === "bool") value = "true";
     else if (i + 1 < argv.length) value = argv[++i]!;
     else throw new CliUsageError(`flag needs an argument: --${name}`);
-    if (kind === "bool" && value !== "true" && value !== "false") throw new CliUsageError(`invalid argument ${JSON.stringify(value)} for "--${name}" flag: want true or false`);
+    if (kind === "bool" && value !== "true" && value !== "false")
+      throw new CliUsageError(`invalid argument ${JSON.stringify(value)} for "--${name}" flag: want true or false`);
     const list = kind === "repeat" ? (out.get(name) ?? []) : [];
     list.push(value);
     out.set(name, list);
@@ -278,4 +279,3 @@ export default defineCommand({
   meta: { name: "eviction", description: "Node-pressure eviction: simulate over recorded stats, explain the live node, clear evicted static pods" },
   subCommands: { simulate: simulateCommand, explain: explainCommand, clear: clearCommand },
 });
-

@@ -68,7 +68,7 @@ export async function runAgent(argv: readonly string[], opts: RunOpts = {}): Pro
   // A node agent must not die on one bad runtime reply or a bug in one loop: log and keep running
   // (every loop also catches its own errors; this is the last line).
   const onRejection = (reason: unknown) =>
-    log.error(`unhandled error, continuing ${kv({ error: reason instanceof Error ? reason.stack ?? reason.message : String(reason) })}`);
+    log.error(`unhandled error, continuing ${kv({ error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) })}`);
   process.on("unhandledRejection", onRejection);
 
   let signalled: string | undefined;

@@ -4,14 +4,7 @@
 // 0, "") counts as unset and gets the default, so `syncFrequency: 0s` (as kubeadm writes it)
 // becomes 1m0s; a pointer field (healthzPort, imageGC*) keeps an explicit 0.
 import { canonicalDuration, parseDuration } from "./duration.ts";
-import {
-  API_VERSION,
-  DURATION_FIELDS,
-  KIND,
-  KUBELET_CONFIG_FIELDS,
-  type KubeletConfiguration,
-  type KubeletConfigurationInput,
-} from "./kubelet-config.ts";
+import { API_VERSION, DURATION_FIELDS, KIND, KUBELET_CONFIG_FIELDS, type KubeletConfiguration, type KubeletConfigurationInput } from "./kubelet-config.ts";
 import { canonicalQuantity } from "./quantity.ts";
 
 /**

@@ -20,7 +20,10 @@ export async function listDropins(dir: string): Promise<string[]> {
       entries = await readdir(d, { withFileTypes: true });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      throw new ConfigError(`failed to read drop-in directory ${d} (--config-dir): ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, { source: "--config-dir", value: dir });
+      throw new ConfigError(`failed to read drop-in directory ${d} (--config-dir): ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, {
+        source: "--config-dir",
+        value: dir,
+      });
     }
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const p = join(d, e.name);

@@ -57,7 +57,10 @@ export function decodeKubeletConfig(text: string, path: string): DecodedConfigFi
     throw fail(path, `not valid YAML: ${(e as Error).message}`);
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    throw fail(path, `the file holds a ${Array.isArray(data) ? "list" : typeof data}; want a KubeletConfiguration object (apiVersion: ${API_VERSION}, kind: ${KIND})`);
+    throw fail(
+      path,
+      `the file holds a ${Array.isArray(data) ? "list" : typeof data}; want a KubeletConfiguration object (apiVersion: ${API_VERSION}, kind: ${KIND})`,
+    );
   }
   const obj = data as Record<string, unknown>;
   checkTypeMeta(obj, path);
@@ -117,21 +120,14 @@ function checkTypeMeta(obj: Record<string, unknown>, path: string): void {
     throw fail(path, `Object 'apiVersion' is missing; want apiVersion: ${API_VERSION}`, { field: "apiVersion" });
   }
   if (apiVersion !== API_VERSION || kind !== KIND) {
-    throw fail(
-      path,
-      `no kind ${showValue(kind)} is registered for version ${showValue(apiVersion)}: want apiVersion: ${API_VERSION} and kind: ${KIND}`,
-      { field: apiVersion !== API_VERSION ? "apiVersion" : "kind", value: apiVersion !== API_VERSION ? apiVersion : kind },
-    );
+    throw fail(path, `no kind ${showValue(kind)} is registered for version ${showValue(apiVersion)}: want apiVersion: ${API_VERSION} and kind: ${KIND}`, {
+      field: apiVersion !== API_VERSION ? "apiVersion" : "kind",
+      value: apiVersion !== API_VERSION ? apiVersion : kind,
+    });
   }
 }
 
-function typeError(
-  issues: z.core.$ZodIssue[],
-  obj: Record<string, unknown>,
-  doc: Document,
-  lines: LineCounter,
-  path: string,
-): ConfigError {
+function typeError(issues: z.core.$ZodIssue[], obj: Record<string, unknown>, doc: Document, lines: LineCounter, path: string): ConfigError {
   const parts = issues.map((i) => {
     const value = getIn(obj, i.path);
     const node = doc.getIn(i.path as (string | number)[], true) as { range?: [number, number, number] } | undefined;

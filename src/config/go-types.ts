@@ -27,8 +27,7 @@ export const goUint32 = () =>
     .min(0, { error: "must be a non-negative integer (uint32)" })
     .max(4294967295, { error: "must be a uint32 no larger than 4294967295" });
 
-export const goInt64 = () =>
-  z.number({ error: "must be an integer (int64)" }).int({ error: "must be an integer (int64)" });
+export const goInt64 = () => z.number({ error: "must be an integer (int64)" }).int({ error: "must be an integer (int64)" });
 
 export const goFloat64 = () => z.number({ error: "must be a number" });
 

@@ -4,33 +4,18 @@
 // upstream's strict decoder does, and load.ts then falls back to lenient decoding with a
 // warning, as the kubelet does. Defaults live in defaults.ts.
 import { z } from "zod";
-import {
-  goBool,
-  goDuration,
-  goFloat64,
-  goInt32,
-  goInt64,
-  goQuantity,
-  goString,
-  goStringList,
-  goStringMap,
-  goUint32,
-} from "./go-types.ts";
+import { goBool, goDuration, goFloat64, goInt32, goInt64, goQuantity, goString, goStringList, goStringMap, goUint32 } from "./go-types.ts";
 
 export const API_GROUP = "kubelet.config.k8s.io";
 export const API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const KIND = "KubeletConfiguration";
 
-const strict = <T extends z.ZodRawShape>(shape: T, what: string) =>
-  z.strictObject(shape, { error: `must be an object (${what})` });
+const strict = <T extends z.ZodRawShape>(shape: T, what: string) => z.strictObject(shape, { error: `must be an object (${what})` });
 
 const authenticationSchema = strict(
   {
     x509: strict({ clientCAFile: goString().optional() }, "KubeletX509Authentication").optional(),
-    webhook: strict(
-      { enabled: goBool().optional(), cacheTTL: goDuration().optional() },
-      "KubeletWebhookAuthentication",
-    ).optional(),
+    webhook: strict({ enabled: goBool().optional(), cacheTTL: goDuration().optional() }, "KubeletWebhookAuthentication").optional(),
     anonymous: strict({ enabled: goBool().optional() }, "KubeletAnonymousAuthentication").optional(),
   },
   "KubeletAuthentication",
@@ -39,47 +24,32 @@ const authenticationSchema = strict(
 const authorizationSchema = strict(
   {
     mode: goString().optional(),
-    webhook: strict(
-      { cacheAuthorizedTTL: goDuration().optional(), cacheUnauthorizedTTL: goDuration().optional() },
-      "KubeletWebhookAuthorization",
-    ).optional(),
+    webhook: strict({ cacheAuthorizedTTL: goDuration().optional(), cacheUnauthorizedTTL: goDuration().optional() }, "KubeletWebhookAuthorization").optional(),
   },
   "KubeletAuthorization",
 );
 
 // component-base LoggingConfiguration. flushFrequency is a TimeOrMetaDuration: a duration string
 // or a number of nanoseconds (kubeadm writes `flushFrequency: 0`).
-const loggingFormatOptions = (what: string) =>
-  strict({ splitStream: goBool().optional(), infoBufferSize: goQuantity().optional() }, what).optional();
+const loggingFormatOptions = (what: string) => strict({ splitStream: goBool().optional(), infoBufferSize: goQuantity().optional() }, what).optional();
 const loggingSchema = strict(
   {
     format: goString().optional(),
-    flushFrequency: z
-      .union([goDuration(), goInt64()], { error: 'must be a duration such as "5s" or a number of nanoseconds' })
-      .optional(),
+    flushFrequency: z.union([goDuration(), goInt64()], { error: 'must be a duration such as "5s" or a number of nanoseconds' }).optional(),
     verbosity: goUint32().optional(),
     vmodule: z
       .array(strict({ filePattern: goString(), verbosity: goUint32() }, "VModuleItem"), {
         error: "must be a list of {filePattern, verbosity}",
       })
       .optional(),
-    options: strict(
-      { json: loggingFormatOptions("JSONOptions"), text: loggingFormatOptions("TextOptions") },
-      "FormatOptions",
-    ).optional(),
+    options: strict({ json: loggingFormatOptions("JSONOptions"), text: loggingFormatOptions("TextOptions") }, "FormatOptions").optional(),
   },
   "LoggingConfiguration",
 );
 
-const tracingSchema = strict(
-  { endpoint: goString().optional(), samplingRatePerMillion: goInt32().optional() },
-  "TracingConfiguration",
-);
+const tracingSchema = strict({ endpoint: goString().optional(), samplingRatePerMillion: goInt32().optional() }, "TracingConfiguration");
 
-const taintSchema = strict(
-  { key: goString(), value: goString().optional(), effect: goString(), timeAdded: goString().optional() },
-  "Taint",
-);
+const taintSchema = strict({ key: goString(), value: goString().optional(), effect: goString(), timeAdded: goString().optional() }, "Taint");
 
 export const kubeletConfigurationSchema = strict(
   {
@@ -92,9 +62,7 @@ export const kubeletConfigurationSchema = strict(
     fileCheckFrequency: goDuration().optional(),
     httpCheckFrequency: goDuration().optional(),
     staticPodURL: goString().optional(),
-    staticPodURLHeader: z
-      .record(z.string(), goStringList(), { error: "must be a map of header name to list of values" })
-      .optional(),
+    staticPodURLHeader: z.record(z.string(), goStringList(), { error: "must be a map of header name to list of values" }).optional(),
     address: goString().optional(),
     port: goInt32().optional(),
     readOnlyPort: goInt32().optional(),
@@ -202,18 +170,11 @@ export const kubeletConfigurationSchema = strict(
         error: "must be a list of {priority, shutdownGracePeriodSeconds}",
       })
       .optional(),
-    crashLoopBackOff: strict(
-      { maxContainerRestartPeriod: goDuration().optional() },
-      "CrashLoopBackOffConfig",
-    ).optional(),
+    crashLoopBackOff: strict({ maxContainerRestartPeriod: goDuration().optional() }, "CrashLoopBackOffConfig").optional(),
     reservedMemory: z
-      .array(
-        strict(
-          { numaNode: goInt32(), limits: z.record(z.string(), goQuantity(), { error: "must be a resource list" }) },
-          "MemoryReservation",
-        ),
-        { error: "must be a list of {numaNode, limits}" },
-      )
+      .array(strict({ numaNode: goInt32(), limits: z.record(z.string(), goQuantity(), { error: "must be a resource list" }) }, "MemoryReservation"), {
+        error: "must be a list of {numaNode, limits}",
+      })
       .optional(),
     enableProfilingHandler: goBool().optional(),
     enableDebugFlagsHandler: goBool().optional(),
@@ -248,27 +209,95 @@ export const KUBELET_CONFIG_FIELDS = Object.keys(kubeletConfigurationSchema.shap
 
 /** Fields that defaults.ts always fills in. */
 export type DefaultedField =
-  | "enableServer" | "syncFrequency" | "fileCheckFrequency" | "httpCheckFrequency" | "address" | "port"
-  | "readOnlyPort" | "registryPullQPS" | "registryBurst" | "eventRecordQPS" | "eventBurst"
-  | "enableDebuggingHandlers" | "healthzPort" | "healthzBindAddress" | "oomScoreAdj"
-  | "streamingConnectionIdleTimeout" | "nodeStatusUpdateFrequency" | "nodeStatusReportFrequency"
-  | "nodeLeaseDurationSeconds" | "imageMinimumGCAge" | "imageMaximumGCAge" | "imageGCHighThresholdPercent"
-  | "imageGCLowThresholdPercent" | "volumeStatsAggPeriod" | "cgroupRoot" | "cgroupsPerQOS" | "cgroupDriver"
-  | "cpuManagerPolicy" | "cpuManagerReconcilePeriod" | "memoryManagerPolicy" | "topologyManagerPolicy"
-  | "topologyManagerScope" | "runtimeRequestTimeout" | "hairpinMode" | "maxPods" | "podPidsLimit"
-  | "resolvConf" | "cpuCFSQuota" | "cpuCFSQuotaPeriod" | "nodeStatusMaxImages" | "maxOpenFiles"
-  | "contentType" | "kubeAPIQPS" | "kubeAPIBurst" | "serializeImagePulls" | "evictionHard" | "evictionSoft"
-  | "evictionSoftGracePeriod" | "evictionPressureTransitionPeriod" | "evictionMaxPodGracePeriod"
-  | "evictionMinimumReclaim" | "mergeDefaultEvictionSettings" | "enableControllerAttachDetach"
-  | "makeIPTablesUtilChains" | "iptablesMasqueradeBit" | "iptablesDropBit" | "featureGates" | "failSwapOn"
-  | "memorySwap" | "containerLogMaxSize" | "containerLogMaxFiles" | "containerLogMaxWorkers"
-  | "containerLogMonitorInterval" | "configMapAndSecretChangeDetectionStrategy" | "systemReserved"
-  | "kubeReserved" | "enforceNodeAllocatable" | "volumePluginDir" | "kernelMemcgNotification"
-  | "enableSystemLogHandler" | "enableSystemLogQuery" | "shutdownGracePeriod"
-  | "shutdownGracePeriodCriticalPods" | "crashLoopBackOff" | "enableProfilingHandler"
-  | "enableDebugFlagsHandler" | "seccompDefault" | "memoryThrottlingFactor" | "registerNode"
-  | "localStorageCapacityIsolation" | "containerRuntimeEndpoint" | "imageServiceEndpoint" | "failCgroupV1"
-  | "podLogsDir" | "staticPodPath" | "staticPodURL" | "staticPodURLHeader" | "evictStaticPods" | "schedulingNice";
+  | "enableServer"
+  | "syncFrequency"
+  | "fileCheckFrequency"
+  | "httpCheckFrequency"
+  | "address"
+  | "port"
+  | "readOnlyPort"
+  | "registryPullQPS"
+  | "registryBurst"
+  | "eventRecordQPS"
+  | "eventBurst"
+  | "enableDebuggingHandlers"
+  | "healthzPort"
+  | "healthzBindAddress"
+  | "oomScoreAdj"
+  | "streamingConnectionIdleTimeout"
+  | "nodeStatusUpdateFrequency"
+  | "nodeStatusReportFrequency"
+  | "nodeLeaseDurationSeconds"
+  | "imageMinimumGCAge"
+  | "imageMaximumGCAge"
+  | "imageGCHighThresholdPercent"
+  | "imageGCLowThresholdPercent"
+  | "volumeStatsAggPeriod"
+  | "cgroupRoot"
+  | "cgroupsPerQOS"
+  | "cgroupDriver"
+  | "cpuManagerPolicy"
+  | "cpuManagerReconcilePeriod"
+  | "memoryManagerPolicy"
+  | "topologyManagerPolicy"
+  | "topologyManagerScope"
+  | "runtimeRequestTimeout"
+  | "hairpinMode"
+  | "maxPods"
+  | "podPidsLimit"
+  | "resolvConf"
+  | "cpuCFSQuota"
+  | "cpuCFSQuotaPeriod"
+  | "nodeStatusMaxImages"
+  | "maxOpenFiles"
+  | "contentType"
+  | "kubeAPIQPS"
+  | "kubeAPIBurst"
+  | "serializeImagePulls"
+  | "evictionHard"
+  | "evictionSoft"
+  | "evictionSoftGracePeriod"
+  | "evictionPressureTransitionPeriod"
+  | "evictionMaxPodGracePeriod"
+  | "evictionMinimumReclaim"
+  | "mergeDefaultEvictionSettings"
+  | "enableControllerAttachDetach"
+  | "makeIPTablesUtilChains"
+  | "iptablesMasqueradeBit"
+  | "iptablesDropBit"
+  | "featureGates"
+  | "failSwapOn"
+  | "memorySwap"
+  | "containerLogMaxSize"
+  | "containerLogMaxFiles"
+  | "containerLogMaxWorkers"
+  | "containerLogMonitorInterval"
+  | "configMapAndSecretChangeDetectionStrategy"
+  | "systemReserved"
+  | "kubeReserved"
+  | "enforceNodeAllocatable"
+  | "volumePluginDir"
+  | "kernelMemcgNotification"
+  | "enableSystemLogHandler"
+  | "enableSystemLogQuery"
+  | "shutdownGracePeriod"
+  | "shutdownGracePeriodCriticalPods"
+  | "crashLoopBackOff"
+  | "enableProfilingHandler"
+  | "enableDebugFlagsHandler"
+  | "seccompDefault"
+  | "memoryThrottlingFactor"
+  | "registerNode"
+  | "localStorageCapacityIsolation"
+  | "containerRuntimeEndpoint"
+  | "imageServiceEndpoint"
+  | "failCgroupV1"
+  | "podLogsDir"
+  | "staticPodPath"
+  | "staticPodURL"
+  | "staticPodURLHeader"
+  | "evictStaticPods"
+  | "schedulingNice";
 
 type Input = KubeletConfigurationInput;
 type Defaulted = { [K in DefaultedField]-?: Exclude<Input[K], undefined> };
@@ -315,33 +344,88 @@ export type KubeletConfiguration = Omit<Input, DefaultedField | "apiVersion" | "
  * omitempty; everything else is omitted when it holds its zero value.
  */
 export const FIELD_GO_KIND: Partial<Record<KubeletConfigurationField, "ptr" | "struct" | "always">> = {
-  enableServer: "ptr", registryPullQPS: "ptr", eventRecordQPS: "ptr", enableDebuggingHandlers: "ptr",
-  healthzPort: "ptr", oomScoreAdj: "ptr", imageGCHighThresholdPercent: "ptr", imageGCLowThresholdPercent: "ptr",
-  cgroupsPerQOS: "ptr", singleProcessOOMKill: "ptr", podPidsLimit: "ptr", resolvConf: "ptr", cpuCFSQuota: "ptr",
-  cpuCFSQuotaPeriod: "ptr", nodeStatusMaxImages: "ptr", kubeAPIQPS: "ptr", serializeImagePulls: "ptr",
-  maxParallelImagePulls: "ptr", mergeDefaultEvictionSettings: "ptr", enableControllerAttachDetach: "ptr",
-  makeIPTablesUtilChains: "ptr", iptablesMasqueradeBit: "ptr", iptablesDropBit: "ptr", failSwapOn: "ptr",
-  containerLogMaxFiles: "ptr", containerLogMaxWorkers: "ptr", containerLogMonitorInterval: "ptr",
-  enableSystemLogHandler: "ptr", enableSystemLogQuery: "ptr", enableProfilingHandler: "ptr",
-  enableDebugFlagsHandler: "ptr", seccompDefault: "ptr", memoryThrottlingFactor: "ptr", registerNode: "ptr",
-  tracing: "ptr", localStorageCapacityIsolation: "ptr", failCgroupV1: "ptr", userNamespaces: "ptr",
+  enableServer: "ptr",
+  registryPullQPS: "ptr",
+  eventRecordQPS: "ptr",
+  enableDebuggingHandlers: "ptr",
+  healthzPort: "ptr",
+  oomScoreAdj: "ptr",
+  imageGCHighThresholdPercent: "ptr",
+  imageGCLowThresholdPercent: "ptr",
+  cgroupsPerQOS: "ptr",
+  singleProcessOOMKill: "ptr",
+  podPidsLimit: "ptr",
+  resolvConf: "ptr",
+  cpuCFSQuota: "ptr",
+  cpuCFSQuotaPeriod: "ptr",
+  nodeStatusMaxImages: "ptr",
+  kubeAPIQPS: "ptr",
+  serializeImagePulls: "ptr",
+  maxParallelImagePulls: "ptr",
+  mergeDefaultEvictionSettings: "ptr",
+  enableControllerAttachDetach: "ptr",
+  makeIPTablesUtilChains: "ptr",
+  iptablesMasqueradeBit: "ptr",
+  iptablesDropBit: "ptr",
+  failSwapOn: "ptr",
+  containerLogMaxFiles: "ptr",
+  containerLogMaxWorkers: "ptr",
+  containerLogMonitorInterval: "ptr",
+  enableSystemLogHandler: "ptr",
+  enableSystemLogQuery: "ptr",
+  enableProfilingHandler: "ptr",
+  enableDebugFlagsHandler: "ptr",
+  seccompDefault: "ptr",
+  memoryThrottlingFactor: "ptr",
+  registerNode: "ptr",
+  tracing: "ptr",
+  localStorageCapacityIsolation: "ptr",
+  failCgroupV1: "ptr",
+  userNamespaces: "ptr",
   podHousekeepingPeriod: "ptr",
-  syncFrequency: "struct", fileCheckFrequency: "struct", httpCheckFrequency: "struct", authentication: "always",
-  authorization: "always", streamingConnectionIdleTimeout: "struct", nodeStatusUpdateFrequency: "struct",
-  nodeStatusReportFrequency: "struct", imageMinimumGCAge: "struct", imageMaximumGCAge: "struct",
-  volumeStatsAggPeriod: "struct", cpuManagerReconcilePeriod: "struct", draManagerReconcilePeriod: "struct",
-  runtimeRequestTimeout: "struct", evictionPressureTransitionPeriod: "struct", memorySwap: "struct",
-  logging: "struct", shutdownGracePeriod: "struct", shutdownGracePeriodCriticalPods: "struct",
-  crashLoopBackOff: "struct", containerRuntimeEndpoint: "always",
+  syncFrequency: "struct",
+  fileCheckFrequency: "struct",
+  httpCheckFrequency: "struct",
+  authentication: "always",
+  authorization: "always",
+  streamingConnectionIdleTimeout: "struct",
+  nodeStatusUpdateFrequency: "struct",
+  nodeStatusReportFrequency: "struct",
+  imageMinimumGCAge: "struct",
+  imageMaximumGCAge: "struct",
+  volumeStatsAggPeriod: "struct",
+  cpuManagerReconcilePeriod: "struct",
+  draManagerReconcilePeriod: "struct",
+  runtimeRequestTimeout: "struct",
+  evictionPressureTransitionPeriod: "struct",
+  memorySwap: "struct",
+  logging: "struct",
+  shutdownGracePeriod: "struct",
+  shutdownGracePeriodCriticalPods: "struct",
+  crashLoopBackOff: "struct",
+  containerRuntimeEndpoint: "always",
 };
 
 /** Fields whose values are metav1.Duration (canonicalised to Go's String() form on load). */
 export const DURATION_FIELDS: readonly KubeletConfigurationField[] = [
-  "syncFrequency", "fileCheckFrequency", "httpCheckFrequency", "streamingConnectionIdleTimeout",
-  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "imageMinimumGCAge", "imageMaximumGCAge",
-  "volumeStatsAggPeriod", "cpuManagerReconcilePeriod", "draManagerReconcilePeriod", "runtimeRequestTimeout",
-  "cpuCFSQuotaPeriod", "evictionPressureTransitionPeriod", "containerLogMonitorInterval", "shutdownGracePeriod",
-  "shutdownGracePeriodCriticalPods", "podHousekeepingPeriod",
+  "syncFrequency",
+  "fileCheckFrequency",
+  "httpCheckFrequency",
+  "streamingConnectionIdleTimeout",
+  "nodeStatusUpdateFrequency",
+  "nodeStatusReportFrequency",
+  "imageMinimumGCAge",
+  "imageMaximumGCAge",
+  "volumeStatsAggPeriod",
+  "cpuManagerReconcilePeriod",
+  "draManagerReconcilePeriod",
+  "runtimeRequestTimeout",
+  "cpuCFSQuotaPeriod",
+  "evictionPressureTransitionPeriod",
+  "containerLogMonitorInterval",
+  "shutdownGracePeriod",
+  "shutdownGracePeriodCriticalPods",
+  "podHousekeepingPeriod",
 ];
 
 /**
@@ -349,21 +433,79 @@ export const DURATION_FIELDS: readonly KubeletConfigurationField[] = [
  * type-checked, and produces one warning naming it, so nobody believes it took effect.
  */
 export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfigurationField>([
-  "apiVersion", "kind",
-  "enableServer", "staticPodPath", "staticPodURL", "staticPodURLHeader", "syncFrequency", "fileCheckFrequency",
-  "httpCheckFrequency", "address", "port", "readOnlyPort", "healthzPort", "healthzBindAddress",
-  "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge", "cgroupRoot",
-  "cgroupsPerQOS", "cgroupDriver", "systemReserved", "kubeReserved", "enforceNodeAllocatable", "maxPods",
-  "podPidsLimit", "containerRuntimeEndpoint", "imageServiceEndpoint", "evictionHard", "evictionSoft",
-  "evictionSoftGracePeriod", "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod",
-  "evictionMinimumReclaim", "mergeDefaultEvictionSettings", "kernelMemcgNotification", "failSwapOn",
-  "containerLogMaxSize", "containerLogMaxFiles", "featureGates", "localStorageCapacityIsolation",
-  "evictStaticPods", "schedulingNice", "podLogsDir", "oomScoreAdj", "runtimeRequestTimeout", "containerLogMonitorInterval",
-  "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", // graceful node shutdown (src/node/shutdown)
-  "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "registerNode", "registerWithTaints", "kubeAPIQPS", "kubeAPIBurst", "nodeStatusMaxImages", "providerID", "rotateCertificates", "serverTLSBootstrap", // cluster
-  "enableDebuggingHandlers", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites", "authentication", "authorization", // api
+  "apiVersion",
+  "kind",
+  "enableServer",
+  "staticPodPath",
+  "staticPodURL",
+  "staticPodURLHeader",
+  "syncFrequency",
+  "fileCheckFrequency",
+  "httpCheckFrequency",
+  "address",
+  "port",
+  "readOnlyPort",
+  "healthzPort",
+  "healthzBindAddress",
+  "imageGCHighThresholdPercent",
+  "imageGCLowThresholdPercent",
+  "imageMinimumGCAge",
+  "cgroupRoot",
+  "cgroupsPerQOS",
+  "cgroupDriver",
+  "systemReserved",
+  "kubeReserved",
+  "enforceNodeAllocatable",
+  "maxPods",
+  "podPidsLimit",
+  "containerRuntimeEndpoint",
+  "imageServiceEndpoint",
+  "evictionHard",
+  "evictionSoft",
+  "evictionSoftGracePeriod",
+  "evictionPressureTransitionPeriod",
+  "evictionMaxPodGracePeriod",
+  "evictionMinimumReclaim",
+  "mergeDefaultEvictionSettings",
+  "kernelMemcgNotification",
+  "failSwapOn",
+  "containerLogMaxSize",
+  "containerLogMaxFiles",
+  "featureGates",
+  "localStorageCapacityIsolation",
+  "evictStaticPods",
+  "schedulingNice",
+  "podLogsDir",
+  "oomScoreAdj",
+  "runtimeRequestTimeout",
+  "containerLogMonitorInterval",
+  "shutdownGracePeriod",
+  "shutdownGracePeriodCriticalPods",
+  "shutdownGracePeriodByPodPriority", // graceful node shutdown (src/node/shutdown)
+  "nodeStatusUpdateFrequency",
+  "nodeStatusReportFrequency",
+  "nodeLeaseDurationSeconds",
+  "registerNode",
+  "registerWithTaints",
+  "kubeAPIQPS",
+  "kubeAPIBurst",
+  "nodeStatusMaxImages",
+  "providerID",
+  "rotateCertificates",
+  "serverTLSBootstrap", // cluster
+  "enableDebuggingHandlers",
+  "tlsCertFile",
+  "tlsPrivateKeyFile",
+  "tlsMinVersion",
+  "tlsCipherSuites",
+  "authentication",
+  "authorization", // api
   "cpuCFSQuota", // pod cgroups: cpu.cfs_quota_us only when true (test/config/acted-on.test.ts checks this list against the code)
-  "seccompDefault", "allowedUnsafeSysctls", "clusterDNS", "clusterDomain", "resolvConf", // security
+  "seccompDefault",
+  "allowedUnsafeSysctls",
+  "clusterDNS",
+  "clusterDomain",
+  "resolvConf", // security
   "singleProcessOOMKill", // cgroup v2: memory.oom.group in LinuxContainerResources.unified
 ]);
 

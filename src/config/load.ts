@@ -8,7 +8,14 @@ import { applyDropin, listDropins, readDropin } from "./dropin.ts";
 import { readKubeletConfigFile } from "./file.ts";
 import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
 import { applyDefaults } from "./defaults.ts";
-import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
+import {
+  ACTED_ON_FIELDS,
+  ACTED_ON_SUBFIELDS,
+  FIELD_GO_KIND,
+  type KubeletConfiguration,
+  type KubeletConfigurationField,
+  type KubeletConfigurationInput,
+} from "./kubelet-config.ts";
 import { assertValidConfiguration, type FieldSources } from "./validate.ts";
 import { parseDuration } from "./duration.ts";
 
@@ -201,10 +208,16 @@ function validateNodeFlags(flags: NodeFlags): void {
   for (const [k, v] of Object.entries(flags.nodeLabels)) {
     const problem = labelProblem(k, v);
     if (problem) {
-      throw new ConfigError(`invalid node labels: --node-labels ${showValue(`${k}=${v}`)}: ${problem}`, { source: "--node-labels", field: "nodeLabels", value: `${k}=${v}` });
+      throw new ConfigError(`invalid node labels: --node-labels ${showValue(`${k}=${v}`)}: ${problem}`, {
+        source: "--node-labels",
+        field: "nodeLabels",
+        value: `${k}=${v}`,
+      });
     }
   }
-  const restricted = Object.keys(flags.nodeLabels).filter((k) => !isAllowedKubeletLabel(k)).sort();
+  const restricted = Object.keys(flags.nodeLabels)
+    .filter((k) => !isAllowedKubeletLabel(k))
+    .sort();
   if (restricted.length > 0) {
     throw new ConfigError(
       `unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [${restricted.join(" ")}]\n` +
@@ -217,10 +230,17 @@ function validateNodeFlags(flags: NodeFlags): void {
 // pkg/kubelet/apis/well_known_labels.go: labels a kubelet may set on its own Node.
 const KUBELET_LABEL_NAMESPACES = ["kubelet.kubernetes.io", "node.kubernetes.io"];
 const KUBELET_LABELS = [
-  "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
-  "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-  "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "kubernetes.io/os", "kubernetes.io/arch",
-  "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
+  "kubernetes.io/hostname",
+  "topology.kubernetes.io/zone",
+  "topology.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/region",
+  "beta.kubernetes.io/instance-type",
+  "node.kubernetes.io/instance-type",
+  "kubernetes.io/os",
+  "kubernetes.io/arch",
+  "beta.kubernetes.io/os",
+  "beta.kubernetes.io/arch",
 ];
 
 /** cmd/kubelet/app/options: kubernetes.io/k8s.io-namespaced labels must be in the allowed set. */
@@ -253,4 +273,3 @@ export function labelProblem(key: string, value: string): string | undefined {
   }
   return undefined;
 }
-

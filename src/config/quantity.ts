@@ -17,8 +17,7 @@ export class QuantityError extends Error {
 }
 
 // Upstream error texts (resource.ErrFormatWrong / ErrSuffix).
-export const ERR_FORMAT_WRONG =
-  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+export const ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 export const ERR_SUFFIX = "unable to parse quantity's suffix";
 
 const NANO = 1_000_000_000n;

@@ -30,32 +30,62 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   const isPort = (p: number) => p >= 1 && p <= 65535;
 
   if (kc.nodeLeaseDurationSeconds <= 0) bad("nodeLeaseDurationSeconds", kc.nodeLeaseDurationSeconds, "nodeLeaseDurationSeconds must be greater than 0");
-  if (kc.systemCgroups && !kc.cgroupRoot) bad("systemCgroups", kc.systemCgroups, "systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified");
+  if (kc.systemCgroups && !kc.cgroupRoot)
+    bad("systemCgroups", kc.systemCgroups, "systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified");
   if (kc.eventBurst < 0) bad("eventBurst", kc.eventBurst, `eventBurst (--event-burst) ${kc.eventBurst} must not be a negative number`);
   if (kc.eventRecordQPS < 0) bad("eventRecordQPS", kc.eventRecordQPS, `eventRecordQPS (--event-qps) ${kc.eventRecordQPS} must not be a negative number`);
-  if (kc.healthzPort !== 0 && !isPort(kc.healthzPort)) bad("healthzPort", kc.healthzPort, `healthzPort (--healthz-port) ${kc.healthzPort} must be between 1 and 65535, inclusive (or 0 to disable)`);
+  if (kc.healthzPort !== 0 && !isPort(kc.healthzPort))
+    bad("healthzPort", kc.healthzPort, `healthzPort (--healthz-port) ${kc.healthzPort} must be between 1 and 65535, inclusive (or 0 to disable)`);
   const high = kc.imageGCHighThresholdPercent;
   const low = kc.imageGCLowThresholdPercent;
-  if (high < 0 || high > 100) bad("imageGCHighThresholdPercent", high, `imageGCHighThresholdPercent (--image-gc-high-threshold) ${high} must be between 0 and 100, inclusive`);
-  if (low < 0 || low > 100) bad("imageGCLowThresholdPercent", low, `imageGCLowThresholdPercent (--image-gc-low-threshold) ${low} must be between 0 and 100, inclusive`);
-  if (low >= high) bad("imageGCLowThresholdPercent", low, `imageGCLowThresholdPercent (--image-gc-low-threshold) ${low} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${high}`);
+  if (high < 0 || high > 100)
+    bad("imageGCHighThresholdPercent", high, `imageGCHighThresholdPercent (--image-gc-high-threshold) ${high} must be between 0 and 100, inclusive`);
+  if (low < 0 || low > 100)
+    bad("imageGCLowThresholdPercent", low, `imageGCLowThresholdPercent (--image-gc-low-threshold) ${low} must be between 0 and 100, inclusive`);
+  if (low >= high)
+    bad(
+      "imageGCLowThresholdPercent",
+      low,
+      `imageGCLowThresholdPercent (--image-gc-low-threshold) ${low} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${high}`,
+    );
   if (ns(kc.imageMinimumGCAge) < 0) bad("imageMinimumGCAge", kc.imageMinimumGCAge, `imageMinimumGCAge ${kc.imageMinimumGCAge} must not be negative`);
   if (ns(kc.imageMaximumGCAge) < 0) bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must not be negative`);
-  if (ns(kc.imageMaximumGCAge) > 0 && ns(kc.imageMaximumGCAge) <= ns(kc.imageMinimumGCAge)) bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`);
-  for (const [f, flag] of [["iptablesDropBit", "iptables-drop-bit"], ["iptablesMasqueradeBit", "iptables-masquerade-bit"]] as const) {
+  if (ns(kc.imageMaximumGCAge) > 0 && ns(kc.imageMaximumGCAge) <= ns(kc.imageMinimumGCAge))
+    bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`);
+  for (const [f, flag] of [
+    ["iptablesDropBit", "iptables-drop-bit"],
+    ["iptablesMasqueradeBit", "iptables-masquerade-bit"],
+  ] as const) {
     if (kc[f] < 0 || kc[f] > 31) bad(f, kc[f], `${f} (--${flag}) ${kc[f]} must be between 0 and 31, inclusive`);
   }
-  for (const [f, flag] of [["kubeAPIBurst", "kube-api-burst"], ["kubeAPIQPS", "kube-api-qps"], ["maxOpenFiles", "max-open-files"], ["maxPods", "max-pods"], ["registryBurst", "registry-burst"], ["registryPullQPS", "registry-qps"]] as const) {
+  for (const [f, flag] of [
+    ["kubeAPIBurst", "kube-api-burst"],
+    ["kubeAPIQPS", "kube-api-qps"],
+    ["maxOpenFiles", "max-open-files"],
+    ["maxPods", "max-pods"],
+    ["registryBurst", "registry-burst"],
+    ["registryPullQPS", "registry-qps"],
+  ] as const) {
     if (kc[f] < 0) bad(f, kc[f], `${f} (--${flag}) ${kc[f]} must not be a negative number`);
   }
   if ((kc.podsPerCore ?? 0) < 0) bad("podsPerCore", kc.podsPerCore, `podsPerCore (--pods-per-core) ${kc.podsPerCore} must not be a negative number`);
-  if (kc.nodeStatusMaxImages < -1) bad("nodeStatusMaxImages", kc.nodeStatusMaxImages, `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`);
-  if (kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000) bad("oomScoreAdj", kc.oomScoreAdj, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
-  if (kc.schedulingNice < -20 || kc.schedulingNice > 19) bad("schedulingNice", kc.schedulingNice, `schedulingNice ${kc.schedulingNice} must be between -20 and 19, inclusive`);
+  if (kc.nodeStatusMaxImages < -1)
+    bad("nodeStatusMaxImages", kc.nodeStatusMaxImages, `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`);
+  if (kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000)
+    bad("oomScoreAdj", kc.oomScoreAdj, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
+  if (kc.schedulingNice < -20 || kc.schedulingNice > 19)
+    bad("schedulingNice", kc.schedulingNice, `schedulingNice ${kc.schedulingNice} must be between -20 and 19, inclusive`);
   if (!isPort(kc.port)) bad("port", kc.port, `port (--port) ${kc.port} must be between 1 and 65535, inclusive`);
-  if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort)) bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);
-  if (kc.maxParallelImagePulls !== undefined && kc.maxParallelImagePulls < 1) bad("maxParallelImagePulls", kc.maxParallelImagePulls, `maxParallelImagePulls ${kc.maxParallelImagePulls} must be a positive number`);
-  if (kc.serializeImagePulls && (kc.maxParallelImagePulls ?? 0) > 1) bad("maxParallelImagePulls", kc.maxParallelImagePulls, "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false");
+  if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort))
+    bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);
+  if (kc.maxParallelImagePulls !== undefined && kc.maxParallelImagePulls < 1)
+    bad("maxParallelImagePulls", kc.maxParallelImagePulls, `maxParallelImagePulls ${kc.maxParallelImagePulls} must be a positive number`);
+  if (kc.serializeImagePulls && (kc.maxParallelImagePulls ?? 0) > 1)
+    bad(
+      "maxParallelImagePulls",
+      kc.maxParallelImagePulls,
+      "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false",
+    );
   if (kc.runOnce) bad("runOnce", kc.runOnce, "runOnce (--runOnce) true, Runonce mode has been deprecated and should not be set");
   oneOf(bad, "topologyManagerPolicy", "--topology-manager-policy", kc.topologyManagerPolicy, ["none", "best-effort", "restricted", "single-numa-node"]);
   oneOf(bad, "topologyManagerScope", "--topology-manager-scope", kc.topologyManagerScope, ["container", "pod"]);
@@ -70,39 +100,76 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
 
   const grace = ns(kc.shutdownGracePeriod);
   const crit = ns(kc.shutdownGracePeriodCriticalPods);
-  if (crit > grace) bad("shutdownGracePeriodCriticalPods", kc.shutdownGracePeriodCriticalPods, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`);
-  if (grace < 0 || (grace > 0 && grace < 1e9)) bad("shutdownGracePeriod", kc.shutdownGracePeriod, `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`);
-  if (crit < 0 || (crit > 0 && crit < 1e9)) bad("shutdownGracePeriodCriticalPods", kc.shutdownGracePeriodCriticalPods, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
-  if ((kc.shutdownGracePeriodByPodPriority?.length ?? 0) > 0 && (grace > 0 || crit > 0)) bad("shutdownGracePeriodByPodPriority", kc.shutdownGracePeriodByPodPriority, "Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time");
+  if (crit > grace)
+    bad(
+      "shutdownGracePeriodCriticalPods",
+      kc.shutdownGracePeriodCriticalPods,
+      `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`,
+    );
+  if (grace < 0 || (grace > 0 && grace < 1e9))
+    bad("shutdownGracePeriod", kc.shutdownGracePeriod, `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`);
+  if (crit < 0 || (crit > 0 && crit < 1e9))
+    bad(
+      "shutdownGracePeriodCriticalPods",
+      kc.shutdownGracePeriodCriticalPods,
+      `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`,
+    );
+  if ((kc.shutdownGracePeriodByPodPriority?.length ?? 0) > 0 && (grace > 0 || crit > 0))
+    bad(
+      "shutdownGracePeriodByPodPriority",
+      kc.shutdownGracePeriodByPodPriority,
+      "Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time",
+    );
 
-  if (kc.memoryThrottlingFactor <= 0 || kc.memoryThrottlingFactor > 1) bad("memoryThrottlingFactor", kc.memoryThrottlingFactor, `memoryThrottlingFactor ${kc.memoryThrottlingFactor} must be greater than 0 and less than or equal to 1.0`);
+  if (kc.memoryThrottlingFactor <= 0 || kc.memoryThrottlingFactor > 1)
+    bad(
+      "memoryThrottlingFactor",
+      kc.memoryThrottlingFactor,
+      `memoryThrottlingFactor ${kc.memoryThrottlingFactor} must be greater than 0 and less than or equal to 1.0`,
+    );
   if (kc.containerRuntimeEndpoint === "") bad("containerRuntimeEndpoint", "", "the containerRuntimeEndpoint was not specified or empty");
   if (kc.containerLogMaxWorkers < 1) bad("containerLogMaxWorkers", kc.containerLogMaxWorkers, "containerLogMaxWorkers must be greater than or equal to 1");
-  if (ns(kc.containerLogMonitorInterval) < 3e9) bad("containerLogMonitorInterval", kc.containerLogMonitorInterval, "containerLogMonitorInterval must be a positive time duration greater than or equal to 3s");
-  if (kc.containerLogMaxFiles <= 1) bad("containerLogMaxFiles", kc.containerLogMaxFiles, "containerLogMaxFiles (--container-log-max-files) must be greater than 1");
+  if (ns(kc.containerLogMonitorInterval) < 3e9)
+    bad(
+      "containerLogMonitorInterval",
+      kc.containerLogMonitorInterval,
+      "containerLogMonitorInterval must be a positive time duration greater than or equal to 3s",
+    );
+  if (kc.containerLogMaxFiles <= 1)
+    bad("containerLogMaxFiles", kc.containerLogMaxFiles, "containerLogMaxFiles (--container-log-max-files) must be greater than 1");
   const sizeProblem = quantityProblem(kc.containerLogMaxSize);
-  if (sizeProblem) bad("containerLogMaxSize", kc.containerLogMaxSize, `containerLogMaxSize (--container-log-max-size) ${showValue(kc.containerLogMaxSize)} is not a quantity (${sizeProblem}); want e.g. "10Mi"`);
+  if (sizeProblem)
+    bad(
+      "containerLogMaxSize",
+      kc.containerLogMaxSize,
+      `containerLogMaxSize (--container-log-max-size) ${showValue(kc.containerLogMaxSize)} is not a quantity (${sizeProblem}); want e.g. "10Mi"`,
+    );
   if (!kc.podLogsDir.startsWith("/")) bad("podLogsDir", kc.podLogsDir, `pod logs path ${showValue(kc.podLogsDir)} must be absolute path`);
   if (kc.enableSystemLogQuery && !kc.enableSystemLogHandler) bad("enableSystemLogQuery", true, "enableSystemLogHandler is required for enableSystemLogQuery");
 
   // bunlet acts on these: reject what would only fail later, at listen or at a loop's first tick.
-  for (const [f, flag] of [["address", "--address"], ["healthzBindAddress", "--healthz-bind-address"]] as const) {
+  for (const [f, flag] of [
+    ["address", "--address"],
+    ["healthzBindAddress", "--healthz-bind-address"],
+  ] as const) {
     if (isIP(kc[f]) === 0) bad(f, kc[f], `${f} (${flag}) ${showValue(kc[f])} is not a valid IP address`);
   }
-  for (const f of ["syncFrequency", "fileCheckFrequency", "httpCheckFrequency", "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "evictionPressureTransitionPeriod", "imageMinimumGCAge"] as const) {
+  for (const f of [
+    "syncFrequency",
+    "fileCheckFrequency",
+    "httpCheckFrequency",
+    "nodeStatusUpdateFrequency",
+    "nodeStatusReportFrequency",
+    "evictionPressureTransitionPeriod",
+    "imageMinimumGCAge",
+  ] as const) {
     if (ns(kc[f]) < 0) bad(f, kc[f], `${f} ${kc[f]} must not be negative`);
   }
   for (const f of ["systemReserved", "kubeReserved"] as const) validateReserved(f, kc[f], bad);
   return out;
 }
 
-function oneOf(
-  bad: (f: string, v: unknown, m: string) => void,
-  field: string,
-  flag: string | undefined,
-  value: string,
-  valid: string[],
-): void {
+function oneOf(bad: (f: string, v: unknown, m: string) => void, field: string, flag: string | undefined, value: string, valid: string[]): void {
   if (!valid.includes(value)) {
     bad(field, value, `${field}${flag ? ` (${flag})` : ""} ${showValue(value)} must be one of: ${valid.map((v) => showValue(v)).join(", ")}`);
   }
@@ -112,8 +179,14 @@ function validateEnforcements(kc: KubeletConfiguration, bad: (f: string, v: unkn
   const f = "enforceNodeAllocatable";
   const list = kc.enforceNodeAllocatable;
   const has = (k: string) => list.includes(k);
-  if (has("system-reserved") && has("system-reserved-compressible")) bad(f, list, `both "system-reserved" and "system-reserved-compressible" cannot be specified together in enforceNodeAllocatable (--enforce-node-allocatable)`);
-  if (has("kube-reserved") && has("kube-reserved-compressible")) bad(f, list, `both "kube-reserved" and "kube-reserved-compressible" cannot be specified together in enforceNodeAllocatable (--enforce-node-allocatable)`);
+  if (has("system-reserved") && has("system-reserved-compressible"))
+    bad(
+      f,
+      list,
+      `both "system-reserved" and "system-reserved-compressible" cannot be specified together in enforceNodeAllocatable (--enforce-node-allocatable)`,
+    );
+  if (has("kube-reserved") && has("kube-reserved-compressible"))
+    bad(f, list, `both "kube-reserved" and "kube-reserved-compressible" cannot be specified together in enforceNodeAllocatable (--enforce-node-allocatable)`);
   const seen = new Set<string>();
   for (const val of list) {
     if (seen.has(val)) {
@@ -122,16 +195,35 @@ function validateEnforcements(kc: KubeletConfiguration, bad: (f: string, v: unkn
     }
     seen.add(val);
     if (!ENFORCEMENTS.includes(val)) {
-      bad(f, val, `option ${showValue(val)} specified for enforceNodeAllocatable (--enforce-node-allocatable). Valid options are ${ENFORCEMENTS.map((e) => showValue(e)).join(", ")}`);
+      bad(
+        f,
+        val,
+        `option ${showValue(val)} specified for enforceNodeAllocatable (--enforce-node-allocatable). Valid options are ${ENFORCEMENTS.map((e) => showValue(e)).join(", ")}`,
+      );
       continue;
     }
     if (val === "none") {
       if (list.length > 1) bad(f, list, `enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements when "none" is specified`);
       continue;
     }
-    if (val.startsWith("system-reserved") && !kc.systemReservedCgroup) bad("systemReservedCgroup", "", `systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" or "system-reserved-compressible" included in enforceNodeAllocatable (--enforce-node-allocatable)`);
-    if (val.startsWith("kube-reserved") && !kc.kubeReservedCgroup) bad("kubeReservedCgroup", "", `kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved" or "kube-reserved-compressible" included in enforceNodeAllocatable (--enforce-node-allocatable)`);
-    if (!kc.cgroupsPerQOS) bad("cgroupsPerQOS", false, `cgroupsPerQOS (--cgroups-per-qos) must be set to true when ${showValue(val)} contained in enforceNodeAllocatable (--enforce-node-allocatable)`);
+    if (val.startsWith("system-reserved") && !kc.systemReservedCgroup)
+      bad(
+        "systemReservedCgroup",
+        "",
+        `systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" or "system-reserved-compressible" included in enforceNodeAllocatable (--enforce-node-allocatable)`,
+      );
+    if (val.startsWith("kube-reserved") && !kc.kubeReservedCgroup)
+      bad(
+        "kubeReservedCgroup",
+        "",
+        `kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved" or "kube-reserved-compressible" included in enforceNodeAllocatable (--enforce-node-allocatable)`,
+      );
+    if (!kc.cgroupsPerQOS)
+      bad(
+        "cgroupsPerQOS",
+        false,
+        `cgroupsPerQOS (--cgroups-per-qos) must be set to true when ${showValue(val)} contained in enforceNodeAllocatable (--enforce-node-allocatable)`,
+      );
   }
 }
 

@@ -63,11 +63,17 @@ export function parseDockerCfg(text: string, what = ".dockercfg"): DockerConfig 
 }
 
 /** Docker configs of pull secrets (their `data`, base64 as the API serves it); bad ones are reported and skipped. */
-export function dockerConfigsFromSecrets(secrets: readonly { name: string; data?: Record<string, string> }[], onError: (e: Error) => void = () => {}): DockerConfig[] {
+export function dockerConfigsFromSecrets(
+  secrets: readonly { name: string; data?: Record<string, string> }[],
+  onError: (e: Error) => void = () => {},
+): DockerConfig[] {
   const out: DockerConfig[] = [];
   for (const s of secrets) {
     const data = s.data ?? {};
-    for (const [key, parse] of [[".dockercfg", parseDockerCfg], [".dockerconfigjson", parseDockerConfigJson]] as const) {
+    for (const [key, parse] of [
+      [".dockercfg", parseDockerCfg],
+      [".dockerconfigjson", parseDockerConfigJson],
+    ] as const) {
       const b64 = data[key];
       if (b64 === undefined) continue;
       try {

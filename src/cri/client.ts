@@ -113,8 +113,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   const endpoint = opts.endpoint;
   const transport = opts.transport ?? createUnixGrpcTransport(socketPathOf(endpoint));
   const imageTransport =
-    opts.imageTransport ??
-    (opts.imageEndpoint && opts.imageEndpoint !== endpoint ? createUnixGrpcTransport(socketPathOf(opts.imageEndpoint)) : transport);
+    opts.imageTransport ?? (opts.imageEndpoint && opts.imageEndpoint !== endpoint ? createUnixGrpcTransport(socketPathOf(opts.imageEndpoint)) : transport);
   // Parsed on the first call, so building a client (agent wiring, CLI) costs nothing until it is used.
   let codec = opts.codec;
   const getCodec = (): Codec => (codec ??= createCodec());
@@ -122,7 +121,15 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   const delays = retryDelays(opts.retryBudgetMs ?? 5000);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
-  async function call<R>(t: UnaryTransport, path: string, reqType: string, resType: string, req: object, deadlineMs = timeoutMs, signal?: AbortSignal): Promise<R> {
+  async function call<R>(
+    t: UnaryTransport,
+    path: string,
+    reqType: string,
+    resType: string,
+    req: object,
+    deadlineMs = timeoutMs,
+    signal?: AbortSignal,
+  ): Promise<R> {
     const c = getCodec();
     const bytes = c.encode(reqType, req);
     for (let attempt = 0; ; attempt++) {
@@ -135,7 +142,8 @@ export function createCriClient(opts: CriClientOptions): CriClient {
       }
     }
   }
-  const rt = <R>(m: string, req: object, deadlineMs?: number, signal?: AbortSignal) => call<R>(transport, RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs, signal);
+  const rt = <R>(m: string, req: object, deadlineMs?: number, signal?: AbortSignal) =>
+    call<R>(transport, RUNTIME + m, `${m}Request`, `${m}Response`, req, deadlineMs, signal);
   const img = <R>(m: string, req: object, deadlineMs?: number) => call<R>(imageTransport, IMAGE + m, `${m}Request`, `${m}Response`, req, deadlineMs);
   const spec = (i: string | T.ImageSpec): T.ImageSpec => (typeof i === "string" ? { image: i } : i);
 
@@ -144,8 +152,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     version: () => rt("Version", { version: "v1" }),
     status: (verbose = false) => rt("Status", { verbose }),
     runtimeConfig: () => rt("RuntimeConfig", {}),
-    runPodSandbox: async (config, runtimeHandler = "") =>
-      (await rt<{ podSandboxId: string }>("RunPodSandbox", { config, runtimeHandler })).podSandboxId,
+    runPodSandbox: async (config, runtimeHandler = "") => (await rt<{ podSandboxId: string }>("RunPodSandbox", { config, runtimeHandler })).podSandboxId,
     stopPodSandbox: async (podSandboxId) => void (await rt("StopPodSandbox", { podSandboxId })),
     removePodSandbox: async (podSandboxId) => void (await rt("RemovePodSandbox", { podSandboxId })),
     podSandboxStatus: (podSandboxId, verbose = false) => rt("PodSandboxStatus", { podSandboxId, verbose }),
@@ -157,29 +164,23 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     stopContainer: async (containerId, timeoutSeconds) =>
       void (await rt("StopContainer", { containerId, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000)),
     removeContainer: async (containerId) => void (await rt("RemoveContainer", { containerId })),
-    listContainers: async (filter) =>
-      (await rt<{ containers: T.Container[] }>("ListContainers", filter ? { filter } : {})).containers,
+    listContainers: async (filter) => (await rt<{ containers: T.Container[] }>("ListContainers", filter ? { filter } : {})).containers,
     containerStatus: (containerId, verbose = false) => rt("ContainerStatus", { containerId, verbose }),
     containerStats: async (containerId) => (await rt<{ stats: T.ContainerStats | null }>("ContainerStats", { containerId })).stats,
-    listContainerStats: async (filter) =>
-      (await rt<{ stats: T.ContainerStats[] }>("ListContainerStats", filter ? { filter } : {})).stats,
+    listContainerStats: async (filter) => (await rt<{ stats: T.ContainerStats[] }>("ListContainerStats", filter ? { filter } : {})).stats,
     reopenContainerLog: async (containerId) => void (await rt("ReopenContainerLog", { containerId })),
     execSync: (containerId, cmd, timeoutSeconds, signal) =>
       rt("ExecSync", { containerId, cmd, timeout: timeoutSeconds }, timeoutMs + timeoutSeconds * 1000, signal),
-    exec: async (containerId, cmd, { stdin, stdout, stderr, tty }) =>
-      (await rt<{ url: string }>("Exec", { containerId, cmd, tty, stdin, stdout, stderr })).url,
-    attach: async (containerId, { stdin, stdout, stderr, tty }) =>
-      (await rt<{ url: string }>("Attach", { containerId, stdin, tty, stdout, stderr })).url,
+    exec: async (containerId, cmd, { stdin, stdout, stderr, tty }) => (await rt<{ url: string }>("Exec", { containerId, cmd, tty, stdin, stdout, stderr })).url,
+    attach: async (containerId, { stdin, stdout, stderr, tty }) => (await rt<{ url: string }>("Attach", { containerId, stdin, tty, stdout, stderr })).url,
     portForward: async (podSandboxId, ports) => (await rt<{ url: string }>("PortForward", { podSandboxId, port: ports })).url,
     listImages: async (filter) => (await img<{ images: T.Image[] }>("ListImages", filter ? { filter } : {})).images,
-    imageStatus: async (image, verbose = false) =>
-      (await img<{ image: T.Image | null }>("ImageStatus", { image: spec(image), verbose })).image,
+    imageStatus: async (image, verbose = false) => (await img<{ image: T.Image | null }>("ImageStatus", { image: spec(image), verbose })).image,
     imageStatusInfo: async (image) => {
       const r = await img<{ image: T.Image | null; info?: Record<string, string> }>("ImageStatus", { image: spec(image), verbose: true });
       return { image: r.image, info: r.info ?? {} };
     },
-    pullImage: async (image, auth, sandboxConfig) =>
-      (await img<{ imageRef: string }>("PullImage", { image: spec(image), auth, sandboxConfig })).imageRef,
+    pullImage: async (image, auth, sandboxConfig) => (await img<{ imageRef: string }>("PullImage", { image: spec(image), auth, sandboxConfig })).imageRef,
     removeImage: async (image) => void (await img("RemoveImage", { image: spec(image) })),
     imageFsInfo: () => img("ImageFsInfo", {}),
     close: () => {

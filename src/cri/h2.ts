@@ -26,7 +26,22 @@ const DEFAULT_FRAME = 16_384;
 /** Stream ids are 31 bits; a connection that used this many is retired for a fresh one. */
 const STREAM_ID_LIMIT = 2 ** 30;
 /** HTTP/2 error codes (RFC 9113 7) by number, for messages. */
-const H2_ERRORS = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"];
+const H2_ERRORS = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+];
 export const h2ErrorName = (code: number) => H2_ERRORS[code] ?? `error ${code}`;
 
 export interface H2Response {
@@ -250,7 +265,17 @@ export async function connectH2(socketPath: string): Promise<H2Connection> {
         const id = nextId;
         nextId += 2;
         if (nextId >= STREAM_ID_LIMIT) goneAway = true; // retire: the next request opens a new connection
-        stream = { id, resolve, reject, chunks: [], received: 0, maxBodyBytes: opts.maxBodyBytes ?? Infinity, pending: body, sendWindow: peer.initialWindow, done: false };
+        stream = {
+          id,
+          resolve,
+          reject,
+          chunks: [],
+          received: 0,
+          maxBodyBytes: opts.maxBodyBytes ?? Infinity,
+          pending: body,
+          sendWindow: peer.initialWindow,
+          done: false,
+        };
         streams.set(id, stream);
         refresh();
         const block = headers;

@@ -69,14 +69,21 @@ export function driverFromStatusInfo(info: Record<string, string>): RuntimeDrive
     return none(`the runtime's verbose status "config" is not JSON: ${(e as Error).message}`);
   }
   const parsed = containerdConfig.safeParse(json);
-  if (!parsed.success) return none(`the runtime's verbose status "config" is not containerd's CRI config: ${parsed.error.issues[0]?.message ?? "invalid"} at ${parsed.error.issues[0]?.path.join(".") ?? ""}`);
+  if (!parsed.success)
+    return none(
+      `the runtime's verbose status "config" is not containerd's CRI config: ${parsed.error.issues[0]?.message ?? "invalid"} at ${parsed.error.issues[0]?.path.join(".") ?? ""}`,
+    );
   const c = parsed.data;
   const name = c.containerd.defaultRuntimeName || "runc";
   const rt = c.containerd.runtimes?.[name];
   if (!rt) return none(`containerd's default runtime ${JSON.stringify(name)} is not in its config's runtimes`);
   const field = `config.containerd.runtimes.${name}`;
   if (rt.runtimeType === "io.containerd.runtime.v1.linux")
-    return { driver: c.systemdCgroup ? "systemd" : "cgroupfs", source: "Status", detail: `containerd config.systemdCgroup=${c.systemdCgroup ?? false} (runtime ${name}: ${rt.runtimeType})` };
+    return {
+      driver: c.systemdCgroup ? "systemd" : "cgroupfs",
+      source: "Status",
+      detail: `containerd config.systemdCgroup=${c.systemdCgroup ?? false} (runtime ${name}: ${rt.runtimeType})`,
+    };
   if (rt.runtimeType !== undefined && !RUNC_SHIMS.includes(rt.runtimeType))
     return none(`containerd's default runtime ${JSON.stringify(name)} is ${rt.runtimeType}, whose cgroup driver bunlet cannot read`);
   const v = rt.options?.SystemdCgroup;

@@ -55,10 +55,11 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
   let dropped = 0;
   let wake: (() => void) | undefined;
 
-  const sleep = (ms: number) => new Promise<void>((r) => {
-    const h = o.clock.setTimeout(() => ((wake = undefined), r()), ms);
-    wake = () => (o.clock.clearTimeout(h), (wake = undefined), r());
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((r) => {
+      const h = o.clock.setTimeout(() => ((wake = undefined), r()), ms);
+      wake = () => (o.clock.clearTimeout(h), (wake = undefined), r());
+    });
 
   /**
    * The writer starts on a later turn of the event loop, never inside record(): a kill on the
@@ -79,14 +80,21 @@ export function createEventBroadcaster(o: EventBroadcasterOptions): EventBroadca
     if (draining || !sink || stopped) return;
     draining = (async () => {
       const deps = { sink: sink!, correlator, sleep, stopped: () => stopped, maxTries, sleepMs, rand };
-      while (queue.length && !stopped) await recordToSink(queue.shift()!, deps).catch((e) => log.error(`event not written ${kv({ error: (e as Error).message })}`));
+      while (queue.length && !stopped)
+        await recordToSink(queue.shift()!, deps).catch((e) => log.error(`event not written ${kv({ error: (e as Error).message })}`));
     })().finally(() => {
       draining = undefined;
       if (queue.length && !stopped) scheduleDrain();
     });
   }
 
-  function makeEvent(ref: CoreEvent["involvedObject"], type: CoreEvent["type"], reason: string, message: string, annotations?: Record<string, string>): CoreEvent {
+  function makeEvent(
+    ref: CoreEvent["involvedObject"],
+    type: CoreEvent["type"],
+    reason: string,
+    message: string,
+    annotations?: Record<string, string>,
+  ): CoreEvent {
     const nowMs = o.clock.now();
     const t = metav1Time(nowMs);
     return {

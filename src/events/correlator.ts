@@ -75,7 +75,19 @@ export function spamKey(e: CoreEvent): string {
 export function aggregateKeys(e: CoreEvent): { aggregateKey: string; localKey: string } {
   const o = e.involvedObject;
   return {
-    aggregateKey: join([e.source.component, e.source.host, o.kind, o.namespace, o.name, o.uid, o.apiVersion, e.type, e.reason, e.reportingComponent, e.reportingInstance]),
+    aggregateKey: join([
+      e.source.component,
+      e.source.host,
+      o.kind,
+      o.namespace,
+      o.name,
+      o.uid,
+      o.apiVersion,
+      e.type,
+      e.reason,
+      e.reportingComponent,
+      e.reportingInstance,
+    ]),
     localKey: e.message,
   };
 }
@@ -140,7 +152,12 @@ export function createEventCorrelator(o: CorrelatorOptions): EventCorrelator {
       };
       patch = { count: event.count, lastTimestamp: event.lastTimestamp, message: event.message };
     }
-    observations.add(key, { count: event.count, firstTimestamp: event.firstTimestamp, name: event.metadata.name, resourceVersion: event.metadata.resourceVersion });
+    observations.add(key, {
+      count: event.count,
+      firstTimestamp: event.firstTimestamp,
+      name: event.metadata.name,
+      resourceVersion: event.metadata.resourceVersion,
+    });
     return { event, patch };
   }
 

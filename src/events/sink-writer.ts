@@ -49,7 +49,9 @@ async function recordEvent(r: CorrelateResult, d: SinkWriterDeps): Promise<boole
     if (!isAlreadyExists(err)) log.error(`Server rejected event (will not retry!) ${kv({ object: refText(ev), reason: ev.reason, error: err.message })}`);
     return true;
   }
-  log.error(`Unable to write event (may retry after sleeping) ${kv({ object: refText(ev), reason: ev.reason, error: (err as Error)?.message ?? String(err) })}`);
+  log.error(
+    `Unable to write event (may retry after sleeping) ${kv({ object: refText(ev), reason: ev.reason, error: (err as Error)?.message ?? String(err) })}`,
+  );
   return false;
 }
 

@@ -8,6 +8,11 @@ export function apiEventSink(client: KubeClient): EventSink {
   return {
     create: (e) => client.request<CoreEvent>({ method: "POST", path: base(e.metadata.namespace), body: { kind: "Event", apiVersion: "v1", ...e } }),
     patch: (e, patch) =>
-      client.request<CoreEvent>({ method: "PATCH", path: `${base(e.metadata.namespace)}/${encodeURIComponent(e.metadata.name)}`, body: patch, contentType: "application/strategic-merge-patch+json" }),
+      client.request<CoreEvent>({
+        method: "PATCH",
+        path: `${base(e.metadata.namespace)}/${encodeURIComponent(e.metadata.name)}`,
+        body: patch,
+        contentType: "application/strategic-merge-patch+json",
+      }),
   };
 }

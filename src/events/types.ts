@@ -49,7 +49,11 @@ export interface EventRecorder {
 
 export const nodeRef = (nodeName: string): ObjectReference => ({ kind: "Node", name: nodeName, uid: nodeName });
 
-export function podRef(pod: { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } }, containerName?: string, init = false): ObjectReference {
+export function podRef(
+  pod: { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } },
+  containerName?: string,
+  init = false,
+): ObjectReference {
   return {
     kind: "Pod",
     namespace: pod.metadata.namespace ?? "default",

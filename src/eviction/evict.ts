@@ -14,7 +14,13 @@ import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, type CycleReport, type InFligh
 import { isHardThreshold } from "./threshold.ts";
 
 /** Step 15 (upstream localStorageEviction): every pod over an ephemeral-storage limit and not already being killed, at the immediate grace. Returns how many. */
-export function evictForLocalStorage(cycle: Cycle, active: readonly PodLike[], pending: readonly InFlightKill[], statsFunc: StatsFunc, layout: FsLayout): number {
+export function evictForLocalStorage(
+  cycle: Cycle,
+  active: readonly PodLike[],
+  pending: readonly InFlightKill[],
+  statsFunc: StatsFunc,
+  layout: FsLayout,
+): number {
   const { deps, state, config, logger, report } = cycle;
   const pendingUids = new Set(pending.map((k) => k.uid));
   return evictLocalStorage(
@@ -84,7 +90,13 @@ export interface SkippedPods {
  * killed at least as urgently is evicted — a softer running kill is escalated. "done" once one is (or the
  * notifier thread's plan evicts instead); else what was passed over.
  */
-export function evictFirstEvictable(cycle: Cycle, choice: ReclaimChoice, ranked: readonly RankedPod[], pending: readonly InFlightKill[], statsFunc: StatsFunc): "done" | SkippedPods {
+export function evictFirstEvictable(
+  cycle: Cycle,
+  choice: ReclaimChoice,
+  ranked: readonly RankedPod[],
+  pending: readonly InFlightKill[],
+  statsFunc: StatsFunc,
+): "done" | SkippedPods {
   const { config, logger } = cycle;
   const inFlight = new Map(pending.map((k) => [k.uid, k]));
   const skipped: SkippedPods = { staticSkipped: 0, criticalSkipped: 0 };
@@ -129,7 +141,14 @@ function evictPod({ deps, state, logger, report }: Cycle, choice: ReclaimChoice,
 }
 
 /** Step 23: a ranking with no victim — the report's note says why, and one warning. */
-export function explainNoEviction({ report, logger }: Cycle, { threshold, observedText, thresholdText }: ReclaimChoice, rankedCount: number, skipped: SkippedPods): void {
+export function explainNoEviction(
+  { report, logger }: Cycle,
+  { threshold, observedText, thresholdText }: ReclaimChoice,
+  rankedCount: number,
+  skipped: SkippedPods,
+): void {
   report.note = noEvictionNote(rankedCount, skipped.staticSkipped, skipped.criticalSkipped);
-  logger.warn(`eviction manager: nothing can be evicted ${kv({ signal: threshold.signal, observed: observedText, threshold: thresholdText, why: report.note })}`);
+  logger.warn(
+    `eviction manager: nothing can be evicted ${kv({ signal: threshold.signal, observed: observedText, threshold: thresholdText, why: report.note })}`,
+  );
 }

@@ -67,7 +67,12 @@ export function explainLive(manager: EvictionManager, pods: PodLike[], config: E
   if (!r || !st.lastSummary) return undefined;
   const x = buildReport(config, pods, st.lastSummary, st, r, r.timeMs);
   x.mode = "live";
-  x.inFlight = [...st.inFlight.values()].map((k) => ({ pod: podKey(k.pod), gracePeriodSeconds: k.gracePeriodSeconds, startedSecondsAgo: Math.max(0, nowMs - k.startedAtMs) / 1000, finished: k.settled }));
+  x.inFlight = [...st.inFlight.values()].map((k) => ({
+    pod: podKey(k.pod),
+    gracePeriodSeconds: k.gracePeriodSeconds,
+    startedSecondsAgo: Math.max(0, nowMs - k.startedAtMs) / 1000,
+    finished: k.settled,
+  }));
   const ev = r.evicted[0];
   x.lastEviction = ev ? { pod: podKey(ev.pod), gracePeriodSeconds: ev.gracePeriodSeconds, message: ev.message, annotations: ev.annotations } : null;
   if (r.reclaim && r.actionableFresh.length > 0) {
@@ -75,8 +80,19 @@ export function explainLive(manager: EvictionManager, pods: PodLike[], config: E
     const next = r.ranked.find((p) => !exemptFromEviction(p.pod, config.evictStaticPods) && !busy.has(p.pod.metadata.uid ?? ""));
     if (next) {
       const byUid = podStatsByUid(st.lastSummary);
-      const { message, annotations } = evictionMessage(r.reclaim.resource, next.pod, next.pod.metadata.uid ? byUid.get(next.pod.metadata.uid) : undefined, sortThresholdsForReclaim(r.actionableFresh), r.observations);
-      x.nextEviction = { pod: podKey(next.pod), gracePeriodSeconds: gracePeriodOverride(r.reclaim.threshold, next.pod, config.maxPodGracePeriodSeconds), message, annotations };
+      const { message, annotations } = evictionMessage(
+        r.reclaim.resource,
+        next.pod,
+        next.pod.metadata.uid ? byUid.get(next.pod.metadata.uid) : undefined,
+        sortThresholdsForReclaim(r.actionableFresh),
+        r.observations,
+      );
+      x.nextEviction = {
+        pod: podKey(next.pod),
+        gracePeriodSeconds: gracePeriodOverride(r.reclaim.threshold, next.pod, config.maxPodGracePeriodSeconds),
+        message,
+        annotations,
+      };
     }
   }
   return x;
@@ -87,7 +103,12 @@ function buildReport(config: EvictionConfig, pods: PodLike[], summary: Summary, 
   const observations: ExplainReport["observations"] = {};
   for (const [sig, o] of Object.entries(obs)) {
     const count = signalIsCount(sig as Signal);
-    observations[sig] = { available: o!.available, capacity: o!.capacity, availableText: formatAmount(o!.available, count), capacityText: formatAmount(o!.capacity, count) };
+    observations[sig] = {
+      available: o!.available,
+      capacity: o!.capacity,
+      availableText: formatAmount(o!.available, count),
+      capacityText: formatAmount(o!.capacity, count),
+    };
   }
   const thresholds = st.thresholds.map((th) => {
     const o = obs[th.signal];
@@ -105,7 +126,9 @@ function buildReport(config: EvictionConfig, pods: PodLike[], summary: Summary, 
   let ranked = r.ranked;
   if (!r.reclaim) {
     const byUid = podStatsByUid(summary);
-    ranked = rankFuncFor(rankedFor, st.layout ?? { dedicatedImageFs: false, splitContainerImageFs: false })(pods, (p) => (p.metadata.uid ? byUid.get(p.metadata.uid) : undefined));
+    ranked = rankFuncFor(rankedFor, st.layout ?? { dedicatedImageFs: false, splitContainerImageFs: false })(pods, (p) =>
+      p.metadata.uid ? byUid.get(p.metadata.uid) : undefined,
+    );
   }
   return {
     mode: "offline",
@@ -137,7 +160,9 @@ const pct = (v: { percentage?: number; quantity?: number }, count: boolean) =>
 
 export function renderExplain(x: ExplainReport): string {
   const lines: string[] = [];
-  lines.push(`${x.mode === "live" ? "live state of" : "one cycle over"} node ${x.node}, stats at ${x.time}, filesystems: ${x.layout.dedicatedImageFs ? (x.layout.splitContainerImageFs ? "split image fs" : "dedicated image fs") : "single fs"}`);
+  lines.push(
+    `${x.mode === "live" ? "live state of" : "one cycle over"} node ${x.node}, stats at ${x.time}, filesystems: ${x.layout.dedicatedImageFs ? (x.layout.splitContainerImageFs ? "split image fs" : "dedicated image fs") : "single fs"}`,
+  );
   lines.push("observations:");
   for (const [sig, o] of Object.entries(x.observations)) {
     const free = o.capacity > 0 ? ` (${((o.available / o.capacity) * 100).toFixed(1)}% free)` : "";
@@ -149,18 +174,24 @@ export function renderExplain(x: ExplainReport): string {
     const count = signalIsCount(t.signal as Signal);
     const kind = t.gracePeriodSeconds === 0 ? "hard" : `soft grace=${t.gracePeriodSeconds}s`;
     const min = t.minReclaim ? ` minReclaim=${pct(t.minReclaim, count)}` : "";
-    const state = t.amountText === null ? "not observed" : t.met ? (t.actionable ? "MET, actionable" : `MET, grace remaining ${t.graceRemainingSeconds}s`) : "not met";
+    const state =
+      t.amountText === null ? "not observed" : t.met ? (t.actionable ? "MET, actionable" : `MET, grace remaining ${t.graceRemainingSeconds}s`) : "not met";
     lines.push(`  ${t.signal} < ${pct(t.value, count)} (${kind}${min}) = ${t.amountText ?? "?"}: ${state}`);
   }
   lines.push(`node conditions: ${x.nodeConditions.join(", ") || "none"}`);
   lines.push(`reclaiming: ${x.reclaim ? `${x.reclaim.signal} (${x.reclaim.resource})` : "nothing"}`);
   lines.push(`ranking for ${x.rankedFor}${x.reclaim ? "" : " (if it were under pressure)"}:`);
   x.ranked.forEach((p, i) => {
-    const flags = [p.statsFound ? "" : "no-stats", p.exceedsRequest ? "exceeds-request" : "", p.exempt ? "exempt(critical/static/mirror)" : ""].filter(Boolean).join(" ");
+    const flags = [p.statsFound ? "" : "no-stats", p.exceedsRequest ? "exceeds-request" : "", p.exempt ? "exempt(critical/static/mirror)" : ""]
+      .filter(Boolean)
+      .join(" ");
     lines.push(`  ${String(i + 1).padStart(3)}. ${p.pod} qos=${p.qos} priority=${p.priority} usage=${p.usage} request=${p.request}${flags ? ` ${flags}` : ""}`);
   });
   if (x.ranked.length === 0) lines.push("  (no pods)");
-  for (const k of x.inFlight ?? []) lines.push(`eviction in flight: ${k.pod} grace=${k.gracePeriodSeconds}s started ${k.startedSecondsAgo}s ago${k.finished ? " (kill returned, waiting for cleanup)" : ""}`);
+  for (const k of x.inFlight ?? [])
+    lines.push(
+      `eviction in flight: ${k.pod} grace=${k.gracePeriodSeconds}s started ${k.startedSecondsAgo}s ago${k.finished ? " (kill returned, waiting for cleanup)" : ""}`,
+    );
   if (x.lastEviction) lines.push(`last eviction: ${x.lastEviction.pod} grace=${x.lastEviction.gracePeriodSeconds}s: ${x.lastEviction.message.trim()}`);
   if (x.nextEviction) {
     lines.push(`next eviction: ${x.nextEviction.pod} grace=${x.nextEviction.gracePeriodSeconds}s`);

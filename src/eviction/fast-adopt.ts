@@ -59,7 +59,12 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   const observed = formatAmount(d.observation.available);
   const threshold = formatThresholdAmount(t, d.observation.capacity);
   const kind = isHardThreshold(t) ? "hard" : "soft";
-  deps.recorder?.({ object: { kind: "Node", name: deps.nodeName ?? "" }, type: "Warning", reason: "EvictionThresholdMet", message: `Attempting to reclaim ${resource}` });
+  deps.recorder?.({
+    object: { kind: "Node", name: deps.nodeName ?? "" },
+    type: "Warning",
+    reason: "EvictionThresholdMet",
+    message: `Attempting to reclaim ${resource}`,
+  });
   logger.info(`eviction threshold met ${kv({ signal, observed, threshold, kind, graceLeft: "0s" })}`);
   logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
 

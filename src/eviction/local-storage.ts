@@ -23,7 +23,9 @@ const used = (fs: FsStats | undefined): number => fs?.usedBytes ?? 0;
 
 /** A summed limit printed in the format of the first declared limit, as Quantity.Add keeps it ("2G", "2Gi"). */
 function formatLimitSum(pod: PodLike, value: number): string {
-  const first = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.resources?.limits?.["ephemeral-storage"]).find((v) => v !== undefined);
+  const first = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]
+    .map((c) => c.resources?.limits?.["ephemeral-storage"])
+    .find((v) => v !== undefined);
   let format: QuantityFormat = "BinarySI";
   try {
     if (first !== undefined) format = parseQuantity(String(first)).format;

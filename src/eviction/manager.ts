@@ -180,7 +180,10 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
     },
     admit(pod) {
       const r = admitPod(pod, conditions());
-      if (!r.admit) logger.info(`failed to admit pod to node ${kv({ pod: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`, nodeCondition: conditions().join(",") })}`);
+      if (!r.admit)
+        logger.info(
+          `failed to admit pod to node ${kv({ pod: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`, nodeCondition: conditions().join(",") })}`,
+        );
       return r;
     },
     nodeConditions: () => [...conditions()],

@@ -91,7 +91,12 @@ export function evictionMessage(
  * (EvictionDeps.containerMemory) over the summary's, which may predate the ramp that crossed the line
  * or not know a pod started since. Other resources, or nothing read: the summary's as they are.
  */
-export function withFreshContainerMemory(resource: StarvedResource, pod: PodLike, stats: PodStats | undefined, fresh: readonly ContainerStats[] | undefined): PodStats | undefined {
+export function withFreshContainerMemory(
+  resource: StarvedResource,
+  pod: PodLike,
+  stats: PodStats | undefined,
+  fresh: readonly ContainerStats[] | undefined,
+): PodStats | undefined {
   if (resource !== "memory" || !fresh) return stats;
   const before = new Map((stats?.containers ?? []).map((c) => [c.name, c]));
   const containers = fresh.map((c) => ({ ...before.get(c.name), ...c, memory: c.memory ?? before.get(c.name)?.memory }));

@@ -9,7 +9,11 @@ import type { CycleReport } from "./synchronize.ts";
  * `signals`: the configured threshold signals, whose series start at 0 (a counter born at its first
  * eviction would hide that eviction from rate() and increase()).
  */
-export function evictionMetrics(registry: Registry, signals: readonly string[] = [], initialCounts: Readonly<Record<string, number>> = {}): (report: CycleReport) => void {
+export function evictionMetrics(
+  registry: Registry,
+  signals: readonly string[] = [],
+  initialCounts: Readonly<Record<string, number>> = {},
+): (report: CycleReport) => void {
   const evictions = registry.counter({
     name: "kubelet_evictions",
     help: "Cumulative number of pod evictions by eviction signal",

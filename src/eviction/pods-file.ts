@@ -30,25 +30,27 @@ const podSchema = z.looseObject({
     creationTimestamp: z.string().nullable().optional(),
   }),
   // Trimmed lists (the kubelet-real fixture) may lack spec or containers: treat as empty.
-  spec: z.looseObject({
-    containers: z.array(container).default([]),
-    initContainers: z.array(container).optional(),
-    priority: z.number().int().optional(),
-    priorityClassName: z.string().optional(),
-    terminationGracePeriodSeconds: z.number().int().optional(),
-    overhead: z.record(z.string(), quantity).optional(),
-    volumes: z
-      .array(
-        z.looseObject({
-          name: z.string(),
-          emptyDir: z.looseObject({ medium: z.string().optional(), sizeLimit: quantity.optional() }).optional(),
-        }),
-      )
-      .optional(),
-    tolerations: z
-      .array(z.looseObject({ key: z.string().optional(), operator: z.string().optional(), value: z.string().optional(), effect: z.string().optional() }))
-      .optional(),
-  }).default({ containers: [] }),
+  spec: z
+    .looseObject({
+      containers: z.array(container).default([]),
+      initContainers: z.array(container).optional(),
+      priority: z.number().int().optional(),
+      priorityClassName: z.string().optional(),
+      terminationGracePeriodSeconds: z.number().int().optional(),
+      overhead: z.record(z.string(), quantity).optional(),
+      volumes: z
+        .array(
+          z.looseObject({
+            name: z.string(),
+            emptyDir: z.looseObject({ medium: z.string().optional(), sizeLimit: quantity.optional() }).optional(),
+          }),
+        )
+        .optional(),
+      tolerations: z
+        .array(z.looseObject({ key: z.string().optional(), operator: z.string().optional(), value: z.string().optional(), effect: z.string().optional() }))
+        .optional(),
+    })
+    .default({ containers: [] }),
   status: z.looseObject({ phase: z.string().optional(), qosClass: z.string().optional(), reason: z.string().optional() }).optional(),
 });
 

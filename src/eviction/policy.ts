@@ -74,7 +74,11 @@ export function thresholdsFirstObservedAt(met: readonly Threshold[], last: Reado
 }
 
 /** Upstream nodeConditionsLastObservedAt: the conditions observed now are stamped `now`; the others keep their time. */
-export function nodeConditionsLastObservedAt(observed: readonly NodeConditionType[], last: ReadonlyMap<NodeConditionType, number>, now: number): Map<NodeConditionType, number> {
+export function nodeConditionsLastObservedAt(
+  observed: readonly NodeConditionType[],
+  last: ReadonlyMap<NodeConditionType, number>,
+  now: number,
+): Map<NodeConditionType, number> {
   const out = new Map(last);
   for (const c of observed) out.set(c, now);
   return out;

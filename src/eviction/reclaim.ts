@@ -49,8 +49,15 @@ export function chooseThresholdToReclaim({ report }: Cycle, fresh: readonly Thre
 
 /** Step 18: the EvictionThresholdMet event on the node, and the line that says what is reclaimed. */
 export function announceReclaim({ deps, logger }: Cycle, { threshold, resource, observedText, thresholdText }: ReclaimChoice): void {
-  deps.recorder?.({ object: { kind: "Node", name: deps.nodeName ?? "" }, type: "Warning", reason: "EvictionThresholdMet", message: `Attempting to reclaim ${resource}` });
-  logger.info(`attempting to reclaim ${kv({ resource, signal: threshold.signal, observed: observedText, threshold: thresholdText, kind: isHardThreshold(threshold) ? "hard" : "soft" })}`);
+  deps.recorder?.({
+    object: { kind: "Node", name: deps.nodeName ?? "" },
+    type: "Warning",
+    reason: "EvictionThresholdMet",
+    message: `Attempting to reclaim ${resource}`,
+  });
+  logger.info(
+    `attempting to reclaim ${kv({ resource, signal: threshold.signal, observed: observedText, threshold: thresholdText, kind: isHardThreshold(threshold) ? "hard" : "soft" })}`,
+  );
 }
 
 export interface NodeReclaimOutcome {

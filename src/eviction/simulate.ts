@@ -118,7 +118,9 @@ export async function simulate(input: SimulateInput): Promise<SimulateOutput> {
   for (const step of input.steps) {
     const t = stepTimeMs(step.summary, prev);
     if (prev !== undefined && t < prev) {
-      throw new Error(`${step.source}: node.memory.time ${new Date(t).toISOString()} is before the previous step's ${new Date(prev).toISOString()}; steps must be in time order`);
+      throw new Error(
+        `${step.source}: node.memory.time ${new Date(t).toISOString()} is before the previous step's ${new Date(prev).toISOString()}; steps must be in time order`,
+      );
     }
     prev = t;
     clock.set(t);

@@ -20,7 +20,6 @@ export interface InFlightKill {
   signal: string;
 }
 
-
 export interface EvictionRecord {
   pod: PodLike;
   signal: string;

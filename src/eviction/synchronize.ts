@@ -182,7 +182,12 @@ function updateState(
 }
 
 /** Step 13: a line per threshold met — info when newly met (a decision worth reading), debug on repeats. */
-function logThresholdsMet({ state, logger, now }: Cycle, met: readonly Threshold[], observations: Observations, lastFirstObservedAt: ReadonlyMap<Threshold, number>): void {
+function logThresholdsMet(
+  { state, logger, now }: Cycle,
+  met: readonly Threshold[],
+  observations: Observations,
+  lastFirstObservedAt: ReadonlyMap<Threshold, number>,
+): void {
   for (const t of met) {
     const o = observations[t.signal]!;
     const graceLeftMs = Math.max(0, t.gracePeriodMs - (now - state.firstObservedAt.get(t)!));

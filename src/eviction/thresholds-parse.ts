@@ -153,7 +153,12 @@ export function parseThresholdConfig(input: ThresholdConfigInput): Threshold[] {
     const g = grace.get(t.signal);
     if (g === undefined) {
       const v = input.evictionSoft?.[t.signal] ?? "";
-      throw new ThresholdParseError(softSource, t.signal, v, `grace period must be specified for the soft eviction threshold ${t.signal} (set ${graceSource} ${t.signal}=<duration>)`);
+      throw new ThresholdParseError(
+        softSource,
+        t.signal,
+        v,
+        `grace period must be specified for the soft eviction threshold ${t.signal} (set ${graceSource} ${t.signal}=<duration>)`,
+      );
     }
     t.gracePeriodMs = g;
   }
@@ -166,7 +171,13 @@ export function parseThresholdConfig(input: ThresholdConfigInput): Threshold[] {
   if ((input.enforceNodeAllocatable ?? ["pods"]).includes("pods")) {
     for (const t of [...all]) {
       if (t.signal === "memory.available" && t.gracePeriodMs === 0) {
-        all.push({ signal: "allocatableMemory.available", operator: "LessThan", value: t.value, gracePeriodMs: 0, ...(t.minReclaim ? { minReclaim: t.minReclaim } : {}) });
+        all.push({
+          signal: "allocatableMemory.available",
+          operator: "LessThan",
+          value: t.value,
+          gracePeriodMs: 0,
+          ...(t.minReclaim ? { minReclaim: t.minReclaim } : {}),
+        });
       }
     }
   }

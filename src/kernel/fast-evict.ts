@@ -273,7 +273,13 @@ export interface FastObservation {
  * side of the line when the working set sits at it (kubepods' memory.current moved by up to ~256 KiB
  * between two reads in the v2 guest: the per-CPU charge stock, likely) and the eviction would wait.
  */
-export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[], dirs: readonly string[], io: FastEvictIo = realIo, observed?: FastObservation): FastOutcome | undefined {
+export function tryFastEviction(
+  buf: SharedArrayBuffer,
+  tokens: readonly number[],
+  dirs: readonly string[],
+  io: FastEvictIo = realIo,
+  observed?: FastObservation,
+): FastOutcome | undefined {
   const { i, f } = views(buf);
   if (Atomics.load(i, H_STATE) !== PLAN_ARMED) return undefined;
   const nThr = i[H_THRESHOLDS]!;
@@ -294,7 +300,14 @@ export function tryFastEviction(buf: SharedArrayBuffer, tokens: readonly number[
   }
 }
 
-function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readonly string[], io: FastEvictIo, observed: FastObservation | undefined): FastOutcome {
+function decide(
+  i: Int32Array,
+  f: Float64Array,
+  generation: number,
+  dirs: readonly string[],
+  io: FastEvictIo,
+  observed: FastObservation | undefined,
+): FastOutcome {
   const stepAside = (reason: string, detail?: string): FastOutcome => ({ fired: false, generation, reason, ...(detail ? { detail } : {}) });
   const nDirs = i[H_DIRS]!;
   const links = io.dirLinks(dirs.slice(0, nDirs));
@@ -343,7 +356,8 @@ function decide(i: Int32Array, f: Float64Array, generation: number, dirs: readon
   for (let k = 0; k < i[H_THRESHOLDS]! && thr < 0; k++) {
     const [usage, inactive] = readThreshold(k);
     const at = memoryThresholdAt(f[FTHR_BASE + 2 * k + 1]!, f[FTHR_BASE + 2 * k]!, usage, inactive);
-    if (!at.met) notMet.push(`token ${i[THR_BASE + 4 * k]} (${judged[k]}): available ${at.available} > ${f[FTHR_BASE + 2 * k + 1]} of capacity ${f[FTHR_BASE + 2 * k]}`);
+    if (!at.met)
+      notMet.push(`token ${i[THR_BASE + 4 * k]} (${judged[k]}): available ${at.available} > ${f[FTHR_BASE + 2 * k + 1]} of capacity ${f[FTHR_BASE + 2 * k]}`);
     if (at.met) {
       thr = k;
       available = at.available;
@@ -452,7 +466,11 @@ export interface SignalsTakenIo {
  * 1.1–1.9 ms — as with no check at all — when the first check waits 2 ms). Returns when that was seen
  * (wall-clock ms), or undefined at the cap or when a PID is unknown (then it waited `minMs`).
  */
-export function awaitSignalsTaken(sent: readonly { pid: number; signal: number }[], io: SignalsTakenIo, opts: { minMs: number; capMs: number; firstMs: number }): number | undefined {
+export function awaitSignalsTaken(
+  sent: readonly { pid: number; signal: number }[],
+  io: SignalsTakenIo,
+  opts: { minMs: number; capMs: number; firstMs: number },
+): number | undefined {
   const start = io.now();
   if (sent.length === 0 || sent.some((s) => s.pid <= 0)) {
     io.sleep(opts.minMs);

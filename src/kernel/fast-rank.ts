@@ -60,7 +60,12 @@ export function chooseMemoryVictim(cands: readonly FastCandidate[], usage: (i: n
 }
 
 /** A memory signal at the crossing: available = capacity − working set, met when the threshold's bytes exceed it (thresholdsMet). */
-export function memoryThresholdAt(valueBytes: number, capacityBytes: number, usageBytes: number, inactiveFileBytes: number): { available: number; met: boolean } {
+export function memoryThresholdAt(
+  valueBytes: number,
+  capacityBytes: number,
+  usageBytes: number,
+  inactiveFileBytes: number,
+): { available: number; met: boolean } {
   const ws = Math.max(0, usageBytes - inactiveFileBytes);
   const available = Math.max(0, capacityBytes - ws);
   return { available, met: valueBytes > available };

@@ -134,8 +134,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
           onError(err instanceof Error ? err : new Error(String(err)));
         }
       }
-    }
-    else if (msg.type === "priority") {
+    } else if (msg.type === "priority") {
       const { type: _t, ...p } = msg;
       opts.onPriority?.(p);
     }
@@ -145,7 +144,14 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
     stopped();
   };
   const fastPlan = opts.fastPlan && { buffer: opts.fastPlan.buffer, dirs: opts.fastPlan.dirs };
-  worker.postMessage({ type: "start", epfd: epoll.fd, threadNice: opts.threadNice, threadRealtime: opts.threadRealtime, boost, fastPlan } satisfies WorkerStart);
+  worker.postMessage({
+    type: "start",
+    epfd: epoll.fd,
+    threadNice: opts.threadNice,
+    threadRealtime: opts.threadRealtime,
+    boost,
+    fastPlan,
+  } satisfies WorkerStart);
 
   function dispatch(pairs: number[], wokeAtMs: number): void {
     for (let i = 0; i + 1 < pairs.length; i += 2) {
@@ -203,10 +209,7 @@ export function createNotifierHub(opts: NotifierHubOptions = {}): NotifierHub {
         control.signal();
         const timeoutMs = opts.stopTimeoutMs ?? 2000;
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const finished = await Promise.race([
-          stoppedP.then(() => true),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
-        ]);
+        const finished = await Promise.race([stoppedP.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
         clearTimeout(timer);
         worker.terminate();
         // A boost nobody ended (the hub closed mid-event) must not outlive the hub.

@@ -11,7 +11,13 @@ import { detectMemoryNotification } from "./detect.ts";
 import { createNotifierHub, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
 import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
 import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
-import { DEFAULT_WORKING_SET_POLL, startWorkingSetWatch, type WorkingSetPollSettings, type WorkingSetTarget, type WorkingSetWatch } from "./working-set-watch.ts";
+import {
+  DEFAULT_WORKING_SET_POLL,
+  startWorkingSetWatch,
+  type WorkingSetPollSettings,
+  type WorkingSetTarget,
+  type WorkingSetWatch,
+} from "./working-set-watch.ts";
 import type { PriorityOutcome } from "./thread-priority.ts";
 
 /** 15 % of a 2 s window stalled; 2 s multiples are accepted even without CAP_SYS_RESOURCE. */
@@ -127,7 +133,13 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
           opts.onTrigger(ev.description, preciseNow() - ev.wokeAtMs);
           // The line after the cycle the trigger queued (its kill included): a log write costs the
           // pressure path 0.5–2 ms when it comes first.
-          setTimeout(() => logger.info(`eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`), 0);
+          setTimeout(
+            () =>
+              logger.info(
+                `eviction manager: ${ev.description} crossed ${kv({ cgroup: ev.cgroupPath, thresholdBytes: ev.thresholdBytes, usageBytes: ev.usageBytes, count: ev.count })}`,
+              ),
+            0,
+          );
         },
         onRemoved(path) {
           logger.warn(`eviction manager: memcg notifier cgroup removed; re-armed at the next refresh ${kv({ cgroup: path })}`);
@@ -178,13 +190,15 @@ export function startMemoryNotifiers(opts: MemoryNotifiersOptions): MemoryNotifi
       if (joined !== lastErrors && joined !== "") logger.warn(`eviction manager: memcg notifier not armed: ${joined}`);
       lastErrors = joined;
       for (const [, n] of memcg.notifiers) {
-        if (n.armedBytes !== undefined) logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
+        if (n.armedBytes !== undefined)
+          logger.debug(`eviction manager: memcg notifier armed ${kv({ description: n.description, cgroup: n.cgroupPath, thresholdBytes: n.armedBytes })}`);
       }
     },
     armedThresholds() {
       if (workingSet) return workingSet.armed();
       const out: ArmedThreshold[] = [];
-      for (const n of memcg?.notifiers.values() ?? []) if (n.token !== undefined) out.push({ signal: n.signal, hard: n.hard, token: n.token, cgroupPath: n.cgroupPath });
+      for (const n of memcg?.notifiers.values() ?? [])
+        if (n.token !== undefined) out.push({ signal: n.signal, hard: n.hard, token: n.token, cgroupPath: n.cgroupPath });
       return out;
     },
     endBoost: () => hub.endBoost(),
@@ -251,7 +265,15 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       return watch.targets.flatMap((t) => {
         const d = described.get(t.id);
         if (!d || t.token === undefined || broken.has(t.id)) return [];
-        return [{ signal: d.signal, hard: d.hard, token: t.token, cgroupPath: t.source === "meminfo" ? mount : t.source.cgroupDir, files: t.source === "meminfo" ? ("v2-root" as const) : ("v2" as const) }];
+        return [
+          {
+            signal: d.signal,
+            hard: d.hard,
+            token: t.token,
+            cgroupPath: t.source === "meminfo" ? mount : t.source.cgroupDir,
+            files: t.source === "meminfo" ? ("v2-root" as const) : ("v2" as const),
+          },
+        ];
       });
     },
     async apply(targets: readonly MemcgTarget[]): Promise<void> {
@@ -267,7 +289,10 @@ function startWorkingSet(mount: string, opts: MemoryNotifiersOptions, logger: Me
       const before = JSON.stringify(watch.targets);
       watch.set(next);
       if (JSON.stringify(watch.targets) === before) return;
-      for (const t of next) logger.debug(`eviction manager: working-set notifier armed ${kv({ description: described.get(t.id)?.description, source: t.source === "meminfo" ? "/proc/meminfo" : t.source.cgroupDir, workingSetBytes: t.lineBytes })}`);
+      for (const t of next)
+        logger.debug(
+          `eviction manager: working-set notifier armed ${kv({ description: described.get(t.id)?.description, source: t.source === "meminfo" ? "/proc/meminfo" : t.source.cgroupDir, workingSetBytes: t.lineBytes })}`,
+        );
     },
   };
 }
@@ -282,7 +307,10 @@ const NEEDS_PRIVILEGE = new Set(["EACCES", "EPERM"]);
 /** One log line for a thread's priority outcome: what it runs at, or what the kernel refused and why. */
 function logPriority(logger: MemoryNotifiersLogger, thread: string, p: PriorityOutcome): void {
   const rt = p.realtime;
-  if (p.applied) logger.info(`kernel memory notification: scheduling priority set ${kv({ thread, nice: p.effective ?? p.nice, ...(rt?.applied ? { policy: "SCHED_RR", rtPriority: rt.priority } : {}) })}`);
+  if (p.applied)
+    logger.info(
+      `kernel memory notification: scheduling priority set ${kv({ thread, nice: p.effective ?? p.nice, ...(rt?.applied ? { policy: "SCHED_RR", rtPriority: rt.priority } : {}) })}`,
+    );
   else
     logger.warn(
       `kernel memory notification: could not set the scheduling priority; the path runs at the current one ${kv({ thread, requested: p.nice, effective: p.effective, error: p.error, hint: NEEDS_PRIVILEGE.has(p.error ?? "") ? "needs CAP_SYS_NICE" : undefined })}`,

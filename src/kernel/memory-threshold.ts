@@ -226,7 +226,15 @@ export function createMemcgNotifierSet(opts: MemcgNotifierSetOptions): MemcgNoti
         let n = notifiers.get(key);
         if (!n || n.cgroupPath !== cgroupPath) {
           n?.stop();
-          n = createMemoryThresholdNotifier({ hub: opts.hub, cgroupPath, signal: t.signal, hard: t.hard, description: t.description, onEvent: opts.onEvent, onRemoved: opts.onRemoved });
+          n = createMemoryThresholdNotifier({
+            hub: opts.hub,
+            cgroupPath,
+            signal: t.signal,
+            hard: t.hard,
+            description: t.description,
+            onEvent: opts.onEvent,
+            onRemoved: opts.onRemoved,
+          });
           notifiers.set(key, n);
         }
         armings.push(n.updateThreshold(t.thresholdBytes).catch((e: unknown) => void errors.push(`${t.description} on ${cgroupPath}: ${(e as Error).message}`)));

@@ -16,7 +16,10 @@ export function parseProcStat(text: string): ProcStat {
   const close = text.lastIndexOf(")");
   if (close < 0) throw new Error(`/proc stat: no ")" in ${JSON.stringify(text.slice(0, 80))}`);
   // Fields from 3 (state) onwards; field n is at index n - 3.
-  const f = text.slice(close + 2).trim().split(/\s+/);
+  const f = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   const field = (n: number) => Number(f[n - 3]);
   return {
     majorFaults: field(12),

@@ -119,7 +119,9 @@ export function newBoostSpec(tids: number | number[], nice: number): BoostSpec {
 export function processThreads(pid = process.pid): number[] {
   let tids: number[] = [];
   try {
-    tids = readdirSync(`/proc/${pid}/task`).map(Number).filter((t) => Number.isInteger(t) && t > 0);
+    tids = readdirSync(`/proc/${pid}/task`)
+      .map(Number)
+      .filter((t) => Number.isInteger(t) && t > 0);
   } catch {}
   return [pid, ...tids.filter((t) => t !== pid)];
 }

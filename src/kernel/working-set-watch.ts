@@ -17,7 +17,17 @@ import { workerUrl } from "./worker-url.ts";
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
 
 /** The measurements behind these: docs/adr/0003-v2-working-set-watch.md. */
-export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100, notMetRetryMs: 100, imminentHorizonMs: 25, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
+export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = {
+  minIntervalMs: 5,
+  maxIntervalMs: 500,
+  maxGrowthBytesPerSec: 4 * 2 ** 30,
+  statRefreshMs: 1000,
+  renotifyMs: 100,
+  notMetRetryMs: 100,
+  imminentHorizonMs: 25,
+  imminentCapMs: 30,
+  imminentBudgetMsPerSec: 60,
+};
 
 export interface WorkingSetWatchOptions {
   onCrossing(c: WorkingSetCrossing): void;
@@ -78,8 +88,7 @@ export function startWorkingSetWatch(opts: WorkingSetWatchOptions): WorkingSetWa
       } finally {
         if (msg.fast && opts.fastPlan && !stopping) opts.fastPlan.onOutcome(msg.fast, msg.crossing.atMs);
       }
-    }
-    else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes, msg.timed, msg.atMs);
+    } else if (msg.type === "read") opts.onRead?.(msg.id, msg.usageBytes, msg.workingSetBytes, msg.timed, msg.atMs);
     else if (msg.type === "error") opts.onError?.(msg.id, msg.message);
     else if (msg.type === "priority") {
       const { type: _t, ...p } = msg;

@@ -37,7 +37,18 @@ import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
 import { MonotonicSleeper } from "./monotonic-sleep.ts";
 import { preciseNow } from "../clock.ts";
-import { awaitSignalsTaken, NOT_MET_AT_WAKE_UP, planGeneration, planState, PLAN_ARMED, rehearseFastEviction, tryFastEviction, type FastCpuSpan, type FastOutcome, type SignalsTakenIo } from "./fast-evict.ts";
+import {
+  awaitSignalsTaken,
+  NOT_MET_AT_WAKE_UP,
+  planGeneration,
+  planState,
+  PLAN_ARMED,
+  rehearseFastEviction,
+  tryFastEviction,
+  type FastCpuSpan,
+  type FastOutcome,
+  type SignalsTakenIo,
+} from "./fast-evict.ts";
 import { parseProcStat } from "./proc-stat.ts";
 import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
 
@@ -323,7 +334,15 @@ function check(w: Watched, now: number, timed = true): void {
   // Under the line in usage, the working set is under it whatever inactive_file does next; the
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
   w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
-  if (settings.reportReads) self.postMessage({ type: "read", id: w.t.id, usageBytes: usage, workingSetBytes: usage - w.inactive, timed, atMs: preciseNow(now) } satisfies WorkingSetWorkerOut);
+  if (settings.reportReads)
+    self.postMessage({
+      type: "read",
+      id: w.t.id,
+      usageBytes: usage,
+      workingSetBytes: usage - w.inactive,
+      timed,
+      atMs: preciseNow(now),
+    } satisfies WorkingSetWorkerOut);
   // At or under the line: no crossing.
   if (ws <= w.t.lineBytes) {
     underLine(w, now);
@@ -419,7 +438,10 @@ interface FaultsAtSignal {
  */
 function accountDecision(fast: FiredOutcome, decisionStart: number): FaultsAtSignal {
   const after = schedMark();
-  fast.cpu = { ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}), decisionMs: us((after?.atMs ?? performance.now()) - decisionStart) };
+  fast.cpu = {
+    ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}),
+    decisionMs: us((after?.atMs ?? performance.now()) - decisionStart),
+  };
   const atSignal: FaultsAtSignal = { thread: threadMajflt(), process: majflt("process") };
   fast.cpu.majflt = { toSignal: atSignal.thread - majfltMark };
   return atSignal;

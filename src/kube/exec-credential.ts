@@ -68,7 +68,12 @@ export async function runExecPlugin(exec: ExecConfig, cluster: { server: string;
   const info = {
     apiVersion: exec.apiVersion,
     kind: "ExecCredential",
-    spec: { interactive: false, ...(exec.provideClusterInfo ? { cluster: { server: cluster.server, ...(cluster.caPem ? { "certificate-authority-data": Buffer.from(cluster.caPem).toString("base64") } : {}) } } : {}) },
+    spec: {
+      interactive: false,
+      ...(exec.provideClusterInfo
+        ? { cluster: { server: cluster.server, ...(cluster.caPem ? { "certificate-authority-data": Buffer.from(cluster.caPem).toString("base64") } : {}) } }
+        : {}),
+    },
   };
   const env: Record<string, string> = { ...(process.env as Record<string, string>), KUBERNETES_EXEC_INFO: JSON.stringify(info) };
   for (const e of exec.env ?? []) env[e.name] = e.value;
@@ -76,7 +81,9 @@ export async function runExecPlugin(exec: ExecConfig, cluster: { server: string;
   try {
     proc = Bun.spawn([exec.command, ...(exec.args ?? [])], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   } catch (e) {
-    throw new ExecCredentialError(`exec plugin: invalid apiVersion or command ${exec.command}: ${(e as Error).message}${exec.installHint ? `\n${exec.installHint}` : ""}`);
+    throw new ExecCredentialError(
+      `exec plugin: invalid apiVersion or command ${exec.command}: ${(e as Error).message}${exec.installHint ? `\n${exec.installHint}` : ""}`,
+    );
   }
   const timeoutMs = limits.timeoutMs ?? EXEC_PLUGIN_TIMEOUT_MS;
   const maxStdout = limits.maxStdoutBytes ?? EXEC_PLUGIN_MAX_STDOUT_BYTES;
@@ -85,16 +92,26 @@ export async function runExecPlugin(exec: ExecConfig, cluster: { server: string;
     timedOut = true;
     proc.kill("SIGKILL");
   }, timeoutMs);
-  const [out, errBytes, code] = await Promise.all([readCapped(proc.stdout, maxStdout).then((o) => (o === undefined && proc.kill("SIGKILL"), o)), drain(proc.stderr), proc.exited]).finally(() => clearTimeout(timer));
+  const [out, errBytes, code] = await Promise.all([
+    readCapped(proc.stdout, maxStdout).then((o) => (o === undefined && proc.kill("SIGKILL"), o)),
+    drain(proc.stderr),
+    proc.exited,
+  ]).finally(() => clearTimeout(timer));
   if (timedOut) throw new ExecCredentialError(`exec: executable ${exec.command} did not finish within ${timeoutMs} ms and was killed`);
   if (out === undefined) throw new ExecCredentialError(`exec: executable ${exec.command} printed more than ${maxStdout} bytes and was killed`);
-  if (code !== 0) throw new ExecCredentialError(`exec: executable ${exec.command} failed with exit code ${code} (stderr: ${errBytes} bytes, not shown: it may hold credentials)`);
+  if (code !== 0)
+    throw new ExecCredentialError(
+      `exec: executable ${exec.command} failed with exit code ${code} (stderr: ${errBytes} bytes, not shown: it may hold credentials)`,
+    );
   const r = execCredentialSchema.safeParse(parseExecOutput(out.toString("utf8"), exec.command));
-  if (!r.success) throw new ExecCredentialError(`exec: decoding stdout of ${exec.command}: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!r.success)
+    throw new ExecCredentialError(`exec: decoding stdout of ${exec.command}: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const parsed = r.data;
-  if (parsed.apiVersion !== exec.apiVersion) throw new ExecCredentialError(`exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${parsed.apiVersion}`);
+  if (parsed.apiVersion !== exec.apiVersion)
+    throw new ExecCredentialError(`exec plugin is configured to use API version ${exec.apiVersion}, plugin returned version ${parsed.apiVersion}`);
   const s = parsed.status;
-  if (!s.token && !(s.clientCertificateData && s.clientKeyData)) throw new ExecCredentialError(`exec plugin ${exec.command} returned no token and no client certificate`);
+  if (!s.token && !(s.clientCertificateData && s.clientKeyData))
+    throw new ExecCredentialError(`exec plugin ${exec.command} returned no token and no client certificate`);
   return {
     ...(s.token ? { token: s.token } : {}),
     ...(s.clientCertificateData ? { certPem: s.clientCertificateData, keyPem: s.clientKeyData! } : {}),

@@ -18,32 +18,46 @@ const execSchema = z.object({
 
 const kubeconfigSchema = z.object({
   "current-context": z.string().nullish(),
-  clusters: z.array(z.object({
-    name: z.string(),
-    cluster: z.object({
-      server: z.string().min(1),
-      "certificate-authority": z.string().nullish(),
-      "certificate-authority-data": z.string().nullish(),
-      "insecure-skip-tls-verify": z.boolean().nullish(),
-      "tls-server-name": z.string().nullish(),
-    }),
-  })).nullish(),
-  users: z.array(z.object({
-    name: z.string(),
-    user: z.object({
-      "client-certificate": z.string().nullish(),
-      "client-certificate-data": z.string().nullish(),
-      "client-key": z.string().nullish(),
-      "client-key-data": z.string().nullish(),
-      token: z.string().nullish(),
-      tokenFile: z.string().nullish(),
-      exec: execSchema.nullish(),
-    }).nullish(),
-  })).nullish(),
-  contexts: z.array(z.object({
-    name: z.string(),
-    context: z.object({ cluster: z.string(), user: z.string().nullish(), namespace: z.string().nullish() }),
-  })).nullish(),
+  clusters: z
+    .array(
+      z.object({
+        name: z.string(),
+        cluster: z.object({
+          server: z.string().min(1),
+          "certificate-authority": z.string().nullish(),
+          "certificate-authority-data": z.string().nullish(),
+          "insecure-skip-tls-verify": z.boolean().nullish(),
+          "tls-server-name": z.string().nullish(),
+        }),
+      }),
+    )
+    .nullish(),
+  users: z
+    .array(
+      z.object({
+        name: z.string(),
+        user: z
+          .object({
+            "client-certificate": z.string().nullish(),
+            "client-certificate-data": z.string().nullish(),
+            "client-key": z.string().nullish(),
+            "client-key-data": z.string().nullish(),
+            token: z.string().nullish(),
+            tokenFile: z.string().nullish(),
+            exec: execSchema.nullish(),
+          })
+          .nullish(),
+      }),
+    )
+    .nullish(),
+  contexts: z
+    .array(
+      z.object({
+        name: z.string(),
+        context: z.object({ cluster: z.string(), user: z.string().nullish(), namespace: z.string().nullish() }),
+      }),
+    )
+    .nullish(),
 });
 
 export type ExecConfig = z.infer<typeof execSchema>;
@@ -68,7 +82,10 @@ export interface RestConfig {
 }
 
 export class KubeconfigError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(`invalid kubeconfig ${path}: ${message}`);
   }
 }
@@ -137,7 +154,11 @@ export async function parseKubeconfig(text: string, path: string): Promise<RestC
 
 /** A kubeconfig (YAML) pointing at a client cert/key on disk, as the kubelet writes after TLS bootstrap. */
 export function renderKubeconfig(opts: { server: string; caPem?: string; insecureSkipTLSVerify?: boolean; certFile: string; keyFile: string }): string {
-  const cluster = opts.caPem ? `    certificate-authority-data: ${Buffer.from(opts.caPem).toString("base64")}\n` : opts.insecureSkipTLSVerify ? "    insecure-skip-tls-verify: true\n" : "";
+  const cluster = opts.caPem
+    ? `    certificate-authority-data: ${Buffer.from(opts.caPem).toString("base64")}\n`
+    : opts.insecureSkipTLSVerify
+      ? "    insecure-skip-tls-verify: true\n"
+      : "";
   return `apiVersion: v1
 kind: Config
 clusters:

@@ -32,20 +32,26 @@ export const nodeSchema = z.looseObject({
 
 export const leaseSchema = z.looseObject({
   metadata: objectMetaSchema,
-  spec: z.looseObject({
-    holderIdentity: z.string().nullish(),
-    leaseDurationSeconds: z.number().nullish(),
-    renewTime: z.string().nullish(),
-  }).nullish(),
+  spec: z
+    .looseObject({
+      holderIdentity: z.string().nullish(),
+      leaseDurationSeconds: z.number().nullish(),
+      renewTime: z.string().nullish(),
+    })
+    .nullish(),
 });
 
 export const csrSchema = z.looseObject({
   metadata: objectMetaSchema,
   spec: z.looseObject({ signerName: z.string(), request: z.string() }),
-  status: z.looseObject({
-    conditions: z.array(z.looseObject({ type: z.string(), status: z.string().optional(), reason: z.string().optional(), message: z.string().optional() })).nullish(),
-    certificate: z.string().nullish(),
-  }).nullish(),
+  status: z
+    .looseObject({
+      conditions: z
+        .array(z.looseObject({ type: z.string(), status: z.string().optional(), reason: z.string().optional(), message: z.string().optional() }))
+        .nullish(),
+      certificate: z.string().nullish(),
+    })
+    .nullish(),
 });
 
 export type Node = z.infer<typeof nodeSchema>;

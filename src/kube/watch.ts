@@ -10,7 +10,12 @@ export interface WatchEvent<T = any> {
 }
 
 /** Yields the events of one watch request until the server ends it or the signal aborts. */
-export async function* watchEvents(client: KubeClient, path: string, query: Record<string, string | undefined>, signal?: AbortSignal): AsyncGenerator<WatchEvent> {
+export async function* watchEvents(
+  client: KubeClient,
+  path: string,
+  query: Record<string, string | undefined>,
+  signal?: AbortSignal,
+): AsyncGenerator<WatchEvent> {
   const res = await client.stream({ path, query: { ...query, watch: "true" }, signal });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();

@@ -41,9 +41,16 @@ export interface ServerCertificateMetrics {
 /** upstream's buckets: 1 minute, 1 hour, 4 hours, 1 day, 1 week, 1 month, 3 months, 6 months, 1 year, 4 years. */
 export const SERVER_ROTATION_BUCKETS = [60, 3600, 14400, 86400, 604800, 2592000, 7776000, 15552000, 31104000, 124416000] as const;
 
-export function serverCertificateMetrics(registry: Registry, cert: { notAfterMs(): number | undefined; nowMs(): number } = { notAfterMs: () => undefined, nowMs: Date.now }): ServerCertificateMetrics {
+export function serverCertificateMetrics(
+  registry: Registry,
+  cert: { notAfterMs(): number | undefined; nowMs(): number } = { notAfterMs: () => undefined, nowMs: Date.now },
+): ServerCertificateMetrics {
   const errors = registry.counter({ name: "kubelet_server_expiration_renew_errors", help: "Counter of certificate renewal errors." });
-  const rotation = registry.histogram({ name: "kubelet_certificate_manager_server_rotation_seconds", help: "Histogram of the number of seconds the previous certificate lived before being rotated.", buckets: SERVER_ROTATION_BUCKETS });
+  const rotation = registry.histogram({
+    name: "kubelet_certificate_manager_server_rotation_seconds",
+    help: "Histogram of the number of seconds the previous certificate lived before being rotated.",
+    buckets: SERVER_ROTATION_BUCKETS,
+  });
   registry.collect(() => {
     const notAfter = cert.notAfterMs();
     return [

@@ -20,7 +20,10 @@ export interface PodCountsSource {
 /** volume_manager_total_volumes samples: volumes per plugin in the desired and the actual state. */
 export function volumeSamples(desired: readonly Pod[], actual: readonly Pod[]): CollectedMetric["samples"] {
   const samples: CollectedMetric["samples"] = [];
-  for (const [state, pods] of [["desired_state_of_world", desired], ["actual_state_of_world", actual]] as const) {
+  for (const [state, pods] of [
+    ["desired_state_of_world", desired],
+    ["actual_state_of_world", actual],
+  ] as const) {
     const counts = new Map<string, number>();
     for (const p of pods)
       for (const v of p.spec.volumes ?? []) {
@@ -45,15 +48,44 @@ export function nodeMetrics(registry: Registry, opts: { nodeName: string; pods: 
   registry.gauge({ name: "kubelet_node_name", help: "The node's name. The count is always 1.", labelNames: ["node"] }).set(1, { node: opts.nodeName });
   // bunlet refuses to start on a configuration error (there is no dynamic reconfiguration), so a
   // running bunlet has none; the series exists for the dashboards and alerts that query it.
-  registry.gauge({ name: "kubelet_node_config_error", help: "This metric is true (1) if the node is experiencing a configuration-related error, false (0) otherwise." }).set(0);
-  const preemptions = registry.counter({ name: "kubelet_preemptions", help: "Cumulative number of pod preemptions by preemption resource", labelNames: ["preemption_signal"] });
+  registry
+    .gauge({
+      name: "kubelet_node_config_error",
+      help: "This metric is true (1) if the node is experiencing a configuration-related error, false (0) otherwise.",
+    })
+    .set(0);
+  const preemptions = registry.counter({
+    name: "kubelet_preemptions",
+    help: "Cumulative number of pod preemptions by preemption resource",
+    labelNames: ["preemption_signal"],
+  });
   registry.collect(() => {
     const desired = opts.pods.desiredPods();
     return [
-      { name: "kubelet_desired_pods", help: "The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.", type: "gauge", samples: byStatic(desired) },
-      { name: "kubelet_active_pods", help: "The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.", type: "gauge", samples: byStatic(opts.pods.activePods()) },
-      { name: "kubelet_mirror_pods", help: "The number of mirror pods the kubelet will try to create (one per admitted static pod)", type: "gauge", samples: [{ value: desired.filter((p) => isMirrorPod(p)).length }] },
-      { name: "volume_manager_total_volumes", help: "Number of volumes in Volume Manager", type: "gauge", samples: volumeSamples(desired, opts.pods.mountedPods()) },
+      {
+        name: "kubelet_desired_pods",
+        help: "The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.",
+        type: "gauge",
+        samples: byStatic(desired),
+      },
+      {
+        name: "kubelet_active_pods",
+        help: "The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.",
+        type: "gauge",
+        samples: byStatic(opts.pods.activePods()),
+      },
+      {
+        name: "kubelet_mirror_pods",
+        help: "The number of mirror pods the kubelet will try to create (one per admitted static pod)",
+        type: "gauge",
+        samples: [{ value: desired.filter((p) => isMirrorPod(p)).length }],
+      },
+      {
+        name: "volume_manager_total_volumes",
+        help: "Number of volumes in Volume Manager",
+        type: "gauge",
+        samples: volumeSamples(desired, opts.pods.mountedPods()),
+      },
     ];
   });
   return preemptions;

@@ -44,7 +44,11 @@ function podFamilies(registry: Registry) {
       labelNames: ["operation_type"],
       buckets: DEFAULT_BUCKETS,
     }),
-    workerStart: registry.histogram({ name: "kubelet_pod_worker_start_duration_seconds", help: "Duration in seconds from kubelet seeing a pod to starting a worker.", buckets: DEFAULT_BUCKETS }),
+    workerStart: registry.histogram({
+      name: "kubelet_pod_worker_start_duration_seconds",
+      help: "Duration in seconds from kubelet seeing a pod to starting a worker.",
+      buckets: DEFAULT_BUCKETS,
+    }),
     start: startup("kubelet_pod_start_duration_seconds", "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run"),
     startSli: startup(
       "kubelet_pod_start_sli_duration_seconds",
@@ -63,8 +67,16 @@ function plegFamilies(registry: Registry) {
   // bunlet's PLEG hands events straight to the sync loop and never drops one: the series stays at 0.
   registry.counter({ name: "kubelet_pleg_discard_events", help: "The number of discard events in PLEG." });
   return {
-    duration: registry.histogram({ name: "kubelet_pleg_relist_duration_seconds", help: "Duration in seconds for relisting pods in PLEG.", buckets: DEFAULT_BUCKETS }),
-    interval: registry.histogram({ name: "kubelet_pleg_relist_interval_seconds", help: "Interval in seconds between relisting in PLEG.", buckets: DEFAULT_BUCKETS }),
+    duration: registry.histogram({
+      name: "kubelet_pleg_relist_duration_seconds",
+      help: "Duration in seconds for relisting pods in PLEG.",
+      buckets: DEFAULT_BUCKETS,
+    }),
+    interval: registry.histogram({
+      name: "kubelet_pleg_relist_interval_seconds",
+      help: "Interval in seconds between relisting in PLEG.",
+      buckets: DEFAULT_BUCKETS,
+    }),
     lastSeen: registry.gauge({ name: "kubelet_pleg_last_seen_seconds", help: "Timestamp in seconds when PLEG was last seen active." }),
     runningPods: registry.gauge({ name: "kubelet_running_pods", help: "Number of pods that have a running pod sandbox" }),
     runningContainers: registry.gauge({ name: "kubelet_running_containers", help: "Number of containers currently running", labelNames: ["container_state"] }),

@@ -52,7 +52,11 @@ function runtimeFamilies(registry: Registry) {
   const labelNames = ["operation_type"];
   return {
     ops: registry.counter({ name: "kubelet_runtime_operations_total", help: "Cumulative number of runtime operations by operation type.", labelNames }),
-    errors: registry.counter({ name: "kubelet_runtime_operations_errors_total", help: "Cumulative number of runtime operation errors by operation type.", labelNames }),
+    errors: registry.counter({
+      name: "kubelet_runtime_operations_errors_total",
+      help: "Cumulative number of runtime operation errors by operation type.",
+      labelNames,
+    }),
     duration: registry.histogram({
       name: "kubelet_runtime_operations_duration_seconds",
       help: "Duration in seconds of runtime operations. Broken down by operation type.",
@@ -65,10 +69,18 @@ function runtimeFamilies(registry: Registry) {
       labelNames: ["runtime_handler"],
       buckets: DEFAULT_BUCKETS,
     }),
-    sandboxErrors: registry.counter({ name: "kubelet_run_podsandbox_errors_total", help: "Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.", labelNames: ["runtime_handler"] }),
+    sandboxErrors: registry.counter({
+      name: "kubelet_run_podsandbox_errors_total",
+      help: "Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.",
+      labelNames: ["runtime_handler"],
+    }),
     startedPods: registry.counter({ name: "kubelet_started_pods_total", help: "Cumulative number of pods started" }),
     startedPodsErrors: registry.counter({ name: "kubelet_started_pods_errors_total", help: "Cumulative number of errors when starting pods" }),
-    startedContainers: registry.counter({ name: "kubelet_started_containers_total", help: "Cumulative number of containers started", labelNames: ["container_type"] }),
+    startedContainers: registry.counter({
+      name: "kubelet_started_containers_total",
+      help: "Cumulative number of containers started",
+      labelNames: ["container_type"],
+    }),
     startedContainersErrors: registry.counter({
       name: "kubelet_started_containers_errors_total",
       help: "Cumulative number of errors when starting containers",
@@ -79,8 +91,23 @@ function runtimeFamilies(registry: Registry) {
 
 // Go's codes.Code String() names, by number.
 const GRPC_CODE_NAMES = [
-  "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists", "PermissionDenied",
-  "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+  "OK",
+  "Canceled",
+  "Unknown",
+  "InvalidArgument",
+  "DeadlineExceeded",
+  "NotFound",
+  "AlreadyExists",
+  "PermissionDenied",
+  "ResourceExhausted",
+  "FailedPrecondition",
+  "Aborted",
+  "OutOfRange",
+  "Unimplemented",
+  "Internal",
+  "Unavailable",
+  "DataLoss",
+  "Unauthenticated",
 ];
 
 /** The gRPC status name of an error, as upstream's code label (status.Code(err).String()). */

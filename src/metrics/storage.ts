@@ -17,7 +17,11 @@ export function storageMetrics(
     labelNames: ["volume_plugin", "operation_name", "status", "migrated"],
     buckets: STORAGE_OPERATION_BUCKETS,
   });
-  const errors = registry.counter({ name: "storage_operation_errors_total", help: "Storage operation errors", labelNames: ["volume_plugin", "operation_name"] });
+  const errors = registry.counter({
+    name: "storage_operation_errors_total",
+    help: "Storage operation errors",
+    labelNames: ["volume_plugin", "operation_name"],
+  });
   const seed = (labels: { volume_plugin: string; operation_name: string }) => {
     errors.inc(labels, 0);
     duration.seed({ ...labels, status: "success", migrated: "false" });

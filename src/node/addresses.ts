@@ -24,7 +24,8 @@ function defaultRouteInterface(): string | undefined {
 
 export function detectNodeIP(): string | undefined {
   const ifaces = networkInterfaces();
-  const pick = (name: string | undefined, family: "IPv4" | "IPv6") => (name ? ifaces[name]?.find((a) => a.family === family && !a.internal && !a.address.startsWith("fe80")) : undefined)?.address;
+  const pick = (name: string | undefined, family: "IPv4" | "IPv6") =>
+    (name ? ifaces[name]?.find((a) => a.family === family && !a.internal && !a.address.startsWith("fe80")) : undefined)?.address;
   const def = defaultRouteInterface();
   const viaRoute = pick(def, "IPv4") ?? pick(def, "IPv6");
   if (viaRoute) return viaRoute;
@@ -39,9 +40,15 @@ export function detectNodeIP(): string | undefined {
 
 /** The node's addresses from --node-ip (comma-separated, up to one per family) or detection. */
 export function nodeAddresses(hostname: string, nodeIP?: string, detect: () => string | undefined = detectNodeIP): NodeAddress[] {
-  const ips = (nodeIP ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  for (const ip of ips) if (!isIP(ip)) throw new NodeIPError(`failed to parse node IP "${ip}": --node-ip must be an IP address or a comma-separated pair of IPv4 and IPv6 addresses`);
-  if (ips.length > 2 || (ips.length === 2 && isIP(ips[0]!) === isIP(ips[1]!))) throw new NodeIPError(`--node-ip "${nodeIP}": dual-stack must be one IPv4 and one IPv6 address`);
+  const ips = (nodeIP ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const ip of ips)
+    if (!isIP(ip))
+      throw new NodeIPError(`failed to parse node IP "${ip}": --node-ip must be an IP address or a comma-separated pair of IPv4 and IPv6 addresses`);
+  if (ips.length > 2 || (ips.length === 2 && isIP(ips[0]!) === isIP(ips[1]!)))
+    throw new NodeIPError(`--node-ip "${nodeIP}": dual-stack must be one IPv4 and one IPv6 address`);
   if (!ips.length) {
     const d = detect();
     if (d) ips.push(d);

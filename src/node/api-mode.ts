@@ -92,7 +92,9 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
   return {
     name: "node status and lease",
     start() {
-      log.info(`API server mode: registering the node, reporting status, renewing the lease ${kv({ node: s.registration.nodeName, server: heartbeat.config.server, statusUpdate: `${s.updateFrequencyMs / 1000}s`, statusReport: `${s.reportFrequencyMs / 1000}s`, leaseRenew: `${lease.renewIntervalMs / 1000}s` })}`);
+      log.info(
+        `API server mode: registering the node, reporting status, renewing the lease ${kv({ node: s.registration.nodeName, server: heartbeat.config.server, statusUpdate: `${s.updateFrequencyMs / 1000}s`, statusReport: `${s.reportFrequencyMs / 1000}s`, leaseRenew: `${lease.renewIntervalMs / 1000}s` })}`,
+      );
       status.start();
       lease.start();
     },

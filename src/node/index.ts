@@ -3,7 +3,15 @@
 export { createNodeApiMode, type NodeApiMode, type NodeApiModeSettings, type NodeFacts } from "./api-mode.ts";
 export { nodeAddresses, detectNodeIP, NodeIPError, type NodeAddress } from "./addresses.ts";
 export { readMachineInfo, goArch, type MachineInfo } from "./machine-info.ts";
-export { buildNodeStatus, nodeAllocatable, nodeCapacity, nodeConditions, nodeStatusHasChanged, type NodeStatusInput, type ContainerImage } from "./node-status.ts";
+export {
+  buildNodeStatus,
+  nodeAllocatable,
+  nodeCapacity,
+  nodeConditions,
+  nodeStatusHasChanged,
+  type NodeStatusInput,
+  type ContainerImage,
+} from "./node-status.ts";
 export { initialNode, reconcileExisting, type NodeRegistration, type Taint } from "./node-object.ts";
 export { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";
 export { createLeaseController, NODE_LEASE_NAMESPACE, type LeaseController } from "./lease-controller.ts";

@@ -22,10 +22,15 @@ export interface MachineInfo {
   ephemeralStorageBytes?: number;
 }
 
-const readTrim = (p: string) => readFile(p, "utf8").then((s) => s.trim(), () => "");
+const readTrim = (p: string) =>
+  readFile(p, "utf8").then(
+    (s) => s.trim(),
+    () => "",
+  );
 
 /** Go's GOARCH for process.arch. */
-export const goArch = (arch: string = process.arch): string => ({ x64: "amd64", ia32: "386", arm64: "arm64", arm: "arm", ppc64: "ppc64le", s390x: "s390x", riscv64: "riscv64" })[arch] ?? arch;
+export const goArch = (arch: string = process.arch): string =>
+  ({ x64: "amd64", ia32: "386", arm64: "arm64", arm: "arm", ppc64: "ppc64le", s390x: "s390x", riscv64: "riscv64" })[arch] ?? arch;
 
 async function osImage(): Promise<string> {
   const text = (await readTrim("/etc/os-release")) || (await readTrim("/usr/lib/os-release"));

@@ -51,7 +51,10 @@ function hardReservation(signal: string, thresholds: readonly Threshold[], capac
   return t ? thresholdAmount(t.value, capacityBytes) : 0;
 }
 
-export function nodeAllocatable(cap: Record<string, string>, input: Pick<NodeStatusInput, "systemReserved" | "kubeReserved" | "hardEvictionThresholds" | "machine">): Record<string, string> {
+export function nodeAllocatable(
+  cap: Record<string, string>,
+  input: Pick<NodeStatusInput, "systemReserved" | "kubeReserved" | "hardEvictionThresholds" | "machine">,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(cap)) {
     let n = parseQuantity(v).nanos;
@@ -70,7 +73,14 @@ export function nodeAllocatable(cap: Record<string, string>, input: Pick<NodeSta
 
 function condition(type: string, status: boolean, text: { reason: string; message: string }, prev: NodeCondition | undefined, now: string): NodeCondition {
   const s = status ? "True" : "False";
-  return { type, status: s, lastHeartbeatTime: now, lastTransitionTime: prev?.status === s && prev.lastTransitionTime ? prev.lastTransitionTime : now, reason: text.reason, message: text.message };
+  return {
+    type,
+    status: s,
+    lastHeartbeatTime: now,
+    lastTransitionTime: prev?.status === s && prev.lastTransitionTime ? prev.lastTransitionTime : now,
+    reason: text.reason,
+    message: text.message,
+  };
 }
 
 /** errors.NewAggregate(errs).Error(): one error as is, several as "[a, b]". */
@@ -85,7 +95,15 @@ export function nodeConditions(input: NodeStatusInput, prev: readonly NodeCondit
     out.push(condition(type, on, NODE_CONDITION_TEXT[type][on ? "true" : "false"], old(type), now));
   }
   const ready = input.readyErrors.length === 0;
-  out.push(condition("Ready", ready, ready ? { reason: "KubeletReady", message: "kubelet is posting ready status" } : { reason: "KubeletNotReady", message: aggregate(input.readyErrors) }, old("Ready"), now));
+  out.push(
+    condition(
+      "Ready",
+      ready,
+      ready ? { reason: "KubeletReady", message: "kubelet is posting ready status" } : { reason: "KubeletNotReady", message: aggregate(input.readyErrors) },
+      old("Ready"),
+      now,
+    ),
+  );
   // Conditions other components own (NetworkUnavailable, …) are kept as they are.
   for (const c of prev) if (!out.some((o) => o.type === c.type)) out.push(c);
   return out;
@@ -127,7 +145,11 @@ export function nodeStatusHasChanged(a: unknown, b: unknown): boolean {
 export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
   if (v && typeof v === "object") {
-    return `{${Object.keys(v).filter((k) => (v as any)[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as any)[k])}`).join(",")}}`;
+    return `{${Object.keys(v)
+      .filter((k) => (v as any)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as any)[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(v) ?? "null";
 }

@@ -91,7 +91,9 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     const existing = await d.client.request({ path, schema: nodeSchema });
     log.info(`Node was previously registered ${kv({ node: name })}`);
     const patch = reconcileExisting(d.registration, existing);
-    lastNode = patch ? await d.client.request({ method: "PATCH", path: `${path}/status`, body: patch, contentType: "application/merge-patch+json", schema: nodeSchema }) : existing;
+    lastNode = patch
+      ? await d.client.request({ method: "PATCH", path: `${path}/status`, body: patch, contentType: "application/merge-patch+json", schema: nodeSchema })
+      : existing;
     return true;
   }
 
@@ -126,11 +128,18 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     }
     if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
     const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
-    lastNode = await d.client.request({ method: "PATCH", path: `${path}/status`, body, contentType: "application/strategic-merge-patch+json", schema: nodeSchema });
+    lastNode = await d.client.request({
+      method: "PATCH",
+      path: `${path}/status`,
+      body,
+      contentType: "application/strategic-merge-patch+json",
+      schema: nodeSchema,
+    });
     lastReportMs = input.nowMs;
     conditionEvents(node.status?.conditions ?? [], status.conditions);
     const ready = status.conditions.find((c) => c.type === "Ready")?.status === "True";
-    if (ready !== reportedReady) log.info(`Node status reported ${kv({ node: name, ready, reason: status.conditions.find((c) => c.type === "Ready")?.reason })}`);
+    if (ready !== reportedReady)
+      log.info(`Node status reported ${kv({ node: name, ready, reason: status.conditions.find((c) => c.type === "Ready")?.reason })}`);
     reportedReady = ready;
     if (ready) {
       fastPhase = false;
@@ -173,16 +182,23 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
 
   function schedule(): void {
     if (stopped) return;
-    timer = d.clock.setTimeout(() => {
-      void sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
-    }, fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs);
+    timer = d.clock.setTimeout(
+      () => {
+        void sync()
+          .catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`))
+          .finally(() => schedule());
+      },
+      fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs,
+    );
   }
 
   return {
     start() {
       if (started || stopped) return;
       started = true;
-      void sync().catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`)).finally(() => schedule());
+      void sync()
+        .catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`))
+        .finally(() => schedule());
     },
     stop() {
       stopped = true;

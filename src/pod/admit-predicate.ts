@@ -42,14 +42,31 @@ export type AdmitVerdict = { admit: true; waitFor?: Promise<unknown> } | AdmitRe
  * Upstream lifecycle.AdmissionFailureHandler: given the failed predicates, the ones that still stand
  * (none: admit), or an error (UnexpectedAdmissionError); `waitFor` as in AdmitVerdict.
  */
-export type AdmissionFailureHandler = (pod: PodLike, failures: AdmitRejection[], others: PodLike[]) => { failures: AdmitRejection[]; error?: string; waitFor?: Promise<unknown> };
+export type AdmissionFailureHandler = (
+  pod: PodLike,
+  failures: AdmitRejection[],
+  others: PodLike[],
+) => { failures: AdmitRejection[]; error?: string; waitFor?: Promise<unknown> };
 
-interface Requirement { key: string; operator: string; values?: string[] }
-interface Toleration { key?: string; operator?: string; value?: string; effect?: string }
+interface Requirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+}
 interface SchedulingSpec {
   nodeName?: string;
   nodeSelector?: Record<string, string>;
-  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] } } };
+  affinity?: {
+    nodeAffinity?: {
+      requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] };
+    };
+  };
   tolerations?: Toleration[];
   containers: { ports?: { hostPort?: number; hostIP?: string; protocol?: string }[] }[];
   initContainers?: { ports?: { hostPort?: number; hostIP?: string; protocol?: string }[] }[];
@@ -74,7 +91,11 @@ function insufficientResources(pod: PodLike, others: PodLike[], node: AdmissionN
   const maxPods = Math.floor(milli(node.allocatable.pods) / 1000);
   const pods = admitMaxPods(others.length, maxPods);
   if (!pods.admit) out.push({ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: maxPods } });
-  for (const [name, scale] of [["cpu", 1], ["memory", 1000], ["ephemeral-storage", 1000]] as const) {
+  for (const [name, scale] of [
+    ["cpu", 1],
+    ["memory", 1000],
+    ["ephemeral-storage", 1000],
+  ] as const) {
     const requested = podRequestMilli(pod, name);
     if (requested <= 0) continue;
     const used = others.reduce((n, p) => n + podRequestMilli(p, name), 0);
@@ -95,16 +116,21 @@ function insufficientResources(pod: PodLike, others: PodLike[], node: AdmissionN
 function matchesRequirement(r: Requirement, value: string | undefined): boolean {
   const vals = r.values ?? [];
   switch (r.operator) {
-    case "In": return value !== undefined && vals.includes(value);
-    case "NotIn": return value === undefined || !vals.includes(value);
-    case "Exists": return value !== undefined;
-    case "DoesNotExist": return value === undefined;
+    case "In":
+      return value !== undefined && vals.includes(value);
+    case "NotIn":
+      return value === undefined || !vals.includes(value);
+    case "Exists":
+      return value !== undefined;
+    case "DoesNotExist":
+      return value === undefined;
     case "Gt":
     case "Lt": {
       if (value === undefined || vals.length !== 1 || !/^-?\d+$/.test(value) || !/^-?\d+$/.test(vals[0]!)) return false;
       return r.operator === "Gt" ? BigInt(value) > BigInt(vals[0]!) : BigInt(value) < BigInt(vals[0]!);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -116,8 +142,10 @@ export function matchesNodeAffinity(pod: PodLike, node: AdmissionNode): boolean 
   if (!terms) return true;
   return terms.some((t) => {
     if (!t.matchExpressions?.length && !t.matchFields?.length) return false; // an empty term matches nothing
-    return (t.matchExpressions ?? []).every((r) => matchesRequirement(r, node.labels[r.key])) &&
-      (t.matchFields ?? []).every((r) => r.key === "metadata.name" && matchesRequirement(r, node.name));
+    return (
+      (t.matchExpressions ?? []).every((r) => matchesRequirement(r, node.labels[r.key])) &&
+      (t.matchFields ?? []).every((r) => r.key === "metadata.name" && matchesRequirement(r, node.name))
+    );
   });
 }
 
@@ -130,11 +158,15 @@ export function tolerates(t: Toleration, taint: AdmissionNode["taints"][number])
 }
 
 const hostPorts = (p: PodLike) =>
-  [...(spec(p).initContainers ?? []), ...spec(p).containers].flatMap((c) => (c.ports ?? []).filter((x) => (x.hostPort ?? 0) > 0).map((x) => ({ port: x.hostPort!, ip: x.hostIP || "0.0.0.0", protocol: x.protocol || "TCP" })));
+  [...(spec(p).initContainers ?? []), ...spec(p).containers].flatMap((c) =>
+    (c.ports ?? []).filter((x) => (x.hostPort ?? 0) > 0).map((x) => ({ port: x.hostPort!, ip: x.hostIP || "0.0.0.0", protocol: x.protocol || "TCP" })),
+  );
 
 function hostPortsConflict(pod: PodLike, others: PodLike[]): boolean {
   const used = others.flatMap(hostPorts);
-  return hostPorts(pod).some((w) => used.some((u) => u.port === w.port && u.protocol === w.protocol && (u.ip === w.ip || u.ip === "0.0.0.0" || w.ip === "0.0.0.0")));
+  return hostPorts(pod).some((w) =>
+    used.some((u) => u.port === w.port && u.protocol === w.protocol && (u.ip === w.ip || u.ip === "0.0.0.0" || w.ip === "0.0.0.0")),
+  );
 }
 
 /** All failed predicates in upstream's order (the first is the one reported). */
@@ -146,7 +178,8 @@ export function generalPredicates(pod: PodLike, others: PodLike[], node: Admissi
   if (hostPortsConflict(pod, others)) out.push(predicate("NodePorts", "node(s) didn't have free ports for the requested pod ports"));
   if (!isStaticPod(pod)) {
     const tolerations = spec(pod).tolerations ?? [];
-    if (node.taints.some((t) => t.effect === "NoExecute" && !tolerations.some((x) => tolerates(x, t)))) out.push(predicate("TaintToleration", "node(s) had untolerated taint"));
+    if (node.taints.some((t) => t.effect === "NoExecute" && !tolerations.some((x) => tolerates(x, t))))
+      out.push(predicate("TaintToleration", "node(s) had untolerated taint"));
   }
   return out;
 }
@@ -159,7 +192,8 @@ function afterFailureHandler(pod: PodLike, failures: AdmitRejection[], others: P
   if (failures.length === 0) return { admit: true };
   if (!onFailure) return failures[0]!;
   const r = onFailure(pod, failures, others);
-  if (r.error !== undefined) return { admit: false, reason: UNEXPECTED_ADMISSION_ERROR, message: `Unexpected error while attempting to recover from admission failure: ${r.error}` };
+  if (r.error !== undefined)
+    return { admit: false, reason: UNEXPECTED_ADMISSION_ERROR, message: `Unexpected error while attempting to recover from admission failure: ${r.error}` };
   return r.failures[0] ?? (r.waitFor ? { admit: true, waitFor: r.waitFor } : { admit: true });
 }
 
@@ -180,7 +214,11 @@ export function admitPodOS(pod: PodLike, nodeOS: string = process.platform): Adm
 export function admitPredicates(pod: PodLike, others: PodLike[], node: AdmissionNode, onFailure?: AdmissionFailureHandler): AdmitVerdict {
   const os = spec(pod).nodeSelector?.["kubernetes.io/os"];
   if (os !== undefined && node.labels["kubernetes.io/os"] !== os)
-    return { admit: false, reason: "PodOSSelectorNodeLabelDoesNotMatch", message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label" };
+    return {
+      admit: false,
+      reason: "PodOSSelectorNodeLabelDoesNotMatch",
+      message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    };
   const osField = admitPodOS(pod);
   if (osField) return osField;
   return afterFailureHandler(pod, generalPredicates(pod, others, node), others, onFailure);
@@ -194,12 +232,21 @@ export function predicateAdmitHandler(o: { maxPods: number; node: () => Admissio
     const osField = admitPodOS(pod);
     if (osField) return osField;
     const pods = admitMaxPods(others.length, o.maxPods);
-    return pods.admit ? pods : afterFailureHandler(pod, [{ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: o.maxPods } }], others, o.onFailure);
+    return pods.admit
+      ? pods
+      : afterFailureHandler(
+          pod,
+          [{ ...pods, insufficient: { resourceName: "pods", requested: 1, used: others.length, capacity: o.maxPods } }],
+          others,
+          o.onFailure,
+        );
   };
 }
 
 /** The Node object as the API server returned it → what admission reads. */
-export function admissionNodeFrom(node: { metadata: { name: string; labels?: Record<string, string> | null }; spec?: object | null; status?: object | null } | undefined): AdmissionNode | undefined {
+export function admissionNodeFrom(
+  node: { metadata: { name: string; labels?: Record<string, string> | null }; spec?: object | null; status?: object | null } | undefined,
+): AdmissionNode | undefined {
   const allocatable = (node?.status as { allocatable?: Record<string, string> } | null | undefined)?.allocatable;
   if (!node || !allocatable) return undefined;
   const taints = (node.spec as { taints?: AdmissionNode["taints"] | null } | null | undefined)?.taints ?? [];

@@ -32,7 +32,10 @@ export function unsupportedStandIn(view: unknown, errors: ManifestError[]): unkn
     const x = (c && typeof c === "object" ? c : {}) as Record<string, unknown>;
     return { name: str(x.name) ?? `container-${i}`, image: str(x.image) ?? "unknown" };
   });
-  const annotations = { ...((o?.metadata?.annotations as Record<string, string> | undefined) ?? {}), [UNSUPPORTED_SPEC_ANNOTATION]: unsupportedSpecMessage(errors) };
+  const annotations = {
+    ...((o?.metadata?.annotations as Record<string, string> | undefined) ?? {}),
+    [UNSUPPORTED_SPEC_ANNOTATION]: unsupportedSpecMessage(errors),
+  };
   return {
     apiVersion: "v1",
     kind: "Pod",

@@ -57,7 +57,9 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
       log.info(`Patch status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, phase: status.phase })}`);
     } catch (e) {
       if (isNotFound(e) || isConflict(e)) {
-        log.info(`Pod status not patched; retried at the next sync ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, reason: (e as Error).message })}`);
+        log.info(
+          `Pod status not patched; retried at the next sync ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, reason: (e as Error).message })}`,
+        );
         return;
       }
       log.warn(`Failed to update status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, error: (e as Error).message })}`);
@@ -68,10 +70,17 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
   async function deletePod(pod: Pod): Promise<void> {
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
     try {
-      await opts.client.request({ method: "DELETE", path, body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } } });
+      await opts.client.request({
+        method: "DELETE",
+        path,
+        body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+      });
       log.info(`Pod fully terminated and removed from etcd ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid })}`);
     } catch (e) {
-      if (!isNotFound(e) && !isConflict(e)) log.warn(`Failed to delete status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, error: (e as Error).message })}`);
+      if (!isNotFound(e) && !isConflict(e))
+        log.warn(
+          `Failed to delete status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, error: (e as Error).message })}`,
+        );
     }
   }
 

@@ -61,17 +61,23 @@ export async function adoptCgroupDriverFromCRI(
   } catch (e) {
     if (e instanceof UnknownRuntimeCgroupDriverError) throw e;
     if (e instanceof GrpcError && e.code === GrpcCode.UNIMPLEMENTED) {
-      log.info(`CRI implementation should be updated to support RuntimeConfig when KubeletCgroupDriverFromCRI feature gate has been enabled. Falling back to using cgroupDriver from kubelet config. ${kv({ cgroupDriver: configured })}`);
+      log.info(
+        `CRI implementation should be updated to support RuntimeConfig when KubeletCgroupDriverFromCRI feature gate has been enabled. Falling back to using cgroupDriver from kubelet config. ${kv({ cgroupDriver: configured })}`,
+      );
       return configured;
     }
     if (unreachable(e)) {
-      log.info(`container runtime not reachable at start; using cgroupDriver from kubelet config, checked against the runtime once it answers ${kv({ cgroupDriver: configured, error: (e as Error).message })}`);
+      log.info(
+        `container runtime not reachable at start; using cgroupDriver from kubelet config, checked against the runtime once it answers ${kv({ cgroupDriver: configured, error: (e as Error).message })}`,
+      );
       return configured;
     }
     throw e;
   }
   if (!driver) return configured;
-  log.info(`Using cgroup driver setting received from the CRI runtime ${kv({ cgroupDriver: driver, configured: driver !== configured ? configured : undefined })}`);
+  log.info(
+    `Using cgroup driver setting received from the CRI runtime ${kv({ cgroupDriver: driver, configured: driver !== configured ? configured : undefined })}`,
+  );
   return driver;
 }
 
@@ -79,7 +85,10 @@ export async function adoptCgroupDriverFromCRI(
  * Once the runtime answers: the mismatch error to stop the agent with, or undefined (same driver, or the
  * runtime did not tell: then one warning). A failing query is a warning too: the pods' own errors follow.
  */
-export async function verifyRuntimeCgroupDriver(cri: Pick<CriClient, "runtimeConfig" | "status">, kubeletDriver: CgroupDriver): Promise<CgroupDriverMismatchError | undefined> {
+export async function verifyRuntimeCgroupDriver(
+  cri: Pick<CriClient, "runtimeConfig" | "status">,
+  kubeletDriver: CgroupDriver,
+): Promise<CgroupDriverMismatchError | undefined> {
   let report: RuntimeDriverReport;
   try {
     report = await runtimeCgroupDriver(cri);
@@ -88,7 +97,9 @@ export async function verifyRuntimeCgroupDriver(cri: Pick<CriClient, "runtimeCon
     return undefined;
   }
   if (!report.driver) {
-    log.warn(`the container runtime does not tell its cgroup driver; going on with ${kubeletDriver} unchecked ${kv({ cgroupDriver: kubeletDriver, why: report.detail })}`);
+    log.warn(
+      `the container runtime does not tell its cgroup driver; going on with ${kubeletDriver} unchecked ${kv({ cgroupDriver: kubeletDriver, why: report.detail })}`,
+    );
     return undefined;
   }
   const mismatch = cgroupDriverMismatch(kubeletDriver, report);

@@ -163,7 +163,9 @@ export function createUnifiedPodCgroupManager(opts: PodCgroupManagerOptions = {}
       if (opts.kubepods) await apply(["kubepods"], opts.kubepods, "kubepods");
       await readBackKubepodsMemory();
       await updateQoS();
-      log.info(`QoS cgroups ready ${kv({ root: rel(["kubepods"]), driver, cgroupVersion: 2, controllers: controllers.join(","), memoryLimit: kubepodsMemory?.heldBytes ?? opts.kubepods?.memoryLimitBytes })}`);
+      log.info(
+        `QoS cgroups ready ${kv({ root: rel(["kubepods"]), driver, cgroupVersion: 2, controllers: controllers.join(","), memoryLimit: kubepodsMemory?.heldBytes ?? opts.kubepods?.memoryLimitBytes })}`,
+      );
     })().catch((e) => {
       setupDone = undefined;
       throw e;

@@ -191,7 +191,10 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
         // (old kernels) is not fatal. Report what the kernel holds and go on: the pod still runs.
         const error = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
         failed.set(f.file, error);
-        const held = await readFile(path, "utf8").then((t) => t.trim(), () => undefined);
+        const held = await readFile(path, "utf8").then(
+          (t) => t.trim(),
+          () => undefined,
+        );
         if (f.file !== "memory.limit_in_bytes" || what !== "kubepods")
           log.warn(`cgroup write failed; the kernel keeps its value ${kv({ cgroup: what, file: path, value: f.value, held, error })}`);
       }
@@ -214,13 +217,19 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
     const was = kubepodsMemory;
     kubepodsMemory = { wantedBytes: wanted, heldBytes, applied };
     if (!applied && (first || was?.applied)) {
-      const usage = await readFile(join(dir("memory", ["kubepods"]), "memory.usage_in_bytes"), "utf8").then((t) => Number(t.trim()), () => undefined);
+      const usage = await readFile(join(dir("memory", ["kubepods"]), "memory.usage_in_bytes"), "utf8").then(
+        (t) => Number(t.trim()),
+        () => undefined,
+      );
       log.error(
         `kubepods memory limit not applied: the kernel keeps its old limit; eviction works toward the wanted one and the write is retried every ${(opts.limitRetryMs ?? 10_000) / 1000}s ${kv({ file: memoryFile(), wanted, held: heldBytes, usage, error: failed.get("memory.limit_in_bytes") ?? "read back a different value" })}`,
       );
     } else if (applied && was && !was.applied) log.info(`kubepods memory limit applied after reclaim ${kv({ file: memoryFile(), limit: heldBytes })}`);
     if (!applied && !closed) {
-      retryTimer = setTimeout(() => void applyKubepodsMemory(false).catch((e) => log.warn(`kubepods memory limit retry failed ${kv({ error: (e as Error).message })}`)), opts.limitRetryMs ?? 10_000);
+      retryTimer = setTimeout(
+        () => void applyKubepodsMemory(false).catch((e) => log.warn(`kubepods memory limit retry failed ${kv({ error: (e as Error).message })}`)),
+        opts.limitRetryMs ?? 10_000,
+      );
       retryTimer.unref?.();
     }
   }
@@ -260,7 +269,9 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
       await applyKubepodsMemory(true);
       await updateQoS();
       // The limit the kernel holds, read back — not the one asked for.
-      log.info(`QoS cgroups ready ${kv({ root: cgroupDirPath(driver, cgroupRoot, ["kubepods"]), driver, controllers: controllers.join(","), memoryLimit: kubepodsMemory?.heldBytes, wantedMemoryLimit: kubepodsMemory && !kubepodsMemory.applied ? kubepodsMemory.wantedBytes : undefined })}`);
+      log.info(
+        `QoS cgroups ready ${kv({ root: cgroupDirPath(driver, cgroupRoot, ["kubepods"]), driver, controllers: controllers.join(","), memoryLimit: kubepodsMemory?.heldBytes, wantedMemoryLimit: kubepodsMemory && !kubepodsMemory.applied ? kubepodsMemory.wantedBytes : undefined })}`,
+      );
     })().catch((e) => {
       setupDone = undefined;
       throw e;

@@ -59,7 +59,11 @@ export function planLogRotation(logPath: string, sizeBytes: number, rotated: str
 }
 
 /** Applies the plan for one container log; `reopen` asks the runtime to reopen the log file. */
-export async function rotateContainerLog(logPath: string, policy: LogRotationPolicy, deps: { nowMs: number; reopen: () => Promise<void> }): Promise<LogAction[]> {
+export async function rotateContainerLog(
+  logPath: string,
+  policy: LogRotationPolicy,
+  deps: { nowMs: number; reopen: () => Promise<void> },
+): Promise<LogAction[]> {
   let size: number;
   try {
     size = (await stat(logPath)).size;

@@ -59,9 +59,23 @@ export function createCgroupScanGate(nowMs: () => number, maxIntervalMs = 60_000
 }
 
 /** The state a cgroup scan's outcome depends on: desired pods, workers' states, runtime pods, foreign pods. */
-export function cgroupScanKey(desired: ReadonlySet<string>, known: Iterable<string>, workerState: (uid: string) => string | undefined, running: readonly RuntimePod[], foreign: ReadonlySet<string>): string {
+export function cgroupScanKey(
+  desired: ReadonlySet<string>,
+  known: Iterable<string>,
+  workerState: (uid: string) => string | undefined,
+  running: readonly RuntimePod[],
+  foreign: ReadonlySet<string>,
+): string {
   const workers = [...known].map((uid) => `${uid}=${workerState(uid) ?? ""}`);
-  return [[...desired].sort().join(","), workers.sort().join(","), running.map((r) => r.uid).sort().join(","), [...foreign].sort().join(",")].join("|");
+  return [
+    [...desired].sort().join(","),
+    workers.sort().join(","),
+    running
+      .map((r) => r.uid)
+      .sort()
+      .join(","),
+    [...foreign].sort().join(","),
+  ].join("|");
 }
 
 export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {

@@ -76,7 +76,12 @@ function resolvePort(port: number | string, container: HookTarget["container"]):
 }
 
 /** undefined on any HTTP response; the transport error otherwise. */
-async function runHttpHandler(g: NonNullable<LifecycleHandlerSpec["httpGet"]>, t: HookTarget, deps: HookDeps, signal?: AbortSignal): Promise<string | undefined> {
+async function runHttpHandler(
+  g: NonNullable<LifecycleHandlerSpec["httpGet"]>,
+  t: HookTarget,
+  deps: HookDeps,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
   const host = g.host || t.podIP;
   if (!host) return "failed to find networking container: the pod has no IP";
   const port = resolvePort(g.port, t.container);

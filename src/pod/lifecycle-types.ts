@@ -131,10 +131,7 @@ export interface LifecycleKubeletConfig {
 }
 
 /** Maps KubeletConfiguration (v1beta1 field names, Go durations) onto the lifecycle config. */
-export function lifecycleConfigFromKubelet(
-  cfg: LifecycleKubeletConfig,
-  node: { nodeName: string; hostIP?: string },
-): PodLifecycleConfig {
+export function lifecycleConfigFromKubelet(cfg: LifecycleKubeletConfig, node: { nodeName: string; hostIP?: string }): PodLifecycleConfig {
   const ms = (s: string | undefined, dflt: number) => (s ? durationMs(s) : dflt);
   return {
     nodeName: node.nodeName,

@@ -123,7 +123,14 @@ function createLifecycleContext(deps: PodLifecycleDeps): LifecycleContext {
       },
     }),
     mux: createPodConfig({ clock, onUpdate: (u) => handleUpdate(ctx, u) }),
-    pleg: createPleg({ runtime, clock, relistPeriodMs: config.relistPeriodMs, onEvents: (events) => onPlegEvents(ctx, events), onRelist: () => onRelist(ctx), metrics: deps.metrics }),
+    pleg: createPleg({
+      runtime,
+      clock,
+      relistPeriodMs: config.relistPeriodMs,
+      onEvents: (events) => onPlegEvents(ctx, events),
+      onRelist: () => onRelist(ctx),
+      metrics: deps.metrics,
+    }),
     cgroupScan: createCgroupScanGate(() => clock.now()),
   };
   return ctx;

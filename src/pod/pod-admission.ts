@@ -49,6 +49,7 @@ export function handleAdditions(ctx: LifecycleContext, pods: Pod[]): void {
     log.info(`pod added ${kv({ pod: fullName(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
     if (waits.length === 0) dispatch(ctx, pod, "create");
     // Admitted after preempting: started once those pods are stopped, unless it went meanwhile.
-    else void Promise.allSettled(waits).then(() => podManager.get(uid) && !workers.isTerminationRequested(uid) && dispatch(ctx, podManager.get(uid)!, "create"));
+    else
+      void Promise.allSettled(waits).then(() => podManager.get(uid) && !workers.isTerminationRequested(uid) && dispatch(ctx, podManager.get(uid)!, "create"));
   }
 }

@@ -15,7 +15,8 @@ export const MaxPodUidLength = 128;
 /** Why `uid` cannot name a pod's directory; undefined when it can. */
 export function podUidError(uid: string): string | undefined {
   if (uid.length > MaxPodUidLength) return `must be no more than ${MaxPodUidLength} characters`;
-  if (!UID_FORMAT.test(uid) || uid.includes("..")) return "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and not contain '..'";
+  if (!UID_FORMAT.test(uid) || uid.includes(".."))
+    return "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and not contain '..'";
   return undefined;
 }
 

@@ -66,11 +66,16 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   lastRuntimeStatus.set(uid, { status: before, atMs: Number.POSITIVE_INFINITY });
   const result = await runtime.syncPod(pod, before, ctx.backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
   if (signal?.aborted) {
-    updateStatus(ctx, pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), { syncErrors: result.errors, podIsTerminal: true, withProbes: false });
+    updateStatus(ctx, pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), {
+      syncErrors: result.errors,
+      podIsTerminal: true,
+      withProbes: false,
+    });
     return {};
   }
   for (const e of result.errors)
-    if (e.reason !== "CrashLoopBackOff") log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
+    if (e.reason !== "CrashLoopBackOff")
+      log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
   if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
   const after = result.unchanged ? before : await readStatus(ctx, pod);
   const status = updateStatus(ctx, pod, after, { syncErrors: result.errors });
@@ -134,11 +139,14 @@ function pastActiveDeadline(ctx: LifecycleContext, pod: Pod): boolean {
   const deadlineMs = Date.parse(start) + limit * 1000;
   if (clock.now() < deadlineMs) {
     if (!deadlineTimers.has(pod.metadata.uid))
-      deadlineTimers.set(pod.metadata.uid, clock.setTimeout(() => {
-        deadlineTimers.delete(pod.metadata.uid);
-        const p = ctx.podManager.get(pod.metadata.uid);
-        if (p) dispatch(ctx, p, "sync");
-      }, deadlineMs - clock.now()));
+      deadlineTimers.set(
+        pod.metadata.uid,
+        clock.setTimeout(() => {
+          deadlineTimers.delete(pod.metadata.uid);
+          const p = ctx.podManager.get(pod.metadata.uid);
+          if (p) dispatch(ctx, p, "sync");
+        }, deadlineMs - clock.now()),
+      );
     return false;
   }
   const message = "Pod was active on the node longer than the specified deadline";
@@ -160,10 +168,13 @@ export function killPodNow(ctx: LifecycleContext, pod: PodLike, gracePeriodOverr
   // Already finished (terminal, or stopped earlier): keep its recorded outcome.
   if (workers.state(uid) === "finished") return Promise.resolve();
   const st = terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true);
-  if (req.condition) st.conditions = st.conditions?.map((c) => (c.type === "DisruptionTarget" ? { ...c, reason: req.condition!.reason, message: req.condition!.message } : c));
+  if (req.condition)
+    st.conditions = st.conditions?.map((c) => (c.type === "DisruptionTarget" ? { ...c, reason: req.condition!.reason, message: req.condition!.message } : c));
   statuses.set(uid, st);
   if (req.annotations) statuses.setAnnotations(uid, req.annotations);
-  log.info(`stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`);
+  log.info(
+    `stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`,
+  );
   // Upstream killPodNow: no stop within 1.5 × grace (at least 10 s) is a Warning event.
   const grace = effectiveGracePeriod(undefined, target.spec.terminationGracePeriodSeconds, gracePeriodOverrideSeconds);
   const overdue = clock.setTimeout(

@@ -29,7 +29,10 @@ export interface CriticalPodAdmissionDeps {
 const fullName = (p: PodLike) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
 
 /** InsufficientResourceError.GetInsufficientAmount: requested − (capacity − used). */
-const requirementOf = (f: AdmitRejection): AdmissionRequirement => ({ resourceName: f.insufficient!.resourceName, quantity: f.insufficient!.requested - (f.insufficient!.capacity - f.insufficient!.used) });
+const requirementOf = (f: AdmitRejection): AdmissionRequirement => ({
+  resourceName: f.insufficient!.resourceName,
+  quantity: f.insufficient!.requested - (f.insufficient!.capacity - f.insufficient!.used),
+});
 
 export function criticalPodAdmissionHandler(d: CriticalPodAdmissionDeps): AdmissionFailureHandler {
   return (pod, failures, others) => {
@@ -45,7 +48,9 @@ export function criticalPodAdmissionHandler(d: CriticalPodAdmissionDeps): Admiss
       log.warn(`preemption: cannot admit critical pod ${kv({ pod: fullName(pod), insufficientResources: requirementsText(requirements), error: e.message })}`);
       return { failures: [], error: `preemption: error finding a set of pods to preempt: ${e.message}` };
     }
-    log.info(`Attempting to evict pods in order to free up resources ${kv({ requestingPod: fullName(pod), pods: `[${victims.map(fullName).join(" ")}]`, insufficientResources: requirementsText(requirements) })}`);
+    log.info(
+      `Attempting to evict pods in order to free up resources ${kv({ requestingPod: fullName(pod), pods: `[${victims.map(fullName).join(" ")}]`, insufficientResources: requirementsText(requirements) })}`,
+    );
     const signal = requirements[0]?.resourceName ?? "";
     const stopped = victims.map((victim) => {
       d.events?.event(podRef(victim), "Warning", PREEMPTING_REASON, PREEMPTED_MESSAGE);

@@ -10,8 +10,14 @@ import type { PodCondition, PodPhase, PodStatus } from "./types.ts";
 
 /** PodConditionsByKubelet, with the gates that add to it on by default in v1.37. */
 export const KUBELET_POD_CONDITIONS: readonly string[] = [
-  "PodScheduled", "Ready", "Initialized", "ContainersReady", "PodResizeInProgress", "PodResizePending",
-  "PodReadyToStartContainers", "AllContainersRestarting",
+  "PodScheduled",
+  "Ready",
+  "Initialized",
+  "ContainersReady",
+  "PodResizeInProgress",
+  "PodResizePending",
+  "PodReadyToStartContainers",
+  "AllContainersRestarting",
 ];
 
 /** upstream status.ReadinessGatesNotReady. */
@@ -30,7 +36,16 @@ export function conditionsSetByOthers(status: unknown): PodCondition[] {
     if (!type || KUBELET_POD_CONDITIONS.includes(type) || (s !== "True" && s !== "False" && s !== "Unknown")) return [];
     const reason = str(c.reason);
     const message = str(c.message);
-    return [{ type, status: s, lastProbeTime: str(c.lastProbeTime) ?? null, lastTransitionTime: str(c.lastTransitionTime) ?? "", ...(reason ? { reason } : {}), ...(message ? { message } : {}) }];
+    return [
+      {
+        type,
+        status: s,
+        lastProbeTime: str(c.lastProbeTime) ?? null,
+        lastTransitionTime: str(c.lastTransitionTime) ?? "",
+        ...(reason ? { reason } : {}),
+        ...(message ? { message } : {}),
+      },
+    ];
   });
 }
 

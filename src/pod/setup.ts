@@ -91,7 +91,9 @@ export function createQoSCgroupManager(
     systemd: driver === "systemd" && (unified || systemdRunning()) ? systemdUnits() : undefined,
   };
   if (driver === "systemd" && !opts.systemd)
-    log.warn(`cgroupDriver systemd but systemd is not running (no ${SYSTEMD_RUNTIME_DIR}): QoS and pod cgroups are slice-named directories made without systemd`);
+    log.warn(
+      `cgroupDriver systemd but systemd is not running (no ${SYSTEMD_RUNTIME_DIR}): QoS and pod cgroups are slice-named directories made without systemd`,
+    );
   log.debug(`pod cgroups ${kv({ driver, cgroupVersion: unified ? 2 : 1, cgroupRoot: opts.cgroupRoot, kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
   return unified ? createUnifiedPodCgroupManager(opts) : createPodCgroupManager(opts);
 }

@@ -63,8 +63,7 @@ export function applyStaticPodDefaults(pod: Pod, opts: { nodeName: string; sourc
   if (opts.source === "file") {
     // So node taints never evict static pods (upstream AddOrUpdateTolerationInPod).
     const tolerations = out.spec.tolerations ?? [];
-    if (!tolerations.some((t) => t.operator === "Exists" && t.effect === "NoExecute" && !t.key))
-      tolerations.push({ operator: "Exists", effect: "NoExecute" });
+    if (!tolerations.some((t) => t.operator === "Exists" && t.effect === "NoExecute" && !t.key)) tolerations.push({ operator: "Exists", effect: "NoExecute" });
     out.spec.tolerations = tolerations;
   }
   // No API server admits a static pod, so nothing resolves its priorityClassName: the built-in system

@@ -49,7 +49,13 @@ export function updateStatus(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStat
   for (const c of withProbes ? probed : []) {
     const latest = rs.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt)[0];
     if (latest)
-      probes.updateContainer(uid, c.name, { id: latest.id, running: latest.state === "running", startedAtMs: latest.startedAtMs, started: false, podIP: status.podIP });
+      probes.updateContainer(uid, c.name, {
+        id: latest.id,
+        running: latest.state === "running",
+        startedAtMs: latest.startedAtMs,
+        started: false,
+        podIP: status.podIP,
+      });
   }
   return statuses.get(uid)!;
 }
@@ -63,7 +69,9 @@ function logContainerExits(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStatus
     if (c.state !== "exited" || seen.has(c.id)) continue;
     seen.add(c.id);
     if (c.finishedAtMs && c.finishedAtMs < ctx.startedAtMs) continue; // exited before this bunlet started
-    log.info(`container exited ${kv({ pod: fullName(pod), container: c.name, exitCode: c.exitCode, reason: c.reason, restartCount: c.attempt, id: c.id.slice(0, 13) })}`);
+    log.info(
+      `container exited ${kv({ pod: fullName(pod), container: c.name, exitCode: c.exitCode, reason: c.reason, restartCount: c.attempt, id: c.id.slice(0, 13) })}`,
+    );
   }
 }
 

@@ -126,16 +126,14 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
   const cid = (id: string) => (id.includes("://") ? id : prefix + id);
   return specs.map((spec) => {
     // Newest instance first (highest attempt, then newest creation).
-    const instances = inputs.runtime.containers
-      .filter((c) => c.name === spec.name)
-      .sort((a, b) => b.attempt - a.attempt || b.createdAtMs - a.createdAtMs);
+    const instances = inputs.runtime.containers.filter((c) => c.name === spec.name).sort((a, b) => b.attempt - a.attempt || b.createdAtMs - a.createdAtMs);
     const latest = instances[0];
     const prev = old?.find((s) => s.name === spec.name);
     let status: ContainerStatus;
     if (!latest) {
       status = {
         name: spec.name,
-        state: { waiting: { reason: isInit || !(inputs.pod.spec.initContainers?.length) ? "ContainerCreating" : "PodInitializing" } },
+        state: { waiting: { reason: isInit || !inputs.pod.spec.initContainers?.length ? "ContainerCreating" : "PodInitializing" } },
         lastState: prev?.lastState ?? {},
         ready: false,
         restartCount: prev?.restartCount ?? 0,
@@ -178,14 +176,7 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
   });
 }
 
-function condition(
-  type: PodCondition["type"],
-  ok: boolean,
-  nowMs: number,
-  old: PodCondition[] | undefined,
-  reason?: string,
-  message?: string,
-): PodCondition {
+function condition(type: PodCondition["type"], ok: boolean, nowMs: number, old: PodCondition[] | undefined, reason?: string, message?: string): PodCondition {
   const status = ok ? "True" : "False";
   const prev = old?.find((c) => c.type === type);
   return {
@@ -232,7 +223,14 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
   const gates = containersReady && !terminal ? unreadyGateMessages(pod.spec.readinessGates, pod.status?.conditions) : [];
   const conditions: PodCondition[] = [
     ...(old?.filter((c) => c.type === "DisruptionTarget") ?? []),
-    condition("Initialized", initialized, nowMs, old, terminal ? "PodCompleted" : "ContainersNotInitialized", terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`),
+    condition(
+      "Initialized",
+      initialized,
+      nowMs,
+      old,
+      terminal ? "PodCompleted" : "ContainersNotInitialized",
+      terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`,
+    ),
     gates.length
       ? condition("Ready", false, nowMs, old, READINESS_GATES_NOT_READY, gates.join(", "))
       : condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
@@ -296,7 +294,14 @@ export function truncateTerminationMessages(pod: Pod, status: PodStatus): PodSta
 export function terminalStatus(old: PodStatus | undefined, reason: string, message: string, nowMs: number, disruption = false): PodStatus {
   const conditions = (old?.conditions ?? []).filter((c) => c.type !== "DisruptionTarget");
   if (disruption)
-    conditions.unshift({ type: "DisruptionTarget", status: "True", lastProbeTime: null, lastTransitionTime: rfc3339(nowMs), reason: "TerminationByKubelet", message });
+    conditions.unshift({
+      type: "DisruptionTarget",
+      status: "True",
+      lastProbeTime: null,
+      lastTransitionTime: rfc3339(nowMs),
+      reason: "TerminationByKubelet",
+      message,
+    });
   return { ...(old ?? {}), phase: "Failed", reason, message, conditions };
 }
 

@@ -94,50 +94,60 @@ export function createSystemdDBus(opts: { socket?: string; jobTimeoutMs?: number
   }
 
   const connect = () =>
-    (ready ??= loadDBus().then((dbus) => new Promise<Bus>((resolve, reject) => {
-      let b: Bus;
-      const fail = (e: Error) => {
-        ready = undefined;
-        bus = undefined;
-        reject(new SystemdDBusError(`cgroupDriver systemd: cannot reach systemd over D-Bus at ${socket}: ${e.message}`));
-      };
-      try {
-        b = dbus.createClient({ socket, authMethods: ["EXTERNAL"] });
-      } catch (e) {
-        return fail(e as Error);
-      }
-      b.connection.on("error", fail);
-      b.connection.on("end", () => {
-        if (bus === b) {
-          bus = undefined;
-          ready = undefined;
-        }
-      });
-      b.connection.on("message", (m: BusMessage) => {
-        if (m.type !== 4 || m.interface !== MANAGER || m.member !== "JobRemoved") return;
-        const parsed = jobRemoved.safeParse(m.body);
-        if (!parsed.success) return;
-        const [, job, , result] = parsed.data;
-        const w = waiters.get(job);
-        if (w) w(result);
-        else {
-          finished.set(job, result);
-          if (finished.size > 256) finished.delete(finished.keys().next().value!);
-        }
-      });
-      b.connection.once("connect", async () => {
-        try {
-          // Manager signals are only sent to subscribers; the match rule routes them to us.
-          await invoke(b, { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch", signature: "s", body: [`type='signal',sender='org.freedesktop.systemd1',interface='${MANAGER}',member='JobRemoved'`] });
-          await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "Subscribe" }).catch(() => undefined); // AlreadySubscribed is fine
-          bus = b;
-          resolve(b);
-        } catch (e) {
-          b.connection.end();
-          fail(e as Error);
-        }
-      });
-    })));
+    (ready ??= loadDBus().then(
+      (dbus) =>
+        new Promise<Bus>((resolve, reject) => {
+          let b: Bus;
+          const fail = (e: Error) => {
+            ready = undefined;
+            bus = undefined;
+            reject(new SystemdDBusError(`cgroupDriver systemd: cannot reach systemd over D-Bus at ${socket}: ${e.message}`));
+          };
+          try {
+            b = dbus.createClient({ socket, authMethods: ["EXTERNAL"] });
+          } catch (e) {
+            return fail(e as Error);
+          }
+          b.connection.on("error", fail);
+          b.connection.on("end", () => {
+            if (bus === b) {
+              bus = undefined;
+              ready = undefined;
+            }
+          });
+          b.connection.on("message", (m: BusMessage) => {
+            if (m.type !== 4 || m.interface !== MANAGER || m.member !== "JobRemoved") return;
+            const parsed = jobRemoved.safeParse(m.body);
+            if (!parsed.success) return;
+            const [, job, , result] = parsed.data;
+            const w = waiters.get(job);
+            if (w) w(result);
+            else {
+              finished.set(job, result);
+              if (finished.size > 256) finished.delete(finished.keys().next().value!);
+            }
+          });
+          b.connection.once("connect", async () => {
+            try {
+              // Manager signals are only sent to subscribers; the match rule routes them to us.
+              await invoke(b, {
+                destination: "org.freedesktop.DBus",
+                path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus",
+                member: "AddMatch",
+                signature: "s",
+                body: [`type='signal',sender='org.freedesktop.systemd1',interface='${MANAGER}',member='JobRemoved'`],
+              });
+              await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "Subscribe" }).catch(() => undefined); // AlreadySubscribed is fine
+              bus = b;
+              resolve(b);
+            } catch (e) {
+              b.connection.end();
+              fail(e as Error);
+            }
+          });
+        }),
+    ));
 
   function waitJob(job: string, what: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -178,7 +188,10 @@ export function createSystemdDBus(opts: { socket?: string; jobTimeoutMs?: number
       const b = await connect();
       const props = u.properties.map(variant);
       try {
-        const job = jobOf(await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "StartTransientUnit", signature: "ssa(sv)a(sa(sv))", body: [u.name, u.mode, props, []] }), "StartTransientUnit");
+        const job = jobOf(
+          await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "StartTransientUnit", signature: "ssa(sv)a(sa(sv))", body: [u.name, u.mode, props, []] }),
+          "StartTransientUnit",
+        );
         await waitJob(job, u.name);
         log.debug(`systemd unit started ${kv({ unit: u.name, parent: u.parent })}`);
       } catch (e) {

@@ -63,8 +63,7 @@ export function v2ResourceProperties(cfg: ResourceConfig, systemdVersion: number
   const period = cfg.cpuPeriodUs ?? 0;
   if (period !== 0 && systemdVersion >= CPU_QUOTA_PERIOD_MIN_SYSTEMD) props.push(u64("CPUQuotaPeriodUSec", period));
   if (quota !== 0 || period !== 0) props.push(u64("CPUQuotaPerSecUSec", cpuQuotaPerSecUSec(quota, period || 100_000).perSecUSec));
-  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1))
-    props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
+  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1)) props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
   return props;
 }
 
@@ -82,8 +81,7 @@ export function v1ResourceProperties(cfg: ResourceConfig, systemdVersion: number
   const period = cfg.cpuPeriodUs ?? 0;
   if (period !== 0 && systemdVersion >= CPU_QUOTA_PERIOD_MIN_SYSTEMD) props.push(u64("CPUQuotaPeriodUSec", period));
   if (quota !== 0 || period !== 0) props.push(u64("CPUQuotaPerSecUSec", cpuQuotaPerSecUSec(quota, period || 100_000).perSecUSec));
-  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1))
-    props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
+  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1)) props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
   return props;
 }
 

@@ -16,7 +16,10 @@ export const podSchema = z.strictObject({
   spec: podSpec,
   // A manifest's status is ignored (upstream applyDefaults resets it to Pending); of an API pod's,
   // the API source keeps the conditions others own (sources/api.ts, readiness-gates.ts).
-  status: z.unknown().optional().transform((): PodStatus | undefined => undefined),
+  status: z
+    .unknown()
+    .optional()
+    .transform((): PodStatus | undefined => undefined),
 });
 
 export type Pod = z.output<typeof podSchema>;

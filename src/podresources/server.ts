@@ -55,7 +55,11 @@ export function createPodResourcesServer(socketPath: string, deps: PodResourcesD
   const proto = loadPodResourcesProto();
   const handlers: Record<string, Handler> = {
     [`/${SERVICE}/List`]: { request: "ListPodResourcesRequest", response: "ListPodResourcesResponse", call: () => listPodResources(deps.activePods()) },
-    [`/${SERVICE}/GetAllocatableResources`]: { request: "AllocatableResourcesRequest", response: "AllocatableResourcesResponse", call: () => allocatableResources() },
+    [`/${SERVICE}/GetAllocatableResources`]: {
+      request: "AllocatableResourcesRequest",
+      response: "AllocatableResourcesResponse",
+      call: () => allocatableResources(),
+    },
     [`/${SERVICE}/Get`]: {
       request: "GetPodResourcesRequest",
       response: "GetPodResourcesResponse",
@@ -76,7 +80,10 @@ export function createPodResourcesServer(socketPath: string, deps: PodResourcesD
 
   const fail = (stream: http2.ServerHttp2Stream, code: number, message: string) => {
     if (stream.destroyed || stream.headersSent) return;
-    stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": String(code), "grpc-message": encodeURIComponent(message) }, { endStream: true });
+    stream.respond(
+      { ":status": 200, "content-type": "application/grpc", "grpc-status": String(code), "grpc-message": encodeURIComponent(message) },
+      { endStream: true },
+    );
   };
 
   server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {

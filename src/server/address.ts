@@ -20,7 +20,10 @@ function parseIPv6(text: string): Uint8Array {
   const dot = s.lastIndexOf(".");
   if (dot >= 0) {
     const colon = s.lastIndexOf(":");
-    const [a, b, c, d] = s.slice(colon + 1).split(".").map(Number) as [number, number, number, number];
+    const [a, b, c, d] = s
+      .slice(colon + 1)
+      .split(".")
+      .map(Number) as [number, number, number, number];
     s = `${s.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head = "", tail] = s.split("::");

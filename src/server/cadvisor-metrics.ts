@@ -14,18 +14,38 @@ interface Family {
   samples: string[];
 }
 
-const pairs = (l: Record<string, string>) => Object.entries(l).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",");
+const pairs = (l: Record<string, string>) =>
+  Object.entries(l)
+    .map(([k, v]) => `${k}="${escapeLabelValue(v)}"`)
+    .join(",");
 
 /** A container's six labels, escaped once per scrape and shared by all its samples. */
 const containerLabels = (c: CadvisorContainer) => pairs({ container: c.container, id: c.id, image: c.image, name: c.name, namespace: c.namespace, pod: c.pod });
 
 /** The per-container families, in cAdvisor's order; each reads one figure (undefined ⇒ no sample). */
-const CONTAINER_FAMILIES: { name: string; help: string; type: Family["type"]; value(c: CadvisorContainer, nowS: number): number | undefined; extra?: Record<string, string> }[] = [
-  { name: "container_cpu_usage_seconds_total", help: "Cumulative cpu time consumed in seconds.", type: "counter", value: (c) => c.cpuUsageSeconds, extra: { cpu: "total" } },
+const CONTAINER_FAMILIES: {
+  name: string;
+  help: string;
+  type: Family["type"];
+  value(c: CadvisorContainer, nowS: number): number | undefined;
+  extra?: Record<string, string>;
+}[] = [
+  {
+    name: "container_cpu_usage_seconds_total",
+    help: "Cumulative cpu time consumed in seconds.",
+    type: "counter",
+    value: (c) => c.cpuUsageSeconds,
+    extra: { cpu: "total" },
+  },
   { name: "container_last_seen", help: "Last time a container was seen by the exporter", type: "gauge", value: (_c, nowS) => nowS },
   { name: "container_memory_cache", help: "Number of bytes of page cache memory.", type: "gauge", value: (c) => c.memory?.cacheBytes },
   { name: "container_memory_rss", help: "Size of RSS in bytes.", type: "gauge", value: (c) => c.memory?.rssBytes },
-  { name: "container_memory_usage_bytes", help: "Current memory usage in bytes, including all memory regardless of when it was accessed", type: "gauge", value: (c) => c.memory?.usageBytes },
+  {
+    name: "container_memory_usage_bytes",
+    help: "Current memory usage in bytes, including all memory regardless of when it was accessed",
+    type: "gauge",
+    value: (c) => c.memory?.usageBytes,
+  },
   { name: "container_memory_working_set_bytes", help: "Current working set in bytes.", type: "gauge", value: (c) => c.memory?.workingSetBytes },
   { name: "container_spec_memory_limit_bytes", help: "Memory limit for the container.", type: "gauge", value: (c) => c.memory?.limitBytes },
   { name: "container_start_time_seconds", help: "Start time of the container since unix epoch in seconds.", type: "gauge", value: (c) => c.startTimeSeconds },
@@ -80,7 +100,9 @@ export function renderCadvisorMetrics(snap: CadvisorSnapshot, nowMs: number): st
     family("machine_cpu_cores", "Number of logical CPU cores.", "gauge").samples.push(`machine_cpu_cores${l} ${m.cpuCores}`);
     family("machine_memory_bytes", "Amount of memory installed on the machine.", "gauge").samples.push(`machine_memory_bytes${l} ${m.memoryBytes}`);
   }
-  family("container_scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", "gauge").samples.push(`container_scrape_error ${snap.error ? 1 : 0}`);
+  family("container_scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", "gauge").samples.push(
+    `container_scrape_error ${snap.error ? 1 : 0}`,
+  );
   return families
     .filter((f) => f.samples.length > 0)
     .map((f) => `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n${f.samples.join("\n")}\n`)

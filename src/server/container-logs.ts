@@ -39,10 +39,14 @@ export function parseLogOptions(q: URLSearchParams, nowMs: number): Parsed {
   const sinceSeconds = int(q, "sinceSeconds");
   for (const v of [tailLines, limitBytes, sinceSeconds]) if (v instanceof Error) return { status: 400, message: v.message };
   const sinceTime = q.get("sinceTime");
-  if (tailLines !== undefined && (tailLines as number) < 0) return { status: 422, message: `tailLines: Invalid value: ${tailLines}: must be greater than or equal to 0` };
-  if (limitBytes !== undefined && (limitBytes as number) < 1) return { status: 422, message: `limitBytes: Invalid value: ${limitBytes}: must be greater than 0` };
-  if (sinceSeconds !== undefined && (sinceSeconds as number) < 1) return { status: 422, message: `sinceSeconds: Invalid value: ${sinceSeconds}: must be greater than 0` };
-  if (sinceSeconds !== undefined && sinceTime !== null) return { status: 422, message: "sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified" };
+  if (tailLines !== undefined && (tailLines as number) < 0)
+    return { status: 422, message: `tailLines: Invalid value: ${tailLines}: must be greater than or equal to 0` };
+  if (limitBytes !== undefined && (limitBytes as number) < 1)
+    return { status: 422, message: `limitBytes: Invalid value: ${limitBytes}: must be greater than 0` };
+  if (sinceSeconds !== undefined && (sinceSeconds as number) < 1)
+    return { status: 422, message: `sinceSeconds: Invalid value: ${sinceSeconds}: must be greater than 0` };
+  if (sinceSeconds !== undefined && sinceTime !== null)
+    return { status: 422, message: "sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified" };
   let sinceMs: number | undefined;
   if (sinceSeconds !== undefined) sinceMs = nowMs - (sinceSeconds as number) * 1000;
   if (sinceTime !== null) {
@@ -50,7 +54,14 @@ export function parseLogOptions(q: URLSearchParams, nowMs: number): Parsed {
     if (!Number.isFinite(sinceMs)) return { status: 400, message: `sinceTime: Invalid value: "${sinceTime}": must be RFC3339` };
   }
   return {
-    options: { follow: bool("follow"), previous: bool("previous"), timestamps: bool("timestamps"), tailLines: tailLines as number | undefined, limitBytes: limitBytes as number | undefined, sinceMs },
+    options: {
+      follow: bool("follow"),
+      previous: bool("previous"),
+      timestamps: bool("timestamps"),
+      tailLines: tailLines as number | undefined,
+      limitBytes: limitBytes as number | undefined,
+      sinceMs,
+    },
   };
 }
 
@@ -103,7 +114,12 @@ export function containerLogsHandler(deps: ContainerLogsDeps): (req: Request, ur
     const files = await containerLogFiles(join(deps.podLogsDir, `${ns}_${pod}_${found.uid}`, container));
     const path = o.previous ? files[1] : files[0];
     if (!path) {
-      return text(o.previous ? `previous terminated container "${container}" in pod "${pod}" not found\n` : `container "${container}" in pod "${pod}" is waiting to start\n`, 400);
+      return text(
+        o.previous
+          ? `previous terminated container "${container}" in pod "${pod}" not found\n`
+          : `container "${container}" in pod "${pod}" is waiting to start\n`,
+        400,
+      );
     }
     const follow = o.follow && !o.previous;
     const body = await containerLogStream(path, { ...o, follow, maxFollowMs: deps.maxFollowMs }, req.signal);

@@ -123,9 +123,7 @@ export function redactConfigz(config: unknown): unknown {
   if (config === null || typeof config !== "object") return config;
   const headers = (config as { staticPodURLHeader?: unknown }).staticPodURLHeader;
   if (headers === null || typeof headers !== "object") return config;
-  const redacted = Object.fromEntries(
-    Object.entries(headers).map(([name, values]) => [name, Array.isArray(values) ? values.map(() => REDACTED) : REDACTED]),
-  );
+  const redacted = Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, Array.isArray(values) ? values.map(() => REDACTED) : REDACTED]));
   return { ...config, staticPodURLHeader: redacted };
 }
 
@@ -145,7 +143,11 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
   ];
   const probeMetrics = p.probeMetrics;
   if (probeMetrics) {
-    routes.push({ path: "/metrics/probes", methods: ["GET"], handler: () => new Response(probeMetrics.render(), { headers: { "content-type": CONTENT_TYPE } }) });
+    routes.push({
+      path: "/metrics/probes",
+      methods: ["GET"],
+      handler: () => new Response(probeMetrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
+    });
   }
   const getCadvisor = p.getCadvisor;
   if (getCadvisor) {
@@ -196,10 +198,16 @@ export function kubeletRoutes(p: ServerProviders, opts: EndpointOpts): Route[] {
         spec: { containers: x.containers.map((c) => ({ name: c.name, resources: {} })) },
         status: {},
       });
-      routes.push({ path: "/runningpods", methods: ["GET"], prefix: true, handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }) });
+      routes.push({
+        path: "/runningpods",
+        methods: ["GET"],
+        prefix: true,
+        handler: async () => json({ kind: "PodList", apiVersion: "v1", metadata: {}, items: (await running()).map(toPod) }),
+      });
     }
     if (p.streaming && containerAccess) routes.push(...streamingRoutes(p.streaming));
-    if (p.podLogsDir && containerAccess) routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
+    if (p.podLogsDir && containerAccess)
+      routes.push({ path: "/containerLogs", methods: ["GET"], prefix: true, handler: containerLogsHandler({ getPods: p.getPods, podLogsDir: p.podLogsDir }) });
   } else {
     routes.push(...debuggingDisabledRoutes());
   }

@@ -126,7 +126,14 @@ function openFilesSoftLimit(): number {
  * socket (upgrade requests for the streaming endpoints get the socket; a logs -f is not cut by
  * Bun.serve's 10 s idle timeout while the container is quiet).
  */
-function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: UpgradeHook | undefined, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void): Promise<{ port: number; stop(): Promise<void> }> {
+function frontedServer(
+  hostname: string,
+  port: number,
+  fetch: Fetch,
+  upgrade: UpgradeHook | undefined,
+  limits: ConnectionLimits,
+  onRefused: (cap: "server" | "client") => void,
+): Promise<{ port: number; stop(): Promise<void> }> {
   return startSecureServer({
     hostname,
     port,
@@ -139,7 +146,15 @@ function frontedServer(hostname: string, port: number, fetch: Fetch, upgrade: Up
 }
 
 /** The main port over TLS with the auth filter in front of the routes (and of upgrade requests). */
-async function secureServer(hostname: string, port: number, fetch: Fetch, secure: SecureServing, limits: ConnectionLimits, onRefused: (cap: "server" | "client") => void, upgrade?: UpgradeHook): Promise<{ port: number; stop(): Promise<void> }> {
+async function secureServer(
+  hostname: string,
+  port: number,
+  fetch: Fetch,
+  secure: SecureServing,
+  limits: ConnectionLimits,
+  onRefused: (cap: "server" | "client") => void,
+  upgrade?: UpgradeHook,
+): Promise<{ port: number; stop(): Promise<void> }> {
   const dynamic = secure.certificates;
   const initial = dynamic?.current();
   const [cert, key, clientCA] = await Promise.all([
@@ -185,10 +200,14 @@ function containerAccessOnMain(cfg: ListenConfig, debugging: boolean): boolean {
   }
   if (!debugging) return false;
   if (cfg.unsafeLoopbackDebugHandlers) {
-    log.warn(`main server: --unsafe-loopback-debug-handlers: exec, attach, portForward, run, containerLogs and logs are served without authentication to every local process ${kv({ port: cfg.port })}`);
+    log.warn(
+      `main server: --unsafe-loopback-debug-handlers: exec, attach, portForward, run, containerLogs and logs are served without authentication to every local process ${kv({ port: cfg.port })}`,
+    );
     return true;
   }
-  log.info("main server: plain HTTP on loopback without authentication: exec, attach, portForward, run, containerLogs and logs answer 403 (serve TLS, or pass --unsafe-loopback-debug-handlers)");
+  log.info(
+    "main server: plain HTTP on loopback without authentication: exec, attach, portForward, run, containerLogs and logs answer 403 (serve TLS, or pass --unsafe-loopback-debug-handlers)",
+  );
   return false;
 }
 
@@ -212,14 +231,19 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
     try {
       const onRefused = (cap: "server" | "client") => refused.inc({ server_type: SERVER_TYPE[name], cap });
       if (secure) server = await secureServer(hostname, port, fetch, secure, limits, onRefused, upgrade);
-      else server = containerAccess ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused) : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
+      else
+        server = containerAccess
+          ? await frontedServer(hostname, port, fetch, upgrade, limits, onRefused)
+          : await startPlainServer({ hostname, port, name, fetch, error: serverError, limits, onRefused });
     } catch (err) {
       throw new ListenError(`failed to listen on ${hostname}:${port} for the ${name} server: ${err instanceof Error ? err.message : String(err)}`);
     }
     const actualPort = server.port ?? port;
     const info: ListeningServer = { name, hostname, port: actualPort, url: urlOf(secure ? "https" : "http", hostname, actualPort) };
     started.push({ info, server });
-    log.info(`Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined, maxConnections: limits.maxConnections, maxPerClient: limits.maxPerClient })}`);
+    log.info(
+      `Starting to listen ${kv({ server: name, address: hostname, port: actualPort, requestedPort: port !== actualPort ? port : undefined, tls: secure ? true : undefined, maxConnections: limits.maxConnections, maxPerClient: limits.maxPerClient })}`,
+    );
   }
 
   try {
@@ -230,7 +254,14 @@ export async function startServers(cfg: ListenConfig, providers: ServerProviders
       if (main.reason) log.warn(`main server: ${main.reason}`);
       const debugging = cfg.enableDebuggingHandlers !== false;
       const containerAccess = containerAccessOnMain(cfg, debugging);
-      await listen("main", main.hostname, cfg.port, kubeletRoutes(providers, { debuggingHandlers: debugging, containerAccess }), cfg.secure, debugging && containerAccess);
+      await listen(
+        "main",
+        main.hostname,
+        cfg.port,
+        kubeletRoutes(providers, { debuggingHandlers: debugging, containerAccess }),
+        cfg.secure,
+        debugging && containerAccess,
+      );
     }
     if (cfg.readOnlyPort > 0) {
       // The read-only port is plain HTTP by design (upstream too), so the loopback rule always applies.

@@ -120,9 +120,7 @@ function seriesStore<T>(metric: string, labelNames: readonly string[], init: () 
       const unknown = given.filter((k) => !labelNames.includes(k));
       const missing = labelNames.filter((k) => !(k in labels));
       if (unknown.length || missing.length) {
-        throw new MetricError(
-          `metric ${metric}: labels {${given.join(",")}} do not match declared labels {${labelNames.join(",")}}`,
-        );
+        throw new MetricError(`metric ${metric}: labels {${given.join(",")}} do not match declared labels {${labelNames.join(",")}}`);
       }
       const pairs = labelNames.map((k): [string, string] => [k, String(labels[k])]);
       const key = JSON.stringify(pairs.map(([, v]) => v));
@@ -170,10 +168,7 @@ export function createRegistry(): Registry {
     if (labelNames.length === 0) store.get({});
     stored.push({
       name: opts.name,
-      render: () => [
-        ...header(opts.name, opts.help, type),
-        ...store.entries().map((e) => `${opts.name}${formatLabels(e.labels)} ${formatValue(e.value.v)}`),
-      ],
+      render: () => [...header(opts.name, opts.help, type), ...store.entries().map((e) => `${opts.name}${formatLabels(e.labels)} ${formatValue(e.value.v)}`)],
     });
     return store;
   }

@@ -79,7 +79,8 @@ export function nodeLogsHandler(logDir: string): (req: Request, url: URL) => Pro
     const fh = await openInside(logDir, rel);
     if (!fh) return notFound();
     const st = await fh.stat();
-    if (st.isFile()) return new Response(fileStream(fh, st.size), { headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(st.size) } });
+    if (st.isFile())
+      return new Response(fileStream(fh, st.size), { headers: { "content-type": "text/plain; charset=utf-8", "content-length": String(st.size) } });
     try {
       if (!st.isDirectory()) return notFound();
       // Go's FileServer redirects a directory without its trailing slash.

@@ -47,11 +47,7 @@ export function processCollector(opts: { procRoot?: string; pid?: number | "self
       });
       const bootTime = parseBootTime(read(`${root}/stat`));
       if (bootTime !== undefined) {
-        gauge(
-          "process_start_time_seconds",
-          "Start time of the process since unix epoch in seconds.",
-          bootTime + stat.startTimeTicks / CLOCK_TICKS_PER_SECOND,
-        );
+        gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", bootTime + stat.startTimeTicks / CLOCK_TICKS_PER_SECOND);
       }
       gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", stat.virtualMemoryBytes);
     } catch {

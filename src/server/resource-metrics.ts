@@ -13,7 +13,10 @@ interface Family {
 }
 
 const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-const labels = (l: Record<string, string>) => `{${Object.entries(l).map(([k, v]) => `${k}="${esc(v)}"`).join(",")}}`;
+const labels = (l: Record<string, string>) =>
+  `{${Object.entries(l)
+    .map(([k, v]) => `${k}="${esc(v)}"`)
+    .join(",")}}`;
 const num = (n: number) => (Number.isInteger(n) ? String(n) : n.toPrecision(17).replace(/\.?0+$/, ""));
 
 function stamp(time: string | undefined): string {

@@ -16,7 +16,15 @@ import { loadOrGenerateKeyCert } from "./tls/self-signed.ts";
 
 type ServingConfig = Pick<
   KubeletConfiguration,
-  "address" | "tlsCertFile" | "tlsPrivateKeyFile" | "tlsMinVersion" | "tlsCipherSuites" | "authentication" | "authorization" | "featureGates" | "serverTLSBootstrap"
+  | "address"
+  | "tlsCertFile"
+  | "tlsPrivateKeyFile"
+  | "tlsMinVersion"
+  | "tlsCipherSuites"
+  | "authentication"
+  | "authorization"
+  | "featureGates"
+  | "serverTLSBootstrap"
 >;
 
 export interface ServingOpts {
@@ -52,7 +60,8 @@ export function wantsSecureServing(c: ServingConfig, apiServerMode = false): boo
 
 export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promise<SecureServing | undefined> {
   const bootstrapped = usesServerTLSBootstrap(c) && opts.servingCertificates !== undefined;
-  if (usesServerTLSBootstrap(c) && !bootstrapped) log.warn("serverTLSBootstrap needs an API server (--kubeconfig) to request the serving certificate from: ignored, the self-signed pair is used");
+  if (usesServerTLSBootstrap(c) && !bootstrapped)
+    log.warn("serverTLSBootstrap needs an API server (--kubeconfig) to request the serving certificate from: ignored, the self-signed pair is used");
   if (!wantsSecureServing(c, opts.apiServerMode === true || bootstrapped)) return undefined;
   // Configuration errors first, before anything is written to certDir.
   const auth = buildAuth(c, opts.nodeName, opts.authClient);
@@ -68,12 +77,24 @@ export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promi
     ({ certFile, keyFile } = pair);
     log.info(`${pair.generated ? "Generated self-signed cert" : "Using self-signed cert"} ${kv({ certFile, keyFile })}`);
   } else if (certFile === "" || keyFile === "") {
-    throw new ServingError(`tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile (--tls-private-key-file) must be set together: got ${JSON.stringify({ tlsCertFile: certFile, tlsPrivateKeyFile: keyFile })}`);
+    throw new ServingError(
+      `tlsCertFile (--tls-cert-file) and tlsPrivateKeyFile (--tls-private-key-file) must be set together: got ${JSON.stringify({ tlsCertFile: certFile, tlsPrivateKeyFile: keyFile })}`,
+    );
   }
   const everyone = allowsEveryone(c);
-  if (everyone) log.warn("main server: anonymous requests are enabled and authorization mode is AlwaysAllow: anyone who connects may do anything, so it stays on loopback");
+  if (everyone)
+    log.warn("main server: anonymous requests are enabled and authorization mode is AlwaysAllow: anyone who connects may do anything, so it stays on loopback");
   log.info(
     `Serving securely ${kv({ anonymous: c.authentication.anonymous.enabled === true, x509: Boolean(c.authentication.x509.clientCAFile), tokenWebhook: c.authentication.webhook.enabled === true, authorizationMode: c.authorization.mode, tlsMinVersion: minVersion })}`,
   );
-  return { certFile, keyFile, certificates: bootstrapped ? opts.servingCertificates : undefined, clientCAFile: c.authentication.x509.clientCAFile || undefined, minVersion, ciphers, auth, allowsEveryone: everyone };
+  return {
+    certFile,
+    keyFile,
+    certificates: bootstrapped ? opts.servingCertificates : undefined,
+    clientCAFile: c.authentication.x509.clientCAFile || undefined,
+    minVersion,
+    ciphers,
+    auth,
+    allowsEveryone: everyone,
+  };
 }

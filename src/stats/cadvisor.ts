@@ -159,12 +159,21 @@ export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<Cadvi
         if (!cdirs) continue;
         const name = c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? "";
         const specImage = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name)?.image;
-        const cs: CadvisorContainer = { id: `${id}/${cdirs.memory.split("/").pop()}`, name: c.id, image: specImage ?? c.image?.image ?? "", container: name, ...base, ...s.cgroupFigures(cdirs) };
+        const cs: CadvisorContainer = {
+          id: `${id}/${cdirs.memory.split("/").pop()}`,
+          name: c.id,
+          image: specImage ?? c.image?.image ?? "",
+          container: name,
+          ...base,
+          ...s.cgroupFigures(cdirs),
+        };
         if (c.createdAt) cs.startTimeSeconds = Math.floor(c.createdAt / 1e6) / 1000;
         const layer = layers.get(c.id);
         if (layer) {
           if (!fsLimit.has(layer.mountpoint)) fsLimit.set(layer.mountpoint, s.attempt(() => fsStats(layer.mountpoint, "").capacityBytes) ?? 0);
-          cs.fs = [{ device: deviceOf(mountinfo, layer.mountpoint) ?? layer.mountpoint, usageBytes: layer.usedBytes, limitBytes: fsLimit.get(layer.mountpoint)! }];
+          cs.fs = [
+            { device: deviceOf(mountinfo, layer.mountpoint) ?? layer.mountpoint, usageBytes: layer.usedBytes, limitBytes: fsLimit.get(layer.mountpoint)! },
+          ];
         }
         out.push(cs);
       }
@@ -231,4 +240,3 @@ function scrapeState(proc: string, deviceName: (device: string) => string) {
       }),
   };
 }
-

@@ -43,7 +43,8 @@ export interface CgroupStats {
 /** A container's cgroup under its pod's: cgroupfs names it by container ID, the systemd driver a cri-containerd-<id>.scope. */
 export function containerCgroupDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined {
   for (const name of [id, `cri-containerd-${id}.scope`]) {
-    if (existsSync(join(pod.memory, name))) return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name), io: join(pod.io, name) };
+    if (existsSync(join(pod.memory, name)))
+      return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name), io: join(pod.io, name) };
   }
   return undefined;
 }

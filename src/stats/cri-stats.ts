@@ -14,7 +14,6 @@ const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
 /** A listed container's name: its metadata, else the kubelet's label, else its id. */
 export const criContainerName = (c: CriContainer): string => c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
 
-
 /** The runtime's view of the node, grouped by pod UID. */
 export interface CriSnapshot {
   sandboxByUid: Map<string, PodSandbox>;
@@ -135,7 +134,8 @@ export function createCriListing(ctx: SummaryContext): CriListing {
       })
       .catch((e) => {
         const msg = (e as Error).message;
-        if (cri.failed !== msg) log.warn(`pod stats: CRI listing failed; containers, rootfs and sandbox start times are omitted or stale ${kv({ error: msg })}`);
+        if (cri.failed !== msg)
+          log.warn(`pod stats: CRI listing failed; containers, rootfs and sandbox start times are omitted or stale ${kv({ error: msg })}`);
         cri.failed = msg;
         throw e;
       })

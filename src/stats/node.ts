@@ -100,7 +100,12 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
   const netDevPath = opts.procPaths?.netDev ?? "/proc/self/net/dev";
   const onError = opts.onError ?? (() => {});
   const { memRoot, unifiedRoot } = memoryRoots(opts);
-  const podsPath = opts.podsCgroup === undefined ? undefined : isAbsolute(opts.podsCgroup) ? opts.podsCgroup : join(memRoot ?? unifiedRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
+  const podsPath =
+    opts.podsCgroup === undefined
+      ? undefined
+      : isAbsolute(opts.podsCgroup)
+        ? opts.podsCgroup
+        : join(memRoot ?? unifiedRoot ?? DEFAULT_MEMORY_CGROUP_ROOT, opts.podsCgroup);
   const capacity = parseMeminfo(readFileSync(meminfoPath, "utf8")).MemTotal ?? 0;
   // The root and kubepods memory files stay open: the pressure path reads them even out of fds.
   const kept = createKeptFiles(16);

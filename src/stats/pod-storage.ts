@@ -90,7 +90,8 @@ export function createPodStorageStats(ctx: SummaryContext): PodStorageStats {
       }
       return { volumes, diskVolumes };
     },
-    containerLogs: (uid, name, podLogsDir, nodefs, pass) => ctx.attempt(uid, `container ${name} logs`, () => logStats(join(podLogsDir, name), nodefs, pass, false)),
+    containerLogs: (uid, name, podLogsDir, nodefs, pass) =>
+      ctx.attempt(uid, `container ${name} logs`, () => logStats(join(podLogsDir, name), nodefs, pass, false)),
     podLogs: (uid, podLogsDir, nodefs, pass) => ctx.attempt(uid, "pod logs", () => logStats(podLogsDir, nodefs, pass, true)),
     retain(seen) {
       dirUsage.retain(seen);

@@ -36,7 +36,13 @@ export function cgroupDirs(mountRoot: string, rel: string, version?: 1 | 2): Cgr
     const d = join(mountRoot, r);
     return { version: 2, memory: d, cpu: d, pids: d, io: d };
   }
-  return { version: 1, memory: join(mountRoot, "memory", r), cpu: join(mountRoot, "cpuacct", r), pids: join(mountRoot, "pids", r), io: join(mountRoot, "blkio", r) };
+  return {
+    version: 1,
+    memory: join(mountRoot, "memory", r),
+    cpu: join(mountRoot, "cpuacct", r),
+    pids: join(mountRoot, "pids", r),
+    io: join(mountRoot, "blkio", r),
+  };
 }
 
 /** Pure: cpuacct.usage (v1, ns) or cpu.stat usage_usec (v2) → cumulative CPU nanoseconds. */

@@ -1,4 +1,3 @@
-
 import type { PodSandbox } from "../cri/client.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
@@ -19,7 +18,6 @@ import {
 } from "./summary.ts";
 
 export type { SummaryCri, SummaryProviderOptions } from "./summary-options.ts";
-
 
 export interface SummaryProvider {
   summary(req?: SummaryRequest): Promise<Summary>;

@@ -271,7 +271,8 @@ function createNotifierThreadPlanner(ctx: EvictionWiringContext, tracer: Evictio
     armedThresholds: () => ctx.notifiers?.armedThresholds() ?? [],
     signaller: input.directSignal,
     onPodCgroupRemoved: input.onPodCgroupRemoved,
-    onAdopted: (d, o, wokeAtMs) => tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", { wokeAtMs, decisionMs: o.readAtMs, stopSentMs: o.sentAtMs, signalTakenMs: o.takenAtMs }),
+    onAdopted: (d, o, wokeAtMs) =>
+      tracer.onNotifierThreadEviction(d.pod.metadata.uid ?? "", { wokeAtMs, decisionMs: o.readAtMs, stopSentMs: o.sentAtMs, signalTakenMs: o.takenAtMs }),
   });
 }
 
@@ -388,10 +389,18 @@ function createSummaryWarmer(ctx: EvictionWiringContext, summary: SummaryProvide
 }
 
 /** The kernel memory notifiers, each event an immediate cycle; the notifier thread prioritised and given the plan. */
-function startNotifiers(ctx: EvictionWiringContext, manager: EvictionManager, tracer: EvictionTracer, planner: FastEvictionPlanner | undefined): MemoryNotifiers {
+function startNotifiers(
+  ctx: EvictionWiringContext,
+  manager: EvictionManager,
+  tracer: EvictionTracer,
+  planner: FastEvictionPlanner | undefined,
+): MemoryNotifiers {
   const { input, clock } = ctx;
   const events = notifierMetrics(input.metrics, () => ctx.notifiers);
-  const priority = input.notifierPriority !== false ? { threadNice: NOTIFIER_THREAD_NICE, threadRealtime: NOTIFIER_THREAD_RT_PRIORITY, boostMainThreadNice: NOTIFIER_THREAD_NICE } : {};
+  const priority =
+    input.notifierPriority !== false
+      ? { threadNice: NOTIFIER_THREAD_NICE, threadRealtime: NOTIFIER_THREAD_RT_PRIORITY, boostMainThreadNice: NOTIFIER_THREAD_NICE }
+      : {};
   return startMemoryNotifiers({
     ...priority,
     podsCgroup: input.podsCgroup,
@@ -426,7 +435,9 @@ export function notifierThreadEvictionFromEnv(env: Record<string, string | undef
   if (raw === undefined || raw === "") return true;
   const v = envSwitch.safeParse(raw.trim().toLowerCase());
   if (!v.success) {
-    log.warn(`ignoring ${NOTIFIER_THREAD_EVICTION_ENV}: not one of 0, 1, false, true, off, on; the notifier-thread eviction stays on ${kv({ value: JSON.stringify(raw) })}`);
+    log.warn(
+      `ignoring ${NOTIFIER_THREAD_EVICTION_ENV}: not one of 0, 1, false, true, off, on; the notifier-thread eviction stays on ${kv({ value: JSON.stringify(raw) })}`,
+    );
     return true;
   }
   const on = v.data === "1" || v.data === "true" || v.data === "on";
@@ -451,9 +462,20 @@ function evictionEvents(events: EventRecorder, nodeName: string): EvictionDeps["
 function notifierMetrics(metrics: Registry, notifiers: () => MemoryNotifiers | undefined) {
   metrics.collect(() => {
     const hub = notifiers()?.hub;
-    return [{ name: "bunlet_kernel_notifier_sources", help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread", type: "gauge", samples: [{ value: hub && !hub.closed ? hub.size : 0 }] }];
+    return [
+      {
+        name: "bunlet_kernel_notifier_sources",
+        help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread",
+        type: "gauge",
+        samples: [{ value: hub && !hub.closed ? hub.size : 0 }],
+      },
+    ];
   });
-  const events = metrics.counter({ name: "bunlet_kernel_notifier_events_total", help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)", labelNames: ["notifier"] });
+  const events = metrics.counter({
+    name: "bunlet_kernel_notifier_events_total",
+    help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)",
+    labelNames: ["notifier"],
+  });
   for (const notifier of ["memcg_threshold", "psi"]) events.inc({ notifier }, 0);
   return events;
 }
@@ -488,9 +510,18 @@ export function persistEvictions(records: EvictionRecordStore, lifecycle: PodLif
         void records.record(
           done.map((e) => ({
             signal: e.signal,
-            pod: isStaticPod(e.pod) && e.pod.metadata.uid
-              ? { uid: e.pod.metadata.uid, namespace: e.pod.metadata.namespace ?? "default", name: e.pod.metadata.name, source: e.pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] ?? "", signal: e.signal, message: e.message, evictedAt }
-              : undefined,
+            pod:
+              isStaticPod(e.pod) && e.pod.metadata.uid
+                ? {
+                    uid: e.pod.metadata.uid,
+                    namespace: e.pod.metadata.namespace ?? "default",
+                    name: e.pod.metadata.name,
+                    source: e.pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] ?? "",
+                    signal: e.signal,
+                    message: e.message,
+                    evictedAt,
+                  }
+                : undefined,
           })),
         );
       if (pruneDue) {
@@ -507,7 +538,9 @@ export function evictedStaticPodAdmitHandler(records: Pick<EvictionRecordStore, 
     const uid = pod.metadata.uid;
     const rec = uid && isStaticPod(pod) ? records.evicted(uid) : undefined;
     if (!rec) return { admit: true };
-    log.warn(`static pod stays evicted until its manifest changes or \`bunlet eviction clear ${rec.namespace}/${rec.name}\` ${kv({ pod: `${rec.namespace}/${rec.name}`, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`);
+    log.warn(
+      `static pod stays evicted until its manifest changes or \`bunlet eviction clear ${rec.namespace}/${rec.name}\` ${kv({ pod: `${rec.namespace}/${rec.name}`, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`,
+    );
     return { admit: false, reason: "Evicted", message: rec.message };
   };
 }

@@ -113,7 +113,10 @@ const INCOMPLETE_RETRY_FOR_MS = 10_000;
 
 /** The QoS parents of pod cgroups (kubepods, its burstable and besteffort children) for a pod-path function. */
 export function qosDirs(memoryRoot: string, podCgroupPath: (pod: PodLike) => string | undefined): string[] {
-  const probe = (resources?: Record<string, Record<string, string>>): PodLike => ({ metadata: { name: "p", uid: "probe" }, spec: { containers: [{ name: "c", resources }] } });
+  const probe = (resources?: Record<string, Record<string, string>>): PodLike => ({
+    metadata: { name: "p", uid: "probe" },
+    spec: { containers: [{ name: "c", resources }] },
+  });
   const pods = [probe({ requests: { cpu: "1", memory: "1Mi" }, limits: { cpu: "1", memory: "1Mi" } }), probe({ requests: { memory: "1Mi" } }), probe()];
   const dirs = new Set<string>();
   for (const p of pods) {
@@ -179,7 +182,9 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     if (!armedLinks || stopped) return;
     const links = dirLinks(dirs);
     if (!links.some((n, k) => n !== armedLinks![k])) return;
-    log.debug(`eviction manager: pod cgroups changed under the notifier-thread plan; re-planning ${kv({ uid, was: armedLinks.join(","), now: links.join(",") })}`);
+    log.debug(
+      `eviction manager: pod cgroups changed under the notifier-thread plan; re-planning ${kv({ uid, was: armedLinks.join(","), now: links.join(",") })}`,
+    );
     refreshSoon();
   };
   const unsubscribe = [
@@ -268,7 +273,13 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
       const o = observations[t.signal];
       if (!a) return { reason: `no ${input.cgroupVersion === 2 ? "working-set" : "memcg"} notifier armed for ${t.signal}`, transient: true }; // armed off the event loop after the cycle
       if (!o) return { reason: `no observation of ${t.signal}`, transient: false };
-      thresholds.push({ token: a.token, ...cgroupFiles(a.cgroupPath, a.files === "v2-root"), files: a.files ?? "v1", capacityBytes: o.capacity, valueBytes: thresholdAmount(t.value, o.capacity) });
+      thresholds.push({
+        token: a.token,
+        ...cgroupFiles(a.cgroupPath, a.files === "v2-root"),
+        files: a.files ?? "v1",
+        capacityBytes: o.capacity,
+        valueBytes: thresholdAmount(t.value, o.capacity),
+      });
     }
     const links = dirLinks(dirs);
     if (dirs.length === 0 || links.some((n) => n < 0)) return { reason: "QoS cgroups not found", transient: true };
@@ -368,7 +379,10 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     }
     mirror = { generation, ...built.mirror };
     armedLinks = built.plan.dirLinks;
-    if (why !== undefined) log.debug(`eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`);
+    if (why !== undefined)
+      log.debug(
+        `eviction manager: notifier-thread eviction plan armed ${kv({ generation, pods: built.plan.pods.length, signallable: built.plan.pods.filter((p) => p.containers).length, thresholds: built.plan.thresholds.length })}`,
+      );
     why = undefined;
     if (built.incomplete && now() - changedAtMs < INCOMPLETE_RETRY_FOR_MS) schedule(INCOMPLETE_RETRY_MS);
   }
@@ -410,7 +424,10 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
         const index = new Map(m.pods.map((p, i) => [p, i]));
         const ranked = rankMemoryPressure(m.pods, (p) => {
           const i = index.get(p)!;
-          return { podRef: { name: p.metadata.name, namespace: p.metadata.namespace ?? "default", uid: p.metadata.uid ?? "" }, memory: { time: "", workingSetBytes: usage(i) } };
+          return {
+            podRef: { name: p.metadata.name, namespace: p.metadata.namespace ?? "default", uid: p.metadata.uid ?? "" },
+            memory: { time: "", workingSetBytes: usage(i) },
+          };
         });
         const decision: FastEvictionDecision = {
           threshold: m.thresholds[outcome.threshold]!,
@@ -422,7 +439,9 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           signalled: outcome.signalled,
           signalledAtMs: outcome.sentAtMs,
         };
-        log.info(`eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation, ...cpuFields(outcome.cpu) })}`);
+        log.info(
+          `eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation, ...cpuFields(outcome.cpu) })}`,
+        );
         input.manager().adopt(decision);
         input.onAdopted?.(decision, outcome, wokeAtMs);
       } finally {
@@ -456,6 +475,10 @@ export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
   return {
     ...(s ? { sinceSleep: `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs} asked=${s.sleepMs}` } : {}),
     decisionMs: String(cpu.decisionMs),
-    ...(cpu.majflt && Number.isFinite(cpu.majflt.toSignal) ? { majflt: `toSignal=${cpu.majflt.toSignal}${cpu.majflt.toTaken === undefined ? "" : ` toTaken=${cpu.majflt.toTaken}`}${cpu.majflt.othersToTaken === undefined ? "" : ` othersToTaken=${cpu.majflt.othersToTaken}`}` } : {}),
+    ...(cpu.majflt && Number.isFinite(cpu.majflt.toSignal)
+      ? {
+          majflt: `toSignal=${cpu.majflt.toSignal}${cpu.majflt.toTaken === undefined ? "" : ` toTaken=${cpu.majflt.toTaken}`}${cpu.majflt.othersToTaken === undefined ? "" : ` othersToTaken=${cpu.majflt.othersToTaken}`}`,
+        }
+      : {}),
   };
 }

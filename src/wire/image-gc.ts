@@ -29,15 +29,16 @@ export interface ImageRecord extends ImageUsage {
   lastUsedMs: number;
 }
 
-export type GcTarget =
-  | { over: false; usagePercent: number }
-  | { over: true; usagePercent: number; amountToFreeBytes: number };
+export type GcTarget = { over: false; usagePercent: number } | { over: true; usagePercent: number; amountToFreeBytes: number };
 
 /**
  * Pure: upstream's arithmetic over the imagefs stats. usage = 100 − ⌊available·100/capacity⌋ (integer
  * percent); at or over the high threshold, free capacity·(100−low)/100 − available bytes.
  */
-export function imageGCTarget(fs: { capacityBytes: number; availableBytes: number }, policy: Pick<ImageGCPolicy, "highThresholdPercent" | "lowThresholdPercent">): GcTarget {
+export function imageGCTarget(
+  fs: { capacityBytes: number; availableBytes: number },
+  policy: Pick<ImageGCPolicy, "highThresholdPercent" | "lowThresholdPercent">,
+): GcTarget {
   const capacity = fs.capacityBytes;
   if (!(capacity > 0)) throw new Error(`invalid capacity ${capacity} on image filesystem`);
   const available = Math.min(fs.availableBytes, capacity);
@@ -62,9 +63,7 @@ export interface GcPlan {
  * those first detected less than minAge ago; stop once the planned sizes reach the target.
  */
 export function planImageGC(records: readonly ImageRecord[], bytesToFree: number, nowMs: number, minAgeMs: number): GcPlan {
-  const candidates = records
-    .filter((r) => !r.inUse && !r.kept)
-    .sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.firstDetectedMs - b.firstDetectedMs);
+  const candidates = records.filter((r) => !r.inUse && !r.kept).sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.firstDetectedMs - b.firstDetectedMs);
   const plan: GcPlan = { delete: [], plannedBytes: 0, tooYoung: [] };
   for (const r of candidates) {
     if (plan.plannedBytes >= bytesToFree) break;
@@ -79,7 +78,12 @@ export function planImageGC(records: readonly ImageRecord[], bytesToFree: number
 }
 
 /** Pure: records updated by a new listing (upstream detectImages); vanished images are dropped. */
-export function detectImages(prev: ReadonlyMap<string, ImageRecord>, listing: readonly ImageUsage[], detectMs: number, nowMs: number): Map<string, ImageRecord> {
+export function detectImages(
+  prev: ReadonlyMap<string, ImageRecord>,
+  listing: readonly ImageUsage[],
+  detectMs: number,
+  nowMs: number,
+): Map<string, ImageRecord> {
   const next = new Map<string, ImageRecord>();
   for (const img of listing) {
     const old = prev.get(img.id);
@@ -138,7 +142,8 @@ export function createImageGCManager(deps: ImageGCManagerDeps): ImageGCManager {
   async function garbageCollect(): Promise<ImageGCResult | undefined> {
     const fs = await deps.imageFsStats();
     if (fs?.capacityBytes === undefined || fs.availableBytes === undefined) throw new Error("imagefs stats not available");
-    if (fs.availableBytes > fs.capacityBytes) log.info(`Availability is larger than capacity ${kv({ available: fs.availableBytes, capacity: fs.capacityBytes })}`);
+    if (fs.availableBytes > fs.capacityBytes)
+      log.info(`Availability is larger than capacity ${kv({ available: fs.availableBytes, capacity: fs.capacityBytes })}`);
     const target = imageGCTarget({ capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes }, policy);
     await detect();
     if (!target.over) {
@@ -152,12 +157,16 @@ export function createImageGCManager(deps: ImageGCManagerDeps): ImageGCManager {
     const now = clock.now();
     const plan = planImageGC([...records.values()], amountToFreeBytes, now, policy.minAgeMs);
     for (const r of plan.tooYoung) {
-      log.debug(`image gc: image younger than imageMinimumGCAge, not eligible ${kv({ image: r.name, ageMs: now - r.firstDetectedMs, minAgeMs: policy.minAgeMs })}`);
+      log.debug(
+        `image gc: image younger than imageMinimumGCAge, not eligible ${kv({ image: r.name, ageMs: now - r.firstDetectedMs, minAgeMs: policy.minAgeMs })}`,
+      );
     }
     const removed: string[] = [];
     let freedBytes = 0;
     for (const r of plan.delete) {
-      log.info(`Removing image to free bytes ${kv({ imageID: r.id, image: r.name, size: r.sizeBytes, lastUsed: r.lastUsedMs ? new Date(r.lastUsedMs).toISOString() : "never", firstDetected: r.firstDetectedMs ? new Date(r.firstDetectedMs).toISOString() : "before start" })}`);
+      log.info(
+        `Removing image to free bytes ${kv({ imageID: r.id, image: r.name, size: r.sizeBytes, lastUsed: r.lastUsedMs ? new Date(r.lastUsedMs).toISOString() : "never", firstDetected: r.firstDetectedMs ? new Date(r.firstDetectedMs).toISOString() : "before start" })}`,
+      );
       if (!(await removeImage(cri, r))) continue;
       records.delete(r.id);
       removed.push(r.name);
@@ -166,7 +175,9 @@ export function createImageGCManager(deps: ImageGCManagerDeps): ImageGCManager {
     const result = { usagePercent, amountToFreeBytes, freedBytes, removed };
     if (freedBytes < amountToFreeBytes) {
       throw Object.assign(
-        new Error(`Failed to garbage collect required amount of images. Attempted to free ${amountToFreeBytes} bytes, but only found ${freedBytes} bytes eligible to free.`),
+        new Error(
+          `Failed to garbage collect required amount of images. Attempted to free ${amountToFreeBytes} bytes, but only found ${freedBytes} bytes eligible to free.`,
+        ),
         { result },
       );
     }
@@ -199,7 +210,9 @@ export function createImageGCManager(deps: ImageGCManagerDeps): ImageGCManager {
         log.info(`ImageGCHighThresholdPercent is set 100, Disable image GC ${kv({ imageGCHighThresholdPercent: policy.highThresholdPercent })}`);
         return;
       }
-      log.info(`image gc every ${(deps.periodMs ?? IMAGE_GC_PERIOD_MS) / 1000}s ${kv({ highThreshold: policy.highThresholdPercent, lowThreshold: policy.lowThresholdPercent, minAgeMs: policy.minAgeMs })}`);
+      log.info(
+        `image gc every ${(deps.periodMs ?? IMAGE_GC_PERIOD_MS) / 1000}s ${kv({ highThreshold: policy.highThresholdPercent, lowThreshold: policy.lowThresholdPercent, minAgeMs: policy.minAgeMs })}`,
+      );
       try {
         await detect();
       } catch (e) {

@@ -11,7 +11,14 @@ import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
 import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
-import { createCertRotation, createServerCertManager, bootstrapClientCert, isClientConfigStillValid, type CertRotation, type ServerCertManager } from "../kube/bootstrap/index.ts";
+import {
+  createCertRotation,
+  createServerCertManager,
+  bootstrapClientCert,
+  isClientConfigStillValid,
+  type CertRotation,
+  type ServerCertManager,
+} from "../kube/bootstrap/index.ts";
 import { usesServerTLSBootstrap } from "../server/serving.ts";
 import { kv, log } from "../log.ts";
 import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type MachineInfo, type NodeApiMode } from "../node/index.ts";
@@ -29,7 +36,15 @@ import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClien
 
 export interface NodeApiWiringInput {
   config: KubeletConfiguration;
-  flags: { kubeconfig: string; bootstrapKubeconfig?: string; certDir: string; rootDir: string; nodeIP?: string; hostnameOverride?: string; nodeLabels: Record<string, string> };
+  flags: {
+    kubeconfig: string;
+    bootstrapKubeconfig?: string;
+    certDir: string;
+    rootDir: string;
+    nodeIP?: string;
+    hostnameOverride?: string;
+    nodeLabels: Record<string, string>;
+  };
   nodeName: string;
   cri: CriClient;
   eviction: Pick<EvictionWiring, "manager" | "evictionConfig">;
@@ -80,7 +95,9 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
   // and the serving-certificate manager; the client certificate's series come with rotation, below.
   const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
-  const startup = input.metrics ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() }) : undefined;
+  const startup = input.metrics
+    ? nodeStartupMetrics(input.metrics, { nowMs: () => clock.now(), kubeletStartMs: input.kubeletStartMs ?? clock.now(), bootTimeMs: readBootTimeMs() })
+    : undefined;
   // serverTLSBootstrap: the serving certificate is requested from the API (kubelet-serving signer).
   let nodeAddressList: ReturnType<typeof nodeAddresses> = [];
   const serverMetricsRef: { m?: ReturnType<typeof serverCertificateMetrics> } = {};
@@ -95,7 +112,8 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         onRotated: (age) => serverMetricsRef.m?.rotated(age),
       })
     : undefined;
-  if (input.metrics) serverMetricsRef.m = serverCertificateMetrics(input.metrics, { notAfterMs: () => serverCerts?.current()?.notAfterMs, nowMs: () => clock.now() });
+  if (input.metrics)
+    serverMetricsRef.m = serverCertificateMetrics(input.metrics, { notAfterMs: () => serverCerts?.current()?.notAfterMs, nowMs: () => clock.now() });
 
   // The machine's facts are static; read while the client identity is loaded or bootstrapped, they
   // are ready when the registration needs them (start → Node Ready, scripts/bench/join-ready.ts).
@@ -112,8 +130,18 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   function run(rest: RestConfig): void {
     // The rate-limited main client, and the heartbeat's (no rate limit, a timeout within the lease).
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
-    const client = (main = createKubeClient(rest, { clock, rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock), userAgent: `bunlet/${kubeletVersion()}`, observer }));
-    const heartbeat = createKubeClient(rest, { clock, timeoutMs: Math.min(updateMs, config.nodeLeaseDurationSeconds * 1000), userAgent: `bunlet/${kubeletVersion()}`, observer });
+    const client = (main = createKubeClient(rest, {
+      clock,
+      rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock),
+      userAgent: `bunlet/${kubeletVersion()}`,
+      observer,
+    }));
+    const heartbeat = createKubeClient(rest, {
+      clock,
+      timeoutMs: Math.min(updateMs, config.nodeLeaseDurationSeconds * 1000),
+      userAgent: `bunlet/${kubeletVersion()}`,
+      observer,
+    });
     // The node's registration, status and lease, over the heartbeat client.
     const node = (mode = createMode(heartbeat, updateMs));
     if (abort.signal.aborted) return;
@@ -133,7 +161,15 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     nodeAddressList = addresses;
     return createNodeApiMode(
       {
-        registration: { nodeName: input.nodeName, hostname, os: "linux", arch: goArch(), nodeLabels: flags.nodeLabels, registerWithTaints: config.registerWithTaints ?? [], providerID: config.providerID || undefined },
+        registration: {
+          nodeName: input.nodeName,
+          hostname,
+          os: "linux",
+          arch: goArch(),
+          nodeLabels: flags.nodeLabels,
+          registerWithTaints: config.registerWithTaints ?? [],
+          providerID: config.providerID || undefined,
+        },
         registerNode: config.registerNode,
         kubeletVersion: kubeletVersion(),
         kubeletPort: config.port,
@@ -169,7 +205,14 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     let apiPods: Pod[] = [];
     let mirrorPods: Pod[] = [];
     if (input.staticPods) {
-      mirrors = createMirrorPodManager({ client, clock, staticPods: input.staticPods, mirrorPods: () => mirrorPods, node: () => node.status.node(), staticPodTerminating: input.staticPodTerminating });
+      mirrors = createMirrorPodManager({
+        client,
+        clock,
+        staticPods: input.staticPods,
+        mirrorPods: () => mirrorPods,
+        node: () => node.status.node(),
+        staticPodTerminating: input.staticPodTerminating,
+      });
       mirrors.start();
     }
     // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
@@ -188,7 +231,15 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     });
     podSource.start();
     if (input.podStatus) {
-      const syncer = (statusSyncer = createApiStatusSyncer({ client, clock, pods: () => apiPods, status: input.podStatus, cleanedUp: input.podCleanedUp, staticPods: input.staticPods, mirrorOf: (p) => mirrors?.mirrorOf(p) }));
+      const syncer = (statusSyncer = createApiStatusSyncer({
+        client,
+        clock,
+        pods: () => apiPods,
+        status: input.podStatus,
+        cleanedUp: input.podCleanedUp,
+        staticPods: input.staticPods,
+        mirrorOf: (p) => mirrors?.mirrorOf(p),
+      }));
       syncer.start();
       const off = input.onPodStatusChange?.((uid) => syncer.podStatusChanged(uid));
       if (off) stopStatusHook = off;
@@ -197,7 +248,9 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
 
   /** The client certificate renewed through the heartbeat client before it expires, every client switched to the new one. */
   function startClientCertRotation(heartbeat: KubeClient, clients: KubeClient[]): void {
-    const certMetrics = input.metrics ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() }) : undefined;
+    const certMetrics = input.metrics
+      ? clientCertificateMetrics(input.metrics, { notAfterMs: () => rotation?.notAfter(), nowMs: () => clock.now() })
+      : undefined;
     rotation = createCertRotation({
       client: heartbeat,
       certDir: flags.certDir,
@@ -220,11 +273,22 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         run(await loadKubeconfig(flags.kubeconfig));
         return;
       }
-      const opts = { kubeconfigPath: flags.kubeconfig, bootstrapKubeconfigPath: flags.bootstrapKubeconfig, certDir: flags.certDir, nodeName: input.nodeName, clock, signal: abort.signal, observer };
+      const opts = {
+        kubeconfigPath: flags.kubeconfig,
+        bootstrapKubeconfigPath: flags.bootstrapKubeconfig,
+        certDir: flags.certDir,
+        nodeName: input.nodeName,
+        clock,
+        signal: abort.signal,
+        observer,
+      };
       void bootstrapClientCert(opts)
         .then(async () => run(await loadKubeconfig(flags.kubeconfig)))
         .catch((e) => {
-          if (!abort.signal.aborted) log.error(`TLS bootstrap failed; the node stays unregistered, static pods keep running ${kv({ bootstrapKubeconfig: flags.bootstrapKubeconfig, error: (e as Error).message })}`);
+          if (!abort.signal.aborted)
+            log.error(
+              `TLS bootstrap failed; the node stays unregistered, static pods keep running ${kv({ bootstrapKubeconfig: flags.bootstrapKubeconfig, error: (e as Error).message })}`,
+            );
         });
     },
     stop() {

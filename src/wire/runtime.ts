@@ -106,7 +106,9 @@ export async function waitForRuntime(cri: CriClient, opts: RuntimeWaitOpts): Pro
     try {
       const v = await cri.version();
       if (opts.signal.aborted) return false;
-      log.info(`Container runtime ready ${kv({ endpoint: cri.endpoint, runtime: v.runtimeName, version: v.runtimeVersion, apiVersion: v.runtimeApiVersion, waitedMs: attempt > 0 ? Date.now() - startedMs : undefined })}`);
+      log.info(
+        `Container runtime ready ${kv({ endpoint: cri.endpoint, runtime: v.runtimeName, version: v.runtimeVersion, apiVersion: v.runtimeApiVersion, waitedMs: attempt > 0 ? Date.now() - startedMs : undefined })}`,
+      );
       return true;
     } catch (e) {
       if (opts.signal.aborted) return false;

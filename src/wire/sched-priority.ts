@@ -37,7 +37,8 @@ export function applySchedulingNice(nice: number, io: NiceIo = threadIo): NiceRe
       return undefined;
     }
   };
-  if (!Number.isInteger(nice) || nice < -20 || nice > 19) return { requested: nice, applied: false, effective: readBack(), error: `schedulingNice ${nice} is outside [-20, 19]` };
+  if (!Number.isInteger(nice) || nice < -20 || nice > 19)
+    return { requested: nice, applied: false, effective: readBack(), error: `schedulingNice ${nice} is outside [-20, 19]` };
   if (nice === 0) return { requested: 0, applied: false, effective: readBack() };
   try {
     io.set(nice);

@@ -35,6 +35,15 @@ export function checkSwap(failSwapOn: boolean, read: (path: string) => string = 
     return `failed to determine if swap is on: ${(e as Error).message}`;
   }
   const lines = swapLines(text);
-  if (lines) log.info(`Swap is on ${kv({ failSwapOn, procSwaps: lines.slice(1).map((l) => l.split(/\s+/)[0]).join(",") })}`);
+  if (lines)
+    log.info(
+      `Swap is on ${kv({
+        failSwapOn,
+        procSwaps: lines
+          .slice(1)
+          .map((l) => l.split(/\s+/)[0])
+          .join(","),
+      })}`,
+    );
   return swapCheck(text, failSwapOn);
 }

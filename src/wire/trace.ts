@@ -161,9 +161,7 @@ export function createEvictionTracer(opts: EvictionTracerOpts): EvictionTracer {
     });
     for (const eviction_signal of opts.signals ?? []) histogram.seed({ eviction_signal });
   }
-  const write =
-    opts.write ??
-    (opts.file ? (line: string) => appendFile(opts.file!, line) : undefined);
+  const write = opts.write ?? (opts.file ? (line: string) => appendFile(opts.file!, line) : undefined);
 
   function observeLatency(o: Open) {
     if (o.observedLatency || o.signal === undefined || o.stopSentMs === undefined || o.detectionMs === undefined) return;

@@ -4,7 +4,18 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cgroupDir, detectLayout, kubepodsDir, memoryLimitBytes, memoryLimitCounters, memoryUsageBytes, podDir, runtimeCgroupDriver, workingSetBytes, type CgroupLayout } from "../../scripts/chaos/lib/cgroups.ts";
+import {
+  cgroupDir,
+  detectLayout,
+  kubepodsDir,
+  memoryLimitBytes,
+  memoryLimitCounters,
+  memoryUsageBytes,
+  podDir,
+  runtimeCgroupDriver,
+  workingSetBytes,
+  type CgroupLayout,
+} from "../../scripts/chaos/lib/cgroups.ts";
 
 const v1: CgroupLayout = { mount: "/cg", version: 1, driver: "cgroupfs", cgroupRoot: "/bunlet-chaos-1" };
 const v2: CgroupLayout = { mount: "/cg", version: 2, driver: "cgroupfs", cgroupRoot: "/bunlet-chaos-1" };
@@ -28,7 +39,12 @@ describe("paths", () => {
     expect(runtimeCgroupDriver({ BUNLET_CONTAINERD_SYSTEMD_CGROUP: "1" })).toBe("systemd");
     expect(runtimeCgroupDriver({ BUNLET_CONTAINERD_SYSTEMD_CGROUP: "false" })).toBe("cgroupfs");
     expect(() => runtimeCgroupDriver({ BUNLET_CONTAINERD_SYSTEMD_CGROUP: "yes" })).toThrow(/BUNLET_CONTAINERD_SYSTEMD_CGROUP="yes": want 1\/true or 0\/false/);
-    expect(detectLayout("/r", "/nonexistent", { BUNLET_CONTAINERD_SYSTEMD_CGROUP: "1" })).toEqual({ mount: "/nonexistent", version: 1, driver: "systemd", cgroupRoot: "/" });
+    expect(detectLayout("/r", "/nonexistent", { BUNLET_CONTAINERD_SYSTEMD_CGROUP: "1" })).toEqual({
+      mount: "/nonexistent",
+      version: 1,
+      driver: "systemd",
+      cgroupRoot: "/",
+    });
     expect(detectLayout("/r", "/nonexistent", {})).toEqual({ mount: "/nonexistent", version: 1, driver: "cgroupfs", cgroupRoot: "/r" });
   });
 });

@@ -21,7 +21,11 @@ const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
 async function expectPass(s: Scenario): Promise<void> {
   const r = await runScenario(s, { timeoutMs: SCENARIO_TIMEOUT_MS });
   if (!r.pass || process.env.BUNLET_CHAOS_PRINT) printResult(r);
-  expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({ error: undefined, failed: [], cleanupProblems: [] });
+  expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({
+    error: undefined,
+    failed: [],
+    cleanupProblems: [],
+  });
   expect(r.checks.length).toBeGreaterThan(0);
 }
 

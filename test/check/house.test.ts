@@ -1,6 +1,18 @@
 // The house rules' pure functions (scripts/check/house.ts), table by table.
 import { describe, expect, test } from "bun:test";
-import { brokenLinkHits, check, format, headingAnchor, headingAnchors, historyRule, isChecked, markdownLinks, outsideHits, resolveLink, type Repo } from "../../scripts/check/house.ts";
+import {
+  brokenLinkHits,
+  check,
+  format,
+  headingAnchor,
+  headingAnchors,
+  historyRule,
+  isChecked,
+  markdownLinks,
+  outsideHits,
+  resolveLink,
+  type Repo,
+} from "../../scripts/check/house.ts";
 
 /** An in-memory repository: path → text. */
 const repoOf = (files: Record<string, string>): Repo => ({
@@ -92,7 +104,7 @@ describe("links", () => {
     expect(hits("scripts/b.sh", "# (see shared/host-facts.md)")).toEqual(["document outside the repository"]);
     expect(hits("docs/x.md", "the [map](../../other/map.md)")).toEqual(["link out of the repository: ../../other/map.md"]);
     expect(hits("docs/x.md", "the [map](architecture.md), [guest](cgroup-v2.md#the-cgroup-v2-test-guest)")).toEqual([]);
-    expect(hits("test/a.test.ts", 'sh("trap \'echo term >> /shared/hooks.log\' TERM")')).toEqual([]);
+    expect(hits("test/a.test.ts", "sh(\"trap 'echo term >> /shared/hooks.log' TERM\")")).toEqual([]);
     expect(hits("scripts/u.sh", "--- a/arch/x86/um/shared/sysdep/ptrace.h")).toEqual([]);
   });
 
@@ -112,7 +124,13 @@ describe("links", () => {
 describe("check and format", () => {
   test("isChecked: sources and docs, not dependencies or lock files", () => {
     expect(["src/a.ts", "docs/x.md", "scripts/b.sh", ".ci/run", "examples/m/p.yml"].map(isChecked)).toEqual([true, true, true, true, true]);
-    expect(["node_modules/x/index.js", "package-lock.json", "scripts/check/house.ts", "test/check/house.test.ts", "img.png"].map(isChecked)).toEqual([false, false, false, false, false]);
+    expect(["node_modules/x/index.js", "package-lock.json", "scripts/check/house.ts", "test/check/house.test.ts", "img.png"].map(isChecked)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   test("one line per rule with its count, then the offending lines; ok only when all are zero", () => {
@@ -120,12 +138,7 @@ describe("check and format", () => {
     const files = { "README.md": long, "src/a.ts": "// issue #14\n// see ../shared/design.md\n", "docs/x.md": "[y](y.md)\n" };
     const { lines, ok } = format(check(Object.keys(files), repoOf(files)));
     expect(ok).toBe(false);
-    expect(lines.slice(0, 4)).toEqual([
-      "README lines: 301 (at most 300) — too long",
-      "work history: 1",
-      "links out of the repository: 1",
-      "broken links: 1",
-    ]);
+    expect(lines.slice(0, 4)).toEqual(["README lines: 301 (at most 300) — too long", "work history: 1", "links out of the repository: 1", "broken links: 1"]);
     expect(lines.slice(4)).toEqual([
       "  src/a.ts:1: issue number: // issue #14",
       "  src/a.ts:2: document outside the repository: // see ../shared/design.md",

@@ -5,7 +5,7 @@ import { isPureTest } from "../../scripts/check/run.ts";
 
 describe("isPureTest: the unit tests npm run check runs", () => {
   test.each([
-    ["test/eviction/rank.test.ts", "import { describe } from \"bun:test\";", true],
+    ["test/eviction/rank.test.ts", 'import { describe } from "bun:test";', true],
     ["test/clock.test.ts", "// a header", true],
     ["test/pod/lifecycle-containerd.test.ts", "// machine test: root and a private containerd", false],
     ["test/integration/pod/cgroups-v1.test.ts", "// Pod cgroups on cgroup v1", false],

@@ -41,11 +41,7 @@ describe("countFunctions: lines of a function's own code", () => {
         ["inc", 4],
       ],
     ],
-    [
-      "a multi-line template literal is code on every line",
-      "const f = () => {\n  return `a\nb\nc`;\n};\n",
-      [["f", 5]],
-    ],
+    ["a multi-line template literal is code on every line", "const f = () => {\n  return `a\nb\nc`;\n};\n", [["f", 5]]],
     ["an expression-bodied arrow counts the lines of its expression", "const f = (a: number) =>\n  a +\n  1;\n", [["f", 2]]],
     ["a declaration without a body is not a function to measure", "declare function f(): void;\ninterface I { m(): void }\n", []],
   ] as const)("%s", (_name, text, want) => {

@@ -21,9 +21,7 @@ const warningsFor = async (yaml: string) => {
 };
 
 describe("ACTED_ON_FIELDS", () => {
-  test.each([
-    ["volumeStatsAggPeriod: 30s\n", "volumeStatsAggPeriod"],
-  ])("not acted on yet, warns: %s", async (yaml, field) => {
+  test.each([["volumeStatsAggPeriod: 30s\n", "volumeStatsAggPeriod"]])("not acted on yet, warns: %s", async (yaml, field) => {
     expect((await warningsFor(yaml)).map((w) => w.split(" ")[0])).toEqual([field]);
   });
 

@@ -30,7 +30,13 @@ describe("/configz", () => {
       streamingConnectionIdleTimeout: "4h0m0s",
       authentication: { x509: { clientCAFile: "/etc/kubernetes/pki/ca.crt" }, webhook: { enabled: true, cacheTTL: "2m0s" }, anonymous: { enabled: false } },
       authorization: { mode: "Webhook", webhook: { cacheAuthorizedTTL: "5m0s", cacheUnauthorizedTTL: "30s" } },
-      evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%" },
+      evictionHard: {
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
+      },
       enableSystemLogQuery: false, // pointer field: printed even when false
       memorySwap: {}, // non-pointer struct: always printed
       imageMaximumGCAge: "0s", // metav1.Duration: always printed
@@ -38,7 +44,17 @@ describe("/configz", () => {
       containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
     });
     // omitempty zero values are left out, as the kubelet leaves them out.
-    for (const k of ["readOnlyPort", "evictionSoft", "evictionMaxPodGracePeriod", "kernelMemcgNotification", "cgroupRoot", "staticPodURL", "imageServiceEndpoint", "featureGates", "evictStaticPods"]) {
+    for (const k of [
+      "readOnlyPort",
+      "evictionSoft",
+      "evictionMaxPodGracePeriod",
+      "kernelMemcgNotification",
+      "cgroupRoot",
+      "staticPodURL",
+      "imageServiceEndpoint",
+      "featureGates",
+      "evictStaticPods",
+    ]) {
       expect(kc).not.toHaveProperty(k);
     }
   });

@@ -12,8 +12,8 @@ describe("applyDefaults mirrors SetDefaults_KubeletConfiguration", () => {
     ["imageGCHighThresholdPercent 0 (pointer) is kept", { imageGCHighThresholdPercent: 0 }, "imageGCHighThresholdPercent", 0],
     ["negative podPidsLimit becomes -1", { podPidsLimit: -5 }, "podPidsLimit", -1],
     ["podPidsLimit kept", { podPidsLimit: 4096 }, "podPidsLimit", 4096],
-    ["address \"\" is unset", { address: "" }, "address", "0.0.0.0"],
-    ["containerRuntimeEndpoint \"\" is unset", { containerRuntimeEndpoint: "" }, "containerRuntimeEndpoint", "unix:///run/containerd/containerd.sock"],
+    ['address "" is unset', { address: "" }, "address", "0.0.0.0"],
+    ['containerRuntimeEndpoint "" is unset', { containerRuntimeEndpoint: "" }, "containerRuntimeEndpoint", "unix:///run/containerd/containerd.sock"],
     ["syncFrequency 0s is unset", { syncFrequency: "0s" }, "syncFrequency", "1m0s"],
     ["syncFrequency canonical", { syncFrequency: "120s" }, "syncFrequency", "2m0s"],
     ["report frequency follows an explicit update frequency", { nodeStatusUpdateFrequency: "15s" }, "nodeStatusReportFrequency", "15s"],
@@ -23,8 +23,18 @@ describe("applyDefaults mirrors SetDefaults_KubeletConfiguration", () => {
     ["evictionHard {} is set (no defaults)", { evictionHard: {} }, "evictionHard", {}],
     ["enforceNodeAllocatable [] is kept", { enforceNodeAllocatable: [] }, "enforceNodeAllocatable", []],
     ["cgroupDriver kept", { cgroupDriver: "systemd" }, "cgroupDriver", "systemd"],
-    ["logging flushFrequency 0 → 5s", { logging: { flushFrequency: 0 } }, "logging", { format: "text", flushFrequency: "5s", verbosity: 0, options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } } }],
-    ["nested webhook TTL 0s is unset", { authentication: { webhook: { cacheTTL: "0s" } } }, "authentication", { x509: {}, webhook: { enabled: true, cacheTTL: "2m0s" }, anonymous: { enabled: false } }],
+    [
+      "logging flushFrequency 0 → 5s",
+      { logging: { flushFrequency: 0 } },
+      "logging",
+      { format: "text", flushFrequency: "5s", verbosity: 0, options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } } },
+    ],
+    [
+      "nested webhook TTL 0s is unset",
+      { authentication: { webhook: { cacheTTL: "0s" } } },
+      "authentication",
+      { x509: {}, webhook: { enabled: true, cacheTTL: "2m0s" }, anonymous: { enabled: false } },
+    ],
   ])("%s", (_name, input, field, want) => {
     expect((applyDefaults(input) as unknown as Record<string, unknown>)[field]).toEqual(want);
   });

@@ -28,9 +28,26 @@ describe("kubelet flag syntax", () => {
     [["--enforce-node-allocatable="], [["enforce-node-allocatable", []]]],
     [["--feature-gates=A=true,B=false"], [["feature-gates", { A: true, B: false }]]],
     [["--pod-max-pids=4096"], [["pod-max-pids", 4096]]],
-    [["--vmodule=foo*=3,bar=1"], [["vmodule", [{ filePattern: "foo*", verbosity: 3 }, { filePattern: "bar", verbosity: 1 }]]]],
+    [
+      ["--vmodule=foo*=3,bar=1"],
+      [
+        [
+          "vmodule",
+          [
+            { filePattern: "foo*", verbosity: 3 },
+            { filePattern: "bar", verbosity: 1 },
+          ],
+        ],
+      ],
+    ],
     [["--manifest-url-header", "a:1,b:2"], [["manifest-url-header", { a: ["1"], b: ["2"] }]]],
-    [["--evict-static-pods", "--eviction-trace=/tmp/t.jsonl"], [["evict-static-pods", true], ["eviction-trace", "/tmp/t.jsonl"]]],
+    [
+      ["--evict-static-pods", "--eviction-trace=/tmp/t.jsonl"],
+      [
+        ["evict-static-pods", true],
+        ["eviction-trace", "/tmp/t.jsonl"],
+      ],
+    ],
   ])("%p", (argv, want) => {
     expect(values(argv)).toEqual(want as unknown[][]);
   });
@@ -74,14 +91,50 @@ describe("kubelet flag syntax", () => {
 
 describe("KUBELET_FLAGS table", () => {
   const required = [
-    "config", "kubeconfig", "hostname-override", "node-ip", "pod-manifest-path", "manifest-url", "manifest-url-header",
-    "container-runtime-endpoint", "image-service-endpoint", "root-dir", "lock-file", "exit-on-lock-contention",
-    "eviction-hard", "eviction-soft", "eviction-soft-grace-period", "eviction-minimum-reclaim",
-    "eviction-pressure-transition-period", "eviction-max-pod-grace-period", "kernel-memcg-notification", "address",
-    "port", "read-only-port", "healthz-port", "healthz-bind-address", "max-pods", "cgroup-root", "cgroups-per-qos",
-    "cgroup-driver", "system-reserved", "kube-reserved", "enforce-node-allocatable", "node-labels", "register-node",
-    "sync-frequency", "file-check-frequency", "http-check-frequency", "image-gc-high-threshold",
-    "image-gc-low-threshold", "pod-max-pids", "fail-swap-on", "feature-gates", "v", "eviction-trace", "evict-static-pods",
+    "config",
+    "kubeconfig",
+    "hostname-override",
+    "node-ip",
+    "pod-manifest-path",
+    "manifest-url",
+    "manifest-url-header",
+    "container-runtime-endpoint",
+    "image-service-endpoint",
+    "root-dir",
+    "lock-file",
+    "exit-on-lock-contention",
+    "eviction-hard",
+    "eviction-soft",
+    "eviction-soft-grace-period",
+    "eviction-minimum-reclaim",
+    "eviction-pressure-transition-period",
+    "eviction-max-pod-grace-period",
+    "kernel-memcg-notification",
+    "address",
+    "port",
+    "read-only-port",
+    "healthz-port",
+    "healthz-bind-address",
+    "max-pods",
+    "cgroup-root",
+    "cgroups-per-qos",
+    "cgroup-driver",
+    "system-reserved",
+    "kube-reserved",
+    "enforce-node-allocatable",
+    "node-labels",
+    "register-node",
+    "sync-frequency",
+    "file-check-frequency",
+    "http-check-frequency",
+    "image-gc-high-threshold",
+    "image-gc-low-threshold",
+    "pod-max-pids",
+    "fail-swap-on",
+    "feature-gates",
+    "v",
+    "eviction-trace",
+    "evict-static-pods",
   ];
   test.each(required)("--%s exists", (name) => {
     const f = findFlag(name);

@@ -45,16 +45,41 @@ describe("defaults", () => {
   });
 
   test.each([
-    ["syncFrequency", "1m0s"], ["fileCheckFrequency", "20s"], ["httpCheckFrequency", "20s"], ["address", "0.0.0.0"],
-    ["port", 10250], ["readOnlyPort", 0], ["healthzPort", 10248], ["healthzBindAddress", "127.0.0.1"],
-    ["nodeStatusUpdateFrequency", "10s"], ["nodeStatusReportFrequency", "5m0s"], ["nodeLeaseDurationSeconds", 40],
-    ["imageGCHighThresholdPercent", 85], ["imageGCLowThresholdPercent", 80], ["imageMinimumGCAge", "2m0s"],
-    ["cgroupsPerQOS", true], ["cgroupDriver", "cgroupfs"], ["enforceNodeAllocatable", ["pods"]], ["maxPods", 110],
-    ["podPidsLimit", -1], ["containerRuntimeEndpoint", "unix:///run/containerd/containerd.sock"],
-    ["evictionHard", { "memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%" }],
-    ["evictionPressureTransitionPeriod", "5m0s"], ["evictionMaxPodGracePeriod", 0], ["mergeDefaultEvictionSettings", false],
-    ["kernelMemcgNotification", false], ["failSwapOn", true], ["shutdownGracePeriod", "0s"], ["containerLogMaxSize", "10Mi"],
-    ["containerLogMaxFiles", 5], ["registerNode", true], ["featureGates", {}], ["evictStaticPods", false],
+    ["syncFrequency", "1m0s"],
+    ["fileCheckFrequency", "20s"],
+    ["httpCheckFrequency", "20s"],
+    ["address", "0.0.0.0"],
+    ["port", 10250],
+    ["readOnlyPort", 0],
+    ["healthzPort", 10248],
+    ["healthzBindAddress", "127.0.0.1"],
+    ["nodeStatusUpdateFrequency", "10s"],
+    ["nodeStatusReportFrequency", "5m0s"],
+    ["nodeLeaseDurationSeconds", 40],
+    ["imageGCHighThresholdPercent", 85],
+    ["imageGCLowThresholdPercent", 80],
+    ["imageMinimumGCAge", "2m0s"],
+    ["cgroupsPerQOS", true],
+    ["cgroupDriver", "cgroupfs"],
+    ["enforceNodeAllocatable", ["pods"]],
+    ["maxPods", 110],
+    ["podPidsLimit", -1],
+    ["containerRuntimeEndpoint", "unix:///run/containerd/containerd.sock"],
+    [
+      "evictionHard",
+      { "memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%" },
+    ],
+    ["evictionPressureTransitionPeriod", "5m0s"],
+    ["evictionMaxPodGracePeriod", 0],
+    ["mergeDefaultEvictionSettings", false],
+    ["kernelMemcgNotification", false],
+    ["failSwapOn", true],
+    ["shutdownGracePeriod", "0s"],
+    ["containerLogMaxSize", "10Mi"],
+    ["containerLogMaxFiles", 5],
+    ["registerNode", true],
+    ["featureGates", {}],
+    ["evictStaticPods", false],
   ])("%s defaults to %p", async (field, want) => {
     const { config } = await loadConfig([]);
     expect((config as unknown as Record<string, unknown>)[field]).toEqual(want);
@@ -75,19 +100,55 @@ describe("precedence: defaults < config file < flags", () => {
     ["explicit update frequency becomes the report frequency", "nodeStatusUpdateFrequency: 20s\n", [], "nodeStatusReportFrequency", "20s"],
     ["file evictionHard drops every default", "evictionHard:\n  memory.available: 200Mi\n", [], "evictionHard", { "memory.available": "200Mi" }],
     ["flag evictionHard drops every default", "", ["--eviction-hard=memory.available<300Mi"], "evictionHard", { "memory.available": "300Mi" }],
-    ["flag map replaces the file's whole map", "evictionHard:\n  memory.available: 200Mi\n  nodefs.available: 5%\n", ["--eviction-hard=memory.available<300Mi"], "evictionHard", { "memory.available": "300Mi" }],
+    [
+      "flag map replaces the file's whole map",
+      "evictionHard:\n  memory.available: 200Mi\n  nodefs.available: 5%\n",
+      ["--eviction-hard=memory.available<300Mi"],
+      "evictionHard",
+      { "memory.available": "300Mi" },
+    ],
     ["repeated map flags merge", "", ["--system-reserved=cpu=100m", "--system-reserved=memory=1Gi"], "systemReserved", { cpu: "100m", memory: "1Gi" }],
     ["reserved map flag replaces the file's", "kubeReserved:\n  cpu: 100m\n  memory: 1Gi\n", ["--kube-reserved=memory=2Gi"], "kubeReserved", { memory: "2Gi" }],
-    ["feature gates merge over the file's", "featureGates:\n  A: true\n  B: true\n", ["--feature-gates=B=false,C=true"], "featureGates", { A: true, B: false, C: true }],
+    [
+      "feature gates merge over the file's",
+      "featureGates:\n  A: true\n  B: true\n",
+      ["--feature-gates=B=false,C=true"],
+      "featureGates",
+      { A: true, B: false, C: true },
+    ],
     ["list flag replaces the file's list", "enforceNodeAllocatable: [pods]\n", ["--enforce-node-allocatable=none"], "enforceNodeAllocatable", ["none"]],
     ["empty list in a file is kept (not defaulted)", "enforceNodeAllocatable: []\n", [], "enforceNodeAllocatable", []],
-    ["soft maps", "", ["--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m30s"], "evictionSoftGracePeriod", { "memory.available": "1m30s" }],
-    ["manifest headers accumulate over uses", "", ["--manifest-url-header=a:1", "--manifest-url-header=a:2,b:3"], "staticPodURLHeader", { a: ["1", "2"], b: ["3"] }],
+    [
+      "soft maps",
+      "",
+      ["--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m30s"],
+      "evictionSoftGracePeriod",
+      { "memory.available": "1m30s" },
+    ],
+    [
+      "manifest headers accumulate over uses",
+      "",
+      ["--manifest-url-header=a:1", "--manifest-url-header=a:2,b:3"],
+      "staticPodURLHeader",
+      { a: ["1", "2"], b: ["3"] },
+    ],
     ["bunlet's evictStaticPods from the file", "evictStaticPods: true\n", [], "evictStaticPods", true],
     ["bunlet's --evict-static-pods", "evictStaticPods: false\n", ["--evict-static-pods"], "evictStaticPods", true],
-    ["nested field by flag", "authentication:\n  anonymous:\n    enabled: true\n", ["--authentication-token-webhook=false"], "authentication", { x509: {}, webhook: { enabled: false, cacheTTL: "2m0s" }, anonymous: { enabled: true } }],
+    [
+      "nested field by flag",
+      "authentication:\n  anonymous:\n    enabled: true\n",
+      ["--authentication-token-webhook=false"],
+      "authentication",
+      { x509: {}, webhook: { enabled: false, cacheTTL: "2m0s" }, anonymous: { enabled: true } },
+    ],
     ["yaml 1.1 booleans as the kubelet reads them", "failSwapOn: no\n", [], "failSwapOn", false],
-    ["-v sets logging.verbosity", "", ["-v=4"], "logging", { format: "text", flushFrequency: "5s", verbosity: 4, options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } } }],
+    [
+      "-v sets logging.verbosity",
+      "",
+      ["-v=4"],
+      "logging",
+      { format: "text", flushFrequency: "5s", verbosity: 4, options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } } },
+    ],
   ])("%s", async (_name, body, flags, field, want) => {
     const argv = body === "" ? flags : ["--config", file(body), ...flags];
     const { config } = await loadConfig(argv);
@@ -96,14 +157,29 @@ describe("precedence: defaults < config file < flags", () => {
 
   test("flag-only settings land in NodeFlags", async () => {
     const { flags } = await loadConfig([
-      "--kubeconfig=/etc/kubernetes/kubelet.conf", "--hostname-override=node-a", "--node-ip=10.0.0.5", "--root-dir=/srv/kubelet",
-      "--lock-file=/run/kubelet.lock", "--exit-on-lock-contention", "--node-labels=a=1,b=2", "--node-labels=c=3", "--v=3",
-      "--register-node=false", "--eviction-trace=/tmp/trace.jsonl",
+      "--kubeconfig=/etc/kubernetes/kubelet.conf",
+      "--hostname-override=node-a",
+      "--node-ip=10.0.0.5",
+      "--root-dir=/srv/kubelet",
+      "--lock-file=/run/kubelet.lock",
+      "--exit-on-lock-contention",
+      "--node-labels=a=1,b=2",
+      "--node-labels=c=3",
+      "--v=3",
+      "--register-node=false",
+      "--eviction-trace=/tmp/trace.jsonl",
     ]);
     expect(flags).toMatchObject({
-      kubeconfig: "/etc/kubernetes/kubelet.conf", hostnameOverride: "node-a", nodeIP: "10.0.0.5", rootDir: "/srv/kubelet",
-      lockFile: "/run/kubelet.lock", exitOnLockContention: true, nodeLabels: { a: "1", b: "2", c: "3" }, v: 3,
-      registerNode: false, evictionTrace: "/tmp/trace.jsonl",
+      kubeconfig: "/etc/kubernetes/kubelet.conf",
+      hostnameOverride: "node-a",
+      nodeIP: "10.0.0.5",
+      rootDir: "/srv/kubelet",
+      lockFile: "/run/kubelet.lock",
+      exitOnLockContention: true,
+      nodeLabels: { a: "1", b: "2", c: "3" },
+      v: 3,
+      registerNode: false,
+      evictionTrace: "/tmp/trace.jsonl",
     });
   });
 
@@ -127,7 +203,10 @@ describe("precedence: defaults < config file < flags", () => {
   });
 
   test("a JSON config file loads too", async () => {
-    const p = file(JSON.stringify({ apiVersion: "kubelet.config.k8s.io/v1beta1", kind: "KubeletConfiguration", port: 10350, evictionHard: { "memory.available": "1Gi" } }), { raw: true, ext: "json" });
+    const p = file(
+      JSON.stringify({ apiVersion: "kubelet.config.k8s.io/v1beta1", kind: "KubeletConfiguration", port: 10350, evictionHard: { "memory.available": "1Gi" } }),
+      { raw: true, ext: "json" },
+    );
     const { config } = await loadConfig([`--config=${p}`]);
     expect(config.port).toBe(10350);
     expect(config.evictionHard).toEqual({ "memory.available": "1Gi" });
@@ -150,7 +229,13 @@ describe("--config-dir drop-ins", () => {
     expect(l.config.systemReserved).toEqual({ memory: "1Gi", cpu: "200m" });
     expect(l.config.clusterDomain).toBe("cluster.local");
     // Merge-patch over the defaulted config: the default thresholds stay, memory is overridden.
-    expect(l.config.evictionHard).toEqual({ "memory.available": "1Gi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%" });
+    expect(l.config.evictionHard).toEqual({
+      "memory.available": "1Gi",
+      "nodefs.available": "10%",
+      "nodefs.inodesFree": "5%",
+      "imagefs.available": "15%",
+      "imagefs.inodesFree": "5%",
+    });
     expect(l.sources.port).toBe(join(d, "20-b.conf"));
   });
 
@@ -187,8 +272,10 @@ describe("kubeadm-written config", () => {
 
   test("kubeadm's flags (kubeadm-flags.env, 10-kubeadm.conf) are accepted", async () => {
     const l = await loadConfig([
-      "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig=/etc/kubernetes/kubelet.conf",
-      `--config=${FIXTURE}`, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+      "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+      "--kubeconfig=/etc/kubernetes/kubelet.conf",
+      `--config=${FIXTURE}`,
+      "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
       "--pod-infra-container-image=registry.k8s.io/pause:3.10",
     ]);
     expect(l.config.containerRuntimeEndpoint).toBe("unix:///var/run/containerd/containerd.sock");
@@ -237,11 +324,11 @@ describe("lenient decoding", () => {
 
 describe("file errors name the file, the field, the value and what is valid", () => {
   test.each([
-    ["port: \"10250\"\n", "port", '"10250"', "integer"],
+    ['port: "10250"\n', "port", '"10250"', "integer"],
     ["port: 3000000000\n", "port", "3000000000", "int32"],
     ["maxPods: 1.5\n", "maxPods", "1.5", "integer"],
     ["syncFrequency: 10\n", "syncFrequency", "10", "duration"],
-    ["syncFrequency: \"10\"\n", "syncFrequency", '"10"', 'missing unit in duration "10"'],
+    ['syncFrequency: "10"\n', "syncFrequency", '"10"', 'missing unit in duration "10"'],
     ["failSwapOn: maybe\n", "failSwapOn", '"maybe"', "boolean"],
     ["evictionHard: [a]\n", "evictionHard", '["a"]', "map of string to string"],
     ["evictionHard:\n  memory.available: 100\n", 'evictionHard["memory.available"]', "100", "string"],
@@ -299,7 +386,11 @@ describe("validation errors name their field, value and source", () => {
     [["--read-only-port=70000"], "readOnlyPort (--read-only-port) 70000", "--read-only-port"],
     [["--healthz-port=70000"], "healthzPort (--healthz-port) 70000", "--healthz-port"],
     [["--image-gc-high-threshold=101"], "imageGCHighThresholdPercent (--image-gc-high-threshold) 101 must be between 0 and 100", "--image-gc-high-threshold"],
-    [["--image-gc-low-threshold=90"], "imageGCLowThresholdPercent (--image-gc-low-threshold) 90 must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 85", "--image-gc-low-threshold"],
+    [
+      ["--image-gc-low-threshold=90"],
+      "imageGCLowThresholdPercent (--image-gc-low-threshold) 90 must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 85",
+      "--image-gc-low-threshold",
+    ],
     [["--max-pods=-1"], "maxPods (--max-pods) -1 must not be a negative number", "--max-pods"],
     [["--cgroup-driver=foo"], 'cgroupDriver (--cgroup-driver) "foo" must be one of: "cgroupfs", "systemd"', "--cgroup-driver"],
     [["--enforce-node-allocatable=pods,none"], 'may not contain additional enforcements when "none" is specified', "--enforce-node-allocatable"],

@@ -125,8 +125,18 @@ describe("pflag scalars", () => {
   });
 
   test.each([
-    ["true", true], ["1", true], ["t", true], ["T", true], ["TRUE", true], ["True", true],
-    ["false", false], ["0", false], ["f", false], ["F", false], ["FALSE", false], ["False", false],
+    ["true", true],
+    ["1", true],
+    ["t", true],
+    ["T", true],
+    ["TRUE", true],
+    ["True", true],
+    ["false", false],
+    ["0", false],
+    ["f", false],
+    ["F", false],
+    ["FALSE", false],
+    ["False", false],
   ])("ParseBool(%p) = %p", (input, want) => {
     expect(parseGoBool(input)).toBe(want);
   });

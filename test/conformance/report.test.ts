@@ -3,19 +3,35 @@ import { parseGinkgoReport, summarize } from "../../scripts/conformance/report.t
 import { SKIPS, skipExpression } from "../../scripts/conformance/skips.ts";
 import { SUBSET } from "../../scripts/conformance/subset.ts";
 
-const spec = (leaf: string, state: string, extra: object = {}) => ({ ContainerHierarchyTexts: ["[sig-node] Pods"], LeafNodeText: leaf, LeafNodeType: "It", State: state, RunTime: 2_345_000_000, ...extra });
+const spec = (leaf: string, state: string, extra: object = {}) => ({
+  ContainerHierarchyTexts: ["[sig-node] Pods"],
+  LeafNodeText: leaf,
+  LeafNodeType: "It",
+  State: state,
+  RunTime: 2_345_000_000,
+  ...extra,
+});
 
 describe("parseGinkgoReport", () => {
   test("one record per It, by full name, with result, duration and the failure message", () => {
-    const text = JSON.stringify([{ SpecReports: [
-      { LeafNodeType: "SynchronizedBeforeSuite", State: "passed", RunTime: 1 },
-      spec("should get a host IP [NodeConformance]", "passed"),
-      spec("should be updated", "failed", { Failure: { Message: "timed out waiting for the condition" } }),
-      spec("should be skipped", "skipped"),
-      spec("should not time out", "timedout", { Failure: { Message: "deadline" } }),
-    ] }]);
+    const text = JSON.stringify([
+      {
+        SpecReports: [
+          { LeafNodeType: "SynchronizedBeforeSuite", State: "passed", RunTime: 1 },
+          spec("should get a host IP [NodeConformance]", "passed"),
+          spec("should be updated", "failed", { Failure: { Message: "timed out waiting for the condition" } }),
+          spec("should be skipped", "skipped"),
+          spec("should not time out", "timedout", { Failure: { Message: "deadline" } }),
+        ],
+      },
+    ]);
     const tests = parseGinkgoReport(text);
-    expect(Object.keys(tests)).toEqual(["[sig-node] Pods should get a host IP [NodeConformance]", "[sig-node] Pods should be updated", "[sig-node] Pods should be skipped", "[sig-node] Pods should not time out"]);
+    expect(Object.keys(tests)).toEqual([
+      "[sig-node] Pods should get a host IP [NodeConformance]",
+      "[sig-node] Pods should be updated",
+      "[sig-node] Pods should be skipped",
+      "[sig-node] Pods should not time out",
+    ]);
     expect(tests["[sig-node] Pods should get a host IP [NodeConformance]"]).toEqual({ result: "passed", durationSeconds: 2.35 });
     expect(tests["[sig-node] Pods should be updated"]).toEqual({ result: "failed", durationSeconds: 2.35, failure: "timed out waiting for the condition" });
     expect(tests["[sig-node] Pods should not time out"]).toEqual({ result: "failed", durationSeconds: 2.35, state: "timedout", failure: "deadline" });

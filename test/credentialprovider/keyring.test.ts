@@ -1,8 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { createDockerKeyring, dockerConfigsFromSecrets, globMatch, keyringKey, parseDockerConfigJson, repositoryOf, urlsMatch } from "../../src/credentialprovider/index.ts";
+import {
+  createDockerKeyring,
+  dockerConfigsFromSecrets,
+  globMatch,
+  keyringKey,
+  parseDockerConfigJson,
+  repositoryOf,
+  urlsMatch,
+} from "../../src/credentialprovider/index.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
-const cfg = (entries: Record<string, string>) => Object.fromEntries(Object.entries(entries).map(([k, user]) => [k, { username: user, password: `${user}-pw` }]));
+const cfg = (entries: Record<string, string>) =>
+  Object.fromEntries(Object.entries(entries).map(([k, user]) => [k, { username: user, password: `${user}-pw` }]));
 
 describe("repositoryOf (docker reference normalization, tag and digest dropped)", () => {
   test.each([
@@ -74,6 +83,8 @@ describe("pull secret parsing", () => {
       (e) => errors.push(e.message),
     );
     expect(configs).toEqual([{ "a.example.com": { username: "a", password: "1" } }, { "b.example.com": { username: "b", password: "2" } }]);
-    expect(errors).toEqual(['secret "broken" .dockerconfigjson: registry "c.example.com": unable to parse auth field, must be formatted as base64(username:password)']);
+    expect(errors).toEqual([
+      'secret "broken" .dockerconfigjson: registry "c.example.com": unable to parse auth field, must be formatted as base64(username:password)',
+    ]);
   });
 });

@@ -163,7 +163,10 @@ describe("gRPC framing", () => {
   });
 
   test.each([
-    [[0, 0, 0, 0, 2, 9, 8], [9, 8]],
+    [
+      [0, 0, 0, 0, 2, 9, 8],
+      [9, 8],
+    ],
     [[], []],
   ])("unframe(%p) = %p", (body, msg) => {
     expect([...unframe("/m", new Uint8Array(body))]).toEqual(msg);

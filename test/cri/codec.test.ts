@@ -23,8 +23,13 @@ describe("list replies decoded through the entry memo", () => {
       ["a", "CONTAINER_RUNNING"],
       ["b", "CONTAINER_EXITED"],
     ]);
-    const sandboxes = codec.encode("ListPodSandboxResponse", { items: [{ id: "s1", state: "SANDBOX_READY", metadata: { name: "p", uid: "u1", namespace: "d", attempt: 0 }, labels: { a: "b" } }] });
-    const d = codec.decode<{ items: { id: string; labels: Record<string, string>; annotations: Record<string, string> }[] }>("ListPodSandboxResponse", sandboxes);
+    const sandboxes = codec.encode("ListPodSandboxResponse", {
+      items: [{ id: "s1", state: "SANDBOX_READY", metadata: { name: "p", uid: "u1", namespace: "d", attempt: 0 }, labels: { a: "b" } }],
+    });
+    const d = codec.decode<{ items: { id: string; labels: Record<string, string>; annotations: Record<string, string> }[] }>(
+      "ListPodSandboxResponse",
+      sandboxes,
+    );
     expect(d.items[0]).toMatchObject({ id: "s1", state: "SANDBOX_READY", labels: { a: "b" }, annotations: {} });
   });
 
@@ -37,7 +42,10 @@ describe("list replies decoded through the entry memo", () => {
     const c = createCodec();
     type Listed = { containers: { state: string; labels: Record<string, string> }[] };
     const one = c.decode<Listed>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("a"), container("b")] }));
-    const two = c.decode<Listed>("ListContainersResponse", c.encode("ListContainersResponse", { containers: [container("a"), container("b", "CONTAINER_EXITED")] }));
+    const two = c.decode<Listed>(
+      "ListContainersResponse",
+      c.encode("ListContainersResponse", { containers: [container("a"), container("b", "CONTAINER_EXITED")] }),
+    );
     expect(two.containers[0]).toBe(one.containers[0]!);
     expect(two.containers[1]).not.toBe(one.containers[1]!);
     expect(two.containers[1]!.state).toBe("CONTAINER_EXITED");
@@ -53,7 +61,8 @@ describe("list replies decoded through the entry memo", () => {
   test("entries leave the memo once absent from replies for 30 s, not after a burst of other replies", () => {
     let now = 0;
     const c = createCodec(undefined, { nowMs: () => now });
-    const list = (ids: string[]) => c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: ids.map((id) => container(id)) }));
+    const list = (ids: string[]) =>
+      c.decode<{ containers: object[] }>("ListContainersResponse", c.encode("ListContainersResponse", { containers: ids.map((id) => container(id)) }));
     const first = list(["old"]);
     for (let r = 0; r < 50; r++) list([`burst${r}`]);
     expect(list(["old"]).containers[0]).toBe(first.containers[0]!);

@@ -28,7 +28,10 @@ function handle(stream: http2.ServerHttp2Stream, path: string, body: Buffer) {
     case "big":
       return ok(new Uint8Array(Number(arg)).fill(7));
     case "status": // trailers-only
-      return stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": arg!, "grpc-message": "not%20found%3A%20x" }, { endStream: true });
+      return stream.respond(
+        { ":status": 200, "content-type": "application/grpc", "grpc-status": arg!, "grpc-message": "not%20found%3A%20x" },
+        { endStream: true },
+      );
     case "http":
       return stream.respond({ ":status": Number(arg) }, { endStream: true });
     case "hang":
@@ -107,15 +110,19 @@ describe("createUnixGrpcTransport (h2.ts)", () => {
   test.each([
     ["h2.ts", createUnixGrpcTransport],
     ["node:http2", createNodeHttp2GrpcTransport],
-  ] as const)("%s: a reply past 16 MiB is RESOURCE_EXHAUSTED (upstream's maxMsgSize), not kept; the connection serves on", async (_name, make) => {
-    const t = make(sock);
-    const big = await grpcError(call(t, `/big/${17 * 1024 * 1024}`));
-    expect(big.code).toBe(GrpcCode.RESOURCE_EXHAUSTED);
-    expect(big.details).toMatch(/^grpc: received message larger than max \(\d+ vs\. 16777216\)$/);
-    expect((await call(t, `/big/${16 * 1024 * 1024}`)).length).toBe(16 * 1024 * 1024);
-    expect([...(await call(t, "/echo"))]).toEqual([1, 2, 3]);
-    t.close();
-  }, 30_000);
+  ] as const)(
+    "%s: a reply past 16 MiB is RESOURCE_EXHAUSTED (upstream's maxMsgSize), not kept; the connection serves on",
+    async (_name, make) => {
+      const t = make(sock);
+      const big = await grpcError(call(t, `/big/${17 * 1024 * 1024}`));
+      expect(big.code).toBe(GrpcCode.RESOURCE_EXHAUSTED);
+      expect(big.details).toMatch(/^grpc: received message larger than max \(\d+ vs\. 16777216\)$/);
+      expect((await call(t, `/big/${16 * 1024 * 1024}`)).length).toBe(16 * 1024 * 1024);
+      expect([...(await call(t, "/echo"))]).toEqual([1, 2, 3]);
+      t.close();
+    },
+    30_000,
+  );
 
   test.each([
     ["h2.ts", createUnixGrpcTransport],

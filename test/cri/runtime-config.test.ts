@@ -23,13 +23,20 @@ function byMethod(replies: Record<string, Uint8Array | GrpcError>) {
 }
 
 /** containerd 1.6's Status(verbose).info["config"], trimmed to the fields around the driver. */
-function containerdConfig(opts: { runtimeType?: string; options?: Record<string, unknown> | null; defaultRuntimeName?: string; systemdCgroup?: boolean } = {}): string {
+function containerdConfig(
+  opts: { runtimeType?: string; options?: Record<string, unknown> | null; defaultRuntimeName?: string; systemdCgroup?: boolean } = {},
+): string {
   return JSON.stringify({
     containerd: {
       snapshotter: "overlayfs",
       defaultRuntimeName: opts.defaultRuntimeName ?? "runc",
       runtimes: {
-        runc: { runtimeType: opts.runtimeType ?? "io.containerd.runc.v2", runtimePath: "", options: opts.options === undefined ? { BinaryName: "", Root: "/run/x/runc", SystemdCgroup: false } : opts.options, privileged_without_host_devices: false },
+        runc: {
+          runtimeType: opts.runtimeType ?? "io.containerd.runc.v2",
+          runtimePath: "",
+          options: opts.options === undefined ? { BinaryName: "", Root: "/run/x/runc", SystemdCgroup: false } : opts.options,
+          privileged_without_host_devices: false,
+        },
       },
     },
     cni: { binDir: "/usr/lib/cni", confDir: "/etc/cni/net.d" },

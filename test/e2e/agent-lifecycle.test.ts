@@ -40,7 +40,10 @@ describe.skipIf(!canRunContainerd())("lifecycle features through the binary", ()
 
   test("the sidecar/hooks example reaches Ready and stops when its manifest goes", async () => {
     copyFileSync(join(ROOT, "examples/manifests/sidecar-hooks.yaml"), join(manifests, "shop.yaml"));
-    p = spawnBunlet([...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), "--file-check-frequency=1s"]);
+    p = spawnBunlet([
+      ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }),
+      "--file-check-frequency=1s",
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);
     await pollUntil(async () => (await pod())?.status?.conditions?.find((c) => c.type === "Ready")?.status === "True", "shop Ready", 90_000, 200);
     const s = (await pod())!.status!;

@@ -29,7 +29,13 @@ describe("runtime unreachable", () => {
   test("servers and endpoints come up, the runtime is reported unreachable, SIGTERM still exits 0", async () => {
     dir = mkdtempSync(join(tmpdir(), `bunlet-e2e-nort-${PID}-`));
     const port = freePort();
-    const p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, "--healthz-port=0", "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "none.sock")}`]);
+    const p = spawnBunlet([
+      `--root-dir=${join(dir, "root")}`,
+      `--port=${port}`,
+      "--healthz-port=0",
+      "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "none.sock")}`,
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);
     const pods = (await (await fetch(`http://127.0.0.1:${port}/pods`)).json()) as { items: unknown[] };
     expect(pods.items).toEqual([]);
@@ -83,7 +89,9 @@ describe.skipIf(!canRunContainerd())("on containerd", () => {
     await start();
     await pollUntil(async () => (await pod("sleeper"))?.status?.phase === "Running", "sleeper Running", 60_000, 100);
     const before = (await pod("sleeper"))!.status!.containerStatuses![0]!.containerID;
-    const summary = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json()) as { pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
+    const summary = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json()) as {
+      pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[];
+    };
     await pollUntil(
       async () => {
         const s = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json()) as typeof summary;

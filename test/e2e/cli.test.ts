@@ -55,7 +55,10 @@ describe("bunlet version", () => {
     expect(stdout).toStartWith("bunlet v");
     // The agent itself too (libc through dlopen, no files from the tree).
     const healthz = freePort();
-    const agent = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--healthz-port=${healthz}`, `--port=${freePort()}`, "--read-only-port=0"], { binary, cwd: dir });
+    const agent = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--healthz-port=${healthz}`, `--port=${freePort()}`, "--read-only-port=0"], {
+      binary,
+      cwd: dir,
+    });
     await waitForHealthz(agent, `http://127.0.0.1:${healthz}/healthz`);
     expect(await agent.stop("SIGTERM")).toBe(0);
   }, 30_000);
@@ -63,13 +66,7 @@ describe("bunlet version", () => {
 
 describe("bunlet config print", () => {
   test("example file + --eviction-hard flag: the flag wins, the file's other fields stay", async () => {
-    const { code, stdout, stderr } = await runBunlet([
-      "config",
-      "print",
-      "--config",
-      "examples/kubelet-config.yaml",
-      "--eviction-hard=memory.available<300Mi",
-    ]);
+    const { code, stdout, stderr } = await runBunlet(["config", "print", "--config", "examples/kubelet-config.yaml", "--eviction-hard=memory.available<300Mi"]);
     expect(stderr).not.toContain("error");
     expect(code).toBe(0);
     const cfg = parse(stdout);

@@ -43,11 +43,20 @@ describe("kubeadm's authentication and authorization settings in API-server mode
     port = freePort();
     const healthz = freePort();
     flags = [
-      "--config", KUBEADM_CONFIG,
-      `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--hostname-override=${NODE}`,
-      "--address=127.0.0.1", `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0",
-      `--client-ca-file=${api.ca.certFile}`, `--tls-cert-file=${join(dir, "kubelet.crt")}`, `--tls-private-key-file=${join(dir, "kubelet.key")}`,
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`,
+      "--config",
+      KUBEADM_CONFIG,
+      `--root-dir=${join(dir, "root")}`,
+      `--cert-dir=${join(dir, "pki")}`,
+      `--hostname-override=${NODE}`,
+      "--address=127.0.0.1",
+      `--port=${port}`,
+      `--healthz-port=${healthz}`,
+      "--read-only-port=0",
+      `--client-ca-file=${api.ca.certFile}`,
+      `--tls-cert-file=${join(dir, "kubelet.crt")}`,
+      `--tls-private-key-file=${join(dir, "kubelet.key")}`,
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+      `--pod-manifest-path=${join(dir, "manifests")}`,
     ];
     p = spawnBunlet([...flags, `--kubeconfig=${kubeconfig}`]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, 30_000);
@@ -67,7 +76,10 @@ describe("kubeadm's authentication and authorization settings in API-server mode
     });
     return { status: res.status, body: await res.text() };
   };
-  const reviews = (kind: "tokenreviews" | "subjectaccessreviews") => api.requests.filter((r) => r.method === "POST" && r.path.startsWith(`/apis/${kind.startsWith("token") ? "authentication" : "authorization"}.k8s.io/v1/${kind}`));
+  const reviews = (kind: "tokenreviews" | "subjectaccessreviews") =>
+    api.requests.filter(
+      (r) => r.method === "POST" && r.path.startsWith(`/apis/${kind.startsWith("token") ? "authentication" : "authorization"}.k8s.io/v1/${kind}`),
+    );
 
   test("the kubeadm config is untouched: webhook authn, Webhook authz, anonymous off, TTLs 0s", () => {
     const text = readFileSync(KUBEADM_CONFIG, "utf8");
@@ -86,7 +98,10 @@ describe("kubeadm's authentication and authorization settings in API-server mode
     api.registerToken("alice-token", { name: "alice", groups: ["devs"] });
     api.grant("alice", "get nodes/metrics");
     expect((await get("/metrics", { token: "alice-token" })).status).toBe(200);
-    expect(await get("/pods", { token: "alice-token" })).toEqual({ status: 403, body: "Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[pods proxy])" });
+    expect(await get("/pods", { token: "alice-token" })).toEqual({
+      status: 403,
+      body: "Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[pods proxy])",
+    });
     const admin = await get("/pods", { token: api.adminToken });
     expect(admin.status).toBe(200);
     expect(JSON.parse(admin.body).kind).toBe("PodList");
@@ -109,7 +124,10 @@ describe("kubeadm's authentication and authorization settings in API-server mode
   });
 
   test("standalone (no --kubeconfig) the same settings stop bunlet with upstream's error", async () => {
-    const r = await runBunlet(flags.map((f) => f.replace(join(dir, "root"), join(dir, "root-standalone"))), { timeoutMs: 30_000 });
+    const r = await runBunlet(
+      flags.map((f) => f.replace(join(dir, "root"), join(dir, "root-standalone"))),
+      { timeoutMs: 30_000 },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("error: no client provided, cannot use webhook authentication");
   }, 60_000);
@@ -132,9 +150,16 @@ describe("API-server mode with neither TLS files nor serverTLSBootstrap (the bin
     const healthz = freePort();
     // No config file: the v1beta1 defaults (webhook authn, Webhook authz), no TLS files, no client CA.
     p = spawnBunlet([
-      `--kubeconfig=${kubeconfig}`, `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--hostname-override=${NODE}`,
-      "--address=127.0.0.1", `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0",
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`,
+      `--kubeconfig=${kubeconfig}`,
+      `--root-dir=${join(dir, "root")}`,
+      `--cert-dir=${join(dir, "pki")}`,
+      `--hostname-override=${NODE}`,
+      "--address=127.0.0.1",
+      `--port=${port}`,
+      `--healthz-port=${healthz}`,
+      "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+      `--pod-manifest-path=${join(dir, "manifests")}`,
     ]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, 30_000);
   }, 180_000);
@@ -147,7 +172,12 @@ describe("API-server mode with neither TLS files nor serverTLSBootstrap (the bin
   });
 
   test("plain HTTP gets no answer; TLS with the self-signed <cert-dir>/kubelet.crt, trusted as the CA it is", async () => {
-    expect(await fetch(`http://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, { method: "POST" }).then((r) => r.status, () => "no HTTP answer")).toBe("no HTTP answer");
+    expect(
+      await fetch(`http://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, { method: "POST" }).then(
+        (r) => r.status,
+        () => "no HTTP answer",
+      ),
+    ).toBe("no HTTP answer");
     const crt = readFileSync(join(dir, "pki", "kubelet.crt"), "utf8");
     const r = await fetch(`https://127.0.0.1:${port}/healthz`, { tls: { ca: crt, checkServerIdentity: () => undefined } });
     expect(r.status).toBe(401);
@@ -155,10 +185,19 @@ describe("API-server mode with neither TLS files nor serverTLSBootstrap (the bin
 
   test("exec, run, containerLogs and logs: 401 without a credential; with one, authorized by a SubjectAccessReview", async () => {
     const tls = { rejectUnauthorized: false };
-    for (const [method, path] of [["POST", "/exec/default/x/c?command=id&output=1"], ["POST", "/run/default/x/c?cmd=id"], ["GET", "/containerLogs/default/x/c"], ["GET", "/logs/"]] as const) {
+    for (const [method, path] of [
+      ["POST", "/exec/default/x/c?command=id&output=1"],
+      ["POST", "/run/default/x/c?cmd=id"],
+      ["GET", "/containerLogs/default/x/c"],
+      ["GET", "/logs/"],
+    ] as const) {
       expect({ path, status: (await fetch(`https://127.0.0.1:${port}${path}`, { method, tls })).status }).toEqual({ path, status: 401 });
     }
-    const admin = await fetch(`https://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, { method: "POST", tls, headers: { authorization: `Bearer ${api.adminToken}` } });
+    const admin = await fetch(`https://127.0.0.1:${port}/exec/default/x/c?command=id&output=1`, {
+      method: "POST",
+      tls,
+      headers: { authorization: `Bearer ${api.adminToken}` },
+    });
     expect([admin.status, await admin.text()]).toEqual([404, "pod does not exist"]);
   });
 });

@@ -46,21 +46,34 @@ describe.skipIf(!canRunContainerd())("kubeadm control plane", () => {
 
   test("etcd, kube-apiserver, kube-controller-manager and kube-scheduler reach Running and Ready", async () => {
     for (const c of KUBEADM_COMPONENTS) writeFileSync(join(manifests, `${c}.yaml`), withHostPathsUnder(kubeadmManifest(c), hostRoot));
-    p = spawnBunlet([...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), "--file-check-frequency=1s"]);
+    p = spawnBunlet([
+      ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }),
+      "--file-check-frequency=1s",
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);
     const names = KUBEADM_COMPONENTS.map((c) => `${c}-${node}`);
     const byName = async () => new Map((await pods()).map((x) => [x.metadata.name, x]));
     try {
-      await pollUntil(async () => {
-        const m = await byName();
-        return names.every((n) => m.get(n)?.status?.phase === "Running");
-      }, "all four control-plane pods Running", 120_000, 250);
+      await pollUntil(
+        async () => {
+          const m = await byName();
+          return names.every((n) => m.get(n)?.status?.phase === "Running");
+        },
+        "all four control-plane pods Running",
+        120_000,
+        250,
+      );
       // Startup probes wait initialDelaySeconds (10 s) and pass on their first try; the apiserver's
       // readiness probe then follows within a second.
-      await pollUntil(async () => {
-        const m = await byName();
-        return names.every((n) => ready(m.get(n)));
-      }, "all four control-plane pods Ready", 120_000, 500);
+      await pollUntil(
+        async () => {
+          const m = await byName();
+          return names.every((n) => ready(m.get(n)));
+        },
+        "all four control-plane pods Ready",
+        120_000,
+        500,
+      );
     } catch (e) {
       const m = await byName().catch(() => new Map<string, Pod>());
       const states = names.map((n) => `${n}: ${JSON.stringify(m.get(n)?.status ?? "absent")}`).join("\n");
@@ -97,7 +110,12 @@ describe.skipIf(!canRunContainerd())("kubeadm control plane", () => {
     expect(livez.stdout.toString().trim()).toBe("ok");
     // Removing the manifests removes the pods (the next test reuses the names in kube-system).
     for (const c of KUBEADM_COMPONENTS) unlinkSync(join(manifests, `${c}.yaml`));
-    await pollUntil(async () => (await ctd.cri.listPodSandbox()).every((x) => !names.includes(x.metadata?.name ?? "")), "control-plane pods removed", 90_000, 250);
+    await pollUntil(
+      async () => (await ctd.cri.listPodSandbox()).every((x) => !names.includes(x.metadata?.name ?? "")),
+      "control-plane pods removed",
+      90_000,
+      250,
+    );
   }, 300_000);
 
   test("examples/manifests/control-plane reaches Running and Ready, priority resolved from the class name", async () => {
@@ -106,16 +124,24 @@ describe.skipIf(!canRunContainerd())("kubeadm control plane", () => {
     mkdirSync(join(hostRoot, "var/lib"), { recursive: true });
     for (const f of files) writeFileSync(join(manifests, `example-${f}`), withHostPathsUnder(readFileSync(join(dir, f), "utf8"), hostRoot));
     if (!p) {
-      p = spawnBunlet([...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }), "--file-check-frequency=1s"]);
+      p = spawnBunlet([
+        ...staticPodFlags({ rootDir: join(base, "root"), manifests, cgroupRoot, endpoint: ctd.endpoint, node, port }),
+        "--file-check-frequency=1s",
+      ]);
       await waitForHealthz(p, `http://127.0.0.1:${port}/healthz`);
     }
     const names = files.map((f) => `${f.replace(/\.yaml$/, "")}-${node}`);
     const byName = async () => new Map((await pods()).map((x) => [x.metadata.name, x]));
     try {
-      await pollUntil(async () => {
-        const m = await byName();
-        return names.every((n) => m.get(n)?.status?.phase === "Running" && ready(m.get(n)));
-      }, "the example control plane Running and Ready", 120_000, 250);
+      await pollUntil(
+        async () => {
+          const m = await byName();
+          return names.every((n) => m.get(n)?.status?.phase === "Running" && ready(m.get(n)));
+        },
+        "the example control plane Running and Ready",
+        120_000,
+        250,
+      );
     } catch (e) {
       const m = await byName().catch(() => new Map<string, Pod>());
       throw new Error(`${(e as Error).message}\n${names.map((n) => `${n}: ${JSON.stringify(m.get(n)?.status ?? "absent")}`).join("\n")}`);

@@ -21,8 +21,30 @@ import { procFds, procRssKiB, runCases } from "../support/hostile-wire.ts";
 /** Path segments a hostile client would try: traversal, encodings, control bytes, unicode, long. */
 function hostileSegment(r: Rand): string {
   return r.pick([
-    "..", "%2e%2e", "..%2f..", "%252e%252e", "%00", "a%00b", "%ff%fe", "é", "%E2%80%AE", "%zz", "%", "~root", "*", "a;b", "%0d%0aX-Injected:%201",
-    "x".repeat(1 + r.int(3000)), `${r.int(1e9)}`, "default", "kube-system", "-", "_", ".", "%2F", "\\..\\..",
+    "..",
+    "%2e%2e",
+    "..%2f..",
+    "%252e%252e",
+    "%00",
+    "a%00b",
+    "%ff%fe",
+    "é",
+    "%E2%80%AE",
+    "%zz",
+    "%",
+    "~root",
+    "*",
+    "a;b",
+    "%0d%0aX-Injected:%201",
+    "x".repeat(1 + r.int(3000)),
+    `${r.int(1e9)}`,
+    "default",
+    "kube-system",
+    "-",
+    "_",
+    ".",
+    "%2F",
+    "\\..\\..",
   ]);
 }
 
@@ -46,9 +68,16 @@ function unknownPodCases(r: Rand, n: number): HostileCase[] {
     const pod = hostileSegment(r);
     const c = hostileSegment(r);
     const kind = r.int(7);
-    if (kind === 0) out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`, UPGRADE_SPDY), ok: [400, 404] });
-    else if (kind === 1) out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?output=1&error=1`, UPGRADE_WS), ok: [400, 404] });
-    else if (kind === 2) out.push({ what: "portForward WebSocket unknown pod", bytes: REQ("GET", `/portForward/${ns}/${pod}?port=${1 + r.int(65535)}`, UPGRADE_WS), ok: [400, 404] });
+    if (kind === 0)
+      out.push({ what: "exec SPDY unknown pod", bytes: REQ("POST", `/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`, UPGRADE_SPDY), ok: [400, 404] });
+    else if (kind === 1)
+      out.push({ what: "attach WebSocket unknown pod", bytes: REQ("GET", `/attach/${ns}/${pod}/${c}?output=1&error=1`, UPGRADE_WS), ok: [400, 404] });
+    else if (kind === 2)
+      out.push({
+        what: "portForward WebSocket unknown pod",
+        bytes: REQ("GET", `/portForward/${ns}/${pod}?port=${1 + r.int(65535)}`, UPGRADE_WS),
+        ok: [400, 404],
+      });
     else if (kind === 3) out.push({ what: "run unknown pod", bytes: REQ("POST", `/run/${ns}/${pod}/${c}?cmd=id`), ok: [400, 404] });
     else if (kind === 4) out.push({ what: "exec without upgrade", bytes: REQ("GET", `/exec/${ns}/${pod}/uid/${c}?command=id&output=1`), ok: [400, 404] });
     else if (kind === 5) out.push({ what: "containerLogs unknown pod", bytes: REQ("GET", `/containerLogs/${ns}/${pod}/${c}?follow=true`), ok: [400, 404] });
@@ -58,13 +87,25 @@ function unknownPodCases(r: Rand, n: number): HostileCase[] {
 }
 
 function badQueryCases(r: Rand, n: number): HostileCase[] {
-  const junk = () => r.pick(["", "-1", "1e999", "NaN", "%zz", "0x10", "99999999999999999999", "true", "%00", "a".repeat(r.int(5000)), encodeURIComponent("１")]);
+  const junk = () =>
+    r.pick(["", "-1", "1e999", "NaN", "%zz", "0x10", "99999999999999999999", "true", "%00", "a".repeat(r.int(5000)), encodeURIComponent("１")]);
   const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
     const kind = r.int(4);
-    if (kind === 0) out.push({ what: "exec without streams", bytes: REQ("POST", `/exec/default/p/c?command=id&stdout=${junk()}&stdin=${junk()}`, UPGRADE_SPDY), ok: [400] });
-    else if (kind === 1) out.push({ what: "WebSocket bad ports", bytes: REQ("GET", `/portForward/default/p?port=${r.pick(["0", "65536", "-1", "abc", "", "80,", ",", "1e3"])}`, UPGRADE_WS), ok: [400] });
-    else if (kind === 2) out.push({ what: "exec wrong method", bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?output=1`, r.next() < 0.5 ? UPGRADE_SPDY : []), ok: [405] });
+    if (kind === 0)
+      out.push({ what: "exec without streams", bytes: REQ("POST", `/exec/default/p/c?command=id&stdout=${junk()}&stdin=${junk()}`, UPGRADE_SPDY), ok: [400] });
+    else if (kind === 1)
+      out.push({
+        what: "WebSocket bad ports",
+        bytes: REQ("GET", `/portForward/default/p?port=${r.pick(["0", "65536", "-1", "abc", "", "80,", ",", "1e3"])}`, UPGRADE_WS),
+        ok: [400],
+      });
+    else if (kind === 2)
+      out.push({
+        what: "exec wrong method",
+        bytes: REQ(r.pick(["PUT", "DELETE", "PATCH"]), `/exec/default/p/c?output=1`, r.next() < 0.5 ? UPGRADE_SPDY : []),
+        ok: [405],
+      });
     else out.push({ what: "run wrong method", bytes: REQ(r.pick(["GET", "PUT", "DELETE"]), `/run/default/p/c?cmd=${junk()}`), ok: [405] });
   }
   return out;
@@ -77,8 +118,16 @@ function malformedCases(r: Rand, n: number): HostileCase[] {
     ["HTTP/2 preface", Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), [400, 505]],
     ["no Host on HTTP/1.1", Buffer.from("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"), [400]],
     ["space in a header name", Buffer.from("GET /pods HTTP/1.1\r\nHost: x\r\nBad Header: v\r\nConnection: close\r\n\r\n"), [400]],
-    ["two Content-Lengths", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello"), [400]],
-    ["bad chunk size", Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), [400, 404]],
+    [
+      "two Content-Lengths",
+      Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\nConnection: close\r\n\r\nhello"),
+      [400],
+    ],
+    [
+      "bad chunk size",
+      Buffer.from("POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"),
+      [400, 404],
+    ],
     ["unknown method", Buffer.from("FOO /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), [400, 405]],
     ["unknown method on exec", Buffer.from("BREW /exec/a/b/c HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n"), [400, 405]],
     ["HTTP/9.9", Buffer.from("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n"), [400, 505]],
@@ -89,7 +138,11 @@ function malformedCases(r: Rand, n: number): HostileCase[] {
     ["control bytes in the target", Buffer.from("GET /run/a/b\x01c HTTP/1.1\r\nHost: x\r\n\r\n", "latin1"), [400]],
     ["a bad escape in the path", REQ("GET", "/containerLogs/%zz/p/c"), [400]],
     ["upgrade on an unknown path", REQ("GET", "/nope/a/b", UPGRADE_WS), [404]],
-    ["upgrade with a hostile Connection", REQ("POST", "/exec/a/b/c?output=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]), [404]],
+    [
+      "upgrade with a hostile Connection",
+      REQ("POST", "/exec/a/b/c?output=1", ["Connection: upgrade, upgrade, " + "x,".repeat(2000), "Upgrade: SPDY/3.1"]),
+      [404],
+    ],
   ];
   const out: HostileCase[] = [];
   for (let i = 0; i < n; i++) {
@@ -97,7 +150,11 @@ function malformedCases(r: Rand, n: number): HostileCase[] {
     // Random bytes spliced into a request line now and then.
     if (i >= fixed.length && r.next() < 0.3) {
       const noise = Buffer.from(Array.from({ length: 1 + r.int(64) }, () => r.int(256)));
-      out.push({ what: "random bytes before a request", bytes: Buffer.concat([noise, Buffer.from(" / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]), ok: [400, 405] });
+      out.push({
+        what: "random bytes before a request",
+        bytes: Buffer.concat([noise, Buffer.from(" / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]),
+        ok: [400, 405],
+      });
     } else out.push({ what, bytes, ok });
   }
   return out;
@@ -110,8 +167,18 @@ function hugeCases(r: Rand, n: number): HostileCase[] {
     const big = (min: number, max: number) => "a".repeat(min + r.int(max - min));
     if (kind === 0) out.push({ what: "huge header", bytes: REQ("GET", "/pods", [`X-Big: ${big(64 << 10, 4 << 20)}`]), ok: [431, 400, 0] });
     else if (kind === 1) out.push({ what: "huge path", bytes: REQ("GET", `/logs/${big(64 << 10, 2 << 20)}`), ok: [431, 414, 400, 0] });
-    else if (kind === 2) out.push({ what: "huge header on an upgrade", bytes: REQ("POST", "/exec/a/b/c?output=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]), ok: [404, 431, 400, 0] });
-    else out.push({ what: "huge body", bytes: REQ(r.pick(["POST", "PUT"]), r.pick(["/run/a/b/c?cmd=id", "/pods", "/healthz"]), [], big(1 << 20, 8 << 20)), ok: [404, 405, 413, 0] });
+    else if (kind === 2)
+      out.push({
+        what: "huge header on an upgrade",
+        bytes: REQ("POST", "/exec/a/b/c?output=1", [...UPGRADE_SPDY, `X-Big: ${big(1 << 10, 3 << 20)}`]),
+        ok: [404, 431, 400, 0],
+      });
+    else
+      out.push({
+        what: "huge body",
+        bytes: REQ(r.pick(["POST", "PUT"]), r.pick(["/run/a/b/c?cmd=id", "/pods", "/healthz"]), [], big(1 << 20, 8 << 20)),
+        ok: [404, 405, 413, 0],
+      });
   }
   return out;
 }
@@ -127,7 +194,15 @@ describe("kubelet port under hostile requests (the binary)", () => {
     port = freePort();
     const healthz = freePort();
     // The streaming and log handlers are what is under test here: opted in on the unauthenticated port.
-    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`, "--unsafe-loopback-debug-handlers"]);
+    p = spawnBunlet([
+      `--root-dir=${join(dir, "root")}`,
+      `--port=${port}`,
+      `--healthz-port=${healthz}`,
+      "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+      `--pod-manifest-path=${join(dir, "manifests")}`,
+      "--unsafe-loopback-debug-handlers",
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
 
@@ -159,16 +234,24 @@ describe("kubelet port under hostile requests (the binary)", () => {
 
   test("slow clients are cut off: silent, a half request line, dripped headers, a dripped body", async () => {
     const fds0 = procFds(p.pid);
-    const starts = ["", "GET /hea", "GET /exec/a/b/c HTTP/1.1\r\n", "GET /pods HTTP/1.1\r\n", "POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"];
+    const starts = [
+      "",
+      "GET /hea",
+      "GET /exec/a/b/c HTTP/1.1\r\n",
+      "GET /pods HTTP/1.1\r\n",
+      "POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+    ];
     const closed = starts.flatMap((start, i) =>
-      Array.from({ length: 6 }, () =>
-        new Promise<void>((resolve) => {
-          const s = net.connect(port, "127.0.0.1", () => s.write(start));
-          // Dripping clients keep sending a byte a second; the server must still end them.
-          const drip = i >= 2 ? setInterval(() => s.write(i === 4 ? "a" : "X-Slow: 1\r\n"), 1000) : undefined;
-          s.on("error", () => {});
-          s.on("close", () => (clearInterval(drip), resolve()));
-        }),
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = net.connect(port, "127.0.0.1", () => s.write(start));
+            // Dripping clients keep sending a byte a second; the server must still end them.
+            const drip = i >= 2 ? setInterval(() => s.write(i === 4 ? "a" : "X-Slow: 1\r\n"), 1000) : undefined;
+            s.on("error", () => {});
+            s.on("close", () => (clearInterval(drip), resolve()));
+          }),
       ),
     );
     // Bounded by the server's own limits (first-request sniffing 10 s, then Bun's header and idle timeouts).
@@ -192,15 +275,28 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
     port = freePort();
     const healthz = freePort();
     const config = join(dir, "kubelet.yaml");
-    writeFileSync(config, [
-      "apiVersion: kubelet.config.k8s.io/v1beta1",
-      "kind: KubeletConfiguration",
-      "address: 127.0.0.1",
-      `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${pki.caFile} } }`,
-      "authorization: { mode: AlwaysAllow }",
-      "",
-    ].join("\n"));
-    p = spawnBunlet(["--config", config, `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    writeFileSync(
+      config,
+      [
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        "address: 127.0.0.1",
+        `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${pki.caFile} } }`,
+        "authorization: { mode: AlwaysAllow }",
+        "",
+      ].join("\n"),
+    );
+    p = spawnBunlet([
+      "--config",
+      config,
+      `--root-dir=${join(dir, "root")}`,
+      `--cert-dir=${join(dir, "pki")}`,
+      `--port=${port}`,
+      `--healthz-port=${healthz}`,
+      "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+      `--pod-manifest-path=${join(dir, "manifests")}`,
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
 
@@ -220,7 +316,10 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
 
   test("without a certificate: 401 (or the parser's 4xx/505 before authentication), never an answer from a handler", async () => {
     const r = seededRand(2013);
-    const cases = [...traversalCases(r, 60), ...unknownPodCases(r, 120), ...badQueryCases(r, 60), ...malformedCases(r, 40), ...hugeCases(r, 20)].map((c) => ({ ...c, ok: [401, 400, 405, 431, 505, ...(c.ok.includes(0) ? [0] : [])] }));
+    const cases = [...traversalCases(r, 60), ...unknownPodCases(r, 120), ...badQueryCases(r, 60), ...malformedCases(r, 40), ...hugeCases(r, 20)].map((c) => ({
+      ...c,
+      ok: [401, 400, 405, 431, 505, ...(c.ok.includes(0) ? [0] : [])],
+    }));
     expect((await runCases(cases, anonymous)).slice(0, 20)).toEqual([]);
   }, 300_000);
 
@@ -234,11 +333,17 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
     }));
     expect(await runCases(junk, () => net.connect(port, "127.0.0.1"))).toEqual([]);
     // Truncated handshakes that then say nothing: the server lets them go (handshake timeout).
-    await Promise.all(Array.from({ length: 10 }, () => new Promise<void>((resolve) => {
-      const s = net.connect(port, "127.0.0.1", () => s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])));
-      s.on("error", () => {});
-      s.on("close", () => resolve());
-    })));
+    await Promise.all(
+      Array.from(
+        { length: 10 },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = net.connect(port, "127.0.0.1", () => s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])));
+            s.on("error", () => {});
+            s.on("close", () => resolve());
+          }),
+      ),
+    );
     expect(p.proc.exitCode).toBeNull();
     const ok = await new Promise<string>((resolve, reject) => {
       const s = withCert();

@@ -41,20 +41,38 @@ async function startAgent(dir: string, ctd: TestContainerd, secure: boolean): Pr
   const healthz = freePort();
   const node = nodeOf(secure);
   mkdirSync(join(dir, "manifests"), { recursive: true });
-  writeFileSync(join(dir, "manifests", "web.yaml"), [
-    "apiVersion: v1", "kind: Pod", "metadata: { name: web, namespace: default }",
-    `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: app, image: "${ctd.images.busybox}", command: [sh, -c, "echo hello 1; echo hello 2; echo hello 3; exec sleep 3600"] }] }`, "",
-  ].join("\n"));
+  writeFileSync(
+    join(dir, "manifests", "web.yaml"),
+    [
+      "apiVersion: v1",
+      "kind: Pod",
+      "metadata: { name: web, namespace: default }",
+      `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: app, image: "${ctd.images.busybox}", command: [sh, -c, "echo hello 1; echo hello 2; echo hello 3; exec sleep 3600"] }] }`,
+      "",
+    ].join("\n"),
+  );
   const extra = ["address: 127.0.0.1"];
   let cert: { cert: Buffer; key: Buffer } | undefined;
   if (secure) {
     const pki = await makeTestPki(dir, [["apiserver", "kube-apiserver-kubelet-client", "system:masters"]]);
     cert = { cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) };
-    extra.push(`authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${pki.caFile} } }`, "authorization: { mode: AlwaysAllow }");
+    extra.push(
+      `authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: ${pki.caFile} } }`,
+      "authorization: { mode: AlwaysAllow }",
+    );
   }
-  const config = writeStaticPodConfig(join(dir, "kubelet.yaml"), { manifests: join(dir, "manifests"), endpoint: ctd.endpoint, cgroupRoot: cgroupRootOf(secure), podLogsDir: join(dir, "pods"), port }, extra);
+  const config = writeStaticPodConfig(
+    join(dir, "kubelet.yaml"),
+    { manifests: join(dir, "manifests"), endpoint: ctd.endpoint, cgroupRoot: cgroupRootOf(secure), podLogsDir: join(dir, "pods"), port },
+    extra,
+  );
   const p = spawnBunlet([
-    "--config", config, `--root-dir=${join(dir, "root")}`, `--cert-dir=${join(dir, "pki")}`, `--hostname-override=${node}`, `--healthz-port=${healthz}`,
+    "--config",
+    config,
+    `--root-dir=${join(dir, "root")}`,
+    `--cert-dir=${join(dir, "pki")}`,
+    `--hostname-override=${node}`,
+    `--healthz-port=${healthz}`,
     ...(secure ? [] : ["--unsafe-loopback-debug-handlers"]),
   ]);
   await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
@@ -64,7 +82,12 @@ async function startAgent(dir: string, ctd: TestContainerd, secure: boolean): Pr
     return { status: res.status, body: await res.text() };
   };
   const pod = { namespace: "default", name: `web-${node}`, container: "app" };
-  await pollUntil(async () => (await get(`/containerLogs/default/${pod.name}/app?tailLines=1`).catch(() => ({ body: "" }))).body === "hello 3\n", "the known pod's three lines in its log", 120_000, 250);
+  await pollUntil(
+    async () => (await get(`/containerLogs/default/${pod.name}/app?tailLines=1`).catch(() => ({ body: "" }))).body === "hello 3\n",
+    "the known pod's three lines in its log",
+    120_000,
+    250,
+  );
   return { p, connect, get, pod };
 }
 
@@ -99,56 +122,63 @@ function hostileRound(seed: number, pod: KnownPod, streaming: number, logs: numb
 }
 
 for (const secure of [false, true]) {
-  describe.skipIf(!canRunContainerd())(secure ? "the TLS main port (API server's certificate): streaming and logs under hostile requests" : "the plain loopback port (opted in): streaming and logs under hostile requests", () => {
-    let dir: string;
-    let ctd: TestContainerd;
-    let a: Port;
-    beforeAll(async () => {
-      await ensureBuilt();
-      ctd = await acquireContainerd();
-      dir = mkdtempSync(join(tmpdir(), `bunlet-stream-abuse-${secure ? "tls" : "plain"}-${process.pid}-`));
-      a = await startAgent(dir, ctd, secure);
-    }, 300_000);
-    afterAll(async () => {
-      await a?.p.stop("SIGTERM", 5000);
-      await killAll();
-      await tearDownPods(ctd, () => removeSandboxes(ctd.cri, nodeOf(secure)), cgroupRootOf(secure), dir);
-    }, 120_000);
+  describe.skipIf(!canRunContainerd())(
+    secure
+      ? "the TLS main port (API server's certificate): streaming and logs under hostile requests"
+      : "the plain loopback port (opted in): streaming and logs under hostile requests",
+    () => {
+      let dir: string;
+      let ctd: TestContainerd;
+      let a: Port;
+      beforeAll(async () => {
+        await ensureBuilt();
+        ctd = await acquireContainerd();
+        dir = mkdtempSync(join(tmpdir(), `bunlet-stream-abuse-${secure ? "tls" : "plain"}-${process.pid}-`));
+        a = await startAgent(dir, ctd, secure);
+      }, 300_000);
+      afterAll(async () => {
+        await a?.p.stop("SIGTERM", 5000);
+        await killAll();
+        await tearDownPods(ctd, () => removeSandboxes(ctd.cri, nodeOf(secure)), cgroupRootOf(secure), dir);
+      }, 120_000);
 
-    test("two rounds of 1,100 hostile requests: each its right 4xx, RSS flat between rounds, fds back, the known pod's logs answered throughout", async () => {
-      // Warm-up: code loaded and pools grown before the baseline.
-      expect(await runCases(hostileRound(secure ? 70 : 7, a.pod, 150, 100), a.connect)).toEqual([]);
-      const fds0 = procFds(a.p.pid);
-      const known = watchKnownPod(a);
-      const first = hostileRound(secure ? 71 : 17, a.pod, 600, 500);
-      expect(first.length).toBeGreaterThanOrEqual(1000);
-      expect((await runCases(first, a.connect)).slice(0, 20)).toEqual([]);
-      const rss1 = await settledRssKiB(a.p.pid);
-      expect((await runCases(hostileRound(secure ? 72 : 27, a.pod, 600, 500), a.connect)).slice(0, 20)).toEqual([]);
-      const rss2 = await settledRssKiB(a.p.pid);
-      expect(await known.stop()).toEqual([]);
-      expect(a.p.proc.exitCode).toBeNull();
-      await pollUntil(() => procFds(a.p.pid) <= fds0 + 4, `fds back near ${fds0} (now ${procFds(a.p.pid)})`, 30_000, 100);
-      const growthMiB = (rss2 - rss1) / 1024;
-      console.log(`streaming abuse (${secure ? "TLS" : "plain"}): RSS after the first batch ${(rss1 / 1024).toFixed(1)} MiB, after the second ${(rss2 / 1024).toFixed(1)} MiB, fds ${fds0} → ${procFds(a.p.pid)}`);
-      expect(growthMiB).toBeLessThan(16);
-    }, 300_000);
+      test("two rounds of 1,100 hostile requests: each its right 4xx, RSS flat between rounds, fds back, the known pod's logs answered throughout", async () => {
+        // Warm-up: code loaded and pools grown before the baseline.
+        expect(await runCases(hostileRound(secure ? 70 : 7, a.pod, 150, 100), a.connect)).toEqual([]);
+        const fds0 = procFds(a.p.pid);
+        const known = watchKnownPod(a);
+        const first = hostileRound(secure ? 71 : 17, a.pod, 600, 500);
+        expect(first.length).toBeGreaterThanOrEqual(1000);
+        expect((await runCases(first, a.connect)).slice(0, 20)).toEqual([]);
+        const rss1 = await settledRssKiB(a.p.pid);
+        expect((await runCases(hostileRound(secure ? 72 : 27, a.pod, 600, 500), a.connect)).slice(0, 20)).toEqual([]);
+        const rss2 = await settledRssKiB(a.p.pid);
+        expect(await known.stop()).toEqual([]);
+        expect(a.p.proc.exitCode).toBeNull();
+        await pollUntil(() => procFds(a.p.pid) <= fds0 + 4, `fds back near ${fds0} (now ${procFds(a.p.pid)})`, 30_000, 100);
+        const growthMiB = (rss2 - rss1) / 1024;
+        console.log(
+          `streaming abuse (${secure ? "TLS" : "plain"}): RSS after the first batch ${(rss1 / 1024).toFixed(1)} MiB, after the second ${(rss2 / 1024).toFixed(1)} MiB, fds ${fds0} → ${procFds(a.p.pid)}`,
+        );
+        expect(growthMiB).toBeLessThan(16);
+      }, 300_000);
 
-    test("slow and half-open streaming clients are let go by the server; the known pod's logs answered meanwhile", async () => {
-      const fds0 = procFds(a.p.pid);
-      const known = watchKnownPod(a);
-      const connect = (onOpen: (s: net.Socket) => void) => {
-        const s = a.connect();
-        s.once(secure ? "secureConnect" : "connect", () => onOpen(s));
-        return s;
-      };
-      // The server's header timeout is 10 s; 30 s leaves room for a loaded machine.
-      const ms = await slowClientsClosed(connect, slowStreamingClients(a.pod), 8, 30_000);
-      expect(await known.stop()).toEqual([]);
-      expect(ms).toBeLessThan(30_000);
-      await pollUntil(() => procFds(a.p.pid) <= fds0 + 4, "fds back after the slow clients", 30_000, 100);
-    }, 60_000);
-  });
+      test("slow and half-open streaming clients are let go by the server; the known pod's logs answered meanwhile", async () => {
+        const fds0 = procFds(a.p.pid);
+        const known = watchKnownPod(a);
+        const connect = (onOpen: (s: net.Socket) => void) => {
+          const s = a.connect();
+          s.once(secure ? "secureConnect" : "connect", () => onOpen(s));
+          return s;
+        };
+        // The server's header timeout is 10 s; 30 s leaves room for a loaded machine.
+        const ms = await slowClientsClosed(connect, slowStreamingClients(a.pod), 8, 30_000);
+        expect(await known.stop()).toEqual([]);
+        expect(ms).toBeLessThan(30_000);
+        await pollUntil(() => procFds(a.p.pid) <= fds0 + 4, "fds back after the slow clients", 30_000, 100);
+      }, 60_000);
+    },
+  );
 }
 
 describe("the plain loopback port without the opt-in: the same requests are all refused", () => {
@@ -160,7 +190,14 @@ describe("the plain loopback port without the opt-in: the same requests are all 
     dir = mkdtempSync(join(tmpdir(), `bunlet-stream-abuse-off-${process.pid}-`));
     port = freePort();
     const healthz = freePort();
-    p = spawnBunlet([`--root-dir=${join(dir, "root")}`, `--port=${port}`, `--healthz-port=${healthz}`, "--read-only-port=0", `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`, `--pod-manifest-path=${join(dir, "manifests")}`]);
+    p = spawnBunlet([
+      `--root-dir=${join(dir, "root")}`,
+      `--port=${port}`,
+      `--healthz-port=${healthz}`,
+      "--read-only-port=0",
+      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+      `--pod-manifest-path=${join(dir, "manifests")}`,
+    ]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
   }, 180_000);
   afterAll(async () => {

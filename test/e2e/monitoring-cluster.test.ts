@@ -69,7 +69,9 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
   let scraper: { certPem: string; keyPem: string };
 
   const get = (path: string, withCert = true) =>
-    fetch(`https://127.0.0.1:${port}${path}`, { tls: { rejectUnauthorized: false, ...(withCert ? { cert: scraper.certPem, key: scraper.keyPem } : {}) } } as RequestInit);
+    fetch(`https://127.0.0.1:${port}${path}`, {
+      tls: { rejectUnauthorized: false, ...(withCert ? { cert: scraper.certPem, key: scraper.keyPem } : {}) },
+    } as RequestInit);
 
   async function hasData(expr: string): Promise<string | undefined> {
     const r = await prom!.query(render(expr));
@@ -97,18 +99,27 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
     const bootstrap = join(BASE, "bootstrap-kubelet.conf");
     await api.writeKubeconfig(bootstrap, { token: api.bootstrapToken, user: "tls-bootstrap-token-user" });
     port = freePort();
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port }, [
-      "nodeStatusUpdateFrequency: 1s",
-      "rotateCertificates: true",
-      "evictionHard: { memory.available: 100Mi }",
-      // The secured port as a kubeadm node serves it: TLS, client certificates from the cluster CA.
-      "address: 127.0.0.1",
-      `authentication: { x509: { clientCAFile: ${caFile} }, anonymous: { enabled: false }, webhook: { enabled: false } }`,
-      "authorization: { mode: AlwaysAllow }",
-    ]);
+    const config = writeStaticPodConfig(
+      join(BASE, "kubelet.yaml"),
+      { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port },
+      [
+        "nodeStatusUpdateFrequency: 1s",
+        "rotateCertificates: true",
+        "evictionHard: { memory.available: 100Mi }",
+        // The secured port as a kubeadm node serves it: TLS, client certificates from the cluster CA.
+        "address: 127.0.0.1",
+        `authentication: { x509: { clientCAFile: ${caFile} }, anonymous: { enabled: false }, webhook: { enabled: false } }`,
+        "authorization: { mode: AlwaysAllow }",
+      ],
+    );
     const loaded = await loadConfig([
-      "--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`,
-      `--kubeconfig=${join(BASE, "kubelet.conf")}`, `--bootstrap-kubeconfig=${bootstrap}`, `--cert-dir=${join(BASE, "pki")}`,
+      "--config",
+      config,
+      `--hostname-override=${NODE}`,
+      `--root-dir=${join(BASE, "root")}`,
+      `--kubeconfig=${join(BASE, "kubelet.conf")}`,
+      `--bootstrap-kubeconfig=${bootstrap}`,
+      `--cert-dir=${join(BASE, "pki")}`,
     ]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
@@ -123,7 +134,11 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
   }, 120_000);
 
   test("the mixin's kubelet panels and alerts (rest client and certificates included) and the cAdvisor series have data", async () => {
-    await until("Node Ready", async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: { type: string }) => c.type === "Ready")?.status === "True", 60_000);
+    await until(
+      "Node Ready",
+      async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: { type: string }) => c.type === "Ready")?.status === "True",
+      60_000,
+    );
     const target = `127.0.0.1:${port}`;
     const labels = { cluster: CLUSTER };
     const tls = { certFile: join(BASE, "prometheus.crt"), keyFile: join(BASE, "prometheus.key") };
@@ -135,34 +150,63 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
       ],
       ruleFiles: [RULES],
     });
-    await until("Prometheus to scrape the three endpoints", async () => (await prom!.query('up{job="kubelet"} == 1')).length === 3, 30_000, { intervalMs: 250 }).catch(async (e) => {
+    await until("Prometheus to scrape the three endpoints", async () => (await prom!.query('up{job="kubelet"} == 1')).length === 3, 30_000, {
+      intervalMs: 250,
+    }).catch(async (e) => {
       throw new Error(`${(e as Error).message}: ${await (await fetch(`${prom!.url}/api/v1/targets`)).text()}`);
     });
     // Pods start while Prometheus watches, so the start, volume and error series move inside its windows.
     writeFileSync(join(BASE, "manifests", "probed.yaml"), probedPod(ctd.images.busybox));
     writeFileSync(join(BASE, "manifests", "unpullable.yaml"), unpullablePod);
-    await until("the probed pod Running", () => agent.pods.lifecycle.listPodsForApi().some((p) => p.metadata.name === `probed-${NODE}` && p.status?.phase === "Running"), 120_000);
-    await until("probe results in Prometheus", async () => (await prom!.query('prober_probe_total{job="kubelet",result="successful"}')).length > 0, 20_000, { intervalMs: 250 });
-    await until("a failed pull in Prometheus", async () => (await prom!.query('kubelet_runtime_operations_errors_total{job="kubelet",operation_type="pull_image"}')).length > 0, 60_000, { intervalMs: 250 });
+    await until(
+      "the probed pod Running",
+      () => agent.pods.lifecycle.listPodsForApi().some((p) => p.metadata.name === `probed-${NODE}` && p.status?.phase === "Running"),
+      120_000,
+    );
+    await until("probe results in Prometheus", async () => (await prom!.query('prober_probe_total{job="kubelet",result="successful"}')).length > 0, 20_000, {
+      intervalMs: 250,
+    });
+    await until(
+      "a failed pull in Prometheus",
+      async () => (await prom!.query('kubelet_runtime_operations_errors_total{job="kubelet",operation_type="pull_image"}')).length > 0,
+      60_000,
+      { intervalMs: 250 },
+    );
 
     for (const q of [...KUBELET_DASHBOARD, ...KUBELET_ALERT_INPUTS]) if (!q.skipCluster) await expectData(`mixin: ${q.panel}`, q.expr);
     const cadvisor = 'job="kubelet", metrics_path="/metrics/cadvisor"';
     for (const [what, expr] of [
       ["container working set", `container_memory_working_set_bytes{${cadvisor}, pod="probed-${NODE}", container="main", image!=""}`],
-      ["container rss, cache, usage", `container_memory_rss{${cadvisor}, container="main"} + container_memory_cache{${cadvisor}, container="main"} * 0 + container_memory_usage_bytes{${cadvisor}, container="main"} * 0`],
+      [
+        "container rss, cache, usage",
+        `container_memory_rss{${cadvisor}, container="main"} + container_memory_cache{${cadvisor}, container="main"} * 0 + container_memory_usage_bytes{${cadvisor}, container="main"} * 0`,
+      ],
       ["container memory limit", `container_spec_memory_limit_bytes{${cadvisor}, pod="probed-${NODE}", container="main"} == 67108864`],
       ["container CPU rate", `rate(container_cpu_usage_seconds_total{${cadvisor}, container="main", cpu="total"}[1m])`],
       ["container writable layer", `container_fs_usage_bytes{${cadvisor}, container="main"} <= container_fs_limit_bytes{${cadvisor}, container="main"}`],
-      ["pod network", `rate(container_network_receive_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m]) + rate(container_network_transmit_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m])`],
+      [
+        "pod network",
+        `rate(container_network_receive_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m]) + rate(container_network_transmit_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m])`,
+      ],
       ["start and last seen", `container_last_seen{${cadvisor}, container="main"} - container_start_time_seconds{${cadvisor}, container="main"} > 0`],
       ["node (id=/)", `container_memory_working_set_bytes{${cadvisor}, id="/"}`],
       ["machine", `machine_memory_bytes{${cadvisor}} * 0 + machine_cpu_cores{${cadvisor}} > 0`],
-    ] as const) await expectData(`cadvisor: ${what}`, expr);
-    for (const name of ["registration", "post_registration"]) await expectData(`node startup: ${name}`, `kubelet_node_startup_${name}_duration_seconds{job="kubelet"} > 0`);
-    await expectData("node startup: total", 'kubelet_node_startup_duration_seconds{job="kubelet"} >= kubelet_node_startup_post_registration_duration_seconds{job="kubelet"}');
-    await expectData("client certificate TTL (≤ 1 day from the double's signer)", 'kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} > 0 and kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} <= 86400');
+    ] as const)
+      await expectData(`cadvisor: ${what}`, expr);
+    for (const name of ["registration", "post_registration"])
+      await expectData(`node startup: ${name}`, `kubelet_node_startup_${name}_duration_seconds{job="kubelet"} > 0`);
+    await expectData(
+      "node startup: total",
+      'kubelet_node_startup_duration_seconds{job="kubelet"} >= kubelet_node_startup_post_registration_duration_seconds{job="kubelet"}',
+    );
+    await expectData(
+      "client certificate TTL (≤ 1 day from the double's signer)",
+      'kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} > 0 and kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} <= 86400',
+    );
 
-    const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { health: string; name: string; lastError?: string }[] }[] } };
+    const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as {
+      data: { groups: { rules: { health: string; name: string; lastError?: string }[] }[] };
+    };
     expect(rules.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== "ok").map((r) => `${r.name}: ${r.lastError}`))).toEqual([]);
   }, 360_000);
 
@@ -183,7 +227,13 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
     const perPod = new Set(["pod", "namespace", "uid", "pod_uid", "container", "pod_name"]);
     const offenders = [...fams.values()]
       .filter((f) => f.name.startsWith("kubelet_") && f.type === "histogram")
-      .flatMap((f) => f.samples.flatMap((s) => Object.keys(s.labels).filter((l) => perPod.has(l)).map((l) => `${f.name}{${l}}`)));
+      .flatMap((f) =>
+        f.samples.flatMap((s) =>
+          Object.keys(s.labels)
+            .filter((l) => perPod.has(l))
+            .map((l) => `${f.name}{${l}}`),
+        ),
+      );
     expect([...new Set(offenders)]).toEqual([]);
     const rest = fams.get("rest_client_request_duration_seconds")!;
     expect(new Set(rest.samples.map((s) => s.labels.host))).toEqual(new Set([api.url.replace("https://", "")]));

@@ -76,7 +76,12 @@ const monitoring: Scenario = {
     h.say("ramp evicted; waiting for Prometheus to see it");
     await h.waitFor("the eviction in Prometheus", async () => (await prom.query('increase(kubelet_evictions{job="kubelet"}[1m]) > 0')).length > 0, 20_000, 250);
     // A few more scrapes, so every 1m-window rate has two samples after the eviction.
-    await h.waitFor("probe results in Prometheus", async () => (await prom.query('prober_probe_total{job="kubelet",result="successful"}')).length > 0, 10_000, 250);
+    await h.waitFor(
+      "probe results in Prometheus",
+      async () => (await prom.query('prober_probe_total{job="kubelet",result="successful"}')).length > 0,
+      10_000,
+      250,
+    );
 
     for (const q of [...KUBELET_DASHBOARD, ...KUBELET_ALERT_INPUTS, ...bunletDashboard()]) {
       if (q.skipStandalone) continue;
@@ -86,19 +91,33 @@ const monitoring: Scenario = {
       while (!(got = await hasData(prom, q.expr)) && Date.now() < deadline) await Bun.sleep(500);
       h.check(`panel has data: ${q.panel}`, got !== undefined, got ?? `no data for ${render(q.expr)}`);
     }
-    const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { name: string; rules: { health: string; name: string; lastError?: string }[] }[] } };
+    const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as {
+      data: { groups: { name: string; rules: { health: string; name: string; lastError?: string }[] }[] };
+    };
     const unhealthy = rules.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== "ok").map((r) => `${r.name}: ${r.lastError}`));
-    h.check("examples/monitoring rules load and evaluate in Prometheus", rules.data.groups.length === 3 && unhealthy.length === 0, unhealthy.join("; ") || `${rules.data.groups.length} groups`);
+    h.check(
+      "examples/monitoring rules load and evaluate in Prometheus",
+      rules.data.groups.length === 3 && unhealthy.length === 0,
+      unhealthy.join("; ") || `${rules.data.groups.length} groups`,
+    );
     // cAdvisor's series of the probed pod's container, as the mixin's resource dashboards read them.
     const cadvisor = 'job="kubelet", metrics_path="/metrics/cadvisor", container="main"';
-    for (const expr of [`container_memory_working_set_bytes{${cadvisor}, image!=""}`, `rate(container_cpu_usage_seconds_total{${cadvisor}}[1m])`, `container_fs_usage_bytes{${cadvisor}}`]) {
+    for (const expr of [
+      `container_memory_working_set_bytes{${cadvisor}, image!=""}`,
+      `rate(container_cpu_usage_seconds_total{${cadvisor}}[1m])`,
+      `container_fs_usage_bytes{${cadvisor}}`,
+    ]) {
       const got = await hasData(prom, expr);
       h.check(`cadvisor has data: ${expr}`, got !== undefined, got ?? "no data");
     }
     for (const path of ["/metrics", "/metrics/probes", "/metrics/resource", "/metrics/cadvisor"]) {
       const text = await (await fetch(`${h.baseUrl()}${path}`)).text();
       const problems = promtoolCheckMetrics(text);
-      h.check(`promtool check metrics is clean on ${path}`, problems === "", problems || `${text.split("\n").filter((l) => l.startsWith("# TYPE")).length} families`);
+      h.check(
+        `promtool check metrics is clean on ${path}`,
+        problems === "",
+        problems || `${text.split("\n").filter((l) => l.startsWith("# TYPE")).length} families`,
+      );
     }
   },
 };
@@ -117,7 +136,11 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring: a real Pro
   test("every kubelet dashboard panel, kubelet alert input and bunlet dashboard panel has data", async () => {
     const r = await runScenario(monitoring, { timeoutMs: 240_000 });
     if (!r.pass) printResult(r);
-    expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({ error: undefined, failed: [], cleanupProblems: [] });
+    expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({
+      error: undefined,
+      failed: [],
+      cleanupProblems: [],
+    });
     expect(r.checks.filter((c) => c.name.startsWith("panel has data")).length).toBeGreaterThanOrEqual(30);
   }, 300_000);
 });

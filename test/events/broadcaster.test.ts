@@ -59,7 +59,10 @@ describe("event broadcaster", () => {
       reason: "Starting",
     });
     expect(node!.metadata.name).toMatch(/^n1\.[0-9a-f]+$/);
-    expect(p).toMatchObject({ metadata: { namespace: "prod" }, involvedObject: { kind: "Pod", name: "web", uid: "u1", apiVersion: "v1", fieldPath: "spec.containers{app}" } });
+    expect(p).toMatchObject({
+      metadata: { namespace: "prod" },
+      involvedObject: { kind: "Pod", name: "web", uid: "u1", apiVersion: "v1", fieldPath: "spec.containers{app}" },
+    });
   });
 
   test("the same event again is a PATCH of its count; an event deleted meanwhile is created again", async () => {
@@ -107,7 +110,14 @@ describe("event broadcaster", () => {
     }
     await b.whenIdle();
     expect(f.calls.length).toBe(12);
-    const rejecting: EventSink = { create: async () => { throw new ApiError(403, "Forbidden", "no", "POST", "/e"); }, patch: async () => { throw new Error("unused"); } };
+    const rejecting: EventSink = {
+      create: async () => {
+        throw new ApiError(403, "Forbidden", "no", "POST", "/e");
+      },
+      patch: async () => {
+        throw new Error("unused");
+      },
+    };
     const b2 = createEventBroadcaster({ clock, component: "kubelet", host: "n1", queueForSink: true });
     b2.startRecordingToSink(rejecting);
     b2.recorder.event(nodeRef("n1"), "Normal", "R", "m");

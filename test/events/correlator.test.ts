@@ -8,7 +8,7 @@ function ev(over: Partial<CoreEvent> & { name?: string } = {}): CoreEvent {
     metadata: { name: `${name}.1`, namespace: "default" },
     involvedObject: { kind: "Pod", namespace: "default", name, uid: `uid-${name}`, apiVersion: "v1" },
     reason: "Pulled",
-    message: "Container image \"busybox\" already present on machine",
+    message: 'Container image "busybox" already present on machine',
     source: { component: "kubelet", host: "n1" },
     firstTimestamp: "2026-01-01T00:00:00Z",
     lastTimestamp: "2026-01-01T00:00:00Z",

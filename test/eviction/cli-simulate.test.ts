@@ -23,8 +23,20 @@ describe("eviction simulate", () => {
     expect(code).toBe(0);
     const out = JSON.parse(stdout);
     // Linux defaults (5) + the allocatable copy; percentages as fractions; quantities as bytes.
-    expect(out.thresholds).toContainEqual({ signal: "nodefs.available", operator: "LessThan", value: { percentage: 0.1 }, gracePeriodSeconds: 0, minReclaim: null });
-    expect(out.thresholds).toContainEqual({ signal: "allocatableMemory.available", operator: "LessThan", value: { quantity: 104857600 }, gracePeriodSeconds: 0, minReclaim: null });
+    expect(out.thresholds).toContainEqual({
+      signal: "nodefs.available",
+      operator: "LessThan",
+      value: { percentage: 0.1 },
+      gracePeriodSeconds: 0,
+      minReclaim: null,
+    });
+    expect(out.thresholds).toContainEqual({
+      signal: "allocatableMemory.available",
+      operator: "LessThan",
+      value: { quantity: 104857600 },
+      gracePeriodSeconds: 0,
+      minReclaim: null,
+    });
     expect(out.steps).toHaveLength(3);
     const [s1, s2, s3] = out.steps;
     expect(s1.time).toBe("2024-05-01T10:00:00.000Z");
@@ -42,7 +54,8 @@ describe("eviction simulate", () => {
     expect(s2.evicted).toEqual({
       pod: "default/hog",
       gracePeriodSeconds: 1,
-      message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container main was using 900Mi, request is 0, has larger consumption of memory. ",
+      message:
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container main was using 900Mi, request is 0, has larger consumption of memory. ",
       annotations: { offending_containers: "main", offending_containers_usage: "900Mi", starved_resource: "memory" },
     });
     expect(s2.admission).toEqual({
@@ -106,7 +119,10 @@ describe("eviction simulate", () => {
   });
 
   test.each([
-    [["--eviction-hard", "memory.available<-1Gi"], 'invalid --eviction-hard value "-1Gi" for memory.available: eviction threshold memory.available must be positive: -1Gi'],
+    [
+      ["--eviction-hard", "memory.available<-1Gi"],
+      'invalid --eviction-hard value "-1Gi" for memory.available: eviction threshold memory.available must be positive: -1Gi',
+    ],
     [["--eviction-hard", "memory.available=1Gi"], 'for "--eviction-hard" flag: malformed pair, expect string<string'],
     [["--eviction-soft", "memory.available<1Gi"], "grace period must be specified for the soft eviction threshold memory.available"],
     [["--eviction-hard", "swap.available<1Gi"], "unsupported eviction signal swap.available"],
@@ -120,7 +136,10 @@ describe("eviction simulate", () => {
   });
 
   test.each([
-    [["--pods", f("memory-pods.json"), "--summary", f("bad-summary.json")], "bad-summary.json: field node.memory.availableBytes: Invalid input: expected number"],
+    [
+      ["--pods", f("memory-pods.json"), "--summary", f("bad-summary.json")],
+      "bad-summary.json: field node.memory.availableBytes: Invalid input: expected number",
+    ],
     [["--pods", f("bad-pods.json"), "--summary", f("memory-s1.json")], "bad-pods.json: field items[0].spec.containers[0].resources.requests.memory"],
     [["--pods", f("memory-pods.json"), "--summary", f("missing.json")], "cannot read summary"],
     [["--pods", f("memory-pods.json"), "--summary", f("soft-config.yaml")], "soft-config.yaml: invalid JSON"],
@@ -133,9 +152,11 @@ describe("eviction simulate", () => {
   });
 
   test("as a process through citty: JSON on stdout, exit 0; bad threshold exits non-zero", async () => {
-    const script = 'import cmd from "./src/cli/eviction.ts"; import { runMain } from "citty"; await runMain(cmd, { rawArgs: JSON.parse(process.env.EVICTION_ARGS) });';
+    const script =
+      'import cmd from "./src/cli/eviction.ts"; import { runMain } from "citty"; await runMain(cmd, { rawArgs: JSON.parse(process.env.EVICTION_ARGS) });';
     const root = join(import.meta.dir, "../..");
-    const spawn = (args: string[]) => Bun.spawnSync([process.execPath, "-e", script], { cwd: root, env: { ...process.env, EVICTION_ARGS: JSON.stringify(args) } });
+    const spawn = (args: string[]) =>
+      Bun.spawnSync([process.execPath, "-e", script], { cwd: root, env: { ...process.env, EVICTION_ARGS: JSON.stringify(args) } });
     const ok = spawn(["simulate", "--pods", f("memory-pods.json"), "--summary", f("memory-s2.json"), "--quiet"]);
     expect(ok.exitCode).toBe(0);
     expect(JSON.parse(ok.stdout.toString()).steps[0].evicted.pod).toBe("default/hog");
@@ -147,7 +168,16 @@ describe("eviction simulate", () => {
 
 describe("eviction explain", () => {
   test("from files: observations, thresholds, grace state, ranking and the next victim", async () => {
-    const { code, stdout } = await run(runExplain, ["--pods", f("memory-pods.json"), "--summary", f("memory-s2.json"), "--config", f("soft-config.yaml"), "--output", "json"]);
+    const { code, stdout } = await run(runExplain, [
+      "--pods",
+      f("memory-pods.json"),
+      "--summary",
+      f("memory-s2.json"),
+      "--config",
+      f("soft-config.yaml"),
+      "--output",
+      "json",
+    ]);
     expect(code).toBe(0);
     const x = JSON.parse(stdout);
     expect(x.node).toBe("sim-node");
@@ -180,11 +210,24 @@ describe("simulate: hand-written summaries", () => {
     const dir = mkdtempSync(join(tmpdir(), `bunlet-evsim-${process.pid}-`));
     try {
       const pods = [{ metadata: { name: "a", namespace: "x", uid: "ua" }, spec: { containers: [{ name: "c" }] } }];
-      const s = (avail: number) => ({ node: { nodeName: "n", rlimit: { maxpid: 1000, curproc: 1000 - avail } }, pods: [{ podRef: { name: "a", namespace: "x", uid: "ua" }, process_stats: { process_count: 7 } }] });
+      const s = (avail: number) => ({
+        node: { nodeName: "n", rlimit: { maxpid: 1000, curproc: 1000 - avail } },
+        pods: [{ podRef: { name: "a", namespace: "x", uid: "ua" }, process_stats: { process_count: 7 } }],
+      });
       writeFileSync(join(dir, "pods.json"), JSON.stringify(pods));
       writeFileSync(join(dir, "s1.json"), JSON.stringify(s(500)));
       writeFileSync(join(dir, "s2.json"), JSON.stringify(s(50)));
-      const { code, stdout, stderr } = await run(runSimulate, ["--pods", join(dir, "pods.json"), "--summary", join(dir, "s1.json"), "--summary", join(dir, "s2.json"), "--eviction-hard", "pid.available<100", "--quiet"]);
+      const { code, stdout, stderr } = await run(runSimulate, [
+        "--pods",
+        join(dir, "pods.json"),
+        "--summary",
+        join(dir, "s1.json"),
+        "--summary",
+        join(dir, "s2.json"),
+        "--eviction-hard",
+        "pid.available<100",
+        "--quiet",
+      ]);
       expect(stderr).toBe("");
       expect(code).toBe(0);
       const out = JSON.parse(stdout);
@@ -219,7 +262,10 @@ describe("eviction explain against a running agent", () => {
       expect(code).toBe(0);
       const x = JSON.parse(stdout);
       // The agent's 70Mi threshold (from /configz), not the 100Mi default: 80Mi available is fine.
-      expect(x.thresholds.map((t: { signal: string; amountText: string }) => `${t.signal}=${t.amountText}`)).toEqual(["memory.available=70Mi", "allocatableMemory.available=70Mi"]);
+      expect(x.thresholds.map((t: { signal: string; amountText: string }) => `${t.signal}=${t.amountText}`)).toEqual([
+        "memory.available=70Mi",
+        "allocatableMemory.available=70Mi",
+      ]);
       expect(x.nodeConditions).toEqual([]);
       expect(x.nextEviction).toBeNull();
       // Flags on the command line replace /configz.
@@ -266,7 +312,11 @@ describe("live explain", () => {
     expect(y.lastEviction?.pod).toBe("default/hog");
     expect(y.inFlight).toEqual([{ pod: "default/hog", gracePeriodSeconds: 30, startedSecondsAgo: 5, finished: false }]);
 
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (new URL(req.url).pathname === "/debug/eviction" ? Response.json(y) : new Response("", { status: 404 })) });
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) => (new URL(req.url).pathname === "/debug/eviction" ? Response.json(y) : new Response("", { status: 404 })),
+    });
     try {
       const { code, stdout } = await run(runExplain, ["--server", `http://127.0.0.1:${server.port}`]);
       expect(code).toBe(0);

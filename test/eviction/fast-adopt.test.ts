@@ -7,10 +7,20 @@ import { at, atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.
 const hog = pod("hog");
 const small = pod("small", { requests: { memory: "100Mi" } });
 const pods = () => [hog, small];
-const mem = (s: number, availableMi: number) => summary({ time: at(s), memAvailable: availableMi * Mi, memWorkingSet: 3 * Gi, pods: [podStats(hog, { memory: 800 * Mi }, at(s)), podStats(small, { memory: 50 * Mi }, at(s))] });
+const mem = (s: number, availableMi: number) =>
+  summary({
+    time: at(s),
+    memAvailable: availableMi * Mi,
+    memWorkingSet: 3 * Gi,
+    pods: [podStats(hog, { memory: 800 * Mi }, at(s)), podStats(small, { memory: 50 * Mi }, at(s))],
+  });
 
 function setup() {
-  const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: pods(), killBehaviour: "keep" });
+  const h = harness({
+    thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }),
+    pods: pods(),
+    killBehaviour: "keep",
+  });
   return h;
 }
 
@@ -32,7 +42,9 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
       signalledAtMs: atMs(1) + 3,
     });
     expect(h.kills.map((k) => [k.pod, k.grace])).toEqual([["hog", 1]]);
-    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ");
+    expect(h.kills[0]!.status.message).toBe(
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
+    );
     expect(h.kills[0]!.status.condition?.reason).toBe("TerminationByKubelet");
     expect(h.events.map((e) => `${e.object.kind}/${e.reason}`)).toEqual(["Node/EvictionThresholdMet", "Pod/Evicted"]);
     expect(report.conditions).toEqual(["MemoryPressure"]);
@@ -49,8 +61,14 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
 
   // The manager's last cycle ran before the hog started: its summary has no stats for the hog.
   const sources: [string, (h: ReturnType<typeof setup>) => void][] = [
-    ["its containers' memory read at adoption (containerMemory)", (h) => (h.deps.containerMemory = (p) => (p === hog ? [{ name: "c", memory: { time: at(1), workingSetBytes: 700 * Mi } }] : undefined))],
-    ["the summary provider's last full summary (lastPodStats)", (h) => (h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined))],
+    [
+      "its containers' memory read at adoption (containerMemory)",
+      (h) => (h.deps.containerMemory = (p) => (p === hog ? [{ name: "c", memory: { time: at(1), workingSetBytes: 700 * Mi } }] : undefined)),
+    ],
+    [
+      "the summary provider's last full summary (lastPodStats)",
+      (h) => (h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? podStats(hog, { memory: 700 * Mi }, at(1)) : undefined)),
+    ],
   ];
   test.each(sources)("a victim that started after the last cycle: the message's container figure from %s", async (_n, give) => {
     const h = setup();
@@ -66,7 +84,9 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
       decidedAtMs: atMs(2),
       signalled: 1,
     });
-    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ");
+    expect(h.kills[0]!.status.message).toBe(
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ",
+    );
   });
 
   test("a cycle told the notifier thread is evicting (mayEvict false) evicts nobody", async () => {

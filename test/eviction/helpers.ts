@@ -92,14 +92,32 @@ export function summary(o: NodeOpts = {}): Summary {
   return {
     node: {
       nodeName: "test-node",
-      ...(o.memAvailable !== undefined ? { memory: { time, availableBytes: o.memAvailable, workingSetBytes: o.memWorkingSet ?? 1 * Gi, usageBytes: (o.memWorkingSet ?? Gi) + 100 * Mi } } : {}),
+      ...(o.memAvailable !== undefined
+        ? { memory: { time, availableBytes: o.memAvailable, workingSetBytes: o.memWorkingSet ?? 1 * Gi, usageBytes: (o.memWorkingSet ?? Gi) + 100 * Mi } }
+        : {}),
       ...(o.allocAvailable !== undefined
-        ? { systemContainers: [{ name: "pods", memory: { time, availableBytes: o.allocAvailable, workingSetBytes: o.allocWorkingSet ?? Gi, usageBytes: (o.allocWorkingSet ?? Gi) + 50 * Mi } }] }
+        ? {
+            systemContainers: [
+              {
+                name: "pods",
+                memory: { time, availableBytes: o.allocAvailable, workingSetBytes: o.allocWorkingSet ?? Gi, usageBytes: (o.allocWorkingSet ?? Gi) + 50 * Mi },
+              },
+            ],
+          }
         : {}),
       ...(o.fsAvailable !== undefined
-        ? { fs: { time, availableBytes: o.fsAvailable, capacityBytes: o.fsCapacity ?? 100 * Gi, ...(o.inodesFree !== undefined ? { inodesFree: o.inodesFree, inodes: o.inodes ?? 1_000_000 } : {}) } }
+        ? {
+            fs: {
+              time,
+              availableBytes: o.fsAvailable,
+              capacityBytes: o.fsCapacity ?? 100 * Gi,
+              ...(o.inodesFree !== undefined ? { inodesFree: o.inodesFree, inodes: o.inodes ?? 1_000_000 } : {}),
+            },
+          }
         : {}),
-      ...(o.imageFs || o.containerFs ? { runtime: { ...(o.imageFs ? { imageFs: fsx(o.imageFs) } : {}), ...(o.containerFs ? { containerFs: fsx(o.containerFs) } : {}) } } : {}),
+      ...(o.imageFs || o.containerFs
+        ? { runtime: { ...(o.imageFs ? { imageFs: fsx(o.imageFs) } : {}), ...(o.containerFs ? { containerFs: fsx(o.containerFs) } : {}) } }
+        : {}),
       ...(o.maxpid !== undefined ? { rlimit: { time, maxpid: o.maxpid, curproc: o.curproc ?? 0 } } : {}),
     },
     pods: o.pods ?? [],

@@ -21,12 +21,32 @@ interface Node {
   resolveKill: Map<string, () => void>;
 }
 
-function node(o: { config: Partial<EvictionConfig> & { thresholds: EvictionConfig["thresholds"] }; pods: PodLike[]; usage: Record<string, number>; hangKills?: boolean }): Node {
+function node(o: {
+  config: Partial<EvictionConfig> & { thresholds: EvictionConfig["thresholds"] };
+  pods: PodLike[];
+  usage: Record<string, number>;
+  hangKills?: boolean;
+}): Node {
   const clock = createManualClock(atMs(0));
-  const n: Node = { m: undefined as unknown as EvictionManager, clock, fetches: 0, requests: [], kills: [], active: [...o.pods], availableMi: 4096, gate: undefined, resolveKill: new Map() };
+  const n: Node = {
+    m: undefined as unknown as EvictionManager,
+    clock,
+    fetches: 0,
+    requests: [],
+    kills: [],
+    active: [...o.pods],
+    availableMi: 4096,
+    gate: undefined,
+    resolveKill: new Map(),
+  };
   const snapshot = (): Summary => {
     const t = new Date(clock.now()).toISOString();
-    return summary({ time: t, memAvailable: n.availableMi * Mi, memWorkingSet: 2 * Gi, pods: n.active.map((p) => podStats(p, { memory: o.usage[p.metadata.name] ?? 0 }, t)) });
+    return summary({
+      time: t,
+      memAvailable: n.availableMi * Mi,
+      memWorkingSet: 2 * Gi,
+      pods: n.active.map((p) => podStats(p, { memory: o.usage[p.metadata.name] ?? 0 }, t)),
+    });
   };
   n.m = createEvictionManager({
     config: evictionConfig(o.config),
@@ -343,10 +363,17 @@ describe("eviction manager loop on a simulated node", () => {
     const snapshot = (): Summary => {
       const t = new Date(clock.now()).toISOString();
       const used = images + active.reduce((s, p) => s + usage[p.metadata.name]!, 0);
-      return summary({ time: t, fsAvailable: (100 - used) * Gi, fsCapacity: 100 * Gi, pods: active.map((p) => podStats(p, { rootfs: usage[p.metadata.name]! * Gi, logs: 0 }, t)) });
+      return summary({
+        time: t,
+        fsAvailable: (100 - used) * Gi,
+        fsCapacity: 100 * Gi,
+        pods: active.map((p) => podStats(p, { rootfs: usage[p.metadata.name]! * Gi, logs: 0 }, t)),
+      });
     };
     const m = createEvictionManager({
-      config: evictionConfig({ thresholds: thresholds({ evictionHard: { "nodefs.available": "10%" }, evictionMinimumReclaim: { "nodefs.available": "5Gi" } }) }),
+      config: evictionConfig({
+        thresholds: thresholds({ evictionHard: { "nodefs.available": "10%" }, evictionMinimumReclaim: { "nodefs.available": "5Gi" } }),
+      }),
       clock,
       logger: silent,
       summary: async () => snapshot(),

@@ -8,7 +8,13 @@ describe("evictionMessage", () => {
     const p = pod("p", { containers: [{ name: "above-requests", resources: { requests: { "ephemeral-storage": "100Mi" } } }] });
     const ts = thresholds({ evictionHard: { "nodefs.available": "2Gi" } });
     const obs = makeSignalObservations(summary({ fsAvailable: 1536 * Mi, fsCapacity: 10 * Gi })).observations;
-    const { message, annotations } = evictionMessage("ephemeral-storage", p, podStats(p, { rootfs: 600 * Mi, logs: 100 * Mi, container: "above-requests" }), ts, obs);
+    const { message, annotations } = evictionMessage(
+      "ephemeral-storage",
+      p,
+      podStats(p, { rootfs: 600 * Mi, logs: 100 * Mi, container: "above-requests" }),
+      ts,
+      obs,
+    );
     expect(message).toBe(
       "The node was low on resource: ephemeral-storage. Threshold quantity: 2Gi, available: 1536Mi. Container above-requests was using 700Mi, request is 100Mi, has larger consumption of ephemeral-storage. ",
     );
@@ -62,14 +68,19 @@ describe("withFreshContainerMemory: a memory eviction's container figures as rea
   const fresh = [{ name: "a", memory: { time: "t1", workingSetBytes: 900 * Mi } }, { name: "b" }];
   test("fresh memory replaces the summary's; a container read without a figure keeps the summary's; other fields kept", () => {
     const s = withFreshContainerMemory("memory", p, old(), fresh)!;
-    expect(s.containers!.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([["a", 900 * Mi], ["b", 20 * Mi]]);
+    expect(s.containers!.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([
+      ["a", 900 * Mi],
+      ["b", 20 * Mi],
+    ]);
     expect(s.containers![0]!.rootfs?.usedBytes).toBe(5 * Mi);
     expect(s.memory?.workingSetBytes).toBe(10 * Mi);
   });
   test("a pod the summary did not know yet gets the figures read now", () => {
     const s = withFreshContainerMemory("memory", p, undefined, fresh)!;
     expect(s.podRef).toEqual({ name: "p", namespace: "default", uid: p.metadata.uid! });
-    expect(evictionMessage("memory", p, s, [], {}).message).toBe("The node was low on resource: memory. Container a was using 900Mi, request is 0, has larger consumption of memory. ");
+    expect(evictionMessage("memory", p, s, [], {}).message).toBe(
+      "The node was low on resource: memory. Container a was using 900Mi, request is 0, has larger consumption of memory. ",
+    );
   });
   test("other resources, or nothing read: the summary's stats as they are", () => {
     const s = old();

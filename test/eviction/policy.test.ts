@@ -53,7 +53,16 @@ describe("grace clocks", () => {
     ["a soft one at its grace", 90_000, [memHard, diskSoft]],
   ];
   test.each(graceCases)("thresholdsMetGracePeriod: %s", (_n, now, want) => {
-    expect(thresholdsMetGracePeriod([memHard, diskSoft], new Map([[memHard, now], [diskSoft, 0]]), now)).toEqual(want);
+    expect(
+      thresholdsMetGracePeriod(
+        [memHard, diskSoft],
+        new Map([
+          [memHard, now],
+          [diskSoft, 0],
+        ]),
+        now,
+      ),
+    ).toEqual(want);
   });
 });
 
@@ -72,7 +81,16 @@ describe("condition clocks", () => {
   test.each([
     ["within the period", [["MemoryPressure", 0]], 299_999, ["MemoryPressure"]],
     ["at the period's end: no longer", [["MemoryPressure", 0]], 300_000, []],
-    ["fixed order whatever the map's", [["PIDPressure", 0], ["DiskPressure", 0], ["MemoryPressure", 0]], 1, ["MemoryPressure", "DiskPressure", "PIDPressure"]],
+    [
+      "fixed order whatever the map's",
+      [
+        ["PIDPressure", 0],
+        ["DiskPressure", 0],
+        ["MemoryPressure", 0],
+      ],
+      1,
+      ["MemoryPressure", "DiskPressure", "PIDPressure"],
+    ],
   ] as [string, [NodeConditionType, number][], number, NodeConditionType[]][])("nodeConditionsObservedSince: %s", (_n, last, now, want) => {
     expect(nodeConditionsObservedSince(new Map(last), 300_000, now)).toEqual(want);
   });
@@ -101,7 +119,14 @@ describe("noEvictionNote", () => {
 });
 
 describe("blockingKills", () => {
-  const kill = (name: string, gracePeriodSeconds: number, startedAtMs: number): InFlightKill => ({ pod: pod(name), uid: `uid-${name}`, gracePeriodSeconds, startedAtMs, settled: false, signal: "memory.available" });
+  const kill = (name: string, gracePeriodSeconds: number, startedAtMs: number): InFlightKill => ({
+    pod: pod(name),
+    uid: `uid-${name}`,
+    gracePeriodSeconds,
+    startedAtMs,
+    settled: false,
+    signal: "memory.available",
+  });
   test.each([
     ["soft: any running kill blocks", false, kill("a", 30, 0), 1_000, 1],
     ["hard: a soft kill does not block (it is escalated)", true, kill("a", 30, 0), 1_000, 0],

@@ -44,8 +44,21 @@ describe("rankDiskPressure", () => {
     [pod("logs-heavy", { requests: { "ephemeral-storage": "100Mi" } }), { rootfs: 10 * Mi, logs: 500 * Mi, rootfsInodes: 5, logsInodes: 2 }],
     [pod("rootfs-heavy", {}), { rootfs: 800 * Mi, logs: 1 * Mi, rootfsInodes: 900, logsInodes: 1 }],
     [
-      pod("volume-heavy", { volumes: [{ name: "scratch", emptyDir: {} }, { name: "ram", emptyDir: { medium: "Memory" } }] }),
-      { rootfs: 1 * Mi, logs: 1 * Mi, volumes: [{ name: "scratch", used: 700 * Mi, inodes: 50 }, { name: "ram", used: 5000 * Mi, inodes: 5000 }, { name: "not-in-spec", used: 9000 * Mi }] },
+      pod("volume-heavy", {
+        volumes: [
+          { name: "scratch", emptyDir: {} },
+          { name: "ram", emptyDir: { medium: "Memory" } },
+        ],
+      }),
+      {
+        rootfs: 1 * Mi,
+        logs: 1 * Mi,
+        volumes: [
+          { name: "scratch", used: 700 * Mi, inodes: 50 },
+          { name: "ram", used: 5000 * Mi, inodes: 5000 },
+          { name: "not-in-spec", used: 9000 * Mi },
+        ],
+      },
     ],
   ];
   test("single fs nodefs: rootfs + logs + local volumes (memory emptyDir and unknown volumes ignored)", () => {

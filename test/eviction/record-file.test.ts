@@ -31,7 +31,15 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const MESSAGE = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. ";
 const staticPod = (name: string, uid: string): Pod =>
   makePod({ name, uid, annotations: { "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": uid } });
-const evictedRecord = (p: Pod) => ({ uid: p.metadata.uid, namespace: "default", name: p.metadata.name, source: "file", signal: "memory.available", message: MESSAGE, evictedAt: "2026-12-01T21:00:00.000Z" });
+const evictedRecord = (p: Pod) => ({
+  uid: p.metadata.uid,
+  namespace: "default",
+  name: p.metadata.name,
+  source: "file",
+  signal: "memory.available",
+  message: MESSAGE,
+  evictedAt: "2026-12-01T21:00:00.000Z",
+});
 
 /** A pod lifecycle (fake runtime) with the wiring's admit handler: what a restarted bunlet does. */
 async function restartedNode(pods: Pod[]): Promise<{ lc: PodLifecycle; started: string[] }> {
@@ -89,7 +97,8 @@ describe("eviction record file", () => {
     const lifecycle = { sourcesReady: () => false, listPodsForApi: () => [] } as unknown as PodLifecycle;
     const persist = persistEvictions(store, lifecycle, { now: () => 0 } as never);
     const a = staticPod("a", "uid-a");
-    const report = (p: Pod) => ({ timeMs: 0, evicted: [{ pod: p, signal: "memory.available", message: MESSAGE, gracePeriodSeconds: 1, annotations: {} }] }) as unknown as CycleReport;
+    const report = (p: Pod) =>
+      ({ timeMs: 0, evicted: [{ pod: p, signal: "memory.available", message: MESSAGE, gracePeriodSeconds: 1, annotations: {} }] }) as unknown as CycleReport;
     persist(report(a));
     expect(existsSync(path)).toBe(false); // not written synchronously in the cycle
     await pollUntil(() => loadEvictionRecord(path).evicted.length === 1, "the record written");

@@ -7,7 +7,11 @@ const hog = pod("hog");
 const small = pod("small", { requests: { memory: "100Mi" } });
 const guaranteed = pod("guaranteed", { requests: { memory: "1Gi", cpu: "1" }, limits: { memory: "1Gi", cpu: "1" }, priority: 100 });
 const memPods = () => [hog, small, guaranteed];
-const memStats = (t: string) => [podStats(hog, { memory: 800 * Mi }, t), podStats(small, { memory: 50 * Mi }, t), podStats(guaranteed, { memory: 900 * Mi }, t)];
+const memStats = (t: string) => [
+  podStats(hog, { memory: 800 * Mi }, t),
+  podStats(small, { memory: 50 * Mi }, t),
+  podStats(guaranteed, { memory: 900 * Mi }, t),
+];
 const mem = (s: number, availableMi: number) => summary({ time: at(s), memAvailable: availableMi * Mi, memWorkingSet: 3 * Gi, pods: memStats(at(s)) });
 
 describe("synchronize: hard memory threshold", () => {
@@ -23,20 +27,24 @@ describe("synchronize: hard memory threshold", () => {
     expect(h.kills[0]!.grace).toBe(1);
     expect(h.kills[0]!.status).toEqual({
       reason: "Evicted",
-      message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
+      message:
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
       annotations: { offending_containers: "c", offending_containers_usage: "800Mi", starved_resource: "memory" },
       condition: {
         type: "DisruptionTarget",
         status: "True",
         reason: "TerminationByKubelet",
-        message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
+        message:
+          "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 800Mi, request is 0, has larger consumption of memory. ",
       },
     });
     expect(h.events.map((e) => `${e.object.kind}/${e.reason}/${e.message.slice(0, 30)}`)).toEqual([
       "Node/EvictionThresholdMet/Attempting to reclaim memory",
       "Pod/Evicted/The node was low on resource: ",
     ]);
-    expect(h.logs.some((l) => l.startsWith("I evicting pod=default/hog signal=memory.available observed=80Mi threshold=100Mi rank=1/3 qos=BestEffort"))).toBe(true);
+    expect(h.logs.some((l) => l.startsWith("I evicting pod=default/hog signal=memory.available observed=80Mi threshold=100Mi rank=1/3 qos=BestEffort"))).toBe(
+      true,
+    );
   });
 
   test("the message's container figures are read at eviction time (containerMemory) over the summary's", async () => {
@@ -45,7 +53,9 @@ describe("synchronize: hard memory threshold", () => {
     h.deps.containerMemory = (p) => (asked.push(p.metadata.name), p === hog ? [{ name: "c", memory: { time: at(0), workingSetBytes: 950 * Mi } }] : undefined);
     await h.step(0, mem(0, 80));
     expect(asked).toEqual(["hog"]); // the victim only
-    expect(h.kills[0]!.status.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 950Mi, request is 0, has larger consumption of memory. ");
+    expect(h.kills[0]!.status.message).toBe(
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 950Mi, request is 0, has larger consumption of memory. ",
+    );
     expect(h.kills[0]!.status.annotations?.offending_containers_usage).toBe("950Mi");
   });
 
@@ -82,8 +92,7 @@ describe("synchronize: hard memory threshold", () => {
 });
 
 describe("synchronize: soft thresholds and grace periods", () => {
-  const soft = () =>
-    thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "30s" } });
+  const soft = () => thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "30s" } });
 
   test("condition is reported at once; eviction waits for continuous grace; one miss resets the clock (traps 6, 7)", async () => {
     const h = harness({ thresholds: soft(), config: { maxPodGracePeriodSeconds: 10 }, pods: memPods() });
@@ -111,7 +120,11 @@ describe("synchronize: soft thresholds and grace periods", () => {
     [-1, 30, -1], // negative max passes through (issue #118172)
   ])("soft grace override: max=%d tgps=%d → %d", async (max, tgps, want) => {
     const p = pod("p", { tgps });
-    const h = harness({ thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "1s" } }), config: { maxPodGracePeriodSeconds: max }, pods: [p] });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "1s" } }),
+      config: { maxPodGracePeriodSeconds: max },
+      pods: [p],
+    });
     const s = (t: number) => summary({ time: at(t), memAvailable: 100 * Mi, pods: [podStats(p, { memory: Gi }, at(t))] });
     await h.step(0, s(0));
     await h.step(10, s(10));
@@ -119,7 +132,10 @@ describe("synchronize: soft thresholds and grace periods", () => {
   });
 
   test("a soft threshold with 0s grace acts hard (grace override 1)", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "0s" } }), pods: memPods() });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: {}, evictionSoft: { "memory.available": "500Mi" }, evictionSoftGracePeriod: { "memory.available": "0s" } }),
+      pods: memPods(),
+    });
     await h.step(0, mem(0, 400));
     expect(h.kills.map((k) => k.grace)).toEqual([1]);
   });
@@ -127,9 +143,19 @@ describe("synchronize: soft thresholds and grace periods", () => {
 
 describe("synchronize: node conditions and the transition period", () => {
   test("observed at 0 and never again: reported until 59s, gone at 60s (strict <)", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), config: { pressureTransitionPeriodMs: 60_000 }, pods: [] });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }),
+      config: { pressureTransitionPeriodMs: 60_000 },
+      pods: [],
+    });
     const conds: string[][] = [];
-    for (const [s, avail] of [[0, 50], [30, 500], [59, 500], [60, 500]] as const) conds.push((await h.step(s, mem(s, avail))).conditions);
+    for (const [s, avail] of [
+      [0, 50],
+      [30, 500],
+      [59, 500],
+      [60, 500],
+    ] as const)
+      conds.push((await h.step(s, mem(s, avail))).conditions);
     expect(conds).toEqual([["MemoryPressure"], ["MemoryPressure"], ["MemoryPressure"], []]);
   });
   test("re-observing refreshes; conditions have their own clocks", async () => {
@@ -142,7 +168,11 @@ describe("synchronize: node conditions and the transition period", () => {
     expect((await h.step(100, s(100, 500, 10))).conditions).toEqual([]);
   });
   test("a transition period of 0 never reports a condition", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), config: { pressureTransitionPeriodMs: 0 }, pods: memPods() });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }),
+      config: { pressureTransitionPeriodMs: 0 },
+      pods: memPods(),
+    });
     const r = await h.step(0, mem(0, 50));
     expect(r.conditions).toEqual([]);
     expect(h.kills).toHaveLength(1); // eviction still happens
@@ -150,7 +180,8 @@ describe("synchronize: node conditions and the transition period", () => {
 });
 
 describe("synchronize: min-reclaim hysteresis (trap 8) and staleness (trap 14)", () => {
-  const ts = () => thresholds({ evictionHard: { "memory.available": "100Mi" }, evictionMinimumReclaim: { "memory.available": "50Mi" }, enforceNodeAllocatable: [] });
+  const ts = () =>
+    thresholds({ evictionHard: { "memory.available": "100Mi" }, evictionMinimumReclaim: { "memory.available": "50Mi" }, enforceNodeAllocatable: [] });
   test("first detection ignores min-reclaim", async () => {
     const h = harness({ thresholds: ts(), pods: memPods() });
     const r = await h.step(0, mem(0, 120));
@@ -182,7 +213,13 @@ describe("synchronize: disk pressure and node-level reclaim", () => {
   const a = pod("a");
   const b = pod("b", { priority: 10 });
   const disk = (t: number, availGi: number, extra: Parameters<typeof summary>[0] = {}) =>
-    summary({ time: at(t), fsAvailable: availGi * Gi, fsCapacity: 100 * Gi, pods: [podStats(a, { rootfs: Gi, logs: Mi }, at(t)), podStats(b, { rootfs: 5 * Gi, logs: Mi }, at(t))], ...extra });
+    summary({
+      time: at(t),
+      fsAvailable: availGi * Gi,
+      fsCapacity: 100 * Gi,
+      pods: [podStats(a, { rootfs: Gi, logs: Mi }, at(t)), podStats(b, { rootfs: 5 * Gi, logs: Mi }, at(t))],
+      ...extra,
+    });
   const ts = () => thresholds({ evictionHard: { "nodefs.available": "10%" } });
 
   test("reclaim relieves the pressure: containers then images, no pod evicted", async () => {
@@ -229,15 +266,31 @@ describe("synchronize: disk pressure and node-level reclaim", () => {
   describe("ranking under disk pressure uses freshly walked volumes", () => {
     const quiet = pod("quiet");
     const filler = pod("filler", { volumes: [{ name: "scratch", emptyDir: {} }] });
-    const stale = (t: number, availGi: number) => summary({ time: at(t), fsAvailable: availGi * Gi, fsCapacity: 100 * Gi, pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 0 }] }, at(t))] });
-    const fresh = (t: number, availGi: number) => summary({ time: at(t), fsAvailable: availGi * Gi, fsCapacity: 100 * Gi, pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 40 * Gi }] }, at(t))] });
+    const stale = (t: number, availGi: number) =>
+      summary({
+        time: at(t),
+        fsAvailable: availGi * Gi,
+        fsCapacity: 100 * Gi,
+        pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 0 }] }, at(t))],
+      });
+    const fresh = (t: number, availGi: number) =>
+      summary({
+        time: at(t),
+        fsAvailable: availGi * Gi,
+        fsCapacity: 100 * Gi,
+        pods: [podStats(quiet, { logs: Mi }, at(t)), podStats(filler, { logs: Mi, volumes: [{ name: "scratch", used: 40 * Gi }] }, at(t))],
+      });
     const withFreshVolumes = (h: ReturnType<typeof harness>, requests: (boolean | undefined)[]) => {
       const inner = h.deps.summary;
       h.deps = { ...h.deps, summary: (req) => (requests.push(req?.freshVolumes), req?.freshVolumes ? Promise.resolve(fresh(0, 5)) : inner(req)) };
     };
     test.each<[string, { dedicatedImageFs: boolean; splitContainerImageFs: boolean } | undefined, (boolean | undefined)[]]>([
       ["after node-level reclaim (the re-check's summary)", undefined, [undefined, true]],
-      ["no node-level reclaim (dedicated imagefs): one more summary before ranking", { dedicatedImageFs: true, splitContainerImageFs: false }, [undefined, true]],
+      [
+        "no node-level reclaim (dedicated imagefs): one more summary before ranking",
+        { dedicatedImageFs: true, splitContainerImageFs: false },
+        [undefined, true],
+      ],
     ])("%s", async (_name, layout, wantRequests) => {
       const h = harness({ thresholds: ts(), pods: [quiet, filler], ...(layout ? { layout } : {}) });
       const requests: (boolean | undefined)[] = [];
@@ -263,12 +316,20 @@ describe("synchronize: disk pressure and node-level reclaim", () => {
     expect(h.kills).toHaveLength(1);
   });
   test("split layout: imagefs reclaim deletes images only", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: { "imagefs.available": "10%" } }), pods: [a, b], layout: { dedicatedImageFs: true, splitContainerImageFs: true } });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: { "imagefs.available": "10%" } }),
+      pods: [a, b],
+      layout: { dedicatedImageFs: true, splitContainerImageFs: true },
+    });
     await h.step(0, disk(0, 50, { imageFs: { available: Gi, capacity: 100 * Gi } }));
     expect(h.reclaimCalls).toEqual(["images"]);
   });
   test("containerfs thresholds are derived from nodefs (split) and act from the second sync", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: { "nodefs.available": "10%" } }), pods: [a, b], layout: { dedicatedImageFs: true, splitContainerImageFs: true } });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: { "nodefs.available": "10%" } }),
+      pods: [a, b],
+      layout: { dedicatedImageFs: true, splitContainerImageFs: true },
+    });
     const s = (t: number) => disk(t, 50, { imageFs: { available: 90 * Gi, capacity: 100 * Gi }, containerFs: { available: 2 * Gi, capacity: 100 * Gi } });
     const r1 = await h.step(0, s(0));
     expect(r1.met).toEqual([]);
@@ -284,7 +345,12 @@ describe("synchronize: PID pressure", () => {
     const b = pod("b");
     const c = pod("c");
     const h = harness({ thresholds: thresholds({ evictionHard: { "pid.available": "100" } }), pods: [a, b, c] });
-    const s = summary({ time: at(0), maxpid: 1000, curproc: 950, pods: [podStats(a, { processes: 800 }), podStats(b, { processes: 10 }), podStats(c, { processes: 100 })] });
+    const s = summary({
+      time: at(0),
+      maxpid: 1000,
+      curproc: 950,
+      pods: [podStats(a, { processes: 800 }), podStats(b, { processes: 10 }), podStats(c, { processes: 100 })],
+    });
     const r = await h.step(0, s);
     expect(r.conditions).toEqual(["PIDPressure"]);
     expect(r.ranked.map((x) => x.pod.metadata.name)).toEqual(["c", "b", "a"]);
@@ -298,7 +364,16 @@ describe("synchronize: exemptions and evictStaticPods", () => {
   const crit = pod("critical", { priority: 2_000_000_000 });
   const normal = pod("normal", { requests: { memory: "1Gi" } });
   const s = (t: number) =>
-    summary({ time: at(t), memAvailable: 10 * Mi, pods: [podStats(st, { memory: 2 * Gi }, at(t)), podStats(mirror, { memory: 2 * Gi }, at(t)), podStats(crit, { memory: 2 * Gi }, at(t)), podStats(normal, { memory: 10 * Mi }, at(t))] });
+    summary({
+      time: at(t),
+      memAvailable: 10 * Mi,
+      pods: [
+        podStats(st, { memory: 2 * Gi }, at(t)),
+        podStats(mirror, { memory: 2 * Gi }, at(t)),
+        podStats(crit, { memory: 2 * Gi }, at(t)),
+        podStats(normal, { memory: 10 * Mi }, at(t)),
+      ],
+    });
   const ts = () => thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] });
   test("critical pods are skipped; the next ranked pod is evicted", async () => {
     const h = harness({ thresholds: ts(), pods: [st, mirror, crit, normal] });
@@ -323,7 +398,12 @@ describe("synchronize: exemptions and evictStaticPods", () => {
 describe("synchronize: local-storage limit evictions", () => {
   test("emptyDir, pod-level and container limits; several pods in one sync; threshold logic skipped", async () => {
     const ed = pod("emptydir", { volumes: [{ name: "cache", emptyDir: { sizeLimit: "100Mi" } }] });
-    const pl = pod("podlimit", { containers: [{ name: "a", resources: { limits: { "ephemeral-storage": "1Gi" } } }, { name: "b", resources: { limits: { "ephemeral-storage": "1Gi" } } }] });
+    const pl = pod("podlimit", {
+      containers: [
+        { name: "a", resources: { limits: { "ephemeral-storage": "1Gi" } } },
+        { name: "b", resources: { limits: { "ephemeral-storage": "1Gi" } } },
+      ],
+    });
     const cl = pod("ctrlimit", { containers: [{ name: "w", resources: { limits: { "ephemeral-storage": "100Mi" } } }] });
     const ok = pod("fine", { volumes: [{ name: "cache", emptyDir: { sizeLimit: "1Gi" } }] });
     const crit = pod("crit", { priority: 2_000_000_000, volumes: [{ name: "cache", emptyDir: { sizeLimit: "1Mi" } }] });
@@ -365,13 +445,22 @@ describe("threshold choice", () => {
     });
     const hardMem = thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] })[0]!;
     const sorted = sortThresholdsForReclaim([...ts, hardMem]);
-    expect(sorted.map((t) => `${t.signal}${t.gracePeriodMs ? "~soft" : ""}`)).toEqual(["memory.available", "memory.available~soft", "nodefs.available", "pid.available"]);
+    expect(sorted.map((t) => `${t.signal}${t.gracePeriodMs ? "~soft" : ""}`)).toEqual([
+      "memory.available",
+      "memory.available~soft",
+      "nodefs.available",
+      "pid.available",
+    ]);
   });
 });
 
 describe("synchronize: kills that fail or outlive their grace", () => {
   test("a failed kill of a pod that stays active is retried after grace + 30 s, not before", async () => {
-    const h = harness({ thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }), pods: memPods(), killBehaviour: "keep" });
+    const h = harness({
+      thresholds: thresholds({ evictionHard: { "memory.available": "100Mi" }, enforceNodeAllocatable: [] }),
+      pods: memPods(),
+      killBehaviour: "keep",
+    });
     h.deps.killPod = (p, grace, status) => {
       h.kills.push({ pod: p.metadata.name, grace, status, atMs: h.clock.now() });
       return Promise.reject(new Error("runtime unavailable"));
@@ -392,7 +481,12 @@ describe("local-storage messages keep the limit's format", () => {
     ["1Gi", "1Gi", "2Gi"],
     ["1Gi", "512Mi", "1536Mi"],
   ])("%s + %s → %s", async (l1, l2, want) => {
-    const p = pod("p", { containers: [{ name: "a", resources: { limits: { "ephemeral-storage": l1 } } }, { name: "b", resources: { limits: { "ephemeral-storage": l2 } } }] });
+    const p = pod("p", {
+      containers: [
+        { name: "a", resources: { limits: { "ephemeral-storage": l1 } } },
+        { name: "b", resources: { limits: { "ephemeral-storage": l2 } } },
+      ],
+    });
     const h = harness({ thresholds: [], pods: [p] });
     await h.step(0, summary({ time: at(0), pods: [podStats(p, { ephemeral: 10 * Gi, container: "zzz" })] }));
     expect(h.kills[0]!.status.message).toBe(`Pod ephemeral local storage usage exceeds the total limit of containers ${want}. `);
@@ -401,7 +495,12 @@ describe("local-storage messages keep the limit's format", () => {
 
 describe("split filesystem without the KubeletSeparateDiskGC gate", () => {
   test("sync fails with upstream's error and retries layout detection next time", async () => {
-    const h = harness({ thresholds: thresholds({}), config: { separateDiskGC: false }, pods: [], layout: { dedicatedImageFs: true, splitContainerImageFs: true } });
+    const h = harness({
+      thresholds: thresholds({}),
+      config: { separateDiskGC: false },
+      pods: [],
+      layout: { dedicatedImageFs: true, splitContainerImageFs: true },
+    });
     const r = await h.step(0, summary({ time: at(0), memAvailable: Gi }));
     expect(r.error).toBe("KubeletSeparateDiskGC is turned off but we still have a split filesystem");
     expect(h.state.initialized).toBe(false);

@@ -19,7 +19,11 @@ describe("thresholdAmount: float32 percentages, truncated (trap 1)", () => {
 });
 
 describe("thresholdsMet", () => {
-  const [hard] = thresholds({ evictionHard: { "memory.available": "100Mi" }, evictionMinimumReclaim: { "memory.available": "50Mi" }, enforceNodeAllocatable: [] });
+  const [hard] = thresholds({
+    evictionHard: { "memory.available": "100Mi" },
+    evictionMinimumReclaim: { "memory.available": "50Mi" },
+    enforceNodeAllocatable: [],
+  });
   const obs = (available: number): Observations => ({ "memory.available": { available, capacity: 4 * Gi, timeMs: 0 } });
   const cases: [string, number, boolean, boolean][] = [
     ["below", 99 * Mi, false, true],
@@ -103,7 +107,11 @@ describe("memcg notifier thresholds", () => {
     const s = summary({ memAvailable: 3 * Gi, memWorkingSet: Gi, allocAvailable: 4 * Gi, allocWorkingSet: Gi });
     const { targets, errors } = notifierTargets(ts, s);
     expect(errors).toEqual([]);
-    expect(targets.map((t) => t.description).sort()).toEqual(["hard allocatable memory eviction threshold", "hard memory eviction threshold", "soft memory eviction threshold"]);
+    expect(targets.map((t) => t.description).sort()).toEqual([
+      "hard allocatable memory eviction threshold",
+      "hard memory eviction threshold",
+      "soft memory eviction threshold",
+    ]);
     const alloc = targets.find((t) => t.cgroup === "pods")!;
     expect(alloc.thresholdBytes).toBe(5 * Gi - Gi + 50 * Mi);
     delete s.node.memory!.usageBytes;

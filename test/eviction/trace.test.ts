@@ -21,7 +21,8 @@ test("onCycle receives every report; cycleRecord is a JSON decision record with 
     config: evictionConfig({ thresholds: ts }),
     clock,
     logger: silent,
-    summary: async () => summary({ time: new Date(clock.now()).toISOString(), memAvailable: 50 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(hog, { memory: Gi })] }),
+    summary: async () =>
+      summary({ time: new Date(clock.now()).toISOString(), memAvailable: 50 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(hog, { memory: Gi })] }),
     activePods: () => [hog],
     killPod: async () => {},
     onCycle: (r) => reports.push(r),
@@ -37,5 +38,7 @@ test("onCycle receives every report; cycleRecord is a JSON decision record with 
   expect(rec.nodeConditions).toEqual(["MemoryPressure"]);
   expect(rec.reclaim).toEqual({ signal: "memory.available", resource: "memory" });
   expect(rec.ranked).toEqual([{ pod: "default/hog", priority: 0, usage: Gi, request: 0, exceedsRequest: true, statsFound: true }]);
-  expect(rec.evicted).toEqual([{ pod: "default/hog", signal: "memory.available", gracePeriodSeconds: 1, message: expect.stringContaining("Threshold quantity: 100Mi, available: 50Mi.") }]);
+  expect(rec.evicted).toEqual([
+    { pod: "default/hog", signal: "memory.available", gracePeriodSeconds: 1, message: expect.stringContaining("Threshold quantity: 100Mi, available: 50Mi.") },
+  ]);
 });

@@ -39,13 +39,13 @@ describe("parseMemoryEvents", () => {
     expect(() => parseMemoryEvents("low 1\nhigh 2\n", "/cg/memory.events")).toThrow(/\/cg\/memory\.events: missing max, oom, oom_kill/);
   });
   test.each([
-    [{ low: 0, high: 0, max: 0, oom: 0, oom_kill: 0 }, { low: 0, high: 3, max: 0, oom: 1, oom_kill: 1 }, { high: 3, oom: 1, oom_kill: 1 }],
-    [{ low: 5, high: 0, max: 0, oom: 0, oom_kill: 0 }, { low: 5, high: 0, max: 0, oom: 0, oom_kill: 0 }, {}],
     [
       { low: 0, high: 0, max: 0, oom: 0, oom_kill: 0 },
-      { low: 0, high: 0, max: 0, oom: 0, oom_kill: 0, oom_group_kill: 2 },
-      { oom_group_kill: 2 },
+      { low: 0, high: 3, max: 0, oom: 1, oom_kill: 1 },
+      { high: 3, oom: 1, oom_kill: 1 },
     ],
+    [{ low: 5, high: 0, max: 0, oom: 0, oom_kill: 0 }, { low: 5, high: 0, max: 0, oom: 0, oom_kill: 0 }, {}],
+    [{ low: 0, high: 0, max: 0, oom: 0, oom_kill: 0 }, { low: 0, high: 0, max: 0, oom: 0, oom_kill: 0, oom_group_kill: 2 }, { oom_group_kill: 2 }],
   ])("delta %j → %j", (a, b, want) => {
     expect(memoryEventsDelta(a, b)).toEqual(want);
   });

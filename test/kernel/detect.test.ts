@@ -17,7 +17,11 @@ describe("detectMemoryNotification", () => {
     writeFileSync(join(mem, "cgroup.event_control"), "");
     writeFileSync(join(mem, "memory.usage_in_bytes"), "0\n");
     writeFileSync(join(uni, "memory.pressure"), "");
-    expect(detectMemoryNotification({ memoryCgroupRoot: mem, unifiedRoot: uni })).toEqual({ memcgRoot: mem, pressureFile: join(uni, "memory.pressure"), missing: [] });
+    expect(detectMemoryNotification({ memoryCgroupRoot: mem, unifiedRoot: uni })).toEqual({
+      memcgRoot: mem,
+      pressureFile: join(uni, "memory.pressure"),
+      missing: [],
+    });
   });
 
   test("explains a missing memory controller", () => {

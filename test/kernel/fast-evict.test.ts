@@ -50,7 +50,16 @@ function plan(over: Partial<FastPlan> = {}): FastPlan {
     thresholds: [{ token: 7, usageFd: 10, statFd: 11, capacityBytes: 1024 * Mi, valueBytes: 100 * Mi }],
     pods: [
       { usageFd: 20, statFd: 21, request: 0, priority: 0, containers: [{ pidfd: 50, signal: 15 }] },
-      { usageFd: 22, statFd: 23, request: 0, priority: 0, containers: [{ pidfd: 51, signal: 15, pid: 4001 }, { pidfd: 52, signal: 3, pid: 4002 }] },
+      {
+        usageFd: 22,
+        statFd: 23,
+        request: 0,
+        priority: 0,
+        containers: [
+          { pidfd: 51, signal: 15, pid: 4001 },
+          { pidfd: 52, signal: 3, pid: 4002 },
+        ],
+      },
       { usageFd: 24, statFd: 25, request: 0, priority: 0, containers: [{ pidfd: 53, signal: 15 }] },
     ],
     dirLinks: [5, 3, 4],
@@ -104,7 +113,13 @@ describe("tryFastEviction: the plan's checks", () => {
       [5, 3, 4],
       "the victim's containers are not all known to the direct signaller yet",
     ],
-    ["the victim has exited", { pods: [plan().pods[0]!, { ...plan().pods[1]!, containers: [{ pidfd: 666, signal: 15 }] }, plan().pods[2]!] }, pressure(), [5, 3, 4], "the victim's containers have all exited"],
+    [
+      "the victim has exited",
+      { pods: [plan().pods[0]!, { ...plan().pods[1]!, containers: [{ pidfd: 666, signal: 15 }] }, plan().pods[2]!] },
+      pressure(),
+      [5, 3, 4],
+      "the victim's containers have all exited",
+    ],
     ["a read fails (cgroup gone)", {}, { ...pressure(), 22: undefined as unknown as string }, [5, 3, 4], "error: EBADF 22"],
   ];
   test.each(stepAside)("%s → steps aside, plan stays armed", (_n, over, files, links, reason) => {
@@ -128,7 +143,8 @@ describe("tryFastEviction: the plan's checks", () => {
 });
 
 describe("tryFastEviction on cgroup v2 (the working-set thread's plan)", () => {
-  const v2stat = (anon: number, file: number, inactive: number) => `anon ${anon}\nfile ${file}\nkernel_stack 4096\ninactive_file ${inactive}\nactive_file ${file - inactive}\n`;
+  const v2stat = (anon: number, file: number, inactive: number) =>
+    `anon ${anon}\nfile ${file}\nkernel_stack 4096\ninactive_file ${inactive}\nactive_file ${file - inactive}\n`;
   // kubepods (v2: memory.current, inactive_file) with token 2^24; the node at the v2 root (v2-root: memory.stat only, fd 12).
   const v2plan = (): FastPlan =>
     plan({
@@ -154,7 +170,13 @@ describe("tryFastEviction on cgroup v2 (the working-set thread's plan)", () => {
     const buf = newFastPlanBuffer();
     publishPlan(buf, v2plan());
     const { io, signals } = fakeIo(v2files(950 * Mi, 0, 100 * Mi), [5, 3, 4]);
-    expect(tryFastEviction(buf, [2 ** 24], dirs, io)).toMatchObject({ fired: true, threshold: 0, victim: 1, available: 74 * Mi, workingSets: [Number.NaN, 599 * Mi, Number.NaN] });
+    expect(tryFastEviction(buf, [2 ** 24], dirs, io)).toMatchObject({
+      fired: true,
+      threshold: 0,
+      victim: 1,
+      available: 74 * Mi,
+      workingSets: [Number.NaN, 599 * Mi, Number.NaN],
+    });
     expect(signals).toEqual([
       [51, 15],
       [52, 3],
@@ -175,12 +197,19 @@ describe("tryFastEviction on cgroup v2 (the working-set thread's plan)", () => {
     publishPlan(buf, v2plan());
     // The files say kubepods is under its line (500 MiB of 1024, 100 threshold); the watch read 950 MiB.
     const { io, signals } = fakeIo(v2files(500 * Mi, 0, 100 * Mi), [5, 3, 4]);
-    expect(tryFastEviction(buf, [2 ** 24], dirs, io, { token: 2 ** 24, usageBytes: 950 * Mi, inactiveFileBytes: 0 })).toMatchObject({ fired: true, threshold: 0, available: 74 * Mi });
+    expect(tryFastEviction(buf, [2 ** 24], dirs, io, { token: 2 ** 24, usageBytes: 950 * Mi, inactiveFileBytes: 0 })).toMatchObject({
+      fired: true,
+      threshold: 0,
+      available: 74 * Mi,
+    });
     expect(signals).toHaveLength(2);
     const buf2 = newFastPlanBuffer();
     publishPlan(buf2, v2plan());
     const node = fakeIo(v2files(500 * Mi, 0, 100 * Mi), [5, 3, 4]);
-    expect(tryFastEviction(buf2, [2 ** 24 + 1], dirs, node.io, { token: 2 ** 24 + 1, usageBytes: 2047 * Mi, inactiveFileBytes: 0 })).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP });
+    expect(tryFastEviction(buf2, [2 ** 24 + 1], dirs, node.io, { token: 2 ** 24 + 1, usageBytes: 2047 * Mi, inactiveFileBytes: 0 })).toMatchObject({
+      fired: false,
+      reason: NOT_MET_AT_WAKE_UP,
+    });
   });
 
   test("the node at the v2 root: anon + file − inactive_file of the root memory.stat", () => {
@@ -287,7 +316,16 @@ describe("awaitSignalsTaken: the post waits for the victim's handler, bounded", 
   });
   test("every signalled process must take its own; a process gone counts as taken", () => {
     const f = io({ 7: [pending, clear], 8: [pending, pending, pending, undefined] });
-    expect(awaitSignalsTaken([{ pid: 7, signal: 15 }, { pid: 8, signal: 3 }], f.io, opts)).toBe(30); // 8 gone at its fourth check (2, 6, 14, 30 ms)
+    expect(
+      awaitSignalsTaken(
+        [
+          { pid: 7, signal: 15 },
+          { pid: 8, signal: 3 },
+        ],
+        f.io,
+        opts,
+      ),
+    ).toBe(30); // 8 gone at its fourth check (2, 6, 14, 30 ms)
   });
   test("never taken: gives up at the cap (undefined), never sleeping past it", () => {
     const f = io({ 7: [pending] });
@@ -316,7 +354,11 @@ describe("rehearseFastEviction: a dry run of the decision before the first cross
     expect(planGeneration(buf)).toBe(gen);
     // The real plan still decides on its own threshold: not met at 500 Mi, fired at 950 Mi.
     // A not-met step-aside says how each threshold was judged, for the crossing's log line.
-    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({ fired: false, reason: NOT_MET_AT_WAKE_UP, detail: `token 7 (v1): available ${524 * Mi} > ${100 * Mi} of capacity ${1024 * Mi}` });
+    expect(tryFastEviction(buf, [7], dirs, io)).toMatchObject({
+      fired: false,
+      reason: NOT_MET_AT_WAKE_UP,
+      detail: `token 7 (v1): available ${524 * Mi} > ${100 * Mi} of capacity ${1024 * Mi}`,
+    });
     expect(tryFastEviction(buf, [7], dirs, fakeIo(pressure(), [5, 3, 4]).io)).toMatchObject({ fired: true, victim: 1 });
   });
 

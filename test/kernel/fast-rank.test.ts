@@ -94,7 +94,13 @@ describe("chooseMemoryVictim: the same victim as rankMemoryPressure", () => {
   });
 
   test("no candidates: no victim", () => {
-    expect(chooseMemoryVictim([], () => 0, () => 0).victim).toBe(-1);
+    expect(
+      chooseMemoryVictim(
+        [],
+        () => 0,
+        () => 0,
+      ).victim,
+    ).toBe(-1);
   });
 
   test("random tables agree with rankMemoryPressure", () => {

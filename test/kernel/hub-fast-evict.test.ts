@@ -49,10 +49,30 @@ test("a planned wake-up: the worker signals the top-ranked pod's process and the
   cleanups.push(() => reg.remove());
 
   publishPlan(buffer, {
-    thresholds: [{ token: reg.token, usageFd: file("kubepods.usage", `${950 * Mi}\n`), statFd: file("kubepods.stat", "total_inactive_file 0\n"), capacityBytes: 1024 * Mi, valueBytes: 100 * Mi }],
+    thresholds: [
+      {
+        token: reg.token,
+        usageFd: file("kubepods.usage", `${950 * Mi}\n`),
+        statFd: file("kubepods.stat", "total_inactive_file 0\n"),
+        capacityBytes: 1024 * Mi,
+        valueBytes: 100 * Mi,
+      },
+    ],
     pods: [
-      { usageFd: file("a.usage", "300000\n"), statFd: file("a.stat", "total_inactive_file 0\n"), request: 0, priority: 0, containers: [{ pidfd: bystanderFd, signal: 15 }] },
-      { usageFd: file("b.usage", `${600 * Mi}\n`), statFd: file("b.stat", "total_inactive_file 0\n"), request: 0, priority: 0, containers: [{ pidfd: victimFd, signal: 15 }] },
+      {
+        usageFd: file("a.usage", "300000\n"),
+        statFd: file("a.stat", "total_inactive_file 0\n"),
+        request: 0,
+        priority: 0,
+        containers: [{ pidfd: bystanderFd, signal: 15 }],
+      },
+      {
+        usageFd: file("b.usage", `${600 * Mi}\n`),
+        statFd: file("b.stat", "total_inactive_file 0\n"),
+        request: 0,
+        priority: 0,
+        containers: [{ pidfd: victimFd, signal: 15 }],
+      },
     ],
     dirLinks: dirLinks([dir]),
   });

@@ -58,7 +58,8 @@ describe("startWorkingSetWatch", () => {
       onRead: (id, usage, ws) => reads.push({ id, usage: usage / MiB, ws: ws / MiB }),
     });
     /** Resolves once the worker read this state (usage and working set, MiB). */
-    const seen = (usage: number, ws: number) => until(`a read of usage ${usage} MiB, working set ${ws} MiB`, () => reads.some((r) => r.usage === usage && r.ws === ws), 5_000, { intervalMs: 2 });
+    const seen = (usage: number, ws: number) =>
+      until(`a read of usage ${usage} MiB, working set ${ws} MiB`, () => reads.some((r) => r.usage === usage && r.ws === ws), 5_000, { intervalMs: 2 });
     return { crossings, errors, seen };
   }
 
@@ -108,7 +109,11 @@ describe("startWorkingSetWatch", () => {
     const crossings: WorkingSetCrossing[] = [];
     const reads: number[] = [];
     // memory.stat re-read only once a minute on its own: the crossing must not wait for that.
-    w = startWorkingSetWatch({ poll: { ...poll, statRefreshMs: 60_000 }, onCrossing: (c) => crossings.push(c), onRead: (_id, usage) => reads.push(usage / MiB) });
+    w = startWorkingSetWatch({
+      poll: { ...poll, statRefreshMs: 60_000 },
+      onCrossing: (c) => crossings.push(c),
+      onRead: (_id, usage) => reads.push(usage / MiB),
+    });
     set(600, 500); // usage under the 700 MiB line: memory.stat read once, at the start
     w.set([{ id: "pods", source: { cgroupDir: dir! }, lineBytes: 700 * MiB }]);
     await until("a read", () => reads.includes(600), 5_000, { intervalMs: 2 });
@@ -187,8 +192,25 @@ describe("startWorkingSetWatch", () => {
     const buffer = newFastPlanBuffer();
     publishPlan(buffer, {
       cgroupVersion: 2,
-      thresholds: [{ token: 7, usageFd: ro(join(root, "threshold/memory.current")), statFd: ro(join(root, "threshold/memory.stat")), files, capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
-      pods: [{ usageFd: ro(join(root, "pod/memory.current")), statFd: ro(join(root, "pod/memory.stat")), request: 0, priority: 0, containers: [{ pidfd: pidfd_open(victim.pid), signal: 15 }] }],
+      thresholds: [
+        {
+          token: 7,
+          usageFd: ro(join(root, "threshold/memory.current")),
+          statFd: ro(join(root, "threshold/memory.stat")),
+          files,
+          capacityBytes: 500 * MiB,
+          valueBytes: 100 * MiB,
+        },
+      ],
+      pods: [
+        {
+          usageFd: ro(join(root, "pod/memory.current")),
+          statFd: ro(join(root, "pod/memory.stat")),
+          request: 0,
+          priority: 0,
+          containers: [{ pidfd: pidfd_open(victim.pid), signal: 15 }],
+        },
+      ],
       dirLinks: dirLinks([root]),
     });
     const target = { id: "pods", source: { cgroupDir: join(root, "watched") }, lineBytes: 400 * MiB, token: 7 };
@@ -270,7 +292,17 @@ describe("startWorkingSetWatch", () => {
       const reads: { ws: number; timed: boolean }[] = [];
       // Timed reads 300 ms apart; an episode may last 1.5 s.
       w = startWorkingSetWatch({
-        poll: { ...poll, minIntervalMs: 300, maxIntervalMs: 300, renotifyMs: 60_000, notMetRetryMs: 60_000, imminentHorizonMs: 25, imminentCapMs: 1_500, imminentBudgetMsPerSec: 1_500, imminentWait: "sleep" },
+        poll: {
+          ...poll,
+          minIntervalMs: 300,
+          maxIntervalMs: 300,
+          renotifyMs: 60_000,
+          notMetRetryMs: 60_000,
+          imminentHorizonMs: 25,
+          imminentCapMs: 1_500,
+          imminentBudgetMsPerSec: 1_500,
+          imminentWait: "sleep",
+        },
         fastPlan: { buffer: f.buffer, dirs: f.dirs, onOutcome: () => {} },
         onCrossing: (c) => crossings.push(c),
         onRead: (_id, _usage, ws, timed) => reads.push({ ws: ws / MiB, timed }),
@@ -331,7 +363,13 @@ describe("startWorkingSetWatch", () => {
     // +90 MiB in ~300 ms: 10 MiB left, projected well within the horizon; the episode starts.
     { name: "usage rising toward the line is polled off the timer: the crossing is seen inside an episode", opts: slow, start: 600, near: 690, episode: true },
     { name: "flat or falling usage near the line starts no episode: the crossing is a timed read's", opts: slow, start: 695, near: 690, episode: false },
-    { name: "without a horizon there are no episodes (the default of the bench's own ruler)", opts: { ...slow, imminentHorizonMs: 0 }, start: 600, near: 690, episode: false },
+    {
+      name: "without a horizon there are no episodes (the default of the bench's own ruler)",
+      opts: { ...slow, imminentHorizonMs: 0 },
+      start: 600,
+      near: 690,
+      episode: false,
+    },
   ])("$name", async ({ opts, start, near, episode }) => {
     const set = fakeCgroup();
     const { crossings, seen } = watch(opts);
@@ -367,8 +405,21 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     return dir;
   }
   /** startMemoryNotifiers on that mount only: no v1 memory controller, no PSI, kubepods as the pods' cgroup. */
-  const onFakeV2Mount = (dir: string) => ({ memoryCgroupRoot: join(dir, "no-v1-memory"), unifiedMountRoot: dir, psiTrigger: false as const, podsCgroup: "kubepods" });
-  const podsTarget = { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB } as const;
+  const onFakeV2Mount = (dir: string) => ({
+    memoryCgroupRoot: join(dir, "no-v1-memory"),
+    unifiedMountRoot: dir,
+    psiTrigger: false as const,
+    podsCgroup: "kubepods",
+  });
+  const podsTarget = {
+    id: "allocatableMemory.available#0",
+    signal: "allocatableMemory.available",
+    cgroup: "pods",
+    hard: true,
+    description: "hard allocatable memory eviction threshold",
+    thresholdBytes: 500 * MiB,
+    workingSetBytes: 400 * MiB,
+  } as const;
 
   test("no memcg thresholds but a v2 memory controller: the eviction manager's targets go to the working-set watch", async () => {
     mount = fakeV2Mount();
@@ -385,13 +436,17 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     expect(kn.memcgSupported).toBe(false);
     expect(kn.workingSet).toBeDefined();
     await kn.apply([podsTarget]);
-    expect(kn.workingSet!.targets).toEqual([{ id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB, token: WORKING_SET_TOKEN_BASE }]);
+    expect(kn.workingSet!.targets).toEqual([
+      { id: "allocatableMemory.available#0", source: { cgroupDir: join(mount, "kubepods") }, lineBytes: 400 * MiB, token: WORKING_SET_TOKEN_BASE },
+    ]);
     set(450, 20);
     await until("onTrigger", () => reasons[0], 5_000, { intervalMs: 2 });
     expect(reasons).toEqual(["hard allocatable memory eviction threshold"]);
     // The line is written after the trigger (the cycle first).
     await until("the crossed line", () => lines.find((l) => l.includes("crossed")), 5_000, { intervalMs: 2 });
-    expect(lines.find((l) => l.includes("crossed"))).toContain(`eviction manager: hard allocatable memory eviction threshold crossed source=${join(mount, "kubepods")} workingSetBytes=${430 * MiB} lineBytes=${400 * MiB}`);
+    expect(lines.find((l) => l.includes("crossed"))).toContain(
+      `eviction manager: hard allocatable memory eviction threshold crossed source=${join(mount, "kubepods")} workingSetBytes=${430 * MiB} lineBytes=${400 * MiB}`,
+    );
   });
 
   test("the working-set thread runs at threadNice, and a crossing boosts the main thread with the hub's spec until endBoost()", async () => {
@@ -412,7 +467,17 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
     });
     await until("the working-set thread's priority line", () => lines.find((l) => l.includes(`thread="working-set thread"`)), 5_000, { intervalMs: 2 });
     expect(lines.find((l) => l.includes(`thread="working-set thread"`))).toContain("nice=5");
-    await kn.apply([{ id: "pods#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: 500 * MiB, workingSetBytes: 400 * MiB }]);
+    await kn.apply([
+      {
+        id: "pods#0",
+        signal: "allocatableMemory.available",
+        cgroup: "pods",
+        hard: true,
+        description: "hard allocatable memory eviction threshold",
+        thresholdBytes: 500 * MiB,
+        workingSetBytes: 400 * MiB,
+      },
+    ]);
     expect(kn.hub.boosted).toBe(false);
     set(450, 20);
     await until("onTrigger", () => boostedInTrigger !== undefined, 5_000, { intervalMs: 2 });
@@ -423,35 +488,54 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
   });
 
   // SCHED_RR needs CAP_SYS_NICE.
-  test.skipIf(process.getuid?.() !== 0)("with threadRealtime the working-set thread runs SCHED_RR over its nice value; a priority the kernel refuses is said, and the nice value stays", async () => {
-    mount = fakeV2Mount();
-    fakeMemoryFiles(join(mount, "kubepods"));
-    // Each thread's policy; a thread that exits between the listing and its read (another test's worker) is skipped.
-    const policies = () => readdirSync("/proc/self/task").flatMap((t) => {
-      try {
-        const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
-        return [Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38])]; // field 41, policy
-      } catch {
-        return [];
+  test.skipIf(process.getuid?.() !== 0)(
+    "with threadRealtime the working-set thread runs SCHED_RR over its nice value; a priority the kernel refuses is said, and the nice value stays",
+    async () => {
+      mount = fakeV2Mount();
+      fakeMemoryFiles(join(mount, "kubepods"));
+      // Each thread's policy; a thread that exits between the listing and its read (another test's worker) is skipped.
+      const policies = () =>
+        readdirSync("/proc/self/task").flatMap((t) => {
+          try {
+            const stat = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
+            return [Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38])]; // field 41, policy
+          } catch {
+            return [];
+          }
+        });
+      const SCHED_RR = 2;
+      const before = policies().filter((p) => p === SCHED_RR).length;
+      for (const [rt, expected] of [
+        [1, "policy=SCHED_RR rtPriority=1"],
+        [100, "could not take a real-time policy"],
+      ] as const) {
+        const lines: string[] = [];
+        kn = startMemoryNotifiers({
+          ...onFakeV2Mount(mount),
+          onTrigger: () => {},
+          threadNice: 5,
+          threadRealtime: rt,
+          logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: () => {} },
+        });
+        await kn.apply([podsTarget]);
+        // Both notifier threads (this one and the hub's epoll worker) say what they run at.
+        const saidBy = (thread: string) => lines.some((l) => l.includes(`thread="${thread}"`) && l.includes(rt === 1 ? "SCHED_RR" : "real-time"));
+        const said = await until(
+          "both threads' priority lines",
+          () => (saidBy("working-set thread") && saidBy("notifier thread") ? lines.join("\n") : undefined),
+          5_000,
+          { intervalMs: 2 },
+        );
+        expect(said).toContain(expected);
+        expect(said).toContain("nice=5");
+        if (rt === 1)
+          expect(policies().filter((p) => p === SCHED_RR).length).toBe(before + 2); // this thread and the hub's epoll worker
+        else expect(said).toContain("error=EINVAL");
+        await kn.close();
+        kn = undefined;
       }
-    });
-    const SCHED_RR = 2;
-    const before = policies().filter((p) => p === SCHED_RR).length;
-    for (const [rt, expected] of [[1, "policy=SCHED_RR rtPriority=1"], [100, "could not take a real-time policy"]] as const) {
-      const lines: string[] = [];
-      kn = startMemoryNotifiers({ ...onFakeV2Mount(mount), onTrigger: () => {}, threadNice: 5, threadRealtime: rt, logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: () => {} } });
-      await kn.apply([podsTarget]);
-      // Both notifier threads (this one and the hub's epoll worker) say what they run at.
-      const saidBy = (thread: string) => lines.some((l) => l.includes(`thread="${thread}"`) && l.includes(rt === 1 ? "SCHED_RR" : "real-time"));
-      const said = await until("both threads' priority lines", () => (saidBy("working-set thread") && saidBy("notifier thread") ? lines.join("\n") : undefined), 5_000, { intervalMs: 2 });
-      expect(said).toContain(expected);
-      expect(said).toContain("nice=5");
-      if (rt === 1) expect(policies().filter((p) => p === SCHED_RR).length).toBe(before + 2); // this thread and the hub's epoll worker
-      else expect(said).toContain("error=EINVAL");
-      await kn.close();
-      kn = undefined;
-    }
-  });
+    },
+  );
 
   test("a repeated post while still over the line triggers a cycle only when repeatUseful says it can change the decision", async () => {
     mount = fakeV2Mount();
@@ -519,7 +603,9 @@ describe("startMemoryNotifiers on a cgroup v2 node", () => {
       // capacity 500 MiB, threshold 100 MiB: the line is the target's 400 MiB of working set.
       publishPlan(buffer, {
         cgroupVersion: 2,
-        thresholds: [{ token: armed[0]!.token, usageFd: kfd("memory.current"), statFd: kfd("memory.stat"), files: "v2", capacityBytes: 500 * MiB, valueBytes: 100 * MiB }],
+        thresholds: [
+          { token: armed[0]!.token, usageFd: kfd("memory.current"), statFd: kfd("memory.stat"), files: "v2", capacityBytes: 500 * MiB, valueBytes: 100 * MiB },
+        ],
         pods: [
           { ...idle, request: 0, priority: 0, containers: [{ pidfd: pidfds[0]!, signal: 15 }] },
           { ...hog, request: 0, priority: 0, containers: [{ pidfd: pidfds[1]!, signal: 15 }] },

@@ -15,7 +15,11 @@ import { runExecPlugin } from "../../src/kube/exec-credential.ts";
 const SECRET = "s3cr3t-token-value";
 const dir = mkdtempSync(join(tmpdir(), `bunlet-credleak-${process.pid}-`));
 const elsewhereSeen: string[] = [];
-const elsewhere = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (elsewhereSeen.push(req.headers.get("authorization") ?? ""), new Response("{}")) });
+const elsewhere = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: (req) => (elsewhereSeen.push(req.headers.get("authorization") ?? ""), new Response("{}")),
+});
 const api = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
@@ -35,14 +39,18 @@ const client = () => createKubeClient({ server: `http://127.0.0.1:${api.port}`, 
 
 describe("API client", () => {
   test("a redirect is not followed: the token never reaches the other host, the 3xx is an ApiError", async () => {
-    const e = await client().request({ path: "/redirect" }).catch((x) => x);
+    const e = await client()
+      .request({ path: "/redirect" })
+      .catch((x) => x);
     expect(e).toBeInstanceOf(ApiError);
     expect((e as ApiError).code).toBe(307);
     expect(elsewhereSeen).toEqual([]);
   });
 
   test("a body that is not JSON: the error names the request, not the content", async () => {
-    const e = (await client().request({ path: "/secret-garbled" }).catch((x) => x)) as Error;
+    const e = (await client()
+      .request({ path: "/secret-garbled" })
+      .catch((x) => x)) as Error;
     expect(e.message).toMatch(/^response of GET \/secret-garbled: not valid JSON/);
     expect(e.message).not.toContain(SECRET);
   });
@@ -91,7 +99,9 @@ describe("exec credential plugin", () => {
   });
 
   test("a plugin printing without end is killed past the stdout cap", async () => {
-    const e = (await runExecPlugin(execConfig(plugin("flood.sh", "exec yes")), cluster, { maxStdoutBytes: 64 * 1024, timeoutMs: 20_000 }).catch((x) => x)) as Error;
+    const e = (await runExecPlugin(execConfig(plugin("flood.sh", "exec yes")), cluster, { maxStdoutBytes: 64 * 1024, timeoutMs: 20_000 }).catch(
+      (x) => x,
+    )) as Error;
     expect(e.message).toMatch(/printed more than 65536 bytes and was killed/);
   });
 

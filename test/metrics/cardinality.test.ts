@@ -22,15 +22,21 @@ describe("cardinality of /metrics", () => {
     const [small, big] = [await families(10), await families(110)];
     const histograms = [...big.metrics.values()].filter((f) => f.name.startsWith("kubelet_") && f.type === "histogram");
     expect(histograms.length).toBeGreaterThanOrEqual(8);
-    const labelled = histograms.flatMap((f) => [...new Set(f.samples.flatMap((s) => Object.keys(s.labels)))].filter((l) => PER_POD.has(l)).map((l) => `${f.name}{${l}}`));
+    const labelled = histograms.flatMap((f) =>
+      [...new Set(f.samples.flatMap((s) => Object.keys(s.labels)))].filter((l) => PER_POD.has(l)).map((l) => `${f.name}{${l}}`),
+    );
     expect(labelled).toEqual([]);
-    const grown = histograms.filter((f) => seriesCount(f) !== seriesCount(small.metrics.get(f.name)!)).map((f) => `${f.name}: ${seriesCount(small.metrics.get(f.name)!)} → ${seriesCount(f)}`);
+    const grown = histograms
+      .filter((f) => seriesCount(f) !== seriesCount(small.metrics.get(f.name)!))
+      .map((f) => `${f.name}: ${seriesCount(small.metrics.get(f.name)!)} → ${seriesCount(f)}`);
     expect(grown).toEqual([]);
   });
 
   test("no /metrics family at all grows with the pods; the prober's per-pod series are on /metrics/probes", async () => {
     const [small, big] = [await families(10), await families(110)];
-    const grown = [...big.metrics.values()].filter((f) => seriesCount(f) !== seriesCount(small.metrics.get(f.name)!) && !f.name.startsWith("process_")).map((f) => f.name);
+    const grown = [...big.metrics.values()]
+      .filter((f) => seriesCount(f) !== seriesCount(small.metrics.get(f.name)!) && !f.name.startsWith("process_"))
+      .map((f) => f.name);
     expect(grown).toEqual([]);
     // 110 pods × 2 containers × 2 probe types.
     expect(big.probes.get("prober_probe_total")!.samples.length).toBe(440);

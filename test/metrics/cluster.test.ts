@@ -2,7 +2,14 @@
 // answering 200, 404 and nothing), the certificate manager series and kubelet_node_startup_*.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createKubeClient, type RequestAttempt } from "../../src/kube/index.ts";
-import { clientCertificateMetrics, nodeStartupMetrics, parseBootTimeMs, REST_CLIENT_LATENCY_BUCKETS, restClientMetrics, serverCertificateMetrics } from "../../src/metrics/index.ts";
+import {
+  clientCertificateMetrics,
+  nodeStartupMetrics,
+  parseBootTimeMs,
+  REST_CLIENT_LATENCY_BUCKETS,
+  restClientMetrics,
+  serverCertificateMetrics,
+} from "../../src/metrics/index.ts";
 import { createManualClock } from "../../src/manual-clock.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
 import { parsePromText } from "../support/prom-text.ts";
@@ -17,7 +24,10 @@ describe("rest_client_* from the kube client's observer", () => {
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch: (req) => (new URL(req.url).pathname === "/api/v1/nodes/n1" ? Response.json({ kind: "Node" }) : Response.json({ kind: "Status", reason: "NotFound" }, { status: 404 })),
+    fetch: (req) =>
+      new URL(req.url).pathname === "/api/v1/nodes/n1"
+        ? Response.json({ kind: "Node" })
+        : Response.json({ kind: "Status", reason: "NotFound" }, { status: 404 }),
   });
   afterAll(() => server.stop(true));
   const host = `127.0.0.1:${server.port}`;
@@ -26,11 +36,18 @@ describe("rest_client_* from the kube client's observer", () => {
     const attempts: RequestAttempt[] = [];
     const registry = createRegistry();
     const metrics = restClientMetrics(registry);
-    const client = createKubeClient({ server: `http://${host}`, source: "test" }, { clock: createManualClock(0), observer: { observe: (a) => (attempts.push(a), metrics.observe(a)) } });
+    const client = createKubeClient(
+      { server: `http://${host}`, source: "test" },
+      { clock: createManualClock(0), observer: { observe: (a) => (attempts.push(a), metrics.observe(a)) } },
+    );
     await client.request({ path: "/api/v1/nodes/n1" });
     await client.request({ path: "/api/v1/nodes/n1" });
     await expect(client.request({ method: "PATCH", path: "/api/v1/nodes/gone/status", body: {} })).rejects.toThrow();
-    expect(attempts.map((a) => [a.code, a.method, a.host])).toEqual([["200", "GET", host], ["200", "GET", host], ["404", "PATCH", host]]);
+    expect(attempts.map((a) => [a.code, a.method, a.host])).toEqual([
+      ["200", "GET", host],
+      ["200", "GET", host],
+      ["404", "PATCH", host],
+    ]);
     const text = registry.render();
     expect(sample(text, `rest_client_requests_total{code="200",method="GET",host="${host}"}`)).toBe(2);
     expect(sample(text, `rest_client_requests_total{code="404",method="PATCH",host="${host}"}`)).toBe(1);
@@ -48,7 +65,10 @@ describe("rest_client_* from the kube client's observer", () => {
     const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const port = dead.port;
     dead.stop(true);
-    const client = createKubeClient({ server: `http://127.0.0.1:${port}`, source: "test" }, { clock: createManualClock(0), observer: restClientMetrics(registry) });
+    const client = createKubeClient(
+      { server: `http://127.0.0.1:${port}`, source: "test" },
+      { clock: createManualClock(0), observer: restClientMetrics(registry) },
+    );
     await expect(client.request({ path: "/api/v1/nodes" })).rejects.toThrow();
     expect(sample(registry.render(), `rest_client_requests_total{code="<error>",method="GET",host="127.0.0.1:${port}"}`)).toBe(1);
   });
@@ -113,7 +133,13 @@ describe("kubelet_node_startup_*", () => {
     clock.advance(9000);
     t.nodeReady();
     t.registeredNode();
-    expect([v("pre_kubelet_duration_seconds"), v("pre_registration_duration_seconds"), v("registration_duration_seconds"), v("post_registration_duration_seconds"), v("duration_seconds")]).toEqual([60, 2, 1.5, 4, 67.5]);
+    expect([
+      v("pre_kubelet_duration_seconds"),
+      v("pre_registration_duration_seconds"),
+      v("registration_duration_seconds"),
+      v("post_registration_duration_seconds"),
+      v("duration_seconds"),
+    ]).toEqual([60, 2, 1.5, 4, 67.5]);
   });
 
   test.each([

@@ -15,7 +15,10 @@ const sample = (text: string, series: string) => {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 };
 
-function pod(name: string, extra: { annotations?: Record<string, string>; creationTimestamp?: string; volumes?: object[]; hostNetwork?: boolean; phase?: string } = {}): Pod {
+function pod(
+  name: string,
+  extra: { annotations?: Record<string, string>; creationTimestamp?: string; volumes?: object[]; hostNetwork?: boolean; phase?: string } = {},
+): Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -38,7 +41,12 @@ describe("running pods and containers (upstream updateRunningPodAndContainerMetr
   test.each([
     ["nothing", [], 0, { created: 0, running: 0, exited: 0, unknown: 0 }],
     ["a pod with a ready sandbox", [rp("a", 1, ["running", "exited"])], 1, { created: 0, running: 1, exited: 1, unknown: 0 }],
-    ["a pod whose sandbox stopped counts no running pod", [rp("a", 0, ["exited"]), rp("b", 1, ["created", "unknown"])], 1, { created: 1, running: 0, exited: 1, unknown: 1 }],
+    [
+      "a pod whose sandbox stopped counts no running pod",
+      [rp("a", 0, ["exited"]), rp("b", 1, ["created", "unknown"])],
+      1,
+      { created: 1, running: 0, exited: 1, unknown: 1 },
+    ],
   ])("%s", (_n, pods, runningPods, containers) => {
     expect(runningCounts(pods as RuntimePod[])).toEqual({ runningPods, containers });
   });
@@ -63,7 +71,9 @@ describe("running pods and containers (upstream updateRunningPodAndContainerMetr
 
 describe("pod start", () => {
   test("first seen comes from kubernetes.io/config.seen, else creationTimestamp", () => {
-    expect(podFirstSeenMs(pod("a", { annotations: { "kubernetes.io/config.seen": "2024-01-01T00:00:01.500000000Z" } }))).toBe(Date.UTC(2024, 0, 1, 0, 0, 1, 500));
+    expect(podFirstSeenMs(pod("a", { annotations: { "kubernetes.io/config.seen": "2024-01-01T00:00:01.500000000Z" } }))).toBe(
+      Date.UTC(2024, 0, 1, 0, 0, 1, 500),
+    );
     expect(podFirstSeenMs(pod("b", { creationTimestamp: "2024-01-01T00:00:02Z" }))).toBe(Date.UTC(2024, 0, 1, 0, 0, 2));
     expect(podFirstSeenMs(pod("c", { annotations: { "kubernetes.io/config.seen": "garbage" } }))).toBeUndefined();
   });
@@ -148,7 +158,12 @@ describe("node and volume gauges", () => {
   });
 
   test("volume_manager_total_volumes counts desired and actual volumes per plugin", () => {
-    const a = pod("a", { volumes: [{ name: "x", emptyDir: {} }, { name: "y", hostPath: { path: "/y" } }] });
+    const a = pod("a", {
+      volumes: [
+        { name: "x", emptyDir: {} },
+        { name: "y", hostPath: { path: "/y" } },
+      ],
+    });
     const b = pod("b", { volumes: [{ name: "x", emptyDir: {} }] });
     expect(volumeSamples([a, b], [a])).toEqual([
       { labels: { plugin_name: "kubernetes.io/empty-dir", state: "desired_state_of_world" }, value: 2 },
@@ -178,7 +193,10 @@ describe("cgroup manager durations", () => {
     const registry = createRegistry();
     const calls: string[] = [];
     const cg = instrumentCgroups(
-      { ensurePod: async (p: Pod) => (calls.push(`ensure ${p.metadata.name}`), "/kubepods/pod"), removePod: async (uid: string) => void calls.push(`remove ${uid}`) },
+      {
+        ensurePod: async (p: Pod) => (calls.push(`ensure ${p.metadata.name}`), "/kubepods/pod"),
+        removePod: async (uid: string) => void calls.push(`remove ${uid}`),
+      },
       registry,
     );
     expect(await cg.ensurePod(pod("a"))).toBe("/kubepods/pod");

@@ -109,8 +109,18 @@ describe("storage operations", () => {
       }),
     ).toThrow("busy");
     const text = registry.render();
-    expect(sample(text, 'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount",status="success",migrated="false"}')).toBe(1);
-    expect(sample(text, 'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount",status="fail-unknown",migrated="false"}')).toBe(1);
+    expect(
+      sample(
+        text,
+        'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount",status="success",migrated="false"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'storage_operation_duration_seconds_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount",status="fail-unknown",migrated="false"}',
+      ),
+    ).toBe(1);
     expect(sample(text, 'storage_operation_errors_total{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount"}')).toBe(0);
     expect(sample(text, 'storage_operation_errors_total{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_unmount"}')).toBe(1);
   });

@@ -4,14 +4,24 @@ import { nodeConditionEvents, nodeStatusEventMessage, rebootedMessage } from "..
 const conds = (m: Record<string, string>) => Object.entries(m).map(([type, status]) => ({ type, status }));
 
 test.each([
-  ["a new Node: the pressure conditions, not Ready", undefined, { MemoryPressure: "False", DiskPressure: "False", PIDPressure: "False", Ready: "True" }, ["NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"]],
+  [
+    "a new Node: the pressure conditions, not Ready",
+    undefined,
+    { MemoryPressure: "False", DiskPressure: "False", PIDPressure: "False", Ready: "True" },
+    ["NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"],
+  ],
   ["nothing changed", { MemoryPressure: "False", Ready: "True" }, { MemoryPressure: "False", Ready: "True" }, []],
   ["Ready False → True", { Ready: "False" }, { Ready: "True" }, ["NodeReady"]],
   ["Ready True → False", { Ready: "True" }, { Ready: "False" }, ["NodeNotReady"]],
   ["memory pressure comes", { MemoryPressure: "False" }, { MemoryPressure: "True" }, ["NodeHasInsufficientMemory"]],
   ["disk pressure goes", { DiskPressure: "True" }, { DiskPressure: "False" }, ["NodeHasNoDiskPressure"]],
   ["PID pressure comes", { PIDPressure: "False" }, { PIDPressure: "True" }, ["NodeHasInsufficientPID"]],
-  ["Unknown (node controller) → False", { MemoryPressure: "Unknown", Ready: "Unknown" }, { MemoryPressure: "False", Ready: "True" }, ["NodeHasSufficientMemory", "NodeReady"]],
+  [
+    "Unknown (node controller) → False",
+    { MemoryPressure: "Unknown", Ready: "Unknown" },
+    { MemoryPressure: "False", Ready: "True" },
+    ["NodeHasSufficientMemory", "NodeReady"],
+  ],
 ] as const)("%s", (_what, before, after, expected) => {
   expect(nodeConditionEvents(before && conds(before), conds(after))).toEqual([...expected]);
 });

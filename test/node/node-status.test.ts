@@ -1,15 +1,48 @@
 import { describe, expect, test } from "bun:test";
 import { parseThresholdConfig } from "../../src/eviction/thresholds-parse.ts";
-import { buildNodeStatus, nodeAddresses, nodeAllocatable, nodeConditions, nodeStatusHasChanged, readinessErrors, reconcileExisting, initialNode, type MachineInfo, type NodeStatusInput } from "../../src/node/index.ts";
+import {
+  buildNodeStatus,
+  nodeAddresses,
+  nodeAllocatable,
+  nodeConditions,
+  nodeStatusHasChanged,
+  readinessErrors,
+  reconcileExisting,
+  initialNode,
+  type MachineInfo,
+  type NodeStatusInput,
+} from "../../src/node/index.ts";
 
 const machine: MachineInfo = {
-  machineID: "m", systemUUID: "u", bootID: "b", kernelVersion: "6.1.0", osImage: "Debian GNU/Linux 12 (bookworm)", operatingSystem: "linux", architecture: "amd64",
-  cpus: 2, memoryBytes: 4 * 1024 ** 3, hugepagesBytes: { "2Mi": 64 * 1024 ** 2 }, ephemeralStorageBytes: 100 * 1024 ** 3,
+  machineID: "m",
+  systemUUID: "u",
+  bootID: "b",
+  kernelVersion: "6.1.0",
+  osImage: "Debian GNU/Linux 12 (bookworm)",
+  operatingSystem: "linux",
+  architecture: "amd64",
+  cpus: 2,
+  memoryBytes: 4 * 1024 ** 3,
+  hugepagesBytes: { "2Mi": 64 * 1024 ** 2 },
+  ephemeralStorageBytes: 100 * 1024 ** 3,
 };
 const input = (over: Partial<NodeStatusInput> = {}): NodeStatusInput => ({
-  nowMs: Date.parse("2026-12-01T10:00:00Z"), machine, addresses: [{ type: "InternalIP", address: "10.0.0.5" }, { type: "Hostname", address: "n1" }],
-  kubeletVersion: "v1.31.0", runtimeVersion: "containerd://1.6.20", readyErrors: [], pressure: [], images: [], maxImages: 50, maxPods: 110, kubeletPort: 10250,
-  hardEvictionThresholds: [], ...over,
+  nowMs: Date.parse("2026-12-01T10:00:00Z"),
+  machine,
+  addresses: [
+    { type: "InternalIP", address: "10.0.0.5" },
+    { type: "Hostname", address: "n1" },
+  ],
+  kubeletVersion: "v1.31.0",
+  runtimeVersion: "containerd://1.6.20",
+  readyErrors: [],
+  pressure: [],
+  images: [],
+  maxImages: 50,
+  maxPods: 110,
+  kubeletPort: 10250,
+  hardEvictionThresholds: [],
+  ...over,
 });
 
 describe("capacity and allocatable", () => {
@@ -17,7 +50,13 @@ describe("capacity and allocatable", () => {
     const thresholds = parseThresholdConfig({ evictionHard: { "memory.available": "100Mi", "nodefs.available": "10Gi" } }).filter((t) => t.gracePeriodMs === 0);
     const s = buildNodeStatus(input({ systemReserved: { cpu: "500m", memory: "1Gi" }, kubeReserved: { memory: "256Mi" }, hardEvictionThresholds: thresholds }));
     expect(s.capacity).toEqual({ cpu: "2", memory: "4Gi", pods: "110", "ephemeral-storage": "100Gi", "hugepages-2Mi": "64Mi" });
-    expect(s.allocatable).toEqual({ cpu: "1500m", memory: `${4096 - 1024 - 256 - 100 - 64}Mi`, pods: "110", "ephemeral-storage": "90Gi", "hugepages-2Mi": "64Mi" });
+    expect(s.allocatable).toEqual({
+      cpu: "1500m",
+      memory: `${4096 - 1024 - 256 - 100 - 64}Mi`,
+      pods: "110",
+      "ephemeral-storage": "90Gi",
+      "hugepages-2Mi": "64Mi",
+    });
   });
   test("never below zero", () => {
     expect(nodeAllocatable({ cpu: "1" }, { systemReserved: { cpu: "2" }, hardEvictionThresholds: [], machine })).toEqual({ cpu: "0" });
@@ -60,9 +99,31 @@ describe("conditions", () => {
 
 const detected = (ip: string | undefined) => (): string | undefined => ip;
 test.each<[string | undefined, () => string | undefined, string[][]]>([
-  [undefined, detected("192.168.1.2"), [["InternalIP", "192.168.1.2"], ["Hostname", "h"]]],
-  ["10.0.0.5", detected("192.168.1.2"), [["InternalIP", "10.0.0.5"], ["Hostname", "h"]]],
-  ["10.0.0.5,fd00::5", detected(undefined), [["InternalIP", "10.0.0.5"], ["InternalIP", "fd00::5"], ["Hostname", "h"]]],
+  [
+    undefined,
+    detected("192.168.1.2"),
+    [
+      ["InternalIP", "192.168.1.2"],
+      ["Hostname", "h"],
+    ],
+  ],
+  [
+    "10.0.0.5",
+    detected("192.168.1.2"),
+    [
+      ["InternalIP", "10.0.0.5"],
+      ["Hostname", "h"],
+    ],
+  ],
+  [
+    "10.0.0.5,fd00::5",
+    detected(undefined),
+    [
+      ["InternalIP", "10.0.0.5"],
+      ["InternalIP", "fd00::5"],
+      ["Hostname", "h"],
+    ],
+  ],
   [undefined, detected(undefined), [["Hostname", "h"]]],
 ])("addresses for --node-ip=%p", (ip, detect, want) => {
   expect(nodeAddresses("h", ip, detect).map((a) => [a.type, a.address])).toEqual(want);
@@ -73,20 +134,46 @@ test("a bad --node-ip names the value", () => {
 });
 
 test("runtime readiness errors word the CRI conditions as the kubelet does", () => {
-  expect(readinessErrors([{ type: "RuntimeReady", status: true, reason: "", message: "" }, { type: "NetworkReady", status: false, reason: "NetworkPluginNotReady", message: "cni plugin not initialized" }])).toEqual([
-    "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized",
-  ]);
+  expect(
+    readinessErrors([
+      { type: "RuntimeReady", status: true, reason: "", message: "" },
+      { type: "NetworkReady", status: false, reason: "NetworkPluginNotReady", message: "cni plugin not initialized" },
+    ]),
+  ).toEqual(["container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized"]);
   expect(readinessErrors([])).toEqual(["container runtime not ready: <nil>", "container runtime network not ready: <nil>"]);
 });
 
 test("initial node: well-known labels, --node-labels, taints, attach/detach annotation; reconcile restores labels", () => {
-  const reg = { nodeName: "n1", hostname: "n1", os: "linux", arch: "amd64", nodeLabels: { "node-role.kubernetes.io/edge": "" }, registerWithTaints: [{ key: "k", value: "v", effect: "NoSchedule" }] };
+  const reg = {
+    nodeName: "n1",
+    hostname: "n1",
+    os: "linux",
+    arch: "amd64",
+    nodeLabels: { "node-role.kubernetes.io/edge": "" },
+    registerWithTaints: [{ key: "k", value: "v", effect: "NoSchedule" }],
+  };
   const n = initialNode(reg, buildNodeStatus(input()));
-  expect(n.metadata.labels).toEqual({ "kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node-role.kubernetes.io/edge": "" });
+  expect(n.metadata.labels).toEqual({
+    "kubernetes.io/hostname": "n1",
+    "kubernetes.io/os": "linux",
+    "kubernetes.io/arch": "amd64",
+    "beta.kubernetes.io/os": "linux",
+    "beta.kubernetes.io/arch": "amd64",
+    "node-role.kubernetes.io/edge": "",
+  });
   expect(n.metadata.annotations).toEqual({ "volumes.kubernetes.io/controller-managed-attach-detach": "true" });
   expect(n.spec).toEqual({ taints: [{ key: "k", value: "v", effect: "NoSchedule" }] });
   expect(reconcileExisting(reg, n)).toBeUndefined();
   expect(reconcileExisting(reg, { ...n, metadata: { ...n.metadata, labels: { "kubernetes.io/os": "windows" }, annotations: {} } })).toEqual({
-    metadata: { labels: { "kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64" }, annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" } },
+    metadata: {
+      labels: {
+        "kubernetes.io/hostname": "n1",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+      },
+      annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+    },
   });
 });

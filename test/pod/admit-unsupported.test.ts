@@ -19,8 +19,16 @@ describe("unsupported API pod spec", () => {
 
   test.each([
     ["hostUsers", { hostUsers: false }, "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented"],
-    ["an nfs volume", { volumes: [{ name: "v", nfs: { server: "s", path: "/" } }] }, 'spec.volumes[0].nfs: {"server":"s","path":"/"} is not supported by bunlet: nfs volumes are not implemented'],
-    ["pod-level resources", { resources: { limits: { cpu: "1" } } }, 'spec.resources: {"limits":{"cpu":"1"}} is not supported by bunlet: pod-level resources (PodLevelResources) are not implemented'],
+    [
+      "an nfs volume",
+      { volumes: [{ name: "v", nfs: { server: "s", path: "/" } }] },
+      'spec.volumes[0].nfs: {"server":"s","path":"/"} is not supported by bunlet: nfs volumes are not implemented',
+    ],
+    [
+      "pod-level resources",
+      { resources: { limits: { cpu: "1" } } },
+      'spec.resources: {"limits":{"cpu":"1"}} is not supported by bunlet: pod-level resources (PodLevelResources) are not implemented',
+    ],
     ["a RuntimeClass", { runtimeClassName: "kata" }, 'spec.runtimeClassName: "kata" is not supported by bunlet: RuntimeClass is not implemented'],
   ])("%s: stand-in rejected Failed/PodFeatureUnsupported naming the field", (_n, spec, fragment) => {
     const obj = raw(spec);

@@ -11,7 +11,11 @@ test("patched only on change; a conflict is retried at the next sync", async () 
   let fail: ApiError | undefined;
   const client = {
     request: async (o: any) => {
-      if (fail) { const e = fail; fail = undefined; throw e; }
+      if (fail) {
+        const e = fail;
+        fail = undefined;
+        throw e;
+      }
       sent.push({ path: o.path, body: o.body, contentType: o.contentType });
       return {};
     },
@@ -22,7 +26,11 @@ test("patched only on change; a conflict is retried at the next sync", async () 
   await syncer.syncOnce();
   await syncer.syncOnce();
   expect(sent).toHaveLength(1);
-  expect(sent[0]).toEqual({ path: "/api/v1/namespaces/ns/pods/p/status", contentType: "application/strategic-merge-patch+json", body: { metadata: { uid: "u1" }, status: { phase: "Pending" } } });
+  expect(sent[0]).toEqual({
+    path: "/api/v1/namespaces/ns/pods/p/status",
+    contentType: "application/strategic-merge-patch+json",
+    body: { metadata: { uid: "u1" }, status: { phase: "Pending" } },
+  });
   status = { phase: "Running" } as PodStatus;
   fail = new ApiError(409, "Conflict", "conflict", "PATCH", "/");
   await syncer.syncOnce();
@@ -67,14 +75,19 @@ test("a status change is patched at once, coalesced per pod, without waiting for
   const client = {
     request: async (o: any) => {
       sent.push(`${o.method} ${o.body.status?.phase ?? ""}`);
-      for (const a of arrivals.splice(0)) if (sent.length >= a.n) a.resolve(); else arrivals.push(a);
+      for (const a of arrivals.splice(0))
+        if (sent.length >= a.n) a.resolve();
+        else arrivals.push(a);
       if (!release) await new Promise<void>((r) => (release = r));
     },
   } as unknown as KubeClient;
   const clock = createManualClock(0);
   const pod = { metadata: { name: "p", namespace: "ns", uid: "u1" }, spec: { containers: [] } } as unknown as Pod;
   const other = { metadata: { name: "q", namespace: "ns", uid: "u2" }, spec: { containers: [] } } as unknown as Pod;
-  const statuses = new Map<string, PodStatus>([["u1", { phase: "Pending" } as PodStatus], ["u2", { phase: "Pending" } as PodStatus]]);
+  const statuses = new Map<string, PodStatus>([
+    ["u1", { phase: "Pending" } as PodStatus],
+    ["u2", { phase: "Pending" } as PodStatus],
+  ]);
   const syncer = createApiStatusSyncer({ client, clock, pods: () => [pod, other], status: (uid) => statuses.get(uid) });
   syncer.start();
   // The first PATCH hangs: the caller is not blocked, and further changes of the pod are coalesced.

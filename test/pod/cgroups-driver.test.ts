@@ -27,11 +27,16 @@ function fakeCri(runtimeConfig: Answer<RuntimeConfigResponse>, status: Answer<St
   };
   return { cri, closed: () => closed };
 }
-const unimplemented = () => new GrpcError("/runtime.v1.RuntimeService/RuntimeConfig", GrpcCode.UNIMPLEMENTED, "unknown method RuntimeConfig for service runtime.v1.RuntimeService");
+const unimplemented = () =>
+  new GrpcError("/runtime.v1.RuntimeService/RuntimeConfig", GrpcCode.UNIMPLEMENTED, "unknown method RuntimeConfig for service runtime.v1.RuntimeService");
 const reports = (d: "SYSTEMD" | "CGROUPFS"): RuntimeConfigResponse => ({ linux: { cgroupDriver: d } });
 const containerdStatus = (systemdCgroup: boolean): StatusResponse => ({
   status: { conditions: [] },
-  info: { config: JSON.stringify({ containerd: { defaultRuntimeName: "runc", runtimes: { runc: { runtimeType: "io.containerd.runc.v2", options: { SystemdCgroup: systemdCgroup } } } } }) },
+  info: {
+    config: JSON.stringify({
+      containerd: { defaultRuntimeName: "runc", runtimes: { runc: { runtimeType: "io.containerd.runc.v2", options: { SystemdCgroup: systemdCgroup } } } },
+    }),
+  },
 });
 
 describe("configuredCgroupDriver", () => {
@@ -48,7 +53,11 @@ describe("cgroupDriverMismatch", () => {
     expect(cgroupDriverMismatch("systemd", { source: "none", detail: "x" })).toBeUndefined();
   });
   test("the error names both drivers, where the runtime's came from, and both fixes", () => {
-    const e = cgroupDriverMismatch("systemd", { driver: "cgroupfs", source: "Status", detail: "containerd config.containerd.runtimes.runc.options.SystemdCgroup=false" })!;
+    const e = cgroupDriverMismatch("systemd", {
+      driver: "cgroupfs",
+      source: "Status",
+      detail: "containerd config.containerd.runtimes.runc.options.SystemdCgroup=false",
+    })!;
     expect(e).toBeInstanceOf(CgroupDriverMismatchError);
     expect(e.message).toBe(
       'cgroup driver mismatch: bunlet uses cgroupDriver "systemd" but the container runtime uses "cgroupfs" (containerd config.containerd.runtimes.runc.options.SystemdCgroup=false); ' +
@@ -70,7 +79,9 @@ describe("adoptCgroupDriverFromCRI (upstream v1.31 getCgroupDriverFromCRI)", () 
   });
 
   test("an unknown driver value is fatal, with upstream's message", async () => {
-    await expect(adoptCgroupDriverFromCRI(fakeCri({ linux: { cgroupDriver: 9 } }).cri, "systemd")).rejects.toThrow("runtime returned an unknown cgroup driver 9");
+    await expect(adoptCgroupDriverFromCRI(fakeCri({ linux: { cgroupDriver: 9 } }).cri, "systemd")).rejects.toThrow(
+      "runtime returned an unknown cgroup driver 9",
+    );
   });
 
   test("another gRPC error is fatal (upstream: the runtime service failed to initialise)", async () => {
@@ -97,9 +108,17 @@ describe("withCgroupDriverFromCRI (the start-up step on the configuration)", () 
     const config = { containerRuntimeEndpoint: "/x.sock", cgroupDriver: "systemd" };
     expect(await withCgroupDriverFromCRI(config, () => fakeCri(unimplemented()).cri)).toBe(config);
     const gated = { ...config, featureGates: { KubeletCgroupDriverFromCRI: false } };
-    expect(await withCgroupDriverFromCRI(gated, () => { throw new Error("must not connect"); })).toBe(gated);
+    expect(
+      await withCgroupDriverFromCRI(gated, () => {
+        throw new Error("must not connect");
+      }),
+    ).toBe(gated);
     // A bad endpoint: left for the agent's own client to report, as before.
-    expect(await withCgroupDriverFromCRI({ ...config, containerRuntimeEndpoint: "tcp://x" }, () => { throw new Error("only unix sockets"); })).toMatchObject({ cgroupDriver: "systemd" });
+    expect(
+      await withCgroupDriverFromCRI({ ...config, containerRuntimeEndpoint: "tcp://x" }, () => {
+        throw new Error("only unix sockets");
+      }),
+    ).toMatchObject({ cgroupDriver: "systemd" });
   });
 });
 

@@ -28,7 +28,11 @@ const res = (requests?: Record<string, string>, limits?: Record<string, string>)
 
 describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   test("setup: kubepods, burstable, besteffort with controllers enabled above each new level", async () => {
-    const m = createUnifiedPodCgroupManager({ mountRoot: fakeUnifiedMount(), cgroupRoot: "/node", kubepods: { memoryLimitBytes: 3 * 2 ** 30, cpuShares: 2048, pidsLimit: 1000 } });
+    const m = createUnifiedPodCgroupManager({
+      mountRoot: fakeUnifiedMount(),
+      cgroupRoot: "/node",
+      kubepods: { memoryLimitBytes: 3 * 2 ** 30, cpuShares: 2048, pidsLimit: 1000 },
+    });
     await m.setup();
     expect(read("cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");
     expect(read("node", "cgroup.subtree_control")).toBe("+cpuset +cpu +io +memory +pids");

@@ -36,7 +36,11 @@ describe("cgroup computations", () => {
 
   test.each([
     ["Guaranteed", guaranteed, { cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, memoryLimitBytes: 64 * 2 ** 20, pidsLimit: 1024 }],
-    ["Burstable with all limits", burstableAll, { cpuShares: 102, cpuQuotaUs: 100_000, cpuPeriodUs: 100_000, memoryLimitBytes: 128 * 2 ** 20, pidsLimit: 1024 }],
+    [
+      "Burstable with all limits",
+      burstableAll,
+      { cpuShares: 102, cpuQuotaUs: 100_000, cpuPeriodUs: 100_000, memoryLimitBytes: 128 * 2 ** 20, pidsLimit: 1024 },
+    ],
     ["Burstable, a container without limits", burstablePartial, { cpuShares: 256, pidsLimit: 1024 }],
     ["BestEffort", bestEffort, { cpuShares: 2, pidsLimit: 1024 }],
   ] as const)("podResourceConfig %s", (_n, pod, want) => {
@@ -45,15 +49,33 @@ describe("cgroup computations", () => {
 
   // upstream ResourceConfigForPod reads PodRequests/PodLimits, which add spec.overhead (a RuntimeClass's).
   test.each([
-    ["Guaranteed: to the request and the limits", makePod({ name: "o", uid: "o", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })], spec: { overhead: { cpu: "250m", memory: "16Mi" } } }), { cpuShares: 768, cpuQuotaUs: 75_000, cpuPeriodUs: 100_000, memoryLimitBytes: 80 * 2 ** 20 }],
-    ["Burstable without limits: to the request only", makePod({ name: "o", uid: "o", containers: [res({ cpu: "100m" })], spec: { overhead: { cpu: "100m", memory: "16Mi" } } }), { cpuShares: 204 }],
+    [
+      "Guaranteed: to the request and the limits",
+      makePod({
+        name: "o",
+        uid: "o",
+        containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })],
+        spec: { overhead: { cpu: "250m", memory: "16Mi" } },
+      }),
+      { cpuShares: 768, cpuQuotaUs: 75_000, cpuPeriodUs: 100_000, memoryLimitBytes: 80 * 2 ** 20 },
+    ],
+    [
+      "Burstable without limits: to the request only",
+      makePod({ name: "o", uid: "o", containers: [res({ cpu: "100m" })], spec: { overhead: { cpu: "100m", memory: "16Mi" } } }),
+      { cpuShares: 204 },
+    ],
     ["BestEffort: nothing", makePod({ name: "o", uid: "o", spec: { overhead: { cpu: "100m", memory: "16Mi" } } }), { cpuShares: 2 }],
   ] as const)("overhead, %s", (_n, pod, want) => {
     expect(podResourceConfig(pod)).toEqual(want);
   });
 
   test("init containers count as the max with the regular sum", () => {
-    const p = makePod({ name: "i", uid: "i", initContainers: [{ ...res({}, { cpu: "2", memory: "1Gi" }), name: "init" }], containers: [res({}, { cpu: "1", memory: "256Mi" })] });
+    const p = makePod({
+      name: "i",
+      uid: "i",
+      initContainers: [{ ...res({}, { cpu: "2", memory: "1Gi" }), name: "init" }],
+      containers: [res({}, { cpu: "1", memory: "256Mi" })],
+    });
     expect(podResourceConfig(p)).toMatchObject({ cpuQuotaUs: 200_000, memoryLimitBytes: 2 ** 30 });
   });
 
@@ -66,7 +88,9 @@ describe("cgroup computations", () => {
   test("systemd driver slice names and directories", () => {
     const p = makePod({ name: "s", uid: "ab-cd" });
     expect(podCgroupParent(p, { driver: "systemd" })).toBe("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice");
-    expect(cgroupDirPath("systemd", "/", ["kubepods", "besteffort", "podab-cd"])).toBe("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice");
+    expect(cgroupDirPath("systemd", "/", ["kubepods", "besteffort", "podab-cd"])).toBe(
+      "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab_cd.slice",
+    );
     expect(cgroupDirPath("cgroupfs", "/", ["kubepods", "podx"])).toBe("/kubepods/podx");
   });
 
@@ -86,7 +110,10 @@ describe("kubepodsConfigFromKubelet", () => {
     [[], 8 * 2 ** 30],
     [undefined, 8 * 2 ** 30 - 2 ** 30],
   ])("enforceNodeAllocatable=%p → memory %d", (enforce, mem) => {
-    const r = kubepodsConfigFromKubelet({ enforceNodeAllocatable: enforce, systemReserved: { memory: "512Mi" }, kubeReserved: { memory: "512Mi" } }, { memoryBytes: 8 * 2 ** 30, cpus: 2 });
+    const r = kubepodsConfigFromKubelet(
+      { enforceNodeAllocatable: enforce, systemReserved: { memory: "512Mi" }, kubeReserved: { memory: "512Mi" } },
+      { memoryBytes: 8 * 2 ** 30, cpus: 2 },
+    );
     expect(r.memoryLimitBytes).toBe(mem);
     expect(r.cpuShares).toBe(2048);
   });

@@ -40,7 +40,9 @@ describe("log rotation plan", () => {
       [`remove ${L}.20260101-000000.gz.tmp`, `remove ${L}.20260101-000000`, `rotate ${L} ${L}.20260102-030405`],
     ],
   ] as const)("%s", (_n, size, rotated, maxFiles, want) => {
-    const got = planLogRotation(L, size, [...rotated], { maxSizeBytes: 100, maxFiles }, now).map((a) => (a.op === "rotate" ? `rotate ${a.from} ${a.to}` : `${a.op} ${a.path}`));
+    const got = planLogRotation(L, size, [...rotated], { maxSizeBytes: 100, maxFiles }, now).map((a) =>
+      a.op === "rotate" ? `rotate ${a.from} ${a.to}` : `${a.op} ${a.path}`,
+    );
     expect(got).toEqual([...want]);
   });
 
@@ -91,7 +93,18 @@ describe("rotateContainerLog", () => {
     mkdirSync(d);
     const log = join(d, "0.log");
     writeFileSync(log, "x".repeat(200));
-    await expect(rotateContainerLog(log, { maxSizeBytes: 100, maxFiles: 2 }, { nowMs: now, reopen: async () => { throw new Error("no such container"); } })).rejects.toThrow("failed to reopen");
+    await expect(
+      rotateContainerLog(
+        log,
+        { maxSizeBytes: 100, maxFiles: 2 },
+        {
+          nowMs: now,
+          reopen: async () => {
+            throw new Error("no such container");
+          },
+        },
+      ),
+    ).rejects.toThrow("failed to reopen");
     expect(readdirSync(d)).toEqual(["0.log"]);
   });
 });

@@ -1,7 +1,17 @@
 import { expect, test } from "bun:test";
 import { expand, mappingFor } from "../../src/pod/expansion.ts";
 
-const ctx = mappingFor(new Map([["VAR_A", "A"], ["VAR_B", "B"], ["VAR_EMPTY", ""]]), new Map([["VAR_A", "shadowed"], ["SVC", "10.0.0.1"]]));
+const ctx = mappingFor(
+  new Map([
+    ["VAR_A", "A"],
+    ["VAR_B", "B"],
+    ["VAR_EMPTY", ""],
+  ]),
+  new Map([
+    ["VAR_A", "shadowed"],
+    ["SVC", "10.0.0.1"],
+  ]),
+);
 
 // Cases from upstream third_party/forked/golang/expansion expand_test.go.
 test.each([

@@ -3,15 +3,7 @@
 // back-off with CrashLoopBackOff, liveness restarts). Records calls and per-pod concurrency.
 import { formatBackOff } from "../../src/pod/backoff.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
-import type {
-  BackOff,
-  Runtime,
-  RuntimeContainerStatus,
-  RuntimePod,
-  RuntimePodStatus,
-  SyncPodOptions,
-  SyncPodResult,
-} from "../../src/pod/runtime.ts";
+import type { BackOff, Runtime, RuntimeContainerStatus, RuntimePod, RuntimePodStatus, SyncPodOptions, SyncPodResult } from "../../src/pod/runtime.ts";
 import { podSchema, type Pod } from "../../src/pod/types.ts";
 
 export function makePod(o: {
@@ -154,8 +146,7 @@ export function createFakeRuntime(now: () => number): FakeRuntime {
             calls.push(`kill ${p.name}/${u.container} (${u.message})`);
           }
         }
-        const restartable = (c: RuntimeContainerStatus) =>
-          spec.restartPolicy === "Always" || (spec.restartPolicy === "OnFailure" && c.exitCode !== 0);
+        const restartable = (c: RuntimeContainerStatus) => spec.restartPolicy === "Always" || (spec.restartPolicy === "OnFailure" && c.exitCode !== 0);
         const ensure = (name: string, image: string, isInit: boolean): boolean => {
           const c = latest(uid, name);
           if (!c) {

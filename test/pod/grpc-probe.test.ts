@@ -27,7 +27,10 @@ beforeAll(async () => {
       const r = replies[service] ?? 3;
       if (r === "hang") return;
       if (typeof r === "string") {
-        stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": r.slice(5), "grpc-message": "unknown service grpc.health.v1.Health" }, { endStream: true });
+        stream.respond(
+          { ":status": 200, "content-type": "application/grpc", "grpc-status": r.slice(5), "grpc-message": "unknown service grpc.health.v1.Health" },
+          { endStream: true },
+        );
         return;
       }
       stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
@@ -45,7 +48,12 @@ describe("grpc probe", () => {
     ["SERVING", "", "success", "service healthy"],
     ["NOT_SERVING", "down", "failure", 'service unhealthy (responded with "NOT_SERVING")'],
     ["unknown service", "other", "failure", 'service unhealthy (responded with "SERVICE_UNKNOWN")'],
-    ["no health service", "unimpl", "failure", "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): unknown service grpc.health.v1.Health"],
+    [
+      "no health service",
+      "unimpl",
+      "failure",
+      "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): unknown service grpc.health.v1.Health",
+    ],
     ["timeout", "slow", "failure", "timeout: health rpc did not complete within 300ms"],
   ])("%s", async (_n, service, result, output) => {
     expect(await grpcProbe("127.0.0.1", port, service, 300)).toEqual({ result: result as "success", output });

@@ -54,7 +54,9 @@ describe("HTTP bodies read at most 10 KiB", () => {
   test("an httpGet hook answering an endless body succeeds without reading it", async () => {
     const e = endlessFetch();
     const target = { pod: { name: "p", namespace: "d", uid: "u" }, container: { name: "c" }, containerId: "id", podIP: "10.0.0.1" };
-    expect(await runLifecycleHandler({ httpGet: { port: 80 } }, target, { execSync: async () => ({ exitCode: 0, stdout: "", stderr: "" }), fetch: e.fetch })).toBeUndefined();
+    expect(
+      await runLifecycleHandler({ httpGet: { port: 80 } }, target, { execSync: async () => ({ exitCode: 0, stdout: "", stderr: "" }), fetch: e.fetch }),
+    ).toBeUndefined();
     expect(e.cancelled()).toBe(true);
     expect(e.sent()).toBeLessThan(64 * 1024);
   });
@@ -75,7 +77,10 @@ describe("postStart runs within the pod's termination grace period", () => {
     });
     const pod: KubePod = {
       metadata: { name: "p", namespace: "d", uid: "u" },
-      spec: { ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }), containers: [{ name: "c", image: "i", lifecycle: { postStart: { exec: { command: ["hang"] } } } }] },
+      spec: {
+        ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }),
+        containers: [{ name: "c", image: "i", lifecycle: { postStart: { exec: { command: ["hang"] } } } }],
+      },
     } as KubePod;
     const run = () => hooks.runPostStart(pod, { name: "p", namespace: "d", uid: "u" }, pod.spec.containers[0]!, "cid", "sid");
     return { clock, run, stopped, failed, execTimeouts };

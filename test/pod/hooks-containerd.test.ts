@@ -38,7 +38,15 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
   const newLifecycle = () =>
     createPodLifecycle({
       runtime: rt,
-      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 500, syncFrequencyMs: 60_000, errorRetryMs: 1_000, housekeepingPeriodMs: 500 },
+      config: {
+        nodeName: NODE,
+        hostIP: "127.0.0.1",
+        staticPodPath: MANIFESTS,
+        fileCheckFrequencyMs: 500,
+        syncFrequencyMs: 60_000,
+        errorRetryMs: 1_000,
+        housekeepingPeriodMs: 500,
+      },
     });
   const status = (name: string): PodStatus | undefined => lc.listPodsForApi().find((p) => p.metadata.name === `${name}-${NODE}`)?.status;
   const log = (f: string) => (existsSync(join(SHARED, f)) ? readFileSync(join(SHARED, f), "utf8").trim().split("\n") : []);
@@ -90,10 +98,15 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
       lifecycle: { postStart: { exec: { command: sh("echo oops; exit 7") } } },
     };
     writeFileSync(join(MANIFESTS, "fail.json"), podJson("fail", { terminationGracePeriodSeconds: 2, containers: [main] }));
-    const waiting = await until("PostStartHookError", () => {
-      const w = status("fail")?.containerStatuses?.[0]?.state.waiting;
-      return w?.reason === "PostStartHookError" ? w : undefined;
-    }, 60_000, { intervalMs: 20 });
+    const waiting = await until(
+      "PostStartHookError",
+      () => {
+        const w = status("fail")?.containerStatuses?.[0]?.state.waiting;
+        return w?.reason === "PostStartHookError" ? w : undefined;
+      },
+      60_000,
+      { intervalMs: 20 },
+    );
     expect(waiting.message).toStartWith(`Exec lifecycle hook ([sh -c echo oops; exit 7]) for Container "main" in Pod "fail-${NODE}_`);
     expect(waiting.message).toContain(`exited with 7`);
     const s = await until("restarted", () => {
@@ -171,7 +184,11 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
 
   test("httpGet postStart reaches the node (hostNetwork) with its headers; a sleep preStop delays the stop signal", async () => {
     const hits: string[] = [];
-    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => (hits.push(`${new URL(req.url).pathname} ${req.headers.get("x-hook")}`), new Response("ok")) });
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) => (hits.push(`${new URL(req.url).pathname} ${req.headers.get("x-hook")}`), new Response("ok")),
+    });
     try {
       const main = {
         name: "main",

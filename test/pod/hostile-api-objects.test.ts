@@ -61,7 +61,13 @@ describe("hostile API objects (generated)", () => {
     for (let i = 0; i < 200; i++, generated++) {
       const uid = `forged-${i}`;
       forged.add(uid);
-      items.push(apiPod(`forged-${i}`, uid, { [ConfigSourceAnnotationKey]: r.pick(FORGED_SOURCES), "kubernetes.io/config.hash": `h${r.int(1e9)}`, "kubernetes.io/config.seen": "2000-01-01T00:00:00Z" }));
+      items.push(
+        apiPod(`forged-${i}`, uid, {
+          [ConfigSourceAnnotationKey]: r.pick(FORGED_SOURCES),
+          "kubernetes.io/config.hash": `h${r.int(1e9)}`,
+          "kubernetes.io/config.seen": "2000-01-01T00:00:00Z",
+        }),
+      );
     }
     for (let i = 0; i < 200; i++, generated++) {
       const uid = hostileUid(r);
@@ -97,14 +103,21 @@ describe("hostile API objects (generated)", () => {
       configMaps: new Map([["c", { data }]]),
       tokens: new Map(),
     });
-    const goodDir = setUpPodVolume(rootDir, { name: "cfg", configMap: { name: "c" } }, { pod: good, objects: objects({ "app.conf": "good" }), nodeAllocatable: ALLOCATABLE })!;
+    const goodDir = setUpPodVolume(
+      rootDir,
+      { name: "cfg", configMap: { name: "c" } },
+      { pod: good, objects: objects({ "app.conf": "good" }), nodeAllocatable: ALLOCATABLE },
+    )!;
     for (let i = 0; i < 300; i++, generated++) {
       const path = hostileRelativePath(r);
       const pod = makePod({ name: `p${i}`, uid: `hostile-${i}` });
       const asKey = r.int(2) === 0;
       const objs = objects(asKey ? { [path]: "evil", fine: "x" } : { k: "evil" });
       const items = asKey ? undefined : [{ key: "k", path }];
-      const v = r.int(2) === 0 ? { name: "v", configMap: { name: "c", ...(items ? { items } : {}) } } : { name: "v", secret: { secretName: "s", ...(items ? { items } : {}) } };
+      const v =
+        r.int(2) === 0
+          ? { name: "v", configMap: { name: "c", ...(items ? { items } : {}) } }
+          : { name: "v", secret: { secretName: "s", ...(items ? { items } : {}) } };
       expect(() => setUpPodVolume(rootDir, v, { pod, objects: objs, nodeAllocatable: ALLOCATABLE })).toThrow(/^invalid path: /);
     }
     expect(readFileSync(join(goodDir, "app.conf"), "utf8")).toBe("good");
@@ -160,7 +173,9 @@ describe("hostile API objects (generated)", () => {
         expect(out.output.length).toBeLessThanOrEqual(MAX_RESP_BODY_LENGTH);
       } else {
         const target = { pod: { name: "p", namespace: "d", uid: "u" }, container: { name: "c" }, containerId: "id", podIP: "10.0.0.1" };
-        expect(await runLifecycleHandler({ httpGet: { port: 80 } }, target, { execSync: async () => ({ exitCode: 0, stdout: "", stderr: "" }), fetch })).toBeUndefined();
+        expect(
+          await runLifecycleHandler({ httpGet: { port: 80 } }, target, { execSync: async () => ({ exitCode: 0, stdout: "", stderr: "" }), fetch }),
+        ).toBeUndefined();
       }
       expect(sent).toBeLessThanOrEqual(MAX_RESP_BODY_LENGTH + 2 * 64 * 1024);
     }

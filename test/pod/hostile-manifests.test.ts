@@ -115,7 +115,13 @@ describe("only regular files, bounded reads", () => {
         ),
     });
     try {
-      const src = createHttpSource({ url: `http://127.0.0.1:${server.port}/`, nodeName: "n", checkFrequencyMs: 60_000, clock: createSettlingClock(), onUpdate: () => {} });
+      const src = createHttpSource({
+        url: `http://127.0.0.1:${server.port}/`,
+        nodeName: "n",
+        checkFrequencyMs: 60_000,
+        clock: createSettlingClock(),
+        onUpdate: () => {},
+      });
       sources.push(src);
       await src.start();
       expect(src.errors()[0]!.message).toMatch(/response body is more than 524288 bytes/);
@@ -131,14 +137,39 @@ describe("upstream validation; an invalid edit keeps the running pod", () => {
   const withMeta = (meta: string, container = "") =>
     `apiVersion: v1\nkind: Pod\nmetadata:\n${meta}spec:\n  containers:\n    - name: app\n      image: i\n${container}`;
   test.each([
-    ["a 250-character name (253 with the node suffix is the limit)", withMeta(`  name: ${"a".repeat(250)}\n`), "metadata.name", /must be no more than 253 characters/],
+    [
+      "a 250-character name (253 with the node suffix is the limit)",
+      withMeta(`  name: ${"a".repeat(250)}\n`),
+      "metadata.name",
+      /must be no more than 253 characters/,
+    ],
     ["a name whose log directory would pass NAME_MAX", withMeta(`  name: ${"a".repeat(220)}\n`), "metadata.name", /pod log directory .* fits in 255 bytes/],
     ["a bad label key", withMeta("  name: x\n  labels: {'bad key!': v}\n"), "metadata.labels", /name part must consist of alphanumeric characters/],
     ["a bad label value", withMeta("  name: x\n  labels: {app: 'a b'}\n"), "metadata.labels[app]", /a valid label must be an empty string/],
-    ["a label value of 64 characters", withMeta(`  name: x\n  labels: {app: ${"v".repeat(64)}}\n`), "metadata.labels[app]", /must be no more than 63 characters/],
-    ["annotations over 256 KiB", withMeta(`  name: x\n  annotations: {a: ${"b".repeat(300 * 1024)}}\n`), "metadata.annotations", /^Too long: must have at most 262144 bytes$/],
-    ["a negative memory limit", withMeta("  name: x\n", "      resources: {limits: {memory: -5Gi}}\n"), "spec.containers[0].resources.limits[memory]", /^Invalid value: "-5Gi": must be greater than or equal to 0$/],
-    ["a request above its limit", withMeta("  name: x\n", "      resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}\n"), "spec.containers[0].resources.requests[cpu]", /must be less than or equal to cpu limit of 1/],
+    [
+      "a label value of 64 characters",
+      withMeta(`  name: x\n  labels: {app: ${"v".repeat(64)}}\n`),
+      "metadata.labels[app]",
+      /must be no more than 63 characters/,
+    ],
+    [
+      "annotations over 256 KiB",
+      withMeta(`  name: x\n  annotations: {a: ${"b".repeat(300 * 1024)}}\n`),
+      "metadata.annotations",
+      /^Too long: must have at most 262144 bytes$/,
+    ],
+    [
+      "a negative memory limit",
+      withMeta("  name: x\n", "      resources: {limits: {memory: -5Gi}}\n"),
+      "spec.containers[0].resources.limits[memory]",
+      /^Invalid value: "-5Gi": must be greater than or equal to 0$/,
+    ],
+    [
+      "a request above its limit",
+      withMeta("  name: x\n", "      resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}\n"),
+      "spec.containers[0].resources.requests[cpu]",
+      /must be less than or equal to cpu limit of 1/,
+    ],
   ])("refused: %s", async (_what, text, field, detail) => {
     const d = tempDir();
     writeFileSync(join(d, "p.yaml"), text);
@@ -156,7 +187,14 @@ describe("upstream validation; an invalid edit keeps the running pod", () => {
     writeFileSync(join(d, "web.yaml"), podYaml("web"));
     const updates: PodUpdate[] = [];
     const mux = createPodConfig({ clock: realClock, onUpdate: (u) => updates.push(u) });
-    const src = createFileSource({ path: d, nodeName: "n", checkFrequencyMs: 3_600_000, clock: realClock, onUpdate: (u) => mux.merge(u.source, u), debounceMs: 10 });
+    const src = createFileSource({
+      path: d,
+      nodeName: "n",
+      checkFrequencyMs: 3_600_000,
+      clock: realClock,
+      onUpdate: (u) => mux.merge(u.source, u),
+      debounceMs: 10,
+    });
     sources.push(src);
     await src.start();
     const uid = mux.pods()[0]!.metadata.uid;

@@ -106,7 +106,7 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
   test("a failing exec liveness probe (CRI ExecSync) restarts the container", async () => {
     const text = manifest("live", "touch /tmp/healthy; sleep 2; rm /tmp/healthy; exec sleep 3600").replace(
       "      readinessProbe:",
-      "      livenessProbe:\n        exec: { command: [\"test\", \"-f\", \"/tmp/healthy\"] }\n        periodSeconds: 1\n        failureThreshold: 2\n      readinessProbe:",
+      '      livenessProbe:\n        exec: { command: ["test", "-f", "/tmp/healthy"] }\n        periodSeconds: 1\n        failureThreshold: 2\n      readinessProbe:',
     );
     writeFileSync(join(MANIFESTS, "live.yaml"), text);
     const s = await until("live restarted", () => {

@@ -14,7 +14,9 @@ const target: HookTarget = {
 };
 
 describe("runLifecycleHandler", () => {
-  const exec = (exitCode: number, stdout = "", stderr = "") => async () => ({ exitCode, stdout, stderr });
+  const exec =
+    (exitCode: number, stdout = "", stderr = "") =>
+    async () => ({ exitCode, stdout, stderr });
   test.each([
     ["exec exit 0 succeeds", { exec: { command: ["true"] } }, exec(0), undefined],
     [
@@ -59,7 +61,9 @@ describe("runLifecycleHandler", () => {
   });
 
   test("httpGet without a host nor a pod IP fails", async () => {
-    expect(await runLifecycleHandler({ httpGet: { port: 80 } }, { ...target, podIP: undefined }, { execSync: exec(0) })).toContain("failed to find networking container");
+    expect(await runLifecycleHandler({ httpGet: { port: 80 } }, { ...target, podIP: undefined }, { execSync: exec(0) })).toContain(
+      "failed to find networking container",
+    );
   });
 
   test("sleep completes, or fails when aborted", async () => {
@@ -67,7 +71,9 @@ describe("runLifecycleHandler", () => {
     const ac = new AbortController();
     const p = runLifecycleHandler({ sleep: { seconds: 30 } }, target, { execSync: exec(0) }, ac.signal);
     ac.abort();
-    expect(await p).toBe(`Sleep lifecycle hook (30) for Container "app" in Pod "web_default(u1)" failed - error: container terminated before sleep hook finished`);
+    expect(await p).toBe(
+      `Sleep lifecycle hook (30) for Container "app" in Pod "web_default(u1)" failed - error: container terminated before sleep hook finished`,
+    );
   });
 
   test("formatPod is name_namespace(uid)", () => expect(formatPod(target.pod)).toBe("web_default(u1)"));

@@ -93,7 +93,11 @@ describe("pod lifecycle", () => {
   test("killPod (eviction): Failed/Evicted, DisruptionTarget, never restarted", async () => {
     const pod = makePod({ name: "hog", uid: "u1" });
     const { rt, clock } = await setup({ pods: [pod] });
-    const killed = lc!.killPod(pod, 1, { reason: "Evicted", message: "The node was low on resource: memory. ", annotations: { "bunlet.io/evicted-signal": "memory.available" } });
+    const killed = lc!.killPod(pod, 1, {
+      reason: "Evicted",
+      message: "The node was low on resource: memory. ",
+      annotations: { "bunlet.io/evicted-signal": "memory.available" },
+    });
     expect(lc!.activePods()).toEqual([]);
     expect(lc!.isPodCleanedUp(pod)).toBe(false);
     await killed;
@@ -136,7 +140,11 @@ describe("pod lifecycle", () => {
 
   test("liveness failure restarts the container", async () => {
     let healthy = true;
-    const pod = makePod({ name: "web", uid: "u1", containers: [{ name: "app", image: "x", livenessProbe: { exec: { command: ["check"] }, periodSeconds: 1, failureThreshold: 2 } }] });
+    const pod = makePod({
+      name: "web",
+      uid: "u1",
+      containers: [{ name: "app", image: "x", livenessProbe: { exec: { command: ["check"] }, periodSeconds: 1, failureThreshold: 2 } }],
+    });
     const { rt, clock } = await setup({ pods: [pod], probeRunner: async () => ({ result: healthy ? "success" : "failure", output: "" }) });
     await settle(clock, 3_000);
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start web/app#0"]);
@@ -174,7 +182,9 @@ describe("pod lifecycle", () => {
     const clock = createSettlingClock();
     const rt = createFakeRuntime(clock.now);
     lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4" } });
-    lc.addAdmitHandler((pod) => (pod.metadata.name === "besteffort" ? { admit: false, reason: "Evicted", message: "The node had condition: [MemoryPressure]. " } : { admit: true }));
+    lc.addAdmitHandler((pod) =>
+      pod.metadata.name === "besteffort" ? { admit: false, reason: "Evicted", message: "The node had condition: [MemoryPressure]. " } : { admit: true },
+    );
     await lc.start();
     lc.handleUpdate({ op: "SET", pods: [makePod({ name: "besteffort", uid: "b" }), makePod({ name: "ok", uid: "o" })], source: "file" });
     await settle(clock);
@@ -229,15 +239,25 @@ describe("lifecycle with a real staticPodPath", () => {
     const dir = mkdtempSync(join(tmpdir(), `bunlet-lc-${process.pid}-`));
     try {
       const rt = createFakeRuntime(() => Date.now());
-      lc = createPodLifecycle({ runtime: rt, clock: realClock, config: { nodeName: "n1", hostIP: "10.0.0.1", staticPodPath: dir, fileCheckFrequencyMs: 3_600_000, syncFrequencyMs: 3_600_000 } });
+      lc = createPodLifecycle({
+        runtime: rt,
+        clock: realClock,
+        config: { nodeName: "n1", hostIP: "10.0.0.1", staticPodPath: dir, fileCheckFrequencyMs: 3_600_000, syncFrequencyMs: 3_600_000 },
+      });
       await lc.start();
       expect(lc.sourcesReady()).toBe(true);
       const t0 = Date.now();
-      writeFileSync(join(dir, "web.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: app, image: bunlet.local/busybox:1}]\n");
+      writeFileSync(
+        join(dir, "web.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: app, image: bunlet.local/busybox:1}]\n",
+      );
       await waitFor(() => rt.calls.includes("start web-n1/app#0"), "pod start");
       const elapsed = Date.now() - t0;
       console.log(`manifest → container start: ${elapsed} ms`);
-      writeFileSync(join(dir, "bad.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: app, image: x, env: [{name: A, valueFrom: {}}]}]\n");
+      writeFileSync(
+        join(dir, "bad.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: app, image: x, env: [{name: A, valueFrom: {}}]}]\n",
+      );
       await waitFor(() => lc!.manifestErrors().length === 1, "manifest error");
       expect(lc.manifestErrors()[0]!.message).toContain("bad.yaml: spec.containers[0].env[0].valueFrom");
       unlinkSync(join(dir, "web.yaml"));
@@ -275,14 +295,24 @@ describe("readiness gates", () => {
       kind: "Pod",
       metadata: { name: "gated", namespace: "default", uid: "u-gated", resourceVersion: lb ? "2" : "1" },
       spec: { nodeName: "node1", readinessGates: [{ conditionType: "example.com/lb" }], containers: [{ name: "app", image: "bunlet.local/busybox:1" }] },
-      status: { phase: "Running", conditions: [{ type: "Ready", status: "False", lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" }, ...(lb ? [{ type: "example.com/lb", status: lb, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:01Z" }] : [])] },
+      status: {
+        phase: "Running",
+        conditions: [
+          { type: "Ready", status: "False", lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" },
+          ...(lb ? [{ type: "example.com/lb", status: lb, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:01Z" }] : []),
+        ],
+      },
     });
     const decoded = (lb?: "True" | "False") => decodeApiPod(raw(lb)).pod!;
     const { clock } = await setup();
     const ready = () => status("gated")!.conditions!.find((c) => c.type === "Ready")!;
     lc!.handleUpdate({ op: "SET", pods: [decoded()], source: "api" });
     await settle(clock);
-    expect(ready()).toMatchObject({ status: "False", reason: "ReadinessGatesNotReady", message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.' });
+    expect(ready()).toMatchObject({
+      status: "False",
+      reason: "ReadinessGatesNotReady",
+      message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    });
     lc!.handleUpdate({ op: "SET", pods: [decoded("False")], source: "api" });
     await settle(clock);
     expect(ready()).toMatchObject({ status: "False", message: 'the status of pod readiness gate "example.com/lb" is not "True", but False' });
@@ -341,7 +371,12 @@ describe("a kill preempts a slow sync", () => {
     expect(rt.calls.filter((c) => c.startsWith("start"))).toEqual(["start hog/app#0"]); // the sync is still held
     release();
     await killed;
-    expect(rt.calls.filter((c) => c.startsWith("start") || c.startsWith("kill"))).toEqual(["start hog/app#0", "kill hog grace=1", "start hog/app#1", "kill hog grace=1"]);
+    expect(rt.calls.filter((c) => c.startsWith("start") || c.startsWith("kill"))).toEqual([
+      "start hog/app#0",
+      "kill hog grace=1",
+      "start hog/app#1",
+      "kill hog grace=1",
+    ]);
     expect(rt.pods.get("u1")?.containers.every((c) => c.state === "exited")).toBe(true);
     expect(status("hog")).toMatchObject({ phase: "Failed", reason: "Evicted" });
     expect(lc!.isPodCleanedUp(pod)).toBe(true);
@@ -363,7 +398,12 @@ describe("serialization under load", () => {
     await settle(clock, 30_000);
     await Promise.all(kills);
     expect(rt.maxConcurrency).toBe(1);
-    expect(lc!.activePods().map((p) => p.metadata.name).sort()).toEqual(["p2", "p3", "p4"]);
+    expect(
+      lc!
+        .activePods()
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(["p2", "p3", "p4"]);
   });
 });
 
@@ -375,7 +415,11 @@ describe("activeDeadlineSeconds", () => {
     expect(status("job")!.phase).toBe("Running");
     await settle(clock, 1_000);
     await settle(clock, 0);
-    expect(status("job")).toMatchObject({ phase: "Failed", reason: "DeadlineExceeded", message: "Pod was active on the node longer than the specified deadline" });
+    expect(status("job")).toMatchObject({
+      phase: "Failed",
+      reason: "DeadlineExceeded",
+      message: "Pod was active on the node longer than the specified deadline",
+    });
     expect(rt.calls).toContain("kill job grace=30");
     expect(lc!.activePods()).toEqual([]);
   });
@@ -387,7 +431,8 @@ describe("container GC", () => {
     const { clock, lc: l } = await setup({
       pods: [makePod({ name: "web", uid: "u1" })],
       prepare: (r) => {
-        r.garbageCollect = async (pods) => void calls.push({ live: pods.contentRemovable("u1"), gone: pods.contentRemovable("u-gone"), ready: pods.allSourcesReady });
+        r.garbageCollect = async (pods) =>
+          void calls.push({ live: pods.contentRemovable("u1"), gone: pods.contentRemovable("u-gone"), ready: pods.allSourcesReady });
       },
     });
     expect(calls).toEqual([]);
@@ -468,7 +513,11 @@ describe("container log rotation in the lifecycle", () => {
         await released;
         writeFileSync(current, ""); // the runtime opens a new current log
       };
-      lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "1.2.3.4", containerLogMaxSize: "1Ki", containerLogMaxFiles: 2, containerLogMonitorIntervalMs: 1_000 } });
+      lc = createPodLifecycle({
+        runtime: rt,
+        clock,
+        config: { nodeName: "n", hostIP: "1.2.3.4", containerLogMaxSize: "1Ki", containerLogMaxFiles: 2, containerLogMonitorIntervalMs: 1_000 },
+      });
       await lc.start();
       void clock.advance(1_000);
       await asked; // renamed, the reopen pending

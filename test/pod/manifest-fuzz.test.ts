@@ -17,15 +17,28 @@ import { waitFor } from "../support/cgroup.ts";
 const dir = mkdtempSync(join(tmpdir(), `bunlet-fuzz-${process.pid}-`));
 afterAll(() => process.env.KEEP_FUZZ || rmSync(dir, { recursive: true, force: true }));
 
-const good = () => ({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", labels: { app: "x" } }, spec: { containers: [{ name: "app", image: "i", resources: { limits: { memory: "64Mi" } } }] } });
+const good = () => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "p", labels: { app: "x" } },
+  spec: { containers: [{ name: "app", image: "i", resources: { limits: { memory: "64Mi" } } }] },
+});
 const wrongValues = [42, -1, 1e400, "str", true, null, [], {}, [1, 2], { a: 1 }, "\u0000", "x".repeat(300)];
 
 /** Sets a random field of a good pod to a value of the wrong type or shape. */
 function badType(r: Rand): string {
   const p = good() as Record<string, any>;
   const paths: [any, string][] = [
-    [p, "kind"], [p, "spec"], [p, "metadata"], [p.metadata, "name"], [p.metadata, "labels"], [p.spec, "containers"],
-    [p.spec.containers[0], "name"], [p.spec.containers[0], "image"], [p.spec.containers[0], "resources"], [p.spec.containers[0].resources.limits, "memory"],
+    [p, "kind"],
+    [p, "spec"],
+    [p, "metadata"],
+    [p.metadata, "name"],
+    [p.metadata, "labels"],
+    [p.spec, "containers"],
+    [p.spec.containers[0], "name"],
+    [p.spec.containers[0], "image"],
+    [p.spec.containers[0], "resources"],
+    [p.spec.containers[0].resources.limits, "memory"],
   ];
   const [obj, key] = r.pick(paths);
   let v: unknown = r.pick(wrongValues);
@@ -66,7 +79,11 @@ describe("manifest fuzz", () => {
     const clock = createSettlingClock();
     const rt = createFakeRuntime(clock.now);
     writeFileSync(join(dir, "0-good.yaml"), podYaml("good"));
-    const lc = createPodLifecycle({ runtime: rt, clock, config: { nodeName: "n", hostIP: "10.0.0.1", staticPodPath: dir, fileCheckFrequencyMs: 20_000, syncFrequencyMs: 3_600_000 } });
+    const lc = createPodLifecycle({
+      runtime: rt,
+      clock,
+      config: { nodeName: "n", hostIP: "10.0.0.1", staticPodPath: dir, fileCheckFrequencyMs: 20_000, syncFrequencyMs: 3_600_000 },
+    });
     try {
       await lc.start();
       await clock.advance(0);

@@ -1,11 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { decodeManifests, formatPath } from "../../src/pod/manifest.ts";
-import {
-  applyStaticPodDefaults,
-  ConfigHashAnnotationKey,
-  ConfigSourceAnnotationKey,
-  staticPodUid,
-} from "../../src/pod/static-pod.ts";
+import { applyStaticPodDefaults, ConfigHashAnnotationKey, ConfigSourceAnnotationKey, staticPodUid } from "../../src/pod/static-pod.ts";
 
 const good = `
 apiVersion: v1
@@ -34,12 +29,37 @@ describe("decodeManifests", () => {
   });
 
   test.each([
-    ["valueFrom", `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`, "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", "Unsupported value"],
-    ["bad quantity", `containers: [{ name: a, image: x, resources: { limits: { memory: 12XB } } }]`, "spec.containers[0].resources.limits.memory", "invalid quantity"],
-    ["two handlers", `containers: [{ name: a, image: x, readinessProbe: { exec: { command: [x] }, tcpSocket: { port: 1 } } }]`, "spec.containers[0].readinessProbe", "exactly one"],
-    ["unknown volume type", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, nfs: { server: s, path: / } }]`, "spec.volumes[0].nfs", "not supported by bunlet"],
+    [
+      "valueFrom",
+      `containers: [{ name: a, image: x, env: [{ name: A, valueFrom: { fieldRef: { fieldPath: x } } }] }]`,
+      "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath",
+      "Unsupported value",
+    ],
+    [
+      "bad quantity",
+      `containers: [{ name: a, image: x, resources: { limits: { memory: 12XB } } }]`,
+      "spec.containers[0].resources.limits.memory",
+      "invalid quantity",
+    ],
+    [
+      "two handlers",
+      `containers: [{ name: a, image: x, readinessProbe: { exec: { command: [x] }, tcpSocket: { port: 1 } } }]`,
+      "spec.containers[0].readinessProbe",
+      "exactly one",
+    ],
+    [
+      "unknown volume type",
+      `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, nfs: { server: s, path: / } }]`,
+      "spec.volumes[0].nfs",
+      "not supported by bunlet",
+    ],
     ["API reference", `containers: [{ name: a, image: x }]\n  volumes: [{ name: v, configMap: { name: c } }]`, "", "static pods may not reference configmaps"],
-    ["missing mount volume", `containers: [{ name: a, image: x, volumeMounts: [{ name: nope, mountPath: /x }] }]`, "spec.containers[0].volumeMounts[0].name", "not found"],
+    [
+      "missing mount volume",
+      `containers: [{ name: a, image: x, volumeMounts: [{ name: nope, mountPath: /x }] }]`,
+      "spec.containers[0].volumeMounts[0].name",
+      "not found",
+    ],
     ["restartPolicy", `restartPolicy: Sometimes\n  containers: [{ name: a, image: x }]`, "spec.restartPolicy", ""],
     ["no containers", `containers: []`, "spec.containers", "at least one"],
   ])("rejects %s naming the file and field", (_n, spec, field, msg) => {
@@ -94,18 +114,34 @@ spec:
 
   test.each([
     ["a misspelt container field", `containers: [{ name: a, image: x, imagePullPolcy: Always }]`, "spec.containers[0].imagePullPolcy"],
-    ["a misspelt spec field", `containers: [{ name: a, image: x }]
-  restartPolice: Never`, "spec.restartPolice"],
-    ["a misspelt scheduling field", `containers: [{ name: a, image: x }]
-  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: k, whenUnsatisfiable: DoNotSchedule, labelSelectr: {} }]`, "spec.topologySpreadConstraints[0].labelSelectr"],
+    [
+      "a misspelt spec field",
+      `containers: [{ name: a, image: x }]
+  restartPolice: Never`,
+      "spec.restartPolice",
+    ],
+    [
+      "a misspelt scheduling field",
+      `containers: [{ name: a, image: x }]
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: k, whenUnsatisfiable: DoNotSchedule, labelSelectr: {} }]`,
+      "spec.topologySpreadConstraints[0].labelSelectr",
+    ],
   ])("a typo is still refused, naming the file and the field: %s", (_n, spec, field) => {
     const { pods, errors } = decodeManifests(`apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  ${spec}\n`, "/m/typo.yaml");
     expect(pods).toEqual([]);
-    expect(errors.map((e) => e.message)).toEqual([`invalid pod manifest /m/typo.yaml: ${field}: field not supported by bunlet: not a field of the v1 Pod (Kubernetes v1.37); check the spelling`]);
+    expect(errors.map((e) => e.message)).toEqual([
+      `invalid pod manifest /m/typo.yaml: ${field}: field not supported by bunlet: not a field of the v1 Pod (Kubernetes v1.37); check the spelling`,
+    ]);
   });
 
   test("PodList and List bodies, JSON too", () => {
-    const list = JSON.stringify({ kind: "PodList", items: [{ metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } }, { metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i:latest" }] } }] });
+    const list = JSON.stringify({
+      kind: "PodList",
+      items: [
+        { metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } },
+        { metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i:latest" }] } },
+      ],
+    });
     const r = decodeManifests(list, "http://x/pods");
     expect(r.errors).toEqual([]);
     expect(r.pods.map((p) => p.metadata.name)).toEqual(["a", "b"]);
@@ -113,7 +149,13 @@ spec:
   });
 
   test("a bare array of pods", () => {
-    const r = decodeManifests(JSON.stringify([{ metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } }, { metadata: { name: "b" }, spec: {} }]), "u");
+    const r = decodeManifests(
+      JSON.stringify([
+        { metadata: { name: "a" }, spec: { containers: [{ name: "c", image: "i" }] } },
+        { metadata: { name: "b" }, spec: {} },
+      ]),
+      "u",
+    );
     expect(r.pods.map((p) => p.metadata.name)).toEqual(["a"]);
     expect(r.errors[0]!.field).toBe("[1].spec.containers");
   });

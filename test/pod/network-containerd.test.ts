@@ -25,7 +25,10 @@ const BUSYBOX = "bunlet.local/busybox:1";
 type Obj = Record<string, unknown>;
 const sleeper = (name: string, extra: Obj = {}) => ({ name, image: BUSYBOX, command: ["sh", "-c", "exec sleep 3600"], ...extra });
 const writePod = (name: string, spec: Obj) =>
-  writeFileSync(join(MANIFESTS, `${name}.json`), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { terminationGracePeriodSeconds: 1, ...spec } }));
+  writeFileSync(
+    join(MANIFESTS, `${name}.json`),
+    JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name }, spec: { terminationGracePeriodSeconds: 1, ...spec } }),
+  );
 
 describe.skipIf(!canRunContainerd())("pod namespaces, hosts and DNS on containerd", () => {
   let ctd: TestContainerd;
@@ -38,13 +41,19 @@ describe.skipIf(!canRunContainerd())("pod namespaces, hosts and DNS on container
       return st?.containerStatuses?.length === n && st.containerStatuses.every((c) => c.state.running) ? st : undefined;
     });
   const containerId = (st: PodStatus, c: string) => st.containerStatuses!.find((x) => x.name === c)!.containerID!.replace("containerd://", "");
-  const namespaces = async (id: string): Promise<{ type: string; path?: string }[]> => JSON.parse((await ctd.cri.containerStatus(id, true)).info.info!).runtimeSpec.linux.namespaces;
+  const namespaces = async (id: string): Promise<{ type: string; path?: string }[]> =>
+    JSON.parse((await ctd.cri.containerStatus(id, true)).info.info!).runtimeSpec.linux.namespaces;
   const exec = async (id: string, cmd: string[]) => new TextDecoder().decode((await ctd.cri.execSync(id, cmd, 10)).stdout);
 
   beforeAll(async () => {
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
-    rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: join(BASE, "root"), dns: { clusterDNS: ["10.96.0.10"], clusterDomain: "cluster.local", resolvConf: "/etc/resolv.conf" } });
+    rt = createKubeRuntime({
+      cri: ctd.cri,
+      podLogsDir: join(BASE, "logs"),
+      rootDir: join(BASE, "root"),
+      dns: { clusterDNS: ["10.96.0.10"], clusterDomain: "cluster.local", resolvConf: "/etc/resolv.conf" },
+    });
     lc = createPodLifecycle({
       runtime: rt,
       cgroups: createPodCgroupManager({ cgroupRoot: CGROUP_ROOT, podPidsLimit: 256 }),
@@ -90,23 +99,41 @@ describe.skipIf(!canRunContainerd())("pod namespaces, hosts and DNS on container
     const id = containerId(await running("named"), "app");
     const podIP = (await exec(id, ["sh", "-c", "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1"])).trim();
     expect(podIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
-    expect(await exec(id, ["cat", "/etc/hosts"])).toBe(managedHostsFileContent([podIP], "h0", "sub.default.svc.cluster.local", [{ ip: "10.1.2.3", hostnames: ["db.local", "db"] }]));
+    expect(await exec(id, ["cat", "/etc/hosts"])).toBe(
+      managedHostsFileContent([podIP], "h0", "sub.default.svc.cluster.local", [{ ip: "10.1.2.3", hostnames: ["db.local", "db"] }]),
+    );
     expect((await exec(id, ["hostname"])).trim()).toBe("h0");
     const resolv = parseResolvConf(await exec(id, ["cat", "/etc/resolv.conf"]));
     const host = parseResolvConf(readFileSync("/etc/resolv.conf", "utf8"));
-    expect(resolv).toEqual({ servers: ["10.96.0.10"], searches: [...new Set(["default.svc.cluster.local", "svc.cluster.local", "cluster.local", ...host.searches])], options: ["ndots:5"], errors: [] });
+    expect(resolv).toEqual({
+      servers: ["10.96.0.10"],
+      searches: [...new Set(["default.svc.cluster.local", "svc.cluster.local", "cluster.local", ...host.searches])],
+      options: ["ndots:5"],
+      errors: [],
+    });
   }, 120_000);
 
   test("dnsPolicy None with dnsConfig → exactly that resolv.conf", async () => {
-    writePod("nodns", { dnsPolicy: "None", dnsConfig: { nameservers: ["192.0.2.53"], searches: ["example.test"], options: [{ name: "ndots", value: "1" }, { name: "edns0" }] }, containers: [sleeper("app")] });
+    writePod("nodns", {
+      dnsPolicy: "None",
+      dnsConfig: { nameservers: ["192.0.2.53"], searches: ["example.test"], options: [{ name: "ndots", value: "1" }, { name: "edns0" }] },
+      containers: [sleeper("app")],
+    });
     const id = containerId(await running("nodns"), "app");
-    expect(parseResolvConf(await exec(id, ["cat", "/etc/resolv.conf"]))).toEqual({ servers: ["192.0.2.53"], searches: ["example.test"], options: ["ndots:1", "edns0"], errors: [] });
+    expect(parseResolvConf(await exec(id, ["cat", "/etc/resolv.conf"]))).toEqual({
+      servers: ["192.0.2.53"],
+      searches: ["example.test"],
+      options: ["ndots:1", "edns0"],
+      errors: [],
+    });
   }, 120_000);
 
   test("hostNetwork: the node's /etc/hosts behind the managed header, with hostAliases; ClusterFirst falls back to the node's resolv.conf", async () => {
     writePod("hostnet", { hostNetwork: true, hostAliases: [{ ip: "10.9.9.9", hostnames: ["extra"] }], containers: [sleeper("app")] });
     const id = containerId(await running("hostnet"), "app");
-    expect(await exec(id, ["cat", "/etc/hosts"])).toBe(`# Kubernetes-managed hosts file (host network).\n${readFileSync("/etc/hosts", "utf8")}\n# Entries added by HostAliases.\n10.9.9.9\textra\n`);
+    expect(await exec(id, ["cat", "/etc/hosts"])).toBe(
+      `# Kubernetes-managed hosts file (host network).\n${readFileSync("/etc/hosts", "utf8")}\n# Entries added by HostAliases.\n10.9.9.9\textra\n`,
+    );
     const host = parseResolvConf(readFileSync("/etc/resolv.conf", "utf8"));
     expect(parseResolvConf(await exec(id, ["cat", "/etc/resolv.conf"])).servers).toEqual(host.servers);
   }, 120_000);

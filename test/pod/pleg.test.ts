@@ -65,7 +65,10 @@ describe("statusMatchesRelist", () => {
     name: "p",
     namespace: "default",
     sandboxes: sandboxes.map(([id, state]) => ({ id, attempt: 0, state, createdAtMs: 0 })),
-    containers: containers.map(([id, state]) => ({ id, name: "c", image: "i", state, createdAtMs: 0, startedAtMs: 0, finishedAtMs: 0, attempt: 0 }) as RuntimePodStatus["containers"][number]),
+    containers: containers.map(
+      ([id, state]) =>
+        ({ id, name: "c", image: "i", state, createdAtMs: 0, startedAtMs: 0, finishedAtMs: 0, attempt: 0 }) as RuntimePodStatus["containers"][number],
+    ),
   });
   const relisted = (containers: [string, ContainerState][], sandboxIds = ["s1"], ready = 1): RuntimePod => ({
     uid: "u",
@@ -78,7 +81,15 @@ describe("statusMatchesRelist", () => {
   test.each([
     ["same sandbox and container states", status([["c1", "running"]]), relisted([["c1", "running"]]), true],
     ["container exited since", status([["c1", "running"]]), relisted([["c1", "exited"]]), false],
-    ["new container", status([["c1", "exited"]]), relisted([["c1", "exited"], ["c2", "running"]]), false],
+    [
+      "new container",
+      status([["c1", "exited"]]),
+      relisted([
+        ["c1", "exited"],
+        ["c2", "running"],
+      ]),
+      false,
+    ],
     ["sandbox no longer ready", status([["c1", "running"]]), relisted([["c1", "running"]], ["s1"], 0), false],
     ["sandbox replaced", status([["c1", "running"]]), relisted([["c1", "running"]], ["s2"]), false],
     ["pod gone from the runtime", status([["c1", "running"]]), undefined, false],

@@ -53,7 +53,13 @@ describe("directory modes", () => {
     const pod = { metadata: { name: "p", namespace: "ns", uid: "u1" }, spec: { containers: [{ name: "c", image: "i" }] } };
     const dir = setUpEmptyDir(rootDir, pod, "cache", {}, 0);
     expect(mode(dir)).toBe(0o777);
-    for (const d of [join(rootDir, "pods"), join(rootDir, "pods", "u1"), join(rootDir, "pods", "u1", "volumes"), join(rootDir, "pods", "u1", "volumes", "kubernetes.io~empty-dir")]) expect([d, mode(d)]).toEqual([d, 0o750]);
+    for (const d of [
+      join(rootDir, "pods"),
+      join(rootDir, "pods", "u1"),
+      join(rootDir, "pods", "u1", "volumes"),
+      join(rootDir, "pods", "u1", "volumes", "kubernetes.io~empty-dir"),
+    ])
+      expect([d, mode(d)]).toEqual([d, 0o750]);
   });
 
   test("configMap/downwardAPI volume directories are 0750 at every level", () => {

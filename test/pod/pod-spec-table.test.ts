@@ -11,42 +11,171 @@ import { podSchema } from "../../src/pod/types.ts";
 // The v1 objects (k8s.io/api@v0.37.2 core/v1, apimachinery meta/v1 ObjectMeta), field by field.
 const V1: Record<string, readonly string[]> = {
   ObjectMeta: [
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-    "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers", "managedFields",
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
   ],
   PodSpec: [
-    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds",
-    "activeDeadlineSeconds", "dnsPolicy", "nodeSelector", "serviceAccountName", "serviceAccount", "automountServiceAccountToken",
-    "nodeName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
-    "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority", "dnsConfig",
-    "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead", "topologySpreadConstraints",
-    "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims", "resources", "hostnameOverride", "schedulingGroup",
+    "volumes",
+    "initContainers",
+    "containers",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "nodeSelector",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "subdomain",
+    "affinity",
+    "schedulerName",
+    "tolerations",
+    "hostAliases",
+    "priorityClassName",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "overhead",
+    "topologySpreadConstraints",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "schedulingGates",
+    "resourceClaims",
+    "resources",
+    "hostnameOverride",
+    "schedulingGroup",
     "evictionResponders",
   ],
   Container: [
-    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy", "restartPolicy",
-    "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
-    "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "envFrom",
+    "env",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
   ],
-  Probe: ["exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"],
+  Probe: [
+    "exec",
+    "httpGet",
+    "tcpSocket",
+    "grpc",
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+    "terminationGracePeriodSeconds",
+  ],
   Lifecycle: ["postStart", "preStop", "stopSignal"],
   "Lifecycle handler": ["exec", "httpGet", "tcpSocket", "sleep"],
   VolumeMount: ["name", "readOnly", "recursiveReadOnly", "mountPath", "subPath", "mountPropagation", "subPathExpr", "bindMountOptions"],
   EnvVarSource: ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"],
   ResourceRequirements: ["limits", "requests", "claims"],
   "Volume sources": [
-    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs", "iscsi", "glusterfs",
-    "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker", "downwardAPI", "fc", "azureFile", "configMap",
-    "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected", "portworxVolume", "scaleIO", "storageos", "csi",
-    "ephemeral", "image",
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
   ],
   PodSecurityContext: [
-    "seLinuxOptions", "windowsOptions", "runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups", "supplementalGroupsPolicy",
-    "fsGroup", "sysctls", "fsGroupChangePolicy", "seccompProfile", "appArmorProfile", "seLinuxChangePolicy",
+    "seLinuxOptions",
+    "windowsOptions",
+    "runAsUser",
+    "runAsGroup",
+    "runAsNonRoot",
+    "supplementalGroups",
+    "supplementalGroupsPolicy",
+    "fsGroup",
+    "sysctls",
+    "fsGroupChangePolicy",
+    "seccompProfile",
+    "appArmorProfile",
+    "seLinuxChangePolicy",
   ],
   SecurityContext: [
-    "capabilities", "privileged", "seLinuxOptions", "windowsOptions", "runAsUser", "runAsGroup", "runAsNonRoot",
-    "readOnlyRootFilesystem", "allowPrivilegeEscalation", "procMount", "seccompProfile", "appArmorProfile",
+    "capabilities",
+    "privileged",
+    "seLinuxOptions",
+    "windowsOptions",
+    "runAsUser",
+    "runAsGroup",
+    "runAsNonRoot",
+    "readOnlyRootFilesystem",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "seccompProfile",
+    "appArmorProfile",
   ],
 };
 
@@ -131,16 +260,29 @@ const ACCEPTED_SAMPLES: Record<string, unknown> = {
   "ObjectMeta.resourceVersion": "48213",
   "ObjectMeta.generation": 3,
   "ObjectMeta.selfLink": "/api/v1/namespaces/default/pods/p",
-  "ObjectMeta.managedFields": [{ manager: "kubectl", operation: "Apply", apiVersion: "v1", time: "2026-03-02T10:15:04Z", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } }],
+  "ObjectMeta.managedFields": [
+    { manager: "kubectl", operation: "Apply", apiVersion: "v1", time: "2026-03-02T10:15:04Z", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } },
+  ],
   "PodSpec.ephemeralContainers": [{ name: "debugger", image: "busybox", stdin: true, tty: true, targetContainerName: "c" }],
   "PodSpec.schedulerName": "my-scheduler",
   "PodSpec.preemptionPolicy": "Never",
   "PodSpec.enableServiceLinks": false,
-  "PodSpec.topologySpreadConstraints": [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: "web" } }, matchLabelKeys: ["pod-template-hash"] }],
+  "PodSpec.topologySpreadConstraints": [
+    {
+      maxSkew: 1,
+      topologyKey: "topology.kubernetes.io/zone",
+      whenUnsatisfiable: "DoNotSchedule",
+      labelSelector: { matchLabels: { app: "web" } },
+      matchLabelKeys: ["pod-template-hash"],
+    },
+  ],
   "PodSpec.schedulingGates": [{ name: "example.com/quota" }],
   "PodSpec.schedulingGroup": { podGroupName: "training-0" },
   "PodSpec.evictionResponders": [{ name: "example.com/drainer", priority: 10000 }],
-  "Container.resizePolicy": [{ resourceName: "cpu", restartPolicy: "NotRequired" }, { resourceName: "memory", restartPolicy: "RestartContainer" }],
+  "Container.resizePolicy": [
+    { resourceName: "cpu", restartPolicy: "NotRequired" },
+    { resourceName: "memory", restartPolicy: "RestartContainer" },
+  ],
   "PodSecurityContext.seLinuxChangePolicy": "MountOption",
   "PodSecurityContext.windowsOptions": { gmsaCredentialSpecName: "gmsa", runAsUserName: "ContainerUser", hostProcess: false },
   "SecurityContext.windowsOptions": { runAsUserName: "ContainerUser" },
@@ -225,7 +367,9 @@ describe.each(Object.keys(V1))("docs/pod-spec.md: %s", (table) => {
       for (const source of ["static", "api"] as const) {
         // The value as the message shows it (cut to 60 characters), then why.
         const shown = JSON.stringify(sample.refused).slice(0, 40);
-        const refused = errorsOf(podWith(table, f, sample.refused), source).filter((e) => names(e, f) && e.detail.startsWith(shown) && e.detail.includes(" is not supported by bunlet: "));
+        const refused = errorsOf(podWith(table, f, sample.refused), source).filter(
+          (e) => names(e, f) && e.detail.startsWith(shown) && e.detail.includes(" is not supported by bunlet: "),
+        );
         if (refused.length !== 1) wrong.push(`${f} (${source}): ${JSON.stringify(sample.refused)} not refused naming it`);
       }
     }
@@ -237,7 +381,8 @@ describe.each(Object.keys(V1))("docs/pod-spec.md: %s", (table) => {
     for (const f of each("refused")) {
       for (const source of ["static", "api"] as const) {
         const r = errorsOf(podWith(table, f, {}), source);
-        if (!r.some((e) => names(e, f) && /not supported/.test(e.detail))) wrong.push(`${f} (${source}): ${r.length ? `refused without naming it (${r.map((e) => e.message).join("; ")})` : "accepted"}`);
+        if (!r.some((e) => names(e, f) && /not supported/.test(e.detail)))
+          wrong.push(`${f} (${source}): ${r.length ? `refused without naming it (${r.map((e) => e.message).join("; ")})` : "accepted"}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -254,14 +399,18 @@ describe.each(Object.keys(V1))("docs/pod-spec.md: %s", (table) => {
       const api = errorsOf(podWith(table, f, value));
       if (api.length) wrong.push(`${f} (api): ${api.map((e) => e.message).join("; ")}`);
       const stat = errorsOf(podWith(table, f, value), "static");
-      if (!stat.some((e) => /static pods may not reference/.test(e.detail))) wrong.push(`${f} (static): ${stat.length ? stat.map((e) => e.message).join("; ") : "accepted"}`);
+      if (!stat.some((e) => /static pods may not reference/.test(e.detail)))
+        wrong.push(`${f} (static): ${stat.length ? stat.map((e) => e.message).join("; ") : "accepted"}`);
     }
     expect(wrong).toEqual([]);
   });
 });
 
 // The nested rows: a pod with the field at its default decodes; set otherwise, it is refused by path.
-const base = (c: Record<string, unknown> = {}, s: Record<string, unknown> = {}) => ({ metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "img", ...c }], ...s } });
+const base = (c: Record<string, unknown> = {}, s: Record<string, unknown> = {}) => ({
+  metadata: { name: "p" },
+  spec: { containers: [{ name: "c", image: "img", ...c }], ...s },
+});
 const withVolume = (v: Record<string, unknown>) => base({}, { volumes: [{ name: "v", ...v }] });
 const NESTED: Record<string, { accepted: unknown[]; refused?: unknown; path: string }> = {
   "httpGet.protocol": {
@@ -274,9 +423,20 @@ const NESTED: Record<string, { accepted: unknown[]; refused?: unknown; path: str
     refused: base({ livenessProbe: { grpc: { port: 9090, mode: "TLS" } } }),
     path: "spec.containers[0].livenessProbe.grpc.mode",
   },
-  "grpc.service": { accepted: [base({ livenessProbe: { grpc: { port: 9090, service: null } } }), base({ livenessProbe: { grpc: { port: 9090, service: "health" } } })], path: "" },
-  "emptyDir.mode": { accepted: [withVolume({ emptyDir: { mode: 0o777 } })], refused: withVolume({ emptyDir: { mode: 0o1777 } }), path: "spec.volumes[0].emptyDir.mode" },
-  defaultUser: { accepted: [withVolume({ downwardAPI: { defaultMode: 0o644 } })], refused: withVolume({ projected: { sources: [], defaultUser: 1000 } }), path: "spec.volumes[0].projected.defaultUser" },
+  "grpc.service": {
+    accepted: [base({ livenessProbe: { grpc: { port: 9090, service: null } } }), base({ livenessProbe: { grpc: { port: 9090, service: "health" } } })],
+    path: "",
+  },
+  "emptyDir.mode": {
+    accepted: [withVolume({ emptyDir: { mode: 0o777 } })],
+    refused: withVolume({ emptyDir: { mode: 0o1777 } }),
+    path: "spec.volumes[0].emptyDir.mode",
+  },
+  defaultUser: {
+    accepted: [withVolume({ downwardAPI: { defaultMode: 0o644 } })],
+    refused: withVolume({ projected: { sources: [], defaultUser: 1000 } }),
+    path: "spec.volumes[0].projected.defaultUser",
+  },
   user: {
     accepted: [withVolume({ downwardAPI: { items: [{ path: "n", fieldRef: { fieldPath: "metadata.name" } }] } })],
     refused: withVolume({ downwardAPI: { items: [{ path: "n", fieldRef: { fieldPath: "metadata.name" }, user: 1000 }] } }),
@@ -284,7 +444,9 @@ const NESTED: Record<string, { accepted: unknown[]; refused?: unknown; path: str
   },
   podCertificate: {
     accepted: [],
-    refused: withVolume({ projected: { sources: [{ podCertificate: { signerName: "example.com/signer", keyType: "ED25519", credentialBundlePath: "creds.pem" } }] } }),
+    refused: withVolume({
+      projected: { sources: [{ podCertificate: { signerName: "example.com/signer", keyType: "ED25519", credentialBundlePath: "creds.pem" } }] },
+    }),
     path: "spec.volumes[0].projected.sources[0].podCertificate",
   },
 };

@@ -31,12 +31,19 @@ function recordingSyncer(opts: { gate?: () => Promise<void>; result?: (pod: Pod)
   return { syncer, log, max: () => maxActive };
 }
 
-const podWithImage = (image: string, grace = 30) => makePod({ name: "p", uid: "u1", containers: [{ name: "app", image }], spec: { terminationGracePeriodSeconds: grace } });
+const podWithImage = (image: string, grace = 30) =>
+  makePod({ name: "p", uid: "u1", containers: [{ name: "app", image }], spec: { terminationGracePeriodSeconds: grace } });
 
 describe("pod workers", () => {
   test("updates for one pod are serialized and collapse to the newest", async () => {
     const gates: ReturnType<typeof deferred<void>>[] = [];
-    const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
+    const r = recordingSyncer({
+      gate: () => {
+        const d = deferred();
+        gates.push(d);
+        return d.promise;
+      },
+    });
     const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "create", pod: podWithImage("v1") });
     w.updatePod({ type: "update", pod: podWithImage("v2") });
@@ -144,7 +151,13 @@ describe("pod workers", () => {
 
   test("a kill with a shorter grace period restarts a running termination with it; a kill no shorter does not", async () => {
     const gates: ReturnType<typeof deferred<void>>[] = [];
-    const r = recordingSyncer({ gate: () => { const d = deferred(); gates.push(d); return d.promise; } });
+    const r = recordingSyncer({
+      gate: () => {
+        const d = deferred();
+        gates.push(d);
+        return d.promise;
+      },
+    });
     let done = 0;
     const w = createPodWorkers({ syncer: r.syncer, clock: createSettlingClock() });
     w.updatePod({ type: "kill", pod: podWithImage("v1", 300), kill: { gracePeriodOverrideSeconds: 300, onDone: () => done++ } });

@@ -11,7 +11,10 @@ function pod(name: string, requests?: Res, limits?: Res, extra: { priority?: num
   const resources = requests || limits ? { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } : undefined;
   return {
     metadata: { name, namespace: "default", uid: `uid-${name}`, annotations: extra.annotations },
-    spec: { containers: [{ name: "c", image: "i", ...(resources ? { resources } : {}) }], ...(extra.priority !== undefined ? { priority: extra.priority } : {}) },
+    spec: {
+      containers: [{ name: "c", image: "i", ...(resources ? { resources } : {}) }],
+      ...(extra.priority !== undefined ? { priority: extra.priority } : {}),
+    },
   } as unknown as PodLike;
 }
 const r = (cpu: string, memory: string): Res => ({ cpu, memory });
@@ -42,16 +45,36 @@ describe("getPodsToPreempt (upstream's selection)", () => {
     ["Burstable before Guaranteed", [burstable, guaranteed], reqs(0, 0, 1), ["burstable"]],
     ["the smaller Burstable pod when it is enough", [bestEffort, highRequestBurstable, burstable], reqs(100, 100, 0), ["burstable"]],
     ["the larger Burstable pod when the smaller is not enough", [bestEffort, burstable, highRequestBurstable], reqs(150, 150, 0), ["high-request-burstable"]],
-    ["several pods when one is not enough", [bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed], reqs(350, 350, 0), ["burstable", "high-request-burstable"]],
-    ["a Guaranteed pod only when needed, and no extra Burstable one", [bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed], reqs(0, 550, 0), ["high-request-burstable", "high-request-guaranteed"]],
-    ["critical pods are never chosen", [critical, bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed], reqs(0, 550, 0), ["high-request-burstable", "high-request-guaranteed"]],
+    [
+      "several pods when one is not enough",
+      [bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed],
+      reqs(350, 350, 0),
+      ["burstable", "high-request-burstable"],
+    ],
+    [
+      "a Guaranteed pod only when needed, and no extra Burstable one",
+      [bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed],
+      reqs(0, 550, 0),
+      ["high-request-burstable", "high-request-guaranteed"],
+    ],
+    [
+      "critical pods are never chosen",
+      [critical, bestEffort, burstable, highRequestBurstable, guaranteed, highRequestGuaranteed],
+      reqs(0, 550, 0),
+      ["high-request-burstable", "high-request-guaranteed"],
+    ],
   ] as const)("%s", (_what, pods, requirements, expected) => {
     expect(names(getPodsToPreempt(critical, [...pods], [...requirements]))).toEqual([...expected].sort());
   });
 
   test.each([
     ["no pods", [], reqs(0, 0, 1), "no set of running pods found to reclaim resources: [(res: pods, q: 1), ]"],
-    ["more than all pods request", [burstable], reqs(200, 200, 2), "no set of running pods found to reclaim resources: [(res: cpu, q: 100), (res: memory, q: 104857600), (res: pods, q: 1), ]"],
+    [
+      "more than all pods request",
+      [burstable],
+      reqs(200, 200, 2),
+      "no set of running pods found to reclaim resources: [(res: cpu, q: 100), (res: memory, q: 104857600), (res: pods, q: 1), ]",
+    ],
     ["only critical pods", [critical], reqs(0, 0, 1), "no set of running pods found to reclaim resources: [(res: pods, q: 1), ]"],
     ["BestEffort pods free no memory", [bestEffort], reqs(0, 1, 0), "no set of running pods found to reclaim resources: [(res: memory, q: 1048576), ]"],
   ] as const)("fails: %s", (_what, pods, requirements, message) => {
@@ -113,7 +136,12 @@ describe("critical pod admission (predicate failures → preemption)", () => {
     expect(killed[0]!.req).toEqual({
       reason: "Preempting",
       message: "Preempted in order to admit critical pod",
-      condition: { type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet", message: "Pod was preempted by Kubelet to accommodate a critical pod." },
+      condition: {
+        type: "DisruptionTarget",
+        status: "True",
+        reason: "TerminationByKubelet",
+        message: "Pod was preempted by Kubelet to accommodate a critical pod.",
+      },
     });
     expect(events).toEqual([`Warning Preempting high-request-burstable: ${PREEMPTED_MESSAGE}`]);
     await (verdict as { waitFor?: Promise<unknown> }).waitFor;

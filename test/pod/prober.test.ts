@@ -18,8 +18,20 @@ describe("probe state machine", () => {
 
   test.each<[string, ProbeKind, typeof spec, ProbeResult[], ProbeResult[]]>([
     ["liveness publishes failure at the 3rd failure", "liveness", spec, ["failure", "failure", "failure"], ["success", "success", "failure"]],
-    ["a success in between resets the failure run", "liveness", spec, ["failure", "failure", "success", "failure", "failure"], ["success", "success", "success", "success", "success"]],
-    ["readiness needs successThreshold=2 successes", "readiness", { ...spec, successThreshold: 2 }, ["success", "success", "failure"], ["failure", "success", "success"]],
+    [
+      "a success in between resets the failure run",
+      "liveness",
+      spec,
+      ["failure", "failure", "success", "failure", "failure"],
+      ["success", "success", "success", "success", "success"],
+    ],
+    [
+      "readiness needs successThreshold=2 successes",
+      "readiness",
+      { ...spec, successThreshold: 2 },
+      ["success", "success", "failure"],
+      ["failure", "success", "success"],
+    ],
     ["readiness failureThreshold=1", "readiness", { ...spec, failureThreshold: 1 }, ["success", "failure", "success"], ["success", "failure", "success"]],
   ])("%s", (_n, kind, s, results, published) => {
     let st = prepare(kind, s, initialState(kind), { id: "c1", running: true, startedAtMs: 0, started: true }, 0).state;
@@ -32,7 +44,13 @@ describe("probe state machine", () => {
   });
 
   test("liveness holds after a failure until the container is replaced", () => {
-    let st = prepare("liveness", { ...spec, failureThreshold: 1 }, initialState("liveness"), { id: "c1", running: true, startedAtMs: 0, started: true }, 0).state;
+    let st = prepare(
+      "liveness",
+      { ...spec, failureThreshold: 1 },
+      initialState("liveness"),
+      { id: "c1", running: true, startedAtMs: 0, started: true },
+      0,
+    ).state;
     st = record("liveness", { ...spec, failureThreshold: 1 }, st, "failure");
     expect(st).toMatchObject({ published: "failure", onHold: true });
     expect(prepare("liveness", spec, st, { id: "c1", running: true, startedAtMs: 0, started: true }, 0).probe).toBe(false);
@@ -95,7 +113,15 @@ describe("probe handlers", () => {
     const p = probe({ exec: { command: ["cat", "/tmp/healthy"] } });
     const ok = await runProbe(p, { container, containerId: "c" }, { execSync: async () => ({ exitCode: 0, stdout: "", stderr: "" }) });
     const bad = await runProbe(p, { container, containerId: "c" }, { execSync: async () => ({ exitCode: 1, stdout: "", stderr: "no such file" }) });
-    const slow = await runProbe(p, { container, containerId: "c" }, { execSync: async () => { throw new Error("timeout 1s exceeded"); } });
+    const slow = await runProbe(
+      p,
+      { container, containerId: "c" },
+      {
+        execSync: async () => {
+          throw new Error("timeout 1s exceeded");
+        },
+      },
+    );
     expect([ok.result, bad.result, slow.result]).toEqual(["success", "failure", "failure"]);
     expect(bad.output).toBe("no such file");
   });
@@ -110,12 +136,15 @@ describe("probe manager", () => {
     const pod = makePod({
       name: "p",
       uid: "u",
-      containers: [{
-        name: "app", image: "x",
-        startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
-        livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
-        readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
-      }],
+      containers: [
+        {
+          name: "app",
+          image: "x",
+          startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
+          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
+          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
+        },
+      ],
     });
     const m = createProbeManager({
       clock,
@@ -156,12 +185,24 @@ describe("probe results when the runtime errs", () => {
   const container = makePod({ name: "p", containers: [{ name: "app", image: "x" }] }).spec.containers[0]!;
   test("runProbe: a runtime error is marked errored; a DeadlineExceeded is a failure", async () => {
     const p = probe({ exec: { command: ["true"] } });
-    const down = await runProbe(p, { container, containerId: "c" }, {
-      execSync: async () => { throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.UNAVAILABLE, "connection closed before a reply"); },
-    });
-    const late = await runProbe(p, { container, containerId: "c" }, {
-      execSync: async () => { throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.DEADLINE_EXCEEDED, "timeout 1s exceeded"); },
-    });
+    const down = await runProbe(
+      p,
+      { container, containerId: "c" },
+      {
+        execSync: async () => {
+          throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.UNAVAILABLE, "connection closed before a reply");
+        },
+      },
+    );
+    const late = await runProbe(
+      p,
+      { container, containerId: "c" },
+      {
+        execSync: async () => {
+          throw new GrpcError("/runtime.v1.RuntimeService/ExecSync", GrpcCode.DEADLINE_EXCEEDED, "timeout 1s exceeded");
+        },
+      },
+    );
     expect([down.result, down.errored]).toEqual(["unknown", true]);
     expect([late.result, late.errored]).toEqual(["failure", undefined]);
   });
@@ -174,11 +215,14 @@ describe("probe results when the runtime errs", () => {
     const pod = makePod({
       name: "p",
       uid: "u",
-      containers: [{
-        name: "app", image: "x",
-        livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
-        readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
-      }],
+      containers: [
+        {
+          name: "app",
+          image: "x",
+          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
+          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
+        },
+      ],
     });
     const m = createProbeManager({
       clock,

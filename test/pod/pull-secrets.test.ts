@@ -12,7 +12,10 @@ import { ObjectNotFoundError, type PodApiObjects } from "../../src/pod/volumes/i
 const dir = mkdtempSync(join(tmpdir(), "bunlet-pull-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
-const dockerconfig = (registry: string, user: string) => ({ data: { ".dockerconfigjson": b64(JSON.stringify({ auths: { [registry]: { auth: b64(`${user}:pw-${user}`) } } })) }, type: "kubernetes.io/dockerconfigjson" });
+const dockerconfig = (registry: string, user: string) => ({
+  data: { ".dockerconfigjson": b64(JSON.stringify({ auths: { [registry]: { auth: b64(`${user}:pw-${user}`) } } })) },
+  type: "kubernetes.io/dockerconfigjson",
+});
 
 function recordingCri() {
   const pulls: { image: string; user?: string }[] = [];
@@ -37,16 +40,29 @@ test("pull secrets: matching credentials in order until one works; anonymous whe
   const { cri, pulls } = recordingCri();
   const objects: PodApiObjects = {
     namespace: "ns",
-    secrets: new Map<string, any>([["old", dockerconfig("registry.example.com", "stale")], ["new", dockerconfig("registry.example.com", "fresh")], ["gone", new ObjectNotFoundError("secret", "gone")]]),
+    secrets: new Map<string, any>([
+      ["old", dockerconfig("registry.example.com", "stale")],
+      ["new", dockerconfig("registry.example.com", "fresh")],
+      ["gone", new ObjectNotFoundError("secret", "gone")],
+    ]),
     configMaps: new Map(),
     tokens: new Map(),
   };
-  const rt = createKubeRuntime({ cri, podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, apiObjects: { resolve: async () => objects, forget: () => {} } });
+  const rt = createKubeRuntime({
+    cri,
+    podLogsDir: dir,
+    rootDir: dir,
+    volumeHostPath: () => undefined,
+    apiObjects: { resolve: async () => objects, forget: () => {} },
+  });
   const pod = {
     metadata: { name: "p", namespace: "ns", uid: "u1" },
     spec: {
       imagePullSecrets: [{ name: "gone" }, { name: "old" }, { name: "new" }],
-      containers: [{ name: "a", image: "registry.example.com/team/app:1", imagePullPolicy: "IfNotPresent" }, { name: "b", image: "quay.io/x/y:2" }],
+      containers: [
+        { name: "a", image: "registry.example.com/team/app:1", imagePullPolicy: "IfNotPresent" },
+        { name: "b", image: "quay.io/x/y:2" },
+      ],
     },
   };
   const backOff = { isInBackOff: () => false, next: () => {} };

@@ -7,7 +7,10 @@ const p = (containers: PodLike["spec"]["containers"], initContainers?: PodLike["
   metadata: { name: "p" },
   spec: { containers, ...(initContainers ? { initContainers } : {}) },
 });
-const c = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } });
+const c = (requests?: Record<string, string>, limits?: Record<string, string>) => ({
+  name: "c",
+  resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) },
+});
 
 describe("getPodQOS", () => {
   const cases: [string, PodLike, string][] = [

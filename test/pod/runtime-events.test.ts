@@ -28,20 +28,42 @@ function recordingCri() {
 
 test("image events as upstream's EnsureImageExists: Pulling → Pulled (absent image), Failed (ErrImagePull), then BackOff while backing off", async () => {
   const { cri } = recordingCri();
-  const failing = { ...cri, pullImage: async (image: string) => (image.startsWith("bad/") ? Promise.reject(new Error("not found")) : "sha256:abc") } as unknown as CriClient;
+  const failing = {
+    ...cri,
+    pullImage: async (image: string) => (image.startsWith("bad/") ? Promise.reject(new Error("not found")) : "sha256:abc"),
+  } as unknown as CriClient;
   const events: { type: string; reason: string; message: string; fieldPath?: string }[] = [];
-  const recorder = { event: (ref: { fieldPath?: string }, type: string, reason: string, message: string) => void events.push({ type, reason, message, fieldPath: ref.fieldPath }) };
-  const rt = createKubeRuntime({ cri: new Proxy(failing, { get: (t, k: string) => (t as any)[k] ?? (cri as any)[k] }), podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, events: recorder });
-  const pod = { metadata: { name: "img", namespace: "ns", uid: "u2" }, spec: { containers: [{ name: "good", image: "ok/app:1" }, { name: "broken", image: "bad/app:1" }] } };
+  const recorder = {
+    event: (ref: { fieldPath?: string }, type: string, reason: string, message: string) =>
+      void events.push({ type, reason, message, fieldPath: ref.fieldPath }),
+  };
+  const rt = createKubeRuntime({
+    cri: new Proxy(failing, { get: (t, k: string) => (t as any)[k] ?? (cri as any)[k] }),
+    podLogsDir: dir,
+    rootDir: dir,
+    volumeHostPath: () => undefined,
+    events: recorder,
+  });
+  const pod = {
+    metadata: { name: "img", namespace: "ns", uid: "u2" },
+    spec: {
+      containers: [
+        { name: "good", image: "ok/app:1" },
+        { name: "broken", image: "bad/app:1" },
+      ],
+    },
+  };
   const backOff = { isInBackOff: () => false, next: () => {} };
   const first = await rt.syncPod(pod, { uid: "u2", name: "img", namespace: "ns", sandboxes: [], containers: [] }, backOff);
   expect(first.errors).toContainEqual({ container: "broken", reason: "ErrImagePull", message: "not found" });
-  expect(events.map((e) => [e.reason, e.message.replace(/ in \S+ \(\S+ including waiting\)$/, " in …")])).toEqual(expect.arrayContaining([
-    ["Pulling", 'Pulling image "ok/app:1"'],
-    ["Pulled", 'Successfully pulled image "ok/app:1" in …'],
-    ["Pulling", 'Pulling image "bad/app:1"'],
-    ["Failed", 'Failed to pull image "bad/app:1": not found'],
-  ]));
+  expect(events.map((e) => [e.reason, e.message.replace(/ in \S+ \(\S+ including waiting\)$/, " in …")])).toEqual(
+    expect.arrayContaining([
+      ["Pulling", 'Pulling image "ok/app:1"'],
+      ["Pulled", 'Successfully pulled image "ok/app:1" in …'],
+      ["Pulling", 'Pulling image "bad/app:1"'],
+      ["Failed", 'Failed to pull image "bad/app:1": not found'],
+    ]),
+  );
   expect(events.find((e) => e.reason === "Failed")).toMatchObject({ type: "Warning", fieldPath: "spec.containers{broken}" });
   events.length = 0;
   const second = await rt.syncPod(pod, { uid: "u2", name: "img", namespace: "ns", sandboxes: [], containers: [] }, backOff);
@@ -52,15 +74,38 @@ test("image events as upstream's EnsureImageExists: Pulling → Pulled (absent i
 test("a container in its restart back-off: a Warning BackOff event with upstream's message, CrashLoopBackOff", async () => {
   const { cri } = recordingCri();
   const events: { type: string; reason: string; message: string; fieldPath?: string }[] = [];
-  const recorder = { event: (ref: { fieldPath?: string }, type: string, reason: string, message: string) => void events.push({ type, reason, message, fieldPath: ref.fieldPath }) };
+  const recorder = {
+    event: (ref: { fieldPath?: string }, type: string, reason: string, message: string) =>
+      void events.push({ type, reason, message, fieldPath: ref.fieldPath }),
+  };
   const rt = createKubeRuntime({ cri, podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, events: recorder });
   const pod = { metadata: { name: "crash", namespace: "ns", uid: "u3" }, spec: { restartPolicy: "Always", containers: [{ name: "app", image: "ok/app:1" }] } };
   const status = {
-    uid: "u3", name: "crash", namespace: "ns",
+    uid: "u3",
+    name: "crash",
+    namespace: "ns",
     sandboxes: [{ id: "sandbox-1", attempt: 0, state: "ready" as const, createdAtMs: 1, ip: "10.0.0.9" }],
-    containers: [{ id: "c1", name: "app", image: "ok/app:1", state: "exited" as const, createdAtMs: 1, startedAtMs: 2, finishedAtMs: 3, exitCode: 1, reason: "Error", attempt: 0 }],
+    containers: [
+      {
+        id: "c1",
+        name: "app",
+        image: "ok/app:1",
+        state: "exited" as const,
+        createdAtMs: 1,
+        startedAtMs: 2,
+        finishedAtMs: 3,
+        exitCode: 1,
+        reason: "Error",
+        attempt: 0,
+      },
+    ],
   };
   const r = await rt.syncPod(pod, status, { isInBackOff: () => true, next: () => {}, delayMs: () => 10_000 });
   expect(r.errors).toEqual([{ container: "app", reason: "CrashLoopBackOff", message: "back-off 10s restarting failed container=app pod=ns/crash_(u3)" }]);
-  expect(events).toContainEqual({ type: "Warning", reason: "BackOff", message: "Back-off restarting failed container app in pod crash_ns(u3)", fieldPath: "spec.containers{app}" });
+  expect(events).toContainEqual({
+    type: "Warning",
+    reason: "BackOff",
+    message: "Back-off restarting failed container app in pod crash_ns(u3)",
+    fieldPath: "spec.containers{app}",
+  });
 });

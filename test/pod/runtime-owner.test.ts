@@ -22,7 +22,12 @@ const sandbox = (id: string, name: string, owner?: string, state = "SANDBOX_READ
     state,
     createdAt: 1,
     metadata: { name, namespace: "default", uid: `uid-${name}`, attempt: 0 },
-    labels: { "io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": "default", "io.kubernetes.pod.uid": `uid-${name}`, ...(owner ? { [OWNER_LABEL]: owner } : {}) },
+    labels: {
+      "io.kubernetes.pod.name": name,
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": `uid-${name}`,
+      ...(owner ? { [OWNER_LABEL]: owner } : {}),
+    },
     annotations: {},
   }) as unknown as PodSandbox;
 
@@ -32,7 +37,16 @@ function fakeCri(sandboxes: PodSandbox[]) {
     endpoint: "unix:///run/containerd/containerd.sock",
     listPodSandbox: async () => sandboxes,
     listContainers: async () =>
-      sandboxes.map((s) => ({ id: `c-${s.id}`, podSandboxId: s.id, state: "CONTAINER_RUNNING", labels: { ...s.labels, "io.kubernetes.container.name": "app" }, metadata: { name: "app", attempt: 0 } }) as unknown as Container),
+      sandboxes.map(
+        (s) =>
+          ({
+            id: `c-${s.id}`,
+            podSandboxId: s.id,
+            state: "CONTAINER_RUNNING",
+            labels: { ...s.labels, "io.kubernetes.container.name": "app" },
+            metadata: { name: "app", attempt: 0 },
+          }) as unknown as Container,
+      ),
     runPodSandbox: async (config: { labels?: Record<string, string> }) => (created.push(config.labels ?? {}), "new"),
     createContainer: async (_id: string, config: { labels?: Record<string, string> }) => (created.push(config.labels ?? {}), "newc"),
   } as unknown as CriClient;
@@ -67,7 +81,10 @@ describe("runtime owner", () => {
       expect([...rt.foreignPodUids!()]).toEqual(["uid-theirs"]);
       await owned.runPodSandbox({ labels: { x: "1" } } as never);
       await owned.createContainer("new", { labels: { y: "2" } } as never, {} as never);
-      expect(created).toEqual([{ x: "1", [OWNER_LABEL]: me }, { y: "2", [OWNER_LABEL]: me }]);
+      expect(created).toEqual([
+        { x: "1", [OWNER_LABEL]: me },
+        { y: "2", [OWNER_LABEL]: me },
+      ]);
     } finally {
       lock.release();
     }
@@ -96,7 +113,11 @@ test("housekeeping leaves the pod cgroups of another live agent's pods (same cgr
   const rt = createFakeRuntime(clock.now);
   rt.foreignPodUids = () => new Set(["uid-theirs"]);
   const removed: string[] = [];
-  const cgroups = { ensurePod: async () => undefined, removePod: async (uid: string) => void removed.push(uid), listPodUids: async () => ["uid-theirs", "uid-orphan"] };
+  const cgroups = {
+    ensurePod: async () => undefined,
+    removePod: async (uid: string) => void removed.push(uid),
+    listPodUids: async () => ["uid-theirs", "uid-orphan"],
+  };
   const lc = createPodLifecycle({ runtime: rt, clock, cgroups, config: { nodeName: "n1", hostIP: "192.168.1.10" } });
   await lc.start();
   lc.handleUpdate({ op: "SET", pods: [], source: "file" });

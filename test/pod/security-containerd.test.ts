@@ -25,14 +25,39 @@ const NODE = "secnode";
 const BUSYBOX = "bunlet.local/busybox:1";
 
 type Obj = Record<string, unknown>;
-const sleeper = (name: string, securityContext?: Obj, extra: Obj = {}) => ({ name, image: BUSYBOX, command: ["sh", "-c", "exec sleep 3600"], ...(securityContext ? { securityContext } : {}), ...extra });
+const sleeper = (name: string, securityContext?: Obj, extra: Obj = {}) => ({
+  name,
+  image: BUSYBOX,
+  command: ["sh", "-c", "exec sleep 3600"],
+  ...(securityContext ? { securityContext } : {}),
+  ...extra,
+});
 const writePod = (name: string, spec: Obj, annotations?: Obj) =>
-  writeFileSync(join(MANIFESTS, `${name}.json`), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { terminationGracePeriodSeconds: 1, ...spec } }));
+  writeFileSync(
+    join(MANIFESTS, `${name}.json`),
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { terminationGracePeriodSeconds: 1, ...spec },
+    }),
+  );
 
 interface OciSpec {
-  process: { user: { uid: number; gid: number; additionalGids?: number[] }; capabilities?: Record<string, string[]>; noNewPrivileges?: boolean; apparmorProfile?: string };
+  process: {
+    user: { uid: number; gid: number; additionalGids?: number[] };
+    capabilities?: Record<string, string[]>;
+    noNewPrivileges?: boolean;
+    apparmorProfile?: string;
+  };
   root: { readonly?: boolean };
-  linux: { seccomp?: { defaultAction: string; syscalls?: { names: string[]; action: string }[] }; namespaces: { type: string; path?: string }[]; maskedPaths?: string[]; readonlyPaths?: string[]; sysctl?: Record<string, string> };
+  linux: {
+    seccomp?: { defaultAction: string; syscalls?: { names: string[]; action: string }[] };
+    namespaces: { type: string; path?: string }[];
+    maskedPaths?: string[];
+    readonlyPaths?: string[];
+    sysctl?: Record<string, string>;
+  };
   mounts: { destination: string; source: string }[];
 }
 
@@ -55,7 +80,10 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
     mkdirSync(join(ROOT, "seccomp", "profiles"), { recursive: true });
-    writeFileSync(join(ROOT, "seccomp", "profiles", "no-mkdir.json"), JSON.stringify({ defaultAction: "SCMP_ACT_ALLOW", syscalls: [{ names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO" }] }));
+    writeFileSync(
+      join(ROOT, "seccomp", "profiles", "no-mkdir.json"),
+      JSON.stringify({ defaultAction: "SCMP_ACT_ALLOW", syscalls: [{ names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO" }] }),
+    );
     rt = createKubeRuntime({ cri: ctd.cri, podLogsDir: join(BASE, "logs"), rootDir: ROOT });
     lc = createPodLifecycle({
       runtime: rt,
@@ -73,12 +101,29 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
 
   test("user, groups, capabilities, read-only rootfs, no_new_privs, RuntimeDefault seccomp, sysctls and fsGroup reach the runtime", async () => {
     writePod("sec", {
-      securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4000], seccompProfile: { type: "RuntimeDefault" }, sysctls: [{ name: "net.ipv4.ping_group_range", value: "0 2000" }] },
-      volumes: [{ name: "scratch", emptyDir: {} }, { name: "info", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" }, mode: 0o600 }] } }],
+      securityContext: {
+        runAsUser: 1000,
+        runAsGroup: 3000,
+        fsGroup: 2000,
+        supplementalGroups: [4000],
+        seccompProfile: { type: "RuntimeDefault" },
+        sysctls: [{ name: "net.ipv4.ping_group_range", value: "0 2000" }],
+      },
+      volumes: [
+        { name: "scratch", emptyDir: {} },
+        { name: "info", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" }, mode: 0o600 }] } },
+      ],
       containers: [
-        sleeper("app", { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, {
-          volumeMounts: [{ name: "scratch", mountPath: "/scratch" }, { name: "info", mountPath: "/info" }],
-        }),
+        sleeper(
+          "app",
+          { capabilities: { add: ["NET_ADMIN"], drop: ["ALL"] }, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+          {
+            volumeMounts: [
+              { name: "scratch", mountPath: "/scratch" },
+              { name: "info", mountPath: "/info" },
+            ],
+          },
+        ),
       ],
     });
     const st = await running("sec");
@@ -147,7 +192,9 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
       return app?.state.waiting?.reason === "CreateContainerConfigError" && ok?.state.running ? s : undefined;
     });
     const app = st.containerStatuses!.find((c) => c.name === "app")!;
-    expect(app.state.waiting!.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot-${NODE}_default(${uidOf("nonroot")})", container: app)`);
+    expect(app.state.waiting!.message).toBe(
+      `container has runAsNonRoot and image will run as root (pod: "nonroot-${NODE}_default(${uidOf("nonroot")})", container: app)`,
+    );
     const ok = await ociSpec(containerId(st, "ok"));
     expect(ok.process.user.uid).toBe(65534);
     // emptyDir is 0777 as upstream's: a non-root container writes to it without an fsGroup.
@@ -159,7 +206,12 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
     const st = await running("hardened");
     const id = containerId(st, "app");
     const spec = await ociSpec(id);
-    expect([spec.process.user.uid, spec.process.noNewPrivileges, spec.root.readonly, spec.process.capabilities!.bounding ?? []]).toEqual([65534, true, true, []]);
+    expect([spec.process.user.uid, spec.process.noNewPrivileges, spec.root.readonly, spec.process.capabilities!.bounding ?? []]).toEqual([
+      65534,
+      true,
+      true,
+      [],
+    ]);
     expect(await exec(id, ["cat", "/scratch/started"])).not.toBe("");
     expect(await exec(id, ["grep", "metrics.internal", "/etc/hosts"])).toBe("192.0.2.10\tmetrics.internal");
   }, 120_000);

@@ -28,7 +28,16 @@ describe("createPodLifecycleFromConfig", () => {
       const clock = createSettlingClock();
       const rt = createFakeRuntime(clock.now);
       const r = createPodLifecycleFromConfig({
-        config: { staticPodPath: manifests, syncFrequency: "1m0s", fileCheckFrequency: "20s", cgroupsPerQOS: true, cgroupRoot: "/t", podPidsLimit: -1, enforceNodeAllocatable: ["pods"], systemReserved: { memory: "1Gi" } },
+        config: {
+          staticPodPath: manifests,
+          syncFrequency: "1m0s",
+          fileCheckFrequency: "20s",
+          cgroupsPerQOS: true,
+          cgroupRoot: "/t",
+          podPidsLimit: -1,
+          enforceNodeAllocatable: ["pods"],
+          systemReserved: { memory: "1Gi" },
+        },
         flags: { hostnameOverride: "Edge-1", nodeIP: "192.0.2.7,2001:db8::7" },
         runtime: rt,
         clock,

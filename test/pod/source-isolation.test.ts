@@ -7,7 +7,6 @@ import { createSettlingClock } from "../support/settling-clock.ts";
 import { createFakeRuntime, makePod } from "./fake-runtime.ts";
 import { aliasBomb } from "../support/hostile.ts";
 
-
 const goodPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: app, image: bunlet.local/busybox:1}]\n";
 
 let lc: PodLifecycle | undefined;
@@ -79,7 +78,12 @@ describe("each source and loop starts and fails on its own", () => {
       await clock.advance(0);
       await lc.whenIdle();
       expect(rt.calls).toContain("start web-n/app#0");
-      expect(lc.manifestErrors().map((e) => e.message).join()).toContain("boom from a broken fetch");
+      expect(
+        lc
+          .manifestErrors()
+          .map((e) => e.message)
+          .join(),
+      ).toContain("boom from a broken fetch");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -31,7 +31,10 @@ describe("file source", () => {
     const d = tempDir();
     writeFileSync(join(d, "a.yaml"), pod("a"));
     writeFileSync(join(d, ".a.yaml.swp"), "garbage: [");
-    writeFileSync(join(d, "b.json"), JSON.stringify({ metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i", env: [{ name: "X", valueFrom: {} }] }] } }));
+    writeFileSync(
+      join(d, "b.json"),
+      JSON.stringify({ metadata: { name: "b" }, spec: { containers: [{ name: "c", image: "i", env: [{ name: "X", valueFrom: {} }] }] } }),
+    );
     writeFileSync(join(d, "c.yaml"), `${pod("c1")}---\n${pod("c2")}`);
     const r = await readStaticPods(d, "node1");
     expect(r.pods.map((p) => p.metadata.name)).toEqual(["a-node1", "c1-node1", "c2-node1"]);
@@ -86,7 +89,15 @@ describe("file source", () => {
     let errors: ManifestError[] = [];
     const mux = createPodConfig({ clock: realClock, onUpdate: (u) => updates.push(u) });
     // A one-hour resync: anything seen below came from the watch.
-    const src = createFileSource({ path: d, nodeName: "n", checkFrequencyMs: 3_600_000, clock: realClock, onUpdate: (u) => mux.merge(u.source, u), onErrors: (e) => (errors = e), debounceMs: 20 });
+    const src = createFileSource({
+      path: d,
+      nodeName: "n",
+      checkFrequencyMs: 3_600_000,
+      clock: realClock,
+      onUpdate: (u) => mux.merge(u.source, u),
+      onErrors: (e) => (errors = e),
+      debounceMs: 20,
+    });
     sources.push(src);
     await src.start();
     expect(updates.map((u) => `${u.op} ${u.pods.map((p) => p.metadata.name)}`)).toEqual(["ADD a-n"]);
@@ -111,7 +122,12 @@ describe("file source", () => {
 
     unlinkSync(join(d, "b.yaml"));
     await waitFor(() => updates.some((u) => u.op === "REMOVE" && u.pods[0]!.metadata.name === "b-n"), "REMOVE b");
-    expect(mux.pods().map((p) => p.metadata.name).sort()).toEqual(["a-n"]);
+    expect(
+      mux
+        .pods()
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(["a-n"]);
   });
 });
 
@@ -133,7 +149,15 @@ describe("http source", () => {
       const updates: PodUpdate[] = [];
       let errors: ManifestError[] = [];
       const url = `http://127.0.0.1:${server.port}/pods`;
-      const src = createHttpSource({ url, headers: { "X-Token": ["t1"] }, nodeName: "n", checkFrequencyMs: 20_000, clock, onUpdate: (u) => updates.push(u), onErrors: (e) => (errors = e) });
+      const src = createHttpSource({
+        url,
+        headers: { "X-Token": ["t1"] },
+        nodeName: "n",
+        checkFrequencyMs: 20_000,
+        clock,
+        onUpdate: (u) => updates.push(u),
+        onErrors: (e) => (errors = e),
+      });
       sources.push(src);
       await src.start();
       expect(seenHeaders).toEqual(["t1"]);

@@ -8,12 +8,18 @@ type S = "running" | "ok" | "fail" | "waiting" | "crashloop" | "none";
 function cs(name: string, s: S): ContainerStatus | undefined {
   const base = { name, ready: false, restartCount: 0, image: "i", imageID: "", lastState: {} };
   switch (s) {
-    case "running": return { ...base, state: { running: {} } };
-    case "ok": return { ...base, state: { terminated: { exitCode: 0 } } };
-    case "fail": return { ...base, state: { terminated: { exitCode: 1 } } };
-    case "waiting": return { ...base, state: { waiting: { reason: "ContainerCreating" } } };
-    case "crashloop": return { ...base, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { exitCode: 1 } } };
-    case "none": return undefined;
+    case "running":
+      return { ...base, state: { running: {} } };
+    case "ok":
+      return { ...base, state: { terminated: { exitCode: 0 } } };
+    case "fail":
+      return { ...base, state: { terminated: { exitCode: 1 } } };
+    case "waiting":
+      return { ...base, state: { waiting: { reason: "ContainerCreating" } } };
+    case "crashloop":
+      return { ...base, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { exitCode: 1 } } };
+    case "none":
+      return undefined;
   }
 }
 
@@ -93,7 +99,12 @@ describe("generatePodStatus", () => {
       rc({ name: "app", attempt: 2, state: "exited", exitCode: 137, reason: "OOMKilled", finishedAtMs: now }),
       rc({ name: "app", attempt: 1, state: "exited", exitCode: 1, finishedAtMs: now - 5000 }),
     ]);
-    const s = generatePodStatus({ pod, runtime, nowMs: now, syncErrors: [{ container: "app", reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container=app" }] });
+    const s = generatePodStatus({
+      pod,
+      runtime,
+      nowMs: now,
+      syncErrors: [{ container: "app", reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container=app" }],
+    });
     const c = s.containerStatuses![0]!;
     expect(c.state.waiting).toEqual({ reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container=app" });
     expect(c.lastState.terminated).toMatchObject({ exitCode: 137, reason: "OOMKilled" });
@@ -142,17 +153,54 @@ describe("generatePodStatus: readiness gates (upstream GeneratePodReadyCondition
   const now = Date.UTC(2026, 0, 1, 0, 1);
   const gated = (conditions?: { type: string; status: "True" | "False" | "Unknown" }[]) => {
     const pod = makePod({ name: "p", spec: { readinessGates: [{ conditionType: "example.com/lb" }, { conditionType: "example.com/dns" }] } });
-    const status = conditions && { phase: "Running" as const, conditions: conditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" })) };
+    const status = conditions && {
+      phase: "Running" as const,
+      conditions: conditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:00Z" })),
+    };
     return status ? { ...pod, status } : pod;
   };
   const ready = (pod: ReturnType<typeof gated>, containerReady = true) =>
-    generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now, ready: () => containerReady }).conditions!.filter((c) => c.type === "Ready" || c.type === "ContainersReady");
+    generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now, ready: () => containerReady }).conditions!.filter(
+      (c) => c.type === "Ready" || c.type === "ContainersReady",
+    );
 
   test.each([
-    ["no condition yet", undefined, { status: "False", reason: "ReadinessGatesNotReady", message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.' }],
-    ["one False", [{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "False" }], { status: "False", reason: "ReadinessGatesNotReady", message: 'the status of pod readiness gate "example.com/dns" is not "True", but False' }],
-    ["one Unknown, one missing", [{ type: "example.com/lb", status: "Unknown" }], { status: "False", reason: "ReadinessGatesNotReady", message: 'the status of pod readiness gate "example.com/lb" is not "True", but Unknown, corresponding condition of pod readiness gate "example.com/dns" does not exist.' }],
-    ["all True", [{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }], { status: "True" }],
+    [
+      "no condition yet",
+      undefined,
+      {
+        status: "False",
+        reason: "ReadinessGatesNotReady",
+        message:
+          'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.',
+      },
+    ],
+    [
+      "one False",
+      [
+        { type: "example.com/lb", status: "True" },
+        { type: "example.com/dns", status: "False" },
+      ],
+      { status: "False", reason: "ReadinessGatesNotReady", message: 'the status of pod readiness gate "example.com/dns" is not "True", but False' },
+    ],
+    [
+      "one Unknown, one missing",
+      [{ type: "example.com/lb", status: "Unknown" }],
+      {
+        status: "False",
+        reason: "ReadinessGatesNotReady",
+        message:
+          'the status of pod readiness gate "example.com/lb" is not "True", but Unknown, corresponding condition of pod readiness gate "example.com/dns" does not exist.',
+      },
+    ],
+    [
+      "all True",
+      [
+        { type: "example.com/lb", status: "True" },
+        { type: "example.com/dns", status: "True" },
+      ],
+      { status: "True" },
+    ],
   ] as const)("containers ready, %s: Ready as the gates say, ContainersReady True", (_n, conditions, want) => {
     const [r, cr] = ready(gated(conditions ? [...conditions] : undefined));
     expect(r).toMatchObject({ type: "Ready", ...want });
@@ -161,12 +209,25 @@ describe("generatePodStatus: readiness gates (upstream GeneratePodReadyCondition
   });
 
   test("containers not ready: Ready says so, whatever the gates", () => {
-    const [r] = ready(gated([{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }]), false);
+    const [r] = ready(
+      gated([
+        { type: "example.com/lb", status: "True" },
+        { type: "example.com/dns", status: "True" },
+      ]),
+      false,
+    );
     expect(r).toMatchObject({ status: "False", reason: "ContainersNotReady", message: "containers with unready status: [app]" });
   });
 
   test("the gates' conditions are not written back: the status PATCH leaves them to whoever owns them", () => {
-    const s = generatePodStatus({ pod: gated([{ type: "example.com/lb", status: "True" }, { type: "example.com/dns", status: "True" }]), runtime: rps([rc({ name: "app" })]), nowMs: now });
+    const s = generatePodStatus({
+      pod: gated([
+        { type: "example.com/lb", status: "True" },
+        { type: "example.com/dns", status: "True" },
+      ]),
+      runtime: rps([rc({ name: "app" })]),
+      nowMs: now,
+    });
     expect(s.conditions!.map((c) => c.type)).toEqual(["Initialized", "Ready", "ContainersReady", "PodScheduled"]);
   });
 });

@@ -25,8 +25,12 @@ describe("systemd transient slices (libcontainer systemd manager, v2)", () => {
   const props = (cfg: Parameters<typeof v2ResourceProperties>[0], version = 252) =>
     Object.fromEntries(v2ResourceProperties(cfg, version).map((p) => [p.name, p.value]));
   test.each([
-    ["guaranteed pod", { memoryLimitBytes: 64 * 2 ** 20, cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, pidsLimit: 1024 }, 252,
-      { MemoryMax: 67_108_864n, CPUWeight: 20n, CPUQuotaPeriodUSec: 100_000n, CPUQuotaPerSecUSec: 500_000n, TasksMax: 1024n }],
+    [
+      "guaranteed pod",
+      { memoryLimitBytes: 64 * 2 ** 20, cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, pidsLimit: 1024 },
+      252,
+      { MemoryMax: 67_108_864n, CPUWeight: 20n, CPUQuotaPeriodUSec: 100_000n, CPUQuotaPerSecUSec: 500_000n, TasksMax: 1024n },
+    ],
     ["old systemd: no CPUQuotaPeriodUSec", { cpuQuotaUs: 50_000, cpuPeriodUs: 100_000 }, 241, { CPUQuotaPerSecUSec: 500_000n }],
     ["besteffort QoS", { cpuShares: 2 }, 252, { CPUWeight: 1n }],
     ["unlimited memory and pids", { memoryLimitBytes: -1, pidsLimit: -1 }, 252, { MemoryMax: UINT64_MAX, TasksMax: UINT64_MAX }],

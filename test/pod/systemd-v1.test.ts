@@ -12,10 +12,15 @@ import { transientSlice, UINT64_MAX, v1ResourceProperties, type TransientUnit } 
 import { makePod } from "./fake-runtime.ts";
 
 describe("v1 slice properties (libcontainer genV1ResourcesProperties)", () => {
-  const props = (cfg: Parameters<typeof v1ResourceProperties>[0], version = 252) => Object.fromEntries(v1ResourceProperties(cfg, version).map((p) => [p.name, p.value]));
+  const props = (cfg: Parameters<typeof v1ResourceProperties>[0], version = 252) =>
+    Object.fromEntries(v1ResourceProperties(cfg, version).map((p) => [p.name, p.value]));
   test.each([
-    ["guaranteed pod", { memoryLimitBytes: 64 * 2 ** 20, cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, pidsLimit: 1024 }, 252,
-      { MemoryLimit: 67_108_864n, CPUShares: 512n, CPUQuotaPeriodUSec: 100_000n, CPUQuotaPerSecUSec: 500_000n, TasksMax: 1024n }],
+    [
+      "guaranteed pod",
+      { memoryLimitBytes: 64 * 2 ** 20, cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, pidsLimit: 1024 },
+      252,
+      { MemoryLimit: 67_108_864n, CPUShares: 512n, CPUQuotaPeriodUSec: 100_000n, CPUQuotaPerSecUSec: 500_000n, TasksMax: 1024n },
+    ],
     ["besteffort QoS", { cpuShares: 2 }, 252, { CPUShares: 2n }],
     ["unlimited memory and pids", { memoryLimitBytes: -1, pidsLimit: -1 }, 252, { MemoryLimit: UINT64_MAX, TasksMax: UINT64_MAX }],
     ["old systemd: no CPUQuotaPeriodUSec", { cpuQuotaUs: 20_000, cpuPeriodUs: 100_000 }, 239, { CPUQuotaPerSecUSec: 200_000n }],
@@ -25,7 +30,17 @@ describe("v1 slice properties (libcontainer genV1ResourcesProperties)", () => {
   test("a v1 slice: BlockIOAccounting (not IOAccounting) and the v1 names", () => {
     const u = transientSlice(["kubepods"], { memoryLimitBytes: 2 ** 30, cpuShares: 2048 }, { systemdVersion: 252, cgroupVersion: 1 });
     const names = u.properties.map((p) => p.name);
-    expect(names).toEqual(["Description", "Wants", "MemoryAccounting", "CPUAccounting", "BlockIOAccounting", "TasksAccounting", "DefaultDependencies", "MemoryLimit", "CPUShares"]);
+    expect(names).toEqual([
+      "Description",
+      "Wants",
+      "MemoryAccounting",
+      "CPUAccounting",
+      "BlockIOAccounting",
+      "TasksAccounting",
+      "DefaultDependencies",
+      "MemoryLimit",
+      "CPUShares",
+    ]);
     expect(transientSlice(["kubepods"], {}, { systemdVersion: 252 }).properties.map((p) => p.name)).toContain("IOAccounting");
   });
 });
@@ -60,8 +75,18 @@ describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in
       },
       close: () => void (closed = true),
     };
-    const m = createPodCgroupManager({ mountRoot: root, driver: "systemd", systemd: units, controllers, kubepods: { memoryLimitBytes: 2 ** 30, cpuShares: 2048 } });
-    const b = makePod({ name: "b", uid: "ab-cd", containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi" } } }] });
+    const m = createPodCgroupManager({
+      mountRoot: root,
+      driver: "systemd",
+      systemd: units,
+      controllers,
+      kubepods: { memoryLimitBytes: 2 ** 30, cpuShares: 2048 },
+    });
+    const b = makePod({
+      name: "b",
+      uid: "ab-cd",
+      containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi" } } }],
+    });
     const parent = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice";
     expect(await m.ensurePod(b)).toBe(parent);
     expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([

@@ -24,21 +24,56 @@ describe("cgroup v2 resource values", () => {
   ])("cpu.max of quota %p period %p is %p", (quota, period, want) => expect(cpuMaxValue(quota, period)).toBe(want));
 
   test.each([
-    ["kubepods", { memoryLimitBytes: 1 << 30, cpuShares: 2048, pidsLimit: 4_194_304 }, [
-      ["memory.max", "1073741824"], ["cpu.weight", "79"], ["pids.max", "4194304"]]],
-    ["guaranteed pod", { cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, memoryLimitBytes: 64 << 20, pidsLimit: 1024 }, [
-      ["memory.max", "67108864"], ["cpu.weight", "20"], ["cpu.max", "50000 100000"], ["pids.max", "1024"]]],
+    [
+      "kubepods",
+      { memoryLimitBytes: 1 << 30, cpuShares: 2048, pidsLimit: 4_194_304 },
+      [
+        ["memory.max", "1073741824"],
+        ["cpu.weight", "79"],
+        ["pids.max", "4194304"],
+      ],
+    ],
+    [
+      "guaranteed pod",
+      { cpuShares: 512, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, memoryLimitBytes: 64 << 20, pidsLimit: 1024 },
+      [
+        ["memory.max", "67108864"],
+        ["cpu.weight", "20"],
+        ["cpu.max", "50000 100000"],
+        ["pids.max", "1024"],
+      ],
+    ],
     ["besteffort pod", { cpuShares: 2 }, [["cpu.weight", "1"]]],
-    ["unlimited memory and pids", { memoryLimitBytes: -1, pidsLimit: -1 }, [["memory.max", "max"], ["pids.max", "max"]]],
+    [
+      "unlimited memory and pids",
+      { memoryLimitBytes: -1, pidsLimit: -1 },
+      [
+        ["memory.max", "max"],
+        ["pids.max", "max"],
+      ],
+    ],
     ["unset values write nothing", { memoryLimitBytes: 0, pidsLimit: 0 }, []],
-    ["unified wins over a converted value", { cpuShares: 1024, unified: { "cpu.weight": "100", "memory.high": "1000" } }, [
-      ["cpu.weight", "100"], ["memory.high", "1000"]]],
+    [
+      "unified wins over a converted value",
+      { cpuShares: 1024, unified: { "cpu.weight": "100", "memory.high": "1000" } },
+      [
+        ["cpu.weight", "100"],
+        ["memory.high", "1000"],
+      ],
+    ],
   ] as const)("files of %s", (_name, cfg, want) => {
     expect(unifiedResourceFiles(cfg).map((f) => [f.file, f.value])).toEqual(want.map((w) => [...w]));
   });
 
   test("each file names its controller", () => {
-    const files = unifiedResourceFiles({ memoryLimitBytes: 1, cpuShares: 2, cpuQuotaUs: 1000, cpuPeriodUs: 100_000, pidsLimit: 5, unified: { "io.weight": "10" } });
+    const files = unifiedResourceFiles({
+      memoryLimitBytes: 1,
+      cpuShares: 2,
+      cpuQuotaUs: 1000,
+      cpuPeriodUs: 100_000,
+      pidsLimit: 5,
+      unified: { "io.weight": "10" },
+    });
     expect(files.map((f) => f.controller)).toEqual(["memory", "cpu", "cpu", "pids", "io"]);
   });
 

@@ -62,8 +62,14 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
         containers: [{ name: "main", image: IMAGE, command: ["sleep", "3600"], volumeMounts: [{ name: "bad", mountPath: "/bad" }] }],
       }),
     );
-    const w = await until("FailedMount", () => status("hp")?.containerStatuses?.[0]?.state.waiting?.message?.includes("MountVolume") && status("hp")!.containerStatuses![0]!.state.waiting);
-    expect(w).toEqual({ reason: "ContainerCreating", message: `MountVolume.SetUp failed for volume "bad" : hostPath type check failed: ${file} is not a directory` });
+    const w = await until(
+      "FailedMount",
+      () => status("hp")?.containerStatuses?.[0]?.state.waiting?.message?.includes("MountVolume") && status("hp")!.containerStatuses![0]!.state.waiting,
+    );
+    expect(w).toEqual({
+      reason: "ContainerCreating",
+      message: `MountVolume.SetUp failed for volume "bad" : hostPath type check failed: ${file} is not a directory`,
+    });
     expect(existsSync(created)).toBe(true);
     expect(status("hp")!.phase).toBe("Pending");
     expect((await rt.getPods(true)).some((p) => p.name === `hp-${NODE}`)).toBe(false); // not even a sandbox
@@ -71,7 +77,8 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
   }, 60_000);
 
   test("downwardAPI volume files and env valueFrom carry the pod's fields", async () => {
-    const script = 'cat /podinfo/labels > /out/labels; cat /podinfo/name > /out/name; cat /podinfo/mem > /out/mem; touch /podinfo/x 2>/dev/null && echo writable > /out/ro || echo read-only > /out/ro; echo "$MY_IP $MY_NS $CPU" > /out/env; exec sleep 3600';
+    const script =
+      'cat /podinfo/labels > /out/labels; cat /podinfo/name > /out/name; cat /podinfo/mem > /out/mem; touch /podinfo/x 2>/dev/null && echo writable > /out/ro || echo read-only > /out/ro; echo "$MY_IP $MY_NS $CPU" > /out/env; exec sleep 3600';
     writeFileSync(
       join(MANIFESTS, "dapi.json"),
       podJson(
@@ -108,7 +115,7 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
         { app: "web", tier: "front" },
       ),
     );
-    await until("env written", () => existsSync(join(OUT, "env")) && readFileSync(join(OUT, "env"), "utf8").trim() !== "" || undefined);
+    await until("env written", () => (existsSync(join(OUT, "env")) && readFileSync(join(OUT, "env"), "utf8").trim() !== "") || undefined);
     expect(readFileSync(join(OUT, "labels"), "utf8")).toBe('app="web"\ntier="front"');
     expect(readFileSync(join(OUT, "name"), "utf8")).toBe(`dapi-${NODE}`);
     expect(readFileSync(join(OUT, "mem"), "utf8")).toBe("64");
@@ -159,10 +166,15 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
         join(MANIFESTS, "prop.json"),
         podJson("prop", {
           volumes: [{ name: "p", hostPath: { path: prop, type: "Directory" } }],
-          containers: [{ name: "main", image: IMAGE, command: ["sleep", "3600"], volumeMounts: [{ name: "p", mountPath: "/p", mountPropagation: "HostToContainer" }] }],
+          containers: [
+            { name: "main", image: IMAGE, command: ["sleep", "3600"], volumeMounts: [{ name: "p", mountPath: "/p", mountPropagation: "HostToContainer" }] },
+          ],
         }),
       );
-      const id = await until("running", () => status("prop")?.containerStatuses?.[0]?.state.running && status("prop")!.containerStatuses![0]!.containerID!.replace("containerd://", ""));
+      const id = await until(
+        "running",
+        () => status("prop")?.containerStatuses?.[0]?.state.running && status("prop")!.containerStatuses![0]!.containerID!.replace("containerd://", ""),
+      );
       const info = (await ctd.cri.containerStatus(id, true)).info?.info ?? "{}";
       const mount = (JSON.parse(info).runtimeSpec?.mounts ?? []).find((m: { destination: string }) => m.destination === "/p");
       expect(mount.options).toContain("rslave");

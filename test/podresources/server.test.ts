@@ -6,7 +6,10 @@ import path from "node:path";
 import { createUnixGrpcTransport, GrpcCode, GrpcError, type UnaryTransport } from "../../src/cri/grpc.ts";
 import { createPodResourcesServer, loadPodResourcesProto, podResourcesSocketPath, type PodResourcesServer } from "../../src/podresources/server.ts";
 
-const pod = (name: string, namespace: string, containers: string[]) => ({ metadata: { name, namespace }, spec: { containers: containers.map((n) => ({ name: n })) } });
+const pod = (name: string, namespace: string, containers: string[]) => ({
+  metadata: { name, namespace },
+  spec: { containers: containers.map((n) => ({ name: n })) },
+});
 
 describe("podresources gRPC server", () => {
   const root = mkdtempSync(path.join(tmpdir(), "podres-"));
@@ -39,7 +42,11 @@ describe("podresources gRPC server", () => {
 
   test("List returns the active pods with their containers", async () => {
     const r = await call<{ podResources: { name: string; namespace: string; containers: { name: string; devices: unknown[]; cpuIds: number[] }[] }[] }>(
-      "List", "ListPodResourcesRequest", {}, "ListPodResourcesResponse");
+      "List",
+      "ListPodResourcesRequest",
+      {},
+      "ListPodResourcesResponse",
+    );
     expect(r.podResources).toHaveLength(1);
     expect(r.podResources[0]).toMatchObject({ name: "web", namespace: "prod" });
     expect(r.podResources[0]?.containers.map((c) => c.name)).toEqual(["app", "log"]);
@@ -48,7 +55,11 @@ describe("podresources gRPC server", () => {
 
   test("Get returns a known pod, even a terminated one", async () => {
     const r = await call<{ podResources: { name: string; containers: { name: string }[] } }>(
-      "Get", "GetPodResourcesRequest", { podName: "done", podNamespace: "batch" }, "GetPodResourcesResponse");
+      "Get",
+      "GetPodResourcesRequest",
+      { podName: "done", podNamespace: "batch" },
+      "GetPodResourcesResponse",
+    );
     expect(r.podResources.name).toBe("done");
     expect(r.podResources.containers.map((c) => c.name)).toEqual(["job"]);
   });

@@ -85,10 +85,16 @@ describe("createAgent", () => {
     dirs.push(dir);
     const config = { ...defaultKubeletConfiguration(), address: "127.0.0.1", port: 0, healthzPort: 0, readOnlyPort: 0 };
     const reviews = {
-      tokenReview: async ({ token }: { token: string }) => (token === "admin" ? { authenticated: true, user: { username: "admin", groups: ["system:masters"] } } : { authenticated: false }),
+      tokenReview: async ({ token }: { token: string }) =>
+        token === "admin" ? { authenticated: true, user: { username: "admin", groups: ["system:masters"] } } : { authenticated: false },
       subjectAccessReview: async (s: { groups: string[] }) => ({ allowed: s.groups.includes("system:masters") }),
     };
-    const agent = track(createAgent({ config, flags: { kubeconfig: join(dir, "kubelet.conf"), certDir: join(dir, "pki") } }, { authClient: reviews, nodeName: "localhost", getPods: () => [], streaming: {} as never }));
+    const agent = track(
+      createAgent(
+        { config, flags: { kubeconfig: join(dir, "kubelet.conf"), certDir: join(dir, "pki") } },
+        { authClient: reviews, nodeName: "localhost", getPods: () => [], streaming: {} as never },
+      ),
+    );
     await agent.start();
     const main = agent.servers()!.get("main")!;
     expect(main.url).toStartWith("https://");

@@ -24,9 +24,27 @@ describe("pure parts", () => {
     expect(parseNetDev(NET_DEV)).toEqual([{ interface: "eth0", receiveBytes: 52000, transmitBytes: 31000 }]);
   });
   test.each([
-    [1, "4096000", "total_cache 1000\ntotal_rss 3000000\ntotal_inactive_file 96000\n", "9223372036854771712", { usageBytes: 4096000, workingSetBytes: 4000000, rssBytes: 3000000, cacheBytes: 1000, limitBytes: 0 }],
-    [2, "5000\n", "anon 3000\nfile 2000\ninactive_file 1000\n", "max\n", { usageBytes: 5000, workingSetBytes: 4000, rssBytes: 3000, cacheBytes: 2000, limitBytes: 0 }],
-    [2, "5000\n", "anon 3000\nfile 2000\ninactive_file 9000\n", "67108864\n", { usageBytes: 5000, workingSetBytes: 0, rssBytes: 3000, cacheBytes: 2000, limitBytes: 67108864 }],
+    [
+      1,
+      "4096000",
+      "total_cache 1000\ntotal_rss 3000000\ntotal_inactive_file 96000\n",
+      "9223372036854771712",
+      { usageBytes: 4096000, workingSetBytes: 4000000, rssBytes: 3000000, cacheBytes: 1000, limitBytes: 0 },
+    ],
+    [
+      2,
+      "5000\n",
+      "anon 3000\nfile 2000\ninactive_file 1000\n",
+      "max\n",
+      { usageBytes: 5000, workingSetBytes: 4000, rssBytes: 3000, cacheBytes: 2000, limitBytes: 0 },
+    ],
+    [
+      2,
+      "5000\n",
+      "anon 3000\nfile 2000\ninactive_file 9000\n",
+      "67108864\n",
+      { usageBytes: 5000, workingSetBytes: 0, rssBytes: 3000, cacheBytes: 2000, limitBytes: 67108864 },
+    ],
   ] as const)("memory v%d: usage, working set, rss, cache, limit (0 = unlimited)", (v, usage, stat, limit, want) => {
     expect(cadvisorMemory(v, usage, stat, limit)).toEqual(want);
   });
@@ -65,14 +83,41 @@ describe("from cgroups, /proc and the CRI", () => {
   put("cg/memory/kubepods/burstable/poduid-1/cid-app/cgroup.procs", "4242\n");
   put("proc/4242/net/dev", NET_DEV);
   put("proc/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/root rw\n");
-  put("cg/blkio/kubepods/burstable/poduid-1/cid-app/blkio.throttle.io_service_bytes", "8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Total 12288\nTotal 12288\n");
+  put(
+    "cg/blkio/kubepods/burstable/poduid-1/cid-app/blkio.throttle.io_service_bytes",
+    "8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Total 12288\nTotal 12288\n",
+  );
   put("cg/blkio/kubepods/burstable/poduid-1/cid-app/blkio.throttle.io_serviced", "8:0 Read 1\n8:0 Write 2\n8:0 Total 3\nTotal 3\n");
   put("sys/dev/block/8:0/uevent", "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n");
 
-  const pod = { metadata: { name: "web", namespace: "shop", uid: "uid-1" }, spec: { containers: [{ name: "app", image: "registry.local/app:1.2" }] }, status: { phase: "Running" } } as unknown as Pod;
+  const pod = {
+    metadata: { name: "web", namespace: "shop", uid: "uid-1" },
+    spec: { containers: [{ name: "app", image: "registry.local/app:1.2" }] },
+    status: { phase: "Running" },
+  } as unknown as Pod;
   const cri = {
-    listContainers: async () => [{ id: "cid-app", podSandboxId: "sb", metadata: { name: "app", attempt: 0 }, image: { image: "sha256:abc" }, imageRef: "", state: "CONTAINER_RUNNING", createdAt: 1_700_000_000_123_000_000, labels: { "io.kubernetes.pod.uid": "uid-1", "io.kubernetes.container.name": "app" }, annotations: {}, imageId: "" }],
-    listContainerStats: async () => [{ attributes: { id: "cid-app", metadata: null, labels: {}, annotations: {} }, cpu: null, memory: null, writableLayer: { timestamp: 0, fsId: { mountpoint: root }, usedBytes: { value: 12288 }, inodesUsed: { value: 3 } } }],
+    listContainers: async () => [
+      {
+        id: "cid-app",
+        podSandboxId: "sb",
+        metadata: { name: "app", attempt: 0 },
+        image: { image: "sha256:abc" },
+        imageRef: "",
+        state: "CONTAINER_RUNNING",
+        createdAt: 1_700_000_000_123_000_000,
+        labels: { "io.kubernetes.pod.uid": "uid-1", "io.kubernetes.container.name": "app" },
+        annotations: {},
+        imageId: "",
+      },
+    ],
+    listContainerStats: async () => [
+      {
+        attributes: { id: "cid-app", metadata: null, labels: {}, annotations: {} },
+        cpu: null,
+        memory: null,
+        writableLayer: { timestamp: 0, fsId: { mountpoint: root }, usedBytes: { value: 12288 }, inodesUsed: { value: 3 } },
+      },
+    ],
   } as unknown as Pick<CriClient, "listContainers" | "listContainerStats">;
   const source = createCadvisorSource({
     activePods: () => [pod],
@@ -87,8 +132,16 @@ describe("from cgroups, /proc and the CRI", () => {
   test("root, pod and container series with cAdvisor's names and labels", async () => {
     const text = renderCadvisorMetrics(await source(), 1_700_000_100_900);
     const fams = parsePromText(text);
-    const value = (name: string, labels: Record<string, string>) => fams.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-    const app = { container: "app", pod: "web", namespace: "shop", id: "/kubepods/burstable/poduid-1/cid-app", name: "cid-app", image: "registry.local/app:1.2" };
+    const value = (name: string, labels: Record<string, string>) =>
+      fams.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    const app = {
+      container: "app",
+      pod: "web",
+      namespace: "shop",
+      id: "/kubepods/burstable/poduid-1/cid-app",
+      name: "cid-app",
+      image: "registry.local/app:1.2",
+    };
     expect(value("container_memory_working_set_bytes", app)).toBe(30_000_000 - 50);
     expect(value("container_memory_rss", app)).toBe(30_000_000 - 200);
     expect(value("container_memory_cache", app)).toBe(100);
@@ -121,14 +174,28 @@ describe("from cgroups, /proc and the CRI", () => {
   });
 
   test("a runtime that does not answer: the cgroup figures still, and container_scrape_error 1", async () => {
-    const failing = { listContainers: async () => Promise.reject(new Error("connection refused")), listContainerStats: async () => Promise.reject(new Error("connection refused")) } as unknown as Pick<CriClient, "listContainers" | "listContainerStats">;
-    const snap = await createCadvisorSource({ activePods: () => [pod], podCgroupPath: () => "kubepods/burstable/poduid-1", cri: failing, cgroupMountRoot: join(root, "cg"), procRoot: join(root, "proc") })();
+    const failing = {
+      listContainers: async () => Promise.reject(new Error("connection refused")),
+      listContainerStats: async () => Promise.reject(new Error("connection refused")),
+    } as unknown as Pick<CriClient, "listContainers" | "listContainerStats">;
+    const snap = await createCadvisorSource({
+      activePods: () => [pod],
+      podCgroupPath: () => "kubepods/burstable/poduid-1",
+      cri: failing,
+      cgroupMountRoot: join(root, "cg"),
+      procRoot: join(root, "proc"),
+    })();
     expect(snap.containers.map((c) => c.id)).toEqual(["/", "/kubepods/burstable/poduid-1"]);
     expect(renderCadvisorMetrics(snap, 0)).toContain("container_scrape_error 1\n");
   });
 
   test("a pod whose cgroup is gone is left out, not an error", async () => {
-    const gone = createCadvisorSource({ activePods: () => [pod], podCgroupPath: () => "kubepods/besteffort/podnone", cgroupMountRoot: join(root, "cg"), procRoot: join(root, "proc") });
+    const gone = createCadvisorSource({
+      activePods: () => [pod],
+      podCgroupPath: () => "kubepods/besteffort/podnone",
+      cgroupMountRoot: join(root, "cg"),
+      procRoot: join(root, "proc"),
+    });
     const snap = await gone();
     expect(snap.containers.map((c) => c.id)).toEqual(["/"]);
     expect(snap.error).toBe(false);

@@ -50,7 +50,15 @@ describe("connection caps", () => {
   test("per client address: a flood from one address is cut at the cap; others are served", async () => {
     const metrics = createRegistry();
     running = await startServers(
-      { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, enableServer: true, connectionLimits: { maxConnections: 30, maxPerClient: 5 } },
+      {
+        address: "127.0.0.1",
+        port: 0,
+        readOnlyPort: 0,
+        healthzBindAddress: "127.0.0.1",
+        healthzPort: 0,
+        enableServer: true,
+        connectionLimits: { maxConnections: 30, maxPerClient: 5 },
+      },
       { getPods: () => [], metrics },
     );
     const port = running.get("main")!.port;
@@ -62,7 +70,15 @@ describe("connection caps", () => {
 
   test("per server: past maxConnections new connections are closed until some go away", async () => {
     running = await startServers(
-      { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, enableServer: true, connectionLimits: { maxConnections: 12, maxPerClient: 4 } },
+      {
+        address: "127.0.0.1",
+        port: 0,
+        readOnlyPort: 0,
+        healthzBindAddress: "127.0.0.1",
+        healthzPort: 0,
+        enableServer: true,
+        connectionLimits: { maxConnections: 12, maxPerClient: 4 },
+      },
       { getPods: () => [], metrics: createRegistry() },
     );
     const port = running.get("main")!.port;
@@ -85,7 +101,15 @@ describe("connection caps", () => {
       const secure = await resolveServing(c, { nodeName: "localhost", certDir: join(dir, "pki") });
       const metrics = createRegistry();
       running = await startServers(
-        { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0, secure, connectionLimits: { maxConnections: 40, maxPerClient: 3 } },
+        {
+          address: "127.0.0.1",
+          port: 0,
+          readOnlyPort: 0,
+          healthzBindAddress: "127.0.0.1",
+          healthzPort: 0,
+          secure,
+          connectionLimits: { maxConnections: 40, maxPerClient: 3 },
+        },
         { getPods: () => [], metrics },
       );
       const port = running.get("main")!.port;
@@ -112,7 +136,10 @@ describe("connection caps", () => {
         const s = await connect(false);
         if (s !== "refused") open.push(s);
       }
-      await pollUntil(() => metrics.render().includes('bunlet_http_connections_refused_total{server_type="readwrite",cap="client"} 2'), "2 anonymous connections refused at the address cap");
+      await pollUntil(
+        () => metrics.render().includes('bunlet_http_connections_refused_total{server_type="readwrite",cap="client"} 2'),
+        "2 anonymous connections refused at the address cap",
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -132,7 +159,10 @@ describe("maxOpenFiles", () => {
     expect(applyMaxOpenFiles(1_000_000, { getrlimit: get, setrlimit: (_r, l) => void calls.push(l), nrOpen: 1_048_576 })).toBe(1_000_000);
     expect(applyMaxOpenFiles(2_000_000, { getrlimit: get, setrlimit: (_r, l) => void calls.push(l), nrOpen: 1_048_576 })).toBe(1_048_576);
     expect(applyMaxOpenFiles(512, { getrlimit: get, setrlimit: (_r, l) => void calls.push(l), nrOpen: 1_048_576 })).toBe(1024);
-    expect(calls).toEqual([{ cur: 1_000_000, max: 1_000_000 }, { cur: 1_048_576, max: 1_048_576 }]);
+    expect(calls).toEqual([
+      { cur: 1_000_000, max: 1_000_000 },
+      { cur: 1_048_576, max: 1_048_576 },
+    ]);
     // Without CAP_SYS_RESOURCE: the soft limit up to the hard one.
     const eperm = (_r: number, l: { cur: number; max: number }) => {
       if (l.max > 4096) throw new Error("setrlimit: EPERM");

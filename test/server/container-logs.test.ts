@@ -39,7 +39,10 @@ describe("/containerLogs over HTTP", () => {
     logDir = join(dir, "default_web_u1", "app");
     mkdirSync(logDir, { recursive: true });
     writeFileSync(join(logDir, "0.log"), line("00.0", "stdout", "F", "old run"));
-    writeFileSync(join(logDir, "1.log"), line("01.0", "stdout", "F", "one") + line("02.0", "stderr", "P", "two-") + line("02.5", "stderr", "F", "b") + line("03.0", "stdout", "F", "three"));
+    writeFileSync(
+      join(logDir, "1.log"),
+      line("01.0", "stdout", "F", "one") + line("02.0", "stderr", "P", "two-") + line("02.5", "stderr", "F", "b") + line("03.0", "stdout", "F", "three"),
+    );
     const fetch = createRouter(kubeletRoutes({ getPods: () => pods, metrics: createRegistry(), podLogsDir: dir }, { debuggingHandlers: true }));
     server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch });
   });

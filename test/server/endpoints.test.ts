@@ -133,7 +133,14 @@ describe("optional endpoints", () => {
 describe("failures never escape the handler", () => {
   test("a throwing provider → 500 naming the error", async () => {
     const handle = createRouter(
-      kubeletRoutes(providers({ getPods: () => { throw new Error("pod manager unavailable"); } }), { debuggingHandlers: true }),
+      kubeletRoutes(
+        providers({
+          getPods: () => {
+            throw new Error("pod manager unavailable");
+          },
+        }),
+        { debuggingHandlers: true },
+      ),
     );
     const res = await handle(req("/pods"));
     expect(res.status).toBe(500);

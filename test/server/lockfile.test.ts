@@ -4,7 +4,15 @@ import { mkdtempSync, openSync, closeSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as libc from "../../ffi/libc.ts";
-import { acquireLockFile, decodeInotifyMask, describeMask, LockFileError, watchLockContention, type ContentionWatch, type LockFile } from "../../src/lockfile.ts";
+import {
+  acquireLockFile,
+  decodeInotifyMask,
+  describeMask,
+  LockFileError,
+  watchLockContention,
+  type ContentionWatch,
+  type LockFile,
+} from "../../src/lockfile.ts";
 import { pollUntil } from "../support/wait.ts";
 import { canLock } from "../support/lock.ts";
 

@@ -105,7 +105,13 @@ describe("registry", () => {
     ["le label on histogram", () => createRegistry().histogram({ name: "h", help: "", labelNames: ["le"] })],
     ["unsorted buckets", () => createRegistry().histogram({ name: "h", help: "", buckets: [1, 0.5] })],
     ["negative counter increment", () => createRegistry().counter({ name: "c", help: "" }).inc(undefined, -1)],
-    ["missing label", () => createRegistry().counter({ name: "c", help: "", labelNames: ["x"] }).inc({})],
+    [
+      "missing label",
+      () =>
+        createRegistry()
+          .counter({ name: "c", help: "", labelNames: ["x"] })
+          .inc({}),
+    ],
     ["unknown label", () => createRegistry().counter({ name: "c", help: "" }).inc({ y: "1" })],
     [
       "duplicate registration",

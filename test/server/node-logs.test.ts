@@ -41,7 +41,7 @@ describe("/logs/ opens what it checked", () => {
       if (r.body.includes("SECRET")) seen.secret++;
       else if (r.status === 200 && r.body === "public\n") seen.public++;
       else if (r.status === 404) seen.notFound++;
-      else (seen.other++, others.push(`${r.status} ${JSON.stringify(r.body.slice(0, 40))}`));
+      else seen.other++, others.push(`${r.status} ${JSON.stringify(r.body.slice(0, 40))}`);
     }
     flipper.kill();
     expect(others.slice(0, 5)).toEqual([]);

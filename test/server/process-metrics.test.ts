@@ -27,7 +27,14 @@ describe("/proc parsing", () => {
 describe("processCollector on the live process", () => {
   test("reports the standard process metrics with plausible values", () => {
     const metrics = new Map(processCollector()().map((m) => [m.name, m]));
-    for (const name of ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds", "process_open_fds", "process_max_fds", "process_virtual_memory_bytes"]) {
+    for (const name of [
+      "process_cpu_seconds_total",
+      "process_resident_memory_bytes",
+      "process_start_time_seconds",
+      "process_open_fds",
+      "process_max_fds",
+      "process_virtual_memory_bytes",
+    ]) {
       expect(metrics.has(name)).toBe(true);
     }
     expect(metrics.get("process_resident_memory_bytes")!.samples[0]!.value).toBeGreaterThan(1024 * 1024);

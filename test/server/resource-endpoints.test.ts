@@ -17,7 +17,9 @@ const summary: Summary = {
       podRef: { name: "web", namespace: "default", uid: "u1" },
       cpu: { time: T, usageCoreNanoSeconds: 2_000_000_000 },
       memory: { time: T, workingSetBytes: 4096 },
-      containers: [{ name: "app", startTime: "2026-12-01T07:00:00Z", cpu: { time: T, usageCoreNanoSeconds: 1_500_000_000 }, memory: { time: T, workingSetBytes: 2048 } }],
+      containers: [
+        { name: "app", startTime: "2026-12-01T07:00:00Z", cpu: { time: T, usageCoreNanoSeconds: 1_500_000_000 }, memory: { time: T, workingSetBytes: 2048 } },
+      ],
     },
   ],
 };
@@ -38,7 +40,10 @@ describe("/metrics/resource (metrics-server's format)", () => {
     const ms = Date.parse(T);
     expect(f.get("node_cpu_usage_seconds_total")).toMatchObject({ type: "counter", samples: [{ labels: {}, value: 12.5, timestampMs: ms }] });
     expect(f.get("node_memory_working_set_bytes")!.samples).toEqual([{ name: "node_memory_working_set_bytes", labels: {}, value: 1048576, timestampMs: ms }]);
-    expect(f.get("container_cpu_usage_seconds_total")!.samples[0]).toMatchObject({ labels: { container: "app", namespace: "default", pod: "web" }, value: 1.5 });
+    expect(f.get("container_cpu_usage_seconds_total")!.samples[0]).toMatchObject({
+      labels: { container: "app", namespace: "default", pod: "web" },
+      value: 1.5,
+    });
     expect(f.get("pod_memory_working_set_bytes")!.samples[0]).toMatchObject({ labels: { namespace: "default", pod: "web" }, value: 4096 });
     expect(f.get("container_start_time_seconds")!.samples[0]!.value).toBe(Date.parse("2026-12-01T07:00:00Z") / 1000);
     expect(f.get("resource_scrape_error")!.samples[0]!.value).toBe(0);
@@ -92,12 +97,17 @@ describe("/logs/ and enableDebuggingHandlers", () => {
     expect(await get(true, "/logs/pods")).toMatchObject({ status: 301, location: "/logs/pods/" });
   });
 
-  test.each(["/logs/syslog", "/containerLogs/default/web/app", "/exec/default/web/app", "/run/default/web/app", "/attach/a/b/c", "/portForward/a/b", "/runningpods/"])(
-    "enableDebuggingHandlers=false: %s → 405 Debug endpoints are disabled.",
-    async (path) => {
-      expect(await get(false, path, path.startsWith("/exec") ? "POST" : "GET")).toMatchObject({ status: 405, body: "Debug endpoints are disabled.\n" });
-    },
-  );
+  test.each([
+    "/logs/syslog",
+    "/containerLogs/default/web/app",
+    "/exec/default/web/app",
+    "/run/default/web/app",
+    "/attach/a/b/c",
+    "/portForward/a/b",
+    "/runningpods/",
+  ])("enableDebuggingHandlers=false: %s → 405 Debug endpoints are disabled.", async (path) => {
+    expect(await get(false, path, path.startsWith("/exec") ? "POST" : "GET")).toMatchObject({ status: 405, body: "Debug endpoints are disabled.\n" });
+  });
 
   test("/metrics/resource is served next to /stats/summary", async () => {
     const r = await get(false, "/metrics/resource");
@@ -118,7 +128,13 @@ describe("/runningpods/", () => {
       kind: "PodList",
       apiVersion: "v1",
       metadata: {},
-      items: [{ metadata: { name: "web", namespace: "default", uid: "u1", creationTimestamp: null }, spec: { containers: [{ name: "app", resources: {} }] }, status: {} }],
+      items: [
+        {
+          metadata: { name: "web", namespace: "default", uid: "u1", creationTimestamp: null },
+          spec: { containers: [{ name: "app", resources: {} }] },
+          status: {},
+        },
+      ],
     });
   });
 });

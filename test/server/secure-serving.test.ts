@@ -24,14 +24,23 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const providers = () => ({ getPods: () => [], getSummary: async () => ({ node: { nodeName: "localhost" }, pods: [] }) as never, metrics: createRegistry(), configz: () => ({ x: 1 }) });
+const providers = () => ({
+  getPods: () => [],
+  getSummary: async () => ({ node: { nodeName: "localhost" }, pods: [] }) as never,
+  metrics: createRegistry(),
+  configz: () => ({ x: 1 }),
+});
 const base: ListenConfig = { address: "127.0.0.1", port: 0, readOnlyPort: 0, healthzBindAddress: "127.0.0.1", healthzPort: 0 };
 
 /** A fake API server: tokens "good" → bob; masters may do anything, alice only stats and metrics. */
 const client: AuthClient = {
-  tokenReview: async ({ token }) => (token === "good" ? { authenticated: true, user: { username: "bob", groups: ["ops"] } } : { authenticated: false, error: "token not found" }),
+  tokenReview: async ({ token }) =>
+    token === "good" ? { authenticated: true, user: { username: "bob", groups: ["ops"] } } : { authenticated: false, error: "token not found" },
   subjectAccessReview: async (s) => ({
-    allowed: s.groups.includes("system:masters") || (s.user === "alice" && ["stats", "metrics"].includes(s.resourceAttributes.subresource)) || (s.user === "bob" && s.resourceAttributes.subresource === "pods"),
+    allowed:
+      s.groups.includes("system:masters") ||
+      (s.user === "alice" && ["stats", "metrics"].includes(s.resourceAttributes.subresource)) ||
+      (s.user === "bob" && s.resourceAttributes.subresource === "pods"),
   }),
 };
 
@@ -70,7 +79,13 @@ describe("upstream's 401/403/200 matrix with curl (webhook authn + authz, anonym
     ["a bad bearer token", ["token:bad"], "/healthz", 401, "Unauthorized"],
   ])("%s → %s %d", async (_what, creds, path, status, body) => {
     const url = await start(config((c) => void (c.authentication.anonymous.enabled = false)));
-    const args = creds.flatMap((x) => (x.startsWith("token:") ? ["-H", `Authorization: Bearer ${x.slice(6)}`] : x === "forged" ? ["--cert", join(dir, "forged.crt"), "--key", join(dir, "forged.key")] : cert(x)));
+    const args = creds.flatMap((x) =>
+      x.startsWith("token:")
+        ? ["-H", `Authorization: Bearer ${x.slice(6)}`]
+        : x === "forged"
+          ? ["--cert", join(dir, "forged.crt"), "--key", join(dir, "forged.key")]
+          : cert(x),
+    );
     const r = await curl(["--cacert", join(dir, "pki", "kubelet.crt"), ...args, `${url.replace("127.0.0.1", "localhost")}${path}`]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(status);
@@ -88,7 +103,17 @@ describe("kubectl against the kubelet port (kubectl get --raw, x509 client certi
   const kubectl = async (url: string, who: string, path: string) => {
     const c = pki.client(who);
     const p = Bun.spawn(
-      ["kubectl", `--server=${url.replace("127.0.0.1", "localhost")}`, `--certificate-authority=${join(dir, "pki", "kubelet.crt")}`, `--client-certificate=${c.cert}`, `--client-key=${c.key}`, "--kubeconfig=/dev/null", "get", "--raw", path],
+      [
+        "kubectl",
+        `--server=${url.replace("127.0.0.1", "localhost")}`,
+        `--certificate-authority=${join(dir, "pki", "kubelet.crt")}`,
+        `--client-certificate=${c.cert}`,
+        `--client-key=${c.key}`,
+        "--kubeconfig=/dev/null",
+        "get",
+        "--raw",
+        path,
+      ],
       { stdout: "pipe", stderr: "pipe" },
     );
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
@@ -112,7 +137,10 @@ describe("kubectl against the kubelet port (kubectl get --raw, x509 client certi
 describe("TLS serving", () => {
   test("self-signed kubelet.crt/kubelet.key in certDir (key 0600), reused on the next start", async () => {
     const certDir = join(dir, "pki-reuse");
-    await start(config(() => {}), certDir);
+    await start(
+      config(() => {}),
+      certDir,
+    );
     const first = readFileSync(join(certDir, "kubelet.crt"), "utf8");
     expect(first.match(/BEGIN CERTIFICATE/g)?.length).toBe(2);
     expect(statSync(join(certDir, "kubelet.key")).mode & 0o777).toBe(0o600);
@@ -121,7 +149,10 @@ describe("TLS serving", () => {
     expect(text).toMatch(/Subject: CN ?= ?localhost@\d+/);
     await running!.stop();
     running = undefined;
-    await start(config(() => {}), certDir);
+    await start(
+      config(() => {}),
+      certDir,
+    );
     expect(readFileSync(join(certDir, "kubelet.crt"), "utf8")).toBe(first);
   });
 
@@ -178,17 +209,33 @@ describe("what decides secure serving, and what refuses to start", () => {
     const url = running.get("main")!.url;
     expect(url).toStartWith("https://");
     expect((await curl(["-k", `${url}/pods`])).status).toBe(401);
-    expect((await curl(["--cacert", join(certDir, "kubelet.crt"), "-H", "Authorization: Bearer good", `${url.replace("127.0.0.1", "localhost")}/pods`])).status).toBe(200);
+    expect(
+      (await curl(["--cacert", join(certDir, "kubelet.crt"), "-H", "Authorization: Bearer good", `${url.replace("127.0.0.1", "localhost")}/pods`])).status,
+    ).toBe(200);
   });
 
   test("API-server mode refuses the v1beta1 defaults without reviews, as upstream's BuildAuth", async () => {
-    await expect(resolveServing(defaultKubeletConfiguration(), { nodeName: "n", certDir: join(dir, "unused"), apiServerMode: true })).rejects.toThrow("no client provided, cannot use webhook authentication");
+    await expect(resolveServing(defaultKubeletConfiguration(), { nodeName: "n", certDir: join(dir, "unused"), apiServerMode: true })).rejects.toThrow(
+      "no client provided, cannot use webhook authentication",
+    );
   });
 
   test.each([
-    ["v1beta1 defaults without an API client", (c: KubeletConfiguration) => void (c.authentication.x509.clientCAFile = "/ca.crt"), "no client provided, cannot use webhook authentication"],
-    ["an unknown cipher suite", (c: KubeletConfiguration) => ((c.address = "192.0.2.10"), (c.tlsCipherSuites = ["TLS_FOO"])), "Cipher suite TLS_FOO not supported or doesn't exist"],
-    ["an unknown TLS version", (c: KubeletConfiguration) => ((c.address = "192.0.2.10"), (c.tlsMinVersion = "VersionTLS14")), 'unknown tls version "VersionTLS14"'],
+    [
+      "v1beta1 defaults without an API client",
+      (c: KubeletConfiguration) => void (c.authentication.x509.clientCAFile = "/ca.crt"),
+      "no client provided, cannot use webhook authentication",
+    ],
+    [
+      "an unknown cipher suite",
+      (c: KubeletConfiguration) => ((c.address = "192.0.2.10"), (c.tlsCipherSuites = ["TLS_FOO"])),
+      "Cipher suite TLS_FOO not supported or doesn't exist",
+    ],
+    [
+      "an unknown TLS version",
+      (c: KubeletConfiguration) => ((c.address = "192.0.2.10"), (c.tlsMinVersion = "VersionTLS14")),
+      'unknown tls version "VersionTLS14"',
+    ],
     ["only one of the TLS files", (c: KubeletConfiguration) => void (c.tlsCertFile = "/x.crt"), "must be set together"],
   ])("%s → %s", async (_what, over, message) => {
     const c = defaultKubeletConfiguration();

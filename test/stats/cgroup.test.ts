@@ -62,9 +62,17 @@ describe("cgroupMemoryStats reads a cgroup directory", () => {
   };
 
   test.each<[string, Record<string, string>, object]>([
-    ["v1 with a limit", { "memory.usage_in_bytes": "10000\n", "memory.stat": v1stat(4000), "memory.limit_in_bytes": "16000\n" }, { usageBytes: 10000, workingSetBytes: 6000, availableBytes: 10000 }],
+    [
+      "v1 with a limit",
+      { "memory.usage_in_bytes": "10000\n", "memory.stat": v1stat(4000), "memory.limit_in_bytes": "16000\n" },
+      { usageBytes: 10000, workingSetBytes: 6000, availableBytes: 10000 },
+    ],
     ["v1 without a limit file", { "memory.usage_in_bytes": "10000\n", "memory.stat": v1stat(4000) }, { usageBytes: 10000, workingSetBytes: 6000 }],
-    ["v2 (memory.current, memory.max)", { "memory.current": "10000\n", "memory.stat": v2stat(2500), "memory.max": "8000\n" }, { usageBytes: 10000, workingSetBytes: 7500, availableBytes: 500 }],
+    [
+      "v2 (memory.current, memory.max)",
+      { "memory.current": "10000\n", "memory.stat": v2stat(2500), "memory.max": "8000\n" },
+      { usageBytes: 10000, workingSetBytes: 7500, availableBytes: 500 },
+    ],
   ])("%s", (_name, files, want) => {
     expect(cgroupMemoryStats(cgroup(files), T)).toMatchObject({ time: T, ...want });
   });

@@ -40,10 +40,12 @@ describe.skipIf(!canManageMemoryCgroups())("eviction stats out of file descripto
       const reader = hog.stdout.getReader();
       await reader.read(); // "ready"
       const rel = cg.path.slice(MEMORY_ROOT.length + 1);
-      const r = await runFdFixture<{ emfile: boolean; connections: number; before: { node?: number; pods?: number }; during: { node?: number; pods?: number; podsLimit: number } }>(
-        join(import.meta.dir, "fixtures", "fd-flood.ts"),
-        [rel],
-      );
+      const r = await runFdFixture<{
+        emfile: boolean;
+        connections: number;
+        before: { node?: number; pods?: number };
+        during: { node?: number; pods?: number; podsLimit: number };
+      }>(join(import.meta.dir, "fixtures", "fd-flood.ts"), [rel]);
       expect(r.emfile).toBe(true);
       expect(r.connections).toBeGreaterThan(50);
       expect(r.before.pods!).toBeGreaterThan(30 * 2 ** 20);

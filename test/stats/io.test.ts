@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDeviceNamer, devnameFromUevent, IoStatsError, parseBlkio, parseIoStat, readCgroupIo, type DeviceIo } from "../../src/stats/io.ts";
 
-const io = (device: string, readBytes: number, writeBytes: number, reads: number, writes: number): DeviceIo => ({ device, readBytes, writeBytes, reads, writes });
+const io = (device: string, readBytes: number, writeBytes: number, reads: number, writes: number): DeviceIo => ({
+  device,
+  readBytes,
+  writeBytes,
+  reads,
+  writes,
+});
 
 describe("parseIoStat (cgroup v2 io.stat)", () => {
   test.each<[string, string, DeviceIo[]]>([

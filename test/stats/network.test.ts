@@ -20,7 +20,22 @@ describe("network stats from /proc/<pid>/net/dev", () => {
   });
 
   test.each([
-    ["eth0 present: its figures inline, every interface listed", [{ name: "eth0", rxBytes: 1 }, { name: "ens5", rxBytes: 2 }], { time: "T", name: "eth0", rxBytes: 1, interfaces: [{ name: "eth0", rxBytes: 1 }, { name: "ens5", rxBytes: 2 }] }],
+    [
+      "eth0 present: its figures inline, every interface listed",
+      [
+        { name: "eth0", rxBytes: 1 },
+        { name: "ens5", rxBytes: 2 },
+      ],
+      {
+        time: "T",
+        name: "eth0",
+        rxBytes: 1,
+        interfaces: [
+          { name: "eth0", rxBytes: 1 },
+          { name: "ens5", rxBytes: 2 },
+        ],
+      },
+    ],
     ["no eth0: the list only", [{ name: "ens5", rxBytes: 2 }], { time: "T", interfaces: [{ name: "ens5", rxBytes: 2 }] }],
     ["no interface", [], { time: "T", interfaces: [] }],
   ])("%s", (_name, ifaces, want) => {

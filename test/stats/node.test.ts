@@ -13,7 +13,12 @@ describe("pure node stats", () => {
   });
 
   test("nodeMemoryStats: available = capacity − workingSet (floored at 0)", () => {
-    expect(nodeMemoryStats({ time: "T", usageBytes: 700, workingSetBytes: 600 }, 1000)).toEqual({ time: "T", usageBytes: 700, workingSetBytes: 600, availableBytes: 400 });
+    expect(nodeMemoryStats({ time: "T", usageBytes: 700, workingSetBytes: 600 }, 1000)).toEqual({
+      time: "T",
+      usageBytes: 700,
+      workingSetBytes: 600,
+      availableBytes: 400,
+    });
     expect(nodeMemoryStats({ time: "T", workingSetBytes: 1600 }, 1000).availableBytes).toBe(0);
   });
 
@@ -61,7 +66,15 @@ describe("createNodeStatsProvider", () => {
     });
     writeFileSync(join(dir, "net-dev"), "Inter-|\n face |\n  eth0: 5 1 0 0 0 0 0 0 6 1 0 0 0 0 0 0\n");
     const s = p.nodeStats();
-    expect(s.network).toEqual({ time: "2026-01-02T03:04:05.000Z", name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0, interfaces: [{ name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0 }] });
+    expect(s.network).toEqual({
+      time: "2026-01-02T03:04:05.000Z",
+      name: "eth0",
+      rxBytes: 5,
+      rxErrors: 0,
+      txBytes: 6,
+      txErrors: 0,
+      interfaces: [{ name: "eth0", rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0 }],
+    });
     expect(p.memoryCapacityBytes).toBe(1024000);
     expect(s.nodeName).toBe("n1");
     expect(s.startTime).toBe("2023-11-14T22:13:20.000Z");
@@ -92,7 +105,13 @@ describe("createNodeStatsProvider", () => {
       podsCgroup: "kubepods",
       clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
       nodeName: "n1",
-      procPaths: { meminfo: join(dir, "meminfo"), stat: join(dir, "stat"), pidMax: join(dir, "missing"), threadsMax: join(dir, "missing"), loadavg: join(dir, "missing") },
+      procPaths: {
+        meminfo: join(dir, "meminfo"),
+        stat: join(dir, "stat"),
+        pidMax: join(dir, "missing"),
+        threadsMax: join(dir, "missing"),
+        loadavg: join(dir, "missing"),
+      },
       onError: (e) => errors.push(e.message),
     });
     const time = "2026-01-02T03:04:05.000Z";
@@ -125,7 +144,13 @@ describe("createNodeStatsProvider", () => {
       podsCgroup: "kubepods.slice",
       clock: { now: () => Date.UTC(2026, 0, 2, 3, 4, 5) },
       nodeName: "n1",
-      procPaths: { meminfo: join(dir, "meminfo"), stat: join(dir, "stat"), pidMax: join(dir, "missing"), threadsMax: join(dir, "missing"), loadavg: join(dir, "missing") },
+      procPaths: {
+        meminfo: join(dir, "meminfo"),
+        stat: join(dir, "stat"),
+        pidMax: join(dir, "missing"),
+        threadsMax: join(dir, "missing"),
+        loadavg: join(dir, "missing"),
+      },
       onError: (e) => errors.push(e.message),
     });
     const time = "2026-01-02T03:04:05.000Z";

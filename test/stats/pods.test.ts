@@ -35,11 +35,23 @@ function put(files: Record<string, string>) {
 
 describe("cgroupDirs", () => {
   test("v1: one directory per controller, leading slash ignored", () => {
-    expect(cgroupDirs("/m", "/kubepods/pod1", 1)).toEqual({ version: 1, memory: "/m/memory/kubepods/pod1", cpu: "/m/cpuacct/kubepods/pod1", pids: "/m/pids/kubepods/pod1", io: "/m/blkio/kubepods/pod1" });
+    expect(cgroupDirs("/m", "/kubepods/pod1", 1)).toEqual({
+      version: 1,
+      memory: "/m/memory/kubepods/pod1",
+      cpu: "/m/cpuacct/kubepods/pod1",
+      pids: "/m/pids/kubepods/pod1",
+      io: "/m/blkio/kubepods/pod1",
+    });
   });
   test("v2 detected from cgroup.controllers: one directory", () => {
     put({ "cgroup.controllers": "memory pids\n" });
-    expect(cgroupDirs(root, "kubepods/pod1")).toEqual({ version: 2, memory: join(root, "kubepods/pod1"), cpu: join(root, "kubepods/pod1"), pids: join(root, "kubepods/pod1"), io: join(root, "kubepods/pod1") });
+    expect(cgroupDirs(root, "kubepods/pod1")).toEqual({
+      version: 2,
+      memory: join(root, "kubepods/pod1"),
+      cpu: join(root, "kubepods/pod1"),
+      pids: join(root, "kubepods/pod1"),
+      io: join(root, "kubepods/pod1"),
+    });
   });
 });
 
@@ -65,19 +77,19 @@ describe("parseCpuUsageNs", () => {
 describe("nextCpuRate", () => {
   test.each([
     ["first sample: no rate", undefined, { usageNs: 5e9, timeMs: 1000 }, { base: { usageNs: 5e9, timeMs: 1000 } }],
-    [
-      "half a core over 2 s",
-      { base: { usageNs: 0, timeMs: 0 } },
-      { usageNs: 1e9, timeMs: 2000 },
-      { base: { usageNs: 1e9, timeMs: 2000 }, nanoCores: 5e8 },
-    ],
+    ["half a core over 2 s", { base: { usageNs: 0, timeMs: 0 } }, { usageNs: 1e9, timeMs: 2000 }, { base: { usageNs: 1e9, timeMs: 2000 }, nanoCores: 5e8 }],
     [
       "window too short: previous rate kept, base kept",
       { base: { usageNs: 0, timeMs: 0 }, nanoCores: 7 },
       { usageNs: 1e9, timeMs: 500 },
       { base: { usageNs: 0, timeMs: 0 }, nanoCores: 7 },
     ],
-    ["counter went backwards: restart", { base: { usageNs: 9e9, timeMs: 0 }, nanoCores: 7 }, { usageNs: 1e9, timeMs: 5000 }, { base: { usageNs: 1e9, timeMs: 5000 } }],
+    [
+      "counter went backwards: restart",
+      { base: { usageNs: 9e9, timeMs: 0 }, nanoCores: 7 },
+      { usageNs: 1e9, timeMs: 5000 },
+      { base: { usageNs: 1e9, timeMs: 5000 } },
+    ],
   ] as const)("%s", (_name, state, sample, want) => {
     expect(nextCpuRate(state, sample, 1000)).toEqual(want);
   });

@@ -49,7 +49,15 @@ function fakeCgroup(rel: string, o: { usage: number; inactive: number; rss: numb
   });
 }
 
-const nodefs: FsStats = { time: "x", capacityBytes: 100 * MI * 1024, availableBytes: 40 * MI * 1024, inodes: 1000, inodesFree: 600, usedBytes: 60 * MI * 1024, inodesUsed: 400 };
+const nodefs: FsStats = {
+  time: "x",
+  capacityBytes: 100 * MI * 1024,
+  availableBytes: 40 * MI * 1024,
+  inodes: 1000,
+  inodesFree: 600,
+  usedBytes: 60 * MI * 1024,
+  inodesUsed: 400,
+};
 const imagefs: FsStats = { time: "x", capacityBytes: 7, availableBytes: 3, inodes: 9, inodesFree: 2 };
 
 function pod(uid: string, extra: Partial<PodLike["spec"]> = {}, name = `p-${uid}`): PodLike {
@@ -82,7 +90,14 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
     const s = await p.summary();
     const ps = s.pods[0]!;
     expect(ps.podRef).toEqual({ name: "p-u1", namespace: "ns", uid: "u1" });
-    expect(ps.memory).toMatchObject({ time: "2026-03-01T10:00:00.000Z", usageBytes: 100 * MI, workingSetBytes: 90 * MI, rssBytes: 80 * MI, pageFaults: 1234, majorPageFaults: 0 });
+    expect(ps.memory).toMatchObject({
+      time: "2026-03-01T10:00:00.000Z",
+      usageBytes: 100 * MI,
+      workingSetBytes: 90 * MI,
+      rssBytes: 80 * MI,
+      pageFaults: 1234,
+      majorPageFaults: 0,
+    });
     expect(ps.memory?.availableBytes).toBeUndefined();
     expect(ps.cpu).toEqual({ time: "2026-03-01T10:00:00.000Z", usageCoreNanoSeconds: 5e9 });
     expect(ps.process_stats).toEqual({ process_count: 3 });
@@ -106,7 +121,12 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
     put(root, { "proc/self/cgroup": "4:memory:/system.slice/bunlet.service\n3:cpu,cpuacct:/system.slice/bunlet.service\n" });
     const { p, errors } = provider([], { kubeletStartTime: "2026-03-01T09:00:00.000Z" });
     const kubelet = (await p.summary()).node.systemContainers?.find((c) => c.name === "kubelet");
-    expect(kubelet).toMatchObject({ name: "kubelet", startTime: "2026-03-01T09:00:00.000Z", memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI }, cpu: { usageCoreNanoSeconds: 7e9 } });
+    expect(kubelet).toMatchObject({
+      name: "kubelet",
+      startTime: "2026-03-01T09:00:00.000Z",
+      memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI },
+      cpu: { usageCoreNanoSeconds: 7e9 },
+    });
     expect(errors).toEqual([]);
     // In the root cgroup, or turned off: no kubelet container.
     put(root, { "proc/self/cgroup": "4:memory:/\n" });
@@ -188,12 +208,25 @@ describe("logs, volumes and ephemeral-storage (no CRI)", () => {
     put(logs, { [`ns_p-u1_${u}/app/0.log`]: "l".repeat(20_000), [`ns_p-u1_${u}/app/1.log`]: "m".repeat(100), [`ns_p-u1_${u}/pod.log`]: "p".repeat(5000) });
     const vol = (n: string) => `pods/${u}/volumes/kubernetes.io~empty-dir/${n}`;
     put(kubeletRoot, { [`${vol("cache")}/big`]: "c".repeat(50_000), [`${vol("shm")}/s`]: "s".repeat(30_000) });
-    const { p } = provider([pod(u, { volumes: [{ name: "cache", emptyDir: {} }, { name: "shm", emptyDir: { medium: "Memory" } }, { name: "cfg", configMap: {} }] })]);
+    const { p } = provider([
+      pod(u, {
+        volumes: [
+          { name: "cache", emptyDir: {} },
+          { name: "shm", emptyDir: { medium: "Memory" } },
+          { name: "cfg", configMap: {} },
+        ],
+      }),
+    ]);
     const ps = (await p.summary()).pods[0]!;
     const app = ps.containers?.find((c) => c.name === "app");
     expect(app?.logs?.inodesUsed).toBe(3); // dir + 2 files
     expect(app?.logs?.usedBytes).toBeGreaterThanOrEqual(20_100);
-    expect(app?.logs).toMatchObject({ capacityBytes: nodefs.capacityBytes, availableBytes: nodefs.availableBytes, inodes: nodefs.inodes, inodesFree: nodefs.inodesFree });
+    expect(app?.logs).toMatchObject({
+      capacityBytes: nodefs.capacityBytes,
+      availableBytes: nodefs.availableBytes,
+      inodes: nodefs.inodes,
+      inodesFree: nodefs.inodesFree,
+    });
     expect(ps.volume?.map((v) => v.name)).toEqual(["cache", "shm"]);
     const cache = ps.volume![0]!;
     const shm = ps.volume![1]!;
@@ -268,7 +301,18 @@ describe("with CRI", () => {
   const cstats = (id: string, o: { ws?: number; wl?: number; wlInodes?: number; cpu?: number }): CriContainerStats => ({
     attributes: { id, metadata: null, labels: {}, annotations: {} },
     cpu: o.cpu === undefined ? null : { timestamp: 0, usageCoreNanoSeconds: { value: o.cpu }, usageNanoCores: null },
-    memory: o.ws === undefined ? null : { timestamp: 0, workingSetBytes: { value: o.ws }, availableBytes: null, usageBytes: { value: o.ws }, rssBytes: null, pageFaults: null, majorPageFaults: null },
+    memory:
+      o.ws === undefined
+        ? null
+        : {
+            timestamp: 0,
+            workingSetBytes: { value: o.ws },
+            availableBytes: null,
+            usageBytes: { value: o.ws },
+            rssBytes: null,
+            pageFaults: null,
+            majorPageFaults: null,
+          },
     writableLayer: o.wl === undefined ? null : { timestamp: 0, fsId: null, usedBytes: { value: o.wl }, inodesUsed: { value: o.wlInodes ?? 0 } },
   });
 
@@ -578,7 +622,14 @@ describe("edges", () => {
     });
     const { p, errors } = provider([pod("u1")], { podCgroupPath: () => "/kubepods/podu1" });
     const ps = (await p.summary()).pods[0]!;
-    expect(ps.memory).toMatchObject({ usageBytes: 10 * MI, workingSetBytes: 7 * MI, rssBytes: 6 * MI, availableBytes: 13 * MI, pageFaults: 5, majorPageFaults: 1 });
+    expect(ps.memory).toMatchObject({
+      usageBytes: 10 * MI,
+      workingSetBytes: 7 * MI,
+      rssBytes: 6 * MI,
+      availableBytes: 13 * MI,
+      pageFaults: 5,
+      majorPageFaults: 1,
+    });
     expect(ps.cpu?.usageCoreNanoSeconds).toBe(2_500_000);
     expect(ps.process_stats?.process_count).toBe(6);
     expect(errors).toEqual([]);

@@ -51,7 +51,14 @@ export interface JoinedNode {
 /** The paths a joined node of this name uses (known before it starts, e.g. for manifests). */
 export function clusterPaths(name: string): { node: string; base: string; rootDir: string; cgroupRoot: string; manifests: string; admin: string } {
   const base = `/tmp/bunlet-${name}-${process.pid}`;
-  return { node: `${name}-${process.pid}`, base, rootDir: join(base, "root"), cgroupRoot: `/bunlet-${name}-${process.pid}`, manifests: join(base, "manifests"), admin: join(base, "admin.kubeconfig") };
+  return {
+    node: `${name}-${process.pid}`,
+    base,
+    rootDir: join(base, "root"),
+    cgroupRoot: `/bunlet-${name}-${process.pid}`,
+    manifests: join(base, "manifests"),
+    admin: join(base, "admin.kubeconfig"),
+  };
 }
 
 /** Joins a bunlet to a fresh API-server double; see the file header. */
@@ -64,7 +71,12 @@ export async function joinDouble(o: JoinOpts): Promise<JoinedNode> {
   const stop = async (cleanPods?: () => Promise<void>) => {
     await agent?.stop();
     await api?.close();
-    await tearDownPods(ctd, cleanPods ?? (async () => void (await removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir: p.rootDir }), p.node))), p.cgroupRoot, p.base);
+    await tearDownPods(
+      ctd,
+      cleanPods ?? (async () => void (await removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir: p.rootDir }), p.node))),
+      p.cgroupRoot,
+      p.base,
+    );
   };
   try {
     api = await startApiServer(o.api);
@@ -79,7 +91,11 @@ export async function joinDouble(o: JoinOpts): Promise<JoinedNode> {
       await api.writeKubeconfig(kubeconfig, { ...(await api.issueClientCert(`system:node:${p.node}`, ["system:nodes"])), user: "kubelet" });
     }
     await o.prepare?.({ ctd, api, manifests: p.manifests, base: p.base });
-    const config = writeStaticPodConfig(join(p.base, "kubelet.yaml"), { manifests: p.manifests, endpoint: ctd.endpoint, cgroupRoot: p.cgroupRoot, podLogsDir: join(p.base, "logs"), port: o.port ?? freePort() }, typeof o.config === "function" ? o.config(api) : (o.config ?? []));
+    const config = writeStaticPodConfig(
+      join(p.base, "kubelet.yaml"),
+      { manifests: p.manifests, endpoint: ctd.endpoint, cgroupRoot: p.cgroupRoot, podLogsDir: join(p.base, "logs"), port: o.port ?? freePort() },
+      typeof o.config === "function" ? o.config(api) : (o.config ?? []),
+    );
     const loaded = await loadConfig(["--config", config, `--hostname-override=${p.node}`, `--root-dir=${p.rootDir}`, ...identity, ...(o.flags ?? [])]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();

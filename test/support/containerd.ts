@@ -67,7 +67,12 @@ function reapStaleInstances(): void {
     const m = /^test-(\d+)$/.exec(d);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
     spawnSync("bash", [`${SCRIPTS}/containerd.sh`, "destroy"], {
-      env: { ...process.env, BUNLET_CONTAINERD_DIR: `/run/bunlet/${d}`, BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/${d}`, BUNLET_CNI_BRIDGE: `blt${m[1]}`.slice(0, 15) },
+      env: {
+        ...process.env,
+        BUNLET_CONTAINERD_DIR: `/run/bunlet/${d}`,
+        BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/${d}`,
+        BUNLET_CNI_BRIDGE: `blt${m[1]}`.slice(0, 15),
+      },
       stdio: "ignore",
       timeout: 60_000,
     });
@@ -92,7 +97,9 @@ export async function removeSandboxes(cri: CriClient, node?: string): Promise<vo
 export async function acquireContainerd(opts: { systemdCgroup?: boolean } = {}): Promise<TestContainerd> {
   const systemdCgroup = opts.systemdCgroup ?? systemdCgroupFromEnv();
   if (shared && shared.systemdCgroup !== systemdCgroup)
-    throw new Error(`acquireContainerd: this process's containerd runs with SystemdCgroup = ${shared.systemdCgroup}; a caller asked for ${systemdCgroup} (one driver per test process)`);
+    throw new Error(
+      `acquireContainerd: this process's containerd runs with SystemdCgroup = ${shared.systemdCgroup}; a caller asked for ${systemdCgroup} (one driver per test process)`,
+    );
   if (!shared) {
     run("setup.sh", []);
     reapStaleInstances();

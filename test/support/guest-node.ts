@@ -163,9 +163,14 @@ export function useGuestNode(o: GuestNodeOpts): GuestNode {
     get proc() {
       return proc;
     },
-    flags: (f = {}) => staticPodFlags({ rootDir: join(base, f.rootDir ?? "root"), manifests, cgroupRoot, endpoint: n.ctd.endpoint, node, port: f.port ?? port }),
+    flags: (f = {}) =>
+      staticPodFlags({ rootDir: join(base, f.rootDir ?? "root"), manifests, cgroupRoot, endpoint: n.ctd.endpoint, node, port: f.port ?? port }),
     configFlags(extra) {
-      const config = writeStaticPodConfig(join(base, "config.yaml"), { manifests, cgroupRoot, endpoint: n.ctd.endpoint, port, podLogsDir: join(base, "logs") }, extra);
+      const config = writeStaticPodConfig(
+        join(base, "config.yaml"),
+        { manifests, cgroupRoot, endpoint: n.ctd.endpoint, port, podLogsDir: join(base, "logs") },
+        extra,
+      );
       return [`--config=${config}`, `--root-dir=${join(base, "root")}`, `--hostname-override=${node}`];
     },
     async start(args) {

@@ -47,19 +47,26 @@ export async function runCases(cases: HostileCase[], connect: Connect, parallel 
 }
 
 /** Opens `copies` connections per slow client; resolves when the server has closed them all, with how long it took. */
-export async function slowClientsClosed(connect: (onOpen: (s: net.Socket) => void) => net.Socket, clients: SlowClient[], copies: number, boundMs: number): Promise<number> {
+export async function slowClientsClosed(
+  connect: (onOpen: (s: net.Socket) => void) => net.Socket,
+  clients: SlowClient[],
+  copies: number,
+  boundMs: number,
+): Promise<number> {
   const t0 = performance.now();
   const closed = clients.flatMap((c) =>
-    Array.from({ length: copies }, () =>
-      new Promise<void>((resolve) => {
-        let drip: ReturnType<typeof setInterval> | undefined;
-        const s = connect((open) => {
-          if (c.first) open.write(c.first);
-          if (c.drip) drip = setInterval(() => open.write(c.drip!), 1000);
-        });
-        s.on("error", () => {});
-        s.on("close", () => (clearInterval(drip), resolve()));
-      }),
+    Array.from(
+      { length: copies },
+      () =>
+        new Promise<void>((resolve) => {
+          let drip: ReturnType<typeof setInterval> | undefined;
+          const s = connect((open) => {
+            if (c.first) open.write(c.first);
+            if (c.drip) drip = setInterval(() => open.write(c.drip!), 1000);
+          });
+          s.on("error", () => {});
+          s.on("close", () => (clearInterval(drip), resolve()));
+        }),
     ),
   );
   await Promise.race([Promise.all(closed), Bun.sleep(boundMs).then(() => Promise.reject(new Error(`slow clients still connected after ${boundMs} ms`)))]);

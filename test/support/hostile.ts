@@ -71,9 +71,18 @@ export interface HostileCase {
 
 /** A request with Host and Connection: close, the given header lines, and a body with its length. */
 export const REQ = (method: string, target: string, headers: string[] = [], body = "") =>
-  Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join("")}${body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : ""}\r\n${body}`, "latin1");
+  Buffer.from(
+    `${method} ${target} HTTP/1.1\r\nHost: kubelet\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join("")}${body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : ""}\r\n${body}`,
+    "latin1",
+  );
 export const UPGRADE_SPDY = ["Connection: Upgrade", "Upgrade: SPDY/3.1", "X-Stream-Protocol-Version: v4.channel.k8s.io"];
-export const UPGRADE_WS = ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol: v4.channel.k8s.io"];
+export const UPGRADE_WS = [
+  "Connection: Upgrade",
+  "Upgrade: websocket",
+  "Sec-WebSocket-Version: 13",
+  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+  "Sec-WebSocket-Protocol: v4.channel.k8s.io",
+];
 
 /** A pod the node knows (its logs are served), which the hostile requests must not disturb. */
 export interface KnownPod {
@@ -82,7 +91,11 @@ export interface KnownPod {
   container: string;
 }
 
-const STREAM_PATHS = (ns: string, pod: string, c: string) => [`/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`, `/attach/${ns}/${pod}/${c}?output=1&error=1`, `/portForward/${ns}/${pod}?port=8080`];
+const STREAM_PATHS = (ns: string, pod: string, c: string) => [
+  `/exec/${ns}/${pod}/${c}?command=sh&input=1&output=1`,
+  `/attach/${ns}/${pod}/${c}?output=1&error=1`,
+  `/portForward/${ns}/${pod}?port=8080`,
+];
 
 /** Upgrade heads a hostile client would send to the streaming endpoints: each refused, none reaching a runtime. */
 export function streamingUpgradeCases(r: Rand, n: number): HostileCase[] {
@@ -94,12 +107,38 @@ export function streamingUpgradeCases(r: Rand, n: number): HostileCase[] {
     const method = path.startsWith("/portForward") || r.next() < 0.5 ? r.pick(["GET", "POST"]) : "POST";
     const kind = r.int(6);
     const base = [`Connection: ${connection()}`, `Upgrade: ${upgrade()}`];
-    if (kind === 0) out.push({ what: `upgrade variants on an unknown pod ${path.slice(0, 40)}`, bytes: REQ(method, path, [...base, "X-Stream-Protocol-Version: v4.channel.k8s.io"]), ok: [400, 404] });
-    else if (kind === 1) out.push({ what: "bare LF inside an upgrade header (a second header for a LF-splitting backend)", bytes: REQ(method, path, [...base, `X-Smuggle: a\nTransfer-Encoding: chunked`]), ok: [400] });
-    else if (kind === 2) out.push({ what: "obs-fold in an upgrade head", bytes: REQ(method, path, [...base, "X-Fold: a", ` ${r.pick(["Transfer-Encoding: chunked", "folded", "\tx"])}`]), ok: [400] });
-    else if (kind === 3) out.push({ what: "control bytes in an upgrade header", bytes: REQ(method, path, [...base, `X-Ctl: a${r.pick(["\x00", "\x01", "\r", "\x7f", "\x1b"])}b`]), ok: [400] });
-    else if (kind === 4) out.push({ what: "huge upgrade head", bytes: REQ(method, path, [...base, `X-Big: ${"a".repeat((16 << 10) + r.int(2 << 20))}`]), ok: [431, 400, 0] });
-    else out.push({ what: "bare LF line ends in an upgrade head", bytes: Buffer.from(`${method} ${path} HTTP/1.1\nHost: k\nConnection: Upgrade\nUpgrade: SPDY/3.1\n\n`, "latin1"), ok: [400] });
+    if (kind === 0)
+      out.push({
+        what: `upgrade variants on an unknown pod ${path.slice(0, 40)}`,
+        bytes: REQ(method, path, [...base, "X-Stream-Protocol-Version: v4.channel.k8s.io"]),
+        ok: [400, 404],
+      });
+    else if (kind === 1)
+      out.push({
+        what: "bare LF inside an upgrade header (a second header for a LF-splitting backend)",
+        bytes: REQ(method, path, [...base, `X-Smuggle: a\nTransfer-Encoding: chunked`]),
+        ok: [400],
+      });
+    else if (kind === 2)
+      out.push({
+        what: "obs-fold in an upgrade head",
+        bytes: REQ(method, path, [...base, "X-Fold: a", ` ${r.pick(["Transfer-Encoding: chunked", "folded", "\tx"])}`]),
+        ok: [400],
+      });
+    else if (kind === 3)
+      out.push({
+        what: "control bytes in an upgrade header",
+        bytes: REQ(method, path, [...base, `X-Ctl: a${r.pick(["\x00", "\x01", "\r", "\x7f", "\x1b"])}b`]),
+        ok: [400],
+      });
+    else if (kind === 4)
+      out.push({ what: "huge upgrade head", bytes: REQ(method, path, [...base, `X-Big: ${"a".repeat((16 << 10) + r.int(2 << 20))}`]), ok: [431, 400, 0] });
+    else
+      out.push({
+        what: "bare LF line ends in an upgrade head",
+        bytes: Buffer.from(`${method} ${path} HTTP/1.1\nHost: k\nConnection: Upgrade\nUpgrade: SPDY/3.1\n\n`, "latin1"),
+        ok: [400],
+      });
   }
   return out;
 }
@@ -109,17 +148,47 @@ export function logsCases(r: Rand, n: number, pod: KnownPod): HostileCase[] {
   const out: HostileCase[] = [];
   const logs = `/containerLogs/${pod.namespace}/${pod.name}/${pod.container}`;
   const invalid: [string, number][] = [
-    ["tailLines=-1", 422], ["limitBytes=0", 422], ["limitBytes=-5", 422], ["sinceSeconds=0", 422], ["sinceSeconds=1&sinceTime=2026-01-01T00:00:00Z", 422],
-    ["tailLines=abc", 400], ["tailLines=1e3", 400], ["limitBytes=%00", 400], ["sinceTime=yesterday", 400], ["sinceTime=%zz", 400], ["sinceSeconds=99999999999999999999999x", 400],
+    ["tailLines=-1", 422],
+    ["limitBytes=0", 422],
+    ["limitBytes=-5", 422],
+    ["sinceSeconds=0", 422],
+    ["sinceSeconds=1&sinceTime=2026-01-01T00:00:00Z", 422],
+    ["tailLines=abc", 400],
+    ["tailLines=1e3", 400],
+    ["limitBytes=%00", 400],
+    ["sinceTime=yesterday", 400],
+    ["sinceTime=%zz", 400],
+    ["sinceSeconds=99999999999999999999999x", 400],
   ];
   for (let i = 0; i < n; i++) {
     const kind = r.int(5);
     if (kind === 0) {
       const [q, status] = r.pick(invalid);
       out.push({ what: `containerLogs ?${q}`, bytes: REQ(r.pick(["GET", "HEAD"]), `${logs}?${q}${r.next() < 0.5 ? "&follow=true" : ""}`), ok: [status] });
-    } else if (kind === 1) out.push({ what: "containerLogs of an unknown container", bytes: REQ("GET", `/containerLogs/${pod.namespace}/${pod.name}/${r.pick(["nope", "..", "%2e%2e", pod.container + "x"])}?follow=true`), ok: [400, 404] });
-    else if (kind === 2) out.push({ what: "containerLogs of an unknown pod", bytes: REQ("GET", `/containerLogs/${r.pick([pod.namespace, "..", "%2F"])}/${r.pick(["..", `${pod.name}/..`, "x".repeat(1 + r.int(3000))])}/${pod.container}`), ok: [400, 404] });
-    else if (kind === 3) out.push({ what: "logs traversal", bytes: REQ("GET", `/logs/${r.pick(["", "x/"])}${r.pick(["../", "..%2f", "%2e%2e/", "..%5c"]).repeat(1 + r.int(6))}${r.pick(["etc/shadow", "proc/self/environ"])}`), ok: [400, 404] });
+    } else if (kind === 1)
+      out.push({
+        what: "containerLogs of an unknown container",
+        bytes: REQ("GET", `/containerLogs/${pod.namespace}/${pod.name}/${r.pick(["nope", "..", "%2e%2e", pod.container + "x"])}?follow=true`),
+        ok: [400, 404],
+      });
+    else if (kind === 2)
+      out.push({
+        what: "containerLogs of an unknown pod",
+        bytes: REQ(
+          "GET",
+          `/containerLogs/${r.pick([pod.namespace, "..", "%2F"])}/${r.pick(["..", `${pod.name}/..`, "x".repeat(1 + r.int(3000))])}/${pod.container}`,
+        ),
+        ok: [400, 404],
+      });
+    else if (kind === 3)
+      out.push({
+        what: "logs traversal",
+        bytes: REQ(
+          "GET",
+          `/logs/${r.pick(["", "x/"])}${r.pick(["../", "..%2f", "%2e%2e/", "..%5c"]).repeat(1 + r.int(6))}${r.pick(["etc/shadow", "proc/self/environ"])}`,
+        ),
+        ok: [400, 404],
+      });
     else out.push({ what: "containerLogs with an upgrade head", bytes: REQ("GET", `${logs}?follow=true&tailLines=-1`, UPGRADE_WS), ok: [422] });
   }
   return out;
@@ -140,6 +209,10 @@ export function slowStreamingClients(pod: KnownPod): SlowClient[] {
     { what: "half a request line", first: "POST /exec/def" },
     { what: "an upgrade head without its end", first: `${head}Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n` },
     { what: "upgrade headers dripped one a second", first: head, drip: "X-Slow: 1\r\n" },
-    { what: "a follow request head dripped", first: `GET /containerLogs/${pod.namespace}/${pod.name}/${pod.container}?follow=true HTTP/1.1\r\n`, drip: "X-Slow: 1\r\n" },
+    {
+      what: "a follow request head dripped",
+      first: `GET /containerLogs/${pod.namespace}/${pod.name}/${pod.container}?follow=true HTTP/1.1\r\n`,
+      drip: "X-Slow: 1\r\n",
+    },
   ];
 }

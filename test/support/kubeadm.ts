@@ -55,6 +55,25 @@ export async function prepareKubeadmHost(hostRoot: string): Promise<void> {
   writeFileSync(join(pki, "san.ext"), san);
   for (const name of ["server", "peer"]) {
     await openssl(["req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${KUBEADM_NODE.name}`], pki);
-    await openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-extfile", "san.ext", "-out", `${name}.crt`], pki);
+    await openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+        "-out",
+        `${name}.crt`,
+      ],
+      pki,
+    );
   }
 }

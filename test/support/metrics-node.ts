@@ -15,7 +15,16 @@ import { createCadvisorSource, type CadvisorSnapshot } from "../../src/stats/cad
 export function fakePods(n: number): Pod[] {
   return Array.from({ length: n }, (_, i) => ({
     metadata: { name: `p${i}`, namespace: `ns${i % 7}`, uid: `uid-${i}`, creationTimestamp: new Date(Date.now() - 60_000).toISOString(), annotations: {} },
-    spec: { containers: [{ name: "app", image: "registry.local/app:1" }, { name: "side", image: "registry.local/side:1" }], volumes: [{ name: "cache", emptyDir: {} }, { name: "etc", hostPath: { path: "/etc" } }] },
+    spec: {
+      containers: [
+        { name: "app", image: "registry.local/app:1" },
+        { name: "side", image: "registry.local/side:1" },
+      ],
+      volumes: [
+        { name: "cache", emptyDir: {} },
+        { name: "etc", hostPath: { path: "/etc" } },
+      ],
+    },
     status: { phase: "Running", startTime: new Date().toISOString() },
   })) as unknown as Pod[];
 }
@@ -25,29 +34,52 @@ export async function populateKubeletMetrics(pods: readonly Pod[]): Promise<{ me
   const metrics = createAgentRegistry();
   const km = createKubeletMetrics(metrics);
   const ok = async () => ({}) as never;
-  const cri = km.instrumentCri({ endpoint: "unix:///fake.sock", close() {}, runPodSandbox: async () => "sb", createContainer: async () => "c", startContainer: ok, listContainers: async () => [], listPodSandbox: async () => [], containerStatus: ok, stopContainer: ok } as unknown as CriClient);
+  const cri = km.instrumentCri({
+    endpoint: "unix:///fake.sock",
+    close() {},
+    runPodSandbox: async () => "sb",
+    createContainer: async () => "c",
+    startContainer: ok,
+    listContainers: async () => [],
+    listPodSandbox: async () => [],
+    containerStatus: ok,
+    stopContainer: ok,
+  } as unknown as CriClient);
   const cgroups = km.instrumentCgroups<PodCgroups>({ ensurePod: async () => "/kubepods", removePod: async () => {} });
   const l = km.lifecycle;
   for (const pod of pods) {
     l.workerStarted?.(0.002);
     await cgroups.ensurePod(pod);
-    for (const v of ["kubernetes.io/empty-dir", "kubernetes.io/host-path"]) km.storageOperation({ operationName: "volume_mount", volumePlugin: v }, () => undefined);
-    await cri.runPodSandbox({ metadata: { name: pod.metadata.name, uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? "default", attempt: 0 } } as never, "");
+    for (const v of ["kubernetes.io/empty-dir", "kubernetes.io/host-path"])
+      km.storageOperation({ operationName: "volume_mount", volumePlugin: v }, () => undefined);
+    await cri.runPodSandbox(
+      { metadata: { name: pod.metadata.name, uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? "default", attempt: 0 } } as never,
+      "",
+    );
     for (const c of pod.spec.containers) {
       await cri.createContainer("sb", { metadata: { name: c.name, attempt: 0 }, labels: {} } as never, {} as never);
       await cri.startContainer("c");
     }
     l.podSynced?.("create", 0.05);
     l.podRunning?.(pod, Date.now());
-    for (const c of pod.spec.containers) for (const probeType of ["Readiness", "Liveness"] as const) l.probed?.({ pod, container: c.name, probeType, result: "successful", seconds: 0.003 });
+    for (const c of pod.spec.containers)
+      for (const probeType of ["Readiness", "Liveness"] as const) l.probed?.({ pod, container: c.name, probeType, result: "successful", seconds: 0.003 });
   }
-  const runtimePods = pods.map((p) => ({ uid: p.metadata.uid, name: p.metadata.name, namespace: p.metadata.namespace ?? "default", sandboxIds: ["sb"], readySandboxes: 1, containers: p.spec.containers.map((c) => ({ id: c.name, name: c.name, state: "running" as const })) }));
+  const runtimePods = pods.map((p) => ({
+    uid: p.metadata.uid,
+    name: p.metadata.name,
+    namespace: p.metadata.namespace ?? "default",
+    sandboxIds: ["sb"],
+    readySandboxes: 1,
+    containers: p.spec.containers.map((c) => ({ id: c.name, name: c.name, state: "running" as const })),
+  }));
   for (let i = 0; i < 5; i++) l.relisted?.({ startMs: Date.now() - 5, endMs: Date.now(), pods: runtimePods });
   for (let i = 0; i < 10; i++) l.podSynced?.("sync", 0.01);
   km.observeNode("bench-node", { listPodsForApi: () => [...pods], activePods: () => [...pods] } as unknown as PodLifecycle);
   // API-server mode's series, as the node-api wiring registers them.
   const observer = restClientMetrics(metrics);
-  for (const method of ["GET", "PATCH", "PUT", "POST"]) for (let i = 0; i < 20; i++) observer.observe({ method, host: "10.0.0.1:6443", code: "200", durationSeconds: 0.004 });
+  for (const method of ["GET", "PATCH", "PUT", "POST"])
+    for (let i = 0; i < 20; i++) observer.observe({ method, host: "10.0.0.1:6443", code: "200", durationSeconds: 0.004 });
   nodeStartupMetrics(metrics, { nowMs: Date.now, kubeletStartMs: Date.now() - 5000 });
   clientCertificateMetrics(metrics, { notAfterMs: () => Date.now() + 86_400_000, nowMs: Date.now });
   serverCertificateMetrics(metrics);
@@ -73,7 +105,8 @@ export function fakeCadvisorNode(root: string, pods: readonly Pod[]): () => Prom
   };
   cgroup("");
   put("proc/self/mountinfo", readFileSync("/proc/self/mountinfo", "utf8"));
-  const netDev = "Inter-| Receive | Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n  eth0: 5000 40 0 0 0 0 0 0 3000 30 0 0 0 0 0 0\n";
+  const netDev =
+    "Inter-| Receive | Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n  eth0: 5000 40 0 0 0 0 0 0 3000 30 0 0 0 0 0 0\n";
   const containers: unknown[] = [];
   const stats: unknown[] = [];
   pods.forEach((pod, i) => {
@@ -82,15 +115,34 @@ export function fakeCadvisorNode(root: string, pods: readonly Pod[]): () => Prom
     for (const c of pod.spec.containers) {
       const id = `${pod.metadata.uid}-${c.name}`;
       cgroup(`${rel}/${id}`, 100_000 + i);
-      containers.push({ id, podSandboxId: "sb", metadata: { name: c.name, attempt: 0 }, image: { image: c.image }, imageRef: "", state: "CONTAINER_RUNNING", createdAt: Date.now() * 1e6, labels: { "io.kubernetes.pod.uid": pod.metadata.uid, "io.kubernetes.container.name": c.name }, annotations: {}, imageId: "" });
-      stats.push({ attributes: { id, metadata: null, labels: {}, annotations: {} }, cpu: null, memory: null, writableLayer: { timestamp: 0, fsId: { mountpoint: root }, usedBytes: { value: 4096 }, inodesUsed: { value: 1 } } });
+      containers.push({
+        id,
+        podSandboxId: "sb",
+        metadata: { name: c.name, attempt: 0 },
+        image: { image: c.image },
+        imageRef: "",
+        state: "CONTAINER_RUNNING",
+        createdAt: Date.now() * 1e6,
+        labels: { "io.kubernetes.pod.uid": pod.metadata.uid, "io.kubernetes.container.name": c.name },
+        annotations: {},
+        imageId: "",
+      });
+      stats.push({
+        attributes: { id, metadata: null, labels: {}, annotations: {} },
+        cpu: null,
+        memory: null,
+        writableLayer: { timestamp: 0, fsId: { mountpoint: root }, usedBytes: { value: 4096 }, inodesUsed: { value: 1 } },
+      });
     }
     put(`proc/${100_000 + i}/net/dev`, netDev);
   });
   return createCadvisorSource({
     activePods: () => pods,
     podCgroupPath: (p) => `kubepods/burstable/pod${p.metadata.uid}`,
-    cri: { listContainers: async () => containers, listContainerStats: async () => stats } as unknown as Pick<CriClient, "listContainers" | "listContainerStats">,
+    cri: { listContainers: async () => containers, listContainerStats: async () => stats } as unknown as Pick<
+      CriClient,
+      "listContainers" | "listContainerStats"
+    >,
     cgroupMountRoot: join(root, "cg"),
     procRoot: join(root, "proc"),
     machine: async () => ({ memoryBytes: 16e9, cpuCores: 4, bootID: "b", machineID: "m", systemUUID: "u" }),

@@ -18,10 +18,50 @@ export async function makeTestPki(dir: string, clients: [name: string, cn: strin
   await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=test-client-ca"], dir);
   await Bun.write(join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
   for (const [name, cn, org] of clients) {
-    await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}${org ? `/O=${org}` : ""}`], dir);
-    await openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", "7", "-days", "1", "-extfile", "client.ext", "-out", `${name}.crt`], dir);
+    await openssl(
+      ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}${org ? `/O=${org}` : ""}`],
+      dir,
+    );
+    await openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        "7",
+        "-days",
+        "1",
+        "-extfile",
+        "client.ext",
+        "-out",
+        `${name}.crt`,
+      ],
+      dir,
+    );
   }
-  await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "forged.key", "-out", "forged.crt", "-days", "1", "-subj", "/CN=system:admin/O=system:masters"], dir);
+  await openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "forged.key",
+      "-out",
+      "forged.crt",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=system:admin/O=system:masters",
+    ],
+    dir,
+  );
   return { caFile: join(dir, "ca.crt"), client: (name) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) }) };
 }
 

@@ -33,9 +33,21 @@ export interface TestPrometheus {
 }
 
 function configYaml(jobs: ScrapeJob[], ruleFiles: string[], intervalS: number): string {
-  const lines = [`global:`, `  scrape_interval: ${intervalS}s`, `  evaluation_interval: ${intervalS}s`, `rule_files: ${JSON.stringify(ruleFiles)}`, `scrape_configs:`];
+  const lines = [
+    `global:`,
+    `  scrape_interval: ${intervalS}s`,
+    `  evaluation_interval: ${intervalS}s`,
+    `rule_files: ${JSON.stringify(ruleFiles)}`,
+    `scrape_configs:`,
+  ];
   for (const j of jobs) {
-    lines.push(`  - job_name: ${JSON.stringify(j.jobName)}`, `    metrics_path: ${JSON.stringify(j.metricsPath)}`, `    static_configs:`, `      - targets: [${JSON.stringify(j.target)}]`, `        labels: ${JSON.stringify(j.labels ?? {})}`);
+    lines.push(
+      `  - job_name: ${JSON.stringify(j.jobName)}`,
+      `    metrics_path: ${JSON.stringify(j.metricsPath)}`,
+      `    static_configs:`,
+      `      - targets: [${JSON.stringify(j.target)}]`,
+      `        labels: ${JSON.stringify(j.labels ?? {})}`,
+    );
     if (j.tls) {
       // The kubelet's serving certificate is self-signed unless serverTLSBootstrap: kube-prometheus skips verification too.
       const ca = j.tls.caFile ? `ca_file: ${JSON.stringify(j.tls.caFile)}` : "insecure_skip_verify: true";
@@ -71,10 +83,14 @@ export async function startPrometheus(opts: { jobs: ScrapeJob[]; ruleFiles?: str
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await until("prometheus to be ready", async () => {
-      if (child.exitCode !== null) throw new Error(`prometheus exited ${child.exitCode}: ${out.slice(-2000)}`);
-      return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
-    }, 20_000);
+    await until(
+      "prometheus to be ready",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`prometheus exited ${child.exitCode}: ${out.slice(-2000)}`);
+        return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
+      },
+      20_000,
+    );
   } catch (e) {
     await stop();
     throw e;
@@ -83,7 +99,11 @@ export async function startPrometheus(opts: { jobs: ScrapeJob[]; ruleFiles?: str
     url,
     async query(expr) {
       const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-      const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] } };
+      const body = (await res.json()) as {
+        status: string;
+        error?: string;
+        data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+      };
       if (body.status !== "success") throw new Error(`query ${expr}: ${body.error}`);
       return body.data!.result;
     },
@@ -109,6 +129,9 @@ export function promtoolCheckMetrics(text: string): string {
   const r = spawnSync(PROMTOOL, ["check", "metrics"], { input: text, encoding: "utf8" });
   if (r.status === 0) return "";
   const upstream = new Set(UPSTREAM_COUNTERS_WITHOUT_TOTAL.map((n) => `${n} counter metrics should have "_total" suffix`));
-  const problems = `${r.stdout}${r.stderr}`.split("\n").map((l) => l.trim()).filter((l) => l && !upstream.has(l));
+  const problems = `${r.stdout}${r.stderr}`
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !upstream.has(l));
   return problems.join("\n");
 }

@@ -7,7 +7,10 @@ import { GUEST_STALLED_EXIT, guestStallMessage, guestStallSnapshot, REPO } from 
 const STALL_SH = join(REPO, "scripts/host/v2-guest/stall.sh");
 
 function verdict(args: (number | string)[]): string {
-  const r = Bun.spawnSync(["bash", "-c", `. "$1"; shift; guest_stall_verdict "$@"`, "stall", STALL_SH, ...args.map(String)], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(["bash", "-c", `. "$1"; shift; guest_stall_verdict "$@"`, "stall", STALL_SH, ...args.map(String)], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (r.exitCode !== 0) throw new Error(`stall.sh: ${r.stderr.toString()}`);
   return r.stdout.toString().trim();
 }
@@ -31,7 +34,12 @@ describe("guest_stall_verdict NOW STARTED LIMIT [MTIME]...", () => {
 
 describe("guestStallMessage", () => {
   test.each([
-    ["a stall", GUEST_STALLED_EXIT, "x\nv2-guest: v2 guest stalled: no progress for 121 s during: === pid-pressure\n---- guest console\n", "v2 guest stalled: no progress for 121 s during: === pid-pressure"],
+    [
+      "a stall",
+      GUEST_STALLED_EXIT,
+      "x\nv2-guest: v2 guest stalled: no progress for 121 s during: === pid-pressure\n---- guest console\n",
+      "v2 guest stalled: no progress for 121 s during: === pid-pressure",
+    ],
     ["exit 123 without the line", GUEST_STALLED_EXIT, "", "v2 guest stalled (v2-guest.sh exit 123)"],
     ["the command's own failure", 1, "v2-guest: v2 guest stalled: … (a line the command printed)", undefined],
     ["a timeout", 124, "v2-guest: timeout after 600s", undefined],

@@ -11,7 +11,8 @@ const GUEST_SCRIPT = join(REPO, "scripts/host/v2-guest.sh");
 export function v2GuestUnavailable(): string | undefined {
   if (process.platform !== "linux") return "the v2 guest is a Linux (UML) guest";
   if (process.getuid?.() !== 0) return "the v2 guest tests run as root (the guest sees the host's / read-only)";
-  if (process.env.BUNLET_UML_KERNEL) return existsSync(process.env.BUNLET_UML_KERNEL) ? undefined : `BUNLET_UML_KERNEL=${process.env.BUNLET_UML_KERNEL} does not exist`;
+  if (process.env.BUNLET_UML_KERNEL)
+    return existsSync(process.env.BUNLET_UML_KERNEL) ? undefined : `BUNLET_UML_KERNEL=${process.env.BUNLET_UML_KERNEL} does not exist`;
   const r = Bun.spawnSync(["bash", join(REPO, "scripts/host/uml-kernel.sh"), "--path"], { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode === 0) return undefined;
   return `no UML kernel built yet (${r.stdout.toString().trim() || "uml-kernel.sh --path failed"}): run scripts/host/setup.sh v2-guest once (~6 min on 2 CPUs)`;
@@ -69,7 +70,10 @@ export function guestStallSnapshot(stderr: string): string {
 }
 
 /** Runs `cmd` in a fresh guest; resolves with its exit code and output (never rejects on a non-zero exit). */
-export async function runInV2Guest(cmd: string[], opts: GuestOptions & { /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {}): Promise<GuestRun> {
+export async function runInV2Guest(
+  cmd: string[],
+  opts: GuestOptions & { /** host dirs shared read-write at their path (-w) */ rw?: string[] } = {},
+): Promise<GuestRun> {
   const args = [GUEST_SCRIPT];
   if (opts.systemd) args.push("--systemd");
   if (opts.cgroupV1) args.push("--cgroup-v1");
@@ -94,7 +98,7 @@ export async function runInV2Guest(cmd: string[], opts: GuestOptions & { /** hos
  * its layers on the guest's overlay root.
  */
 export function withBunletTmpfs(cmd: string[]): string[] {
-  const prepare = "mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec \"$@\"";
+  const prepare = 'mkdir -p /var/lib/bunlet && mount -t tmpfs -o mode=755 tmpfs /var/lib/bunlet && exec "$@"';
   return ["bash", "-c", prepare, "guest", ...cmd];
 }
 
@@ -124,19 +128,16 @@ export interface GuestFileRun {
  * guest boot (a boot costs ~1.5 s with busybox init, ~9 s with systemd). Every file's output and exit
  * code is kept apart (written to a host directory shared with the guest), so a failure names its file.
  */
-export async function bunTestFilesInV2Guest(
-  files: string[],
-  opts: GuestOptions = {},
-): Promise<{ guest: GuestRun; files: GuestFileRun[]; seconds: number }> {
+export async function bunTestFilesInV2Guest(files: string[], opts: GuestOptions = {}): Promise<{ guest: GuestRun; files: GuestFileRun[]; seconds: number }> {
   const out = mkdtempSync("/var/tmp/bunlet-guest-files-");
   try {
     const script = [
-      'out=$1; bun=$2; shift 2; i=0',
+      "out=$1; bun=$2; shift 2; i=0",
       'for f in "$@"; do',
-      '  i=$((i+1)); start=$(date +%s%N)',
+      "  i=$((i+1)); start=$(date +%s%N)",
       '  "$bun" test --timeout 120000 "$f" >"$out/$i.log" 2>&1; rc=$?',
       '  echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" >"$out/$i.rc"',
-      'done',
+      "done",
     ].join("\n");
     const started = performance.now();
     const guest = await runInV2Guest(withBunletTmpfs(["bash", "-c", script, "files", out, process.execPath, ...files]), {

@@ -19,11 +19,21 @@ test("recorded counts seed kubelet_evictions; an evicted static pod is refused w
   const message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. ";
   writeFileSync(
     join(root, "eviction", "state.json"),
-    JSON.stringify({ version: 1, evictions: { "memory.available": 4 }, evicted: [{ uid: "uid-v1", namespace: "default", name: "web-n1", source: "file", signal: "memory.available", message, evictedAt: "2026-12-01T21:00:00.000Z" }] }),
+    JSON.stringify({
+      version: 1,
+      evictions: { "memory.available": 4 },
+      evicted: [
+        { uid: "uid-v1", namespace: "default", name: "web-n1", source: "file", signal: "memory.available", message, evictedAt: "2026-12-01T21:00:00.000Z" },
+      ],
+    }),
   );
   const { config } = await loadConfig(["--evict-static-pods=true"]);
   const handlers: PodAdmitHandler[] = [];
-  const lifecycle = { addAdmitHandler: (h: PodAdmitHandler) => void handlers.push(h), activePods: () => [], onStatusChange: () => () => {} } as unknown as PodLifecycle;
+  const lifecycle = {
+    addAdmitHandler: (h: PodAdmitHandler) => void handlers.push(h),
+    activePods: () => [],
+    onStatusChange: () => () => {},
+  } as unknown as PodLifecycle;
   const metrics = createRegistry();
   createEvictionWiring({ config, rootDir: root, nodeName: "n1", lifecycle, cri: {} as CriClient, podCgroupPath: () => undefined, metrics });
   expect(metrics.render()).toContain('kubelet_evictions{eviction_signal="memory.available"} 4');

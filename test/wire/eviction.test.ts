@@ -33,7 +33,11 @@ test.each([
 const fsUsage = (mountpoint: string | null) => ({ timestamp: 0, fsId: mountpoint === null ? null : { mountpoint }, usedBytes: null, inodesUsed: null });
 
 test.each([
-  ["containerd's image store", [fsUsage("/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs")], "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"],
+  [
+    "containerd's image store",
+    [fsUsage("/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs")],
+    "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs",
+  ],
   ["first entry without an fsId", [fsUsage(null), fsUsage("/b")], "/b"],
   ["none reported", [], undefined],
 ] as const)("runtimeImageFsDir: %s", async (_name, imageFilesystems, want) => {

@@ -55,12 +55,19 @@ const burstable = (name: string): PodLike => ({
   spec: { containers: [{ name: "c", resources: { requests: { memory: "1Mi" } } }] },
 });
 
-const running = (id: string): PodStatus => ({ phase: "Running", containerStatuses: [{ name: "c", containerID: `containerd://${id}`, state: { running: { startedAt: "" } } }] }) as unknown as PodStatus;
+const running = (id: string): PodStatus =>
+  ({ phase: "Running", containerStatuses: [{ name: "c", containerID: `containerd://${id}`, state: { running: { startedAt: "" } } }] }) as unknown as PodStatus;
 
 function setup() {
   const n = node();
   const threshold: Threshold = { signal: "allocatableMemory.available", operator: "LessThan", value: { quantity: parseQuantity("100Mi") }, gracePeriodMs: 0 };
-  const summary = { node: { nodeName: "n", systemContainers: [{ name: "pods", memory: { time: new Date().toISOString(), availableBytes: 100 * MiB, workingSetBytes: 156 * MiB } }] }, pods: [] } as unknown as Summary;
+  const summary = {
+    node: {
+      nodeName: "n",
+      systemContainers: [{ name: "pods", memory: { time: new Date().toISOString(), availableBytes: 100 * MiB, workingSetBytes: 156 * MiB } }],
+    },
+    pods: [],
+  } as unknown as Summary;
   const state = { initialized: true, lastSummary: summary, inFlight: new Map(), thresholdsMet: [], thresholds: [threshold] };
   const pods: PodLike[] = [];
   const statuses = new Map<string, PodStatus>();

@@ -50,7 +50,12 @@ describe("planImageGC", () => {
     ["stops once the target is reached", [rec("a"), rec("b"), rec("c")], 200, ["a", "b"]],
     ["in use never", [rec("used", { inUse: true, lastUsedMs: now }), rec("free")], 1000, ["free"]],
     ["pinned / sandbox never", [rec("pause", { kept: true }), rec("free")], 1000, ["free"]],
-    ["younger than minAge skipped, older taken", [rec("young", { firstDetectedMs: now - MIN }), rec("aged", { firstDetectedMs: now - 3 * MIN, lastUsedMs: 5 })], 1000, ["aged"]],
+    [
+      "younger than minAge skipped, older taken",
+      [rec("young", { firstDetectedMs: now - MIN }), rec("aged", { firstDetectedMs: now - 3 * MIN, lastUsedMs: 5 })],
+      1000,
+      ["aged"],
+    ],
     ["exactly minAge old is eligible", [rec("edge", { firstDetectedMs: now - minAge })], 1, ["edge"]],
     ["a big image covers the target alone", [rec("big", { sizeBytes: 5 * GiB }), rec("small", { lastUsedMs: 1 })], GiB, ["big"]],
     ["not enough eligible: plan all eligible", [rec("a"), rec("b")], 10_000, ["a", "b"]],
@@ -128,7 +133,13 @@ describe("image GC manager", () => {
     // A new image appears after start: first detected now, so protected for 2 minutes.
     const late = image("sha256:late", "late:1", 1000);
     (cri as { listImages: () => Promise<Image[]> }).listImages = async () =>
-      [image("sha256:used", "used:1", 30), image("sha256:old", "old:1", 30), image("sha256:older", "older:1", 30), image("sha256:pause", "pause:3.10", 30), late].filter((i) => !removed.includes(i.id));
+      [
+        image("sha256:used", "used:1", 30),
+        image("sha256:old", "old:1", 30),
+        image("sha256:older", "older:1", 30),
+        image("sha256:pause", "pause:3.10", 30),
+        late,
+      ].filter((i) => !removed.includes(i.id));
     available = 100; // 90% used: free 1000·20% − 100 = 100 bytes
     await clock.advance(5 * MIN);
     // late was first detected at this very cycle → too young; old and older (30 B each) are not enough.
@@ -175,7 +186,13 @@ describe("image GC manager", () => {
   test("stop ends the loop", async () => {
     const clock = createSettlingClock();
     const { cri } = node([], []);
-    const gc = createImageGCManager({ cri, clock, policy, imageFsStats: async () => ({ time: "", capacityBytes: 1, availableBytes: 1 }), keepImages: async () => [] });
+    const gc = createImageGCManager({
+      cri,
+      clock,
+      policy,
+      imageFsStats: async () => ({ time: "", capacityBytes: 1, availableBytes: 1 }),
+      keepImages: async () => [],
+    });
     await gc.start();
     expect(clock.pending()).toBe(1);
     gc.stop();

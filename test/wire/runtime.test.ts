@@ -16,7 +16,11 @@ describe("observeStopContainer", () => {
     });
     const events: StopContainerEvent[] = [];
     let now = 10;
-    const wrapped = observeStopContainer(cri, (e) => events.push(e), () => now++);
+    const wrapped = observeStopContainer(
+      cri,
+      (e) => events.push(e),
+      () => now++,
+    );
     await wrapped.listContainers();
     await wrapped.stopContainer("c1", 1);
     await wrapped.stopContainer("c2", 0);
@@ -32,9 +36,16 @@ describe("observeStopContainer", () => {
   test("a failed stop is reported with its error and still rejects", async () => {
     const cri = fakeCri({ stopContainer: async () => Promise.reject(new Error("boom")) });
     const events: StopContainerEvent[] = [];
-    const wrapped = observeStopContainer(cri, (e) => events.push(e), () => 1);
+    const wrapped = observeStopContainer(
+      cri,
+      (e) => events.push(e),
+      () => 1,
+    );
     await expect(wrapped.stopContainer("c1", 1)).rejects.toThrow("boom");
-    expect(events.map((e) => [e.phase, e.error])).toEqual([["sent", undefined], ["done", "boom"]]);
+    expect(events.map((e) => [e.phase, e.error])).toEqual([
+      ["sent", undefined],
+      ["done", "boom"],
+    ]);
   });
 
   test("a throwing observer never breaks the stop", async () => {

@@ -14,7 +14,8 @@ const summary = (nodeAvailGi: number, podsAvailGi?: number): Summary => ({
   node: {
     nodeName: "n",
     memory: { time: "", availableBytes: nodeAvailGi * Gi, workingSetBytes: (8 - nodeAvailGi) * Gi },
-    systemContainers: podsAvailGi === undefined ? [] : [{ name: "pods", memory: { time: "", availableBytes: podsAvailGi * Gi, workingSetBytes: (4 - podsAvailGi) * Gi } }],
+    systemContainers:
+      podsAvailGi === undefined ? [] : [{ name: "pods", memory: { time: "", availableBytes: podsAvailGi * Gi, workingSetBytes: (4 - podsAvailGi) * Gi } }],
   },
   pods: [],
 });

@@ -37,10 +37,18 @@ describe("checkSwap", () => {
   });
   test("no /proc/swaps (kernel without swap): off", () => {
     const enoent = Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT" });
-    expect(checkSwap(true, () => { throw enoent; })).toBeUndefined();
+    expect(
+      checkSwap(true, () => {
+        throw enoent;
+      }),
+    ).toBeUndefined();
   });
   test("an unreadable /proc/swaps is an error", () => {
-    expect(checkSwap(true, () => { throw Object.assign(new Error("EACCES"), { code: "EACCES" }); })).toContain("failed to determine if swap is on");
+    expect(
+      checkSwap(true, () => {
+        throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      }),
+    ).toContain("failed to determine if swap is on");
   });
   test("this machine's /proc/swaps parses", () => {
     expect(() => checkSwap(false)).not.toThrow();

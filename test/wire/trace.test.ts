@@ -4,7 +4,12 @@ import { createRegistry } from "../../src/server/metrics.ts";
 import { createEvictionTracer, isoMicros, type EvictionTraceRecord } from "../../src/wire/trace.ts";
 import { Mi, pod } from "../eviction/helpers.ts";
 
-const threshold: Threshold = { signal: "allocatableMemory.available", operator: "LessThan", value: { quantity: { nanos: 200n * BigInt(Mi) * 1_000_000_000n, format: "BinarySI" } as never }, gracePeriodMs: 0 } as Threshold;
+const threshold: Threshold = {
+  signal: "allocatableMemory.available",
+  operator: "LessThan",
+  value: { quantity: { nanos: 200n * BigInt(Mi) * 1_000_000_000n, format: "BinarySI" } as never },
+  gracePeriodMs: 0,
+} as Threshold;
 const hog = pod("hog");
 
 function report(timeMs: number, o: { available: number; met: boolean; evict?: boolean }): CycleReport {
@@ -19,7 +24,9 @@ function report(timeMs: number, o: { available: number; met: boolean; evict?: bo
     reclaim: null,
     nodeReclaim: null,
     ranked: o.evict ? [{ pod: hog, priority: 0, usage: 300 * Mi, request: 0, exceedsRequest: true, found: true, qos: "BestEffort" } as never] : [],
-    evicted: o.evict ? [{ pod: hog, signal: "allocatableMemory.available", gracePeriodSeconds: 1, message: "The node was low on resource: memory. ", annotations: {} }] : [],
+    evicted: o.evict
+      ? [{ pod: hog, signal: "allocatableMemory.available", gracePeriodSeconds: 1, message: "The node was low on resource: memory. ", annotations: {} }]
+      : [],
   } as CycleReport;
 }
 

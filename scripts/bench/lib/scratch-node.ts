@@ -28,7 +28,7 @@ export interface ScratchNode {
   /** The running agent, once startAgent() returned. */
   agent?: BunletProcess;
   /** Starts the agent and waits until its pod lifecycle is up (an empty /pods answers). */
-  startAgent(opts?: { binary?: string; env?: Record<string, string>; /** Extra command-line flags. */ args?: string[] }): Promise<BunletProcess>;
+  startAgent(opts?: { binary?: string; env?: Record<string, string> /** Extra command-line flags. */; args?: string[] }): Promise<BunletProcess>;
   /** SIGTERM, bounded: the agent's pods keep running. */
   stopAgent(): Promise<void>;
   /** Writes each manifest beside the directory, then rename(2)s it in: the file source never reads a partial file. */

@@ -11,7 +11,17 @@ import { join, resolve } from "node:path";
 import { createCriClient, type CriClient } from "../../../src/cri/client.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../../test/support/binary.ts";
 import { acquireContainerd, type TestContainerd } from "../../../test/support/containerd.ts";
-import { cgroupDir, detectLayout, kubepodsDir, memoryLimitBytes, memoryLimitCounters, memoryUsageBytes, podDir, workingSetBytes, type MemoryLimitCounters } from "./cgroups.ts";
+import {
+  cgroupDir,
+  detectLayout,
+  kubepodsDir,
+  memoryLimitBytes,
+  memoryLimitCounters,
+  memoryUsageBytes,
+  podDir,
+  workingSetBytes,
+  type MemoryLimitCounters,
+} from "./cgroups.ts";
 import { memTotalBytes, MIB, removeCgroupTree } from "./host.ts";
 import { isRunning, podManifest, type ChaosImages, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
 import { until } from "../../../test/support/wait.ts";
@@ -137,7 +147,7 @@ export function createHarness(name: string, verbose: boolean) {
         BUNLET_CONTAINERD_DIR: `/run/bunlet/chaos-${tag}`,
         BUNLET_CONTAINERD_ROOT: root,
         BUNLET_CNI_BRIDGE: `bch${tag}`.replace(/-/g, "").slice(0, 15),
-        BUNLET_CNI_SUBNET: `10.88.${(process.pid + n) % 200 + 20}.0/24`,
+        BUNLET_CNI_SUBNET: `10.88.${((process.pid + n) % 200) + 20}.0/24`,
       };
       const sh = (cmd: string) => spawnSync("bash", [join(HOST_SCRIPTS, "containerd.sh"), cmd], { env, encoding: "utf8", timeout: 120_000 });
       cleanups.push(() => {
@@ -193,7 +203,10 @@ export function createHarness(name: string, verbose: boolean) {
       const total = memTotalBytes();
       if (systemd) {
         // kubepods.slice is the node's: a slice left by another kubelet is not ours to drive or stop.
-        if (!madeKubepodsSlice && existsSync(kubepodsDir(layout))) throw new Error(`${kubepodsDir(layout)} exists before bunlet started: the systemd-driver chaos run needs a host without another kubelet's kubepods.slice`);
+        if (!madeKubepodsSlice && existsSync(kubepodsDir(layout)))
+          throw new Error(
+            `${kubepodsDir(layout)} exists before bunlet started: the systemd-driver chaos run needs a host without another kubelet's kubepods.slice`,
+          );
         madeKubepodsSlice = true;
       } else {
         // The harness fence: the cgroupRoot limit, a little above allocatable (room for pod overhead
@@ -229,7 +242,15 @@ export function createHarness(name: string, verbose: boolean) {
       config.port = port;
       writeFileSync(configPath, JSON.stringify(config, null, 2));
       await ensureBuilt();
-      const args = ["--config", configPath, `--root-dir=${opts.rootDir ?? rootDir}`, `--hostname-override=${nodeName}`, `--eviction-trace=${tracePath}`, "--v=2", ...(opts.extraArgs ?? [])];
+      const args = [
+        "--config",
+        configPath,
+        `--root-dir=${opts.rootDir ?? rootDir}`,
+        `--hostname-override=${nodeName}`,
+        `--eviction-trace=${tracePath}`,
+        "--v=2",
+        ...(opts.extraArgs ?? []),
+      ];
       say(`starting dist/bunlet ${args.join(" ")}`);
       const p = spawnBunlet(args, { cwd: dir, env: opts.env });
       bunlet = p;
@@ -237,14 +258,18 @@ export function createHarness(name: string, verbose: boolean) {
         logs.push(`--- bunlet pid ${p.pid} exited ${code}; stderr ---\n${p.stderr()}`);
         if (bunlet === p) bunlet = undefined;
       });
-      await h.waitFor("bunlet to answer /healthz", async () => {
-        if (!bunlet) throw new Error(`bunlet exited before it was healthy:\n${p.stderr().slice(-4000)}`);
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
-        } catch {
-          return false;
-        }
-      }, 15_000);
+      await h.waitFor(
+        "bunlet to answer /healthz",
+        async () => {
+          if (!bunlet) throw new Error(`bunlet exited before it was healthy:\n${p.stderr().slice(-4000)}`);
+          try {
+            return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
+          } catch {
+            return false;
+          }
+        },
+        15_000,
+      );
       await h.checkKubepodsLimit(opts.allocatableBytes);
       const want = opts.waitRunning ?? h.manifestNames();
       if (want.length) {
@@ -257,25 +282,43 @@ export function createHarness(name: string, verbose: boolean) {
     async checkKubepodsLimit(allocatableBytes: number): Promise<void> {
       const dir = kubepodsDir(layout);
       // The directory (v2: with memory.max "max") appears before the manager writes the limit.
-      const limit = await h.waitFor(`${dir} limited to allocatable`, () => memoryLimitBytes(layout.version, dir) === allocatableBytes, 20_000, 50).then(
-        () => allocatableBytes,
-        () => memoryLimitBytes(layout.version, dir),
+      const limit = await h
+        .waitFor(`${dir} limited to allocatable`, () => memoryLimitBytes(layout.version, dir) === allocatableBytes, 20_000, 50)
+        .then(
+          () => allocatableBytes,
+          () => memoryLimitBytes(layout.version, dir),
+        );
+      h.check(
+        `kubepods memory limit = node allocatable (cgroup v${layout.version}, ${layout.driver})`,
+        limit === allocatableBytes,
+        `${dir}: ${limit ?? "none"} (allocatable ${allocatableBytes})`,
       );
-      h.check(`kubepods memory limit = node allocatable (cgroup v${layout.version}, ${layout.driver})`, limit === allocatableBytes, `${dir}: ${limit ?? "none"} (allocatable ${allocatableBytes})`);
     },
 
     /** Check: every one of these pods has memory stats (a working set) in /stats/summary. */
     async checkPodMemoryStats(manifests: string[]): Promise<void> {
       type SummaryPods = { pods?: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
-      const missing = (s: SummaryPods | undefined) => manifests.filter((m) => s?.pods?.find((p) => p.podRef.name === h.podName(m))?.memory?.workingSetBytes === undefined);
+      const missing = (s: SummaryPods | undefined) =>
+        manifests.filter((m) => s?.pods?.find((p) => p.podRef.name === h.podName(m))?.memory?.workingSetBytes === undefined);
       let last: SummaryPods | undefined;
-      await h.waitFor("memory stats of every pod in /stats/summary", async () => {
-        last = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json().catch(() => undefined)) as SummaryPods | undefined;
-        return missing(last).length === 0;
-      }, 20_000, 200).catch(() => undefined);
+      await h
+        .waitFor(
+          "memory stats of every pod in /stats/summary",
+          async () => {
+            last = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json().catch(() => undefined)) as SummaryPods | undefined;
+            return missing(last).length === 0;
+          },
+          20_000,
+          200,
+        )
+        .catch(() => undefined);
       const gone = missing(last);
       const ws = manifests.map((m) => `${m}=${last?.pods?.find((p) => p.podRef.name === h.podName(m))?.memory?.workingSetBytes ?? "-"}`);
-      h.check("every pod has memory stats in /stats/summary", gone.length === 0, gone.length ? `missing: ${gone.join(", ")}` : `workingSetBytes ${ws.join(" ")}`);
+      h.check(
+        "every pod has memory stats in /stats/summary",
+        gone.length === 0,
+        gone.length ? `missing: ${gone.join(", ")}` : `workingSetBytes ${ws.join(" ")}`,
+      );
     },
 
     /**
@@ -337,10 +380,14 @@ export function createHarness(name: string, verbose: boolean) {
     async waitRunning(manifests: string[], timeoutMs = 30_000): Promise<Map<string, PodView>> {
       let last: PodView[] = [];
       try {
-        await h.waitFor(`pods ${manifests.join(",")} Running`, async () => {
-          last = await h.pods().catch(() => []);
-          return manifests.every((m) => isRunning(last.find((p) => p.metadata.name === h.podName(m))));
-        }, timeoutMs);
+        await h.waitFor(
+          `pods ${manifests.join(",")} Running`,
+          async () => {
+            last = await h.pods().catch(() => []);
+            return manifests.every((m) => isRunning(last.find((p) => p.metadata.name === h.podName(m))));
+          },
+          timeoutMs,
+        );
       } catch (e) {
         const phases = last.map((p) => `${p.metadata.name}=${p.status?.phase}`).join(" ");
         throw new Error(`${(e as Error).message} (pods: ${phases || "none"})`);
@@ -365,7 +412,12 @@ export function createHarness(name: string, verbose: boolean) {
      * hog is stuck or gone), or at the scenario bound. Cheap on purpose (one memory.current read per
      * poll; memory.stat only at the line) so the harness takes no CPU from the hog it waits for.
      */
-    async waitRamp<T = number>(what: string, memDir: string, lineBytes: number, opts: { intervalMs?: number; stallMs?: number; done?: () => T | undefined | Promise<T | undefined> } = {}): Promise<T | number> {
+    async waitRamp<T = number>(
+      what: string,
+      memDir: string,
+      lineBytes: number,
+      opts: { intervalMs?: number; stallMs?: number; done?: () => T | undefined | Promise<T | undefined> } = {},
+    ): Promise<T | number> {
       const stallMs = (opts.stallMs ?? 10_000) * chaosTimeScale();
       const startedAt = Date.now();
       let topBytes = 0;
@@ -383,7 +435,9 @@ export function createHarness(name: string, verbose: boolean) {
           topBytes = usage;
           grewAt = now;
         } else if (now - grewAt > stallMs) {
-          throw new Error(`${what}: the ramp stalled — ${memDir} usage ${(usage / MIB).toFixed(0)} MiB (top ${(topBytes / MIB).toFixed(0)} MiB, line ${(lineBytes / MIB).toFixed(0)} MiB) has not grown by 1 MiB for ${stallMs} ms (${((now - startedAt) / 1000).toFixed(1)} s since the wait began)`);
+          throw new Error(
+            `${what}: the ramp stalled — ${memDir} usage ${(usage / MIB).toFixed(0)} MiB (top ${(topBytes / MIB).toFixed(0)} MiB, line ${(lineBytes / MIB).toFixed(0)} MiB) has not grown by 1 MiB for ${stallMs} ms (${((now - startedAt) / 1000).toFixed(1)} s since the wait began)`,
+          );
         }
         await Bun.sleep(opts.intervalMs ?? 50);
       }

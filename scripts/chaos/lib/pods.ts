@@ -85,7 +85,12 @@ export function podManifest(name: string, p: PodSpecInput, images: ChaosImages):
           ...(p.args ? { args: p.args } : {}),
           ...(Object.keys(resources).length ? { resources } : {}),
           ...(p.emptyDir || p.volumes
-            ? { volumeMounts: [...(p.emptyDir ? [{ name: "scratch", mountPath: p.emptyDir }] : []), ...(p.volumes ?? []).map((v) => ({ name: v.volume.name, mountPath: v.mountPath }))] }
+            ? {
+                volumeMounts: [
+                  ...(p.emptyDir ? [{ name: "scratch", mountPath: p.emptyDir }] : []),
+                  ...(p.volumes ?? []).map((v) => ({ name: v.volume.name, mountPath: v.mountPath })),
+                ],
+              }
             : {}),
           ...p.container,
         },

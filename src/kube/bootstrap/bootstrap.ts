@@ -67,7 +67,11 @@ function csrName(keyPem: string, nodeName: string): string {
 /** A new ECDSA P-256 key (as generateKeyPem), generated off the event loop: the first one costs ~10 ms cold. */
 const generateKeyPemAsync = () =>
   new Promise<string>((resolve, reject) =>
-    generateKeyPair("ec", { namedCurve: "prime256v1", privateKeyEncoding: { type: "sec1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } }, (e, _pub, key) => (e ? reject(e) : resolve(key))),
+    generateKeyPair(
+      "ec",
+      { namedCurve: "prime256v1", privateKeyEncoding: { type: "sec1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } },
+      (e, _pub, key) => (e ? reject(e) : resolve(key)),
+    ),
   );
 
 async function loadOrGenerateKey(path: string): Promise<string> {
@@ -104,7 +108,12 @@ export async function waitForCertificate(client: KubeClient, name: string, signa
     const pem = issued(csr);
     if (pem) return pem;
     try {
-      for await (const ev of watchEvents(client, CSR_PATH, { fieldSelector: `metadata.name=${name}`, resourceVersion: csr.metadata.resourceVersion, timeoutSeconds: "60" }, signal)) {
+      for await (const ev of watchEvents(
+        client,
+        CSR_PATH,
+        { fieldSelector: `metadata.name=${name}`, resourceVersion: csr.metadata.resourceVersion, timeoutSeconds: "60" },
+        signal,
+      )) {
         if (ev.type === "ADDED" || ev.type === "MODIFIED") {
           const got = issued(csrSchema.parse(ev.object));
           if (got) return got;
@@ -122,7 +131,12 @@ export async function waitForCertificate(client: KubeClient, name: string, signa
 export async function requestCertificate(client: KubeClient, keyPem: string, nodeName: string, signal: AbortSignal): Promise<string> {
   const name = csrName(keyPem, nodeName);
   const request = Buffer.from(createCsrPem(keyFromPem(keyPem), { commonName: `system:node:${nodeName}`, organizations: ["system:nodes"] })).toString("base64");
-  const body = { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { name }, spec: { request, signerName: KUBELET_CLIENT_SIGNER, usages: USAGES } };
+  const body = {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+    metadata: { name },
+    spec: { request, signerName: KUBELET_CLIENT_SIGNER, usages: USAGES },
+  };
   let created: CertificateSigningRequest | undefined;
   try {
     created = await client.request({ method: "POST", path: CSR_PATH, body, schema: csrSchema, signal });
@@ -157,7 +171,8 @@ export function checkCertMatchesKey(certPem: string, keyPem: string): void {
   } catch (e) {
     throw new CertKeyMismatchError(`issued certificate is not a PEM certificate: ${(e as Error).message}`);
   }
-  if (!cert.checkPrivateKey(keyFromPem(keyPem))) throw new CertKeyMismatchError(`tls: private key does not match public key (certificate subject ${JSON.stringify(cert.subject)})`);
+  if (!cert.checkPrivateKey(keyFromPem(keyPem)))
+    throw new CertKeyMismatchError(`tls: private key does not match public key (certificate subject ${JSON.stringify(cert.subject)})`);
 }
 
 /** upstream certificate.NewFileStore's Update: <certDir>/<prefix>-<time>.pem (cert + key), <prefix>-current.pem → it. */
@@ -186,7 +201,9 @@ export async function loadClientCert(o: BootstrapOpts): Promise<void> {
 
 /** The bootstrap itself, for a caller that already found --kubeconfig unusable (loadClientCert's second half). */
 export async function bootstrapClientCert(o: BootstrapOpts & { bootstrapKubeconfigPath: string }): Promise<void> {
-  log.info(`Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file ${kv({ bootstrap: o.bootstrapKubeconfigPath, kubeconfig: o.kubeconfigPath, certDir: o.certDir })}`);
+  log.info(
+    `Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file ${kv({ bootstrap: o.bootstrapKubeconfigPath, kubeconfig: o.kubeconfigPath, certDir: o.certDir })}`,
+  );
   const keyPath = join(o.certDir, "kubelet-client.key.tmp");
   // The key is made (or read back) while the bootstrap kubeconfig is read: both before the first request.
   const [bootstrap, keyPem] = await Promise.all([loadKubeconfig(o.bootstrapKubeconfigPath), loadOrGenerateKey(keyPath)]);
@@ -195,7 +212,13 @@ export async function bootstrapClientCert(o: BootstrapOpts & { bootstrapKubeconf
   const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
   const certPem = await requestCertificate(client, keyPem, o.nodeName, signal);
   const current = await storeClientCert(o.certDir, certPem, keyPem, o.clock.now());
-  const kubeconfig = renderKubeconfig({ server: bootstrap.server, caPem: bootstrap.caPem, insecureSkipTLSVerify: bootstrap.insecureSkipTLSVerify, certFile: current, keyFile: current });
+  const kubeconfig = renderKubeconfig({
+    server: bootstrap.server,
+    caPem: bootstrap.caPem,
+    insecureSkipTLSVerify: bootstrap.insecureSkipTLSVerify,
+    certFile: current,
+    keyFile: current,
+  });
   await mkdir(dirname(o.kubeconfigPath), { recursive: true });
   await writeFile(`${o.kubeconfigPath}.tmp`, kubeconfig, { mode: 0o600 });
   await rename(`${o.kubeconfigPath}.tmp`, o.kubeconfigPath);

@@ -101,7 +101,10 @@ export function createCsrPem(key: KeyObject, subject: Subject, altNames?: AltNam
   const info = seq(tlv(0x02, Buffer.from([0])), subjectDer(subject), spki, attributesDer(altNames));
   const signature = sign("sha256", info, key);
   const der = seq(info, seq(oid(ECDSA_SHA256)), tlv(0x03, Buffer.from([0]), signature));
-  return `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE REQUEST-----\n`;
+  return `-----BEGIN CERTIFICATE REQUEST-----\n${der
+    .toString("base64")
+    .match(/.{1,64}/g)!
+    .join("\n")}\n-----END CERTIFICATE REQUEST-----\n`;
 }
 
 /** A new ECDSA P-256 private key as PEM ("EC PRIVATE KEY", as the kubelet writes it). */

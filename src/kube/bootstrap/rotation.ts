@@ -55,7 +55,9 @@ export function createCertRotation(d: CertRotationDeps): CertRotation {
     notAfterMs = c.validToDate.getTime();
     deadlineMs = rotationDeadlineMs(c.validFromDate.getTime(), c.validToDate.getTime(), rand());
     const waitMs = Math.max(0, deadlineMs - d.clock.now());
-    log.info(`Certificate rotation deadline ${kv({ notAfter: c.validToDate.toISOString(), deadline: new Date(deadlineMs).toISOString(), waitS: Math.round(waitMs / 1000) })}`);
+    log.info(
+      `Certificate rotation deadline ${kv({ notAfter: c.validToDate.toISOString(), deadline: new Date(deadlineMs).toISOString(), waitS: Math.round(waitMs / 1000) })}`,
+    );
     if (!stopped) timer = d.clock.setTimeout(() => void rotate(), waitMs);
   }
 

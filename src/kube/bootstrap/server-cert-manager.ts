@@ -18,7 +18,14 @@ import { csrSchema } from "../types.ts";
 import { storeCertPair, waitForCertificate } from "./bootstrap.ts";
 import { createCsrPem, generateKeyPem, keyFromPem } from "./csr.ts";
 import { rotationDeadlineMs } from "./rotation.ts";
-import { certSatisfiesTemplate, KUBELET_SERVING_SIGNER, SERVING_USAGES, servingTemplate, type NodeAddressLike, type ServingTemplate } from "./serving-template.ts";
+import {
+  certSatisfiesTemplate,
+  KUBELET_SERVING_SIGNER,
+  SERVING_USAGES,
+  servingTemplate,
+  type NodeAddressLike,
+  type ServingTemplate,
+} from "./serving-template.ts";
 
 export const SERVER_CERT_PREFIX = "kubelet-server";
 export const CURRENT_SERVER_CERT = `${SERVER_CERT_PREFIX}-current.pem`;
@@ -78,10 +85,19 @@ export function parsePair(pem: string, file: string): ServingPair {
 
 /** Sends the serving CSR for the template; resolves with the issued certificate (PEM). */
 export async function requestServingCertificate(client: KubeClient, keyPem: string, t: ServingTemplate, signal: AbortSignal): Promise<string> {
-  const request = Buffer.from(createCsrPem(keyFromPem(keyPem), { commonName: t.commonName, organizations: t.organizations }, { dnsNames: t.dnsNames, ipAddresses: t.ipAddresses })).toString("base64");
-  const body = { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { generateName: "csr-" }, spec: { request, signerName: KUBELET_SERVING_SIGNER, usages: [...SERVING_USAGES] } };
+  const request = Buffer.from(
+    createCsrPem(keyFromPem(keyPem), { commonName: t.commonName, organizations: t.organizations }, { dnsNames: t.dnsNames, ipAddresses: t.ipAddresses }),
+  ).toString("base64");
+  const body = {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+    metadata: { generateName: "csr-" },
+    spec: { request, signerName: KUBELET_SERVING_SIGNER, usages: [...SERVING_USAGES] },
+  };
   const created = await client.request({ method: "POST", path: CSR_PATH, body, schema: csrSchema, signal });
-  log.info(`Waiting for the serving certificate to be approved and issued ${kv({ csr: created.metadata.name, signer: KUBELET_SERVING_SIGNER, dnsNames: t.dnsNames.join(","), ips: t.ipAddresses.join(",") })}`);
+  log.info(
+    `Waiting for the serving certificate to be approved and issued ${kv({ csr: created.metadata.name, signer: KUBELET_SERVING_SIGNER, dnsNames: t.dnsNames.join(","), ips: t.ipAddresses.join(",") })}`,
+  );
   return waitForCertificate(client, created.metadata.name, signal);
 }
 
@@ -119,7 +135,9 @@ export function createServerCertManager(d: ServerCertManagerDeps): ServerCertMan
     deadlineMs = nextDeadline(t);
     const waitMs = deadlineMs - d.clock.now();
     if (waitMs > 0) {
-      log.info(`Waiting for next certificate rotation ${kv({ certificate: "kubelet-serving", notAfter: new Date(pair!.notAfterMs).toISOString(), deadline: new Date(deadlineMs).toISOString(), waitS: Math.round(waitMs / 1000) })}`);
+      log.info(
+        `Waiting for next certificate rotation ${kv({ certificate: "kubelet-serving", notAfter: new Date(pair!.notAfterMs).toISOString(), deadline: new Date(deadlineMs).toISOString(), waitS: Math.round(waitMs / 1000) })}`,
+      );
       return after(waitMs);
     }
     try {

@@ -32,7 +32,10 @@ function canonicalIP(ip: string): string {
   if (b.length === 4) return [...b].join(".");
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i).toString(16));
-  return groups.join(":").replace(/(^|:)0(:0)+(:|$)/, "::").replace(/:{3,}/, "::");
+  return groups
+    .join(":")
+    .replace(/(^|:)0(:0)+(:|$)/, "::")
+    .replace(/:{3,}/, "::");
 }
 
 export function hostnamesAndIPs(addresses: readonly NodeAddressLike[]): { dnsNames: string[]; ipAddresses: string[] } {

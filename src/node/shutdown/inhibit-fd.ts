@@ -175,7 +175,10 @@ export function callReturningFd(socketPath: string, call: MethodCall, timeoutMs 
     const agree = line();
     if (agree !== "AGREE_UNIX_FD") throw new DBusCallError(`D-Bus bus does not pass file descriptors: ${agree}`);
     send("BEGIN\r\n");
-    const hello = encodeCall({ destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello", args: [] }, 1);
+    const hello = encodeCall(
+      { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello", args: [] },
+      1,
+    );
     const msg = encodeCall(call, 2);
     const both = new Uint8Array(hello.length + msg.length);
     both.set(hello);

@@ -73,13 +73,24 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
       b.connection.on("message", (m: { type?: number; path?: string; interface?: string; member?: string; sender?: string; body?: unknown }) => {
         if (m.type !== 4 || m.interface !== LOGIND_MANAGER || m.member !== "PrepareForShutdown" || m.path !== LOGIND.path) return;
         const p = prepareForShutdown.safeParse(m.body);
-        if (!p.success) return void log.error(`Failed obtaining shutdown event, PrepareForShutdown event was not bool type as expected ${kv({ body: JSON.stringify(m.body) })}`);
+        if (!p.success)
+          return void log.error(
+            `Failed obtaining shutdown event, PrepareForShutdown event was not bool type as expected ${kv({ body: JSON.stringify(m.body) })}`,
+          );
         // The system bus lets any client send a signal with logind's path and interface (and one can be
         // addressed to us directly, past the match rule): only logind's own would kill the pods.
         // Replies come in order, so two signals are still delivered in the order they came.
-        void invoke(b, { destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", signature: "s", body: [LOGIND.destination] }).then(
+        void invoke(b, {
+          destination: "org.freedesktop.DBus",
+          path: "/org/freedesktop/DBus",
+          interface: "org.freedesktop.DBus",
+          member: "GetNameOwner",
+          signature: "s",
+          body: [LOGIND.destination],
+        }).then(
           ([owner]) => {
-            if (m.sender !== owner) return void log.warn(`ignoring a PrepareForShutdown signal that logind did not send ${kv({ sender: m.sender, logind: String(owner) })}`);
+            if (m.sender !== owner)
+              return void log.warn(`ignoring a PrepareForShutdown signal that logind did not send ${kv({ sender: m.sender, logind: String(owner) })}`);
             for (const f of onShutdown) f(p.data[0]);
           },
           (e: Error) => log.error(`cannot check the sender of a PrepareForShutdown signal; ignoring it ${kv({ sender: m.sender, error: e.message })}`),
@@ -94,7 +105,13 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
 
   return {
     async currentInhibitDelayMs() {
-      const reply = await invoke(await connect(), { ...LOGIND, interface: "org.freedesktop.DBus.Properties", member: "Get", signature: "ss", body: [LOGIND_MANAGER, "InhibitDelayMaxUSec"] });
+      const reply = await invoke(await connect(), {
+        ...LOGIND,
+        interface: "org.freedesktop.DBus.Properties",
+        member: "Get",
+        signature: "ss",
+        body: [LOGIND_MANAGER, "InhibitDelayMaxUSec"],
+      });
       const p = delayReply.safeParse(reply);
       if (!p.success) throw new DBusCallError(`InhibitDelayMaxUSec from logind is not a uint64 as expected: ${JSON.stringify(reply)}`);
       return p.data[0][1][0] / 1000;
@@ -104,7 +121,14 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
       log.info(`logind drop-in written ${kv({ path, InhibitDelayMaxSec: Math.round(ms / 1000) })}`);
     },
     async reloadLogindConf() {
-      await invoke(await connect(), { destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1", interface: "org.freedesktop.systemd1.Manager", member: "KillUnit", signature: "ssi", body: ["systemd-logind.service", "all", SIGHUP] });
+      await invoke(await connect(), {
+        destination: "org.freedesktop.systemd1",
+        path: "/org/freedesktop/systemd1",
+        interface: "org.freedesktop.systemd1.Manager",
+        member: "KillUnit",
+        signature: "ssi",
+        body: ["systemd-logind.service", "all", SIGHUP],
+      });
     },
     async inhibitShutdown(): Promise<InhibitLock> {
       let fd: number;

@@ -119,13 +119,20 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
 
   function onEvent(b: Logind, isShuttingDown: boolean): void {
     log.info(`Shutdown manager detected new shutdown event ${kv({ event: isShuttingDown ? "shutdown" : "cancelled" })}`);
-    d.recorder?.event(nodeRef(d.nodeName), "Normal", reasons.NodeShutdown, isShuttingDown ? "Shutdown manager detected shutdown event" : "Shutdown manager detected shutdown cancellation");
+    d.recorder?.event(
+      nodeRef(d.nodeName),
+      "Normal",
+      reasons.NodeShutdown,
+      isShuttingDown ? "Shutdown manager detected shutdown event" : "Shutdown manager detected shutdown cancellation",
+    );
     shuttingDown = isShuttingDown;
     d.onStatusChange?.();
     if (isShuttingDown) processing = processing.then(() => processShutdownEvent());
     else
       processing = processing.then(() =>
-        acquireInhibitLock(b).catch((e: Error) => log.error(`Shutdown manager could not take the inhibitor lock again after the shutdown was cancelled ${kv({ error: e.message })}`)),
+        acquireInhibitLock(b).catch((e: Error) =>
+          log.error(`Shutdown manager could not take the inhibitor lock again after the shutdown was cancelled ${kv({ error: e.message })}`),
+        ),
       );
   }
 
@@ -150,7 +157,8 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
         const timedOut = new Promise<"timeout">((r) => (timer = d.clock.setTimeout(() => r("timeout"), group.shutdownGracePeriodSeconds * 1000)));
         const outcome = await Promise.race([Promise.all(killed), timedOut]);
         if (timer) d.clock.clearTimeout(timer);
-        if (outcome === "timeout") log.info(`Shutdown manager pod killing time out ${kv({ gracePeriod: group.shutdownGracePeriodSeconds, priority: group.priority })}`);
+        if (outcome === "timeout")
+          log.info(`Shutdown manager pod killing time out ${kv({ gracePeriod: group.shutdownGracePeriodSeconds, priority: group.priority })}`);
       }
     } finally {
       d.record?.end(d.clock.now());
@@ -199,7 +207,9 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
   return {
     async start() {
       if (d.groups.length === 0) return;
-      log.info(`Creating node shutdown manager ${kv({ shutdownGracePeriodRequested: `${periodMs / 1000}s`, groups: d.groups.map((g) => `${g.priority}:${g.shutdownGracePeriodSeconds}s`).join(",") })}`);
+      log.info(
+        `Creating node shutdown manager ${kv({ shutdownGracePeriodRequested: `${periodMs / 1000}s`, groups: d.groups.map((g) => `${g.priority}:${g.shutdownGracePeriodSeconds}s`).join(",") })}`,
+      );
       await connect();
     },
     stop() {

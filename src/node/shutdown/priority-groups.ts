@@ -37,7 +37,10 @@ export function shutdownGroupsFromConfig(c: {
   shutdownGracePeriodByPodPriority?: readonly ShutdownGracePeriodByPodPriority[];
 }): ShutdownGracePeriodByPodPriority[] {
   const byPriority = c.shutdownGracePeriodByPodPriority ?? [];
-  if (byPriority.length > 0) return [...byPriority].map((g) => ({ priority: g.priority, shutdownGracePeriodSeconds: g.shutdownGracePeriodSeconds })).sort((a, b) => a.priority - b.priority);
+  if (byPriority.length > 0)
+    return [...byPriority]
+      .map((g) => ({ priority: g.priority, shutdownGracePeriodSeconds: g.shutdownGracePeriodSeconds }))
+      .sort((a, b) => a.priority - b.priority);
   const totalSeconds = Math.floor(durationMs(c.shutdownGracePeriod ?? "0s") / 1000);
   const criticalSeconds = Math.floor(durationMs(c.shutdownGracePeriodCriticalPods ?? "0s") / 1000);
   if (totalSeconds === 0 && criticalSeconds === 0) return [];

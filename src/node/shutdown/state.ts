@@ -28,7 +28,10 @@ export interface ShutdownRecorder {
 /** Gauges from the state file of the previous boot, and a recorder that keeps both up to date. */
 export function createShutdownRecorder(rootDir: string, metrics?: Registry): ShutdownRecorder {
   const path = join(rootDir, LOCAL_STORAGE_STATE_FILE);
-  const startGauge = metrics?.gauge({ name: "kubelet_graceful_shutdown_start_time_seconds", help: "Last graceful shutdown start time since unix epoch in seconds" });
+  const startGauge = metrics?.gauge({
+    name: "kubelet_graceful_shutdown_start_time_seconds",
+    help: "Last graceful shutdown start time since unix epoch in seconds",
+  });
   const endGauge = metrics?.gauge({ name: "kubelet_graceful_shutdown_end_time_seconds", help: "Last graceful shutdown end time since unix epoch in seconds" });
   let startTime = GO_ZERO_TIME;
   try {

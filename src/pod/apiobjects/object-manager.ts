@@ -96,7 +96,8 @@ export function createObjectManager<T>(opts: ObjectManagerOptions): ObjectManage
     // A read of an object no pod registered (should not happen): a plain GET.
     if (!w) return getDirect(ns, name);
     const r = w.reflector;
-    if (!(await r.waitForSync(opts.syncTimeoutMs ?? 10_000))) throw new Error(`failed to sync ${kind} cache: ${r.error()?.message ?? "timed out waiting for the condition"}`);
+    if (!(await r.waitForSync(opts.syncTimeoutMs ?? 10_000)))
+      throw new Error(`failed to sync ${kind} cache: ${r.error()?.message ?? "timed out waiting for the condition"}`);
     const obj = r.objects.get(name);
     if (obj === undefined) throw new ObjectNotFoundError(kind, name);
     return obj as T;

@@ -35,7 +35,14 @@ export interface PodApiObjectsManager extends PodApiObjectsSource {
 }
 
 async function settled<T>(names: readonly string[], get: (n: string) => Promise<T>): Promise<Map<string, T | Error>> {
-  const values = await Promise.all(names.map((n) => get(n).then((v) => v, (e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+  const values = await Promise.all(
+    names.map((n) =>
+      get(n).then(
+        (v) => v,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      ),
+    ),
+  );
   return new Map(names.map((n, i) => [n, values[i]!]));
 }
 
@@ -56,10 +63,27 @@ function trustBundleSources(pod: KubePod): Map<string, ClusterTrustBundleProject
 
 export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsManager {
   const strategy = opts.strategy ?? "Watch";
-  const secrets = createObjectManager<SecretObject>({ client: opts.client, resource: "secrets", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
-  const configMaps = createObjectManager<ConfigMapObject>({ client: opts.client, resource: "configmaps", strategy, clock: opts.clock, syncTimeoutMs: opts.syncTimeoutMs });
+  const secrets = createObjectManager<SecretObject>({
+    client: opts.client,
+    resource: "secrets",
+    strategy,
+    clock: opts.clock,
+    syncTimeoutMs: opts.syncTimeoutMs,
+  });
+  const configMaps = createObjectManager<ConfigMapObject>({
+    client: opts.client,
+    resource: "configmaps",
+    strategy,
+    clock: opts.clock,
+    syncTimeoutMs: opts.syncTimeoutMs,
+  });
   const tokens = createTokenManager({ client: opts.client, clock: opts.clock });
-  const trustBundles = createTrustBundleManager({ client: opts.client, clock: opts.clock, enabled: opts.clusterTrustBundleProjection === true, salt: opts.trustAnchorSalt });
+  const trustBundles = createTrustBundleManager({
+    client: opts.client,
+    clock: opts.clock,
+    enabled: opts.clusterTrustBundleProjection === true,
+    salt: opts.trustAnchorSalt,
+  });
 
   async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
     const ns = pod.metadata.namespace ?? "";

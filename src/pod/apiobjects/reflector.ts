@@ -54,7 +54,11 @@ export function startReflector(opts: ReflectorOptions): Reflector {
       try {
         if (!client) throw new Error("no kubeClient defined");
         if (rv === undefined) {
-          const list = await client.request<{ metadata: { resourceVersion: string }; items: any[] }>({ path: opts.path, query: opts.query, signal: abort.signal });
+          const list = await client.request<{ metadata: { resourceVersion: string }; items: any[] }>({
+            path: opts.path,
+            query: opts.query,
+            signal: abort.signal,
+          });
           objects.clear();
           for (const o of list.items) objects.set(o.metadata?.name, o);
           rv = list.metadata.resourceVersion;

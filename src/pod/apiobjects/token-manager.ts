@@ -66,7 +66,11 @@ export function createTokenManager(opts: TokenManagerOptions): TokenManager {
   async function request(ns: string, sa: string, spec: TokenRequestSpec): Promise<IssuedToken> {
     const client = opts.client();
     if (!client) throw new Error("cannot use TokenRequest without a kubeClient");
-    const body = { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { ...(spec.audiences ? { audiences: spec.audiences } : {}), expirationSeconds: spec.expirationSeconds, boundObjectRef: spec.boundObjectRef } };
+    const body = {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { ...(spec.audiences ? { audiences: spec.audiences } : {}), expirationSeconds: spec.expirationSeconds, boundObjectRef: spec.boundObjectRef },
+    };
     const res = await client.request({ method: "POST", path: `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, body, schema: tokenRequestResponse });
     const expirationMs = Date.parse(res.status.expirationTimestamp);
     if (Number.isNaN(expirationMs)) throw new Error(`TokenRequest: status.expirationTimestamp "${res.status.expirationTimestamp}" is not a time`);
@@ -83,7 +87,9 @@ export function createTokenManager(opts: TokenManagerOptions): TokenManager {
       try {
         const t = await request(ns, sa, spec);
         cache.set(key, { ...t, podUid: spec.boundObjectRef.uid });
-        log.info(`service account token ${cached ? "refreshed" : "issued"} ${kv({ pod: `${ns}/${spec.boundObjectRef.name}`, serviceAccount: sa, expiresAt: new Date(t.expirationMs).toISOString() })}`);
+        log.info(
+          `service account token ${cached ? "refreshed" : "issued"} ${kv({ pod: `${ns}/${spec.boundObjectRef.name}`, serviceAccount: sa, expiresAt: new Date(t.expirationMs).toISOString() })}`,
+        );
         return t.token;
       } catch (e) {
         const msg = (e as Error).message;

@@ -12,7 +12,11 @@ const PEM_BLOCK = /-----BEGIN ([^-\r\n]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 export function pemBlocks(pem: string): string[] {
   const out: string[] = [];
   for (const m of pem.matchAll(PEM_BLOCK)) {
-    const body = m[2]!.split(/\r?\n/).filter((l) => !l.includes(":")).join("").replace(/\s+/g, "");
+    const body = m[2]!
+      .split(/\r?\n/)
+      .filter((l) => !l.includes(":"))
+      .join("")
+      .replace(/\s+/g, "");
     out.push(Buffer.from(body, "base64").toString("base64"));
   }
   return out;

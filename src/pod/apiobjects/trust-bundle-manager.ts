@@ -104,7 +104,11 @@ export function createTrustBundleManager(opts: TrustBundleManagerOptions): Trust
     return chosen.reflector;
   }
 
-  const anchors = (bundles: Bundle[]) => normalizeTrustAnchors(bundles.map((b) => b.spec?.trustBundle ?? ""), salt);
+  const anchors = (bundles: Bundle[]) =>
+    normalizeTrustAnchors(
+      bundles.map((b) => b.spec?.trustBundle ?? ""),
+      salt,
+    );
 
   return {
     async getTrustAnchorsByName(name, allowMissing) {

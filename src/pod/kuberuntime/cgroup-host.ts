@@ -11,9 +11,7 @@ export function unifiedCgroupPath(procCgroup: string): string | undefined {
   return /^0::(.*)$/m.exec(procCgroup)?.[1];
 }
 
-export function detectContainerCgroupHost(
-  opts: { mountRoot?: string; procSelfCgroup?: string; singleProcessOOMKill?: boolean } = {},
-): ContainerCgroupHost {
+export function detectContainerCgroupHost(opts: { mountRoot?: string; procSelfCgroup?: string; singleProcessOOMKill?: boolean } = {}): ContainerCgroupHost {
   const mountRoot = opts.mountRoot ?? "/sys/fs/cgroup";
   const unified = existsSync(join(mountRoot, "cgroup.controllers"));
   let swapController = false;

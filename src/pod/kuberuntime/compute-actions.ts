@@ -93,7 +93,12 @@ function initActions(pod: KubePod, status: RuntimePodStatus, inits: KubeContaine
  * `started(name)`: a sidecar's startup probe passed for its current instance (default: always; a
  * sidecar without a startup probe counts as started once running).
  */
-export function computePodActions(pod: KubePod, status: RuntimePodStatus, unhealthy: Unhealthy[] = [], started: (name: string) => boolean = () => true): PodActions {
+export function computePodActions(
+  pod: KubePod,
+  status: RuntimePodStatus,
+  unhealthy: Unhealthy[] = [],
+  started: (name: string) => boolean = () => true,
+): PodActions {
   const sandbox = podSandboxChanged(pod, status);
   const actions: PodActions = {
     killPod: sandbox.changed,
@@ -124,7 +129,14 @@ export function computePodActions(pod: KubePod, status: RuntimePodStatus, unheal
 
   const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
   if (inits.some(isSidecar)) {
-    const init = computeInitContainerActions({ pod, status, latest: (n) => latestStatus(status, n), started, unhealthy: unhealthyBy, restartOnFailure: shouldRestartOnFailure(pod) });
+    const init = computeInitContainerActions({
+      pod,
+      status,
+      latest: (n) => latestStatus(status, n),
+      started,
+      unhealthy: unhealthyBy,
+      restartOnFailure: shouldRestartOnFailure(pod),
+    });
     actions.containersToKill.push(...init.toKill);
     actions.initContainersToStart = init.toStart;
     if (init.initFailed) {

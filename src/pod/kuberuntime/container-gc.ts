@@ -46,7 +46,13 @@ const nsToMs = (ns: number) => ns / 1e6;
 const dead = (c: Container) => c.state !== "CONTAINER_RUNNING";
 
 /** Pure: what one GC pass removes. */
-export function planContainerGc(containers: readonly Container[], sandboxes: readonly PodSandbox[], policy: ContainerGcPolicy, pods: GcPodState, nowMs: number): GcPlan {
+export function planContainerGc(
+  containers: readonly Container[],
+  sandboxes: readonly PodSandbox[],
+  policy: ContainerGcPolicy,
+  pods: GcPodState,
+  nowMs: number,
+): GcPlan {
   const units = new Map<string, Container[]>();
   for (const c of containers) {
     if (!dead(c) || nsToMs(c.createdAt) > nowMs - policy.minAgeMs) continue;
@@ -107,7 +113,14 @@ export const ABANDONED_LOG_DIR_MS = 3_600_000;
  * One GC pass over the CRI; every failure is logged and the pass goes on. `seen` (kept by the caller
  * across passes) collects the pod UIDs this runtime held.
  */
-export async function runContainerGc(cri: CriClient, policy: ContainerGcPolicy, pods: GcPodState, podLogsDir: string, nowMs: number, seen: Set<string> = new Set()): Promise<GcPlan> {
+export async function runContainerGc(
+  cri: CriClient,
+  policy: ContainerGcPolicy,
+  pods: GcPodState,
+  podLogsDir: string,
+  nowMs: number,
+  seen: Set<string> = new Set(),
+): Promise<GcPlan> {
   const [containers, sandboxes] = await Promise.all([cri.listContainers(), cri.listPodSandbox()]);
   for (const x of [...containers, ...sandboxes]) {
     const uid = x.labels[POD_UID_LABEL];
@@ -156,7 +169,14 @@ async function removeContainerLogs(cri: CriClient, id: string): Promise<void> {
 }
 
 /** Log directories of removed pods that the runtime no longer holds anything of. */
-function removePodLogDirs(root: string, pods: GcPodState, containers: readonly Container[], sandboxes: readonly PodSandbox[], seen: Set<string>, nowMs: number): number {
+function removePodLogDirs(
+  root: string,
+  pods: GcPodState,
+  containers: readonly Container[],
+  sandboxes: readonly PodSandbox[],
+  seen: Set<string>,
+  nowMs: number,
+): number {
   let entries: string[];
   try {
     entries = readdirSync(root);

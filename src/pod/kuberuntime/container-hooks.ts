@@ -76,7 +76,8 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
           deps.hookFailed?.(pod, name, "FailedPreStopHook", "PreStopHook failed");
         }
       });
-      if (!r.completed) log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
+      if (!r.completed)
+        log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
       grace = r.remainingSeconds;
     }
     const waits = ordering && grace > 0;
@@ -114,7 +115,11 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
    * (an exec that hangs, an HTTP server that never answers) is a failed hook once the grace period —
    * what a kill would allow it — has passed, and the container is killed as after any failed postStart.
    */
-  async function runPostStartHandler(pod: KubePod, target: HookTarget, postStart: NonNullable<NonNullable<KubeContainer["lifecycle"]>["postStart"]>): Promise<string | undefined> {
+  async function runPostStartHandler(
+    pod: KubePod,
+    target: HookTarget,
+    postStart: NonNullable<NonNullable<KubeContainer["lifecycle"]>["postStart"]>,
+  ): Promise<string | undefined> {
     const deadlineSeconds = Math.max(pod.spec.terminationGracePeriodSeconds ?? 30, MINIMUM_GRACE_PERIOD_SECONDS);
     let err: string | undefined;
     const execSync = (containerId: string, cmd: string[]) => execSyncRaw(containerId, cmd, deadlineSeconds);
@@ -132,11 +137,15 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     const ip = postStart.httpGet && !postStart.httpGet.host ? await podIP(pod, sandboxId) : undefined;
     const err = await runPostStartHandler(pod, hookTarget(pod, ref, container, id, ip), postStart);
     if (!err) return undefined;
-    log.warn(`postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`);
+    log.warn(
+      `postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`,
+    );
     deps.hookFailed?.(pod, container.name, "FailedPostStartHook", err);
     const grace = terminationGracePeriod(pod, container, "postStart");
     await killContainer(pod, ref, id, container.name, grace, "FailedPostStartHook", { sandboxId, floor: true }).catch((e) =>
-      log.warn(`killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`),
+      log.warn(
+        `killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`,
+      ),
     );
     return err;
   }

@@ -74,7 +74,10 @@ export async function killPodContainers(ctx: KubeRuntimeContext, ref: PodRef, gr
   const specless = pod !== undefined && pod.spec.containers.length === 0;
   const preListed = hasSidecars || specless ? await cri.listContainers({ ...selector, state: { state: "CONTAINER_RUNNING" } }) : undefined;
   if (specless && preListed) pod = ctx.hooks.restoreSpecs(ref, preListed, pod);
-  const ordering = pod && preListed ? createTerminationOrdering(pod, [...new Set([...preListed.map((c) => c.metadata?.name ?? ""), ...(known?.values() ?? [])])], ctx.clock) : undefined;
+  const ordering =
+    pod && preListed
+      ? createTerminationOrdering(pod, [...new Set([...preListed.map((c) => c.metadata?.name ?? ""), ...(known?.values() ?? [])])], ctx.clock)
+      : undefined;
   const started = new Set<string>();
   const stop = (id: string, name: string) => {
     started.add(id);
@@ -132,7 +135,10 @@ export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPod
   const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
   // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
   const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
-  const ip = needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length) ? await ctx.hooks.podIP(pod, sandboxId).catch(() => undefined) : undefined;
+  const ip =
+    needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length)
+      ? await ctx.hooks.podIP(pod, sandboxId).catch(() => undefined)
+      : undefined;
   inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable(ctx) };
   // upstream makeHostsMount: only once the pod IP is known.
   if (ip && opts.manageEtcHosts !== false) {
@@ -186,7 +192,13 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
       const delay = backOff.delayMs?.(key);
       const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${ref.namespace}/${ref.name}_(${ref.uid})`;
-      ctx.containerEvent(pod, container.name, "Warning", reasons.BackOffStartContainer, `Back-off restarting failed container ${container.name} in pod ${ref.name}_${ref.namespace}(${ref.uid})`);
+      ctx.containerEvent(
+        pod,
+        container.name,
+        "Warning",
+        reasons.BackOffStartContainer,
+        `Back-off restarting failed container ${container.name} in pod ${ref.name}_${ref.namespace}(${ref.uid})`,
+      );
       result.errors.push({ container: container.name, reason: "CrashLoopBackOff", message: msg });
       return;
     }
@@ -212,9 +224,12 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
     // The image status EnsureImageExists just read serves here too (upstream asks twice): one
     // ImageStatus per container start instead of two.
-    const imageUser = imageUserOf(present ?? await cri.imageStatus(container.image as string).catch((e) => {
-      throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
-    }));
+    const imageUser = imageUserOf(
+      present ??
+        (await cri.imageStatus(container.image as string).catch((e) => {
+          throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+        })),
+    );
     // The image as the user wrote it (containerd resolves it), so statuses report that name.
     const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });

@@ -68,7 +68,13 @@ function run(cmd: string, args: string[]): void {
 }
 
 /** Creates the volume's directory and, for medium Memory, mounts the tmpfs (once). Returns the path. */
-export function setUpEmptyDir(rootDir: string, pod: KubePod, volumeName: string, emptyDir: { medium?: string; sizeLimit?: string | number }, nodeAllocatableMemoryBytes: number): string {
+export function setUpEmptyDir(
+  rootDir: string,
+  pod: KubePod,
+  volumeName: string,
+  emptyDir: { medium?: string; sizeLimit?: string | number },
+  nodeAllocatableMemoryBytes: number,
+): string {
   const uid = podUid(pod);
   const dir = emptyDirPath(rootDir, uid, volumeName);
   const fsGroup = pod.spec.securityContext?.fsGroup;

@@ -6,7 +6,16 @@
 // with CreateContainerConfigError). Pure: the API objects were fetched for this sync.
 import type { KeyValue } from "../../cri/types.ts";
 import { expand, mappingFor } from "../expansion.ts";
-import { fieldRefValue, findContainer, lookupConfigMap, lookupSecret, ObjectNotFoundError, resourceFieldRefValue, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
+import {
+  fieldRefValue,
+  findContainer,
+  lookupConfigMap,
+  lookupSecret,
+  ObjectNotFoundError,
+  resourceFieldRefValue,
+  type DownwardContext,
+  type PodApiObjects,
+} from "../volumes/index.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
 
 /** upstream validation.IsEnvVarName (relaxed form, KEP-4369): printable ASCII but '=', not empty. */
@@ -46,12 +55,21 @@ function envFromValues(pod: KubePod, c: KubeContainer, objs: PodApiObjects | und
       else env.set(k, v);
     }
     if (invalid.length > 0)
-      warnings.push(`Keys [${invalid.sort().join(", ")}] from the EnvFrom ${kind} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`);
+      warnings.push(
+        `Keys [${invalid.sort().join(", ")}] from the EnvFrom ${kind} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`,
+      );
   }
 }
 
 /** The value of one env entry; undefined when an optional reference resolves to nothing. */
-function envValue(pod: KubePod, c: KubeContainer, e: NonNullable<KubeContainer["env"]>[number], env: Map<string, string>, ctx: DownwardContext, objs: PodApiObjects | undefined): string | undefined {
+function envValue(
+  pod: KubePod,
+  c: KubeContainer,
+  e: NonNullable<KubeContainer["env"]>[number],
+  env: Map<string, string>,
+  ctx: DownwardContext,
+  objs: PodApiObjects | undefined,
+): string | undefined {
   const ns = pod.metadata.namespace ?? "";
   const from = e.valueFrom;
   if (e.value) return expand(e.value, mappingFor(env));

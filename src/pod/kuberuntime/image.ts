@@ -24,10 +24,15 @@ export async function pullWithSecrets(ctx: KubeRuntimeContext, pod: KubePod, ima
     try {
       secrets.push({ name: ref.name, data: lookupSecret(objects, ref.name).data });
     } catch (e) {
-      log.warn(`Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`);
+      log.warn(
+        `Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`,
+      );
     }
   }
-  const creds = secrets.length > 0 ? createDockerKeyring(dockerConfigsFromSecrets(secrets, (e) => log.warn(`pull secret skipped ${kv({ error: e.message })}`))).lookup(image) : [];
+  const creds =
+    secrets.length > 0
+      ? createDockerKeyring(dockerConfigsFromSecrets(secrets, (e) => log.warn(`pull secret skipped ${kv({ error: e.message })}`))).lookup(image)
+      : [];
   if (creds.length === 0) return cri.pullImage(image, undefined, sandboxConfig);
   const errors: string[] = [];
   for (const auth of creds) {

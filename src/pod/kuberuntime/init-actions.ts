@@ -65,7 +65,15 @@ export function computeInitContainerActions(input: InitActionsInput): InitAction
 
 type Step = "failed" | { start?: number[]; initialized?: boolean };
 
-function step(input: InitActionsInput, c: KubeContainer, s: NonNullable<ReturnType<InitActionsInput["latest"]>>, i: number, previouslyInitialized: boolean, count: number, out: InitActions): Step {
+function step(
+  input: InitActionsInput,
+  c: KubeContainer,
+  s: NonNullable<ReturnType<InitActionsInput["latest"]>>,
+  i: number,
+  previouslyInitialized: boolean,
+  count: number,
+  out: InitActions,
+): Step {
   const last = i === count - 1;
   const kill = (message: string, reason?: "liveness" | "startup") => out.toKill.push({ id: s.id, name: c.name, message, ...(reason ? { reason } : {}) });
   switch (s.state) {

@@ -47,10 +47,7 @@ export interface ContainerAnnotationInput {
 }
 
 /** Container annotations (upstream newContainerAnnotations). */
-export function newContainerAnnotations(
-  input: ContainerAnnotationInput,
-  podAnnotations: Record<string, string> = {},
-): Record<string, string> {
+export function newContainerAnnotations(input: ContainerAnnotationInput, podAnnotations: Record<string, string> = {}): Record<string, string> {
   const a: Record<string, string> = { ...podAnnotations };
   a[CONTAINER_HASH_LABEL] = input.hash;
   a[CONTAINER_RESTART_COUNT_LABEL] = String(input.restartCount);

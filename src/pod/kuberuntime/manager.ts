@@ -67,7 +67,8 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       if (!opts.volumeHostPath) tearDownPod(ctx, uid, "volumes");
     },
     execSync: (containerId, cmd, timeoutMs) => execInContainer(ctx, containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000))),
-    garbageCollect: async (pods) => void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, ctx.podLogsDir, ctx.now(), ctx.gcSeenUids)),
+    garbageCollect: async (pods) =>
+      void (await runContainerGc(cri, opts.containerGcPolicy ?? DEFAULT_CONTAINER_GC_POLICY, pods, ctx.podLogsDir, ctx.now(), ctx.gcSeenUids)),
     listContainerLogs: () => listContainerLogs(ctx),
     reopenContainerLog: (containerId) => cri.reopenContainerLog(containerId),
   };
@@ -180,7 +181,8 @@ async function getPods(ctx: KubeRuntimeContext, all: boolean): Promise<RuntimePo
 }
 
 // The same set: as many, each one held, none twice (ids are unique; the last check is for a runtime that breaks that).
-const sameEntries = (last: ReadonlySet<object>, now: readonly object[]) => last.size === now.length && now.every((x) => last.has(x)) && new Set(now).size === now.length;
+const sameEntries = (last: ReadonlySet<object>, now: readonly object[]) =>
+  last.size === now.length && now.every((x) => last.has(x)) && new Set(now).size === now.length;
 
 /** Remembers the pod's running containers (knownRunning) and tells the direct signaller about them. */
 function noteRunning(ctx: KubeRuntimeContext, uid: string, containers: readonly { id: string; name: string; state: string }[]) {
@@ -213,7 +215,13 @@ async function killPod(ctx: KubeRuntimeContext, ref: PodRef, graceSeconds: numbe
  * Upstream SyncPod: computePodActions (pure), then kill what must go, volumes and API objects,
  * the sandbox (created or reused), and the containers to start.
  */
-async function syncPod(ctx: KubeRuntimeContext, podLike: PodLike, status: RuntimePodStatus, backOff: BackOff, options: SyncPodOptions = {}): Promise<SyncPodResult> {
+async function syncPod(
+  ctx: KubeRuntimeContext,
+  podLike: PodLike,
+  status: RuntimePodStatus,
+  backOff: BackOff,
+  options: SyncPodOptions = {},
+): Promise<SyncPodResult> {
   const pod = asKubePod(podLike);
   const ref = refOf(pod);
   const result: SyncPodResult = { errors: [] };
@@ -229,7 +237,8 @@ async function syncPod(ctx: KubeRuntimeContext, podLike: PodLike, status: Runtim
   if (mountError) {
     log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
     ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
-    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
+    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
+      result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
     return result;
   }
   let sandboxId = actions.sandboxId;
@@ -237,7 +246,11 @@ async function syncPod(ctx: KubeRuntimeContext, podLike: PodLike, status: Runtim
   try {
     sandboxConfig = sandboxConfigFor(ctx, pod, ref, actions, inputs);
   } catch (e) {
-    result.errors.push({ container: "", reason: "CreatePodSandboxError", message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}` });
+    result.errors.push({
+      container: "",
+      reason: "CreatePodSandboxError",
+      message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}`,
+    });
     return result;
   }
   const held: HeldSlot = {};
@@ -272,7 +285,11 @@ async function killForSync(ctx: KubeRuntimeContext, pod: KubePod, ref: PodRef, a
     }
     if (!actions.createSandbox) {
       if (actions.initFailed) {
-        result.errors.push({ container: actions.initFailed.name, reason: "InitContainerFailed", message: `init container ${actions.initFailed.name} failed and restartPolicy is Never` });
+        result.errors.push({
+          container: actions.initFailed.name,
+          reason: "InitContainerFailed",
+          message: `init container ${actions.initFailed.name} failed and restartPolicy is Never`,
+        });
       }
       return false;
     }
@@ -315,5 +332,13 @@ async function removePod(ctx: KubeRuntimeContext, uid: string): Promise<void> {
 
 /** The pod's runtime state is as wanted: nothing to create, start or kill. */
 function noRuntimeActions(a: PodActions): boolean {
-  return !a.killPod && !a.createSandbox && !a.nextInitContainer && !a.initFailed && a.containersToStart.length === 0 && a.containersToKill.length === 0 && (a.initContainersToStart?.length ?? 0) === 0;
+  return (
+    !a.killPod &&
+    !a.createSandbox &&
+    !a.nextInitContainer &&
+    !a.initFailed &&
+    a.containersToStart.length === 0 &&
+    a.containersToKill.length === 0 &&
+    (a.initContainersToStart?.length ?? 0) === 0
+  );
 }

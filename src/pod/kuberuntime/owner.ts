@@ -42,7 +42,9 @@ export function holdOwnerLock(rootDir: string): { release(): void } | undefined 
     libc.flock(fd, libc.LOCK_EX | libc.LOCK_NB);
   } catch (e) {
     libc.close(fd);
-    log.warn(`another bunlet with this root dir is running (use --lock-file to serialise them) ${kv({ file: join(rootDir, OWNER_LOCK_FILE), error: (e as Error).message })}`);
+    log.warn(
+      `another bunlet with this root dir is running (use --lock-file to serialise them) ${kv({ file: join(rootDir, OWNER_LOCK_FILE), error: (e as Error).message })}`,
+    );
     return undefined;
   }
   let held = true;
@@ -106,7 +108,9 @@ export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: 
     const o = labels?.[OWNER_LABEL];
     if (o === undefined || o === owner || warned.has(o)) return;
     warned.add(o);
-    log.warn(`the container runtime also runs pods of another bunlet; they are left alone ${kv({ endpoint: cri.endpoint, owner: o, pod: `${labels?.[POD_NAMESPACE_LABEL]}/${labels?.[POD_NAME_LABEL]}`, us: owner })}`);
+    log.warn(
+      `the container runtime also runs pods of another bunlet; they are left alone ${kv({ endpoint: cri.endpoint, owner: o, pod: `${labels?.[POD_NAMESPACE_LABEL]}/${labels?.[POD_NAME_LABEL]}`, us: owner })}`,
+    );
   };
   const keep = <T extends { labels?: Record<string, string> }>(items: T[]): T[] =>
     items.filter((x) => {
@@ -131,7 +135,11 @@ export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: 
 }
 
 /** Throws RuntimeOwnerError when pods of another, live owner run on the runtime. */
-export async function checkRuntimeOwner(cri: Pick<CriClient, "listPodSandbox" | "endpoint">, owner: string, alive: (owner: string) => boolean = ownerAlive): Promise<void> {
+export async function checkRuntimeOwner(
+  cri: Pick<CriClient, "listPodSandbox" | "endpoint">,
+  owner: string,
+  alive: (owner: string) => boolean = ownerAlive,
+): Promise<void> {
   const running = await cri.listPodSandbox({ state: { state: "SANDBOX_READY" } });
   const foreign = running.filter((s) => !isMine(s.labels, owner, alive));
   if (foreign.length === 0) return;

@@ -15,7 +15,13 @@ export const DEFAULT_DNS_SETTINGS: DnsSettings = { clusterDNS: [], clusterDomain
  * warnings are logged and the pod's go to `podWarning` (the events recorder). Throws when resolv.conf
  * cannot be read.
  */
-export function sandboxDnsConfig(pod: KubePod, settings: DnsSettings, nodeIPs: string[], logEvents: boolean, podWarning?: (reason: string, message: string) => void) {
+export function sandboxDnsConfig(
+  pod: KubePod,
+  settings: DnsSettings,
+  nodeIPs: string[],
+  logEvents: boolean,
+  podWarning?: (reason: string, message: string) => void,
+) {
   let text = "";
   if (settings.resolvConf) {
     try {

@@ -44,7 +44,9 @@ export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): string | un
       // A volume set up before stays mounted with its last good files (a refresh that fails — a
       // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
       if (!ctx.mountedVolumes.has(`${uid}/${v.name}`)) return message;
-      log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`);
+      log.warn(
+        `volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`,
+      );
       ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
     }
   }

@@ -75,12 +75,7 @@ export function unifiedContainerResources(host: ContainerCgroupHost | undefined)
   return Object.keys(unified).length > 0 ? unified : undefined;
 }
 
-export function containerResources(
-  pod: PodLike,
-  container: KubeContainer,
-  memoryCapacityBytes: number,
-  host?: ContainerCgroupHost,
-): LinuxContainerResources {
+export function containerResources(pod: PodLike, container: KubeContainer, memoryCapacityBytes: number, host?: ContainerCgroupHost): LinuxContainerResources {
   const requests = defaultedRequests(container);
   const limits = container.resources?.limits;
   const cpuRequest = milli(requests, "cpu");

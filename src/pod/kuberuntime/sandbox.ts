@@ -33,7 +33,9 @@ export async function podSandboxStatuses(ctx: KubeRuntimeContext, selector: { la
 /** The sandbox config of this sync, its DNS config (inputs.dnsConfig) resolved first; throws what generation met. */
 export function sandboxConfigFor(ctx: KubeRuntimeContext, pod: KubePod, ref: PodRef, actions: PodActions, inputs: ConfigInputs): PodSandboxConfig {
   const nodeIP = ctx.opts.hostIP ?? defaultHostIP();
-  inputs.dnsConfig = sandboxDnsConfig(pod, ctx.dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) => ctx.opts.onPodWarning?.(pod, reason, message));
+  inputs.dnsConfig = sandboxDnsConfig(pod, ctx.dns, nodeIP ? [nodeIP] : [], actions.createSandbox, (reason, message) =>
+    ctx.opts.onPodWarning?.(pod, reason, message),
+  );
   return generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
 }
 
@@ -63,7 +65,9 @@ export async function createPodSandbox(ctx: KubeRuntimeContext, req: CreateSandb
     // the sandboxes started meanwhile (first Running 2.5 s with 4 slots under load).
     held.release = await ctx.startSlots.acquire(PRIORITY_SANDBOX);
     const sandboxId = await ctx.cri.runPodSandbox(req.sandboxConfig);
-    log.info(`created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent: req.cgroupParent })}`);
+    log.info(
+      `created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent: req.cgroupParent })}`,
+    );
     return sandboxId;
   } catch (e) {
     held.release?.();

@@ -45,7 +45,12 @@ export function podContainerDir(rootDir: string, uid: string, containerName: str
  */
 export function createTerminationMessageFile(rootDir: string, uid: string, containerName: string, rand: () => number = Math.random): string | undefined {
   const dir = podContainerDir(rootDir, uid, containerName);
-  const path = join(dir, Math.floor(rand() * 2 ** 32).toString(16).padStart(8, "0"));
+  const path = join(
+    dir,
+    Math.floor(rand() * 2 ** 32)
+      .toString(16)
+      .padStart(8, "0"),
+  );
   try {
     mkdirSync(dir, { recursive: true, mode: 0o750 });
     writeFileSync(path, "", { flag: "w" });
@@ -182,9 +187,15 @@ const realIo: TerminationMessageIo = { readFile: readAtMost, readLogs: readLastS
  * path and policy, its mounts the host file, its logPath the log): upstream convertToKubeContainerStatus.
  * A container that could not even start has no logs to fall back to.
  */
-export function containerTerminationMessage(status: Pick<CriContainerStatus, "annotations" | "mounts" | "exitCode" | "reason" | "logPath">, io: TerminationMessageIo = realIo): string {
+export function containerTerminationMessage(
+  status: Pick<CriContainerStatus, "annotations" | "mounts" | "exitCode" | "reason" | "logPath">,
+  io: TerminationMessageIo = realIo,
+): string {
   const path = status.annotations[CONTAINER_TERMINATION_MESSAGE_PATH_LABEL] ?? "";
-  const fallbackToLogs = status.annotations[CONTAINER_TERMINATION_MESSAGE_POLICY_LABEL] === "FallbackToLogsOnError" && status.exitCode !== 0 && status.reason !== "ContainerCannotRun";
+  const fallbackToLogs =
+    status.annotations[CONTAINER_TERMINATION_MESSAGE_POLICY_LABEL] === "FallbackToLogsOnError" &&
+    status.exitCode !== 0 &&
+    status.reason !== "ContainerCannotRun";
   const r = terminationMessageFromFile(status.mounts ?? [], path, fallbackToLogs, io.readFile);
   return r.checkLogs ? io.readLogs(status.logPath) : r.message;
 }

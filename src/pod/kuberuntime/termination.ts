@@ -16,7 +16,8 @@ export type KillReason = "liveness" | "startup" | "postStart" | "unknown";
 export function terminationGracePeriod(pod: KubePod, container: KubeContainer | undefined, reason: KillReason): number {
   const podSeconds = pod.spec.terminationGracePeriodSeconds ?? 30;
   if (reason === "startup" && container?.startupProbe?.terminationGracePeriodSeconds !== undefined) return container.startupProbe.terminationGracePeriodSeconds;
-  if (reason === "liveness" && container?.livenessProbe?.terminationGracePeriodSeconds !== undefined) return container.livenessProbe.terminationGracePeriodSeconds;
+  if (reason === "liveness" && container?.livenessProbe?.terminationGracePeriodSeconds !== undefined)
+    return container.livenessProbe.terminationGracePeriodSeconds;
   return podSeconds;
 }
 
@@ -43,7 +44,13 @@ export async function runPreStopWithin(
   const deadline = new Promise<false>((resolve) => {
     timer = clock.setTimeout(() => resolve(false), graceSeconds * 1000);
   });
-  const completed = await Promise.race([run(abort.signal).then(() => true, () => true), deadline]);
+  const completed = await Promise.race([
+    run(abort.signal).then(
+      () => true,
+      () => true,
+    ),
+    deadline,
+  ]);
   if (timer !== undefined) clock.clearTimeout(timer);
   if (!completed) abort.abort();
   const elapsedSeconds = Math.floor((clock.now() - start) / 1000);
@@ -60,7 +67,11 @@ export interface TerminationOrdering {
  * upstream newTerminationOrdering: regular containers stop at once; each sidecar waits for every
  * running regular container and every running sidecar declared after it (sidecars stop in reverse order).
  */
-export function createTerminationOrdering(pod: KubePod, runningNames: readonly string[], clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">): TerminationOrdering {
+export function createTerminationOrdering(
+  pod: KubePod,
+  runningNames: readonly string[],
+  clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">,
+): TerminationOrdering {
   const running = new Set(runningNames);
   const exited = new Map<string, { done: Promise<void>; resolve: () => void }>();
   for (const n of running) {
@@ -70,7 +81,10 @@ export function createTerminationOrdering(pod: KubePod, runningNames: readonly s
   }
   const prereqs = new Map<string, string[]>();
   const regular = pod.spec.containers.map((c) => c.name).filter((n) => running.has(n));
-  const sidecars = (pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name).filter((n) => running.has(n));
+  const sidecars = (pod.spec.initContainers ?? [])
+    .filter(isSidecar)
+    .map((c) => c.name)
+    .filter((n) => running.has(n));
   sidecars.forEach((name, i) => {
     prereqs.set(name, [...regular, ...sidecars.slice(i + 1)]);
   });

@@ -44,9 +44,14 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
   async function createMirror(pod: Pod): Promise<void> {
     const node = o.node();
     if (!node?.metadata.uid) return log.debug(`No need to create a mirror pod, since failed to get node info from the cluster ${kv({ pod: ref(pod) })}`);
-    if ((node.metadata as { deletionTimestamp?: string }).deletionTimestamp) return log.debug(`No need to create a mirror pod, since node has been removed from the cluster ${kv({ node: node.metadata.name })}`);
+    if ((node.metadata as { deletionTimestamp?: string }).deletionTimestamp)
+      return log.debug(`No need to create a mirror pod, since node has been removed from the cluster ${kv({ node: node.metadata.name })}`);
     try {
-      await o.client.request({ method: "POST", path: `/api/v1/namespaces/${pod.metadata.namespace ?? "default"}/pods`, body: buildMirrorPod(pod, { name: node.metadata.name, uid: node.metadata.uid }) });
+      await o.client.request({
+        method: "POST",
+        path: `/api/v1/namespaces/${pod.metadata.namespace ?? "default"}/pods`,
+        body: buildMirrorPod(pod, { name: node.metadata.name, uid: node.metadata.uid }),
+      });
       log.info(`Created a mirror pod for static pod ${kv({ pod: ref(pod), podUID: pod.metadata.uid })}`);
     } catch (e) {
       if (isAlreadyExists(e)) return; // the watch has not shown it yet
@@ -58,7 +63,11 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
   async function deleteMirror(mirror: Pod, withUid: boolean): Promise<boolean> {
     const path = `/api/v1/namespaces/${mirror.metadata.namespace ?? "default"}/pods/${mirror.metadata.name}`;
     try {
-      await o.client.request({ method: "DELETE", path, body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, ...(withUid ? { preconditions: { uid: mirror.metadata.uid } } : {}) } });
+      await o.client.request({
+        method: "DELETE",
+        path,
+        body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, ...(withUid ? { preconditions: { uid: mirror.metadata.uid } } : {}) },
+      });
       return true;
     } catch (e) {
       if (!isNotFound(e) && !isConflict(e)) log.error(`Failed deleting a mirror pod ${kv({ pod: ref(mirror), error: (e as Error).message })}`);

@@ -13,7 +13,8 @@ export const mirrorPodHash = (p: Pod): string | undefined => p.metadata.annotati
 
 /** IsMirrorPodOf: same name and namespace, and the mirror's hash is the static pod's. */
 export function isMirrorPodOf(mirror: Pod, staticPod: Pod): boolean {
-  if (mirror.metadata.name !== staticPod.metadata.name || (mirror.metadata.namespace ?? "default") !== (staticPod.metadata.namespace ?? "default")) return false;
+  if (mirror.metadata.name !== staticPod.metadata.name || (mirror.metadata.namespace ?? "default") !== (staticPod.metadata.namespace ?? "default"))
+    return false;
   const h = mirrorPodHash(mirror);
   return h !== undefined && h === staticPodHash(staticPod);
 }
@@ -30,7 +31,14 @@ export interface MirrorPodBody {
 }
 
 export function buildMirrorPod(staticPod: Pod, node: { name: string; uid: string }): MirrorPodBody {
-  const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, ...meta } = staticPod.metadata as Pod["metadata"] & Record<string, unknown>;
+  const {
+    uid: _uid,
+    resourceVersion: _rv,
+    creationTimestamp: _ct,
+    deletionTimestamp: _dt,
+    deletionGracePeriodSeconds: _dg,
+    ...meta
+  } = staticPod.metadata as Pod["metadata"] & Record<string, unknown>;
   return {
     kind: "Pod",
     apiVersion: "v1",

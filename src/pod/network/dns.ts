@@ -48,7 +48,10 @@ export function parseResolvConf(text: string): { servers: string[]; searches: st
       if (f.length >= 2) out.servers.push(f[1]!);
       else out.errors.push("nameserver list is empty ");
     } else if (f[0] === "search") {
-      out.searches = f.slice(1).filter((s) => s !== ".").map((s) => s.replace(/\.$/, ""));
+      out.searches = f
+        .slice(1)
+        .filter((s) => s !== ".")
+        .map((s) => s.replace(/\.$/, ""));
     } else if (f[0] === "options") {
       out.options = appendOptions(out.options, f.slice(1));
     }
@@ -95,7 +98,11 @@ function fitLimits(cfg: Required<DNSConfig>, events: DnsEvent[]): Required<DNSCo
   let servers = cfg.servers;
   if (servers.length > MAX_DNS_NAMESERVERS) {
     servers = servers.slice(0, MAX_DNS_NAMESERVERS);
-    events.push({ object: "pod", reason: "DNSConfigForming", message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${servers.join(" ")}` });
+    events.push({
+      object: "pod",
+      reason: "DNSConfigForming",
+      message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${servers.join(" ")}`,
+    });
   }
   let searches = cfg.searches;
   let exceeded = false;
@@ -111,7 +118,11 @@ function fitLimits(cfg: Required<DNSConfig>, events: DnsEvent[]): Required<DNSCo
     exceeded = true;
   }
   if (exceeded)
-    events.push({ object: "pod", reason: "DNSConfigForming", message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(" ")}` });
+    events.push({
+      object: "pod",
+      reason: "DNSConfigForming",
+      message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(" ")}`,
+    });
   return { servers, searches, options: cfg.options };
 }
 
@@ -122,7 +133,12 @@ const formatPod = (pod: DnsPod) => `${pod.metadata.name}_${pod.metadata.namespac
  * upstream Configurer.GetPodDNS. `resolvConfText` is the content of settings.resolvConf (ignored when
  * that is ""); `nodeIPs` choose 127.0.0.1 or ::1 as the nameserver when there is no resolv.conf.
  */
-export function podDnsConfig(pod: DnsPod, settings: DnsSettings, resolvConfText: string, nodeIPs: readonly string[] = []): { config: Required<DNSConfig>; events: DnsEvent[] } {
+export function podDnsConfig(
+  pod: DnsPod,
+  settings: DnsSettings,
+  resolvConfText: string,
+  nodeIPs: readonly string[] = [],
+): { config: Required<DNSConfig>; events: DnsEvent[] } {
   const events: DnsEvent[] = [];
   const host = settings.resolvConf ? parseResolvConf(resolvConfText) : { servers: [], searches: [], options: [] };
   let cfg: Required<DNSConfig> = { servers: host.servers, searches: host.searches, options: host.options };

@@ -28,6 +28,8 @@ export function kernelHostname(pod: NamedPod, clusterDomain: string): string {
   if (!pod.spec.setHostnameAsFQDN || !hostDomain) return hostname;
   const fqdn = `${hostname}.${hostDomain}`;
   if (fqdn.length > KERNEL_HOSTNAME_MAX)
-    throw new Error(`failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${KERNEL_HOSTNAME_MAX} characters is the max, ${fqdn.length} characters requested)`);
+    throw new Error(
+      `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${KERNEL_HOSTNAME_MAX} characters is the max, ${fqdn.length} characters requested)`,
+    );
   return fqdn;
 }

@@ -73,13 +73,22 @@ export function grpcProbe(host: string, port: number, service: string, timeoutMs
       () =>
         finish({
           result: "failure",
-          output: connected ? `timeout: health rpc did not complete within ${goDuration(timeoutMs)}` : `timeout: failed to connect service "${addr}" within ${goDuration(timeoutMs)}: context deadline exceeded`,
+          output: connected
+            ? `timeout: health rpc did not complete within ${goDuration(timeoutMs)}`
+            : `timeout: failed to connect service "${addr}" within ${goDuration(timeoutMs)}: context deadline exceeded`,
         }),
       timeoutMs,
     );
     session.on("error", (e) => finish({ result: "failure", output: `error: failed to connect service at "${addr}": ${e.message}` }));
     session.on("connect", () => (connected = true));
-    const stream = session.request({ ":method": "POST", ":path": METHOD, "content-type": "application/grpc", te: "trailers", "grpc-timeout": grpcTimeout(timeoutMs), "user-agent": "kube-probe/1.31" });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": METHOD,
+      "content-type": "application/grpc",
+      te: "trailers",
+      "grpc-timeout": grpcTimeout(timeoutMs),
+      "user-agent": "kube-probe/1.31",
+    });
     const readStatus = (h: http2.IncomingHttpHeaders) => {
       if (h["grpc-status"] !== undefined) {
         status = Number(h["grpc-status"]);

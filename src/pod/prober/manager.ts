@@ -55,8 +55,7 @@ export function createProbeManager(opts: {
   const pods = new Map<string, { pod: Pod; workers: Worker[]; views: Map<string, ContainerView & { podIP?: string }> }>();
   const runner: ProbeRunner = opts.runner ?? ((probe, target) => runProbe(probe, target, { execSync: opts.execSync }));
 
-  const findWorker = (uid: string, container: string, kind: ProbeKind) =>
-    pods.get(uid)?.workers.find((w) => w.container.name === container && w.kind === kind);
+  const findWorker = (uid: string, container: string, kind: ProbeKind) => pods.get(uid)?.workers.find((w) => w.container.name === container && w.kind === kind);
 
   async function tick(uid: string, w: Worker): Promise<void> {
     const entry = pods.get(uid);
@@ -75,9 +74,17 @@ export function createProbeManager(opts: {
         if (pods.get(uid) !== entry) return; // removed meanwhile
         if (out.errored) {
           // Upstream worker.doProbe: a prober error throws the result away (no count, no metric).
-          log.warn(`probe errored, result discarded ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, error: out.output })}`);
+          log.warn(
+            `probe errored, result discarded ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, error: out.output })}`,
+          );
         } else {
-          opts.metrics?.probed?.({ pod: entry.pod, container: w.container.name, probeType: PROBE_TYPE[w.kind], result: PROBE_RESULT[out.result], seconds: (opts.clock.now() - startMs) / 1000 });
+          opts.metrics?.probed?.({
+            pod: entry.pod,
+            container: w.container.name,
+            probeType: PROBE_TYPE[w.kind],
+            result: PROBE_RESULT[out.result],
+            seconds: (opts.clock.now() - startMs) / 1000,
+          });
           w.lastOutput = out.output;
           w.state = record(w.kind, w.probe, w.state, out.result);
           if (out.result === "failure") {
@@ -86,7 +93,9 @@ export function createProbeManager(opts: {
             opts.events?.event(podRef(entry.pod, w.container.name, init), "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
           }
           if (out.result === "failure")
-            log.debug(`probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`);
+            log.debug(
+              `probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`,
+            );
         }
       } finally {
         w.busy = false;
@@ -94,7 +103,9 @@ export function createProbeManager(opts: {
     }
     if (w.state.published !== before) {
       if (w.state.published === "failure" && w.kind !== "readiness")
-        log.info(`container failed ${w.kind} probe, will be restarted ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, output: w.lastOutput })}`);
+        log.info(
+          `container failed ${w.kind} probe, will be restarted ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, output: w.lastOutput })}`,
+        );
       opts.onChange(uid, w.kind, w.container.name, w.state.published);
     }
   }

@@ -37,15 +37,20 @@ export interface ContainerView {
   started: boolean;
 }
 
-export const initialResult = (kind: ProbeKind): ProbeResult =>
-  kind === "readiness" ? "failure" : kind === "liveness" ? "success" : "unknown";
+export const initialResult = (kind: ProbeKind): ProbeResult => (kind === "readiness" ? "failure" : kind === "liveness" ? "success" : "unknown");
 
 export function initialState(kind: ProbeKind): ProbeWorkerState {
   return { published: initialResult(kind), lastResult: "unknown", resultRun: 0, onHold: false };
 }
 
 /** Before probing: reset on a new container, and say whether a probe should run now. */
-export function prepare(kind: ProbeKind, spec: ProbeThresholds, s: ProbeWorkerState, c: ContainerView, nowMs: number): { state: ProbeWorkerState; probe: boolean } {
+export function prepare(
+  kind: ProbeKind,
+  spec: ProbeThresholds,
+  s: ProbeWorkerState,
+  c: ContainerView,
+  nowMs: number,
+): { state: ProbeWorkerState; probe: boolean } {
   let state = s;
   if (!c.id) return { state, probe: false };
   if (c.id !== state.containerId) state = { ...initialState(kind), containerId: c.id };

@@ -17,13 +17,21 @@ const httpGetAction = z.strictObject({
   scheme: z.enum(["HTTP", "HTTPS"]).default("HTTP"),
   httpHeaders: z.array(z.strictObject({ name: z.string().min(1), value: z.string() })).optional(),
   // HTTP1 is what the server defaults it to when the H2CContainerProbe gate is on.
-  protocol: defaultOnly(z.enum(["HTTP1", "HTTP2"]).optional(), "HTTP/2 cleartext probes and hooks (H2CContainerProbe) are not implemented", (v) => v !== "HTTP2"),
+  protocol: defaultOnly(
+    z.enum(["HTTP1", "HTTP2"]).optional(),
+    "HTTP/2 cleartext probes and hooks (H2CContainerProbe) are not implemented",
+    (v) => v !== "HTTP2",
+  ),
 });
 const tcpSocketAction = z.strictObject({ port: intOrString, host: z.string().optional() });
 const grpcAction = z.strictObject({
   port,
   // `service` has no omitempty upstream: the API server writes null when it is unset.
-  service: z.string().nullable().optional().transform((v) => v ?? undefined),
+  service: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? undefined),
   mode: defaultOnly(z.enum(["Plaintext", "TLS"]).optional(), "gRPC probes over TLS (GRPCContainerProbeTLS) are not implemented", (v) => v !== "TLS"),
 });
 
@@ -56,7 +64,11 @@ const lifecycleHandler = z
   })
   .superRefine((h, ctx) => {
     if (h.tcpSocket !== undefined)
-      ctx.addIssue({ code: "custom", path: ["tcpSocket"], message: "tcpSocket is not supported as a lifecycle handler (upstream never runs it); use exec, httpGet or sleep" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tcpSocket"],
+        message: "tcpSocket is not supported as a lifecycle handler (upstream never runs it); use exec, httpGet or sleep",
+      });
     const n = [h.exec, h.httpGet, h.sleep].filter(Boolean).length;
     if (n !== 1) ctx.addIssue({ code: "custom", message: "must specify exactly one of exec, httpGet, sleep" });
   });
@@ -92,11 +104,9 @@ const envVarSource = z
     if ([v.fieldRef, v.resourceFieldRef, v.secretKeyRef, v.configMapKeyRef, v.fileKeyRef].filter(Boolean).length !== 1)
       ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef, secretKeyRef, configMapKeyRef" });
   });
-const envVar = z
-  .strictObject({ name: z.string().min(1), value: z.string().default(""), valueFrom: envVarSource.optional() })
-  .superRefine((e, ctx) => {
-    if (e.valueFrom && e.value !== "") ctx.addIssue({ code: "custom", path: ["valueFrom"], message: "may not be specified when `value` is not empty" });
-  });
+const envVar = z.strictObject({ name: z.string().min(1), value: z.string().default(""), valueFrom: envVarSource.optional() }).superRefine((e, ctx) => {
+  if (e.valueFrom && e.value !== "") ctx.addIssue({ code: "custom", path: ["valueFrom"], message: "may not be specified when `value` is not empty" });
+});
 
 const containerPort = z.strictObject({
   name: z.string().regex(DNS_LABEL).max(15).optional(),
@@ -112,7 +122,11 @@ const volumeMount = z.strictObject({
   readOnly: z.boolean().optional(),
   // IfPossible is honoured as the runtime lacking recursive read-only support (a plain read-only
   // mount, which upstream validation requires with it); Enabled needs the CRI's recursive_read_only.
-  recursiveReadOnly: defaultOnly(z.enum(["Disabled", "IfPossible", "Enabled"]).optional(), "recursive read-only mounts are not implemented (IfPossible gives a plain read-only mount)", (v) => v !== "Enabled"),
+  recursiveReadOnly: defaultOnly(
+    z.enum(["Disabled", "IfPossible", "Enabled"]).optional(),
+    "recursive read-only mounts are not implemented (IfPossible gives a plain read-only mount)",
+    (v) => v !== "Enabled",
+  ),
   subPath: relativePath.optional(),
   subPathExpr: z.string().optional(),
   mountPropagation: z.enum(["None", "HostToContainer", "Bidirectional"]).optional(),
@@ -122,7 +136,10 @@ const volumeMount = z.strictObject({
 export const resourceRequirements = z.strictObject({
   requests: resourceList.optional(),
   limits: resourceList.optional(),
-  claims: defaultOnly(z.array(z.strictObject({ name: z.string(), request: z.string().optional() })).optional(), "resource claims (dynamic resource allocation) are not implemented"),
+  claims: defaultOnly(
+    z.array(z.strictObject({ name: z.string(), request: z.string().optional() })).optional(),
+    "resource claims (dynamic resource allocation) are not implemented",
+  ),
 });
 
 const restartRule = z.strictObject({

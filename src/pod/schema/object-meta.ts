@@ -41,7 +41,12 @@ export const objectMeta = z
     generateName: z.string().optional(),
     // Set by the API server on API pods (src/pod/sources/api.ts keeps these of its metadata).
     deletionTimestamp: time,
-    deletionGracePeriodSeconds: z.number().int().nullable().optional().transform((v) => v ?? undefined),
+    deletionGracePeriodSeconds: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .transform((v) => v ?? undefined),
     ownerReferences: z.array(ownerReference).optional(),
     finalizers: z.array(z.string()).optional(),
     resourceVersion: z.string().optional(),

@@ -16,7 +16,11 @@ const podDnsConfig = z.strictObject({
   searches: z.array(z.string()).optional(),
   options: z.array(z.strictObject({ name: z.string(), value: z.string().optional() })).optional(),
 });
-const podResourceClaim = z.strictObject({ name: z.string(), resourceClaimName: z.string().nullable().optional(), resourceClaimTemplateName: z.string().nullable().optional() });
+const podResourceClaim = z.strictObject({
+  name: z.string(),
+  resourceClaimName: z.string().nullable().optional(),
+  resourceClaimTemplateName: z.string().nullable().optional(),
+});
 
 const fields = {
   containers: z.array(container).min(1, "a pod needs at least one container"),
@@ -105,7 +109,11 @@ function checkSleepHooks(c: Container, path: Path, grace: number, ctx: z.Refinem
   for (const hook of ["postStart", "preStop"] as const) {
     const secs = c.lifecycle?.[hook]?.sleep?.seconds;
     if (secs !== undefined && (secs <= 0 || secs > grace))
-      ctx.addIssue({ code: "custom", path: [...path, "lifecycle", hook, "sleep", "seconds"], message: `must be greater than 0 and less than terminationGracePeriodSeconds (${grace})` });
+      ctx.addIssue({
+        code: "custom",
+        path: [...path, "lifecycle", hook, "sleep", "seconds"],
+        message: `must be greater than 0 and less than terminationGracePeriodSeconds (${grace})`,
+      });
   }
 }
 
@@ -115,8 +123,13 @@ function checkVolumeMounts(c: Container, path: Path, volumes: Set<string>, ctx: 
     if (!volumes.has(m.name)) ctx.addIssue({ code: "custom", path: [...at, "name"], message: `volume "${m.name}" not found in spec.volumes` });
     if (m.subPath && m.subPathExpr) ctx.addIssue({ code: "custom", path: [...at, "subPathExpr"], message: "subPathExpr and subPath are mutually exclusive" });
     if (m.mountPropagation === "Bidirectional" && c.securityContext?.privileged !== true)
-      ctx.addIssue({ code: "custom", path: [...at, "mountPropagation"], message: "Bidirectional mount propagation is available only to privileged containers" });
-    if (m.recursiveReadOnly === "IfPossible" && m.readOnly !== true) ctx.addIssue({ code: "custom", path: [...at, "recursiveReadOnly"], message: "may only be specified when readOnly is true" });
+      ctx.addIssue({
+        code: "custom",
+        path: [...at, "mountPropagation"],
+        message: "Bidirectional mount propagation is available only to privileged containers",
+      });
+    if (m.recursiveReadOnly === "IfPossible" && m.readOnly !== true)
+      ctx.addIssue({ code: "custom", path: [...at, "recursiveReadOnly"], message: "may only be specified when readOnly is true" });
   });
 }
 
@@ -136,7 +149,14 @@ function checkProbeFields(c: Container, path: Path, ctx: z.RefinementCtx) {
 function checkRestartPolicy(c: Container, path: Path, ctx: z.RefinementCtx) {
   const isInit = path[0] === "initContainers";
   if (c.restartPolicy !== undefined && !(isInit && c.restartPolicy === "Always"))
-    ctx.addIssue({ code: "custom", path: [...path, "restartPolicy"], message: unsupportedValue(c.restartPolicy, "per-container restart policies (ContainerRestartRules) are not implemented; only Always on an init container (a sidecar)") });
+    ctx.addIssue({
+      code: "custom",
+      path: [...path, "restartPolicy"],
+      message: unsupportedValue(
+        c.restartPolicy,
+        "per-container restart policies (ContainerRestartRules) are not implemented; only Always on an init container (a sidecar)",
+      ),
+    });
   if (!isInit || c.restartPolicy === "Always") return;
   for (const f of ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] as const)
     if (c[f] !== undefined) ctx.addIssue({ code: "custom", path: [...path, f], message: "may not be set for init containers without restartPolicy=Always" });

@@ -34,7 +34,11 @@ const ID_RANGE = "must be between 0 and 2147483647, inclusive";
 export const id32 = z.number().int().min(0, ID_RANGE).max(MAX_INT32, ID_RANGE);
 
 /** RFC 3339 time or null, as meta/v1 Time serialises. */
-export const time = z.string().nullable().optional().transform((v) => v ?? undefined);
+export const time = z
+  .string()
+  .nullable()
+  .optional()
+  .transform((v) => v ?? undefined);
 
 /** upstream validateLocalDescendingPath. */
 export const relativePath = z.string().superRefine((p, ctx) => {
@@ -42,12 +46,19 @@ export const relativePath = z.string().superRefine((p, ctx) => {
   if (p.split("/").includes("..")) ctx.addIssue({ code: "custom", message: "must not contain '..'" });
 });
 /** upstream validateLocalNonReservedPath: ..data and friends belong to the atomic writer. */
-export const volumeFilePath = relativePath.pipe(z.string().min(1).refine((p) => !p.startsWith(".."), "must not start with '..'"));
+export const volumeFilePath = relativePath.pipe(
+  z
+    .string()
+    .min(1)
+    .refine((p) => !p.startsWith(".."), "must not start with '..'"),
+);
 
 /** meta/v1 LabelSelector. */
 export const labelSelector = z.strictObject({
   matchLabels: z.record(z.string(), z.string()).optional(),
-  matchExpressions: z.array(z.strictObject({ key: z.string().min(1), operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]), values: z.array(z.string()).optional() })).optional(),
+  matchExpressions: z
+    .array(z.strictObject({ key: z.string().min(1), operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]), values: z.array(z.string()).optional() }))
+    .optional(),
 });
 
 /** core/v1 LocalObjectReference. */
@@ -57,12 +68,21 @@ export const localObjectReference = z.strictObject({ name: z.string().default(""
 export const fieldRef = (allowed: readonly string[]) =>
   z.strictObject({ fieldPath: z.string(), apiVersion: z.literal("v1").optional() }).superRefine((f, ctx) => {
     if (!isSupportedFieldPath(f.fieldPath, allowed))
-      ctx.addIssue({ code: "custom", path: ["fieldPath"], message: `Unsupported value: "${f.fieldPath}": supported values: ${allowed.map((a) => `"${a}"`).join(", ")} and subscripted metadata.labels['…'], metadata.annotations['…']` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["fieldPath"],
+        message: `Unsupported value: "${f.fieldPath}": supported values: ${allowed.map((a) => `"${a}"`).join(", ")} and subscripted metadata.labels['…'], metadata.annotations['…']`,
+      });
   });
 
 /** core/v1 ResourceFieldSelector. */
 export const resourceFieldRef = z.strictObject({
   containerName: z.string().optional(),
-  resource: z.string().regex(/^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/, "must be limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-*"),
+  resource: z
+    .string()
+    .regex(
+      /^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/,
+      "must be limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-*",
+    ),
   divisor: quantity.optional(),
 });

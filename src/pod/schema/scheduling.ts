@@ -20,7 +20,10 @@ const nodeSelectorRequirement = z.strictObject({
   operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
   values: z.array(z.string()).optional(),
 });
-const nodeSelectorTerm = z.strictObject({ matchExpressions: z.array(nodeSelectorRequirement).optional(), matchFields: z.array(nodeSelectorRequirement).optional() });
+const nodeSelectorTerm = z.strictObject({
+  matchExpressions: z.array(nodeSelectorRequirement).optional(),
+  matchFields: z.array(nodeSelectorRequirement).optional(),
+});
 const nodeSelector = z.strictObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) });
 
 const podAffinityTerm = z.strictObject({

@@ -40,7 +40,11 @@ export const podSecurityContext = z.strictObject({
   supplementalGroups: z.array(id32).optional(),
   // Merge (the default: the image's /etc/group memberships are added) is what the runtime does
   // unasked; Strict needs the CRI's supplemental_groups_policy, which bunlet does not send.
-  supplementalGroupsPolicy: defaultOnly(z.enum(["Merge", "Strict"]).optional(), "SupplementalGroupsPolicy Strict is not implemented (the runtime always merges the image's groups)", (v) => v !== "Strict"),
+  supplementalGroupsPolicy: defaultOnly(
+    z.enum(["Merge", "Strict"]).optional(),
+    "SupplementalGroupsPolicy Strict is not implemented (the runtime always merges the image's groups)",
+    (v) => v !== "Strict",
+  ),
   // Read by the kubelet's SELinux mount-option relabelling only (volumemanager, SELinuxMount gates),
   // which bunlet does not do: volumes are relabelled by the runtime, as with Recursive.
   seLinuxChangePolicy: z.enum(["Recursive", "MountOption"]).optional(),

@@ -21,13 +21,26 @@ const downwardApiItem = z
   })
   .superRefine((it, ctx) => {
     if (!!it.fieldRef === !!it.resourceFieldRef) ctx.addIssue({ code: "custom", message: "must specify exactly one of fieldRef, resourceFieldRef" });
-    if (it.resourceFieldRef && !it.resourceFieldRef.containerName) ctx.addIssue({ code: "custom", path: ["resourceFieldRef", "containerName"], message: "required field is missing" });
+    if (it.resourceFieldRef && !it.resourceFieldRef.containerName)
+      ctx.addIssue({ code: "custom", path: ["resourceFieldRef", "containerName"], message: "required field is missing" });
   });
 const downwardApiVolume = z.strictObject({ items: z.array(downwardApiItem).optional(), defaultMode: fileMode.optional(), defaultUser: fileUser });
 /** core/v1 KeyToPath (secret/configMap items). */
 const keyToPath = z.strictObject({ key: z.string().min(1), path: volumeFilePath, mode: fileMode.optional(), user: fileUser });
-const secretVolume = z.strictObject({ secretName: z.string().min(1), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional(), defaultUser: fileUser });
-const configMapVolume = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), defaultMode: fileMode.optional(), optional: z.boolean().optional(), defaultUser: fileUser });
+const secretVolume = z.strictObject({
+  secretName: z.string().min(1),
+  items: z.array(keyToPath).optional(),
+  defaultMode: fileMode.optional(),
+  optional: z.boolean().optional(),
+  defaultUser: fileUser,
+});
+const configMapVolume = z.strictObject({
+  name: z.string().default(""),
+  items: z.array(keyToPath).optional(),
+  defaultMode: fileMode.optional(),
+  optional: z.boolean().optional(),
+  defaultUser: fileUser,
+});
 const projectedObject = z.strictObject({ name: z.string().default(""), items: z.array(keyToPath).optional(), optional: z.boolean().optional() });
 // core/v1 ClusterTrustBundleProjection, with upstream's validation (validateProjectionSources): one of
 // name or signerName; labelSelector only with signerName (none there matches nothing).
@@ -52,7 +65,12 @@ const clusterTrustBundleProjection = z
 // upstream validation: expirationSeconds ≥ 10 min and < 2^32; audience optional.
 const serviceAccountTokenProjection = z.strictObject({
   audience: z.string().optional(),
-  expirationSeconds: z.number().int().min(600, "may not specify a duration less than 10 minutes").max(2 ** 32 - 1).default(3600),
+  expirationSeconds: z
+    .number()
+    .int()
+    .min(600, "may not specify a duration less than 10 minutes")
+    .max(2 ** 32 - 1)
+    .default(3600),
   path: relativePath.pipe(z.string().min(1)),
   user: fileUser,
 });
@@ -77,11 +95,18 @@ const emptyDirVolume = z.strictObject({
   medium: z.enum(["", "Memory"]).default(""),
   sizeLimit: quantity.optional(),
   // EmptyDirVolumeMode: 0777, the default, is what bunlet creates.
-  mode: defaultOnly(z.number().int().min(0).max(0o1777).optional(), "an emptyDir mode (EmptyDirVolumeMode) other than the default 0777 is not implemented", (v) => v === undefined || v === 0o777),
+  mode: defaultOnly(
+    z.number().int().min(0).max(0o1777).optional(),
+    "an emptyDir mode (EmptyDirVolumeMode) other than the default 0777 is not implemented",
+    (v) => v === undefined || v === 0o777,
+  ),
 });
 const hostPathVolume = z.strictObject({
   // upstream validatePathNoBacksteps.
-  path: z.string().startsWith("/", "must be an absolute path").refine((p) => !p.split("/").includes(".."), "must not contain '..'"),
+  path: z
+    .string()
+    .startsWith("/", "must be an absolute path")
+    .refine((p) => !p.split("/").includes(".."), "must not contain '..'"),
   type: z.enum(["", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"]).optional(),
 });
 

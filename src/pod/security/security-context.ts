@@ -61,7 +61,8 @@ export function verifyRunAsNonRoot(pod: KubePod, container: KubeContainer, user:
   if (sc.runAsNonRoot !== true) return undefined;
   const where = `(pod: ${JSON.stringify(formatPod(pod))}, container: ${container.name})`;
   if (sc.runAsUser !== undefined) return sc.runAsUser === 0 ? `container's runAsUser breaks non-root policy ${where}` : undefined;
-  if (user.uid === undefined && user.username) return `container has runAsNonRoot and image has non-numeric user (${user.username}), cannot verify user is non-root ${where}`;
+  if (user.uid === undefined && user.username)
+    return `container has runAsNonRoot and image has non-numeric user (${user.username}), cannot verify user is non-root ${where}`;
   if (user.uid === 0) return `container has runAsNonRoot and image will run as root ${where}`;
   if (user.uid !== undefined && (user.uid < 0 || user.uid > 2147483647))
     return `container has runAsNonRoot and image has an invalid user id (${user.uid}). (Must be 1-(2147483647)): must be between 0 and 2147483647, inclusive ${where}`;
@@ -102,7 +103,12 @@ export function sandboxSecurityContext(pod: KubePod): LinuxSandboxSecurityContex
  * upstream determineEffectiveSecurityContext: the container's CRI security context. `user` is the
  * image's (ImageStatus); it is the user when the pod names none. Throws for an unusable profile.
  */
-export function containerSecurityContext(pod: KubePod, container: KubeContainer, user: ImageUser | undefined, seccomp: SeccompOptions): LinuxContainerSecurityContext {
+export function containerSecurityContext(
+  pod: KubePod,
+  container: KubeContainer,
+  user: ImageUser | undefined,
+  seccomp: SeccompOptions,
+): LinuxContainerSecurityContext {
   const sc = effectiveSecurityContext(pod, container);
   const out: LinuxContainerSecurityContext = {
     privileged: sc.privileged === true,

@@ -63,7 +63,8 @@ export function createSysctlAllowlist(patterns: readonly string[]): SysctlAllowl
   const exact = new Map<string, SysctlNamespace>();
   const prefixes = new Map<string, SysctlNamespace>();
   for (const p of patterns) {
-    if (p.length > 253 || !SYSCTL_PATTERN.test(p)) throw new Error(`sysctl ${JSON.stringify(p)} must have at most 253 characters and match regex ${SYSCTL_PATTERN.source}`);
+    if (p.length > 253 || !SYSCTL_PATTERN.test(p))
+      throw new Error(`sysctl ${JSON.stringify(p)} must have at most 253 characters and match regex ${SYSCTL_PATTERN.source}`);
     const { ns, name, prefixed } = sysctlNamespace(p);
     if (ns === "") throw new Error(`the sysctls ${JSON.stringify(name)} are not known to be namespaced`);
     (prefixed ? prefixes : exact).set(name, ns);

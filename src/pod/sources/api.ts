@@ -54,20 +54,29 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       const fields = ignored?.join(",");
       if (fields && ignoredWarned.get(pod.metadata.uid) !== fields) {
         ignoredWarned.set(pod.metadata.uid, fields);
-        log.warn(`API pod has fields newer than bunlet's v1 Pod (Kubernetes v1.37); ignoring them as an older kubelet would ${kv({ pod: podKey(pod), fields })}`);
+        log.warn(
+          `API pod has fields newer than bunlet's v1 Pod (Kubernetes v1.37); ignoring them as an older kubelet would ${kv({ pod: podKey(pod), fields })}`,
+        );
       }
       return pod;
     }
     const standIn = decodePod(unsupportedStandIn(podView(obj), errors), "api", "", "api").pod;
     const o = obj as { metadata?: { namespace?: string; name?: string } };
     const error = errors.map((e) => e.message).join("; ");
-    if (standIn) log.warn(`API pod uses fields bunlet does not support; rejecting it at admission ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`);
+    if (standIn)
+      log.warn(
+        `API pod uses fields bunlet does not support; rejecting it at admission ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`,
+      );
     else log.error(`API pod rejected ${kv({ pod: `${o?.metadata?.namespace}/${o?.metadata?.name}`, error })}`);
     return standIn;
   }
 
   async function list(): Promise<void> {
-    const res = await opts.client.request<{ metadata: { resourceVersion: string }; items: unknown[] }>({ path, query: { fieldSelector }, signal: abort.signal });
+    const res = await opts.client.request<{ metadata: { resourceVersion: string }; items: unknown[] }>({
+      path,
+      query: { fieldSelector },
+      signal: abort.signal,
+    });
     pods.clear();
     for (const item of res.items) {
       const p = decode(item);
@@ -80,7 +89,12 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
   }
 
   async function watch(): Promise<void> {
-    const query = { fieldSelector, resourceVersion: rv, allowWatchBookmarks: "true", timeoutSeconds: String(opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300)) };
+    const query = {
+      fieldSelector,
+      resourceVersion: rv,
+      allowWatchBookmarks: "true",
+      timeoutSeconds: String(opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300)),
+    };
     for await (const ev of watchEvents(opts.client, path, query, abort.signal)) {
       pace.reset();
       const objRv = ev.object?.metadata?.resourceVersion as string | undefined;
@@ -150,7 +164,18 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
  * deletion fields); resourceVersion, managedFields and the status are the API server's (of the status,
  * decode keeps the conditions readiness gates read).
  */
-const KEPT_METADATA = ["name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "generateName", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences"];
+const KEPT_METADATA = [
+  "name",
+  "namespace",
+  "uid",
+  "labels",
+  "annotations",
+  "creationTimestamp",
+  "generateName",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "ownerReferences",
+];
 
 /**
  * An API server's Pod object as the kubelet holds it: the metadata it acts on, the spec decoded (every

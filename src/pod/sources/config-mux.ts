@@ -70,7 +70,11 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
         }
         if (!existing) {
           const p = structuredClone(pod);
-          p.metadata.annotations = { ...p.metadata.annotations, [ConfigSourceAnnotationKey]: source, [ConfigFirstSeenAnnotationKey]: rfc3339Nano(opts.clock.now()) };
+          p.metadata.annotations = {
+            ...p.metadata.annotations,
+            [ConfigSourceAnnotationKey]: source,
+            [ConfigFirstSeenAnnotationKey]: rfc3339Nano(opts.clock.now()),
+          };
           into.set(uid, p);
           adds.push(p);
           continue;

@@ -97,7 +97,11 @@ async function listManifestFiles(path: string): Promise<string[]> {
  * Reads one manifest file into defaulted pods; whatever its content does is that file's error.
  * `whole`: the file was read whole, so its content alone decided the result (it may be cached).
  */
-async function readOneFile(file: string, nodeName: string, limits: ReadLimits): Promise<{ read: FileManifests | { skip: string } | undefined; whole: boolean }> {
+async function readOneFile(
+  file: string,
+  nodeName: string,
+  limits: ReadLimits,
+): Promise<{ read: FileManifests | { skip: string } | undefined; whole: boolean }> {
   const r = await readManifestFile(file, limits);
   if (r.kind === "gone") return { read: undefined, whole: false };
   if (r.kind === "skip") return { read: { skip: r.reason }, whole: false };

@@ -8,7 +8,8 @@ export class BodyTooLargeError extends Error {
 
 /** Reads `res`'s body as text, at most `maxBytes`; `abort` cancels the request past the cap. */
 export async function readBoundedBody(res: Response, abort: () => void, maxBytes = MAX_MANIFEST_BYTES): Promise<string> {
-  const tooLarge = (n: number | string) => new BodyTooLargeError(`response body is ${n} bytes, more than the ${maxBytes} bytes bunlet reads (MAX_MANIFEST_BYTES)`);
+  const tooLarge = (n: number | string) =>
+    new BodyTooLargeError(`response body is ${n} bytes, more than the ${maxBytes} bytes bunlet reads (MAX_MANIFEST_BYTES)`);
   const declared = Number(res.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     abort();

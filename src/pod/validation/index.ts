@@ -27,6 +27,12 @@ export function validatePod(pod: Pod): FieldError[] {
   // start fails with ENAMETOOLONG, forever, so refuse the pod up front.
   const logDir = `${namespace}_${name}_${uid}`;
   if (out.length === 0 && Buffer.byteLength(logDir) > NAME_MAX)
-    out.push(invalid("metadata.name", name, `must be no more than ${NAME_MAX - (Buffer.byteLength(logDir) - Buffer.byteLength(name))} characters with the node-name suffix, so that the pod log directory ${namespace}_<name>_<uid> fits in ${NAME_MAX} bytes`));
+    out.push(
+      invalid(
+        "metadata.name",
+        name,
+        `must be no more than ${NAME_MAX - (Buffer.byteLength(logDir) - Buffer.byteLength(name))} characters with the node-name suffix, so that the pod log directory ${namespace}_<name>_<uid> fits in ${NAME_MAX} bytes`,
+      ),
+    );
   return out;
 }

@@ -26,7 +26,14 @@ export function isDNS1123Label(v: string): string[] {
   const errs: string[] = [];
   if (v.length > DNS1123LabelMaxLength) errs.push(maxLen(DNS1123LabelMaxLength));
   if (!re(DNS1123_LABEL_FMT).test(v))
-    errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL_FMT, "my-name", "123-abc"));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL_FMT,
+        "my-name",
+        "123-abc",
+      ),
+    );
   return errs;
 }
 
@@ -34,7 +41,13 @@ export function isDNS1123Subdomain(v: string): string[] {
   const errs: string[] = [];
   if (v.length > DNS1123SubdomainMaxLength) errs.push(maxLen(DNS1123SubdomainMaxLength));
   if (!re(DNS1123_SUBDOMAIN_FMT).test(v))
-    errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_FMT, "example.com"));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN_FMT,
+        "example.com",
+      ),
+    );
   return errs;
 }
 
@@ -49,12 +62,22 @@ export function isQualifiedName(v: string): string[] {
     if (prefix.length === 0) errs.push("prefix part must be non-empty");
     else errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
   } else {
-    return [regexError("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc") + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      regexError(
+        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        QUALIFIED_NAME_FMT,
+        "MyName",
+        "my.name",
+        "123-abc",
+      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) errs.push("name part must be non-empty");
   else if (name.length > QualifiedNameMaxLength) errs.push(`name part ${maxLen(QualifiedNameMaxLength)}`);
   if (name.length > 0 && !re(QUALIFIED_NAME_FMT).test(name))
-    errs.push(`name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")}`);
+    errs.push(
+      `name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")}`,
+    );
   return errs;
 }
 
@@ -62,7 +85,15 @@ export function isValidLabelValue(v: string): string[] {
   const errs: string[] = [];
   if (v.length > LabelValueMaxLength) errs.push(maxLen(LabelValueMaxLength));
   if (!re(LABEL_VALUE_FMT).test(v))
-    errs.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE_FMT, "MyValue", "my_value", "12345"));
+    errs.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE_FMT,
+        "MyValue",
+        "my_value",
+        "12345",
+      ),
+    );
   return errs;
 }
 

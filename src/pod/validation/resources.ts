@@ -35,7 +35,8 @@ export function validateResources(spec: Pod["spec"]): FieldError[] {
       const lim = limits[name];
       const r = milli(v);
       const l = lim === undefined ? undefined : milli(lim);
-      if (r !== undefined && l !== undefined && r > l) out.push(invalid(`${path}.resources.requests[${name}]`, v, `must be less than or equal to ${name} limit of ${lim}`));
+      if (r !== undefined && l !== undefined && r > l)
+        out.push(invalid(`${path}.resources.requests[${name}]`, v, `must be less than or equal to ${name} limit of ${lim}`));
     }
   }
   (spec.volumes ?? []).forEach((v, i) => {

@@ -81,7 +81,8 @@ function sysctlErrors(sysctls: { name: string }[] | undefined): FieldError[] {
   (sysctls ?? []).forEach((s, i) => {
     const field = `spec.securityContext.sysctls[${i}].name`;
     if (!s.name) out.push(required(field, ""));
-    else if (s.name.length > 253 || !SYSCTL_NAME.test(s.name)) out.push(invalid(field, s.name, `must have at most 253 characters and match regex ${SYSCTL_NAME.source}`));
+    else if (s.name.length > 253 || !SYSCTL_NAME.test(s.name))
+      out.push(invalid(field, s.name, `must have at most 253 characters and match regex ${SYSCTL_NAME.source}`));
     else if (seen.has(s.name)) out.push(duplicate(field, s.name));
     seen.add(s.name);
   });
@@ -97,7 +98,8 @@ function containerSecurityErrors(c: Container, path: string): FieldError[] {
   if (sc.procMount === "Unmasked") out.push(forbidden(`${field}.procMount`, "`hostUsers` must be false to use `Unmasked`"));
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true) out.push(invalid(field, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
-    if (sc.capabilities?.add?.includes("CAP_SYS_ADMIN")) out.push(invalid(field, "", "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"));
+    if (sc.capabilities?.add?.includes("CAP_SYS_ADMIN"))
+      out.push(invalid(field, "", "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"));
   }
   return out;
 }
@@ -118,7 +120,8 @@ function dnsConfigErrors(spec: Pod["spec"]): FieldError[] {
     if (!isIP(ip)) out.push(invalid(`spec.dnsConfig.nameservers[${i}]`, ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
   });
   if (searches.length > 32) out.push(invalid("spec.dnsConfig.searches", searches.join(","), "must not have more than 32 search paths"));
-  if (searches.join(" ").length > 2048) out.push(invalid("spec.dnsConfig.searches", searches.join(","), "must not have more than 2048 characters (including spaces) in the search list"));
+  if (searches.join(" ").length > 2048)
+    out.push(invalid("spec.dnsConfig.searches", searches.join(","), "must not have more than 2048 characters (including spaces) in the search list"));
   searches.forEach((s, i) => {
     const d = s.endsWith(".") ? s.slice(0, -1) : s;
     for (const m of isDNS1123Subdomain(d)) out.push(invalid(`spec.dnsConfig.searches[${i}]`, d, m));
@@ -142,7 +145,8 @@ function namesErrors(spec: Pod["spec"]): FieldError[] {
     const v = spec[f];
     if (v) for (const m of isDNS1123Label(v)) out.push(invalid(`spec.${f}`, v, m));
   }
-  if (spec.shareProcessNamespace && spec.hostPID) out.push(invalid("spec.shareProcessNamespace", "true", "ShareProcessNamespace and HostPID cannot both be enabled"));
+  if (spec.shareProcessNamespace && spec.hostPID)
+    out.push(invalid("spec.shareProcessNamespace", "true", "ShareProcessNamespace and HostPID cannot both be enabled"));
   return out;
 }
 

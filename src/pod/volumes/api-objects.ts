@@ -36,7 +36,9 @@ export interface ClusterTrustBundleProjection {
 
 /** What a clusterTrustBundle projection selects (the snapshot's key for its anchors). */
 export const trustBundleKey = (p: Omit<ClusterTrustBundleProjection, "path">) =>
-  p.name !== undefined ? `name\n${p.name}\n${p.optional === true}` : `signer\n${p.signerName ?? ""}\n${JSON.stringify(p.labelSelector ?? null)}\n${p.optional === true}`;
+  p.name !== undefined
+    ? `name\n${p.name}\n${p.optional === true}`
+    : `signer\n${p.signerName ?? ""}\n${JSON.stringify(p.labelSelector ?? null)}\n${p.optional === true}`;
 
 /** A ServiceAccountToken projection's request identity (the token manager's cache key). */
 export const tokenKey = (audience: string | undefined, expirationSeconds: number) => `${audience ?? ""}\n${expirationSeconds}`;
@@ -85,7 +87,13 @@ export interface KeyToPath {
 }
 
 /** upstream MakePayload: every key (defaultMode) or the listed items; a missing listed key fails unless optional. */
-function makePayload(values: Record<string, Uint8Array | string>, items: readonly KeyToPath[] | undefined, defaultMode: number, optional: boolean | undefined, missingKey: (k: string) => string): Record<string, PayloadFile> {
+function makePayload(
+  values: Record<string, Uint8Array | string>,
+  items: readonly KeyToPath[] | undefined,
+  defaultMode: number,
+  optional: boolean | undefined,
+  missingKey: (k: string) => string,
+): Record<string, PayloadFile> {
   const out: Record<string, PayloadFile> = {};
   if (!items || items.length === 0) {
     for (const [k, v] of Object.entries(values)) out[k] = { content: v, mode: defaultMode };
@@ -147,13 +155,20 @@ export interface ProjectedSource {
  * sources are aggregated (one error: its message; several: "[a, b]"), so one missing secret does
  * not hide another.
  */
-export function projectedPayload(sources: readonly ProjectedSource[], defaultMode: number | undefined, objs: PodApiObjects | undefined, ctx: DownwardContext, hasFsGroup = false): Record<string, PayloadFile> {
+export function projectedPayload(
+  sources: readonly ProjectedSource[],
+  defaultMode: number | undefined,
+  objs: PodApiObjects | undefined,
+  ctx: DownwardContext,
+  hasFsGroup = false,
+): Record<string, PayloadFile> {
   const mode = defaultMode ?? 0o644;
   const out: Record<string, PayloadFile> = {};
   const errors: string[] = [];
   for (const s of sources) {
     try {
-      if (s.secret) Object.assign(out, secretPayload({ secretName: s.secret.name, items: s.secret.items, optional: s.secret.optional, defaultMode: mode }, objs));
+      if (s.secret)
+        Object.assign(out, secretPayload({ secretName: s.secret.name, items: s.secret.items, optional: s.secret.optional, defaultMode: mode }, objs));
       else if (s.configMap) Object.assign(out, configMapPayload({ ...s.configMap, defaultMode: mode }, objs));
       else if (s.downwardAPI) Object.assign(out, downwardApiPayload(s.downwardAPI.items ?? [], mode, ctx));
       else if (s.serviceAccountToken) {

@@ -75,9 +75,7 @@ export function writeAtomically(dir: string, unchecked: Record<string, PayloadFi
   const payload = validatePayload(unchecked);
   const old = current(dir);
   const same =
-    old &&
-    Object.keys(old).length === Object.keys(payload).length &&
-    Object.entries(payload).every(([p, f]) => old[p]?.equals(Buffer.from(f.content)));
+    old && Object.keys(old).length === Object.keys(payload).length && Object.entries(payload).every(([p, f]) => old[p]?.equals(Buffer.from(f.content)));
   if (same) return false;
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const ts = timestampedDirName(new Date());

@@ -33,7 +33,15 @@ const SUBSCRIPT = /^metadata\.(labels|annotations)\['(.+)'\]$/;
 /** Field paths a downwardAPI volume may use (upstream validDownwardAPIFieldPathExpressions). */
 export const VOLUME_FIELD_PATHS = ["metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations"];
 /** Field paths an env var may use besides those (upstream validEnvDownwardAPIFieldPathExpressions). */
-export const ENV_FIELD_PATHS = [...VOLUME_FIELD_PATHS.filter((p) => !p.endsWith("labels") && !p.endsWith("annotations")), "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"];
+export const ENV_FIELD_PATHS = [
+  ...VOLUME_FIELD_PATHS.filter((p) => !p.endsWith("labels") && !p.endsWith("annotations")),
+  "spec.nodeName",
+  "spec.serviceAccountName",
+  "status.hostIP",
+  "status.hostIPs",
+  "status.podIP",
+  "status.podIPs",
+];
 
 /** True when `path` is one of `allowed` or a subscripted label/annotation. */
 export const isSupportedFieldPath = (path: string, allowed: readonly string[]) => allowed.includes(path) || SUBSCRIPT.test(path);
@@ -124,4 +132,3 @@ export function downwardApiPayload(items: readonly DownwardApiItem[], defaultMod
   }
   return out;
 }
-

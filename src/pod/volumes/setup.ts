@@ -8,7 +8,15 @@ import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
 import { setVolumeOwnership } from "./ownership.ts";
-import { configMapPayload, projectedPayload, secretPayload, type ConfigMapVolumeSource, type PodApiObjects, type ProjectedSource, type SecretVolumeSource } from "./api-objects.ts";
+import {
+  configMapPayload,
+  projectedPayload,
+  secretPayload,
+  type ConfigMapVolumeSource,
+  type PodApiObjects,
+  type ProjectedSource,
+  type SecretVolumeSource,
+} from "./api-objects.ts";
 
 export interface PodVolumeSpec {
   name: string;

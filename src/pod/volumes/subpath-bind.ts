@@ -87,14 +87,18 @@ export function prepareSafeSubPath(req: SubPathRequest): string {
   try {
     fd = safeOpen(root, relative(root, resolved));
   } catch (e) {
-    log.warn(`subPath changed under its check ${kv({ container: req.containerName, volumeMount: req.volumeName, subPath: req.subPath, error: (e as Error).message })}`);
+    log.warn(
+      `subPath changed under its check ${kv({ container: req.containerName, volumeMount: req.volumeName, subPath: req.subPath, error: (e as Error).message })}`,
+    );
     throw new Error(`failed to prepare subPath for volumeMount "${req.volumeName}" of container "${req.containerName}"`);
   }
   try {
     bindHeldFd(fd, target);
     return target;
   } catch (e) {
-    log.warn(`subPath bind mount failed ${kv({ container: req.containerName, volumeMount: req.volumeName, subPath: req.subPath, target, error: (e as Error).message })}`);
+    log.warn(
+      `subPath bind mount failed ${kv({ container: req.containerName, volumeMount: req.volumeName, subPath: req.subPath, target, error: (e as Error).message })}`,
+    );
     throw new Error(`error mounting subPath for volumeMount "${req.volumeName}" of container "${req.containerName}"`);
   } finally {
     close(fd);

@@ -54,7 +54,9 @@ export function prepareSubPath(volumePath: string, subPath: string, mountName: s
     while (!existsSync(anc)) anc = dirname(anc);
     const realAnc = realpathSync(anc);
     const refuse = (error?: string): never => {
-      log.warn(`${error ? "subPath directory not created" : "subPath escapes its volume"} ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath, error })}`);
+      log.warn(
+        `${error ? "subPath directory not created" : "subPath escapes its volume"} ${kv({ container: containerName, volumeMount: mountName, subPath, volume: volumePath, error })}`,
+      );
       throw new Error(`failed to create subPath directory for volumeMount "${mountName}" of container "${containerName}"`);
     };
     if (!within(root, realAnc)) refuse();

@@ -58,7 +58,13 @@ export function apiReviews(client: () => KubeClient | undefined, timeoutMs = REV
   return {
     async tokenReview(spec: TokenReviewSpec): Promise<TokenReviewStatus> {
       const body = { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec };
-      const r = await clientOrThrow(client, "TokenReview").request({ method: "POST", path: "/apis/authentication.k8s.io/v1/tokenreviews", body, schema: tokenReviewSchema, timeoutMs });
+      const r = await clientOrThrow(client, "TokenReview").request({
+        method: "POST",
+        path: "/apis/authentication.k8s.io/v1/tokenreviews",
+        body,
+        schema: tokenReviewSchema,
+        timeoutMs,
+      });
       const s = r.status ?? {};
       return {
         authenticated: s.authenticated,
@@ -69,7 +75,13 @@ export function apiReviews(client: () => KubeClient | undefined, timeoutMs = REV
     },
     async subjectAccessReview(spec: SubjectAccessReviewSpec): Promise<SubjectAccessReviewStatus> {
       const body = { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec };
-      const r = await clientOrThrow(client, "SubjectAccessReview").request({ method: "POST", path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", body, schema: subjectAccessReviewSchema, timeoutMs });
+      const r = await clientOrThrow(client, "SubjectAccessReview").request({
+        method: "POST",
+        path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        body,
+        schema: subjectAccessReviewSchema,
+        timeoutMs,
+      });
       const s = r.status ?? {};
       return { allowed: s.allowed === true, denied: s.denied, reason: s.reason, evaluationError: s.evaluationError };
     },

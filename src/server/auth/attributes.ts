@@ -31,7 +31,16 @@ export function requestAttributes(user: UserInfo, method: string, path: string, 
   // HEAD is not in upstream's switch: its verb is "" (so is OPTIONS, …).
   const verb = VERBS[method] ?? "";
   const attrs = (subresource: string): Attributes => ({
-    user, verb, namespace: "", apiGroup: "", apiVersion: "v1", resource: "nodes", subresource, name: nodeName, resourceRequest: true, path,
+    user,
+    verb,
+    namespace: "",
+    apiGroup: "",
+    apiVersion: "v1",
+    resource: "nodes",
+    subresource,
+    name: nodeName,
+    resourceRequest: true,
+    path,
   });
   for (const [prefix, sub] of EXACT) if (isSubpath(path, prefix)) return [attrs(sub)];
   for (const [prefix, sub] of FINE_GRAINED) {

@@ -25,7 +25,15 @@ export interface WebhookAuthorizerOpts {
 
 export function subjectAccessReviewSpec(a: Attributes): SubjectAccessReviewSpec {
   return {
-    resourceAttributes: { namespace: a.namespace, verb: a.verb, group: a.apiGroup, version: a.apiVersion, resource: a.resource, subresource: a.subresource, name: a.name },
+    resourceAttributes: {
+      namespace: a.namespace,
+      verb: a.verb,
+      group: a.apiGroup,
+      version: a.apiVersion,
+      resource: a.resource,
+      subresource: a.subresource,
+      name: a.name,
+    },
     user: a.user.name,
     groups: a.user.groups,
     ...(a.user.uid ? { uid: a.user.uid } : {}),

@@ -37,8 +37,12 @@ export async function authorizeRequest(auth: KubeletAuth, req: Request, cert: Cl
     try {
       decision = (await auth.authorize(attrs)).decision;
     } catch (err) {
-      log.error(`Authorization error ${kv({ user: user.name, verb: attrs.verb, resource: attrs.resource, subresource: attrs.subresource, error: err instanceof Error ? err.message : String(err) })}`);
-      return { response: plain(`Authorization error (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`, 500) };
+      log.error(
+        `Authorization error ${kv({ user: user.name, verb: attrs.verb, resource: attrs.resource, subresource: attrs.subresource, error: err instanceof Error ? err.message : String(err) })}`,
+      );
+      return {
+        response: plain(`Authorization error (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`, 500),
+      };
     }
     if (decision === "allow") return { user };
   }

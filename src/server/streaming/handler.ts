@@ -10,7 +10,16 @@ import type { ClientCertificate } from "../auth/types.ts";
 import { authorizeRequest, type KubeletAuth } from "../auth/filter.ts";
 import { hasBadEscape, text, type RequestObservation, type Route } from "../router.ts";
 import { PodNotFoundError, type StreamingHost } from "./host.ts";
-import { execCommand, parsePortForwardPorts, parseStreamOptions, parseStreamPath, runCommand, STREAM_METHODS, StreamParamError, type StreamTarget } from "./params.ts";
+import {
+  execCommand,
+  parsePortForwardPorts,
+  parseStreamOptions,
+  parseStreamPath,
+  runCommand,
+  STREAM_METHODS,
+  StreamParamError,
+  type StreamTarget,
+} from "./params.ts";
 import { isWebSocketRequest, toRequest, type RequestHead } from "./request-head.ts";
 import { writeFetchResponse, writeRawResponse } from "./raw-response.ts";
 import { proxyUpgrade } from "./upgrade-proxy.ts";

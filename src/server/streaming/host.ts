@@ -29,7 +29,14 @@ export class StreamingError extends Error {
   override name = "StreamingError";
 }
 
-type ApiPod = { metadata?: { name?: string; namespace?: string; uid?: string }; spec?: { containers?: { name?: string; tty?: boolean }[]; initContainers?: { name?: string; tty?: boolean }[]; ephemeralContainers?: { name?: string; tty?: boolean }[] } };
+type ApiPod = {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+  spec?: {
+    containers?: { name?: string; tty?: boolean }[];
+    initContainers?: { name?: string; tty?: boolean }[];
+    ephemeralContainers?: { name?: string; tty?: boolean }[];
+  };
+};
 
 export interface CriStreamingHostDeps {
   /** Pods bound to this node (v1 Pods), the pod manager's view. */
@@ -64,7 +71,9 @@ export function createCriStreamingHost(deps: CriStreamingHostDeps): StreamingHos
     async getAttach(t, streams) {
       // The TTY setting must match the container's (it cannot change after the process started).
       const pod = await apiPod(t);
-      const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].find((c) => c.name === t.container);
+      const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].find(
+        (c) => c.name === t.container,
+      );
       if (!spec) throw new StreamingError(`container ${t.container} not found in pod ${fullName(t)}`);
       const tty = spec.tty === true;
       return deps.cri.attach(await containerId(t), { ...streams, tty, stderr: streams.stderr && !tty });

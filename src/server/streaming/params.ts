@@ -21,7 +21,12 @@ export interface StreamTarget {
 
 export const STREAM_PREFIXES: Record<StreamKind, string> = { exec: "/exec", attach: "/attach", portForward: "/portForward", run: "/run" };
 
-export const STREAM_METHODS: Record<StreamKind, readonly string[]> = { exec: ["GET", "POST"], attach: ["GET", "POST"], portForward: ["GET", "POST"], run: ["POST"] };
+export const STREAM_METHODS: Record<StreamKind, readonly string[]> = {
+  exec: ["GET", "POST"],
+  attach: ["GET", "POST"],
+  portForward: ["GET", "POST"],
+  run: ["POST"],
+};
 
 /** The streaming endpoint a path names, or undefined (→ 404) when it names none. */
 export function parseStreamPath(pathname: string): StreamTarget | undefined {
@@ -29,7 +34,10 @@ export function parseStreamPath(pathname: string): StreamTarget | undefined {
   if (!kind) return undefined;
   let segs: string[];
   try {
-    segs = pathname.slice(STREAM_PREFIXES[kind].length + 1).split("/").map(decodeURIComponent);
+    segs = pathname
+      .slice(STREAM_PREFIXES[kind].length + 1)
+      .split("/")
+      .map(decodeURIComponent);
   } catch {
     return undefined;
   }

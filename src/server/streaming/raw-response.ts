@@ -7,7 +7,13 @@ import { STATUS_CODES } from "node:http";
 
 export function rawResponseBytes(status: number, body: string | Uint8Array, headers: Record<string, string> = {}): Buffer {
   const payload = typeof body === "string" ? Buffer.from(body) : Buffer.from(body);
-  const all: Record<string, string> = { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff", ...headers, "content-length": String(payload.length), connection: "close" };
+  const all: Record<string, string> = {
+    "content-type": "text/plain; charset=utf-8",
+    "x-content-type-options": "nosniff",
+    ...headers,
+    "content-length": String(payload.length),
+    connection: "close",
+  };
   const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}`, ...Object.entries(all).map(([k, v]) => `${k}: ${v}`)];
   return Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), payload]);
 }

@@ -55,7 +55,9 @@ export function peerIdentity(socket: tls.TLSSocket, requested: boolean): ClientC
   if (!pc?.subject || Object.keys(pc).length === 0) return { present: false };
   const subject = pc.subject;
   if (!socket.authorized) {
-    const text = Object.entries(subject).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(",");
+    const text = Object.entries(subject)
+      .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`)
+      .join(",");
     return { present: true, verified: false, error: String(socket.authorizationError ?? "unknown authority"), subject: text };
   }
   const o = subject.O;
@@ -87,7 +89,14 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   const front: net.Server = useTls
     ? tls.createServer(
         // A client stuck in the handshake is let go after 10 s (node's default is 120 s).
-        { allowHalfOpen: true, handshakeTimeout: 10_000, ...context, ...(hasCert ? { cert: o.cert, key: o.key } : {}), requestCert: o.clientCA !== undefined, rejectUnauthorized: false },
+        {
+          allowHalfOpen: true,
+          handshakeTimeout: 10_000,
+          ...context,
+          ...(hasCert ? { cert: o.cert, key: o.key } : {}),
+          requestCert: o.clientCA !== undefined,
+          rejectUnauthorized: false,
+        },
         (t) => {
           const identity = peerIdentity(t, o.clientCA !== undefined);
           // The API server's connections (a verified client certificate) leave their address's cap.
@@ -102,7 +111,9 @@ export async function startSecureServer(o: SecureServerOpts): Promise<SecureServ
   front.on("tlsClientError", (_err, socket) => {
     if (!hasCert && !warnedNoCert) {
       warnedNoCert = true;
-      log.warn(`TLS handshake refused: no serving certificate available for the kubelet (serverTLSBootstrap: waiting for the CSR's approval) ${kv({ port: (front.address() as net.AddressInfo | null)?.port })}`);
+      log.warn(
+        `TLS handshake refused: no serving certificate available for the kubelet (serverTLSBootstrap: waiting for the CSR's approval) ${kv({ port: (front.address() as net.AddressInfo | null)?.port })}`,
+      );
     }
     socket.destroy();
   });

@@ -17,7 +17,10 @@ export interface KeyCertPaths {
 }
 
 async function readable(path: string): Promise<boolean> {
-  return access(path, constants.R_OK).then(() => true, () => false);
+  return access(path, constants.R_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function openssl(args: string[], cwd: string): Promise<void> {
@@ -40,11 +43,54 @@ export async function loadOrGenerateKeyCert(certDir: string, hostname: string, n
   try {
     const unix = Math.floor(nowMs / 1000);
     const san = isIP(hostname) ? `IP:${hostname}` : `DNS:${hostname}`;
-    await writeFile(join(work, "ext"), `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${san}\n`);
-    await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "365", "-subj", `/CN=${hostname}-ca@${unix}`,
-      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign"], work);
+    await writeFile(
+      join(work, "ext"),
+      `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${san}\n`,
+    );
+    await openssl(
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "365",
+        "-subj",
+        `/CN=${hostname}-ca@${unix}`,
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign",
+      ],
+      work,
+    );
     await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", `/CN=${hostname}@${unix}`], work);
-    await openssl(["x509", "-req", "-in", "leaf.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", String(unix), "-days", "365", "-extfile", "ext", "-out", "leaf.crt"], work);
+    await openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        String(unix),
+        "-days",
+        "365",
+        "-extfile",
+        "ext",
+        "-out",
+        "leaf.crt",
+      ],
+      work,
+    );
     const chain = (await readFile(join(work, "leaf.crt"), "utf8")) + (await readFile(join(work, "ca.crt"), "utf8"));
     await writeFile(keyFile, await readFile(join(work, "leaf.key")), { mode: 0o600 });
     await chmod(keyFile, 0o600);

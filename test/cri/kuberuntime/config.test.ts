@@ -158,10 +158,15 @@ describe("generateContainerConfig: downward API env, sub paths, propagation, pre
     ],
     lifecycle: { preStop: { sleep: { seconds: 3 } } },
   };
-  const withDownward: ConfigInputs = { ...inputs, downward: { podIP: "10.0.0.9", hostIP: "1.1.1.1", nodeAllocatable: { cpuMilli: 2000, memoryBytes: 2 ** 30 } } };
+  const withDownward: ConfigInputs = {
+    ...inputs,
+    downward: { podIP: "10.0.0.9", hostIP: "1.1.1.1", nodeAllocatable: { cpuMilli: 2000, memoryBytes: 2 ** 30 } },
+  };
 
   test("env values, propagation and the preStop annotation reach the CRI config; an escaping subPath is a config error", () => {
-    expect(() => generateContainerConfig(pod({ containers: [c] }), ref, c, 0, withDownward)).toThrow("unable to provision SubPath `../x`: must not contain '..'");
+    expect(() => generateContainerConfig(pod({ containers: [c] }), ref, c, 0, withDownward)).toThrow(
+      "unable to provision SubPath `../x`: must not contain '..'",
+    );
     const ok = { ...c, volumeMounts: c.volumeMounts!.slice(0, 2) };
     const cfg = generateContainerConfig(pod({ containers: [ok] }), ref, ok, 0, withDownward);
     expect(cfg.envs).toEqual([

@@ -46,11 +46,16 @@ describe.skipIf(!canRunContainerd())("container GC on containerd", () => {
     const status = () => rt.getPodStatus(uid, pod!.metadata.name, "default");
     const dead = async (name: string) => (await status()).containers.filter((c) => c.name === name && c.state === "exited").length;
     // Sync without back-off until four app instances died.
-    await until("4 dead app containers", async () => {
-      const st = await status();
-      if (!st.containers.some((c) => c.state === "running")) await rt.syncPod(pod!, st, noBackOff);
-      return (await dead("app")) >= 4 || undefined;
-    }, 60_000, { intervalMs: 200 });
+    await until(
+      "4 dead app containers",
+      async () => {
+        const st = await status();
+        if (!st.containers.some((c) => c.state === "running")) await rt.syncPod(pod!, st, noBackOff);
+        return (await dead("app")) >= 4 || undefined;
+      },
+      60_000,
+      { intervalMs: 200 },
+    );
     // The instance started last may still be running: GC keeps one dead container only once it died.
     await until("no app running", async () => !(await status()).containers.some((c) => c.state === "running") || undefined, 30_000, { intervalMs: 100 });
 

@@ -76,7 +76,10 @@ describe("planContainerGc", () => {
 
   test("until every source is ready, an unknown pod is not removed", () => {
     const list = [c("d1", "u", "app", "CONTAINER_EXITED", 1)];
-    expect(planContainerGc(list, [sb("sb-u", "u", false, 1)], DEFAULT_CONTAINER_GC_POLICY, { ...gone("u"), allSourcesReady: false }, NOW)).toEqual({ containers: [], sandboxes: [] });
+    expect(planContainerGc(list, [sb("sb-u", "u", false, 1)], DEFAULT_CONTAINER_GC_POLICY, { ...gone("u"), allSourcesReady: false }, NOW)).toEqual({
+      containers: [],
+      sandboxes: [],
+    });
   });
 
   test("a live pod keeps its newest sandbox; older dead ones without containers go, a ready one or one holding a container stays", () => {

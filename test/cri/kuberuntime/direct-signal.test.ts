@@ -20,7 +20,10 @@ function setup(o: { stopSignal?: string; inCgroup?: boolean; exited?: string; no
   const cri = {
     containerStatus: async (id: string, verbose: boolean) => {
       calls.push(`ContainerStatus ${id} verbose=${verbose}`);
-      return { status: { id, state: id === o.exited ? "CONTAINER_EXITED" : "CONTAINER_RUNNING", imageRef: "sha256:img", image: { image: "img:1" } }, info: { info: JSON.stringify({ pid: child.pid }) } };
+      return {
+        status: { id, state: id === o.exited ? "CONTAINER_EXITED" : "CONTAINER_RUNNING", imageRef: "sha256:img", image: { image: "img:1" } },
+        info: { info: JSON.stringify({ pid: child.pid }) },
+      };
     },
     imageStatusInfo: async (ref: string) => {
       calls.push(`ImageStatus ${ref}`);

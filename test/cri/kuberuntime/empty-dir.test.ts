@@ -3,7 +3,11 @@ import { emptyDirMemorySizeBytes, emptyDirPath, mountPointsUnder, podMemoryLimit
 import type { KubeContainer, KubePod } from "../../../src/pod/kuberuntime/types.ts";
 
 const Mi = 2 ** 20;
-const c = (memoryLimit?: string): KubeContainer => ({ name: `c${memoryLimit}`, image: "x", ...(memoryLimit ? { resources: { limits: { memory: memoryLimit } } } : {}) });
+const c = (memoryLimit?: string): KubeContainer => ({
+  name: `c${memoryLimit}`,
+  image: "x",
+  ...(memoryLimit ? { resources: { limits: { memory: memoryLimit } } } : {}),
+});
 const pod = (containers: KubeContainer[], initContainers?: KubeContainer[]): KubePod => ({
   metadata: { name: "p", namespace: "ns", uid: "u1" },
   spec: { containers, ...(initContainers ? { initContainers } : {}) },

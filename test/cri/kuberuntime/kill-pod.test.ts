@@ -16,12 +16,23 @@ interface FakeContainer {
 
 function fakeCri(containers: FakeContainer[], o: { failStop?: Record<string, string> } = {}) {
   const calls: string[] = [];
-  const labels = (c: FakeContainer) => ({ [UID_LABEL]: c.uid, "io.kubernetes.pod.name": `p-${c.uid}`, "io.kubernetes.pod.namespace": "ns", "io.kubernetes.container.name": c.name });
+  const labels = (c: FakeContainer) => ({
+    [UID_LABEL]: c.uid,
+    "io.kubernetes.pod.name": `p-${c.uid}`,
+    "io.kubernetes.pod.namespace": "ns",
+    "io.kubernetes.container.name": c.name,
+  });
   const cri = {
     listPodSandbox: async (filter?: { labelSelector?: Record<string, string> }) => {
       calls.push("ListPodSandbox");
       const uids = [...new Set(containers.map((c) => c.uid))].filter((u) => !filter?.labelSelector || filter.labelSelector[UID_LABEL] === u);
-      return uids.map((u) => ({ id: `sb-${u}`, state: "SANDBOX_NOTREADY", createdAt: 1, metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 }, labels: { [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" } }));
+      return uids.map((u) => ({
+        id: `sb-${u}`,
+        state: "SANDBOX_NOTREADY",
+        createdAt: 1,
+        metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 },
+        labels: { [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" },
+      }));
     },
     listContainers: async (filter?: ContainerFilter) => {
       calls.push("ListContainers");
@@ -33,7 +44,10 @@ function fakeCri(containers: FakeContainer[], o: { failStop?: Record<string, str
       calls.push(`ContainerStatus ${id}`);
       const c = containers.find((x) => x.id === id);
       if (!c) throw new Error(`NotFound: ${id}`);
-      return { status: { id, state: c.state, metadata: { name: c.name, attempt: 0 }, labels: labels(c), annotations: {}, image: { image: "img" }, createdAt: 1 }, info: {} };
+      return {
+        status: { id, state: c.state, metadata: { name: c.name, attempt: 0 }, labels: labels(c), annotations: {}, image: { image: "img" }, createdAt: 1 },
+        info: {},
+      };
     },
     stopContainer: async (id: string, timeout: number) => {
       calls.push(`StopContainer ${id} ${timeout}`);

@@ -12,11 +12,24 @@ function fakeCri() {
   const cri = {
     listPodSandbox: async () => {
       calls.push("ListPodSandbox");
-      return node.sandboxes.map((u) => ({ id: `sb-${u}`, state: "SANDBOX_READY", createdAt: 1, metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 }, labels: labels(u) }));
+      return node.sandboxes.map((u) => ({
+        id: `sb-${u}`,
+        state: "SANDBOX_READY",
+        createdAt: 1,
+        metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 },
+        labels: labels(u),
+      }));
     },
     listContainers: async () => {
       calls.push("ListContainers");
-      return node.sandboxes.map((u) => ({ id: `c-${u}`, podSandboxId: `sb-${u}`, state: "CONTAINER_RUNNING", createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...labels(u), "io.kubernetes.container.name": "app" } }));
+      return node.sandboxes.map((u) => ({
+        id: `c-${u}`,
+        podSandboxId: `sb-${u}`,
+        state: "CONTAINER_RUNNING",
+        createdAt: 1,
+        metadata: { name: "app", attempt: 0 },
+        labels: { ...labels(u), "io.kubernetes.container.name": "app" },
+      }));
     },
   } as unknown as CriClient;
   return { cri, calls, node };
@@ -47,7 +60,9 @@ test("once a full listing saw no sandbox, relists ask for containers only when a
 
 test("log rotation lists no containers while the last relist saw no sandbox", async () => {
   const { cri, calls, node } = fakeCri();
-  (cri as unknown as { containerStatus: unknown }).containerStatus = async (id: string) => ({ status: { id, state: "CONTAINER_RUNNING", logPath: `/logs/${id}.log` } });
+  (cri as unknown as { containerStatus: unknown }).containerStatus = async (id: string) => ({
+    status: { id, state: "CONTAINER_RUNNING", logPath: `/logs/${id}.log` },
+  });
   const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
   await rt.getPods(true);
   calls.length = 0;
@@ -61,8 +76,22 @@ test("log rotation lists no containers while the last relist saw no sandbox", as
 });
 
 test("a full listing whose entries are all the objects of the last one returns the last pods, the same array", async () => {
-  const sandbox = Object.freeze({ id: "sb-u1", state: "SANDBOX_READY", createdAt: 1, metadata: { name: "p-u1", namespace: "ns", uid: "u1", attempt: 0 }, labels: { [UID_LABEL]: "u1", "io.kubernetes.pod.name": "p-u1", "io.kubernetes.pod.namespace": "ns" } });
-  const container = (state: string) => Object.freeze({ id: "c1", podSandboxId: "sb-u1", state, createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...sandbox.labels, "io.kubernetes.container.name": "app" } });
+  const sandbox = Object.freeze({
+    id: "sb-u1",
+    state: "SANDBOX_READY",
+    createdAt: 1,
+    metadata: { name: "p-u1", namespace: "ns", uid: "u1", attempt: 0 },
+    labels: { [UID_LABEL]: "u1", "io.kubernetes.pod.name": "p-u1", "io.kubernetes.pod.namespace": "ns" },
+  });
+  const container = (state: string) =>
+    Object.freeze({
+      id: "c1",
+      podSandboxId: "sb-u1",
+      state,
+      createdAt: 1,
+      metadata: { name: "app", attempt: 0 },
+      labels: { ...sandbox.labels, "io.kubernetes.container.name": "app" },
+    });
   let c = container("CONTAINER_RUNNING");
   const cri = { listPodSandbox: async () => [sandbox], listContainers: async () => [c] } as unknown as CriClient;
   const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
@@ -78,10 +107,30 @@ test("a full listing whose entries are all the objects of the last one returns t
 
 test("a full listing of the same entries in another order (containerd's Go map order) returns the last pods, the same array", async () => {
   const labels = (u: string) => ({ [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" });
-  const sandboxes = ["u1", "u2", "u3"].map((u) => Object.freeze({ id: `sb-${u}`, state: "SANDBOX_READY", createdAt: 1, metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 }, labels: labels(u) }));
-  const containers = ["u1", "u2", "u3"].map((u) => Object.freeze({ id: `c-${u}`, podSandboxId: `sb-${u}`, state: "CONTAINER_RUNNING", createdAt: 1, metadata: { name: "app", attempt: 0 }, labels: { ...labels(u), "io.kubernetes.container.name": "app" } }));
+  const sandboxes = ["u1", "u2", "u3"].map((u) =>
+    Object.freeze({
+      id: `sb-${u}`,
+      state: "SANDBOX_READY",
+      createdAt: 1,
+      metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 },
+      labels: labels(u),
+    }),
+  );
+  const containers = ["u1", "u2", "u3"].map((u) =>
+    Object.freeze({
+      id: `c-${u}`,
+      podSandboxId: `sb-${u}`,
+      state: "CONTAINER_RUNNING",
+      createdAt: 1,
+      metadata: { name: "app", attempt: 0 },
+      labels: { ...labels(u), "io.kubernetes.container.name": "app" },
+    }),
+  );
   let order = [0, 1, 2];
-  const cri = { listPodSandbox: async () => order.map((i) => sandboxes[i]), listContainers: async () => [...order].reverse().map((i) => containers[i]) } as unknown as CriClient;
+  const cri = {
+    listPodSandbox: async () => order.map((i) => sandboxes[i]),
+    listContainers: async () => [...order].reverse().map((i) => containers[i]),
+  } as unknown as CriClient;
   const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
   const one = await rt.getPods(true);
   order = [2, 0, 1];

@@ -40,12 +40,7 @@ describe("oom_score_adj per QoS (upstream GetContainerOOMScoreAdjust)", () => {
     ["Burstable 1Gi of 4Gi", pod([burstable("1Gi")]), burstable("1Gi"), 750],
     ["Burstable tiny request → 999, never BestEffort's 1000", pod([burstable("1")]), burstable("1"), 999],
     ["Burstable request ≥ capacity → 3, above Guaranteed", pod([burstable("8Gi")]), burstable("8Gi"), 3],
-    [
-      "node-critical static pod",
-      pod([besteffort], { priorityClassName: "system-node-critical" }, { "kubernetes.io/config.source": "file" }),
-      besteffort,
-      -997,
-    ],
+    ["node-critical static pod", pod([besteffort], { priorityClassName: "system-node-critical" }, { "kubernetes.io/config.source": "file" }), besteffort, -997],
   ])("%s", (_name, p, c, want) => expect(containerOOMScoreAdjust(p, c, 4 * GiB)).toBe(want));
 });
 

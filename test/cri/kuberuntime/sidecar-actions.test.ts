@@ -45,7 +45,13 @@ describe("sidecar init actions", () => {
     ["sidecar started: start init2", [ok(init1), cs(side, "running")], (): boolean => true, ["init2"], []],
     ["init2 running: wait", [ok(init1), cs(side, "running"), cs(init2, "running")], (): boolean => true, [], []],
     ["all initialized: start app", [ok(init1), cs(side, "running"), ok(init2)], (): boolean => true, [], ["app"]],
-    ["sidecar exited after initialization: restart it beside app", [ok(init1), cs(side, "exited", { exitCode: 1 }), ok(init2), cs(app, "running")], (): boolean => true, ["side"], []],
+    [
+      "sidecar exited after initialization: restart it beside app",
+      [ok(init1), cs(side, "exited", { exitCode: 1 }), ok(init2), cs(app, "running")],
+      (): boolean => true,
+      ["side"],
+      [],
+    ],
     ["sidecar removed after initialization: restart it", [cs(app, "running")], (): boolean => true, ["side"], []],
   ] as const)("%s", (_n, containers, started, inits, apps) => {
     const a = computePodActions(pod(), st(...containers), [], started);

@@ -49,7 +49,20 @@ test("with one slot, each pod's sandbox, create and start run back to back befor
   const rt = createKubeRuntime({ cri, podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, concurrentStartCalls: 1, manageEtcHosts: false });
   const results = await Promise.all(["a", "b"].map((n) => rt.syncPod(pod(n), empty(n), backOff)));
   expect(results.map((r) => r.errors)).toEqual([[], []]);
-  expect(calls).toEqual(["sandbox a>", "sandbox a<", "create a>", "create a<", "start a>", "start a<", "sandbox b>", "sandbox b<", "create b>", "create b<", "start b>", "start b<"]);
+  expect(calls).toEqual([
+    "sandbox a>",
+    "sandbox a<",
+    "create a>",
+    "create a<",
+    "start a>",
+    "start a<",
+    "sandbox b>",
+    "sandbox b<",
+    "create b>",
+    "create b<",
+    "start b>",
+    "start b<",
+  ]);
 });
 
 test("a pod that must pull its image gives its slot up for the pull; the next pod's sandbox runs meanwhile", async () => {

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { cgroupFileNamesContainer, containerInitPid, firstStopSignal, imageStopSignal, parseSignal, signalName } from "../../../src/pod/kuberuntime/stop-signal.ts";
+import {
+  cgroupFileNamesContainer,
+  containerInitPid,
+  firstStopSignal,
+  imageStopSignal,
+  parseSignal,
+  signalName,
+} from "../../../src/pod/kuberuntime/stop-signal.ts";
 
 const info = (v: unknown) => ({ info: JSON.stringify(v) });
 

@@ -57,7 +57,13 @@ describe("terminationMessageFromFile (upstream getTerminationMessage)", () => {
     ["no such mount", "/other", true, () => "x", { message: "", checkLogs: true }],
     ["file gone", "/dev/termination-log", true, enoent, { message: "", checkLogs: true }],
     ["file gone, File", "/dev/termination-log", false, enoent, { message: "", checkLogs: false }],
-    ["unreadable", "/dev/termination-log", true, eacces, { message: "Error on reading termination log /host/tlog: EACCES: permission denied", checkLogs: false }],
+    [
+      "unreadable",
+      "/dev/termination-log",
+      true,
+      eacces,
+      { message: "Error on reading termination log /host/tlog: EACCES: permission denied", checkLogs: false },
+    ],
     ["written", "/dev/termination-log", true, () => "boom", { message: "boom", checkLogs: false }],
     ["empty, fallback", "/dev/termination-log", true, () => "", { message: "", checkLogs: true }],
     ["empty, File", "/dev/termination-log", false, () => "", { message: "", checkLogs: false }],
@@ -192,7 +198,12 @@ describe("generateContainerConfig mounts the file", () => {
     ["empty path is the default", "", "/dev/termination-log"],
     ["custom path", "/tmp/why", "/tmp/why"],
   ])("%s", (_n, path, want) => {
-    const c: KubeContainer = { name: "c", image: "img", volumeMounts: [{ name: "v", mountPath: "/v" }], ...(path !== undefined ? { terminationMessagePath: path } : {}) };
+    const c: KubeContainer = {
+      name: "c",
+      image: "img",
+      volumeMounts: [{ name: "v", mountPath: "/v" }],
+      ...(path !== undefined ? { terminationMessagePath: path } : {}),
+    };
     const cfg = generateContainerConfig(pod(c), ref, c, 0, inputs("/root/pods/u1/containers/c/0000abcd"));
     expect(cfg.mounts!.at(-1)).toEqual({ containerPath: want, hostPath: "/root/pods/u1/containers/c/0000abcd", readonly: false });
     expect(cfg.mounts![0]!.containerPath).toBe("/v");

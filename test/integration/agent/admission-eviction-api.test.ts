@@ -23,13 +23,26 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
   const kubectl = (...args: string[]) => c.kubectl(...args);
   async function createPod(name: string, extra: string, resources = "") {
     const file = join(BASE, `${name}.yaml`);
-    await Bun.write(file, [
-      "apiVersion: v1", "kind: Pod", `metadata: { name: ${name}, namespace: default }`,
-      `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
-    ].join("\n"));
+    await Bun.write(
+      file,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        `metadata: { name: ${name}, namespace: default }`,
+        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
+      ].join("\n"),
+    );
     await kubectl("apply", "--validate=false", "-f", file);
   }
-  const failed = (name: string) => until(`${name} Failed in the API`, async () => { const o = await api.store.get(`pods/default/${name}`); return o?.status?.phase === "Failed" ? o : undefined; }, 60_000);
+  const failed = (name: string) =>
+    until(
+      `${name} Failed in the API`,
+      async () => {
+        const o = await api.store.get(`pods/default/${name}`);
+        return o?.status?.phase === "Failed" ? o : undefined;
+      },
+      60_000,
+    );
   const events = async () => (await api.store.list("events/")).items;
 
   beforeAll(async () => {
@@ -39,7 +52,11 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
       flags: ["--node-labels=zone=a"],
     });
     ({ ctd, api, agent } = c);
-    await until("MemoryPressure reported", async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === "MemoryPressure")?.status === "True", 60_000);
+    await until(
+      "MemoryPressure reported",
+      async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === "MemoryPressure")?.status === "True",
+      60_000,
+    );
   }, 600_000);
 
   afterAll(async () => {
@@ -51,7 +68,11 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     const o = await failed("big");
     expect(o.status.reason).toBe("OutOfmemory");
     expect(o.status.message).toMatch(/^Node didn't have enough resource: memory, requested: 1073741824, used: 0, capacity: \d+$/);
-    await until("OutOfmemory event", async () => (await events()).find((e) => e.reason === "OutOfmemory" && e.involvedObject.name === "big" && e.type === "Warning"), 10_000);
+    await until(
+      "OutOfmemory event",
+      async () => (await events()).find((e) => e.reason === "OutOfmemory" && e.involvedObject.name === "big" && e.type === "Warning"),
+      10_000,
+    );
     expect(await kubectl("get", "pod", "big")).toMatch(/big\s+0\/1\s+OutOfmemory/);
   }, 90_000);
 
@@ -59,8 +80,14 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     await createPod("userns", "hostUsers: false,", ", resources: { requests: { cpu: 10m } }");
     const o = await failed("userns");
     expect(o.status).toMatchObject({ phase: "Failed", reason: "PodFeatureUnsupported" });
-    expect(o.status.message).toBe("Pod uses fields bunlet does not support: spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented");
-    const ev = await until("PodFeatureUnsupported event", async () => (await events()).find((e) => e.reason === "PodFeatureUnsupported" && e.involvedObject.name === "userns"), 10_000);
+    expect(o.status.message).toBe(
+      "Pod uses fields bunlet does not support: spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented",
+    );
+    const ev = await until(
+      "PodFeatureUnsupported event",
+      async () => (await events()).find((e) => e.reason === "PodFeatureUnsupported" && e.involvedObject.name === "userns"),
+      10_000,
+    );
     expect(ev).toMatchObject({ type: "Warning", message: o.status.message });
     expect(await kubectl("get", "pod", "userns")).toMatch(/userns\s+0\/1\s+PodFeatureUnsupported/);
   }, 90_000);
@@ -95,10 +122,14 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     expect(o.status.message).toMatch(/^The node was low on resource: memory\./);
     const dt = o.status.conditions.find((c: any) => c.type === "DisruptionTarget");
     expect(dt).toMatchObject({ status: "True", reason: "TerminationByKubelet", message: o.status.message });
-    const evs = await until("eviction events", async () => {
-      const all = await events();
-      return all.some((e) => e.reason === "Evicted" && e.involvedObject.name === "victim") ? all : undefined;
-    }, 30_000);
+    const evs = await until(
+      "eviction events",
+      async () => {
+        const all = await events();
+        return all.some((e) => e.reason === "Evicted" && e.involvedObject.name === "victim") ? all : undefined;
+      },
+      30_000,
+    );
     expect(evs.find((e) => e.reason === "Evicted" && e.involvedObject.name === "victim")).toMatchObject({ type: "Warning", message: o.status.message });
     expect(evs.some((e) => e.reason === "EvictionThresholdMet" && e.message === "Attempting to reclaim memory")).toBe(true);
     expect(evs.some((e) => e.reason === "NodeHasInsufficientMemory" && e.message === `Node ${NODE} status is now: NodeHasInsufficientMemory`)).toBe(true);

@@ -33,7 +33,10 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     await kubectl("apply", "--validate=false", "-f", file);
   }
   const apiPod = (name: string) => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === name);
-  const containerId = (name: string, c = "app") => apiPod(name)?.status?.containerStatuses?.find((s) => s.name === c)?.containerID?.replace(/^containerd:\/\//, "");
+  const containerId = (name: string, c = "app") =>
+    apiPod(name)
+      ?.status?.containerStatuses?.find((s) => s.name === c)
+      ?.containerID?.replace(/^containerd:\/\//, "");
   async function exec(pod: string, cmd: string): Promise<string> {
     const r = await ctd.cri.execSync(containerId(pod)!, ["sh", "-c", cmd], 10);
     return new TextDecoder().decode(r.stdout);
@@ -60,28 +63,43 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
 
   test("secret, configMap, projected token and kube-api-access files and env are in the container", async () => {
     await apply(podName, {
-      apiVersion: "v1", kind: "Pod", metadata: { name: podName, namespace: "default" },
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: podName, namespace: "default" },
       spec: {
-        nodeName: NODE, terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: "app", image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"],
-          env: [
-            { name: "DB_USER", valueFrom: { secretKeyRef: { name: "app-secret", key: "username" } } },
-            { name: "GREETING", valueFrom: { configMapKeyRef: { name: "app-config", key: "greeting" } } },
-            { name: "DSN", value: "db://$(DB_USER)@host/$(UNDEFINED)" },
-            { name: "MISSING_OK", valueFrom: { secretKeyRef: { name: "nope", key: "k", optional: true } } },
-          ],
-          envFrom: [{ configMapRef: { name: "app-config" }, prefix: "CFG_" }],
-          volumeMounts: [
-            { name: "secret", mountPath: "/etc/secret" },
-            { name: "config", mountPath: "/etc/config" },
-            { name: "vault-token", mountPath: "/var/run/vault" },
-          ],
-        }],
+        nodeName: NODE,
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: "app",
+            image: ctd.images.busybox,
+            command: ["sh", "-c", "exec sleep 3600"],
+            env: [
+              { name: "DB_USER", valueFrom: { secretKeyRef: { name: "app-secret", key: "username" } } },
+              { name: "GREETING", valueFrom: { configMapKeyRef: { name: "app-config", key: "greeting" } } },
+              { name: "DSN", value: "db://$(DB_USER)@host/$(UNDEFINED)" },
+              { name: "MISSING_OK", valueFrom: { secretKeyRef: { name: "nope", key: "k", optional: true } } },
+            ],
+            envFrom: [{ configMapRef: { name: "app-config" }, prefix: "CFG_" }],
+            volumeMounts: [
+              { name: "secret", mountPath: "/etc/secret" },
+              { name: "config", mountPath: "/etc/config" },
+              { name: "vault-token", mountPath: "/var/run/vault" },
+            ],
+          },
+        ],
         volumes: [
           { name: "secret", secret: { secretName: "app-secret", defaultMode: 0o400 } },
           { name: "config", configMap: { name: "app-config", items: [{ key: "greeting", path: "msgs/greeting.txt", mode: 0o640 }] } },
-          { name: "vault-token", projected: { sources: [{ serviceAccountToken: { audience: "vault", expirationSeconds: 600, path: "token" } }, { secret: { name: "app-secret", items: [{ key: "username", path: "user" }] } }] } },
+          {
+            name: "vault-token",
+            projected: {
+              sources: [
+                { serviceAccountToken: { audience: "vault", expirationSeconds: 600, path: "token" } },
+                { secret: { name: "app-secret", items: [{ key: "username", path: "user" }] } },
+              ],
+            },
+          },
         ],
       },
     });
@@ -96,7 +114,12 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     expect(await exec(podName, "stat -L -c %a /etc/secret/username")).toBe("400\n");
     expect(await exec(podName, "cat /etc/config/msgs/greeting.txt; stat -L -c %a /etc/config/msgs/greeting.txt")).toBe("hello640\n");
     expect(await exec(podName, "ls /etc/config")).toBe("msgs\n");
-    const env = Object.fromEntries((await exec(podName, "env")).trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+    const env = Object.fromEntries(
+      (await exec(podName, "env"))
+        .trim()
+        .split("\n")
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
     expect(env).toMatchObject({ DB_USER: "admin", GREETING: "hello", DSN: "db://admin@host/$(UNDEFINED)", CFG_greeting: "hello", CFG_LOG_LEVEL: "debug" });
     expect(env.MISSING_OK).toBeUndefined();
     expect(env.CFG_bad).toBe("key=x");
@@ -122,7 +145,17 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   }, 240_000);
 
   test("an updated secret and configMap reach the files (pod sync, Watch strategy)", async () => {
-    await kubectl("create", "secret", "generic", "app-secret", "--from-literal=username=root", "--from-literal=password=n3w", "--dry-run=client", "-o", "json").then((j) => apply("secret-v2", JSON.parse(j)));
+    await kubectl(
+      "create",
+      "secret",
+      "generic",
+      "app-secret",
+      "--from-literal=username=root",
+      "--from-literal=password=n3w",
+      "--dry-run=client",
+      "-o",
+      "json",
+    ).then((j) => apply("secret-v2", JSON.parse(j)));
     await until("secret update in the file", async () => (await exec(podName, "cat /etc/secret/password")) === "n3w", 60_000);
     expect(await exec(podName, "cat /var/run/vault/user")).toBe("root");
     const cm = (await api.store.get("configmaps/default/app-config"))!;
@@ -134,7 +167,9 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     // A deleted secret: the mounted volume keeps its last files and the pod keeps running (a refresh
     // failure is a FailedMount warning, not a stop), as upstream's volume manager.
     const secretMountErrors = () =>
-      parsePromText(agent.metrics.render()).get("storage_operation_errors_total")?.samples.find((x) => x.labels.volume_plugin === "kubernetes.io/secret" && x.labels.operation_name === "volume_mount")?.value ?? 0;
+      parsePromText(agent.metrics.render())
+        .get("storage_operation_errors_total")
+        ?.samples.find((x) => x.labels.volume_plugin === "kubernetes.io/secret" && x.labels.operation_name === "volume_mount")?.value ?? 0;
     const errorsBefore = secretMountErrors();
     await kubectl("delete", "secret", "app-secret");
     await until("a failed refresh of the secret volume", () => secretMountErrors() > errorsBefore, 30_000);
@@ -146,9 +181,13 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   test("a missing secret: the pod waits in ContainerCreating with upstream's FailedMount message, then starts", async () => {
     const name = `late-${NODE}`;
     await apply(name, {
-      apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "default" },
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "default" },
       spec: {
-        nodeName: NODE, terminationGracePeriodSeconds: 1, automountServiceAccountToken: false,
+        nodeName: NODE,
+        terminationGracePeriodSeconds: 1,
+        automountServiceAccountToken: false,
         containers: [{ name: "app", image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], volumeMounts: [{ name: "s", mountPath: "/s" }] }],
         volumes: [{ name: "s", secret: { secretName: "later" } }],
       },
@@ -157,7 +196,11 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
     expect(waiting).toEqual({ reason: "ContainerCreating", message: 'MountVolume.SetUp failed for volume "s" : secret "later" not found' });
     expect(apiPod(name)!.status!.phase).toBe("Pending");
     // The FailedMount event, as kubectl describe pod shows it.
-    const ev = await until("FailedMount event", async () => (await api.store.list("events/default/")).items.find((e) => e.reason === "FailedMount" && e.involvedObject?.name === name), 30_000);
+    const ev = await until(
+      "FailedMount event",
+      async () => (await api.store.list("events/default/")).items.find((e) => e.reason === "FailedMount" && e.involvedObject?.name === name),
+      30_000,
+    );
     expect(ev).toMatchObject({ type: "Warning", message: 'MountVolume.SetUp failed for volume "s" : secret "later" not found' });
     expect((await ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.name === name)).toEqual([]);
     await kubectl("create", "secret", "generic", "later", "--from-literal=k=v");
@@ -168,10 +211,20 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   test("a missing configMap key for env: CreateContainerConfigError with upstream's message", async () => {
     const name = `badenv-${NODE}`;
     await apply(name, {
-      apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "default" },
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "default" },
       spec: {
-        nodeName: NODE, terminationGracePeriodSeconds: 1,
-        containers: [{ name: "app", image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], env: [{ name: "X", valueFrom: { configMapKeyRef: { name: "app-config", key: "absent" } } }] }],
+        nodeName: NODE,
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: "app",
+            image: ctd.images.busybox,
+            command: ["sh", "-c", "exec sleep 3600"],
+            env: [{ name: "X", valueFrom: { configMapKeyRef: { name: "app-config", key: "absent" } } }],
+          },
+        ],
       },
     });
     const waiting = await until("CreateContainerConfigError", () => apiPod(name)?.status?.containerStatuses?.[0]?.state?.waiting, 120_000);
@@ -180,7 +233,9 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
 
   test("the node watches only the objects its pods reference", () => {
     expect(existsSync(ROOT) && lstatSync(ROOT).isDirectory()).toBe(true);
-    const watches = api.requests.filter((r) => r.user === `system:node:${NODE}` && r.path.includes("watch=true") && /\/(secrets|configmaps)\?/.test(r.path)).map((r) => decodeURIComponent(r.path));
+    const watches = api.requests
+      .filter((r) => r.user === `system:node:${NODE}` && r.path.includes("watch=true") && /\/(secrets|configmaps)\?/.test(r.path))
+      .map((r) => decodeURIComponent(r.path));
     expect(watches.some((p) => p.includes("fieldSelector=metadata.name=app-secret"))).toBe(true);
     expect(watches.every((p) => p.includes("fieldSelector=metadata.name="))).toBe(true);
   });

@@ -27,7 +27,12 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     c = await joinDouble({
       name: "join",
       identity: "bootstrap",
-      config: ["nodeStatusUpdateFrequency: 1s", "nodeLeaseDurationSeconds: 4", "systemReserved: { cpu: 100m, memory: 256Mi }", "evictionHard: { memory.available: 100Mi }"],
+      config: [
+        "nodeStatusUpdateFrequency: 1s",
+        "nodeLeaseDurationSeconds: 4",
+        "systemReserved: { cpu: 100m, memory: 256Mi }",
+        "evictionHard: { memory.available: 100Mi }",
+      ],
       flags: ["--node-labels=example.com/pool=edge", "--node-ip=10.20.30.40"],
     });
     ({ ctd, api, agent } = c);
@@ -45,23 +50,41 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     expect(api.requests.some((r) => r.user === `system:node:${NODE}`)).toBe(true);
     const out = await kubectl("get", "nodes", "-o", "wide");
     const row = out.split("\n").find((l) => l.startsWith(NODE))!;
-    expect(row).toMatch(new RegExp(`^${NODE}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+10\\.20\\.30\\.40\\s+<none>\\s+.+\\s+containerd://\\S+\\s*$`));
+    expect(row).toMatch(
+      new RegExp(`^${NODE}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+10\\.20\\.30\\.40\\s+<none>\\s+.+\\s+containerd://\\S+\\s*$`),
+    );
   });
 
   test("a pod created with kubectl apply (spec.nodeName = this node) runs on containerd through the API pod source", async () => {
     const file = join(BASE, "api-pod.yaml");
-    await Bun.write(file, [
-      "apiVersion: v1", "kind: Pod", "metadata: { name: api-pod, namespace: default }",
-      `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
-    ].join("\n"));
+    await Bun.write(
+      file,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: { name: api-pod, namespace: default }",
+        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
+      ].join("\n"),
+    );
     // The double serves no OpenAPI document, so client-side validation is off.
     await kubectl("apply", "--validate=false", "-f", file);
     const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
-    const running = await until("API pod Running", () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.uid === uid && p.status?.phase === "Running"), 120_000);
+    const running = await until(
+      "API pod Running",
+      () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.uid === uid && p.status?.phase === "Running"),
+      120_000,
+    );
     expect(running.status!.containerStatuses![0]!.state?.running).toBeDefined();
     expect(agent.pods.lifecycle.sourcesReady()).toBe(true);
     // The status manager patched pods/status: the API object shows Running with the pod IP.
-    const obj = await until("pod status in the API", async () => { const o = (await api.store.get("pods/default/api-pod"))!; return o.status?.phase === "Running" && o.status?.podIP ? o : undefined; }, 60_000);
+    const obj = await until(
+      "pod status in the API",
+      async () => {
+        const o = (await api.store.get("pods/default/api-pod"))!;
+        return o.status?.phase === "Running" && o.status?.podIP ? o : undefined;
+      },
+      60_000,
+    );
     expect(obj.status.podIP).toBe(running.status!.podIP);
     expect(obj.status.conditions.find((c: any) => c.type === "Ready")?.status).toBe("True");
     const wide = await kubectl("get", "pods", "-o", "wide");
@@ -99,7 +122,11 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
   test("kubectl delete node → the node registers again and is Ready", async () => {
     const uid = (await node()).metadata.uid;
     await kubectl("delete", "node", NODE);
-    await until("re-registered Ready", async () => (await api.store.get(`nodes//${NODE}`))?.metadata.uid !== uid && (await condition("Ready"))?.status === "True", 30_000);
+    await until(
+      "re-registered Ready",
+      async () => (await api.store.get(`nodes//${NODE}`))?.metadata.uid !== uid && (await condition("Ready"))?.status === "True",
+      30_000,
+    );
   });
 
   test("API server restarted: pods side untouched, status catches up", async () => {
@@ -107,7 +134,13 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     await until("a status sync failed while it is down", () => agent.nodeApi!.mode()!.status.lastError(), 15_000);
     // What the node saw while the API server was away must be reported when it returns.
     const n = await node();
-    await api.store.put(`nodes//${NODE}`, { ...n, status: { ...n.status, conditions: n.status.conditions.map((c: any) => (c.type === "Ready" ? { ...c, status: "Unknown", reason: "NodeStatusUnknown" } : c)) } });
+    await api.store.put(`nodes//${NODE}`, {
+      ...n,
+      status: {
+        ...n.status,
+        conditions: n.status.conditions.map((c: any) => (c.type === "Ready" ? { ...c, status: "Unknown", reason: "NodeStatusUnknown" } : c)),
+      },
+    });
     await api.start();
     expect((await condition("Ready"))?.status).toBe("Unknown");
     await until("Ready again after the restart", async () => (await condition("Ready"))?.status === "True", 30_000);
@@ -121,9 +154,10 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
     const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
     await kubectl("delete", "pod", "api-pod", "--timeout=120s");
     expect(await api.store.get("pods/default/api-pod")).toBeUndefined();
-    const del = api.requests.filter((r) => r.method === "DELETE" && r.path.startsWith("/api/v1/namespaces/default/pods/api-pod") && r.user === `system:node:${NODE}`);
+    const del = api.requests.filter(
+      (r) => r.method === "DELETE" && r.path.startsWith("/api/v1/namespaces/default/pods/api-pod") && r.user === `system:node:${NODE}`,
+    );
     expect(del.length).toBeGreaterThan(0);
     expect((await ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.uid === uid && s.state === 0)).toEqual([]);
   }, 180_000);
-
 });

@@ -27,9 +27,17 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
   const admin = join(BASE, "admin.kubeconfig");
 
   function spawnKubectl(bin: string, args: string[], stdin?: string) {
-    return Bun.spawn([bin, "--kubeconfig", admin, ...args], { stdin: stdin === undefined ? "ignore" : new Blob([stdin]), stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE } });
+    return Bun.spawn([bin, "--kubeconfig", admin, ...args], {
+      stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, HOME: BASE },
+    });
   }
-  async function kubectl(args: string[], opts: { bin?: string; stdin?: string; allowFail?: boolean } = {}): Promise<{ out: string; err: string; code: number }> {
+  async function kubectl(
+    args: string[],
+    opts: { bin?: string; stdin?: string; allowFail?: boolean } = {},
+  ): Promise<{ out: string; err: string; code: number }> {
     const p = spawnKubectl(opts.bin ?? "kubectl", args, opts.stdin);
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     if (code !== 0 && !opts.allowFail) throw new Error(`${opts.bin ?? "kubectl"} ${args.join(" ")}: exit ${code}: ${err}`);
@@ -74,10 +82,15 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
     });
     ({ ctd, api, agent } = c);
     const file = join(BASE, "shell.yaml");
-    await Bun.write(file, [
-      "apiVersion: v1", "kind: Pod", "metadata: { name: shell, namespace: default }",
-      `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: main, image: "${ctd.images.busybox}", command: [sh, -c, "mkdir -p /w && echo hello-pf > /w/index.html && httpd -p 8080 -h /w && i=0 && while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"] }] }`,
-    ].join("\n"));
+    await Bun.write(
+      file,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: { name: shell, namespace: default }",
+        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: main, image: "${ctd.images.busybox}", command: [sh, -c, "mkdir -p /w && echo hello-pf > /w/index.html && httpd -p 8080 -h /w && i=0 && while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"] }] }`,
+      ].join("\n"),
+    );
     await kubectl(["apply", "--validate=false", "-f", file]);
     await until("shell Running in the API", async () => (await api.store.get("pods/default/shell"))?.status?.phase === "Running", 120_000);
   }, 600_000);
@@ -92,7 +105,10 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
         await rt!.tearDownVolumes?.(p.uid).catch(() => {});
       }
       // API pods get a projected service-account volume (tmpfs): nothing of ours stays mounted.
-      const ours = readFileSync("/proc/self/mounts", "utf8").split("\n").map((l) => l.split(" ")[1] ?? "").filter((m) => m.startsWith(`${BASE}/`));
+      const ours = readFileSync("/proc/self/mounts", "utf8")
+        .split("\n")
+        .map((l) => l.split(" ")[1] ?? "")
+        .filter((m) => m.startsWith(`${BASE}/`));
       for (const m of ours.reverse()) spawnSync("umount", [m]);
     });
   }, 120_000);
@@ -103,7 +119,10 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
       const before = api.requests.length;
       expect((await kubectl(["exec", "shell", "--", "sh", "-c", "echo hi; echo to-stderr >&2"], { bin })).out).toBe("hi\n");
       // How it got there: 1.32 asks for WebSocket v5 (containerd offers v4 only), is refused, and falls back to SPDY.
-      const upgrades = api.requests.slice(before).filter((r) => r.path.includes("/exec?")).map((r) => r.upgrade);
+      const upgrades = api.requests
+        .slice(before)
+        .filter((r) => r.path.includes("/exec?"))
+        .map((r) => r.upgrade);
       expect(upgrades.at(-1)).toBe("SPDY/3.1");
       if (bin === "kubectl") expect(upgrades[0]).toMatch(/^websocket .*v5\.channel\.k8s\.io/);
       const failed = await kubectl(["exec", "shell", "--", "sh", "-c", "exit 3"], { bin, allowFail: true });
@@ -120,14 +139,18 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
       try {
         const printed = await waitForOutput(keep, (s) => /Forwarding from 127\.0\.0\.1:\d+ -> 8080/.test(s));
         const local = Number(/Forwarding from 127\.0\.0\.1:(\d+)/.exec(printed)![1]);
-        const body = await until("forwarded GET", async () => {
-          try {
-            const r = await fetch(`http://127.0.0.1:${local}/index.html`);
-            return r.ok ? await r.text() : undefined;
-          } catch {
-            return undefined;
-          }
-        }, 30_000);
+        const body = await until(
+          "forwarded GET",
+          async () => {
+            try {
+              const r = await fetch(`http://127.0.0.1:${local}/index.html`);
+              return r.ok ? await r.text() : undefined;
+            } catch {
+              return undefined;
+            }
+          },
+          30_000,
+        );
         expect(body).toBe("hello-pf\n");
       } finally {
         keep.kill();
@@ -137,7 +160,10 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
 
     test(`${v} logs -f follows the container`, async () => {
       const got = await readUntil(spawnKubectl(bin, ["logs", "-f", "--tail=1", "shell"]), (s) => s.split("\n").length > 3);
-      const nums = got.trim().split("\n").map((l) => Number(l.split(" ")[1]));
+      const nums = got
+        .trim()
+        .split("\n")
+        .map((l) => Number(l.split(" ")[1]));
       expect(nums.slice(1)).toEqual(nums.slice(1).map((_, i) => nums[0]! + i + 1));
     }, 60_000);
   }
@@ -153,7 +179,12 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
 
   test("kubectl exec -it: a terminal in the container (kubectl on a pseudo-terminal from script(1))", async () => {
     const line = `kubectl --kubeconfig ${admin} exec -it shell -- sh -c 'tty; echo done'`;
-    const p = Bun.spawn(["script", "-qec", line, "/dev/null"], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: BASE, COLUMNS: "100", LINES: "30" } });
+    const p = Bun.spawn(["script", "-qec", line, "/dev/null"], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, HOME: BASE, COLUMNS: "100", LINES: "30" },
+    });
     const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
     expect(code).toBe(0);
     expect(out).toMatch(/\/dev\/pts\/\d+\r\ndone\r\n/);
@@ -172,7 +203,24 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
 
   test("the kubelet port itself refuses a client without the API server's certificate", async () => {
     const url = agent.servers()!.get("main")!.url;
-    const p = Bun.spawn(["curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Connection: Upgrade", "-H", "Upgrade: SPDY/3.1", `${url}/exec/default/shell/main?command=id&output=1`], { stdout: "pipe" });
+    const p = Bun.spawn(
+      [
+        "curl",
+        "-sk",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-X",
+        "POST",
+        "-H",
+        "Connection: Upgrade",
+        "-H",
+        "Upgrade: SPDY/3.1",
+        `${url}/exec/default/shell/main?command=id&output=1`,
+      ],
+      { stdout: "pipe" },
+    );
     expect(await new Response(p.stdout).text()).toBe("401");
   });
 });

@@ -31,9 +31,21 @@ describe.skipIf(!canRunContainerd())("kubelet API on containerd", () => {
     mkdirSync(manifests, { recursive: true });
     const loop = ["sh", "-c", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done"];
     writeFileSync(join(manifests, "talker.yaml"), staticPodYaml("talker", { image: ctd.images.busybox, command: loop, terminationGracePeriodSeconds: 1 }));
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() });
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
+      manifests,
+      endpoint: ctd.endpoint,
+      cgroupRoot: CGROUP_ROOT,
+      podLogsDir: join(BASE, "logs"),
+      port: freePort(),
+    });
     // Standalone, plain loopback: the handlers under test are opted in.
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, "--unsafe-loopback-debug-handlers"]);
+    const loaded = await loadConfig([
+      "--config",
+      config,
+      `--hostname-override=${NODE}`,
+      `--root-dir=${join(BASE, "root")}`,
+      "--unsafe-loopback-debug-handlers",
+    ]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
     base = agent.servers()!.get("main")!.url;
@@ -64,10 +76,15 @@ describe.skipIf(!canRunContainerd())("kubelet API on containerd", () => {
     let got = "";
     while (got.split("\n").length < 4) got += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
-    const nums = got.trim().split("\n").map((l) => Number(l.split(" ")[1]));
+    const nums = got
+      .trim()
+      .split("\n")
+      .map((l) => Number(l.split(" ")[1]));
     expect(nums.slice(1)).toEqual(nums.slice(1).map((_, i) => nums[0]! + i + 1));
 
-    const running = (await (await fetch(`${base}/runningpods/`)).json()) as { items: { metadata: { name: string }; spec: { containers: { name: string }[] } }[] };
+    const running = (await (await fetch(`${base}/runningpods/`)).json()) as {
+      items: { metadata: { name: string }; spec: { containers: { name: string }[] } }[];
+    };
     expect(running.items.find((p) => p.metadata.name === pod.metadata.name)?.spec.containers.map((c) => c.name)).toEqual(["main"]);
 
     const metrics = await until("container metrics", async () => {

@@ -44,7 +44,14 @@ describe.skipIf(!canRunContainerd())("runtime that comes up after bunlet", () =>
 
   test("serves while the runtime is down, then runs the static pod once it answers", async () => {
     const loaded = await loadConfig([
-      ...staticPodFlags({ rootDir: join(BASE, "root"), manifests: join(BASE, "manifests"), cgroupRoot: CGROUP_ROOT, endpoint: `unix://${PROXY}`, node: NODE, port }),
+      ...staticPodFlags({
+        rootDir: join(BASE, "root"),
+        manifests: join(BASE, "manifests"),
+        cgroupRoot: CGROUP_ROOT,
+        endpoint: `unix://${PROXY}`,
+        node: NODE,
+        port,
+      }),
     ]);
     agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     await agent.start();

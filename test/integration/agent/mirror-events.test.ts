@@ -26,10 +26,15 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
   const mirror = () => api.store.get(`pods/kube-system/${MIRROR}`);
   const events = async () => (await api.store.list("events/")).items;
   const writeManifest = (cmd: string) =>
-    writeFileSync(manifest, [
-      "apiVersion: v1", "kind: Pod", "metadata: { name: web, namespace: kube-system, labels: { tier: edge } }",
-      `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "${cmd}"] }] }`,
-    ].join("\n"));
+    writeFileSync(
+      manifest,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: { name: web, namespace: kube-system, labels: { tier: edge } }",
+        `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "${cmd}"] }] }`,
+      ].join("\n"),
+    );
 
   beforeAll(async () => {
     // The node's own identity (system:node:<name>), so NodeRestriction applies to what it creates.
@@ -49,10 +54,21 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
   }, 120_000);
 
   test("a static pod shows as a mirror pod: config.mirror = its hash, owned by the Node, status Running, in kubectl get pods", async () => {
-    const m = await until("mirror pod Running", async () => { const o = await mirror(); return o?.status?.phase === "Running" ? o : undefined; }, 120_000);
+    const m = await until(
+      "mirror pod Running",
+      async () => {
+        const o = await mirror();
+        return o?.status?.phase === "Running" ? o : undefined;
+      },
+      120_000,
+    );
     const staticPod = agent.pods.lifecycle.pods().find((p) => p.metadata.name === MIRROR)!;
     const hash = staticPod.metadata.annotations!["kubernetes.io/config.hash"];
-    expect(m.metadata.annotations).toMatchObject({ "kubernetes.io/config.mirror": hash, "kubernetes.io/config.hash": hash, "kubernetes.io/config.source": "file" });
+    expect(m.metadata.annotations).toMatchObject({
+      "kubernetes.io/config.mirror": hash,
+      "kubernetes.io/config.hash": hash,
+      "kubernetes.io/config.source": "file",
+    });
     expect(m.metadata.uid).not.toBe(staticPod.metadata.uid);
     const node = (await api.store.get(`nodes//${NODE}`))!;
     expect(m.metadata.ownerReferences).toEqual([{ apiVersion: "v1", kind: "Node", name: NODE, uid: node.metadata.uid, controller: true }]);
@@ -66,18 +82,40 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
 
   test("kubectl delete pod <mirror> → a new mirror (new UID); the static pod keeps running, not restarted", async () => {
     const before = (await mirror())!.metadata.uid;
-    const containers = (await ctd.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter((c: any) => c.metadata?.name === "c" && c.labels["io.kubernetes.pod.name"] === MIRROR);
+    const containers = (await ctd.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter(
+      (c: any) => c.metadata?.name === "c" && c.labels["io.kubernetes.pod.name"] === MIRROR,
+    );
     await kubectl("delete", "pod", "-n", "kube-system", MIRROR, "--wait=false");
-    const m = await until("mirror recreated", async () => { const o = await mirror(); return o && o.metadata.uid !== before && !o.metadata.deletionTimestamp && o.status?.phase === "Running" ? o : undefined; }, 60_000);
+    const m = await until(
+      "mirror recreated",
+      async () => {
+        const o = await mirror();
+        return o && o.metadata.uid !== before && !o.metadata.deletionTimestamp && o.status?.phase === "Running" ? o : undefined;
+      },
+      60_000,
+    );
     expect(m.metadata.annotations["kubernetes.io/config.mirror"]).toBeDefined();
-    const after = (await ctd.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter((c: any) => c.metadata?.name === "c" && c.labels["io.kubernetes.pod.name"] === MIRROR);
+    const after = (await ctd.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter(
+      (c: any) => c.metadata?.name === "c" && c.labels["io.kubernetes.pod.name"] === MIRROR,
+    );
     expect(after.map((c: any) => c.id)).toEqual(containers.map((c: any) => c.id));
   }, 120_000);
 
   test("a changed manifest → the mirror is replaced with the new hash", async () => {
     const old = (await mirror())!;
     writeManifest("exec sleep 3601");
-    const m = await until("mirror replaced", async () => { const o = await mirror(); return o && o.metadata.uid !== old.metadata.uid && o.metadata.annotations["kubernetes.io/config.mirror"] !== old.metadata.annotations["kubernetes.io/config.mirror"] ? o : undefined; }, 60_000);
+    const m = await until(
+      "mirror replaced",
+      async () => {
+        const o = await mirror();
+        return o &&
+          o.metadata.uid !== old.metadata.uid &&
+          o.metadata.annotations["kubernetes.io/config.mirror"] !== old.metadata.annotations["kubernetes.io/config.mirror"]
+          ? o
+          : undefined;
+      },
+      60_000,
+    );
     const staticPod = agent.pods.lifecycle.pods().find((p) => p.metadata.name === MIRROR)!;
     expect(m.metadata.annotations["kubernetes.io/config.mirror"]).toBe(staticPod.metadata.annotations!["kubernetes.io/config.hash"]);
     expect(m.spec.containers[0].command).toEqual(["sh", "-c", "exec sleep 3601"]);
@@ -89,10 +127,20 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
     const nodeReasons = evs.filter((e) => e.involvedObject.kind === "Node").map((e) => e.reason);
     expect(nodeReasons).toEqual(expect.arrayContaining(["Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"]));
     const starting = evs.find((e) => e.reason === "Starting")!;
-    expect(starting).toMatchObject({ type: "Normal", message: "Starting kubelet.", source: { component: "kubelet", host: NODE }, involvedObject: { kind: "Node", name: NODE, uid: NODE }, metadata: { namespace: "default" } });
+    expect(starting).toMatchObject({
+      type: "Normal",
+      message: "Starting kubelet.",
+      source: { component: "kubelet", host: NODE },
+      involvedObject: { kind: "Node", name: NODE, uid: NODE },
+      metadata: { namespace: "default" },
+    });
     const pod = evs.filter((e) => e.involvedObject.name === MIRROR);
     expect(pod.map((e) => e.reason)).toEqual(expect.arrayContaining(["Pulled", "Created", "Started", "Killing"]));
-    expect(pod.find((e) => e.reason === "Started")).toMatchObject({ message: "Started container c", metadata: { namespace: "kube-system" }, involvedObject: { kind: "Pod", namespace: "kube-system", fieldPath: "spec.containers{c}" } });
+    expect(pod.find((e) => e.reason === "Started")).toMatchObject({
+      message: "Started container c",
+      metadata: { namespace: "kube-system" },
+      involvedObject: { kind: "Pod", namespace: "kube-system", fieldPath: "spec.containers{c}" },
+    });
     expect(pod.find((e) => e.reason === "Pulled")!.message).toBe(`Container image "${ctd.images.busybox}" already present on machine`);
     expect(pod.find((e) => e.reason === "Killing")!.message).toBe("Stopping container c");
     const out = await kubectl("get", "events", "-A");
@@ -105,15 +153,24 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
 
   test("a repeated event is one Event whose count grows (PATCHed), as kubectl describe pod shows", async () => {
     const file = join(BASE, "probe.yaml");
-    await Bun.write(file, [
-      "apiVersion: v1", "kind: Pod", "metadata: { name: unready, namespace: default }",
-      `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"], readinessProbe: { exec: { command: [sh, -c, "echo not yet; exit 1"] }, periodSeconds: 1 } }] }`,
-    ].join("\n"));
+    await Bun.write(
+      file,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: { name: unready, namespace: default }",
+        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"], readinessProbe: { exec: { command: [sh, -c, "echo not yet; exit 1"] }, periodSeconds: 1 } }] }`,
+      ].join("\n"),
+    );
     await kubectl("apply", "--validate=false", "-f", file);
-    const unhealthy = await until("Unhealthy counted", async () => {
-      const e = (await events()).filter((x) => x.reason === "Unhealthy" && x.involvedObject.name === "unready");
-      return e.length === 1 && e[0]!.count >= 3 ? e : undefined;
-    }, 60_000);
+    const unhealthy = await until(
+      "Unhealthy counted",
+      async () => {
+        const e = (await events()).filter((x) => x.reason === "Unhealthy" && x.involvedObject.name === "unready");
+        return e.length === 1 && e[0]!.count >= 3 ? e : undefined;
+      },
+      60_000,
+    );
     expect(unhealthy[0]!).toMatchObject({ type: "Warning", message: "Readiness probe failed: not yet", involvedObject: { fieldPath: "spec.containers{c}" } });
     expect(api.requests.some((r) => r.method === "PATCH" && r.path.startsWith(`/api/v1/namespaces/default/events/${unhealthy[0]!.metadata.name}`))).toBe(true);
     const described = await kubectl("describe", "pod", "unready");
@@ -123,22 +180,39 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
 
   test("kubectl cordon / uncordon → NodeNotSchedulable / NodeSchedulable", async () => {
     await kubectl("cordon", NODE);
-    await until("NodeNotSchedulable", async () => (await events()).find((e) => e.reason === "NodeNotSchedulable" && e.message === `Node ${NODE} status is now: NodeNotSchedulable`), 15_000);
+    await until(
+      "NodeNotSchedulable",
+      async () => (await events()).find((e) => e.reason === "NodeNotSchedulable" && e.message === `Node ${NODE} status is now: NodeNotSchedulable`),
+      15_000,
+    );
     await kubectl("uncordon", NODE);
     await until("NodeSchedulable", async () => (await events()).find((e) => e.reason === "NodeSchedulable"), 15_000);
   }, 60_000);
 
   test("events recorded while the API server is away are written when it returns (the sync loop never waits)", async () => {
     await api.stop();
-    writeFileSync(join(BASE, "manifests", "later.yaml"), [
-      "apiVersion: v1", "kind: Pod", "metadata: { name: later, namespace: default }",
-      `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
-    ].join("\n"));
+    writeFileSync(
+      join(BASE, "manifests", "later.yaml"),
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: { name: later, namespace: default }",
+        `spec: { terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
+      ].join("\n"),
+    );
     // The pod starts with the API server down: recording its events does not hold it up.
-    await until("static pod Running offline", () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === `later-${NODE}` && p.status?.phase === "Running"), 60_000);
+    await until(
+      "static pod Running offline",
+      () => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === `later-${NODE}` && p.status?.phase === "Running"),
+      60_000,
+    );
     await api.start();
     // The writer retries every 10 s (the first wait randomised).
-    const started = await until("Started event written", async () => (await events()).find((e) => e.reason === "Started" && e.involvedObject.name === `later-${NODE}`), 60_000);
+    const started = await until(
+      "Started event written",
+      async () => (await events()).find((e) => e.reason === "Started" && e.involvedObject.name === `later-${NODE}`),
+      60_000,
+    );
     expect(started.message).toBe("Started container c");
     rmSync(join(BASE, "manifests", "later.yaml"));
   }, 150_000);

@@ -49,18 +49,25 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
   beforeAll(async () => {
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
-    writeFileSync(join(MANIFESTS, "steady.yaml"), pod("steady", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 50m, memory: 16Mi }\n        limits: { cpu: 50m, memory: 16Mi }\n"));
+    writeFileSync(
+      join(MANIFESTS, "steady.yaml"),
+      pod("steady", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 50m, memory: 16Mi }\n        limits: { cpu: 50m, memory: 16Mi }\n"),
+    );
     writeFileSync(join(MANIFESTS, "web.yaml"), pod("web", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 10m, memory: 8Mi }\n"));
     const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
     const port = freePort();
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port }, [
-      // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
-      `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
-      "evictionHard: { memory.available: 100Mi }",
-      "evictionPressureTransitionPeriod: 30s",
-      "kernelMemcgNotification: true",
-      "evictStaticPods: true",
-    ]);
+    const config = writeStaticPodConfig(
+      join(BASE, "kubelet.yaml"),
+      { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port },
+      [
+        // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
+        `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
+        "evictionHard: { memory.available: 100Mi }",
+        "evictionPressureTransitionPeriod: 30s",
+        "kernelMemcgNotification: true",
+        "evictStaticPods: true",
+      ],
+    );
     const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--eviction-trace=${TRACE}`]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
@@ -87,7 +94,10 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
   }, 120_000);
 
   test("/stats/summary has the pods with memory, and the kubepods system container", async () => {
-    type S = { node: { runtime?: { imageFs?: { capacityBytes?: number } }; systemContainers?: { name: string; memory?: { availableBytes?: number } }[] }; pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[] };
+    type S = {
+      node: { runtime?: { imageFs?: { capacityBytes?: number } }; systemContainers?: { name: string; memory?: { availableBytes?: number } }[] };
+      pods: { podRef: { name: string }; memory?: { workingSetBytes?: number } }[];
+    };
     const s = await until("steady in summary with memory", async () => {
       const x = await get<S>("/stats/summary");
       // imagefs is learnt from the runtime when the eviction manager starts, alongside the pods.
@@ -118,7 +128,9 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
       60_000,
     );
     expect(hog.status!.reason).toBe("Evicted");
-    expect(hog.status!.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 100Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0, has larger consumption of memory\. ?$/);
+    expect(hog.status!.message).toMatch(
+      /^The node was low on resource: memory\. Threshold quantity: 100Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0, has larger consumption of memory\. ?$/,
+    );
     // The trace record: written once memory is back below the threshold.
     const rec = await until("trace record", () => {
       if (!existsSync(TRACE)) return undefined;
@@ -163,4 +175,3 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
     expect(late.status).toMatchObject({ reason: "Evicted", message: "The node had condition: [MemoryPressure]. " });
   }, 60_000);
 });
-

@@ -65,7 +65,13 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
     ctd = await acquireContainerd();
     mkdirSync(MANIFESTS, { recursive: true });
     const port = freePort();
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port });
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
+      manifests: MANIFESTS,
+      endpoint: ctd.endpoint,
+      cgroupRoot: CGROUP_ROOT,
+      podLogsDir: join(BASE, "logs"),
+      port,
+    });
     const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
     agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     await agent.start();

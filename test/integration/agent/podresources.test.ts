@@ -23,7 +23,14 @@ describe("agent podresources socket", () => {
     mkdirSync(join(base, "manifests"));
     const rootDir = join(base, "root");
     const loaded = await loadConfig(
-      staticPodFlags({ rootDir, manifests: join(base, "manifests"), cgroupRoot: `/bunlet-podres-${process.pid}`, endpoint: `unix://${join(base, "absent.sock")}`, node: "podres", port: freePort() }),
+      staticPodFlags({
+        rootDir,
+        manifests: join(base, "manifests"),
+        cgroupRoot: `/bunlet-podres-${process.pid}`,
+        endpoint: `unix://${join(base, "absent.sock")}`,
+        node: "podres",
+        port: freePort(),
+      }),
     );
     agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     await agent.start();

@@ -16,17 +16,26 @@ describe.skipIf(!canRunContainerd())("critical pod preemption in the API", () =>
 
   async function createPod(name: string, extra: string, resources = "") {
     const file = join(c.base, `${name}.yaml`);
-    await Bun.write(file, [
-      "apiVersion: v1", "kind: Pod", `metadata: { name: ${name}, namespace: default }`,
-      `spec: { nodeName: ${c.node}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${c.ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
-    ].join("\n"));
+    await Bun.write(
+      file,
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        `metadata: { name: ${name}, namespace: default }`,
+        `spec: { nodeName: ${c.node}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${c.ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
+      ].join("\n"),
+    );
     await c.kubectl("apply", "--validate=false", "-f", file);
   }
   const inPhase = (name: string, phase: string) =>
-    until(`${name} ${phase} in the API`, async () => {
-      const o = await c.api.store.get(`pods/default/${name}`);
-      return o?.status?.phase === phase ? o : undefined;
-    }, 60_000);
+    until(
+      `${name} ${phase} in the API`,
+      async () => {
+        const o = await c.api.store.get(`pods/default/${name}`);
+        return o?.status?.phase === phase ? o : undefined;
+      },
+      60_000,
+    );
 
   beforeAll(async () => {
     c = await joinDouble({
@@ -38,7 +47,11 @@ describe.skipIf(!canRunContainerd())("critical pod preemption in the API", () =>
         "evictionHard: { memory.available: 1Mi, nodefs.available: 1%, imagefs.available: 1% }",
       ],
     });
-    await until("Node Ready", async () => (await c.api.store.get(`nodes//${c.node}`))?.status?.conditions?.find((x: any) => x.type === "Ready")?.status === "True", 60_000);
+    await until(
+      "Node Ready",
+      async () => (await c.api.store.get(`nodes//${c.node}`))?.status?.conditions?.find((x: any) => x.type === "Ready")?.status === "True",
+      60_000,
+    );
     await createPod("low-besteffort", "");
     await createPod("low-burstable", "", ", resources: { requests: { cpu: 10m } }");
     await inPhase("low-besteffort", "Running");
@@ -70,15 +83,25 @@ describe.skipIf(!canRunContainerd())("critical pod preemption in the API", () =>
     await createPod("critical", "priorityClassName: system-node-critical,", ", resources: { requests: { cpu: 10m } }");
     const victim = await inPhase("low-besteffort", "Failed");
     expect(victim.status).toMatchObject({ phase: "Failed", reason: "Preempting", message: "Preempted in order to admit critical pod" });
-    expect(victim.status.conditions.find((c: any) => c.type === "DisruptionTarget")).toMatchObject({ status: "True", reason: "TerminationByKubelet", message: "Pod was preempted by Kubelet to accommodate a critical pod." });
+    expect(victim.status.conditions.find((c: any) => c.type === "DisruptionTarget")).toMatchObject({
+      status: "True",
+      reason: "TerminationByKubelet",
+      message: "Pod was preempted by Kubelet to accommodate a critical pod.",
+    });
     const critical = await inPhase("critical", "Running");
     expect(critical.spec.priority).toBe(2_000_001_000);
     expect((await c.api.store.get("pods/default/low-burstable"))?.status.phase).toBe("Running");
-    const ev = await until("Preempting event", async () => (await c.api.store.list("events/")).items.find((e: any) => e.reason === "Preempting" && e.involvedObject.name === "low-besteffort"), 15_000);
+    const ev = await until(
+      "Preempting event",
+      async () => (await c.api.store.list("events/")).items.find((e: any) => e.reason === "Preempting" && e.involvedObject.name === "low-besteffort"),
+      15_000,
+    );
     expect(ev).toMatchObject({ type: "Warning", message: "Preempted in order to admit critical pod", source: { component: "kubelet" } });
     const table = await c.kubectl("get", "pods", "-o", "wide");
     expect(table).toMatch(/low-besteffort\s+0\/1\s+Preempting/);
     expect(table).toMatch(/critical\s+1\/1\s+Running/);
-    expect(await c.kubectl("get", "events", "--field-selector", "reason=Preempting")).toMatch(/Warning\s+Preempting\s+pod\/low-besteffort\s+Preempted in order to admit critical pod/);
+    expect(await c.kubectl("get", "events", "--field-selector", "reason=Preempting")).toMatch(
+      /Warning\s+Preempting\s+pod\/low-besteffort\s+Preempted in order to admit critical pod/,
+    );
   }, 120_000);
 });

@@ -36,8 +36,17 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
   const servingCsrs = async () => (await api.store.list(CSRS)).items.filter((c) => c.spec.signerName === "kubernetes.io/kubelet-serving");
   /** The serial of the certificate on the main port, verified by openssl against the cluster CA (127.0.0.1 as IP SAN). */
   async function servedSerial(): Promise<string | undefined> {
-    const r = await run(["sh", "-c", `openssl s_client -connect 127.0.0.1:${port} -CAfile ${caFile} -verify_return_error -verify_ip 127.0.0.1 </dev/null 2>/dev/null | openssl x509 -noout -serial`]);
-    return r.code === 0 ? r.out.trim().replace(/^serial=/, "").toUpperCase() : undefined;
+    const r = await run([
+      "sh",
+      "-c",
+      `openssl s_client -connect 127.0.0.1:${port} -CAfile ${caFile} -verify_return_error -verify_ip 127.0.0.1 </dev/null 2>/dev/null | openssl x509 -noout -serial`,
+    ]);
+    return r.code === 0
+      ? r.out
+          .trim()
+          .replace(/^serial=/, "")
+          .toUpperCase()
+      : undefined;
   }
 
   beforeAll(async () => {
@@ -70,7 +79,11 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
 
   test("before approval: a pending kubelet-serving CSR for the node's addresses, and the main port refuses handshakes", async () => {
     const [csr] = await until("the serving CSR", async () => ((await servingCsrs()).length > 0 ? servingCsrs() : undefined), 30_000);
-    expect(csr!.spec).toMatchObject({ signerName: "kubernetes.io/kubelet-serving", username: `system:node:${NODE}`, usages: ["digital signature", "server auth"] });
+    expect(csr!.spec).toMatchObject({
+      signerName: "kubernetes.io/kubelet-serving",
+      username: `system:node:${NODE}`,
+      usages: ["digital signature", "server auth"],
+    });
     expect(csr!.status?.certificate).toBeUndefined();
     const curl = await run(["curl", "-sS", "--cacert", caFile, `https://127.0.0.1:${port}/healthz`]);
     expect(curl.code).not.toBe(0);
@@ -101,10 +114,14 @@ describe.skipIf(!canRunContainerd())("serverTLSBootstrap", () => {
     const pending = (c: { status?: { conditions?: { type: string }[] } }) => !(c.status?.conditions ?? []).some((x) => x.type === "Approved");
     const second = await until("the renewal CSR", async () => (await servingCsrs()).find(pending), 60_000);
     await api.approveCsr(second.metadata.name);
-    const after = await until("the renewed certificate served", async () => {
-      const s = await servedSerial();
-      return s && s !== before ? s : undefined;
-    }, 30_000);
+    const after = await until(
+      "the renewed certificate served",
+      async () => {
+        const s = await servedSerial();
+        return s && s !== before ? s : undefined;
+      },
+      30_000,
+    );
     expect(after).not.toBe(before);
     expect(agent.servers()!.get("main")!.port).toBe(port);
     const metrics = await run(["curl", "-sS", "--cacert", caFile, "--cert", clientCert, "--key", clientKey, `https://127.0.0.1:${port}/metrics`]);

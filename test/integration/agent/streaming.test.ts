@@ -21,7 +21,10 @@ const BASE = `/tmp/bunlet-stream-${PID}`;
 const NODE = "streamtest";
 
 /** The v4.channel.k8s.io protocol: each binary message is one channel byte + data; channel 3 carries the final Status. */
-async function wsSession(url: string, opts: { send?: Uint8Array[]; stopWhen?: (out: Record<number, string>) => boolean; protocol?: string } = {}): Promise<Record<number, string>> {
+async function wsSession(
+  url: string,
+  opts: { send?: Uint8Array[]; stopWhen?: (out: Record<number, string>) => boolean; protocol?: string } = {},
+): Promise<Record<number, string>> {
   const ws = new WebSocket(url, [opts.protocol ?? "v4.channel.k8s.io"]);
   ws.binaryType = "arraybuffer";
   const out: Record<number, string> = {};
@@ -57,7 +60,9 @@ describe.skipIf(!canRunContainerd())("streaming endpoints on containerd", () => 
     ctd = await acquireContainerd();
     const manifests = join(BASE, "manifests");
     mkdirSync(manifests, { recursive: true });
-    writeFileSync(join(manifests, "shell.yaml"), `apiVersion: v1
+    writeFileSync(
+      join(manifests, "shell.yaml"),
+      `apiVersion: v1
 kind: Pod
 metadata: { name: shell }
 spec:
@@ -69,19 +74,36 @@ spec:
     - name: talker
       image: ${ctd.images.busybox}
       command: [sh, -c, "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]
-`);
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), { manifests, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port: freePort() });
+`,
+    );
+    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
+      manifests,
+      endpoint: ctd.endpoint,
+      cgroupRoot: CGROUP_ROOT,
+      podLogsDir: join(BASE, "logs"),
+      port: freePort(),
+    });
     // Standalone, plain loopback: the handlers under test are opted in.
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, "--unsafe-loopback-debug-handlers"]);
+    const loaded = await loadConfig([
+      "--config",
+      config,
+      `--hostname-override=${NODE}`,
+      `--root-dir=${join(BASE, "root")}`,
+      "--unsafe-loopback-debug-handlers",
+    ]);
     agent = createNodeAgent(loaded, { protectSelf: false });
     await agent.start();
     base = agent.servers()!.get("main")!.url;
     expect(await agent.runtimeReady).toBe(true);
-    pod = await until("shell Running", async () => {
-      const items = ((await (await fetch(`${base}/pods`)).json()) as { items: Pod[] }).items;
-      const p = items.find((x) => x.metadata.name === `shell-${NODE}`);
-      return p?.status?.phase === "Running" && p.status.containerStatuses?.every((c) => c.ready) ? p : undefined;
-    }, 120_000);
+    pod = await until(
+      "shell Running",
+      async () => {
+        const items = ((await (await fetch(`${base}/pods`)).json()) as { items: Pod[] }).items;
+        const p = items.find((x) => x.metadata.name === `shell-${NODE}`);
+        return p?.status?.phase === "Running" && p.status.containerStatuses?.every((c) => c.ready) ? p : undefined;
+      },
+      120_000,
+    );
   }, 600_000);
 
   afterAll(async () => {
@@ -110,7 +132,9 @@ spec:
   test("exec with a TTY: the process has a terminal, a resize on channel 4 reaches it", async () => {
     const resize = channel(4, JSON.stringify({ Width: 132, Height: 43 }));
     // Polls for the new size inside the container (the resize and the exec start race), then reports.
-    const cmd = ["sh", "-c", 'until [ "$(stty size 2>/dev/null)" = "43 132" ]; do sleep 0.05; done; tty; stty size'].map((c) => `command=${encodeURIComponent(c)}`).join("&");
+    const cmd = ["sh", "-c", 'until [ "$(stty size 2>/dev/null)" = "43 132" ]; do sleep 0.05; done; tty; stty size']
+      .map((c) => `command=${encodeURIComponent(c)}`)
+      .join("&");
     const out = await wsSession(`${ws()}/${path("exec", "web")}?${cmd}&input=1&output=1&tty=1`, { send: [resize] });
     expect(out[1]).toMatch(/^\/dev\/pts\/\d+\r\n43 132\r\n$/);
     expect(out[2]).toBeUndefined();

@@ -25,7 +25,13 @@ describe.skipIf(!canRunContainerd())("two agents on one containerd", () => {
 
   async function startAgent(name: string, manifests: string): Promise<NodeAgent> {
     mkdirSync(manifests, { recursive: true });
-    const config = writeStaticPodConfig(join(BASE, `${name}.yaml`), { manifests, endpoint: ctd.endpoint, cgroupRoot: `${CGROUP_ROOT}-${name}`, podLogsDir: join(BASE, name, "logs"), port: freePort() });
+    const config = writeStaticPodConfig(join(BASE, `${name}.yaml`), {
+      manifests,
+      endpoint: ctd.endpoint,
+      cgroupRoot: `${CGROUP_ROOT}-${name}`,
+      podLogsDir: join(BASE, name, "logs"),
+      port: freePort(),
+    });
     const loaded = await loadConfig(["--config", config, `--hostname-override=${name}`, `--root-dir=${join(BASE, name, "root")}`]);
     const agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
     agents.push(agent);
@@ -49,22 +55,31 @@ describe.skipIf(!canRunContainerd())("two agents on one containerd", () => {
     ctd = await acquireContainerd();
     const manifests = join(BASE, "owna", "manifests");
     mkdirSync(manifests, { recursive: true });
-    writeFileSync(join(manifests, "keep.yaml"), staticPodYaml("keep", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 }));
+    writeFileSync(
+      join(manifests, "keep.yaml"),
+      staticPodYaml("keep", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 }),
+    );
     const a = await startAgent("owna", manifests);
     expect(await a.runtimeReady).toBe(true);
     const base = a.servers()!.get("main")!.url;
-    const running = await until("keep Running", async () => {
-      const p = ((await (await fetch(`${base}/pods`)).json()) as { items: Pod[] }).items.find((x) => x.metadata.name === "keep-owna");
-      return p?.status?.phase === "Running" && p.status.containerStatuses?.[0]?.state.running ? p : undefined;
-    }, 120_000);
+    const running = await until(
+      "keep Running",
+      async () => {
+        const p = ((await (await fetch(`${base}/pods`)).json()) as { items: Pod[] }).items.find((x) => x.metadata.name === "keep-owna");
+        return p?.status?.phase === "Running" && p.status.containerStatuses?.[0]?.state.running ? p : undefined;
+      },
+      120_000,
+    );
     const containerId = running.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
-    const [sandbox] = (await ctd.cri.listPodSandbox({ labelSelector: { "io.kubernetes.pod.uid": running.metadata.uid! } }));
+    const [sandbox] = await ctd.cri.listPodSandbox({ labelSelector: { "io.kubernetes.pod.uid": running.metadata.uid! } });
     expect(sandbox!.labels[OWNER_LABEL]).toBe(join(BASE, "owna", "root"));
 
     const b = await startAgent("ownb", join(BASE, "ownb", "manifests"));
     const reason: ExitReason = await b.done;
     expect(reason.kind).toBe("fatal");
-    expect((reason as { error: string }).error).toContain(`already runs 1 pod(s) of another bunlet (root dir ${join(BASE, "owna", "root")}; e.g. default/keep-owna); this one (root dir ${join(BASE, "ownb", "root")}) refuses to start`);
+    expect((reason as { error: string }).error).toContain(
+      `already runs 1 pod(s) of another bunlet (root dir ${join(BASE, "owna", "root")}; e.g. default/keep-owna); this one (root dir ${join(BASE, "ownb", "root")}) refuses to start`,
+    );
     expect(await b.runtimeReady).toBe(false);
     await b.stop();
 

@@ -20,7 +20,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function call(method: string, path: string, opts: { body?: unknown; token?: string | null; contentType?: string; cert?: { certPem: string; keyPem: string } } = {}) {
+function call(
+  method: string,
+  path: string,
+  opts: { body?: unknown; token?: string | null; contentType?: string; cert?: { certPem: string; keyPem: string } } = {},
+) {
   const headers: Record<string, string> = { accept: "application/json" };
   const token = opts.token === undefined ? api.adminToken : opts.token;
   if (token) headers.authorization = `Bearer ${token}`;
@@ -66,7 +70,9 @@ describe("authentication and authorization", () => {
   test("a bootstrap token may create CSRs but not read nodes", async () => {
     const r = await call("GET", "/api/v1/nodes", { token: api.bootstrapToken });
     expect(r.status).toBe(403);
-    expect((await r.json()).message).toMatch(/^nodes is forbidden: User "system:bootstrap:[a-z0-9]{6}" cannot list resource "nodes" in API group "" at the cluster scope$/);
+    expect((await r.json()).message).toMatch(
+      /^nodes is forbidden: User "system:bootstrap:[a-z0-9]{6}" cannot list resource "nodes" in API group "" at the cluster scope$/,
+    );
     const c = await call("GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests", { token: api.bootstrapToken });
     expect(c.status).toBe(200);
   });
@@ -85,25 +91,48 @@ describe("resources", () => {
     const stale = await call("PUT", "/api/v1/nodes/n1", { body: created });
     expect(stale.status).toBe(409);
     expect(await stale.json()).toEqual({
-      kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", reason: "Conflict", code: 409,
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      reason: "Conflict",
+      code: 409,
       message: 'Operation cannot be fulfilled on nodes "n1": the object has been modified; please apply your changes to the latest version and try again',
       details: { name: "n1", kind: "nodes" },
     });
     const missing = await call("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/nope");
-    expect(await missing.json()).toMatchObject({ code: 404, reason: "NotFound", message: 'leases.coordination.k8s.io "nope" not found', details: { group: "coordination.k8s.io" } });
+    expect(await missing.json()).toMatchObject({
+      code: 404,
+      reason: "NotFound",
+      message: 'leases.coordination.k8s.io "nope" not found',
+      details: { group: "coordination.k8s.io" },
+    });
   });
 
   test("strategic-merge patch of nodes/status merges conditions by type and keeps the spec", async () => {
     await call("PATCH", "/api/v1/nodes/n1/status", {
       contentType: "application/strategic-merge-patch+json",
-      body: { spec: { unschedulable: true }, status: { conditions: [{ type: "Ready", status: "False" }, { type: "MemoryPressure", status: "False" }] } },
+      body: {
+        spec: { unschedulable: true },
+        status: {
+          conditions: [
+            { type: "Ready", status: "False" },
+            { type: "MemoryPressure", status: "False" },
+          ],
+        },
+      },
     });
-    const r = await (await call("PATCH", "/api/v1/nodes/n1/status", {
-      contentType: "application/strategic-merge-patch+json",
-      body: { status: { "$setElementOrder/conditions": [{ type: "MemoryPressure" }, { type: "Ready" }], conditions: [{ type: "Ready", status: "True" }] } },
-    })).json();
+    const r = await (
+      await call("PATCH", "/api/v1/nodes/n1/status", {
+        contentType: "application/strategic-merge-patch+json",
+        body: { status: { "$setElementOrder/conditions": [{ type: "MemoryPressure" }, { type: "Ready" }], conditions: [{ type: "Ready", status: "True" }] } },
+      })
+    ).json();
     expect(r.spec.unschedulable).toBeUndefined();
-    expect(r.status.conditions).toEqual([{ type: "MemoryPressure", status: "False" }, { type: "Ready", status: "True" }]);
+    expect(r.status.conditions).toEqual([
+      { type: "MemoryPressure", status: "False" },
+      { type: "Ready", status: "True" },
+    ]);
     const bad = await call("PATCH", "/api/v1/nodes/n1", { contentType: "application/json-patch+json", body: [{ op: "remove", path: "/metadata/nope" }] });
     expect(bad.status).toBe(400);
   });
@@ -122,7 +151,9 @@ describe("watch", () => {
   test("from a resourceVersion: the changes after it, then live ones and bookmarks", async () => {
     const list = await (await call("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")).json();
     const rv = list.metadata.resourceVersion;
-    await call("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", { body: { metadata: { name: "w1" }, spec: { holderIdentity: "w1" } } });
+    await call("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", {
+      body: { metadata: { name: "w1" }, spec: { holderIdentity: "w1" } },
+    });
     const res = await call("GET", `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`);
     const deletedRv = () => events.find((e) => e.type === "DELETED")?.object.metadata.resourceVersion;
     const events: any[] = [];
@@ -149,8 +180,16 @@ describe("watch", () => {
 });
 
 test("pods/eviction: a policy/v1 Eviction deletes the pod gracefully (201 Success); a wrong name is 400, a missing pod 404", async () => {
-  const pod = (name: string, nodeName?: string) => ({ metadata: { name }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: "c", image: "i" }] } });
-  const eviction = (name: string, deleteOptions?: object) => ({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: "default" }, ...(deleteOptions ? { deleteOptions } : {}) });
+  const pod = (name: string, nodeName?: string) => ({
+    metadata: { name },
+    spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: "c", image: "i" }] },
+  });
+  const eviction = (name: string, deleteOptions?: object) => ({
+    apiVersion: "policy/v1",
+    kind: "Eviction",
+    metadata: { name, namespace: "default" },
+    ...(deleteOptions ? { deleteOptions } : {}),
+  });
   expect((await call("POST", "/api/v1/namespaces/default/pods", { body: pod("bound", "n1") })).status).toBe(201);
   expect((await call("POST", "/api/v1/namespaces/default/pods", { body: pod("unbound") })).status).toBe(201);
   const res = await call("POST", "/api/v1/namespaces/default/pods/bound/eviction", { body: eviction("bound", { gracePeriodSeconds: 7 }) });
@@ -165,7 +204,12 @@ test("pods/eviction: a policy/v1 Eviction deletes the pod gracefully (201 Succes
   expect((await wrong.json()).message).toBe("name in URL does not match name in Eviction object");
   expect((await call("POST", "/api/v1/namespaces/default/pods/nope/eviction", { body: eviction("nope") })).status).toBe(404);
   const disc = await (await call("GET", "/api/v1")).json();
-  expect(disc.resources.find((r: { name: string }) => r.name === "pods/eviction")).toMatchObject({ group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
+  expect(disc.resources.find((r: { name: string }) => r.name === "pods/eviction")).toMatchObject({
+    group: "policy",
+    version: "v1",
+    kind: "Eviction",
+    verbs: ["create"],
+  });
 });
 
 test("kubectl get nodes -o wide reads the Table the double serves", async () => {
@@ -173,9 +217,24 @@ test("kubectl get nodes -o wide reads the Table the double serves", async () => 
   await api.writeKubeconfig(kc, { token: api.adminToken });
   await call("PATCH", "/api/v1/nodes/n2/status", {
     contentType: "application/merge-patch+json",
-    body: { status: { conditions: [{ type: "Ready", status: "True" }], nodeInfo: { kubeletVersion: "v1.31.0", osImage: "Debian GNU/Linux 12 (bookworm)", kernelVersion: "6.1.0", containerRuntimeVersion: "containerd://1.6.20" }, addresses: [{ type: "InternalIP", address: "10.1.2.3" }] } },
+    body: {
+      status: {
+        conditions: [{ type: "Ready", status: "True" }],
+        nodeInfo: {
+          kubeletVersion: "v1.31.0",
+          osImage: "Debian GNU/Linux 12 (bookworm)",
+          kernelVersion: "6.1.0",
+          containerRuntimeVersion: "containerd://1.6.20",
+        },
+        addresses: [{ type: "InternalIP", address: "10.1.2.3" }],
+      },
+    },
   });
-  const p = Bun.spawn(["kubectl", "--kubeconfig", kc, "get", "nodes", "n2", "-o", "wide"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: dir } });
+  const p = Bun.spawn(["kubectl", "--kubeconfig", kc, "get", "nodes", "n2", "-o", "wide"], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, HOME: dir },
+  });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   expect(err).toBe("");
   expect(code).toBe(0);
@@ -186,13 +245,47 @@ test("kubectl get nodes -o wide reads the Table the double serves", async () => 
 describe("patch semantics", () => {
   test.each([
     ["merge: null deletes", mergePatch, { a: 1, b: { c: 2 } }, { b: { c: null, d: 3 } }, { a: 1, b: { d: 3 } }],
-    ["json: add/replace/remove", jsonPatch, { a: [1], b: 1 }, [{ op: "add", path: "/a/-", value: 2 }, { op: "replace", path: "/b", value: 3 }, { op: "remove", path: "/a/0" }], { a: [2], b: 3 }],
-    ["strategic: addresses by type, images replaced", (t: unknown, p: unknown) => strategicMerge(t, p),
-      { status: { addresses: [{ type: "InternalIP", address: "1" }, { type: "Hostname", address: "h" }], images: [{ names: ["a"] }] } },
+    [
+      "json: add/replace/remove",
+      jsonPatch,
+      { a: [1], b: 1 },
+      [
+        { op: "add", path: "/a/-", value: 2 },
+        { op: "replace", path: "/b", value: 3 },
+        { op: "remove", path: "/a/0" },
+      ],
+      { a: [2], b: 3 },
+    ],
+    [
+      "strategic: addresses by type, images replaced",
+      (t: unknown, p: unknown) => strategicMerge(t, p),
+      {
+        status: {
+          addresses: [
+            { type: "InternalIP", address: "1" },
+            { type: "Hostname", address: "h" },
+          ],
+          images: [{ names: ["a"] }],
+        },
+      },
       { status: { addresses: [{ type: "InternalIP", address: "2" }], images: [{ names: ["b"] }] } },
-      { status: { addresses: [{ type: "InternalIP", address: "2" }, { type: "Hostname", address: "h" }], images: [{ names: ["b"] }] } }],
-    ["strategic: $patch delete in a keyed list", (t: unknown, p: unknown) => strategicMerge(t, p),
-      { status: { conditions: [{ type: "A" }, { type: "B" }] } }, { status: { conditions: [{ type: "A", $patch: "delete" }] } }, { status: { conditions: [{ type: "B" }] } }],
+      {
+        status: {
+          addresses: [
+            { type: "InternalIP", address: "2" },
+            { type: "Hostname", address: "h" },
+          ],
+          images: [{ names: ["b"] }],
+        },
+      },
+    ],
+    [
+      "strategic: $patch delete in a keyed list",
+      (t: unknown, p: unknown) => strategicMerge(t, p),
+      { status: { conditions: [{ type: "A" }, { type: "B" }] } },
+      { status: { conditions: [{ type: "A", $patch: "delete" }] } },
+      { status: { conditions: [{ type: "B" }] } },
+    ],
   ] as const)("%s", (_n, fn, target, patch, want) => {
     expect((fn as (t: unknown, p: unknown) => unknown)(target, patch)).toEqual(want);
   });

@@ -186,7 +186,15 @@ spec:
     lc = createPodLifecycle({
       runtime: rt,
       cgroups: createPodCgroupManager({ cgroupRoot: CGROUP_ROOT, podPidsLimit: 256 }),
-      config: { nodeName: NODE, hostIP: "127.0.0.1", staticPodPath: MANIFESTS, fileCheckFrequencyMs: 500, housekeepingPeriodMs: 500, syncFrequencyMs: 60_000, errorRetryMs: 1_000 },
+      config: {
+        nodeName: NODE,
+        hostIP: "127.0.0.1",
+        staticPodPath: MANIFESTS,
+        fileCheckFrequencyMs: 500,
+        housekeepingPeriodMs: 500,
+        syncFrequencyMs: 60_000,
+        errorRetryMs: 1_000,
+      },
     });
     await lc.start();
     await until("orphan unmounted and removed", () => !tmpfsAt(orphanDir) && !existsSync(join(ROOT, "pods", orphan.metadata.uid as string)));

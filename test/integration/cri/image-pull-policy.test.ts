@@ -18,7 +18,12 @@ const noBackOff: BackOff = { isInBackOff: () => false, next: () => {} };
 function makePod(name: string, image: string, imagePullPolicy: string): KubePod {
   return {
     metadata: { name, namespace: "ipp-test", uid: `uid-${PID}-${name}` },
-    spec: { hostNetwork: true, restartPolicy: "Always", terminationGracePeriodSeconds: 1, containers: [{ name: "main", image, imagePullPolicy, command: ["sleep", "3600"] }] },
+    spec: {
+      hostNetwork: true,
+      restartPolicy: "Always",
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "main", image, imagePullPolicy, command: ["sleep", "3600"] }],
+    },
   };
 }
 
@@ -36,7 +41,8 @@ describe.skipIf(!canRunContainerd())("imagePullPolicy on containerd", () => {
     await tearDownPods(ctd, () => removeNodePods(rt), CGROUP_ROOT, LOG_ROOT, KUBELET_ROOT);
   }, 120_000);
 
-  const sync = async (pod: KubePod) => rt.syncPod(pod, await rt.getPodStatus(pod.metadata.uid as string, pod.metadata.name, pod.metadata.namespace as string), noBackOff);
+  const sync = async (pod: KubePod) =>
+    rt.syncPod(pod, await rt.getPodStatus(pod.metadata.uid as string, pod.metadata.name, pod.metadata.namespace as string), noBackOff);
 
   test.each(["IfNotPresent", "Never"])("%s runs the local image", async (policy) => {
     const pod = makePod(`present-${policy.toLowerCase()}`, ctd.images.busybox, policy);
@@ -51,7 +57,9 @@ describe.skipIf(!canRunContainerd())("imagePullPolicy on containerd", () => {
   test("Never with a missing image: ErrImageNeverPull, upstream's message, no pull", async () => {
     const image = "bunlet.local/not-here:1";
     const r = await sync(makePod("never-missing", image, "Never"));
-    expect(r.errors).toEqual([{ container: "main", reason: "ErrImageNeverPull", message: `Container image "${image}" is not present with pull policy of Never` }]);
+    expect(r.errors).toEqual([
+      { container: "main", reason: "ErrImageNeverPull", message: `Container image "${image}" is not present with pull policy of Never` },
+    ]);
   });
 
   test("Always with the image present: the offline pull fails (ErrImagePull), then ImagePullBackOff until the back-off expires", async () => {

@@ -194,7 +194,9 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     await rt.syncPod(pod, await status(pod), noBackOff);
     await exited(pod, "once");
     const held = await rt.syncPod(pod, await status(pod), { isInBackOff: () => true, next: () => {}, delayMs: () => 10_000 });
-    expect(held.errors).toEqual([{ container: "once", reason: "CrashLoopBackOff", message: expect.stringContaining("back-off 10s restarting failed container=once") }]);
+    expect(held.errors).toEqual([
+      { container: "once", reason: "CrashLoopBackOff", message: expect.stringContaining("back-off 10s restarting failed container=once") },
+    ]);
     await rt.syncPod(pod, await status(pod), noBackOff);
     const st = await until("attempt 1", async () => {
       const s = await status(pod);
@@ -208,7 +210,10 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     await Bun.write(`${hostDir}/hello.txt`, "from-host");
     const pod = makePod({
       restartPolicy: "Never",
-      volumes: [{ name: "scratch", emptyDir: {} }, { name: "data", hostPath: { path: hostDir } }],
+      volumes: [
+        { name: "scratch", emptyDir: {} },
+        { name: "data", hostPath: { path: hostDir } },
+      ],
       containers: [
         {
           name: "reader",

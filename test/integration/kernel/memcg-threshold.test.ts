@@ -159,7 +159,14 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
 
   test("overlapping re-arms end on the last value; a stop during arming leaves nothing armed", async () => {
     const cg = cgroup();
-    const n = createMemoryThresholdNotifier({ hub, cgroupPath: cg.path, signal: "memory.available", hard: true, description: "hard memory eviction threshold", onEvent() {} });
+    const n = createMemoryThresholdNotifier({
+      hub,
+      cgroupPath: cg.path,
+      signal: "memory.available",
+      hard: true,
+      description: "hard memory eviction threshold",
+      onEvent() {},
+    });
     const first = n.updateThreshold(300 * MiB);
     const second = n.updateThreshold(310 * MiB);
     await Promise.all([first, second]);
@@ -239,7 +246,12 @@ describe.skipIf(!enabled)("cgroup v1 memory threshold notifier", () => {
     expect(hub.size).toBe(0);
     // Two thresholds with the same signal and description (hard 300Mi and 100Mi copied onto
     // allocatable) are two notifiers, each armed at its own value — not one overwriting the other.
-    expect(await set.apply([{ ...target(400 * MiB), id: "allocatableMemory.available#0" }, { ...target(450 * MiB), id: "allocatableMemory.available#1" }])).toEqual([]);
+    expect(
+      await set.apply([
+        { ...target(400 * MiB), id: "allocatableMemory.available#0" },
+        { ...target(450 * MiB), id: "allocatableMemory.available#1" },
+      ]),
+    ).toEqual([]);
     expect([...set.notifiers.values()].map((x) => x.armedBytes).sort()).toEqual([400 * MiB, 450 * MiB]);
     expect(hub.size).toBe(2);
     await set.apply([]);

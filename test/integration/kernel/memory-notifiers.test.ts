@@ -9,7 +9,10 @@ const enabled = canManageMemoryCgroups();
 
 function captureLogger() {
   const lines: string[] = [];
-  return { lines, logger: { info: (m: string) => lines.push(`I ${m}`), warn: (m: string) => lines.push(`W ${m}`), debug: (m: string) => lines.push(`D ${m}`) } };
+  return {
+    lines,
+    logger: { info: (m: string) => lines.push(`I ${m}`), warn: (m: string) => lines.push(`W ${m}`), debug: (m: string) => lines.push(`D ${m}`) },
+  };
 }
 
 describe.skipIf(!enabled)("startMemoryNotifiers", () => {
@@ -43,7 +46,13 @@ describe.skipIf(!enabled)("startMemoryNotifiers", () => {
     const usage = Number(root.read("memory.usage_in_bytes"));
     await kn.apply([
       { signal: "memory.available", cgroup: "root", hard: true, description: "hard memory eviction threshold", thresholdBytes: usage + 24 * MiB },
-      { signal: "allocatableMemory.available", cgroup: "pods", hard: false, description: "soft allocatable memory eviction threshold", thresholdBytes: 480 * MiB },
+      {
+        signal: "allocatableMemory.available",
+        cgroup: "pods",
+        hard: false,
+        description: "soft allocatable memory eviction threshold",
+        thresholdBytes: 480 * MiB,
+      },
     ]);
     expect(kn.hub.size).toBe(2);
     const hog = spawnMemoryHog(pods, 48);
@@ -51,7 +60,11 @@ describe.skipIf(!enabled)("startMemoryNotifiers", () => {
     await waitFor(() => reasons.includes("hard memory eviction threshold"), "root threshold trigger", 10_000);
     expect(reasons).not.toContain("soft allocatable memory eviction threshold");
     // Logged after the trigger (on a later tick: the cycle and its kill go first).
-    await waitFor(() => lines.some((l) => l.startsWith("I eviction manager: hard memory eviction threshold crossed") && l.includes(`cgroup=${root.path}`)), "the crossed line", 5_000);
+    await waitFor(
+      () => lines.some((l) => l.startsWith("I eviction manager: hard memory eviction threshold crossed") && l.includes(`cgroup=${root.path}`)),
+      "the crossed line",
+      5_000,
+    );
   }, 30_000);
 
   test("errors arming a target are logged once, not every refresh", async () => {
@@ -59,7 +72,13 @@ describe.skipIf(!enabled)("startMemoryNotifiers", () => {
     cgroups.push(root);
     const { lines, logger } = captureLogger();
     kn = startMemoryNotifiers({ memoryCgroupRoot: root.path, podsCgroup: "no-such-kubepods", psiTrigger: false, onTrigger() {}, logger });
-    const t = { signal: "allocatableMemory.available" as const, cgroup: "pods" as const, hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: MiB };
+    const t = {
+      signal: "allocatableMemory.available" as const,
+      cgroup: "pods" as const,
+      hard: true,
+      description: "hard allocatable memory eviction threshold",
+      thresholdBytes: MiB,
+    };
     await kn.apply([t]);
     await kn.apply([t]);
     const warns = lines.filter((l) => l.startsWith("W eviction manager: memcg notifier not armed"));

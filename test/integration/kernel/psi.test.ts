@@ -56,23 +56,27 @@ describe.skipIf(!havePsi)("PSI trigger notifier", () => {
     expect(hub.size).toBe(0);
   });
 
-  test.skipIf(!isRoot)("a watched cgroup2 directory removed → removal reported, fd released", async () => {
-    hub = createNotifierHub();
-    const dir = join(UNIFIED_ROOT, `bunlet-test-psi-${process.pid}`);
-    mkdirSync(dir);
-    dirs.push(dir);
-    let removed: string | undefined;
-    const n = startPsiNotifier(hub, {
-      path: join(dir, "memory.pressure"),
-      trigger: "some 100000 2000000",
-      onEvent() {},
-      onRemoved: (p) => (removed = p),
-    });
-    notifiers.push(n);
-    expect(n.mode).toBe("kernel");
-    rmdirSync(dir);
-    await waitFor(() => removed !== undefined, "removal report", 5000);
-    expect(n.stopped).toBe(true);
-    expect(hub.size).toBe(0);
-  }, 30_000);
+  test.skipIf(!isRoot)(
+    "a watched cgroup2 directory removed → removal reported, fd released",
+    async () => {
+      hub = createNotifierHub();
+      const dir = join(UNIFIED_ROOT, `bunlet-test-psi-${process.pid}`);
+      mkdirSync(dir);
+      dirs.push(dir);
+      let removed: string | undefined;
+      const n = startPsiNotifier(hub, {
+        path: join(dir, "memory.pressure"),
+        trigger: "some 100000 2000000",
+        onEvent() {},
+        onRemoved: (p) => (removed = p),
+      });
+      notifiers.push(n);
+      expect(n.mode).toBe("kernel");
+      rmdirSync(dir);
+      await waitFor(() => removed !== undefined, "removal report", 5000);
+      expect(n.stopped).toBe(true);
+      expect(hub.size).toBe(0);
+    },
+    30_000,
+  );
 });

@@ -57,7 +57,11 @@ describe("loadClientCert", () => {
     const csrs = (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items;
     expect(csrs).toHaveLength(1);
     expect(csrs[0]!.metadata.name).toMatch(/^node-csr-/);
-    expect(csrs[0]!.spec).toMatchObject({ signerName: "kubernetes.io/kube-apiserver-client-kubelet", usages: ["digital signature", "client auth"], groups: expect.arrayContaining(["system:bootstrappers"]) });
+    expect(csrs[0]!.spec).toMatchObject({
+      signerName: "kubernetes.io/kube-apiserver-client-kubelet",
+      usages: ["digital signature", "client auth"],
+      groups: expect.arrayContaining(["system:bootstrappers"]),
+    });
     const cfg = await loadKubeconfig(kubeconfigPath);
     expect(cfg).toMatchObject({ server: api.url, certFile: current, keyFile: current, caPem: api.caPem });
     await createKubeClient(cfg, { clock: realClock }).request({ path: "/api/v1/nodes" });
@@ -70,12 +74,18 @@ describe("loadClientCert", () => {
   test("waits for a human: `kubectl certificate approve` releases it", async () => {
     const { api, bootstrapPath, kubeconfigPath, certDir } = await setup("manual", false);
     let done = false;
-    const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-8", clock: realClock }).then(() => (done = true));
+    const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-8", clock: realClock }).then(
+      () => (done = true),
+    );
     const csr = await until("CSR created", async () => (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]);
     expect(done).toBe(false);
     const admin = join(dir, "admin.kubeconfig");
     await api.writeKubeconfig(admin, { token: api.adminToken });
-    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, "certificate", "approve", csr.metadata.name], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: dir } });
+    const p = Bun.spawn(["kubectl", "--kubeconfig", admin, "certificate", "approve", csr.metadata.name], {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, HOME: dir },
+    });
     const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     expect(err).toBe("");
     expect(out).toContain(`certificatesigningrequest.certificates.k8s.io/${csr.metadata.name} approved`);
@@ -85,11 +95,15 @@ describe("loadClientCert", () => {
 
   test("a denied CSR fails with upstream's message; no bootstrap kubeconfig names the file", async () => {
     const { api, bootstrapPath, kubeconfigPath, certDir } = await setup("denied", false);
-    const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-9", clock: realClock }).catch((e) => e as Error);
+    const pending = loadClientCert({ kubeconfigPath, bootstrapKubeconfigPath: bootstrapPath, certDir, nodeName: "worker-9", clock: realClock }).catch(
+      (e) => e as Error,
+    );
     const csr = await until("CSR created", async () => (await api.store.list("certificatesigningrequests.certificates.k8s.io/")).items[0]);
     const key = `certificatesigningrequests.certificates.k8s.io//${csr.metadata.name}`;
     await api.store.put(key, { ...csr, status: { conditions: [{ type: "Denied", status: "True", reason: "NotMine", message: "go away" }] } });
-    expect((await pending as Error).message).toBe("certificate signing request is denied, reason: NotMine, message: go away");
-    await expect(loadClientCert({ kubeconfigPath: join(dir, "nope.conf"), certDir, nodeName: "x", clock: realClock })).rejects.toThrow(/^unable to load kubeconfig .*nope\.conf and no --bootstrap-kubeconfig is set$/);
+    expect(((await pending) as Error).message).toBe("certificate signing request is denied, reason: NotMine, message: go away");
+    await expect(loadClientCert({ kubeconfigPath: join(dir, "nope.conf"), certDir, nodeName: "x", clock: realClock })).rejects.toThrow(
+      /^unable to load kubeconfig .*nope\.conf and no --bootstrap-kubeconfig is set$/,
+    );
   });
 });

@@ -29,7 +29,10 @@ describe("TLS", () => {
     expect(await good.request<any>({ path: "/version" })).toMatchObject({ major: "1" });
     const noCa = createKubeClient({ server: api.url, token: api.adminToken, source: "t" }, { clock: realClock });
     await expect(noCa.request({ path: "/version" })).rejects.toThrow(/self.signed|certificate/i);
-    const wrongCa = createKubeClient({ server: api.url, caPem: (await api.issueClientCert("x")).certPem, token: api.adminToken, source: "t" }, { clock: realClock });
+    const wrongCa = createKubeClient(
+      { server: api.url, caPem: (await api.issueClientCert("x")).certPem, token: api.adminToken, source: "t" },
+      { clock: realClock },
+    );
     await expect(wrongCa.request({ path: "/version" })).rejects.toThrow();
   });
 
@@ -39,7 +42,10 @@ describe("TLS", () => {
     await writeFile(join(dir, "k.pem"), keyPem);
     await writeFile(join(dir, "ca.crt"), api.caPem);
     const path = join(dir, "files.kubeconfig");
-    await writeFile(path, `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: ${api.url}\n    certificate-authority: ca.crt\nusers:\n- name: u\n  user:\n    client-certificate: c.pem\n    client-key: k.pem\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n`);
+    await writeFile(
+      path,
+      `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: ${api.url}\n    certificate-authority: ca.crt\nusers:\n- name: u\n  user:\n    client-certificate: c.pem\n    client-key: k.pem\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n`,
+    );
     const c = createKubeClient(await loadKubeconfig(path), { clock: realClock });
     await c.request({ path: "/api/v1/nodes" });
     expect(whoAmI()).toBe("system:node:files");
@@ -56,13 +62,18 @@ describe("credentials", () => {
 
   test("an exec credential plugin runs with KUBERNETES_EXEC_INFO and its token is used", async () => {
     const plugin = join(dir, "plugin.sh");
-    await writeFile(plugin, `#!/bin/sh\necho "$KUBERNETES_EXEC_INFO" > ${dir}/exec-info.json\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"\n`);
+    await writeFile(
+      plugin,
+      `#!/bin/sh\necho "$KUBERNETES_EXEC_INFO" > ${dir}/exec-info.json\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"\n`,
+    );
     await chmod(plugin, 0o755);
     const cfg = await parseKubeconfig(
       JSON.stringify({
         "current-context": "c",
         clusters: [{ name: "k", cluster: { server: api.url, "certificate-authority-data": Buffer.from(api.caPem).toString("base64") } }],
-        users: [{ name: "u", user: { exec: { command: plugin, apiVersion: "client.authentication.k8s.io/v1", env: [{ name: "TOKEN", value: api.adminToken }] } } }],
+        users: [
+          { name: "u", user: { exec: { command: plugin, apiVersion: "client.authentication.k8s.io/v1", env: [{ name: "TOKEN", value: api.adminToken }] } } },
+        ],
         contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
       }),
       join(dir, "exec.kubeconfig"),
@@ -74,7 +85,9 @@ describe("credentials", () => {
   });
 
   test("a bad kubeconfig names the file and the field", async () => {
-    await expect(parseKubeconfig("clusters: [{name: k}]\n", "/etc/kubernetes/kubelet.conf")).rejects.toThrow(/^invalid kubeconfig \/etc\/kubernetes\/kubelet\.conf: field clusters\.0\.cluster/);
+    await expect(parseKubeconfig("clusters: [{name: k}]\n", "/etc/kubernetes/kubelet.conf")).rejects.toThrow(
+      /^invalid kubeconfig \/etc\/kubernetes\/kubelet\.conf: field clusters\.0\.cluster/,
+    );
     await expect(parseKubeconfig("current-context: nope\ncontexts: []\n", "/k")).rejects.toThrow('context "nope" not found');
   });
 });
@@ -87,7 +100,9 @@ test("API errors carry the code and Status reason; responses are validated with 
   const stale = await c.request({ method: "PUT", path: "/api/v1/nodes/e1", body: node }).catch((e) => e as ApiError);
   expect(stale).toBeInstanceOf(ApiError);
   expect(isConflict(stale)).toBe(true);
-  expect((stale as ApiError).message).toBe('Operation cannot be fulfilled on nodes "e1": the object has been modified; please apply your changes to the latest version and try again');
+  expect((stale as ApiError).message).toBe(
+    'Operation cannot be fulfilled on nodes "e1": the object has been modified; please apply your changes to the latest version and try again',
+  );
   expect(isNotFound(await c.request({ path: "/api/v1/nodes/nope" }).catch((e) => e))).toBe(true);
   await expect(c.request({ path: "/version", schema: nodeSchema })).rejects.toThrow(/^unexpected response from GET \/version: field metadata/);
 });

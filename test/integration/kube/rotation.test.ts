@@ -40,7 +40,17 @@ test("at the deadline the node renews its certificate with its current one; clie
   // A clock past 90 % of the certificate's life: the rotation is due at once.
   const clock = createManualClock(first.validToDate.getTime() - 60_000);
   let rotated: string | undefined;
-  const rotation = createCertRotation({ client, certDir, nodeName: "rot-1", clock, rand: () => 0.5, onRotated: (cert, key) => { rotated = cert; client.setClientCertificate(cert, key); } });
+  const rotation = createCertRotation({
+    client,
+    certDir,
+    nodeName: "rot-1",
+    clock,
+    rand: () => 0.5,
+    onRotated: (cert, key) => {
+      rotated = cert;
+      client.setClientCertificate(cert, key);
+    },
+  });
   await rotation.start();
   clock.advance(0);
   await until("rotated", () => rotated, 30_000);

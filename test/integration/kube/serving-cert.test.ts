@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 const CSRS = "certificatesigningrequests.certificates.k8s.io/";
-const ADDRESSES = [{ type: "InternalIP", address: "127.0.0.1" }, { type: "Hostname", address: "srv-node" }];
+const ADDRESSES = [
+  { type: "InternalIP", address: "127.0.0.1" },
+  { type: "Hostname", address: "srv-node" },
+];
 
 async function nodeClient(api: ApiServerDouble, node: string) {
   const { certPem, keyPem } = await api.issueClientCert(`system:node:${node}`, ["system:nodes"]);
@@ -37,7 +40,14 @@ async function nodeClient(api: ApiServerDouble, node: string) {
 /** A TLS listener fed by the manager, as listen.ts wires it. */
 async function listener(m: ServerCertManager): Promise<SecureServer> {
   const initial = m.current();
-  const server = await startSecureServer({ hostname: "127.0.0.1", port: 0, tls: true, cert: initial?.certPem, key: initial?.keyPem, handler: async () => new Response("ok\n") });
+  const server = await startSecureServer({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: true,
+    cert: initial?.certPem,
+    key: initial?.keyPem,
+    handler: async () => new Response("ok\n"),
+  });
   const off = m.subscribe((p) => server.setCertificate(p.certPem, p.keyPem));
   cleanups.push(() => (off(), server.stop()));
   return server;
@@ -51,9 +61,16 @@ async function run(cmd: string[]): Promise<{ code: number; out: string }> {
 
 /** The serial of the certificate the listener presents, verified against the cluster CA by openssl. */
 async function servedSerial(port: number, caFile: string): Promise<string> {
-  const r = await run(["sh", "-c", `openssl s_client -connect 127.0.0.1:${port} -CAfile ${caFile} -verify_return_error -verify_ip 127.0.0.1 </dev/null 2>&1 | openssl x509 -noout -serial`]);
+  const r = await run([
+    "sh",
+    "-c",
+    `openssl s_client -connect 127.0.0.1:${port} -CAfile ${caFile} -verify_return_error -verify_ip 127.0.0.1 </dev/null 2>&1 | openssl x509 -noout -serial`,
+  ]);
   if (r.code !== 0) throw new Error(`openssl s_client: ${r.out}`);
-  return r.out.trim().replace(/^serial=/, "").toUpperCase();
+  return r.out
+    .trim()
+    .replace(/^serial=/, "")
+    .toUpperCase();
 }
 
 describe("serving certificate awaiting approval", async () => {
@@ -65,7 +82,14 @@ describe("serving certificate awaiting approval", async () => {
   const registry = createRegistry();
   let manager: ServerCertManager;
   const metrics = serverCertificateMetrics(registry, { notAfterMs: () => manager?.current()?.notAfterMs, nowMs: () => Date.now() });
-  manager = createServerCertManager({ certDir, nodeName: "srv-node", clock: realClock, addresses: () => ADDRESSES, onRenewError: () => metrics.renewError(), onRotated: (s) => metrics.rotated(s) });
+  manager = createServerCertManager({
+    certDir,
+    nodeName: "srv-node",
+    clock: realClock,
+    addresses: () => ADDRESSES,
+    onRenewError: () => metrics.renewError(),
+    onRotated: (s) => metrics.rotated(s),
+  });
   cleanups.push(() => manager.stop());
   await manager.load();
   const server = await listener(manager);
@@ -118,9 +142,20 @@ describe("kubelet-serving signer validation", async () => {
     m.start(await nodeClient(api, "v"));
     // A hand-made CSR from the double's point of view: a bad organization.
     const { createCsrPem, generateKeyPem, keyFromPem } = await import("../../../src/kube/bootstrap/index.ts");
-    const request = Buffer.from(createCsrPem(keyFromPem(generateKeyPem()), { commonName: "system:node:v", organizations: ["evil"] }, { ipAddresses: ["127.0.0.1"] })).toString("base64");
-    await api.store.put(`${CSRS}/bad`, { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { name: "bad" }, spec: { request, signerName: "kubernetes.io/kubelet-serving", usages: ["digital signature", "server auth"] } });
-    const failed = await until("the signer's verdict", async () => (await api.store.get(`${CSRS}/bad`))?.status?.conditions?.find((c: { type: string }) => c.type === "Failed"), 30_000);
+    const request = Buffer.from(
+      createCsrPem(keyFromPem(generateKeyPem()), { commonName: "system:node:v", organizations: ["evil"] }, { ipAddresses: ["127.0.0.1"] }),
+    ).toString("base64");
+    await api.store.put(`${CSRS}/bad`, {
+      apiVersion: "certificates.k8s.io/v1",
+      kind: "CertificateSigningRequest",
+      metadata: { name: "bad" },
+      spec: { request, signerName: "kubernetes.io/kubelet-serving", usages: ["digital signature", "server auth"] },
+    });
+    const failed = await until(
+      "the signer's verdict",
+      async () => (await api.store.get(`${CSRS}/bad`))?.status?.conditions?.find((c: { type: string }) => c.type === "Failed"),
+      30_000,
+    );
     expect(failed).toMatchObject({ reason: "SignerValidationFailure", message: "subject organization is not system:nodes" });
     expect((await api.store.list(CSRS)).items.map((c) => c.metadata.name)).toEqual(["bad"]);
   });
@@ -135,7 +170,14 @@ describe("rotation of a short-lived serving certificate", async () => {
     const registry = createRegistry();
     let m: ServerCertManager;
     const metrics = serverCertificateMetrics(registry, { notAfterMs: () => m?.current()?.notAfterMs, nowMs: () => Date.now() });
-    m = createServerCertManager({ certDir: join(dir, "pki-r"), nodeName: "rot-node", clock: realClock, addresses: () => [{ type: "InternalIP", address: "127.0.0.1" }], rand: () => 0, onRotated: (s) => metrics.rotated(s) });
+    m = createServerCertManager({
+      certDir: join(dir, "pki-r"),
+      nodeName: "rot-node",
+      clock: realClock,
+      addresses: () => [{ type: "InternalIP", address: "127.0.0.1" }],
+      rand: () => 0,
+      onRotated: (s) => metrics.rotated(s),
+    });
     cleanups.push(() => m.stop());
     const server = await listener(m);
     m.start(await nodeClient(api, "rot-node"));

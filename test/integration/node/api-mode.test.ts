@@ -18,8 +18,23 @@ let runtimeErrors: string[] = ["container runtime status check may not have comp
 const startupEvents: string[] = [];
 
 const facts: NodeFacts = {
-  machine: async () => ({ machineID: "mid", systemUUID: "uuid", bootID: "boot", kernelVersion: "6.1.0", osImage: "Debian GNU/Linux 12 (bookworm)", operatingSystem: "linux", architecture: "amd64", cpus: 2, memoryBytes: 2 ** 31, hugepagesBytes: {}, ephemeralStorageBytes: 2 ** 34 }),
-  addresses: () => [{ type: "InternalIP", address: "10.9.8.7" }, { type: "Hostname", address: "worker-1" }],
+  machine: async () => ({
+    machineID: "mid",
+    systemUUID: "uuid",
+    bootID: "boot",
+    kernelVersion: "6.1.0",
+    osImage: "Debian GNU/Linux 12 (bookworm)",
+    operatingSystem: "linux",
+    architecture: "amd64",
+    cpus: 2,
+    memoryBytes: 2 ** 31,
+    hugepagesBytes: {},
+    ephemeralStorageBytes: 2 ** 34,
+  }),
+  addresses: () => [
+    { type: "InternalIP", address: "10.9.8.7" },
+    { type: "Hostname", address: "worker-1" },
+  ],
   runtime: async () => ({ version: "containerd://1.6.20", errors: runtimeErrors }),
   images: async () => [{ names: ["bunlet.local/pause:1"], sizeBytes: 1000 }],
   pressure: () => pressure,
@@ -35,15 +50,37 @@ const statusPatches = () => api.requests.filter((r) => r.method === "PATCH" && r
 beforeAll(async () => {
   api = await startApiServer();
   const cert = await api.issueClientCert("system:node:worker-1", ["system:nodes"]);
-  const client = createKubeClient({ server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" }, { clock: realClock, timeoutMs: 2000 });
+  const client = createKubeClient(
+    { server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" },
+    { clock: realClock, timeoutMs: 2000 },
+  );
   mode = createNodeApiMode(
     {
-      registration: { nodeName: "worker-1", hostname: "worker-1", os: "linux", arch: "amd64", nodeLabels: { "node-role.kubernetes.io/worker": "" }, registerWithTaints: [] },
-      registerNode: true, kubeletVersion: "v1.31.0", kubeletPort: 10250, maxPods: 110, maxImages: 50,
-      updateFrequencyMs: 200, reportFrequencyMs: 60_000, leaseDurationSeconds: 2,
-      startup: { attemptRegisterNode: () => startupEvents.push("attempt"), registeredNode: () => startupEvents.push("registered"), nodeReady: () => startupEvents.push("ready") },
+      registration: {
+        nodeName: "worker-1",
+        hostname: "worker-1",
+        os: "linux",
+        arch: "amd64",
+        nodeLabels: { "node-role.kubernetes.io/worker": "" },
+        registerWithTaints: [],
+      },
+      registerNode: true,
+      kubeletVersion: "v1.31.0",
+      kubeletPort: 10250,
+      maxPods: 110,
+      maxImages: 50,
+      updateFrequencyMs: 200,
+      reportFrequencyMs: 60_000,
+      leaseDurationSeconds: 2,
+      startup: {
+        attemptRegisterNode: () => startupEvents.push("attempt"),
+        registeredNode: () => startupEvents.push("registered"),
+        nodeReady: () => startupEvents.push("ready"),
+      },
     },
-    facts, client, realClock,
+    facts,
+    client,
+    realClock,
   );
   mode.start();
 });
@@ -54,13 +91,23 @@ afterAll(async () => {
 
 test("registers the node NotReady, then Ready once the runtime is", async () => {
   await until("node registered", () => api.store.get("nodes//worker-1"));
-  expect((await node()).metadata.labels).toMatchObject({ "kubernetes.io/hostname": "worker-1", "kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node-role.kubernetes.io/worker": "" });
+  expect((await node()).metadata.labels).toMatchObject({
+    "kubernetes.io/hostname": "worker-1",
+    "kubernetes.io/os": "linux",
+    "beta.kubernetes.io/arch": "amd64",
+    "node-role.kubernetes.io/worker": "",
+  });
   await until("NotReady reported", async () => (await ready()) === "False");
   expect((await node()).status.conditions.find((c: any) => c.type === "Ready").message).toBe("container runtime status check may not have completed yet");
   runtimeErrors = [];
   await until("Ready reported", async () => (await ready()) === "True", 5000);
   const n = await node();
-  expect(n.status.nodeInfo).toMatchObject({ kubeletVersion: "v1.31.0", containerRuntimeVersion: "containerd://1.6.20", bootID: "boot", osImage: "Debian GNU/Linux 12 (bookworm)" });
+  expect(n.status.nodeInfo).toMatchObject({
+    kubeletVersion: "v1.31.0",
+    containerRuntimeVersion: "containerd://1.6.20",
+    bootID: "boot",
+    osImage: "Debian GNU/Linux 12 (bookworm)",
+  });
   expect(n.status.capacity).toEqual({ cpu: "2", memory: "2Gi", pods: "110", "ephemeral-storage": "16Gi" });
   expect(n.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
   expect(n.status.images).toEqual([{ names: ["bunlet.local/pause:1"], sizeBytes: 1000 }]);
@@ -71,7 +118,10 @@ test("registers the node NotReady, then Ready once the runtime is", async () => 
 test("status is patched only when it changed (report frequency 60 s)", async () => {
   const before = statusPatches();
   const syncs = api.requests.length;
-  await until("a few status syncs", () => api.requests.filter((r) => r.path.startsWith("/api/v1/nodes/worker-1?")).length > 0 && api.requests.length > syncs + 6);
+  await until(
+    "a few status syncs",
+    () => api.requests.filter((r) => r.path.startsWith("/api/v1/nodes/worker-1?")).length > 0 && api.requests.length > syncs + 6,
+  );
   expect(statusPatches()).toBe(before);
   pressure = ["MemoryPressure"];
   await until("MemoryPressure reported", async () => (await cond("MemoryPressure")) === "True");

@@ -35,7 +35,12 @@ async function client(): Promise<Bus> {
   await new Promise((r, j) => b.listNames((e) => (e ? j(e) : r(undefined))));
   return b;
 }
-const ping = (b: Bus) => new Promise((r) => b.invoke({ destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer", member: "Ping" }, () => r(undefined)));
+const ping = (b: Bus) =>
+  new Promise((r) =>
+    b.invoke({ destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer", member: "Ping" }, () =>
+      r(undefined),
+    ),
+  );
 
 beforeAll(async () => {
   if (!available) return;
@@ -67,7 +72,16 @@ test.skipIf(!available)("a PrepareForShutdown from anyone but logind is ignored;
   spoofer.sendSignal("/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForShutdown", "b", [true]);
   const names = await new Promise<string[]>((r, j) => spoofer.listNames((e, n) => (e ? j(e) : r(n))));
   for (const n of names.filter((x) => x.startsWith(":")))
-    spoofer.connection.message({ type: 4, serial: spoofer.serial++, destination: n, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "PrepareForShutdown", signature: "b", body: [true] });
+    spoofer.connection.message({
+      type: 4,
+      serial: spoofer.serial++,
+      destination: n,
+      path: "/org/freedesktop/login1",
+      interface: "org.freedesktop.login1.Manager",
+      member: "PrepareForShutdown",
+      signature: "b",
+      body: [true],
+    });
   await ping(spoofer); // the daemon has routed the spoofs before it answers
 
   logind.sendSignal("/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForShutdown", "b", [false]);

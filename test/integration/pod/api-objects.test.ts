@@ -12,15 +12,28 @@ import { until } from "../../support/wait.ts";
 
 let api: ApiServerDouble;
 let client: KubeClient;
-const secret = (name: string, v: string) => ({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "default", uid: `uid-${name}` }, data: { k: Buffer.from(v).toString("base64") } });
+const secret = (name: string, v: string) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace: "default", uid: `uid-${name}` },
+  data: { k: Buffer.from(v).toString("base64") },
+});
 
 beforeAll(async () => {
   api = await startApiServer({ storage: "memory", bookmarkIntervalMs: 200 });
   const cert = await api.issueClientCert("system:node:n1", ["system:nodes"]);
-  client = createKubeClient({ server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" }, { clock: realClock, timeoutMs: 5000 });
+  client = createKubeClient(
+    { server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" },
+    { clock: realClock, timeoutMs: 5000 },
+  );
   // The Node authorizer lets n1 read only what pods bound to it reference.
   const env = ["s1", "later", "g1"].map((n) => ({ name: n, valueFrom: { secretKeyRef: { name: n, key: "k" } } }));
-  await api.store.put("pods/default/refs", { apiVersion: "v1", kind: "Pod", metadata: { name: "refs", namespace: "default", uid: "refs-uid" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "i", env }] } });
+  await api.store.put("pods/default/refs", {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "refs", namespace: "default", uid: "refs-uid" },
+    spec: { nodeName: "n1", containers: [{ name: "c", image: "i", env }] },
+  });
 });
 
 test("the double's Node authorizer: an object no pod on the node references is forbidden", async () => {
@@ -45,9 +58,25 @@ test("Watch: one reflector per object while referenced; updates, deletion and la
   await api.store.put("secrets/default/s1", secret("s1", "two"));
   await until("update seen", async () => (await m.get("default", "s1")).data.k === Buffer.from("two").toString("base64"), 10_000);
   await api.store.put("secrets/default/later", secret("later", "x"));
-  await until("creation seen", () => m.get("default", "later").then(() => true, () => false), 10_000);
+  await until(
+    "creation seen",
+    () =>
+      m.get("default", "later").then(
+        () => true,
+        () => false,
+      ),
+    10_000,
+  );
   await api.store.delete("secrets/default/s1");
-  await until("deletion seen", () => m.get("default", "s1").then(() => false, (e) => e instanceof ObjectNotFoundError), 10_000);
+  await until(
+    "deletion seen",
+    () =>
+      m.get("default", "s1").then(
+        () => false,
+        (e) => e instanceof ObjectNotFoundError,
+      ),
+    10_000,
+  );
   expect(changes).toContain("s1");
   m.unregisterPod("p1");
   expect(m.watched()).toEqual(["default/s1"]);
@@ -58,7 +87,12 @@ test("Watch: one reflector per object while referenced; updates, deletion and la
 
 test("Watch: an immutable object is listed once and not watched", async () => {
   await api.store.put("secrets/default/frozen", { ...secret("frozen", "v"), immutable: true });
-  await api.store.put("pods/default/frozen-user", { apiVersion: "v1", kind: "Pod", metadata: { name: "frozen-user", namespace: "default", uid: "fu" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "i" }], volumes: [{ name: "v", secret: { secretName: "frozen" } }] } });
+  await api.store.put("pods/default/frozen-user", {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "frozen-user", namespace: "default", uid: "fu" },
+    spec: { nodeName: "n1", containers: [{ name: "c", image: "i" }], volumes: [{ name: "v", secret: { secretName: "frozen" } }] },
+  });
   const m = createObjectManager<any>({ client: () => client, resource: "secrets", strategy: "Watch", clock: realClock });
   m.registerPod("fu", "default", ["frozen"]);
   expect((await m.get("default", "frozen")).immutable).toBe(true);
@@ -87,7 +121,12 @@ test("a pod's snapshot: its secrets, configMaps and a token bound to it", async 
       nodeName: "n1",
       serviceAccountName: "default",
       containers: [{ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: { name: "app", key: "k" } } }] }],
-      volumes: [{ name: "v", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }, { configMap: { name: "kube-root-ca.crt" } }] } }],
+      volumes: [
+        {
+          name: "v",
+          projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }, { configMap: { name: "kube-root-ca.crt" } }] },
+        },
+      ],
     },
   };
   await api.store.put("pods/default/p", { apiVersion: "v1", kind: "Pod", ...pod });

@@ -31,7 +31,10 @@ beforeAll(async () => {
   await put(pod("mine-1", "worker-1"));
   await put(pod("other", "worker-2"));
   const cert = await api.issueClientCert("system:node:worker-1", ["system:nodes"]);
-  const client = createKubeClient({ server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" }, { clock: realClock, timeoutMs: 5000 });
+  const client = createKubeClient(
+    { server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" },
+    { clock: realClock, timeoutMs: 5000 },
+  );
   source = createApiSource({ client, nodeName: "worker-1", clock: realClock, onUpdate: (u) => updates.push(u), backoffInitialMs: 50, backoffMaxMs: 500 });
   source.start();
 });

@@ -24,11 +24,21 @@ describe.skipIf(!canRun)("pod cgroups on cgroup v1", () => {
 
   test("creates QoS and pod cgroups with limits in every controller and removes them", async () => {
     expect(controllers).toContain("memory");
-    const m = createPodCgroupManager({ mountRoot, cgroupRoot: testRoot, controllers, podPidsLimit: 321, kubepods: { memoryLimitBytes: 8 * 2 ** 30, cpuShares: 2048 } });
+    const m = createPodCgroupManager({
+      mountRoot,
+      cgroupRoot: testRoot,
+      controllers,
+      podPidsLimit: 321,
+      kubepods: { memoryLimitBytes: 8 * 2 ** 30, cpuShares: 2048 },
+    });
     const parentG = await m.ensurePod(guaranteed);
     const parentB = await m.ensurePod(burstableAll);
     const parentE = await m.ensurePod(bestEffort);
-    expect([parentG, parentB, parentE]).toEqual([`${testRoot}/kubepods/podg1`, `${testRoot}/kubepods/burstable/podb1`, `${testRoot}/kubepods/besteffort/podbe1`]);
+    expect([parentG, parentB, parentE]).toEqual([
+      `${testRoot}/kubepods/podg1`,
+      `${testRoot}/kubepods/burstable/podb1`,
+      `${testRoot}/kubepods/besteffort/podbe1`,
+    ]);
     for (const c of controllers) expect(existsSync(m.dir(c, ["kubepods", "burstable", "podb1"]))).toBe(true);
     const read = (c: string, name: string[], f: string) => readFileSync(join(m.dir(c, name), f), "utf8").trim();
     expect(read("memory", ["kubepods"], "memory.limit_in_bytes")).toBe(String(8 * 2 ** 30));

@@ -45,7 +45,13 @@ describe.skipIf(!canManageMemoryCgroups())("kubepods memory limit refused by the
     writeFileSync(join(kubepods, "memory.limit_in_bytes"), String(1024 * MiB)); // the old, larger limit
     const pod = makeMemoryCgroup({ root: kubepods, prefix: "podhog" });
     const hog = spawnMemoryHog(pod, 96);
-    const m = createPodCgroupManager({ mountRoot: "/sys/fs/cgroup", cgroupRoot: testRoot, controllers: ["memory"], kubepods: { memoryLimitBytes: 64 * MiB }, limitRetryMs: 50 });
+    const m = createPodCgroupManager({
+      mountRoot: "/sys/fs/cgroup",
+      cgroupRoot: testRoot,
+      controllers: ["memory"],
+      kubepods: { memoryLimitBytes: 64 * MiB },
+      limitRetryMs: 50,
+    });
     try {
       await pollUntil(() => Number(readFileSync(join(kubepods, "memory.usage_in_bytes"), "utf8")) > 90 * MiB, "the hog holding 96 MiB");
       await m.setup();
@@ -57,7 +63,11 @@ describe.skipIf(!canManageMemoryCgroups())("kubepods memory limit refused by the
       expect(text).toMatch(new RegExp(`QoS cgroups ready .*memoryLimit=${1024 * MiB} wantedMemoryLimit=${64 * MiB}`));
 
       // The eviction manager's "pods" container: never more room than the wanted budget.
-      const stats = createNodeStatsProvider({ rootDir: "/", podsCgroup: join(testRoot, "kubepods").slice(1), podsMemoryLimitBytes: () => m.kubepodsMemoryLimit()?.wantedBytes });
+      const stats = createNodeStatsProvider({
+        rootDir: "/",
+        podsCgroup: join(testRoot, "kubepods").slice(1),
+        podsMemoryLimitBytes: () => m.kubepodsMemoryLimit()?.wantedBytes,
+      });
       const pods = stats.nodeStats({ memoryOnly: true }).systemContainers![0]!.memory!;
       expect(pods.workingSetBytes!).toBeGreaterThan(64 * MiB);
       expect(pods.availableBytes).toBe(0);

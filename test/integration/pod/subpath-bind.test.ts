@@ -17,7 +17,10 @@ let base = "";
 let racer: ReturnType<typeof spawnRacer> | undefined;
 
 function spawnRacer(vol: string, linkTarget: string) {
-  return Bun.spawn([process.execPath, resolve(import.meta.dir, "../../support/subpath-racer.ts"), vol, "sub", linkTarget], { stdout: "pipe", stderr: "inherit" });
+  return Bun.spawn([process.execPath, resolve(import.meta.dir, "../../support/subpath-racer.ts"), vol, "sub", linkTarget], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
 }
 
 beforeAll(() => {
@@ -35,7 +38,6 @@ afterAll(() => {
   for (const mp of mountPointsUnder(base)) umount2(mp, MNT_DETACH);
   rmSync(base, { recursive: true, force: true });
 });
-
 
 let n = 0;
 function fresh(): { vol: string; podDir: string; rt: string } {
@@ -66,7 +68,14 @@ function listing(dir: string): string[] {
   }
 }
 
-const req = (vol: string, podDir: string, subPath: string, volumeMountIndex = 0) => ({ volumePath: vol, subPath, podDir, volumeName: "v", containerName: "c", volumeMountIndex });
+const req = (vol: string, podDir: string, subPath: string, volumeMountIndex = 0) => ({
+  volumePath: vol,
+  subPath,
+  podDir,
+  volumeName: "v",
+  containerName: "c",
+  volumeMountIndex,
+});
 
 describe.skipIf(!root)("subPath bind mounts", () => {
   test("a directory sub path is created, bind-mounted at volume-subpaths/<volume>/<container>/<index>, kept, and cleaned", () => {

@@ -33,7 +33,10 @@ beforeAll(async () => {
   for (const cn of ["root-a", "root-b", "root-c"]) roots.push((await createCA(join(dir, cn), cn)).certPem);
   api = await startApiServer({ storage: "memory", bookmarkIntervalMs: 200 });
   const cert = await api.issueClientCert("system:node:n1", ["system:nodes"]);
-  client = createKubeClient({ server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" }, { clock: realClock, timeoutMs: 5000 });
+  client = createKubeClient(
+    { server: api.url, caPem: api.caPem, certPem: cert.certPem, keyPem: cert.keyPem, source: "test" },
+    { clock: realClock, timeoutMs: 5000 },
+  );
 });
 afterAll(async () => {
   await api?.close();
@@ -50,7 +53,11 @@ test("by name and by signerName + labelSelector, kept current by one watch of th
   const missing = { name: "absent", optional: true, path: "absent.pem" };
   const pod = {
     metadata: { name: "p", namespace: "default", uid: "u-ctb" },
-    spec: { nodeName: "n1", containers: [{ name: "c" }], volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: byName }, { clusterTrustBundle: bySigner }, { clusterTrustBundle: missing }] } }] },
+    spec: {
+      nodeName: "n1",
+      containers: [{ name: "c" }],
+      volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: byName }, { clusterTrustBundle: bySigner }, { clusterTrustBundle: missing }] } }],
+    },
   } as unknown as KubePod;
   const m = createPodApiObjects({ client: () => client, clock: realClock, clusterTrustBundleProjection: true, trustAnchorSalt: "t" });
   const snap = async () => (await m.resolve(pod))!.trustBundles!;
@@ -61,21 +68,30 @@ test("by name and by signerName + labelSelector, kept current by one watch of th
   expect(s.get(trustBundleKey(missing))).toBe("");
   expect(m.trustBundles.groupVersion()).toBe("certificates.k8s.io/v1beta1");
   // One list and one watch of the whole collection, as upstream's informer.
-  const ctbRequests = () => api.requests.filter((r) => r.path.startsWith("/apis/certificates.k8s.io/v1beta1/clustertrustbundles")).map((r) => (r.path.includes("watch=true") ? "watch" : "list"));
+  const ctbRequests = () =>
+    api.requests
+      .filter((r) => r.path.startsWith("/apis/certificates.k8s.io/v1beta1/clustertrustbundles"))
+      .map((r) => (r.path.includes("watch=true") ? "watch" : "list"));
   await until("the watch", () => ctbRequests().includes("watch"), 10_000);
   expect(ctbRequests()).toEqual(["list", "watch"]);
 
   // A rotated root and a new bundle of the signer arrive through the watch.
   await api.store.put(`${KEY}mesh-root`, ctb("mesh-root", b));
   await api.store.put(`${KEY}example.com:mesh:3`, ctb("example.com:mesh:3", c, "example.com/mesh", { trust: "yes" }));
-  await until("update and new bundle seen", async () => {
-    s = await snap();
-    return s.get(trustBundleKey(byName)) === normalizeTrustAnchors([b], "t") && s.get(trustBundleKey(bySigner)) === normalizeTrustAnchors([a, b, c], "t");
-  }, 10_000);
+  await until(
+    "update and new bundle seen",
+    async () => {
+      s = await snap();
+      return s.get(trustBundleKey(byName)) === normalizeTrustAnchors([b], "t") && s.get(trustBundleKey(bySigner)) === normalizeTrustAnchors([a, b, c], "t");
+    },
+    10_000,
+  );
   // A deleted bundle: the non-optional projection fails with upstream's message.
   await api.store.delete(`${KEY}mesh-root`);
   await until("deletion seen", async () => (await snap()).get(trustBundleKey(byName)) instanceof Error, 10_000);
-  expect(((await snap()).get(trustBundleKey(byName)) as Error).message).toBe('while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "mesh-root" not found');
+  expect(((await snap()).get(trustBundleKey(byName)) as Error).message).toBe(
+    'while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "mesh-root" not found',
+  );
   m.stop();
 });
 

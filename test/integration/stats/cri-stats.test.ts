@@ -66,11 +66,7 @@ describe.skipIf(!canRunContainerd())("pod stats with containerd", () => {
     let ps: PodStats | undefined;
     const done = (p: PodStats | undefined) => {
       const c = (n: string) => p?.containers?.find((x) => x.name === n);
-      return (
-        (c("hog")?.memory?.workingSetBytes ?? 0) >= 40 * MI &&
-        (c("writer")?.rootfs?.usedBytes ?? 0) >= 8 * MI &&
-        (c("writer")?.logs?.usedBytes ?? 0) > 0
-      );
+      return (c("hog")?.memory?.workingSetBytes ?? 0) >= 40 * MI && (c("writer")?.rootfs?.usedBytes ?? 0) >= 8 * MI && (c("writer")?.logs?.usedBytes ?? 0) > 0;
     };
     while (!done(ps)) {
       if (Date.now() > deadline) throw new Error(`pod stats never complete: ${JSON.stringify(ps)}`);

@@ -17,7 +17,11 @@ if (!bin.dir) console.warn(`skipping the conformance subset: ${bin.why}`);
 describe.skipIf(!canRunContainerd() || !bin.dir)("upstream [NodeConformance] subset against bunlet", () => {
   test("every test of the subset passes", async () => {
     const out = join(ROOT, "dist", "conformance-subset");
-    const p = Bun.spawn([process.execPath, join(ROOT, "scripts/conformance/run.ts"), "--node", "bunlet", "--subset", "--out", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn([process.execPath, join(ROOT, "scripts/conformance/run.ts"), "--node", "bunlet", "--subset", "--out", out], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     let report: ConformanceReport;
     try {

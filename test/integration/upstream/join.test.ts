@@ -9,7 +9,15 @@ import { issueCert } from "../../support/apiserver/pki.ts";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
-import { joinUpstream, webDeployment, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
+import {
+  joinUpstream,
+  webDeployment,
+  startControlPlane,
+  upstreamBinDir,
+  waitNodeReady,
+  type ControlPlane,
+  type UpstreamNode,
+} from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -23,8 +31,14 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
   beforeAll(async () => {
     cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-join-${process.pid}`, binDir: bin.dir! });
     n = await joinUpstream({
-      name: "real-join", cp, config: ["nodeStatusUpdateFrequency: 2s"],
-      prepare: async ({ ctd, manifests }) => void await Bun.write(join(manifests, "static-web.yaml"), staticPodYaml("static-web", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 })),
+      name: "real-join",
+      cp,
+      config: ["nodeStatusUpdateFrequency: 2s"],
+      prepare: async ({ ctd, manifests }) =>
+        void (await Bun.write(
+          join(manifests, "static-web.yaml"),
+          staticPodYaml("static-web", { image: ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1 }),
+        )),
     });
   }, 300_000);
 
@@ -44,22 +58,31 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
 
   test("a static pod gets a mirror pod that the real API server accepts under NodeRestriction", async () => {
     const name = `static-web-${n.node}`;
-    const mirror = await until("mirror pod Running", async () => {
-      const p = await json("get", "pod", name).catch(() => undefined);
-      return p?.status?.phase === "Running" ? p : undefined;
-    }, 60_000, { intervalMs: 500 });
+    const mirror = await until(
+      "mirror pod Running",
+      async () => {
+        const p = await json("get", "pod", name).catch(() => undefined);
+        return p?.status?.phase === "Running" ? p : undefined;
+      },
+      60_000,
+      { intervalMs: 500 },
+    );
     expect(mirror.metadata.annotations["kubernetes.io/config.mirror"]).toBeString();
     expect(mirror.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "Node", name: n.node, controller: true })]);
     // A mirror pod deleted by someone is recreated by the node.
     const uid = mirror.metadata.uid;
     await cp.kubectl("delete", "pod", name, "--wait=false");
-    await until("mirror recreated", async () => ((await json("get", "pod", name).catch(() => undefined))?.metadata?.uid ?? uid) !== uid, 60_000, { intervalMs: 500 });
+    await until("mirror recreated", async () => ((await json("get", "pod", name).catch(() => undefined))?.metadata?.uid ?? uid) !== uid, 60_000, {
+      intervalMs: 500,
+    });
   }, 150_000);
 
   test("kubectl apply a Deployment: the real scheduler places 3 replicas on bunlet, Running and Ready, volumes and env from a configMap and a secret, a projected service-account token", async () => {
     await cp.kubectlIn(webDeployment(n.ctd.images.busybox), "apply", "-f", "-");
     await cp.kubectl("rollout", "status", "deployment/web", "--timeout=180s").catch(async (e) => {
-      throw new Error(`${e.message}\n${await cp.kubectl("get", "pods", "-o", "wide")}\n${await cp.kubectl("describe", "pods")}\n--- bunlet ---\n${n.proc.stderr().slice(-4000)}`);
+      throw new Error(
+        `${e.message}\n${await cp.kubectl("get", "pods", "-o", "wide")}\n${await cp.kubectl("describe", "pods")}\n--- bunlet ---\n${n.proc.stderr().slice(-4000)}`,
+      );
     });
     const pods = (await json("get", "pods", "-l", "app=web")).items;
     expect(pods).toHaveLength(3);
@@ -70,7 +93,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
       expect(p.status.conditions.find((c: any) => c.type === "Ready").status).toBe("True");
     }
     const pod = pods[0].metadata.name;
-    expect(await cp.kubectl("exec", pod, "--", "sh", "-c", "echo $GREETING $PASSWORD; cat /etc/config/greeting /etc/secret/password")).toBe("hello s3cret\nhellos3cret");
+    expect(await cp.kubectl("exec", pod, "--", "sh", "-c", "echo $GREETING $PASSWORD; cat /etc/config/greeting /etc/secret/password")).toBe(
+      "hello s3cret\nhellos3cret",
+    );
     const token = await cp.kubectl("exec", pod, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/token");
     expect(token.split(".")).toHaveLength(3);
     const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
@@ -87,9 +112,22 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     await cp.kubectl("cp", `${pod}:/www/index.html`, local);
     expect(await Bun.file(local).text()).toBe("hello from bunlet\n");
     const port = freePort();
-    const pf = Bun.spawn([cp.kubectlBinary, "port-forward", `pod/${pod}`, `${port}:8080`], { stdout: "pipe", stderr: "pipe", env: { ...process.env, KUBECONFIG: cp.admin, HOME: cp.dir } });
+    const pf = Bun.spawn([cp.kubectlBinary, "port-forward", `pod/${pod}`, `${port}:8080`], {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, KUBECONFIG: cp.admin, HOME: cp.dir },
+    });
     try {
-      const body = await until("port-forward answers", () => fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => undefined), 30_000, { intervalMs: 200 });
+      const body = await until(
+        "port-forward answers",
+        () =>
+          fetch(`http://127.0.0.1:${port}/`).then(
+            (r) => r.text(),
+            () => undefined,
+          ),
+        30_000,
+        { intervalMs: 200 },
+      );
       expect(body).toBe("hello from bunlet\n");
     } finally {
       pf.kill();

@@ -55,17 +55,27 @@ describe("parseScenarioReports", () => {
       "--- eviction trace (1 record) ---",
       "=== fast-ramp: FAIL (76.1 s) ===",
       "  ✓ container not OOMKilled — terminated reason=Completed",
-      "  ✗ triggered by the kernel notification — trigger={\"kind\":\"periodic\"}",
+      '  ✗ triggered by the kernel notification — trigger={"kind":"periodic"}',
       "  error: scenario exceeded 180000 ms",
       "  cleanup problem: cgroups: busy",
     ].join("\n");
     expect(parseScenarioReports(out)).toEqual(
       new Map([
         ["besteffort-hog", { pass: true, passed: ["exactly one eviction, of the hog"], failed: [], errors: [] }],
-        ["fast-ramp", { pass: false, passed: ["container not OOMKilled"], failed: ["triggered by the kernel notification"], errors: ["error: scenario exceeded 180000 ms", "cleanup problem: cgroups: busy"] }],
+        [
+          "fast-ramp",
+          {
+            pass: false,
+            passed: ["container not OOMKilled"],
+            failed: ["triggered by the kernel notification"],
+            errors: ["error: scenario exceeded 180000 ms", "cleanup problem: cgroups: busy"],
+          },
+        ],
       ]),
     );
-    expect(scenarioBlock(out, "besteffort-hog")).toBe("=== besteffort-hog: PASS (111.4 s) ===\n  ✓ exactly one eviction, of the hog — default/hog\n--- eviction trace (1 record) ---\n");
+    expect(scenarioBlock(out, "besteffort-hog")).toBe(
+      "=== besteffort-hog: PASS (111.4 s) ===\n  ✓ exactly one eviction, of the hog — default/hog\n--- eviction trace (1 record) ---\n",
+    );
     expect(scenarioBlock(out, "fast-ramp").endsWith("cleanup problem: cgroups: busy")).toBe(true);
     expect(scenarioBlock(out, "soft-grace")).toBe("");
   });
@@ -90,7 +100,9 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
     // a scenario's (docs/cgroup-v2.md#the-cgroup-v2-test-guest: UML livelocks seen on an AMX host): one more
     // whole run, said loudly; every check below still applies to the run that counts.
     if (r.stalled) {
-      console.warn(`\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! ${guestStallSnapshot(r.stderr)}\n!!! its stdout tail:\n${r.stdout.slice(-4000)}\n!!! retrying the whole guest run once\n`);
+      console.warn(
+        `\n!!! chaos guest run 1 STALLED — ${r.stalled}\n!!! ${guestStallSnapshot(r.stderr)}\n!!! its stdout tail:\n${r.stdout.slice(-4000)}\n!!! retrying the whole guest run once\n`,
+      );
       r = await run();
     }
     const out = `${r.stdout}\n${r.stderr}`;

@@ -33,7 +33,12 @@ async function startFencedNode(n: GuestNode, extra: string[], flags: string[] = 
   ]);
   writeFileSync(
     join(n.manifests, "steady.yaml"),
-    staticPodYaml("steady", { image: n.ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1, container: "      resources: { requests: { memory: 16Mi } }\n" }),
+    staticPodYaml("steady", {
+      image: n.ctd.images.busybox,
+      command: ["sh", "-c", "exec sleep 3600"],
+      terminationGracePeriodSeconds: 1,
+      container: "      resources: { requests: { memory: 16Mi } }\n",
+    }),
   );
   const p = await n.start([...config, ...flags]);
   // QoS cgroups are created once the runtime answers, after /healthz is up; mkdir makes memory.max
@@ -89,7 +94,13 @@ describe.skipIf(!onV2)("notifier-thread eviction on cgroup v2 (containerd, runc,
     await expectHogEvicted(n);
     const log = p.stderr();
     // Decided and signalled on the working-set thread (takenMs: when it saw the hog take the signal), recorded by the main thread.
-    expect(log, log.split("\n").filter((l) => /notifier.thread|working-set|evict/i.test(l)).join("\n")).toMatch(/the notifier thread evicted pod=\S*hog.* takenMs=/);
+    expect(
+      log,
+      log
+        .split("\n")
+        .filter((l) => /notifier.thread|working-set|evict/i.test(l))
+        .join("\n"),
+    ).toMatch(/the notifier thread evicted pod=\S*hog.* takenMs=/);
     expect(log).toMatch(/evicting pod=\S*hog.*decidedOn=notifier-thread/);
     // The hog got the SIGTERM (memhog's handler line in its CRI log).
     const logs = join(n.base, "logs");

@@ -7,7 +7,11 @@ const skip = v2GuestSkipReason();
 
 describe.skipIf(!!skip)("v2 guest (scripts/host/v2-guest.sh)", () => {
   test("cgroup v2 with memory, cpu, io and pids enabled at the root, and PSI", async () => {
-    const r = await runInV2Guest(["sh", "-c", "cat /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control; stat -fc %T /sys/fs/cgroup; head -1 /proc/pressure/memory"]);
+    const r = await runInV2Guest([
+      "sh",
+      "-c",
+      "cat /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control; stat -fc %T /sys/fs/cgroup; head -1 /proc/pressure/memory",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     const [controllers = "", subtree = "", fsType = "", psi = ""] = r.stdout.split("\n");
     for (const c of ["memory", "cpu", "io", "pids"]) {
@@ -26,7 +30,14 @@ describe.skipIf(!!skip)("v2 guest (scripts/host/v2-guest.sh)", () => {
   }, 300_000);
 
   test("--systemd boots systemd as PID 1 with D-Bus and logind", async () => {
-    const r = await runInV2Guest(["bash", "-c", "cat /proc/1/comm; cat /proc/self/cgroup; busctl --system --no-pager --no-legend list | awk '{print $1}' | grep -x org.freedesktop.login1"], { systemd: true });
+    const r = await runInV2Guest(
+      [
+        "bash",
+        "-c",
+        "cat /proc/1/comm; cat /proc/self/cgroup; busctl --system --no-pager --no-legend list | awk '{print $1}' | grep -x org.freedesktop.login1",
+      ],
+      { systemd: true },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.split("\n").slice(0, 3)).toEqual(["systemd", "0::/system.slice/v2-guest-command.service", "org.freedesktop.login1"]);
   }, 300_000);

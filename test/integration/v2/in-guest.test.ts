@@ -55,17 +55,32 @@ const boots = new Map<Guest, Promise<Map<string, GuestFileRun>>>();
 function boot(guest: Guest, files: string[]): Promise<Map<string, GuestFileRun>> {
   return (async () => {
     await ensureBuilt(); // pods/eviction/… run containerd and dist/bunlet (built here: the guest's writes vanish)
-    const r = await bunTestFilesInV2Guest(files, { memoryMiB: 1536, timeoutS: 60 + PER_FILE_S * files.length, systemd: guest !== "busybox-init", cgroupV1: guest === "systemd-v1" });
-    console.log(`guest boot (${guest}): ${files.length} file(s) in ${r.seconds.toFixed(1)} s, exit ${r.guest.exitCode} — ${r.files.map((f) => `${f.file.replace(/^.*\//, "")} ${f.seconds?.toFixed(1) ?? "?"} s`).join(", ")}`);
+    const r = await bunTestFilesInV2Guest(files, {
+      memoryMiB: 1536,
+      timeoutS: 60 + PER_FILE_S * files.length,
+      systemd: guest !== "busybox-init",
+      cgroupV1: guest === "systemd-v1",
+    });
+    console.log(
+      `guest boot (${guest}): ${files.length} file(s) in ${r.seconds.toFixed(1)} s, exit ${r.guest.exitCode} — ${r.files.map((f) => `${f.file.replace(/^.*\//, "")} ${f.seconds?.toFixed(1) ?? "?"} s`).join(", ")}`,
+    );
     return new Map(
-      r.files.map((f) => [f.file, f.exitCode === undefined ? { ...f, output: `${f.output}\n--- the file did not finish; guest exit ${r.guest.exitCode}, its stderr (tail):\n${r.guest.stderr.slice(-3000)}` } : f]),
+      r.files.map((f) => [
+        f.file,
+        f.exitCode === undefined
+          ? { ...f, output: `${f.output}\n--- the file did not finish; guest exit ${r.guest.exitCode}, its stderr (tail):\n${r.guest.stderr.slice(-3000)}` }
+          : f,
+      ]),
     );
   })();
 }
 function runOf(file: string, guest: Guest): Promise<GuestFileRun> {
   let b = boots.get(guest);
   if (!b) {
-    b = boot(guest, GUEST_FILES.filter(([f, g]) => g === guest && selected(f, g)).map(([f]) => f));
+    b = boot(
+      guest,
+      GUEST_FILES.filter(([f, g]) => g === guest && selected(f, g)).map(([f]) => f),
+    );
     boots.set(guest, b);
   }
   // A file the name pattern did not predict (it should not happen) gets a boot of its own.

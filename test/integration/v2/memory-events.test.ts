@@ -59,26 +59,30 @@ describe.skipIf(!onV2)("cgroup v2 memory notifications (real kernel)", () => {
     expect(ev.counters.oom_kill).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
-  test.skipIf(!havePsi)("a PSI trigger on the cgroup's memory.pressure fires when its process stalls at memory.high", async () => {
-    // memory.high throttles (reclaim + penalty sleeps, counted as memory stall); memory.max is the backstop.
-    const d = cgroupWithHog({ "memory.high": String(16 * MiB), "memory.max": String(96 * MiB) });
-    hub = createNotifierHub();
-    const psi: PsiEvent[] = [];
-    const highs: MemoryEventsEvent[] = [];
-    let refused: string | undefined;
-    const notifier = startPsiNotifier(hub, {
-      path: join(d, "memory.pressure"),
-      trigger: "some 50000 1000000", // 50 ms of stall within 1 s
-      onEvent: (e) => psi.push(e),
-      onUnsupported: (e, hint) => (refused = `${e.message}: ${hint}`),
-    });
-    expect(refused).toBeUndefined();
-    expect(notifier.mode).toBe("kernel");
-    watchMemoryEvents(hub, { path: join(d, "memory.events"), onEvent: (e) => (e.delta.high ? highs.push(e) : undefined) });
-    startHog(d);
-    const ev = await until("the PSI trigger", () => psi[0], 30_000, { intervalMs: 20 });
-    expect(ev.source).toBe("kernel");
-    expect(ev.pressure?.some.total).toBeGreaterThanOrEqual(50_000);
-    await until("memory.events high", () => highs[0], 10_000, { intervalMs: 20 });
-  }, 60_000);
+  test.skipIf(!havePsi)(
+    "a PSI trigger on the cgroup's memory.pressure fires when its process stalls at memory.high",
+    async () => {
+      // memory.high throttles (reclaim + penalty sleeps, counted as memory stall); memory.max is the backstop.
+      const d = cgroupWithHog({ "memory.high": String(16 * MiB), "memory.max": String(96 * MiB) });
+      hub = createNotifierHub();
+      const psi: PsiEvent[] = [];
+      const highs: MemoryEventsEvent[] = [];
+      let refused: string | undefined;
+      const notifier = startPsiNotifier(hub, {
+        path: join(d, "memory.pressure"),
+        trigger: "some 50000 1000000", // 50 ms of stall within 1 s
+        onEvent: (e) => psi.push(e),
+        onUnsupported: (e, hint) => (refused = `${e.message}: ${hint}`),
+      });
+      expect(refused).toBeUndefined();
+      expect(notifier.mode).toBe("kernel");
+      watchMemoryEvents(hub, { path: join(d, "memory.events"), onEvent: (e) => (e.delta.high ? highs.push(e) : undefined) });
+      startHog(d);
+      const ev = await until("the PSI trigger", () => psi[0], 30_000, { intervalMs: 20 });
+      expect(ev.source).toBe("kernel");
+      expect(ev.pressure?.some.total).toBeGreaterThanOrEqual(50_000);
+      await until("memory.events high", () => highs[0], 10_000, { intervalMs: 20 });
+    },
+    60_000,
+  );
 });

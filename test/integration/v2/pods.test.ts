@@ -34,7 +34,9 @@ describe.skipIf(!onV2)("bunlet pods on cgroup v2 (containerd, runc, real kernel)
     expect(cg(...podDir, "memory.max")).toBe(String(48 * MiB));
     expect(cg(...podDir, "cpu.max")).toBe("10000 100000");
     expect(cg(...podDir, "cpu.weight")).toBe("4"); // 102 shares
-    const containerDirs = readdirSync(join(MOUNT, n.cgroupRoot, ...podDir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const containerDirs = readdirSync(join(MOUNT, n.cgroupRoot, ...podDir), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(containerDirs.length).toBeGreaterThanOrEqual(2); // the sandbox (pause) and "main"
     const limited = containerDirs.filter((d) => cg(...podDir, d, "memory.max") === String(48 * MiB));
     expect(limited.length).toBe(1);

@@ -62,10 +62,17 @@ describe.skipIf(!onV2)("QoS and pod cgroups on cgroup v2 (real kernel)", () => {
     const parent = await m.ensurePod(pod);
     const dir = join(MOUNT, parent!);
     // The pod cgroup is a leaf (the runtime would put containers below it): the hog joins it directly.
-    const hog = Bun.spawn(["sh", "-c", `echo $$ > ${dir}/cgroup.procs && exec ${process.execPath} -e 'const a=[]; for(;;) a.push(Buffer.alloc(1<<20, 1))'`], { stdout: "ignore", stderr: "ignore" });
+    const hog = Bun.spawn(["sh", "-c", `echo $$ > ${dir}/cgroup.procs && exec ${process.execPath} -e 'const a=[]; for(;;) a.push(Buffer.alloc(1<<20, 1))'`], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     const code = await hog.exited;
     expect(hog.signalCode ?? code).toBe("SIGKILL");
-    const events = Object.fromEntries(read("kubepods", "burstable", "podhog-1", "memory.events").split("\n").map((l) => l.split(" ")));
+    const events = Object.fromEntries(
+      read("kubepods", "burstable", "podhog-1", "memory.events")
+        .split("\n")
+        .map((l) => l.split(" ")),
+    );
     expect(Number(events.oom_kill)).toBeGreaterThanOrEqual(1);
     expect(Number(events.max)).toBeGreaterThanOrEqual(1);
   });
@@ -74,7 +81,9 @@ describe.skipIf(!onV2)("QoS and pod cgroups on cgroup v2 (real kernel)", () => {
     const pod = makePod({ name: "r", uid: "r-1" });
     const dir = join(MOUNT, (await m.ensurePod(pod))!);
     const sleeper = Bun.spawn(["sh", "-c", `echo $$ > ${dir}/cgroup.procs && exec sleep 600`], { stdout: "ignore" });
-    await until("the sleeper in the pod cgroup", () => readFileSync(join(dir, "cgroup.procs"), "utf8").includes(String(sleeper.pid)), 10_000, { intervalMs: 20 });
+    await until("the sleeper in the pod cgroup", () => readFileSync(join(dir, "cgroup.procs"), "utf8").includes(String(sleeper.pid)), 10_000, {
+      intervalMs: 20,
+    });
     await m.removePod("r-1");
     await sleeper.exited;
     expect(existsSync(dir)).toBe(false);
@@ -82,7 +91,10 @@ describe.skipIf(!onV2)("QoS and pod cgroups on cgroup v2 (real kernel)", () => {
   });
 
   test("the agent's setup picks the v2 manager on this host", () => {
-    const picked = createQoSCgroupManager({ cgroupRoot, enforceNodeAllocatable: ["pods"], systemReserved: { memory: "100Mi" } }, MOUNT, { memoryBytes: 1024 * MiB, cpus: 1 });
+    const picked = createQoSCgroupManager({ cgroupRoot, enforceNodeAllocatable: ["pods"], systemReserved: { memory: "100Mi" } }, MOUNT, {
+      memoryBytes: 1024 * MiB,
+      cpus: 1,
+    });
     expect(picked?.dir("memory", ["kubepods"])).toBe(join(MOUNT, cgroupRoot, "kubepods"));
     expect(picked?.controllers()).toEqual(expect.arrayContaining(["memory", "cpu", "pids"]));
   });

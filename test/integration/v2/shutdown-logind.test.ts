@@ -8,7 +8,13 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { realClock } from "../../../src/clock.ts";
 import { pollUntil } from "../../support/binary.ts";
-import { createLogindDBus, createShutdownManager, KUBELET_LOGIND_CONF, LOGIND_CONFIG_DIRECTORY, shutdownGroupsFromConfig } from "../../../src/node/shutdown/index.ts";
+import {
+  createLogindDBus,
+  createShutdownManager,
+  KUBELET_LOGIND_CONF,
+  LOGIND_CONFIG_DIRECTORY,
+  shutdownGroupsFromConfig,
+} from "../../../src/node/shutdown/index.ts";
 
 const pid1 = (() => {
   try {
@@ -18,11 +24,15 @@ const pid1 = (() => {
   }
 })();
 const enabled = pid1 === "systemd" && process.getuid?.() === 0 && existsSync("/run/systemd/seats") && !!process.env.BUNLET_IN_V2_GUEST;
-if (!enabled) console.warn("skipping logind tests: needs systemd + logind as in the v2 guest with --systemd (in-guest.test.ts); they write /etc/systemd/logind.conf.d");
+if (!enabled)
+  console.warn("skipping logind tests: needs systemd + logind as in the v2 guest with --systemd (in-guest.test.ts); they write /etc/systemd/logind.conf.d");
 
 /** logind's inhibitors, as `systemd-inhibit --list` shows them: [what, who, why, mode]. */
 function inhibitors(): string[][] {
-  const r = Bun.spawnSync(["busctl", "--system", "--json=short", "call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListInhibitors"], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(
+    ["busctl", "--system", "--json=short", "call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "ListInhibitors"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   if (r.exitCode !== 0) throw new Error(`busctl ListInhibitors: ${r.stderr.toString()}`);
   const j = JSON.parse(r.stdout.toString()) as { data: [unknown[][]] };
   return j.data[0].map((row) => row.slice(0, 4).map(String));
@@ -60,7 +70,13 @@ describe.skipIf(!enabled)("graceful node shutdown against the real logind", () =
   test("an Inhibit call logind refuses names its D-Bus error", async () => {
     const { callReturningFd } = await import("../../../src/node/shutdown/inhibit-fd.ts");
     expect(() =>
-      callReturningFd("/run/dbus/system_bus_socket", { destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "Inhibit", args: ["nonsense", "kubelet", "x", "delay"] }),
+      callReturningFd("/run/dbus/system_bus_socket", {
+        destination: "org.freedesktop.login1",
+        path: "/org/freedesktop/login1",
+        interface: "org.freedesktop.login1.Manager",
+        member: "Inhibit",
+        args: ["nonsense", "kubelet", "x", "delay"],
+      }),
     ).toThrow("org.freedesktop.DBus.Error.InvalidArgs");
   });
 });

@@ -48,10 +48,11 @@ mkdirSync(manifests, { recursive: true });
 const port = freePort();
 writeFileSync(join(manifests, "regular.yaml"), manifest("regular", ctd.images.busybox, "", ""));
 writeFileSync(join(manifests, "critical.yaml"), manifest("critical", ctd.images.busybox, "exit 0", "  priorityClassName: system-node-critical\n"));
-const config = writeStaticPodConfig(join(base, "config.yaml"), { manifests, cgroupRoot: "/bunlet-shutdown", endpoint: ctd.endpoint, port, podLogsDir: join(base, "pods") }, [
-  "shutdownGracePeriod: 30s",
-  "shutdownGracePeriodCriticalPods: 20s",
-]);
+const config = writeStaticPodConfig(
+  join(base, "config.yaml"),
+  { manifests, cgroupRoot: "/bunlet-shutdown", endpoint: ctd.endpoint, port, podLogsDir: join(base, "pods") },
+  ["shutdownGracePeriod: 30s", "shutdownGracePeriodCriticalPods: 20s"],
+);
 const api = await startApiServer({ storage: "memory" });
 const kubeconfig = join(base, "kubelet.kubeconfig");
 await api.writeKubeconfig(kubeconfig, { ...(await api.issueClientCert("system:node:guest", ["system:nodes"])), user: "kubelet" });
@@ -68,7 +69,12 @@ const proc = Bun.spawn([BINARY, `--config=${config}`, `--root-dir=${join(base, "
 note(`bunlet-pid-${proc.pid}`);
 
 // API-server mode: the main port is TLS (self-signed) with webhook authn/authz; the double's admin token passes both.
-const pods = async () => ((await (await fetch(`https://127.0.0.1:${port}/pods`, { headers: { authorization: `Bearer ${api.adminToken}` }, tls: { rejectUnauthorized: false } })).json()) as { items: Pod[] }).items;
+const pods = async () =>
+  (
+    (await (
+      await fetch(`https://127.0.0.1:${port}/pods`, { headers: { authorization: `Bearer ${api.adminToken}` }, tls: { rejectUnauthorized: false } })
+    ).json()) as { items: Pod[] }
+  ).items;
 const started = (name: string) => {
   try {
     return readFileSync(join(out, `${name}.log`), "utf8").includes("start ");
@@ -77,7 +83,9 @@ const started = (name: string) => {
   }
 };
 await pollUntil(async () => started("regular") && started("critical"), "both pods' containers started", 240_000, 250);
-const lockTaken = () => readFileSync(join(out, "bunlet.log"), "utf8").includes("Shutdown inhibitor lock taken") || readFileSync(join(out, "bunlet.err.log"), "utf8").includes("Shutdown inhibitor lock taken");
+const lockTaken = () =>
+  readFileSync(join(out, "bunlet.log"), "utf8").includes("Shutdown inhibitor lock taken") ||
+  readFileSync(join(out, "bunlet.err.log"), "utf8").includes("Shutdown inhibitor lock taken");
 await pollUntil(lockTaken, "bunlet's logind inhibitor", 60_000, 250);
 const inhibitors = Bun.spawnSync(["systemd-inhibit", "--list", "--no-pager"], { stdout: "pipe" }).stdout.toString();
 writeFileSync(join(out, "inhibitors.txt"), inhibitors);
@@ -98,7 +106,10 @@ for (;;) {
   try {
     const items = await pods();
     appendFileSync(join(out, "node.jsonl"), `${JSON.stringify({ uptime: uptime(), when: "after", ready: await ready().catch(() => undefined) })}\n`);
-    appendFileSync(join(out, "pods.jsonl"), `${JSON.stringify({ uptime: uptime(), pods: items.map((p) => ({ name: p.metadata.name, phase: p.status?.phase, reason: p.status?.reason, message: p.status?.message })) })}\n`);
+    appendFileSync(
+      join(out, "pods.jsonl"),
+      `${JSON.stringify({ uptime: uptime(), pods: items.map((p) => ({ name: p.metadata.name, phase: p.status?.phase, reason: p.status?.reason, message: p.status?.message })) })}\n`,
+    );
     if (!late && readFileSync(join(out, "regular.log"), "utf8").includes("TERM")) {
       writeFileSync(join(manifests, "late.yaml"), manifest("late", ctd.images.busybox, "exit 0", ""));
       note("late-manifest");

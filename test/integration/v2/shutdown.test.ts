@@ -76,7 +76,11 @@ describe.skipIf(!!skip)("graceful node shutdown on systemctl poweroff (v2 guest,
     expect(bunlet, why).toContain("Shutdown manager completed processing shutdown event, node will shutdown shortly");
 
     // Pods ended Failed/Terminated with upstream's message; the pod that came during shutdown was refused.
-    const snapshots = read(out, "pods.jsonl").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { pods: { name: string; phase?: string; reason?: string; message?: string }[] });
+    const snapshots = read(out, "pods.jsonl")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { pods: { name: string; phase?: string; reason?: string; message?: string }[] });
     const last = snapshots.at(-1)?.pods ?? [];
     const pod = (n: string) => last.find((p) => p.name === `${n}-guest`);
     const terminated = { phase: "Failed", reason: "Terminated", message: "Pod was terminated in response to imminent node shutdown." };
@@ -85,8 +89,14 @@ describe.skipIf(!!skip)("graceful node shutdown on systemctl poweroff (v2 guest,
     expect(pod("late"), why).toMatchObject({ phase: "Failed", reason: "NodeShutdown", message: "Pod was rejected as the node is shutting down." });
 
     // API-server mode: the Node's Ready condition turned False with the shutdown as its reason.
-    const node = read(out, "node.jsonl").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { when: string; ready?: { status: string; reason: string; message: string } });
-    console.log(`Node Ready before poweroff: ${JSON.stringify(node.find((n) => n.when === "before")?.ready)}; after: ${JSON.stringify(node.filter((n) => n.when === "after").at(-1)?.ready)}`);
+    const node = read(out, "node.jsonl")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { when: string; ready?: { status: string; reason: string; message: string } });
+    console.log(
+      `Node Ready before poweroff: ${JSON.stringify(node.find((n) => n.when === "before")?.ready)}; after: ${JSON.stringify(node.filter((n) => n.when === "after").at(-1)?.ready)}`,
+    );
     const down = node.filter((n) => n.when === "after" && n.ready?.status === "False").at(-1)?.ready;
     expect(down, `${why}\n--- node\n${read(out, "node.jsonl").slice(-2000)}`).toMatchObject({ status: "False", reason: "KubeletNotReady" });
     expect(down!.message).toContain("node is shutting down");

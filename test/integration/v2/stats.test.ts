@@ -28,7 +28,10 @@ describe.skipIf(!onV2)("stats on cgroup v2 (containerd, runc, real kernel)", () 
       besteffort: "",
     };
     for (const [name, container] of Object.entries(pods)) {
-      writeFileSync(join(n.manifests, `${name}.yaml`), staticPodYaml(name, { image: n.ctd.images.busybox, command: name === "besteffort" ? SLEEP : HOLD, terminationGracePeriodSeconds: 1, container }));
+      writeFileSync(
+        join(n.manifests, `${name}.yaml`),
+        staticPodYaml(name, { image: n.ctd.images.busybox, command: name === "besteffort" ? SLEEP : HOLD, terminationGracePeriodSeconds: 1, container }),
+      );
     }
     await n.start([...n.flags(), "--file-check-frequency=1s", "--system-reserved=memory=200Mi"]);
     const summary = () => n.get<Summary>("/stats/summary");
@@ -62,7 +65,13 @@ describe.skipIf(!onV2)("stats on cgroup v2 (containerd, runc, real kernel)", () 
     for (const name of names) {
       const ps = s.pods.find((x) => x.podRef.name === name)!;
       const pm = ps.memory!;
-      expect({ pod: name, ws: pm.workingSetBytes! > 0, usage: pm.usageBytes! >= pm.workingSetBytes!, rss: pm.rssBytes !== undefined, faults: pm.pageFaults !== undefined }).toEqual({ pod: name, ws: true, usage: true, rss: true, faults: true });
+      expect({
+        pod: name,
+        ws: pm.workingSetBytes! > 0,
+        usage: pm.usageBytes! >= pm.workingSetBytes!,
+        rss: pm.rssBytes !== undefined,
+        faults: pm.pageFaults !== undefined,
+      }).toEqual({ pod: name, ws: true, usage: true, rss: true, faults: true });
       expect(ps.cpu?.usageCoreNanoSeconds ?? 0).toBeGreaterThan(0);
       expect(ps.process_stats?.process_count ?? 0).toBeGreaterThanOrEqual(1);
       expect(ps.containers?.map((c) => c.name)).toEqual(["main"]);

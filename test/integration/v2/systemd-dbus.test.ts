@@ -14,7 +14,6 @@ import { guestGate, MOUNT, systemctlShow as show } from "../../support/guest-nod
 
 const enabled = guestGate("systemd", "systemd D-Bus tests");
 
-
 describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real systemd)", () => {
   const units = enabled ? createSystemdDBus() : undefined;
   const uid = `ab-cd-${process.pid}`;
@@ -26,15 +25,26 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
   });
 
   test("QoS and pod slices started with their limits; removal stops the pod's unit", async () => {
-    const m = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT), kubepods: { memoryLimitBytes: 768 * 2 ** 20 } });
-    const pod = makePod({ name: "b", uid, containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }] });
+    const m = createUnifiedPodCgroupManager({
+      mountRoot: MOUNT,
+      driver: "systemd",
+      systemd: units,
+      controllers: rootControllers(MOUNT),
+      kubepods: { memoryLimitBytes: 768 * 2 ** 20 },
+    });
+    const pod = makePod({
+      name: "b",
+      uid,
+      containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }],
+    });
 
     // The CRI is told the systemd parent as upstream's GetPodCgroupParent: ToSystemd's expanded form.
     const parent = `/kubepods.slice/kubepods-burstable.slice/${podUnit}`;
     expect(await m.ensurePod(pod)).toBe(parent);
     expect(await units!.version()).toBeGreaterThan(200);
 
-    for (const u of ["kubepods.slice", "kubepods-burstable.slice", "kubepods-besteffort.slice", podUnit]) expect(`${u} ${show(u, "ActiveState")}`).toBe(`${u} active`);
+    for (const u of ["kubepods.slice", "kubepods-burstable.slice", "kubepods-besteffort.slice", podUnit])
+      expect(`${u} ${show(u, "ActiveState")}`).toBe(`${u} active`);
     expect(show(podUnit, "ControlGroup")).toBe(`/kubepods.slice/kubepods-burstable.slice/${podUnit}`);
     expect(show(podUnit, "Wants")).toBe("kubepods-burstable.slice");
     expect(show(podUnit, "MemoryMax")).toBe(String(64 * 2 ** 20));

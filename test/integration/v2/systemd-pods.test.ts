@@ -19,7 +19,9 @@ describe.skipIf(!enabled)("cgroupDriver systemd: bunlet + containerd (runc Syste
   const n = useGuestNode({ name: "v2-systemd", node: "sd", systemd: true });
 
   test("the other driver against this containerd: bunlet stops at start naming both drivers", async () => {
-    const r = await runBunlet([...n.flags({ rootDir: "mismatch", port: freePort() }), "--file-check-frequency=1s", "--cgroup-driver=cgroupfs"], { timeoutMs: 90_000 });
+    const r = await runBunlet([...n.flags({ rootDir: "mismatch", port: freePort() }), "--file-check-frequency=1s", "--cgroup-driver=cgroupfs"], {
+      timeoutMs: 90_000,
+    });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('cgroup driver mismatch: bunlet uses cgroupDriver "cgroupfs" but the container runtime uses "systemd"');
     expect(r.stderr).toContain("SystemdCgroup=true");
@@ -56,7 +58,9 @@ describe.skipIf(!enabled)("cgroupDriver systemd: bunlet + containerd (runc Syste
     expect(cg(...podDir, "cpu.weight")).toBe("2"); // 51 shares
 
     // runc's systemd driver: the sandbox and the container as scopes of the pod's slice.
-    const scopes = readdirSync(join(MOUNT, ...podDir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const scopes = readdirSync(join(MOUNT, ...podDir), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(scopes.length).toBeGreaterThanOrEqual(2);
     for (const s of scopes) expect(s).toMatch(/^cri-containerd-[0-9a-f]{64}\.scope$/);
     const limited = scopes.filter((s) => cg(...podDir, s, "memory.max") === String(48 * MiB));

@@ -19,7 +19,10 @@ function busctlProperty(p: UnitProperty): string[] {
 }
 
 function busctl(...args: string[]): string {
-  const r = Bun.spawnSync(["busctl", "--system", "call", "--", "org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", ...args], { stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(
+    ["busctl", "--system", "call", "--", "org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", ...args],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   if (r.exitCode !== 0) throw new Error(`busctl ${args.slice(0, 3).join(" ")}: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }

@@ -9,7 +9,16 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createQoSCgroupManager } from "../../../src/pod/setup.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
-import { cgroupFile as cg, guestGate, KUBEPODS_SLICES as KUBEPODS, MiB, MOUNT, systemctlShow as show, stopKubepodsSlices as stopSlices, useGuestNode } from "../../support/guest-node.ts";
+import {
+  cgroupFile as cg,
+  guestGate,
+  KUBEPODS_SLICES as KUBEPODS,
+  MiB,
+  MOUNT,
+  systemctlShow as show,
+  stopKubepodsSlices as stopSlices,
+  useGuestNode,
+} from "../../support/guest-node.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
 
 const enabled = guestGate("systemd-v1", "cgroupDriver systemd on cgroup v1");
@@ -18,13 +27,19 @@ describe.skipIf(!enabled)("cgroupDriver systemd on cgroup v1 (real systemd)", ()
   afterAll(stopSlices);
 
   test("the v1 manager over D-Bus: slices with v1 limits, the v1 files, the pod's slice stopped on removal", async () => {
-    const config = { cgroupDriver: "systemd", enforceNodeAllocatable: ["pods"], systemReserved: { memory: "200Mi" } } as Parameters<typeof createQoSCgroupManager>[0];
+    const config = { cgroupDriver: "systemd", enforceNodeAllocatable: ["pods"], systemReserved: { memory: "200Mi" } } as Parameters<
+      typeof createQoSCgroupManager
+    >[0];
     const m = createQoSCgroupManager(config, MOUNT, { memoryBytes: 1024 * MiB, cpus: 1 })!;
     expect(m).toBeDefined();
     try {
       const uid = `ab-cd-${process.pid}`;
       const podUnit = `kubepods-burstable-podab_cd_${process.pid}.slice`;
-      const pod = makePod({ name: "b", uid, containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }] });
+      const pod = makePod({
+        name: "b",
+        uid,
+        containers: [{ name: "c", image: "x", resources: { requests: { cpu: "250m", memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } } }],
+      });
       expect(await m.ensurePod(pod)).toBe(`/kubepods.slice/kubepods-burstable.slice/${podUnit}`);
       for (const u of [...KUBEPODS, podUnit]) expect(`${u} ${show(u, "ActiveState")}`).toBe(`${u} active`);
       expect(show(podUnit, "ControlGroup")).toBe(`/kubepods.slice/kubepods-burstable.slice/${podUnit}`);
@@ -57,7 +72,12 @@ describe.skipIf(!enabled)("cgroupDriver systemd on cgroup v1 (real systemd)", ()
     test("the container in a scope under the pod's slice with its v1 memory limit; pod memory in /stats/summary", async () => {
       writeFileSync(
         join(n.manifests, "g.yaml"),
-        staticPodYaml("g", { image: n.ctd.images.busybox, command: ["sh", "-c", "exec sleep 3600"], terminationGracePeriodSeconds: 1, container: "      resources: { limits: { memory: 48Mi, cpu: 100m } }\n" }),
+        staticPodYaml("g", {
+          image: n.ctd.images.busybox,
+          command: ["sh", "-c", "exec sleep 3600"],
+          terminationGracePeriodSeconds: 1,
+          container: "      resources: { limits: { memory: 48Mi, cpu: 100m } }\n",
+        }),
       );
       const p = await n.start([...n.flags(), "--file-check-frequency=1s", "--cgroup-driver=systemd"]);
       const uid = await n.waitRunning("g");
@@ -66,7 +86,9 @@ describe.skipIf(!enabled)("cgroupDriver systemd on cgroup v1 (real systemd)", ()
       const podDir = ["memory", "kubepods.slice", podUnit];
       expect(show(podUnit, "ActiveState")).toBe("active");
       expect(cg(...podDir, "memory.limit_in_bytes")).toBe(String(48 * MiB));
-      const scopes = readdirSync(join(MOUNT, ...podDir), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      const scopes = readdirSync(join(MOUNT, ...podDir), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
       expect(scopes.length).toBeGreaterThanOrEqual(2);
       for (const s of scopes) expect(s).toMatch(/^cri-containerd-[0-9a-f]{64}\.scope$/);
       expect(scopes.filter((s) => cg(...podDir, s, "memory.limit_in_bytes") === String(48 * MiB)).length).toBe(1);

@@ -63,7 +63,15 @@ describe.skipIf(!onV2)("cgroup v2 fast path: the working-set watch (real kernel)
     const before = stat(dir);
     const line = before.workingSet + 48 * MiB;
     await kn.apply([
-      { id: "allocatableMemory.available#0", signal: "allocatableMemory.available", cgroup: "pods", hard: true, description: "hard allocatable memory eviction threshold", thresholdBytes: line + before.inactive, workingSetBytes: line },
+      {
+        id: "allocatableMemory.available#0",
+        signal: "allocatableMemory.available",
+        cgroup: "pods",
+        hard: true,
+        description: "hard allocatable memory eviction threshold",
+        thresholdBytes: line + before.inactive,
+        workingSetBytes: line,
+      },
     ]);
     // 96 MiB of page cache (a file on the guest's hostfs root): memory.current goes ~48 MiB over the line.
     await inCgroup(dir, `head -c ${96 * MiB} ${process.execPath} > /dev/null`).exited;
@@ -78,7 +86,9 @@ describe.skipIf(!onV2)("cgroup v2 fast path: the working-set watch (real kernel)
     await until("the working-set trigger", () => reasons[0], 60_000, { intervalMs: 10 });
     expect(reasons[0]).toBe("hard allocatable memory eviction threshold");
     // The line is logged after the trigger (the cycle first).
-    const crossed = await until("the crossed line", () => lines.find((l) => l.includes("hard allocatable memory eviction threshold crossed")), 10_000, { intervalMs: 10 });
+    const crossed = await until("the crossed line", () => lines.find((l) => l.includes("hard allocatable memory eviction threshold crossed")), 10_000, {
+      intervalMs: 10,
+    });
     expect(crossed).toContain(`source=${dir}`);
     const field = (k: string) => Number(new RegExp(`${k}=(\\d+)`).exec(crossed!)?.[1]);
     // Judged on the working set: over the line, with the page cache still there and left out.
@@ -121,4 +131,3 @@ describe.skipIf(!onV2)("cgroup v2 fast path: the working-set watch (real kernel)
     }
   }, 60_000);
 });
-

@@ -43,10 +43,16 @@ test("no request without an address; failures back off 2, 4, 8, 16, 32, 32 s, ea
   for (let i = 0; i < 5; i++) clock.advance(1000);
   expect(client.posts).toHaveLength(0);
 
-  addresses = [{ type: "Hostname", address: "n1" }, { type: "InternalIP", address: "10.0.0.5" }];
+  addresses = [
+    { type: "Hostname", address: "n1" },
+    { type: "InternalIP", address: "10.0.0.5" },
+  ];
   clock.advance(1000);
   await until("first attempt", () => errors.length === 1);
-  expect(client.posts[0]!.body).toMatchObject({ metadata: { generateName: "csr-" }, spec: { signerName: "kubernetes.io/kubelet-serving", usages: ["digital signature", "server auth"] } });
+  expect(client.posts[0]!.body).toMatchObject({
+    metadata: { generateName: "csr-" },
+    spec: { signerName: "kubernetes.io/kubelet-serving", usages: ["digital signature", "server auth"] },
+  });
   expect(errors[0]).toBe("connection refused");
 
   for (const [i, waitMs] of [2000, 4000, 8000, 16_000, 32_000, 32_000].entries()) {

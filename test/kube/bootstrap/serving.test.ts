@@ -6,7 +6,16 @@ import { X509Certificate } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { certSatisfiesTemplate, createCsrPem, generateKeyPem, hostnamesAndIPs, ipBytes, keyFromPem, parsePair, servingTemplate } from "../../../src/kube/bootstrap/index.ts";
+import {
+  certSatisfiesTemplate,
+  createCsrPem,
+  generateKeyPem,
+  hostnamesAndIPs,
+  ipBytes,
+  keyFromPem,
+  parsePair,
+  servingTemplate,
+} from "../../../src/kube/bootstrap/index.ts";
 
 const dir = await mkdtemp(join(tmpdir(), "serving-csr-"));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -39,7 +48,12 @@ describe("servingTemplate", () => {
       { type: "InternalDNS", address: "a.internal" },
       { type: "Hostname", address: "" },
     ]);
-    expect(t).toEqual({ commonName: "system:node:n1", organizations: ["system:nodes"], dnsNames: ["a.internal", "n1.example"], ipAddresses: ["10.0.0.10", "10.0.0.9"] });
+    expect(t).toEqual({
+      commonName: "system:node:n1",
+      organizations: ["system:nodes"],
+      dnsNames: ["a.internal", "n1.example"],
+      ipAddresses: ["10.0.0.10", "10.0.0.9"],
+    });
   });
   test("a Hostname that is an IP goes to the IPs", () => {
     expect(hostnamesAndIPs([{ type: "Hostname", address: "192.168.0.4" }])).toEqual({ dnsNames: [], ipAddresses: ["192.168.0.4"] });
@@ -57,7 +71,11 @@ describe("servingTemplate", () => {
 
 describe("serving CSR", () => {
   const keyPem = generateKeyPem();
-  const t = servingTemplate("node-a", [{ type: "InternalIP", address: "10.1.2.3" }, { type: "InternalIP", address: "fd00::7" }, { type: "Hostname", address: "node-a" }])!;
+  const t = servingTemplate("node-a", [
+    { type: "InternalIP", address: "10.1.2.3" },
+    { type: "InternalIP", address: "fd00::7" },
+    { type: "Hostname", address: "node-a" },
+  ])!;
   const csrPem = createCsrPem(keyFromPem(keyPem), { commonName: t.commonName, organizations: t.organizations }, t);
 
   test("openssl verifies it and reads the subject and SANs", async () => {

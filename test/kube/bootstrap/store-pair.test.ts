@@ -20,7 +20,9 @@ test("a certificate for another key, or not a certificate, is refused before any
   const good = readlinkSync(current);
 
   await expect(storeCertPair(certDir, "kubelet-client", other.certPem, mine.keyPem, Date.UTC(2026, 0, 2))).rejects.toThrow(CertKeyMismatchError);
-  await expect(storeCertPair(certDir, "kubelet-client", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", mine.keyPem, Date.UTC(2026, 0, 3))).rejects.toThrow(/not a PEM certificate/);
+  await expect(
+    storeCertPair(certDir, "kubelet-client", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", mine.keyPem, Date.UTC(2026, 0, 3)),
+  ).rejects.toThrow(/not a PEM certificate/);
   expect(readlinkSync(current)).toBe(good);
   expect(readdirSync(certDir).sort()).toEqual(["kubelet-client-2026-01-01-00-00-00.pem", "kubelet-client-current.pem"]);
   expect(existsSync(join(certDir, "kubelet-client-2026-01-02-00-00-00.pem"))).toBe(false);

@@ -5,7 +5,11 @@ import type { CertificateSigningRequest } from "../../../src/kube/types.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 const csr = (rv: string, status?: CertificateSigningRequest["status"]): CertificateSigningRequest =>
-  ({ metadata: { name: "node-csr-x", resourceVersion: rv }, spec: { signerName: "kubernetes.io/kube-apiserver-client-kubelet", request: "UkVR" }, status }) as CertificateSigningRequest;
+  ({
+    metadata: { name: "node-csr-x", resourceVersion: rv },
+    spec: { signerName: "kubernetes.io/kube-apiserver-client-kubelet", request: "UkVR" },
+    status,
+  }) as CertificateSigningRequest;
 const approved = { conditions: [{ type: "Approved", status: "True" }] };
 
 /** A client whose GET answers `current` and whose watch streams `events` (one JSON line each). */
@@ -43,7 +47,11 @@ describe("waitForCertificate", () => {
   });
 
   test("denied → the error upstream words", async () => {
-    const { client } = fakeClient(csr("1"), [{ type: "MODIFIED", object: csr("2", { conditions: [{ type: "Denied", status: "True", reason: "Nope", message: "not this node" }] }) }]);
-    await expect(waitForCertificate(client, "node-csr-x", new AbortController().signal, csr("1"))).rejects.toThrow("certificate signing request is denied, reason: Nope, message: not this node");
+    const { client } = fakeClient(csr("1"), [
+      { type: "MODIFIED", object: csr("2", { conditions: [{ type: "Denied", status: "True", reason: "Nope", message: "not this node" }] }) },
+    ]);
+    await expect(waitForCertificate(client, "node-csr-x", new AbortController().signal, csr("1"))).rejects.toThrow(
+      "certificate signing request is denied, reason: Nope, message: not this node",
+    );
   });
 });

@@ -9,15 +9,34 @@ import { decodeMessage, encodeCall } from "../../../src/node/shutdown/inhibit-fd
 const msg = dbusMessage as { unmarshall(b: Buffer): Record<string, unknown>; marshall(m: Record<string, unknown>): Buffer };
 
 test("Inhibit(what, who, why, mode) encodes as dbus-native reads a method call", () => {
-  const call = { destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager", member: "Inhibit", args: ["shutdown", "kubelet", "Kubelet needs time to handle node shutdown", "delay"] };
+  const call = {
+    destination: "org.freedesktop.login1",
+    path: "/org/freedesktop/login1",
+    interface: "org.freedesktop.login1.Manager",
+    member: "Inhibit",
+    args: ["shutdown", "kubelet", "Kubelet needs time to handle node shutdown", "delay"],
+  };
   const m = msg.unmarshall(Buffer.from(encodeCall(call, 2)));
-  expect(m).toMatchObject({ type: 1, serial: 2, path: call.path, interface: call.interface, member: "Inhibit", destination: call.destination, signature: "ssss", body: call.args });
+  expect(m).toMatchObject({
+    type: 1,
+    serial: 2,
+    path: call.path,
+    interface: call.interface,
+    member: "Inhibit",
+    destination: call.destination,
+    signature: "ssss",
+    body: call.args,
+  });
 });
 
 test("Hello (no arguments) encodes without a signature or body", () => {
   const b = encodeCall({ destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello", args: [] }, 1);
   // dbus-native cannot read a message without a body; its own encoding must be the same bytes.
-  expect(Buffer.from(b).toString("hex")).toBe(msg.marshall({ type: 1, serial: 1, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello", destination: "org.freedesktop.DBus" }).toString("hex"));
+  expect(Buffer.from(b).toString("hex")).toBe(
+    msg
+      .marshall({ type: 1, serial: 1, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello", destination: "org.freedesktop.DBus" })
+      .toString("hex"),
+  );
   expect(b.length % 8).toBe(0);
 });
 
@@ -29,7 +48,14 @@ test("replies: a method return's fd index and an error's name, only once the who
   expect(r.msg).toMatchObject({ type: 2, replySerial: 2 });
   expect(Array.from(r.msg.body)).toEqual([0, 0, 0, 0]);
 
-  const err = msg.marshall({ type: 3, serial: 8, replySerial: 2, errorName: "org.freedesktop.DBus.Error.InvalidArgs", signature: "s", body: ["Invalid what specification nonsense"] });
+  const err = msg.marshall({
+    type: 3,
+    serial: 8,
+    replySerial: 2,
+    errorName: "org.freedesktop.DBus.Error.InvalidArgs",
+    signature: "s",
+    body: ["Invalid what specification nonsense"],
+  });
   const both = new Uint8Array(Buffer.concat([err, ret]));
   const e = decodeMessage(both)!;
   expect(e.msg).toMatchObject({ type: 3, replySerial: 2, errorName: "org.freedesktop.DBus.Error.InvalidArgs" });

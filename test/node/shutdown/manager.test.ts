@@ -174,14 +174,23 @@ describe("node shutdown manager", () => {
       await flush();
       s.clock.advance(100);
     }
-    await expect(started).rejects.toThrow("node shutdown manager was timed out after 20 attempts waiting for logind InhibitDelayMaxSec to update to 30s (ShutdownGracePeriod), current value is 5s");
+    await expect(started).rejects.toThrow(
+      "node shutdown manager was timed out after 20 attempts waiting for logind InhibitDelayMaxSec to update to 30s (ShutdownGracePeriod), current value is 5s",
+    );
     expect(s.lg.held()).toBe(0);
   });
 
   test("graceful shutdown off: logind is never asked", async () => {
     let asked = false;
     const clock = createManualClock(0);
-    const m = createShutdownManager({ groups: [], logind: () => ((asked = true), fakeLogind().logind), activePods: () => [], killPod: async () => {}, clock, nodeName: "n1" });
+    const m = createShutdownManager({
+      groups: [],
+      logind: () => ((asked = true), fakeLogind().logind),
+      activePods: () => [],
+      killPod: async () => {},
+      clock,
+      nodeName: "n1",
+    });
     await m.start();
     expect(asked).toBe(false);
     expect(m.admit(pod("p")).admit).toBe(true);

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { groupByPriority, periodRequestedSeconds, podShutdownGracePeriodSeconds, shutdownGroupsFromConfig } from "../../../src/node/shutdown/priority-groups.ts";
+import {
+  groupByPriority,
+  periodRequestedSeconds,
+  podShutdownGracePeriodSeconds,
+  shutdownGroupsFromConfig,
+} from "../../../src/node/shutdown/priority-groups.ts";
 import type { PodLike } from "../../../src/pod/pod-like.ts";
 
 const pod = (name: string, priority?: number, terminationGracePeriodSeconds?: number): PodLike => ({
@@ -11,13 +16,44 @@ describe("shutdownGroupsFromConfig (upstream migrateConfig)", () => {
   test.each([
     ["off: nothing set", {}, []],
     ["off: both zero", { shutdownGracePeriod: "0s", shutdownGracePeriodCriticalPods: "0s" }, []],
-    ["30s total, 10s critical", { shutdownGracePeriod: "30s", shutdownGracePeriodCriticalPods: "10s" }, [{ priority: 0, shutdownGracePeriodSeconds: 20 }, { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 }]],
-    ["total only: critical pods get 0 s", { shutdownGracePeriod: "1m" }, [{ priority: 0, shutdownGracePeriodSeconds: 60 }, { priority: 2_000_000_000, shutdownGracePeriodSeconds: 0 }]],
-    ["sub-second parts are dropped as upstream's int64(d / time.Second)", { shutdownGracePeriod: "10.9s", shutdownGracePeriodCriticalPods: "2.5s" }, [{ priority: 0, shutdownGracePeriodSeconds: 8 }, { priority: 2_000_000_000, shutdownGracePeriodSeconds: 2 }]],
+    [
+      "30s total, 10s critical",
+      { shutdownGracePeriod: "30s", shutdownGracePeriodCriticalPods: "10s" },
+      [
+        { priority: 0, shutdownGracePeriodSeconds: 20 },
+        { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 },
+      ],
+    ],
+    [
+      "total only: critical pods get 0 s",
+      { shutdownGracePeriod: "1m" },
+      [
+        { priority: 0, shutdownGracePeriodSeconds: 60 },
+        { priority: 2_000_000_000, shutdownGracePeriodSeconds: 0 },
+      ],
+    ],
+    [
+      "sub-second parts are dropped as upstream's int64(d / time.Second)",
+      { shutdownGracePeriod: "10.9s", shutdownGracePeriodCriticalPods: "2.5s" },
+      [
+        { priority: 0, shutdownGracePeriodSeconds: 8 },
+        { priority: 2_000_000_000, shutdownGracePeriodSeconds: 2 },
+      ],
+    ],
     [
       "by priority: taken as given, sorted ascending",
-      { shutdownGracePeriodByPodPriority: [{ priority: 100000, shutdownGracePeriodSeconds: 20 }, { priority: 0, shutdownGracePeriodSeconds: 60 }, { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 }] },
-      [{ priority: 0, shutdownGracePeriodSeconds: 60 }, { priority: 100000, shutdownGracePeriodSeconds: 20 }, { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 }],
+      {
+        shutdownGracePeriodByPodPriority: [
+          { priority: 100000, shutdownGracePeriodSeconds: 20 },
+          { priority: 0, shutdownGracePeriodSeconds: 60 },
+          { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 },
+        ],
+      },
+      [
+        { priority: 0, shutdownGracePeriodSeconds: 60 },
+        { priority: 100000, shutdownGracePeriodSeconds: 20 },
+        { priority: 2_000_000_000, shutdownGracePeriodSeconds: 10 },
+      ],
     ],
   ] as const)("%s", (_what, config, expected) => {
     expect(shutdownGroupsFromConfig(config)).toEqual(expected.map((g) => ({ ...g })));

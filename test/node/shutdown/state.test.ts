@@ -16,14 +16,18 @@ const dir = () => {
   dirs.push(d);
   return d;
 };
-const gauges = (text: string) => Object.fromEntries([...text.matchAll(/^kubelet_graceful_shutdown_(start|end)_time_seconds (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
+const gauges = (text: string) =>
+  Object.fromEntries([...text.matchAll(/^kubelet_graceful_shutdown_(start|end)_time_seconds (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
 
 test("a shutdown's start and end are stored and come back as the gauges after the reboot", () => {
   const root = dir();
   const before = createRegistry();
   const r = createShutdownRecorder(root, before);
   r.start(1_700_000_000_000);
-  expect(JSON.parse(readFileSync(join(root, LOCAL_STORAGE_STATE_FILE), "utf8"))).toEqual({ startTime: "2023-11-14T22:13:20.000Z", endTime: "0001-01-01T00:00:00Z" });
+  expect(JSON.parse(readFileSync(join(root, LOCAL_STORAGE_STATE_FILE), "utf8"))).toEqual({
+    startTime: "2023-11-14T22:13:20.000Z",
+    endTime: "0001-01-01T00:00:00Z",
+  });
   expect(gauges(before.render())).toEqual({ start: 1_700_000_000, end: 0 });
   r.end(1_700_000_012_500);
   expect(gauges(before.render())).toEqual({ start: 1_700_000_000, end: 1_700_000_012.5 });
@@ -35,7 +39,11 @@ test("a shutdown's start and end are stored and come back as the gauges after th
 
 test.each([
   ["an unfinished shutdown: end 0", JSON.stringify({ startTime: "2023-11-14T22:13:20Z", endTime: "0001-01-01T00:00:00Z" }), { start: 1_700_000_000, end: 0 }],
-  ["upstream's Go time with an offset", JSON.stringify({ startTime: "2023-11-14T23:13:20+01:00", endTime: "2023-11-14T23:13:30.5+01:00" }), { start: 1_700_000_000, end: 1_700_000_010.5 }],
+  [
+    "upstream's Go time with an offset",
+    JSON.stringify({ startTime: "2023-11-14T23:13:20+01:00", endTime: "2023-11-14T23:13:30.5+01:00" }),
+    { start: 1_700_000_000, end: 1_700_000_010.5 },
+  ],
   ["not JSON: ignored (gauges 0)", "{", { start: 0, end: 0 }],
   ["wrong shape: ignored (gauges 0)", JSON.stringify({ startTime: 5 }), { start: 0, end: 0 }],
 ])("state file from the last boot: %s", (_what, content, expected) => {

@@ -31,7 +31,10 @@ describe("token manager", () => {
         calls.push(o);
         if (fail) throw new Error("connection refused");
         const exp = o.body.spec.expirationSeconds;
-        return { spec: { expirationSeconds: exp }, status: { token: `tok-${calls.length}`, expirationTimestamp: new Date(clock.now() + exp * 1000).toISOString() } };
+        return {
+          spec: { expirationSeconds: exp },
+          status: { token: `tok-${calls.length}`, expirationTimestamp: new Date(clock.now() + exp * 1000).toISOString() },
+        };
       },
     } as unknown as KubeClient;
     return { client, calls, setFail: (f: boolean) => (fail = f) };
@@ -43,7 +46,11 @@ describe("token manager", () => {
     const f = fakeClient(clock);
     const m = createTokenManager({ client: () => f.client, clock, random: () => 0 });
     expect(await m.getServiceAccountToken("ns", "default", { ...spec, audiences: ["api"] })).toBe("tok-1");
-    expect(f.calls[0]).toMatchObject({ method: "POST", path: "/api/v1/namespaces/ns/serviceaccounts/default/token", body: { kind: "TokenRequest", spec: { audiences: ["api"], expirationSeconds: 3600, boundObjectRef: { kind: "Pod", name: "p", uid: "u1" } } } });
+    expect(f.calls[0]).toMatchObject({
+      method: "POST",
+      path: "/api/v1/namespaces/ns/serviceaccounts/default/token",
+      body: { kind: "TokenRequest", spec: { audiences: ["api"], expirationSeconds: 3600, boundObjectRef: { kind: "Pod", name: "p", uid: "u1" } } },
+    });
     clock.advance(0.79 * H);
     expect(await m.getServiceAccountToken("ns", "default", { ...spec, audiences: ["api"] })).toBe("tok-1");
     clock.advance(0.02 * H);

@@ -25,7 +25,9 @@ describe("normalizeTrustAnchors", () => {
     expect(orders.size).toBeGreaterThan(1);
   });
   test("headers inside a block are skipped", () => {
-    expect(pemBlocks(`-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n${Buffer.from("x").toString("base64")}\n-----END CERTIFICATE-----`)).toEqual([Buffer.from("x").toString("base64")]);
+    expect(pemBlocks(`-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n${Buffer.from("x").toString("base64")}\n-----END CERTIFICATE-----`)).toEqual([
+      Buffer.from("x").toString("base64"),
+    ]);
   });
 });
 
@@ -74,7 +76,10 @@ function fakeClient(served: string | undefined, items: object[], opts: { failDis
   return { client, paths };
 }
 
-const bundle = (name: string, trustBundle: string, signerName?: string, labels?: Record<string, string>) => ({ metadata: { name, labels }, spec: { trustBundle, ...(signerName ? { signerName } : {}) } });
+const bundle = (name: string, trustBundle: string, signerName?: string, labels?: Record<string, string>) => ({
+  metadata: { name, labels },
+  spec: { trustBundle, ...(signerName ? { signerName } : {}) },
+});
 
 describe("the manager", () => {
   test("the gate off: upstream's NoopManager message, and nothing is asked of the API server", async () => {
@@ -85,18 +90,33 @@ describe("the manager", () => {
   });
 
   test("v1 without clustertrustbundles, v1beta1 404: falls back to v1alpha1 and watches it", async () => {
-    const f = fakeClient("v1alpha1", [bundle("root", A), bundle("example.com:ca:1", B + A, "example.com/ca", { env: "prod" }), bundle("example.com:ca:2", C, "example.com/ca", { env: "dev" })]);
+    const f = fakeClient("v1alpha1", [
+      bundle("root", A),
+      bundle("example.com:ca:1", B + A, "example.com/ca", { env: "prod" }),
+      bundle("example.com:ca:2", C, "example.com/ca", { env: "dev" }),
+    ]);
     const m = createTrustBundleManager({ client: () => f.client, clock: realClock, enabled: true, salt: "s" });
     expect(await m.getTrustAnchorsByName("root", false)).toBe(normalizeTrustAnchors([A], "s"));
     expect(m.groupVersion()).toBe("certificates.k8s.io/v1alpha1");
-    expect(f.paths.slice(0, 4)).toEqual(["/apis/certificates.k8s.io/v1", "/apis/certificates.k8s.io/v1beta1", "/apis/certificates.k8s.io/v1alpha1", "/apis/certificates.k8s.io/v1alpha1/clustertrustbundles"]);
+    expect(f.paths.slice(0, 4)).toEqual([
+      "/apis/certificates.k8s.io/v1",
+      "/apis/certificates.k8s.io/v1beta1",
+      "/apis/certificates.k8s.io/v1alpha1",
+      "/apis/certificates.k8s.io/v1alpha1/clustertrustbundles",
+    ]);
     expect(await m.getTrustAnchorsBySigner("example.com/ca", { matchLabels: { env: "prod" } }, false)).toBe(normalizeTrustAnchors([A, B], "s"));
     expect(await m.getTrustAnchorsBySigner("example.com/ca", {}, false)).toBe(normalizeTrustAnchors([A, B, C], "s"));
-    await expect(m.getTrustAnchorsBySigner("example.com/ca", undefined, false)).rejects.toThrow("combination of signerName and labelSelector matched zero ClusterTrustBundles");
+    await expect(m.getTrustAnchorsBySigner("example.com/ca", undefined, false)).rejects.toThrow(
+      "combination of signerName and labelSelector matched zero ClusterTrustBundles",
+    );
     expect(await m.getTrustAnchorsBySigner("example.com/ca", undefined, true)).toBe("");
-    await expect(m.getTrustAnchorsByName("nope", false)).rejects.toThrow('while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "nope" not found');
+    await expect(m.getTrustAnchorsByName("nope", false)).rejects.toThrow(
+      'while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "nope" not found',
+    );
     expect(await m.getTrustAnchorsByName("nope", true)).toBe("");
-    await expect(m.getTrustAnchorsBySigner("example.com/ca", { matchExpressions: [{ key: "env", operator: "Lt", values: ["1"] }] }, false)).rejects.toThrow('while parsing label selector: "Lt" is not a valid label selector operator');
+    await expect(m.getTrustAnchorsBySigner("example.com/ca", { matchExpressions: [{ key: "env", operator: "Lt", values: ["1"] }] }, false)).rejects.toThrow(
+      'while parsing label selector: "Lt" is not a valid label selector operator',
+    );
     // Discovery ran once.
     expect(f.paths.filter((p) => p === "/apis/certificates.k8s.io/v1").length).toBe(1);
     m.stop();

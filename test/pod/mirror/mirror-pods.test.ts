@@ -8,13 +8,27 @@ import type { Pod } from "../../../src/pod/types.ts";
 
 const staticPod = (hash: string, name = "etcd-n1"): Pod =>
   ({
-    metadata: { name, namespace: "kube-system", uid: hash, annotations: { "kubernetes.io/config.hash": hash, "kubernetes.io/config.source": "file", "kubernetes.io/config.seen": "2026-01-01T00:00:00Z" }, labels: { component: "etcd" } },
+    metadata: {
+      name,
+      namespace: "kube-system",
+      uid: hash,
+      annotations: { "kubernetes.io/config.hash": hash, "kubernetes.io/config.source": "file", "kubernetes.io/config.seen": "2026-01-01T00:00:00Z" },
+      labels: { component: "etcd" },
+    },
     spec: { nodeName: "n1", containers: [{ name: "etcd", image: "etcd" }] },
     status: { phase: "Running" },
   }) as unknown as Pod;
 
 const mirrorOf = (p: Pod, uid: string, extra: Record<string, unknown> = {}): Pod =>
-  ({ ...p, metadata: { ...p.metadata, uid, ...extra, annotations: { ...p.metadata.annotations, "kubernetes.io/config.mirror": p.metadata.annotations!["kubernetes.io/config.hash"] } } }) as Pod;
+  ({
+    ...p,
+    metadata: {
+      ...p.metadata,
+      uid,
+      ...extra,
+      annotations: { ...p.metadata.annotations, "kubernetes.io/config.mirror": p.metadata.annotations!["kubernetes.io/config.hash"] },
+    },
+  }) as Pod;
 
 describe("mirror pod object", () => {
   test("the static pod with config.mirror = its hash, owned by the Node as controller; no uid or status", () => {
@@ -26,7 +40,12 @@ describe("mirror pod object", () => {
         name: "etcd-n1",
         namespace: "kube-system",
         labels: { component: "etcd" },
-        annotations: { "kubernetes.io/config.hash": "abc", "kubernetes.io/config.source": "file", "kubernetes.io/config.seen": "2026-01-01T00:00:00Z", "kubernetes.io/config.mirror": "abc" },
+        annotations: {
+          "kubernetes.io/config.hash": "abc",
+          "kubernetes.io/config.source": "file",
+          "kubernetes.io/config.seen": "2026-01-01T00:00:00Z",
+          "kubernetes.io/config.mirror": "abc",
+        },
         ownerReferences: [{ apiVersion: "v1", kind: "Node", name: "n1", uid: "node-uid", controller: true }],
       },
       spec: { nodeName: "n1", containers: [{ name: "etcd", image: "etcd" }] } as Pod["spec"],
@@ -93,8 +112,10 @@ describe("mirror pod reconcile", () => {
     state.mirrors = [mirrorOf(staticPod("new"), "m2", { deletionTimestamp: "2026-01-01T00:00:30Z" })];
     await m.syncOnce();
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
-      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1", "POST /api/v1/namespaces/kube-system/pods",
-      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1", "POST /api/v1/namespaces/kube-system/pods",
+      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1",
+      "POST /api/v1/namespaces/kube-system/pods",
+      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1",
+      "POST /api/v1/namespaces/kube-system/pods",
     ]);
     expect(calls[0]!.body).toEqual({ kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: "m1" } });
     expect(calls[3]!.body.metadata.annotations["kubernetes.io/config.mirror"]).toBe("new");
@@ -111,7 +132,10 @@ describe("mirror pod reconcile", () => {
     await m.syncOnce();
     setFail(undefined);
     await m.syncOnce();
-    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual(["DELETE /api/v1/namespaces/kube-system/pods/etcd-n1", "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1"]);
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1",
+      "DELETE /api/v1/namespaces/kube-system/pods/etcd-n1",
+    ]);
     expect(calls[1]!.body).toEqual({ kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0 });
   });
 });

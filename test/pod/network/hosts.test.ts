@@ -21,7 +21,10 @@ describe("hosts file", () => {
       ["12.34.56.78"],
       "podFoo",
       "domainFoo",
-      [{ ip: "123.45.67.89", hostnames: ["foo", "bar", "baz"] }, { ip: "456.78.90.123", hostnames: ["park", "doo", "boo"] }],
+      [
+        { ip: "123.45.67.89", hostnames: ["foo", "bar", "baz"] },
+        { ip: "456.78.90.123", hostnames: ["park", "doo", "boo"] },
+      ],
       `${LOCAL}12.34.56.78\tpodFoo.domainFoo\tpodFoo\n\n# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\tbaz\n456.78.90.123\tpark\tdoo\tboo\n`,
     ],
   ])("%s", (_n, ips, hostname, domain, aliases, want) => {
@@ -36,7 +39,10 @@ describe("hosts file", () => {
 });
 
 describe("pod hostname and domain", () => {
-  const pod = (spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean; hostnameOverride?: string }, name = "web") => ({ metadata: { name, namespace: "prod" }, spec });
+  const pod = (spec: { hostname?: string; subdomain?: string; setHostnameAsFQDN?: boolean; hostnameOverride?: string }, name = "web") => ({
+    metadata: { name, namespace: "prod" },
+    spec,
+  });
   test.each([
     ["pod name", {}, "web", ""],
     ["spec.hostname", { hostname: "h0" }, "h0", ""],
@@ -53,6 +59,8 @@ describe("pod hostname and domain", () => {
   test("setHostnameAsFQDN: the kernel hostname is the FQDN, at most 64 characters", () => {
     expect(kernelHostname(pod({ hostname: "h0", subdomain: "sub", setHostnameAsFQDN: true }), "cluster.local")).toBe("h0.sub.prod.svc.cluster.local");
     expect(kernelHostname(pod({ hostname: "h0", setHostnameAsFQDN: true }), "cluster.local")).toBe("h0");
-    expect(() => kernelHostname(pod({ hostname: "h".repeat(40), subdomain: "sub", setHostnameAsFQDN: true }), "cluster.local")).toThrow("is too long (64 characters is the max, 67 characters requested)");
+    expect(() => kernelHostname(pod({ hostname: "h".repeat(40), subdomain: "sub", setHostnameAsFQDN: true }), "cluster.local")).toThrow(
+      "is too long (64 characters is the max, 67 characters requested)",
+    );
   });
 });

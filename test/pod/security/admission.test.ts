@@ -15,7 +15,8 @@ const pod = (spec: Partial<KubePod["spec"]>, annotations?: Record<string, string
   metadata: { name: "web", namespace: "prod", uid: "u1", annotations },
   spec: { containers: [{ name: "app", image: "img" }], ...spec },
 });
-const withSysctls = (names: string[], extra: Partial<KubePod["spec"]> = {}) => pod({ ...extra, securityContext: { sysctls: names.map((name) => ({ name, value: "1" })) } });
+const withSysctls = (names: string[], extra: Partial<KubePod["spec"]> = {}) =>
+  pod({ ...extra, securityContext: { sysctls: names.map((name) => ({ name, value: "1" })) } });
 
 describe("sysctls", () => {
   test("the safe set follows the kernel version", () => {
@@ -31,8 +32,20 @@ describe("sysctls", () => {
     ["unsafe, not allowed", ["kernel.msgmax"], {}, [], 'forbidden sysctl: "kernel.msgmax" not allowlisted'],
     ["unsafe, allowed by name", ["kernel.msgmax"], {}, ["kernel.msgmax"], undefined],
     ["unsafe, allowed by prefix", ["net.core.somaxconn"], {}, ["net.core.*"], undefined],
-    ["net sysctl in a hostNetwork pod", ["net.ipv4.tcp_syncookies"], { hostNetwork: true }, [], 'forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled'],
-    ["IPC sysctl in a hostIPC pod", ["kernel.shm_rmid_forced"], { hostIPC: true }, [], 'forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host IPC enabled'],
+    [
+      "net sysctl in a hostNetwork pod",
+      ["net.ipv4.tcp_syncookies"],
+      { hostNetwork: true },
+      [],
+      'forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled',
+    ],
+    [
+      "IPC sysctl in a hostIPC pod",
+      ["kernel.shm_rmid_forced"],
+      { hostIPC: true },
+      [],
+      'forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host IPC enabled',
+    ],
   ])("%s", (_n, names, spec, allowed, message) => {
     const r = sysctlAdmitHandler(allowed, "6.1.0")(withSysctls(names, spec), []);
     expect(r).toEqual(message ? { admit: false, reason: SYSCTL_FORBIDDEN_REASON, message } : { admit: true });
@@ -56,8 +69,18 @@ describe("AppArmor admission", () => {
     ["no profile: admitted anywhere", pod({}), false, undefined],
     ["unconfined: admitted without AppArmor", pod({ securityContext: { appArmorProfile: { type: "Unconfined" } } }), false, undefined],
     ["annotation unconfined: admitted", pod({}, { "container.apparmor.security.beta.kubernetes.io/app": "unconfined" }), false, undefined],
-    ["RuntimeDefault on a host without AppArmor", pod({ securityContext: { appArmorProfile: rd } }), false, "Cannot enforce AppArmor: AppArmor is not enabled on the host"],
-    ["annotation runtime/default on a host without AppArmor", pod({}, { "container.apparmor.security.beta.kubernetes.io/app": "runtime/default" }), false, "Cannot enforce AppArmor: AppArmor is not enabled on the host"],
+    [
+      "RuntimeDefault on a host without AppArmor",
+      pod({ securityContext: { appArmorProfile: rd } }),
+      false,
+      "Cannot enforce AppArmor: AppArmor is not enabled on the host",
+    ],
+    [
+      "annotation runtime/default on a host without AppArmor",
+      pod({}, { "container.apparmor.security.beta.kubernetes.io/app": "runtime/default" }),
+      false,
+      "Cannot enforce AppArmor: AppArmor is not enabled on the host",
+    ],
     ["RuntimeDefault on an AppArmor host", pod({ containers: [{ name: "app", image: "i", securityContext: { appArmorProfile: rd } }] }), true, undefined],
   ])("%s", (_n, p, enabled, message) => {
     expect(appArmorAdmitHandler(enabled)(p, [])).toEqual(message ? { admit: false, reason: "AppArmor", message } : { admit: true });
@@ -68,7 +91,10 @@ describe("runAgent with a non-namespaced allowedUnsafeSysctls pattern", () => {
   test("exits 1 with upstream's error before starting anything", async () => {
     const { runAgent } = await import("../../../src/cli/run.ts");
     const errors: string[] = [];
-    const code = await runAgent(["--allowed-unsafe-sysctls=vm.swappiness", "--fail-swap-on=false"], { printError: (l) => errors.push(l), readProcSwaps: () => "" });
+    const code = await runAgent(["--allowed-unsafe-sysctls=vm.swappiness", "--fail-swap-on=false"], {
+      printError: (l) => errors.push(l),
+      readProcSwaps: () => "",
+    });
     expect(code).toBe(1);
     expect(errors).toEqual(['error: failed to run Kubelet: the sysctls "vm.swappiness" are not known to be namespaced']);
   });

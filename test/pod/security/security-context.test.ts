@@ -27,7 +27,12 @@ describe("seccomp (upstream fieldSeccompProfile / getSeccompProfile)", () => {
     ["no profile, seccompDefault on → RuntimeDefault", undefined, true, { profileType: "RuntimeDefault" }],
     ["RuntimeDefault", { type: "RuntimeDefault" as const }, false, { profileType: "RuntimeDefault" }],
     ["Unconfined even with seccompDefault", { type: "Unconfined" as const }, true, { profileType: "Unconfined" }],
-    ["Localhost → absolute path below the profile root", { type: "Localhost" as const, localhostProfile: "profiles/audit.json" }, false, { profileType: "Localhost", localhostRef: "/var/lib/kubelet/seccomp/profiles/audit.json" }],
+    [
+      "Localhost → absolute path below the profile root",
+      { type: "Localhost" as const, localhostProfile: "profiles/audit.json" },
+      false,
+      { profileType: "Localhost", localhostRef: "/var/lib/kubelet/seccomp/profiles/audit.json" },
+    ],
   ])("%s", (_name, profile, def, want) => {
     expect(fieldSeccompProfile(profile, { ...seccomp, seccompDefault: def })).toEqual(want as never);
   });
@@ -110,9 +115,21 @@ describe("container security context", () => {
 
   test.each([
     ["field RuntimeDefault", undefined, { appArmorProfile: { type: "RuntimeDefault" as const } }, { profileType: "RuntimeDefault" }, "runtime/default"],
-    ["annotation localhost/", { "container.apparmor.security.beta.kubernetes.io/app": "localhost/k8s-nginx" }, undefined, { profileType: "Localhost", localhostRef: "k8s-nginx" }, "localhost/k8s-nginx"],
+    [
+      "annotation localhost/",
+      { "container.apparmor.security.beta.kubernetes.io/app": "localhost/k8s-nginx" },
+      undefined,
+      { profileType: "Localhost", localhostRef: "k8s-nginx" },
+      "localhost/k8s-nginx",
+    ],
     ["annotation unconfined", { "container.apparmor.security.beta.kubernetes.io/app": "unconfined" }, undefined, { profileType: "Unconfined" }, "unconfined"],
-    ["container field wins over the annotation", { "container.apparmor.security.beta.kubernetes.io/app": "unconfined" }, { appArmorProfile: { type: "RuntimeDefault" as const } }, { profileType: "RuntimeDefault" }, "runtime/default"],
+    [
+      "container field wins over the annotation",
+      { "container.apparmor.security.beta.kubernetes.io/app": "unconfined" },
+      { appArmorProfile: { type: "RuntimeDefault" as const } },
+      { profileType: "RuntimeDefault" },
+      "runtime/default",
+    ],
   ])("AppArmor: %s", (_n, annotations, sc, want, deprecated) => {
     const p = pod({}, [c(sc)], annotations);
     const out = containerSecurityContext(p, p.spec.containers[0]!, undefined, seccomp);
@@ -128,7 +145,10 @@ describe("container security context", () => {
 
 describe("sandbox security context (upstream generatePodSandboxLinuxConfig)", () => {
   test("RuntimeDefault seccomp, privileged if any container is, user/group/groups/SELinux of the pod", () => {
-    const p = pod({ securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000, supplementalGroups: [3000], seLinuxOptions: { type: "spc_t" } }, initContainers: [c({ privileged: true }, "init")] });
+    const p = pod({
+      securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000, supplementalGroups: [3000], seLinuxOptions: { type: "spc_t" } },
+      initContainers: [c({ privileged: true }, "init")],
+    });
     expect(sandboxSecurityContext(p)).toEqual({
       namespaceOptions: { network: "POD", pid: "CONTAINER", ipc: "POD" },
       privileged: true,
@@ -146,7 +166,13 @@ describe("runAsNonRoot (upstream verifyRunAsNonRoot)", () => {
   test.each([
     ["not asked", {}, {}, { uid: 0, username: "" }, undefined],
     ["image runs as root", { runAsNonRoot: true }, {}, { uid: 0, username: "" }, `container has runAsNonRoot and image will run as root ${where}`],
-    ["image has a non-numeric user", { runAsNonRoot: true }, {}, { username: "nginx" }, `container has runAsNonRoot and image has non-numeric user (nginx), cannot verify user is non-root ${where}`],
+    [
+      "image has a non-numeric user",
+      { runAsNonRoot: true },
+      {},
+      { username: "nginx" },
+      `container has runAsNonRoot and image has non-numeric user (nginx), cannot verify user is non-root ${where}`,
+    ],
     ["image runs as uid 1000", { runAsNonRoot: true }, {}, { uid: 1000, username: "" }, undefined],
     ["runAsUser 0 breaks it", { runAsNonRoot: true }, { runAsUser: 0 }, { uid: 1000, username: "" }, `container's runAsUser breaks non-root policy ${where}`],
     ["runAsUser 1000 satisfies it over a root image", { runAsNonRoot: true }, { runAsUser: 1000 }, { uid: 0, username: "" }, undefined],

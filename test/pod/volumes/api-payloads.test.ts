@@ -6,7 +6,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeEnvironmentVariables } from "../../../src/pod/kuberuntime/env.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";
-import { ObjectNotFoundError, configMapPayload, projectedPayload, secretPayload, setUpPodVolume, tokenKey, trustBundleKey, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
+import {
+  ObjectNotFoundError,
+  configMapPayload,
+  projectedPayload,
+  secretPayload,
+  setUpPodVolume,
+  tokenKey,
+  trustBundleKey,
+  type PodApiObjects,
+} from "../../../src/pod/volumes/index.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const text = (p: Record<string, { content: string | Uint8Array; mode?: number }>) =>
@@ -33,7 +42,21 @@ const ctx = { pod, nodeAllocatable: { cpuMilli: 1000, memoryBytes: 1 << 30 } };
 describe("secret and configMap volumes", () => {
   test("all keys with defaultMode 0644; items map key → path with their own mode", () => {
     expect(text(secretPayload({ secretName: "creds" }, objs))).toEqual({ user: ["admin", 0o644], pass: ["s3cret", 0o644] });
-    expect(text(secretPayload({ secretName: "creds", defaultMode: 0o400, items: [{ key: "user", path: "a/u" }, { key: "pass", path: "p", mode: 0o600 }] }, objs))).toEqual({ "a/u": ["admin", 0o400], p: ["s3cret", 0o600] });
+    expect(
+      text(
+        secretPayload(
+          {
+            secretName: "creds",
+            defaultMode: 0o400,
+            items: [
+              { key: "user", path: "a/u" },
+              { key: "pass", path: "p", mode: 0o600 },
+            ],
+          },
+          objs,
+        ),
+      ),
+    ).toEqual({ "a/u": ["admin", 0o400], p: ["s3cret", 0o600] });
     expect(Object.keys(configMapPayload({ name: "cfg" }, objs)).sort()).toEqual(["LOG", "app.conf", "bad=key", "blob"]);
     expect([...Buffer.from(configMapPayload({ name: "cfg" }, objs).blob!.content)]).toEqual([0, 1]);
   });
@@ -42,14 +65,32 @@ describe("secret and configMap volumes", () => {
     ["missing secret", () => secretPayload({ secretName: "gone" }, objs), 'secret "gone" not found'],
     ["missing configMap", () => configMapPayload({ name: "nocm" }, objs), 'configmap "nocm" not found'],
     ["missing secret key", () => secretPayload({ secretName: "creds", items: [{ key: "nope", path: "x" }] }, objs), "references non-existent secret key: nope"],
-    ["missing configMap key", () => configMapPayload({ name: "cfg", items: [{ key: "nope", path: "x" }] }, objs), "configmap references non-existent config key: nope"],
+    [
+      "missing configMap key",
+      () => configMapPayload({ name: "cfg", items: [{ key: "nope", path: "x" }] }, objs),
+      "configmap references non-existent config key: nope",
+    ],
     ["API unreachable, even optional", () => secretPayload({ secretName: "down", optional: true }, objs), "failed to sync secret cache"],
     ["no API client", () => secretPayload({ secretName: "creds" }, undefined), "couldn't get secret /creds, no kubeClient defined"],
   ])("%s fails with upstream's message", (_n, f, want) => expect(f).toThrow(want));
 
   test("optional: a missing object is an empty volume, a missing key is skipped", () => {
     expect(secretPayload({ secretName: "gone", optional: true }, objs)).toEqual({});
-    expect(text(secretPayload({ secretName: "creds", optional: true, items: [{ key: "nope", path: "x" }, { key: "user", path: "u" }] }, objs))).toEqual({ u: ["admin", 0o644] });
+    expect(
+      text(
+        secretPayload(
+          {
+            secretName: "creds",
+            optional: true,
+            items: [
+              { key: "nope", path: "x" },
+              { key: "user", path: "u" },
+            ],
+          },
+          objs,
+        ),
+      ),
+    ).toEqual({ u: ["admin", 0o644] });
   });
 });
 
@@ -60,10 +101,16 @@ describe("projected volumes", () => {
     { downwardAPI: { items: [{ path: "namespace", fieldRef: { fieldPath: "metadata.namespace" } }] } },
   ];
   test("the kube-api-access volume: token, ca.crt, namespace (defaultMode 0644)", () => {
-    expect(text(projectedPayload(kubeApiAccess, 0o644, objs, ctx))).toEqual({ token: ["jwt-token", 0o644], "ca.crt": ["PEM", 0o644], namespace: ["ns", 0o644] });
+    expect(text(projectedPayload(kubeApiAccess, 0o644, objs, ctx))).toEqual({
+      token: ["jwt-token", 0o644],
+      "ca.crt": ["PEM", 0o644],
+      namespace: ["ns", 0o644],
+    });
   });
   test("failures of several sources are aggregated", () => {
-    expect(() => projectedPayload([{ secret: { name: "gone" } }, { configMap: { name: "nocm" } }, ...kubeApiAccess], undefined, objs, ctx)).toThrow('[secret "gone" not found, configmap "nocm" not found]');
+    expect(() => projectedPayload([{ secret: { name: "gone" } }, { configMap: { name: "nocm" } }, ...kubeApiAccess], undefined, objs, ctx)).toThrow(
+      '[secret "gone" not found, configmap "nocm" not found]',
+    );
   });
   test("clusterTrustBundle: the anchors at path (0600 with an fsGroup); a failed lookup is the source's error; no manager is upstream's NoopManager", () => {
     const byName = { name: "example.com:ca:1", path: "ca/bundle.pem" };
@@ -77,8 +124,12 @@ describe("projected volumes", () => {
     };
     expect(text(projectedPayload([{ clusterTrustBundle: byName }], 0o440, withBundles, ctx))).toEqual({ "ca/bundle.pem": ["PEM-1", 0o440] });
     expect(text(projectedPayload([{ clusterTrustBundle: byName }], undefined, withBundles, ctx, true))).toEqual({ "ca/bundle.pem": ["PEM-1", 0o600] });
-    expect(() => projectedPayload([{ clusterTrustBundle: bySigner }], undefined, withBundles, ctx)).toThrow("combination of signerName and labelSelector matched zero ClusterTrustBundles");
-    expect(() => projectedPayload([{ clusterTrustBundle: byName }], undefined, objs, ctx)).toThrow("ClusterTrustBundle projection is not supported in static kubelet mode");
+    expect(() => projectedPayload([{ clusterTrustBundle: bySigner }], undefined, withBundles, ctx)).toThrow(
+      "combination of signerName and labelSelector matched zero ClusterTrustBundles",
+    );
+    expect(() => projectedPayload([{ clusterTrustBundle: byName }], undefined, objs, ctx)).toThrow(
+      "ClusterTrustBundle projection is not supported in static kubelet mode",
+    );
     // optional is part of what is asked (allowMissing), so it is part of the key.
     expect(trustBundleKey({ ...byName, optional: true })).not.toBe(trustBundleKey(byName));
   });
@@ -100,9 +151,16 @@ describe("makeEnvironmentVariables", () => {
       ],
     });
     expect(Object.fromEntries(r.envs.map((e) => [e.key, e.value]))).toEqual({
-      "CFG_app.conf": "x=1", CFG_LOG: "debug", USER: "admin", URL: "http://admin@host/$(LATER)/$(USER)", LATER: "x", LEVEL: "debug",
+      "CFG_app.conf": "x=1",
+      CFG_LOG: "debug",
+      USER: "admin",
+      URL: "http://admin@host/$(LATER)/$(USER)",
+      LATER: "x",
+      LEVEL: "debug",
     });
-    expect(r.warnings).toEqual(["Keys [CFG_bad=key] from the EnvFrom configMap ns/cfg were skipped since they are considered invalid environment variable names."]);
+    expect(r.warnings).toEqual([
+      "Keys [CFG_bad=key] from the EnvFrom configMap ns/cfg were skipped since they are considered invalid environment variable names.",
+    ]);
   });
   test.each([
     ["missing secret", { secretKeyRef: { name: "gone", key: "k" } }, 'secret "gone" not found'],
@@ -123,7 +181,11 @@ describe("fsGroup on API volumes (upstream SetVolumeOwnership after each write)"
       expect(statSync(join(sdir, "user")).mode & 0o777).toBe(0o440);
       const pdir = setUpPodVolume(root, { name: "p", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }] } }, c)!;
       expect(statSync(join(pdir, "token")).mode & 0o777).toBe(0o640);
-      const plain = setUpPodVolume(root, { name: "q", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }] } }, { ...ctx, objects: objs })!;
+      const plain = setUpPodVolume(
+        root,
+        { name: "q", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3607 } }] } },
+        { ...ctx, objects: objs },
+      )!;
       expect(statSync(join(plain, "token")).mode & 0o777).toBe(0o644);
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -63,7 +63,8 @@ describe("authentication (x509 ∪ token webhook, then anonymous)", () => {
   const reviews: TokenReviewSpec[] = [];
   const tokenReview = async (spec: TokenReviewSpec) => {
     reviews.push(spec);
-    if (spec.token === "good") return { authenticated: true, user: { username: "system:serviceaccount:kube-system:metrics", uid: "1", groups: ["system:serviceaccounts"] } };
+    if (spec.token === "good")
+      return { authenticated: true, user: { username: "system:serviceaccount:kube-system:metrics", uid: "1", groups: ["system:serviceaccounts"] } };
     if (spec.token === "boom") throw new Error("connection refused");
     return { authenticated: false, error: "token expired" };
   };
@@ -193,7 +194,10 @@ describe("the filter: 401 / 403 / 500 bodies as upstream", () => {
 
   test("an authorizer error → 500 naming the attributes", async () => {
     const a = auth({ authorize: async () => Promise.reject(new Error("apiserver down")) });
-    expect(await run(a, "/metrics/resource", ALICE)).toEqual({ status: 500, body: "Authorization error (user=alice, verb=get, resource=nodes, subresource=metrics)" });
+    expect(await run(a, "/metrics/resource", ALICE)).toEqual({
+      status: 500,
+      body: "Authorization error (user=alice, verb=get, resource=nodes, subresource=metrics)",
+    });
   });
 });
 

@@ -4,17 +4,33 @@ import type { RuntimePod } from "../../../src/pod/runtime.ts";
 import { createCriStreamingHost, PodNotFoundError, StreamingError, streamingError, type StreamTarget } from "../../../src/server/streaming/index.ts";
 
 const pods = [
-  { metadata: { namespace: "default", name: "web", uid: "u1" }, spec: { containers: [{ name: "app" }, { name: "shell", tty: true }], initContainers: [{ name: "init" }] } },
+  {
+    metadata: { namespace: "default", name: "web", uid: "u1" },
+    spec: { containers: [{ name: "app" }, { name: "shell", tty: true }], initContainers: [{ name: "init" }] },
+  },
 ];
 const runtimePods: RuntimePod[] = [
-  { uid: "u1", name: "web", namespace: "default", sandboxIds: ["sb-new", "sb-old"], containers: [{ id: "c-old", name: "app", state: "exited" }, { id: "c-app", name: "app", state: "running" }, { id: "c-shell", name: "shell", state: "running" }] },
+  {
+    uid: "u1",
+    name: "web",
+    namespace: "default",
+    sandboxIds: ["sb-new", "sb-old"],
+    containers: [
+      { id: "c-old", name: "app", state: "exited" },
+      { id: "c-app", name: "app", state: "running" },
+      { id: "c-shell", name: "shell", state: "running" },
+    ],
+  },
 ];
 const calls: unknown[][] = [];
 const cri = {
   exec: async (...a: unknown[]) => (calls.push(["exec", ...a]), "http://127.0.0.1:1/exec/t"),
   attach: async (...a: unknown[]) => (calls.push(["attach", ...a]), "http://127.0.0.1:1/attach/t"),
   portForward: async (...a: unknown[]) => (calls.push(["portForward", ...a]), "http://127.0.0.1:1/portforward/t"),
-  execSync: async (id: string, cmd: string[], _timeout: number, signal?: AbortSignal) => (calls.push(["execSync", id, signal]), { stdout: Buffer.from(`out ${id}\n`), stderr: Buffer.from(cmd[0] === "false" ? "bad\n" : ""), exitCode: cmd[0] === "false" ? 1 : 0 }),
+  execSync: async (id: string, cmd: string[], _timeout: number, signal?: AbortSignal) => (
+    calls.push(["execSync", id, signal]),
+    { stdout: Buffer.from(`out ${id}\n`), stderr: Buffer.from(cmd[0] === "false" ? "bad\n" : ""), exitCode: cmd[0] === "false" ? 1 : 0 }
+  ),
 };
 const host = createCriStreamingHost({ getPods: () => pods, getRuntimePods: async () => runtimePods, cri });
 const t = (over: Partial<StreamTarget>): StreamTarget => ({ kind: "exec", namespace: "default", pod: "web", uid: "", container: "app", ...over });

@@ -14,7 +14,19 @@ describe("streaming paths", () => {
     ["/exec/ns/p%20x/c", { kind: "exec", namespace: "ns", pod: "p x", uid: "", container: "c" }],
   ])("%s", (path, want) => expect(parseStreamPath(path)).toEqual(want as never));
 
-  test.each(["/exec", "/exec/", "/exec/ns", "/exec/ns/pod", "/exec/ns/pod/a/b/c", "/exec/ns//c", "/portForward/ns", "/portForward/ns/p/u/x", "/exec/%E0%A4%A/p/c", "/execx/ns/p/c", "/pods"])("%s names no endpoint", (path) => {
+  test.each([
+    "/exec",
+    "/exec/",
+    "/exec/ns",
+    "/exec/ns/pod",
+    "/exec/ns/pod/a/b/c",
+    "/exec/ns//c",
+    "/portForward/ns",
+    "/portForward/ns/p/u/x",
+    "/exec/%E0%A4%A/p/c",
+    "/execx/ns/p/c",
+    "/pods",
+  ])("%s names no endpoint", (path) => {
     expect(parseStreamPath(path)).toBeUndefined();
   });
 });
@@ -32,7 +44,8 @@ describe("stream options (remotecommand NewOptions)", () => {
 
 describe("port-forward ports (NewV4Options)", () => {
   test("SPDY clients name ports per stream: none in the query", () => expect(parsePortForwardPorts(new URLSearchParams("port=x"), false)).toEqual([]));
-  test("WebSocket: repeated and comma-separated", () => expect(parsePortForwardPorts(new URLSearchParams("port=80,81&port=8080"), true)).toEqual([80, 81, 8080]));
+  test("WebSocket: repeated and comma-separated", () =>
+    expect(parsePortForwardPorts(new URLSearchParams("port=80,81&port=8080"), true)).toEqual([80, 81, 8080]));
   test.each([
     ["", `query parameter "port" is required`],
     ["port=", `query parameter "port" cannot be empty`],
@@ -46,11 +59,24 @@ describe("port-forward ports (NewV4Options)", () => {
 describe("request head", () => {
   const head = (target: string, headers: [string, string][]): RequestHead => ({ method: "POST", target, version: "HTTP/1.1", headers });
   test("an SPDY upgrade", () => {
-    const h = head("/exec/a/b/c?command=sh", [["Host", "x"], ["Connection", "Upgrade"], ["Upgrade", "SPDY/3.1"], ["X-Stream-Protocol-Version", "v4.channel.k8s.io"]]);
+    const h = head("/exec/a/b/c?command=sh", [
+      ["Host", "x"],
+      ["Connection", "Upgrade"],
+      ["Upgrade", "SPDY/3.1"],
+      ["X-Stream-Protocol-Version", "v4.channel.k8s.io"],
+    ]);
     expect(isUpgradeRequest(h)).toBe(true);
     expect(isWebSocketRequest(h)).toBe(false);
   });
-  test("a WebSocket upgrade", () => expect(isWebSocketRequest(head("/portForward/a/b?port=80", [["Connection", "keep-alive, Upgrade"], ["Upgrade", "websocket"]]))).toBe(true));
+  test("a WebSocket upgrade", () =>
+    expect(
+      isWebSocketRequest(
+        head("/portForward/a/b?port=80", [
+          ["Connection", "keep-alive, Upgrade"],
+          ["Upgrade", "websocket"],
+        ]),
+      ),
+    ).toBe(true));
   test("no Connection: upgrade", () => expect(isUpgradeRequest(head("/", [["Upgrade", "websocket"]]))).toBe(false));
   test("the end of a head, searched from a given offset", () => {
     expect(headEnd(Buffer.from("HTTP/1.1 101 X\r\nA: b\r\n\r\nrest"))).toBe(24);
@@ -63,7 +89,16 @@ describe("the head re-issued to the runtime (backendRequestHead)", () => {
   const location = new URL("http://127.0.0.1:1234/exec/tok?x=1");
   const head = (headers: [string, string][]): RequestHead => ({ method: "POST", target: "/exec/a/b/c", version: "HTTP/1.1", headers });
   test("one header a line, Host and credentials replaced, X-Forwarded-For appended", () => {
-    const out = backendRequestHead(head([["Host", "kubelet"], ["Authorization", "Bearer s"], ["Upgrade", "SPDY/3.1"], ["X-Forwarded-For", "10.0.0.1"]]), location, "127.0.0.1").toString();
+    const out = backendRequestHead(
+      head([
+        ["Host", "kubelet"],
+        ["Authorization", "Bearer s"],
+        ["Upgrade", "SPDY/3.1"],
+        ["X-Forwarded-For", "10.0.0.1"],
+      ]),
+      location,
+      "127.0.0.1",
+    ).toString();
     expect(out).toBe("POST /exec/tok?x=1 HTTP/1.1\r\nHost: 127.0.0.1:1234\r\nUpgrade: SPDY/3.1\r\nX-Forwarded-For: 10.0.0.1, 127.0.0.1\r\n\r\n");
   });
   test.each([

@@ -29,7 +29,8 @@ function fakeStreamingServer() {
       const head = buf.slice(0, end);
       heads.push(head);
       const early = buf.slice(end + 4);
-      if (head.startsWith("GET /refuse") || head.startsWith("POST /refuse")) return void s.end("HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request");
+      if (head.startsWith("GET /refuse") || head.startsWith("POST /refuse"))
+        return void s.end("HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\nbad request");
       if (head.includes(" /weird ")) return void s.end("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
       s.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n");
       if (early) s.write(`echo:${early}`);
@@ -112,7 +113,8 @@ function exchange(connect: () => net.Socket, send: string, until: RegExp, then?:
   });
 }
 
-const spdy = (method: string, path: string, extra = "") => `${method} ${path} HTTP/1.1\r\nHost: kubelet\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nAuthorization: Bearer secret\r\n${extra}\r\n`;
+const spdy = (method: string, path: string, extra = "") =>
+  `${method} ${path} HTTP/1.1\r\nHost: kubelet\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nAuthorization: Bearer secret\r\n${extra}\r\n`;
 
 describe("plain loopback main port without --unsafe-loopback-debug-handlers: nothing reaches a container", () => {
   let port = 0;
@@ -147,7 +149,9 @@ describe("plain loopback main port with --unsafe-loopback-debug-handlers", () =>
 
   test("SPDY exec: 101 from the runtime, bytes spliced both ways, early bytes kept; no credentials passed on", async () => {
     await start();
-    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&output=1&error=1") + "EARLY", /echo:later/, (s) => s.write("later"));
+    const got = await exchange(plain, spdy("POST", "/exec/ns/p/c?command=sh&command=-c&command=echo%20hi&output=1&error=1") + "EARLY", /echo:later/, (s) =>
+      s.write("later"),
+    );
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(got).toContain("echo:EARLY");
     expect(calls).toContain(`exec ns/p/c ["sh","-c","echo hi"] {"stdin":false,"stdout":true,"stderr":true,"tty":false}`);
@@ -157,12 +161,16 @@ describe("plain loopback main port with --unsafe-loopback-debug-handlers", () =>
     expect(head).not.toMatch(/authorization/i);
     expect(head).toMatch(/\r\nX-Forwarded-For: 127\.0\.0\.1/);
     // Counted when the session ends, as a long-running request (upstream's request metrics).
-    await pollUntil(() => metrics.render().includes(`kubelet_http_requests_total{method="POST",path="exec",server_type="readwrite",long_running="true"} 1`), "exec request counted");
+    await pollUntil(
+      () => metrics.render().includes(`kubelet_http_requests_total{method="POST",path="exec",server_type="readwrite",long_running="true"} 1`),
+      "exec request counted",
+    );
   });
 
   test("WebSocket port-forward: ports from the query reach the runtime", async () => {
     await start();
-    const ws = "GET /portForward/ns/p?port=8080&port=9090 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n";
+    const ws =
+      "GET /portForward/ns/p?port=8080&port=9090 HTTP/1.1\r\nHost: k\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n";
     expect(await exchange(plain, ws, /101 Switching Protocols\r\n[\s\S]*\r\n\r\n/)).toStartWith("HTTP/1.1 101");
     expect(calls).toContain("portForward p 8080,9090");
     const bad = "GET /portForward/ns/p?port=0 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
@@ -228,7 +236,11 @@ describe("plain loopback main port with --unsafe-loopback-debug-handlers", () =>
   ])("%s in an upgrade head → 400, and the runtime never sees it", async (_what, extra) => {
     await start();
     const before = [calls.length, backend.heads.length];
-    const r = await exchange(plain, `POST /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\n${extra}Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`, /$^/);
+    const r = await exchange(
+      plain,
+      `POST /exec/ns/p/c?command=id&output=1 HTTP/1.1\r\nHost: k\r\n${extra}Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+      /$^/,
+    );
     expect(r).toMatch(/^HTTP\/1\.1 400 /);
     expect([calls.length, backend.heads.length]).toEqual(before);
   });
@@ -280,7 +292,14 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     const port = running.get("main")!.port;
     const anon = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false });
     expect(await exchange(anon, spdy("POST", "/exec/ns/p/c?output=1"), /Unauthorized$/)).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
-    const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
+    const apiserver = () =>
+      tls.connect({
+        port,
+        host: "127.0.0.1",
+        rejectUnauthorized: false,
+        cert: readFileSync(pki.client("apiserver").cert),
+        key: readFileSync(pki.client("apiserver").key),
+      });
     const got = await exchange(apiserver, spdy("POST", "/attach/ns/p/main?output=1"), /echo:ping/, (s) => s.write("ping"));
     expect(got).toStartWith("HTTP/1.1 101 Switching Protocols\r\n");
     expect(backend.heads.at(-1)).toStartWith("POST /ok/attach-main HTTP/1.1");
@@ -293,11 +312,22 @@ describe("secure main port: upgrade requests go through the auth filter", () => 
     c.authentication.webhook.enabled = false;
     const asked: string[] = [];
     // The API server's reviews: only "get" on nodes/proxy is granted.
-    const client = { subjectAccessReview: async (s: { resourceAttributes: { verb: string; subresource: string } }) => (asked.push(`${s.resourceAttributes.verb} ${s.resourceAttributes.subresource}`), { allowed: s.resourceAttributes.verb === "get" }) };
+    const client = {
+      subjectAccessReview: async (s: { resourceAttributes: { verb: string; subresource: string } }) => (
+        asked.push(`${s.resourceAttributes.verb} ${s.resourceAttributes.subresource}`), { allowed: s.resourceAttributes.verb === "get" }
+      ),
+    };
     const secure = await resolveServing(c, { nodeName: "localhost", certDir: join(dir, "pki"), authClient: client as never });
     running = await startServers({ ...base, secure }, providers());
     const port = running.get("main")!.port;
-    const apiserver = () => tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: false, cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) });
+    const apiserver = () =>
+      tls.connect({
+        port,
+        host: "127.0.0.1",
+        rejectUnauthorized: false,
+        cert: readFileSync(pki.client("apiserver").cert),
+        key: readFileSync(pki.client("apiserver").key),
+      });
     const denied = await exchange(apiserver, spdy("POST", "/exec/ns/p/c?command=id&output=1"), /\]\)$/);
     expect(denied).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     expect(denied).toEndWith("Forbidden (user=kube-apiserver-kubelet-client, verb=create, resource=nodes, subresource(s)=[proxy])");

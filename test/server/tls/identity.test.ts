@@ -18,7 +18,10 @@ let pki: TestPki;
 let pair: { cert: Buffer; key: Buffer };
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bunlet-identity-"));
-  pki = await makeTestPki(dir, [["alice", "alice", "devs"], ["bob", "bob", "ops"]]);
+  pki = await makeTestPki(dir, [
+    ["alice", "alice", "devs"],
+    ["bob", "bob", "ops"],
+  ]);
   const p = await loadOrGenerateKeyCert(join(dir, "serving"), "localhost");
   pair = { cert: readFileSync(p.certFile), key: readFileSync(p.keyFile) };
 });
@@ -32,7 +35,13 @@ afterEach(async () => {
 
 const who = (c: ClientCertificate) => (c.present && c.verified ? c.commonName : "anonymous");
 const start = async () =>
-  (server = await startSecureServer({ hostname: "127.0.0.1", port: 0, ...pair, clientCA: readFileSync(pki.caFile), handler: async (_req, cert) => new Response(who(cert)) }));
+  (server = await startSecureServer({
+    hostname: "127.0.0.1",
+    port: 0,
+    ...pair,
+    clientCA: readFileSync(pki.caFile),
+    handler: async (_req, cert) => new Response(who(cert)),
+  }));
 
 /** 127.0.0.1 TCP sockets of this network namespace: [local port, remote port, state]. */
 function loopbackSockets(): [number, number, string][] {
@@ -42,7 +51,12 @@ function loopbackSockets(): [number, number, string][] {
     .filter((f) => f[1]!.startsWith("0100007F:"))
     .map((f) => [parseInt(f[1]!.split(":")[1]!, 16), parseInt(f[2]!.split(":")[1]!, 16), f[3]!]);
 }
-const listeners = () => new Set(loopbackSockets().filter(([, , st]) => st === "0A").map(([p]) => p));
+const listeners = () =>
+  new Set(
+    loopbackSockets()
+      .filter(([, , st]) => st === "0A")
+      .map(([p]) => p),
+  );
 
 /** One request on a fresh connection; resolves with the body. */
 function ask(connect: () => net.Socket, path = "/who"): Promise<string> {
@@ -65,7 +79,14 @@ describe("the TLS main port's identities", () => {
     for (const inner of added) {
       // The former attack: a connection whose pipe to `inner` just closed leaves its source port to be reused.
       // The client keeps its side open after the answer (as it may): the pipe is gone, its identity was not.
-      const alice = tls.connect({ port: s.port, host: "127.0.0.1", rejectUnauthorized: false, allowHalfOpen: true, cert: readFileSync(pki.client("alice").cert), key: readFileSync(pki.client("alice").key) } as tls.ConnectionOptions);
+      const alice = tls.connect({
+        port: s.port,
+        host: "127.0.0.1",
+        rejectUnauthorized: false,
+        allowHalfOpen: true,
+        cert: readFileSync(pki.client("alice").cert),
+        key: readFileSync(pki.client("alice").key),
+      } as tls.ConnectionOptions);
       await new Promise((r) => alice.once("secureConnect", r));
       await Bun.sleep(50);
       const pipePort = loopbackSockets().find(([, remote, st]) => remote === inner && st === "01")?.[0];
@@ -85,10 +106,16 @@ describe("the TLS main port's identities", () => {
   test("keep-alive connections with different certificates, interleaved: each request is its connection's", async () => {
     const s = await start();
     const open = (name?: string) =>
-      tls.connect({ port: s.port, host: "127.0.0.1", rejectUnauthorized: false, ...(name ? { cert: readFileSync(pki.client(name).cert), key: readFileSync(pki.client(name).key) } : {}) });
+      tls.connect({
+        port: s.port,
+        host: "127.0.0.1",
+        rejectUnauthorized: false,
+        ...(name ? { cert: readFileSync(pki.client(name).cert), key: readFileSync(pki.client(name).key) } : {}),
+      });
     const conns = { alice: open("alice"), bob: open("bob"), anonymous: open() };
     const answers: Record<string, string[]> = { alice: [], bob: [], anonymous: [] };
-    for (const [name, c] of Object.entries(conns)) c.on("data", (d) => answers[name]!.push(...[...d.toString().matchAll(/\r\n\r\n(alice|bob|anonymous)/g)].map((m) => m[1]!)));
+    for (const [name, c] of Object.entries(conns))
+      c.on("data", (d) => answers[name]!.push(...[...d.toString().matchAll(/\r\n\r\n(alice|bob|anonymous)/g)].map((m) => m[1]!)));
     for (let i = 0; i < 5; i++) for (const c of Object.values(conns)) c.write("GET /who HTTP/1.1\r\nHost: x\r\n\r\n");
     const want = { alice: Array(5).fill("alice"), bob: Array(5).fill("bob"), anonymous: Array(5).fill("anonymous") };
     for (let i = 0; i < 100 && JSON.stringify(answers) !== JSON.stringify(want); i++) await Bun.sleep(20);
@@ -98,14 +125,20 @@ describe("the TLS main port's identities", () => {
 });
 
 describe("peerIdentity", () => {
-  const socket = (subject: Record<string, string | string[]>, authorized = true) => ({ getPeerCertificate: () => ({ subject }), authorized, authorizationError: authorized ? undefined : "unable to verify" }) as unknown as tls.TLSSocket;
+  const socket = (subject: Record<string, string | string[]>, authorized = true) =>
+    ({ getPeerCertificate: () => ({ subject }), authorized, authorizationError: authorized ? undefined : "unable to verify" }) as unknown as tls.TLSSocket;
   test.each([
     [{ CN: "alice", O: "devs" }, "alice", ["devs"]],
     // Go's x509 (pkix.Name.FillFromRDNSequence) keeps the LAST CommonName; RBAC then sees that user.
     [{ CN: ["system:anonymous-looking", "mallory"], O: ["a", "b"] }, "mallory", ["a", "b"]],
     [{ O: "x" }, "", ["x"]],
   ] as const)("%j → user %j groups %j", (subject, cn, orgs) => {
-    expect(peerIdentity(socket(subject as Record<string, string | string[]>), true)).toEqual({ present: true, verified: true, commonName: cn, organizations: [...orgs] });
+    expect(peerIdentity(socket(subject as Record<string, string | string[]>), true)).toEqual({
+      present: true,
+      verified: true,
+      commonName: cn,
+      organizations: [...orgs],
+    });
   });
 
   test("not requested (no client CA) or not verified", () => {

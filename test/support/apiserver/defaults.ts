@@ -34,7 +34,13 @@ export function prepareCreate(d: ResourceDef, ns: string, obj: Obj, user: User):
 export function prepareUpdate(d: ResourceDef, old: Obj, next: Obj, sub: string | undefined): Obj {
   const out: Obj = { ...next, kind: d.kind, apiVersion: apiVersionOf(d) };
   // Fields the server owns are kept from the stored object.
-  out.metadata = { ...next.metadata, uid: old.metadata.uid, creationTimestamp: old.metadata.creationTimestamp, name: old.metadata.name, ...(d.namespaced ? { namespace: old.metadata.namespace } : {}) };
+  out.metadata = {
+    ...next.metadata,
+    uid: old.metadata.uid,
+    creationTimestamp: old.metadata.creationTimestamp,
+    name: old.metadata.name,
+    ...(d.namespaced ? { namespace: old.metadata.namespace } : {}),
+  };
   if (sub === "status") {
     // Status strategies keep the spec (nodes: metadata may change too, as the kubelet's label reconcile relies on).
     out.spec = old.spec;
@@ -59,7 +65,10 @@ function defaultTolerations(tolerations: Obj[]): Obj[] {
 
 /** SetDefaults_Container and SetDefaults_Probe (resources is a struct upstream: always written). */
 function defaultContainer(c: Obj): void {
-  const last = String(c.image ?? "").split("/").pop() ?? "";
+  const last =
+    String(c.image ?? "")
+      .split("/")
+      .pop() ?? "";
   const tag = String(c.image ?? "").includes("@") ? "digest" : last.includes(":") ? last.slice(last.indexOf(":") + 1) : "latest";
   c.imagePullPolicy ??= tag === "latest" ? "Always" : "IfNotPresent";
   c.terminationMessagePath ??= "/dev/termination-log";
@@ -100,11 +109,20 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
   pods: (o) => {
     // The Priority admission plugin: spec.priority from the built-in system classes (others: as given,
     // else 0), and their preemptionPolicy (every class here preempts lower priorities).
-    const systemPriority = ({ "system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000 } as Record<string, number>)[o.spec?.priorityClassName ?? ""];
+    const systemPriority = ({ "system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000 } as Record<string, number>)[
+      o.spec?.priorityClassName ?? ""
+    ];
     o.spec = {
-      restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", terminationGracePeriodSeconds: 30, securityContext: {},
-      enableServiceLinks: true, priority: 0, preemptionPolicy: "PreemptLowerPriority",
-      ...(o.spec ?? {}), ...(systemPriority !== undefined ? { priority: systemPriority } : {}),
+      restartPolicy: "Always",
+      dnsPolicy: "ClusterFirst",
+      schedulerName: "default-scheduler",
+      terminationGracePeriodSeconds: 30,
+      securityContext: {},
+      enableServiceLinks: true,
+      priority: 0,
+      preemptionPolicy: "PreemptLowerPriority",
+      ...(o.spec ?? {}),
+      ...(systemPriority !== undefined ? { priority: systemPriority } : {}),
     };
     o.spec.tolerations = defaultTolerations(o.spec.tolerations ?? []);
     for (const c of [...(o.spec.initContainers ?? []), ...(o.spec.containers ?? [])]) defaultContainer(c);
@@ -115,10 +133,23 @@ const DEFAULTS: Record<string, (o: Obj, user: User) => void> = {
   clustertrustbundles: (o) => {
     const ctb = { kind: "ClusterTrustBundle" } as ResourceDef;
     const spec = o.spec ?? {};
-    if (!spec.trustBundle || !/-----BEGIN CERTIFICATE-----/.test(spec.trustBundle)) throw invalid(ctb, o.metadata.name, "spec.trustBundle", "Invalid value: \"<value omitted>\": at least one trust anchor must be provided");
+    if (!spec.trustBundle || !/-----BEGIN CERTIFICATE-----/.test(spec.trustBundle))
+      throw invalid(ctb, o.metadata.name, "spec.trustBundle", 'Invalid value: "<value omitted>": at least one trust anchor must be provided');
     const prefix = spec.signerName ? `${String(spec.signerName).replace(/\//g, ":")}:` : "";
-    if (spec.signerName && !o.metadata.name.startsWith(prefix)) throw invalid(ctb, o.metadata.name, "metadata.name", `Invalid value: "${o.metadata.name}": ClusterTrustBundle for signerName ${spec.signerName} must be named with prefix ${prefix}`);
-    if (!spec.signerName && o.metadata.name.includes(":")) throw invalid(ctb, o.metadata.name, "metadata.name", `Invalid value: "${o.metadata.name}": ClusterTrustBundle without signer name must not have ":" in its name`);
+    if (spec.signerName && !o.metadata.name.startsWith(prefix))
+      throw invalid(
+        ctb,
+        o.metadata.name,
+        "metadata.name",
+        `Invalid value: "${o.metadata.name}": ClusterTrustBundle for signerName ${spec.signerName} must be named with prefix ${prefix}`,
+      );
+    if (!spec.signerName && o.metadata.name.includes(":"))
+      throw invalid(
+        ctb,
+        o.metadata.name,
+        "metadata.name",
+        `Invalid value: "${o.metadata.name}": ClusterTrustBundle without signer name must not have ":" in its name`,
+      );
   },
   // SetDefaults_Secret.
   secrets: (o) => {

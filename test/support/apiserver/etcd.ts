@@ -34,12 +34,30 @@ async function startEtcdOnce(): Promise<Etcd> {
   const dir = await mkdtemp(join(tmpdir(), "bunlet-etcd-"));
   const [client, peer] = [freePort(), freePort()];
   const url = `http://127.0.0.1:${client}`;
-  const proc = Bun.spawn([
-    "etcd", "--name", "double", "--data-dir", join(dir, "data"),
-    "--listen-client-urls", url, "--advertise-client-urls", url,
-    "--listen-peer-urls", `http://127.0.0.1:${peer}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
-    "--initial-cluster", `double=http://127.0.0.1:${peer}`, "--log-level", "error", "--logger", "zap",
-  ], { stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn(
+    [
+      "etcd",
+      "--name",
+      "double",
+      "--data-dir",
+      join(dir, "data"),
+      "--listen-client-urls",
+      url,
+      "--advertise-client-urls",
+      url,
+      "--listen-peer-urls",
+      `http://127.0.0.1:${peer}`,
+      "--initial-advertise-peer-urls",
+      `http://127.0.0.1:${peer}`,
+      "--initial-cluster",
+      `double=http://127.0.0.1:${peer}`,
+      "--log-level",
+      "error",
+      "--logger",
+      "zap",
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
   const stop = async () => {
     proc.kill("SIGTERM");
     const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
@@ -49,7 +67,10 @@ async function startEtcdOnce(): Promise<Etcd> {
   };
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { url, stop };
     if (proc.exitCode !== null || Date.now() > deadline) {
       const err = await new Response(proc.stderr).text().catch(() => "");

@@ -76,7 +76,13 @@ interface CsrControllerOpts {
   servingLifetimeSeconds: number;
 }
 
-const approvedCondition = (reason: string, message: string) => ({ type: "Approved", status: "True", reason, message, lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") });
+const approvedCondition = (reason: string, message: string) => ({
+  type: "Approved",
+  status: "True",
+  reason,
+  message,
+  lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+});
 
 /** kubelet-serving: the signer's validation (Failed/SignerValidationFailure), then the CSR's SANs signed for the lifetime. */
 async function signKubeletServing(ca: CA, dir: string, csr: Obj, lifetimeSeconds: number): Promise<string> {
@@ -94,7 +100,9 @@ function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts):
   const sign = (csr: Obj) => {
     const days = Math.max(1, Math.ceil((csr.spec.expirationSeconds ?? 86400) / 86400));
     const serverAuth = csr.spec?.signerName === "kubernetes.io/kubelet-serving";
-    return serverAuth ? signKubeletServing(ca, dir, csr, o.servingLifetimeSeconds) : signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth });
+    return serverAuth
+      ? signKubeletServing(ca, dir, csr, o.servingLifetimeSeconds)
+      : signCsr(ca, dir, Buffer.from(csr.spec.request, "base64").toString("utf8"), { days, serverAuth });
   };
   return (c) => {
     if (c.type === "DELETED") return;
@@ -107,7 +115,9 @@ function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts):
     const isServing = csr.spec?.signerName === "kubernetes.io/kubelet-serving";
     const autoApprove = (o.autoApproveClient && isNodeClient && requester) || (o.autoApproveServing && isServing);
     if (autoApprove && !conds.length) {
-      const message = isServing ? "Auto approving kubelet serving certificate (test double)." : "Auto approving kubelet client certificate after SubjectAccessReview.";
+      const message = isServing
+        ? "Auto approving kubelet serving certificate (test double)."
+        : "Auto approving kubelet client certificate after SubjectAccessReview.";
       const approved = { ...csr, status: { ...csr.status, conditions: [approvedCondition("AutoApproved", message)] } };
       if (csr.spec.signerName?.startsWith("kubernetes.io/")) {
         const signing = sign(csr);
@@ -130,7 +140,12 @@ function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts):
     presigned.delete(c.key);
     void signed
       .then((pem) => update((cur) => ({ ...cur.status, certificate: Buffer.from(pem).toString("base64") })))
-      .catch((e) => update((cur) => ({ ...cur.status, conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }] })))
+      .catch((e) =>
+        update((cur) => ({
+          ...cur.status,
+          conditions: [...(cur.status?.conditions ?? []), { type: "Failed", status: "True", reason: "SignerValidationFailure", message: String(e.message) }],
+        })),
+      )
       .finally(() => inFlight.delete(c.key));
   };
 }
@@ -153,9 +168,23 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const sockets = new Set<Socket>();
   let port = 0;
   const csrPrefix = "certificatesigningrequests.certificates.k8s.io/";
-  const unsubscribeCsr = await store.watch(csrPrefix, await store.revision(), csrController(store, ca, dir, { autoApproveClient: opts.autoApproveNodeClientCsrs ?? true, autoApproveServing: opts.autoApproveServingCsrs ?? false, servingLifetimeSeconds: opts.servingCertLifetimeSeconds ?? 86400 }));
+  const unsubscribeCsr = await store.watch(
+    csrPrefix,
+    await store.revision(),
+    csrController(store, ca, dir, {
+      autoApproveClient: opts.autoApproveNodeClientCsrs ?? true,
+      autoApproveServing: opts.autoApproveServingCsrs ?? false,
+      servingLifetimeSeconds: opts.servingCertLifetimeSeconds ?? 86400,
+    }),
+  );
   for (const name of NAMESPACES) {
-    await store.put(`namespaces//${name}`, { kind: "Namespace", apiVersion: "v1", metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
+    await store.put(`namespaces//${name}`, {
+      kind: "Namespace",
+      apiVersion: "v1",
+      metadata: { name, uid: crypto.randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, "Z") },
+      spec: { finalizers: ["kubernetes"] },
+      status: { phase: "Active" },
+    });
     await ensureNamespaceDefaults(store, name, ca.certPem);
   }
   // serviceaccounts-controller and root-ca-cert-publisher for namespaces created later.
@@ -224,19 +253,32 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       if (auth.certPem) user["client-certificate-data"] = Buffer.from(auth.certPem).toString("base64");
       if (auth.keyPem) user["client-key-data"] = Buffer.from(auth.keyPem).toString("base64");
       const name = auth.user ?? "user";
-      await writeFile(path, JSON.stringify({
-        apiVersion: "v1", kind: "Config", "current-context": "double",
-        clusters: [{ name: "double", cluster: { server: url, "certificate-authority-data": Buffer.from(ca.certPem).toString("base64") } }],
-        users: [{ name, user }],
-        contexts: [{ name: "double", context: { cluster: "double", user: name } }],
-      }, null, 2), { mode: 0o600 });
+      await writeFile(
+        path,
+        JSON.stringify(
+          {
+            apiVersion: "v1",
+            kind: "Config",
+            "current-context": "double",
+            clusters: [{ name: "double", cluster: { server: url, "certificate-authority-data": Buffer.from(ca.certPem).toString("base64") } }],
+            users: [{ name, user }],
+            contexts: [{ name: "double", context: { cluster: "double", user: name } }],
+          },
+          null,
+          2,
+        ),
+        { mode: 0o600 },
+      );
     },
     async approveCsr(name) {
       const key = `${csrPrefix}/${name}`; // cluster-scoped: an empty namespace segment
       for (let i = 0; i < 5; i++) {
         const cur = await store.get(key);
         if (!cur) throw new Error(`certificatesigningrequest ${name} not found`);
-        const status = { ...cur.status, conditions: [...(cur.status?.conditions ?? []), approvedCondition("KubectlApprove", "This CSR was approved by kubectl certificate approve.")] };
+        const status = {
+          ...cur.status,
+          conditions: [...(cur.status?.conditions ?? []), approvedCondition("KubectlApprove", "This CSR was approved by kubectl certificate approve.")],
+        };
         if ((await store.put(key, { ...cur, status }, Number(cur.metadata.resourceVersion))) !== "conflict") return;
       }
       throw new Error(`certificatesigningrequest ${name}: conflicts while approving`);

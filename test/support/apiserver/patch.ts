@@ -24,7 +24,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 function pointer(path: string): string[] {
   if (path === "") return [];
   if (!path.startsWith("/")) throw new PatchError(`invalid JSON pointer "${path}"`);
-  return path.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return path
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 function parentOf(doc: any, parts: string[], path: string): { parent: any; key: string } {
@@ -68,15 +71,29 @@ export function jsonPatch(target: unknown, ops: unknown): unknown {
   let doc: any = structuredClone(target);
   for (const op of ops as Obj[]) {
     switch (op.op) {
-      case "add": doc = addAt(doc, op.path, structuredClone(op.value)); break;
-      case "remove": removeAt(doc, op.path); break;
-      case "replace": removeAt(doc, op.path); doc = addAt(doc, op.path, structuredClone(op.value)); break;
-      case "move": { const v = removeAt(doc, op.from); doc = addAt(doc, op.path, v); break; }
-      case "copy": doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from))); break;
+      case "add":
+        doc = addAt(doc, op.path, structuredClone(op.value));
+        break;
+      case "remove":
+        removeAt(doc, op.path);
+        break;
+      case "replace":
+        removeAt(doc, op.path);
+        doc = addAt(doc, op.path, structuredClone(op.value));
+        break;
+      case "move": {
+        const v = removeAt(doc, op.from);
+        doc = addAt(doc, op.path, v);
+        break;
+      }
+      case "copy":
+        doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from)));
+        break;
       case "test":
         if (JSON.stringify(getAt(doc, op.path)) !== JSON.stringify(op.value)) throw new PatchError(`testing value ${op.path} failed`);
         break;
-      default: throw new PatchError(`Unexpected kind: ${op.op}`);
+      default:
+        throw new PatchError(`Unexpected kind: ${op.op}`);
     }
   }
   return doc;
@@ -112,18 +129,27 @@ function mergeKeyed(cur: Obj[], patch: Obj[], key: string, path: string): Obj[] 
 }
 
 function order<T>(list: T[], by: unknown[], keyOf: (x: T) => unknown): T[] {
-  const rank = (x: T) => { const i = by.findIndex((b) => JSON.stringify(b) === JSON.stringify(keyOf(x))); return i < 0 ? by.length : i; };
+  const rank = (x: T) => {
+    const i = by.findIndex((b) => JSON.stringify(b) === JSON.stringify(keyOf(x)));
+    return i < 0 ? by.length : i;
+  };
   return [...list].sort((a, b) => rank(a) - rank(b));
 }
 
 export function strategicMerge(target: unknown, patch: unknown, path = ""): unknown {
   if (!isMap(patch)) return structuredClone(patch);
-  if (patch.$patch === "replace") { const { $patch: _, ...rest } = patch; return structuredClone(rest); }
+  if (patch.$patch === "replace") {
+    const { $patch: _, ...rest } = patch;
+    return structuredClone(rest);
+  }
   const out: Obj = isMap(target) ? { ...target } : {};
   const orders: [string, unknown[]][] = [];
   for (const [k, v] of Object.entries(patch)) {
     if (k === "$retainKeys" || k === "$patch") continue;
-    if (k.startsWith("$setElementOrder/")) { orders.push([k.slice(17), v as unknown[]]); continue; }
+    if (k.startsWith("$setElementOrder/")) {
+      orders.push([k.slice(17), v as unknown[]]);
+      continue;
+    }
     if (k.startsWith("$deleteFromPrimitiveList/")) {
       const f = k.slice(25);
       out[f] = ((out[f] as unknown[]) ?? []).filter((x) => !(v as unknown[]).includes(x));

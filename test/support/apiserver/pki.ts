@@ -36,7 +36,27 @@ export async function signCsr(ca: CA, dir: string, csrPem: string, opts: { days?
   if (opts.sans?.length) ext.push(`subjectAltName=${opts.sans.join(",")}`);
   await writeFile(`${base}.ext`, ext.join("\n") + "\n");
   try {
-    await openssl(["x509", "-req", "-in", `${base}.csr`, "-CA", ca.certFile, "-CAkey", ca.keyFile, "-set_serial", String(Date.now() * 1000 + serial), "-days", String(opts.days ?? 1), "-extfile", `${base}.ext`, "-out", `${base}.crt`], dir);
+    await openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${base}.csr`,
+        "-CA",
+        ca.certFile,
+        "-CAkey",
+        ca.keyFile,
+        "-set_serial",
+        String(Date.now() * 1000 + serial),
+        "-days",
+        String(opts.days ?? 1),
+        "-extfile",
+        `${base}.ext`,
+        "-out",
+        `${base}.crt`,
+      ],
+      dir,
+    );
     return await readFile(`${base}.crt`, "utf8");
   } finally {
     await Promise.all([".csr", ".ext", ".crt"].map((s) => rm(base + s, { force: true })));
@@ -44,7 +64,12 @@ export async function signCsr(ca: CA, dir: string, csrPem: string, opts: { days?
 }
 
 /** A new EC key and a certificate for it signed by the CA: { certPem, keyPem }. */
-export async function issueCert(ca: CA, dir: string, subject: string, opts: { serverAuth?: boolean; sans?: string[] } = {}): Promise<{ certPem: string; keyPem: string }> {
+export async function issueCert(
+  ca: CA,
+  dir: string,
+  subject: string,
+  opts: { serverAuth?: boolean; sans?: string[] } = {},
+): Promise<{ certPem: string; keyPem: string }> {
   const base = join(dir, `issue-${process.pid}-${++serial}`);
   try {
     await openssl(["req", ...EC, "-keyout", `${base}.key`, "-out", `${base}.csr`, "-subj", subject], dir);
@@ -97,7 +122,8 @@ export function validateKubeletServingCsr(c: CsrContents, usages: readonly strin
   if (c.emails.length > 0) return "Email subjectAltNames are not allowed";
   if (c.uris.length > 0) return "URI subjectAltNames are not allowed";
   const set = [...new Set(usages)].sort().join(",");
-  if (set !== "digital signature,key encipherment,server auth" && set !== "digital signature,server auth") return "usages did not match [digital signature key encipherment server auth]";
+  if (set !== "digital signature,key encipherment,server auth" && set !== "digital signature,server auth")
+    return "usages did not match [digital signature key encipherment server auth]";
   if (!c.commonName.startsWith("system:node:")) return "subject common name does not begin with system:node:";
   return undefined;
 }
@@ -109,7 +135,21 @@ export function validateKubeletServingCsr(c: CsrContents, usages: readonly strin
 export async function signServingCsr(ca: CA, dir: string, csrPem: string, lifetimeSeconds: number): Promise<string> {
   const work = join(dir, `serving-${process.pid}-${++serial}`);
   await mkdir(join(work, "db"), { recursive: true });
-  const cnf = ["[ ca ]", "default_ca = d", "[ d ]", "database = db/index.txt", "new_certs_dir = db", "serial = db/serial", "default_md = sha256", "policy = p", "copy_extensions = copy", "unique_subject = no", "[ p ]", "organizationName = optional", "commonName = supplied"];
+  const cnf = [
+    "[ ca ]",
+    "default_ca = d",
+    "[ d ]",
+    "database = db/index.txt",
+    "new_certs_dir = db",
+    "serial = db/serial",
+    "default_md = sha256",
+    "policy = p",
+    "copy_extensions = copy",
+    "unique_subject = no",
+    "[ p ]",
+    "organizationName = optional",
+    "commonName = supplied",
+  ];
   const asn1 = (ms: number) => new Date(ms).toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d).*$/, "$1$2$3$4$5$6Z");
   try {
     await Promise.all([
@@ -120,7 +160,32 @@ export async function signServingCsr(ca: CA, dir: string, csrPem: string, lifeti
       writeFile(join(work, "req.csr"), csrPem),
     ]);
     const now = Date.now();
-    await openssl(["ca", "-batch", "-config", "ca.cnf", "-cert", ca.certFile, "-keyfile", ca.keyFile, "-in", "req.csr", "-out", "leaf.crt", "-startdate", asn1(now), "-enddate", asn1(now + lifetimeSeconds * 1000), "-extfile", "ext", "-notext", "-preserveDN", "-rand_serial"], work);
+    await openssl(
+      [
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-cert",
+        ca.certFile,
+        "-keyfile",
+        ca.keyFile,
+        "-in",
+        "req.csr",
+        "-out",
+        "leaf.crt",
+        "-startdate",
+        asn1(now),
+        "-enddate",
+        asn1(now + lifetimeSeconds * 1000),
+        "-extfile",
+        "ext",
+        "-notext",
+        "-preserveDN",
+        "-rand_serial",
+      ],
+      work,
+    );
     return await readFile(join(work, "leaf.crt"), "utf8");
   } finally {
     await rm(work, { recursive: true, force: true });

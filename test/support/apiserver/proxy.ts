@@ -87,7 +87,12 @@ export async function resolveProxyTarget(store: Store, url: URL): Promise<ProxyT
   if (sub === "exec") path = `/exec/${seg(ns)}/${seg(name)}/${seg(containerOf(pod, q))}?${streamQuery(q, true)}`;
   else if (sub === "attach") path = `/attach/${seg(ns)}/${seg(name)}/${seg(containerOf(pod, q))}?${streamQuery(q, false)}`;
   else if (sub === "portforward") {
-    const ports = new URLSearchParams(q.getAll("ports").flatMap((p) => p.split(",")).map((p) => ["port", p]));
+    const ports = new URLSearchParams(
+      q
+        .getAll("ports")
+        .flatMap((p) => p.split(","))
+        .map((p) => ["port", p]),
+    );
     path = `/portForward/${seg(ns)}/${seg(name)}${ports.size ? `?${ports}` : ""}`;
   } else {
     const logQ = new URLSearchParams();
@@ -106,12 +111,15 @@ const HOP = new Set(["host", "authorization", "connection", "keep-alive", "proxy
 export function proxyRequest(req: IncomingMessage, res: ServerResponse, t: ProxyTarget, cert: KubeletClientCert): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
-  const up = https.request({ host: t.host, port: t.port, method: req.method, path: t.path, headers, cert: cert.certPem, key: cert.keyPem, rejectUnauthorized: false }, (r) => {
-    const out: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
-    res.writeHead(r.statusCode ?? 502, out);
-    r.pipe(res);
-  });
+  const up = https.request(
+    { host: t.host, port: t.port, method: req.method, path: t.path, headers, cert: cert.certPem, key: cert.keyPem, rejectUnauthorized: false },
+    (r) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+      res.writeHead(r.statusCode ?? 502, out);
+      r.pipe(res);
+    },
+  );
   up.on("error", (e) => {
     if (!res.headersSent) res.writeHead(503, { "content-type": "application/json" });
     res.end(JSON.stringify(new ApiStatus(503, "ServiceUnavailable", `error trying to reach service: ${e.message}`).body()));
@@ -141,7 +149,9 @@ export function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer,
   backend.on("error", (e) => {
     if (!socket.destroyed && backend.bytesRead === 0) {
       const body = JSON.stringify(new ApiStatus(503, "ServiceUnavailable", `error dialing backend: ${e.message}`).body());
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     }
     backend.destroy();
   });

@@ -15,21 +15,72 @@ export interface ResourceDef {
 const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
 export const RESOURCES: ResourceDef[] = [
-  { group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: "Namespace", namespaced: false, shortNames: ["ns"], subresources: ["status"] },
+  {
+    group: "",
+    version: "v1",
+    resource: "namespaces",
+    singular: "namespace",
+    kind: "Namespace",
+    namespaced: false,
+    shortNames: ["ns"],
+    subresources: ["status"],
+  },
   { group: "", version: "v1", resource: "nodes", singular: "node", kind: "Node", namespaced: false, shortNames: ["no"], subresources: ["status"] },
   { group: "", version: "v1", resource: "pods", singular: "pod", kind: "Pod", namespaced: true, shortNames: ["po"], subresources: ["status", "eviction"] },
   { group: "", version: "v1", resource: "secrets", singular: "secret", kind: "Secret", namespaced: true, subresources: [] },
   { group: "", version: "v1", resource: "configmaps", singular: "configmap", kind: "ConfigMap", namespaced: true, shortNames: ["cm"], subresources: [] },
-  { group: "", version: "v1", resource: "serviceaccounts", singular: "serviceaccount", kind: "ServiceAccount", namespaced: true, shortNames: ["sa"], subresources: ["token"] },
+  {
+    group: "",
+    version: "v1",
+    resource: "serviceaccounts",
+    singular: "serviceaccount",
+    kind: "ServiceAccount",
+    namespaced: true,
+    shortNames: ["sa"],
+    subresources: ["token"],
+  },
   { group: "", version: "v1", resource: "events", singular: "event", kind: "Event", namespaced: true, shortNames: ["ev"], subresources: [] },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: "Lease", namespaced: true, subresources: [] },
-  { group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: "CertificateSigningRequest", namespaced: false, shortNames: ["csr"], subresources: ["status", "approval"] },
+  {
+    group: "certificates.k8s.io",
+    version: "v1",
+    resource: "certificatesigningrequests",
+    singular: "certificatesigningrequest",
+    kind: "CertificateSigningRequest",
+    namespaced: false,
+    shortNames: ["csr"],
+    subresources: ["status", "approval"],
+  },
   // Beta since 1.33 (served when the apiserver enables certificates.k8s.io/v1beta1), the version newest
   // kubelets read first after v1; cluster-scoped, readable by every authenticated user.
   // Create-only reviews a kubelet's webhook authenticator and authorizer send (reviews.ts); never stored.
-  { group: "authentication.k8s.io", version: "v1", resource: "tokenreviews", singular: "tokenreview", kind: "TokenReview", namespaced: false, subresources: [] },
-  { group: "authorization.k8s.io", version: "v1", resource: "subjectaccessreviews", singular: "subjectaccessreview", kind: "SubjectAccessReview", namespaced: false, subresources: [] },
-  { group: "certificates.k8s.io", version: "v1beta1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: "ClusterTrustBundle", namespaced: false, subresources: [] },
+  {
+    group: "authentication.k8s.io",
+    version: "v1",
+    resource: "tokenreviews",
+    singular: "tokenreview",
+    kind: "TokenReview",
+    namespaced: false,
+    subresources: [],
+  },
+  {
+    group: "authorization.k8s.io",
+    version: "v1",
+    resource: "subjectaccessreviews",
+    singular: "subjectaccessreview",
+    kind: "SubjectAccessReview",
+    namespaced: false,
+    subresources: [],
+  },
+  {
+    group: "certificates.k8s.io",
+    version: "v1beta1",
+    resource: "clustertrustbundles",
+    singular: "clustertrustbundle",
+    kind: "ClusterTrustBundle",
+    namespaced: false,
+    subresources: [],
+  },
 ];
 
 export const apiVersionOf = (d: ResourceDef): string => (d.group ? `${d.group}/${d.version}` : d.version);
@@ -52,10 +103,21 @@ export function resourceList(group: string, version: string): object | undefined
   if (!defs.length) return undefined;
   const resources: object[] = [];
   for (const d of defs) {
-    resources.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: VERBS, ...(d.shortNames ? { shortNames: d.shortNames } : {}) });
+    resources.push({
+      name: d.resource,
+      singularName: d.singular,
+      namespaced: d.namespaced,
+      kind: d.kind,
+      verbs: VERBS,
+      ...(d.shortNames ? { shortNames: d.shortNames } : {}),
+    });
     for (const s of d.subresources) {
       const createOnly = CREATE_ONLY[s];
-      resources.push(createOnly ? { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, ...createOnly, verbs: ["create"] } : { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] });
+      resources.push(
+        createOnly
+          ? { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, ...createOnly, verbs: ["create"] }
+          : { name: `${d.resource}/${s}`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] },
+      );
     }
   }
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group ? `${group}/${version}` : version, resources };
@@ -78,7 +140,9 @@ const byPriority = (a: string, b: string) => {
 
 export function apiGroupList(): object {
   const groups = [...new Set(RESOURCES.filter((r) => r.group).map((r) => r.group))].map((name) => {
-    const versions = [...new Set(RESOURCES.filter((r) => r.group === name).map((r) => r.version))].sort(byPriority).map((version) => ({ groupVersion: `${name}/${version}`, version }));
+    const versions = [...new Set(RESOURCES.filter((r) => r.group === name).map((r) => r.version))]
+      .sort(byPriority)
+      .map((version) => ({ groupVersion: `${name}/${version}`, version }));
     return { name, versions, preferredVersion: versions[0] };
   });
   return { kind: "APIGroupList", apiVersion: "v1", groups };

@@ -83,7 +83,8 @@ async function guaranteedUpdate(store: Store, t: Target, next: (old: Obj) => { o
 }
 
 export function update(store: Store, t: Target, body: Obj): Promise<Reply> {
-  if (body?.metadata?.name && body.metadata.name !== t.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${t.name})`);
+  if (body?.metadata?.name && body.metadata.name !== t.name)
+    throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${t.name})`);
   return guaranteedUpdate(store, t, () => ({ obj: body, clientRv: body?.metadata?.resourceVersion || undefined }));
 }
 
@@ -111,13 +112,24 @@ export async function remove(store: Store, t: Target, body: Obj | undefined): Pr
     throw conflict(t.def, t.name!, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
   }
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-    throw conflict(t.def, t.name!, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+    throw conflict(
+      t.def,
+      t.name!,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+    );
   }
   // Graceful deletion of a scheduled pod (registry/core/pod BeforeDelete): deletionTimestamp = now +
   // grace, the kubelet stops it and deletes with grace 0. A pending shorter grace is kept.
   const grace = body?.gracePeriodSeconds ?? old.spec?.terminationGracePeriodSeconds ?? 30;
   if (t.def.resource === "pods" && old.spec?.nodeName && grace > 0 && !(old.metadata.deletionGracePeriodSeconds <= grace)) {
-    const marked = { ...old, metadata: { ...old.metadata, deletionTimestamp: new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"), deletionGracePeriodSeconds: grace } };
+    const marked = {
+      ...old,
+      metadata: {
+        ...old.metadata,
+        deletionTimestamp: new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, "Z"),
+        deletionGracePeriodSeconds: grace,
+      },
+    };
     const put = await store.put(key, marked, Number(old.metadata.resourceVersion));
     if (put === "conflict") throw conflict(t.def, t.name!);
     return { code: 200, body: put };

@@ -28,7 +28,11 @@ function tokenUser(token: string, cfg: ReviewConfig): User | undefined {
   const claims = cfg.tokens.verify(token);
   if (!claims || (claims.exp && claims.exp * 1000 < Date.now())) return undefined;
   const ns = claims["kubernetes.io"]?.namespace;
-  return { name: claims.sub, uid: claims["kubernetes.io"]?.serviceaccount?.uid, groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`, "system:authenticated"] };
+  return {
+    name: claims.sub,
+    uid: claims["kubernetes.io"]?.serviceaccount?.uid,
+    groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`, "system:authenticated"],
+  };
 }
 
 /** POST /apis/authentication.k8s.io/v1/tokenreviews. */
@@ -40,7 +44,10 @@ export function reviewToken(body: Obj | undefined, cfg: ReviewConfig): { code: n
     ? { authenticated: true, user: { username: user.name, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups }, audiences: body.spec?.audiences ?? [] }
     : { user: {}, error: "[invalid bearer token, token lookup failed]" };
   // kube-apiserver answers with the review it was sent (spec included) and the status filled in.
-  return { code: 201, body: { kind: "TokenReview", apiVersion: "authentication.k8s.io/v1", metadata: { creationTimestamp: null }, spec: body.spec ?? {}, status } };
+  return {
+    code: 201,
+    body: { kind: "TokenReview", apiVersion: "authentication.k8s.io/v1", metadata: { creationTimestamp: null }, spec: body.spec ?? {}, status },
+  };
 }
 
 /** POST /apis/authorization.k8s.io/v1/subjectaccessreviews. */

@@ -62,7 +62,7 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   const t = m ? parseTarget(m[4]!.split("/").filter(Boolean), m[1] ? "" : m[2]!, m[1] ?? m[3]!) : undefined;
   if (!t) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
   const isWatch = q.get("watch") === "true" || q.get("watch") === "1";
-  const verb = req.method === "GET" ? (isWatch ? "watch" : t.name ? "get" : "list") : VERB[req.method ?? ""] ?? "unknown";
+  const verb = req.method === "GET" ? (isWatch ? "watch" : t.name ? "get" : "list") : (VERB[req.method ?? ""] ?? "unknown");
   authorize(user, verb, t.def, t.ns, t.name, t.sub);
   await authorizeNodeObject(deps.store, user, verb, t.def.resource, t.ns, t.name, t.sub, q);
   if (t.sub && !t.def.subresources.includes(t.sub)) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
@@ -80,16 +80,26 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
     return t.def.resource === "tokenreviews" ? reviewToken(body as Obj | undefined, deps.reviews) : reviewAccess(body as Obj | undefined, deps.reviews);
   }
   switch (verb) {
-    case "watch": await serveWatch(deps.store, t, q, res, deps.watch); return "streaming";
-    case "list": return rest.list(deps.store, t, q, accept);
-    case "get": return rest.get(deps.store, t, accept);
+    case "watch":
+      await serveWatch(deps.store, t, q, res, deps.watch);
+      return "streaming";
+    case "list":
+      return rest.list(deps.store, t, q, accept);
+    case "get":
+      return rest.get(deps.store, t, accept);
     case "create":
       if (t.name) break;
       await admitCreate(user, t.def, body as Obj, (n) => deps.store.get(`nodes//${n}`));
       return rest.create(deps.store, t, body as Obj, user);
-    case "update": if (!t.name) break; return rest.update(deps.store, t, body as Obj);
-    case "patch": if (!t.name) break; return rest.patch(deps.store, t, body, req.headers["content-type"] ?? "");
-    case "delete": if (!t.name) break; return rest.remove(deps.store, t, body as Obj | undefined);
+    case "update":
+      if (!t.name) break;
+      return rest.update(deps.store, t, body as Obj);
+    case "patch":
+      if (!t.name) break;
+      return rest.patch(deps.store, t, body, req.headers["content-type"] ?? "");
+    case "delete":
+      if (!t.name) break;
+      return rest.remove(deps.store, t, body as Obj | undefined);
   }
   throw new ApiStatus(405, "MethodNotAllowed", `the server does not allow this method on the requested resource`);
 }
@@ -111,7 +121,7 @@ async function proxyTarget(req: IncomingMessage, user: User, deps: RouterDeps): 
   const url = new URL(req.url ?? "/", "https://x");
   const t = await resolveProxyTarget(deps.store, url);
   if (!t) throw new ApiStatus(404, "NotFound", "the server could not find the requested resource");
-  authorize(user, req.method === "GET" ? "get" : VERB[req.method ?? ""] ?? "unknown", findResource("", "v1", t.resource), t.namespace, t.name, t.subresource);
+  authorize(user, req.method === "GET" ? "get" : (VERB[req.method ?? ""] ?? "unknown"), findResource("", "v1", t.resource), t.namespace, t.name, t.subresource);
   if (!deps.kubeletClient) throw new ApiStatus(503, "ServiceUnavailable", "no kubelet client certificate configured");
   return t;
 }
@@ -123,13 +133,22 @@ export function createUpgradeHandler(deps: RouterDeps) {
     const refuse = (e: unknown) => {
       const st = e instanceof ApiStatus ? e : new ApiStatus(500, "InternalError", `Internal error occurred: ${(e as Error).message}`);
       const body = JSON.stringify(st.body());
-      socket.end(`HTTP/1.1 ${st.code} ${st.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${st.code} ${st.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     };
     void (async () => {
       const user = authenticate(socket as TLSSocket, req.headers.authorization, deps.auth);
       const protocol = req.headers["sec-websocket-protocol"];
-      deps.onRequest?.({ method: req.method ?? "", path: req.url ?? "", user: user.name, userAgent: req.headers["user-agent"], upgrade: `${req.headers.upgrade ?? ""}${protocol ? ` ${protocol}` : ""}` });
-      if (!isProxyPath(new URL(req.url ?? "/", "https://x").pathname)) throw new ApiStatus(400, "BadRequest", "upgrade is only supported for the kubelet's streaming subresources");
+      deps.onRequest?.({
+        method: req.method ?? "",
+        path: req.url ?? "",
+        user: user.name,
+        userAgent: req.headers["user-agent"],
+        upgrade: `${req.headers.upgrade ?? ""}${protocol ? ` ${protocol}` : ""}`,
+      });
+      if (!isProxyPath(new URL(req.url ?? "/", "https://x").pathname))
+        throw new ApiStatus(400, "BadRequest", "upgrade is only supported for the kubelet's streaming subresources");
       proxyUpgrade(req, socket, head, await proxyTarget(req, user, deps), deps.kubeletClient!);
     })().catch(refuse);
   };

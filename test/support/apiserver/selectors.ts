@@ -13,7 +13,10 @@ function splitTop(s: string): string[] {
   for (const ch of s) {
     if (ch === "(") depth++;
     if (ch === ")") depth--;
-    if (ch === "," && depth === 0) { out.push(cur); cur = ""; } else cur += ch;
+    if (ch === "," && depth === 0) {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
   }
   if (cur.trim()) out.push(cur);
   return out.map((x) => x.trim()).filter(Boolean);

@@ -50,7 +50,8 @@ export async function admitPod(store: Store, ns: string, pod: Obj): Promise<void
   if (!sa) throw forbidden(ns, name, `error looking up service account ${ns}/${saName}: serviceaccount "${saName}" not found`);
   pod.spec.serviceAccountName = saName;
   pod.spec.serviceAccount = saName; // v1's deprecated mirror of the field
-  if (!(pod.spec.imagePullSecrets ?? []).length && (sa.imagePullSecrets ?? []).length) pod.spec.imagePullSecrets = sa.imagePullSecrets.map((s: Obj) => ({ name: s.name }));
+  if (!(pod.spec.imagePullSecrets ?? []).length && (sa.imagePullSecrets ?? []).length)
+    pod.spec.imagePullSecrets = sa.imagePullSecrets.map((s: Obj) => ({ name: s.name }));
   const automount = pod.spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
   if (!automount) return;
   const containers: Obj[] = [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])];
@@ -76,9 +77,25 @@ export async function admitPod(store: Store, ns: string, pod: Obj): Promise<void
 /** serviceaccounts-controller + root-ca-cert-publisher for one namespace. */
 export async function ensureNamespaceDefaults(store: Store, ns: string, caPem: string): Promise<void> {
   const meta = (name: string) => ({ name, namespace: ns, uid: randomUUID(), creationTimestamp: now() });
-  if (!(await store.get(`serviceaccounts/${ns}/default`))) await store.put(`serviceaccounts/${ns}/default`, { kind: "ServiceAccount", apiVersion: "v1", metadata: meta("default") }, 0);
+  if (!(await store.get(`serviceaccounts/${ns}/default`)))
+    await store.put(`serviceaccounts/${ns}/default`, { kind: "ServiceAccount", apiVersion: "v1", metadata: meta("default") }, 0);
   if (!(await store.get(`configmaps/${ns}/kube-root-ca.crt`)))
-    await store.put(`configmaps/${ns}/kube-root-ca.crt`, { kind: "ConfigMap", apiVersion: "v1", metadata: { ...meta("kube-root-ca.crt"), annotations: { "kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters." } }, data: { "ca.crt": caPem } }, 0);
+    await store.put(
+      `configmaps/${ns}/kube-root-ca.crt`,
+      {
+        kind: "ConfigMap",
+        apiVersion: "v1",
+        metadata: {
+          ...meta("kube-root-ca.crt"),
+          annotations: {
+            "kubernetes.io/description":
+              "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+          },
+        },
+        data: { "ca.crt": caPem },
+      },
+      0,
+    );
 }
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url");
@@ -103,34 +120,61 @@ export function createTokenIssuer() {
 export type TokenIssuer = ReturnType<typeof createTokenIssuer>;
 
 /** POST serviceaccounts/<name>/token (registry/core/serviceaccount/storage/token.go). */
-export async function createToken(store: Store, issuer: TokenIssuer, ns: string, saName: string, body: Obj | undefined): Promise<{ code: number; body: unknown }> {
+export async function createToken(
+  store: Store,
+  issuer: TokenIssuer,
+  ns: string,
+  saName: string,
+  body: Obj | undefined,
+): Promise<{ code: number; body: unknown }> {
   if (body?.kind && body.kind !== "TokenRequest") throw badRequest(`expected TokenRequest, got ${body.kind}`);
   const sa = await store.get(`serviceaccounts/${ns}/${saName}`);
   if (!sa) throw new ApiStatus(404, "NotFound", `serviceaccounts "${saName}" not found`, { name: saName, kind: "serviceaccounts" });
   const spec = body?.spec ?? {};
   const exp = spec.expirationSeconds ?? 3600;
-  if (exp < 600) throw new ApiStatus(422, "Invalid", `TokenRequest.authentication.k8s.io "${saName}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`);
+  if (exp < 600)
+    throw new ApiStatus(
+      422,
+      "Invalid",
+      `TokenRequest.authentication.k8s.io "${saName}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`,
+    );
   const ref = spec.boundObjectRef;
   let pod: Obj | undefined;
   if (ref) {
-    if (ref.kind !== "Pod" && ref.kind !== "Secret" && ref.kind !== "Node") throw badRequest(`cannot bind token for serviceaccount "${saName}" to object of type ${ref.kind}`);
+    if (ref.kind !== "Pod" && ref.kind !== "Secret" && ref.kind !== "Node")
+      throw badRequest(`cannot bind token for serviceaccount "${saName}" to object of type ${ref.kind}`);
     if (ref.kind === "Pod") {
       pod = await store.get(`pods/${ns}/${ref.name}`);
       if (!pod) throw new ApiStatus(404, "NotFound", `pods "${ref.name}" not found`, { name: ref.name, kind: "pods" });
-      if (ref.uid && ref.uid !== pod.metadata.uid) throw new ApiStatus(409, "Conflict", `Operation cannot be fulfilled on pods "${ref.name}": the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+      if (ref.uid && ref.uid !== pod.metadata.uid)
+        throw new ApiStatus(
+          409,
+          "Conflict",
+          `Operation cannot be fulfilled on pods "${ref.name}": the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+        );
     }
   }
   const iat = Math.floor(Date.now() / 1000);
   const audiences: string[] = spec.audiences?.length ? spec.audiences : [API_AUDIENCE];
   const token = issuer.sign({
-    aud: audiences, exp: iat + exp, iat, nbf: iat, iss: API_AUDIENCE, jti: randomUUID(),
-    "kubernetes.io": { namespace: ns, serviceaccount: { name: saName, uid: sa.metadata.uid }, ...(pod ? { pod: { name: pod.metadata.name, uid: pod.metadata.uid }, node: pod.spec?.nodeName ? { name: pod.spec.nodeName } : undefined } : {}) },
+    aud: audiences,
+    exp: iat + exp,
+    iat,
+    nbf: iat,
+    iss: API_AUDIENCE,
+    jti: randomUUID(),
+    "kubernetes.io": {
+      namespace: ns,
+      serviceaccount: { name: saName, uid: sa.metadata.uid },
+      ...(pod ? { pod: { name: pod.metadata.name, uid: pod.metadata.uid }, node: pod.spec?.nodeName ? { name: pod.spec.nodeName } : undefined } : {}),
+    },
     sub: `system:serviceaccount:${ns}:${saName}`,
   });
   return {
     code: 201,
     body: {
-      kind: "TokenRequest", apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      apiVersion: "authentication.k8s.io/v1",
       metadata: { name: saName, namespace: ns, creationTimestamp: null },
       spec: { audiences, expirationSeconds: exp, boundObjectRef: ref ?? null },
       status: { token, expirationTimestamp: new Date((iat + exp) * 1000).toISOString().replace(/\.\d+Z$/, "Z") },

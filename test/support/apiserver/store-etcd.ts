@@ -41,7 +41,11 @@ export function createEtcdStore(url: string): Store {
     return b64(JSON.stringify({ ...o, metadata: meta }));
   };
   const compare = (key: string, expected: Expected) =>
-    expected === undefined ? [] : expected === 0 ? [{ key, target: "CREATE", result: "EQUAL", create_revision: "0" }] : [{ key, target: "MOD", result: "EQUAL", mod_revision: String(expected) }];
+    expected === undefined
+      ? []
+      : expected === 0
+        ? [{ key, target: "CREATE", result: "EQUAL", create_revision: "0" }]
+        : [{ key, target: "MOD", result: "EQUAL", mod_revision: String(expected) }];
 
   return {
     async revision() {
@@ -75,7 +79,9 @@ export function createEtcdStore(url: string): Store {
       const abort = new AbortController();
       const res = await fetch(`${url}/v3/watch`, {
         method: "POST",
-        body: JSON.stringify({ create_request: { key: b64(PREFIX + prefix), range_end: rangeEnd(PREFIX + prefix), start_revision: String(after + 1), prev_kv: true } }),
+        body: JSON.stringify({
+          create_request: { key: b64(PREFIX + prefix), range_end: rangeEnd(PREFIX + prefix), start_revision: String(after + 1), prev_kv: true },
+        }),
         signal: abort.signal,
       });
       const reader = res.body!.getReader();
@@ -104,12 +110,15 @@ export function createEtcdStore(url: string): Store {
       void (async () => {
         try {
           for (let r = await next(); r; r = await next()) {
-            if (r.canceled) throw r.compact_revision ? new TooOldError(after, Number(r.compact_revision)) : new Error(`etcd watch canceled: ${r.cancel_reason ?? ""}`);
+            if (r.canceled)
+              throw r.compact_revision ? new TooOldError(after, Number(r.compact_revision)) : new Error(`etcd watch canceled: ${r.cancel_reason ?? ""}`);
             for (const ev of r.events ?? []) {
               const kv = ev.kv as Kv;
               const key = unb64(kv.key).slice(PREFIX.length);
               const deleted = ev.type === "DELETE";
-              const object = deleted ? { ...decode(ev.prev_kv), metadata: { ...decode(ev.prev_kv).metadata, resourceVersion: String(kv.mod_revision) } } : decode(kv);
+              const object = deleted
+                ? { ...decode(ev.prev_kv), metadata: { ...decode(ev.prev_kv).metadata, resourceVersion: String(kv.mod_revision) } }
+                : decode(kv);
               const type = deleted ? "DELETED" : kv.create_revision === kv.mod_revision ? "ADDED" : "MODIFIED";
               onChange({ revision: Number(kv.mod_revision), type, key, object } satisfies Change);
             }

@@ -16,7 +16,10 @@ export interface Change {
 }
 
 export class TooOldError extends Error {
-  constructor(readonly requested: number, readonly oldest: number) {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
     super(`too old resource version: ${requested} (${oldest})`);
   }
 }
@@ -60,7 +63,10 @@ export function createMemoryStore(): Store {
     revision: async () => rev,
     get: async (key) => (data.has(key) ? structuredClone(data.get(key)!.obj) : undefined),
     list: async (prefix) => ({
-      items: [...data.entries()].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => a.localeCompare(b)).map(([, v]) => structuredClone(v.obj)),
+      items: [...data.entries()]
+        .filter(([k]) => k.startsWith(prefix))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([, v]) => structuredClone(v.obj)),
       revision: rev,
     }),
     async put(key, obj, expected) {

@@ -49,10 +49,15 @@ export async function serveWatch(store: Store, t: Target, q: URLSearchParams, re
     close();
   };
   try {
-    stopWatch = await store.watch(prefix, after, (c) => {
-      complete = c.revision;
-      if (match(c.object) && byName(c.object)) send(c.type, c.object);
-    }, (err) => (err instanceof TooOldError ? expired(err) : close()));
+    stopWatch = await store.watch(
+      prefix,
+      after,
+      (c) => {
+        complete = c.revision;
+        if (match(c.object) && byName(c.object)) send(c.type, c.object);
+      },
+      (err) => (err instanceof TooOldError ? expired(err) : close()),
+    );
   } catch (e) {
     if (!(e instanceof TooOldError)) throw e;
     return expired(e);
@@ -61,7 +66,12 @@ export async function serveWatch(store: Store, t: Target, q: URLSearchParams, re
   head();
   for (const o of initial) send("ADDED", o);
   if (q.get("allowWatchBookmarks") === "true") {
-    timers.push(setInterval(() => send("BOOKMARK", { kind: t.def.kind, apiVersion: apiVersionOf(t.def), metadata: { resourceVersion: String(complete) } }), opts.bookmarkIntervalMs));
+    timers.push(
+      setInterval(
+        () => send("BOOKMARK", { kind: t.def.kind, apiVersion: apiVersionOf(t.def), metadata: { resourceVersion: String(complete) } }),
+        opts.bookmarkIntervalMs,
+      ),
+    );
   }
   untrack = opts.track(close);
   const timeoutS = Number(q.get("timeoutSeconds") ?? 0);

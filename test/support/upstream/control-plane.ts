@@ -70,11 +70,21 @@ function alive(pid: number): boolean {
 export async function stopControlPlaneDir(dir: string): Promise<void> {
   const file = join(dir, PIDS);
   if (!existsSync(file)) return;
-  const pids = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => Number(l.split(" ")[0])).reverse();
-  for (const pid of pids) try { process.kill(-pid, "SIGTERM"); } catch {}
+  const pids = readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => Number(l.split(" ")[0]))
+    .reverse();
+  for (const pid of pids)
+    try {
+      process.kill(-pid, "SIGTERM");
+    } catch {}
   const deadline = Date.now() + 10_000;
   while (pids.some(alive) && Date.now() < deadline) await Bun.sleep(50);
-  for (const pid of pids.filter(alive)) try { process.kill(-pid, "SIGKILL"); } catch {}
+  for (const pid of pids.filter(alive))
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {}
   rmSync(file, { force: true });
 }
 
@@ -96,7 +106,15 @@ interface Pki {
 async function makePki(dir: string): Promise<Pki> {
   const pki = join(dir, "pki");
   const ca = await createCA(pki, "kubernetes");
-  const apiserverSans = ["IP:127.0.0.1", "IP:10.96.0.1", "DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default", "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local"];
+  const apiserverSans = [
+    "IP:127.0.0.1",
+    "IP:10.96.0.1",
+    "DNS:localhost",
+    "DNS:kubernetes",
+    "DNS:kubernetes.default",
+    "DNS:kubernetes.default.svc",
+    "DNS:kubernetes.default.svc.cluster.local",
+  ];
   const subjects: Record<keyof Pki["files"], [string, { serverAuth?: boolean; sans?: string[] }]> = {
     apiserver: ["/CN=kube-apiserver", { serverAuth: true, sans: apiserverSans }],
     kubeletClient: ["/O=system:masters/CN=kube-apiserver-kubelet-client", {}],
@@ -119,11 +137,15 @@ async function makePki(dir: string): Promise<Pki> {
 }
 
 function writeKubeconfig(path: string, server: string, ca: CA, user: { cert?: string; key?: string; token?: string }): string {
-  writeFileSync(path, kubeconfigYaml(server, ca.certPem, {
-    ...(user.cert ? { "client-certificate-data": Buffer.from(readFileSync(user.cert)).toString("base64") } : {}),
-    ...(user.key ? { "client-key-data": Buffer.from(readFileSync(user.key)).toString("base64") } : {}),
-    ...(user.token ? { token: user.token } : {}),
-  }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    kubeconfigYaml(server, ca.certPem, {
+      ...(user.cert ? { "client-certificate-data": Buffer.from(readFileSync(user.cert)).toString("base64") } : {}),
+      ...(user.key ? { "client-key-data": Buffer.from(readFileSync(user.key)).toString("base64") } : {}),
+      ...(user.token ? { token: user.token } : {}),
+    }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -131,37 +153,56 @@ function apiserverArgs(bin: string, pki: Pki, etcdUrl: string, port: number): st
   return [
     join(bin, "kube-apiserver"),
     `--etcd-servers=${etcdUrl}`,
-    "--bind-address=127.0.0.1", `--secure-port=${port}`, "--advertise-address=127.0.0.1",
+    "--bind-address=127.0.0.1",
+    `--secure-port=${port}`,
+    "--advertise-address=127.0.0.1",
     // The `kubernetes` Service's endpoints may not be a loopback address; nothing here routes to it.
     "--endpoint-reconciler-type=none",
-    `--tls-cert-file=${pki.files.apiserver.cert}`, `--tls-private-key-file=${pki.files.apiserver.key}`,
+    `--tls-cert-file=${pki.files.apiserver.cert}`,
+    `--tls-private-key-file=${pki.files.apiserver.key}`,
     `--client-ca-file=${pki.ca.certFile}`,
-    `--kubelet-client-certificate=${pki.files.kubeletClient.cert}`, `--kubelet-client-key=${pki.files.kubeletClient.key}`,
+    `--kubelet-client-certificate=${pki.files.kubeletClient.cert}`,
+    `--kubelet-client-key=${pki.files.kubeletClient.key}`,
     // The node's Hostname address (`localhost`, node.ts NODE_NAME) first: the node's port on loopback.
     "--kubelet-preferred-address-types=Hostname,InternalIP,ExternalIP",
-    "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth=true",
-    "--allow-privileged=true", "--service-cluster-ip-range=10.96.0.0/12",
+    "--authorization-mode=Node,RBAC",
+    "--enable-admission-plugins=NodeRestriction",
+    "--enable-bootstrap-token-auth=true",
+    "--allow-privileged=true",
+    "--service-cluster-ip-range=10.96.0.0/12",
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-    `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
   ];
 }
 
 function controllerManagerArgs(bin: string, pki: Pki, kubeconfig: string): string[] {
   return [
     join(bin, "kube-controller-manager"),
-    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    "--bind-address=127.0.0.1", `--secure-port=${freePort()}`, "--leader-elect=false",
-    "--controllers=*,bootstrapsigner,tokencleaner", "--use-service-account-credentials=true",
-    `--cluster-signing-cert-file=${pki.ca.certFile}`, `--cluster-signing-key-file=${pki.ca.keyFile}`,
-    `--root-ca-file=${pki.ca.certFile}`, `--service-account-private-key-file=${pki.saKey}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${freePort()}`,
+    "--leader-elect=false",
+    "--controllers=*,bootstrapsigner,tokencleaner",
+    "--use-service-account-credentials=true",
+    `--cluster-signing-cert-file=${pki.ca.certFile}`,
+    `--cluster-signing-key-file=${pki.ca.keyFile}`,
+    `--root-ca-file=${pki.ca.certFile}`,
+    `--service-account-private-key-file=${pki.saKey}`,
   ];
 }
 
 function schedulerArgs(bin: string, kubeconfig: string): string[] {
   return [
     join(bin, "kube-scheduler"),
-    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    "--bind-address=127.0.0.1", `--secure-port=${freePort()}`, "--leader-elect=false",
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${freePort()}`,
+    "--leader-elect=false",
   ];
 }
 
@@ -169,10 +210,25 @@ function startEtcd(dir: string): string {
   const [client, peer] = [freePort(), freePort()];
   const url = `http://127.0.0.1:${client}`;
   launch(dir, "etcd", [
-    "etcd", "--name", "upstream", "--data-dir", join(dir, "etcd"),
-    "--listen-client-urls", url, "--advertise-client-urls", url,
-    "--listen-peer-urls", `http://127.0.0.1:${peer}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
-    "--initial-cluster", `upstream=http://127.0.0.1:${peer}`, "--log-level", "warn", "--logger", "zap",
+    "etcd",
+    "--name",
+    "upstream",
+    "--data-dir",
+    join(dir, "etcd"),
+    "--listen-client-urls",
+    url,
+    "--advertise-client-urls",
+    url,
+    "--listen-peer-urls",
+    `http://127.0.0.1:${peer}`,
+    "--initial-advertise-peer-urls",
+    `http://127.0.0.1:${peer}`,
+    "--initial-cluster",
+    `upstream=http://127.0.0.1:${peer}`,
+    "--log-level",
+    "warn",
+    "--logger",
+    "zap",
   ]);
   return url;
 }
@@ -202,22 +258,51 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       sched: writeKubeconfig(join(o.dir, "scheduler.kubeconfig"), server, pki.ca, pki.files.scheduler),
     };
     const etcdUrl = startEtcd(o.dir);
-    await until("etcd health", async () => (await fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false)) || undefined, 20_000, { intervalMs: 50 });
+    await until(
+      "etcd health",
+      async () =>
+        (await fetch(`${etcdUrl}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )) || undefined,
+      20_000,
+      { intervalMs: 50 },
+    );
     launch(o.dir, "kube-apiserver", apiserverArgs(o.binDir, pki, etcdUrl, port));
     const kubectlBinary = existsSync(join(o.binDir, "kubectl")) ? join(o.binDir, "kubectl") : "kubectl";
     const env = { KUBECONFIG: kubeconfigs.admin, HOME: o.dir };
     const kubectl = (...args: string[]) => run([kubectlBinary, ...args], env);
     const kubectlIn = (input: string, ...args: string[]) => run([kubectlBinary, ...args], env, input);
-    await until("kube-apiserver /readyz", async () => (await kubectl("get", "--raw", "/readyz").then((t) => t.trim() === "ok", () => false)) || undefined, 90_000, { intervalMs: 250 })
-      .catch((e) => { throw new Error(`${(e as Error).message}\n--- kube-apiserver log ---\n${logTail(o.dir, "kube-apiserver")}`); });
+    await until(
+      "kube-apiserver /readyz",
+      async () =>
+        (await kubectl("get", "--raw", "/readyz").then(
+          (t) => t.trim() === "ok",
+          () => false,
+        )) || undefined,
+      90_000,
+      { intervalMs: 250 },
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}\n--- kube-apiserver log ---\n${logTail(o.dir, "kube-apiserver")}`);
+    });
     launch(o.dir, "kube-controller-manager", controllerManagerArgs(o.binDir, pki, kubeconfigs.cm));
     launch(o.dir, "kube-scheduler", schedulerArgs(o.binDir, kubeconfigs.sched));
     const token = randomToken();
     await kubectlIn(bootstrapObjects(token), "apply", "-f", "-");
     const bootstrap = writeKubeconfig(join(o.dir, "bootstrap-kubelet.kubeconfig"), server, pki.ca, { token: `${token.id}.${token.secret}` });
     // The default service account of `default` exists once the controller-manager runs.
-    await until("the default service account", async () => (await kubectl("get", "serviceaccount", "default", "-o", "name").then(() => true, () => false)) || undefined, 60_000, { intervalMs: 250 })
-      .catch((e) => { throw new Error(`${(e as Error).message}\n--- kube-controller-manager log ---\n${logTail(o.dir, "kube-controller-manager")}`); });
+    await until(
+      "the default service account",
+      async () =>
+        (await kubectl("get", "serviceaccount", "default", "-o", "name").then(
+          () => true,
+          () => false,
+        )) || undefined,
+      60_000,
+      { intervalMs: 250 },
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}\n--- kube-controller-manager log ---\n${logTail(o.dir, "kube-controller-manager")}`);
+    });
     return { dir: o.dir, server, caFile: pki.ca.certFile, ca: pki.ca, admin: kubeconfigs.admin, bootstrap, kubectlBinary, kubectl, kubectlIn, stop };
   } catch (e) {
     await stop().catch(() => {});

@@ -47,7 +47,10 @@ export interface UpstreamNode {
 export const NODE_NAME = "localhost";
 
 /** kubeadm's KubeletConfiguration (cmd/kubeadm/app/componentconfigs/kubelet.go defaults), on this node's paths. */
-export function kubeadmKubeletConfig(a: { caFile: string; manifests: string; endpoint: string; cgroupRoot: string; podLogsDir: string; port: number }, extra: string[] = []): string {
+export function kubeadmKubeletConfig(
+  a: { caFile: string; manifests: string; endpoint: string; cgroupRoot: string; podLogsDir: string; port: number },
+  extra: string[] = [],
+): string {
   return [
     "apiVersion: kubelet.config.k8s.io/v1beta1",
     "kind: KubeletConfiguration",
@@ -95,20 +98,31 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   try {
     await o.prepare?.({ ctd, manifests, base });
     const config = join(base, "kubelet.yaml");
-    await Bun.write(config, kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config));
+    await Bun.write(
+      config,
+      kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config),
+    );
     const kubelet = o.agent === "kubelet";
     if (kubelet && !o.binary) throw new Error("joinUpstream: the upstream kubelet needs its binary");
     const binary = o.binary ?? (await ensureBuilt());
     // The upstream kubelet refuses cgroup v1 hosts unless told not to (KubeletConfiguration failCgroupV1).
-    if (kubelet && !(await Bun.file("/sys/fs/cgroup/cgroup.controllers").exists())) await Bun.write(config, (await Bun.file(config).text()) + "failCgroupV1: false\n");
+    if (kubelet && !(await Bun.file("/sys/fs/cgroup/cgroup.controllers").exists()))
+      await Bun.write(config, (await Bun.file(config).text()) + "failCgroupV1: false\n");
     // ...and wants its cgroupRoot to exist in every hierarchy (bunlet creates it).
     if (kubelet) createCgroupTree(cgroupRoot);
-    proc = spawnBunlet([
-      "--config", config,
-      `--bootstrap-kubeconfig=${o.cp.bootstrap}`, `--kubeconfig=${join(base, "kubelet.conf")}`, `--cert-dir=${join(base, "pki")}`,
-      `--root-dir=${rootDir}`, `--hostname-override=${node}`,
-      ...(o.flags ?? []),
-    ], { binary });
+    proc = spawnBunlet(
+      [
+        "--config",
+        config,
+        `--bootstrap-kubeconfig=${o.cp.bootstrap}`,
+        `--kubeconfig=${join(base, "kubelet.conf")}`,
+        `--cert-dir=${join(base, "pki")}`,
+        `--root-dir=${rootDir}`,
+        `--hostname-override=${node}`,
+        ...(o.flags ?? []),
+      ],
+      { binary },
+    );
   } catch (e) {
     await stop().catch(() => {});
     throw e;
@@ -119,7 +133,7 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
 /** Waits until the Node reports Ready; fails early, with the agent's output, if the agent exits. */
 export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs = 120_000): Promise<void> {
   const ready = async () => {
-    const out = await cp.kubectl("get", "node", n.node, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}").catch(() => "");
+    const out = await cp.kubectl("get", "node", n.node, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(() => "");
     return out.trim() === "True";
   };
   const deadline = Date.now() + timeoutMs;
@@ -127,7 +141,9 @@ export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs
     if (await ready()) return;
     const exited = n.proc.proc.exitCode !== null || n.proc.proc.signalCode !== null;
     if (exited || Date.now() > deadline) {
-      throw new Error(`${n.node} is not Ready${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`);
+      throw new Error(
+        `${n.node} is not Ready${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`,
+      );
     }
     await Bun.sleep(500);
   }
