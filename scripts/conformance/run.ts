@@ -7,7 +7,7 @@
 //
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message. --subset runs the representative set of subset.ts (CI).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
@@ -96,6 +96,7 @@ async function main(): Promise<void> {
   cleanup = async () => {
     await n?.stop().catch((e) => say(`node cleanup: ${e}`));
     await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
+    rmSync(dir, { recursive: true, force: true });
   };
   try {
     n = await joinUpstream({
