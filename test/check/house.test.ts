@@ -40,6 +40,7 @@ describe("historyRule", () => {
   test.each([
     ["docs/benchmarks.md", "Measured on 2026-12-04, two guest sessions, crossing → victim got its signal:"],
     ["docs/adr/0001-x.md", "`reaction.ts`, measured on 2026-12-02 on a 2-vCPU VM"],
+    ["docs/upstream.md", "Latest runs, Kubernetes v1.37.2, measured on 2026-12-06 on the 2-CPU machine"],
     ["src/a.ts", "// a negative max passes through (kubernetes/kubernetes#118172)"],
     ["src/a.ts", "// upstream issue #118172: a negative max passes through"],
     ["test/a.test.ts", 'nowMs: Date.parse("2026-12-01T10:00:00Z"), // a fixed clock'],

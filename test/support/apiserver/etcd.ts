@@ -30,34 +30,22 @@ export async function startEtcd(): Promise<Etcd> {
   }
 }
 
+/** A one-member etcd on 127.0.0.1 with the given ports: its command line. */
+export function etcdArgs(o: { name: string; dataDir: string; client: number; peer: number; logLevel: "error" | "warn" }): string[] {
+  const url = `http://127.0.0.1:${o.client}`;
+  const peerUrl = `http://127.0.0.1:${o.peer}`;
+  return [
+    ...["etcd", "--name", o.name, "--data-dir", o.dataDir, "--listen-client-urls", url, "--advertise-client-urls", url],
+    ...["--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl, "--initial-cluster", `${o.name}=${peerUrl}`],
+    ...["--log-level", o.logLevel, "--logger", "zap"],
+  ];
+}
+
 async function startEtcdOnce(): Promise<Etcd> {
   const dir = await mkdtemp(join(tmpdir(), "bunlet-etcd-"));
   const [client, peer] = [freePort(), freePort()];
   const url = `http://127.0.0.1:${client}`;
-  const proc = Bun.spawn(
-    [
-      "etcd",
-      "--name",
-      "double",
-      "--data-dir",
-      join(dir, "data"),
-      "--listen-client-urls",
-      url,
-      "--advertise-client-urls",
-      url,
-      "--listen-peer-urls",
-      `http://127.0.0.1:${peer}`,
-      "--initial-advertise-peer-urls",
-      `http://127.0.0.1:${peer}`,
-      "--initial-cluster",
-      `double=http://127.0.0.1:${peer}`,
-      "--log-level",
-      "error",
-      "--logger",
-      "zap",
-    ],
-    { stdout: "ignore", stderr: "pipe" },
-  );
+  const proc = Bun.spawn(etcdArgs({ name: "double", dataDir: join(dir, "data"), client, peer, logLevel: "error" }), { stdout: "ignore", stderr: "pipe" });
   const stop = async () => {
     proc.kill("SIGTERM");
     const t = setTimeout(() => proc.kill("SIGKILL"), 5000);

@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { etcdArgs } from "../apiserver/etcd.ts";
 import { createCA, issueCert, type CA } from "../apiserver/pki.ts";
 import { freePort } from "../binary.ts";
 import { until } from "../wait.ts";
@@ -176,15 +177,15 @@ function apiserverArgs(bin: string, pki: Pki, etcdUrl: string, port: number): st
   ];
 }
 
+/** What kube-controller-manager and kube-scheduler share: their kubeconfig for everything, loopback, no leader election. */
+function componentArgs(binary: string, kubeconfig: string): string[] {
+  const auth = [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`];
+  return [binary, ...auth, "--bind-address=127.0.0.1", `--secure-port=${freePort()}`, "--leader-elect=false"];
+}
+
 function controllerManagerArgs(bin: string, pki: Pki, kubeconfig: string): string[] {
   return [
-    join(bin, "kube-controller-manager"),
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    "--bind-address=127.0.0.1",
-    `--secure-port=${freePort()}`,
-    "--leader-elect=false",
+    ...componentArgs(join(bin, "kube-controller-manager"), kubeconfig),
     "--controllers=*,bootstrapsigner,tokencleaner",
     "--use-service-account-credentials=true",
     `--cluster-signing-cert-file=${pki.ca.certFile}`,
@@ -195,42 +196,13 @@ function controllerManagerArgs(bin: string, pki: Pki, kubeconfig: string): strin
 }
 
 function schedulerArgs(bin: string, kubeconfig: string): string[] {
-  return [
-    join(bin, "kube-scheduler"),
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    "--bind-address=127.0.0.1",
-    `--secure-port=${freePort()}`,
-    "--leader-elect=false",
-  ];
+  return componentArgs(join(bin, "kube-scheduler"), kubeconfig);
 }
 
 function startEtcd(dir: string): string {
   const [client, peer] = [freePort(), freePort()];
-  const url = `http://127.0.0.1:${client}`;
-  launch(dir, "etcd", [
-    "etcd",
-    "--name",
-    "upstream",
-    "--data-dir",
-    join(dir, "etcd"),
-    "--listen-client-urls",
-    url,
-    "--advertise-client-urls",
-    url,
-    "--listen-peer-urls",
-    `http://127.0.0.1:${peer}`,
-    "--initial-advertise-peer-urls",
-    `http://127.0.0.1:${peer}`,
-    "--initial-cluster",
-    `upstream=http://127.0.0.1:${peer}`,
-    "--log-level",
-    "warn",
-    "--logger",
-    "zap",
-  ]);
-  return url;
+  launch(dir, "etcd", etcdArgs({ name: "upstream", dataDir: join(dir, "etcd"), client, peer, logLevel: "warn" }));
+  return `http://127.0.0.1:${client}`;
 }
 
 function logTail(dir: string, name: string): string {
@@ -239,6 +211,13 @@ function logTail(dir: string, name: string): string {
   } catch {
     return "";
   }
+}
+
+/** Polls `probe` (a throw counts as not yet) until it holds; on timeout, the error carries the component's log tail. */
+async function ready(dir: string, component: string, what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  await until(`${component}: ${what}`, async () => (await probe()) || undefined, timeoutMs, { intervalMs: 100, retryErrors: true }).catch((e) => {
+    throw new Error(`${(e as Error).message}\n--- ${component} log ---\n${logTail(dir, component)}`);
+  });
 }
 
 /** Starts the control plane; see the file header. Ready when /readyz answers ok and the bootstrap token works. */
@@ -258,51 +237,26 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       sched: writeKubeconfig(join(o.dir, "scheduler.kubeconfig"), server, pki.ca, pki.files.scheduler),
     };
     const etcdUrl = startEtcd(o.dir);
-    await until(
-      "etcd health",
-      async () =>
-        (await fetch(`${etcdUrl}/health`).then(
-          (r) => r.ok,
-          () => false,
-        )) || undefined,
-      20_000,
-      { intervalMs: 50 },
-    );
+    await ready(o.dir, "etcd", "health", () => fetch(`${etcdUrl}/health`).then((r) => r.ok), 20_000);
     launch(o.dir, "kube-apiserver", apiserverArgs(o.binDir, pki, etcdUrl, port));
     const kubectlBinary = existsSync(join(o.binDir, "kubectl")) ? join(o.binDir, "kubectl") : "kubectl";
     const env = { KUBECONFIG: kubeconfigs.admin, HOME: o.dir };
     const kubectl = (...args: string[]) => run([kubectlBinary, ...args], env);
     const kubectlIn = (input: string, ...args: string[]) => run([kubectlBinary, ...args], env, input);
-    await until(
-      "kube-apiserver /readyz",
-      async () =>
-        (await kubectl("get", "--raw", "/readyz").then(
-          (t) => t.trim() === "ok",
-          () => false,
-        )) || undefined,
-      90_000,
-      { intervalMs: 250 },
-    ).catch((e) => {
-      throw new Error(`${(e as Error).message}\n--- kube-apiserver log ---\n${logTail(o.dir, "kube-apiserver")}`);
-    });
+    await ready(o.dir, "kube-apiserver", "/readyz", async () => (await kubectl("get", "--raw", "/readyz")).trim() === "ok", 90_000);
     launch(o.dir, "kube-controller-manager", controllerManagerArgs(o.binDir, pki, kubeconfigs.cm));
     launch(o.dir, "kube-scheduler", schedulerArgs(o.binDir, kubeconfigs.sched));
     const token = randomToken();
     await kubectlIn(bootstrapObjects(token), "apply", "-f", "-");
     const bootstrap = writeKubeconfig(join(o.dir, "bootstrap-kubelet.kubeconfig"), server, pki.ca, { token: `${token.id}.${token.secret}` });
     // The default service account of `default` exists once the controller-manager runs.
-    await until(
+    await ready(
+      o.dir,
+      "kube-controller-manager",
       "the default service account",
-      async () =>
-        (await kubectl("get", "serviceaccount", "default", "-o", "name").then(
-          () => true,
-          () => false,
-        )) || undefined,
+      async () => Boolean(await kubectl("get", "serviceaccount", "default", "-o", "name")),
       60_000,
-      { intervalMs: 250 },
-    ).catch((e) => {
-      throw new Error(`${(e as Error).message}\n--- kube-controller-manager log ---\n${logTail(o.dir, "kube-controller-manager")}`);
-    });
+    );
     return { dir: o.dir, server, caFile: pki.ca.certFile, ca: pki.ca, admin: kubeconfigs.admin, bootstrap, kubectlBinary, kubectl, kubectlIn, stop };
   } catch (e) {
     await stop().catch(() => {});
