@@ -54,12 +54,11 @@
 //             began, the earliest moment systemd-oomd could have seen anything.
 // bunlet's own trace (trigger, cycle start, stats read, decision, signal sent; relative to the bench's
 // crossing) is printed per run once its mode is done.
-// WARM-UP: each agent's first run in a guest session is untimed — saved with `warmup`, left out of the
-// table, its figures printed on a line of their own. The guest's first victim is cold: in 6 of 17 guest
-// sessions of 20 runs (by chance ~2) the session's first run was among its two slowest, its victim's
-// handler running 7–15 ms after the signal, while bunlet's process took no major fault from its decision
-// to seeing the victim take the signal (the thread's majflt, on the eviction's log line) — and only the
-// agent that ran first in the session would meet that cold victim.
+// WARM-UP: each agent's first run in a guest boot (a "guest session" below) is untimed — saved with
+// `warmup`, left out of the table, its figures printed on a line of their own. The guest's first victim
+// is cold: its signal handler runs 7–15 ms after the signal while bunlet's process takes no major fault
+// on the way (the thread's majflt, on the eviction's log line), so only the agent that ran first in a
+// boot would meet that cold victim.
 // Goal: crossing → victim got SIGTERM p99 ≤ 20 ms; ≥ 10× faster than earlyoom and ≥ 50× than
 // systemd-oomd at p99.
 import { spawnSync } from "node:child_process";
@@ -308,7 +307,7 @@ function observeLine(n: Node) {
   let nextAfter: number | undefined;
   const usage = () => Number(readFileSync(join(n.kubepods, "memory.current"), "utf8"));
   const w = startWorkingSetWatch({
-    // A plain 2 ms timed poll, as in every earlier session (no imminent-crossing episodes: the same ruler).
+    // A plain 2 ms timed poll (no imminent-crossing episodes), so the ruler is the same for every agent.
     poll: { minIntervalMs: 2, maxIntervalMs: 2, statRefreshMs: 0, imminentHorizonMs: 0, reportReads: true },
     onRead: (_id, _usage, ws, _timed, atMs) => {
       if (crossedAt !== undefined) {
