@@ -4,7 +4,9 @@
 // Node Ready), the real scheduler places a Deployment on it, and kubectl reaches its pods through the
 // real API server. Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
+import { connect } from "node:tls";
 import { issueCert } from "../../support/apiserver/pki.ts";
 import { freePort } from "../../support/binary.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
@@ -20,6 +22,32 @@ import {
 } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
+/** The certificate the node's port presents (issuer and subject as openssl prints them, one per line). */
+function peerCertificate(port: number): Promise<{ issuer: string; subject: string; subjectAltName: string }> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: "127.0.0.1", port, rejectUnauthorized: false }, () => {
+      const c = new X509Certificate(sock.getPeerX509Certificate()!.raw);
+      sock.destroy();
+      resolve({ issuer: c.issuer, subject: c.subject, subjectAltName: c.subjectAltName ?? "" });
+    });
+    sock.on("error", reject);
+  });
+}
+
+/** A pod whose container reads its stdin, once (as kubectl run -i makes one). */
+function attachablePod(image: string): string {
+  return `
+apiVersion: v1
+kind: Pod
+metadata: { name: attachable }
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: main, image: ${image}, command: [cat], stdin: true, stdinOnce: true }
+`;
+}
+
 const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the real-cluster tests: ${bin.why}`);
 
@@ -33,7 +61,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     n = await joinUpstream({
       name: "real-join",
       cp,
-      config: ["nodeStatusUpdateFrequency: 2s"],
+      // kubeadm's choice for a serving certificate the cluster CA signs: a kubelet-serving CSR an admin approves.
+      config: ["nodeStatusUpdateFrequency: 2s", "serverTLSBootstrap: true"],
       prepare: async ({ ctd, manifests }) =>
         void (await Bun.write(
           join(manifests, "static-web.yaml"),
@@ -55,6 +84,25 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     expect(client.status.conditions.find((c: any) => c.type === "Approved")?.reason).toBe("AutoApproved");
     expect(await cp.kubectl("get", "nodes", "-o", "wide")).toMatch(new RegExp(`${n.node}\\s+Ready\\s+<none>\\s+\\S+\\s+v\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s`));
   }, 150_000);
+
+  test("serverTLSBootstrap: a kubelet-serving CSR, approved with kubectl certificate approve, becomes the node's serving certificate", async () => {
+    const csr = await until(
+      "kubelet-serving CSR",
+      async () => (await json("get", "csr")).items.find((c: any) => c.spec.signerName === "kubernetes.io/kubelet-serving"),
+      60_000,
+      { intervalMs: 500 },
+    );
+    expect(csr.spec.username).toBe(`system:node:${n.node}`);
+    expect(csr.spec.usages).toEqual(["digital signature", "server auth"]);
+    expect(csr.status.conditions ?? []).toEqual([]); // kubelet-serving CSRs are never auto-approved
+    await cp.kubectl("certificate", "approve", csr.metadata.name);
+    const served = await until("the approved certificate served", async () => {
+      const c = await peerCertificate(n.port).catch(() => undefined);
+      return c?.issuer === "CN=kubernetes" ? c : undefined; // the cluster CA (control-plane.ts)
+    }, 60_000, { intervalMs: 300 });
+    expect(served.subject).toContain(`CN=system:node:${n.node}`);
+    expect(served.subjectAltName).toContain(`DNS:${n.node}`);
+  }, 120_000);
 
   test("a static pod gets a mirror pod that the real API server accepts under NodeRestriction", async () => {
     const name = `static-web-${n.node}`;
@@ -133,6 +181,16 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
       pf.kill();
       await pf.exited;
     }
+  }, 120_000);
+
+  test("kubectl attach -i reaches a container started with stdin", async () => {
+    await cp.kubectlIn(attachablePod(n.ctd.images.busybox), "apply", "-f", "-");
+    await cp.kubectl("wait", "pod/attachable", "--for=condition=Ready", "--timeout=60s");
+    // stdinOnce: the container's stdin closes when the attach ends, so cat ends and the attach returns.
+    const out = await cp.kubectlIn("hello through attach\n", "attach", "-i", "attachable", "-c", "main");
+    expect(out).toContain("hello through attach");
+    await until("attachable Succeeded", async () => (await json("get", "pod", "attachable")).status.phase === "Succeeded", 30_000, { intervalMs: 300 });
+    await cp.kubectl("delete", "pod", "attachable", "--wait=false");
   }, 120_000);
 
   test("another node's client certificate gets 403 on /exec: bunlet asks the real API server (Node authorizer, RBAC) with a SubjectAccessReview", async () => {

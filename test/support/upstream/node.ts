@@ -23,7 +23,7 @@ export interface UpstreamNodeOptions {
   agent?: "bunlet" | "kubelet";
   binary?: string;
   /** Runs once containerd is up and before the agent starts (e.g. to write static pod manifests). */
-  prepare?(n: { ctd: TestContainerd; manifests: string; base: string }): void | Promise<void>;
+  prepare?(n: { ctd: TestContainerd; manifests: string; base: string; cgroupRoot: string }): void | Promise<void>;
 }
 
 export interface UpstreamNode {
@@ -96,7 +96,7 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     await tearDownPods(ctd, async () => void (await removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir }), node)), cgroupRoot, base);
   };
   try {
-    await o.prepare?.({ ctd, manifests, base });
+    await o.prepare?.({ ctd, manifests, base, cgroupRoot });
     const config = join(base, "kubelet.yaml");
     await Bun.write(
       config,
