@@ -273,6 +273,16 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
     ACT,
   ),
   cfg(
+    "container-log-max-files",
+    "int32",
+    "containerLogMaxFiles",
+    "Set the maximum number of container log files that can be present for a container. The number must be >= 2.",
+    { default: "5" },
+  ),
+  cfg("container-log-max-size", "string", "containerLogMaxSize", "Set the maximum size (e.g. `10Mi`) of container log file before it is rotated.", {
+    default: '"10Mi"',
+  }),
+  cfg(
     "container-log-max-workers",
     "int32",
     "containerLogMaxWorkers",
@@ -286,16 +296,6 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
     "Set the duration at which the container logs are monitored for performing the log rotate operation. Must be >= 3s.",
     { default: "10s" },
   ),
-  cfg(
-    "container-log-max-files",
-    "int32",
-    "containerLogMaxFiles",
-    "Set the maximum number of container log files that can be present for a container. The number must be >= 2.",
-    { default: "5" },
-  ),
-  cfg("container-log-max-size", "string", "containerLogMaxSize", "Set the maximum size (e.g. `10Mi`) of container log file before it is rotated.", {
-    default: '"10Mi"',
-  }),
   cfg(
     "container-runtime-endpoint",
     "string",
@@ -507,6 +507,8 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
     "staticPodURLHeader",
     "Comma-separated list of HTTP headers to use when accessing the URL provided to `--manifest-url`. Multiple headers with the same name will be added in the same order provided. This flag can be repeatedly invoked. For example: `--manifest-url-header 'a:hello,b:again,c:world' --manifest-url-header 'b:beautiful'`",
   ),
+  cfg("max-open-files", "int64", "maxOpenFiles", "Number of files that can be opened by Kubelet process.", { default: "1000000" }),
+  cfg("max-pods", "int32", "maxPods", "Number of Pods that can run on this Kubelet.", { default: "110" }),
   node(
     "maximum-dead-containers",
     "int32",
@@ -521,8 +523,6 @@ export const KUBELET_FLAGS: readonly FlagSpec[] = [
     "Maximum number of old instances to retain per container. Each container takes up some disk space.",
     { default: "1", actedOn: true, deprecated: "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version." },
   ),
-  cfg("max-open-files", "int64", "maxOpenFiles", "Number of files that can be opened by Kubelet process.", { default: "1000000" }),
-  cfg("max-pods", "int32", "maxPods", "Number of Pods that can run on this Kubelet.", { default: "110" }),
   cfg("memory-manager-policy", "string", "memoryManagerPolicy", "Memory Manager policy to use. Possible values: `None`, `Static`.", { default: '"None"' }),
   node(
     "minimum-container-ttl-duration",
