@@ -14,6 +14,7 @@ import { kv, log } from "./log.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
+import { createImageGCManager, type ImageGCManager, sandboxImages } from "./pod/images/index.ts";
 import { configuredCgroupDriver, verifyRuntimeCgroupDriver } from "./pod/cgroups-driver.ts";
 import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
@@ -26,8 +27,7 @@ import { createPodResourcesServer, podResourcesSocketPath } from "./podresources
 import { apiReviews } from "./server/auth/index.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
-import { createEvictionWiring, type EvictionWiring, sandboxImages } from "./wire/eviction.ts";
-import { createImageGCManager, type ImageGCManager } from "./wire/image-gc.ts";
+import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
