@@ -4,13 +4,17 @@
 // retries is over. They run at every poll: numbers in, a number or a boolean out, nothing allocated.
 import type { WorkingSetPollSettings } from "./working-set-protocol.ts";
 
-/** The settings until the first "targets" message (working-set-watch.ts sends its own with it). */
-export const INITIAL_POLL_SETTINGS: WorkingSetPollSettings = {
+/** The watch's schedule unless overridden; the measurements behind these: docs/adr/0003-v2-working-set-watch.md. */
+export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = {
   minIntervalMs: 5,
   maxIntervalMs: 500,
   maxGrowthBytesPerSec: 4 * 2 ** 30,
   statRefreshMs: 1000,
   renotifyMs: 100,
+  notMetRetryMs: 100,
+  imminentHorizonMs: 25,
+  imminentCapMs: 30,
+  imminentBudgetMsPerSec: 60,
 };
 
 /** Far from the line the next read can wait as long as the fastest growth needs to close the gap. */

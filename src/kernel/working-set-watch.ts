@@ -13,21 +13,9 @@ import type { BoostSpec, PriorityOutcome } from "./thread-priority.ts";
 import type { FastOutcome } from "./fast-evict.ts";
 import { Eventfd } from "./eventfd.ts";
 import { workerUrl } from "./worker-url.ts";
+import { DEFAULT_WORKING_SET_POLL } from "./working-set-schedule.ts";
 
 export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-protocol.ts";
-
-/** The measurements behind these: docs/adr/0003-v2-working-set-watch.md. */
-export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = {
-  minIntervalMs: 5,
-  maxIntervalMs: 500,
-  maxGrowthBytesPerSec: 4 * 2 ** 30,
-  statRefreshMs: 1000,
-  renotifyMs: 100,
-  notMetRetryMs: 100,
-  imminentHorizonMs: 25,
-  imminentCapMs: 30,
-  imminentBudgetMsPerSec: 60,
-};
 
 export interface WorkingSetWatchOptions {
   onCrossing(c: WorkingSetCrossing): void;

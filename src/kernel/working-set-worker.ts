@@ -50,7 +50,7 @@ import {
   type EpisodeBudget,
   episodeCapMs,
   episodeWait,
-  INITIAL_POLL_SETTINGS,
+  DEFAULT_WORKING_SET_POLL,
   nextIntervalMs,
   notMetWindowOver,
   projectsLineWithin,
@@ -108,7 +108,8 @@ let sleepMs = 0;
 /** Set by tick() when it woke ≥ LATE_MS late: the ms of that sleep this thread spent runnable. */
 let lateRunnableMs: number | undefined;
 const LATE_MS = 20;
-let settings: WorkingSetPollSettings = INITIAL_POLL_SETTINGS;
+/** The schedule, replaced by each "targets" message before any target is read. */
+let settings: WorkingSetPollSettings = DEFAULT_WORKING_SET_POLL;
 
 /** The current episode: when it began and its reads (for the crossing it finds). */
 let episode: { startMs: number; reads: number } | undefined;

@@ -5,7 +5,7 @@ import {
   dueLateMs,
   episodeCapMs,
   episodeWait,
-  INITIAL_POLL_SETTINGS,
+  DEFAULT_WORKING_SET_POLL,
   nextIntervalMs,
   notMetWindowOver,
   projectsLineWithin,
@@ -14,7 +14,7 @@ import type { WorkingSetPollSettings } from "../../src/kernel/working-set-protoc
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
-const settings: WorkingSetPollSettings = { ...INITIAL_POLL_SETTINGS, notMetRetryMs: 100, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
+const settings: WorkingSetPollSettings = { ...DEFAULT_WORKING_SET_POLL, notMetRetryMs: 100, imminentCapMs: 30, imminentBudgetMsPerSec: 60 };
 
 describe("nextIntervalMs: headroom ÷ the fastest growth, clamped", () => {
   test.each([
@@ -77,8 +77,8 @@ describe("episode budget", () => {
   });
 
   test("defaults: a 30 ms cap within 60 ms a second", () => {
-    expect(episodeCapMs({ windowMs: 0, usedMs: 0 }, INITIAL_POLL_SETTINGS)).toBe(30);
-    expect(episodeCapMs({ windowMs: 0, usedMs: 50 }, INITIAL_POLL_SETTINGS)).toBe(10);
+    expect(episodeCapMs({ windowMs: 0, usedMs: 0 }, DEFAULT_WORKING_SET_POLL)).toBe(30);
+    expect(episodeCapMs({ windowMs: 0, usedMs: 50 }, DEFAULT_WORKING_SET_POLL)).toBe(10);
   });
 });
 
