@@ -36,6 +36,7 @@ export function openTargetFiles(t: WorkingSetTarget): TargetFiles {
   }
 }
 
+/** Closes what openTargetFiles opened. */
 export function closeTargetFiles(f: TargetFiles): void {
   closeSync(f.usageFd);
   if (f.statFd !== f.usageFd) closeSync(f.statFd);

@@ -83,6 +83,7 @@ interface Watched extends TargetFiles {
 
 const fresh = () => ({ readMs: Number.NaN, timedMs: Number.NaN, timedUsage: 0, imminent: false, notMetAtMs: Number.NaN, notMetRetries: 0 });
 
+/** A new target watched: its files open, read at once. */
 function open(t: WorkingSetTarget): Watched {
   return { ...openTargetFiles(t), inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0, ...fresh() };
 }
