@@ -33,7 +33,7 @@ export const LAYERS = [
   { name: "eviction and metrics", paths: ["src/eviction/", "src/metrics/"] },
   { name: "node", paths: ["src/node/"] },
   { name: "wire", paths: ["src/wire/"] },
-  { name: "agent", paths: ["src/agent.ts"] },
+  { name: "agent", paths: ["src/agent.ts", "src/agent-run.ts", "src/node-agent-context.ts"] },
   { name: "cli", paths: ["src/cli/"] },
   { name: "main", paths: ["src/main.ts"] },
 ];

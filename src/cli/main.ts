@@ -3,7 +3,7 @@
 // syntax and error texts), so it never goes through citty's parser.
 import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { ConfigError } from "../config/errors.ts";
-import type { FlagSpec } from "../config/flags.ts";
+import type { FlagSpec } from "../config/flag-spec.ts";
 import { VERSION, versionInfo, renderVersion } from "./version.ts";
 import { isHelp, isVersion, SUBCOMMANDS, type SubcommandName } from "./dispatch.ts";
 // Heavier modules (the flag table, config loading) are imported only on the paths that use them:
@@ -43,7 +43,8 @@ export function renderFlags(flags: readonly FlagSpec[], configFlagDeprecation: s
 }
 
 export async function renderRootHelp(): Promise<string> {
-  const { CONFIG_FLAG_DEPRECATION, KUBELET_FLAGS } = await import("../config/flags.ts");
+  const { KUBELET_FLAGS } = await import("../config/flags.ts");
+  const { CONFIG_FLAG_DEPRECATION } = await import("../config/config-flags.ts");
   const names = Object.keys(SUBCOMMANDS) as SubcommandName[];
   const w = Math.max(...names.map((n) => n.length)) + 3;
   return [

@@ -6,21 +6,16 @@
 import { ConfigError, showValue } from "./errors.ts";
 import { applyDropin, listDropins, readDropin } from "./dropin.ts";
 import { readKubeletConfigFile } from "./file.ts";
-import { type FlagAssignment, type NodeFlags, parseArgs } from "./flags.ts";
+import type { NodeFlags } from "./flag-spec.ts";
+import { type FlagAssignment, parseArgs } from "./flags.ts";
 import { applyDefaults } from "./defaults.ts";
-import {
-  ACTED_ON_FIELDS,
-  ACTED_ON_SUBFIELDS,
-  FIELD_GO_KIND,
-  type KubeletConfiguration,
-  type KubeletConfigurationField,
-  type KubeletConfigurationInput,
-} from "./kubelet-config.ts";
+import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS } from "./acted-on.ts";
+import { FIELD_GO_KIND, type KubeletConfiguration, type KubeletConfigurationField, type KubeletConfigurationInput } from "./kubelet-config.ts";
 import { assertValidConfiguration, type FieldSources } from "./validate.ts";
 import { parseDuration } from "./duration.ts";
 
 export { configz, renderConfig } from "./configz.ts";
-export type { NodeFlags } from "./flags.ts";
+export type { NodeFlags } from "./flag-spec.ts";
 export type { KubeletConfiguration } from "./kubelet-config.ts";
 
 export interface LoadedConfig {

@@ -22,13 +22,27 @@ export interface ValidationProblem {
 const ENFORCEMENTS = ["pods", "system-reserved", "system-reserved-compressible", "kube-reserved", "kube-reserved-compressible", "none"];
 const RESERVABLE = ["cpu", "memory", "ephemeral-storage", "pid"];
 
-/** Returns every problem found (empty when valid). Pure; see assertValidConfiguration. */
+type Bad = (field: string, value: unknown, message: string) => void;
+
+/** Returns every problem found (empty when valid), area by area in upstream's order. Pure; see assertValidConfiguration. */
 export function validateKubeletConfiguration(kc: KubeletConfiguration): ValidationProblem[] {
   const out: ValidationProblem[] = [];
-  const bad = (field: string, value: unknown, message: string) => out.push({ field, value, message });
-  const ns = (d: string) => parseDuration(d);
-  const isPort = (p: number) => p >= 1 && p <= 65535;
+  const bad: Bad = (field, value, message) => out.push({ field, value, message });
+  validateNodeSettings(kc, bad);
+  validateImageGC(kc, bad);
+  validateLimits(kc, bad);
+  validateImagePulls(kc, bad);
+  validateModesAndPolicies(kc, bad);
+  validateEnforcements(kc, bad);
+  validateShutdown(kc, bad);
+  validateRuntimeAndLogs(kc, bad);
+  validateActedOn(kc, bad);
+  return out;
+}
 
+/** The node lease, system cgroups, event rate and healthz port. */
+function validateNodeSettings(kc: KubeletConfiguration, bad: Bad): void {
+  const isPort = (p: number) => p >= 1 && p <= 65535;
   if (kc.nodeLeaseDurationSeconds <= 0) bad("nodeLeaseDurationSeconds", kc.nodeLeaseDurationSeconds, "nodeLeaseDurationSeconds must be greater than 0");
   if (kc.systemCgroups && !kc.cgroupRoot)
     bad("systemCgroups", kc.systemCgroups, "systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified");
@@ -36,6 +50,10 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   if (kc.eventRecordQPS < 0) bad("eventRecordQPS", kc.eventRecordQPS, `eventRecordQPS (--event-qps) ${kc.eventRecordQPS} must not be a negative number`);
   if (kc.healthzPort !== 0 && !isPort(kc.healthzPort))
     bad("healthzPort", kc.healthzPort, `healthzPort (--healthz-port) ${kc.healthzPort} must be between 1 and 65535, inclusive (or 0 to disable)`);
+}
+
+/** Image garbage collection: the disk thresholds and the image ages. */
+function validateImageGC(kc: KubeletConfiguration, bad: Bad): void {
   const high = kc.imageGCHighThresholdPercent;
   const low = kc.imageGCLowThresholdPercent;
   if (high < 0 || high > 100)
@@ -48,10 +66,15 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
       low,
       `imageGCLowThresholdPercent (--image-gc-low-threshold) ${low} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${high}`,
     );
-  if (ns(kc.imageMinimumGCAge) < 0) bad("imageMinimumGCAge", kc.imageMinimumGCAge, `imageMinimumGCAge ${kc.imageMinimumGCAge} must not be negative`);
-  if (ns(kc.imageMaximumGCAge) < 0) bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must not be negative`);
-  if (ns(kc.imageMaximumGCAge) > 0 && ns(kc.imageMaximumGCAge) <= ns(kc.imageMinimumGCAge))
+  if (parseDuration(kc.imageMinimumGCAge) < 0) bad("imageMinimumGCAge", kc.imageMinimumGCAge, `imageMinimumGCAge ${kc.imageMinimumGCAge} must not be negative`);
+  if (parseDuration(kc.imageMaximumGCAge) < 0) bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must not be negative`);
+  if (parseDuration(kc.imageMaximumGCAge) > 0 && parseDuration(kc.imageMaximumGCAge) <= parseDuration(kc.imageMinimumGCAge))
     bad("imageMaximumGCAge", kc.imageMaximumGCAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`);
+}
+
+/** Bits, API and registry rates, counts, the OOM score, the nice value and the ports within their ranges. */
+function validateLimits(kc: KubeletConfiguration, bad: Bad): void {
+  const isPort = (p: number) => p >= 1 && p <= 65535;
   for (const [f, flag] of [
     ["iptablesDropBit", "iptables-drop-bit"],
     ["iptablesMasqueradeBit", "iptables-masquerade-bit"],
@@ -78,6 +101,10 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   if (!isPort(kc.port)) bad("port", kc.port, `port (--port) ${kc.port} must be between 1 and 65535, inclusive`);
   if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort))
     bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);
+}
+
+/** Parallel image pulls. */
+function validateImagePulls(kc: KubeletConfiguration, bad: Bad): void {
   if (kc.maxParallelImagePulls !== undefined && kc.maxParallelImagePulls < 1)
     bad("maxParallelImagePulls", kc.maxParallelImagePulls, `maxParallelImagePulls ${kc.maxParallelImagePulls} must be a positive number`);
   if (kc.serializeImagePulls && (kc.maxParallelImagePulls ?? 0) > 1)
@@ -86,6 +113,10 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
       kc.maxParallelImagePulls,
       "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false",
     );
+}
+
+/** The deprecated run-once mode and the fields that name a policy, driver or format. */
+function validateModesAndPolicies(kc: KubeletConfiguration, bad: Bad): void {
   if (kc.runOnce) bad("runOnce", kc.runOnce, "runOnce (--runOnce) true, Runonce mode has been deprecated and should not be set");
   oneOf(bad, "topologyManagerPolicy", "--topology-manager-policy", kc.topologyManagerPolicy, ["none", "best-effort", "restricted", "single-numa-node"]);
   oneOf(bad, "topologyManagerScope", "--topology-manager-scope", kc.topologyManagerScope, ["container", "pod"]);
@@ -95,11 +126,12 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   oneOf(bad, "logging.format", "--logging-format", kc.logging.format, ["text", "json"]);
   oneOf(bad, "memorySwap.swapBehavior", undefined, kc.memorySwap.swapBehavior ?? "", ["", "NoSwap", "LimitedSwap"]);
   if (kc.memoryReservationPolicy !== undefined) oneOf(bad, "memoryReservationPolicy", undefined, kc.memoryReservationPolicy, ["None", "TieredReservation"]);
+}
 
-  validateEnforcements(kc, bad);
-
-  const grace = ns(kc.shutdownGracePeriod);
-  const crit = ns(kc.shutdownGracePeriodCriticalPods);
+/** Graceful node shutdown: the grace periods, overall or by pod priority. */
+function validateShutdown(kc: KubeletConfiguration, bad: Bad): void {
+  const grace = parseDuration(kc.shutdownGracePeriod);
+  const crit = parseDuration(kc.shutdownGracePeriodCriticalPods);
   if (crit > grace)
     bad(
       "shutdownGracePeriodCriticalPods",
@@ -120,7 +152,10 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
       kc.shutdownGracePeriodByPodPriority,
       "Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time",
     );
+}
 
+/** The container runtime: memory throttling, its endpoint and the container logs. */
+function validateRuntimeAndLogs(kc: KubeletConfiguration, bad: Bad): void {
   if (kc.memoryThrottlingFactor <= 0 || kc.memoryThrottlingFactor > 1)
     bad(
       "memoryThrottlingFactor",
@@ -129,7 +164,7 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
     );
   if (kc.containerRuntimeEndpoint === "") bad("containerRuntimeEndpoint", "", "the containerRuntimeEndpoint was not specified or empty");
   if (kc.containerLogMaxWorkers < 1) bad("containerLogMaxWorkers", kc.containerLogMaxWorkers, "containerLogMaxWorkers must be greater than or equal to 1");
-  if (ns(kc.containerLogMonitorInterval) < 3e9)
+  if (parseDuration(kc.containerLogMonitorInterval) < 3e9)
     bad(
       "containerLogMonitorInterval",
       kc.containerLogMonitorInterval,
@@ -146,8 +181,10 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
     );
   if (!kc.podLogsDir.startsWith("/")) bad("podLogsDir", kc.podLogsDir, `pod logs path ${showValue(kc.podLogsDir)} must be absolute path`);
   if (kc.enableSystemLogQuery && !kc.enableSystemLogHandler) bad("enableSystemLogQuery", true, "enableSystemLogHandler is required for enableSystemLogQuery");
+}
 
-  // bunlet acts on these: reject what would only fail later, at listen or at a loop's first tick.
+/** Fields bunlet acts on: reject what would only fail later, at listen or at a loop's first tick. */
+function validateActedOn(kc: KubeletConfiguration, bad: Bad): void {
   for (const [f, flag] of [
     ["address", "--address"],
     ["healthzBindAddress", "--healthz-bind-address"],
@@ -163,19 +200,20 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
     "evictionPressureTransitionPeriod",
     "imageMinimumGCAge",
   ] as const) {
-    if (ns(kc[f]) < 0) bad(f, kc[f], `${f} ${kc[f]} must not be negative`);
+    if (parseDuration(kc[f]) < 0) bad(f, kc[f], `${f} ${kc[f]} must not be negative`);
   }
   for (const f of ["systemReserved", "kubeReserved"] as const) validateReserved(f, kc[f], bad);
-  return out;
 }
 
-function oneOf(bad: (f: string, v: unknown, m: string) => void, field: string, flag: string | undefined, value: string, valid: string[]): void {
+/** A field that names one of a fixed set of values. */
+function oneOf(bad: Bad, field: string, flag: string | undefined, value: string, valid: string[]): void {
   if (!valid.includes(value)) {
     bad(field, value, `${field}${flag ? ` (${flag})` : ""} ${showValue(value)} must be one of: ${valid.map((v) => showValue(v)).join(", ")}`);
   }
 }
 
-function validateEnforcements(kc: KubeletConfiguration, bad: (f: string, v: unknown, m: string) => void): void {
+/** Node allocatable enforcement: the options, their combinations and the cgroups they need. */
+function validateEnforcements(kc: KubeletConfiguration, bad: Bad): void {
   const f = "enforceNodeAllocatable";
   const list = kc.enforceNodeAllocatable;
   const has = (k: string) => list.includes(k);
@@ -229,7 +267,7 @@ function validateEnforcements(kc: KubeletConfiguration, bad: (f: string, v: unkn
 
 // cmd/kubelet/app/server.go parseResourceList: cpu, memory, ephemeral-storage, pid (and
 // hugepages-*), non-negative quantities.
-function validateReserved(field: string, m: Record<string, string>, bad: (f: string, v: unknown, m: string) => void): void {
+function validateReserved(field: string, m: Record<string, string>, bad: Bad): void {
   for (const [name, value] of Object.entries(m)) {
     const path = `${field}[${JSON.stringify(name)}]`;
     if (!RESERVABLE.includes(name) && !name.startsWith("hugepages-")) {

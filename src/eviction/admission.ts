@@ -1,6 +1,6 @@
 // Admission under node pressure (docs/eviction-contract.md#admission-under-pressure): which pods may start while conditions are
 // reported. Upstream lifecycle.PodAdmitHandler of the eviction manager.
-import { isCriticalPod, type PodLike, type TolerationLike } from "../pod/pod-like.ts";
+import { CONFIG_SOURCE_ANNOTATION, isCriticalPod, isStaticPod, type PodLike, type TolerationLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";
 import { EVICTED_REASON } from "./message.ts";
 import type { NodeConditionType } from "./signals.ts";
@@ -39,4 +39,15 @@ export function admitPod(pod: PodLike, conditions: readonly NodeConditionType[])
     if ((pod.spec.tolerations ?? []).some((t) => toleratesTaint(t, MEMORY_PRESSURE_TAINT))) return { admit: true };
   }
   return { admit: false, reason: EVICTED_REASON, message: `The node had condition: ${formatConditions(conditions)}. ` };
+}
+
+/**
+ * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods
+ * are ordinary pods for eviction, so they are for admission too: a BestEffort static pod arriving
+ * under MemoryPressure is rejected like any other. Mirror pods and critical priorities stay exempt.
+ */
+export function admissionView(pod: PodLike, evictStaticPods: boolean): PodLike {
+  if (!evictStaticPods || !isStaticPod(pod)) return pod;
+  const { [CONFIG_SOURCE_ANNOTATION]: _source, ...annotations } = pod.metadata.annotations ?? {};
+  return { ...pod, metadata: { ...pod.metadata, annotations } };
 }

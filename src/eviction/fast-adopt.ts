@@ -5,12 +5,13 @@
 // for the worker's decision, from the worker's observation, instead of deciding again. One pod per
 // cycle holds: the plan is cancelled by any cycle that evicts (wire/fast-eviction.ts), and a cycle
 // that runs after this one sees the kill in flight and waits for its cleanup.
+import type { FastCpu, FastOutcome } from "../kernel/fast-evict.ts";
 import { kv, log as defaultLog } from "../log.ts";
 import { podKey, type PodLike } from "../pod/pod-like.ts";
 import { EVICTED_REASON, evictionMessage, formatAmount, formatThresholdAmount, withFreshContainerMemory } from "./message.ts";
 import { podStatsByUid } from "./observations.ts";
 import { nodeConditionsFor } from "./policy.ts";
-import type { RankedPod } from "./rank.ts";
+import { type RankedPod, rankMemoryPressure } from "./rank.ts";
 import { SIGNAL_RESOURCE, CONDITION_ORDER } from "./signals.ts";
 import { startKill } from "./kills.ts";
 import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, type CycleReport, type EvictionState } from "./state.ts";
@@ -104,4 +105,68 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   };
   state.lastReport = report;
   return report;
+}
+
+/** What the main thread keeps of the plan it published: the worker's outcome names thresholds and pods by index into these. */
+export interface PlanMirror {
+  generation: number;
+  thresholds: Threshold[];
+  pods: PodLike[];
+}
+
+export type FiredOutcome = Extract<FastOutcome, { fired: true }>;
+
+/** The worker's eviction as the manager adopts it: the threshold, observation and victim its indices name, the candidates ranked on its reads. */
+export function fastEvictionDecision(m: PlanMirror, outcome: FiredOutcome): FastEvictionDecision {
+  const usage = (i: number) => (Number.isNaN(outcome.workingSets[i]) ? outcome.usages[i]! : outcome.workingSets[i]!);
+  const index = new Map(m.pods.map((p, i) => [p, i]));
+  const ranked = rankMemoryPressure(m.pods, (p) => {
+    const i = index.get(p)!;
+    return {
+      podRef: { name: p.metadata.name, namespace: p.metadata.namespace ?? "default", uid: p.metadata.uid ?? "" },
+      memory: { time: "", workingSetBytes: usage(i) },
+    };
+  });
+  return {
+    threshold: m.thresholds[outcome.threshold]!,
+    observation: { available: outcome.available, capacity: outcome.capacity, timeMs: outcome.readAtMs },
+    pod: m.pods[outcome.victim]!,
+    workingSetBytes: outcome.workingSets[outcome.victim]!,
+    ranked,
+    decidedAtMs: outcome.readAtMs,
+    signalled: outcome.signalled,
+    signalledAtMs: outcome.sentAtMs,
+  };
+}
+
+const msSince = (at: number, from: number) => Math.round((at - from) * 1000) / 1000;
+
+/** The log line's fields for the worker's eviction: what it decided, and how long after its wake-up each step came. */
+export function notifierThreadEvictionFields(d: FastEvictionDecision, outcome: FiredOutcome, wokeAtMs: number): Record<string, unknown> {
+  return {
+    pod: `${d.pod.metadata.namespace ?? "default"}/${d.pod.metadata.name}`,
+    signal: d.threshold.signal,
+    available: outcome.available,
+    workingSetBytes: d.workingSetBytes,
+    decideMs: msSince(outcome.readAtMs, wokeAtMs),
+    signalMs: msSince(outcome.sentAtMs, wokeAtMs),
+    takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : msSince(outcome.takenAtMs, wokeAtMs),
+    generation: outcome.generation,
+    ...cpuFields(outcome.cpu),
+  };
+}
+
+/** The deciding thread's CPU accounting, for the log line (where a slow decision's time went). */
+export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
+  if (!cpu) return {};
+  const s = cpu.sinceSleep;
+  return {
+    ...(s ? { sinceSleep: `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs} asked=${s.sleepMs}` } : {}),
+    decisionMs: String(cpu.decisionMs),
+    ...(cpu.majflt && Number.isFinite(cpu.majflt.toSignal)
+      ? {
+          majflt: `toSignal=${cpu.majflt.toSignal}${cpu.majflt.toTaken === undefined ? "" : ` toTaken=${cpu.majflt.toTaken}`}${cpu.majflt.othersToTaken === undefined ? "" : ` othersToTaken=${cpu.majflt.othersToTaken}`}`,
+        }
+      : {}),
+  };
 }

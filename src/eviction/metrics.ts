@@ -2,6 +2,7 @@
 // {eviction_signal} (threshold signals, or emptydirfs.limit / ephemeralpodfs.limit /
 // ephemeralcontainerfs.limit for local-storage evictions) and kubelet_eviction_stats_age_seconds
 // {eviction_signal}, observed for every actionable threshold on fresh stats, as upstream. Returns an onCycle hook; the composition root owns the registry.
+import type { MemoryNotifiers } from "../kernel/index.ts";
 import { DEFAULT_BUCKETS, type Registry } from "../server/metrics.ts";
 import type { CycleReport } from "./synchronize.ts";
 
@@ -54,4 +55,30 @@ export function nodeConditionMetrics(registry: Registry, conditions: () => reado
       },
     ];
   });
+}
+
+/**
+ * bunlet's own kernel-notifier series, for the "notifier stalled" alert of examples/monitoring:
+ * bunlet_kernel_notifier_sources (kernel sources armed on the epoll worker; 0 while kernel notification is
+ * on means the node is watched only by the 10 s loop) and bunlet_kernel_notifier_events_total{notifier}.
+ */
+export function notifierMetrics(metrics: Registry, notifiers: () => MemoryNotifiers | undefined) {
+  metrics.collect(() => {
+    const hub = notifiers()?.hub;
+    return [
+      {
+        name: "bunlet_kernel_notifier_sources",
+        help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread",
+        type: "gauge",
+        samples: [{ value: hub && !hub.closed ? hub.size : 0 }],
+      },
+    ];
+  });
+  const events = metrics.counter({
+    name: "bunlet_kernel_notifier_events_total",
+    help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)",
+    labelNames: ["notifier"],
+  });
+  for (const notifier of ["memcg_threshold", "psi"]) events.inc({ notifier }, 0);
+  return events;
 }

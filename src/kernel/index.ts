@@ -34,10 +34,10 @@ export {
 export * from "./cgroup-parse.ts";
 export { Eventfd } from "./eventfd.ts";
 export { Epoll } from "./epoll.ts";
+export { DEFAULT_WORKING_SET_POLL } from "./working-set-schedule.ts";
 export { NOTIFIER_THREAD_NICE, NOTIFIER_THREAD_RT_PRIORITY, applyThreadNice, boostThread, endBoost, newBoostSpec, type BoostSpec } from "./thread-priority.ts";
 export {
   startWorkingSetWatch,
-  DEFAULT_WORKING_SET_POLL,
   type WorkingSetWatch,
   type WorkingSetWatchOptions,
   type WorkingSetCrossing,

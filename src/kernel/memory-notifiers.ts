@@ -11,13 +11,8 @@ import { detectMemoryNotification } from "./detect.ts";
 import { createNotifierHub, type NotifierHub, type NotifierHubOptions } from "./hub.ts";
 import { createMemcgNotifierSet, type MemcgTarget } from "./memory-threshold.ts";
 import { startPsiNotifier, type PsiNotifier } from "./psi.ts";
-import {
-  DEFAULT_WORKING_SET_POLL,
-  startWorkingSetWatch,
-  type WorkingSetPollSettings,
-  type WorkingSetTarget,
-  type WorkingSetWatch,
-} from "./working-set-watch.ts";
+import { startWorkingSetWatch, type WorkingSetPollSettings, type WorkingSetTarget, type WorkingSetWatch } from "./working-set-watch.ts";
+import { DEFAULT_WORKING_SET_POLL } from "./working-set-schedule.ts";
 import type { PriorityOutcome } from "./thread-priority.ts";
 
 /** 15 % of a 2 s window stalled; 2 s multiples are accepted even without CAP_SYS_RESOURCE. */

@@ -8,26 +8,14 @@
 // Polling at a fixed 5 ms costs ~17 % of the one-CPU test guest at idle, so the interval adapts to the
 // headroom (working-set-worker.ts): 5 ms at the line, up to 500 ms far from it; and when the usage
 // rises fast enough to reach the line within 25 ms, the thread polls it off its timer for ≤ 30 ms.
-import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-worker.ts";
+import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-protocol.ts";
 import type { BoostSpec, PriorityOutcome } from "./thread-priority.ts";
 import type { FastOutcome } from "./fast-evict.ts";
 import { Eventfd } from "./eventfd.ts";
 import { workerUrl } from "./worker-url.ts";
+import { DEFAULT_WORKING_SET_POLL } from "./working-set-schedule.ts";
 
-export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-worker.ts";
-
-/** The measurements behind these: docs/adr/0003-v2-working-set-watch.md. */
-export const DEFAULT_WORKING_SET_POLL: WorkingSetPollSettings = {
-  minIntervalMs: 5,
-  maxIntervalMs: 500,
-  maxGrowthBytesPerSec: 4 * 2 ** 30,
-  statRefreshMs: 1000,
-  renotifyMs: 100,
-  notMetRetryMs: 100,
-  imminentHorizonMs: 25,
-  imminentCapMs: 30,
-  imminentBudgetMsPerSec: 60,
-};
+export type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget } from "./working-set-protocol.ts";
 
 export interface WorkingSetWatchOptions {
   onCrossing(c: WorkingSetCrossing): void;

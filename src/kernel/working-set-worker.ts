@@ -31,127 +31,35 @@
 // sleep — spinning there would starve the very victim that must cross (at nice -20, CFS gives
 // the yielding thread the CPU straight back), and a spinner at nice 0 only gets the CPU back at the
 // next tick (10 ms at HZ=100), later than a high-resolution timer wakes a nice -20 thread.
-// Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs src/**/*-worker.ts).
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+// Its messages: working-set-protocol.ts; the schedule's arithmetic: working-set-schedule.ts; the files it
+// reads: working-set-read.ts; the planned eviction it carries out: working-set-evict.ts. Built as an extra entrypoint of `bun build --compile` (scripts/build.sh globs
+// src/**/*-worker.ts); the modules it imports are bundled with it.
 import { availableParallelism } from "node:os";
 import { sched_yield } from "../../ffi/libc.ts";
-import { MonotonicSleeper } from "./monotonic-sleep.ts";
 import { preciseNow } from "../clock.ts";
+import { type FastOutcome, NOT_MET_AT_WAKE_UP } from "./fast-evict.ts";
+import { MonotonicSleeper } from "./monotonic-sleep.ts";
+import { applyThreadPriority, type BoostSpec, boostThread } from "./thread-priority.ts";
+import type { WorkingSetCrossing, WorkingSetPollSettings, WorkingSetTarget, WorkingSetWorkerIn, WorkingSetWorkerOut } from "./working-set-protocol.ts";
+import { createThreadEviction } from "./working-set-evict.ts";
+import { closeTargetFiles, openTargetFiles, readUsage, type SchedMark, schedMark, type TargetFiles, us } from "./working-set-read.ts";
 import {
-  awaitSignalsTaken,
-  NOT_MET_AT_WAKE_UP,
-  planGeneration,
-  planState,
-  PLAN_ARMED,
-  rehearseFastEviction,
-  tryFastEviction,
-  type FastCpuSpan,
-  type FastOutcome,
-  type SignalsTakenIo,
-} from "./fast-evict.ts";
-import { parseProcStat } from "./proc-stat.ts";
-import { applyThreadPriority, boostThread, type BoostSpec, type PriorityOutcome } from "./thread-priority.ts";
+  anchorMoves,
+  budgetAt,
+  dueLateMs,
+  type EpisodeBudget,
+  episodeCapMs,
+  episodeWait,
+  DEFAULT_WORKING_SET_POLL,
+  nextIntervalMs,
+  notMetWindowOver,
+  projectsLineWithin,
+} from "./working-set-schedule.ts";
 
 declare const self: Worker;
 
-export interface WorkingSetTarget {
-  id: string;
-  /** "meminfo" for the node (cgroup v2 has no memory.current at the root), else a cgroup v2 directory. */
-  source: "meminfo" | { cgroupDir: string };
-  /** Fire when usage − inactive_file ≥ this. */
-  lineBytes: number;
-  /** The token a fast eviction plan names this target by (fast-evict.ts); none: never decided here. */
-  token?: number;
-}
-
-export interface WorkingSetPollSettings {
-  /** The interval at the line: the latency bound while growth stays under maxGrowthBytesPerSec. */
-  minIntervalMs: number;
-  /** The interval far from the line. */
-  maxIntervalMs: number;
-  /** The fastest growth the schedule is made for: next poll after headroom ÷ this, clamped. */
-  maxGrowthBytesPerSec: number;
-  /** How often inactive_file is re-read while under the line. */
-  statRefreshMs: number;
-  /**
-   * While the working set stays over the line, the crossing is posted again this often: a cycle that
-   * read the stats a hair under the line (the usage moves between two reads) is retried this soon
-   * instead of at the next periodic synchronize. 0: once per up-crossing only.
-   */
-  renotifyMs: number;
-  /**
-   * A fast eviction that steps aside because it finds no hard threshold met (NOT_MET_AT_WAKE_UP: the node's,
-   * judged on root memory.stat while /proc/meminfo is over the line) is retried at each read over the line, the
-   * crossing not posted, for up to this many ms from the first such step-aside of an up-crossing; then
-   * the crossing is posted (and the main thread's cycle decides). 0 or absent: posted at once.
-   */
-  notMetRetryMs?: number;
-  /** Post every read (tests and debugging: a way to know the watch has seen a state). */
-  reportReads?: boolean;
-  /**
-   * An imminent crossing: when the growth between the last two timed reads projects the line within
-   * this many ms, the thread polls it without its timer (see the header). 0 or absent: never.
-   */
-  imminentHorizonMs?: number;
-  /** The longest such episode (default 30 ms). */
-  imminentCapMs?: number;
-  /** At most this many ms of episodes per second (default 60: ≤ 6 % of a CPU however the usage moves). */
-  imminentBudgetMsPerSec?: number;
-  /** How an episode waits between reads (default: "spin" with more than one CPU, else "sleep" 1 ms). */
-  imminentWait?: "spin" | "sleep";
-}
-
-export type WorkingSetWorkerIn =
-  /** Sent first, and not counted in it: the mailbox and the eventfd signalled after each post (see run()). */
-  | { type: "mailbox"; buffer: SharedArrayBuffer; wakeFd: number }
-  /** Sent once, before the first "targets": this thread's nice value, the boost on a crossing. */
-  | { type: "priority"; threadNice?: number; threadRealtime?: number; boost?: BoostSpec }
-  | { type: "targets"; targets: WorkingSetTarget[]; settings: WorkingSetPollSettings }
-  /** The main thread's eviction plan (fast-evict.ts) and the QoS directories whose link counts it checks. */
-  | { type: "fastPlan"; buffer: SharedArrayBuffer; dirs: string[] }
-  | { type: "stop" };
-
-export interface WorkingSetCrossing {
-  id: string;
-  /** Wall-clock ms (preciseNow) of the read that saw the crossing. */
-  atMs: number;
-  usageBytes: number;
-  inactiveFileBytes: number;
-  workingSetBytes: number;
-  lineBytes: number;
-  /** A re-post while still over the line (renotifyMs), not a new up-crossing. */
-  repeat: boolean;
-  /** ms since the target's previous read: the most the crossing can have waited to be seen. */
-  gapMs?: number;
-  /** Seen inside an imminent-crossing episode: its reads so far and ms since it began. */
-  imminent?: { reads: number; ms: number };
-  /** Posted after silent retries of the fast eviction (notMetRetryMs): how many, over how many ms since the first, and why the first was not met. */
-  notMet?: { retries: number; ms: number; first?: string };
-  /**
-   * Where a long gap went (a timed read): how late this read came after it was due, and how long its
-   * syscalls took (the 1.4 s gaps of the Worker-timer days: 1393 ms late, read 0.1 ms).
-   */
-  timerLateMs?: number;
-  readTookMs?: number;
-  /** Of a wake-up ≥ 20 ms late: the ms this thread spent runnable, waiting for the CPU, in that sleep. */
-  lateRunnableMs?: number;
-}
-
-export type WorkingSetWorkerOut =
-  /** fast: what the planned eviction did at this crossing, when the target's token is in the armed plan. */
-  | { type: "crossed"; crossing: WorkingSetCrossing; fast?: FastOutcome }
-  /** timed: a read of the schedule; false: an imminent-crossing episode's. */
-  | { type: "read"; id: string; usageBytes: number; workingSetBytes: number; timed: boolean; atMs: number }
-  /** A target whose files could not be read (removed cgroup…); it is dropped until the next "targets". */
-  | { type: "error"; id: string; message: string }
-  /** The outcome of threadNice (and the first boost failure, if any): for one log line. */
-  | ({ type: "priority" } & PriorityOutcome)
-  | { type: "stopped" };
-
-interface Watched {
-  t: WorkingSetTarget;
-  usageFd: number;
-  statFd: number;
+/** A watched target: its open files and what its reads so far decided. */
+interface Watched extends TargetFiles {
   inactive: number;
   statAtMs: number;
   /** Over the line at the last read; an up-crossing is a read that finds it over when it was not. */
@@ -173,64 +81,20 @@ interface Watched {
   notMetFirst?: string;
 }
 
-const buf = new Uint8Array(16384);
-const decoder = new TextDecoder();
-const readAt0 = (fd: number) => decoder.decode(buf.subarray(0, readSync(fd, buf, 0, buf.byteLength, 0)));
-const meminfoKiB = (text: string, key: string) => Number(new RegExp(`^${key.replace(/[()]/g, "\\$&")}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0) * 1024;
-
 const fresh = () => ({ readMs: Number.NaN, timedMs: Number.NaN, timedUsage: 0, imminent: false, notMetAtMs: Number.NaN, notMetRetries: 0 });
 
+/** A new target watched: its files open, read at once. */
 function open(t: WorkingSetTarget): Watched {
-  if (t.source === "meminfo") {
-    const fd = openSync("/proc/meminfo", "r");
-    return { t, usageFd: fd, statFd: fd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0, ...fresh() };
-  }
-  const usageFd = openSync(`${t.source.cgroupDir}/memory.current`, "r");
-  try {
-    const statFd = openSync(`${t.source.cgroupDir}/memory.stat`, "r");
-    return { t, usageFd, statFd, inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0, ...fresh() };
-  } catch (e) {
-    closeSync(usageFd);
-    throw e;
-  }
-}
-
-function close(w: Watched): void {
-  closeSync(w.usageFd);
-  if (w.statFd !== w.usageFd) closeSync(w.statFd);
-}
-
-/** [usage, inactive_file or undefined when only usage was read]. */
-function readUsage(w: Watched, withStat: boolean): [number, number | undefined] {
-  if (w.t.source === "meminfo") {
-    const m = readAt0(w.usageFd);
-    return [meminfoKiB(m, "MemTotal") - meminfoKiB(m, "MemFree"), meminfoKiB(m, "Inactive(file)")];
-  }
-  const usage = Number(readAt0(w.usageFd).trim());
-  if (!withStat) return [usage, undefined];
-  const inactive = Number(/^inactive_file (\d+)$/m.exec(readAt0(w.statFd))?.[1] ?? 0);
-  return [usage, inactive];
+  return { ...openTargetFiles(t), inactive: 0, statAtMs: Number.NEGATIVE_INFINITY, above: false, postedMs: 0, dueMs: 0, ...fresh() };
 }
 
 let watched: Watched[] = [];
 let boost: BoostSpec | undefined;
 let boostFailed = false;
-let fastPlan: { buffer: SharedArrayBuffer; dirs: string[] } | undefined;
 /** Sleeps no post cuts short: an episode's waits, the wait for the victim to take its signal. */
 const sleeper = new MonotonicSleeper();
-/** After signalling: post once the victim took its signal, checked at 2, 6, 14 and 30 ms (2 ms when a PID is unknown). */
-const POST_AFTER_SIGNAL = { minMs: 2, capMs: 30, firstMs: 2 };
-const takenIo: SignalsTakenIo = {
-  procStatus(pid) {
-    try {
-      return readFileSync(`/proc/${pid}/status`, "latin1");
-    } catch {
-      return undefined;
-    }
-  },
-  sleep: (ms) => void sleeper.sleep(ms),
-  now: () => preciseNow(),
-};
+/** The planned eviction on this thread (working-set-evict.ts). */
+const eviction = createThreadEviction(sleeper);
 /**
  * Main thread → this thread: counter[0] how many messages the main thread has posted (counted after posting
  * each, then the mailbox's eventfd signalled, which ends the poll loop's sleep — sleeper's sleep).
@@ -239,74 +103,19 @@ let mailbox: { counter: Int32Array; sleeper: MonotonicSleeper } | undefined;
 /** Messages handled (counted before handling, so a handler's run() does not return at once). */
 let handled = 0;
 const mailPending = () => mailbox !== undefined && Atomics.load(mailbox.counter, 0) > handled;
-/**
- * This thread's schedstat (/proc/thread-self/schedstat: ns on the CPU, ns runnable but waiting for it,
- * timeslices), read when it goes to sleep and again when it woke late: a late wake-up whose wait grew by
- * as much was a thread ready but not given the CPU; one whose wait did not, a wake-up that did not come.
- */
-let schedstatFd: number | undefined;
-/** This thread's CPU accounting at one moment: wall ms (performance.now()), ns on the CPU, ns runnable. */
-interface SchedMark {
-  atMs: number;
-  runNs: number;
-  waitNs: number;
-}
-function schedMark(): SchedMark | undefined {
-  try {
-    schedstatFd ??= openSync("/proc/thread-self/schedstat", "r");
-    const [run, wait] = readAt0(schedstatFd).split(" ");
-    const mark: SchedMark = { atMs: performance.now(), runNs: Number(run), waitNs: Number(wait) };
-    return Number.isFinite(mark.runNs) && Number.isFinite(mark.waitNs) ? mark : undefined;
-  } catch {
-    return undefined;
-  }
-}
-/** From mark a to b: wall ms, ms on the CPU, ms runnable but off it. */
-function schedSpan(a: SchedMark, b: SchedMark): FastCpuSpan {
-  return { ms: us(b.atMs - a.atMs), runMs: us((b.runNs - a.runNs) / 1e6), runnableMs: us((b.waitNs - a.waitNs) / 1e6) };
-}
-/**
- * Major faults (field 12 of /proc/thread-self/stat, or /proc/self/stat for the whole process), NaN when
- * unreadable: pages of the binary read back from disk while the thread decides or waits for the victim (on
- * the v2 guest's hostfs such a read holds its one CPU). Read only around a fired decision and after each
- * rehearsal, never per poll.
- */
-const statFds: { thread?: number; process?: number } = {};
-function majflt(of: "thread" | "process"): number {
-  try {
-    const fd = (statFds[of] ??= openSync(of === "thread" ? "/proc/thread-self/stat" : "/proc/self/stat", "r"));
-    return parseProcStat(readAt0(fd)).majorFaults;
-  } catch {
-    return Number.NaN;
-  }
-}
-const threadMajflt = () => majflt("thread");
-/** threadMajflt() after the last rehearsal or fired decision: faults since then are the next decision's. */
-let majfltMark = Number.NaN;
 /** Taken before each sleep of the poll loop (one schedstat read), and the sleep's length. */
 let markAtSleep: SchedMark | undefined;
 let sleepMs = 0;
 /** Set by tick() when it woke ≥ LATE_MS late: the ms of that sleep this thread spent runnable. */
 let lateRunnableMs: number | undefined;
 const LATE_MS = 20;
-/** ms rounded to the µs, for the posts. */
-const us = (ms: number) => Math.round(ms * 1000) / 1000;
-let settings: WorkingSetPollSettings = { minIntervalMs: 5, maxIntervalMs: 500, maxGrowthBytesPerSec: 4 * 2 ** 30, statRefreshMs: 1000, renotifyMs: 100 };
+/** The schedule, replaced by each "targets" message before any target is read. */
+let settings: WorkingSetPollSettings = DEFAULT_WORKING_SET_POLL;
 
-/** Far from the line the next read can wait as long as the fastest growth needs to close the gap. */
-function nextIntervalMs(headroomBytes: number): number {
-  const ms = (headroomBytes / settings.maxGrowthBytesPerSec) * 1000;
-  return Math.min(settings.maxIntervalMs, Math.max(settings.minIntervalMs, ms));
-}
-
-/** Windows of not-met retries (notMetRetryMs) start at least this far apart, per target. */
-const NOT_MET_WINDOWS_APART_MS = 1000;
-/** The growth projection's shortest base (see check). */
-const RATE_SPAN_MS = 20;
 /** The current episode: when it began and its reads (for the crossing it finds). */
 let episode: { startMs: number; reads: number } | undefined;
 /** Episode ms spent in the current one-second window. */
-let budget = { windowMs: 0, usedMs: 0 };
+let budget: EpisodeBudget = { windowMs: 0, usedMs: 0 };
 
 /**
  * One read of a target and what follows from it, step by step. `timed`: a read of the schedule, which
@@ -315,7 +124,7 @@ let budget = { windowMs: 0, usedMs: 0 };
  */
 function check(w: Watched, now: number, timed = true): void {
   // Read usage (and inactive_file when statRefreshMs is due), timing the read.
-  const lateMs = dueLateMs(w, now);
+  const lateMs = dueLateMs(w.dueMs, now);
   const readStart = performance.now();
   const [readBytes, inactive] = readUsage(w, now - w.statAtMs >= settings.statRefreshMs);
   const readTookMs = performance.now() - readStart;
@@ -333,7 +142,7 @@ function check(w: Watched, now: number, timed = true): void {
   const ws = Math.max(0, usage - w.inactive);
   // Under the line in usage, the working set is under it whatever inactive_file does next; the
   // headroom assumes the page cache may go (line − usage), over it the fresh working set's.
-  w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws);
+  w.dueMs = now + nextIntervalMs(usage < w.t.lineBytes ? w.t.lineBytes - usage : w.t.lineBytes - ws, settings);
   if (settings.reportReads)
     self.postMessage({
       type: "read",
@@ -354,28 +163,21 @@ function check(w: Watched, now: number, timed = true): void {
   if (repeat && (settings.renotifyMs <= 0 || now - w.postedMs < settings.renotifyMs)) return;
   // The victim first: the planned eviction decided here, before the boost's syscalls and the post.
   const decisionStart = performance.now();
-  const fast = tryPlannedEviction(w, usage);
-  const faultsAtSignal = fast?.fired ? accountDecision(fast, decisionStart) : undefined;
+  const fast = eviction.decide(w.t, usage, w.inactive);
+  const faultsAtSignal = fast?.fired ? eviction.account(fast, decisionStart, markAtSleep, sleepMs) : undefined;
   // Not met at the decision: tried again at the next reads over the line, the crossing not posted yet.
   if (fast && retryNotMet(w, fast, repeat, now)) return;
   // The crossing, posted once the victim took its signal (fired), else with the main thread boosted.
   const crossing = crossingToPost(w, { usage, ws, repeat, gapMs, lateMs, readTookMs, timed }, fast?.fired === true, now);
-  if (fast?.fired) awaitVictim(fast, faultsAtSignal!);
+  if (fast?.fired) eviction.awaitVictim(fast, faultsAtSignal!);
   else boostMainThread();
   self.postMessage({ type: "crossed", crossing, ...(fast ? { fast } : {}) } satisfies WorkingSetWorkerOut);
 }
 
-/**
- * Growth since the anchor read, projected to the line: usage (not the working set) is what grows.
- * The anchor moves only once RATE_SPAN_MS old: usage grows in charge batches, and two reads a few
- * ms apart around one batch would project a rate the workload does not have (natively, a 10 MiB/s
- * grower started episodes it never needed: +2.4 % of a core with spinning).
- */
+/** Growth since the anchor read, projected to the line (working-set-schedule.ts); the anchor moves once RATE_SPAN_MS old. */
 function projectGrowth(w: Watched, usage: number, now: number): void {
-  const rate = (usage - w.timedUsage) / (now - w.timedMs);
-  const horizon = settings.imminentHorizonMs ?? 0;
-  w.imminent = horizon > 0 && usage <= w.t.lineBytes && rate > 0 && (w.t.lineBytes - usage) / rate <= horizon;
-  if (!(now - w.timedMs < RATE_SPAN_MS)) {
+  w.imminent = projectsLineWithin(usage, w.timedUsage, w.timedMs, now, w.t.lineBytes, settings.imminentHorizonMs ?? 0);
+  if (anchorMoves(w.timedMs, now)) {
     w.timedMs = now;
     w.timedUsage = usage;
   }
@@ -410,41 +212,10 @@ function underLine(w: Watched, now: number): void {
   // One window of retries per NOT_MET_WINDOWS_APART_MS at most: a working set that hovers at the line
   // (or the node's /proc/meminfo over it while root memory.stat, which decides, is under) costs the
   // thread ≤ imminentCapMs of reads a second, not an episode at every up-crossing.
-  if (now - w.notMetAtMs >= Math.max(settings.notMetRetryMs ?? 0, NOT_MET_WINDOWS_APART_MS)) {
+  if (notMetWindowOver(w.notMetAtMs, now, settings)) {
     w.notMetAtMs = Number.NaN;
     w.notMetRetries = 0;
   }
-}
-
-/** The armed plan's decision for a target that carries a token (fast-evict.ts tryFastEviction); undefined for one that does not. */
-function tryPlannedEviction(w: Watched, usage: number): FastOutcome | undefined {
-  if (!fastPlan || w.t.token === undefined) return undefined;
-  const read = w.t.source === "meminfo" ? undefined : { token: w.t.token, usageBytes: usage, inactiveFileBytes: w.inactive };
-  return tryFastEviction(fastPlan.buffer, [w.t.token], fastPlan.dirs, undefined, read);
-}
-
-type FiredOutcome = Extract<FastOutcome, { fired: true }>;
-
-/** Major faults when the victim was signalled: this thread's, and the whole process's. */
-interface FaultsAtSignal {
-  thread: number;
-  process: number;
-}
-
-/**
- * A fired decision's accounting: where the thread's time went up to it (on the CPU, runnable, neither — a slow
- * eviction can be a decision of ~1 ms of work that ends 5–20 ms after the wake-up) and its major faults since the
- * last mark. Only a fired decision reads the thread's schedstat (after it): retries and repeats cost no /proc read.
- */
-function accountDecision(fast: FiredOutcome, decisionStart: number): FaultsAtSignal {
-  const after = schedMark();
-  fast.cpu = {
-    ...(after && markAtSleep ? { sinceSleep: { ...schedSpan(markAtSleep, after), sleepMs: us(sleepMs) } } : {}),
-    decisionMs: us((after?.atMs ?? performance.now()) - decisionStart),
-  };
-  const atSignal: FaultsAtSignal = { thread: threadMajflt(), process: majflt("process") };
-  fast.cpu.majflt = { toSignal: atSignal.thread - majfltMark };
-  return atSignal;
 }
 
 /**
@@ -501,25 +272,6 @@ function crossingToPost(w: Watched, r: CrossingRead, fired: boolean, now: number
   };
 }
 
-/**
- * Signalled: what is left on the main thread (recording the eviction, the cycle the crossing queues) is
- * bookkeeping. The victim is a runnable hog, so its SIGTERM handler runs only when it is next
- * scheduled; a main thread raised to nice -20 and woken now would run its whole burst first on a
- * busy CPU (in the one-CPU v2 guest: victim got its signal 10–47 ms after the crossing, with the
- * decision taking ~1 ms). So no boost, and the post waits, this thread asleep between checks (the
- * first 2 ms on: see awaitSignalsTaken), until the victim took its signal (its pending mask in
- * /proc/<pid>/status is clear): woken any earlier, the main thread's bookkeeping and the runtime's
- * stop it starts would compete with it. Then the major faults since the signal, this thread's and the others'.
- */
-function awaitVictim(fast: FiredOutcome, atSignal: FaultsAtSignal): void {
-  fast.takenAtMs = awaitSignalsTaken(fast.sent, takenIo, POST_AFTER_SIGNAL) ?? null;
-  majfltMark = threadMajflt();
-  if (fast.cpu?.majflt) {
-    fast.cpu.majflt.toTaken = majfltMark - atSignal.thread;
-    fast.cpu.majflt.othersToTaken = majflt("process") - atSignal.process - fast.cpu.majflt.toTaken;
-  }
-}
-
 /** The boost (the main thread and the threads the hub listed), so the cycle the crossing triggers runs at its priority. */
 function boostMainThread(): void {
   if (!boost || boostFailed) return;
@@ -538,52 +290,33 @@ function checkOrDrop(w: Watched, now: number, timed: boolean): void {
     w.imminent = false;
     watched = watched.filter((x) => x !== w);
     try {
-      close(w);
+      closeTargetFiles(w);
     } catch {}
     self.postMessage({ type: "error", id: w.t.id, message: (e as Error).message } satisfies WorkingSetWorkerOut);
   }
 }
 
-/** How late a read of `w` at `now` comes after it was due (0 for "at once": a new or moved target). */
-const dueLateMs = (w: Watched, now: number) => (w.dueMs > 0 ? Math.max(0, now - w.dueMs) : 0);
-
 function tick(now: number): void {
   let lateMs = 0;
-  for (const w of watched) if (w.dueMs <= now) lateMs = Math.max(lateMs, dueLateMs(w, now));
+  for (const w of watched) if (w.dueMs <= now) lateMs = Math.max(lateMs, dueLateMs(w.dueMs, now));
   const woke = lateMs >= LATE_MS && markAtSleep ? schedMark() : undefined;
   lateRunnableMs = woke && markAtSleep ? us((woke.waitNs - markAtSleep.waitNs) / 1e6) : undefined;
   for (const w of [...watched]) if (w.dueMs <= now) checkOrDrop(w, now, true);
   if (watched.some((w) => w.imminent)) imminentEpisode();
-  else rehearseNewPlan(now);
+  else eviction.rehearseNewPlan(now);
 }
 
-/** The plan generation last rehearsed, and when (at most one rehearsal a second: plans change with pods). */
-let rehearsed = { generation: Number.NaN, atMs: Number.NEGATIVE_INFINITY };
-const REHEARSE_EVERY_MS = 1000;
-/** A new armed plan gets one dry run of the decision on this thread (rehearseFastEviction). */
-function rehearseNewPlan(now: number): void {
-  if (!fastPlan || now - rehearsed.atMs < REHEARSE_EVERY_MS || planState(fastPlan.buffer) !== PLAN_ARMED) return;
-  const generation = planGeneration(fastPlan.buffer);
-  if (generation === rehearsed.generation) return;
-  rehearsed = { generation, atMs: now };
-  try {
-    rehearseFastEviction(fastPlan.buffer, fastPlan.dirs);
-  } catch {
-    // a dry run: whatever failed, the real decision steps aside on it too
-  }
-  majfltMark = threadMajflt();
-}
-
-let waitBetweenReads: "spin" | "sleep" | undefined;
+/** The CPUs this thread may run on, read once. */
+let cpus: number | undefined;
+const cpuCount = () => (cpus ??= availableParallelism());
 /** This thread runs SCHED_RR (threadRealtime applied). */
 let realtime = false;
 /** Polls the imminent targets without the timer until they cross, the episode's cap or the second's budget. */
 function imminentEpisode(): void {
   const start = performance.now();
-  if (start - budget.windowMs >= 1000) budget = { windowMs: start, usedMs: 0 };
-  const capMs = Math.min(settings.imminentCapMs ?? 30, (settings.imminentBudgetMsPerSec ?? 60) - budget.usedMs);
-  // A real-time thread never spins: it would hold its CPU from every ordinary thread for the episode.
-  const wait = realtime ? "sleep" : (settings.imminentWait ?? (waitBetweenReads ??= availableParallelism() > 1 ? "spin" : "sleep"));
+  budget = budgetAt(budget, start);
+  const capMs = episodeCapMs(budget, settings);
+  const wait = episodeWait(realtime, settings.imminentWait, cpuCount);
   episode = { startMs: start, reads: 0 };
   try {
     while (capMs > 0) {
@@ -650,7 +383,7 @@ function setTargets(targets: WorkingSetTarget[]): void {
       self.postMessage({ type: "error", id: t.id, message: (e as Error).message } satisfies WorkingSetWorkerOut);
     }
   }
-  for (const w of old.values()) close(w);
+  for (const w of old.values()) closeTargetFiles(w);
   watched = next;
 }
 
@@ -667,12 +400,12 @@ self.onmessage = (e: MessageEvent<WorkingSetWorkerIn>) => {
     if (r?.realtime?.applied) realtime = true;
     if (r) self.postMessage({ type: "priority", ...r } satisfies WorkingSetWorkerOut);
   } else if (msg.type === "fastPlan") {
-    fastPlan = { buffer: msg.buffer, dirs: msg.dirs };
+    eviction.setPlan({ buffer: msg.buffer, dirs: msg.dirs });
   } else if (msg.type === "targets") {
     settings = msg.settings;
     setTargets(msg.targets);
   } else if (msg.type === "stop") {
-    for (const w of watched) close(w);
+    for (const w of watched) closeTargetFiles(w);
     watched = [];
     mailbox?.sleeper.close();
     sleeper.close();

@@ -35,12 +35,16 @@ import {
 import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { repeatCrossingUseful } from "../eviction/notifier-thresholds.ts";
+import { admissionView } from "../eviction/admission.ts";
+import { notifierMetrics } from "../eviction/metrics.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
+import { evictedStaticPodAdmitHandler, persistEvictions } from "../eviction/record-keeping.ts";
 import { detectMemoryNotification, NOTIFIER_THREAD_NICE, NOTIFIER_THREAD_RT_PRIORITY, startMemoryNotifiers, type MemoryNotifiers } from "../kernel/index.ts";
 import { kv, log } from "../log.ts";
+import { sandboxImages } from "../pod/images/index.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../pod/kuberuntime/index.ts";
-import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
-import { CONFIG_SOURCE_ANNOTATION, isStaticPod, type PodLike } from "../pod/pod-like.ts";
+import type { PodLifecycle } from "../pod/lifecycle-types.ts";
+import type { PodLike } from "../pod/pod-like.ts";
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
@@ -53,28 +57,6 @@ import { createFastEvictionPlanner, type FastEvictionPlanner, type FastEvictionS
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_MEMORY_CGROUP_ROOT } from "../stats/node.ts";
-
-/**
- * Upstream admits every static pod (they are "critical"). With evictStaticPods (bunlet) static pods
- * are ordinary pods for eviction, so they are for admission too: a BestEffort static pod arriving
- * under MemoryPressure is rejected like any other. Mirror pods and critical priorities stay exempt.
- */
-export function admissionView(pod: PodLike, evictStaticPods: boolean): PodLike {
-  if (!evictStaticPods || !isStaticPod(pod)) return pod;
-  const { [CONFIG_SOURCE_ANNOTATION]: _source, ...annotations } = pod.metadata.annotations ?? {};
-  return { ...pod, metadata: { ...pod.metadata, annotations } };
-}
-
-/** Images kept by image GC: the runtime's sandbox (pause) image, or new pods could not start offline. */
-export async function sandboxImages(cri: Pick<CriClient, "status">): Promise<string[]> {
-  try {
-    const st = await cri.status(true);
-    const cfg = JSON.parse(st.info?.config ?? "{}") as { sandboxImage?: string };
-    return cfg.sandboxImage ? [cfg.sandboxImage] : [];
-  } catch {
-    return [];
-  }
-}
 
 export interface EvictionWiringInput {
   config: KubeletConfiguration;
@@ -454,32 +436,6 @@ function evictionEvents(events: EventRecorder, nodeName: string): EvictionDeps["
   };
 }
 
-/**
- * bunlet's own kernel-notifier series, for the "notifier stalled" alert of examples/monitoring:
- * bunlet_kernel_notifier_sources (kernel sources armed on the epoll worker; 0 while kernel notification is
- * on means the node is watched only by the 10 s loop) and bunlet_kernel_notifier_events_total{notifier}.
- */
-function notifierMetrics(metrics: Registry, notifiers: () => MemoryNotifiers | undefined) {
-  metrics.collect(() => {
-    const hub = notifiers()?.hub;
-    return [
-      {
-        name: "bunlet_kernel_notifier_sources",
-        help: "Kernel notification sources (memcg thresholds, PSI triggers, memory.events) armed on the notifier thread",
-        type: "gauge",
-        samples: [{ value: hub && !hub.closed ? hub.size : 0 }],
-      },
-    ];
-  });
-  const events = metrics.counter({
-    name: "bunlet_kernel_notifier_events_total",
-    help: "Kernel notifications that triggered an eviction cycle, by notifier (memcg_threshold, psi)",
-    labelNames: ["notifier"],
-  });
-  for (const notifier of ["memcg_threshold", "psi"]) events.inc({ notifier }, 0);
-  return events;
-}
-
 /** The runtime's image filesystem mountpoint (CRI ImageFsInfo), or undefined when it cannot tell. */
 export async function runtimeImageFsDir(cri: Pick<CriClient, "imageFsInfo">): Promise<string | undefined> {
   try {
@@ -491,56 +447,4 @@ export async function runtimeImageFsDir(cri: Pick<CriClient, "imageFsInfo">): Pr
     log.warn(`cannot learn the image filesystem from the runtime; imagefs signals are not observed ${kv({ error: (e as Error).message })}`);
     return undefined;
   }
-}
-
-/**
- * The cycle's evictions into the record file, off the eviction path (the kill is already on its way;
- * the write runs on a later tick). Once a minute, evicted pods no source delivers any more are
- * forgotten: their manifest changed (new UID) or went.
- */
-export function persistEvictions(records: EvictionRecordStore, lifecycle: PodLifecycle, clock: Clock): (report: CycleReport) => void {
-  let lastPruneMs = -Infinity;
-  return (report) => {
-    const done = report.evicted.filter((e) => !e.escalated);
-    const pruneDue = clock.now() - lastPruneMs >= 60_000 && lifecycle.sourcesReady();
-    if (done.length === 0 && !pruneDue) return;
-    const evictedAt = new Date(report.timeMs).toISOString();
-    setTimeout(() => {
-      if (done.length > 0)
-        void records.record(
-          done.map((e) => ({
-            signal: e.signal,
-            pod:
-              isStaticPod(e.pod) && e.pod.metadata.uid
-                ? {
-                    uid: e.pod.metadata.uid,
-                    namespace: e.pod.metadata.namespace ?? "default",
-                    name: e.pod.metadata.name,
-                    source: e.pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] ?? "",
-                    signal: e.signal,
-                    message: e.message,
-                    evictedAt,
-                  }
-                : undefined,
-          })),
-        );
-      if (pruneDue) {
-        lastPruneMs = clock.now();
-        void records.prune(new Set(lifecycle.listPodsForApi().map((p) => p.metadata.uid)));
-      }
-    }, 0);
-  };
-}
-
-/** Refuses a static pod whose UID (its manifest) was evicted before, with the eviction's message. */
-export function evictedStaticPodAdmitHandler(records: Pick<EvictionRecordStore, "evicted">): PodAdmitHandler {
-  return (pod) => {
-    const uid = pod.metadata.uid;
-    const rec = uid && isStaticPod(pod) ? records.evicted(uid) : undefined;
-    if (!rec) return { admit: true };
-    log.warn(
-      `static pod stays evicted until its manifest changes or \`bunlet eviction clear ${rec.namespace}/${rec.name}\` ${kv({ pod: `${rec.namespace}/${rec.name}`, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`,
-    );
-    return { admit: false, reason: "Evicted", message: rec.message };
-  };
 }

@@ -1,12 +1,10 @@
 // The main thread's half of the notifier-thread eviction (kernel/fast-evict.ts): it keeps a plan
 // ready — the hard memory thresholds with their memcg notifier's epoll token, every candidate pod
 // with fds held open on its memory cgroup files and pidfds on its containers' inits — and records
-// what the worker did (eviction/fast-adopt.ts). Upstream semantics decide where it may act at all:
-//   - hard memory thresholds only (grace 0: no grace clock to consult), on cgroup v1 memcg notifiers
-//     and on cgroup v2 working-set targets (the working-set thread decides at its crossing);
-//   - a plan exists only from a calm state: no eviction in flight, no threshold met at the last cycle
-//     (then the main thread's cycles are already the path); the candidates are the active pods minus
-//     exempt ones, in active-pods order, as the cycle ranks them;
+// what the worker did (eviction/fast-adopt.ts). When a plan may exist and what it names is the
+// eviction manager's (eviction/fast-plan.ts); here, when it is rebuilt and the fds it holds:
+//   - hard memory thresholds only, on cgroup v1 memcg notifiers and on cgroup v2 working-set targets
+//     (the working-set thread decides at its crossing), from a calm state only;
 //   - any pod change (admission, a status change) cancels the plan at once, and it is rebuilt right
 //     after the change (a microtask later; at most every 50 ms through a burst of changes), and again
 //     as soon as the direct signaller has learnt a container's init (its pidfd): a pod is signallable
@@ -23,16 +21,13 @@
 //     counts while a plan is armed: that would be 4 wake-ups a second on an idle node.
 // Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
 // that named them is taken back (see fast-evict.ts for the ownership protocol).
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { close, O_CLOEXEC, O_RDONLY, open, pidfd_open, pidfd_send_signal } from "../../ffi/libc.ts";
-import { exemptFromEviction } from "../eviction/policy.ts";
+import { type FastEvictionDecision, fastEvictionDecision, notifierThreadEvictionFields, type PlanMirror } from "../eviction/fast-adopt.ts";
+import { type NoPlan, planCandidates, planThreshold, planThresholds, qosDirs, runningContainerIds } from "../eviction/fast-plan.ts";
+import type { EvictionConfig, EvictionManager } from "../eviction/index.ts";
 import { makeSignalObservations } from "../eviction/observations.ts";
 import { podRequest } from "../pod/pod-resources.ts";
-import { rankMemoryPressure } from "../eviction/rank.ts";
-import { isMemorySignal } from "../eviction/signals.ts";
-import { isHardThreshold, thresholdAmount, type Threshold } from "../eviction/threshold.ts";
-import type { EvictionConfig, EvictionManager } from "../eviction/index.ts";
-import type { FastEvictionDecision } from "../eviction/fast-adopt.ts";
 import {
   cancelPlan,
   dirLinks,
@@ -43,7 +38,6 @@ import {
   PLAN_ARMED,
   PLAN_BUSY,
   PLAN_FIRED,
-  type FastCpu,
   type FastOutcome,
   type FastPlan,
   type FastPlanPod,
@@ -98,33 +92,12 @@ export interface FastEvictionPlanner {
   stop(): void;
 }
 
-interface Mirror {
-  generation: number;
-  thresholds: Threshold[];
-  pods: PodLike[];
-}
-
 /** Through a burst of pod changes the plan is rebuilt at most this often (the first change: at once). */
 const REFRESH_AFTER_CHANGE_MS = 50;
 const RETRY_BUSY_MS = 2;
 /** While some candidate is not signallable yet (its containers being learnt), re-plan this often, for this long after a change. */
 const INCOMPLETE_RETRY_MS = 100;
 const INCOMPLETE_RETRY_FOR_MS = 10_000;
-
-/** The QoS parents of pod cgroups (kubepods, its burstable and besteffort children) for a pod-path function. */
-export function qosDirs(memoryRoot: string, podCgroupPath: (pod: PodLike) => string | undefined): string[] {
-  const probe = (resources?: Record<string, Record<string, string>>): PodLike => ({
-    metadata: { name: "p", uid: "probe" },
-    spec: { containers: [{ name: "c", resources }] },
-  });
-  const pods = [probe({ requests: { cpu: "1", memory: "1Mi" }, limits: { cpu: "1", memory: "1Mi" } }), probe({ requests: { memory: "1Mi" } }), probe()];
-  const dirs = new Set<string>();
-  for (const p of pods) {
-    const rel = podCgroupPath(p);
-    if (rel !== undefined) dirs.add(dirname(join(memoryRoot, rel)));
-  }
-  return [...dirs];
-}
 
 export function createFastEvictionPlanner(input: FastEvictionPlannerInput): FastEvictionPlanner {
   const buffer = newFastPlanBuffer();
@@ -134,7 +107,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
   const files = new Map<string, { usageFd: number; statFd: number }>();
   const pidfds = new Map<string, { pid: number; pidfd: number }>();
   let retired: number[] = [];
-  let mirror: Mirror | undefined;
+  let mirror: PlanMirror | undefined;
   let why: string | undefined = "not planned yet";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let changedAtMs = -Infinity;
@@ -246,44 +219,23 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     return mine.pidfd;
   };
 
-  const runningContainerIds = (uid: string): string[] => {
-    const st = input.lifecycle.getPodStatus(uid);
-    const ids: string[] = [];
-    for (const c of [...(st?.initContainerStatuses ?? []), ...(st?.containerStatuses ?? [])]) {
-      if (!c.state?.running || !c.containerID) continue;
-      const at = c.containerID.indexOf("://");
-      ids.push(at >= 0 ? c.containerID.slice(at + 3) : c.containerID);
-    }
-    return ids;
-  };
-
   /** The plan for now, or why there is none. `incomplete`: some candidate cannot be signalled yet. */
-  function build(): { plan: FastPlan; mirror: Omit<Mirror, "generation">; incomplete: boolean } | { reason: string; transient: boolean } {
+  function build(): { plan: FastPlan; mirror: Omit<PlanMirror, "generation">; incomplete: boolean } | NoPlan {
     const st = input.manager().state();
-    if (!st.initialized || !st.lastSummary) return { reason: "no cycle has run yet", transient: false };
-    if (st.inFlight.size > 0) return { reason: "an eviction is in flight", transient: false };
-    if (st.thresholdsMet.length > 0) return { reason: "a threshold was met at the last cycle", transient: false };
-    const hard = st.thresholds.filter((t) => isHardThreshold(t) && isMemorySignal(t.signal));
-    if (hard.length === 0) return { reason: "no hard memory threshold", transient: false };
-    const armed = input.armedThresholds().filter((a) => a.hard);
-    const observations = makeSignalObservations(st.lastSummary).observations;
+    const hard = planThresholds(st);
+    if (!Array.isArray(hard)) return hard;
+    const armed = input.armedThresholds();
+    const observations = makeSignalObservations(st.lastSummary!).observations;
     const thresholds: FastPlan["thresholds"] = [];
     for (const t of hard) {
-      const a = armed.find((x) => x.signal === t.signal);
-      const o = observations[t.signal];
-      if (!a) return { reason: `no ${input.cgroupVersion === 2 ? "working-set" : "memcg"} notifier armed for ${t.signal}`, transient: true }; // armed off the event loop after the cycle
-      if (!o) return { reason: `no observation of ${t.signal}`, transient: false };
-      thresholds.push({
-        token: a.token,
-        ...cgroupFiles(a.cgroupPath, a.files === "v2-root"),
-        files: a.files ?? "v1",
-        capacityBytes: o.capacity,
-        valueBytes: thresholdAmount(t.value, o.capacity),
-      });
+      const spec = planThreshold(t, armed, observations, input.cgroupVersion ?? 1);
+      if ("reason" in spec) return spec;
+      const { cgroupPath, ...rest } = spec;
+      thresholds.push({ ...rest, ...cgroupFiles(cgroupPath, spec.files === "v2-root") });
     }
     const links = dirLinks(dirs);
     if (dirs.length === 0 || links.some((n) => n < 0)) return { reason: "QoS cgroups not found", transient: true };
-    const candidates = input.lifecycle.activePods().filter((p) => !exemptFromEviction(p, input.config.evictStaticPods));
+    const candidates = planCandidates(input.lifecycle.activePods(), input.config.evictStaticPods);
     const pods: FastPlanPod[] = [];
     let incomplete = false;
     for (const pod of candidates) {
@@ -297,7 +249,7 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           // No memory cgroup yet: the summary reports no memory for it (0), and its creation changes the links.
         }
       }
-      const running = runningContainerIds(uid);
+      const running = runningContainerIds(input.lifecycle.getPodStatus(uid));
       const known = new Map((input.signaller.knownContainers?.(uid) ?? []).map((k) => [k.containerId, k]));
       let containers: FastPlanPod["containers"] = [];
       for (const id of running) {
@@ -420,28 +372,8 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
           log.error(`eviction manager: the notifier thread evicted from an unknown plan ${kv({ generation: outcome.generation })}`);
           return;
         }
-        const usage = (i: number) => (Number.isNaN(outcome.workingSets[i]) ? outcome.usages[i]! : outcome.workingSets[i]!);
-        const index = new Map(m.pods.map((p, i) => [p, i]));
-        const ranked = rankMemoryPressure(m.pods, (p) => {
-          const i = index.get(p)!;
-          return {
-            podRef: { name: p.metadata.name, namespace: p.metadata.namespace ?? "default", uid: p.metadata.uid ?? "" },
-            memory: { time: "", workingSetBytes: usage(i) },
-          };
-        });
-        const decision: FastEvictionDecision = {
-          threshold: m.thresholds[outcome.threshold]!,
-          observation: { available: outcome.available, capacity: outcome.capacity, timeMs: outcome.readAtMs },
-          pod: m.pods[outcome.victim]!,
-          workingSetBytes: outcome.workingSets[outcome.victim]!,
-          ranked,
-          decidedAtMs: outcome.readAtMs,
-          signalled: outcome.signalled,
-          signalledAtMs: outcome.sentAtMs,
-        };
-        log.info(
-          `eviction manager: the notifier thread evicted ${kv({ pod: `${decision.pod.metadata.namespace ?? "default"}/${decision.pod.metadata.name}`, signal: decision.threshold.signal, available: outcome.available, workingSetBytes: decision.workingSetBytes, decideMs: Math.round((outcome.readAtMs - wokeAtMs) * 1000) / 1000, signalMs: Math.round((outcome.sentAtMs - wokeAtMs) * 1000) / 1000, takenMs: outcome.takenAtMs === undefined ? undefined : outcome.takenAtMs === null ? "unseen" : Math.round((outcome.takenAtMs - wokeAtMs) * 1000) / 1000, generation: outcome.generation, ...cpuFields(outcome.cpu) })}`,
-        );
+        const decision = fastEvictionDecision(m, outcome);
+        log.info(`eviction manager: the notifier thread evicted ${kv(notifierThreadEvictionFields(decision, outcome, wokeAtMs))}`);
         input.manager().adopt(decision);
         input.onAdopted?.(decision, outcome, wokeAtMs);
       } finally {
@@ -466,19 +398,4 @@ function closeQuietly(fd: number): void {
   try {
     close(fd);
   } catch {}
-}
-
-/** The deciding thread's CPU accounting, for the log line (where a slow decision's time went). */
-export function cpuFields(cpu: FastCpu | undefined): Record<string, string> {
-  if (!cpu) return {};
-  const s = cpu.sinceSleep;
-  return {
-    ...(s ? { sinceSleep: `${s.ms}ms run=${s.runMs} runnable=${s.runnableMs} asked=${s.sleepMs}` } : {}),
-    decisionMs: String(cpu.decisionMs),
-    ...(cpu.majflt && Number.isFinite(cpu.majflt.toSignal)
-      ? {
-          majflt: `toSignal=${cpu.majflt.toSignal}${cpu.majflt.toTaken === undefined ? "" : ` toTaken=${cpu.majflt.toTaken}`}${cpu.majflt.othersToTaken === undefined ? "" : ` othersToTaken=${cpu.majflt.othersToTaken}`}`,
-        }
-      : {}),
-  };
 }

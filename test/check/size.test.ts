@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countFunctions, formatSizeReport, isMeasured, sizeReport } from "../../scripts/check/size.ts";
+import { countFunctions, formatSizeReport, isMeasured, sizeReport, sizesOk } from "../../scripts/check/size.ts";
 
 const own = (text: string) => countFunctions("a.ts", text).map((f) => [f.name, f.ownLines]);
 
@@ -67,8 +67,20 @@ describe("sizeReport", () => {
       ["src/a.ts", 81],
     ]);
     expect(r.longFiles).toEqual([{ path: "src/c.ts", lines: 510 }]);
-    expect(formatSizeReport(r)).toEqual(["functions over 80 lines of own code: 2 (reported, not failing)", "files over 500 lines: 1 (reported, not failing)"]);
+    expect(formatSizeReport(r)).toEqual(["functions over 80 lines of own code: 2", "files over 500 lines: 1"]);
     expect(formatSizeReport(r, true)).toContain("  src/c.ts:1 big 90");
+    expect(formatSizeReport(r, true)).toContain("  src/c.ts 510");
+    expect(sizesOk(r)).toBe(false);
+  });
+
+  test.each([
+    ["within both sizes", [{ path: "src/b.ts", text: body(80) }], true],
+    ["a function over", [{ path: "src/a.ts", text: body(81) }], false],
+    ["a file over, its functions within", [{ path: "src/d.ts", text: "// filler\n".repeat(501) }], false],
+  ])("sizesOk: %s", (_name, files, want) => {
+    const r = sizeReport(files);
+    expect(sizesOk(r)).toBe(want);
+    expect(formatSizeReport(r)).toEqual([`functions over 80 lines of own code: ${r.longFunctions.length}`, `files over 500 lines: ${r.longFiles.length}`]);
   });
 
   test.each([

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob } from "bun";
 import { KUBELET_FLAGS } from "../../src/config/flags.ts";
-import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS, FIELD_GO_KIND } from "../../src/config/kubelet-config.ts";
+import { ACTED_ON_FIELDS, ACTED_ON_SUBFIELDS } from "../../src/config/acted-on.ts";
+import { FIELD_GO_KIND } from "../../src/config/kubelet-config.ts";
 import { loadConfig } from "../../src/config/load.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bunlet-acted-on-"));

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { renderFlags } from "../../src/cli/main.ts";
 import { splitOutputFlag } from "../../src/cli/config-print.ts";
-import type { FlagSpec } from "../../src/config/flags.ts";
+import type { FlagSpec } from "../../src/config/flag-spec.ts";
 
 describe("splitOutputFlag", () => {
   test.each([

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { admitPod } from "../../src/eviction/admission.ts";
+import { admissionView, admitPod } from "../../src/eviction/admission.ts";
 import type { NodeConditionType } from "../../src/eviction/signals.ts";
 import { pod } from "./helpers.ts";
 
@@ -45,5 +45,26 @@ describe("admitPod", () => {
   test("rejection reason and message use Go slice formatting", () => {
     expect(admitPod(guar, MD)).toEqual({ admit: false, reason: "Evicted", message: "The node had condition: [MemoryPressure DiskPressure]. " });
     expect(admitPod(be, M).message).toBe("The node had condition: [MemoryPressure]. ");
+  });
+});
+
+describe("admissionView: static pods under evictStaticPods", () => {
+  const staticBE = pod("s", { annotations: { "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "x" } });
+  const staticCritical = { ...staticBE, spec: { ...staticBE.spec, priority: 2_000_000_000 } };
+  const apiBE = pod("a", { annotations: { "kubernetes.io/config.source": "api" } });
+
+  test.each([
+    ["static BestEffort, evictStaticPods off: admitted as upstream", staticBE, false, true],
+    ["static BestEffort, evictStaticPods on: rejected like any pod", staticBE, true, false],
+    ["static with critical priority, evictStaticPods on: still admitted", staticCritical, true, true],
+    ["API BestEffort: rejected either way", apiBE, true, false],
+  ] as const)("admission under MemoryPressure: %s", (_name, p, evictStaticPods, admitted) => {
+    expect(admitPod(admissionView(p, evictStaticPods), ["MemoryPressure"]).admit).toBe(admitted);
+  });
+
+  test("the admission view keeps the pod's other annotations and leaves the pod untouched", () => {
+    const v = admissionView(staticBE, true);
+    expect(v.metadata.annotations).toEqual({ "kubernetes.io/config.hash": "x" });
+    expect(staticBE.metadata.annotations!["kubernetes.io/config.source"]).toBe("file");
   });
 });

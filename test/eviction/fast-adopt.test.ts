@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { adoptFastEviction } from "../../src/eviction/fast-adopt.ts";
+import { adoptFastEviction, cpuFields } from "../../src/eviction/fast-adopt.ts";
 import { rankMemoryPressure } from "../../src/eviction/rank.ts";
 import { harness } from "./harness.ts";
 import { at, atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
@@ -100,5 +100,21 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     h.deps.mayEvict = () => true;
     await h.step(10, mem(10, 10));
     expect(h.kills.map((k) => k.pod)).toEqual(["hog"]);
+  });
+});
+
+describe("cpuFields: the deciding thread's accounting in the eviction's log line", () => {
+  test.each([
+    ["no accounting", undefined, {}],
+    ["decision only", { decisionMs: 0.46 }, { decisionMs: "0.46" }],
+    [
+      "since the sleep, and the major faults up to the signal and to the victim's taking it",
+      { sinceSleep: { ms: 9.064, runMs: 0, runnableMs: 8, sleepMs: 3.459 }, decisionMs: 0.46, majflt: { toSignal: 0, toTaken: 2, othersToTaken: 5 } },
+      { sinceSleep: "9.064ms run=0 runnable=8 asked=3.459", decisionMs: "0.46", majflt: "toSignal=0 toTaken=2 othersToTaken=5" },
+    ],
+    ["faults unreadable (no /proc/thread-self/stat): left out", { decisionMs: 1, majflt: { toSignal: Number.NaN } }, { decisionMs: "1" }],
+    ["a decision that did not wait for the victim", { decisionMs: 1, majflt: { toSignal: 3 } }, { decisionMs: "1", majflt: "toSignal=3" }],
+  ] as const)("%s", (_name, cpu, want) => {
+    expect(cpuFields(cpu as Parameters<typeof cpuFields>[0])).toEqual(want);
   });
 });

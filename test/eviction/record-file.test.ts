@@ -14,7 +14,7 @@ import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
-import { evictedStaticPodAdmitHandler, persistEvictions } from "../../src/wire/eviction.ts";
+import { evictedStaticPodAdmitHandler, persistEvictions } from "../../src/eviction/record-keeping.ts";
 import { makePod } from "../pod/fake-runtime.ts";
 import { createFakeRuntime } from "../pod/fake-runtime.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";

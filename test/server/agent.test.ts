@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAgent, type Agent, type AgentInput } from "../../src/agent.ts";
+import { createAgent, type Agent, type AgentInput } from "../../src/agent-run.ts";
 import { ConfigError } from "../../src/config/errors.ts";
 import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
 import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";

@@ -4,7 +4,7 @@
 // on disk feeds /metrics/cadvisor. For the cardinality test and scripts/bench/metrics.ts.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createAgentRegistry } from "../../src/agent.ts";
+import { createAgentRegistry } from "../../src/agent-run.ts";
 import type { CriClient } from "../../src/cri/client.ts";
 import { createKubeletMetrics, nodeStartupMetrics, restClientMetrics, serverCertificateMetrics, clientCertificateMetrics } from "../../src/metrics/index.ts";
 import type { PodCgroups, PodLifecycle } from "../../src/pod/lifecycle-types.ts";

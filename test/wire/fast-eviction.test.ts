@@ -14,7 +14,7 @@ import type { ArmedThreshold } from "../../src/kernel/memory-notifiers.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
 import type { Summary } from "../../src/stats/summary.ts";
-import { cpuFields, createFastEvictionPlanner, type FastEvictionPlanner, type FastEvictionPlannerInput } from "../../src/wire/fast-eviction.ts";
+import { createFastEvictionPlanner, type FastEvictionPlanner, type FastEvictionPlannerInput } from "../../src/wire/fast-eviction.ts";
 
 const MiB = 2 ** 20;
 const TOKEN = 1 << 24;
@@ -204,21 +204,5 @@ describe("fast eviction planner", () => {
     await microtasks();
     expect(planGeneration(planner.buffer)).toBe(generation);
     expect(planner.why).toBeUndefined();
-  });
-});
-
-describe("cpuFields: the deciding thread's accounting in the eviction's log line", () => {
-  test.each([
-    ["no accounting", undefined, {}],
-    ["decision only", { decisionMs: 0.46 }, { decisionMs: "0.46" }],
-    [
-      "since the sleep, and the major faults up to the signal and to the victim's taking it",
-      { sinceSleep: { ms: 9.064, runMs: 0, runnableMs: 8, sleepMs: 3.459 }, decisionMs: 0.46, majflt: { toSignal: 0, toTaken: 2, othersToTaken: 5 } },
-      { sinceSleep: "9.064ms run=0 runnable=8 asked=3.459", decisionMs: "0.46", majflt: "toSignal=0 toTaken=2 othersToTaken=5" },
-    ],
-    ["faults unreadable (no /proc/thread-self/stat): left out", { decisionMs: 1, majflt: { toSignal: Number.NaN } }, { decisionMs: "1" }],
-    ["a decision that did not wait for the victim", { decisionMs: 1, majflt: { toSignal: 3 } }, { decisionMs: "1", majflt: "toSignal=3" }],
-  ] as const)("%s", (_name, cpu, want) => {
-    expect(cpuFields(cpu as Parameters<typeof cpuFields>[0])).toEqual(want);
   });
 });

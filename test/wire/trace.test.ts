@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { CycleReport, Threshold } from "../../src/eviction/index.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
-import { createEvictionTracer, isoMicros, type EvictionTraceRecord } from "../../src/wire/trace.ts";
+import { type EvictionTraceRecord, isoMicros } from "../../src/eviction/trace-record.ts";
+import { createEvictionTracer } from "../../src/wire/trace.ts";
 import { Mi, pod } from "../eviction/helpers.ts";
 
 const threshold: Threshold = {
@@ -242,9 +243,3 @@ describe("eviction tracer", () => {
     expect(h.records()).toHaveLength(1);
   });
 });
-
-test.each([
-  [0, "1970-01-01T00:00:00.000000Z"],
-  [1.5, "1970-01-01T00:00:00.001500Z"],
-  [1_700_000_000_123.456, "2023-11-14T22:13:20.123456Z"],
-])("isoMicros(%p)", (ms, want) => expect(isoMicros(ms)).toBe(want));

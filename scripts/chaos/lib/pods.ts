@@ -8,7 +8,7 @@ export interface ChaosImages {
   memhog: string;
 }
 
-/** One line of --eviction-trace (see src/wire/trace.ts EvictionTraceRecord); loosely typed on purpose. */
+/** One line of --eviction-trace (see src/eviction/trace-record.ts EvictionTraceRecord); loosely typed on purpose. */
 export interface TraceRecord {
   kind: string;
   pod: string;

@@ -108,26 +108,43 @@ export function computePodActions(
     containersToStart: [],
     containersToKill: [],
   };
-  const inits = pod.spec.initContainers ?? [];
+  if (sandbox.changed) return actionsForNewSandbox(pod, status, sandbox.attempt, actions);
+  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
+  if (!initContainerActions(pod, status, unhealthyBy, started, actions)) return actions;
+  return containerActions(pod, status, unhealthyBy, actions);
+}
 
-  if (sandbox.changed) {
-    // A pod that never restarts and has already run is not brought back in a new sandbox.
-    if (!shouldRestartOnFailure(pod) && sandbox.attempt !== 0 && status.containers.length > 0) {
-      actions.createSandbox = false;
-      return actions;
-    }
-    if (inits.length > 0) {
-      actions.nextInitContainer = (inits[0] as KubeContainer).name;
-      return actions;
-    }
-    for (const c of pod.spec.containers) {
-      if (restartPolicy(pod) === "OnFailure" && succeeded(latestStatus(status, c.name))) continue;
-      actions.containersToStart.push(c.name);
-    }
+/** The sandbox is (re)created: what starts in it first (upstream computePodActions' createPodSandbox branch). */
+function actionsForNewSandbox(pod: KubePod, status: RuntimePodStatus, attempt: number, actions: PodActions): PodActions {
+  const inits = pod.spec.initContainers ?? [];
+  // A pod that never restarts and has already run is not brought back in a new sandbox.
+  if (!shouldRestartOnFailure(pod) && attempt !== 0 && status.containers.length > 0) {
+    actions.createSandbox = false;
     return actions;
   }
+  if (inits.length > 0) {
+    actions.nextInitContainer = (inits[0] as KubeContainer).name;
+    return actions;
+  }
+  for (const c of pod.spec.containers) {
+    if (restartPolicy(pod) === "OnFailure" && succeeded(latestStatus(status, c.name))) continue;
+    actions.containersToStart.push(c.name);
+  }
+  return actions;
+}
 
-  const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
+/**
+ * Fills in the init containers' actions; true when initialisation is over and the app containers are
+ * next (upstream computeInitContainerActions for sidecars, findNextInitContainerToRun otherwise).
+ */
+function initContainerActions(
+  pod: KubePod,
+  status: RuntimePodStatus,
+  unhealthyBy: Map<string, Unhealthy>,
+  started: (name: string) => boolean,
+  actions: PodActions,
+): boolean {
+  const inits = pod.spec.initContainers ?? [];
   if (inits.some(isSidecar)) {
     const init = computeInitContainerActions({
       pod,
@@ -142,21 +159,23 @@ export function computePodActions(
     if (init.initFailed) {
       actions.initFailed = init.initFailed;
       actions.killPod = true;
-      return actions;
+      return false;
     }
-    if (!init.initialized) return actions;
-  } else if (inits.length > 0) {
-    const init = initActions(pod, status, inits);
-    if (!init.done) {
-      if (init.initFailed) {
-        actions.initFailed = init.initFailed;
-        actions.killPod = true;
-      }
-      if (init.nextInitContainer) actions.nextInitContainer = init.nextInitContainer;
-      return actions;
-    }
+    return init.initialized;
   }
+  if (inits.length === 0) return true;
+  const init = initActions(pod, status, inits);
+  if (init.done) return true;
+  if (init.initFailed) {
+    actions.initFailed = init.initFailed;
+    actions.killPod = true;
+  }
+  if (init.nextInitContainer) actions.nextInitContainer = init.nextInitContainer;
+  return false;
+}
 
+/** The app containers to start, restart or keep (upstream computePodActions' loop over pod.Spec.Containers). */
+function containerActions(pod: KubePod, status: RuntimePodStatus, unhealthyBy: Map<string, Unhealthy>, actions: PodActions): PodActions {
   let keepCount = 0;
   for (const c of pod.spec.containers) {
     const s = latestStatus(status, c.name);

@@ -1,6 +1,6 @@
 // Container and image garbage collection over the CRI, for the eviction manager's node-level reclaim
 // (upstream containerGC.DeleteAllUnusedContainers and realImageGCManager.DeleteUnusedImages) before it
-// evicts a pod under disk pressure. The periodic, threshold-driven image GC (src/wire/image-gc.ts)
+// evicts a pod under disk pressure. The periodic, threshold-driven image GC (src/pod/images/image-gc-manager.ts)
 // lists and removes images through the same helpers.
 import type { CriClient } from "../../cri/client.ts";
 import type { Container, Image } from "../../cri/types.ts";

@@ -12,7 +12,7 @@ import { loadConfig } from "../../../src/config/load.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { notifierThreadEvictionFromEnv } from "../../../src/wire/eviction.ts";
-import type { EvictionTraceRecord } from "../../../src/wire/trace.ts";
+import type { EvictionTraceRecord } from "../../../src/eviction/trace-record.ts";
 import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
 import { writeStaticPodConfig } from "../../support/agent.ts";
 import { freePort } from "../../support/binary.ts";

@@ -4,7 +4,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type ExitReason, type NodeAgent } from "../../../src/agent.ts";
+import type { ExitReason } from "../../../src/agent-run.ts";
+import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { OWNER_LABEL } from "../../../src/pod/kuberuntime/owner.ts";

@@ -1,99 +1,24 @@
 // Threshold-driven image garbage collection (upstream pkg/kubelet/images/image_gc_manager.go,
 // started by Kubelet.StartGarbageCollection every ImageGCPeriod = 5 min). When the image filesystem
-// is at least imageGCHighThresholdPercent full, unused images are removed — least recently used
-// first, never one in use, pinned, the sandbox image, or first seen less than imageMinimumGCAge ago —
-// until usage is down to imageGCLowThresholdPercent.
+// is at least imageGCHighThresholdPercent full, unused images are removed as the policy plans them
+// (image-gc-policy.ts) until usage is down to imageGCLowThresholdPercent.
 //
 // The manager remembers when each image was first detected and last seen in use; everything it
 // touches (CRI, clock, imagefs stats, sandbox images) is injected. Listing and removal are shared with
 // the eviction manager's node-level reclaim (src/pod/kuberuntime/gc.ts).
-import type { CriClient } from "../cri/client.ts";
-import { kv, log } from "../log.ts";
-import { every, type Clock } from "../clock.ts";
-import { listImageUsage, removeImage, type ImageUsage } from "../pod/kuberuntime/gc.ts";
-import type { FsStats } from "../stats/summary.ts";
+import { type Clock, every } from "../../clock.ts";
+import type { CriClient } from "../../cri/client.ts";
+import { kv, log } from "../../log.ts";
+import { listImageUsage, removeImage } from "../kuberuntime/gc.ts";
+import { detectImages, type ImageGCPolicy, type ImageRecord, imageGCTarget, planImageGC } from "./image-gc-policy.ts";
 
 /** Upstream ImageGCPeriod. */
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
 
-export interface ImageGCPolicy {
-  highThresholdPercent: number;
-  lowThresholdPercent: number;
-  minAgeMs: number;
-}
-
-/** What GC knows about one image. Times are epoch ms; 0 = "unknown, in the past". */
-export interface ImageRecord extends ImageUsage {
-  firstDetectedMs: number;
-  /** Last time it was seen in use; 0 if never. */
-  lastUsedMs: number;
-}
-
-export type GcTarget = { over: false; usagePercent: number } | { over: true; usagePercent: number; amountToFreeBytes: number };
-
-/**
- * Pure: upstream's arithmetic over the imagefs stats. usage = 100 − ⌊available·100/capacity⌋ (integer
- * percent); at or over the high threshold, free capacity·(100−low)/100 − available bytes.
- */
-export function imageGCTarget(
-  fs: { capacityBytes: number; availableBytes: number },
-  policy: Pick<ImageGCPolicy, "highThresholdPercent" | "lowThresholdPercent">,
-): GcTarget {
-  const capacity = fs.capacityBytes;
-  if (!(capacity > 0)) throw new Error(`invalid capacity ${capacity} on image filesystem`);
-  const available = Math.min(fs.availableBytes, capacity);
-  const usagePercent = 100 - Math.floor((available * 100) / capacity);
-  if (usagePercent < policy.highThresholdPercent) return { over: false, usagePercent };
-  const amountToFreeBytes = Math.floor((capacity * (100 - policy.lowThresholdPercent)) / 100) - available;
-  return { over: true, usagePercent, amountToFreeBytes };
-}
-
-export interface GcPlan {
-  /** In removal order. */
-  delete: ImageRecord[];
-  /** Bytes of the planned images (may fall short of the target). */
-  plannedBytes: number;
-  /** Unused images kept only because they are younger than minAge. */
-  tooYoung: ImageRecord[];
-}
-
-/**
- * Pure: which images to remove to free `bytesToFree`, as upstream freeSpace: candidates ordered by
- * last use then first detection (oldest first), skipping images in use, kept (pinned, sandbox) and
- * those first detected less than minAge ago; stop once the planned sizes reach the target.
- */
-export function planImageGC(records: readonly ImageRecord[], bytesToFree: number, nowMs: number, minAgeMs: number): GcPlan {
-  const candidates = records.filter((r) => !r.inUse && !r.kept).sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.firstDetectedMs - b.firstDetectedMs);
-  const plan: GcPlan = { delete: [], plannedBytes: 0, tooYoung: [] };
-  for (const r of candidates) {
-    if (plan.plannedBytes >= bytesToFree) break;
-    if (nowMs - r.firstDetectedMs < minAgeMs) {
-      plan.tooYoung.push(r);
-      continue;
-    }
-    plan.delete.push(r);
-    plan.plannedBytes += r.sizeBytes;
-  }
-  return plan;
-}
-
-/** Pure: records updated by a new listing (upstream detectImages); vanished images are dropped. */
-export function detectImages(
-  prev: ReadonlyMap<string, ImageRecord>,
-  listing: readonly ImageUsage[],
-  detectMs: number,
-  nowMs: number,
-): Map<string, ImageRecord> {
-  const next = new Map<string, ImageRecord>();
-  for (const img of listing) {
-    const old = prev.get(img.id);
-    next.set(img.id, {
-      ...img,
-      firstDetectedMs: old?.firstDetectedMs ?? detectMs,
-      lastUsedMs: img.inUse ? nowMs : (old?.lastUsedMs ?? 0),
-    });
-  }
-  return next;
+/** The image filesystem's capacity and what is available on it (a stats Summary's FsStats is one). */
+export interface ImageFsStats {
+  capacityBytes?: number;
+  availableBytes?: number;
 }
 
 export interface ImageGCManagerDeps {
@@ -101,7 +26,7 @@ export interface ImageGCManagerDeps {
   clock: Clock;
   policy: ImageGCPolicy;
   /** The image filesystem's stats (node summary's runtime.imageFs, or node.fs when images share it). */
-  imageFsStats(): Promise<FsStats | undefined>;
+  imageFsStats(): Promise<ImageFsStats | undefined>;
   /** Images never collected (the sandbox/pause image). */
   keepImages(): Promise<string[]>;
   periodMs?: number;
@@ -122,6 +47,7 @@ export interface ImageGCManager {
   stop(): void;
 }
 
+/** The image GC manager; start() runs a pass at once and then every periodMs. */
 export function createImageGCManager(deps: ImageGCManagerDeps): ImageGCManager {
   const { cri, clock, policy } = deps;
   let records = new Map<string, ImageRecord>();

@@ -1,0 +1,98 @@
+// Which KubeletConfiguration fields bunlet acts on. Every other field is accepted and type-checked,
+// and load.ts warns about it by name; a config flag is acted on exactly when its field is
+// (config-flags.ts), so one list decides for the file, the flags and `--help`.
+import type { KubeletConfigurationField } from "./kubelet-config.ts";
+
+/**
+ * Fields bunlet acts on today. Any other field set in a file or by a flag is accepted and
+ * type-checked, and produces one warning naming it, so nobody believes it took effect.
+ */
+export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfigurationField>([
+  "apiVersion",
+  "kind",
+  "enableServer",
+  "staticPodPath",
+  "staticPodURL",
+  "staticPodURLHeader",
+  "syncFrequency",
+  "fileCheckFrequency",
+  "httpCheckFrequency",
+  "address",
+  "port",
+  "readOnlyPort",
+  "healthzPort",
+  "healthzBindAddress",
+  "imageGCHighThresholdPercent",
+  "imageGCLowThresholdPercent",
+  "imageMinimumGCAge",
+  "cgroupRoot",
+  "cgroupsPerQOS",
+  "cgroupDriver",
+  "systemReserved",
+  "kubeReserved",
+  "enforceNodeAllocatable",
+  "maxPods",
+  "podPidsLimit",
+  "containerRuntimeEndpoint",
+  "imageServiceEndpoint",
+  "evictionHard",
+  "evictionSoft",
+  "evictionSoftGracePeriod",
+  "evictionPressureTransitionPeriod",
+  "evictionMaxPodGracePeriod",
+  "evictionMinimumReclaim",
+  "mergeDefaultEvictionSettings",
+  "kernelMemcgNotification",
+  "failSwapOn",
+  "containerLogMaxSize",
+  "containerLogMaxFiles",
+  "featureGates",
+  "localStorageCapacityIsolation",
+  "evictStaticPods",
+  "schedulingNice",
+  "podLogsDir",
+  "oomScoreAdj",
+  "runtimeRequestTimeout",
+  "containerLogMonitorInterval",
+  "shutdownGracePeriod",
+  "shutdownGracePeriodCriticalPods",
+  "shutdownGracePeriodByPodPriority", // graceful node shutdown (src/node/shutdown)
+  "nodeStatusUpdateFrequency",
+  "nodeStatusReportFrequency",
+  "nodeLeaseDurationSeconds",
+  "registerNode",
+  "registerWithTaints",
+  "kubeAPIQPS",
+  "kubeAPIBurst",
+  "nodeStatusMaxImages",
+  "providerID",
+  "rotateCertificates",
+  "serverTLSBootstrap", // cluster
+  "enableDebuggingHandlers",
+  "tlsCertFile",
+  "tlsPrivateKeyFile",
+  "tlsMinVersion",
+  "tlsCipherSuites",
+  "authentication",
+  "authorization", // api
+  "cpuCFSQuota", // pod cgroups: cpu.cfs_quota_us only when true (test/config/acted-on.test.ts checks this list against the code)
+  "seccompDefault",
+  "allowedUnsafeSysctls",
+  "clusterDNS",
+  "clusterDomain",
+  "resolvConf", // security
+  "singleProcessOOMKill", // cgroup v2: memory.oom.group in LinuxContainerResources.unified
+]);
+
+/** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */
+export const ACTED_ON_SUBFIELDS: Partial<Record<KubeletConfigurationField, readonly string[]>> = {
+  logging: ["verbosity"],
+};
+
+/** Whether setting a dotted configuration path ("authentication.anonymous.enabled") takes effect in bunlet. */
+export function isFieldActedOn(configField: string): boolean {
+  const [top = "", sub] = configField.split(".");
+  if (ACTED_ON_FIELDS.has(top)) return true;
+  const subs = ACTED_ON_SUBFIELDS[top as KubeletConfigurationField];
+  return sub !== undefined && (subs?.includes(sub) ?? false);
+}
