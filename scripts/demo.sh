@@ -7,6 +7,9 @@
 #   bash scripts/demo.sh            # runs until Ctrl-C, then removes the demo pods and cgroups
 #   bash scripts/demo.sh --once     # exits after the eviction (and cleans up); exit 1 if none happened
 #   bash scripts/demo.sh -- --v=2   # anything after -- goes to bunlet
+#   bash scripts/demo.sh --cluster [--once]   # the same eviction in a real one-node cluster: the upstream
+#                                    # control plane (built once with Go, docs/upstream.md), bunlet as its
+#                                    # node, a Deployment and the eviction seen with kubectl
 #
 # Steps: npm install (if needed) → scripts/host/setup.sh (containerd, runc, CNI, offline images) →
 # scripts/host/containerd.sh start (private instance) → scripts/build.sh (dist/bunlet) → dist/bunlet
@@ -20,11 +23,13 @@ cd "$(dirname "$0")/.."
 REPO="$PWD"
 
 ONCE=0
+CLUSTER=0
 BUNLET_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --once) ONCE=1 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cluster) CLUSTER=1 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; BUNLET_ARGS+=("$@"); break ;;
     *) echo "demo.sh: unknown argument $1 (bunlet flags go after --)" >&2; exit 2 ;;
   esac
@@ -71,6 +76,10 @@ bash scripts/build.sh
 
 step "Host: containerd, runc, CNI plugins, offline images (scripts/host/setup.sh)"
 bash scripts/host/setup.sh
+if [ "$CLUSTER" -eq 1 ]; then
+  command -v go >/dev/null || die "--cluster builds the upstream control plane with Go (1.26), which is not installed"
+  exec bun scripts/upstream/demo-cluster.ts $([ "$ONCE" -eq 1 ] && echo --once)
+fi
 eval "$(bash scripts/host/containerd.sh env)"
 STARTED_CONTAINERD=0
 if ! bash scripts/host/containerd.sh status >/dev/null 2>&1; then STARTED_CONTAINERD=1; fi

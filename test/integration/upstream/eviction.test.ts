@@ -4,50 +4,27 @@
 // happened — the Node's MemoryPressure condition (then cleared), the hog Failed/Evicted with the
 // DisruptionTarget condition, the events — while the Burstable pod keeps running.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { canRunContainerd } from "../../support/containerd.ts";
-import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../support/upstream/index.ts";
+import {
+  canFenceMemory,
+  joinUpstream,
+  memoryHogPods,
+  memoryPressureNode,
+  startControlPlane,
+  upstreamBinDir,
+  waitNodeReady,
+  type ControlPlane,
+  type UpstreamNode,
+} from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
-const MIB = 1024 * 1024;
-const ALLOCATABLE = 1024 * MIB;
-const THRESHOLD_MIB = 300;
-const TRANSITION_S = 5;
+const PRESSURE = { allocatableMiB: 1024, thresholdMiB: 300, transitionS: 5 };
 
 const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the real-cluster eviction test: ${bin.why}`);
-const onV1 = !existsSync("/sys/fs/cgroup/cgroup.controllers"); // the fence below is written in v1's memory hierarchy
+if (!canFenceMemory) console.warn("skipping the real-cluster eviction test: its memory fence needs cgroup v1's memory hierarchy");
 
-function memTotalBytes(): number {
-  const kb = /^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))?.[1];
-  return Number(kb) * 1024;
-}
-
-const pods = (memhog: string, busybox: string) => `
-apiVersion: v1
-kind: Pod
-metadata: { name: steady }
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: main
-      image: ${busybox}
-      command: [sh, -c, "exec sleep 3600"]
-      resources: { requests: { memory: 32Mi }, limits: { memory: 128Mi } }
----
-apiVersion: v1
-kind: Pod
-metadata: { name: hog }
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-    # 900 MiB at 100 MiB/s: past the line (~724 MiB of pod memory) after ~7 s, under the 1 GiB kubepods limit.
-    - { name: main, image: ${memhog}, imagePullPolicy: Never, args: ["900", "100"] }
-`;
-
-describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory pressure, seen through a real control plane", () => {
+describe.skipIf(!canRunContainerd() || !bin.dir || !canFenceMemory)("bunlet under memory pressure, seen through a real control plane", () => {
   let cp: ControlPlane;
   let n: UpstreamNode;
   const json = async (...args: string[]) => JSON.parse(await cp.kubectl(...args, "-o", "json"));
@@ -55,25 +32,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory p
 
   beforeAll(async () => {
     cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-eviction-${process.pid}`, binDir: bin.dir! });
-    n = await joinUpstream({
-      name: "real-evict",
-      cp,
-      config: [
-        "nodeStatusUpdateFrequency: 1s",
-        "enforceNodeAllocatable: [pods]",
-        `systemReserved: { memory: "${memTotalBytes() - ALLOCATABLE}" }`,
-        // evictionHard memory.available is copied onto allocatableMemory.available (kubepods), as upstream.
-        `evictionHard: { memory.available: ${THRESHOLD_MIB}Mi }`,
-        `evictionPressureTransitionPeriod: ${TRANSITION_S}s`,
-        "kernelMemcgNotification: true",
-      ],
-      // A fence above allocatable, so a hog that outran eviction meets its own OOM killer, never the host's.
-      prepare: ({ cgroupRoot }) => {
-        const root = `/sys/fs/cgroup/memory${cgroupRoot}`;
-        mkdirSync(root, { recursive: true });
-        writeFileSync(join(root, "memory.limit_in_bytes"), String(ALLOCATABLE + 128 * MIB));
-      },
-    });
+    n = await joinUpstream({ name: "real-evict", cp, ...memoryPressureNode(PRESSURE) });
     await waitNodeReady(cp, n);
   }, 300_000);
 
@@ -83,7 +42,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory p
   }, 120_000);
 
   test("the hog is Failed/Evicted with DisruptionTarget, MemoryPressure is set then cleared, the events say why, the Burstable pod keeps running", async () => {
-    await cp.kubectlIn(pods(n.ctd.images.memhog, n.ctd.images.busybox), "apply", "-f", "-");
+    await cp.kubectlIn(memoryHogPods(n.ctd.images), "apply", "-f", "-");
     await cp.kubectl("wait", "pod/steady", "pod/hog", "--for=condition=Ready", "--timeout=90s");
     const steadyBefore = (await json("get", "pod", "steady")).status.containerStatuses[0];
 
@@ -99,7 +58,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory p
       { intervalMs: 250 },
     );
     expect(hog.status.reason).toBe("Evicted");
-    expect(hog.status.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 300Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0/);
+    expect(hog.status.message).toMatch(
+      /^The node was low on resource: memory\. Threshold quantity: 300Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0/,
+    );
     expect(hog.status.conditions.find((c: { type: string }) => c.type === "DisruptionTarget")).toMatchObject({
       status: "True",
       reason: "TerminationByKubelet",
@@ -108,7 +69,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory p
     // The Node's MemoryPressure: True from the next status update (nodeStatusUpdateFrequency, 1 s here)
     // while the transition period holds it, then False.
     if (!pressureSeen)
-      await until("MemoryPressure True", async () => (await condition("MemoryPressure"))?.status === "True" || undefined, TRANSITION_S * 1000, {
+      await until("MemoryPressure True", async () => (await condition("MemoryPressure"))?.status === "True" || undefined, PRESSURE.transitionS * 1000, {
         intervalMs: 200,
       });
     const cleared = await until(

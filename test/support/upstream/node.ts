@@ -3,7 +3,7 @@
 // x509 clients, certificate rotation), a bootstrap kubeconfig with a bootstrap token, a --kubeconfig
 // that does not exist yet, and a test containerd. stop() stops bunlet, deletes its Node and removes
 // its pods, cgroups and files, even when a test failed half-way.
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
@@ -147,4 +147,35 @@ export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs
     }
     await Bun.sleep(500);
   }
+}
+
+const MIB = 1024 * 1024;
+
+/** Where memoryPressureNode() can fence the node: cgroup v1's memory hierarchy (this host's). */
+export const canFenceMemory = !existsSync("/sys/fs/cgroup/cgroup.controllers") && existsSync("/sys/fs/cgroup/memory");
+
+/**
+ * The options of a node made to feel memory pressure without the host feeling any: pods get
+ * `allocatableMiB` (systemReserved is the rest of the machine, enforced on kubepods), a hard
+ * memory.available threshold (which the kubelet copies onto allocatableMemory.available), the kernel's
+ * memcg notifications, and a fence on the cgroup root a little above allocatable (cgroup v1), so a pod
+ * that outran eviction meets its own OOM killer, never the host's.
+ */
+export function memoryPressureNode(o: { allocatableMiB: number; thresholdMiB: number; transitionS: number }): Pick<UpstreamNodeOptions, "config" | "prepare"> {
+  const total = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))?.[1]) * 1024;
+  return {
+    config: [
+      "nodeStatusUpdateFrequency: 1s",
+      "enforceNodeAllocatable: [pods]",
+      `systemReserved: { memory: "${total - o.allocatableMiB * MIB}" }`,
+      `evictionHard: { memory.available: ${o.thresholdMiB}Mi }`,
+      `evictionPressureTransitionPeriod: ${o.transitionS}s`,
+      "kernelMemcgNotification: true",
+    ],
+    prepare: ({ cgroupRoot }) => {
+      const root = `/sys/fs/cgroup/memory${cgroupRoot}`;
+      mkdirSync(root, { recursive: true });
+      writeFileSync(join(root, "memory.limit_in_bytes"), String((o.allocatableMiB + 128) * MIB));
+    },
+  };
 }

@@ -39,3 +39,31 @@ spec:
         - { name: secret, secret: { secretName: web-secret } }
 `;
 }
+
+/**
+ * A Burstable pod that sleeps (`steady`) and a BestEffort memory hog (`hog`: 900 MiB at 100 MiB/s, then
+ * held) for a node under memoryPressureNode(): the hog crosses the hard threshold in about 7 s.
+ */
+export function memoryHogPods(images: { memhog: string; busybox: string }): string {
+  return `
+apiVersion: v1
+kind: Pod
+metadata: { name: steady }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${images.busybox}
+      command: [sh, -c, "exec sleep 3600"]
+      resources: { requests: { memory: 32Mi }, limits: { memory: 128Mi } }
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: hog }
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: main, image: ${images.memhog}, imagePullPolicy: Never, args: ["900", "100"] }
+`;
+}
