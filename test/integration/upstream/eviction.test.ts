@@ -99,7 +99,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !onV1)("bunlet under memory p
       { intervalMs: 250 },
     );
     expect(hog.status.reason).toBe("Evicted");
-    expect(hog.status.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 300Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0/);
+    expect(hog.status.message).toMatch(
+      /^The node was low on resource: memory\. Threshold quantity: 300Mi, available: \d+Ki\. Container main was using \d+Ki, request is 0/,
+    );
     expect(hog.status.conditions.find((c: { type: string }) => c.type === "DisruptionTarget")).toMatchObject({
       status: "True",
       reason: "TerminationByKubelet",

@@ -96,10 +96,15 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
     expect(csr.spec.usages).toEqual(["digital signature", "server auth"]);
     expect(csr.status.conditions ?? []).toEqual([]); // kubelet-serving CSRs are never auto-approved
     await cp.kubectl("certificate", "approve", csr.metadata.name);
-    const served = await until("the approved certificate served", async () => {
-      const c = await peerCertificate(n.port).catch(() => undefined);
-      return c?.issuer === "CN=kubernetes" ? c : undefined; // the cluster CA (control-plane.ts)
-    }, 60_000, { intervalMs: 300 });
+    const served = await until(
+      "the approved certificate served",
+      async () => {
+        const c = await peerCertificate(n.port).catch(() => undefined);
+        return c?.issuer === "CN=kubernetes" ? c : undefined; // the cluster CA (control-plane.ts)
+      },
+      60_000,
+      { intervalMs: 300 },
+    );
     expect(served.subject).toContain(`CN=system:node:${n.node}`);
     expect(served.subjectAltName).toContain(`DNS:${n.node}`);
   }, 120_000);
