@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { ContainerFilter, PodSandboxConfig, PodSandboxFilter } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { realClock } from "../../clock.ts";
-import { type PodLike, podUid } from "../pod-like.ts";
+import { podKeyOf, type PodLike, podUid } from "../pod-like.ts";
 import type { BackOff, Runtime, RuntimePod, RuntimePodStatus, SyncPodOptions, SyncPodResult } from "../runtime.ts";
 import { createSlots } from "./slots.ts";
 import { type PodActions, computePodActions } from "./compute-actions.ts";
@@ -208,7 +208,7 @@ async function killPod(ctx: KubeRuntimeContext, ref: PodRef, graceSeconds: numbe
   for (const s of await ctx.cri.listPodSandbox(selector)) {
     await ctx.cri.stopPodSandbox(s.id).catch((e) => errors.push(`sandbox ${s.id.slice(0, 13)}: ${(e as Error).message}`));
   }
-  if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
+  if (errors.length > 0) throw new Error(`killing pod ${podKeyOf(ref.namespace, ref.name)}: ${errors.join("; ")}`);
 }
 
 /**
@@ -235,7 +235,7 @@ async function syncPod(
   inputs.objects = ctx.podObjects.get(ref.uid);
   const mountError = setUpVolumes(ctx, pod);
   if (mountError) {
-    log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
+    log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message: mountError })}`);
     ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
       result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
