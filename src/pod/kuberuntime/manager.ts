@@ -17,7 +17,7 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { cleanSubPaths } from "../volumes/index.ts";
 import { DEFAULT_DNS_SETTINGS } from "./pod-network.ts";
 import { createBackOff } from "../backoff.ts";
-import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
+import { containerNameOf, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState } from "./status.ts";
 import { podContainersDir } from "./termination-message.ts";
 import { MINIMUM_GRACE_PERIOD_SECONDS, containerSpec, terminationGracePeriod } from "./termination.ts";
@@ -167,7 +167,7 @@ async function getPods(ctx: KubeRuntimeContext, all: boolean): Promise<RuntimePo
   for (const c of containers) {
     podFor(c.labels)?.containers.push({
       id: c.id,
-      name: c.metadata?.name || c.labels[CONTAINER_NAME_LABEL] || "",
+      name: containerNameOf(c),
       state: toContainerState(c.state),
     });
   }
