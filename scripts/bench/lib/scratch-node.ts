@@ -12,8 +12,8 @@ import { staticPodFlags } from "../../../test/support/agent.ts";
 import { staticPodYaml } from "../../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd, removeSandboxes, tearDownPods } from "../../../test/support/containerd.ts";
 import { pollUntil } from "../../../test/support/wait.ts";
+import { POD_NAME_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 
-export const POD_NAME_LABEL = "io.kubernetes.pod.name";
 export const BUSYBOX = "bunlet.local/busybox:1";
 
 export interface ScratchNode {
