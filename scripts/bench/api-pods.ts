@@ -8,13 +8,10 @@
 //      nodeStatusUpdateFrequency (10 s), Lease PUT every 10 s (a quarter of the 40 s lease), Node status
 //      PATCH only on change or every nodeStatusReportFrequency (5 min) → about 12 per minute.
 //   bun scripts/bench/api-pods.ts [runs] [steady-seconds]   (default 10 runs, 60 s; root; builds dist/bunlet if stale)
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startApiServer } from "../../test/support/apiserver/index.ts";
-import { ensureBuilt, freePort, spawnBunlet } from "../../test/support/binary.ts";
-import { acquireContainerd, tearDownPods } from "../../test/support/containerd.ts";
+import { spawnBunlet } from "../../test/support/binary.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
+import { createScratchCluster } from "./lib/scratch-cluster.ts";
 import { loadAverage as load, percentile } from "./lib/scratch-node.ts";
 
 const runs = Number(process.argv[2] ?? 10);
@@ -25,12 +22,9 @@ const MANY = 110;
 const UPSTREAM_PER_MIN = 12;
 const NODE = `bench-api-${process.pid}`;
 const PREFIX = `bapi-${process.pid}-`;
-const CGROUP_ROOT = `/bunlet-bench-api-${process.pid}`;
 
-await ensureBuilt();
-const ctd = await acquireContainerd();
-const api = await startApiServer();
-const dir = mkdtempSync(join(tmpdir(), `bunlet-bench-api-${process.pid}-`));
+const cluster = await createScratchCluster("api");
+const { ctd, api } = cluster;
 let bunlet: ReturnType<typeof spawnBunlet> | undefined;
 
 /** Pod name → when it was seen Running in the store (an etcd watch on the namespace's pods). */
@@ -93,22 +87,7 @@ try {
       waiters.get(name)?.();
     }
   });
-  const root = join(dir, "node");
-  mkdirSync(join(root, "manifests"), { recursive: true });
-  const kubeconfig = join(root, "kubelet.conf");
-  await api.writeKubeconfig(kubeconfig, await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]));
-  bunlet = spawnBunlet([
-    `--root-dir=${join(root, "root")}`,
-    `--pod-manifest-path=${join(root, "manifests")}`,
-    `--cgroup-root=${CGROUP_ROOT}`,
-    `--container-runtime-endpoint=${ctd.endpoint}`,
-    `--hostname-override=${NODE}`,
-    `--port=${freePort()}`,
-    "--healthz-port=0",
-    "--read-only-port=0",
-    `--kubeconfig=${kubeconfig}`,
-    `--cert-dir=${join(root, "pki")}`,
-  ]);
+  bunlet = spawnBunlet(await cluster.joinFlags(join(cluster.dir, "node"), NODE));
   const readyBy = performance.now() + 30_000;
   while (!(await api.store.get(`nodes//${NODE}`))?.status?.conditions?.some((x: any) => x.type === "Ready" && x.status === "True")) {
     if (performance.now() > readyBy) throw new Error(`Node not Ready after 30 s:\n${bunlet.stderr().slice(-3000)}`);
@@ -164,20 +143,14 @@ try {
   for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${((n * 60) / steadySeconds).toFixed(1)}/min  ${k}`);
 } finally {
   await bunlet?.stop("SIGTERM");
-  await api.close();
   // The agent leaves running pods running (as the kubelet does): ours are removed, then the cgroups,
   // the directory (volume mounts unmounted first) and containerd.
-  await tearDownPods(
-    ctd,
-    async () => {
-      const rt = createKubeRuntime({ cri: ctd.cri });
-      for (const p of await rt.getPods(true).catch(() => [])) {
-        if (!p.name.startsWith(PREFIX)) continue;
-        await rt.killPod(p, 0).catch(() => {});
-        await rt.removePod(p.uid).catch(() => {});
-      }
-    },
-    CGROUP_ROOT,
-    dir,
-  );
+  await cluster.close(async () => {
+    const rt = createKubeRuntime({ cri: ctd.cri });
+    for (const p of await rt.getPods(true).catch(() => [])) {
+      if (!p.name.startsWith(PREFIX)) continue;
+      await rt.killPod(p, 0).catch(() => {});
+      await rt.removePod(p.uid).catch(() => {});
+    }
+  });
 }

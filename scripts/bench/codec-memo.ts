@@ -4,15 +4,14 @@
 // and again after the first (all memo hits, as on an idle node).
 //   bun scripts/bench/codec-memo.ts [entries] [--rounds=N]
 import { createCodec } from "../../src/cri/codec.ts";
+import { CONTAINER_NAME_LABEL, newContainerAnnotations, newPodLabels } from "../../src/pod/kuberuntime/labels.ts";
 
 const n = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 100);
 const rounds = Number(process.argv.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 2000);
 const hex = (i: number, len: number) => (i.toString(16).padStart(8, "0") + "f".repeat(len)).slice(0, len);
 const shuffled = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(() => Math.random() - 0.5));
 const podLabels = (i: number) => ({
-  "io.kubernetes.pod.name": `idle${i}-bench-node`,
-  "io.kubernetes.pod.namespace": "default",
-  "io.kubernetes.pod.uid": hex(i, 32),
+  ...newPodLabels({ name: `idle${i}-bench-node`, namespace: "default", uid: hex(i, 32) }),
   "bunlet.io/owner": "bench-node/1f2e3d4c",
 });
 const container = (i: number) => ({
@@ -23,21 +22,15 @@ const container = (i: number) => ({
   imageRef: `sha256:${hex(7, 64)}`,
   state: "CONTAINER_RUNNING",
   createdAt: 1_764_000_000_000_000_000 + i,
-  labels: shuffled({ ...podLabels(i), "io.kubernetes.container.name": "sleeper" }),
-  annotations: shuffled({
-    "io.kubernetes.container.hash": "8f3c1a2b",
-    "io.kubernetes.container.restartCount": "0",
-    "io.kubernetes.container.terminationMessagePath": "/dev/termination-log",
-    "io.kubernetes.container.terminationMessagePolicy": "File",
-    "io.kubernetes.pod.terminationGracePeriod": "30",
-  }),
+  labels: shuffled({ ...podLabels(i), [CONTAINER_NAME_LABEL]: "sleeper" }),
+  annotations: shuffled(newContainerAnnotations({ hash: "8f3c1a2b", restartCount: 0, terminationGracePeriodSeconds: 30 })),
 });
 const sandbox = (i: number) => ({
   id: hex(i + 1_000_000, 64),
   metadata: { name: `idle${i}-bench-node`, uid: hex(i, 32), namespace: "default", attempt: 0 },
   state: "SANDBOX_READY",
   createdAt: 1_764_000_000_000_000_000 + i,
-  labels: shuffled({ ...podLabels(i), "io.kubernetes.container.name": "POD" }),
+  labels: shuffled({ ...podLabels(i), [CONTAINER_NAME_LABEL]: "POD" }),
   annotations: shuffled({
     "kubernetes.io/config.seen": "2026-12-02T07:00:00Z",
     "kubernetes.io/config.source": "file",

@@ -24,10 +24,11 @@
 // own cost makes that run's figures higher; they are printed apart.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { POD_NAME_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
 import { anonMappingsMb, cpuSeconds, mainThreadSleeps, rssMb, rssSplitMb, threadCpuSeconds, threads } from "./lib/proc.ts";
-import { POD_NAME_LABEL, type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
+import { type ScratchNode, createScratchNode, loadAverage, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOALS = {
   idle0: { cpuPct: 0.2, rssMb: 60 },

@@ -7,27 +7,19 @@
 // --baseline=PATH runs another build (e.g. main's) alternately with dist/bunlet, run for run, so both
 // see the same machine load (2 CPUs shared with other work: figures swing 3x with the load).
 // --trace prints the last fresh join's log, each line with its offset from spawn, to see where the time goes.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startApiServer } from "../../test/support/apiserver/index.ts";
-import { ensureBuilt, freePort, spawnBunlet } from "../../test/support/binary.ts";
-import { acquireContainerd } from "../../test/support/containerd.ts";
-import { removeCgroupTree } from "../../test/support/cgroup.ts";
+import { spawnBunlet } from "../../test/support/binary.ts";
+import { createScratchCluster } from "./lib/scratch-cluster.ts";
+import { percentile } from "./lib/scratch-node.ts";
 
 const GOAL_MS = 1000;
 const runs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
 const trace = process.argv.includes("--trace");
 const baseline = process.argv.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length);
 const NODE = `bench-join-${process.pid}`;
-const CGROUP_ROOT = `/bunlet-bench-join-${process.pid}`;
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
-
-await ensureBuilt();
-const ctd = await acquireContainerd();
-const api = await startApiServer();
-const dir = mkdtempSync(join(tmpdir(), `bunlet-bench-join-${process.pid}-`));
+const cluster = await createScratchCluster("join");
+const { api } = cluster;
 /** Resolves when the API server stores the node Ready (an etcd watch on the Node). */
 async function watchReady(): Promise<{ at: Promise<number> }> {
   let resolve!: (ms: number) => void;
@@ -59,27 +51,7 @@ function offsets(stderr: string, spawnEpochMs: number): string {
 }
 
 async function once(i: number, bootstrap: boolean, binary?: string): Promise<number> {
-  const root = join(dir, `${bootstrap ? "b" : "k"}${i}${binary ? "-base" : ""}`);
-  mkdirSync(join(root, "manifests"), { recursive: true });
-  const kubeconfig = join(root, "kubelet.conf");
-  const args = [
-    `--root-dir=${join(root, "root")}`,
-    `--pod-manifest-path=${join(root, "manifests")}`,
-    `--cgroup-root=${CGROUP_ROOT}`,
-    `--container-runtime-endpoint=${ctd.endpoint}`,
-    `--hostname-override=${NODE}`,
-    `--port=${freePort()}`,
-    "--healthz-port=0",
-    "--read-only-port=0",
-    `--kubeconfig=${kubeconfig}`,
-    `--cert-dir=${join(root, "pki")}`,
-  ];
-  if (bootstrap) {
-    await api.writeKubeconfig(join(root, "bootstrap.conf"), { token: api.bootstrapToken });
-    args.push(`--bootstrap-kubeconfig=${join(root, "bootstrap.conf")}`);
-  } else {
-    await api.writeKubeconfig(kubeconfig, await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"]));
-  }
+  const args = await cluster.joinFlags(join(cluster.dir, `${bootstrap ? "b" : "k"}${i}${binary ? "-base" : ""}`), NODE, { bootstrap });
   await api.store.delete(`nodes//${NODE}`);
   await api.store.delete(`leases.coordination.k8s.io/kube-node-lease/${NODE}`);
   const ready = (await watchReady()).at;
@@ -116,8 +88,5 @@ try {
   }
   for (const [which, text] of lastTrace) console.log(`last fresh join of ${which}, log offsets from spawn:\n${text}`);
 } finally {
-  await api.close();
-  rmSync(dir, { recursive: true, force: true });
-  removeCgroupTree(CGROUP_ROOT);
-  await ctd.release();
+  await cluster.close();
 }

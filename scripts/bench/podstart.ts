@@ -7,9 +7,10 @@
 // Prints median/p90 against the goal (≤ 1 s) and the ratios.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { POD_NAME_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import { BINARY } from "../../test/support/binary.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import { POD_NAME_LABEL, createScratchNode, percentile, sleeperManifest } from "./lib/scratch-node.ts";
+import { createScratchNode, percentile, sleeperManifest } from "./lib/scratch-node.ts";
 
 const GOAL_MS = 1000;
 const args = process.argv.slice(2);

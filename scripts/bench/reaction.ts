@@ -63,6 +63,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { preciseNow } from "../../src/clock.ts";
+import { POD_UID_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import { armCgroupThreshold, createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
 import { cleanupActive, cleanupOnSignals, flatKeyed, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness, type PodView } from "../chaos/lib.ts";
 
@@ -166,7 +167,7 @@ async function victimReceived(h: Harness, pod: PodView): Promise<Pick<Run, "rece
       const log = join(logDir, "0.log");
       const t = existsSync(log) ? sigtermFromCriLog(readFileSync(log, "utf8")) : undefined;
       if (t !== undefined) return { receivedAt: t };
-      const [c] = await h.runtime.cri.listContainers({ labelSelector: { "io.kubernetes.pod.uid": uid } });
+      const [c] = await h.runtime.cri.listContainers({ labelSelector: { [POD_UID_LABEL]: uid } });
       const st = c ? (await h.runtime.cri.containerStatus(c.id)).status : null;
       if (st?.state !== "CONTAINER_EXITED") return undefined;
       exitedAt ??= nowMs();

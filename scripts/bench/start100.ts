@@ -30,6 +30,7 @@ import { staticPodYaml } from "../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
 import { pollUntil } from "../../test/support/wait.ts";
 import type { PodSandboxConfig } from "../../src/cri/types.ts";
+import { POD_NAME_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 
 const GOALS = { firstRunningMs: 1000, allRunningMs: 8000 };
 const args = process.argv.slice(2);
@@ -47,7 +48,6 @@ const extraEnv = Object.fromEntries(
     }),
 );
 const CLK_TCK = 100; // USER_HZ on Linux
-const POD_NAME_LABEL = "io.kubernetes.pod.name";
 
 const base = mkdtempSync(join(tmpdir(), `bunlet-bench-start100-${process.pid}-`));
 const manifests = join(base, "manifests");

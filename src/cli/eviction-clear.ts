@@ -4,6 +4,7 @@
 // changes). Without a pod or --all it lists what is recorded. The kubelet_evictions counts stay.
 import { defineCommand } from "citty";
 import { clearEvicted, evictionRecordPath, loadEvictionRecord, saveEvictionRecordSync } from "../eviction/record-file.ts";
+import { podKeyOf } from "../pod/pod-like.ts";
 
 export interface ClearIO {
   stdout: (s: string) => void;
@@ -16,7 +17,7 @@ export function runClear(args: { pod?: string; all?: boolean; rootDir?: string }
   const path = evictionRecordPath(args.rootDir || "/var/lib/kubelet");
   const record = loadEvictionRecord(path);
   const list = () =>
-    record.evicted.map((p) => `  ${p.namespace}/${p.name} uid=${p.uid} source=${p.source} signal=${p.signal} evictedAt=${p.evictedAt}\n`).join("");
+    record.evicted.map((p) => `  ${podKeyOf(p.namespace, p.name)} uid=${p.uid} source=${p.source} signal=${p.signal} evictedAt=${p.evictedAt}\n`).join("");
   if (!args.pod && !args.all) {
     io.stdout(
       record.evicted.length
@@ -49,7 +50,7 @@ export function runClear(args: { pod?: string; all?: boolean; rootDir?: string }
     io.stderr(`cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
     return 1;
   }
-  for (const p of cleared) io.stdout(`cleared ${p.namespace}/${p.name} uid=${p.uid}\n`);
+  for (const p of cleared) io.stdout(`cleared ${podKeyOf(p.namespace, p.name)} uid=${p.uid}\n`);
   io.stdout("it runs again when bunlet next admits it (restart bunlet if it is running)\n");
   return 0;
 }

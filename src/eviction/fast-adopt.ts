@@ -144,7 +144,7 @@ const msSince = (at: number, from: number) => Math.round((at - from) * 1000) / 1
 /** The log line's fields for the worker's eviction: what it decided, and how long after its wake-up each step came. */
 export function notifierThreadEvictionFields(d: FastEvictionDecision, outcome: FiredOutcome, wokeAtMs: number): Record<string, unknown> {
   return {
-    pod: `${d.pod.metadata.namespace ?? "default"}/${d.pod.metadata.name}`,
+    pod: podKey(d.pod),
     signal: d.threshold.signal,
     available: outcome.available,
     workingSetBytes: d.workingSetBytes,

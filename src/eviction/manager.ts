@@ -7,7 +7,7 @@
 // post-cleanup and explicit cycles read everything.
 import type { TimerHandle } from "../clock.ts";
 import { kv, log as defaultLog } from "../log.ts";
-import type { PodLike } from "../pod/pod-like.ts";
+import { podKey, type PodLike } from "../pod/pod-like.ts";
 import { admitPod, type AdmitResult } from "./admission.ts";
 import { notifierTargets, type NotifierTarget } from "./notifier-thresholds.ts";
 import { newEvictionState, pendingKills, POD_CLEANUP_TIMEOUT_MS, synchronize, type CycleReport, type EvictionState } from "./synchronize.ts";
@@ -180,10 +180,7 @@ export function createEvictionManager(deps: EvictionDeps): EvictionManager {
     },
     admit(pod) {
       const r = admitPod(pod, conditions());
-      if (!r.admit)
-        logger.info(
-          `failed to admit pod to node ${kv({ pod: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`, nodeCondition: conditions().join(",") })}`,
-        );
+      if (!r.admit) logger.info(`failed to admit pod to node ${kv({ pod: podKey(pod), nodeCondition: conditions().join(",") })}`);
       return r;
     },
     nodeConditions: () => [...conditions()],

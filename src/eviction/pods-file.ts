@@ -3,7 +3,7 @@
 // Unknown fields pass through; wrong types are errors naming the file and field.
 import { z } from "zod";
 import { parseQuantity } from "../config/quantity.ts";
-import type { PodLike } from "../pod/pod-like.ts";
+import { podKeyOf, type PodLike } from "../pod/pod-like.ts";
 import type { Summary } from "../stats/summary.ts";
 import { issuePath } from "../stats/summary-schema.ts";
 
@@ -89,7 +89,7 @@ export function completePods(pods: PodLike[], summary: Summary | undefined): Pod
   return pods.map((p) => {
     const md = { ...p.metadata };
     if (!md.namespace) md.namespace = refs.find((r) => md.uid && r.uid === md.uid)?.namespace ?? "default";
-    if (!md.uid) md.uid = refs.find((r) => r.name === md.name && r.namespace === md.namespace)?.uid ?? `${md.namespace}/${md.name}`;
+    if (!md.uid) md.uid = refs.find((r) => r.name === md.name && r.namespace === md.namespace)?.uid ?? podKeyOf(md.namespace, md.name);
     return { ...p, metadata: md };
   });
 }

@@ -4,7 +4,7 @@
 import type { Clock } from "../clock.ts";
 import { kv, log } from "../log.ts";
 import type { PodAdmitHandler, PodLifecycle } from "../pod/lifecycle-types.ts";
-import { CONFIG_SOURCE_ANNOTATION, isStaticPod } from "../pod/pod-like.ts";
+import { CONFIG_SOURCE_ANNOTATION, isStaticPod, podKeyOf } from "../pod/pod-like.ts";
 import type { EvictionRecordStore } from "./record-file.ts";
 import type { CycleReport } from "./state.ts";
 
@@ -53,8 +53,9 @@ export function evictedStaticPodAdmitHandler(records: Pick<EvictionRecordStore, 
     const uid = pod.metadata.uid;
     const rec = uid && isStaticPod(pod) ? records.evicted(uid) : undefined;
     if (!rec) return { admit: true };
+    const key = podKeyOf(rec.namespace, rec.name);
     log.warn(
-      `static pod stays evicted until its manifest changes or \`bunlet eviction clear ${rec.namespace}/${rec.name}\` ${kv({ pod: `${rec.namespace}/${rec.name}`, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`,
+      `static pod stays evicted until its manifest changes or \`bunlet eviction clear ${key}\` ${kv({ pod: key, uid, evictedAt: rec.evictedAt, signal: rec.signal })}`,
     );
     return { admit: false, reason: "Evicted", message: rec.message };
   };

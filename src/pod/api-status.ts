@@ -12,6 +12,7 @@ import { every, type Clock } from "../clock.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/index.ts";
 import { stableJson } from "./static-pod.ts";
 import type { Pod, PodStatus } from "./types.ts";
+import { podKey } from "./pod-like.ts";
 
 export interface ApiStatusSyncerOptions {
   client: KubeClient;
@@ -54,15 +55,13 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     try {
       await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status } });
       sent.set(uid, body);
-      log.info(`Patch status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, phase: status.phase })}`);
+      log.info(`Patch status for pod ${kv({ pod: podKey(pod), podUID: uid, phase: status.phase })}`);
     } catch (e) {
       if (isNotFound(e) || isConflict(e)) {
-        log.info(
-          `Pod status not patched; retried at the next sync ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, reason: (e as Error).message })}`,
-        );
+        log.info(`Pod status not patched; retried at the next sync ${kv({ pod: podKey(pod), podUID: uid, reason: (e as Error).message })}`);
         return;
       }
-      log.warn(`Failed to update status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, error: (e as Error).message })}`);
+      log.warn(`Failed to update status for pod ${kv({ pod: podKey(pod), podUID: uid, error: (e as Error).message })}`);
     }
   }
 
@@ -75,12 +74,10 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
         path,
         body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
       });
-      log.info(`Pod fully terminated and removed from etcd ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid })}`);
+      log.info(`Pod fully terminated and removed from etcd ${kv({ pod: podKey(pod), podUID: pod.metadata.uid })}`);
     } catch (e) {
       if (!isNotFound(e) && !isConflict(e))
-        log.warn(
-          `Failed to delete status for pod ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, error: (e as Error).message })}`,
-        );
+        log.warn(`Failed to delete status for pod ${kv({ pod: podKey(pod), podUID: pod.metadata.uid, error: (e as Error).message })}`);
     }
   }
 

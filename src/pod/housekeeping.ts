@@ -12,6 +12,7 @@ import type { ProbeManager } from "./prober/manager.ts";
 import type { Runtime, RuntimePod } from "./runtime.ts";
 import type { StatusManager } from "./status-manager.ts";
 import type { Pod } from "./types.ts";
+import { podKeyOf } from "./pod-like.ts";
 
 export interface HousekeepingContext {
   clock: Clock;
@@ -102,7 +103,7 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
   }
   for (const rp of running) {
     if (!orphaned(rp)) continue;
-    log.info(`killing orphaned pod ${kv({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, containers: rp.containers.length })}`);
+    log.info(`killing orphaned pod ${kv({ pod: podKeyOf(rp.namespace, rp.name), uid: rp.uid, containers: rp.containers.length })}`);
     const stub = {
       apiVersion: "v1",
       kind: "Pod",

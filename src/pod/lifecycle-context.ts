@@ -71,9 +71,6 @@ export interface LifecycleContext {
   readonly state: LifecycleState;
 }
 
-/** "namespace/name" with the default namespace filled in: how the lifecycle names and matches pods. */
-export const fullName = (p: { metadata: { namespace?: string; name: string } }) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
-
 /** Hands the pod to its worker (upstream podWorkers.UpdatePod), remembering it while it terminates. */
 export function dispatch(ctx: LifecycleContext, pod: Pod, type: UpdateType): void {
   ctx.known.set(pod.metadata.uid, pod);

@@ -5,7 +5,7 @@
 import { createBackOff } from "./backoff.ts";
 import { realClock } from "../clock.ts";
 import { createCgroupScanGate } from "./housekeeping.ts";
-import { dispatch, fullName, type LifecycleContext } from "./lifecycle-context.ts";
+import { dispatch, type LifecycleContext } from "./lifecycle-context.ts";
 import { defaultHostIP, type PodLifecycle, type PodLifecycleDeps } from "./lifecycle-types.ts";
 import { createPodManager } from "./pod-manager.ts";
 import { createPodWorkers } from "./pod-workers.ts";
@@ -31,6 +31,7 @@ import {
   startLifecycle,
   stopLifecycle,
 } from "./sync-loop.ts";
+import { podKey } from "./pod-like.ts";
 
 export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
   const ctx = createLifecycleContext(deps);
@@ -119,7 +120,7 @@ function createLifecycleContext(deps: PodLifecycleDeps): LifecycleContext {
         if (!podManager.get(uid)) known.delete(uid);
         // Cleanup done: an API pod being deleted may now be removed (upstream canBeDeleted).
         for (const fn of finishedListeners) fn(uid);
-        for (const p of podManager.pods()) if (p.metadata.uid !== uid && fullName(p) === fullName(pod)) dispatch(ctx, p, "sync");
+        for (const p of podManager.pods()) if (p.metadata.uid !== uid && podKey(p) === podKey(pod)) dispatch(ctx, p, "sync");
       },
     }),
     mux: createPodConfig({ clock, onUpdate: (u) => handleUpdate(ctx, u) }),

@@ -3,11 +3,12 @@
 // pod goes to its worker, a refused one is recorded Failed with the handler's reason.
 import { podRef } from "../events/types.ts";
 import { kv, log } from "../log.ts";
-import { dispatch, fullName, type LifecycleContext } from "./lifecycle-context.ts";
+import { dispatch, type LifecycleContext } from "./lifecycle-context.ts";
 import type { PodAdmitHandler } from "./lifecycle-types.ts";
 import { isTerminalPhase } from "./status-manager.ts";
 import { terminalStatus } from "./status.ts";
 import type { Pod } from "./types.ts";
+import { podKey } from "./pod-like.ts";
 
 /** Pods that are admitted and not terminal: what eviction ranks and admission counts. */
 export function activePods(ctx: LifecycleContext): Pod[] {
@@ -41,12 +42,12 @@ export function handleAdditions(ctx: LifecycleContext, pods: Pod[]): void {
     if (rejected) {
       const reason = rejected.reason ?? "Rejected";
       const message = rejected.message ?? "pod admission rejected";
-      log.warn(`pod rejected at admission ${kv({ pod: fullName(pod), uid, reason, message })}`);
+      log.warn(`pod rejected at admission ${kv({ pod: podKey(pod), uid, reason, message })}`);
       ctx.deps.events?.event(podRef(pod), "Warning", reason, message);
       statuses.set(uid, terminalStatus(statuses.get(uid), reason, message, ctx.clock.now()));
       continue;
     }
-    log.info(`pod added ${kv({ pod: fullName(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
+    log.info(`pod added ${kv({ pod: podKey(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
     if (waits.length === 0) dispatch(ctx, pod, "create");
     // Admitted after preempting: started once those pods are stopped, unless it went meanwhile.
     else

@@ -54,8 +54,13 @@ export interface PodLike {
 }
 
 /** "namespace/name", as kubelet logs (klog.KObj) print a pod. */
-export function podKey(pod: PodLike): string {
-  return `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`;
+export function podKey(pod: { metadata: { namespace?: string; name: string } }): string {
+  return podKeyOf(pod.metadata.namespace, pod.metadata.name);
+}
+
+/** podKey of a pod known by its namespace and name alone (klog.KRef): a runtime pod, a record, a PodRef. */
+export function podKeyOf(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ""}/${name}`;
 }
 
 /** The pod's UID, falling back to namespace/name for file pods that have none yet. */

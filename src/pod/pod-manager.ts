@@ -1,6 +1,7 @@
 // The desired pods (upstream pkg/kubelet/pod/pod_manager.go): what the sources currently want on this
 // node, by UID and by namespace/name. Pods leave it only when their source drops them.
 import type { Pod } from "./types.ts";
+import { podKey, podKeyOf } from "./pod-like.ts";
 
 export interface PodManager {
   add(pod: Pod): void;
@@ -13,25 +14,24 @@ export interface PodManager {
 
 export function createPodManager(): PodManager {
   const byUid = new Map<string, Pod>();
-  const key = (ns: string, name: string) => `${ns}/${name}`;
   const byName = new Map<string, Pod>();
   return {
     add(pod) {
       const old = byUid.get(pod.metadata.uid);
-      if (old) byName.delete(key(old.metadata.namespace, old.metadata.name));
+      if (old) byName.delete(podKey(old));
       byUid.set(pod.metadata.uid, pod);
-      byName.set(key(pod.metadata.namespace, pod.metadata.name), pod);
+      byName.set(podKey(pod), pod);
     },
     remove(uid) {
       const p = byUid.get(uid);
       if (!p) return undefined;
       byUid.delete(uid);
-      const k = key(p.metadata.namespace, p.metadata.name);
+      const k = podKey(p);
       if (byName.get(k) === p) byName.delete(k);
       return p;
     },
     get: (uid) => byUid.get(uid),
-    byFullName: (ns, name) => byName.get(key(ns, name)),
+    byFullName: (ns, name) => byName.get(podKeyOf(ns, name)),
     pods: () => [...byUid.values()],
     uids: () => new Set(byUid.keys()),
   };

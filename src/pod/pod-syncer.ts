@@ -3,9 +3,9 @@
 // the shared LifecycleContext (lifecycle-context.ts); statuses go through status-sync.ts.
 import { podRef } from "../events/types.ts";
 import { kv, log } from "../log.ts";
-import { dispatch, fullName, type LifecycleContext } from "./lifecycle-context.ts";
+import { dispatch, type LifecycleContext } from "./lifecycle-context.ts";
 import type { KillPodRequest } from "./lifecycle-types.ts";
-import type { PodLike } from "./pod-like.ts";
+import { podKey, type PodLike } from "./pod-like.ts";
 import { effectiveGracePeriod, type SyncResult, type UpdateType } from "./pod-workers.ts";
 import { statusMatchesRelist } from "./pleg.ts";
 import type { RuntimePodStatus } from "./runtime.ts";
@@ -46,8 +46,8 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   // A static pod replaced by an edited manifest (new UID, same name) starts only once the old
   // one is gone (upstream allowStaticPodStart); the old worker's finish kicks us.
   for (const [otherUid, other] of ctx.known)
-    if (otherUid !== uid && fullName(other) === fullName(pod) && ctx.workers.couldHaveRunningContainers(otherUid)) {
-      log.debug(`pod waits for its predecessor to stop ${kv({ pod: fullName(pod), uid, predecessor: otherUid })}`);
+    if (otherUid !== uid && podKey(other) === podKey(pod) && ctx.workers.couldHaveRunningContainers(otherUid)) {
+      log.debug(`pod waits for its predecessor to stop ${kv({ pod: podKey(pod), uid, predecessor: otherUid })}`);
       return {};
     }
   const cgroupParent = await ctx.deps.cgroups?.ensurePod(pod);
@@ -75,7 +75,7 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   }
   for (const e of result.errors)
     if (e.reason !== "CrashLoopBackOff")
-      log.warn(`container start failed ${kv({ pod: fullName(pod), container: e.container, reason: e.reason, message: e.message })}`);
+      log.warn(`container start failed ${kv({ pod: podKey(pod), container: e.container, reason: e.reason, message: e.message })}`);
   if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
   const after = result.unchanged ? before : await readStatus(ctx, pod);
   const status = updateStatus(ctx, pod, after, { syncErrors: result.errors });
@@ -89,7 +89,7 @@ export async function syncTerminatingPod(ctx: LifecycleContext, pod: Pod, graceP
   const uid = pod.metadata.uid;
   ctx.lastRuntimeStatus.delete(uid);
   ctx.probes.removePod(uid);
-  log.info(`killing pod ${kv({ pod: fullName(pod), uid, gracePeriod: gracePeriodSeconds })}`);
+  log.info(`killing pod ${kv({ pod: podKey(pod), uid, gracePeriod: gracePeriodSeconds })}`);
   const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds, pod);
   // A kill that preempted the pod's first sync: its status never saw the containers. Record
   // them alongside the kill (never before it), unless the post-kill status lands first.
@@ -150,7 +150,7 @@ function pastActiveDeadline(ctx: LifecycleContext, pod: Pod): boolean {
     return false;
   }
   const message = "Pod was active on the node longer than the specified deadline";
-  log.info(`pod exceeded its active deadline ${kv({ pod: fullName(pod), uid: pod.metadata.uid, activeDeadlineSeconds: limit })}`);
+  log.info(`pod exceeded its active deadline ${kv({ pod: podKey(pod), uid: pod.metadata.uid, activeDeadlineSeconds: limit })}`);
   ctx.deps.events?.event(podRef(pod), "Normal", "DeadlineExceeded", message);
   statuses.set(pod.metadata.uid, terminalStatus(statuses.get(pod.metadata.uid), "DeadlineExceeded", message, clock.now()));
   return true;
@@ -164,7 +164,7 @@ export function killPodNow(ctx: LifecycleContext, pod: PodLike, gracePeriodOverr
   const { clock, statuses, workers } = ctx;
   const uid = pod.metadata.uid ?? "";
   const target = ctx.podManager.get(uid) ?? ctx.known.get(uid);
-  if (!target) return Promise.reject(new Error(`killPod: pod ${fullName(pod)} uid=${uid} is not known to the pod workers`));
+  if (!target) return Promise.reject(new Error(`killPod: pod ${podKey(pod)} uid=${uid} is not known to the pod workers`));
   // Already finished (terminal, or stopped earlier): keep its recorded outcome.
   if (workers.state(uid) === "finished") return Promise.resolve();
   const st = terminalStatus(statuses.get(uid), req.reason, req.message, clock.now(), true);
@@ -173,7 +173,7 @@ export function killPodNow(ctx: LifecycleContext, pod: PodLike, gracePeriodOverr
   statuses.set(uid, st);
   if (req.annotations) statuses.setAnnotations(uid, req.annotations);
   log.info(
-    `stopping pod for the kubelet ${kv({ pod: fullName(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`,
+    `stopping pod for the kubelet ${kv({ pod: podKey(target), uid, reason: req.reason, gracePeriodOverride: gracePeriodOverrideSeconds, message: req.message })}`,
   );
   // Upstream killPodNow: no stop within 1.5 × grace (at least 10 s) is a Warning event.
   const grace = effectiveGracePeriod(undefined, target.spec.terminationGracePeriodSeconds, gracePeriodOverrideSeconds);

@@ -15,6 +15,7 @@ import { kv, log } from "../log.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { Pod } from "./types.ts";
 import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
+import { podKey } from "./pod-like.ts";
 
 export type UpdateType = "create" | "update" | "sync" | "kill";
 
@@ -108,8 +109,6 @@ export function createPodWorkers(opts: {
   const retryMs = opts.errorRetryMs ?? 10_000;
   let stopped = false;
 
-  const podName = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
-
   // The API server's deletionGracePeriodSeconds (kubectl delete --grace-period) is bedrock truth: it
   // shortens the pod's own period like a kill's override (upstream calculateEffectiveGracePeriod).
   const gracePeriod = (w: Worker, override?: number) => {
@@ -138,7 +137,7 @@ export function createPodWorkers(opts: {
     w.preempts.push(
       terminate(w, grace).catch((e) => {
         // The loop's own pass after it retries.
-        log.error(`pod termination failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+        log.error(`pod termination failed ${kv({ pod: podKey(w.pod), uid: w.uid, error: (e as Error).message })}`);
       }),
     );
   }
@@ -166,7 +165,7 @@ export function createPodWorkers(opts: {
             r = await opts.syncer.syncPod(w.pod, type, w.abort.signal);
             if (type !== "kill") opts.metrics?.podSynced?.(type, (opts.clock.now() - syncStartMs) / 1000);
           } catch (e) {
-            log.error(`pod sync failed ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            log.error(`pod sync failed ${kv({ pod: podKey(w.pod), uid: w.uid, error: (e as Error).message })}`);
             r = { retry: true };
           } finally {
             w.busy = undefined;
@@ -178,7 +177,7 @@ export function createPodWorkers(opts: {
             continue;
           }
           if (r.terminal) {
-            log.info(`pod is terminal, stopping it ${kv({ pod: podName(w.pod), uid: w.uid, phase: w.pod.status?.phase })}`);
+            log.info(`pod is terminal, stopping it ${kv({ pod: podKey(w.pod), uid: w.uid, phase: w.pod.status?.phase })}`);
             beginTermination(w);
             w.pending = "kill";
           } else if (r.retry) scheduleRetry(w);
@@ -194,7 +193,7 @@ export function createPodWorkers(opts: {
             if (w.preempts.length > 0) await awaitPreempts(w);
             w.state = "terminated";
           } catch (e) {
-            log.error(`pod termination failed, will retry ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            log.error(`pod termination failed, will retry ${kv({ pod: podKey(w.pod), uid: w.uid, error: (e as Error).message })}`);
             await awaitPreempts(w);
             scheduleRetry(w);
             continue;
@@ -208,7 +207,7 @@ export function createPodWorkers(opts: {
             await opts.syncer.syncTerminatedPod(w.pod);
             w.state = "finished";
           } catch (e) {
-            log.error(`pod cleanup failed, will retry ${kv({ pod: podName(w.pod), uid: w.uid, error: (e as Error).message })}`);
+            log.error(`pod cleanup failed, will retry ${kv({ pod: podKey(w.pod), uid: w.uid, error: (e as Error).message })}`);
             scheduleRetry(w);
             continue;
           }

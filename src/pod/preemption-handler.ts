@@ -10,7 +10,7 @@ import { podRef } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import type { AdmissionFailureHandler, AdmitRejection } from "./admit-predicate.ts";
 import type { KillPodRequest } from "./lifecycle-types.ts";
-import { isCriticalPod, type PodLike } from "./pod-like.ts";
+import { isCriticalPod, podKey, type PodLike } from "./pod-like.ts";
 import { getPodsToPreempt, PreemptionError, requirementsText, type AdmissionRequirement } from "./preemption.ts";
 
 /** Upstream preemption's message and events.PreemptContainer. */
@@ -25,8 +25,6 @@ export interface CriticalPodAdmissionDeps {
   /** kubelet_preemptions{preemption_signal}: one per pod stopped, labelled with the first short resource. */
   onPreempted?(resourceName: string): void;
 }
-
-const fullName = (p: PodLike) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
 
 /** InsufficientResourceError.GetInsufficientAmount: requested − (capacity − used). */
 const requirementOf = (f: AdmitRejection): AdmissionRequirement => ({
@@ -45,11 +43,11 @@ export function criticalPodAdmissionHandler(d: CriticalPodAdmissionDeps): Admiss
       victims = getPodsToPreempt(pod, others, requirements);
     } catch (e) {
       if (!(e instanceof PreemptionError)) throw e;
-      log.warn(`preemption: cannot admit critical pod ${kv({ pod: fullName(pod), insufficientResources: requirementsText(requirements), error: e.message })}`);
+      log.warn(`preemption: cannot admit critical pod ${kv({ pod: podKey(pod), insufficientResources: requirementsText(requirements), error: e.message })}`);
       return { failures: [], error: `preemption: error finding a set of pods to preempt: ${e.message}` };
     }
     log.info(
-      `Attempting to evict pods in order to free up resources ${kv({ requestingPod: fullName(pod), pods: `[${victims.map(fullName).join(" ")}]`, insufficientResources: requirementsText(requirements) })}`,
+      `Attempting to evict pods in order to free up resources ${kv({ requestingPod: podKey(pod), pods: `[${victims.map(podKey).join(" ")}]`, insufficientResources: requirementsText(requirements) })}`,
     );
     const signal = requirements[0]?.resourceName ?? "";
     const stopped = victims.map((victim) => {
@@ -62,10 +60,10 @@ export function criticalPodAdmissionHandler(d: CriticalPodAdmissionDeps): Admiss
       return d.killPod(victim, req).then(
         () => {
           d.onPreempted?.(signal);
-          log.info(`Pod evicted successfully ${kv({ pod: fullName(victim), requestingPod: fullName(pod) })}`);
+          log.info(`Pod evicted successfully ${kv({ pod: podKey(victim), requestingPod: podKey(pod) })}`);
         },
         // upstream goes on: later syncs retry the stuck pod's teardown, and the critical pod is admitted.
-        (e: Error) => log.error(`Failed to evict pod ${kv({ pod: fullName(victim), error: e.message })}`),
+        (e: Error) => log.error(`Failed to evict pod ${kv({ pod: podKey(victim), error: e.message })}`),
       );
     });
     return { failures: [], waitFor: Promise.all(stopped) };

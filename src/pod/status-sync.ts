@@ -2,12 +2,13 @@
 // status/status_manager.go SetPodStatus, and the statuses served to the API): plain functions over
 // the shared LifecycleContext (lifecycle-context.ts).
 import { kv, log } from "../log.ts";
-import { fullName, type LifecycleContext } from "./lifecycle-context.ts";
+import type { LifecycleContext } from "./lifecycle-context.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
 import { generatePodStatus, markRuntimeDown } from "./status.ts";
 import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS } from "./runtime-state.ts";
 import { runtimeError } from "./sync-loop.ts";
 import type { Pod, PodStatus } from "./types.ts";
+import { podKey } from "./pod-like.ts";
 
 export interface UpdateStatusOptions {
   /** The errors of the sync that read this runtime status. */
@@ -42,7 +43,7 @@ export function updateStatus(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStat
   });
   statuses.set(uid, status);
   if (old?.phase !== status.phase) {
-    log.info(`pod phase ${kv({ pod: fullName(pod), uid, from: old?.phase, to: status.phase })}`);
+    log.info(`pod phase ${kv({ pod: podKey(pod), uid, from: old?.phase, to: status.phase })}`);
     if (status.phase === "Running") ctx.deps.metrics?.podRunning?.(pod, clock.now());
   }
   const probed = [...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always"), ...pod.spec.containers];
@@ -70,7 +71,7 @@ function logContainerExits(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStatus
     seen.add(c.id);
     if (c.finishedAtMs && c.finishedAtMs < ctx.startedAtMs) continue; // exited before this bunlet started
     log.info(
-      `container exited ${kv({ pod: fullName(pod), container: c.name, exitCode: c.exitCode, reason: c.reason, restartCount: c.attempt, id: c.id.slice(0, 13) })}`,
+      `container exited ${kv({ pod: podKey(pod), container: c.name, exitCode: c.exitCode, reason: c.reason, restartCount: c.attempt, id: c.id.slice(0, 13) })}`,
     );
   }
 }
@@ -99,7 +100,7 @@ export function listPodsForApi(ctx: LifecycleContext): Pod[] {
         status: servedStatus(ctx, ctx.statuses.get(p.metadata.uid)) ?? { phase: "Pending" as const },
       };
     })
-    .sort((a, b) => fullName(a).localeCompare(fullName(b)));
+    .sort((a, b) => podKey(a).localeCompare(podKey(b)));
 }
 
 /** Calls `fn(uid)` when a pod's status is set or its worker finished; returns the unsubscribe. */

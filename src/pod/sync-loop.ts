@@ -6,7 +6,7 @@ import { kv, log } from "../log.ts";
 import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "./runtime-state.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { runHousekeeping } from "./housekeeping.ts";
-import { dispatch, fullName, type LifecycleContext } from "./lifecycle-context.ts";
+import { dispatch, type LifecycleContext } from "./lifecycle-context.ts";
 import { handleAdditions } from "./pod-admission.ts";
 import type { PlegEvent } from "./pleg.ts";
 import { needsReadinessReconcile } from "./readiness-gates.ts";
@@ -14,6 +14,7 @@ import { createFileSource } from "./sources/file.ts";
 import { createHttpSource } from "./sources/http.ts";
 import type { PodUpdate } from "./sources/update.ts";
 import { isTerminalPhase } from "./status-manager.ts";
+import { podKey } from "./pod-like.ts";
 
 /** Upstream runtimeCache period: housekeeping reuses a runtime listing at most this old. */
 const RUNTIME_CACHE_MS = 2_000;
@@ -35,7 +36,7 @@ export function handleUpdate(ctx: LifecycleContext, u: PodUpdate): void {
     case "DELETE":
       for (const pod of u.pods) {
         podManager.remove(pod.metadata.uid);
-        log.info(`pod removed by its source ${kv({ pod: fullName(pod), uid: pod.metadata.uid, source: u.source })}`);
+        log.info(`pod removed by its source ${kv({ pod: podKey(pod), uid: pod.metadata.uid, source: u.source })}`);
         // A DELETE carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
         dispatch(ctx, u.op === "DELETE" ? pod : (ctx.known.get(pod.metadata.uid) ?? pod), "kill");
       }

@@ -93,10 +93,5 @@ export interface PodStatus {
   qosClass?: "Guaranteed" | "Burstable" | "BestEffort";
 }
 
-/** Pod name for logs and keys: namespace/name. */
-export function podFullName(pod: { metadata: { name: string; namespace: string } }): string {
-  return `${pod.metadata.namespace}/${pod.metadata.name}`;
-}
-
 // Compile-time guarantee that eviction/QoS code can take our pods as they are.
 export const asPodLike = (pod: Pod): PodLike => pod;

@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
 import type { Pod } from "../pod/types.ts";
 import { containerCgroupDirs } from "./cgroup-stats.ts";
 import { fsStats } from "./fs.ts";
@@ -119,8 +120,6 @@ export interface CadvisorSourceDeps {
   sysDevBlock?: string;
 }
 
-const POD_UID_LABEL = "io.kubernetes.pod.uid";
-const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
 const isEnoent = (e: unknown) => (e as NodeJS.ErrnoException)?.code === "ENOENT";
 
 export function createCadvisorSource(d: CadvisorSourceDeps): () => Promise<CadvisorSnapshot> {

@@ -3,14 +3,12 @@
 // behind the summary; and makeContainerStats, a listed container's entry from its cgroup's figures or the runtime's.
 import type { ContainerStats as CriContainerStats, Container as CriContainer, PodSandbox } from "../cri/client.ts";
 import { kv, log } from "../log.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
 import { fsUsage } from "./pods.ts";
 import type { SummaryContext } from "./summary-context.ts";
 import type { SummaryCri } from "./summary-options.ts";
 import type { ContainerStats, CPUStats, FsStats, MemoryStats } from "./summary.ts";
 
-// Labels the kubelet puts on CRI objects (upstream kubelet/types/labels.go); same strings as kuberuntime/labels.ts.
-const POD_UID_LABEL = "io.kubernetes.pod.uid";
-const CONTAINER_NAME_LABEL = "io.kubernetes.container.name";
 /** A listed container's name: its metadata, else the kubelet's label, else its id. */
 export const criContainerName = (c: CriContainer): string => c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
 

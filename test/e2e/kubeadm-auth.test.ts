@@ -12,7 +12,17 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ensureBuilt, freePort, killAll, runBunlet, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import {
+  ensureBuilt,
+  freePort,
+  killAll,
+  runBunlet,
+  spawnBunlet,
+  startAgentWithoutRuntime,
+  waitForHealthz,
+  withoutRuntimeFlags,
+  type BunletProcess,
+} from "../support/binary.ts";
 import { startApiServer, type ApiServerDouble } from "../support/apiserver/index.ts";
 import { issueCert } from "../support/apiserver/pki.ts";
 
@@ -45,18 +55,13 @@ describe("kubeadm's authentication and authorization settings in API-server mode
     flags = [
       "--config",
       KUBEADM_CONFIG,
-      `--root-dir=${join(dir, "root")}`,
       `--cert-dir=${join(dir, "pki")}`,
       `--hostname-override=${NODE}`,
       "--address=127.0.0.1",
-      `--port=${port}`,
-      `--healthz-port=${healthz}`,
-      "--read-only-port=0",
       `--client-ca-file=${api.ca.certFile}`,
       `--tls-cert-file=${join(dir, "kubelet.crt")}`,
       `--tls-private-key-file=${join(dir, "kubelet.key")}`,
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
-      `--pod-manifest-path=${join(dir, "manifests")}`,
+      ...withoutRuntimeFlags(dir, port, healthz),
     ];
     p = spawnBunlet([...flags, `--kubeconfig=${kubeconfig}`]);
     await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, 30_000);
@@ -146,22 +151,12 @@ describe("API-server mode with neither TLS files nor serverTLSBootstrap (the bin
     const kubeconfig = join(dir, "kubelet.conf");
     await api.writeKubeconfig(kubeconfig, { ...(await api.issueClientCert(`system:node:${NODE}`, ["system:nodes"])), user: "kubelet" });
     mkdirSync(join(dir, "manifests"));
-    port = freePort();
-    const healthz = freePort();
     // No config file: the v1beta1 defaults (webhook authn, Webhook authz), no TLS files, no client CA.
-    p = spawnBunlet([
-      `--kubeconfig=${kubeconfig}`,
-      `--root-dir=${join(dir, "root")}`,
-      `--cert-dir=${join(dir, "pki")}`,
-      `--hostname-override=${NODE}`,
-      "--address=127.0.0.1",
-      `--port=${port}`,
-      `--healthz-port=${healthz}`,
-      "--read-only-port=0",
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
-      `--pod-manifest-path=${join(dir, "manifests")}`,
-    ]);
-    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, 30_000);
+    ({ p, port } = await startAgentWithoutRuntime(
+      dir,
+      [`--kubeconfig=${kubeconfig}`, `--cert-dir=${join(dir, "pki")}`, `--hostname-override=${NODE}`, "--address=127.0.0.1"],
+      30_000,
+    ));
   }, 180_000);
 
   afterAll(async () => {

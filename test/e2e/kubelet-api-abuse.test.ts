@@ -11,12 +11,12 @@ import tls from "node:tls";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { ensureBuilt, killAll, startAgentWithoutRuntime, type BunletProcess } from "../support/binary.ts";
 import { seededRand, type Rand } from "../support/rand.ts";
 import { pollUntil } from "../support/wait.ts";
 import { makeTestPki } from "../support/pki.ts";
-import { REQ, UPGRADE_SPDY, UPGRADE_WS, type HostileCase } from "../support/hostile.ts";
-import { procFds, procRssKiB, runCases } from "../support/hostile-wire.ts";
+import { REQ, UPGRADE_SPDY, UPGRADE_WS, type HostileCase, type SlowClient } from "../support/hostile.ts";
+import { procFds, procRssKiB, runCases, slowClientsClosed } from "../support/hostile-wire.ts";
 
 /** Path segments a hostile client would try: traversal, encodings, control bytes, unicode, long. */
 function hostileSegment(r: Rand): string {
@@ -191,19 +191,8 @@ describe("kubelet port under hostile requests (the binary)", () => {
   beforeAll(async () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-${process.pid}-`));
-    port = freePort();
-    const healthz = freePort();
     // The streaming and log handlers are what is under test here: opted in on the unauthenticated port.
-    p = spawnBunlet([
-      `--root-dir=${join(dir, "root")}`,
-      `--port=${port}`,
-      `--healthz-port=${healthz}`,
-      "--read-only-port=0",
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
-      `--pod-manifest-path=${join(dir, "manifests")}`,
-      "--unsafe-loopback-debug-handlers",
-    ]);
-    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
+    ({ p, port } = await startAgentWithoutRuntime(dir, ["--unsafe-loopback-debug-handlers"]));
   }, 180_000);
 
   afterAll(async () => {
@@ -234,28 +223,20 @@ describe("kubelet port under hostile requests (the binary)", () => {
 
   test("slow clients are cut off: silent, a half request line, dripped headers, a dripped body", async () => {
     const fds0 = procFds(p.pid);
-    const starts = [
-      "",
-      "GET /hea",
-      "GET /exec/a/b/c HTTP/1.1\r\n",
-      "GET /pods HTTP/1.1\r\n",
-      "POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+    // Dripping clients keep sending a byte a second; the server must still end them.
+    const clients: SlowClient[] = [
+      { what: "silent", first: "" },
+      { what: "half a request line", first: "GET /hea" },
+      { what: "dripped headers", first: "GET /exec/a/b/c HTTP/1.1\r\n", drip: "X-Slow: 1\r\n" },
+      { what: "dripped headers", first: "GET /pods HTTP/1.1\r\n", drip: "X-Slow: 1\r\n" },
+      { what: "a dripped body", first: "POST /run/a/b/c HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", drip: "a" },
     ];
-    const closed = starts.flatMap((start, i) =>
-      Array.from(
-        { length: 6 },
-        () =>
-          new Promise<void>((resolve) => {
-            const s = net.connect(port, "127.0.0.1", () => s.write(start));
-            // Dripping clients keep sending a byte a second; the server must still end them.
-            const drip = i >= 2 ? setInterval(() => s.write(i === 4 ? "a" : "X-Slow: 1\r\n"), 1000) : undefined;
-            s.on("error", () => {});
-            s.on("close", () => (clearInterval(drip), resolve()));
-          }),
-      ),
-    );
+    const connect = (onOpen: (s: net.Socket) => void) => {
+      const s = net.connect(port, "127.0.0.1", () => onOpen(s));
+      return s;
+    };
     // Bounded by the server's own limits (first-request sniffing 10 s, then Bun's header and idle timeouts).
-    await Promise.race([Promise.all(closed), Bun.sleep(90_000).then(() => Promise.reject(new Error("slow clients still connected after 90 s")))]);
+    await slowClientsClosed(connect, clients, 6, 90_000);
     expect(p.proc.exitCode).toBeNull();
     await pollUntil(() => procFds(p.pid) <= fds0 + 4, "fds back after the slow clients", 30_000, 100);
   }, 120_000);
@@ -272,8 +253,6 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
     dir = mkdtempSync(join(tmpdir(), `bunlet-abuse-tls-${process.pid}-`));
     const pki = await makeTestPki(dir, [["apiserver", "kube-apiserver-kubelet-client", "system:masters"]]);
     client = { cert: readFileSync(pki.client("apiserver").cert), key: readFileSync(pki.client("apiserver").key) };
-    port = freePort();
-    const healthz = freePort();
     const config = join(dir, "kubelet.yaml");
     writeFileSync(
       config,
@@ -286,18 +265,7 @@ describe("the secured kubelet port (TLS, x509 client certificates) under hostile
         "",
       ].join("\n"),
     );
-    p = spawnBunlet([
-      "--config",
-      config,
-      `--root-dir=${join(dir, "root")}`,
-      `--cert-dir=${join(dir, "pki")}`,
-      `--port=${port}`,
-      `--healthz-port=${healthz}`,
-      "--read-only-port=0",
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
-      `--pod-manifest-path=${join(dir, "manifests")}`,
-    ]);
-    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
+    ({ p, port } = await startAgentWithoutRuntime(dir, ["--config", config, `--cert-dir=${join(dir, "pki")}`]));
   }, 180_000);
 
   afterAll(async () => {

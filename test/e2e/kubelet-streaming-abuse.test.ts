@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeStaticPodConfig } from "../support/agent.ts";
-import { ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz, type BunletProcess } from "../support/binary.ts";
+import { ensureBuilt, freePort, killAll, spawnBunlet, startAgentWithoutRuntime, waitForHealthz, type BunletProcess } from "../support/binary.ts";
 import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "../support/containerd.ts";
 import { logsCases, slowStreamingClients, streamingUpgradeCases, type KnownPod } from "../support/hostile.ts";
 import { procFds, runCases, settledRssKiB, slowClientsClosed, type Connect } from "../support/hostile-wire.ts";
@@ -188,17 +188,7 @@ describe("the plain loopback port without the opt-in: the same requests are all 
   beforeAll(async () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), `bunlet-stream-abuse-off-${process.pid}-`));
-    port = freePort();
-    const healthz = freePort();
-    p = spawnBunlet([
-      `--root-dir=${join(dir, "root")}`,
-      `--port=${port}`,
-      `--healthz-port=${healthz}`,
-      "--read-only-port=0",
-      `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
-      `--pod-manifest-path=${join(dir, "manifests")}`,
-    ]);
-    await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`);
+    ({ p, port } = await startAgentWithoutRuntime(dir));
   }, 180_000);
   afterAll(async () => {
     await killAll();

@@ -8,24 +8,19 @@
 // promtool finds /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor clean; no kubelet_*
 // histogram carries a per-pod label. Needs root, containerd and Prometheus (skipped otherwise).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../src/agent.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
-import { startApiServer, type ApiServerDouble } from "../support/apiserver/index.ts";
-import { writeStaticPodConfig } from "../support/agent.ts";
+import type { NodeAgent } from "../../src/agent.ts";
+import type { ApiServerDouble } from "../support/apiserver/index.ts";
 import { freePort, ROOT } from "../support/binary.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { clusterPaths, joinDouble, type JoinedNode } from "../support/cluster.ts";
+import { canRunContainerd, type TestContainerd } from "../support/containerd.ts";
 import { parsePromText } from "../support/prom-text.ts";
 import { hasPrometheus, promtoolCheckMetrics, startPrometheus, type TestPrometheus } from "../support/prometheus.ts";
 import { until } from "../support/wait.ts";
 import { KUBELET_ALERT_INPUTS, KUBELET_DASHBOARD } from "../fixtures/monitoring/kubelet-mixin.ts";
 
-const PID = process.pid;
-const BASE = `/tmp/bunlet-moncluster-${PID}`;
-const CGROUP_ROOT = `/bunlet-moncluster-${PID}`;
-const NODE = `moncluster-${PID}`;
+const { node: NODE, base: BASE } = clusterPaths("moncluster");
 const CLUSTER = "bunlet-test";
 const RULES = join(ROOT, "examples", "monitoring", "kubelet-rules.yaml");
 
@@ -61,6 +56,7 @@ spec:
 `;
 
 describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-server mode: a real Prometheus scraping bunlet over TLS", () => {
+  let c: JoinedNode | undefined;
   let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
@@ -88,21 +84,20 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
   }
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    api = await startApiServer();
-    mkdirSync(join(BASE, "manifests"), { recursive: true });
     const caFile = join(BASE, "cluster-ca.crt");
-    writeFileSync(caFile, api.caPem);
-    scraper = await api.issueClientCert("prometheus");
-    writeFileSync(join(BASE, "prometheus.crt"), scraper.certPem);
-    writeFileSync(join(BASE, "prometheus.key"), scraper.keyPem, { mode: 0o600 });
-    const bootstrap = join(BASE, "bootstrap-kubelet.conf");
-    await api.writeKubeconfig(bootstrap, { token: api.bootstrapToken, user: "tls-bootstrap-token-user" });
     port = freePort();
-    const config = writeStaticPodConfig(
-      join(BASE, "kubelet.yaml"),
-      { manifests: join(BASE, "manifests"), endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port },
-      [
+    // Bootstrap token → CSR → client certificate.
+    c = await joinDouble({
+      name: "moncluster",
+      identity: "bootstrap",
+      port,
+      prepare: async (x) => {
+        writeFileSync(caFile, x.api.caPem);
+        scraper = await x.api.issueClientCert("prometheus");
+        writeFileSync(join(BASE, "prometheus.crt"), scraper.certPem);
+        writeFileSync(join(BASE, "prometheus.key"), scraper.keyPem, { mode: 0o600 });
+      },
+      config: [
         "nodeStatusUpdateFrequency: 1s",
         "rotateCertificates: true",
         "evictionHard: { memory.available: 100Mi }",
@@ -111,25 +106,13 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
         `authentication: { x509: { clientCAFile: ${caFile} }, anonymous: { enabled: false }, webhook: { enabled: false } }`,
         "authorization: { mode: AlwaysAllow }",
       ],
-    );
-    const loaded = await loadConfig([
-      "--config",
-      config,
-      `--hostname-override=${NODE}`,
-      `--root-dir=${join(BASE, "root")}`,
-      `--kubeconfig=${join(BASE, "kubelet.conf")}`,
-      `--bootstrap-kubeconfig=${bootstrap}`,
-      `--cert-dir=${join(BASE, "pki")}`,
-    ]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
+    });
+    ({ ctd, api, agent } = c);
   }, 600_000);
 
   afterAll(async () => {
     await prom?.stop();
-    await agent?.stop();
-    await api?.close();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await c?.stop();
     rmSync(BASE, { recursive: true, force: true });
   }, 120_000);
 

@@ -1,27 +1,17 @@
 // Hostile or invalid manifests in staticPodPath / staticPodURL are
 // reported against their file (or URL and document) and never freeze a source or hurt other pods.
-import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { realClock } from "../../src/clock.ts";
-import { readStaticPods, createFileSource, type PodSource } from "../../src/pod/sources/file.ts";
+import { readStaticPods, createFileSource } from "../../src/pod/sources/file.ts";
 import type { PodUpdate } from "../../src/pod/sources/update.ts";
 import { decodeManifests } from "../../src/pod/manifest.ts";
 import { waitFor } from "../support/cgroup.ts";
 import { aliasBomb, podYaml } from "../support/hostile.ts";
+import { podSourceFixtures } from "../support/pod-source-fixtures.ts";
 
-const dirs: string[] = [];
-const sources: PodSource[] = [];
-afterEach(() => {
-  for (const s of sources.splice(0)) s.stop();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), `bunlet-hostile-${process.pid}-`));
-  dirs.push(d);
-  return d;
-}
+const { tempDir, sources } = podSourceFixtures("bunlet-hostile");
 
 describe("a YAML alias bomb in staticPodPath", () => {
   test("is an error of its own file and document; the other files' pods still come", async () => {

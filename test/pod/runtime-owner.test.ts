@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CriClient } from "../../src/cri/client.ts";
 import type { Container, PodSandbox } from "../../src/cri/types.ts";
+import { CONTAINER_NAME_LABEL, newPodLabels } from "../../src/pod/kuberuntime/labels.ts";
 import { checkRuntimeOwner, holdOwnerLock, OWNER_LABEL, ownedCri, ownerAlive, RuntimeOwnerError } from "../../src/pod/kuberuntime/owner.ts";
 import { createKubeRuntime } from "../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
@@ -23,9 +24,7 @@ const sandbox = (id: string, name: string, owner?: string, state = "SANDBOX_READ
     createdAt: 1,
     metadata: { name, namespace: "default", uid: `uid-${name}`, attempt: 0 },
     labels: {
-      "io.kubernetes.pod.name": name,
-      "io.kubernetes.pod.namespace": "default",
-      "io.kubernetes.pod.uid": `uid-${name}`,
+      ...newPodLabels({ name, namespace: "default", uid: `uid-${name}` }),
       ...(owner ? { [OWNER_LABEL]: owner } : {}),
     },
     annotations: {},
@@ -43,7 +42,7 @@ function fakeCri(sandboxes: PodSandbox[]) {
             id: `c-${s.id}`,
             podSandboxId: s.id,
             state: "CONTAINER_RUNNING",
-            labels: { ...s.labels, "io.kubernetes.container.name": "app" },
+            labels: { ...s.labels, [CONTAINER_NAME_LABEL]: "app" },
             metadata: { name: "app", attempt: 0 },
           }) as unknown as Container,
       ),

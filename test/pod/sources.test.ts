@@ -1,30 +1,20 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { realClock } from "../../src/clock.ts";
 import type { ManifestError } from "../../src/pod/manifest.ts";
 import { createPodConfig } from "../../src/pod/sources/config-mux.ts";
-import { createFileSource, createManifestCache, readStaticPods, type PodSource } from "../../src/pod/sources/file.ts";
+import { createFileSource, createManifestCache, readStaticPods } from "../../src/pod/sources/file.ts";
 import { createHttpSource } from "../../src/pod/sources/http.ts";
 import type { PodUpdate } from "../../src/pod/sources/update.ts";
 import { createSettlingClock } from "../support/settling-clock.ts";
 import { waitFor } from "../support/cgroup.ts";
+import { podSourceFixtures } from "../support/pod-source-fixtures.ts";
 
 const pod = (name: string, image = "bunlet.local/busybox:1") =>
   `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: ${image}\n      command: [sleep, "3600"]\n`;
 
-const dirs: string[] = [];
-const sources: PodSource[] = [];
-afterEach(() => {
-  for (const s of sources.splice(0)) s.stop();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), `bunlet-pods-${process.pid}-`));
-  dirs.push(d);
-  return d;
-}
+const { tempDir, sources } = podSourceFixtures("bunlet-pods");
 
 describe("file source", () => {
   test("reads a directory, skips dotfiles, keeps good pods when one manifest is bad", async () => {

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CriClient } from "../../src/cri/client.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import { requestAttributes } from "../../src/server/auth/attributes.ts";
 import { renderCadvisorMetrics } from "../../src/server/cadvisor-metrics.ts";
@@ -105,7 +106,7 @@ describe("from cgroups, /proc and the CRI", () => {
         imageRef: "",
         state: "CONTAINER_RUNNING",
         createdAt: 1_700_000_000_123_000_000,
-        labels: { "io.kubernetes.pod.uid": "uid-1", "io.kubernetes.container.name": "app" },
+        labels: { [POD_UID_LABEL]: "uid-1", [CONTAINER_NAME_LABEL]: "app" },
         annotations: {},
         imageId: "",
       },

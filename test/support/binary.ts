@@ -169,6 +169,30 @@ export async function waitForHealthz(p: BunletProcess, url: string, timeoutMs = 
   }
 }
 
+/**
+ * The flags of an agent with no container runtime (it serves while it waits for one): its root and
+ * static pod directories under `dir`, the kubelet port on `port`, /healthz on `healthzPort`, no read-only port.
+ */
+export function withoutRuntimeFlags(dir: string, port: number, healthzPort: number): string[] {
+  return [
+    `--root-dir=${join(dir, "root")}`,
+    `--port=${port}`,
+    `--healthz-port=${healthzPort}`,
+    "--read-only-port=0",
+    `--container-runtime-endpoint=unix://${join(dir, "no-runtime.sock")}`,
+    `--pod-manifest-path=${join(dir, "manifests")}`,
+  ];
+}
+
+/** Spawns the binary with `flags` and withoutRuntimeFlags on two free ports; resolves once /healthz answers. */
+export async function startAgentWithoutRuntime(dir: string, flags: string[] = [], healthzTimeoutMs?: number): Promise<{ p: BunletProcess; port: number }> {
+  const port = freePort();
+  const healthz = freePort();
+  const p = spawnBunlet([...flags, ...withoutRuntimeFlags(dir, port, healthz)]);
+  await waitForHealthz(p, `http://127.0.0.1:${healthz}/healthz`, healthzTimeoutMs);
+  return { p, port };
+}
+
 /** SIGKILLs every spawned process still running and waits for them (for afterEach/afterAll). */
 export async function killAll(): Promise<void> {
   const all = [...live];

@@ -44,6 +44,11 @@ export interface JoinedNode {
   agent: NodeAgent;
   /** kubectl as the cluster admin; throws with its stderr on a non-zero exit. */
   kubectl(...args: string[]): Promise<string>;
+  /**
+   * Writes `manifest` (YAML text, or an object as JSON) to <base>/<file> and applies it with kubectl,
+   * without client-side validation: the double serves no OpenAPI document.
+   */
+  apply(file: string, manifest: string | object): Promise<string>;
   /** Stops the agent and the double; removes the node's pods, cgroups and files. `cleanPods` replaces the default pod removal. */
   stop(cleanPods?: () => Promise<void>): Promise<void>;
 }
@@ -105,17 +110,36 @@ export async function joinDouble(o: JoinOpts): Promise<JoinedNode> {
   }
   const admin = p.admin;
   const base = p.base;
+  const kubectl = async (...args: string[]) => {
+    const proc = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: base } });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
+    return out;
+  };
   return {
     ...p,
     ctd,
     api,
     agent,
-    async kubectl(...args) {
-      const proc = Bun.spawn(["kubectl", "--kubeconfig", admin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HOME: base } });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-      if (code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${code}: ${err}`);
-      return out;
+    kubectl,
+    async apply(file, manifest) {
+      const path = join(base, file);
+      await Bun.write(path, typeof manifest === "string" ? manifest : JSON.stringify(manifest));
+      return kubectl("apply", "--validate=false", "-f", path);
     },
     stop,
   };
+}
+
+/**
+ * A pod of busybox sleeping, bound to the node (spec.nodeName), as YAML: `spec` adds PodSpec fields
+ * ("priorityClassName: x,"), `container` adds container fields (", resources: { … }").
+ */
+export function sleeperPodYaml(c: Pick<JoinedNode, "node" | "ctd">, name: string, spec = "", container = ""): string {
+  return [
+    "apiVersion: v1",
+    "kind: Pod",
+    `metadata: { name: ${name}, namespace: default }`,
+    `spec: { nodeName: ${c.node}, terminationGracePeriodSeconds: 1, ${spec} containers: [{ name: c, image: "${c.ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${container} }] }`,
+  ].join("\n");
 }

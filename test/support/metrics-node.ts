@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { createAgentRegistry } from "../../src/agent-run.ts";
 import type { CriClient } from "../../src/cri/client.ts";
 import { createKubeletMetrics, nodeStartupMetrics, restClientMetrics, serverCertificateMetrics, clientCertificateMetrics } from "../../src/metrics/index.ts";
+import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import type { PodCgroups, PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import type { Registry } from "../../src/server/metrics.ts";
@@ -123,7 +124,7 @@ export function fakeCadvisorNode(root: string, pods: readonly Pod[]): () => Prom
         imageRef: "",
         state: "CONTAINER_RUNNING",
         createdAt: Date.now() * 1e6,
-        labels: { "io.kubernetes.pod.uid": pod.metadata.uid, "io.kubernetes.container.name": c.name },
+        labels: { [POD_UID_LABEL]: pod.metadata.uid, [CONTAINER_NAME_LABEL]: c.name },
         annotations: {},
         imageId: "",
       });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { CriClient } from "../../src/cri/client.ts";
 import { GrpcCode, GrpcError } from "../../src/cri/client.ts";
+import { POD_UID_LABEL } from "../../src/pod/kuberuntime/labels.ts";
 import { observeStopContainer, waitForRuntime, type StopContainerEvent } from "../../src/wire/runtime.ts";
 
 function fakeCri(over: Partial<CriClient>): CriClient {
@@ -11,7 +12,7 @@ describe("observeStopContainer", () => {
   test("reports sent/done for a container whose pod it learnt from a listing", async () => {
     const calls: string[] = [];
     const cri = fakeCri({
-      listContainers: async () => [{ id: "c1", labels: { "io.kubernetes.pod.uid": "uid-a" } } as never, { id: "c2", labels: {} } as never],
+      listContainers: async () => [{ id: "c1", labels: { [POD_UID_LABEL]: "uid-a" } } as never, { id: "c2", labels: {} } as never],
       stopContainer: async (id, t) => void calls.push(`${id}/${t}`),
     });
     const events: StopContainerEvent[] = [];

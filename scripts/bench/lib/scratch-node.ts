@@ -3,7 +3,7 @@
 // dist/bunlet (built first if stale) started on them. cleanup() — also run on Ctrl-C/SIGTERM — stops
 // the agent, removes the node's pods through the CRI (the agent leaves running pods running, as the
 // kubelet does), the cgroup tree and the directories, and releases containerd.
-// Used by idle.ts and podstart.ts; api-pods.ts shares its small helpers (percentile, loadAverage).
+// Used by idle.ts and podstart.ts; api-pods.ts and join-ready.ts share its small helpers (percentile, loadAverage).
 import { mkdirSync, mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,8 +12,8 @@ import { staticPodFlags } from "../../../test/support/agent.ts";
 import { staticPodYaml } from "../../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd, removeSandboxes, tearDownPods } from "../../../test/support/containerd.ts";
 import { pollUntil } from "../../../test/support/wait.ts";
+import { POD_NAME_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 
-export const POD_NAME_LABEL = "io.kubernetes.pod.name";
 export const BUSYBOX = "bunlet.local/busybox:1";
 
 export interface ScratchNode {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Clock } from "../../clock.ts";
 import type { KubeClient } from "../../kube/index.ts";
 import { kv, log } from "../../log.ts";
+import { podKeyOf } from "../pod-like.ts";
 
 const MAX_TTL_MS = 24 * 3600_000;
 const MAX_JITTER_MS = 10_000;
@@ -88,7 +89,7 @@ export function createTokenManager(opts: TokenManagerOptions): TokenManager {
         const t = await request(ns, sa, spec);
         cache.set(key, { ...t, podUid: spec.boundObjectRef.uid });
         log.info(
-          `service account token ${cached ? "refreshed" : "issued"} ${kv({ pod: `${ns}/${spec.boundObjectRef.name}`, serviceAccount: sa, expiresAt: new Date(t.expirationMs).toISOString() })}`,
+          `service account token ${cached ? "refreshed" : "issued"} ${kv({ pod: podKeyOf(ns, spec.boundObjectRef.name), serviceAccount: sa, expiresAt: new Date(t.expirationMs).toISOString() })}`,
         );
         return t.token;
       } catch (e) {

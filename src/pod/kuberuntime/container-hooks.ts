@@ -8,7 +8,7 @@ import type { CriClient } from "../../cri/client.ts";
 import { kv, log } from "../../log.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
 import { formatPod, runLifecycleHandler, type HookTarget } from "../lifecycle-hooks.ts";
-import { podUid } from "../pod-like.ts";
+import { podKeyOf, podUid } from "../pod-like.ts";
 import type { ExecResult } from "../runtime.ts";
 import type { PodRef } from "./config.ts";
 import { CONTAINER_PRESTOP_HANDLER_LABEL, POD_TERMINATION_GRACE_PERIOD_LABEL, POD_UID_LABEL } from "./labels.ts";
@@ -68,16 +68,16 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     let grace = graceSeconds;
     if (pod && spec && preStop && grace > 0) {
       const target = hookTarget(pod, ref, spec, id, preStop.httpGet && !preStop.httpGet.host ? await podIP(pod, sandboxId) : undefined);
-      log.info(`running preStop hook ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
+      log.info(`running preStop hook ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
       const r = await runPreStopWithin(grace, clock, async (signal) => {
         const err = await runLifecycleHandler(preStop, target, { execSync: execSyncRaw, fetch: opts.fetch }, signal);
         if (err) {
-          log.warn(`preStop hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, event: "FailedPreStopHook", message: err })}`);
+          log.warn(`preStop hook failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, event: "FailedPreStopHook", message: err })}`);
           deps.hookFailed?.(pod, name, "FailedPreStopHook", "PreStopHook failed");
         }
       });
       if (!r.completed)
-        log.info(`preStop hook not completed in grace period ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, gracePeriod: grace })}`);
+        log.info(`preStop hook not completed in grace period ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, gracePeriod: grace })}`);
       grace = r.remainingSeconds;
     }
     const waits = ordering && grace > 0;
@@ -138,13 +138,13 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
     const err = await runPostStartHandler(pod, hookTarget(pod, ref, container, id, ip), postStart);
     if (!err) return undefined;
     log.warn(
-      `postStart hook failed, killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`,
+      `postStart hook failed, killing container ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: container.name, id: id.slice(0, 13), event: "FailedPostStartHook", message: err })}`,
     );
     deps.hookFailed?.(pod, container.name, "FailedPostStartHook", err);
     const grace = terminationGracePeriod(pod, container, "postStart");
     await killContainer(pod, ref, id, container.name, grace, "FailedPostStartHook", { sandboxId, floor: true }).catch((e) =>
       log.warn(
-        `killing container after failed postStart hook failed ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, error: (e as Error).message })}`,
+        `killing container after failed postStart hook failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: container.name, error: (e as Error).message })}`,
       ),
     );
     return err;

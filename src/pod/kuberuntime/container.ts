@@ -20,6 +20,7 @@ import { signalName } from "./stop-signal.ts";
 import { containerTerminationMessage, withTerminationMessage } from "./termination-message.ts";
 import { createTerminationOrdering, isSidecar } from "./termination.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
+import { podKeyOf } from "../pod-like.ts";
 
 const backOffKey = (uid: string, container: string) => `${uid}/${container}`;
 
@@ -49,7 +50,7 @@ export async function stopContainer(ctx: KubeRuntimeContext, req: StopContainerR
   // Upstream killContainer: "Stopping container <name>" unless the kill has its own message.
   ctx.containerEvent(pod ?? ref, name, "Normal", reasons.KillingContainer, !message || message === "Stopping pod" ? `Stopping container ${name}` : message);
   log.info(
-    `killing container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message, signalledPid: direct?.pid, signal: direct && signalName(direct.signal) })}`,
+    `killing container ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, id: id.slice(0, 13), gracePeriod: graceSeconds, reason: message, signalledPid: direct?.pid, signal: direct && signalName(direct.signal) })}`,
   );
   await stopped;
 }
@@ -145,7 +146,7 @@ export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPod
     try {
       inputs.etcHostsPath = writePodHostsFile(ctx.rootDir, pod, [ip], ctx.dns.clusterDomain);
     } catch (e) {
-      log.warn(`cannot write the pod's hosts file ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+      log.warn(`cannot write the pod's hosts file ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: (e as Error).message })}`);
     }
   }
   if (actions.nextInitContainer) {
@@ -191,7 +192,7 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     const nowMs = ctx.now();
     if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
       const delay = backOff.delayMs?.(key);
-      const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${ref.namespace}/${ref.name}_(${ref.uid})`;
+      const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${podKeyOf(ref.namespace, ref.name)}_(${ref.uid})`;
       ctx.containerEvent(
         pod,
         container.name,
@@ -245,7 +246,7 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     await inSlot(() => cri.startContainer(id), PRIORITY_START);
     // Learn its init for the direct signal (and the eviction fast path's plan) now, not at the next relist.
     ctx.opts.directSignal?.track(id, ref.uid, true);
-    log.info(`started container ${kv({ pod: `${ref.namespace}/${ref.name}`, container: container.name, id: id.slice(0, 13), attempt })}`);
+    log.info(`started container ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: container.name, id: id.slice(0, 13), attempt })}`);
     ctx.containerEvent(pod, container.name, "Normal", reasons.StartedContainer, `Started container ${container.name}`);
   } catch (e) {
     ctx.containerEvent(pod, container.name, "Warning", reasons.FailedToStartContainer, `Error: ${(e as Error).message}`);

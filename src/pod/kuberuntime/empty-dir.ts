@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
 import { makePodDir, podDir } from "../pod-dir.ts";
-import { podUid } from "../pod-like.ts";
+import { podKey, podUid } from "../pod-like.ts";
 import { mountPointsUnder } from "../volumes/mount-points.ts";
 import { setVolumeOwnership } from "../volumes/ownership.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
@@ -95,7 +95,7 @@ export function setUpEmptyDir(
   const size = emptyDirMemorySizeBytes(pod, emptyDir.sizeLimit, nodeAllocatableMemoryBytes);
   run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
   if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
-  log.info(`mounted emptyDir tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volumeName, path: dir, sizeBytes: size, fsGroup })}`);
+  log.info(`mounted emptyDir tmpfs ${kv({ pod: podKey(pod), volume: volumeName, path: dir, sizeBytes: size, fsGroup })}`);
   return dir;
 }
 
@@ -107,7 +107,7 @@ export function mountMemoryVolume(dir: string, pod: KubePod, nodeAllocatableMemo
   if (mountPointsUnder(dir).includes(dir)) return;
   const size = emptyDirMemorySizeBytes(pod, undefined, nodeAllocatableMemoryBytes);
   run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
-  log.info(`mounted volume tmpfs ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, path: dir, sizeBytes: size })}`);
+  log.info(`mounted volume tmpfs ${kv({ pod: podKey(pod), path: dir, sizeBytes: size })}`);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { reasons } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
-import { podUid } from "../pod-like.ts";
+import { podKey, podUid } from "../pod-like.ts";
 import { lookupSecret } from "../volumes/index.ts";
 import type { KubeRuntimeContext } from "./context.ts";
 import type { KubeContainer, KubePod } from "./types.ts";
@@ -24,9 +24,7 @@ export async function pullWithSecrets(ctx: KubeRuntimeContext, pod: KubePod, ima
     try {
       secrets.push({ name: ref.name, data: lookupSecret(objects, ref.name).data });
     } catch (e) {
-      log.warn(
-        `Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: ref.name, error: (e as Error).message })}`,
-      );
+      log.warn(`Unable to retrieve pull secret, the image pull may not succeed. ${kv({ pod: podKey(pod), secret: ref.name, error: (e as Error).message })}`);
     }
   }
   const creds =

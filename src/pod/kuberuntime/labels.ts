@@ -61,6 +61,11 @@ export function newContainerAnnotations(input: ContainerAnnotationInput, podAnno
   return a;
 }
 
+/** A CRI container's name: its metadata's, else the label kuberuntime put on it (upstream getContainerInfoFromLabels). */
+export function containerNameOf(c: { metadata: { name: string } | null; labels: Record<string, string> }): string {
+  return c.metadata?.name || c.labels[CONTAINER_NAME_LABEL] || "";
+}
+
 /** The pod identity recorded on a sandbox or container, or undefined when it was not made by a kubelet. */
 export function podIdentityFromLabels(labels: Record<string, string>): PodIdentity | undefined {
   const uid = labels[POD_UID_LABEL];

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { ContainerFilter, PodSandboxConfig, PodSandboxFilter } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { realClock } from "../../clock.ts";
-import { type PodLike, podUid } from "../pod-like.ts";
+import { podKeyOf, type PodLike, podUid } from "../pod-like.ts";
 import type { BackOff, Runtime, RuntimePod, RuntimePodStatus, SyncPodOptions, SyncPodResult } from "../runtime.ts";
 import { createSlots } from "./slots.ts";
 import { type PodActions, computePodActions } from "./compute-actions.ts";
@@ -17,7 +17,7 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { cleanSubPaths } from "../volumes/index.ts";
 import { DEFAULT_DNS_SETTINGS } from "./pod-network.ts";
 import { createBackOff } from "../backoff.ts";
-import { CONTAINER_NAME_LABEL, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
+import { containerNameOf, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState } from "./status.ts";
 import { podContainersDir } from "./termination-message.ts";
 import { MINIMUM_GRACE_PERIOD_SECONDS, containerSpec, terminationGracePeriod } from "./termination.ts";
@@ -167,7 +167,7 @@ async function getPods(ctx: KubeRuntimeContext, all: boolean): Promise<RuntimePo
   for (const c of containers) {
     podFor(c.labels)?.containers.push({
       id: c.id,
-      name: c.metadata?.name || c.labels[CONTAINER_NAME_LABEL] || "",
+      name: containerNameOf(c),
       state: toContainerState(c.state),
     });
   }
@@ -208,7 +208,7 @@ async function killPod(ctx: KubeRuntimeContext, ref: PodRef, graceSeconds: numbe
   for (const s of await ctx.cri.listPodSandbox(selector)) {
     await ctx.cri.stopPodSandbox(s.id).catch((e) => errors.push(`sandbox ${s.id.slice(0, 13)}: ${(e as Error).message}`));
   }
-  if (errors.length > 0) throw new Error(`killing pod ${ref.namespace}/${ref.name}: ${errors.join("; ")}`);
+  if (errors.length > 0) throw new Error(`killing pod ${podKeyOf(ref.namespace, ref.name)}: ${errors.join("; ")}`);
 }
 
 /**
@@ -235,7 +235,7 @@ async function syncPod(
   inputs.objects = ctx.podObjects.get(ref.uid);
   const mountError = setUpVolumes(ctx, pod);
   if (mountError) {
-    log.warn(`volume set-up failed ${kv({ pod: `${ref.namespace}/${ref.name}`, event: "FailedMount", message: mountError })}`);
+    log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message: mountError })}`);
     ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
       result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });

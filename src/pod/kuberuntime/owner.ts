@@ -15,6 +15,7 @@ import { join, resolve } from "node:path";
 import * as libc from "../../../ffi/libc.ts";
 import { overrideClient, type CriClient } from "../../cri/client.ts";
 import { kv, log } from "../../log.ts";
+import { podKeyOf } from "../pod-like.ts";
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from "./labels.ts";
 
 export const OWNER_LABEL = "io.bunlet.owner";
@@ -109,7 +110,7 @@ export function ownedCri(cri: CriClient, owner: string, opts: { alive?: (owner: 
     if (o === undefined || o === owner || warned.has(o)) return;
     warned.add(o);
     log.warn(
-      `the container runtime also runs pods of another bunlet; they are left alone ${kv({ endpoint: cri.endpoint, owner: o, pod: `${labels?.[POD_NAMESPACE_LABEL]}/${labels?.[POD_NAME_LABEL]}`, us: owner })}`,
+      `the container runtime also runs pods of another bunlet; they are left alone ${kv({ endpoint: cri.endpoint, owner: o, pod: podKeyOf(labels?.[POD_NAMESPACE_LABEL], labels?.[POD_NAME_LABEL] ?? ""), us: owner })}`,
     );
   };
   const keep = <T extends { labels?: Record<string, string> }>(items: T[]): T[] =>
@@ -146,6 +147,6 @@ export async function checkRuntimeOwner(
   const owners = [...new Set(foreign.map((s) => s.labels[OWNER_LABEL]))];
   const example = foreign[0]!.labels;
   throw new RuntimeOwnerError(
-    `container runtime ${cri.endpoint} already runs ${foreign.length} pod(s) of another bunlet (root dir ${owners.join(", ")}; e.g. ${example[POD_NAMESPACE_LABEL]}/${example[POD_NAME_LABEL]}); this one (root dir ${owner}) refuses to start: two agents on one runtime would kill each other's pods as orphans. Give each agent its own containerd (or stop the other one and remove its pods: crictl rmp -f <id>)`,
+    `container runtime ${cri.endpoint} already runs ${foreign.length} pod(s) of another bunlet (root dir ${owners.join(", ")}; e.g. ${podKeyOf(example[POD_NAMESPACE_LABEL], example[POD_NAME_LABEL] ?? "")}); this one (root dir ${owner}) refuses to start: two agents on one runtime would kill each other's pods as orphans. Give each agent its own containerd (or stop the other one and remove its pods: crictl rmp -f <id>)`,
   );
 }

@@ -7,6 +7,7 @@ import { kv, log } from "../../log.ts";
 import { type DnsSettings, managedHostsFileContent, nodeHostsFileContent, podDnsConfig, podHostnameAndDomain } from "../network/index.ts";
 import { makePodDir } from "../pod-dir.ts";
 import type { KubePod } from "./types.ts";
+import { podKey } from "../pod-like.ts";
 
 export const DEFAULT_DNS_SETTINGS: DnsSettings = { clusterDNS: [], clusterDomain: "", resolvConf: "/etc/resolv.conf" };
 
@@ -33,7 +34,7 @@ export function sandboxDnsConfig(
   const { config, events } = podDnsConfig(pod, settings, text, nodeIPs);
   if (logEvents)
     for (const e of events) {
-      log.warn(`pod DNS ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, object: e.object, event: e.reason, message: e.message })}`);
+      log.warn(`pod DNS ${kv({ pod: podKey(pod), object: e.object, event: e.reason, message: e.message })}`);
       if (e.object === "pod") podWarning?.(e.reason, e.message);
     }
   return config;

@@ -3,7 +3,7 @@
 // KubeRuntimeContext (context.ts); the mounted set and fetched objects live in its caches.
 import { kv, log } from "../../log.ts";
 import { podRef, reasons } from "../../events/index.ts";
-import { podUid } from "../pod-like.ts";
+import { podKey, podKeyOf, podUid } from "../pod-like.ts";
 import { setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
 import type { PodRef } from "./config.ts";
 import { nodeAllocatable, type KubeRuntimeContext } from "./context.ts";
@@ -44,9 +44,7 @@ export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): string | un
       // A volume set up before stays mounted with its last good files (a refresh that fails — a
       // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
       if (!ctx.mountedVolumes.has(`${uid}/${v.name}`)) return message;
-      log.warn(
-        `volume refresh failed; keeping its last contents ${kv({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, event: "FailedMount", message })}`,
-      );
+      log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: podKey(pod), event: "FailedMount", message })}`);
       ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
     }
   }
@@ -60,7 +58,7 @@ export async function resolveApiObjects(ctx: KubeRuntimeContext, pod: KubePod, r
     const objs = await ctx.opts.apiObjects.resolve(pod);
     if (objs) ctx.podObjects.set(ref.uid, objs);
   } catch (e) {
-    log.warn(`API objects of the pod not fetched ${kv({ pod: `${ref.namespace}/${ref.name}`, error: (e as Error).message })}`);
+    log.warn(`API objects of the pod not fetched ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: (e as Error).message })}`);
   }
 }
 

@@ -13,6 +13,7 @@ import { PRIORITY_SANDBOX, type HeldSlot, type KubeRuntimeContext } from "./cont
 import { sandboxDnsConfig } from "./pod-network.ts";
 import { toRuntimeSandboxStatus } from "./status.ts";
 import type { KubePod } from "./types.ts";
+import { podKeyOf } from "../pod-like.ts";
 
 /** The pod's sandboxes, newest first; only the newest ready one is asked for its status (its network). */
 export async function podSandboxStatuses(ctx: KubeRuntimeContext, selector: { labelSelector: Record<string, string> }): Promise<RuntimePodStatus["sandboxes"]> {
@@ -66,7 +67,7 @@ export async function createPodSandbox(ctx: KubeRuntimeContext, req: CreateSandb
     held.release = await ctx.startSlots.acquire(PRIORITY_SANDBOX);
     const sandboxId = await ctx.cri.runPodSandbox(req.sandboxConfig);
     log.info(
-      `created pod sandbox ${kv({ pod: `${ref.namespace}/${ref.name}`, id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent: req.cgroupParent })}`,
+      `created pod sandbox ${kv({ pod: podKeyOf(ref.namespace, ref.name), id: sandboxId.slice(0, 13), attempt: actions.attempt, cgroupParent: req.cgroupParent })}`,
     );
     return sandboxId;
   } catch (e) {

@@ -1,7 +1,7 @@
 // CRI statuses → the runtime-neutral statuses of src/pod/runtime.ts (upstream toKubeContainerStatus).
 import type { ContainerState as CriContainerState, ContainerStatus, PodSandbox, PodSandboxStatus } from "../../cri/types.ts";
 import type { ContainerState, RuntimeContainerStatus, RuntimeSandboxStatus } from "../runtime.ts";
-import { CONTAINER_HASH_LABEL, CONTAINER_NAME_LABEL } from "./labels.ts";
+import { CONTAINER_HASH_LABEL, containerNameOf } from "./labels.ts";
 
 export function toContainerState(s: CriContainerState): ContainerState {
   switch (s) {
@@ -23,7 +23,7 @@ export function toRuntimeContainerStatus(s: ContainerStatus): RuntimeContainerSt
   const state = toContainerState(s.state);
   const out: RuntimeContainerStatus = {
     id: s.id,
-    name: s.metadata?.name || s.labels[CONTAINER_NAME_LABEL] || "",
+    name: containerNameOf(s),
     image: s.image?.userSpecifiedImage || s.image?.image || "",
     imageRef: s.imageRef || undefined,
     state,

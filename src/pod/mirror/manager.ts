@@ -11,6 +11,7 @@ import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Node } f
 import { kv, log } from "../../log.ts";
 import type { Pod } from "../types.ts";
 import { buildMirrorPod, isMirrorPodOf, podFullName } from "./mirror-pod.ts";
+import { podKey } from "../pod-like.ts";
 
 export interface MirrorPodManagerOptions {
   client: KubeClient;
@@ -34,8 +35,6 @@ export interface MirrorPodManager {
   mirrorOf(staticPod: Pod): Pod | undefined;
 }
 
-const ref = (p: Pod) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`;
-
 export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodManager {
   let stopPeriodic: (() => void) | undefined;
   let running: Promise<void> | undefined;
@@ -43,7 +42,7 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
 
   async function createMirror(pod: Pod): Promise<void> {
     const node = o.node();
-    if (!node?.metadata.uid) return log.debug(`No need to create a mirror pod, since failed to get node info from the cluster ${kv({ pod: ref(pod) })}`);
+    if (!node?.metadata.uid) return log.debug(`No need to create a mirror pod, since failed to get node info from the cluster ${kv({ pod: podKey(pod) })}`);
     if ((node.metadata as { deletionTimestamp?: string }).deletionTimestamp)
       return log.debug(`No need to create a mirror pod, since node has been removed from the cluster ${kv({ node: node.metadata.name })}`);
     try {
@@ -52,10 +51,10 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
         path: `/api/v1/namespaces/${pod.metadata.namespace ?? "default"}/pods`,
         body: buildMirrorPod(pod, { name: node.metadata.name, uid: node.metadata.uid }),
       });
-      log.info(`Created a mirror pod for static pod ${kv({ pod: ref(pod), podUID: pod.metadata.uid })}`);
+      log.info(`Created a mirror pod for static pod ${kv({ pod: podKey(pod), podUID: pod.metadata.uid })}`);
     } catch (e) {
       if (isAlreadyExists(e)) return; // the watch has not shown it yet
-      log.error(`Failed creating a mirror pod ${kv({ pod: ref(pod), error: (e as Error).message })}`);
+      log.error(`Failed creating a mirror pod ${kv({ pod: podKey(pod), error: (e as Error).message })}`);
     }
   }
 
@@ -70,7 +69,7 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
       });
       return true;
     } catch (e) {
-      if (!isNotFound(e) && !isConflict(e)) log.error(`Failed deleting a mirror pod ${kv({ pod: ref(mirror), error: (e as Error).message })}`);
+      if (!isNotFound(e) && !isConflict(e)) log.error(`Failed deleting a mirror pod ${kv({ pod: podKey(mirror), error: (e as Error).message })}`);
       return false;
     }
   }
@@ -82,15 +81,15 @@ export function createMirrorPodManager(o: MirrorPodManagerOptions): MirrorPodMan
       const mirror = mirrors.get(name);
       let deleted = false;
       if (mirror && (mirror.metadata.deletionTimestamp || !isMirrorPodOf(mirror, pod))) {
-        log.info(`Trying to delete pod ${kv({ pod: ref(pod), podUID: mirror.metadata.uid })}`);
+        log.info(`Trying to delete pod ${kv({ pod: podKey(pod), podUID: mirror.metadata.uid })}`);
         deleted = await deleteMirror(mirror, true);
-        if (deleted) log.info(`Deleted mirror pod because it is outdated ${kv({ pod: ref(mirror) })}`);
+        if (deleted) log.info(`Deleted mirror pod because it is outdated ${kv({ pod: podKey(mirror) })}`);
       }
       if (!mirror || deleted) await createMirror(pod);
     }
     for (const [name, mirror] of mirrors) {
       if (statics.has(name) || o.staticPodTerminating?.(name)) continue;
-      if (await deleteMirror(mirror, false)) log.info(`Deleted orphaned mirror pod ${kv({ pod: ref(mirror), podUID: mirror.metadata.uid })}`);
+      if (await deleteMirror(mirror, false)) log.info(`Deleted orphaned mirror pod ${kv({ pod: podKey(mirror), podUID: mirror.metadata.uid })}`);
     }
   }
 

@@ -9,6 +9,7 @@ import type { Container, Pod, Probe } from "../types.ts";
 import { runProbe, type ExecSync, type ProbeOutcome, type ProbeTarget } from "./probes.ts";
 import type { PodLifecycleMetrics, ProbeMetricResult, ProbeType } from "../lifecycle-metrics.ts";
 import { initialState, prepare, record, type ContainerView, type ProbeKind, type ProbeResult, type ProbeWorkerState } from "./state.ts";
+import { podKey } from "../pod-like.ts";
 
 const PROBE_TYPE = { liveness: "Liveness", readiness: "Readiness", startup: "Startup" } as const satisfies Record<ProbeKind, ProbeType>;
 const PROBE_RESULT: Record<ProbeOutcome["result"], ProbeMetricResult> = { success: "successful", failure: "failed", unknown: "unknown" };
@@ -74,9 +75,7 @@ export function createProbeManager(opts: {
         if (pods.get(uid) !== entry) return; // removed meanwhile
         if (out.errored) {
           // Upstream worker.doProbe: a prober error throws the result away (no count, no metric).
-          log.warn(
-            `probe errored, result discarded ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, error: out.output })}`,
-          );
+          log.warn(`probe errored, result discarded ${kv({ pod: podKey(entry.pod), container: w.container.name, probe: w.kind, error: out.output })}`);
         } else {
           opts.metrics?.probed?.({
             pod: entry.pod,
@@ -93,9 +92,7 @@ export function createProbeManager(opts: {
             opts.events?.event(podRef(entry.pod, w.container.name, init), "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
           }
           if (out.result === "failure")
-            log.debug(
-              `probe failed ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, probe: w.kind, output: out.output })}`,
-            );
+            log.debug(`probe failed ${kv({ pod: podKey(entry.pod), container: w.container.name, probe: w.kind, output: out.output })}`);
         }
       } finally {
         w.busy = false;
@@ -103,9 +100,7 @@ export function createProbeManager(opts: {
     }
     if (w.state.published !== before) {
       if (w.state.published === "failure" && w.kind !== "readiness")
-        log.info(
-          `container failed ${w.kind} probe, will be restarted ${kv({ pod: `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`, container: w.container.name, output: w.lastOutput })}`,
-        );
+        log.info(`container failed ${w.kind} probe, will be restarted ${kv({ pod: podKey(entry.pod), container: w.container.name, output: w.lastOutput })}`);
       opts.onChange(uid, w.kind, w.container.name, w.state.published);
     }
   }

@@ -11,6 +11,7 @@ import { rfc3339, type Clock } from "../../clock.ts";
 import { ConfigFirstSeenAnnotationKey, ConfigSourceAnnotationKey, stableJson } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
 import type { PodUpdate } from "./update.ts";
+import { podKey } from "../pod-like.ts";
 
 export interface PodConfig {
   /** Feeds one update from `source` (the update's own source field is ignored). */
@@ -40,7 +41,7 @@ export function createPodConfig(opts: { clock: Clock; onUpdate: (u: PodUpdate) =
   function dedupe(source: string, pods: Pod[]): Pod[] {
     const names = new Set<string>();
     return pods.filter((p) => {
-      const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      const key = podKey(p);
       if (names.has(key)) {
         log.warn(`pod rejected: duplicate pod name ${kv({ source, pod: key, uid: p.metadata.uid })}`);
         return false;

@@ -5,6 +5,7 @@
 import { ManifestError } from "../manifest.ts";
 import type { Pod } from "../types.ts";
 import { validatePod } from "../validation/index.ts";
+import { podKey } from "../pod-like.ts";
 
 /** Splits defaulted pods into valid ones and ManifestErrors of `location`. */
 export function validateStaticPods(pods: Pod[], location: string): { pods: Pod[]; errors: ManifestError[] } {
@@ -25,7 +26,7 @@ export function dropDuplicateNames(entries: { pod: Pod; location: string }[]): {
   const seen = new Map<string, string>();
   const out: { pods: Pod[]; errors: ManifestError[] } = { pods: [], errors: [] };
   for (const { pod, location } of entries) {
-    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const key = podKey(pod);
     const first = seen.get(key);
     if (first !== undefined) {
       out.errors.push(new ManifestError(location, "metadata.name", `Duplicate value: "${key}": the pod name is already used by ${first}`));

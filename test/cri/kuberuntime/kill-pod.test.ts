@@ -3,9 +3,8 @@
 import { expect, test } from "bun:test";
 import type { ContainerFilter, CriClient } from "../../../src/cri/client.ts";
 import type { DirectSignaller } from "../../../src/pod/kuberuntime/direct-signal.ts";
+import { newContainerLabels, newPodLabels, POD_UID_LABEL as UID_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-
-const UID_LABEL = "io.kubernetes.pod.uid";
 
 interface FakeContainer {
   id: string;
@@ -16,12 +15,7 @@ interface FakeContainer {
 
 function fakeCri(containers: FakeContainer[], o: { failStop?: Record<string, string> } = {}) {
   const calls: string[] = [];
-  const labels = (c: FakeContainer) => ({
-    [UID_LABEL]: c.uid,
-    "io.kubernetes.pod.name": `p-${c.uid}`,
-    "io.kubernetes.pod.namespace": "ns",
-    "io.kubernetes.container.name": c.name,
-  });
+  const pod = (uid: string) => ({ uid, name: `p-${uid}`, namespace: "ns" });
   const cri = {
     listPodSandbox: async (filter?: { labelSelector?: Record<string, string> }) => {
       calls.push("ListPodSandbox");
@@ -31,21 +25,36 @@ function fakeCri(containers: FakeContainer[], o: { failStop?: Record<string, str
         state: "SANDBOX_NOTREADY",
         createdAt: 1,
         metadata: { name: `p-${u}`, namespace: "ns", uid: u, attempt: 0 },
-        labels: { [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" },
+        labels: newPodLabels(pod(u)),
       }));
     },
     listContainers: async (filter?: ContainerFilter) => {
       calls.push("ListContainers");
       return containers
         .filter((c) => (!filter?.labelSelector || filter.labelSelector[UID_LABEL] === c.uid) && (!filter?.state || filter.state.state === c.state))
-        .map((c) => ({ id: c.id, podSandboxId: `sb-${c.uid}`, state: c.state, createdAt: 1, metadata: { name: c.name, attempt: 0 }, labels: labels(c) }));
+        .map((c) => ({
+          id: c.id,
+          podSandboxId: `sb-${c.uid}`,
+          state: c.state,
+          createdAt: 1,
+          metadata: { name: c.name, attempt: 0 },
+          labels: newContainerLabels(pod(c.uid), c.name),
+        }));
     },
     containerStatus: async (id: string) => {
       calls.push(`ContainerStatus ${id}`);
       const c = containers.find((x) => x.id === id);
       if (!c) throw new Error(`NotFound: ${id}`);
       return {
-        status: { id, state: c.state, metadata: { name: c.name, attempt: 0 }, labels: labels(c), annotations: {}, image: { image: "img" }, createdAt: 1 },
+        status: {
+          id,
+          state: c.state,
+          metadata: { name: c.name, attempt: 0 },
+          labels: newContainerLabels(pod(c.uid), c.name),
+          annotations: {},
+          image: { image: "img" },
+          createdAt: 1,
+        },
         info: {},
       };
     },

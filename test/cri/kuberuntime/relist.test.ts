@@ -1,14 +1,15 @@
 // kuberuntime getPods as the PLEG relists with it: an empty node lists only its sandboxes.
 import { expect, test } from "bun:test";
 import type { CriClient } from "../../../src/cri/client.ts";
+import { newContainerLabels, newPodLabels } from "../../../src/pod/kuberuntime/labels.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 
-const UID_LABEL = "io.kubernetes.pod.uid";
+const pod = (u: string) => ({ uid: u, name: `p-${u}`, namespace: "ns" });
+const labels = (u: string) => newPodLabels(pod(u));
 
 function fakeCri() {
   const calls: string[] = [];
   const node = { sandboxes: [] as string[] };
-  const labels = (u: string) => ({ [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" });
   const cri = {
     listPodSandbox: async () => {
       calls.push("ListPodSandbox");
@@ -28,7 +29,7 @@ function fakeCri() {
         state: "CONTAINER_RUNNING",
         createdAt: 1,
         metadata: { name: "app", attempt: 0 },
-        labels: { ...labels(u), "io.kubernetes.container.name": "app" },
+        labels: newContainerLabels(pod(u), "app"),
       }));
     },
   } as unknown as CriClient;
@@ -81,7 +82,7 @@ test("a full listing whose entries are all the objects of the last one returns t
     state: "SANDBOX_READY",
     createdAt: 1,
     metadata: { name: "p-u1", namespace: "ns", uid: "u1", attempt: 0 },
-    labels: { [UID_LABEL]: "u1", "io.kubernetes.pod.name": "p-u1", "io.kubernetes.pod.namespace": "ns" },
+    labels: labels("u1"),
   });
   const container = (state: string) =>
     Object.freeze({
@@ -90,7 +91,7 @@ test("a full listing whose entries are all the objects of the last one returns t
       state,
       createdAt: 1,
       metadata: { name: "app", attempt: 0 },
-      labels: { ...sandbox.labels, "io.kubernetes.container.name": "app" },
+      labels: newContainerLabels(pod("u1"), "app"),
     });
   let c = container("CONTAINER_RUNNING");
   const cri = { listPodSandbox: async () => [sandbox], listContainers: async () => [c] } as unknown as CriClient;
@@ -106,7 +107,6 @@ test("a full listing whose entries are all the objects of the last one returns t
 });
 
 test("a full listing of the same entries in another order (containerd's Go map order) returns the last pods, the same array", async () => {
-  const labels = (u: string) => ({ [UID_LABEL]: u, "io.kubernetes.pod.name": `p-${u}`, "io.kubernetes.pod.namespace": "ns" });
   const sandboxes = ["u1", "u2", "u3"].map((u) =>
     Object.freeze({
       id: `sb-${u}`,
@@ -123,7 +123,7 @@ test("a full listing of the same entries in another order (containerd's Go map o
       state: "CONTAINER_RUNNING",
       createdAt: 1,
       metadata: { name: "app", attempt: 0 },
-      labels: { ...labels(u), "io.kubernetes.container.name": "app" },
+      labels: newContainerLabels(pod(u), "app"),
     }),
   );
   let order = [0, 1, 2];

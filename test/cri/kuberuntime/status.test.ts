@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ContainerStatus } from "../../../src/cri/types.ts";
+import { CONTAINER_HASH_LABEL, CONTAINER_NAME_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 import { toRuntimeContainerStatus, toRuntimeSandboxStatus } from "../../../src/pod/kuberuntime/status.ts";
 
 function cri(extra: Partial<ContainerStatus>): ContainerStatus {
@@ -15,8 +16,8 @@ function cri(extra: Partial<ContainerStatus>): ContainerStatus {
     imageRef: "sha256:abc",
     reason: "",
     message: "",
-    labels: { "io.kubernetes.container.name": "app" },
-    annotations: { "io.kubernetes.container.hash": "beef" },
+    labels: { [CONTAINER_NAME_LABEL]: "app" },
+    annotations: { [CONTAINER_HASH_LABEL]: "beef" },
     mounts: [],
     logPath: "",
     resources: null,

@@ -5,35 +5,21 @@
 // Failed/Evicted with the DisruptionTarget condition (TerminationByKubelet), plus the Evicted,
 // EvictionThresholdMet and NodeHasInsufficientMemory events. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import type { NodeAgent } from "../../../src/agent.ts";
 import type { ApiServerDouble } from "../../support/apiserver/index.ts";
-import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
-import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
+import { canRunContainerd } from "../../support/containerd.ts";
+import { clusterPaths, joinDouble, sleeperPodYaml, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const { node: NODE, base: BASE } = clusterPaths("admit");
+const { node: NODE } = clusterPaths("admit");
 
 describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => {
-  let ctd: TestContainerd;
   let api: ApiServerDouble;
   let agent: NodeAgent;
   let c: JoinedNode;
 
   const kubectl = (...args: string[]) => c.kubectl(...args);
-  async function createPod(name: string, extra: string, resources = "") {
-    const file = join(BASE, `${name}.yaml`);
-    await Bun.write(
-      file,
-      [
-        "apiVersion: v1",
-        "kind: Pod",
-        `metadata: { name: ${name}, namespace: default }`,
-        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
-      ].join("\n"),
-    );
-    await kubectl("apply", "--validate=false", "-f", file);
-  }
+  const createPod = (name: string, extra: string, resources = "") => c.apply(`${name}.yaml`, sleeperPodYaml(c, name, extra, resources));
   const failed = (name: string) =>
     until(
       `${name} Failed in the API`,
@@ -51,7 +37,7 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
       config: ["nodeStatusUpdateFrequency: 1s", "evictionHard: { memory.available: 1000Gi }", "evictionPressureTransitionPeriod: 5s"],
       flags: ["--node-labels=zone=a"],
     });
-    ({ ctd, api, agent } = c);
+    ({ api, agent } = c);
     await until(
       "MemoryPressure reported",
       async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === "MemoryPressure")?.status === "True",

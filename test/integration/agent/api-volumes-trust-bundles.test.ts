@@ -26,11 +26,7 @@ const sorted = (pem: string) => pemBlocks(pem).sort();
 function node(name: string, gate: boolean) {
   const h = {} as { c: JoinedNode; ctd: TestContainerd; api: ApiServerDouble; agent: NodeAgent };
   const kubectl = (...args: string[]) => h.c.kubectl(...args);
-  const apply = async (file: string, doc: object) => {
-    const path = join(h.c.base, `${file}.json`);
-    await Bun.write(path, JSON.stringify(doc));
-    await kubectl("apply", "--validate=false", "-f", path);
-  };
+  const apply = (file: string, doc: object) => h.c.apply(`${file}.json`, doc);
   const apiPod = (pod: string) => h.agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === pod);
   const exec = async (pod: string, cmd: string) => {
     const id = apiPod(pod)?.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, "");

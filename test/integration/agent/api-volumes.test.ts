@@ -27,11 +27,7 @@ describe.skipIf(!canRunContainerd())("API volumes and env", () => {
   let c: JoinedNode;
 
   const kubectl = (...args: string[]) => c.kubectl(...args);
-  async function apply(name: string, doc: object): Promise<void> {
-    const file = join(BASE, `${name}.json`);
-    await Bun.write(file, JSON.stringify(doc));
-    await kubectl("apply", "--validate=false", "-f", file);
-  }
+  const apply = (name: string, doc: object) => c.apply(`${name}.json`, doc);
   const apiPod = (name: string) => agent.pods.lifecycle.listPodsForApi().find((p) => p.metadata.name === name);
   const containerId = (name: string, c = "app") =>
     apiPod(name)

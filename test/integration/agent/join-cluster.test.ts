@@ -4,14 +4,13 @@
 // kubectl — the lease renewing, a deleted Node registered again, and an API-server restart caught up.
 // Needs root and containerd (skipped otherwise).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import type { NodeAgent } from "../../../src/agent.ts";
 import type { ApiServerDouble } from "../../support/apiserver/index.ts";
 import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
-import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
+import { clusterPaths, joinDouble, sleeperPodYaml, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
-const { node: NODE, base: BASE } = clusterPaths("join");
+const { node: NODE } = clusterPaths("join");
 
 describe.skipIf(!canRunContainerd())("join a cluster", () => {
   let ctd: TestContainerd;
@@ -56,18 +55,7 @@ describe.skipIf(!canRunContainerd())("join a cluster", () => {
   });
 
   test("a pod created with kubectl apply (spec.nodeName = this node) runs on containerd through the API pod source", async () => {
-    const file = join(BASE, "api-pod.yaml");
-    await Bun.write(
-      file,
-      [
-        "apiVersion: v1",
-        "kind: Pod",
-        "metadata: { name: api-pod, namespace: default }",
-        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"] }] }`,
-      ].join("\n"),
-    );
-    // The double serves no OpenAPI document, so client-side validation is off.
-    await kubectl("apply", "--validate=false", "-f", file);
+    await c.apply("api-pod.yaml", sleeperPodYaml(c, "api-pod"));
     const uid = (await api.store.get("pods/default/api-pod"))!.metadata.uid;
     const running = await until(
       "API pod Running",

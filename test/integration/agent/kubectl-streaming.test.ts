@@ -81,9 +81,8 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
       flags: ["--node-ip=127.0.0.1"],
     });
     ({ ctd, api, agent } = c);
-    const file = join(BASE, "shell.yaml");
-    await Bun.write(
-      file,
+    await c.apply(
+      "shell.yaml",
       [
         "apiVersion: v1",
         "kind: Pod",
@@ -91,7 +90,6 @@ describe.skipIf(!canRunContainerd())("kubectl through the API server's proxy to 
         `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: main, image: "${ctd.images.busybox}", command: [sh, -c, "mkdir -p /w && echo hello-pf > /w/index.html && httpd -p 8080 -h /w && i=0 && while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"] }] }`,
       ].join("\n"),
     );
-    await kubectl(["apply", "--validate=false", "-f", file]);
     await until("shell Running in the API", async () => (await api.store.get("pods/default/shell"))?.status?.phase === "Running", 120_000);
   }, 600_000);
 

@@ -2,17 +2,13 @@
 // 200 ms; /containerLogs (plain and follow), /runningpods/ and /metrics/resource read it back over
 // HTTP. Skipped when containerd cannot run here (not root).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import { canRunContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
 import { parsePromText } from "../../support/prom-text.ts";
+import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -21,40 +17,25 @@ const BASE = `/tmp/bunlet-api-${PID}`;
 const NODE = "apitest";
 
 describe.skipIf(!canRunContainerd())("kubelet API on containerd", () => {
-  let ctd: TestContainerd;
-  let agent: NodeAgent;
+  let node: StandaloneNode;
   let base: string;
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    const manifests = join(BASE, "manifests");
-    mkdirSync(manifests, { recursive: true });
     const loop = ["sh", "-c", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done"];
-    writeFileSync(join(manifests, "talker.yaml"), staticPodYaml("talker", { image: ctd.images.busybox, command: loop, terminationGracePeriodSeconds: 1 }));
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
-      manifests,
-      endpoint: ctd.endpoint,
+    node = await startStandaloneNode({
+      base: BASE,
       cgroupRoot: CGROUP_ROOT,
-      podLogsDir: join(BASE, "logs"),
-      port: freePort(),
+      node: NODE,
+      // Standalone, plain loopback: the handlers under test are opted in.
+      flags: ["--unsafe-loopback-debug-handlers"],
+      prepare: ({ ctd, manifests }) =>
+        writeFileSync(join(manifests, "talker.yaml"), staticPodYaml("talker", { image: ctd.images.busybox, command: loop, terminationGracePeriodSeconds: 1 })),
     });
-    // Standalone, plain loopback: the handlers under test are opted in.
-    const loaded = await loadConfig([
-      "--config",
-      config,
-      `--hostname-override=${NODE}`,
-      `--root-dir=${join(BASE, "root")}`,
-      "--unsafe-loopback-debug-handlers",
-    ]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
-    base = agent.servers()!.get("main")!.url;
-    expect(await agent.runtimeReady).toBe(true);
+    base = node.url;
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await node?.stop();
   }, 120_000);
 
   test("containerLogs, follow, runningpods and metrics/resource read the running pod", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { NodeAgent } from "../../../src/agent.ts";
 import type { ApiServerDouble } from "../../support/apiserver/index.ts";
 import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
-import { clusterPaths, joinDouble, type JoinedNode } from "../../support/cluster.ts";
+import { clusterPaths, joinDouble, sleeperPodYaml, type JoinedNode } from "../../support/cluster.ts";
 import { until } from "../../support/wait.ts";
 
 const { node: NODE, base: BASE } = clusterPaths("mirror");
@@ -152,17 +152,10 @@ describe.skipIf(!canRunContainerd())("mirror pods and events", () => {
   }, 60_000);
 
   test("a repeated event is one Event whose count grows (PATCHed), as kubectl describe pod shows", async () => {
-    const file = join(BASE, "probe.yaml");
-    await Bun.write(
-      file,
-      [
-        "apiVersion: v1",
-        "kind: Pod",
-        "metadata: { name: unready, namespace: default }",
-        `spec: { nodeName: ${NODE}, terminationGracePeriodSeconds: 1, containers: [{ name: c, image: "${ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"], readinessProbe: { exec: { command: [sh, -c, "echo not yet; exit 1"] }, periodSeconds: 1 } }] }`,
-      ].join("\n"),
+    await c.apply(
+      "probe.yaml",
+      sleeperPodYaml(c, "unready", "", ', readinessProbe: { exec: { command: [sh, -c, "echo not yet; exit 1"] }, periodSeconds: 1 }'),
     );
-    await kubectl("apply", "--validate=false", "-f", file);
     const unhealthy = await until(
       "Unhealthy counted",
       async () => {

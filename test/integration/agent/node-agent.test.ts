@@ -5,18 +5,15 @@
 // pods keep running. The eviction is the default one, decided on the notifier thread
 // (BUNLET_NOTIFIER_THREAD_EVICTION unset; =0 runs it on the main thread's cycle). Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { notifierThreadEvictionFromEnv } from "../../../src/wire/eviction.ts";
 import type { EvictionTraceRecord } from "../../../src/eviction/trace-record.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import { canRunContainerd, type TestContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
+import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -34,6 +31,7 @@ const pod = (name: string, image: string, args: string[], resources = "") =>
 const SLEEP = ["sh", "-c", "exec sleep 3600"];
 
 describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
+  let node: StandaloneNode;
   let ctd: TestContainerd;
   let agent: NodeAgent;
   let base: string;
@@ -47,19 +45,12 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
   const podNamed = async (name: string) => (await pods()).find((p) => p.metadata.name === `${name}-${NODE}`);
 
   beforeAll(async () => {
-    ctd = await acquireContainerd();
-    mkdirSync(MANIFESTS, { recursive: true });
-    writeFileSync(
-      join(MANIFESTS, "steady.yaml"),
-      pod("steady", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 50m, memory: 16Mi }\n        limits: { cpu: 50m, memory: 16Mi }\n"),
-    );
-    writeFileSync(join(MANIFESTS, "web.yaml"), pod("web", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 10m, memory: 8Mi }\n"));
     const memTotal = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
-    const port = freePort();
-    const config = writeStaticPodConfig(
-      join(BASE, "kubelet.yaml"),
-      { manifests: MANIFESTS, endpoint: ctd.endpoint, cgroupRoot: CGROUP_ROOT, podLogsDir: join(BASE, "logs"), port },
-      [
+    node = await startStandaloneNode({
+      base: BASE,
+      cgroupRoot: CGROUP_ROOT,
+      node: NODE,
+      config: [
         // kubepods (node allocatable) = capacity − systemReserved: a small pod budget on a big host.
         `systemReserved: { memory: "${memTotal - KUBEPODS_LIMIT_MIB * 2 ** 20}" }`,
         "evictionHard: { memory.available: 100Mi }",
@@ -67,17 +58,25 @@ describe.skipIf(!canRunContainerd())("node agent on containerd", () => {
         "kernelMemcgNotification: true",
         "evictStaticPods: true",
       ],
-    );
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`, `--eviction-trace=${TRACE}`]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
-    base = agent.servers()!.get("main")!.url;
-    expect(await agent.runtimeReady).toBe(true);
+      flags: [`--eviction-trace=${TRACE}`],
+      prepare: ({ ctd }) => {
+        writeFileSync(
+          join(MANIFESTS, "steady.yaml"),
+          pod(
+            "steady",
+            ctd.images.busybox,
+            SLEEP,
+            "      resources:\n        requests: { cpu: 50m, memory: 16Mi }\n        limits: { cpu: 50m, memory: 16Mi }\n",
+          ),
+        );
+        writeFileSync(join(MANIFESTS, "web.yaml"), pod("web", ctd.images.busybox, SLEEP, "      resources:\n        requests: { cpu: 10m, memory: 8Mi }\n"));
+      },
+    });
+    ({ ctd, agent, url: base } = node);
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await node?.stop();
   }, 120_000);
 
   test("static pods from the manifest dir run and /pods shows them Running", async () => {

@@ -5,18 +5,16 @@
 // invalid manifest is reported with its file and field while its neighbours run. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ConsolaReporter } from "consola/core";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
+import type { NodeAgent } from "../../../src/agent.ts";
 import { log } from "../../../src/log.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import { canRunContainerd, removeNodePods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
+import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -36,6 +34,7 @@ const SLEEP = ["sh", "-c", "exec sleep 3600"];
 const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 40_000) => waitUntil(what, fn, timeoutMs);
 
 describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agent on containerd", () => {
+  let node: StandaloneNode;
   let ctd: TestContainerd;
   let agent: NodeAgent;
   let base: string;
@@ -62,37 +61,17 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
 
   beforeAll(async () => {
     log.addReporter(capture);
-    ctd = await acquireContainerd();
-    mkdirSync(MANIFESTS, { recursive: true });
-    const port = freePort();
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
-      manifests: MANIFESTS,
-      endpoint: ctd.endpoint,
-      cgroupRoot: CGROUP_ROOT,
-      podLogsDir: join(BASE, "logs"),
-      port,
-    });
-    const loaded = await loadConfig(["--config", config, `--hostname-override=${NODE}`, `--root-dir=${join(BASE, "root")}`]);
-    agent = createNodeAgent(loaded, { protectSelf: false, runtimeRetryMs: 200 });
-    await agent.start();
-    base = agent.servers()!.get("main")!.url;
-    expect(await agent.runtimeReady).toBe(true);
+    node = await startStandaloneNode({ base: BASE, cgroupRoot: CGROUP_ROOT, node: NODE, agent: { runtimeRetryMs: 200 } });
+    ({ ctd, agent, url: base } = node);
   }, 600_000);
 
   afterAll(async () => {
     log.removeReporter(capture);
-    await agent?.stop();
-    await tearDownPods(
-      ctd,
-      async () => {
-        if (!ctd) return;
-        // containerd may have been left stopped by a failed restart test.
-        if (!existsSync(ctd.socket)) spawnSync("bash", [CONTAINERD_SH, "start"], { env: testContainerdEnv, stdio: "ignore", timeout: 60_000 });
-        await removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE);
-      },
-      CGROUP_ROOT,
-      BASE,
-    );
+    await node?.stop(async () => {
+      // containerd may have been left stopped by a failed restart test.
+      if (!existsSync(ctd.socket)) spawnSync("bash", [CONTAINERD_SH, "start"], { env: testContainerdEnv, stdio: "ignore", timeout: 60_000 });
+      await removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE);
+    });
   }, 120_000);
 
   test("containerd restarted under a running static pod: /pods stays served, the container survives, new manifests start", async () => {

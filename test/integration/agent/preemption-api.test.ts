@@ -5,28 +5,15 @@
 // critical pod; the Burstable pod keeps running. A non-critical pod on the full node is refused
 // OutOfpods, preempting nobody. Needs root and containerd.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
-import { joinDouble, type JoinedNode } from "../../support/cluster.ts";
+import { joinDouble, sleeperPodYaml, type JoinedNode } from "../../support/cluster.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { until } from "../../support/wait.ts";
 
 describe.skipIf(!canRunContainerd())("critical pod preemption in the API", () => {
   let c: JoinedNode;
 
-  async function createPod(name: string, extra: string, resources = "") {
-    const file = join(c.base, `${name}.yaml`);
-    await Bun.write(
-      file,
-      [
-        "apiVersion: v1",
-        "kind: Pod",
-        `metadata: { name: ${name}, namespace: default }`,
-        `spec: { nodeName: ${c.node}, terminationGracePeriodSeconds: 1, ${extra} containers: [{ name: c, image: "${c.ctd.images.busybox}", command: [sh, -c, "exec sleep 3600"]${resources} }] }`,
-      ].join("\n"),
-    );
-    await c.kubectl("apply", "--validate=false", "-f", file);
-  }
+  const createPod = (name: string, extra: string, resources = "") => c.apply(`${name}.yaml`, sleeperPodYaml(c, name, extra, resources));
   const inPhase = (name: string, phase: string) =>
     until(
       `${name} ${phase} in the API`,

@@ -4,15 +4,11 @@
 // upgraded connection onto it. (SPDY through kubectl: kubectl-streaming.test.ts.)
 // Skipped when containerd cannot run here (not root).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
-import { loadConfig } from "../../../src/config/load.ts";
-import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../../support/containerd.ts";
-import { writeStaticPodConfig } from "../../support/agent.ts";
-import { freePort } from "../../support/binary.ts";
+import { canRunContainerd } from "../../support/containerd.ts";
+import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until } from "../../support/wait.ts";
 
 const PID = process.pid;
@@ -51,50 +47,34 @@ async function wsSession(
 const channel = (n: number, data: string | Uint8Array) => new Uint8Array([n, ...(typeof data === "string" ? Buffer.from(data) : data)]);
 
 describe.skipIf(!canRunContainerd())("streaming endpoints on containerd", () => {
-  let ctd: TestContainerd;
-  let agent: NodeAgent;
+  let node: StandaloneNode;
   let base: string;
   let pod: Pod;
 
-  beforeAll(async () => {
-    ctd = await acquireContainerd();
-    const manifests = join(BASE, "manifests");
-    mkdirSync(manifests, { recursive: true });
-    writeFileSync(
-      join(manifests, "shell.yaml"),
-      `apiVersion: v1
+  const shellPod = (image: string) => `apiVersion: v1
 kind: Pod
 metadata: { name: shell }
 spec:
   terminationGracePeriodSeconds: 1
   containers:
     - name: web
-      image: ${ctd.images.busybox}
+      image: ${image}
       command: [sh, -c, "mkdir -p /w && echo hello-pf > /w/index.html && exec httpd -f -p 8080 -h /w"]
     - name: talker
-      image: ${ctd.images.busybox}
+      image: ${image}
       command: [sh, -c, "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]
-`,
-    );
-    const config = writeStaticPodConfig(join(BASE, "kubelet.yaml"), {
-      manifests,
-      endpoint: ctd.endpoint,
+`;
+
+  beforeAll(async () => {
+    node = await startStandaloneNode({
+      base: BASE,
       cgroupRoot: CGROUP_ROOT,
-      podLogsDir: join(BASE, "logs"),
-      port: freePort(),
+      node: NODE,
+      // Standalone, plain loopback: the handlers under test are opted in.
+      flags: ["--unsafe-loopback-debug-handlers"],
+      prepare: ({ ctd, manifests }) => writeFileSync(join(manifests, "shell.yaml"), shellPod(ctd.images.busybox)),
     });
-    // Standalone, plain loopback: the handlers under test are opted in.
-    const loaded = await loadConfig([
-      "--config",
-      config,
-      `--hostname-override=${NODE}`,
-      `--root-dir=${join(BASE, "root")}`,
-      "--unsafe-loopback-debug-handlers",
-    ]);
-    agent = createNodeAgent(loaded, { protectSelf: false });
-    await agent.start();
-    base = agent.servers()!.get("main")!.url;
-    expect(await agent.runtimeReady).toBe(true);
+    base = node.url;
     pod = await until(
       "shell Running",
       async () => {
@@ -107,8 +87,7 @@ spec:
   }, 600_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await tearDownPods(ctd, async () => ctd && removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE), CGROUP_ROOT, BASE);
+    await node?.stop();
   }, 120_000);
 
   const ws = () => base.replace(/^http/, "ws");
