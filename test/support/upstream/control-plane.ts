@@ -80,6 +80,8 @@ export interface ControlPlane {
   startApiServer(): Promise<void>;
   /** The audit log's events so far, oldest first (empty without the audit option). */
   auditEvents(): AuditEvent[];
+  /** Writes a kubeconfig for system:node:<node> with a client certificate of the cluster CA (a node's after its TLS bootstrap). */
+  nodeKubeconfig(path: string, node: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -353,6 +355,14 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       stopApiServer: () => stopComponent(o.dir, "kube-apiserver"),
       startApiServer,
       auditEvents: () => readAudit(o.dir),
+      nodeKubeconfig: async (path, node) => {
+        const c = await issueCert(pki.ca, join(o.dir, "pki"), `/O=system:nodes/CN=system:node:${node}`);
+        const b64 = (pem: string) => Buffer.from(pem).toString("base64");
+        writeFileSync(path, kubeconfigYaml(server, pki.ca.certPem, { "client-certificate-data": b64(c.certPem), "client-key-data": b64(c.keyPem) }), {
+          mode: 0o600,
+        });
+        return path;
+      },
       stop,
     };
   } catch (e) {
