@@ -1,26 +1,29 @@
-// Operators' view in API-server mode: bunlet joins the API-server double (bootstrap token → CSR →
-// client certificate, rotateCertificates on) and a real Prometheus (Debian's) scrapes its secured
-// kubelet port every second — HTTPS with an x509 client certificate, as kube-prometheus scrapes
-// kubelets — on /metrics, /metrics/probes and /metrics/cadvisor. Every panel query of the
-// kubernetes-mixin kubelet dashboard (now with rest_client_*; only go_goroutines has no Bun meaning)
-// and every kubelet alert input of the mixin (now with the certificate series) must return data, as
-// must the cAdvisor series the mixin's resource dashboards read; kubelet_node_startup_* are set;
-// promtool finds /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor clean; no kubelet_*
-// histogram carries a per-pod label. Needs root, containerd and Prometheus (skipped otherwise).
+// Operators' view in API-server mode: bunlet joins a real control plane as kubeadm makes a node join
+// (test/support/upstream: bootstrap token → CSR approved by the controller-manager → client
+// certificate, rotateCertificates on, kubeadm's webhook authentication and authorization), and a real
+// Prometheus (Debian's) scrapes its secured kubelet port every second — HTTPS with an x509 client
+// certificate of the cluster CA, allowed nodes/metrics by RBAC as kube-prometheus' ClusterRole allows
+// it, each scrape authorized by a SubjectAccessReview to the real API server — on /metrics,
+// /metrics/probes and /metrics/cadvisor, while the real scheduler places the pods. Every panel query
+// of the kubernetes-mixin kubelet dashboard (now with rest_client_*; only go_goroutines has no Bun
+// meaning) and every kubelet alert input of the mixin (now with the certificate series) must return
+// data, as must the cAdvisor series the mixin's resource dashboards read; kubelet_node_startup_* are
+// set; promtool finds /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor clean; no
+// kubelet_* histogram carries a per-pod label. Needs root, containerd, Prometheus and the upstream
+// binaries (skipped otherwise).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { NodeAgent } from "../../src/agent.ts";
-import type { ApiServerDouble } from "../support/apiserver/index.ts";
-import { freePort, ROOT } from "../support/binary.ts";
-import { clusterPaths, joinDouble, type JoinedNode } from "../support/cluster.ts";
-import { canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+import { issueCert } from "../support/apiserver/pki.ts";
+import { ROOT } from "../support/binary.ts";
+import { canRunContainerd } from "../support/containerd.ts";
 import { parsePromText } from "../support/prom-text.ts";
 import { hasPrometheus, promtoolCheckMetrics, startPrometheus, type TestPrometheus } from "../support/prometheus.ts";
+import { joinUpstream, startControlPlane, upstreamBinDir, waitNodeReady, type ControlPlane, type UpstreamNode } from "../support/upstream/index.ts";
 import { until } from "../support/wait.ts";
 import { KUBELET_ALERT_INPUTS, KUBELET_DASHBOARD } from "../fixtures/monitoring/kubelet-mixin.ts";
 
-const { node: NODE, base: BASE } = clusterPaths("moncluster");
 const CLUSTER = "bunlet-test";
 const RULES = join(ROOT, "examples", "monitoring", "kubelet-rules.yaml");
 
@@ -45,6 +48,19 @@ spec:
     - { name: host-etc, hostPath: { path: /etc } }
 `;
 
+/** What kube-prometheus grants its Prometheus on kubelets: get nodes/metrics (every /metrics/* endpoint), bound to the scraper's certificate. */
+const scraperRbac = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: prometheus-kubelet }
+rules: [{ apiGroups: [""], resources: [nodes/metrics], verbs: [get] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: prometheus-kubelet }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: prometheus-kubelet }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: prometheus }]
+`;
+
 /** An image no registry can give (no network here): PullImage fails, as upstream counts in pull_image errors. */
 const unpullablePod = `apiVersion: v1
 kind: Pod
@@ -55,18 +71,19 @@ spec:
   containers: [{ name: main, image: "bunlet.invalid/nothing:1", imagePullPolicy: IfNotPresent }]
 `;
 
-describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-server mode: a real Prometheus scraping bunlet over TLS", () => {
-  let c: JoinedNode | undefined;
-  let ctd: TestContainerd;
-  let api: ApiServerDouble;
-  let agent: NodeAgent;
+const bin = upstreamBinDir();
+if (!bin.dir) console.warn(`skipping the cluster monitoring test: ${bin.why}`);
+
+describe.skipIf(!canRunContainerd() || !hasPrometheus() || !bin.dir)("monitoring in API-server mode: a real Prometheus scraping bunlet over TLS", () => {
+  let cp: ControlPlane;
+  let n: UpstreamNode;
   let prom: TestPrometheus | undefined;
-  let port = 0;
   let scraper: { certPem: string; keyPem: string };
 
-  const get = (path: string, withCert = true) =>
-    fetch(`https://127.0.0.1:${port}${path}`, {
-      tls: { rejectUnauthorized: false, ...(withCert ? { cert: scraper.certPem, key: scraper.keyPem } : {}) },
+  /** A GET on the node's port with the scraper's certificate, another one, or none (null). */
+  const get = (path: string, who: { certPem: string; keyPem: string } | null = scraper) =>
+    fetch(`https://127.0.0.1:${n.port}${path}`, {
+      tls: { rejectUnauthorized: false, ...(who ? { cert: who.certPem, key: who.keyPem } : {}) },
     } as RequestInit);
 
   async function hasData(expr: string): Promise<string | undefined> {
@@ -84,47 +101,30 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
   }
 
   beforeAll(async () => {
-    const caFile = join(BASE, "cluster-ca.crt");
-    port = freePort();
-    // Bootstrap token → CSR → client certificate.
-    c = await joinDouble({
+    cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-monitoring-${process.pid}`, binDir: bin.dir! });
+    // Bootstrap token → CSR → client certificate, as kubeadm joins a node.
+    n = await joinUpstream({
       name: "moncluster",
-      identity: "bootstrap",
-      port,
-      prepare: async (x) => {
-        writeFileSync(caFile, x.api.caPem);
-        scraper = await x.api.issueClientCert("prometheus");
-        writeFileSync(join(BASE, "prometheus.crt"), scraper.certPem);
-        writeFileSync(join(BASE, "prometheus.key"), scraper.keyPem, { mode: 0o600 });
-      },
-      config: [
-        "nodeStatusUpdateFrequency: 1s",
-        "rotateCertificates: true",
-        "evictionHard: { memory.available: 100Mi }",
-        // The secured port as a kubeadm node serves it: TLS, client certificates from the cluster CA.
-        "address: 127.0.0.1",
-        `authentication: { x509: { clientCAFile: ${caFile} }, anonymous: { enabled: false }, webhook: { enabled: false } }`,
-        "authorization: { mode: AlwaysAllow }",
-      ],
+      cp,
+      config: ["nodeStatusUpdateFrequency: 1s", "evictionHard: { memory.available: 100Mi }", "address: 127.0.0.1"],
     });
-    ({ ctd, api, agent } = c);
+    await waitNodeReady(cp, n);
+    scraper = await issueCert(cp.ca, n.base, "/CN=prometheus");
+    writeFileSync(join(n.base, "prometheus.crt"), scraper.certPem);
+    writeFileSync(join(n.base, "prometheus.key"), scraper.keyPem, { mode: 0o600 });
+    await cp.kubectlIn(scraperRbac, "apply", "-f", "-");
   }, 600_000);
 
   afterAll(async () => {
     await prom?.stop();
-    await c?.stop();
-    rmSync(BASE, { recursive: true, force: true });
+    await n?.stop();
+    await cp?.stop();
   }, 120_000);
 
   test("the mixin's kubelet panels and alerts (rest client and certificates included) and the cAdvisor series have data", async () => {
-    await until(
-      "Node Ready",
-      async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: { type: string }) => c.type === "Ready")?.status === "True",
-      60_000,
-    );
-    const target = `127.0.0.1:${port}`;
+    const target = `127.0.0.1:${n.port}`;
     const labels = { cluster: CLUSTER };
-    const tls = { certFile: join(BASE, "prometheus.crt"), keyFile: join(BASE, "prometheus.key") };
+    const tls = { certFile: join(n.base, "prometheus.crt"), keyFile: join(n.base, "prometheus.key") };
     prom = await startPrometheus({
       jobs: [
         { jobName: "kubelet", metricsPath: "/metrics", target, labels, tls },
@@ -139,13 +139,8 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
       throw new Error(`${(e as Error).message}: ${await (await fetch(`${prom!.url}/api/v1/targets`)).text()}`);
     });
     // Pods start while Prometheus watches, so the start, volume and error series move inside its windows.
-    writeFileSync(join(BASE, "manifests", "probed.yaml"), probedPod(ctd.images.busybox));
-    writeFileSync(join(BASE, "manifests", "unpullable.yaml"), unpullablePod);
-    await until(
-      "the probed pod Running",
-      () => agent.pods.lifecycle.listPodsForApi().some((p) => p.metadata.name === `probed-${NODE}` && p.status?.phase === "Running"),
-      120_000,
-    );
+    await cp.kubectlIn(`${probedPod(n.ctd.images.busybox)}---\n${unpullablePod}`, "apply", "-f", "-");
+    await cp.kubectl("wait", "pod/probed", "--for=condition=Ready", "--timeout=120s");
     await until("probe results in Prometheus", async () => (await prom!.query('prober_probe_total{job="kubelet",result="successful"}')).length > 0, 20_000, {
       intervalMs: 250,
     });
@@ -159,17 +154,17 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
     for (const q of [...KUBELET_DASHBOARD, ...KUBELET_ALERT_INPUTS]) if (!q.skipCluster) await expectData(`mixin: ${q.panel}`, q.expr);
     const cadvisor = 'job="kubelet", metrics_path="/metrics/cadvisor"';
     for (const [what, expr] of [
-      ["container working set", `container_memory_working_set_bytes{${cadvisor}, pod="probed-${NODE}", container="main", image!=""}`],
+      ["container working set", `container_memory_working_set_bytes{${cadvisor}, pod="probed", container="main", image!=""}`],
       [
         "container rss, cache, usage",
         `container_memory_rss{${cadvisor}, container="main"} + container_memory_cache{${cadvisor}, container="main"} * 0 + container_memory_usage_bytes{${cadvisor}, container="main"} * 0`,
       ],
-      ["container memory limit", `container_spec_memory_limit_bytes{${cadvisor}, pod="probed-${NODE}", container="main"} == 67108864`],
+      ["container memory limit", `container_spec_memory_limit_bytes{${cadvisor}, pod="probed", container="main"} == 67108864`],
       ["container CPU rate", `rate(container_cpu_usage_seconds_total{${cadvisor}, container="main", cpu="total"}[1m])`],
       ["container writable layer", `container_fs_usage_bytes{${cadvisor}, container="main"} <= container_fs_limit_bytes{${cadvisor}, container="main"}`],
       [
         "pod network",
-        `rate(container_network_receive_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m]) + rate(container_network_transmit_bytes_total{${cadvisor}, pod="probed-${NODE}", interface="eth0"}[1m])`,
+        `rate(container_network_receive_bytes_total{${cadvisor}, pod="probed", interface="eth0"}[1m]) + rate(container_network_transmit_bytes_total{${cadvisor}, pod="probed", interface="eth0"}[1m])`,
       ],
       ["start and last seen", `container_last_seen{${cadvisor}, container="main"} - container_start_time_seconds{${cadvisor}, container="main"} > 0`],
       ["node (id=/)", `container_memory_working_set_bytes{${cadvisor}, id="/"}`],
@@ -182,9 +177,11 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
       "node startup: total",
       'kubelet_node_startup_duration_seconds{job="kubelet"} >= kubelet_node_startup_post_registration_duration_seconds{job="kubelet"}',
     );
+    // The controller-manager's signer caps a certificate at its CA's expiry (control-plane.ts: a CA of 2 days).
+    const caLeftS = Math.ceil((new X509Certificate(cp.ca.certPem).validToDate.getTime() - Date.now()) / 1000);
     await expectData(
-      "client certificate TTL (≤ 1 day from the double's signer)",
-      'kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} > 0 and kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} <= 86400',
+      "client certificate TTL (within the cluster CA's life)",
+      `kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} > 0 and kubelet_certificate_manager_client_ttl_seconds{job="kubelet"} <= ${caLeftS}`,
     );
 
     const rules = (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as {
@@ -201,8 +198,17 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
     }
   });
 
-  test("the scrape endpoints want a client certificate (nodes/metrics): 401 without one", async () => {
-    for (const path of ["/metrics", "/metrics/cadvisor"]) expect({ path, status: (await get(path, false)).status }).toEqual({ path, status: 401 });
+  test("the scrape endpoints want an identity allowed nodes/metrics: 401 without a client certificate, 403 for one RBAC does not allow", async () => {
+    const stranger = await issueCert(cp.ca, n.base, "/CN=stranger");
+    for (const path of ["/metrics", "/metrics/cadvisor"]) {
+      expect({ path, status: (await get(path, null)).status }).toEqual({ path, status: 401 });
+      const denied = await get(path, stranger);
+      expect({ path, status: denied.status, body: await denied.text() }).toEqual({
+        path,
+        status: 403,
+        body: "Forbidden (user=stranger, verb=get, resource=nodes, subresource(s)=[metrics])",
+      });
+    }
   });
 
   test("cardinality: no kubelet_* histogram carries a per-pod label; rest_client_* are by host, not by object", async () => {
@@ -219,7 +225,7 @@ describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring in API-serv
       );
     expect([...new Set(offenders)]).toEqual([]);
     const rest = fams.get("rest_client_request_duration_seconds")!;
-    expect(new Set(rest.samples.map((s) => s.labels.host))).toEqual(new Set([api.url.replace("https://", "")]));
+    expect(new Set(rest.samples.map((s) => s.labels.host))).toEqual(new Set([cp.server.replace("https://", "")]));
     expect(new Set(rest.samples.map((s) => s.labels.verb))).toContain("PATCH");
   });
 });

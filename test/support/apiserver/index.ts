@@ -28,8 +28,6 @@ export type { Store, Obj } from "./store.ts";
 export interface ApiServerOptions {
   /** "etcd" (default when etcd is installed) or "memory"; env BUNLET_APISERVER_STORE overrides the default. */
   storage?: "etcd" | "memory";
-  /** Approve node client CSRs from bootstrappers by themselves, as kube-controller-manager does (default true). */
-  autoApproveNodeClientCsrs?: boolean;
   /** Approve kubelet-serving CSRs by themselves (default false: in a real cluster a person or an approver does). */
   autoApproveServingCsrs?: boolean;
   /** How long kubelet-serving certificates are valid (kube-controller-manager's --cluster-signing-duration; default 1 day). */
@@ -56,10 +54,6 @@ export interface ApiServerDouble {
   issueClientCert(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
   /** Approves a CSR as `kubectl certificate approve` does (the approval subresource). */
   approveCsr(name: string): Promise<void>;
-  /** A bearer token TokenReview answers with this user (the double's own API does not accept it). */
-  registerToken(token: string, user: { name: string; groups?: string[] }): void;
-  /** SubjectAccessReview grants for a user or group: "verb resource/subresource" ("get nodes/metrics"), or "*". */
-  grant(who: string, ...permissions: string[]): void;
   /** Verifies a TokenRequest token the double issued: its claims, or undefined. */
   verifyToken(token: string): Record<string, any> | undefined;
   /** Stops serving (connections and watches dropped); the store is kept. */
@@ -71,7 +65,6 @@ export interface ApiServerDouble {
 
 /** kube-controller-manager's csrapproving (node client CSRs from bootstrappers) and csrsigning, on one CSR change. */
 interface CsrControllerOpts {
-  autoApproveClient: boolean;
   autoApproveServing: boolean;
   servingLifetimeSeconds: number;
 }
@@ -113,7 +106,7 @@ function csrController(store: Store, ca: CA, dir: string, o: CsrControllerOpts):
     // csrapproving: node client certificates requested with a bootstrap token, or renewed by the node itself.
     const requester = groups.includes("system:bootstrappers") || (groups.includes("system:nodes") && String(csr.spec?.username).startsWith("system:node:"));
     const isServing = csr.spec?.signerName === "kubernetes.io/kubelet-serving";
-    const autoApprove = (o.autoApproveClient && isNodeClient && requester) || (o.autoApproveServing && isServing);
+    const autoApprove = (isNodeClient && requester) || (o.autoApproveServing && isServing);
     if (autoApprove && !conds.length) {
       const message = isServing
         ? "Auto approving kubelet serving certificate (test double)."
@@ -172,7 +165,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     csrPrefix,
     await store.revision(),
     csrController(store, ca, dir, {
-      autoApproveClient: opts.autoApproveNodeClientCsrs ?? true,
       autoApproveServing: opts.autoApproveServingCsrs ?? false,
       servingLifetimeSeconds: opts.servingCertLifetimeSeconds ?? 86400,
     }),
@@ -196,7 +188,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   // kube-apiserver's --kubelet-client-certificate: system:masters, as kubeadm's apiserver-kubelet-client.
   const kubeletClient = await issueCert(ca, dir, "/O=system:masters/CN=kube-apiserver-kubelet-client");
   const auth = { adminToken, bootstrapTokens: new Set([bootstrapToken]) };
-  const reviews = { auth, tokens, users: new Map<string, { name: string; groups: string[] }>(), grants: new Map<string, Set<string>>() };
+  const reviews = { auth, tokens };
   const routerDeps = {
     store,
     auth,
@@ -284,12 +276,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       throw new Error(`certificatesigningrequest ${name}: conflicts while approving`);
     },
     verifyToken: (token) => tokens.verify(token),
-    registerToken: (token, user) => void reviews.users.set(token, { name: user.name, groups: user.groups ?? [] }),
-    grant(who, ...permissions) {
-      const g = reviews.grants.get(who) ?? new Set<string>();
-      for (const p of permissions) g.add(p);
-      reviews.grants.set(who, g);
-    },
     issueClientCert: (cn, orgs = []) => issueCert(ca, dir, `/${orgs.map((o) => `O=${o}/`).join("")}CN=${cn}`),
     stop,
     start,

@@ -1,11 +1,12 @@
 // TokenReview (authentication.k8s.io/v1) and SubjectAccessReview (authorization.k8s.io/v1) as
 // kube-apiserver answers a kubelet's webhook authenticator and authorizer (test double):
 //   - TokenReview: the tokens the double itself accepts (admin token, bootstrap tokens, TokenRequest
-//     service-account tokens it signed, and tokens a test registers with a user) → status.user;
-//     anything else → authenticated false. Nothing is stored (the create verb only answers).
-//   - SubjectAccessReview: RBAC reduced to what the tests need: system:masters may do anything; a
-//     user (or group) a test granted "verb resource/subresource" (or "*") may do that; everyone
-//     else is denied with no opinion (allowed false), as RBAC answers "no RBAC policy matched".
+//     service-account tokens it signed) → status.user; anything else → authenticated false. Nothing
+//     is stored (the create verb only answers).
+//   - SubjectAccessReview: RBAC reduced to what the tests on the double need: system:masters may do
+//     anything; everyone else is denied with no opinion (allowed false), as RBAC answers "no RBAC
+//     policy matched". Reviews of real RBAC are proven against the real control plane
+//     (test/e2e/kubeadm-auth.test.ts).
 import { badRequest } from "./status.ts";
 import type { AuthConfig, User } from "./auth.ts";
 import type { Obj } from "./store.ts";
@@ -14,17 +15,11 @@ import type { TokenIssuer } from "./serviceaccounts.ts";
 export interface ReviewConfig {
   auth: AuthConfig;
   tokens: TokenIssuer;
-  /** Extra bearer tokens a test registered, → their user. */
-  users: Map<string, User>;
-  /** user or group name → granted "verb resource/subresource" strings ("*" grants everything). */
-  grants: Map<string, Set<string>>;
 }
 
 function tokenUser(token: string, cfg: ReviewConfig): User | undefined {
   if (token === cfg.auth.adminToken) return { name: "kubernetes-admin", groups: ["system:masters", "system:authenticated"] };
   if (cfg.auth.bootstrapTokens.has(token)) return { name: `system:bootstrap:${token.slice(0, 6)}`, groups: ["system:bootstrappers", "system:authenticated"] };
-  const registered = cfg.users.get(token);
-  if (registered) return { ...registered, groups: [...registered.groups, "system:authenticated"] };
   const claims = cfg.tokens.verify(token);
   if (!claims || (claims.exp && claims.exp * 1000 < Date.now())) return undefined;
   const ns = claims["kubernetes.io"]?.namespace;
@@ -51,17 +46,10 @@ export function reviewToken(body: Obj | undefined, cfg: ReviewConfig): { code: n
 }
 
 /** POST /apis/authorization.k8s.io/v1/subjectaccessreviews. */
-export function reviewAccess(body: Obj | undefined, cfg: ReviewConfig): { code: number; body: unknown } {
+export function reviewAccess(body: Obj | undefined): { code: number; body: unknown } {
   if (body?.kind !== "SubjectAccessReview") throw badRequest(`expected SubjectAccessReview, got ${body?.kind}`);
   const spec = body.spec ?? {};
-  const ra = spec.resourceAttributes ?? {};
   const groups: string[] = spec.groups ?? [];
-  const wanted = `${ra.verb} ${ra.resource}${ra.subresource ? `/${ra.subresource}` : ""}`;
-  const granted = [spec.user, ...groups].some((who: string) => {
-    const g = cfg.grants.get(who);
-    return g !== undefined && (g.has("*") || g.has(wanted));
-  });
-  const allowed = groups.includes("system:masters") || granted;
-  const status = allowed ? { allowed: true, reason: groups.includes("system:masters") ? "" : `granted ${wanted} (test double)` } : { allowed: false };
+  const status = groups.includes("system:masters") ? { allowed: true, reason: "" } : { allowed: false };
   return { code: 201, body: { kind: "SubjectAccessReview", apiVersion: "authorization.k8s.io/v1", metadata: { creationTimestamp: null }, spec, status } };
 }

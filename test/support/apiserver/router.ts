@@ -77,7 +77,7 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, user: User, b
   }
   if (t.def.resource === "tokenreviews" || t.def.resource === "subjectaccessreviews") {
     if (verb !== "create" || t.name) throw new ApiStatus(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
-    return t.def.resource === "tokenreviews" ? reviewToken(body as Obj | undefined, deps.reviews) : reviewAccess(body as Obj | undefined, deps.reviews);
+    return t.def.resource === "tokenreviews" ? reviewToken(body as Obj | undefined, deps.reviews) : reviewAccess(body as Obj | undefined);
   }
   switch (verb) {
     case "watch":

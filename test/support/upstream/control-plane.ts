@@ -6,6 +6,8 @@
 // writes an admin kubeconfig and a bootstrap kubeconfig, as `kubeadm init` and `kubeadm token create`
 // would. Every process runs in its own process group and is recorded in <dir>/pids, so `stop()` — or
 // `stopControlPlaneDir(dir)` from another process, for `scripts/upstream/cluster.sh down` — ends them.
+// kube-apiserver alone can be stopped and started again on the same port and etcd (a node's view of
+// an API server restart), and can keep an audit log: the real server's own record of who asked what.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,7 +26,37 @@ export interface ControlPlaneOptions {
   port?: number;
   /** Keep the directory on stop() (the CLI keeps it so its logs can be read after `down`). */
   keepDir?: boolean;
+  /** Write kube-apiserver's audit log (AUDIT_POLICY) to <dir>/logs/audit.log; auditEvents() reads it. */
+  audit?: boolean;
 }
+
+/** One line of kube-apiserver's audit log (audit.k8s.io/v1 Event), the fields the tests read. */
+export interface AuditEvent {
+  verb: string;
+  requestURI: string;
+  user: { username: string; groups?: string[] };
+  objectRef?: { resource?: string; subresource?: string; name?: string; namespace?: string; apiGroup?: string };
+  responseStatus?: { code?: number };
+  requestObject?: any;
+  responseObject?: any;
+}
+
+/**
+ * What the audit log records: the token and access reviews in full (who asked, about whom, the answer)
+ * and the nodes' own requests by verb and object; nothing else. One event per request (ResponseComplete).
+ */
+export const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: RequestResponse
+    resources:
+      - { group: authentication.k8s.io, resources: [tokenreviews] }
+      - { group: authorization.k8s.io, resources: [subjectaccessreviews] }
+  - level: Metadata
+    userGroups: [system:nodes]
+  - level: None
+`;
 
 export interface ControlPlane {
   dir: string;
@@ -42,6 +74,14 @@ export interface ControlPlane {
   kubectl(...args: string[]): Promise<string>;
   /** Like kubectl but feeds `input` on stdin (for `apply -f -`). */
   kubectlIn(input: string, ...args: string[]): Promise<string>;
+  /** Stops kube-apiserver alone (SIGTERM, as a restart would); etcd, the controller-manager and the scheduler keep running. */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port and etcd; resolves once /readyz answers ok. */
+  startApiServer(): Promise<void>;
+  /** The audit log's events so far, oldest first (empty without the audit option). */
+  auditEvents(): AuditEvent[];
+  /** Writes a kubeconfig for system:node:<node> with a client certificate of the cluster CA (a node's after its TLS bootstrap). */
+  nodeKubeconfig(path: string, node: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -67,15 +107,18 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Ends every process recorded in <dir>/pids (SIGTERM to its group, SIGKILL after 10 s), newest first. */
-export async function stopControlPlaneDir(dir: string): Promise<void> {
+/** The processes recorded in <dir>/pids, oldest first. */
+function recorded(dir: string): { pid: number; name: string }[] {
   const file = join(dir, PIDS);
-  if (!existsSync(file)) return;
-  const pids = readFileSync(file, "utf8")
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((l) => Number(l.split(" ")[0]))
-    .reverse();
+    .map((l) => ({ pid: Number(l.split(" ")[0]), name: l.split(" ")[1] ?? "" }));
+}
+
+/** SIGTERM to each process group, SIGKILL to those still alive after 10 s; resolves once all are gone. */
+async function endGroups(pids: number[]): Promise<void> {
   for (const pid of pids)
     try {
       process.kill(-pid, "SIGTERM");
@@ -86,6 +129,27 @@ export async function stopControlPlaneDir(dir: string): Promise<void> {
     try {
       process.kill(-pid, "SIGKILL");
     } catch {}
+  const killed = Date.now() + 5_000;
+  while (pids.some(alive) && Date.now() < killed) await Bun.sleep(50);
+}
+
+/** Ends the processes of <dir>/pids named `name` and drops them from the file; the others keep running. */
+async function stopComponent(dir: string, name: string): Promise<void> {
+  const all = recorded(dir);
+  await endGroups(all.filter((p) => p.name === name).map((p) => p.pid));
+  const rest = recorded(dir).filter((p) => p.name !== name);
+  writeFileSync(join(dir, PIDS), rest.map((p) => `${p.pid} ${p.name}\n`).join(""));
+}
+
+/** Ends every process recorded in <dir>/pids (SIGTERM to its group, SIGKILL after 10 s), newest first. */
+export async function stopControlPlaneDir(dir: string): Promise<void> {
+  const file = join(dir, PIDS);
+  if (!existsSync(file)) return;
+  await endGroups(
+    recorded(dir)
+      .map((p) => p.pid)
+      .reverse(),
+  );
   rmSync(file, { force: true });
 }
 
@@ -148,6 +212,13 @@ function writeKubeconfig(path: string, server: string, ca: CA, user: { cert?: st
     { mode: 0o600 },
   );
   return path;
+}
+
+/** kube-apiserver's audit flags: the policy in <dir>, the log among the components' logs, written before each answer. */
+function auditArgs(dir: string): string[] {
+  const policy = join(dir, "audit-policy.yaml");
+  writeFileSync(policy, AUDIT_POLICY);
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${join(dir, "logs", "audit.log")}`, "--audit-log-mode=blocking"];
 }
 
 function apiserverArgs(bin: string, pki: Pki, etcdUrl: string, port: number): string[] {
@@ -213,6 +284,16 @@ function logTail(dir: string, name: string): string {
   }
 }
 
+function readAudit(dir: string): AuditEvent[] {
+  const file = join(dir, "logs", "audit.log");
+  if (!existsSync(file)) return [];
+  // The last piece is empty, or a line still being written.
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .slice(0, -1)
+    .map((l) => JSON.parse(l) as AuditEvent);
+}
+
 /** Polls `probe` (a throw counts as not yet) until it holds; on timeout, the error carries the component's log tail. */
 async function ready(dir: string, component: string, what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   await until(`${component}: ${what}`, async () => (await probe()) || undefined, timeoutMs, { intervalMs: 100, retryErrors: true }).catch((e) => {
@@ -238,12 +319,16 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     };
     const etcdUrl = startEtcd(o.dir);
     await ready(o.dir, "etcd", "health", () => fetch(`${etcdUrl}/health`).then((r) => r.ok), 20_000);
-    launch(o.dir, "kube-apiserver", apiserverArgs(o.binDir, pki, etcdUrl, port));
+    const apiserver = [...apiserverArgs(o.binDir, pki, etcdUrl, port), ...(o.audit ? auditArgs(o.dir) : [])];
     const kubectlBinary = existsSync(join(o.binDir, "kubectl")) ? join(o.binDir, "kubectl") : "kubectl";
     const env = { KUBECONFIG: kubeconfigs.admin, HOME: o.dir };
     const kubectl = (...args: string[]) => run([kubectlBinary, ...args], env);
     const kubectlIn = (input: string, ...args: string[]) => run([kubectlBinary, ...args], env, input);
-    await ready(o.dir, "kube-apiserver", "/readyz", async () => (await kubectl("get", "--raw", "/readyz")).trim() === "ok", 90_000);
+    const startApiServer = async () => {
+      launch(o.dir, "kube-apiserver", apiserver);
+      await ready(o.dir, "kube-apiserver", "/readyz", async () => (await kubectl("get", "--raw", "/readyz")).trim() === "ok", 90_000);
+    };
+    await startApiServer();
     launch(o.dir, "kube-controller-manager", controllerManagerArgs(o.binDir, pki, kubeconfigs.cm));
     launch(o.dir, "kube-scheduler", schedulerArgs(o.binDir, kubeconfigs.sched));
     const token = randomToken();
@@ -257,7 +342,29 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       async () => Boolean(await kubectl("get", "serviceaccount", "default", "-o", "name")),
       60_000,
     );
-    return { dir: o.dir, server, caFile: pki.ca.certFile, ca: pki.ca, admin: kubeconfigs.admin, bootstrap, kubectlBinary, kubectl, kubectlIn, stop };
+    return {
+      dir: o.dir,
+      server,
+      caFile: pki.ca.certFile,
+      ca: pki.ca,
+      admin: kubeconfigs.admin,
+      bootstrap,
+      kubectlBinary,
+      kubectl,
+      kubectlIn,
+      stopApiServer: () => stopComponent(o.dir, "kube-apiserver"),
+      startApiServer,
+      auditEvents: () => readAudit(o.dir),
+      nodeKubeconfig: async (path, node) => {
+        const c = await issueCert(pki.ca, join(o.dir, "pki"), `/O=system:nodes/CN=system:node:${node}`);
+        const b64 = (pem: string) => Buffer.from(pem).toString("base64");
+        writeFileSync(path, kubeconfigYaml(server, pki.ca.certPem, { "client-certificate-data": b64(c.certPem), "client-key-data": b64(c.keyPem) }), {
+          mode: 0o600,
+        });
+        return path;
+      },
+      stop,
+    };
   } catch (e) {
     await stop().catch(() => {});
     throw e;

@@ -1,6 +1,7 @@
 // The objects `kubeadm init` writes so that nodes can join with a bootstrap token (kubeadm's
 // phases/bootstraptoken/node: the token Secret, the kubelet-bootstrap binding and the two CSR
-// auto-approval bindings), and kubeconfig text. Pure: text in, text out.
+// auto-approval bindings), a token whose CSRs an administrator approves, and kubeconfig text. Pure:
+// text in, text out.
 import { randomBytes } from "node:crypto";
 import { stringify } from "yaml";
 
@@ -30,9 +31,9 @@ function binding(name: string, role: string, group: string): object {
   };
 }
 
-/** The token Secret and kubeadm's three bindings, as one multi-document YAML for `kubectl apply -f -`. */
-export function bootstrapObjects(token: BootstrapToken): string {
-  const secret = {
+/** A bootstrap token's Secret: the token authenticates as system:bootstrap:<id>, in system:bootstrappers and `group`. */
+function tokenSecret(token: BootstrapToken, group: string): object {
+  return {
     apiVersion: "v1",
     kind: "Secret",
     type: "bootstrap.kubernetes.io/token",
@@ -42,16 +43,33 @@ export function bootstrapObjects(token: BootstrapToken): string {
       "token-secret": token.secret,
       "usage-bootstrap-authentication": "true",
       "usage-bootstrap-signing": "true",
-      "auth-extra-groups": BOOTSTRAP_GROUP,
+      "auth-extra-groups": group,
     },
   };
-  const docs = [
-    secret,
+}
+
+const yamlDocs = (docs: object[]) => docs.map((d) => stringify(d)).join("---\n");
+
+/** The token Secret and kubeadm's three bindings, as one multi-document YAML for `kubectl apply -f -`. */
+export function bootstrapObjects(token: BootstrapToken): string {
+  return yamlDocs([
+    tokenSecret(token, BOOTSTRAP_GROUP),
     binding("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", BOOTSTRAP_GROUP),
     binding("kubeadm:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", BOOTSTRAP_GROUP),
     binding("kubeadm:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
-  ];
-  return docs.map((d) => stringify(d)).join("---\n");
+  ]);
+}
+
+/** kubeadm's own group left aside: a token in this group may ask for a certificate, and an administrator approves it. */
+export const MANUAL_APPROVAL_GROUP = "system:bootstrappers:manual-approval";
+
+/**
+ * A bootstrap token whose node client CSRs wait for an administrator: its Secret in MANUAL_APPROVAL_GROUP
+ * and the binding to system:node-bootstrapper alone — no nodeclient binding, so the controller-manager's
+ * csrapproving controller leaves its CSRs pending (`kubectl certificate approve` or `deny` decides).
+ */
+export function manualApprovalTokenObjects(token: BootstrapToken): string {
+  return yamlDocs([tokenSecret(token, MANUAL_APPROVAL_GROUP), binding("manual-approval:kubelet-bootstrap", "system:node-bootstrapper", MANUAL_APPROVAL_GROUP)]);
 }
 
 /** A kubeconfig for one cluster and one user (its fields as client-go names them). */
