@@ -24,6 +24,8 @@ export interface ControlPlaneOptions {
   port?: number;
   /** Keep the directory on stop() (the CLI keeps it so its logs can be read after `down`). */
   keepDir?: boolean;
+  /** Extra kube-apiserver flags (an API group or feature gate a test needs, an audit log). */
+  apiserverFlags?: string[];
 }
 
 export interface ControlPlane {
@@ -238,7 +240,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     };
     const etcdUrl = startEtcd(o.dir);
     await ready(o.dir, "etcd", "health", () => fetch(`${etcdUrl}/health`).then((r) => r.ok), 20_000);
-    launch(o.dir, "kube-apiserver", apiserverArgs(o.binDir, pki, etcdUrl, port));
+    launch(o.dir, "kube-apiserver", [...apiserverArgs(o.binDir, pki, etcdUrl, port), ...(o.apiserverFlags ?? [])]);
     const kubectlBinary = existsSync(join(o.binDir, "kubectl")) ? join(o.binDir, "kubectl") : "kubectl";
     const env = { KUBECONFIG: kubeconfigs.admin, HOME: o.dir };
     const kubectl = (...args: string[]) => run([kubectlBinary, ...args], env);
