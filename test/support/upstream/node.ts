@@ -4,6 +4,7 @@
 // that does not exist yet, and a test containerd. stop() stops bunlet, deletes its Node and removes
 // the pods it ran (API pods and static pods), its cgroups and files, even when a test failed half-way.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
@@ -147,11 +148,25 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   return { node, base, rootDir, cgroupRoot, manifests, port, ctd, proc, stop };
 }
 
-/** Waits until the Node reports Ready; fails early, with the agent's output, if the agent exits. */
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on("error", () => resolve(false));
+  });
+}
+
+/**
+ * Waits until the Node reports Ready and its port listens (on a first start bunlet makes its self-signed
+ * serving pair meanwhile, and may report Ready first); fails early, with the agent's output, if the agent exits.
+ */
 export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs = 120_000): Promise<void> {
   const ready = async () => {
     const out = await cp.kubectl("get", "node", n.node, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(() => "");
-    return out.trim() === "True";
+    return out.trim() === "True" && (await listening(n.port));
   };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -159,7 +174,7 @@ export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs
     const exited = n.proc.proc.exitCode !== null || n.proc.proc.signalCode !== null;
     if (exited || Date.now() > deadline) {
       throw new Error(
-        `${n.node} is not Ready${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`,
+        `${n.node} is not Ready and serving${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`,
       );
     }
     await Bun.sleep(500);
