@@ -3,8 +3,8 @@
 // TLS handshakes; `kubectl certificate approve` → the controller-manager signs it with the cluster CA →
 // the port serves it for the node's addresses (its Hostname and InternalIP) — curl and openssl verify
 // it with the cluster CA — and /metrics shows its TTL. A short-lived certificate renewed and served on
-// the same port: serving-rotation.test.ts (the double, whose signer issues 30-second certificates; the
-// real signer's shortest lifetime is 10 minutes). Needs root, containerd and the upstream binaries.
+// the same port: serving-rotation.test.ts (the double, whose certificates live 30 s; the real signer's
+// shortest lifetime is 10 minutes). Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { readlink, writeFile } from "node:fs/promises";
