@@ -144,6 +144,17 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
       log.info("No API server defined - no node status update will be sent");
     }
 
+    // The serving pair is made while the components start (a self-signed one is two RSA keys from openssl,
+    // a second on a busy node), so the main port listens once they have started, before the first pod
+    // runs: upstream makes its pair before the kubelet runs (InitializeTLS).
+    const serving = resolveServing(config, {
+      nodeName: deps.nodeName ?? hostname().toLowerCase(),
+      certDir: flags.certDir ?? "/var/lib/kubelet/pki",
+      authClient: deps.authClient,
+      servingCertificates: deps.servingCertificates,
+      apiServerMode: !!flags.kubeconfig,
+    });
+    serving.catch(() => {}); // its error is thrown below, once the components have started
     for (const c of components) {
       if (abort.signal.aborted) return;
       await c.start();
@@ -151,13 +162,7 @@ export function createAgent(input: AgentInput, deps: AgentDeps = {}): Agent {
     }
     if (abort.signal.aborted) return;
 
-    const secure = await resolveServing(config, {
-      nodeName: deps.nodeName ?? hostname().toLowerCase(),
-      certDir: flags.certDir ?? "/var/lib/kubelet/pki",
-      authClient: deps.authClient,
-      servingCertificates: deps.servingCertificates,
-      apiServerMode: !!flags.kubeconfig,
-    });
+    const secure = await serving;
     servers = await startServers(
       {
         address: config.address,

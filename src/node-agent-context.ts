@@ -100,7 +100,7 @@ export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOp
         client: () => late.nodeApi?.client(),
         clock: realClock,
         strategy: changeDetectionStrategy(config.configMapAndSecretChangeDetectionStrategy),
-        clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection === true,
+        clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection,
       })
     : undefined;
   return {

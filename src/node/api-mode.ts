@@ -18,6 +18,7 @@ import type { RuntimeReadiness } from "../pod/runtime-state.ts";
 
 export interface NodeFacts {
   machine(): Promise<MachineInfo>;
+  /** Throws when the addresses cannot be set (a --node-ip validateNodeIP refuses). */
   addresses(): NodeAddress[];
   runtime(): Promise<RuntimeReadiness>;
   images(): Promise<ContainerImage[]>;
@@ -51,13 +52,22 @@ export interface NodeApiMode {
 
 export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock, events?: EventRecorder): NodeApiMode {
   let machine: MachineInfo | undefined;
+  /** Upstream setNodeStatus: a setter that fails is logged at each update and leaves its fields as they were. */
+  function addresses(): NodeAddress[] | undefined {
+    try {
+      return facts.addresses();
+    } catch (e) {
+      log.error(`Failed to set some node status fields ${kv({ node: s.registration.nodeName, error: (e as Error).message })}`);
+      return undefined;
+    }
+  }
   async function gather(): Promise<NodeStatusInput> {
     machine ??= await facts.machine(); // static for the life of the process (boot id, sizes)
     const [runtime, images] = await Promise.all([facts.runtime(), facts.images().catch(() => [])]);
     return {
       nowMs: clock.now(),
       machine,
-      addresses: facts.addresses(),
+      addresses: addresses(),
       kubeletVersion: s.kubeletVersion,
       runtimeVersion: runtime.version,
       readyErrors: runtime.errors,

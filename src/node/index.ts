@@ -1,7 +1,7 @@
 // API-server mode for the node (upstream pkg/kubelet/nodestatus, kubelet_node_status.go, nodelease):
 // registration, node status and the lease heartbeat. (src/node/shutdown/ is graceful node shutdown.)
 export { createNodeApiMode, type NodeApiMode, type NodeApiModeSettings, type NodeFacts } from "./api-mode.ts";
-export { nodeAddresses, detectNodeIP, NodeIPError, type NodeAddress } from "./addresses.ts";
+export { nodeAddresses, parseNodeIPs, validateNodeIP, detectNodeIP, NodeIPError, type NodeAddress } from "./addresses.ts";
 export { readMachineInfo, goArch, type MachineInfo } from "./machine-info.ts";
 export {
   buildNodeStatus,

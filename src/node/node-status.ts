@@ -18,7 +18,8 @@ export interface ContainerImage {
 export interface NodeStatusInput {
   nowMs: number;
   machine: MachineInfo;
-  addresses: NodeAddress[];
+  /** Undefined when the addresses setter failed (a --node-ip validateNodeIP refuses): the node keeps the ones it had. */
+  addresses?: NodeAddress[];
   kubeletVersion: string;
   /** "containerd://1.6.20" once the runtime answered. */
   runtimeVersion?: string;
@@ -109,7 +110,7 @@ export function nodeConditions(input: NodeStatusInput, prev: readonly NodeCondit
   return out;
 }
 
-export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: readonly NodeCondition[] | null }): NodeStatus {
+export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: readonly NodeCondition[] | null; addresses?: unknown }): NodeStatus {
   const m = input.machine;
   const capacity = nodeCapacity(m, input.maxPods);
   const images = [...input.images].sort((a, b) => b.sizeBytes - a.sizeBytes);
@@ -117,7 +118,7 @@ export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: re
     capacity,
     allocatable: nodeAllocatable(capacity, input),
     conditions: nodeConditions(input, prev?.conditions ?? []),
-    addresses: input.addresses,
+    addresses: input.addresses ?? prev?.addresses ?? [],
     daemonEndpoints: { kubeletEndpoint: { Port: input.kubeletPort } },
     nodeInfo: {
       machineID: m.machineID,

@@ -1,5 +1,5 @@
-// Listen addresses parsed as IPs, not compared as strings: "::0", "0:0:0:0:0:0:0:0" and
-// "::ffff:0.0.0.0" are all the unspecified address (Go's net.IP.IsUnspecified, which also looks
+// Listen addresses (and node IPs) parsed as IPs, not compared as strings: "::0", "0:0:0:0:0:0:0:0"
+// and "::ffff:0.0.0.0" are all the unspecified address (Go's net.IP.IsUnspecified, which also looks
 // through IPv4-mapped IPv6), and every 127/8 or ::1 spelling is loopback. The safety net that keeps
 // an unauthenticated port on loopback depends on this being right.
 import { isIP } from "node:net";
@@ -66,4 +66,29 @@ export function isLoopback(address: string): boolean {
 /** True when a listener on `address` is reachable only from this host. */
 export function isLoopbackOnly(address: string): boolean {
   return !isUnspecified(address) && isLoopback(address);
+}
+
+/** 224.0.0.0/4 (also IPv4-mapped) or ff00::/8, as Go's IsMulticast. */
+export function isMulticast(address: string): boolean {
+  const ip = parseIP(address);
+  if (!ip) return false;
+  const v4 = to4(ip);
+  return v4 ? (v4[0]! & 0xf0) === 0xe0 : ip[0] === 0xff;
+}
+
+/** 169.254.0.0/16 (also IPv4-mapped) or fe80::/10, as Go's IsLinkLocalUnicast. */
+export function isLinkLocalUnicast(address: string): boolean {
+  const ip = parseIP(address);
+  if (!ip) return false;
+  const v4 = to4(ip);
+  return v4 ? v4[0] === 169 && v4[1] === 254 : ip[0] === 0xfe && (ip[1]! & 0xc0) === 0x80;
+}
+
+/** Two spellings of one address (an IPv4 address equals its IPv4-mapped IPv6 form), as Go's net.IP.Equal. */
+export function sameIP(a: string, b: string): boolean {
+  const [x, y] = [parseIP(a), parseIP(b)];
+  if (!x || !y) return false;
+  const [x4, y4] = [to4(x), to4(y)];
+  if (x4 || y4) return !!x4 && !!y4 && x4.every((v, i) => v === y4[i]);
+  return x.every((v, i) => v === y[i]);
 }

@@ -71,7 +71,7 @@ export async function resolveServing(c: ServingConfig, opts: ServingOpts): Promi
   let certFile = c.tlsCertFile ?? "";
   let keyFile = c.tlsPrivateKeyFile ?? "";
   if (bootstrapped) {
-    log.info(`Serving certificate from serverTLSBootstrap ${kv({ available: opts.servingCertificates!.current() !== undefined })}`);
+    log.info("Serving certificate from serverTLSBootstrap: requested from the API server, served once issued");
   } else if (certFile === "" && keyFile === "") {
     const pair = await loadOrGenerateKeyCert(opts.certDir, opts.nodeName);
     ({ certFile, keyFile } = pair);

@@ -21,7 +21,16 @@ import {
 } from "../kube/bootstrap/index.ts";
 import { usesServerTLSBootstrap } from "../server/serving.ts";
 import { kv, log } from "../log.ts";
-import { createNodeApiMode, goArch, nodeAddresses, readMachineInfo, runtimeReadiness, type MachineInfo, type NodeApiMode } from "../node/index.ts";
+import {
+  createNodeApiMode,
+  goArch,
+  nodeAddresses,
+  parseNodeIPs,
+  readMachineInfo,
+  runtimeReadiness,
+  type MachineInfo,
+  type NodeApiMode,
+} from "../node/index.ts";
 import { kubeletVersion } from "../node/version.ts";
 import { nodeNameFrom } from "../pod/setup.ts";
 import { createApiSource, type ApiPodSource } from "../pod/sources/api.ts";
@@ -157,8 +166,13 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   /** The node side (upstream syncNodeStatus and the node lease controller), fed by the CRI runtime, the eviction manager and the machine. */
   function createMode(heartbeat: KubeClient, updateMs: number): NodeApiMode {
     const hostname = nodeNameFrom(flags.hostnameOverride);
-    const addresses = nodeAddresses(hostname, flags.nodeIP);
-    nodeAddressList = addresses;
+    // A --node-ip that does not parse fails the start; one validateNodeIP refuses fails each status update (logged there).
+    parseNodeIPs(flags.nodeIP);
+    // The serving certificate follows the addresses last set (upstream: the last observed ones).
+    const addresses = () => (nodeAddressList = nodeAddresses(hostname, flags.nodeIP));
+    try {
+      addresses();
+    } catch {}
     return createNodeApiMode(
       {
         registration: {
@@ -184,7 +198,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       },
       {
         machine: readMachine,
-        addresses: () => addresses,
+        addresses,
         runtime: async () => {
           const r = await runtimeReadiness(input.cri);
           const more = input.readyErrors?.() ?? [];

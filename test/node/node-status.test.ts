@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import { parseThresholdConfig } from "../../src/eviction/thresholds-parse.ts";
 import {
   buildNodeStatus,
-  nodeAddresses,
   nodeAllocatable,
   nodeConditions,
   nodeStatusHasChanged,
@@ -95,42 +94,11 @@ describe("conditions", () => {
     expect(nodeStatusHasChanged(a, b)).toBe(false);
     expect(nodeStatusHasChanged(a, buildNodeStatus(input({ pressure: ["DiskPressure"] }), a))).toBe(true);
   });
-});
-
-const detected = (ip: string | undefined) => (): string | undefined => ip;
-test.each<[string | undefined, () => string | undefined, string[][]]>([
-  [
-    undefined,
-    detected("192.168.1.2"),
-    [
-      ["InternalIP", "192.168.1.2"],
-      ["Hostname", "h"],
-    ],
-  ],
-  [
-    "10.0.0.5",
-    detected("192.168.1.2"),
-    [
-      ["InternalIP", "10.0.0.5"],
-      ["Hostname", "h"],
-    ],
-  ],
-  [
-    "10.0.0.5,fd00::5",
-    detected(undefined),
-    [
-      ["InternalIP", "10.0.0.5"],
-      ["InternalIP", "fd00::5"],
-      ["Hostname", "h"],
-    ],
-  ],
-  [undefined, detected(undefined), [["Hostname", "h"]]],
-])("addresses for --node-ip=%p", (ip, detect, want) => {
-  expect(nodeAddresses("h", ip, detect).map((a) => [a.type, a.address])).toEqual(want);
-});
-test("a bad --node-ip names the value", () => {
-  expect(() => nodeAddresses("h", "10.0.0.300")).toThrow('failed to parse node IP "10.0.0.300"');
-  expect(() => nodeAddresses("h", "10.0.0.1,10.0.0.2")).toThrow(/dual-stack/);
+  test("addresses that could not be set (a refused --node-ip) leave the node's as they were: none for a new Node", () => {
+    const before = buildNodeStatus(input());
+    expect(buildNodeStatus(input({ addresses: undefined }), before).addresses).toEqual(before.addresses);
+    expect(buildNodeStatus(input({ addresses: undefined })).addresses).toEqual([]);
+  });
 });
 
 test("runtime readiness errors word the CRI conditions as the kubelet does", () => {

@@ -1,7 +1,7 @@
 // src/agent.ts in-process (the composition root that owns the servers): start/stop order,
 // extension points, lock handling. The binary-level behaviour is in test/e2e/agent.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAgent, type Agent, type AgentInput } from "../../src/agent-run.ts";
@@ -9,6 +9,7 @@ import { ConfigError } from "../../src/config/errors.ts";
 import { defaultKubeletConfiguration } from "../../src/config/defaults.ts";
 import type { KubeletConfiguration } from "../../src/config/kubelet-config.ts";
 import { createRegistry } from "../../src/server/metrics.ts";
+import { pollUntil } from "../support/wait.ts";
 
 const agents: Agent[] = [];
 const dirs: string[] = [];
@@ -103,6 +104,27 @@ describe("createAgent", () => {
     expect((await fetch(`${main.url}/containerLogs/ns/p/c`, { tls })).status).toBe(401);
     expect((await fetch(`${main.url}/pods`, { tls, headers: { authorization: "Bearer admin" } })).status).toBe(200);
     expect(readFileSync(join(dir, "pki", "kubelet.crt"), "utf8")).toContain("BEGIN CERTIFICATE");
+  });
+
+  test("the self-signed serving pair is made while the components start, so the main port listens as soon as they have", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `bunlet-agent-${process.pid}-`));
+    dirs.push(dir);
+    const config = { ...defaultKubeletConfiguration(), address: "127.0.0.1", port: 0, healthzPort: 0, readOnlyPort: 0 };
+    // A component whose start waits for the pair: the agent starts only if the pair is made meanwhile.
+    const waitsForPair = {
+      name: "waits",
+      start: () => pollUntil(() => existsSync(join(dir, "pki", "kubelet.crt")), "the self-signed pair", 30_000),
+      stop() {},
+    };
+    const reviews = { tokenReview: async () => ({ authenticated: false }), subjectAccessReview: async () => ({ allowed: false }) };
+    const agent = track(
+      createAgent(
+        { config, flags: { kubeconfig: join(dir, "kubelet.conf"), certDir: join(dir, "pki") } },
+        { authClient: reviews, nodeName: "localhost", getPods: () => [], streaming: {} as never, components: [waitsForPair] },
+      ),
+    );
+    await agent.start();
+    expect(agent.servers()!.get("main")!.url).toStartWith("https://");
   });
 
   test("standalone without TLS: plain loopback, and the container-access handlers need --unsafe-loopback-debug-handlers", async () => {

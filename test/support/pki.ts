@@ -72,3 +72,23 @@ export async function curl(args: string[]): Promise<{ status: number; body: stri
   const nl = out.lastIndexOf("\n");
   return { status: Number(out.slice(nl + 1)) || 0, body: out.slice(0, nl), stderr };
 }
+
+/**
+ * The serial (upper-case hex) of the certificate served on 127.0.0.1:`port`, once openssl has verified it
+ * against `caFile` (and, with `host`, as a certificate for that DNS name); undefined when the handshake
+ * or the verification fails.
+ */
+export async function servedSerial(port: number, caFile: string, host?: string): Promise<string | undefined> {
+  const verify = `-CAfile ${caFile} -verify_return_error${host ? ` -verify_hostname ${host}` : ""}`;
+  const p = Bun.spawn(["sh", "-c", `openssl s_client -connect 127.0.0.1:${port} ${verify} </dev/null 2>/dev/null | openssl x509 -noout -serial`], {
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+  return code === 0
+    ? out
+        .trim()
+        .replace(/^serial=/, "")
+        .toUpperCase()
+    : undefined;
+}

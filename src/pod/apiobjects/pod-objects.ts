@@ -20,7 +20,7 @@ export interface PodApiObjectsOptions {
   /** configMapAndSecretChangeDetectionStrategy (default Watch). */
   strategy?: ChangeDetectionStrategy;
   syncTimeoutMs?: number;
-  /** featureGates.ClusterTrustBundleProjection (beta, off by default upstream). */
+  /** featureGates.ClusterTrustBundleProjection (GA and on by default since upstream v1.37; false turns it off). */
   clusterTrustBundleProjection?: boolean;
   /** Orders trust anchors (tests); default random per process. */
   trustAnchorSalt?: string;
@@ -81,7 +81,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
   const trustBundles = createTrustBundleManager({
     client: opts.client,
     clock: opts.clock,
-    enabled: opts.clusterTrustBundleProjection === true,
+    enabled: opts.clusterTrustBundleProjection !== false,
     salt: opts.trustAnchorSalt,
   });
 

@@ -3,9 +3,9 @@
 // then discovery picks the newest certificates.k8s.io version that serves clustertrustbundles
 // (v1, v1beta1, v1alpha1 — a 404 moves on to the next), and one reflector lists and watches the
 // whole cluster-scoped collection, waited for up to 10 s. Reads come from that copy, so an update
-// reaches the files at the pod's next sync, as for configMaps. Without the ClusterTrustBundleProjection
-// gate (beta, off by default) — or when no version serves them — every read fails with upstream's
-// NoopManager message.
+// reaches the files at the pod's next sync, as for configMaps. With the ClusterTrustBundleProjection
+// gate off (it is GA and on by default since v1.37) — or when no version serves them — every read fails
+// with upstream's NoopManager message.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import { isNotFound, labelSelectorMatcher, type KubeClient, type LabelSelector } from "../../kube/index.ts";

@@ -1,49 +1,57 @@
-// Admission and eviction as the API sees them (API-server double, real containerd, kubectl): a node
+// Admission and eviction as a real control plane (test/support/upstream) and kubectl show them: a node
 // whose hard eviction threshold (memory.available 1000Gi) is always met has MemoryPressure and no
-// allocatable memory, so API pods are rejected Failed with upstream's reasons — OutOfmemory,
-// NodeAffinity, Evicted (BestEffort under MemoryPressure), PodFeatureUnsupported (a field value bunlet cannot honour) — and an admitted Burstable pod is evicted:
-// Failed/Evicted with the DisruptionTarget condition (TerminationByKubelet), plus the Evicted,
-// EvictionThresholdMet and NodeHasInsufficientMemory events. Needs root and containerd.
+// allocatable memory, so pods bound to it are rejected Failed with upstream's reasons — OutOfmemory,
+// NodeAffinity, TaintToleration, Evicted (BestEffort under MemoryPressure), PodFeatureUnsupported (a field
+// value bunlet cannot honour) — and an admitted Burstable pod is evicted: Failed/Evicted with the
+// DisruptionTarget condition (TerminationByKubelet), plus the Evicted, EvictionThresholdMet and
+// NodeHasInsufficientMemory events. Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { NodeAgent } from "../../../src/agent.ts";
-import type { ApiServerDouble } from "../../support/apiserver/index.ts";
+import { sleeperPodYaml } from "../../support/cluster.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
-import { clusterPaths, joinDouble, sleeperPodYaml, type JoinedNode } from "../../support/cluster.ts";
+import { startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
-const { node: NODE } = clusterPaths("admit");
+const bin = upstreamBinDir();
+if (!bin.dir) console.warn(`skipping the admission and eviction tests: ${bin.why}`);
 
-describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => {
-  let api: ApiServerDouble;
-  let agent: NodeAgent;
-  let c: JoinedNode;
-
-  const kubectl = (...args: string[]) => c.kubectl(...args);
-  const createPod = (name: string, extra: string, resources = "") => c.apply(`${name}.yaml`, sleeperPodYaml(c, name, extra, resources));
-  const failed = (name: string) =>
+describe.skipIf(!canRunContainerd() || !bin.dir)("admission and eviction in the API", () => {
+  let c: UpstreamCluster;
+  const kubectl = (...args: string[]) => c.cp.kubectl(...args);
+  const createPod = (name: string, spec: string, container = "") => c.cp.kubectlIn(sleeperPodYaml(c.n, name, spec, container), "apply", "-f", "-");
+  const failed = (name: string) => c.podInPhase(name, "Failed");
+  const events = async (): Promise<any[]> => (await c.json("get", "events")).items;
+  const event = (reason: string, pod: string) =>
+    until(`${reason} event for ${pod}`, async () => (await events()).find((e) => e.reason === reason && e.involvedObject.name === pod), 30_000, {
+      intervalMs: 500,
+    });
+  /** Resolves once the node has read its Node twice since `sinceMs` (it reads it at each status update, every second here). */
+  const nodeReadSince = (sinceMs: number) =>
     until(
-      `${name} Failed in the API`,
-      async () => {
-        const o = await api.store.get(`pods/default/${name}`);
-        return o?.status?.phase === "Failed" ? o : undefined;
-      },
-      60_000,
+      "the node's Node read since",
+      () =>
+        c
+          .audit!.events()
+          .filter((e) => e.verb === "get" && e.objectRef?.resource === "nodes" && e.user.username === `system:node:${c.n.node}`)
+          .filter((e) => Date.parse(e.requestReceivedTimestamp) > sinceMs).length >= 2,
+      15_000,
+      { intervalMs: 250 },
     );
-  const events = async () => (await api.store.list("events/")).items;
 
   beforeAll(async () => {
-    c = await joinDouble({
+    c = await startUpstreamCluster({
       name: "admit",
+      binDir: bin.dir!,
+      audit: true,
       config: ["nodeStatusUpdateFrequency: 1s", "evictionHard: { memory.available: 1000Gi }", "evictionPressureTransitionPeriod: 5s"],
       flags: ["--node-labels=zone=a"],
     });
-    ({ api, agent } = c);
     await until(
       "MemoryPressure reported",
-      async () => (await api.store.get(`nodes//${NODE}`))?.status?.conditions?.find((c: any) => c.type === "MemoryPressure")?.status === "True",
+      async () => (await c.json("get", "node", c.n.node)).status.conditions.find((x: any) => x.type === "MemoryPressure")?.status === "True",
       60_000,
+      { intervalMs: 500 },
     );
-  }, 600_000);
+  }, 300_000);
 
   afterAll(async () => {
     await c?.stop();
@@ -54,11 +62,7 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     const o = await failed("big");
     expect(o.status.reason).toBe("OutOfmemory");
     expect(o.status.message).toMatch(/^Node didn't have enough resource: memory, requested: 1073741824, used: 0, capacity: \d+$/);
-    await until(
-      "OutOfmemory event",
-      async () => (await events()).find((e) => e.reason === "OutOfmemory" && e.involvedObject.name === "big" && e.type === "Warning"),
-      10_000,
-    );
+    expect(await event("OutOfmemory", "big")).toMatchObject({ type: "Warning", message: o.status.message });
     expect(await kubectl("get", "pod", "big")).toMatch(/big\s+0\/1\s+OutOfmemory/);
   }, 90_000);
 
@@ -69,12 +73,7 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     expect(o.status.message).toBe(
       "Pod uses fields bunlet does not support: spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented",
     );
-    const ev = await until(
-      "PodFeatureUnsupported event",
-      async () => (await events()).find((e) => e.reason === "PodFeatureUnsupported" && e.involvedObject.name === "userns"),
-      10_000,
-    );
-    expect(ev).toMatchObject({ type: "Warning", message: o.status.message });
+    expect(await event("PodFeatureUnsupported", "userns")).toMatchObject({ type: "Warning", message: o.status.message });
     expect(await kubectl("get", "pod", "userns")).toMatch(/userns\s+0\/1\s+PodFeatureUnsupported/);
   }, 90_000);
 
@@ -84,15 +83,19 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     expect(o.status).toMatchObject({ reason: "NodeAffinity", message: "Predicate NodeAffinity failed: node(s) didn't match Node's node affinity/selector" });
   }, 90_000);
 
-  test("an untolerated NoExecute taint (kubectl taint): Failed/TaintToleration", async () => {
-    await kubectl("taint", "node", NODE, "dedicated=db:NoExecute");
-    // The node status loop reads the Node every second; admission uses what it read.
-    await until("taint seen by the node", () => (agent.nodeApi!.mode()!.status.node()?.spec?.taints ?? []).length > 0, 15_000);
+  test("an untolerated NoExecute taint (kubectl taint): the node reports Failed/TaintToleration, with a Warning event", async () => {
+    const taintedAt = Date.now();
+    await kubectl("taint", "node", c.n.node, "dedicated=db:NoExecute");
+    await nodeReadSince(taintedAt);
     await createPod("tainted", "", ", resources: { requests: { cpu: 10m } }");
-    const o = await failed("tainted");
-    expect(o.status).toMatchObject({ phase: "Failed", reason: "TaintToleration", message: "Predicate TaintToleration failed: node(s) had untolerated taint" });
-    await kubectl("taint", "node", NODE, "dedicated=db:NoExecute-");
-    await until("taint gone for the node", () => (agent.nodeApi!.mode()!.status.node()?.spec?.taints ?? []).length === 0, 15_000);
+    // The taint-eviction controller deletes the pod too (it tolerates nothing): what the node said of it
+    // stays in its event and in its status patch, as the audit log holds it.
+    const message = "Predicate TaintToleration failed: node(s) had untolerated taint";
+    expect(await event("TaintToleration", "tainted")).toMatchObject({ type: "Warning", message });
+    const patches = c.audit!.events().filter((e) => e.verb === "patch" && e.objectRef?.name === "tainted" && e.user.username === `system:node:${c.n.node}`);
+    expect(patches.map((e) => e.requestObject?.status)).toContainEqual(expect.objectContaining({ phase: "Failed", reason: "TaintToleration", message }));
+    await kubectl("taint", "node", c.n.node, "dedicated=db:NoExecute-");
+    await nodeReadSince(Date.now());
   }, 120_000);
 
   test("a BestEffort pod under MemoryPressure: Failed/Evicted by the eviction manager's admission", async () => {
@@ -106,19 +109,12 @@ describe.skipIf(!canRunContainerd())("admission and eviction in the API", () => 
     const o = await failed("victim");
     expect(o.status.reason).toBe("Evicted");
     expect(o.status.message).toMatch(/^The node was low on resource: memory\./);
-    const dt = o.status.conditions.find((c: any) => c.type === "DisruptionTarget");
+    const dt = o.status.conditions.find((x: any) => x.type === "DisruptionTarget");
     expect(dt).toMatchObject({ status: "True", reason: "TerminationByKubelet", message: o.status.message });
-    const evs = await until(
-      "eviction events",
-      async () => {
-        const all = await events();
-        return all.some((e) => e.reason === "Evicted" && e.involvedObject.name === "victim") ? all : undefined;
-      },
-      30_000,
-    );
-    expect(evs.find((e) => e.reason === "Evicted" && e.involvedObject.name === "victim")).toMatchObject({ type: "Warning", message: o.status.message });
+    expect(await event("Evicted", "victim")).toMatchObject({ type: "Warning", message: o.status.message });
+    const evs = await events();
     expect(evs.some((e) => e.reason === "EvictionThresholdMet" && e.message === "Attempting to reclaim memory")).toBe(true);
-    expect(evs.some((e) => e.reason === "NodeHasInsufficientMemory" && e.message === `Node ${NODE} status is now: NodeHasInsufficientMemory`)).toBe(true);
+    expect(evs.some((e) => e.reason === "NodeHasInsufficientMemory" && e.message === `Node ${c.n.node} status is now: NodeHasInsufficientMemory`)).toBe(true);
     const described = await kubectl("describe", "pod", "victim");
     expect(described).toMatch(/Status:\s+Failed\nReason:\s+Evicted/);
     expect(described).toMatch(/Warning\s+Evicted\s+.*kubelet\s+The node was low on resource: memory\./);

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { realClock } from "../../../src/clock.ts";
 import { ApiError, labelSelectorMatcher, type KubeClient } from "../../../src/kube/index.ts";
+import { createPodApiObjects } from "../../../src/pod/apiobjects/pod-objects.ts";
 import { createTrustBundleManager } from "../../../src/pod/apiobjects/trust-bundle-manager.ts";
 import { normalizeTrustAnchors, pemBlocks } from "../../../src/pod/apiobjects/trust-anchors.ts";
 
@@ -87,6 +88,19 @@ describe("the manager", () => {
     const m = createTrustBundleManager({ client: () => f.client, clock: realClock, enabled: false });
     await expect(m.getTrustAnchorsByName("x", true)).rejects.toThrow("ClusterTrustBundle projection is not supported in static kubelet mode");
     expect(f.paths).toEqual([]);
+  });
+
+  test("the node's gate: on unless featureGates says false (GA in v1.37)", async () => {
+    const on = fakeClient("v1beta1", [bundle("root", A)]);
+    const byDefault = createPodApiObjects({ client: () => on.client, clock: realClock, trustAnchorSalt: "s" });
+    expect(await byDefault.trustBundles.getTrustAnchorsByName("root", false)).toBe(normalizeTrustAnchors([A], "s"));
+    byDefault.stop();
+    const off = fakeClient("v1beta1", [bundle("root", A)]);
+    const disabled = createPodApiObjects({ client: () => off.client, clock: realClock, clusterTrustBundleProjection: false });
+    await expect(disabled.trustBundles.getTrustAnchorsByName("root", false)).rejects.toThrow(
+      "ClusterTrustBundle projection is not supported in static kubelet mode",
+    );
+    expect(off.paths).toEqual([]);
   });
 
   test("v1 without clustertrustbundles, v1beta1 404: falls back to v1alpha1 and watches it", async () => {

@@ -28,10 +28,14 @@ export interface ControlPlaneOptions {
   keepDir?: boolean;
   /** Write kube-apiserver's audit log (AUDIT_POLICY) to <dir>/logs/audit.log; auditEvents() reads it. */
   audit?: boolean;
+  /** Extra kube-apiserver flags (an API group or feature gate a test needs). */
+  apiserverFlags?: string[];
 }
 
 /** One line of kube-apiserver's audit log (audit.k8s.io/v1 Event), the fields the tests read. */
 export interface AuditEvent {
+  stage: string;
+  requestReceivedTimestamp: string;
   verb: string;
   requestURI: string;
   user: { username: string; groups?: string[] };
@@ -42,8 +46,10 @@ export interface AuditEvent {
 }
 
 /**
- * What the audit log records: the token and access reviews in full (who asked, about whom, the answer)
- * and the nodes' own requests by verb and object; nothing else. One event per request (ResponseComplete).
+ * What the audit log records: the token and access reviews in full (who asked, about whom, the answer),
+ * the body of the nodes' pod deletes (DeleteOptions with their preconditions) and pod status patches,
+ * and every other request of a node by verb and object; nothing else. One event per request
+ * (ResponseComplete).
  */
 export const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -53,8 +59,8 @@ rules:
     resources:
       - { group: authentication.k8s.io, resources: [tokenreviews] }
       - { group: authorization.k8s.io, resources: [subjectaccessreviews] }
-  - level: Metadata
-    userGroups: [system:nodes]
+  - { level: Request, userGroups: ["system:nodes"], verbs: [delete, patch], resources: [{ group: "", resources: [pods, pods/status] }] }
+  - { level: Metadata, userGroups: ["system:nodes"] }
   - level: None
 `;
 
@@ -319,7 +325,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     };
     const etcdUrl = startEtcd(o.dir);
     await ready(o.dir, "etcd", "health", () => fetch(`${etcdUrl}/health`).then((r) => r.ok), 20_000);
-    const apiserver = [...apiserverArgs(o.binDir, pki, etcdUrl, port), ...(o.audit ? auditArgs(o.dir) : [])];
+    const apiserver = [...apiserverArgs(o.binDir, pki, etcdUrl, port), ...(o.audit ? auditArgs(o.dir) : []), ...(o.apiserverFlags ?? [])];
     const kubectlBinary = existsSync(join(o.binDir, "kubectl")) ? join(o.binDir, "kubectl") : "kubectl";
     const env = { KUBECONFIG: kubeconfigs.admin, HOME: o.dir };
     const kubectl = (...args: string[]) => run([kubectlBinary, ...args], env);

@@ -2,14 +2,17 @@
 // join: kubeadm's KubeletConfiguration (webhook authentication and authorization, the cluster CA for
 // x509 clients, certificate rotation), a bootstrap kubeconfig with a bootstrap token, a --kubeconfig
 // that does not exist yet, and a test containerd. stop() stops bunlet, deletes its Node and removes
-// its pods, cgroups and files, even when a test failed half-way.
+// the pods it ran (API pods and static pods), its cgroups and files, even when a test failed half-way.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
+import { issueCert } from "../apiserver/pki.ts";
 import { createCgroupTree } from "../cgroup.ts";
-import { acquireContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../containerd.ts";
-import type { ControlPlane } from "./control-plane.ts";
+import { until } from "../wait.ts";
+import { acquireContainerd, tearDownPods, type TestContainerd } from "../containerd.ts";
+import { startControlPlane, type AuditEvent, type ControlPlane } from "./control-plane.ts";
 
 export interface UpstreamNodeOptions {
   /** Names the node's files (/tmp/bunlet-<name>-<pid>) and cgroup root; the Node itself is `localhost` (see NODE_NAME). */
@@ -39,8 +42,8 @@ export interface UpstreamNode {
 }
 
 /**
- * The Node's name, and so its Hostname address. The upstream kubelet refuses a loopback --node-ip
- * (kubelet_node_status.go validateNodeIP), so the node keeps its detected InternalIP, and the control
+ * The Node's name, and so its Hostname address. A node's IP cannot be loopback (upstream's and bunlet's
+ * validateNodeIP), so the node keeps its detected InternalIP, and the control
  * plane reaches the node's port by its Hostname address (--kubelet-preferred-address-types), which
  * resolves to 127.0.0.1: the API server's traffic to the node never leaves loopback.
  */
@@ -79,6 +82,20 @@ export function kubeadmKubeletConfig(
   ].join("\n");
 }
 
+/**
+ * Kills at once and removes every pod the node ran — those with a directory under <rootDir>/pods — and
+ * not the pods of another node on the same containerd.
+ */
+async function removeOwnPods(ctd: TestContainerd, rootDir: string): Promise<void> {
+  const rt = createKubeRuntime({ cri: ctd.cri, rootDir });
+  for (const p of await rt.getPods(true).catch(() => [])) {
+    if (!existsSync(join(rootDir, "pods", p.uid))) continue;
+    await rt.killPod(p, 0).catch(() => {});
+    await rt.removePod(p.uid).catch(() => {});
+    await rt.tearDownVolumes?.(p.uid).catch(() => {});
+  }
+}
+
 /** Joins a bunlet to the control plane; see the file header. Resolves once the process runs (not once Ready). */
 export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode> {
   const node = NODE_NAME;
@@ -93,7 +110,7 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   const stop = async () => {
     await proc?.stop("SIGTERM", 15_000);
     await o.cp.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false").catch(() => {});
-    await tearDownPods(ctd, async () => void (await removeNodePods(createKubeRuntime({ cri: ctd.cri, rootDir }), node)), cgroupRoot, base);
+    await tearDownPods(ctd, () => removeOwnPods(ctd, rootDir), cgroupRoot, base);
   };
   try {
     await o.prepare?.({ ctd, manifests, base, cgroupRoot });
@@ -130,11 +147,25 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   return { node, base, rootDir, cgroupRoot, manifests, port, ctd, proc, stop };
 }
 
-/** Waits until the Node reports Ready; fails early, with the agent's output, if the agent exits. */
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on("error", () => resolve(false));
+  });
+}
+
+/**
+ * Waits until the Node reports Ready and its port listens (on a first start bunlet makes its self-signed
+ * serving pair meanwhile, and may report Ready first); fails early, with the agent's output, if the agent exits.
+ */
 export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs = 120_000): Promise<void> {
   const ready = async () => {
     const out = await cp.kubectl("get", "node", n.node, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(() => "");
-    return out.trim() === "True";
+    return out.trim() === "True" && (await listening(n.port));
   };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -142,11 +173,70 @@ export async function waitNodeReady(cp: ControlPlane, n: UpstreamNode, timeoutMs
     const exited = n.proc.proc.exitCode !== null || n.proc.proc.signalCode !== null;
     if (exited || Date.now() > deadline) {
       throw new Error(
-        `${n.node} is not Ready${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`,
+        `${n.node} is not Ready and serving${exited ? " (the agent exited)" : ` after ${timeoutMs} ms`}\n--- agent stderr ---\n${n.proc.stderr().slice(-6000)}`,
       );
     }
     await Bun.sleep(500);
   }
+}
+
+export interface UpstreamCluster {
+  cp: ControlPlane;
+  n: UpstreamNode;
+  /** The API server's audit log (control-plane.ts AUDIT_POLICY), when asked for. */
+  audit?: { events(): AuditEvent[] };
+  /** kubectl … -o json, parsed. */
+  json(...args: string[]): Promise<any>;
+  /**
+   * A request to the node's port as kube-apiserver makes one (its kubelet-client identity, system:masters):
+   * for the node's own endpoints, since kube-apiserver refuses to proxy nodes/proxy to a loopback address.
+   */
+  nodeRequest(path: string, init?: RequestInit): Promise<Response>;
+  /** Waits until the pod `name` of the default namespace is in `phase` (default 60 s); returns it. */
+  podInPhase(name: string, phase: string, timeoutMs?: number): Promise<any>;
+  /** Stops the node, then the control plane. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One test file's cluster: a control plane of its own (under /tmp/bunlet-upstream-<name>-<pid>, with
+ * `apiserverFlags` and, with `audit`, the API server's audit log) and a bunlet joined to it, Ready.
+ */
+export async function startUpstreamCluster(
+  o: Omit<UpstreamNodeOptions, "cp"> & { binDir: string; apiserverFlags?: string[]; audit?: boolean },
+): Promise<UpstreamCluster> {
+  const dir = `/tmp/bunlet-upstream-${o.name}-${process.pid}`;
+  const cp = await startControlPlane({ dir, binDir: o.binDir, apiserverFlags: o.apiserverFlags, audit: o.audit });
+  const audit = o.audit ? { events: () => cp.auditEvents() } : undefined;
+  let n: UpstreamNode | undefined;
+  const stop = async () => {
+    await n?.stop();
+    await cp.stop();
+  };
+  try {
+    n = await joinUpstream({ ...o, cp });
+    await waitNodeReady(cp, n);
+  } catch (e) {
+    await stop().catch(() => {});
+    throw e;
+  }
+  const json = async (...args: string[]) => JSON.parse(await cp.kubectl(...args, "-o", "json"));
+  const podInPhase = (name: string, phase: string, timeoutMs = 60_000) =>
+    until(
+      `${name} ${phase} in the API`,
+      async () => {
+        const o = await json("get", "pod", name).catch(() => undefined);
+        return o?.status?.phase === phase ? o : undefined;
+      },
+      timeoutMs,
+      { intervalMs: 500 },
+    );
+  let client: Promise<{ certPem: string; keyPem: string }> | undefined;
+  const nodeRequest = async (path: string, init: RequestInit = {}) => {
+    const { certPem, keyPem } = await (client ??= issueCert(cp.ca, cp.dir, "/O=system:masters/CN=kube-apiserver-kubelet-client"));
+    return fetch(`https://127.0.0.1:${n!.port}${path}`, { ...init, tls: { cert: certPem, key: keyPem, rejectUnauthorized: false } });
+  };
+  return { cp, n, audit, json, nodeRequest, podInPhase, stop };
 }
 
 const MIB = 1024 * 1024;
