@@ -216,7 +216,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("bunlet joins a real control pl
   test("kubectl delete deployment: the pods are gone within their grace period", async () => {
     await cp.kubectl("delete", "deployment", "web", "--wait=true", "--timeout=60s");
     await until("pods gone", async () => (await json("get", "pods", "-l", "app=web")).items.length === 0, 60_000, { intervalMs: 500 });
-    const sandboxes = (await n.ctd.cri.listPodSandbox()).filter((s: any) => s.metadata?.namespace === "default" && s.state === 0);
+    const sandboxes = (await n.ctd.cri.listPodSandbox()).filter((s) => s.metadata?.name?.startsWith("web-") && s.state === "SANDBOX_READY");
     expect(sandboxes).toEqual([]);
   }, 120_000);
 });
