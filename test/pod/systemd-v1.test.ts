@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cgroupDirPath } from "../../src/pod/cgroups-config.ts";
-import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
+import { createPodCgroupManager } from "../../src/pod/cm/container-manager.ts";
 import type { SystemdUnits } from "../../src/pod/systemd-dbus.ts";
 import { transientSlice, UINT64_MAX, v1ResourceProperties, type TransientUnit } from "../../src/pod/systemd-slices.ts";
 import { makePod } from "./fake-runtime.ts";

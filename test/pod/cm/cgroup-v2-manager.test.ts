@@ -1,17 +1,18 @@
 // The cgroup v2 QoS/pod cgroup manager over a fake unified mount (a temp dir with cgroup.controllers):
 // which directories and files it writes. The real kernel's answer (controllers delegated, limits
-// accepted, pods removed) is checked inside the v2 guest: test/integration/v2/qos-cgroups.guest.ts.
+// accepted, pods removed) is checked inside the v2 guest: test/integration/v2/qos-cgroups.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
-import { createUnifiedPodCgroupManager, isUnifiedMount, podUidFromDir } from "../../src/pod/cgroups-unified.ts";
-import { cgroupDirPath } from "../../src/pod/cgroups-config.ts";
-import type { SystemdUnits } from "../../src/pod/systemd-dbus.ts";
-import type { TransientUnit } from "../../src/pod/systemd-slices.ts";
-import { createQoSCgroupManager } from "../../src/pod/setup.ts";
-import { makePod } from "./fake-runtime.ts";
+import { isUnifiedMount } from "../../../src/pod/cm/cgroup-v2-manager.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
+import { cgroupDirPath, podUidFromDir } from "../../../src/pod/cgroups-config.ts";
+import type { SystemdUnits } from "../../../src/pod/systemd-dbus.ts";
+import type { TransientUnit } from "../../../src/pod/systemd-slices.ts";
+import { createQoSCgroupManager } from "../../../src/pod/setup.ts";
+import { makePod } from "../fake-runtime.ts";
 
 let root = "";
 afterEach(() => {
@@ -28,7 +29,7 @@ const res = (requests?: Record<string, string>, limits?: Record<string, string>)
 
 describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   test("setup: kubepods, burstable, besteffort with controllers enabled above each new level", async () => {
-    const m = createUnifiedPodCgroupManager({
+    const m = createPodCgroupManager({
       mountRoot: fakeUnifiedMount(),
       cgroupRoot: "/node",
       kubepods: { memoryLimitBytes: 3 * 2 ** 30, cpuShares: 2048, pidsLimit: 1000 },
@@ -47,7 +48,7 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   });
 
   test("ensurePod: pod cgroup under its QoS class with memory.max, cpu.weight, cpu.max, pids.max", async () => {
-    const m = createUnifiedPodCgroupManager({ mountRoot: fakeUnifiedMount(), podPidsLimit: 256 });
+    const m = createPodCgroupManager({ mountRoot: fakeUnifiedMount(), podPidsLimit: 256 });
     const g = makePod({ name: "g", uid: "g1", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })] });
     const b = makePod({ name: "b", uid: "b1", containers: [res({ cpu: "250m" }, { cpu: "1" })] });
     expect(await m.ensurePod(g)).toBe("/kubepods/podg1");
@@ -96,7 +97,7 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
       },
       close() {},
     };
-    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
+    const m = createPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
     const b = makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m", memory: "32Mi" }, { memory: "64Mi" })] });
     expect(await m.ensurePod(b)).toBe("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice");
     expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([
@@ -142,7 +143,7 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
       async stopUnit() {},
       close() {},
     };
-    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units });
+    const m = createPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units });
     await m.ensurePod(makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m" })] }));
     expect(readFileSync(join(mount, "kubepods.slice/kubepods-burstable.slice/cpu.weight"), "utf8")).toBe("10");
   });
