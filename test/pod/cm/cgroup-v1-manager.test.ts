@@ -1,33 +1,24 @@
 // The pod cgroup manager over a fake cgroup v1 mount (a temp dir with a directory per controller): which
 // directories and files each controller gets. The real kernel's answer is checked as root in
 // test/integration/pod/cgroups-v1.test.ts and kubepods-limit.test.ts.
-import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
 import { makePod } from "../fake-runtime.ts";
+import { res, useFakeMounts } from "./fake-cgroups.ts";
 
 const CONTROLLERS = ["memory", "cpu", "pids", "cpuset"];
-let root = "";
-afterEach(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = "";
-});
-function fakeV1Mount(): string {
-  root = mkdtempSync(join(tmpdir(), `bunlet-v1-${process.pid}-`));
-  for (const c of CONTROLLERS) mkdirSync(join(root, c));
-  writeFileSync(join(root, "cpuset", "cpuset.cpus"), "0-1");
-  writeFileSync(join(root, "cpuset", "cpuset.mems"), "0");
-  return root;
-}
-const read = (...p: string[]) => readFileSync(join(root, ...p), "utf8");
-const res = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", image: "x", resources: { requests, limits } });
+const mounts = useFakeMounts();
+const { read } = mounts;
 
 describe("cgroup v1 QoS and pod cgroups (fake mount)", () => {
   test("QoS and pod cgroups in every controller, the limits in their controller's files, the QoS shares following the pods", async () => {
+    const root = mounts.v1(CONTROLLERS);
+    writeFileSync(join(root, "cpuset", "cpuset.cpus"), "0-1");
+    writeFileSync(join(root, "cpuset", "cpuset.mems"), "0");
     const m = createPodCgroupManager({
-      mountRoot: fakeV1Mount(),
+      mountRoot: root,
       cgroupRoot: "/node",
       controllers: CONTROLLERS,
       podPidsLimit: 256,
