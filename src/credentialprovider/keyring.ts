@@ -4,16 +4,13 @@
 // each part matches the key's glob (filepath.Match) and the image path starts with the key's path.
 // Keys are tried most specific first (reverse-sorted); docker.io images fall back to the default
 // registry's (index.docker.io) credentials.
-import type { DockerConfig } from "./dockerconfig.ts";
+import type { DockerConfig, DockerConfigEntry } from "./dockerconfig.ts";
 
-export interface AuthConfig {
-  username?: string;
-  password?: string;
-  auth?: string;
-  serverAddress?: string;
-  identityToken?: string;
-  registryToken?: string;
-}
+/**
+ * The credentials the keyring gives for an image (upstream credentialprovider.AuthConfig, of which a
+ * docker config fills the user name and password): the CRI's AuthConfig takes them as they are.
+ */
+export type AuthConfig = Pick<DockerConfigEntry, "username" | "password">;
 
 const DEFAULT_REGISTRY_HOST = "index.docker.io";
 

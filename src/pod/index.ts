@@ -10,7 +10,8 @@ export {
   type PodLifecycleConfig,
   type PodLifecycleDeps,
 } from "./lifecycle-types.ts";
-export { createPodCgroupManager, detectV1Controllers, type PodCgroupManager, type PodCgroupManagerOptions } from "./cgroups.ts";
+export { detectV1Controllers } from "./cm/cgroup-v1-manager.ts";
+export { createPodCgroupManager, type PodCgroupManager, type PodCgroupManagerOptions } from "./cm/container-manager.ts";
 export { kubepodsConfigFromKubelet, nodeAllocatableAbsolute, podCgroupParent, podResourceConfig } from "./cgroups-config.ts";
 export { createContainerLogManager, logRotationPolicy, rotateContainerLog, planLogRotation } from "./container-logs.ts";
 export { decodeManifests, ManifestError } from "./manifest.ts";

@@ -12,7 +12,7 @@ import type { PodWorkers, UpdateType } from "./pod-workers.ts";
 import type { ProbeManager } from "./prober/manager.ts";
 import type { Runtime, RuntimePodStatus } from "./runtime.ts";
 import type { PodConfig } from "./sources/config-mux.ts";
-import type { PodSource } from "./sources/file.ts";
+import type { PodSource } from "./sources/pod-source.ts";
 import type { StatusManager } from "./status-manager.ts";
 import type { Pod } from "./types.ts";
 

@@ -42,7 +42,7 @@ export interface PodLifecycleConfig {
   containerGcPeriodMs?: number;
 }
 
-/** Pod cgroup management the lifecycle needs (implemented by src/pod/cgroups.ts). */
+/** Pod cgroup management the lifecycle needs (implemented by src/pod/cm/container-manager.ts). */
 export interface PodCgroups {
   /** Creates the pod's cgroup (QoS-placed, limits written); returns the CRI cgroup_parent. */
   ensurePod(pod: Pod): Promise<string | undefined>;

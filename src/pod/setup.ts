@@ -5,9 +5,10 @@ import type { EventRecorder } from "../events/types.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
 import { kv, log } from "../log.ts";
-import { createPodCgroupManager, detectV1Controllers, type PodCgroupManager } from "./cgroups.ts";
 import { kubepodsConfigFromKubelet, type CgroupDriver } from "./cgroups-config.ts";
-import { createUnifiedPodCgroupManager, isUnifiedMount, rootControllers } from "./cgroups-unified.ts";
+import { detectV1Controllers } from "./cm/cgroup-v1-manager.ts";
+import { isUnifiedMount, rootControllers } from "./cm/cgroup-v2-manager.ts";
+import { createPodCgroupManager, type PodCgroupManager, type PodCgroupManagerOptions } from "./cm/container-manager.ts";
 import { createSystemdDBus, type SystemdUnits } from "./systemd-dbus.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle } from "./lifecycle.ts";
@@ -77,8 +78,9 @@ export function createQoSCgroupManager(
   }
   const driver: CgroupDriver = config.cgroupDriver === "systemd" ? "systemd" : "cgroupfs";
   const kubepods = kubepodsConfigFromKubelet(config, capacity ?? nodeCapacity());
-  const opts = {
+  const opts: PodCgroupManagerOptions = {
     mountRoot,
+    cgroupVersion: unified ? 2 : 1,
     cgroupRoot: config.cgroupRoot || "/",
     driver,
     controllers,
@@ -95,7 +97,7 @@ export function createQoSCgroupManager(
       `cgroupDriver systemd but systemd is not running (no ${SYSTEMD_RUNTIME_DIR}): QoS and pod cgroups are slice-named directories made without systemd`,
     );
   log.debug(`pod cgroups ${kv({ driver, cgroupVersion: unified ? 2 : 1, cgroupRoot: opts.cgroupRoot, kubepodsMemoryLimit: kubepods.memoryLimitBytes })}`);
-  return unified ? createUnifiedPodCgroupManager(opts) : createPodCgroupManager(opts);
+  return createPodCgroupManager(opts);
 }
 
 export function createPodLifecycleFromConfig(input: {

@@ -3,6 +3,7 @@
 // functions over the shared LifecycleContext (lifecycle-context.ts); admission is pod-admission.ts.
 import { every } from "../clock.ts";
 import { kv, log } from "../log.ts";
+import type { ManifestError } from "./manifest.ts";
 import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, plegUnhealthyError, runtimeDownError, syncLoopError } from "./runtime-state.ts";
 import { createContainerLogManager, logRotationPolicy } from "./container-logs.ts";
 import { runHousekeeping } from "./housekeeping.ts";
@@ -12,6 +13,7 @@ import type { PlegEvent } from "./pleg.ts";
 import { needsReadinessReconcile } from "./readiness-gates.ts";
 import { createFileSource } from "./sources/file.ts";
 import { createHttpSource } from "./sources/http.ts";
+import type { PodSource } from "./sources/pod-source.ts";
 import type { PodUpdate } from "./sources/update.ts";
 import { isTerminalPhase } from "./status-manager.ts";
 import { podKey } from "./pod-like.ts";
@@ -150,39 +152,44 @@ function startLoops(ctx: LifecycleContext): void {
   }
 }
 
+/** What a static pod source is handed: its updates go to the mux, its manifest errors to the lifecycle's state under its name. */
+interface SourceHandlers {
+  nodeName: string;
+  clock: LifecycleContext["clock"];
+  onUpdate(u: PodUpdate): void;
+  onErrors(e: ManifestError[]): void;
+}
+
+/** Registers one static pod source, made by `create` with its handlers: the mux waits for its first update. */
+function addSource(ctx: LifecycleContext, name: "file" | "http", create: (handlers: SourceHandlers) => PodSource): void {
+  const { state } = ctx;
+  ctx.expectedSources.push(name);
+  ctx.sourceNames.push(name);
+  ctx.sources.push(
+    create({
+      nodeName: ctx.config.nodeName,
+      clock: ctx.clock,
+      onUpdate: (u) => ctx.mux.merge(u.source, u),
+      onErrors: (e) => (state.manifestErrors = { ...state.manifestErrors, [name]: e }),
+    }),
+  );
+}
+
 /** The static pod sources the config names (file, http), each feeding the mux. */
 function addSources(ctx: LifecycleContext): void {
-  const { config, clock, mux, state } = ctx;
-  if (config.staticPodPath) {
-    ctx.expectedSources.push("file");
-    ctx.sourceNames.push("file");
-    ctx.sources.push(
-      createFileSource({
-        path: config.staticPodPath,
-        nodeName: config.nodeName,
-        checkFrequencyMs: config.fileCheckFrequencyMs ?? 20_000,
-        clock,
-        onUpdate: (u) => mux.merge(u.source, u),
-        onErrors: (e) => (state.manifestErrors = { ...state.manifestErrors, file: e }),
-      }),
-    );
-  }
-  if (config.staticPodURL) {
-    ctx.expectedSources.push("http");
-    ctx.sourceNames.push("http");
-    ctx.sources.push(
+  const { config } = ctx;
+  const { staticPodPath, staticPodURL } = config;
+  if (staticPodPath) addSource(ctx, "file", (h) => createFileSource({ ...h, path: staticPodPath, checkFrequencyMs: config.fileCheckFrequencyMs ?? 20_000 }));
+  if (staticPodURL)
+    addSource(ctx, "http", (h) =>
       createHttpSource({
-        url: config.staticPodURL,
+        ...h,
+        url: staticPodURL,
         headers: config.staticPodURLHeader,
-        nodeName: config.nodeName,
         checkFrequencyMs: config.httpCheckFrequencyMs ?? 20_000,
-        clock,
         fetch: ctx.deps.fetch,
-        onUpdate: (u) => mux.merge(u.source, u),
-        onErrors: (e) => (state.manifestErrors = { ...state.manifestErrors, http: e }),
       }),
     );
-  }
 }
 
 /** Upstream Kubelet.Run: the runtime's name, the sources, the loops; resolves with the sources' first reads. */

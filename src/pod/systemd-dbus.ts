@@ -2,13 +2,12 @@
 // systemd manager does for kubelet's cgroupDriver "systemd" (runc libcontainer/cgroups/systemd
 // common.go startUnit/stopUnit through go-systemd): StartTransientUnit(name, "replace", props, []),
 // then wait for the job's JobRemoved signal; "UnitExists" is fine (the unit's properties are then set
-// with SetUnitProperties); StopUnit(name, "replace") removes it. Transport: @homebridge/dbus-native
-// (pure JS, EXTERNAL auth over the system bus socket); see docs/adr/0009-systemd-over-dbus.md.
+// with SetUnitProperties); StopUnit(name, "replace") removes it. The bus connection is dbus.ts's.
 import { z } from "zod";
 import { kv, log } from "../log.ts";
+import { addMatch, callMethod, createBusClient, DBusError, SYSTEM_BUS_SOCKET, type Bus, type BusMessage } from "./dbus.ts";
 import type { TransientUnit, UnitProperty } from "./systemd-slices.ts";
 
-export const SYSTEM_BUS_SOCKET = "/run/dbus/system_bus_socket";
 const SYSTEMD = { destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1" } as const;
 const MANAGER = "org.freedesktop.systemd1.Manager";
 
@@ -28,14 +27,8 @@ export interface SystemdUnits {
   close(): void;
 }
 
-export class SystemdDBusError extends Error {
-  constructor(
-    message: string,
-    readonly dbusName?: string,
-  ) {
-    super(message);
-    this.name = "SystemdDBusError";
-  }
+export class SystemdDBusError extends DBusError {
+  override name = "SystemdDBusError";
 }
 
 /** A D-Bus variant as dbus-native marshals it: [signature, value]; "t" goes as a decimal string (exceeds 2^53). */
@@ -54,25 +47,6 @@ const jobPath = z.string().startsWith("/");
 const jobRemoved = z.tuple([z.number(), z.string(), z.string(), z.string()]);
 const versionReply = z.tuple([z.tuple([z.array(z.unknown()), z.tuple([z.string()])])]);
 
-/** The part of dbus-native's MessageBus used here (its index.d.ts omits createClient). */
-interface Bus {
-  invoke(msg: Record<string, unknown>, cb: (err: { name?: string; message?: unknown } | undefined, ...res: unknown[]) => void): void;
-  connection: import("node:events").EventEmitter & { end(): void };
-}
-type DBusNative = { createClient(o: { socket: string; authMethods: string[] }): Bus };
-/**
- * Loaded on the first D-Bus call: only the systemd cgroup driver needs it, and its module tree
- * (xml2js, sax, event-stream) costs ≈ 1.7 MB of heap and 6 MB of mapped code once loaded (docs/adr/0009-systemd-over-dbus.md).
- */
-const loadDBus = async (): Promise<DBusNative> => (await import("@homebridge/dbus-native")).default as unknown as DBusNative;
-
-interface BusMessage {
-  type?: number;
-  interface?: string;
-  member?: string;
-  body?: unknown[];
-}
-
 /** A connection to systemd over the system bus (lazily opened on first use). */
 export function createSystemdDBus(opts: { socket?: string; jobTimeoutMs?: number } = {}): SystemdUnits {
   const socket = opts.socket ?? SYSTEM_BUS_SOCKET;
@@ -84,70 +58,49 @@ export function createSystemdDBus(opts: { socket?: string; jobTimeoutMs?: number
   const finished = new Map<string, string>();
   let cachedVersion: number | undefined;
 
-  function invoke(bus: Bus, msg: Record<string, unknown>): Promise<unknown[]> {
-    return new Promise((resolve, reject) => {
-      bus.invoke(msg, (err, ...res) => {
-        if (err) reject(new SystemdDBusError(`D-Bus ${String(msg.member)}: ${err.name ?? "error"}: ${String(err.message ?? "")}`, err.name));
-        else resolve(res);
-      });
-    });
-  }
+  const invoke = (b: Bus, msg: Record<string, unknown>) => callMethod(b, msg, SystemdDBusError);
 
   const connect = () =>
-    (ready ??= loadDBus().then(
-      (dbus) =>
-        new Promise<Bus>((resolve, reject) => {
-          let b: Bus;
-          const fail = (e: Error) => {
-            ready = undefined;
+    (ready ??= new Promise<Bus>((resolve, reject) => {
+      const fail = (e: Error) => {
+        ready = undefined;
+        bus = undefined;
+        reject(new SystemdDBusError(`cgroupDriver systemd: cannot reach systemd over D-Bus at ${socket}: ${e.message}`));
+      };
+      createBusClient(socket).then((b) => {
+        b.connection.on("error", fail);
+        b.connection.on("end", () => {
+          if (bus === b) {
             bus = undefined;
-            reject(new SystemdDBusError(`cgroupDriver systemd: cannot reach systemd over D-Bus at ${socket}: ${e.message}`));
-          };
-          try {
-            b = dbus.createClient({ socket, authMethods: ["EXTERNAL"] });
-          } catch (e) {
-            return fail(e as Error);
+            ready = undefined;
           }
-          b.connection.on("error", fail);
-          b.connection.on("end", () => {
-            if (bus === b) {
-              bus = undefined;
-              ready = undefined;
-            }
-          });
-          b.connection.on("message", (m: BusMessage) => {
-            if (m.type !== 4 || m.interface !== MANAGER || m.member !== "JobRemoved") return;
-            const parsed = jobRemoved.safeParse(m.body);
-            if (!parsed.success) return;
-            const [, job, , result] = parsed.data;
-            const w = waiters.get(job);
-            if (w) w(result);
-            else {
-              finished.set(job, result);
-              if (finished.size > 256) finished.delete(finished.keys().next().value!);
-            }
-          });
-          b.connection.once("connect", async () => {
-            try {
-              // Manager signals are only sent to subscribers; the match rule routes them to us.
-              await invoke(b, {
-                destination: "org.freedesktop.DBus",
-                path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus",
-                member: "AddMatch",
-                signature: "s",
-                body: [`type='signal',sender='org.freedesktop.systemd1',interface='${MANAGER}',member='JobRemoved'`],
-              });
-              await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "Subscribe" }).catch(() => undefined); // AlreadySubscribed is fine
-              bus = b;
-              resolve(b);
-            } catch (e) {
-              b.connection.end();
-              fail(e as Error);
-            }
-          });
-        }),
-    ));
+        });
+        b.connection.on("message", (m: BusMessage) => {
+          if (m.type !== 4 || m.interface !== MANAGER || m.member !== "JobRemoved") return;
+          const parsed = jobRemoved.safeParse(m.body);
+          if (!parsed.success) return;
+          const [, job, , result] = parsed.data;
+          const w = waiters.get(job);
+          if (w) w(result);
+          else {
+            finished.set(job, result);
+            if (finished.size > 256) finished.delete(finished.keys().next().value!);
+          }
+        });
+        b.connection.once("connect", async () => {
+          try {
+            // Manager signals are only sent to subscribers; the match rule routes them to us.
+            await addMatch(b, `type='signal',sender='org.freedesktop.systemd1',interface='${MANAGER}',member='JobRemoved'`, SystemdDBusError);
+            await invoke(b, { ...SYSTEMD, interface: MANAGER, member: "Subscribe" }).catch(() => undefined); // AlreadySubscribed is fine
+            bus = b;
+            resolve(b);
+          } catch (e) {
+            b.connection.end();
+            fail(e as Error);
+          }
+        });
+      }, fail);
+    }));
 
   function waitJob(job: string, what: string): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -53,18 +53,24 @@ export function cpuQuotaPerSecUSec(quotaUs: number, periodUs: number): { perSecU
   return { perSecUSec: BigInt(perSec), quotaUs };
 }
 
-/** The resource properties of a slice on cgroup v2 (libcontainer genV2ResourcesProperties subset kubelet uses). */
-export function v2ResourceProperties(cfg: ResourceConfig, systemdVersion: number): UnitProperty[] {
+/** The CPU quota and the tasks limit, the same properties on v1 and v2 (libcontainer addCPUQuota, TasksMax). */
+function quotaAndTasksProperties(cfg: ResourceConfig, systemdVersion: number): UnitProperty[] {
   const props: UnitProperty[] = [];
-  if (cfg.memoryLimitBytes !== undefined && cfg.memoryLimitBytes !== 0)
-    props.push(u64("MemoryMax", cfg.memoryLimitBytes > 0 ? cfg.memoryLimitBytes : UINT64_MAX));
-  if (cfg.cpuShares !== undefined) props.push(u64("CPUWeight", cpuWeightFromShares(cfg.cpuShares)));
   const quota = cfg.cpuQuotaUs ?? 0;
   const period = cfg.cpuPeriodUs ?? 0;
   if (period !== 0 && systemdVersion >= CPU_QUOTA_PERIOD_MIN_SYSTEMD) props.push(u64("CPUQuotaPeriodUSec", period));
   if (quota !== 0 || period !== 0) props.push(u64("CPUQuotaPerSecUSec", cpuQuotaPerSecUSec(quota, period || 100_000).perSecUSec));
   if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1)) props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
   return props;
+}
+
+/** The resource properties of a slice on cgroup v2 (libcontainer genV2ResourcesProperties subset kubelet uses). */
+export function v2ResourceProperties(cfg: ResourceConfig, systemdVersion: number): UnitProperty[] {
+  const props: UnitProperty[] = [];
+  if (cfg.memoryLimitBytes !== undefined && cfg.memoryLimitBytes !== 0)
+    props.push(u64("MemoryMax", cfg.memoryLimitBytes > 0 ? cfg.memoryLimitBytes : UINT64_MAX));
+  if (cfg.cpuShares !== undefined) props.push(u64("CPUWeight", cpuWeightFromShares(cfg.cpuShares)));
+  return [...props, ...quotaAndTasksProperties(cfg, systemdVersion)];
 }
 
 /**
@@ -77,12 +83,7 @@ export function v1ResourceProperties(cfg: ResourceConfig, systemdVersion: number
   if (cfg.memoryLimitBytes !== undefined && cfg.memoryLimitBytes !== 0)
     props.push(u64("MemoryLimit", cfg.memoryLimitBytes > 0 ? cfg.memoryLimitBytes : UINT64_MAX));
   if (cfg.cpuShares !== undefined && cfg.cpuShares !== 0) props.push(u64("CPUShares", cfg.cpuShares));
-  const quota = cfg.cpuQuotaUs ?? 0;
-  const period = cfg.cpuPeriodUs ?? 0;
-  if (period !== 0 && systemdVersion >= CPU_QUOTA_PERIOD_MIN_SYSTEMD) props.push(u64("CPUQuotaPeriodUSec", period));
-  if (quota !== 0 || period !== 0) props.push(u64("CPUQuotaPerSecUSec", cpuQuotaPerSecUSec(quota, period || 100_000).perSecUSec));
-  if (cfg.pidsLimit !== undefined && (cfg.pidsLimit > 0 || cfg.pidsLimit === -1)) props.push(u64("TasksMax", cfg.pidsLimit > 0 ? cfg.pidsLimit : UINT64_MAX));
-  return props;
+  return [...props, ...quotaAndTasksProperties(cfg, systemdVersion)];
 }
 
 /** The resource properties of a slice for this cgroup version (v1ResourceProperties / v2ResourceProperties). */

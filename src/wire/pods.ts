@@ -3,7 +3,7 @@
 // enforceNodeAllocatable has "pods"), and where each pod's cgroup lives for the stats.
 import type { EventRecorder } from "../events/types.ts";
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
-import type { PodCgroupManager } from "../pod/cgroups.ts";
+import type { PodCgroupManager } from "../pod/cm/container-manager.ts";
 import type { KubeletMetrics } from "../metrics/index.ts";
 import type { PodLifecycle } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";

@@ -1,14 +1,12 @@
 // cgroupDriver systemd on cgroup v1: the slices' unit properties (libcontainer genV1ResourcesProperties)
 // and the v1 QoS/pod cgroup manager over a fake v1 mount (temp dirs per controller) with a stand-in for
 // systemd. The real systemd-on-v1 check needs a v1 guest (docs/cgroup-v2.md#cgroup-v2-and-systemd-hosts).
-import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupDirPath } from "../../src/pod/cgroups-config.ts";
-import { createPodCgroupManager } from "../../src/pod/cgroups.ts";
-import type { SystemdUnits } from "../../src/pod/systemd-dbus.ts";
-import { transientSlice, UINT64_MAX, v1ResourceProperties, type TransientUnit } from "../../src/pod/systemd-slices.ts";
+import { createPodCgroupManager } from "../../src/pod/cm/container-manager.ts";
+import { transientSlice, UINT64_MAX, v1ResourceProperties } from "../../src/pod/systemd-slices.ts";
+import { BURSTABLE_POD_SLICES, fakeSystemd, useFakeMounts } from "./cm/fake-cgroups.ts";
 import { makePod } from "./fake-runtime.ts";
 
 describe("v1 slice properties (libcontainer genV1ResourcesProperties)", () => {
@@ -46,35 +44,14 @@ describe("v1 slice properties (libcontainer genV1ResourcesProperties)", () => {
 });
 
 describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in systemd)", () => {
-  let root = "";
-  afterEach(() => {
-    if (root) rmSync(root, { recursive: true, force: true });
-    root = "";
-  });
+  const mounts = useFakeMounts();
 
   test("each level a transient slice first, then the other controllers' directories and the v1 files", async () => {
-    root = mkdtempSync(join(tmpdir(), `bunlet-v1sd-${process.pid}-`));
     const controllers = ["memory", "cpu", "pids"];
-    for (const c of controllers) mkdirSync(join(root, c));
-    const started: TransientUnit[] = [];
-    const stopped: string[] = [];
-    let closed = false;
-    const set: string[] = [];
+    const root = mounts.v1(controllers);
     // Stands in for systemd on v1: a started slice appears in the memory hierarchy only (what it accounts here).
-    const units: SystemdUnits = {
-      version: async () => 252,
-      async setUnitProperties(name, props) {
-        set.push(`${name} ${props.map((p) => `${p.name}=${String(p.value)}`).join(" ")}`);
-      },
-      async startTransientUnit(u) {
-        started.push(u);
-        mkdirSync(join(root, "memory", cgroupDirPath("systemd", "/", u.name.replace(/\.slice$/, "").split("-"))), { recursive: true });
-      },
-      async stopUnit(name) {
-        stopped.push(name);
-      },
-      close: () => void (closed = true),
-    };
+    const units = fakeSystemd(join(root, "memory"));
+    const { started, stopped, set } = units;
     const m = createPodCgroupManager({
       mountRoot: root,
       driver: "systemd",
@@ -89,17 +66,12 @@ describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in
     });
     const parent = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice";
     expect(await m.ensurePod(b)).toBe(parent);
-    expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([
-      "kubepods.slice<-.slice",
-      "kubepods-burstable.slice<kubepods.slice",
-      "kubepods-besteffort.slice<kubepods.slice",
-      "kubepods-burstable-podab_cd.slice<kubepods-burstable.slice",
-    ]);
+    expect(units.startedSlices()).toEqual(BURSTABLE_POD_SLICES);
     expect(started[0]!.properties).toContainEqual({ name: "MemoryLimit", signature: "t", value: 2n ** 30n });
     expect(started[3]!.properties).toContainEqual({ name: "MemoryLimit", signature: "t", value: 64n * 2n ** 20n });
     expect(started[3]!.properties).toContainEqual({ name: "CPUShares", signature: "t", value: 256n });
     // libcontainer's v1 Set: the files too, in every controller (cpu and pids made by bunlet).
-    const read = (...p: string[]) => readFileSync(join(root, ...p), "utf8");
+    const { read } = mounts;
     expect(read("memory", parent, "memory.limit_in_bytes")).toBe(String(64 * 2 ** 20));
     expect(read("cpu", parent, "cpu.shares")).toBe("256");
     expect(read("memory", "kubepods.slice", "memory.limit_in_bytes")).toBe(String(2 ** 30));
@@ -114,6 +86,6 @@ describe("v1 QoS and pod cgroups with cgroupDriver systemd (fake mount, stand-in
     await m.removePod("ab-cd");
     expect(stopped).toEqual(["kubepods-burstable-podab_cd.slice"]);
     m.close();
-    expect(closed).toBe(true);
+    expect(units.closed).toBe(true);
   });
 });

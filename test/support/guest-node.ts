@@ -11,7 +11,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { isUnifiedMount } from "../../src/pod/cgroups-unified.ts";
+import { isUnifiedMount } from "../../src/pod/cm/cgroup-v2-manager.ts";
 import type { Pod } from "../../src/pod/types.ts";
 import { staticPodFlags, writeStaticPodConfig } from "./agent.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, spawnBunlet, waitForHealthz, type BunletProcess } from "./binary.ts";

@@ -4,7 +4,7 @@ import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PodSource } from "../../src/pod/sources/file.ts";
+import type { PodSource } from "../../src/pod/sources/pod-source.ts";
 
 /** Registers the afterEach; `prefix` names the directories (<prefix>-<pid>-…). `sources` takes the sources to stop. */
 export function podSourceFixtures(prefix: string): { tempDir(): string; sources: PodSource[] } {

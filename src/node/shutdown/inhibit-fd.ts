@@ -6,15 +6,10 @@
 // godbus). Blocking, bounded by the socket timeouts; it runs at start and after a cancelled shutdown.
 import { close, write } from "../../../ffi/libc.ts";
 import { connectUnix, recvWithFds } from "../../../ffi/unix-socket.ts";
+import { DBusError } from "../../pod/dbus.ts";
 
-export class DBusCallError extends Error {
-  constructor(
-    message: string,
-    readonly dbusName?: string,
-  ) {
-    super(message);
-    this.name = "DBusCallError";
-  }
+export class DBusCallError extends DBusError {
+  override name = "DBusCallError";
 }
 
 export interface MethodCall {

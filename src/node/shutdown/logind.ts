@@ -2,13 +2,11 @@
 // pkg/kubelet/nodeshutdown/systemd/inhibit_linux.go): read InhibitDelayMaxUSec, reload logind's
 // configuration (SIGHUP to systemd-logind.service through systemd's KillUnit), take a "delay"
 // inhibitor (inhibit-fd.ts: the reply carries an fd), and watch PrepareForShutdown. Properties,
-// KillUnit and the signal go over @homebridge/dbus-native as src/pod/systemd-dbus.ts does.
-import dbusNative from "@homebridge/dbus-native";
-import type { EventEmitter } from "node:events";
+// KillUnit and the signal go over the bus connection of src/pod/dbus.ts, as systemd's do.
 import { z } from "zod";
 import { close } from "../../../ffi/libc.ts";
 import { kv, log } from "../../log.ts";
-import { SYSTEM_BUS_SOCKET } from "../../pod/systemd-dbus.ts";
+import { BUS_DAEMON, addMatch, callMethod, createBusClient, SYSTEM_BUS_SOCKET, type Bus, type BusMessage } from "../../pod/dbus.ts";
 import { callReturningFd, DBusCallError } from "./inhibit-fd.ts";
 import { writeLogindOverride } from "./logind-conf.ts";
 import type { InhibitLock, Logind } from "./manager.ts";
@@ -19,12 +17,6 @@ const SIGHUP = 1;
 
 /** What upstream asks logind for, and what `systemd-inhibit --list` shows for the kubelet. */
 export const INHIBIT = { what: "shutdown", who: "kubelet", why: "Kubelet needs time to handle node shutdown", mode: "delay" } as const;
-
-interface Bus {
-  invoke(msg: Record<string, unknown>, cb: (err: { name?: string; message?: unknown } | undefined, ...res: unknown[]) => void): void;
-  connection: EventEmitter & { end(): void };
-}
-const dbus = dbusNative as unknown as { createClient(o: { socket: string; authMethods: string[] }): Bus };
 
 const delayReply = z.tuple([z.tuple([z.array(z.unknown()), z.tuple([z.number()])])]);
 const prepareForShutdown = z.tuple([z.boolean()]);
@@ -44,18 +36,29 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
   const onEnd: ((e: Error) => void)[] = [];
   const onShutdown: ((s: boolean) => void)[] = [];
 
-  function invoke(b: Bus, msg: Record<string, unknown>): Promise<unknown[]> {
-    return new Promise((resolve, reject) => {
-      b.invoke(msg, (err, ...res) => {
-        if (err) reject(new DBusCallError(`D-Bus ${String(msg.member)}: ${err.name ?? "error"}: ${String(err.message ?? "")}`, err.name));
-        else resolve(res);
-      });
-    });
+  const invoke = (b: Bus, msg: Record<string, unknown>) => callMethod(b, msg, DBusCallError);
+
+  /** logind's PrepareForShutdown, handed on only when logind itself sent it. */
+  function onMessage(b: Bus, m: BusMessage) {
+    if (m.type !== 4 || m.interface !== LOGIND_MANAGER || m.member !== "PrepareForShutdown" || m.path !== LOGIND.path) return;
+    const p = prepareForShutdown.safeParse(m.body);
+    if (!p.success)
+      return void log.error(`Failed obtaining shutdown event, PrepareForShutdown event was not bool type as expected ${kv({ body: JSON.stringify(m.body) })}`);
+    // The system bus lets any client send a signal with logind's path and interface (and one can be
+    // addressed to us directly, past the match rule): only logind's own would kill the pods.
+    // Replies come in order, so two signals are still delivered in the order they came.
+    void invoke(b, { ...BUS_DAEMON, member: "GetNameOwner", signature: "s", body: [LOGIND.destination] }).then(
+      ([owner]) => {
+        if (m.sender !== owner)
+          return void log.warn(`ignoring a PrepareForShutdown signal that logind did not send ${kv({ sender: m.sender, logind: String(owner) })}`);
+        for (const f of onShutdown) f(p.data[0]);
+      },
+      (e: Error) => log.error(`cannot check the sender of a PrepareForShutdown signal; ignoring it ${kv({ sender: m.sender, error: e.message })}`),
+    );
   }
 
   const connect = () =>
     (ready ??= new Promise<Bus>((resolve, reject) => {
-      let b: Bus;
       let up = false;
       const lost = (e: Error) => {
         if (!up) return reject(new DBusCallError(`cannot reach systemd-logind over D-Bus at ${socket}: ${e.message}`));
@@ -63,44 +66,16 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
         closed = true;
         for (const f of onEnd) f(e);
       };
-      try {
-        b = dbus.createClient({ socket, authMethods: ["EXTERNAL"] });
-      } catch (e) {
-        return lost(e as Error);
-      }
-      b.connection.on("error", lost);
-      b.connection.on("end", () => lost(new Error("the system bus closed the connection")));
-      b.connection.on("message", (m: { type?: number; path?: string; interface?: string; member?: string; sender?: string; body?: unknown }) => {
-        if (m.type !== 4 || m.interface !== LOGIND_MANAGER || m.member !== "PrepareForShutdown" || m.path !== LOGIND.path) return;
-        const p = prepareForShutdown.safeParse(m.body);
-        if (!p.success)
-          return void log.error(
-            `Failed obtaining shutdown event, PrepareForShutdown event was not bool type as expected ${kv({ body: JSON.stringify(m.body) })}`,
-          );
-        // The system bus lets any client send a signal with logind's path and interface (and one can be
-        // addressed to us directly, past the match rule): only logind's own would kill the pods.
-        // Replies come in order, so two signals are still delivered in the order they came.
-        void invoke(b, {
-          destination: "org.freedesktop.DBus",
-          path: "/org/freedesktop/DBus",
-          interface: "org.freedesktop.DBus",
-          member: "GetNameOwner",
-          signature: "s",
-          body: [LOGIND.destination],
-        }).then(
-          ([owner]) => {
-            if (m.sender !== owner)
-              return void log.warn(`ignoring a PrepareForShutdown signal that logind did not send ${kv({ sender: m.sender, logind: String(owner) })}`);
-            for (const f of onShutdown) f(p.data[0]);
-          },
-          (e: Error) => log.error(`cannot check the sender of a PrepareForShutdown signal; ignoring it ${kv({ sender: m.sender, error: e.message })}`),
-        );
-      });
-      b.connection.once("connect", () => {
-        up = true;
-        bus = b;
-        resolve(b);
-      });
+      createBusClient(socket).then((b) => {
+        b.connection.on("error", lost);
+        b.connection.on("end", () => lost(new Error("the system bus closed the connection")));
+        b.connection.on("message", (m: BusMessage) => onMessage(b, m));
+        b.connection.once("connect", () => {
+          up = true;
+          bus = b;
+          resolve(b);
+        });
+      }, lost);
     }));
 
   return {
@@ -155,14 +130,11 @@ export function createLogindDBus(opts: LogindOpts = {}): Logind {
       const b = await connect();
       onShutdown.push(onEvent);
       onEnd.push(end);
-      await invoke(b, {
-        destination: "org.freedesktop.DBus",
-        path: "/org/freedesktop/DBus",
-        interface: "org.freedesktop.DBus",
-        member: "AddMatch",
-        signature: "s",
-        body: [`type='signal',sender='${LOGIND.destination}',interface='${LOGIND_MANAGER}',member='PrepareForShutdown',path='${LOGIND.path}'`],
-      });
+      await addMatch(
+        b,
+        `type='signal',sender='${LOGIND.destination}',interface='${LOGIND_MANAGER}',member='PrepareForShutdown',path='${LOGIND.path}'`,
+        DBusCallError,
+      );
     },
     close() {
       closed = true;

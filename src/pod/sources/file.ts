@@ -7,11 +7,12 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { kv, log } from "../../log.ts";
-import { every, type Clock, type TimerHandle } from "../../clock.ts";
+import type { Clock, TimerHandle } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
 import type { Pod } from "../types.ts";
 import { readManifestFile, type ReadLimits } from "./read-manifest.ts";
+import { periodicSource, type PodSource } from "./pod-source.ts";
 import { createLastGood, dropDuplicateNames, validateStaticPods } from "./static-pods.ts";
 import type { PodUpdate } from "./update.ts";
 
@@ -27,14 +28,6 @@ export interface FileSourceOptions {
   debounceMs?: number;
   /** Size cap and read timeout per manifest (defaults in read-manifest.ts). */
   limits?: ReadLimits;
-}
-
-export interface PodSource {
-  start(): Promise<void>;
-  stop(): void;
-  /** Re-reads now (tests, SIGHUP). */
-  resync(): Promise<void>;
-  errors(): ManifestError[];
 }
 
 /** What one manifest file gave: its pods and errors (both empty for a skipped file). */
@@ -175,9 +168,7 @@ export async function readStaticPods(path: string, nodeName: string, limits: Rea
 
 export function createFileSource(opts: FileSourceOptions): PodSource {
   let watcher: FSWatcher | undefined;
-  let stopPeriodic: (() => void) | undefined;
   let debounce: TimerHandle | undefined;
-  let stopped = true;
   let current: ManifestError[] = [];
   let reported = new Set<string>();
   let running: Promise<void> | undefined;
@@ -192,7 +183,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   });
 
   const ensureWatch = () => {
-    if (watcher || stopped) return;
+    if (watcher || source.stopped()) return;
     try {
       watcher = watch(opts.path, { persistent: false }, () => schedule());
       watcher.on("error", () => {
@@ -205,7 +196,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   };
 
   const schedule = () => {
-    if (stopped) return;
+    if (source.stopped()) return;
     if (debounce) opts.clock.clearTimeout(debounce);
     debounce = opts.clock.setTimeout(() => {
       debounce = undefined;
@@ -215,7 +206,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
 
   const readOnce = async () => {
     const r = await readStaticPods(opts.path, opts.nodeName, opts.limits, manifestCache);
-    if (stopped) return;
+    if (source.stopped()) return;
     if (!r.exists && !reported.has("missing")) log.warn(`static pod path does not exist, ignoring ${kv({ path: opts.path })}`);
     const next = new Set<string>(r.exists ? [] : ["missing"]);
     for (const w of r.warnings ?? []) {
@@ -254,7 +245,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
         do {
           again = false;
           await readOnce();
-        } while (again && !stopped);
+        } while (again && !source.stopped());
       } catch (e) {
         log.error(`static pod path read failed ${kv({ path: opts.path, error: (e as Error).message })}`);
       } finally {
@@ -264,21 +255,16 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
     return running;
   };
 
-  return {
-    async start() {
-      stopped = false;
-      // The periodic re-read is armed before the first one, so a first failure never ends it.
-      stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
-      await resync();
-    },
-    stop() {
-      stopped = true;
-      watcher?.close();
-      watcher = undefined;
-      stopPeriodic?.();
-      if (debounce) opts.clock.clearTimeout(debounce);
-    },
+  const source = periodicSource({
+    clock: opts.clock,
+    checkFrequencyMs: opts.checkFrequencyMs,
     resync,
     errors: () => current,
-  };
+    onStop() {
+      watcher?.close();
+      watcher = undefined;
+      if (debounce) opts.clock.clearTimeout(debounce);
+    },
+  });
+  return source;
 }

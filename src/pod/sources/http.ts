@@ -2,10 +2,10 @@
 // every httpCheckFrequency; the body is a Pod, a PodList or a List (YAML or JSON). A failed fetch keeps
 // the previous pods (a flaky endpoint must not stop workloads); an empty body means "no pods".
 import { kv, log } from "../../log.ts";
-import { every, type Clock } from "../../clock.ts";
+import type { Clock } from "../../clock.ts";
 import { decodeManifests, ManifestError } from "../manifest.ts";
 import { applyStaticPodDefaults } from "../static-pod.ts";
-import type { PodSource } from "./file.ts";
+import { periodicSource, type PodSource } from "./pod-source.ts";
 import { readBoundedBody } from "./http-body.ts";
 import { createLastGood, dropDuplicateNames, validateStaticPods } from "./static-pods.ts";
 import type { PodUpdate } from "./update.ts";
@@ -27,8 +27,6 @@ export interface HttpSourceOptions {
 
 export function createHttpSource(opts: HttpSourceOptions): PodSource {
   const doFetch = opts.fetch ?? fetch;
-  let stopped = true;
-  let stopPeriodic: (() => void) | undefined;
   let current: ManifestError[] = [];
   let lastLogged = "";
   let keptLogged = "";
@@ -68,7 +66,7 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     } catch (e) {
       return fail((e as Error).message);
     }
-    if (stopped) return;
+    if (source.stopped()) return;
     const decoded = text.trim() === "" ? { pods: [], errors: [] } : decodeManifests(text, opts.url);
     const defaulted = decoded.pods.map((p) => applyStaticPodDefaults(p, { nodeName: opts.nodeName, source: "http", location: opts.url }));
     const valid = validateStaticPods(defaulted, opts.url);
@@ -84,18 +82,6 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     opts.onUpdate({ op: "SET", pods, source: "http" });
   };
 
-  return {
-    async start() {
-      stopped = false;
-      // Polling is armed before the first read, so a first failure never ends it.
-      stopPeriodic = every(opts.clock, opts.checkFrequencyMs, resync);
-      await resync();
-    },
-    stop() {
-      stopped = true;
-      stopPeriodic?.();
-    },
-    resync,
-    errors: () => current,
-  };
+  const source = periodicSource({ clock: opts.clock, checkFrequencyMs: opts.checkFrequencyMs, resync, errors: () => current });
+  return source;
 }

@@ -53,19 +53,38 @@ function clientOrThrow(client: () => KubeClient | undefined, what: string): Kube
   return c;
 }
 
+/** A review kind: where it is POSTed and the schema of the answer. */
+interface ReviewKind<T> {
+  kind: "TokenReview" | "SubjectAccessReview";
+  apiVersion: string;
+  path: string;
+  schema: z.ZodType<T>;
+}
+
+const TOKEN_REVIEW = {
+  kind: "TokenReview",
+  apiVersion: "authentication.k8s.io/v1",
+  path: "/apis/authentication.k8s.io/v1/tokenreviews",
+  schema: tokenReviewSchema,
+} as const;
+const SUBJECT_ACCESS_REVIEW = {
+  kind: "SubjectAccessReview",
+  apiVersion: "authorization.k8s.io/v1",
+  path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+  schema: subjectAccessReviewSchema,
+} as const;
+
+/** POSTs a review with `spec` through the client and returns the answer (its status read by the caller). */
+function postReview<T>(client: () => KubeClient | undefined, timeoutMs: number, review: ReviewKind<T>, spec: unknown): Promise<T> {
+  const body = { apiVersion: review.apiVersion, kind: review.kind, spec };
+  return clientOrThrow(client, review.kind).request({ method: "POST", path: review.path, body, schema: review.schema, timeoutMs });
+}
+
 /** TokenReview and SubjectAccessReview through the node's API client (looked up per call). */
 export function apiReviews(client: () => KubeClient | undefined, timeoutMs = REVIEW_TIMEOUT_MS): Required<AuthClient> {
   return {
     async tokenReview(spec: TokenReviewSpec): Promise<TokenReviewStatus> {
-      const body = { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec };
-      const r = await clientOrThrow(client, "TokenReview").request({
-        method: "POST",
-        path: "/apis/authentication.k8s.io/v1/tokenreviews",
-        body,
-        schema: tokenReviewSchema,
-        timeoutMs,
-      });
-      const s = r.status ?? {};
+      const s = (await postReview(client, timeoutMs, TOKEN_REVIEW, spec)).status ?? {};
       return {
         authenticated: s.authenticated,
         user: s.user && { username: s.user.username, uid: s.user.uid, groups: s.user.groups ?? undefined, extra: s.user.extra ?? undefined },
@@ -74,15 +93,7 @@ export function apiReviews(client: () => KubeClient | undefined, timeoutMs = REV
       };
     },
     async subjectAccessReview(spec: SubjectAccessReviewSpec): Promise<SubjectAccessReviewStatus> {
-      const body = { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec };
-      const r = await clientOrThrow(client, "SubjectAccessReview").request({
-        method: "POST",
-        path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-        body,
-        schema: subjectAccessReviewSchema,
-        timeoutMs,
-      });
-      const s = r.status ?? {};
+      const s = (await postReview(client, timeoutMs, SUBJECT_ACCESS_REVIEW, spec)).status ?? {};
       return { allowed: s.allowed === true, denied: s.denied, reason: s.reason, evaluationError: s.evaluationError };
     },
   };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createPodCgroupManager } from "../../../src/pod/cgroups.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
 import { emptyDirPath, mountPointsUnder } from "../../../src/pod/kuberuntime/empty-dir.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/types.ts";

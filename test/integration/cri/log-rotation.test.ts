@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { createPodCgroupManager } from "../../../src/pod/cgroups.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { createPodLifecycle } from "../../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../../src/pod/lifecycle-types.ts";

@@ -3,7 +3,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createPodCgroupManager, detectV1Controllers } from "../../../src/pod/cgroups.ts";
+import { detectV1Controllers } from "../../../src/pod/cm/cgroup-v1-manager.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
 import { removeCgroupTree } from "../../support/cgroup.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
 

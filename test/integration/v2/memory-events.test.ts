@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createNotifierHub, type NotifierHub } from "../../../src/kernel/hub.ts";
 import { watchMemoryEvents, type MemoryEventsEvent } from "../../../src/kernel/memory-events.ts";
 import { startPsiNotifier, type PsiEvent } from "../../../src/kernel/psi.ts";
-import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
+import { removeCgroupDir } from "../../../src/pod/cm/cgroup-manager.ts";
 import { until } from "../../support/wait.ts";
 import { guestGate, MOUNT } from "../../support/guest-node.ts";
 

@@ -4,9 +4,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createUnifiedPodCgroupManager } from "../../../src/pod/cgroups-unified.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
 import { createQoSCgroupManager } from "../../../src/pod/setup.ts";
-import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
+import { removeCgroupDir } from "../../../src/pod/cm/cgroup-manager.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
 import { until } from "../../support/wait.ts";
 import { guestGate, MOUNT } from "../../support/guest-node.ts";
@@ -23,8 +23,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!onV2)("QoS and pod cgroups on cgroup v2 (real kernel)", () => {
-  const manager = () =>
-    createUnifiedPodCgroupManager({ cgroupRoot, podPidsLimit: 64, kubepods: { memoryLimitBytes: 512 * MiB, cpuShares: 1024, pidsLimit: 4096 } });
+  const manager = () => createPodCgroupManager({ cgroupRoot, podPidsLimit: 64, kubepods: { memoryLimitBytes: 512 * MiB, cpuShares: 1024, pidsLimit: 4096 } });
   const m = onV2 ? manager() : undefined!;
 
   test("setup: kubepods with memory, cpu and pids delegated, limited to node allocatable", async () => {

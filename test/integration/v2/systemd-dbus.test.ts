@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createUnifiedPodCgroupManager, rootControllers } from "../../../src/pod/cgroups-unified.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
+import { rootControllers } from "../../../src/pod/cm/cgroup-v2-manager.ts";
 import { cgroupDirPath } from "../../../src/pod/cgroups-config.ts";
 import { createSystemdDBus } from "../../../src/pod/systemd-dbus.ts";
 import { makePod } from "../../pod/fake-runtime.ts";
@@ -25,7 +26,7 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
   });
 
   test("QoS and pod slices started with their limits; removal stops the pod's unit", async () => {
-    const m = createUnifiedPodCgroupManager({
+    const m = createPodCgroupManager({
       mountRoot: MOUNT,
       driver: "systemd",
       systemd: units,
@@ -72,7 +73,7 @@ describe.skipIf(!enabled)("cgroupDriver systemd over bunlet's D-Bus client (real
 
     // A resync of a known pod starts nothing; an existing unit (bunlet restarted) is accepted.
     await m.ensurePod(pod);
-    const again = createUnifiedPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT) });
+    const again = createPodCgroupManager({ mountRoot: MOUNT, driver: "systemd", systemd: units, controllers: rootControllers(MOUNT) });
     expect(await again.ensurePod(pod)).toBe(parent);
 
     await m.removePod(uid);

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMemoryNotifiers, type MemoryNotifiers } from "../../../src/kernel/memory-notifiers.ts";
 import { startWorkingSetWatch } from "../../../src/kernel/working-set-watch.ts";
-import { removeCgroupDir } from "../../../src/pod/cgroups.ts";
+import { removeCgroupDir } from "../../../src/pod/cm/cgroup-manager.ts";
 import { until } from "../../support/wait.ts";
 import { guestGate, MOUNT } from "../../support/guest-node.ts";
 

@@ -1,35 +1,24 @@
 // The cgroup v2 QoS/pod cgroup manager over a fake unified mount (a temp dir with cgroup.controllers):
 // which directories and files it writes. The real kernel's answer (controllers delegated, limits
-// accepted, pods removed) is checked inside the v2 guest: test/integration/v2/qos-cgroups.guest.ts.
-import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+// accepted, pods removed) is checked inside the v2 guest: test/integration/v2/qos-cgroups.test.ts.
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mkdirSync } from "node:fs";
-import { createUnifiedPodCgroupManager, isUnifiedMount, podUidFromDir } from "../../src/pod/cgroups-unified.ts";
-import { cgroupDirPath } from "../../src/pod/cgroups-config.ts";
-import type { SystemdUnits } from "../../src/pod/systemd-dbus.ts";
-import type { TransientUnit } from "../../src/pod/systemd-slices.ts";
-import { createQoSCgroupManager } from "../../src/pod/setup.ts";
-import { makePod } from "./fake-runtime.ts";
+import { podUidFromDir } from "../../../src/pod/cgroups-config.ts";
+import { isUnifiedMount } from "../../../src/pod/cm/cgroup-v2-manager.ts";
+import { createPodCgroupManager } from "../../../src/pod/cm/container-manager.ts";
+import { createQoSCgroupManager } from "../../../src/pod/setup.ts";
+import { makePod } from "../fake-runtime.ts";
+import { BURSTABLE_POD_SLICES, fakeSystemd, res, useFakeMounts } from "./fake-cgroups.ts";
 
-let root = "";
-afterEach(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = "";
-});
-function fakeUnifiedMount(controllers = "cpuset cpu io memory pids"): string {
-  root = mkdtempSync(join(tmpdir(), `bunlet-v2-${process.pid}-`));
-  writeFileSync(join(root, "cgroup.controllers"), `${controllers}\n`);
-  return root;
-}
-const read = (...p: string[]) => readFileSync(join(root, ...p), "utf8");
-const res = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", image: "x", resources: { requests, limits } });
+const mounts = useFakeMounts();
+const { read } = mounts;
 
 describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   test("setup: kubepods, burstable, besteffort with controllers enabled above each new level", async () => {
-    const m = createUnifiedPodCgroupManager({
-      mountRoot: fakeUnifiedMount(),
+    const root = mounts.v2();
+    const m = createPodCgroupManager({
+      mountRoot: root,
       cgroupRoot: "/node",
       kubepods: { memoryLimitBytes: 3 * 2 ** 30, cpuShares: 2048, pidsLimit: 1000 },
     });
@@ -47,7 +36,8 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   });
 
   test("ensurePod: pod cgroup under its QoS class with memory.max, cpu.weight, cpu.max, pids.max", async () => {
-    const m = createUnifiedPodCgroupManager({ mountRoot: fakeUnifiedMount(), podPidsLimit: 256 });
+    const root = mounts.v2();
+    const m = createPodCgroupManager({ mountRoot: root, podPidsLimit: 256 });
     const g = makePod({ name: "g", uid: "g1", containers: [res({ cpu: "500m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })] });
     const b = makePod({ name: "b", uid: "b1", containers: [res({ cpu: "250m" }, { cpu: "1" })] });
     expect(await m.ensurePod(g)).toBe("/kubepods/podg1");
@@ -66,7 +56,7 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
 
   test("host detection: a cgroup2 mount picks the v2 manager, without memory none", () => {
     const cfg = { cgroupRoot: "/", enforceNodeAllocatable: ["pods"], systemReserved: { memory: "1Gi" } };
-    const mount = fakeUnifiedMount("cpu pids");
+    const mount = mounts.v2("cpu pids");
     expect(isUnifiedMount(mount)).toBe(true);
     expect(createQoSCgroupManager(cfg, mount, { memoryBytes: 4 * 2 ** 30, cpus: 2 })).toBeUndefined();
     writeFileSync(join(mount, "cgroup.controllers"), "cpu memory pids\n");
@@ -76,35 +66,14 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   });
 
   test("cgroupDriver systemd: each level a transient slice through systemd, the pod's stopped on removal", async () => {
-    const mount = fakeUnifiedMount();
-    const started: TransientUnit[] = [];
-    const stopped: string[] = [];
-    const set: string[] = [];
-    // Stands in for systemd: a started slice's cgroup directory appears under its parents' (as systemd makes it).
-    const units: SystemdUnits = {
-      version: async () => 252,
-      async setUnitProperties(name, props) {
-        set.push(`${name} ${props.map((p) => `${p.name}=${String(p.value)}`).join(" ")}`);
-      },
-      async startTransientUnit(u) {
-        started.push(u);
-        const path = u.name.replace(/\.slice$/, "").split("-");
-        mkdirSync(join(mount, cgroupDirPath("systemd", "/", path)), { recursive: true });
-      },
-      async stopUnit(name) {
-        stopped.push(name);
-      },
-      close() {},
-    };
-    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
+    const mount = mounts.v2();
+    // A started slice's cgroup directory appears under its parents' (as systemd makes it).
+    const units = fakeSystemd(mount);
+    const { started, stopped, set } = units;
+    const m = createPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units, kubepods: { memoryLimitBytes: 2 ** 30 } });
     const b = makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m", memory: "32Mi" }, { memory: "64Mi" })] });
     expect(await m.ensurePod(b)).toBe("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice");
-    expect(started.map((u) => `${u.name}<${u.parent}`)).toEqual([
-      "kubepods.slice<-.slice",
-      "kubepods-burstable.slice<kubepods.slice",
-      "kubepods-besteffort.slice<kubepods.slice",
-      "kubepods-burstable-podab_cd.slice<kubepods-burstable.slice",
-    ]);
+    expect(units.startedSlices()).toEqual(BURSTABLE_POD_SLICES);
     expect(started[0]!.properties).toContainEqual({ name: "MemoryMax", signature: "t", value: 2n ** 30n });
     expect(started[3]!.properties).toContainEqual({ name: "MemoryMax", signature: "t", value: 64n * 2n ** 20n });
     await m.ensurePod(b); // a resync does not start the unit again
@@ -130,19 +99,9 @@ describe("cgroup v2 QoS and pod cgroups (fake mount)", () => {
   });
 
   test("cgroupDriver systemd: a QoS weight systemd refuses is logged, and the file is still written", async () => {
-    const mount = fakeUnifiedMount();
-    const units: SystemdUnits = {
-      version: async () => 252,
-      async startTransientUnit(u) {
-        mkdirSync(join(mount, cgroupDirPath("systemd", "/", u.name.replace(/\.slice$/, "").split("-"))), { recursive: true });
-      },
-      async setUnitProperties() {
-        throw new Error("org.freedesktop.DBus.Error.AccessDenied");
-      },
-      async stopUnit() {},
-      close() {},
-    };
-    const m = createUnifiedPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units });
+    const mount = mounts.v2();
+    const units = fakeSystemd(mount, { refuseProperties: true });
+    const m = createPodCgroupManager({ mountRoot: mount, driver: "systemd", systemd: units });
     await m.ensurePod(makePod({ name: "b", uid: "ab-cd", containers: [res({ cpu: "250m" })] }));
     expect(readFileSync(join(mount, "kubepods.slice/kubepods-burstable.slice/cpu.weight"), "utf8")).toBe("10");
   });
