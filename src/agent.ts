@@ -335,6 +335,7 @@ function createNodeApi(ctx: NodeAgentContext, pods: PodsWiring, eviction: Evicti
     metrics: ctx.metrics,
     kubeletStartMs: ctx.kubeletStartMs,
     readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined),
+    onClient: () => ctx.apiObjects?.services.start(), // envvars: the service informer
   });
 }
 

@@ -8,6 +8,8 @@
 #   pause        bunlet's static pause program (scripts/host/images/pause.c)
 #   nonewprivs   the release's test/images/nonewprivs (nnp, setuid) on busybox
 #   nonroot      busybox with USER 1234, as upstream's test/images/nonroot
+#   glibc-dns-testing  busybox with Debian's dash as /bin/sh and Debian's glibc hostname (upstream:
+#                debian:bookworm-slim with dnsutils), files before DNS in nsswitch.conf as Debian's
 # Images not built here (nginx, perl, …) are listed in docs/upstream.md with the tests that skip for them.
 #   scripts/upstream/images.sh            # build what is missing; prints the directory (name.tar + refs.txt)
 #   scripts/upstream/images.sh import SOCK  # also import them into the containerd on SOCK (namespace k8s.io)
@@ -47,8 +49,18 @@ populate_agnhost() {
 populate_pause() { cp "$WORK/pause" "$1/pause"; }
 populate_nonewprivs() { populate_busybox "$1"; mkdir -p "$1/usr/local/bin"; cp "$WORK/nnp" "$1/usr/local/bin/nnp"; chmod 4755 "$1/usr/local/bin/nnp"; }
 populate_nonroot() { populate_busybox "$1"; }
+# A glibc program resolves names through NSS: `hostname -f` reads the pod's /etc/hosts. Busybox's sh would
+# run its own hostname applet (PREFER_APPLETS), so sh is dash, as in upstream's Debian image.
+populate_glibc_dns_testing() {
+  local root="$1"
+  populate_busybox "$root"
+  rm -f "$root/bin/sh" "$root/bin/hostname"
+  copy_with_libs "$root" /bin/dash /bin/hostname
+  ln -s dash "$root/bin/sh"
+  echo "hosts: files dns" >"$root/etc/nsswitch.conf"
+}
 
-key="$( { echo 2; sha256sum /bin/busybox /usr/bin/curl "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+key="$( { echo 2; sha256sum /bin/busybox /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
 OUT="$DIR/images/$key"
 if [ ! -f "$OUT/refs.txt" ]; then
   say "building the e2e images into $OUT"
@@ -70,6 +82,7 @@ if [ ! -f "$OUT/refs.txt" ]; then
   build pause Pause --config.entrypoint /pause --config.workingdir /
   build nonewprivs Nonewprivs "${sh_env[@]}" --config.cmd nnp
   build nonroot NonRoot "${sh_env[@]}" --config.user 1234 --config.cmd sh
+  build glibc_dns_testing GlibcDnsTesting "${sh_env[@]}" --config.cmd sh
   mv "$OUT/refs.txt.tmp" "$OUT/refs.txt"
 fi
 

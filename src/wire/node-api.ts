@@ -77,6 +77,8 @@ export interface NodeApiWiringInput {
   kubeletStartMs?: number;
   /** Further reasons the node is not Ready, after the runtime's (graceful node shutdown's "node is shutting down"). */
   readyErrors?: () => string[];
+  /** Called once the main client exists (the service informer starts on it). */
+  onClient?: () => void;
 }
 
 export interface NodeApiWiring {
@@ -155,6 +157,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     const node = (mode = createMode(heartbeat, updateMs));
     if (abort.signal.aborted) return;
     input.events?.startRecordingToSink(apiEventSink(client));
+    input.onClient?.();
     serverCerts?.start(client);
     node.start();
     // The API's pods in, their statuses out, the static pods mirrored.

@@ -1,6 +1,6 @@
 // The pod's directories (upstream kubelet.go setupDataDirs, makePodDataDirs; pkg/volume/emptydir
 // setupDir): rootDir, pods/<uid> and volumes/ are 0750; an emptyDir on disk is 0777 (no sticky bit,
-// upstream's perm); a UID that is not one plain path component is refused at decode and at the path.
+// upstream's perm), and so is the directory of a volume upstream wraps in one (configMap, downwardAPI…); a UID that is not one plain path component is refused at decode and at the path.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,11 +62,14 @@ describe("directory modes", () => {
       expect([d, mode(d)]).toEqual([d, 0o750]);
   });
 
-  test("configMap/downwardAPI volume directories are 0750 at every level", () => {
+  test("configMap/downwardAPI volume directories are 0777 (a non-root container reads them), their parents 0750", () => {
     const rootDir = join(base, "root2");
     const pod = { metadata: { name: "p", namespace: "ns", uid: "u2" }, spec: { containers: [{ name: "c", image: "i" }] } };
     const dir = setUpPodVolume(rootDir, { name: "d", downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" } }] } }, { pod } as never)!;
-    for (const d of [join(rootDir, "pods", "u2"), join(rootDir, "pods", "u2", "volumes"), dir]) expect([d, mode(d)]).toEqual([d, 0o750]);
+    for (const d of [join(rootDir, "pods", "u2"), join(rootDir, "pods", "u2", "volumes"), join(rootDir, "pods", "u2", "volumes", "kubernetes.io~downward-api")])
+      expect([d, mode(d)]).toEqual([d, 0o750]);
+    expect(mode(dir)).toBe(0o777);
+    expect(mode(join(dir, "..data/name"))).toBe(0o644);
     expect(makePodDir(rootDir, "u2", "x")).toBe(join(rootDir, "pods", "u2", "x"));
   });
 });

@@ -3,13 +3,17 @@
 // makeEnvironmentVariables): every referenced secret and configMap, a token per projected
 // serviceAccountToken source and the trust anchors of each clusterTrustBundle projection (the
 // ClusterTrustBundle manager, behind its feature gate). Each failure is kept per object, so the volume or env var that needs
-// it fails with upstream's message and the others are unaffected.
+// it fails with upstream's message and the others are unaffected. The service lister, started once the
+// node has a client, gives each pod its service environment variables.
 import type { Clock } from "../../clock.ts";
 import type { KubeClient } from "../../kube/index.ts";
 import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
+import { serviceEnvVarMap } from "../envvars/index.ts";
+import { isStaticPod } from "../pod-like.ts";
 import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
 import { tokenKey, trustBundleKey, type ClusterTrustBundleProjection, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
 import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
+import { createServiceLister, SERVICES_NOT_SYNCED, type ServiceLister } from "./service-lister.ts";
 import { createTokenManager, type TokenManager } from "./token-manager.ts";
 import { createTrustBundleManager, type TrustBundleManager } from "./trust-bundle-manager.ts";
 
@@ -31,6 +35,8 @@ export interface PodApiObjectsManager extends PodApiObjectsSource {
   readonly configMaps: ObjectManager<ConfigMapObject>;
   readonly tokens: TokenManager;
   readonly trustBundles: TrustBundleManager;
+  readonly services: ServiceLister;
+  serviceEnv(pod: KubePod): ReadonlyMap<string, string>;
   stop(): void;
 }
 
@@ -84,6 +90,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     enabled: opts.clusterTrustBundleProjection !== false,
     salt: opts.trustAnchorSalt,
   });
+  const services = createServiceLister({ client: opts.client, clock: opts.clock });
 
   async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
     const ns = pod.metadata.namespace ?? "";
@@ -124,7 +131,13 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     configMaps,
     tokens,
     trustBundles,
+    services,
     resolve,
+    // upstream makeEnvironmentVariables: an API pod waits for the first list; a static pod does not.
+    serviceEnv(pod) {
+      if (!isStaticPod(pod) && !services.hasSynced()) throw new Error(SERVICES_NOT_SYNCED);
+      return serviceEnvVarMap(services.list(), pod.metadata.namespace ?? "", pod.spec.enableServiceLinks ?? true);
+    },
     forget(uid) {
       secrets.unregisterPod(uid);
       configMaps.unregisterPod(uid);
@@ -134,6 +147,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
       secrets.stop();
       configMaps.stop();
       trustBundles.stop();
+      services.stop();
     },
   };
 }

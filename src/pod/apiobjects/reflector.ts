@@ -2,8 +2,8 @@
 // list fills the objects and marks the reflector synced; watch events from that resourceVersion then
 // add, replace and remove them; bookmarks only move the resourceVersion; 410 Gone relists; any other
 // failure retries with back-off (200 ms → 10 s). Shared by the secret/configMap managers (one per
-// object, fieldSelector=metadata.name=<name>) and the ClusterTrustBundle manager (the whole
-// cluster-scoped collection, as upstream's informer).
+// object, fieldSelector=metadata.name=<name>), the ClusterTrustBundle manager (the whole
+// cluster-scoped collection, as upstream's informer) and the service lister (every namespace's).
 import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
 import { kv, log } from "../../log.ts";
@@ -22,10 +22,12 @@ export interface ReflectorOptions {
   onChange?: (type: "ADDED" | "MODIFIED" | "DELETED", obj: any) => void;
   /** Watching ends once this holds for what was read (an immutable secret or configMap). */
   done?: (objects: ReadonlyMap<string, unknown>) => boolean;
+  /** The objects' key (default metadata.name; <namespace>/<name> for a collection of every namespace). */
+  key?: (obj: any) => string;
 }
 
 export interface Reflector {
-  /** The objects by metadata.name, as of the last list or event. */
+  /** The objects by key (metadata.name unless told), as of the last list or event. */
   readonly objects: ReadonlyMap<string, any>;
   synced(): boolean;
   /** Waits until the first list succeeded or failed, at most `timeoutMs`; true when synced. */
@@ -44,6 +46,7 @@ export function startReflector(opts: ReflectorOptions): Reflector {
   const wake = () => {
     for (const w of waiters.splice(0)) w();
   };
+  const keyOf = opts.key ?? ((o: any) => o?.metadata?.name as string);
   const what = (extra: Record<string, unknown>) => kv({ path: opts.path, ...opts.query, ...extra });
 
   async function run(): Promise<void> {
@@ -60,7 +63,7 @@ export function startReflector(opts: ReflectorOptions): Reflector {
             signal: abort.signal,
           });
           objects.clear();
-          for (const o of list.items) objects.set(o.metadata?.name, o);
+          for (const o of list.items) objects.set(keyOf(o), o);
           rv = list.metadata.resourceVersion;
           error = undefined;
           synced = true;
@@ -74,8 +77,8 @@ export function startReflector(opts: ReflectorOptions): Reflector {
           if (objRv) rv = objRv;
           if (ev.type === "BOOKMARK") continue;
           const name = ev.object?.metadata?.name as string;
-          if (ev.type === "DELETED") objects.delete(name);
-          else objects.set(name, ev.object);
+          if (ev.type === "DELETED") objects.delete(keyOf(ev.object));
+          else objects.set(keyOf(ev.object), ev.object);
           log.info(`${opts.kind} changed ${what({ name, event: ev.type, resourceVersion: objRv })}`);
           opts.onChange?.(ev.type as "ADDED" | "MODIFIED" | "DELETED", ev.object);
           if (opts.done?.(objects)) return;

@@ -41,6 +41,8 @@ export interface ConfigInputs {
   prepareSubPath?(volumePath: string, subPath: string, mountName: string, containerName: string, volumeMountIndex: number): string;
   /** Secrets and configMaps fetched for this sync (env valueFrom/envFrom of API pods). */
   objects?: PodApiObjects;
+  /** The pod's service environment variables (upstream getServiceEnvVarMap); throws while they cannot be made. Default: none. */
+  serviceEnv?(): ReadonlyMap<string, string>;
   /** A warning event about the pod (reason, message), e.g. InvalidEnvironmentVariableNames. */
   onWarning?(reason: string, message: string): void;
   /** Volumes always mounted read-only whatever the mount says (downwardAPI, projected: upstream's ReadOnly attribute). */
@@ -128,7 +130,7 @@ export function expandContainerCommand(s: string, env: Record<string, string>): 
 function containerEnvs(pod: KubePod, container: KubeContainer, inputs: ConfigInputs): KeyValue[] {
   const ctx: DownwardContext = { pod, nodeAllocatable: { cpuMilli: 0, memoryBytes: inputs.memoryCapacityBytes }, ...inputs.downward };
   try {
-    const r = makeEnvironmentVariables(pod, container, ctx, inputs.objects);
+    const r = makeEnvironmentVariables(pod, container, ctx, inputs.objects, inputs.serviceEnv?.());
     for (const w of r.warnings) inputs.onWarning?.("InvalidEnvironmentVariableNames", w);
     return r.envs;
   } catch (err) {

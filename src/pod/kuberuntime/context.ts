@@ -82,6 +82,8 @@ export interface KubeRuntimeOptions {
 /** Fetches what a pod references from the API server (src/pod/apiobjects). */
 export interface PodApiObjectsSource {
   resolve(pod: KubePod): Promise<PodApiObjects | undefined>;
+  /** The pod's service environment variables (envvars/); throws while a pod from the API cannot have them yet. */
+  serviceEnv?(pod: KubePod): ReadonlyMap<string, string>;
   /** The pod is gone: its references (and their watches) are released. */
   forget(uid: string): void;
 }

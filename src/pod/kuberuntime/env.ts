@@ -3,7 +3,8 @@
 // then env in order, each value $(VAR)-expanded with the variables defined before it, or resolved
 // from valueFrom (downward API, a configMap key, a secret key). An optional reference to a missing
 // object or key sets nothing; a required one fails with upstream's message (the container then waits
-// with CreateContainerConfigError). Pure: the API objects were fetched for this sync.
+// with CreateContainerConfigError). The service variables (envvars/) come last, those env does not
+// define, and $(VAR) sees them too. Pure: the API objects and services were read for this sync.
 import type { KeyValue } from "../../cri/types.ts";
 import { expand, mappingFor } from "../expansion.ts";
 import {
@@ -69,10 +70,11 @@ function envValue(
   env: Map<string, string>,
   ctx: DownwardContext,
   objs: PodApiObjects | undefined,
+  serviceEnv: ReadonlyMap<string, string>,
 ): string | undefined {
   const ns = pod.metadata.namespace ?? "";
   const from = e.valueFrom;
-  if (e.value) return expand(e.value, mappingFor(env));
+  if (e.value) return expand(e.value, mappingFor(env, serviceEnv));
   if (!from) return "";
   if (from.fieldRef) return fieldRefValue(from.fieldRef.fieldPath, ctx);
   if (from.resourceFieldRef) {
@@ -97,14 +99,21 @@ function envValue(
   }
 }
 
-/** upstream makeEnvironmentVariables (without service links: bunlet has no Service informer). */
-export function makeEnvironmentVariables(pod: KubePod, c: KubeContainer, ctx: DownwardContext, objs: PodApiObjects | undefined): EnvResult {
+/** upstream makeEnvironmentVariables; `serviceEnv` is the pod's service variables (upstream getServiceEnvVarMap). */
+export function makeEnvironmentVariables(
+  pod: KubePod,
+  c: KubeContainer,
+  ctx: DownwardContext,
+  objs: PodApiObjects | undefined,
+  serviceEnv: ReadonlyMap<string, string> = new Map(),
+): EnvResult {
   const env = new Map<string, string>();
   const warnings: string[] = [];
   envFromValues(pod, c, objs, env, warnings);
   for (const e of c.env ?? []) {
-    const v = envValue(pod, c, e, env, ctx, objs);
+    const v = envValue(pod, c, e, env, ctx, objs, serviceEnv);
     if (v !== undefined) env.set(e.name, v);
   }
+  for (const [k, v] of serviceEnv) if (!env.has(k)) env.set(k, v);
   return { envs: [...env].map(([key, value]) => ({ key, value })), warnings };
 }

@@ -25,6 +25,7 @@ export function inputsFor(ctx: KubeRuntimeContext, pod: KubePod, cgroupParent: s
     prepareSubPath: (volumePath, subPath, volumeName, containerName, volumeMountIndex) =>
       prepareSafeSubPath({ volumePath, subPath, podDir: podDir(rootDir, podUid(pod)), volumeName, containerName, volumeMountIndex }),
     objects: ctx.podObjects.get(podUid(pod)),
+    ...(opts.apiObjects?.serviceEnv ? { serviceEnv: () => opts.apiObjects!.serviceEnv!(pod) } : {}),
     onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
     readOnlyVolume: (name) => {
       const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;

@@ -100,6 +100,8 @@ export interface KubePod extends PodLike {
     dnsPolicy?: string;
     dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
     terminationGracePeriodSeconds?: number;
+    /** Defaulted to true by the API server (and, as upstream's defaults, for static pods). */
+    enableServiceLinks?: boolean;
   };
 }
 

@@ -3,7 +3,9 @@
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
 // caller's `mountMemory` so that unit tests need no mounts.
-import { makePodDir } from "../pod-dir.ts";
+import { chmodSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { makePodDir, podDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
@@ -44,9 +46,16 @@ function write(dir: string, payload: Record<string, PayloadFile>, ctx: VolumeSet
   if (writeAtomically(dir, payload) && ctx.fsGroup !== undefined) setVolumeOwnership(dir, ctx.fsGroup, true);
 }
 
-/** The directory of an atomic-writer volume, created 0750 (on tmpfs when `memory`). */
+/**
+ * The directory of an atomic-writer volume (on tmpfs when `memory`). Upstream wraps these volumes in
+ * an emptyDir, whose setupDir makes the directory itself 0777 whatever the umask (its parents stay
+ * 0750): a container of any user reaches the files, whose own modes decide the rest. A tmpfs root is 1777.
+ */
 function volumeDir(rootDir: string, uid: string, plugin: string, name: string, memory: boolean, ctx: VolumeSetUpContext): string {
-  const dir = makePodDir(rootDir, uid, "volumes", plugin, name);
+  const dir = join(podDir(rootDir, uid), "volumes", plugin, name);
+  const created = !existsSync(dir);
+  makePodDir(rootDir, uid, "volumes", plugin, name);
+  if (created) chmodSync(dir, 0o777);
   if (memory) ctx.mountMemory?.(dir);
   return dir;
 }

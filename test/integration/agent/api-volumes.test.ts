@@ -1,7 +1,8 @@
 // Volumes and env that need the API server, end to end against a real control plane
 // (test/support/upstream): pods created with kubectl run on containerd, and the containers see what a
 // cluster gives them — secret (on tmpfs) and configMap files in the atomic writer's layout, env from
-// secretKeyRef/configMapKeyRef/envFrom with $(VAR) expansion, the automatic kube-api-access volume (a
+// secretKeyRef/configMapKeyRef/envFrom with $(VAR) expansion, a service's environment variables, the
+// automatic kube-api-access volume (a
 // token kube-apiserver issued for the pod, which its TokenReview accepts; kube-root-ca.crt; the
 // namespace) and an explicit projected token for another audience. An updated secret reaches the file; a
 // pod whose secret is missing waits in ContainerCreating with upstream's FailedMount event and starts once
@@ -58,6 +59,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("API volumes and env", () => {
     c = await startUpstreamCluster({ name: "apivol", binDir: bin.dir!, audit: true, config: ["syncFrequency: 2s", "nodeStatusUpdateFrequency: 2s"] });
     await kubectl("create", "secret", "generic", "app-secret", "--from-literal=username=admin", "--from-literal=password=s3cret");
     await kubectl("create", "configmap", "app-config", "--from-literal=greeting=hello", "--from-literal=LOG_LEVEL=debug", "--from-literal=bad=key=x");
+    await kubectl("create", "service", "clusterip", "web-front", "--tcp=80:8080", "--clusterip=10.96.0.42");
   }, 300_000);
 
   afterAll(async () => {
@@ -111,6 +113,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("API volumes and env", () => {
     expect(await exec(podName, "cat /etc/secret/username; echo; cat /etc/secret/password")).toBe("admin\ns3cret");
     expect(await exec(podName, "stat -L -c %a /etc/secret/username")).toBe("400\n");
     expect(await exec(podName, "cat /etc/config/msgs/greeting.txt; stat -L -c %a /etc/config/msgs/greeting.txt")).toBe("hello640\n");
+    // The volume's directory is 0777 as upstream's wrapped emptyDir: a non-root user reaches the files.
+    expect(await exec(podName, "stat -c %a /etc/config")).toBe("777\n");
     expect(await exec(podName, "ls /etc/config")).toBe("msgs\n");
     const env = Object.fromEntries(
       (await exec(podName, "env"))
@@ -121,6 +125,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("API volumes and env", () => {
     expect(env).toMatchObject({ DB_USER: "admin", GREETING: "hello", DSN: "db://admin@host/$(UNDEFINED)", CFG_greeting: "hello", CFG_LOG_LEVEL: "debug" });
     expect(env.MISSING_OK).toBeUndefined();
     expect(env.CFG_bad).toBe("key=x");
+    // The service environment variables of the pod's namespace (enableServiceLinks defaults to true).
+    expect(env).toMatchObject({ WEB_FRONT_SERVICE_HOST: "10.96.0.42", WEB_FRONT_SERVICE_PORT: "80", WEB_FRONT_PORT_80_TCP_ADDR: "10.96.0.42" });
     // The automatic service account volume: a token bound to this pod, the cluster CA, the namespace.
     const token = await exec(podName, `cat ${SA_DIR}/token`);
     expect(await review(token)).toMatchObject({

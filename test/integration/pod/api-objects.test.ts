@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { realClock } from "../../../src/clock.ts";
 import { createKubeClient, type KubeClient } from "../../../src/kube/index.ts";
-import { createObjectManager, createPodApiObjects } from "../../../src/pod/apiobjects/index.ts";
+import { createObjectManager, createPodApiObjects, SERVICES_NOT_SYNCED } from "../../../src/pod/apiobjects/index.ts";
 import { ObjectNotFoundError, tokenKey } from "../../../src/pod/volumes/index.ts";
 import { startApiServer, type ApiServerDouble } from "../../support/apiserver/index.ts";
 import { until } from "../../support/wait.ts";
@@ -139,5 +139,37 @@ test("a pod's snapshot: its secrets, configMaps and a token bound to it", async 
   objs.forget("pod-uid");
   expect(objs.secrets.watched()).toEqual([]);
   expect(objs.tokens.keys()).toEqual([]);
+  objs.stop();
+});
+
+test("services: an API pod has no env until the informer's first list; then the master and its namespace's services, updates through the watch", async () => {
+  const service = (ns: string, name: string, clusterIP: string, port: number) => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: ns, uid: `svc-${ns}-${name}` },
+    spec: { clusterIP, ports: [{ port, protocol: "TCP" }] },
+  });
+  await api.store.put("services/default/kubernetes", service("default", "kubernetes", "10.96.0.1", 443));
+  await api.store.put("services/app/web", service("app", "web", "10.96.0.7", 80));
+  await api.store.put("services/app/headless", service("app", "headless", "None", 80));
+  const objs = createPodApiObjects({ client: () => client, clock: realClock });
+  const pod = (source?: string) =>
+    ({
+      metadata: { name: "p", namespace: "app", uid: "u", ...(source ? { annotations: { "kubernetes.io/config.source": source } } : {}) },
+      spec: { containers: [], enableServiceLinks: true },
+    }) as any;
+  expect(() => objs.serviceEnv(pod())).toThrow(SERVICES_NOT_SYNCED);
+  expect(objs.serviceEnv(pod("file")).size).toBe(0); // a static pod gets what is known
+  objs.services.start();
+  await until("services listed", () => objs.services.hasSynced(), 10_000);
+  const env = objs.serviceEnv(pod());
+  expect(env.get("KUBERNETES_SERVICE_HOST")).toBe("10.96.0.1");
+  expect(env.get("WEB_PORT_80_TCP_ADDR")).toBe("10.96.0.7");
+  expect([...env.keys()].some((k) => k.startsWith("HEADLESS"))).toBe(false);
+  expect(api.requests.some((r) => decodeURIComponent(r.path).startsWith("/api/v1/services?fieldSelector=spec.clusterIP!=None"))).toBe(true);
+  await api.store.put("services/app/late", service("app", "late", "10.96.0.9", 8080));
+  await until("a new service seen", () => objs.serviceEnv(pod()).get("LATE_SERVICE_PORT") === "8080", 10_000);
+  await api.store.delete("services/app/web");
+  await until("a deleted service gone", () => !objs.serviceEnv(pod()).has("WEB_SERVICE_HOST"), 10_000);
   objs.stop();
 });

@@ -169,6 +169,24 @@ describe("makeEnvironmentVariables", () => {
   ])("%s fails with upstream's message", (_n, valueFrom, want) => {
     expect(() => env({ name: "c", env: [{ name: "X", valueFrom }] })).toThrow(want);
   });
+  test("the service variables come last, those env does not define, and $(VAR) sees them", () => {
+    const services = new Map([
+      ["KUBERNETES_SERVICE_HOST", "10.96.0.1"],
+      ["KUBERNETES_SERVICE_PORT", "443"],
+    ]);
+    const c = {
+      name: "c",
+      env: [
+        { name: "URL", value: "https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)" },
+        { name: "KUBERNETES_SERVICE_PORT", value: "6443" },
+      ],
+    };
+    expect(makeEnvironmentVariables(pod, c, ctx, objs, services).envs).toEqual([
+      { key: "URL", value: "https://10.96.0.1:443" },
+      { key: "KUBERNETES_SERVICE_PORT", value: "6443" },
+      { key: "KUBERNETES_SERVICE_HOST", value: "10.96.0.1" },
+    ]);
+  });
 });
 
 describe("fsGroup on API volumes (upstream SetVolumeOwnership after each write)", () => {

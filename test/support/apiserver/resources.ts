@@ -39,6 +39,8 @@ export const RESOURCES: ResourceDef[] = [
     shortNames: ["sa"],
     subresources: ["token"],
   },
+  // Listed and watched by the node for its pods' service environment variables; no cluster IP is allocated.
+  { group: "", version: "v1", resource: "services", singular: "service", kind: "Service", namespaced: true, shortNames: ["svc"], subresources: ["status"] },
   { group: "", version: "v1", resource: "events", singular: "event", kind: "Event", namespaced: true, shortNames: ["ev"], subresources: [] },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: "Lease", namespaced: true, subresources: [] },
   {
