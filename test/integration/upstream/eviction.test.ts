@@ -5,17 +5,7 @@
 // DisruptionTarget condition, the events — while the Burstable pod keeps running.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { canRunContainerd } from "../../support/containerd.ts";
-import {
-  canFenceMemory,
-  joinUpstream,
-  memoryHogPods,
-  memoryPressureNode,
-  startControlPlane,
-  upstreamBinDir,
-  waitNodeReady,
-  type ControlPlane,
-  type UpstreamNode,
-} from "../../support/upstream/index.ts";
+import { canFenceMemory, memoryHogPods, memoryPressureNode, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const PRESSURE = { allocatableMiB: 1024, thresholdMiB: 300, transitionS: 5 };
@@ -25,33 +15,26 @@ if (!bin.dir) console.warn(`skipping the real-cluster eviction test: ${bin.why}`
 if (!canFenceMemory) console.warn("skipping the real-cluster eviction test: its memory fence needs cgroup v1's memory hierarchy");
 
 describe.skipIf(!canRunContainerd() || !bin.dir || !canFenceMemory)("bunlet under memory pressure, seen through a real control plane", () => {
-  let cp: ControlPlane;
-  let n: UpstreamNode;
-  const json = async (...args: string[]) => JSON.parse(await cp.kubectl(...args, "-o", "json"));
-  const condition = async (type: string) => (await json("get", "node", n.node)).status.conditions.find((c: { type: string }) => c.type === type);
+  let c: UpstreamCluster;
+  const condition = async (type: string) => (await c.json("get", "node", c.n.node)).status.conditions.find((x: { type: string }) => x.type === type);
 
   beforeAll(async () => {
-    cp = await startControlPlane({ dir: `/tmp/bunlet-upstream-eviction-${process.pid}`, binDir: bin.dir! });
-    n = await joinUpstream({ name: "real-evict", cp, ...memoryPressureNode(PRESSURE) });
-    await waitNodeReady(cp, n);
+    c = await startUpstreamCluster({ name: "real-evict", binDir: bin.dir!, ...memoryPressureNode(PRESSURE) });
   }, 300_000);
 
-  afterAll(async () => {
-    await n?.stop();
-    await cp?.stop();
-  }, 120_000);
+  afterAll(() => c?.stop(), 120_000);
 
   test("the hog is Failed/Evicted with DisruptionTarget, MemoryPressure is set then cleared, the events say why, the Burstable pod keeps running", async () => {
-    await cp.kubectlIn(memoryHogPods(n.ctd.images), "apply", "-f", "-");
-    await cp.kubectl("wait", "pod/steady", "pod/hog", "--for=condition=Ready", "--timeout=90s");
-    const steadyBefore = (await json("get", "pod", "steady")).status.containerStatuses[0];
+    await c.cp.kubectlIn(memoryHogPods(c.n.ctd.images), "apply", "-f", "-");
+    await c.cp.kubectl("wait", "pod/steady", "pod/hog", "--for=condition=Ready", "--timeout=90s");
+    const steadyBefore = (await c.json("get", "pod", "steady")).status.containerStatuses[0];
 
     let pressureSeen = false;
     const hog = await until(
       "hog Failed",
       async () => {
         if ((await condition("MemoryPressure"))?.status === "True") pressureSeen = true;
-        const p = await json("get", "pod", "hog");
+        const p = await c.json("get", "pod", "hog");
         return p.status.phase === "Failed" ? p : undefined;
       },
       90_000,
@@ -83,16 +66,16 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !canFenceMemory)("bunlet unde
     );
     expect(cleared.reason).toBe("KubeletHasSufficientMemory");
 
-    const events = (await json("get", "events")).items as { reason: string; type: string; involvedObject: { kind: string; name: string }; message: string }[];
+    const events = (await c.json("get", "events")).items as { reason: string; type: string; involvedObject: { kind: string; name: string }; message: string }[];
     expect(events).toContainEqual(
       expect.objectContaining({ reason: "Evicted", type: "Warning", involvedObject: expect.objectContaining({ kind: "Pod", name: "hog" }) }),
     );
     expect(events).toContainEqual(
-      expect.objectContaining({ reason: "EvictionThresholdMet", type: "Warning", involvedObject: expect.objectContaining({ kind: "Node", name: n.node }) }),
+      expect.objectContaining({ reason: "EvictionThresholdMet", type: "Warning", involvedObject: expect.objectContaining({ kind: "Node", name: c.n.node }) }),
     );
     expect(events).toContainEqual(expect.objectContaining({ reason: "NodeHasInsufficientMemory", involvedObject: expect.objectContaining({ kind: "Node" }) }));
 
-    const steady = await json("get", "pod", "steady");
+    const steady = await c.json("get", "pod", "steady");
     expect(steady.status.phase).toBe("Running");
     expect(steady.status.containerStatuses[0]).toMatchObject({ containerID: steadyBefore.containerID, restartCount: 0, ready: true });
   }, 240_000);
