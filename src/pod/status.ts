@@ -133,7 +133,9 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
     if (!latest) {
       status = {
         name: spec.name,
-        state: { waiting: { reason: isInit || !inputs.pod.spec.initContainers?.length ? "ContainerCreating" : "PodInitializing" } },
+        // upstream convertToAPIContainerStatuses' defaultWaitingState: PodInitializing in any pod
+        // with init containers (its init containers' statuses included).
+        state: { waiting: { reason: inputs.pod.spec.initContainers?.length ? "PodInitializing" : "ContainerCreating" } },
         lastState: prev?.lastState ?? {},
         ready: false,
         restartCount: prev?.restartCount ?? 0,
@@ -217,20 +219,25 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
   ].map((c) => c.name);
   const containersReady = unready.length === 0;
   const old = oldStatus?.conditions;
-  const notReadyReason = terminal ? "PodCompleted" : "ContainersNotReady";
+  // upstream generateContainersReadyConditionForTerminalPhase: PodFailed or PodCompleted, no message.
+  const notReadyReason = phase === "Failed" ? "PodFailed" : phase === "Succeeded" ? "PodCompleted" : "ContainersNotReady";
   const notReadyMessage = terminal ? undefined : `containers with unready status: ${names(unready)}`;
   // Ready also needs every readiness gate's condition True (upstream GeneratePodReadyCondition).
   const gates = containersReady && !terminal ? unreadyGateMessages(pod.spec.readinessGates, pod.status?.conditions) : [];
   const conditions: PodCondition[] = [
     ...(old?.filter((c) => c.type === "DisruptionTarget") ?? []),
-    condition(
-      "Initialized",
-      initialized,
-      nowMs,
-      old,
-      terminal ? "PodCompleted" : "ContainersNotInitialized",
-      terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`,
-    ),
+    // upstream GeneratePodInitializedCondition: a Succeeded pod is initialized with reason
+    // PodCompleted; a Failed one says which init containers did not complete.
+    phase === "Succeeded"
+      ? { ...condition("Initialized", true, nowMs, old), reason: "PodCompleted" }
+      : condition(
+          "Initialized",
+          initialized,
+          nowMs,
+          old,
+          "ContainersNotInitialized",
+          `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`,
+        ),
     gates.length
       ? condition("Ready", false, nowMs, old, READINESS_GATES_NOT_READY, gates.join(", "))
       : condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
