@@ -251,3 +251,34 @@ describe("probe results when the runtime errs", () => {
     m.stop();
   });
 });
+
+describe("probe manager: warnings", () => {
+  test("a success with a warning is a ProbeWarning event; a failure an Unhealthy one", async () => {
+    const clock = createSettlingClock();
+    const events: string[] = [];
+    const pod = makePod({
+      name: "p",
+      uid: "u",
+      containers: [{ name: "app", image: "x", livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 } }],
+    });
+    const outcomes = [
+      { result: "success" as const, output: "Probe terminated redirects, Response body: moved", warning: true },
+      { result: "failure" as const, output: "HTTP probe failed with statuscode: 500" },
+    ];
+    const m = createProbeManager({
+      clock,
+      runner: async () => outcomes.shift() ?? { result: "success", output: "" },
+      onChange: () => undefined,
+      events: { event: (ref, type, reason, message) => events.push(`${type} ${reason} ${ref.kind}/${ref.name} ${ref.fieldPath}: ${message}`) },
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: false });
+    await clock.advance(1_500);
+    expect(events).toEqual([
+      "Warning ProbeWarning Pod/p spec.containers{app}: Liveness probe warning: Probe terminated redirects, Response body: moved",
+      "Warning Unhealthy Pod/p spec.containers{app}: Liveness probe failed: HTTP probe failed with statuscode: 500",
+    ]);
+    expect(m.unhealthy("u")).toEqual([]);
+    m.stop();
+  });
+});

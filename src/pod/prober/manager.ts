@@ -50,7 +50,7 @@ export function createProbeManager(opts: {
   /** A published result changed: the lifecycle re-syncs the pod (liveness) or its status (readiness). */
   onChange: (uid: string, kind: ProbeKind, container: string, result: ProbeResult) => void;
   metrics?: Pick<PodLifecycleMetrics, "probed" | "probesRemoved">;
-  /** Upstream prober: every failed probe is a Warning "Unhealthy" event on the container. */
+  /** Upstream prober: a failed probe is a Warning "Unhealthy" event on the container, a warning a "ProbeWarning". */
   events?: EventRecorder;
 }): ProbeManager {
   const pods = new Map<string, { pod: Pod; workers: Worker[]; views: Map<string, ContainerView & { podIP?: string }> }>();
@@ -86,13 +86,7 @@ export function createProbeManager(opts: {
           });
           w.lastOutput = out.output;
           w.state = record(w.kind, w.probe, w.state, out.result);
-          if (out.result === "failure") {
-            const kind = `${w.kind[0]!.toUpperCase()}${w.kind.slice(1)}`;
-            const init = (entry.pod.spec.initContainers ?? []).some((c) => c.name === w.container.name);
-            opts.events?.event(podRef(entry.pod, w.container.name, init), "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
-          }
-          if (out.result === "failure")
-            log.debug(`probe failed ${kv({ pod: podKey(entry.pod), container: w.container.name, probe: w.kind, output: out.output })}`);
+          recordProbeEvent(entry.pod, w, out);
         }
       } finally {
         w.busy = false;
@@ -103,6 +97,18 @@ export function createProbeManager(opts: {
         log.info(`container failed ${w.kind} probe, will be restarted ${kv({ pod: podKey(entry.pod), container: w.container.name, output: w.lastOutput })}`);
       opts.onChange(uid, w.kind, w.container.name, w.state.published);
     }
+  }
+
+  /** upstream prober.probe: a failure is an "Unhealthy" event, a success with a warning a "ProbeWarning". */
+  function recordProbeEvent(pod: Pod, w: Worker, out: ProbeOutcome): void {
+    if (out.result !== "failure" && !out.warning) return;
+    const kind = PROBE_TYPE[w.kind];
+    const init = (pod.spec.initContainers ?? []).some((c) => c.name === w.container.name);
+    const ref = podRef(pod, w.container.name, init);
+    if (out.result === "failure") {
+      opts.events?.event(ref, "Warning", reasons.ContainerUnhealthy, `${kind} probe failed: ${out.output.trim()}`);
+      log.debug(`probe failed ${kv({ pod: podKey(pod), container: w.container.name, probe: w.kind, output: out.output })}`);
+    } else opts.events?.event(ref, "Warning", reasons.ContainerProbeWarning, `${kind} probe warning: ${out.output}`);
   }
 
   function schedule(uid: string, w: Worker, delayMs: number) {
