@@ -252,7 +252,47 @@ describe("probe results when the runtime errs", () => {
   });
 });
 
-describe("probe manager: warnings", () => {
+describe("probe manager: readiness after startup, warnings", () => {
+  const kindOf = (p: Probe) => (p.exec!.command[0] === "s" ? "startup" : p.exec!.command[0] === "l" ? "liveness" : "readiness");
+
+  test("readiness is probed at once when the startup probe passes, not a readiness period later (upstream UpdatePodStatus)", async () => {
+    const clock = createSettlingClock();
+    const results: Record<string, ProbeResult> = { startup: "failure", readiness: "success" };
+    const ran: string[] = [];
+    const pod = makePod({
+      name: "p",
+      uid: "u",
+      containers: [
+        {
+          name: "app",
+          image: "x",
+          startupProbe: { exec: { command: ["s"] }, periodSeconds: 5, failureThreshold: 120 },
+          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 30 },
+        },
+      ],
+    });
+    const view = { id: "c1", running: true, startedAtMs: clock.now(), started: false };
+    const m = createProbeManager({
+      clock,
+      runner: async (p) => {
+        ran.push(`${kindOf(p)}@${(clock.now() - view.startedAtMs) / 1000}`);
+        return { result: results[kindOf(p)]!, output: "" };
+      },
+      // As the lifecycle does: a result change re-syncs the pod, whose status hands the container over again.
+      onChange: () => m.updateContainer("u", "app", view),
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", view);
+    await clock.advance(31_000);
+    expect(m.isReady("u", "app")).toBe(false);
+    results.startup = "success";
+    await clock.advance(4_000); // the startup probe at 35 s
+    expect(m.isStarted("u", "app")).toBe(true);
+    expect(m.isReady("u", "app")).toBe(true);
+    expect(ran.filter((r) => r.startsWith("readiness"))).toEqual(["readiness@35"]);
+    m.stop();
+  });
+
   test("a success with a warning is a ProbeWarning event; a failure an Unhealthy one", async () => {
     const clock = createSettlingClock();
     const events: string[] = [];
