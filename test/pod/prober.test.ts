@@ -252,7 +252,7 @@ describe("probe results when the runtime errs", () => {
   });
 });
 
-describe("probe manager: readiness after startup, warnings", () => {
+describe("probe manager: readiness after startup, termination, warnings", () => {
   const kindOf = (p: Probe) => (p.exec!.command[0] === "s" ? "startup" : p.exec!.command[0] === "l" ? "liveness" : "readiness");
 
   test("readiness is probed at once when the startup probe passes, not a readiness period later (upstream UpdatePodStatus)", async () => {
@@ -291,6 +291,53 @@ describe("probe manager: readiness after startup, warnings", () => {
     expect(m.isReady("u", "app")).toBe(true);
     expect(ran.filter((r) => r.startsWith("readiness"))).toEqual(["readiness@35"]);
     m.stop();
+  });
+
+  test("a terminating pod's liveness and startup probes stop; its readiness runs on until the pod is removed", async () => {
+    const clock = createSettlingClock();
+    const ran: string[] = [];
+    const changes: string[] = [];
+    const pod = makePod({
+      name: "p",
+      uid: "u",
+      initContainers: [
+        { name: "side", image: "x", restartPolicy: "Always", livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 1 } },
+      ],
+      containers: [
+        {
+          name: "app",
+          image: "x",
+          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 1 },
+          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 1 },
+        },
+      ],
+    });
+    let failing = false;
+    const m = createProbeManager({
+      clock,
+      runner: async (p, t) => {
+        ran.push(`${t.container.name} ${kindOf(p)}`);
+        return { result: failing ? "failure" : "success", output: "" };
+      },
+      onChange: (_uid, kind, c, r, id) => changes.push(`${kind} ${c} ${r} ${id}`),
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: false });
+    m.updateContainer("u", "side", { id: "s1", running: true, startedAtMs: clock.now(), started: false });
+    await clock.advance(1_500);
+    m.stopLivenessAndStartup("u");
+    failing = true;
+    ran.length = 0;
+    await clock.advance(2_000);
+    // The sidecar's liveness runs on (upstream stops regular containers' only); the app's readiness fails.
+    expect(new Set(ran)).toEqual(new Set(["app readiness", "side liveness"]));
+    expect(m.unhealthy("u").map((u) => u.container)).toEqual(["side"]);
+    expect(m.isReady("u", "app")).toBe(false);
+    expect(changes).toContain("readiness app failure c1");
+    m.removePod("u");
+    ran.length = 0;
+    await clock.advance(5_000);
+    expect(ran).toEqual([]);
   });
 
   test("a success with a warning is a ProbeWarning event; a failure an Unhealthy one", async () => {

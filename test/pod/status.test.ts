@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { RuntimeContainerStatus, RuntimePodStatus } from "../../src/pod/runtime.ts";
-import { generatePodStatus, getPhase, terminalStatus } from "../../src/pod/status.ts";
+import { generatePodStatus, getPhase, terminalStatus, withContainerReadiness } from "../../src/pod/status.ts";
 import type { ContainerStatus } from "../../src/pod/types.ts";
 import { makePod } from "./fake-runtime.ts";
 
@@ -195,6 +195,38 @@ describe("generatePodStatus: init containers (upstream convertToAPIContainerStat
     expect(s.phase).toBe("Succeeded");
     expect(byType(s, "Initialized")).toMatchObject({ status: "True", reason: "PodCompleted" });
     expect(byType(s, "Ready")).toMatchObject({ status: "False", reason: "PodCompleted" });
+  });
+});
+
+describe("withContainerReadiness (upstream statusManager.SetContainerReadiness)", () => {
+  const now = Date.UTC(2026, 0, 1, 0, 1);
+  const pod = makePod({
+    name: "p",
+    containers: [
+      { name: "app", image: "x" },
+      { name: "web", image: "x" },
+    ],
+  });
+  const ready = generatePodStatus({ pod, runtime: rps([rc({ name: "app" }), rc({ name: "web" })]), nowMs: now });
+
+  test("a container gone unready: its ready flag, Ready and ContainersReady at once", () => {
+    const s = withContainerReadiness(pod, ready, "id-web-0", false, now + 5000);
+    expect(s.containerStatuses!.map((c) => c.ready)).toEqual([true, false]);
+    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ContainersNotReady",
+      message: "containers with unready status: [web]",
+      lastTransitionTime: "2026-01-01T00:01:05Z",
+    });
+    expect(s.conditions!.find((c) => c.type === "ContainersReady")).toMatchObject({ status: "False", reason: "ContainersNotReady" });
+    expect(withContainerReadiness(pod, s, "containerd://id-web-0", true, now + 9000).conditions!.find((c) => c.type === "Ready")?.status).toBe("True");
+  });
+
+  test("no change, another container ID, or a container not running: the same status", () => {
+    expect(withContainerReadiness(pod, ready, "id-web-0", true, now)).toBe(ready);
+    expect(withContainerReadiness(pod, ready, "id-web-1", false, now)).toBe(ready);
+    const exited = generatePodStatus({ pod, runtime: rps([rc({ name: "app" }), rc({ name: "web", state: "exited", exitCode: 0 })]), nowMs: now });
+    expect(withContainerReadiness(pod, exited, "id-web-0", true, now)).toBe(exited);
   });
 });
 

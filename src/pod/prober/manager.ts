@@ -4,7 +4,8 @@
 // drives the Ready condition, startup gates liveness and readiness. A started container whose
 // readiness has not passed is probed at once when the lifecycle hands over its status (upstream
 // UpdatePodStatus' manual trigger), so a pod is ready as soon as its startup probe passes, not a
-// readiness period later.
+// readiness period later. A terminating pod's liveness and startup probes stop; readiness runs on
+// until its containers are stopped (upstream StopLivenessAndStartup, then RemovePod).
 import { podRef, reasons, type EventRecorder } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
 import type { Clock, TimerHandle } from "../../clock.ts";
@@ -23,6 +24,8 @@ export interface ProbeManager {
   /** Starts workers for the pod's probes (idempotent). */
   addPod(pod: Pod): void;
   removePod(uid: string): void;
+  /** The pod is terminating: its regular containers' liveness and startup probes stop. */
+  stopLivenessAndStartup(uid: string): void;
   /** Latest view of a container (from the status the lifecycle generated); may trigger its readiness probe. */
   updateContainer(uid: string, container: string, view: ContainerView & { podIP?: string }): void;
   /** undefined when the container has no readiness probe. */
@@ -54,7 +57,7 @@ export function createProbeManager(opts: {
   /** Override the probe handlers (tests). */
   runner?: ProbeRunner;
   /** A published result changed: the lifecycle re-syncs the pod (liveness) or its status (readiness). */
-  onChange: (uid: string, kind: ProbeKind, container: string, result: ProbeResult) => void;
+  onChange: (uid: string, kind: ProbeKind, container: string, result: ProbeResult, containerId: string | undefined) => void;
   metrics?: Pick<PodLifecycleMetrics, "probed" | "probesRemoved">;
   /** Upstream prober: every failed probe is a Warning "Unhealthy" event on the container. */
   events?: EventRecorder;
@@ -81,7 +84,7 @@ export function createProbeManager(opts: {
     if (p.probe && view.id) {
       const startMs = opts.clock.now();
       const out = await runner(w.probe, { container: w.container, containerId: view.id, podIP: view.podIP });
-      if (pods.get(uid) !== entry) return; // removed meanwhile
+      if (pods.get(uid) !== entry || !entry.workers.includes(w)) return; // removed or stopped meanwhile
       if (out.errored) {
         // Upstream worker.doProbe: a prober error throws the result away (no count, no metric).
         log.warn(`probe errored, result discarded ${kv({ pod: podKey(entry.pod), container: w.container.name, probe: w.kind, error: out.output })}`);
@@ -96,7 +99,7 @@ export function createProbeManager(opts: {
     if (w.state.published !== before) {
       if (w.state.published === "failure" && w.kind !== "readiness")
         log.info(`container failed ${w.kind} probe, will be restarted ${kv({ pod: podKey(entry.pod), container: w.container.name, output: w.lastOutput })}`);
-      opts.onChange(uid, w.kind, w.container.name, w.state.published);
+      opts.onChange(uid, w.kind, w.container.name, w.state.published, w.state.containerId);
     }
   }
 
@@ -137,6 +140,13 @@ export function createProbeManager(opts: {
     else schedule(uid, w, 0);
   }
 
+  function stopWorkers(uid: string, stop: (w: Worker) => boolean) {
+    const e = pods.get(uid);
+    if (!e) return;
+    for (const w of e.workers.filter(stop)) if (w.timer) opts.clock.clearTimeout(w.timer);
+    e.workers = e.workers.filter((w) => !stop(w));
+  }
+
   return {
     addPod(pod) {
       const uid = pod.metadata.uid;
@@ -157,11 +167,15 @@ export function createProbeManager(opts: {
       for (const w of workers) schedule(uid, w, 0);
     },
     removePod(uid) {
-      const e = pods.get(uid);
-      if (!e) return;
-      for (const w of e.workers) if (w.timer) opts.clock.clearTimeout(w.timer);
+      if (!pods.has(uid)) return;
+      stopWorkers(uid, () => true);
       pods.delete(uid);
       opts.metrics?.probesRemoved?.(uid);
+    },
+    stopLivenessAndStartup(uid) {
+      // Regular containers only, as upstream: sidecars are stopped after them and probed until then.
+      const regular = new Set(pods.get(uid)?.pod.spec.containers.map((c) => c.name));
+      stopWorkers(uid, (w) => w.kind !== "readiness" && regular.has(w.container.name));
     },
     updateContainer(uid, container, view) {
       pods.get(uid)?.views.set(container, view);
