@@ -9,6 +9,12 @@ import { makePod } from "./fake-runtime.ts";
 
 const spec = { initialDelaySeconds: 0, successThreshold: 1, failureThreshold: 3 };
 
+/** Pod "p" (uid "u") whose one container "app" has these probes; extra init containers when given. */
+const probedPod = (probes: Record<string, unknown>, initContainers?: Record<string, unknown>[]) =>
+  makePod({ name: "p", uid: "u", containers: [{ name: "app", image: "x", ...probes }], initContainers });
+/** The kind of probe an exec command names in these tests: s(tartup), l(iveness), r(eadiness). */
+const kindOf = (p: Probe) => (p.exec!.command[0]!.startsWith("s") ? "startup" : p.exec!.command[0]!.startsWith("l") ? "liveness" : "readiness");
+
 describe("probe state machine", () => {
   test.each<[ProbeKind, ProbeResult]>([
     ["readiness", "failure"],
@@ -133,25 +139,16 @@ describe("probe manager", () => {
     const results: Record<string, ProbeResult> = { startup: "failure", liveness: "success", readiness: "success" };
     const ran: string[] = [];
     const changes: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
-          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
-        },
-      ],
+    const pod = probedPod({
+      startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
+      livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
     });
     const m = createProbeManager({
       clock,
       runner: async (p) => {
-        const kind = p.exec!.command[0] === "s" ? "startup" : p.exec!.command[0] === "l" ? "liveness" : "readiness";
-        ran.push(kind);
-        return { result: results[kind]!, output: "" };
+        ran.push(kindOf(p));
+        return { result: results[kindOf(p)]!, output: "" };
       },
       onChange: (_uid, kind, c, r) => changes.push(`${kind} ${c} ${r}`),
     });
@@ -212,17 +209,9 @@ describe("probe results when the runtime errs", () => {
     let runtimeUp = true;
     let exitCode = 0;
     const changes: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
-        },
-      ],
+    const pod = probedPod({
+      livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
     });
     const m = createProbeManager({
       clock,
@@ -253,23 +242,13 @@ describe("probe results when the runtime errs", () => {
 });
 
 describe("probe manager: readiness after startup, termination, warnings", () => {
-  const kindOf = (p: Probe) => (p.exec!.command[0] === "s" ? "startup" : p.exec!.command[0] === "l" ? "liveness" : "readiness");
-
   test("readiness is probed at once when the startup probe passes, not a readiness period later (upstream UpdatePodStatus)", async () => {
     const clock = createSettlingClock();
     const results: Record<string, ProbeResult> = { startup: "failure", readiness: "success" };
     const ran: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          startupProbe: { exec: { command: ["s"] }, periodSeconds: 5, failureThreshold: 120 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 30 },
-        },
-      ],
+    const pod = probedPod({
+      startupProbe: { exec: { command: ["s"] }, periodSeconds: 5, failureThreshold: 120 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 30 },
     });
     const view = { id: "c1", running: true, startedAtMs: clock.now(), started: false };
     const m = createProbeManager({
@@ -297,21 +276,10 @@ describe("probe manager: readiness after startup, termination, warnings", () => 
     const clock = createSettlingClock();
     const ran: string[] = [];
     const changes: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      initContainers: [
-        { name: "side", image: "x", restartPolicy: "Always", livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 1 } },
-      ],
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 1 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 1 },
-        },
-      ],
-    });
+    const probe = (command: string) => ({ exec: { command: [command] }, periodSeconds: 1, failureThreshold: 1 });
+    const pod = probedPod({ livenessProbe: probe("l"), readinessProbe: probe("r") }, [
+      { name: "side", image: "x", restartPolicy: "Always", livenessProbe: probe("l") },
+    ]);
     let failing = false;
     const m = createProbeManager({
       clock,
@@ -343,11 +311,7 @@ describe("probe manager: readiness after startup, termination, warnings", () => 
   test("a success with a warning is a ProbeWarning event; a failure an Unhealthy one", async () => {
     const clock = createSettlingClock();
     const events: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [{ name: "app", image: "x", livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 } }],
-    });
+    const pod = probedPod({ livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 } });
     const outcomes = [
       { result: "success" as const, output: "Probe terminated redirects, Response body: moved", warning: true },
       { result: "failure" as const, output: "HTTP probe failed with statuscode: 500" },
