@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The e2e images the release's tests run, built offline under the exact names and tags of the
 # release's test/utils/image/manifest.go, so a node imports them and nothing is pulled:
-#   agnhost      the release's own agnhost (built by build.sh) on a busybox root with Debian's curl
+#   agnhost      the release's own agnhost (built by build.sh) on a busybox root with Debian's bash and curl
 #                (the tests' hooks call it), and the users, groups and files of upstream's
 #                test/images/agnhost/Dockerfile
 #   busybox      Debian's busybox-static (upstream: busybox 1.37.0)
@@ -39,7 +39,8 @@ ref_of() {
 populate_agnhost() {
   local root="$1"
   populate_busybox "$root"
-  copy_with_libs "$root" /usr/bin/curl
+  # Upstream's agnhost (alpine) has bash and curl; e2e tests run `/bin/bash -c` scripts in it.
+  copy_with_libs "$root" /bin/bash /usr/bin/curl
   cp "$BIN/agnhost" "$root/agnhost"; ln -s agnhost "$root/agnhost-2"
   mkdir -p "$root/uploads"
   cp "$MOD/test/images/agnhost/porter/localhost.crt" "$MOD/test/images/agnhost/porter/localhost.key" "$root/"
@@ -60,7 +61,7 @@ populate_glibc_dns_testing() {
   echo "hosts: files dns" >"$root/etc/nsswitch.conf"
 }
 
-key="$( { echo 2; sha256sum /bin/busybox /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+key="$( { echo 2; sha256sum /bin/busybox /bin/bash /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
 OUT="$DIR/images/$key"
 if [ ! -f "$OUT/refs.txt" ]; then
   say "building the e2e images into $OUT"

@@ -84,7 +84,8 @@ export async function runHousekeeping(ctx: HousekeepingContext): Promise<void> {
   const desired = podManager.uids();
   workers.syncKnownPods(desired);
   ctx.backOff.gc(ctx.clock.now());
-  for (const uid of probes.pods()) if (!desired.has(uid)) probes.removePod(uid);
+  // upstream CleanupPods(possiblyRunningPods): a pod still stopping keeps its readiness probes.
+  for (const uid of probes.pods()) if (!desired.has(uid) && !workers.couldHaveRunningContainers(uid)) probes.removePod(uid);
   // Statuses of pods neither desired nor terminating.
   for (const uid of statuses.uids()) if (!desired.has(uid) && workers.state(uid) === undefined) statuses.delete(uid);
   for (const uid of known.keys()) if (!desired.has(uid) && workers.state(uid) === undefined) known.delete(uid);

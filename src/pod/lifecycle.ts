@@ -17,7 +17,7 @@ import type { Pod } from "./types.ts";
 import { unsupportedSpecAdmitHandler } from "./admit-unsupported.ts";
 import { activePods } from "./pod-admission.ts";
 import { isPodTerminatingByFullName, killPodNow, syncPod, syncTerminatedPod, syncTerminatingPod } from "./pod-syncer.ts";
-import { listPodsForApi, onStatusChange, servedStatus } from "./status-sync.ts";
+import { listPodsForApi, onStatusChange, servedStatus, setContainerReadiness } from "./status-sync.ts";
 import {
   containerGc,
   handleUpdate,
@@ -101,7 +101,8 @@ function createLifecycleContext(deps: PodLifecycleDeps): LifecycleContext {
       runner: deps.probeRunner,
       metrics: deps.metrics,
       events: deps.events,
-      onChange: (uid) => {
+      onChange: (uid, kind, _container, result, containerId) => {
+        if (kind === "readiness" && containerId) setContainerReadiness(ctx, uid, containerId, result === "success");
         const pod = podManager.get(uid);
         if (pod) dispatch(ctx, pod, "sync");
       },

@@ -83,12 +83,16 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   return { retry: result.errors.length > 0 };
 }
 
-/** Upstream SyncTerminatingPod: probes stop, the runtime kills the pod, its final status is recorded. */
+/**
+ * Upstream SyncTerminatingPod: liveness and startup probes stop, the runtime kills the pod (its
+ * readiness probes run on meanwhile: a container failing them goes unready while it stops), then the
+ * rest of the probes stop and its final status is recorded.
+ */
 export async function syncTerminatingPod(ctx: LifecycleContext, pod: Pod, gracePeriodSeconds: number): Promise<void> {
   const { runtime, podManager } = ctx;
   const uid = pod.metadata.uid;
   ctx.lastRuntimeStatus.delete(uid);
-  ctx.probes.removePod(uid);
+  ctx.probes.stopLivenessAndStartup(uid);
   log.info(`killing pod ${kv({ pod: podKey(pod), uid, gracePeriod: gracePeriodSeconds })}`);
   const killed = runtime.killPod({ uid, name: pod.metadata.name, namespace: pod.metadata.namespace }, gracePeriodSeconds, pod);
   // A kill that preempted the pod's first sync: its status never saw the containers. Record
@@ -101,6 +105,7 @@ export async function syncTerminatingPod(ctx: LifecycleContext, pod: Pod, graceP
     );
   }
   await killed;
+  ctx.probes.removePod(uid);
   if (podManager.get(uid)) {
     const rs = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace);
     final = true;

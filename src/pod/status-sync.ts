@@ -4,7 +4,7 @@
 import { kv, log } from "../log.ts";
 import type { LifecycleContext } from "./lifecycle-context.ts";
 import type { RuntimePodStatus, SyncPodResult } from "./runtime.ts";
-import { generatePodStatus, markRuntimeDown } from "./status.ts";
+import { generatePodStatus, markRuntimeDown, withContainerReadiness } from "./status.ts";
 import { MAX_WAIT_FOR_CONTAINER_RUNTIME_MS } from "./runtime-state.ts";
 import { runtimeError } from "./sync-loop.ts";
 import type { Pod, PodStatus } from "./types.ts";
@@ -59,6 +59,19 @@ export function updateStatus(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStat
       });
   }
   return statuses.get(uid)!;
+}
+
+/**
+ * upstream syncLoopIteration on a readiness update → statusManager.SetContainerReadiness: the
+ * result is in the pod's status at once, also while its worker is busy stopping it (a terminating
+ * pod goes unready when its readiness probe fails, before its containers are gone).
+ */
+export function setContainerReadiness(ctx: LifecycleContext, uid: string, containerId: string, ready: boolean): void {
+  const pod = ctx.podManager.get(uid) ?? ctx.known.get(uid);
+  const old = ctx.statuses.get(uid);
+  if (!pod || !old) return;
+  const status = withContainerReadiness(pod, old, containerId, ready, ctx.clock.now());
+  if (status !== old) ctx.statuses.set(uid, status);
 }
 
 /** One line per container exit (seen once per container ID): the first thing an SRE greps for. */

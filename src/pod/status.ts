@@ -133,7 +133,9 @@ function containerStatuses(inputs: StatusInputs, specs: Container[], old: Contai
     if (!latest) {
       status = {
         name: spec.name,
-        state: { waiting: { reason: isInit || !inputs.pod.spec.initContainers?.length ? "ContainerCreating" : "PodInitializing" } },
+        // upstream convertToAPIContainerStatuses' defaultWaitingState: PodInitializing in any pod
+        // with init containers (its init containers' statuses included).
+        state: { waiting: { reason: inputs.pod.spec.initContainers?.length ? "PodInitializing" : "ContainerCreating" } },
         lastState: prev?.lastState ?? {},
         ready: false,
         restartCount: prev?.restartCount ?? 0,
@@ -190,6 +192,53 @@ function condition(type: PodCondition["type"], ok: boolean, nowMs: number, old: 
 
 const names = (xs: string[]) => `[${xs.join(" ")}]`;
 
+/** upstream GeneratePodReadyCondition and GenerateContainersReadyCondition: [Ready, ContainersReady]. */
+function readyConditions(
+  pod: Pod,
+  init: ContainerStatus[],
+  regular: ContainerStatus[],
+  phase: PodPhase,
+  old: PodCondition[] | undefined,
+  nowMs: number,
+): PodCondition[] {
+  const terminal = phase === "Failed" || phase === "Succeeded";
+  // Sidecars count towards ContainersReady.
+  const unready = [
+    ...(pod.spec.initContainers ?? []).filter((c) => isSidecar(c) && !init.find((s) => s.name === c.name)?.ready),
+    ...pod.spec.containers.filter((c) => !regular.find((s) => s.name === c.name)?.ready),
+  ].map((c) => c.name);
+  const containersReady = unready.length === 0 && !terminal;
+  // upstream generateContainersReadyConditionForTerminalPhase: PodFailed or PodCompleted, no message.
+  const notReadyReason = phase === "Failed" ? "PodFailed" : phase === "Succeeded" ? "PodCompleted" : "ContainersNotReady";
+  const notReadyMessage = terminal ? undefined : `containers with unready status: ${names(unready)}`;
+  // Ready also needs every readiness gate's condition True.
+  const gates = containersReady ? unreadyGateMessages(pod.spec.readinessGates, pod.status?.conditions) : [];
+  return [
+    gates.length
+      ? condition("Ready", false, nowMs, old, READINESS_GATES_NOT_READY, gates.join(", "))
+      : condition("Ready", containersReady, nowMs, old, notReadyReason, notReadyMessage),
+    condition("ContainersReady", containersReady, nowMs, old, notReadyReason, notReadyMessage),
+  ];
+}
+
+/**
+ * upstream statusManager.SetContainerReadiness: a readiness result written into the pod's status at
+ * once — the container's `ready`, Ready and ContainersReady — with no sync (the pod worker may be busy
+ * stopping the pod). The status itself when no status has that container ID or nothing changes; a
+ * container that is not running is never made ready.
+ */
+export function withContainerReadiness(pod: Pod, status: PodStatus, containerID: string, ready: boolean, nowMs: number): PodStatus {
+  const match = (c: ContainerStatus) => !!c.containerID && (c.containerID === containerID || c.containerID.endsWith(`://${containerID}`));
+  const target = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])].find(match);
+  if (!target || target.ready === ready || (ready && !target.state.running)) return status;
+  const flip = (xs: ContainerStatus[] | undefined) => xs?.map((c) => (match(c) ? { ...c, ready } : c));
+  const init = flip(status.initContainerStatuses);
+  const regular = flip(status.containerStatuses);
+  const [readyCond, containersReadyCond] = readyConditions(pod, init ?? [], regular ?? [], status.phase ?? "Pending", status.conditions, nowMs);
+  const conditions = status.conditions?.map((c) => (c.type === "Ready" ? readyCond! : c.type === "ContainersReady" ? containersReadyCond! : c));
+  return { ...status, ...(init ? { initContainerStatuses: init } : {}), ...(regular ? { containerStatuses: regular } : {}), conditions };
+}
+
 /** Builds the v1 PodStatus for `pod` from the runtime's view (upstream generateAPIPodStatus). */
 export function generatePodStatus(inputs: StatusInputs): PodStatus {
   const { pod, oldStatus, nowMs } = inputs;
@@ -210,31 +259,22 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
         return isSidecar(c) ? !s?.started : s?.state.terminated?.exitCode !== 0;
       });
   const initialized = pendingInit.length === 0;
-  // Sidecars count towards ContainersReady (upstream GenerateContainersReadyCondition).
-  const unready = [
-    ...(pod.spec.initContainers ?? []).filter((c) => isSidecar(c) && !init.find((s) => s.name === c.name)?.ready),
-    ...pod.spec.containers.filter((c) => !regular.find((s) => s.name === c.name)?.ready),
-  ].map((c) => c.name);
-  const containersReady = unready.length === 0;
   const old = oldStatus?.conditions;
-  const notReadyReason = terminal ? "PodCompleted" : "ContainersNotReady";
-  const notReadyMessage = terminal ? undefined : `containers with unready status: ${names(unready)}`;
-  // Ready also needs every readiness gate's condition True (upstream GeneratePodReadyCondition).
-  const gates = containersReady && !terminal ? unreadyGateMessages(pod.spec.readinessGates, pod.status?.conditions) : [];
   const conditions: PodCondition[] = [
     ...(old?.filter((c) => c.type === "DisruptionTarget") ?? []),
-    condition(
-      "Initialized",
-      initialized,
-      nowMs,
-      old,
-      terminal ? "PodCompleted" : "ContainersNotInitialized",
-      terminal ? undefined : `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`,
-    ),
-    gates.length
-      ? condition("Ready", false, nowMs, old, READINESS_GATES_NOT_READY, gates.join(", "))
-      : condition("Ready", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
-    condition("ContainersReady", containersReady && !terminal, nowMs, old, notReadyReason, notReadyMessage),
+    // upstream GeneratePodInitializedCondition: a Succeeded pod is initialized with reason
+    // PodCompleted; a Failed one says which init containers did not complete.
+    phase === "Succeeded"
+      ? { ...condition("Initialized", true, nowMs, old), reason: "PodCompleted" }
+      : condition(
+          "Initialized",
+          initialized,
+          nowMs,
+          old,
+          "ContainersNotInitialized",
+          `containers with incomplete status: ${names(pendingInit.map((c) => c.name))}`,
+        ),
+    ...readyConditions(pod, init, regular, phase, old, nowMs),
     condition("PodScheduled", true, nowMs, old),
   ];
 

@@ -170,7 +170,8 @@ describe("hostile API objects (generated)", () => {
       if (i % 2 === 0) {
         const probe = { httpGet: { path: "/", port: 80, scheme: "HTTP" }, timeoutSeconds: 1 } as unknown as Probe;
         const out = await runProbe(probe, { container: { name: "c", image: "i" } as never, containerId: "id", podIP: "10.0.0.1" }, { fetch });
-        expect(out.output.length).toBeLessThanOrEqual(MAX_RESP_BODY_LENGTH);
+        // A 3xx is a warning quoting the body after upstream's prefix; the body is cut all the same.
+        expect(out.output.replace("Probe terminated redirects, Response body: ", "").length).toBeLessThanOrEqual(MAX_RESP_BODY_LENGTH);
       } else {
         const target = { pod: { name: "p", namespace: "d", uid: "u" }, container: { name: "c" }, containerId: "id", podIP: "10.0.0.1" };
         expect(

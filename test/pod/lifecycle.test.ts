@@ -168,6 +168,58 @@ describe("pod lifecycle", () => {
     expect(status("web")!.conditions!.find((c) => c.type === "Ready")!.status).toBe("True");
   });
 
+  test("a pod being deleted: liveness stops, readiness runs on and its failure makes the pod unready while it stops", async () => {
+    const healthy = { readiness: true, liveness: true };
+    const ran: string[] = [];
+    const pod = makePod({
+      name: "web",
+      uid: "u1",
+      containers: [
+        {
+          name: "app",
+          image: "x",
+          readinessProbe: { exec: { command: ["readiness"] }, periodSeconds: 1, failureThreshold: 1 },
+          livenessProbe: { exec: { command: ["liveness"] }, periodSeconds: 1, failureThreshold: 1 },
+        },
+      ],
+    });
+    let stopped!: () => void;
+    const { rt, clock } = await setup({
+      pods: [pod],
+      probeRunner: async (p) => {
+        const kind = p.exec!.command[0] as keyof typeof healthy;
+        ran.push(kind);
+        return { result: healthy[kind] ? "success" : "failure", output: "" };
+      },
+      // The container takes its time to stop (its SIGTERM handler runs).
+      prepare: (r) => {
+        const kill = r.killPod.bind(r);
+        r.killPod = async (...a) => {
+          await new Promise<void>((done) => (stopped = done));
+          return kill(...a);
+        };
+      },
+    });
+    await settle(clock, 2_000);
+    expect(status("web")!.conditions!.find((c) => c.type === "Ready")!.status).toBe("True");
+    const deleting = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:10Z", deletionGracePeriodSeconds: 30 } };
+    lc!.handleUpdate({ op: "DELETE", pods: [deleting], source: "file" });
+    await clock.advance(1_000);
+    healthy.readiness = false;
+    healthy.liveness = false;
+    ran.length = 0;
+    await clock.advance(3_000);
+    expect(ran.length).toBeGreaterThan(0);
+    expect(ran.every((k) => k === "readiness")).toBe(true);
+    // The API source still lists the pod: its status is what the status manager PATCHes.
+    const s = lc!.getPodStatus("u1")!;
+    expect(s.containerStatuses![0]!.state.running).toBeDefined();
+    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "ContainersNotReady" });
+    stopped();
+    await settle(clock, 1_000);
+    expect(rt.calls.some((c) => c.includes("failed liveness probe"))).toBe(false);
+  });
+
   test("restartPolicy Never: exit 0 → Succeeded and never restarted", async () => {
     const pod = makePod({ name: "job", uid: "u1", spec: { restartPolicy: "Never" } });
     const { rt, clock } = await setup({ pods: [pod] });

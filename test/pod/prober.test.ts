@@ -9,6 +9,12 @@ import { makePod } from "./fake-runtime.ts";
 
 const spec = { initialDelaySeconds: 0, successThreshold: 1, failureThreshold: 3 };
 
+/** Pod "p" (uid "u") whose one container "app" has these probes; extra init containers when given. */
+const probedPod = (probes: Record<string, unknown>, initContainers?: Record<string, unknown>[]) =>
+  makePod({ name: "p", uid: "u", containers: [{ name: "app", image: "x", ...probes }], initContainers });
+/** The kind of probe an exec command names in these tests: s(tartup), l(iveness), r(eadiness). */
+const kindOf = (p: Probe) => (p.exec!.command[0]!.startsWith("s") ? "startup" : p.exec!.command[0]!.startsWith("l") ? "liveness" : "readiness");
+
 describe("probe state machine", () => {
   test.each<[ProbeKind, ProbeResult]>([
     ["readiness", "failure"],
@@ -133,25 +139,16 @@ describe("probe manager", () => {
     const results: Record<string, ProbeResult> = { startup: "failure", liveness: "success", readiness: "success" };
     const ran: string[] = [];
     const changes: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
-          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
-        },
-      ],
+    const pod = probedPod({
+      startupProbe: { exec: { command: ["s"] }, periodSeconds: 1, failureThreshold: 30 },
+      livenessProbe: { exec: { command: ["l"] }, periodSeconds: 5, failureThreshold: 2 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 5 },
     });
     const m = createProbeManager({
       clock,
       runner: async (p) => {
-        const kind = p.exec!.command[0] === "s" ? "startup" : p.exec!.command[0] === "l" ? "liveness" : "readiness";
-        ran.push(kind);
-        return { result: results[kind]!, output: "" };
+        ran.push(kindOf(p));
+        return { result: results[kindOf(p)]!, output: "" };
       },
       onChange: (_uid, kind, c, r) => changes.push(`${kind} ${c} ${r}`),
     });
@@ -212,17 +209,9 @@ describe("probe results when the runtime errs", () => {
     let runtimeUp = true;
     let exitCode = 0;
     const changes: string[] = [];
-    const pod = makePod({
-      name: "p",
-      uid: "u",
-      containers: [
-        {
-          name: "app",
-          image: "x",
-          livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
-          readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
-        },
-      ],
+    const pod = probedPod({
+      livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1, failureThreshold: 2 },
     });
     const m = createProbeManager({
       clock,
@@ -248,6 +237,99 @@ describe("probe results when the runtime errs", () => {
     exitCode = 1;
     await clock.advance(3000);
     expect(m.unhealthy("u").map((u) => u.probe)).toEqual(["liveness"]);
+    m.stop();
+  });
+});
+
+describe("probe manager: readiness after startup, termination, warnings", () => {
+  test("readiness is probed at once when the startup probe passes, not a readiness period later (upstream UpdatePodStatus)", async () => {
+    const clock = createSettlingClock();
+    const results: Record<string, ProbeResult> = { startup: "failure", readiness: "success" };
+    const ran: string[] = [];
+    const pod = probedPod({
+      startupProbe: { exec: { command: ["s"] }, periodSeconds: 5, failureThreshold: 120 },
+      readinessProbe: { exec: { command: ["r"] }, periodSeconds: 30 },
+    });
+    const view = { id: "c1", running: true, startedAtMs: clock.now(), started: false };
+    const m = createProbeManager({
+      clock,
+      runner: async (p) => {
+        ran.push(`${kindOf(p)}@${(clock.now() - view.startedAtMs) / 1000}`);
+        return { result: results[kindOf(p)]!, output: "" };
+      },
+      // As the lifecycle does: a result change re-syncs the pod, whose status hands the container over again.
+      onChange: () => m.updateContainer("u", "app", view),
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", view);
+    await clock.advance(31_000);
+    expect(m.isReady("u", "app")).toBe(false);
+    results.startup = "success";
+    await clock.advance(4_000); // the startup probe at 35 s
+    expect(m.isStarted("u", "app")).toBe(true);
+    expect(m.isReady("u", "app")).toBe(true);
+    expect(ran.filter((r) => r.startsWith("readiness"))).toEqual(["readiness@35"]);
+    m.stop();
+  });
+
+  test("a terminating pod's liveness and startup probes stop; its readiness runs on until the pod is removed", async () => {
+    const clock = createSettlingClock();
+    const ran: string[] = [];
+    const changes: string[] = [];
+    const probe = (command: string) => ({ exec: { command: [command] }, periodSeconds: 1, failureThreshold: 1 });
+    const pod = probedPod({ livenessProbe: probe("l"), readinessProbe: probe("r") }, [
+      { name: "side", image: "x", restartPolicy: "Always", livenessProbe: probe("l") },
+    ]);
+    let failing = false;
+    const m = createProbeManager({
+      clock,
+      runner: async (p, t) => {
+        ran.push(`${t.container.name} ${kindOf(p)}`);
+        return { result: failing ? "failure" : "success", output: "" };
+      },
+      onChange: (_uid, kind, c, r, id) => changes.push(`${kind} ${c} ${r} ${id}`),
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: false });
+    m.updateContainer("u", "side", { id: "s1", running: true, startedAtMs: clock.now(), started: false });
+    await clock.advance(1_500);
+    m.stopLivenessAndStartup("u");
+    failing = true;
+    ran.length = 0;
+    await clock.advance(2_000);
+    // The sidecar's liveness runs on (upstream stops regular containers' only); the app's readiness fails.
+    expect(new Set(ran)).toEqual(new Set(["app readiness", "side liveness"]));
+    expect(m.unhealthy("u").map((u) => u.container)).toEqual(["side"]);
+    expect(m.isReady("u", "app")).toBe(false);
+    expect(changes).toContain("readiness app failure c1");
+    m.removePod("u");
+    ran.length = 0;
+    await clock.advance(5_000);
+    expect(ran).toEqual([]);
+  });
+
+  test("a success with a warning is a ProbeWarning event; a failure an Unhealthy one", async () => {
+    const clock = createSettlingClock();
+    const events: string[] = [];
+    const pod = probedPod({ livenessProbe: { exec: { command: ["l"] }, periodSeconds: 1, failureThreshold: 2 } });
+    const outcomes = [
+      { result: "success" as const, output: "Probe terminated redirects, Response body: moved", warning: true },
+      { result: "failure" as const, output: "HTTP probe failed with statuscode: 500" },
+    ];
+    const m = createProbeManager({
+      clock,
+      runner: async () => outcomes.shift() ?? { result: "success", output: "" },
+      onChange: () => undefined,
+      events: { event: (ref, type, reason, message) => events.push(`${type} ${reason} ${ref.kind}/${ref.name} ${ref.fieldPath}: ${message}`) },
+    });
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: false });
+    await clock.advance(1_500);
+    expect(events).toEqual([
+      "Warning ProbeWarning Pod/p spec.containers{app}: Liveness probe warning: Probe terminated redirects, Response body: moved",
+      "Warning Unhealthy Pod/p spec.containers{app}: Liveness probe failed: HTTP probe failed with statuscode: 500",
+    ]);
+    expect(m.unhealthy("u")).toEqual([]);
     m.stop();
   });
 });

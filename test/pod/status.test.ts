@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { RuntimeContainerStatus, RuntimePodStatus } from "../../src/pod/runtime.ts";
-import { generatePodStatus, getPhase, terminalStatus } from "../../src/pod/status.ts";
+import { generatePodStatus, getPhase, terminalStatus, withContainerReadiness } from "../../src/pod/status.ts";
 import type { ContainerStatus } from "../../src/pod/types.ts";
 import { makePod } from "./fake-runtime.ts";
 
@@ -139,13 +139,94 @@ describe("generatePodStatus", () => {
     const s = generatePodStatus({ pod, runtime: rps([rc({ name: "app", state: "exited", exitCode: 137 })]), nowMs: now, oldStatus: evicted });
     expect(s).toMatchObject({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory." });
     expect(s.conditions![0]).toMatchObject({ type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet" });
-    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "PodCompleted" });
+    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "PodFailed" });
   });
 
   test("hostNetwork pods get the host IP as pod IP", () => {
     const p = makePod({ name: "p", spec: { hostNetwork: true } });
     const s = generatePodStatus({ pod: p, runtime: rps([rc({ name: "app" })]), nowMs: now, hostIP: "192.168.1.2" });
     expect(s.podIP).toBe("192.168.1.2");
+  });
+});
+
+describe("generatePodStatus: init containers (upstream convertToAPIContainerStatuses, GeneratePodInitializedCondition)", () => {
+  const now = Date.UTC(2026, 0, 1, 0, 1);
+  const pod = (restartPolicy: "Always" | "Never") =>
+    makePod({
+      name: "p",
+      initContainers: [
+        { name: "init1", image: "x" },
+        { name: "init2", image: "x" },
+      ],
+      containers: [{ name: "run1", image: "x" }],
+      spec: { restartPolicy },
+    });
+  const byType = (s: ReturnType<typeof generatePodStatus>, type: string) => s.conditions!.find((c) => c.type === type);
+
+  test("an init container not yet created waits with PodInitializing, as the app containers do", () => {
+    const s = generatePodStatus({ pod: pod("Always"), runtime: rps([rc({ name: "init1", state: "exited", exitCode: 1 })]), nowMs: now });
+    expect(s.initContainerStatuses!.map((c) => c.state)).toEqual([
+      { terminated: expect.objectContaining({ exitCode: 1 }) },
+      { waiting: { reason: "PodInitializing" } },
+    ]);
+    expect(s.containerStatuses![0]!.state).toEqual({ waiting: { reason: "PodInitializing" } });
+  });
+
+  test("a pod failed by its init container says which did not complete; Ready is PodFailed", () => {
+    const runtime = rps([rc({ name: "init1", state: "exited", exitCode: 0 }), rc({ name: "init2", state: "exited", exitCode: 1 })]);
+    const s = generatePodStatus({ pod: pod("Never"), runtime, nowMs: now });
+    expect(s.phase).toBe("Failed");
+    expect(byType(s, "Initialized")).toMatchObject({
+      status: "False",
+      reason: "ContainersNotInitialized",
+      message: "containers with incomplete status: [init2]",
+    });
+    expect(byType(s, "Ready")).toMatchObject({ status: "False", reason: "PodFailed" });
+    expect(byType(s, "ContainersReady")).toMatchObject({ status: "False", reason: "PodFailed" });
+  });
+
+  test("a Succeeded pod is initialized with reason PodCompleted", () => {
+    const runtime = rps([
+      rc({ name: "init1", state: "exited", exitCode: 0 }),
+      rc({ name: "init2", state: "exited", exitCode: 0 }),
+      rc({ name: "run1", state: "exited", exitCode: 0 }),
+    ]);
+    const s = generatePodStatus({ pod: pod("Never"), runtime, nowMs: now });
+    expect(s.phase).toBe("Succeeded");
+    expect(byType(s, "Initialized")).toMatchObject({ status: "True", reason: "PodCompleted" });
+    expect(byType(s, "Ready")).toMatchObject({ status: "False", reason: "PodCompleted" });
+  });
+});
+
+describe("withContainerReadiness (upstream statusManager.SetContainerReadiness)", () => {
+  const now = Date.UTC(2026, 0, 1, 0, 1);
+  const pod = makePod({
+    name: "p",
+    containers: [
+      { name: "app", image: "x" },
+      { name: "web", image: "x" },
+    ],
+  });
+  const ready = generatePodStatus({ pod, runtime: rps([rc({ name: "app" }), rc({ name: "web" })]), nowMs: now });
+
+  test("a container gone unready: its ready flag, Ready and ContainersReady at once", () => {
+    const s = withContainerReadiness(pod, ready, "id-web-0", false, now + 5000);
+    expect(s.containerStatuses!.map((c) => c.ready)).toEqual([true, false]);
+    expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ContainersNotReady",
+      message: "containers with unready status: [web]",
+      lastTransitionTime: "2026-01-01T00:01:05Z",
+    });
+    expect(s.conditions!.find((c) => c.type === "ContainersReady")).toMatchObject({ status: "False", reason: "ContainersNotReady" });
+    expect(withContainerReadiness(pod, s, "containerd://id-web-0", true, now + 9000).conditions!.find((c) => c.type === "Ready")?.status).toBe("True");
+  });
+
+  test("no change, another container ID, or a container not running: the same status", () => {
+    expect(withContainerReadiness(pod, ready, "id-web-0", true, now)).toBe(ready);
+    expect(withContainerReadiness(pod, ready, "id-web-1", false, now)).toBe(ready);
+    const exited = generatePodStatus({ pod, runtime: rps([rc({ name: "app" }), rc({ name: "web", state: "exited", exitCode: 0 })]), nowMs: now });
+    expect(withContainerReadiness(pod, exited, "id-web-0", true, now)).toBe(exited);
   });
 });
 

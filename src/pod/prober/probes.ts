@@ -1,15 +1,15 @@
-// The three probe handlers (upstream prober/prober.go + probe/{exec,http,tcp}): exec through the
-// runtime's ExecSync (exit 0 = success), HTTP GET (200–399 = success, TLS unverified as upstream),
-// TCP connect. A timeout is a failure, as upstream since ExecProbeTimeout; any other ExecSync error
-// is the runtime's, not the container's (containerd down, container gone): the outcome is marked
-// `errored` and the manager throws it away, as upstream's worker does ("Prober error, throw away the
+// The probe handlers (upstream prober/prober.go + probe/{exec,http,tcp,grpc}): exec through the
+// runtime's ExecSync (exit 0 = success), HTTP GET (http.ts), TCP connect, gRPC health (grpc.ts).
+// An exec timeout is a failure, as upstream since ExecProbeTimeout; any other ExecSync error is the
+// runtime's, not the container's (containerd down, container gone): the outcome is marked `errored`
+// and the manager throws it away, as upstream's worker does ("Prober error, throw away the
 // result"), so a runtime outage never kills a healthy container.
 import { connect } from "node:net";
 import { GrpcCode, GrpcError } from "../../cri/grpc.ts";
 import type { ExecResult } from "../runtime.ts";
 import type { Container, Probe } from "../types.ts";
-import { readAtMost } from "../read-at-most.ts";
 import { grpcProbe } from "./grpc.ts";
+import { httpProbe, probeHeaders } from "./http.ts";
 import type { ProbeOutcome } from "./state.ts";
 
 export type ExecSync = (containerId: string, cmd: string[], timeoutMs: number) => Promise<ExecResult>;
@@ -54,23 +54,7 @@ export async function runProbe(probe: Probe, target: ProbeTarget, deps: { execSy
     const host = g.host || target.podIP;
     if (!port || !host) return { result: "failure", output: `cannot resolve ${!port ? `port ${g.port}` : "host"}` };
     const url = `${g.scheme.toLowerCase()}://${host.includes(":") ? `[${host}]` : host}:${port}${g.path.startsWith("/") ? g.path : `/${g.path}`}`;
-    const headers = new Headers({ "User-Agent": "kube-probe/1.31", Accept: "*/*" });
-    for (const h of g.httpHeaders ?? []) headers.set(h.name, h.value);
-    try {
-      const res = await (deps.fetch ?? fetch)(url, {
-        headers,
-        redirect: "manual",
-        signal: AbortSignal.timeout(timeoutMs),
-        // Bun fetch TLS option: probes do not verify certificates (upstream InsecureSkipVerify).
-        tls: { rejectUnauthorized: false },
-      });
-      // upstream DoHTTPProbe: ReadAtMost(maxRespBodyLength); a longer body is cut, not an error.
-      const body = new TextDecoder().decode((await readAtMost(res)).bytes);
-      const ok = res.status >= 200 && res.status < 400;
-      return { result: ok ? "success" : "failure", output: ok ? body : `HTTP probe failed with statuscode: ${res.status}` };
-    } catch (e) {
-      return { result: "failure", output: `Get "${url}": ${(e as Error).message}` };
-    }
+    return httpProbe(url, probeHeaders(g.httpHeaders, "kube-probe/1.31"), timeoutMs, deps.fetch);
   }
   if (probe.tcpSocket) {
     const port = resolvePort(probe.tcpSocket.port, target.container);

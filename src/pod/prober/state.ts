@@ -12,6 +12,8 @@ export interface ProbeOutcome {
   output: string;
   /** The probe could not be run (the runtime call failed): discard, count nothing. */
   errored?: boolean;
+  /** A success the prober reports as a ProbeWarning event (an HTTP redirect it did not follow). */
+  warning?: boolean;
 }
 
 export interface ProbeThresholds {
