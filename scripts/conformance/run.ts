@@ -6,7 +6,8 @@
 //   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset] [--out DIR]
 //
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
-// its result, duration and failure message. --subset runs the representative set of subset.ts (CI).
+// its result, duration and failure message, <out>/<node>.log the e2e output and <out>/<node>.agent.log
+// the node agent's own output. --subset runs the representative set of subset.ts (CI).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
   let n: UpstreamNode | undefined;
   cleanup = async () => {
     await n?.stop().catch((e) => say(`node cleanup: ${e}`));
+    if (n?.proc) writeFileSync(join(args.out!, `${args.node}.agent.log`), n.proc.stdout() + n.proc.stderr());
     await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
     rmSync(dir, { recursive: true, force: true });
   };
