@@ -109,3 +109,34 @@ test("a container in its restart back-off: a Warning BackOff event with upstream
     fieldPath: "spec.containers{app}",
   });
 });
+
+test("an ephemeral container's events carry its spec.ephemeralContainers field path; one targeting a missing container is not created", async () => {
+  const { cri } = recordingCri();
+  const events: { reason: string; message: string; fieldPath?: string }[] = [];
+  const recorder = {
+    event: (ref: { fieldPath?: string }, _t: string, reason: string, message: string) => void events.push({ reason, message, fieldPath: ref.fieldPath }),
+  };
+  const rt = createKubeRuntime({ cri, podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, events: recorder });
+  const pod = {
+    metadata: { name: "dbg", namespace: "ns", uid: "u5" },
+    spec: {
+      containers: [{ name: "app", image: "ok/app:1" }],
+      ephemeralContainers: [
+        { name: "debugger", image: "ok/app:1" },
+        { name: "lost", image: "ok/app:1", targetContainerName: "nope" },
+      ],
+    },
+  };
+  const app = { id: "c1", name: "app", image: "ok/app:1", state: "running" as const, createdAtMs: 1, startedAtMs: 2, finishedAtMs: 0, attempt: 0 };
+  const status = {
+    uid: "u5",
+    name: "dbg",
+    namespace: "ns",
+    sandboxes: [{ id: "sandbox-1", attempt: 0, state: "ready" as const, createdAtMs: 1 }],
+    containers: [app],
+  };
+  const r = await rt.syncPod(pod, status, { isInBackOff: () => false, next: () => {} });
+  expect(events).toContainEqual({ reason: "Started", message: "Started container debugger", fieldPath: "spec.ephemeralContainers{debugger}" });
+  expect(r.errors).toEqual([{ container: "lost", reason: "CreateContainerConfigError", message: "unable to find target container nope" }]);
+  expect(events).toContainEqual({ reason: "Failed", message: "Error: unable to find target container nope", fieldPath: "spec.ephemeralContainers{lost}" });
+});

@@ -19,7 +19,7 @@ import { toRuntimeContainerStatus } from "./status.ts";
 import { signalName } from "./stop-signal.ts";
 import { containerTerminationMessage, withTerminationMessage } from "./termination-message.ts";
 import { createTerminationOrdering, isSidecar } from "./termination.ts";
-import type { KubeContainer, KubePod } from "./types.ts";
+import type { KubeContainer, KubeEphemeralContainer, KubePod } from "./types.ts";
 import { podKeyOf } from "../pod-like.ts";
 
 const backOffKey = (uid: string, container: string) => `${uid}/${container}`;
@@ -128,16 +128,19 @@ export interface SyncPodRound {
   held: HeldSlot;
 }
 
-/** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
+const allContainers = (pod: KubePod): KubeContainer[] => [...(pod.spec.initContainers ?? []), ...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])];
+
+/** SyncPod's last steps: ephemeral containers, init containers (one, or in order with sidecars), then the regular ones. */
 export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPodRound, actions: PodActions): Promise<void> {
   const { pod, ref, sandboxId, inputs, result } = round;
   const { opts } = ctx;
   const start = (c: KubeContainer) => startContainer(ctx, round, c);
   const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
   // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-  const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+  const needsIP = opts.manageEtcHosts !== false || allContainers(pod).some((c) => c.env?.some((e) => e.valueFrom));
   const ip =
-    needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length)
+    needsIP &&
+    (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length || actions.ephemeralContainersToStart.length)
       ? await ctx.hooks.podIP(pod, sandboxId).catch(() => undefined)
       : undefined;
   inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable(ctx) };
@@ -148,6 +151,11 @@ export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPod
     } catch (e) {
       log.warn(`cannot write the pod's hosts file ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: (e as Error).message })}`);
     }
+  }
+  // upstream SyncPod step 7: ephemeral containers first, so a pod whose init container cannot start can be debugged.
+  for (const name of actions.ephemeralContainersToStart) {
+    const c = byName(name, pod.spec.ephemeralContainers);
+    if (c) await start(c);
   }
   if (actions.nextInitContainer) {
     const c = byName(actions.nextInitContainer, pod.spec.initContainers);
@@ -179,9 +187,54 @@ async function startContainer(ctx: KubeRuntimeContext, round: SyncPodRound, cont
   }
 }
 
+/** upstream startContainer step 2: the config (with the image's user and an ephemeral container's target), then CreateContainer. */
+async function createContainer(
+  ctx: KubeRuntimeContext,
+  round: SyncPodRound,
+  container: KubeContainer,
+  attempt: number,
+  present: CriImage | undefined,
+  inSlot: <T>(fn: () => Promise<T>, priority: number) => Promise<T>,
+): Promise<string | undefined> {
+  const { pod, ref, status, sandboxId, sandboxConfig, inputs, result } = round;
+  const { cri } = ctx;
+  try {
+    const nsTargetId = ephemeralTarget(container, status);
+    // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+    // The image status EnsureImageExists just read serves here too (upstream asks twice): one
+    // ImageStatus per container start instead of two.
+    const imageUser = imageUserOf(
+      present ??
+        (await cri.imageStatus(container.image as string).catch((e) => {
+          throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+        })),
+    );
+    // The image as the user wrote it (containerd resolves it), so statuses report that name.
+    const config = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
+    mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
+    const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
+    ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
+    return id;
+  } catch (e) {
+    const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
+    ctx.containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${(e as Error).message}`);
+    result.errors.push({ container: container.name, reason, message: (e as Error).message });
+    return undefined;
+  }
+}
+
+/** upstream startSpec.getTargetID: the ID of the container an ephemeral container targets, which must exist. */
+function ephemeralTarget(container: KubeEphemeralContainer, status: RuntimePodStatus): string | undefined {
+  const target = container.targetContainerName;
+  if (!target) return undefined;
+  const s = latestStatus(status, target);
+  if (!s) throw new ContainerConfigError(container.name, `unable to find target container ${target}`);
+  return s.id;
+}
+
 /** Upstream startContainer: back-off, image, create, start, then the postStart hook. */
 async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, container: KubeContainer): Promise<void> {
-  const { pod, ref, status, sandboxId, sandboxConfig, inputs, backOff, result, held } = round;
+  const { pod, ref, status, sandboxId, sandboxConfig, backOff, result, held } = round;
   const { cri } = ctx;
   /** A heavy call in the slot this pod still holds from its sandbox, else in a new one. */
   const inSlot = <T>(fn: () => Promise<T>, priority: number): Promise<T> => (held.release ? fn() : ctx.startSlots.run(fn, priority));
@@ -220,28 +273,8 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
     return;
   }
-  let id: string;
-  try {
-    // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
-    // The image status EnsureImageExists just read serves here too (upstream asks twice): one
-    // ImageStatus per container start instead of two.
-    const imageUser = imageUserOf(
-      present ??
-        (await cri.imageStatus(container.image as string).catch((e) => {
-          throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
-        })),
-    );
-    // The image as the user wrote it (containerd resolves it), so statuses report that name.
-    const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
-    mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
-    id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
-    ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
-  } catch (e) {
-    const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
-    ctx.containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${(e as Error).message}`);
-    result.errors.push({ container: container.name, reason, message: (e as Error).message });
-    return;
-  }
+  const id = await createContainer(ctx, round, container, attempt, present, inSlot);
+  if (id === undefined) return;
   try {
     await inSlot(() => cri.startContainer(id), PRIORITY_START);
     // Learn its init for the direct signal (and the eviction fast path's plan) now, not at the next relist.
