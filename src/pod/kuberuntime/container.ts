@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { reasons } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
+import { formatBackOff } from "../backoff.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
 import type { BackOff, ExecResult, RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "../runtime.ts";
 import { imageUserOf } from "../security/index.ts";
@@ -13,6 +14,7 @@ import { type PodActions, latestStatus } from "./compute-actions.ts";
 import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig } from "./config.ts";
 import { PRIORITY_CREATE, PRIORITY_START, nodeAllocatable, type HeldSlot, type KubeRuntimeContext } from "./context.ts";
 import { ensureImage } from "./image.ts";
+import { hashContainer } from "./hash.ts";
 import { POD_UID_LABEL } from "./labels.ts";
 import { writePodHostsFile } from "./pod-network.ts";
 import { toRuntimeContainerStatus } from "./status.ts";
@@ -22,7 +24,11 @@ import { createTerminationOrdering, isSidecar } from "./termination.ts";
 import type { KubeContainer, KubeEphemeralContainer, KubePod } from "./types.ts";
 import { podKeyOf } from "../pod-like.ts";
 
-const backOffKey = (uid: string, container: string) => `${uid}/${container}`;
+/**
+ * upstream GetStableKey: the restart back-off is per container spec (its hash), so a changed container
+ * (a new image) starts with a fresh back-off.
+ */
+const backOffKey = (ref: PodRef, container: KubeContainer) => `${ref.name}_${ref.namespace}_${ref.uid}_${container.name}_${hashContainer(container)}`;
 
 /** CRI ExecSync with the output decoded (upstream RunInContainer); the timeout in seconds. */
 export async function execInContainer(ctx: KubeRuntimeContext, containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecResult> {
@@ -241,11 +247,11 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
   const prev = latestStatus(status, container.name);
   // Upstream doBackOff: a container that exited before restarts only after its back-off expires.
   if (prev && prev.state === "exited") {
-    const key = backOffKey(ref.uid, container.name);
+    const key = backOffKey(ref, container);
     const nowMs = ctx.now();
     if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
       const delay = backOff.delayMs?.(key);
-      const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${podKeyOf(ref.namespace, ref.name)}_(${ref.uid})`;
+      const msg = `back-off ${delay !== undefined ? `${formatBackOff(delay)} ` : ""}restarting failed container=${container.name} pod=${ref.name}_${ref.namespace}(${ref.uid})`;
       ctx.containerEvent(
         pod,
         container.name,
