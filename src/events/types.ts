@@ -49,11 +49,17 @@ export interface EventRecorder {
 
 export const nodeRef = (nodeName: string): ObjectReference => ({ kind: "Node", name: nodeName, uid: nodeName });
 
-export function podRef(
-  pod: { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } },
-  containerName?: string,
-  init = false,
-): ObjectReference {
+type RefPod = { metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string } };
+
+/** The spec list a container is declared in: its events' fieldPath (upstream GenerateContainerRef). */
+export type ContainerList = "containers" | "initContainers" | "ephemeralContainers";
+
+export function podRef(pod: RefPod, containerName?: string, init = false): ObjectReference {
+  return containerRef(pod, containerName, init ? "initContainers" : "containers");
+}
+
+/** The pod, and with a container name its `spec.<list>{name}` fieldPath. */
+export function containerRef(pod: RefPod, containerName: string | undefined, list: ContainerList): ObjectReference {
   return {
     kind: "Pod",
     namespace: pod.metadata.namespace ?? "default",
@@ -61,7 +67,7 @@ export function podRef(
     uid: pod.metadata.uid,
     apiVersion: "v1",
     ...(pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {}),
-    ...(containerName ? { fieldPath: `spec.${init ? "initContainers" : "containers"}{${containerName}}` } : {}),
+    ...(containerName ? { fieldPath: `spec.${list}{${containerName}}` } : {}),
   };
 }
 

@@ -64,7 +64,9 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     // The desired pods as they are (no status, no sort): this runs twice per CreateContainer, and
     // listPodsForApi here would make a 100-pod burst quadratic.
     const pod = uid ? lifecycleRef?.pods().find((p) => p.metadata.uid === uid) : undefined;
-    return pod?.spec.initContainers?.some((c) => c.name === config.metadata?.name) ? "init_container" : "container";
+    const name = config.metadata?.name;
+    if (pod?.spec.initContainers?.some((c) => c.name === name)) return "init_container";
+    return pod?.spec.ephemeralContainers?.some((c) => c.name === name) ? "ephemeral_container" : "container";
   };
   let preemptions: Counter | undefined;
   return {

@@ -6,7 +6,9 @@
 // translates the static pod's UID to the mirror's); a static pod without a mirror is skipped.
 // As upstream's SetPodStatus → podStatusChannel → syncPod, a status change is reported through
 // podStatusChanged and sent at once (coalesced per pod, off the caller's stack); the periodic pass
-// (upstream syncBatch, 10 s) reconciles whatever was missed or failed.
+// (upstream syncBatch, 10 s) reconciles whatever was missed or failed. A pod being deleted gets its
+// final status first; once its containers are stopped and cleaned up it is deleted (grace 0, UID
+// precondition), once: a finalizer may keep the object, with that status, for a while.
 import { kv, log } from "../log.ts";
 import { every, type Clock } from "../clock.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/index.ts";
@@ -41,32 +43,37 @@ export interface ApiStatusSyncer {
 
 export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
   const sent = new Map<string, string>();
+  /** Pods deleted from the API (a finalizer may keep them listed a while): not deleted again. */
+  const deleted = new Set<string>();
   let stopPeriodic: (() => void) | undefined;
   let running = false;
   /** UIDs whose status changed since the last change-triggered sync. */
   const dirty = new Set<string>();
   let flushing: Promise<void> | undefined;
 
-  async function syncPod(pod: Pod, status: PodStatus): Promise<void> {
+  /** True when the API has this status (sent now or before). */
+  async function syncPod(pod: Pod, status: PodStatus): Promise<boolean> {
     const uid = pod.metadata.uid;
     const body = stableJson(status);
-    if (sent.get(uid) === body) return;
+    if (sent.get(uid) === body) return true;
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`;
     try {
       await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status } });
       sent.set(uid, body);
       log.info(`Patch status for pod ${kv({ pod: podKey(pod), podUID: uid, phase: status.phase })}`);
+      return true;
     } catch (e) {
       if (isNotFound(e) || isConflict(e)) {
         log.info(`Pod status not patched; retried at the next sync ${kv({ pod: podKey(pod), podUID: uid, reason: (e as Error).message })}`);
-        return;
+        return false;
       }
       log.warn(`Failed to update status for pod ${kv({ pod: podKey(pod), podUID: uid, error: (e as Error).message })}`);
+      return false;
     }
   }
 
-  /** Upstream canBeDeleted → DELETE with grace 0 and the UID as precondition. */
-  async function deletePod(pod: Pod): Promise<void> {
+  /** Upstream canBeDeleted → DELETE with grace 0 and the UID as precondition; true once the API took it (or the pod is gone). */
+  async function deletePod(pod: Pod): Promise<boolean> {
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
     try {
       await opts.client.request({
@@ -75,9 +82,11 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
         body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
       });
       log.info(`Pod fully terminated and removed from etcd ${kv({ pod: podKey(pod), podUID: pod.metadata.uid })}`);
+      return true;
     } catch (e) {
-      if (!isNotFound(e) && !isConflict(e))
-        log.warn(`Failed to delete status for pod ${kv({ pod: podKey(pod), podUID: pod.metadata.uid, error: (e as Error).message })}`);
+      if (isNotFound(e)) return true;
+      if (!isConflict(e)) log.warn(`Failed to delete status for pod ${kv({ pod: podKey(pod), podUID: pod.metadata.uid, error: (e as Error).message })}`);
+      return false;
     }
   }
 
@@ -93,19 +102,20 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     if (!only) {
       const live = new Set([...pods, ...mirrored.map((m) => m.mirror)].map((p) => p.metadata.uid));
       for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
+      for (const uid of deleted) if (!live.has(uid)) deleted.delete(uid);
     }
     for (const { p, mirror } of mirrored) {
       const status = opts.status(p.metadata.uid);
       if (status) await syncPod(mirror, status);
     }
     for (const pod of pods) {
-      if (!wanted(pod.metadata.uid)) continue;
-      if (pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod)) {
-        await deletePod(pod);
-        continue;
-      }
-      const status = opts.status(pod.metadata.uid);
-      if (status) await syncPod(pod, status);
+      const uid = pod.metadata.uid;
+      if (!wanted(uid) || deleted.has(uid)) continue;
+      // The final status first, then the deletion (upstream syncPod, then canBeDeleted): the API
+      // object a finalizer keeps shows how its containers ended.
+      const status = opts.status(uid);
+      const reported = status ? await syncPod(pod, status) : true;
+      if (reported && pod.metadata.deletionTimestamp && opts.cleanedUp?.(pod) && (await deletePod(pod))) deleted.add(uid);
     }
   }
 

@@ -25,7 +25,7 @@ export interface StatusInputs {
   podIsTerminal?: boolean;
 }
 
-const isSidecar = (c: Container) => c.restartPolicy === "Always";
+const isSidecar = (c: Pick<Container, "restartPolicy">) => c.restartPolicy === "Always";
 
 /** Upstream getPhase, with restartable init containers (sidecars) counted as upstream does. */
 export function getPhase(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[], podIsTerminal = false): PodPhase {
@@ -121,7 +121,9 @@ function toState(c: RuntimeContainerStatus, containerID: string): ContainerState
   }
 }
 
-function containerStatuses(inputs: StatusInputs, specs: Container[], old: ContainerStatus[] | undefined, isInit: boolean): ContainerStatus[] {
+type StatusSpec = Pick<Container, "name" | "image" | "restartPolicy">;
+
+function containerStatuses(inputs: StatusInputs, specs: StatusSpec[], old: ContainerStatus[] | undefined, isInit: boolean): ContainerStatus[] {
   const prefix = `${inputs.runtimeName ?? "containerd"}://`;
   const cid = (id: string) => (id.includes("://") ? id : prefix + id);
   return specs.map((spec) => {
@@ -239,11 +241,22 @@ export function withContainerReadiness(pod: Pod, status: PodStatus, containerID:
   return { ...status, ...(init ? { initContainerStatuses: init } : {}), ...(regular ? { containerStatuses: regular } : {}), conditions };
 }
 
+/**
+ * Ephemeral containers' statuses (upstream: convertToAPIContainerStatuses over their specs): never
+ * ready, no `started` (the prober sets it only for regular and init containers); none without any.
+ */
+function ephemeralContainerStatuses(inputs: StatusInputs): ContainerStatus[] {
+  const specs = inputs.pod.spec.ephemeralContainers ?? [];
+  if (specs.length === 0) return [];
+  return containerStatuses(inputs, specs, inputs.oldStatus?.ephemeralContainerStatuses, false).map(({ started: _, ...s }) => ({ ...s, ready: false }));
+}
+
 /** Builds the v1 PodStatus for `pod` from the runtime's view (upstream generateAPIPodStatus). */
 export function generatePodStatus(inputs: StatusInputs): PodStatus {
   const { pod, oldStatus, nowMs } = inputs;
   const init = containerStatuses(inputs, pod.spec.initContainers ?? [], oldStatus?.initContainerStatuses, true);
   const regular = containerStatuses(inputs, pod.spec.containers, oldStatus?.containerStatuses, false);
+  const ephemeral = ephemeralContainerStatuses(inputs);
   let phase = getPhase(pod, regular, init, inputs.podIsTerminal);
   // A terminal phase is final (upstream status manager refuses terminal → non-terminal).
   if (oldStatus && (oldStatus.phase === "Failed" || oldStatus.phase === "Succeeded")) phase = oldStatus.phase;
@@ -290,6 +303,7 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
     startTime: oldStatus?.startTime ?? rfc3339(nowMs),
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: regular,
+    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
     qosClass: getPodQOS(pod),
   };
   return truncateTerminationMessages(pod, status);
@@ -306,11 +320,11 @@ export function truncateBytes(s: string, maxBytes: number): string {
 }
 
 /**
- * upstream normalizeStatus: each terminated message (state and last state, init and regular
- * containers) keeps at most 12 KiB / the number of containers in the spec.
+ * upstream normalizeStatus: each terminated message (state and last state, init, regular and
+ * ephemeral containers) keeps at most 12 KiB / the number of containers in the spec.
  */
 export function truncateTerminationMessages(pod: Pod, status: PodStatus): PodStatus {
-  const count = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0);
+  const count = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0) + (pod.spec.ephemeralContainers?.length ?? 0);
   const bytesPerStatus = count > 0 ? Math.floor(MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH / count) : MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH;
   const cut = (st: ContainerStateV1): ContainerStateV1 => {
     const m = st.terminated?.message;
@@ -327,6 +341,7 @@ export function truncateTerminationMessages(pod: Pod, status: PodStatus): PodSta
     ...status,
     ...(status.initContainerStatuses ? { initContainerStatuses: each(status.initContainerStatuses) } : {}),
     ...(status.containerStatuses ? { containerStatuses: each(status.containerStatuses) } : {}),
+    ...(status.ephemeralContainerStatuses ? { ephemeralContainerStatuses: each(status.ephemeralContainerStatuses) } : {}),
   };
 }
 

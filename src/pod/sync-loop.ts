@@ -34,13 +34,23 @@ export function handleUpdate(ctx: LifecycleContext, u: PodUpdate): void {
         if (!isTerminalPhase(statuses.get(pod.metadata.uid))) dispatch(ctx, pod, "update");
       }
       break;
-    case "REMOVE":
     case "DELETE":
+      // Upstream: a DELETE is an UPDATE (graceful deletion). The pod stays wanted until its API object
+      // is gone, so its final status (containers terminated, phase terminal) is recorded and sent.
+      for (const pod of u.pods) {
+        podManager.add(pod);
+        log.info(
+          `pod deleted by its source ${kv({ pod: podKey(pod), uid: pod.metadata.uid, source: u.source, gracePeriod: pod.metadata.deletionGracePeriodSeconds })}`,
+        );
+        // It carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
+        dispatch(ctx, pod, "kill");
+      }
+      break;
+    case "REMOVE":
       for (const pod of u.pods) {
         podManager.remove(pod.metadata.uid);
         log.info(`pod removed by its source ${kv({ pod: podKey(pod), uid: pod.metadata.uid, source: u.source })}`);
-        // A DELETE carries the API's deletion fields (deletionGracePeriodSeconds) the kill honours.
-        dispatch(ctx, u.op === "DELETE" ? pod : (ctx.known.get(pod.metadata.uid) ?? pod), "kill");
+        dispatch(ctx, ctx.known.get(pod.metadata.uid) ?? pod, "kill");
       }
       break;
     case "RECONCILE":

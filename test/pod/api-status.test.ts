@@ -109,3 +109,24 @@ test("a status change is patched at once, coalesced per pod, without waiting for
   expect(sent).toEqual(["PATCH Pending", "PATCH Succeeded", "PATCH Pending"]);
   syncer.stop();
 });
+
+test("a pod being deleted: its final status is patched first, then it is deleted once its worker is done, and only once", async () => {
+  const sent: string[] = [];
+  const client = {
+    request: async (o: any) => void sent.push(o.method === "PATCH" ? `PATCH ${o.body.status.phase}` : `${o.method} grace=${o.body.gracePeriodSeconds}`),
+  } as unknown as KubeClient;
+  const pod = {
+    metadata: { name: "p", namespace: "ns", uid: "u1", deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: ["test/finalizer"] },
+    spec: { containers: [] },
+  } as unknown as Pod;
+  let status = { phase: "Running" } as PodStatus;
+  let cleanedUp = false;
+  const syncer = createApiStatusSyncer({ client, clock: createManualClock(0), pods: () => [pod], status: () => status, cleanedUp: () => cleanedUp });
+  await syncer.syncOnce();
+  status = { phase: "Succeeded" } as PodStatus;
+  cleanedUp = true;
+  await syncer.syncOnce();
+  // A finalizer keeps the object listed: it is not deleted again.
+  await syncer.syncOnce();
+  expect(sent).toEqual(["PATCH Running", "PATCH Succeeded", "DELETE grace=0"]);
+});

@@ -1,7 +1,8 @@
 // Bounds on what a container can make the kubelet wait for or read: probe and lifecycle-hook HTTP
 // bodies are read at most 10 KiB (upstream pkg/probe/http maxRespBodyLength, lifecycle
 // discardHTTPRespBody) and the stream is cancelled; a postStart hook that never returns fails once
-// the pod's termination grace period has passed, and its container is killed.
+// the pod's termination grace period has passed, and its container is killed; a preStop hook gets the grace
+// period at most, the stop what is left of it (at least 2 s).
 import { describe, expect, test } from "bun:test";
 import { createContainerHooks } from "../../src/pod/kuberuntime/container-hooks.ts";
 import type { KubePod } from "../../src/pod/kuberuntime/types.ts";
@@ -106,5 +107,47 @@ describe("postStart runs within the pod's termination grace period", () => {
     expect(await s.run()).toBeUndefined();
     expect(s.execTimeouts).toEqual([30]);
     expect(s.stopped).toEqual([]);
+  });
+});
+
+describe("preStop runs within the grace period (upstream executePreStopHook)", () => {
+  function setup(preStop: NonNullable<NonNullable<KubePod["spec"]["containers"][number]["lifecycle"]>["preStop"]>, exitCode = 0) {
+    const clock = createSettlingClock();
+    const stops: string[] = [];
+    const failed: string[] = [];
+    const hooks = createContainerHooks({
+      cri: { listPodSandbox: async () => [], podSandboxStatus: async () => ({}) } as never,
+      clock,
+      execSync: async () => ({ exitCode, stdout: "", stderr: "no" }),
+      hookFailed: (_p, _c, reason, message) => failed.push(`${reason}: ${message}`),
+      stopContainer: async (id, _n, _r, grace) => void stops.push(`${id} grace=${grace}`),
+    });
+    const pod = { metadata: { name: "p", namespace: "d", uid: "u" }, spec: { containers: [{ name: "c", image: "i", lifecycle: { preStop } }] } } as KubePod;
+    const kill = (grace: number) => hooks.killContainer(pod, { name: "p", namespace: "d", uid: "u" }, "cid", "c", grace, "Stopping pod");
+    return { clock, kill, stops, failed };
+  }
+
+  test("a sleep longer than the grace period is cut at its end: the stop gets the minimum 2 s, no failed-hook event", async () => {
+    const s = setup({ sleep: { seconds: 50 } });
+    const p = s.kill(30);
+    await s.clock.advance(29_000);
+    expect(s.stops).toEqual([]);
+    await s.clock.advance(1_000);
+    await p;
+    expect(s.stops).toEqual(["cid grace=2"]);
+    expect(s.failed).toEqual([]);
+  });
+
+  test("a zero sleep stops at once with the whole grace period", async () => {
+    const s = setup({ sleep: { seconds: 0 } });
+    await s.kill(30);
+    expect(s.stops).toEqual(["cid grace=30"]);
+  });
+
+  test("a failing exec hook is a FailedPreStopHook event; the stop follows", async () => {
+    const s = setup({ exec: { command: ["false"] } }, 1);
+    await s.kill(30);
+    expect(s.failed).toEqual(["FailedPreStopHook: PreStopHook failed"]);
+    expect(s.stops).toEqual(["cid grace=30"]);
   });
 });

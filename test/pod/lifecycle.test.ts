@@ -90,6 +90,27 @@ describe("pod lifecycle", () => {
     expect(lc!.listPodsForApi()).toEqual([]);
   });
 
+  test("an API deletion stops the pod with its deletion grace; its final status stays until the source removes it", async () => {
+    const pod = makePod({ name: "web", uid: "u1", spec: { terminationGracePeriodSeconds: 100 } });
+    const { rt, clock } = await setup();
+    lc!.handleUpdate({ op: "SET", pods: [pod], source: "api" });
+    await settle(clock);
+    const deleted = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: "2026-01-01T00:00:30Z", deletionGracePeriodSeconds: 30 } };
+    lc!.handleUpdate({ op: "DELETE", pods: [deleted], source: "api" });
+    await settle(clock);
+    expect(rt.calls).toContain("kill web grace=30");
+    expect(rt.calls).not.toContain("remove web");
+    expect(lc!.isPodCleanedUp(deleted)).toBe(true);
+    // What a finalizer keeps in the API: the containers' ends and a terminal phase.
+    const s = status("web")!;
+    expect(s.phase).toBe("Failed");
+    expect(s.containerStatuses![0]!.state.terminated).toMatchObject({ exitCode: 137, reason: "Error" });
+    lc!.handleUpdate({ op: "REMOVE", pods: [deleted], source: "api" });
+    await settle(clock, 2_000);
+    expect(lc!.listPodsForApi()).toEqual([]);
+    expect(rt.calls).toContain("remove web");
+  });
+
   test("killPod (eviction): Failed/Evicted, DisruptionTarget, never restarted", async () => {
     const pod = makePod({ name: "hog", uid: "u1" });
     const { rt, clock } = await setup({ pods: [pod] });

@@ -14,6 +14,7 @@ describe("lifecycle hooks", () => {
     ["exec postStart", { postStart: { exec: { command: ["true"] } } }],
     ["httpGet preStop", { preStop: { httpGet: { path: "/q", port: 8080 } } }],
     ["sleep preStop", { preStop: { sleep: { seconds: 5 } } }],
+    ["sleep 0 preStop", { preStop: { sleep: { seconds: 0 } } }],
   ])("accepts %s", (_n, lifecycle) => {
     expect(errors(pod({ lifecycle }))).toEqual([]);
   });
@@ -26,11 +27,11 @@ describe("lifecycle hooks", () => {
     ],
     ["two handlers", { postStart: { exec: { command: ["a"] }, sleep: { seconds: 1 } } }, "must specify exactly one of exec, httpGet, sleep"],
     [
-      "sleep 0",
-      { preStop: { sleep: { seconds: 0 } } },
-      "lifecycle.preStop.sleep.seconds: must be greater than 0 and less than terminationGracePeriodSeconds (30)",
+      "sleep below 0",
+      { preStop: { sleep: { seconds: -1 } } },
+      "lifecycle.preStop.sleep.seconds: must be non-negative and less than terminationGracePeriodSeconds (30)",
     ],
-    ["sleep beyond grace", { preStop: { sleep: { seconds: 31 } } }, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"],
+    ["sleep beyond grace", { preStop: { sleep: { seconds: 31 } } }, "must be non-negative and less than terminationGracePeriodSeconds (30)"],
     [
       "stopSignal (not acted on)",
       { stopSignal: "SIGUSR1" },

@@ -263,7 +263,6 @@ const ACCEPTED_SAMPLES: Record<string, unknown> = {
   "ObjectMeta.managedFields": [
     { manager: "kubectl", operation: "Apply", apiVersion: "v1", time: "2026-03-02T10:15:04Z", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } },
   ],
-  "PodSpec.ephemeralContainers": [{ name: "debugger", image: "busybox", stdin: true, tty: true, targetContainerName: "c" }],
   "PodSpec.schedulerName": "my-scheduler",
   "PodSpec.preemptionPolicy": "Never",
   "PodSpec.enableServiceLinks": false,

@@ -142,6 +142,35 @@ describe("generatePodStatus", () => {
     expect(s.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "PodFailed" });
   });
 
+  test("ephemeral containers: their own statuses, never ready, no started; the pod's conditions ignore them", () => {
+    const p = makePod({
+      name: "p",
+      spec: {
+        ephemeralContainers: [
+          { name: "debugger", image: "bunlet.local/busybox:1" },
+          { name: "later", image: "x" },
+        ],
+      },
+    });
+    const s = generatePodStatus({ pod: p, runtime: rps([rc({ name: "app" }), rc({ name: "debugger" })]), nowMs: now });
+    expect(s.ephemeralContainerStatuses).toEqual([
+      {
+        name: "debugger",
+        state: { running: { startedAt: "2026-01-01T00:00:00Z" } },
+        lastState: {},
+        ready: false,
+        restartCount: 0,
+        image: "bunlet.local/busybox:1",
+        imageID: "sha256:abc",
+        containerID: "containerd://id-debugger-0",
+      },
+      { name: "later", state: { waiting: { reason: "ContainerCreating" } }, lastState: {}, ready: false, restartCount: 0, image: "x", imageID: "" },
+    ]);
+    expect(s.containerStatuses!.map((c) => c.name)).toEqual(["app"]);
+    expect(s.conditions!.find((c) => c.type === "Ready")!.status).toBe("True");
+    expect(generatePodStatus({ pod, runtime: rps([rc({ name: "app" })]), nowMs: now }).ephemeralContainerStatuses).toBeUndefined();
+  });
+
   test("hostNetwork pods get the host IP as pod IP", () => {
     const p = makePod({ name: "p", spec: { hostNetwork: true } });
     const s = generatePodStatus({ pod: p, runtime: rps([rc({ name: "app" })]), nowMs: now, hostIP: "192.168.1.2" });

@@ -25,6 +25,8 @@ export interface PodActions {
   containersToKill: ContainerToKill[];
   /** Pods with sidecars: init containers (sidecars or regular) to start, in spec order, before containersToStart. */
   initContainersToStart?: string[];
+  /** Ephemeral containers never started yet (they are never restarted), started before the others. */
+  ephemeralContainersToStart: string[];
 }
 
 export interface Unhealthy {
@@ -107,8 +109,12 @@ export function computePodActions(
     attempt: sandbox.attempt,
     containersToStart: [],
     containersToKill: [],
+    ephemeralContainersToStart: [],
   };
   if (sandbox.changed) return actionsForNewSandbox(pod, status, sandbox.attempt, actions);
+  // Ephemeral containers may start even before initialisation is complete; any instance of one,
+  // running or exited, means it was started (upstream: ephemeral containers are never restarted).
+  for (const c of pod.spec.ephemeralContainers ?? []) if (!latestStatus(status, c.name)) actions.ephemeralContainersToStart.push(c.name);
   const unhealthyBy = new Map(unhealthy.map((u) => [u.container, u]));
   if (!initContainerActions(pod, status, unhealthyBy, started, actions)) return actions;
   return containerActions(pod, status, unhealthyBy, actions);

@@ -176,16 +176,24 @@ function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<stri
   });
 }
 
+/** What a container start knows beyond the spec. */
+export interface ContainerStartFacts {
+  imageRef?: string;
+  /** The image's user from ImageStatus (upstream getImageUser); unknown = root for runAsNonRoot. */
+  imageUser?: ImageUser;
+  /** An ephemeral container's target: the ID of the container whose process namespace it joins. */
+  nsTargetId?: string;
+}
+
 export function generateContainerConfig(
   pod: KubePod,
   ref: PodRef,
   container: KubeContainer,
   attempt: number,
   inputs: ConfigInputs,
-  imageRef?: string,
-  /** The image's user from ImageStatus (upstream getImageUser); unknown = root for runAsNonRoot. */
-  imageUser?: ImageUser,
+  facts: ContainerStartFacts = {},
 ): ContainerConfig {
+  const { imageRef, imageUser, nsTargetId } = facts;
   if (!container.image) throw new ContainerConfigError(container.name, `container "${container.name}": image is required`);
   const nonRoot = verifyRunAsNonRoot(pod, container, imageUser ?? { uid: 0, username: "" });
   if (nonRoot) throw new ContainerConfigError(container.name, nonRoot);
@@ -195,6 +203,9 @@ export function generateContainerConfig(
   } catch (e) {
     throw new ContainerConfigError(container.name, (e as Error).message);
   }
+  // upstream generateLinuxContainerConfig: a target's PID namespace, unless the pod shares one anyway.
+  const ns = securityContext.namespaceOptions;
+  if (nsTargetId && ns?.pid === "CONTAINER") securityContext.namespaceOptions = { ...ns, pid: "TARGET", targetId: nsTargetId };
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);

@@ -71,7 +71,8 @@ export function createContainerHooks(deps: ContainerHooksDeps) {
       log.info(`running preStop hook ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, id: id.slice(0, 13), gracePeriod: grace })}`);
       const r = await runPreStopWithin(grace, clock, async (signal) => {
         const err = await runLifecycleHandler(preStop, target, { execSync: execSyncRaw, fetch: opts.fetch }, signal);
-        if (err) {
+        // A hook cut short by the grace period is logged below, not a failed hook (upstream leaves it running).
+        if (err && !signal.aborted) {
           log.warn(`preStop hook failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), container: name, event: "FailedPreStopHook", message: err })}`);
           deps.hookFailed?.(pod, name, "FailedPreStopHook", "PreStopHook failed");
         }

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { reasons } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
+import { formatBackOff } from "../backoff.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
 import type { BackOff, ExecResult, RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "../runtime.ts";
 import { imageUserOf } from "../security/index.ts";
@@ -13,16 +14,21 @@ import { type PodActions, latestStatus } from "./compute-actions.ts";
 import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig } from "./config.ts";
 import { PRIORITY_CREATE, PRIORITY_START, nodeAllocatable, type HeldSlot, type KubeRuntimeContext } from "./context.ts";
 import { ensureImage } from "./image.ts";
+import { hashContainer } from "./hash.ts";
 import { POD_UID_LABEL } from "./labels.ts";
 import { writePodHostsFile } from "./pod-network.ts";
 import { toRuntimeContainerStatus } from "./status.ts";
 import { signalName } from "./stop-signal.ts";
 import { containerTerminationMessage, withTerminationMessage } from "./termination-message.ts";
 import { createTerminationOrdering, isSidecar } from "./termination.ts";
-import type { KubeContainer, KubePod } from "./types.ts";
+import type { KubeContainer, KubeEphemeralContainer, KubePod } from "./types.ts";
 import { podKeyOf } from "../pod-like.ts";
 
-const backOffKey = (uid: string, container: string) => `${uid}/${container}`;
+/**
+ * upstream GetStableKey: the restart back-off is per container spec (its hash), so a changed container
+ * (a new image) starts with a fresh back-off.
+ */
+const backOffKey = (ref: PodRef, container: KubeContainer) => `${ref.name}_${ref.namespace}_${ref.uid}_${container.name}_${hashContainer(container)}`;
 
 /** CRI ExecSync with the output decoded (upstream RunInContainer); the timeout in seconds. */
 export async function execInContainer(ctx: KubeRuntimeContext, containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecResult> {
@@ -128,16 +134,19 @@ export interface SyncPodRound {
   held: HeldSlot;
 }
 
-/** SyncPod's last steps: init containers (one, or in order with sidecars), then the regular ones. */
+const allContainers = (pod: KubePod): KubeContainer[] => [...(pod.spec.initContainers ?? []), ...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])];
+
+/** SyncPod's last steps: ephemeral containers, init containers (one, or in order with sidecars), then the regular ones. */
 export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPodRound, actions: PodActions): Promise<void> {
   const { pod, ref, sandboxId, inputs, result } = round;
   const { opts } = ctx;
   const start = (c: KubeContainer) => startContainer(ctx, round, c);
   const byName = (name: string, list: KubeContainer[] | undefined) => list?.find((c) => c.name === name);
   // env valueFrom (downward API) may need the pod's IP, known once the sandbox runs.
-  const needsIP = opts.manageEtcHosts !== false || [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.env?.some((e) => e.valueFrom));
+  const needsIP = opts.manageEtcHosts !== false || allContainers(pod).some((c) => c.env?.some((e) => e.valueFrom));
   const ip =
-    needsIP && (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length)
+    needsIP &&
+    (actions.nextInitContainer || actions.initContainersToStart?.length || actions.containersToStart.length || actions.ephemeralContainersToStart.length)
       ? await ctx.hooks.podIP(pod, sandboxId).catch(() => undefined)
       : undefined;
   inputs.downward = { podIP: ip, hostIP: opts.hostIP ?? defaultHostIP(), nodeAllocatable: nodeAllocatable(ctx) };
@@ -148,6 +157,11 @@ export async function startPodContainers(ctx: KubeRuntimeContext, round: SyncPod
     } catch (e) {
       log.warn(`cannot write the pod's hosts file ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: (e as Error).message })}`);
     }
+  }
+  // upstream SyncPod step 7: ephemeral containers first, so a pod whose init container cannot start can be debugged.
+  for (const name of actions.ephemeralContainersToStart) {
+    const c = byName(name, pod.spec.ephemeralContainers);
+    if (c) await start(c);
   }
   if (actions.nextInitContainer) {
     const c = byName(actions.nextInitContainer, pod.spec.initContainers);
@@ -179,20 +193,65 @@ async function startContainer(ctx: KubeRuntimeContext, round: SyncPodRound, cont
   }
 }
 
+/** upstream startContainer step 2: the config (with the image's user and an ephemeral container's target), then CreateContainer. */
+async function createContainer(
+  ctx: KubeRuntimeContext,
+  round: SyncPodRound,
+  container: KubeContainer,
+  attempt: number,
+  present: CriImage | undefined,
+  inSlot: <T>(fn: () => Promise<T>, priority: number) => Promise<T>,
+): Promise<string | undefined> {
+  const { pod, ref, status, sandboxId, sandboxConfig, inputs, result } = round;
+  const { cri } = ctx;
+  try {
+    const nsTargetId = ephemeralTarget(container, status);
+    // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
+    // The image status EnsureImageExists just read serves here too (upstream asks twice): one
+    // ImageStatus per container start instead of two.
+    const imageUser = imageUserOf(
+      present ??
+        (await cri.imageStatus(container.image as string).catch((e) => {
+          throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
+        })),
+    );
+    // The image as the user wrote it (containerd resolves it), so statuses report that name.
+    const config = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
+    mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
+    const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
+    ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
+    return id;
+  } catch (e) {
+    const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
+    ctx.containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${(e as Error).message}`);
+    result.errors.push({ container: container.name, reason, message: (e as Error).message });
+    return undefined;
+  }
+}
+
+/** upstream startSpec.getTargetID: the ID of the container an ephemeral container targets, which must exist. */
+function ephemeralTarget(container: KubeEphemeralContainer, status: RuntimePodStatus): string | undefined {
+  const target = container.targetContainerName;
+  if (!target) return undefined;
+  const s = latestStatus(status, target);
+  if (!s) throw new ContainerConfigError(container.name, `unable to find target container ${target}`);
+  return s.id;
+}
+
 /** Upstream startContainer: back-off, image, create, start, then the postStart hook. */
 async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, container: KubeContainer): Promise<void> {
-  const { pod, ref, status, sandboxId, sandboxConfig, inputs, backOff, result, held } = round;
+  const { pod, ref, status, sandboxId, sandboxConfig, backOff, result, held } = round;
   const { cri } = ctx;
   /** A heavy call in the slot this pod still holds from its sandbox, else in a new one. */
   const inSlot = <T>(fn: () => Promise<T>, priority: number): Promise<T> => (held.release ? fn() : ctx.startSlots.run(fn, priority));
   const prev = latestStatus(status, container.name);
   // Upstream doBackOff: a container that exited before restarts only after its back-off expires.
   if (prev && prev.state === "exited") {
-    const key = backOffKey(ref.uid, container.name);
+    const key = backOffKey(ref, container);
     const nowMs = ctx.now();
     if (backOff.isInBackOff(key, nowMs, prev.finishedAtMs || undefined)) {
       const delay = backOff.delayMs?.(key);
-      const msg = `back-off ${delay !== undefined ? `${Math.round(delay / 1000)}s ` : ""}restarting failed container=${container.name} pod=${podKeyOf(ref.namespace, ref.name)}_(${ref.uid})`;
+      const msg = `back-off ${delay !== undefined ? `${formatBackOff(delay)} ` : ""}restarting failed container=${container.name} pod=${ref.name}_${ref.namespace}(${ref.uid})`;
       ctx.containerEvent(
         pod,
         container.name,
@@ -220,28 +279,8 @@ async function startContainerIn(ctx: KubeRuntimeContext, round: SyncPodRound, co
     result.errors.push({ container: container.name, reason: err.reason ?? "ErrImagePull", message: err.message });
     return;
   }
-  let id: string;
-  try {
-    // upstream getImageUser: the image's user decides runAsNonRoot and the default user.
-    // The image status EnsureImageExists just read serves here too (upstream asks twice): one
-    // ImageStatus per container start instead of two.
-    const imageUser = imageUserOf(
-      present ??
-        (await cri.imageStatus(container.image as string).catch((e) => {
-          throw new ContainerConfigError(container.name, `failed to get image status for ${container.image}: ${(e as Error).message}`);
-        })),
-    );
-    // The image as the user wrote it (containerd resolves it), so statuses report that name.
-    const config = generateContainerConfig(pod, ref, container, attempt, inputs, undefined, imageUser);
-    mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
-    id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
-    ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
-  } catch (e) {
-    const reason = e instanceof ContainerConfigError ? "CreateContainerConfigError" : "CreateContainerError";
-    ctx.containerEvent(pod, container.name, "Warning", reasons.FailedToCreateContainer, `Error: ${(e as Error).message}`);
-    result.errors.push({ container: container.name, reason, message: (e as Error).message });
-    return;
-  }
+  const id = await createContainer(ctx, round, container, attempt, present, inSlot);
+  if (id === undefined) return;
   try {
     await inSlot(() => cri.startContainer(id), PRIORITY_START);
     // Learn its init for the direct signal (and the eviction fast path's plan) now, not at the next relist.

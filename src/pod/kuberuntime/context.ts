@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Clock } from "../../clock.ts";
 import type { CriClient } from "../../cri/client.ts";
-import { podRef, type EventRecorder } from "../../events/index.ts";
+import { containerRef, type ContainerList, type EventRecorder } from "../../events/index.ts";
 import type { ContainerBackOff } from "../backoff.ts";
 import type { DnsSettings } from "../network/index.ts";
 import type { PodLike } from "../pod-like.ts";
@@ -167,12 +167,24 @@ export function memTotalBytes(): number {
   }
 }
 
+/** The spec list declaring container `name` (containers when the pod is only a reference). */
+function containerList(pod: KubePod | PodRef, name: string): ContainerList {
+  if (!("spec" in pod)) return "containers";
+  if ((pod.spec.initContainers ?? []).some((c) => c.name === name)) return "initContainers";
+  if ((pod.spec.ephemeralContainers ?? []).some((c) => c.name === name)) return "ephemeralContainers";
+  return "containers";
+}
+
 /** recordContainerEvent over the recorder: the pod, with the container's field path (spec.containers{name}). */
 export function containerEventRecorder(events: EventRecorder): ContainerEventFn {
   return (pod, name, type, reason, message) => {
     const meta = "metadata" in pod ? pod.metadata : pod;
-    const init = "spec" in pod && (pod.spec.initContainers ?? []).some((c) => c.name === name);
-    events.event(podRef({ metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid } }, name, init), type, reason, message);
+    events.event(
+      containerRef({ metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid } }, name, containerList(pod, name)),
+      type,
+      reason,
+      message,
+    );
   };
 }
 

@@ -8,8 +8,8 @@
 // Only for stops that grant ≤ DIRECT_SIGNAL_MAX_GRACE_SECONDS (hard and local-storage evictions get
 // 1 s, as upstream; grace 0 means SIGKILL): the process receives the stop signal twice, ~10 ms apart,
 // which is harmless when it is killed within the second anyway, but could cut short a longer graceful
-// shutdown that treats a second SIGTERM as "force". bunlet runs no preStop hooks; if it ever does,
-// the direct signal must come after them, as the runtime's does.
+// shutdown that treats a second SIGTERM as "force". A preStop hook runs before the stop
+// (container-hooks.ts killContainer), so the direct signal, as the runtime's, comes after it.
 //
 // What it needs per running container, learnt in the background when kuberuntime first sees it
 // running (never on the stop path): its init's host PID (containerd's verbose ContainerStatus) held

@@ -338,6 +338,7 @@ function noRuntimeActions(a: PodActions): boolean {
     !a.nextInitContainer &&
     !a.initFailed &&
     a.containersToStart.length === 0 &&
+    a.ephemeralContainersToStart.length === 0 &&
     a.containersToKill.length === 0 &&
     (a.initContainersToStart?.length ?? 0) === 0
   );

@@ -23,9 +23,10 @@ export function terminationGracePeriod(pod: KubePod, container: KubeContainer | 
 
 export const isSidecar = (c: KubeContainer) => c.restartPolicy === "Always";
 
-/** A container spec by name, regular or init (upstream kubecontainer.GetContainerSpec). */
+/** A container spec by name, regular, init or ephemeral (upstream kubecontainer.GetContainerSpec). */
 export function containerSpec(pod: KubePod | undefined, name: string): KubeContainer | undefined {
-  return pod?.spec.containers.find((c) => c.name === name) ?? pod?.spec.initContainers?.find((c) => c.name === name);
+  const named = (c: KubeContainer) => c.name === name;
+  return pod?.spec.containers.find(named) ?? pod?.spec.initContainers?.find(named) ?? pod?.spec.ephemeralContainers?.find(named);
 }
 
 /**

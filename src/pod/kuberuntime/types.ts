@@ -79,11 +79,18 @@ export interface KubeContainer {
   startupProbe?: { terminationGracePeriodSeconds?: number };
 }
 
+/** core/v1 EphemeralContainer: a container added to a running pod (kubectl debug), never restarted. */
+export interface KubeEphemeralContainer extends KubeContainer {
+  /** The container whose process namespace it joins (upstream nsTarget). */
+  targetContainerName?: string;
+}
+
 export interface KubePod extends PodLike {
   metadata: PodLike["metadata"];
   spec: PodLike["spec"] & {
     containers: KubeContainer[];
     initContainers?: KubeContainer[];
+    ephemeralContainers?: KubeEphemeralContainer[];
     restartPolicy?: string;
     hostNetwork?: boolean;
     hostname?: string;

@@ -189,10 +189,10 @@ export const container = z.strictObject(containerFields).transform(defaultPullPo
 
 /**
  * core/v1 EphemeralContainer. Only the pods/ephemeralcontainers subresource adds them (kubectl debug)
- * to a running pod; bunlet does not run them. Refusing would fail that running pod, so they are
- * accepted and left out (see docs/pod-spec.md).
+ * to a running pod, which starts them once each (kuberuntime/compute-actions.ts); a static pod with
+ * them is refused (validation/index.ts).
  */
-export const ephemeralContainer = z.strictObject({ ...containerFields, targetContainerName: z.string().optional() });
+export const ephemeralContainer = z.strictObject({ ...containerFields, targetContainerName: z.string().optional() }).transform(defaultPullPolicy);
 
 function imageTag(image: string): string {
   if (image.includes("@")) return "digest";

@@ -104,15 +104,15 @@ export const podSpec = z.strictObject(fields).superRefine((spec, ctx) => {
     ctx.addIssue({ code: "custom", path: ["hostnameOverride"], message: "may not be set with setHostnameAsFQDN or hostNetwork" });
 });
 
-/** Upstream validateSleepAction. */
+/** Upstream validateSleepAction: 0 is a valid sleep (PodLifecycleSleepActionAllowZero, on by default). */
 function checkSleepHooks(c: Container, path: Path, grace: number, ctx: z.RefinementCtx) {
   for (const hook of ["postStart", "preStop"] as const) {
     const secs = c.lifecycle?.[hook]?.sleep?.seconds;
-    if (secs !== undefined && (secs <= 0 || secs > grace))
+    if (secs !== undefined && (secs < 0 || secs > grace))
       ctx.addIssue({
         code: "custom",
         path: [...path, "lifecycle", hook, "sleep", "seconds"],
-        message: `must be greater than 0 and less than terminationGracePeriodSeconds (${grace})`,
+        message: `must be non-negative and less than terminationGracePeriodSeconds (${grace})`,
       });
   }
 }

@@ -130,6 +130,31 @@ describe("computePodActions", () => {
   });
 });
 
+describe("ephemeral containers (upstream EphemeralContainersToStart)", () => {
+  const debug: KubeContainer = { name: "debugger", image: "busybox" };
+  const withDebug = (p: KubePod): KubePod => ({ ...p, spec: { ...p.spec, ephemeralContainers: [debug] } });
+
+  test("one never started is started, even while an init container runs", () => {
+    expect(computePodActions(withDebug(pod("Always")), status([ready], [cs(a, "running"), cs(b, "running")])).ephemeralContainersToStart).toEqual(["debugger"]);
+    const init: KubeContainer = { name: "init", image: "busybox" };
+    const act = computePodActions(withDebug(pod("Always", [a, b], [init])), status([ready], [cs(init, "running")]));
+    expect(act.ephemeralContainersToStart).toEqual(["debugger"]);
+    expect(act.containersToStart).toEqual([]);
+  });
+
+  test("one that ran, running or exited, is never started again", () => {
+    for (const state of ["running", "exited"] as const) {
+      const act = computePodActions(withDebug(pod("Always")), status([ready], [cs(a, "running"), cs(b, "running"), cs(debug, state, { exitCode: 1 })]));
+      expect(act.ephemeralContainersToStart).toEqual([]);
+      expect(act.containersToStart).toEqual([]);
+    }
+  });
+
+  test("a new sandbox starts only the regular containers", () => {
+    expect(computePodActions(withDebug(pod("Always")), status([notReady], [])).ephemeralContainersToStart).toEqual([]);
+  });
+});
+
 describe("shouldContainerBeRestarted", () => {
   test.each([
     ["never ran", "Never", undefined, true],

@@ -1,5 +1,5 @@
 // kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd: sync, cgroups and limits,
-// exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, removal.
+// exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, ephemeral containers, removal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -187,6 +187,24 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     } finally {
       cri2.close();
     }
+  }, 60_000);
+
+  test("an ephemeral container added to a running pod starts once, in its target's process namespace, and is never restarted", async () => {
+    const app = { name: "app", image: ctd.images.busybox, command: ["sleep", "3600"] };
+    const pod = makePod({ containers: [app] });
+    await syncUntil(pod, "running", (s) => byName(s, "app")?.state === "running");
+    const debug = { name: "debugger", image: ctd.images.busybox, command: ["sh", "-c", "sleep 5; exit 1"], targetContainerName: "app" };
+    const debugged = makePod({ containers: [app], ephemeralContainers: [debug] }, pod.metadata.name);
+    const st = await syncUntil(debugged, "debugger started", (s) => byName(s, "debugger") !== undefined);
+    // The app's processes are the debugger's to see (PID namespace TARGET).
+    const ps = await rt.execSync((byName(st, "debugger") as RuntimeContainerStatus).id, ["ps", "-o", "args"], 5000);
+    expect(ps.stdout).toContain("sleep 3600");
+    const gone = await exited(debugged, "debugger");
+    expect(gone.exitCode).toBe(1);
+    expect((await rt.syncPod(debugged, await status(debugged), noBackOff)).errors).toEqual([]);
+    const after = await status(debugged);
+    expect(after.containers.filter((c) => c.name === "debugger").map((c) => c.id)).toEqual([gone.id]);
+    expect(byName(after, "app")?.state).toBe("running");
   }, 60_000);
 
   test("restartPolicy Always restarts an exited container with the next attempt; back-off holds it", async () => {
