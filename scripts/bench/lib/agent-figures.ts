@@ -86,7 +86,7 @@ function reportedRunning(podList: { items?: { status?: { containerStatuses?: { c
   );
 }
 
-/** Stops the agent and starts it again on its `pods` running pods; times the re-adoption. */
+/** Stops the agent and starts it again on its `pods` running pods; times the re-adoption (/pods read every 200 ms). */
 export async function restartReadoption(sn: ScratchNode, pods: number): Promise<Readoption> {
   const cri = sn.ctd.cri;
   const before = new Set(await runningContainers(cri, sn.node));
@@ -104,7 +104,7 @@ export async function restartReadoption(sn: ScratchNode, pods: number): Promise<
     },
     `${pods} pods re-adopted (/pods)`,
     300_000,
-    100,
+    200,
   );
   const after = (await cri.listContainers()).filter((c) => c.labels?.[POD_NAME_LABEL]?.endsWith(`-${sn.node}`)).map((c) => c.id);
   const same = after.length === before.size && after.every((id) => before.has(id));
