@@ -18,13 +18,15 @@ build_image() {
   rm -rf "$work"
 }
 
+# populate_busybox ROOT: BusyBox at /bin/busybox with every applet linked; $BUSYBOX names another build
+# (default: the host's, Debian's busybox-static).
 populate_busybox() {
-  local root="$1"
+  local root="$1" busybox="${BUSYBOX:-/bin/busybox}"
   mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc" "$root/tmp" "$root/root"
   chmod 1777 "$root/tmp"
-  cp /bin/busybox "$root/bin/busybox"
+  cp "$busybox" "$root/bin/busybox"
   local applet
-  for applet in $(/bin/busybox --list-full); do
+  for applet in $("$busybox" --list-full); do
     [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
   done
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"

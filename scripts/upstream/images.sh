@@ -4,7 +4,7 @@
 #   agnhost      the release's own agnhost (built by build.sh) on a busybox root with Debian's bash and curl
 #                (the tests' hooks call it), and the users, groups and files of upstream's
 #                test/images/agnhost/Dockerfile
-#   busybox      Debian's busybox-static (upstream: busybox 1.37.0)
+#   busybox      upstream BusyBox 1.37.0, built from source by busybox.sh (every image below has it)
 #   pause        bunlet's static pause program (scripts/host/images/pause.c)
 #   nonewprivs   the release's test/images/nonewprivs (nnp, setuid) on busybox
 #   nonroot      busybox with USER 1234, as upstream's test/images/nonroot
@@ -25,6 +25,8 @@ say() { echo "upstream-images: $*" >&2; }
 BIN="$(BUNLET_UPSTREAM_TARGETS=agnhost bash "$HERE/build.sh")"
 MOD="$(cd "$DIR/src" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
 MANIFEST="$MOD/test/utils/image/manifest.go"
+BUSYBOX="$(bash "$HERE/busybox.sh")"
+export BUSYBOX
 
 # manifest.go's key (Agnhost, BusyBox, …) → "registry/name:tag" (configs[Key] = Config{list.Registry, "name", "tag"}).
 ref_of() {
@@ -61,7 +63,7 @@ populate_glibc_dns_testing() {
   echo "hosts: files dns" >"$root/etc/nsswitch.conf"
 }
 
-key="$( { echo 2; sha256sum /bin/busybox /bin/bash /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+key="$( { echo 2; sha256sum "$BUSYBOX" /bin/bash /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
 OUT="$DIR/images/$key"
 if [ ! -f "$OUT/refs.txt" ]; then
   say "building the e2e images into $OUT"
