@@ -237,8 +237,9 @@ async function syncPod(
   if (mountError) {
     log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message: mountError })}`);
     ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
+    // Upstream's containers wait in ContainerCreating with no message; the event says why.
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
-      result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
+      result.errors.push({ container: c.name, reason: "ContainerCreating", message: "" });
     return result;
   }
   let sandboxId = actions.sandboxId;
