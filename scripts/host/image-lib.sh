@@ -36,11 +36,17 @@ populate_busybox() {
 # Copies executables and the shared libraries they load (ldd) into a rootfs, at the same paths.
 copy_with_libs() {
   local root="$1"; shift
-  local f lib
+  local f
   for f in "$@"; do
     cp -L --parents "$f" "$root/"
-    for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
-      [ -e "$root$lib" ] || cp -L --parents "$lib" "$root/"
-    done
+    copy_libs_of "$root" "$f"
+  done
+}
+
+# copy_libs_of ROOT FILE: the shared libraries FILE loads (ldd), into ROOT at the host's paths.
+copy_libs_of() {
+  local root="$1" f="$2" lib
+  for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
+    [ -e "$root$lib" ] || cp -L --parents "$lib" "$root/"
   done
 }
