@@ -80,7 +80,7 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   const after = result.unchanged ? before : await readStatus(ctx, pod);
   const status = updateStatus(ctx, pod, after, { syncErrors: result.errors });
   if (isTerminalPhase(status)) return { terminal: true };
-  return { retry: result.errors.length > 0 };
+  return { retry: result.errors.length > 0, retryAfterMs: result.retryAfterMs };
 }
 
 /**
