@@ -1,7 +1,8 @@
 // The representative [NodeConformance] subset CI runs (--subset): one or more tests of each area the
 // kubelet owns — pod lifecycle and status, probes, lifecycle hooks, init containers, env and
 // downward API, configMap/secret/projected/emptyDir volumes, security context, kubelet logs and
-// exec, ephemeral containers, service environment variables, HTTP probe redirects. Patterns are ginkgo focus expressions (Go RE2) over the full test name.
+// exec, ephemeral containers, service environment variables, HTTP probe redirects. Patterns are
+// ginkgo focus expressions (Go RE2) over the full test name.
 export const SUBSET: readonly string[] = [
   "\\[sig-node\\] Pods should get a host IP",
   "\\[sig-node\\] Pods should be submitted and removed",

@@ -14,7 +14,7 @@ import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
 import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
 import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
-import type { RuntimeReadiness } from "../pod/runtime-state.ts";
+import { RUNTIME_NOT_CHECKED, type RuntimeReadiness } from "../pod/runtime-state.ts";
 
 export interface NodeFacts {
   machine(): Promise<MachineInfo>;
@@ -56,7 +56,6 @@ export interface NodeApiMode {
  * answered once, its facts are given this long.
  */
 export const FIRST_RUNTIME_ANSWER_WAIT_MS = 1000;
-export const RUNTIME_NOT_CHECKED = "container runtime status check may not have completed yet";
 
 /** `p`, or `fallback` if `p` has not settled within `ms`. */
 function within<T>(p: Promise<T>, ms: number, fallback: T, clock: Clock): Promise<T> {
