@@ -7,6 +7,7 @@
 //   bun scripts/bench/deployment-ready.ts [--runs 10] [--agents bunlet,kubelet]
 //
 // Prints each run, then per agent the median, p90 and max, and the ratio bunlet / kubelet.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildUpstream, joinUpstream, startControlPlane, waitNodeReady, webDeployment, type ControlPlane } from "../../test/support/upstream/index.ts";
@@ -15,6 +16,23 @@ const { values: args } = parseArgs({ options: { runs: { type: "string", default:
 const say = (s: string) => console.error(`deployment-ready: ${s}`);
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+
+/** A run this slow prints when each of its pods passed each step (the API's second-resolution stamps). */
+const SLOW_MS = 5000;
+
+async function podTimelines(cp: ControlPlane): Promise<string> {
+  const pods = JSON.parse(await cp.kubectl("get", "pods", "-l", "app=web", "-o", "json")).items as any[];
+  const t = (s?: string) => (s ? new Date(s).toISOString().slice(11, 19) : "-");
+  return pods
+    .map((p) => {
+      const steps = [`created ${t(p.metadata.creationTimestamp)}`];
+      for (const c of p.status.conditions ?? []) steps.push(`${c.type} ${t(c.lastTransitionTime)}`);
+      const started = p.status.containerStatuses?.[0]?.state?.running?.startedAt;
+      steps.push(`started ${t(started)}`);
+      return `  ${p.metadata.name} uid=${p.metadata.uid}: ${steps.join(", ")}`;
+    })
+    .join("\n");
+}
 
 /** One apply → 3 Ready, in ms (polled every 50 ms), then delete and wait for the pods to go. */
 async function oneRun(cp: ControlPlane, image: string): Promise<number> {
@@ -27,6 +45,7 @@ async function oneRun(cp: ControlPlane, image: string): Promise<number> {
     await Bun.sleep(50);
   }
   const ms = performance.now() - started;
+  if (ms > SLOW_MS) say(`slow run (${ms.toFixed(0)} ms), its pods:\n${await podTimelines(cp)}`);
   await cp.kubectl("delete", "deployment", "web", "--wait=true");
   for (;;) {
     if ((await cp.kubectl("get", "pods", "-l", "app=web", "-o", "name")).trim() === "") break;
@@ -51,6 +70,11 @@ async function bench(agent: "bunlet" | "kubelet", bin: string, runs: number): Pr
     for (let i = 0; i < runs; i++) {
       const ms = await oneRun(cp, n.ctd.images.busybox);
       say(`${agent} run ${i + 1}: ${ms.toFixed(0)} ms`);
+      if (ms > SLOW_MS) {
+        const file = `/tmp/deployment-ready-${agent}-run${i + 1}.log`;
+        writeFileSync(file, n.proc.stdout() + n.proc.stderr());
+        say(`the agent's log so far: ${file}`);
+      }
       out.push(ms);
     }
     return out;

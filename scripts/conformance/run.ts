@@ -8,7 +8,8 @@
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message; <out>/<node>.log is the e2e output, <out>/<node>-agent.log
 // the node agent's own. --subset runs the representative set of subset.ts (CI).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
@@ -69,19 +70,26 @@ async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: strin
     "--minStartupPods=0",
   ];
   say(`running e2e.test against ${n.node} (${args.node}), ${args.procs} processes`);
-  const p = Bun.spawn(argv, { stdout: Bun.file(join(out, `${args.node}.log`)), stderr: "inherit", env: { ...process.env, KUBECONFIG: cp.admin } });
-  running = p;
-  return p.exited;
+  // Its own process group: ginkgo's e2e.test processes end with it when the run is interrupted.
+  const log = openSync(join(out, `${args.node}.log`), "w");
+  const p = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ["ignore", log, "inherit"], env: { ...process.env, KUBECONFIG: cp.admin } });
+  running = p.pid;
+  return new Promise((done) => p.on("exit", (code) => done(code ?? 1)));
 }
 
-let running: { kill(signal?: number | NodeJS.Signals): void } | undefined;
+/** The e2e run's process group. */
+let running: number | undefined;
 let cleanup: (() => Promise<void>) | undefined;
 
 // Interrupted: end the e2e run, the node and the control plane (they run in their own process groups).
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, async () => {
     say(`${sig}: cleaning up`);
-    running?.kill("SIGTERM");
+    // Without the cluster, ginkgo's own interrupt (cleanup nodes, reports) would wait on it for minutes.
+    if (running)
+      try {
+        process.kill(-running, "SIGKILL");
+      } catch {}
     await cleanup?.();
     process.exit(130);
   });

@@ -1,7 +1,8 @@
 // The representative [NodeConformance] subset CI runs (--subset): one or more tests of each area the
 // kubelet owns — pod lifecycle and status, probes, lifecycle hooks, init containers, env and
 // downward API, configMap/secret/projected/emptyDir volumes, security context, kubelet logs and
-// exec. Patterns are ginkgo focus expressions (Go RE2) over the full test name.
+// exec, ephemeral containers, service environment variables, HTTP probe redirects. Patterns are
+// ginkgo focus expressions (Go RE2) over the full test name.
 export const SUBSET: readonly string[] = [
   "\\[sig-node\\] Pods should get a host IP",
   "\\[sig-node\\] Pods should be submitted and removed",
@@ -17,4 +18,9 @@ export const SUBSET: readonly string[] = [
   "\\[sig-node\\] Security Context When creating a container with runAsUser should run the container with uid 65534",
   "\\[sig-node\\] Kubelet when scheduling a busybox command in a pod should print the output to logs",
   "\\[sig-node\\] Variable Expansion should allow composing env vars into new env vars",
+  "\\[sig-node\\] ConfigMap should be consumable via the environment",
+  "\\[sig-node\\] Pods should contain environment variables for services",
+  "\\[sig-node\\] Ephemeral Containers will start an ephemeral container in an existing pod",
+  "\\[sig-node\\] Probing container should be restarted with a local redirect http liveness probe",
+  "\\[sig-node\\] Lifecycle sleep action zero value",
 ];

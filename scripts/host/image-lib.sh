@@ -18,13 +18,15 @@ build_image() {
   rm -rf "$work"
 }
 
+# populate_busybox ROOT: BusyBox at /bin/busybox with every applet linked; $BUSYBOX names another build
+# (default: the host's, Debian's busybox-static).
 populate_busybox() {
-  local root="$1"
+  local root="$1" busybox="${BUSYBOX:-/bin/busybox}"
   mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc" "$root/tmp" "$root/root"
   chmod 1777 "$root/tmp"
-  cp /bin/busybox "$root/bin/busybox"
+  cp "$busybox" "$root/bin/busybox"
   local applet
-  for applet in $(/bin/busybox --list-full); do
+  for applet in $("$busybox" --list-full); do
     [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
   done
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
@@ -34,11 +36,17 @@ populate_busybox() {
 # Copies executables and the shared libraries they load (ldd) into a rootfs, at the same paths.
 copy_with_libs() {
   local root="$1"; shift
-  local f lib
+  local f
   for f in "$@"; do
     cp -L --parents "$f" "$root/"
-    for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
-      [ -e "$root$lib" ] || cp -L --parents "$lib" "$root/"
-    done
+    copy_libs_of "$root" "$f"
+  done
+}
+
+# copy_libs_of ROOT FILE: the shared libraries FILE loads (ldd), into ROOT at the host's paths.
+copy_libs_of() {
+  local root="$1" f="$2" lib
+  for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
+    [ -e "$root$lib" ] || cp -L --parents "$lib" "$root/"
   done
 }

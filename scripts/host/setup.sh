@@ -17,6 +17,8 @@ PACKAGES=(containerd runc containernetworking-plugins busybox-static umoci gcc l
 PACKAGES+=(prometheus)
 # openssl: the control-plane stand-in images serve their HTTPS health probes with `openssl s_server`.
 PACKAGES+=(openssl)
+# make, bzip2: the e2e images' upstream BusyBox is built from its release tarball (scripts/upstream/busybox.sh).
+PACKAGES+=(make bzip2)
 # Bump when the image layout built below changes, so cached tarballs are rebuilt.
 IMAGE_RECIPE_VERSION=1
 

@@ -4,13 +4,16 @@
 #   agnhost      the release's own agnhost (built by build.sh) on a busybox root with Debian's bash and curl
 #                (the tests' hooks call it), and the users, groups and files of upstream's
 #                test/images/agnhost/Dockerfile
-#   busybox      Debian's busybox-static (upstream: busybox 1.37.0)
+#   busybox      upstream BusyBox 1.37.0, built from source by busybox.sh (every image below has it)
 #   pause        bunlet's static pause program (scripts/host/images/pause.c)
 #   nonewprivs   the release's test/images/nonewprivs (nnp, setuid) on busybox
 #   nonroot      busybox with USER 1234, as upstream's test/images/nonroot
+#   nginx        Debian's nginx program (the package extracted, never installed: installing starts a
+#                service on the host) on busybox, serving /usr/share/nginx/html on port 80 (upstream:
+#                nginx 1.27 on Alpine); the back-off-on-image-update test runs `sh -c "sleep 5"` in it
 #   glibc-dns-testing  busybox with Debian's dash as /bin/sh and Debian's glibc hostname (upstream:
 #                debian:bookworm-slim with dnsutils), files before DNS in nsswitch.conf as Debian's
-# Images not built here (nginx, perl, …) are listed in docs/upstream.md with the tests that skip for them.
+# Images not built here (perl, …) are listed in docs/upstream.md with the tests that skip for them.
 #   scripts/upstream/images.sh            # build what is missing; prints the directory (name.tar + refs.txt)
 #   scripts/upstream/images.sh import SOCK  # also import them into the containerd on SOCK (namespace k8s.io)
 set -euo pipefail
@@ -25,6 +28,25 @@ say() { echo "upstream-images: $*" >&2; }
 BIN="$(BUNLET_UPSTREAM_TARGETS=agnhost bash "$HERE/build.sh")"
 MOD="$(cd "$DIR/src" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
 MANIFEST="$MOD/test/utils/image/manifest.go"
+BUSYBOX="$(bash "$HERE/busybox.sh")"
+export BUSYBOX
+
+# Debian's nginx binary, downloaded and extracted once (cached beside the release's builds).
+nginx_binary() {
+  local dir="$CACHE/nginx-debian"
+  if [ ! -x "$dir/nginx" ]; then
+    local work; work="$(mktemp -d /tmp/bunlet-nginx-XXXXXX)"
+    chmod 755 "$work" # apt downloads as _apt where it can
+    (cd "$work" && { apt-get download nginx >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get download nginx >/dev/null 2>&1; }; }) \
+      || { say "apt-get download nginx failed"; rm -rf "$work"; exit 1; }
+    dpkg-deb -x "$work"/nginx_*.deb "$work/x"
+    mkdir -p "$dir"
+    cp "$work/x/usr/sbin/nginx" "$dir/nginx.tmp" && mv "$dir/nginx.tmp" "$dir/nginx"
+    rm -rf "$work"
+  fi
+  echo "$dir/nginx"
+}
+NGINX="$(nginx_binary)"
 
 # manifest.go's key (Agnhost, BusyBox, …) → "registry/name:tag" (configs[Key] = Config{list.Registry, "name", "tag"}).
 ref_of() {
@@ -50,6 +72,26 @@ populate_agnhost() {
 populate_pause() { cp "$WORK/pause" "$1/pause"; }
 populate_nonewprivs() { populate_busybox "$1"; mkdir -p "$1/usr/local/bin"; cp "$WORK/nnp" "$1/usr/local/bin/nnp"; chmod 4755 "$1/usr/local/bin/nnp"; }
 populate_nonroot() { populate_busybox "$1"; }
+populate_nginx() {
+  local root="$1"
+  populate_busybox "$root"
+  mkdir -p "$root/usr/sbin" "$root/etc/nginx" "$root/usr/share/nginx/html" "$root/var/log/nginx" "$root/var/lib/nginx" "$root/run"
+  cp "$NGINX" "$root/usr/sbin/nginx"
+  copy_libs_of "$root" "$NGINX"
+  cat >"$root/etc/nginx/nginx.conf" <<'CONF'
+worker_processes 1;
+error_log stderr;
+pid /run/nginx.pid;
+events { worker_connections 256; }
+http {
+  access_log /dev/stdout;
+  server { listen 80; root /usr/share/nginx/html; }
+}
+CONF
+  echo '<h1>Welcome to nginx!</h1>' >"$root/usr/share/nginx/html/index.html"
+  echo "nginx:x:101:101:nginx:/var/lib/nginx:/bin/false" >>"$root/etc/passwd"
+  echo "nginx:x:101:" >>"$root/etc/group"
+}
 # A glibc program resolves names through NSS: `hostname -f` reads the pod's /etc/hosts. Busybox's sh would
 # run its own hostname applet (PREFER_APPLETS), so sh is dash, as in upstream's Debian image.
 populate_glibc_dns_testing() {
@@ -61,7 +103,7 @@ populate_glibc_dns_testing() {
   echo "hosts: files dns" >"$root/etc/nsswitch.conf"
 }
 
-key="$( { echo 2; sha256sum /bin/busybox /bin/bash /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
+key="$( { echo 2; sha256sum "$BUSYBOX" "$NGINX" /bin/bash /usr/bin/curl /bin/dash /bin/hostname "$BIN/agnhost" "$HERE/../host/images/pause.c" "$HERE/../host/image-lib.sh" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)"
 OUT="$DIR/images/$key"
 if [ ! -f "$OUT/refs.txt" ]; then
   say "building the e2e images into $OUT"
@@ -83,6 +125,7 @@ if [ ! -f "$OUT/refs.txt" ]; then
   build pause Pause --config.entrypoint /pause --config.workingdir /
   build nonewprivs Nonewprivs "${sh_env[@]}" --config.cmd nnp
   build nonroot NonRoot "${sh_env[@]}" --config.user 1234 --config.cmd sh
+  build nginx Nginx "${sh_env[@]}" --config.entrypoint nginx --config.cmd -g --config.cmd "daemon off;" --config.exposedports 80/tcp
   build glibc_dns_testing GlibcDnsTesting "${sh_env[@]}" --config.cmd sh
   mv "$OUT/refs.txt.tmp" "$OUT/refs.txt"
 fi

@@ -2,7 +2,7 @@
 // started by Kubelet.Run when a kubeClient exists): registration + status, and the lease, as one
 // agent component. Everything the status needs comes in through NodeFacts, so the agent wires the
 // runtime, the eviction manager and the machine, and a test wires fakes.
-import type { Clock } from "../clock.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
 import type { Threshold } from "../eviction/threshold.ts";
 import type { NodeConditionType } from "../eviction/index.ts";
 import type { KubeClient } from "../kube/index.ts";
@@ -14,7 +14,7 @@ import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
 import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
 import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
-import type { RuntimeReadiness } from "../pod/runtime-state.ts";
+import { RUNTIME_NOT_CHECKED, type RuntimeReadiness } from "../pod/runtime-state.ts";
 
 export interface NodeFacts {
   machine(): Promise<MachineInfo>;
@@ -50,8 +50,25 @@ export interface NodeApiMode {
   lease: LeaseController;
 }
 
+/**
+ * Upstream's node status reads the runtime state its own loop keeps (runtimeState), so a node whose
+ * runtime has not answered yet registers at once, NotReady with this reason. Until the runtime has
+ * answered once, its facts are given this long.
+ */
+export const FIRST_RUNTIME_ANSWER_WAIT_MS = 1000;
+
+/** `p`, or `fallback` if `p` has not settled within `ms`. */
+function within<T>(p: Promise<T>, ms: number, fallback: T, clock: Clock): Promise<T> {
+  let timer: TimerHandle | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = clock.setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([p, late]).finally(() => clock.clearTimeout(timer!));
+}
+
 export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock, events?: EventRecorder): NodeApiMode {
   let machine: MachineInfo | undefined;
+  let runtimeAnswered = false;
   /** Upstream setNodeStatus: a setter that fails is logged at each update and leaves its fields as they were. */
   function addresses(): NodeAddress[] | undefined {
     try {
@@ -63,16 +80,22 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
   }
   async function gather(): Promise<NodeStatusInput> {
     machine ??= await facts.machine(); // static for the life of the process (boot id, sizes)
-    const [runtime, images] = await Promise.all([facts.runtime(), facts.images().catch(() => [])]);
+    let [runtime, images] = [facts.runtime(), facts.images().catch(() => [])];
+    if (!runtimeAnswered) {
+      runtime = within(runtime, FIRST_RUNTIME_ANSWER_WAIT_MS, { errors: [RUNTIME_NOT_CHECKED] }, clock);
+      images = within(images, FIRST_RUNTIME_ANSWER_WAIT_MS, [], clock);
+    }
+    const [r, imgs] = await Promise.all([runtime, images]);
+    runtimeAnswered ||= r.version !== undefined;
     return {
       nowMs: clock.now(),
       machine,
       addresses: addresses(),
       kubeletVersion: s.kubeletVersion,
-      runtimeVersion: runtime.version,
-      readyErrors: runtime.errors,
+      runtimeVersion: r.version,
+      readyErrors: r.errors,
       pressure: facts.pressure(),
-      images,
+      images: imgs,
       maxImages: s.maxImages,
       maxPods: s.maxPods,
       kubeletPort: s.kubeletPort,

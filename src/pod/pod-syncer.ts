@@ -74,13 +74,13 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
     return {};
   }
   for (const e of result.errors)
-    if (e.reason !== "CrashLoopBackOff")
+    if (e.reason !== "CrashLoopBackOff" && e.message)
       log.warn(`container start failed ${kv({ pod: podKey(pod), container: e.container, reason: e.reason, message: e.message })}`);
   if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
   const after = result.unchanged ? before : await readStatus(ctx, pod);
   const status = updateStatus(ctx, pod, after, { syncErrors: result.errors });
   if (isTerminalPhase(status)) return { terminal: true };
-  return { retry: result.errors.length > 0 };
+  return { retry: result.errors.length > 0, retryAfterMs: result.retryAfterMs };
 }
 
 /**

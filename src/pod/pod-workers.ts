@@ -49,6 +49,8 @@ export interface SyncResult {
   terminal?: boolean;
   /** Retry this sync after the error back-off (upstream backOffPeriod); e.g. CrashLoopBackOff. */
   retry?: boolean;
+  /** With `retry`: this soon instead of the error back-off. */
+  retryAfterMs?: number;
 }
 
 export interface PodSyncer {
@@ -180,7 +182,7 @@ export function createPodWorkers(opts: {
             log.info(`pod is terminal, stopping it ${kv({ pod: podKey(w.pod), uid: w.uid, phase: w.pod.status?.phase })}`);
             beginTermination(w);
             w.pending = "kill";
-          } else if (r.retry) scheduleRetry(w);
+          } else if (r.retry) scheduleRetry(w, r.retryAfterMs);
           continue;
         }
         if (w.state === "terminating") {
@@ -222,12 +224,12 @@ export function createPodWorkers(opts: {
     }
   }
 
-  function scheduleRetry(w: Worker) {
+  function scheduleRetry(w: Worker, afterMs = retryMs) {
     if (w.retry || stopped) return;
     w.retry = opts.clock.setTimeout(() => {
       w.retry = undefined;
       enqueue(w, "sync");
-    }, retryMs);
+    }, afterMs);
   }
 
   function enqueue(w: Worker, type: UpdateType) {

@@ -33,6 +33,9 @@ export async function runtimeReadiness(cri: CriClient): Promise<RuntimeReadiness
   }
 }
 
+/** Upstream runtimeState's error while the runtime has never answered. */
+export const RUNTIME_NOT_CHECKED = "container runtime status check may not have completed yet";
+
 /** Upstream maxWaitForContainerRuntime: the runtime is "down" once it has not answered for this long. */
 export const MAX_WAIT_FOR_CONTAINER_RUNTIME_MS = 30_000;
 /** Upstream pleg relistThreshold: PLEG is unhealthy when no relist completed for this long. */
@@ -51,7 +54,7 @@ export function runtimeDownError(o: { nowMs: number; lastSeenMs?: number; sinceM
   const age = o.nowMs - ref;
   if (age <= threshold) return undefined;
   return o.lastSeenMs === undefined
-    ? `container runtime status check may not have completed yet: no answer in ${goDuration(age)}; threshold is ${goDuration(threshold)}`
+    ? `${RUNTIME_NOT_CHECKED}: no answer in ${goDuration(age)}; threshold is ${goDuration(threshold)}`
     : `container runtime is down: last seen active ${goDuration(age)} ago; threshold is ${goDuration(threshold)}`;
 }
 

@@ -63,6 +63,8 @@ export interface SyncPodResult {
    * resync of 100 pods 4 CRI calls per pod per minute).
    */
   unchanged?: boolean;
+  /** Retry the sync this soon rather than after the error back-off (a volume set-up that failed). */
+  retryAfterMs?: number;
 }
 
 /** Restart back-off keyed by pod uid + container name (10 s doubling to 5 min, reset after 10 min). */

@@ -174,7 +174,7 @@ function containerStatuses(inputs: StatusInputs, specs: StatusSpec[], old: Conta
     const err = inputs.syncErrors?.find((e) => e.container === spec.name);
     if (err && !status.state.running) {
       if (status.state.terminated) status.lastState = { terminated: status.state.terminated };
-      status.state = { waiting: { reason: err.reason, message: err.message } };
+      status.state = { waiting: err.message ? { reason: err.reason, message: err.message } : { reason: err.reason } };
     }
     return status;
   });

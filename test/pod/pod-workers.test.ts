@@ -195,6 +195,26 @@ describe("pod workers", () => {
     expect(w.state("u1")).toBe("finished");
   });
 
+  test("a retry with its own delay (a volume set-up that failed) resyncs that soon, not after the back-off period", async () => {
+    const clock = createSettlingClock();
+    let n = 0;
+    const r = recordingSyncer({ result: () => (++n < 3 ? { retry: true, retryAfterMs: 500 * n } : {}) });
+    const w = createPodWorkers({ syncer: r.syncer, clock, errorRetryMs: 10_000 });
+    w.updatePod({ type: "create", pod: podWithImage("v1") });
+    await w.whenIdle();
+    await clock.advance(499);
+    expect(n).toBe(1);
+    await clock.advance(1);
+    await w.whenIdle();
+    expect(n).toBe(2);
+    await clock.advance(1_000);
+    await w.whenIdle();
+    expect(n).toBe(3);
+    await clock.advance(60_000);
+    await w.whenIdle();
+    expect(n).toBe(3); // synced cleanly: no more retries
+  });
+
   test("a throwing sync is logged and retried, other pods unaffected", async () => {
     const clock = createSettlingClock();
     let calls = 0;

@@ -129,6 +129,8 @@ export interface KubeRuntimeContext {
   readonly podObjects: Map<string, PodApiObjects>;
   /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */
   readonly mountedVolumes: Set<string>;
+  /** Failed volume set-ups in a row per pod UID: how soon the next sync tries again (volumeRetryDelayMs). */
+  readonly mountFailures: Map<string, number>;
   /**
    * Running containers per pod UID as the last PLEG relist (getPods) or pod status saw them: an
    * eviction's first runtime call is then the StopContainer itself, not a listing (see killPod).

@@ -35,7 +35,7 @@ import {
 } from "./context.ts";
 import { containerStatuses, execInContainer, killPodContainers, startPodContainers, stopContainer } from "./container.ts";
 import { listContainerLogs } from "./logs.ts";
-import { forgetMountedVolumes, resolveApiObjects, setUpVolumes, tearDownPod } from "./pod-volumes.ts";
+import { forgetMountedVolumes, resolveApiObjects, setUpVolumes, tearDownPod, volumeRetryDelayMs } from "./pod-volumes.ts";
 import { inputsFor } from "./run-options.ts";
 import { createPodSandbox, podSandboxStatuses, sandboxConfigFor } from "./sandbox.ts";
 
@@ -108,6 +108,7 @@ function createKubeRuntimeContext(opts: KubeRuntimeOptions): KubeRuntimeContext 
     imageBackOff: createBackOff(),
     podObjects: new Map(),
     mountedVolumes: new Set(),
+    mountFailures: new Map(),
     knownRunning: new Map(),
     gcSeenUids: new Set(),
     logPaths: new Map(),
@@ -237,10 +238,15 @@ async function syncPod(
   if (mountError) {
     log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message: mountError })}`);
     ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
+    // Upstream's containers wait in ContainerCreating with no message; the event says why.
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
-      result.errors.push({ container: c.name, reason: "ContainerCreating", message: mountError });
+      result.errors.push({ container: c.name, reason: "ContainerCreating", message: "" });
+    const failures = (ctx.mountFailures.get(ref.uid) ?? 0) + 1;
+    ctx.mountFailures.set(ref.uid, failures);
+    result.retryAfterMs = volumeRetryDelayMs(failures);
     return result;
   }
+  ctx.mountFailures.delete(ref.uid);
   let sandboxId = actions.sandboxId;
   let sandboxConfig: PodSandboxConfig;
   try {
@@ -319,6 +325,7 @@ async function removePod(ctx: KubeRuntimeContext, uid: string): Promise<void> {
   // Upstream unmounts a removed pod's volumes and deletes its directory (cleanupOrphanedPodDirs);
   // with custom volume paths the caller owns them.
   ctx.podObjects.delete(uid);
+  ctx.mountFailures.delete(uid);
   forgetMountedVolumes(ctx, uid);
   opts.apiObjects?.forget(uid);
   // The termination-log files and the subPath bind mounts are ours whoever owns the volumes

@@ -28,6 +28,16 @@ export function defaultVolumeHostPath(ctx: KubeRuntimeContext, pod: KubePod, vol
 }
 
 /**
+ * How long after its `failures`-th failed set-up in a row a pod's volumes are tried again: upstream's
+ * volume manager retries a failed mount after 500 ms, doubling to 2 min 2 s (exponentialbackoff), and
+ * its pod worker waits on the mount, so a token or secret that is refused for a moment (a pod the API
+ * server's node authorizer has not yet seen bound here) does not hold the pod for the sync's 10 s.
+ */
+export function volumeRetryDelayMs(failures: number): number {
+  return Math.min(500 * 2 ** Math.max(0, failures - 1), 122_000);
+}
+
+/**
  * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
  * downward API files written); the first failure is returned as upstream's FailedMount message.
  */
