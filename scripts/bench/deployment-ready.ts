@@ -10,22 +10,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { joinUpstream, startControlPlane, waitNodeReady, webDeployment, type ControlPlane } from "../../test/support/upstream/index.ts";
+import { buildUpstream, joinUpstream, startControlPlane, waitNodeReady, webDeployment, type ControlPlane } from "../../test/support/upstream/index.ts";
 
-const ROOT = join(import.meta.dir, "../..");
 const { values: args } = parseArgs({ options: { runs: { type: "string", default: "10" }, agents: { type: "string", default: "bunlet,kubelet" } } });
 const say = (s: string) => console.error(`deployment-ready: ${s}`);
-
-async function binDir(): Promise<string> {
-  const p = Bun.spawn(["bash", join(ROOT, "scripts/upstream/build.sh")], {
-    stdout: "pipe",
-    stderr: "inherit",
-    env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet" },
-  });
-  const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
-  if (code !== 0) throw new Error("scripts/upstream/build.sh failed");
-  return out.trim().split("\n").pop()!;
-}
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
@@ -96,7 +84,7 @@ async function bench(agent: "bunlet" | "kubelet", bin: string, runs: number): Pr
   }
 }
 
-const bin = await binDir();
+const bin = await buildUpstream("kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet");
 const runs = Number(args.runs);
 const results: Record<string, number[]> = {};
 for (const agent of args.agents!.split(",") as ("bunlet" | "kubelet")[]) results[agent] = await bench(agent, bin, runs);

@@ -5,11 +5,11 @@
 // Starts its own private containerd (test/support/containerd.ts) in temporary directories, then either
 //   agent (default): dist/bunlet (built first if stale, or --binary) with a static pod path; drops N
 //     manifests at once (busybox sleep, offline image, hostNetwork, rename(2) each) and times the first
-//     and the last container running: each container's first act is to touch a marker file of its own
-//     on a hostPath (the file's mtime is when its process ran, in the kernel's clock), and the bench
-//     reads that directory every 20 ms — polling the CRI's ListContainers every 20 ms instead would be
-//     ~700 listings of up to 100 containers, the bench's own load on containerd, the very runtime
-//     whose CPU is the floor here; one ListContainers at the end checks that all are RUNNING. Then
+//     and the last container running (lib/markers.ts): each container's first act is to touch a marker
+//     file of its own on a hostPath (the file's mtime is when its process ran, in the kernel's clock),
+//     and the bench reads that directory every 20 ms — polling the CRI's ListContainers every 20 ms
+//     instead would be ~700 listings of up to 100 containers, the bench's own load on containerd, the
+//     very runtime whose CPU is the floor here; one ListContainers at the end checks that all are RUNNING. Then
 //     per phase, from the agent's own log lines (klog stamps, ms): "pod added" (manifest read → pod
 //     manager → worker), "created pod sandbox" (RunPodSandbox returned), "started container"
 //     (StartContainer returned), "pod phase … to=Running" (status); and per CRI operation the calls and
@@ -20,17 +20,15 @@
 // Both print the CPU time of the agent, of containerd, and of the whole machine (/proc/stat) during
 // the burst, so "the CPUs were full" and "something waited" can be told apart.
 // Cleans up everything — pods, cgroups, directories, containerd, bunlet — on exit, failure or Ctrl-C.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BunletProcess, BINARY, ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz } from "../../test/support/binary.ts";
 import { staticPodFlags } from "../../test/support/agent.ts";
 import { removeCgroupTree } from "../../test/support/cgroup.ts";
-import { staticPodYaml } from "../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
 import { pollUntil } from "../../test/support/wait.ts";
-import type { PodSandboxConfig } from "../../src/cri/types.ts";
-import { POD_NAME_LABEL } from "../../src/pod/kuberuntime/labels.ts";
+import { directBurst as directBurstOf, markerManifest, waitMarkedRunning } from "./lib/markers.ts";
 
 const GOALS = { firstRunningMs: 1000, allRunningMs: 8000 };
 const args = process.argv.slice(2);
@@ -126,16 +124,6 @@ async function runtimeOps(port: number): Promise<Map<string, { count: number; su
 }
 
 const markers = join(base, "markers");
-/** The container's command: mark that its process runs (file named by the pod), then idle. */
-const markAndSleep = (name: string) => ["sh", "-c", `touch /markers/${name}; exec sleep 3600`];
-const manifest = (name: string) =>
-  staticPodYaml(name, {
-    image: "bunlet.local/busybox:1",
-    command: markAndSleep(name),
-    terminationGracePeriodSeconds: 0,
-    hostNetwork: true,
-    container: "      imagePullPolicy: IfNotPresent\n      volumeMounts: [{name: markers, mountPath: /markers}]\n",
-  }) + `  volumes: [{name: markers, hostPath: {path: ${markers}, type: Directory}}]\n`;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -182,18 +170,6 @@ interface Burst {
   cpu: { agent: number; containerd: number; shims: number; shimCount: number; machineBusy: number; wall: number };
 }
 
-/** First and last container process start, from the markers' mtimes (ms after t0Epoch, wall clock). */
-async function waitAllRunning(t0Epoch: number, mark: () => void): Promise<{ firstMs: number; allMs: number }> {
-  await pollUntil(() => readdirSync(markers).length >= pods, `${pods} containers running (markers)`, 300_000, 20);
-  mark();
-  const times = readdirSync(markers).map((f) => Number(statSync(join(markers, f), { bigint: true }).mtimeNs / 1000n) / 1000 - t0Epoch);
-  const running = (await ctd!.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } })).filter((c) =>
-    c.labels?.[POD_NAME_LABEL]?.endsWith(`-${node}`),
-  ).length;
-  if (running < pods) throw new Error(`${pods} markers but only ${running} containers RUNNING`);
-  return { firstMs: Math.min(...times), allMs: Math.max(...times) };
-}
-
 function cpuProbe(agentPid: number | undefined, ctdPid: number) {
   const a0 = agentPid ? cpuSeconds(agentPid) : 0;
   const c0 = cpuSeconds(ctdPid);
@@ -235,53 +211,11 @@ function printBurst(label: string, b: Burst): void {
 
 /** The runtime's floor: N pods by bare CRI calls, `concurrency` at a time. */
 async function directBurst(ctdPid: number): Promise<Burst> {
-  const cri = ctd!.cri;
-  mkdirSync(join(base, "logs"), { recursive: true });
-  const image = "bunlet.local/busybox:1";
   const probe = cpuProbe(undefined, ctdPid);
-  const sandboxMs: number[] = [];
-  const startedMs: number[] = [];
-  mkdirSync(markers, { recursive: true });
-  const t0Epoch = Date.now();
-  const t0 = performance.now();
-  const one = async (i: number) => {
-    const name = `idle${i}-${node}`;
-    const config: PodSandboxConfig = {
-      metadata: { name, namespace: "kube-system", uid: `start100-${process.pid}-${i}`, attempt: 0 },
-      hostname: "",
-      logDirectory: join(base, "logs", name),
-      labels: { [POD_NAME_LABEL]: name },
-      linux: { cgroupParent: `${cgroupRoot}/pod${i}`, securityContext: { namespaceOptions: { network: "NODE", pid: "CONTAINER", ipc: "POD" } } },
-    };
-    mkdirSync(config.logDirectory!, { recursive: true });
-    const sb = await cri.runPodSandbox(config);
-    sandboxMs.push(performance.now() - t0);
-    const id = await cri.createContainer(
-      sb,
-      {
-        metadata: { name: "main", attempt: 0 },
-        image: { image },
-        command: markAndSleep(name),
-        mounts: [{ containerPath: "/markers", hostPath: markers }],
-        logPath: "main/0.log",
-        labels: { [POD_NAME_LABEL]: name },
-        linux: { resources: {}, securityContext: {} },
-      },
-      config,
-    );
-    await cri.startContainer(id);
-    startedMs.push(performance.now() - t0);
-  };
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(directConcurrency, pods) }, async () => {
-    while (next < pods) await one(next++);
-  });
-  const running = waitAllRunning(t0Epoch, probe.mark);
-  await Promise.all(lanes);
-  const r = await running;
-  console.log(`  RunPodSandbox returned   ${spread(sandboxMs)}`);
-  console.log(`  StartContainer returned  ${spread(startedMs)}`);
-  return { ...r, cpu: probe.result() };
+  const r = await directBurstOf({ cri: ctd!.cri, base, cgroupRoot, node, pods, concurrency: directConcurrency, markers, onAll: probe.mark });
+  console.log(`  RunPodSandbox returned   ${spread(r.sandboxMs)}`);
+  console.log(`  StartContainer returned  ${spread(r.startedMs)}`);
+  return { firstMs: r.firstMs, allMs: r.allMs, cpu: probe.result() };
 }
 
 async function agentBurst(ctdPid: number): Promise<Burst> {
@@ -294,12 +228,12 @@ async function agentBurst(ctdPid: number): Promise<Burst> {
   await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/pods`)).ok, "the agent's pod lifecycle", 30_000, 50);
   await Bun.sleep(3000); // past the agent's start-up work
   const names = Array.from({ length: pods }, (_, i) => `idle${i}`);
-  for (const n of names) writeFileSync(join(staging, `${n}.yaml`), manifest(n));
+  for (const n of names) writeFileSync(join(staging, `${n}.yaml`), markerManifest(n, markers));
   const ops0 = await runtimeOps(port);
   const probe = cpuProbe(agent.pid, ctdPid);
   const t0Epoch = Date.now();
   for (const n of names) renameSync(join(staging, `${n}.yaml`), join(manifests, `${n}.yaml`));
-  const r = await waitAllRunning(t0Epoch, probe.mark);
+  const r = await waitMarkedRunning({ cri: ctd!.cri, node, markers, pods, t0Epoch, onAll: probe.mark });
   // The status of the last pods follows its container by a sync: wait for the log to show them all.
   await pollUntil(
     () => (agent!.stderr().match(/ pod phase pod=\S+\/idle\d+-\S+ .*to=Running/g)?.length ?? 0) >= pods,

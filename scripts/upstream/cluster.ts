@@ -7,20 +7,10 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { startControlPlane, stopControlPlaneDir } from "../../test/support/upstream/control-plane.ts";
+import { buildUpstream } from "../../test/support/upstream/index.ts";
 
 const dir = process.env.BUNLET_CLUSTER_DIR ?? "/tmp/bunlet-upstream-cluster";
 const say = (s: string) => console.error(`cluster: ${s}`);
-
-async function binDir(): Promise<string> {
-  const p = Bun.spawn(["bash", join(import.meta.dir, "build.sh")], {
-    stdout: "pipe",
-    stderr: "inherit",
-    env: { ...process.env, BUNLET_UPSTREAM_TARGETS: "kube-apiserver kube-controller-manager kube-scheduler kubectl" },
-  });
-  const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
-  if (code !== 0) throw new Error("scripts/upstream/build.sh failed");
-  return out.trim().split("\n").pop()!;
-}
 
 function exports(): string {
   return `export KUBECONFIG=${join(dir, "admin.kubeconfig")}\nexport BOOTSTRAP_KUBECONFIG=${join(dir, "bootstrap-kubelet.kubeconfig")}`;
@@ -33,7 +23,12 @@ async function up(): Promise<void> {
     return;
   }
   rmSync(dir, { recursive: true, force: true });
-  const cp = await startControlPlane({ dir, binDir: await binDir(), keepDir: true, port: Number(process.env.BUNLET_CLUSTER_PORT ?? 6443) });
+  const cp = await startControlPlane({
+    dir,
+    binDir: await buildUpstream("kube-apiserver kube-controller-manager kube-scheduler kubectl"),
+    keepDir: true,
+    port: Number(process.env.BUNLET_CLUSTER_PORT ?? 6443),
+  });
   say(`up: ${cp.server}; logs in ${join(dir, "logs")}; stop with \`bash scripts/upstream/cluster.sh down\``);
   console.log(exports());
 }

@@ -96,3 +96,34 @@ export function anonMappingsMb(pid: number, top = 8): { mapping: string; anonMb:
     .sort((a, b) => b.anonMb - a.anonMb)
     .slice(0, top);
 }
+
+/** RSS and PSS in MB (Rss and Pss of /proc/<pid>/smaps_rollup): PSS shares the executable's file pages with other processes mapping it. */
+export function rssPssMb(pid: number): { rss: number; pss: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
+  return { rss: kb("Rss") / 1024, pss: kb("Pss") / 1024 };
+}
+
+/**
+ * Voluntary context switches of each thread of a process, by thread id (voluntary_ctxt_switches of
+ * /proc/<pid>/task/<tid>/status): one per time a thread went to sleep, so their growth is the process's
+ * wake-ups, whichever thread (a Go program's runtime threads, JSC's helpers) woke.
+ */
+export function voluntarySwitchesByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"));
+      if (m) out.set(tid, Number(m[1]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}

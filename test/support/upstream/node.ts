@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
 import { issueCert } from "../apiserver/pki.ts";
-import { createCgroupTree } from "../cgroup.ts";
 import { until } from "../wait.ts";
 import { acquireContainerd, tearDownPods, type TestContainerd } from "../containerd.ts";
 import { startControlPlane, type AuditEvent, type ControlPlane } from "./control-plane.ts";
+import { forUpstreamKubelet, kubeadmKubeletConfig } from "./kubelet-config.ts";
 
 export interface UpstreamNodeOptions {
   /** Names the node's files (/tmp/bunlet-<name>-<pid>) and cgroup root; the Node itself is `localhost` (see NODE_NAME). */
@@ -49,39 +49,6 @@ export interface UpstreamNode {
  */
 export const NODE_NAME = "localhost";
 
-/** kubeadm's KubeletConfiguration (cmd/kubeadm/app/componentconfigs/kubelet.go defaults), on this node's paths. */
-export function kubeadmKubeletConfig(
-  a: { caFile: string; manifests: string; endpoint: string; cgroupRoot: string; podLogsDir: string; port: number },
-  extra: string[] = [],
-): string {
-  return [
-    "apiVersion: kubelet.config.k8s.io/v1beta1",
-    "kind: KubeletConfiguration",
-    "authentication:",
-    "  anonymous: { enabled: false }",
-    "  webhook: { enabled: true, cacheTTL: 0s }",
-    `  x509: { clientCAFile: ${a.caFile} }`,
-    "authorization:",
-    "  mode: Webhook",
-    "  webhook: { cacheAuthorizedTTL: 0s, cacheUnauthorizedTTL: 0s }",
-    "cgroupDriver: cgroupfs",
-    "clusterDNS: [10.96.0.10]",
-    "clusterDomain: cluster.local",
-    "rotateCertificates: true",
-    `staticPodPath: ${a.manifests}`,
-    "fileCheckFrequency: 1s",
-    `containerRuntimeEndpoint: ${a.endpoint}`,
-    `cgroupRoot: ${a.cgroupRoot}`,
-    `podLogsDir: ${a.podLogsDir}`,
-    "healthzBindAddress: 127.0.0.1",
-    "healthzPort: 0",
-    "readOnlyPort: 0",
-    `port: ${a.port}`,
-    ...extra,
-    "",
-  ].join("\n");
-}
-
 /**
  * Kills at once and removes every pod the node ran — those with a directory under <rootDir>/pods — and
  * not the pods of another node on the same containerd.
@@ -115,18 +82,11 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   try {
     await o.prepare?.({ ctd, manifests, base, cgroupRoot });
     const config = join(base, "kubelet.yaml");
-    await Bun.write(
-      config,
-      kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config),
-    );
     const kubelet = o.agent === "kubelet";
     if (kubelet && !o.binary) throw new Error("joinUpstream: the upstream kubelet needs its binary");
     const binary = o.binary ?? (await ensureBuilt());
-    // The upstream kubelet refuses cgroup v1 hosts unless told not to (KubeletConfiguration failCgroupV1).
-    if (kubelet && !(await Bun.file("/sys/fs/cgroup/cgroup.controllers").exists()))
-      await Bun.write(config, (await Bun.file(config).text()) + "failCgroupV1: false\n");
-    // ...and wants its cgroupRoot to exist in every hierarchy (bunlet creates it).
-    if (kubelet) createCgroupTree(cgroupRoot);
+    const text = kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config);
+    await Bun.write(config, kubelet ? forUpstreamKubelet(text, cgroupRoot) : text);
     proc = spawnBunlet(
       [
         "--config",

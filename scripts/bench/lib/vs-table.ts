@@ -1,0 +1,116 @@
+// vs-kubelet.ts's result: its figures per agent, turned into one table — figure | kubelet | bunlet |
+// ratio (bunlet ÷ kubelet) | goal | met — printed and written as JSON.
+import { writeFileSync } from "node:fs";
+import type { Burst, IdleFigures, Readoption } from "./agent-figures.ts";
+import { percentile } from "./scratch-node.ts";
+
+/** What one agent's runs gave; a figure not measured (or failed) is absent. */
+export interface AgentResult {
+  idle0?: IdleFigures;
+  idle100?: IdleFigures;
+  burst?: Burst;
+  restart?: Readoption;
+  /** Figure 3, one sample a run. */
+  podStartMs: number[];
+  errors: string[];
+}
+
+/** The bare-CRI floor: all 100 running, ms, by concurrency. */
+export type Floor = Record<number, { firstMs: number; allMs: number }>;
+
+export interface Row {
+  figure: string;
+  unit: string;
+  kubelet?: number;
+  bunlet?: number;
+  /** bunlet ÷ kubelet. */
+  ratio?: number;
+  goal: string;
+  met?: boolean;
+}
+
+type Goal = { kind: "ratio"; max: number } | { kind: "bunlet"; max: number; unit: string } | { kind: "none" };
+
+function row(figure: string, unit: string, k: number | undefined, b: number | undefined, goal: Goal): Row {
+  const ratio = k !== undefined && b !== undefined && k > 0 ? b / k : undefined;
+  const r: Row = { figure, unit, kubelet: k, bunlet: b, ratio, goal: "—" };
+  if (goal.kind === "ratio") {
+    r.goal = `≤ ${goal.max.toFixed(2)}×`;
+    r.met = ratio !== undefined && ratio <= goal.max;
+  } else if (goal.kind === "bunlet") {
+    r.goal = `bunlet ≤ ${goal.max} ${goal.unit}`;
+    r.met = b !== undefined && b <= goal.max;
+  }
+  return r;
+}
+
+function idleRows(pods: number, k: IdleFigures | undefined, b: IdleFigures | undefined, rssGoal: number): Row[] {
+  const at = `1. idle, ${pods} pods`;
+  return [
+    row(`${at}: CPU`, "% of a core", k?.cpuPct, b?.cpuPct, { kind: "ratio", max: 0.5 }),
+    row(`${at}: RSS`, "MB", k?.rssMb, b?.rssMb, { kind: "ratio", max: rssGoal }),
+    row(`${at}: PSS`, "MB", k?.pssMb, b?.pssMb, { kind: "none" }),
+    row(`${at}: wake-ups`, "/s", k?.wakeupsPerS, b?.wakeupsPerS, { kind: "none" }),
+  ];
+}
+
+/** The best (lowest) all-running time of the floor, with its concurrency. */
+export function bestFloor(floor: Floor): { concurrency: number; allMs: number } | undefined {
+  const all = Object.entries(floor).map(([c, f]) => ({ concurrency: Number(c), allMs: f.allMs }));
+  return all.length ? all.reduce((a, b) => (b.allMs < a.allMs ? b : a)) : undefined;
+}
+
+export function tableRows(k: AgentResult, b: AgentResult, floor: Floor): Row[] {
+  const best = bestFloor(floor)?.allMs;
+  const s = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+  const perFloor = (ms: number | undefined) => (ms === undefined || best === undefined ? undefined : ms / best);
+  const med = (xs: number[]) => (xs.length ? percentile(xs, 50) : undefined);
+  const p90 = (xs: number[]) => (xs.length ? percentile(xs, 90) : undefined);
+  const restart = row("4. restart, 100 pods: start → all re-adopted", "s", s(k.restart?.ms), s(b.restart?.ms), { kind: "ratio", max: 0.5 });
+  if (restart.met && !b.restart?.sameContainers) restart.met = false;
+  return [
+    ...idleRows(0, k.idle0, b.idle0, 1.0),
+    ...idleRows(100, k.idle100, b.idle100, 0.8),
+    row("2. 100 manifests at once: first running", "s", s(k.burst?.firstMs), s(b.burst?.firstMs), { kind: "bunlet", max: 1, unit: "s" }),
+    row("2. 100 manifests at once: all running", "s", s(k.burst?.allMs), s(b.burst?.allMs), { kind: "ratio", max: 0.8 }),
+    row("2. all running ÷ best bare-CRI floor", "×", perFloor(k.burst?.allMs), perFloor(b.burst?.allMs), { kind: "bunlet", max: 1.15, unit: "×" }),
+    row("3. one static pod: manifest → running, median", "ms", med(k.podStartMs), med(b.podStartMs), { kind: "ratio", max: 0.5 }),
+    row("3. one static pod: manifest → running, p90", "ms", p90(k.podStartMs), p90(b.podStartMs), { kind: "none" }),
+    restart,
+  ].filter((r) => r.kubelet !== undefined || r.bunlet !== undefined);
+}
+
+const fmt = (x: number | undefined, unit: string): string => {
+  if (x === undefined || Number.isNaN(x)) return "—";
+  const digits = unit === "ms" ? 0 : unit === "MB" || unit === "/s" ? 1 : 2;
+  return `${x.toFixed(digits)} ${unit}`;
+};
+
+/** The table as Markdown, one line a row. */
+export function formatTable(rows: Row[]): string {
+  const cells = [
+    ["figure", "kubelet", "bunlet", "ratio", "goal", "met"],
+    ...rows.map((r) => [
+      r.figure,
+      fmt(r.kubelet, r.unit),
+      fmt(r.bunlet, r.unit),
+      r.ratio === undefined ? "—" : `${r.ratio.toFixed(2)}×`,
+      r.goal,
+      r.met === undefined ? "—" : r.met ? "yes" : "no",
+    ]),
+  ];
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => `| ${c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join(" | ")} |`;
+  return [
+    line(cells[0]!),
+    `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`,
+    ...cells.slice(1).map(line),
+  ].join("\n");
+}
+
+export function writeJson(
+  path: string,
+  doc: { rows: Row[]; kubelet: AgentResult; bunlet: AgentResult; floor: Floor; floorErrors: string[]; context: Record<string, unknown> },
+): void {
+  writeFileSync(path, `${JSON.stringify(doc, null, 2)}\n`);
+}

@@ -1,0 +1,197 @@
+// bunlet against the upstream kubelet, standalone (static pods only, no API server), on one private
+// containerd (docs/benchmarks.md#against-the-kubelet):
+//   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
+//     [--bunlet PATH] [--kubelet PATH]
+// The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
+// once, cached under /var/tmp). Every run is one agent on a fresh scratch node (lib/scratch-node.ts: its
+// own directories, cgroup root and node name, the same standalone KubeletConfiguration for both), and
+// only one agent runs at a time (each would kill the other's pods as orphans).
+//   1. idle with 0 pods (after --settle, default 10 s) and with 100 pods (after the burst of 2, then
+//      --settle): CPU % of one core (utime+stime over --window, default 60 s), RSS and PSS
+//      (smaps_rollup, window maxima), wake-ups/s (voluntary context switches of all threads);
+//   2. 100 marker manifests dropped at once → first and last container running (lib/markers.ts: each
+//      container touches its own file first), and the bare-CRI floor (the same pods by CRI calls, no
+//      agent, 2, 4, 8 and 100 at a time): each agent's all-running time ÷ the best floor;
+//   4. restart with the 100 pods running: agent stopped, started again → its /pods reports every
+//      pod's container running with the same ID, and the CRI shows the same containers, none new;
+//   3. one static pod, manifest → container running: --runs runs (default 20) per agent, alternately
+//      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod.
+// Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor; --only 1 3
+// (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
+// met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
+// directories and containerd on exit, failure and Ctrl-C.
+import { spawnSync } from "node:child_process";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { BINARY, ensureBuilt } from "../../test/support/binary.ts";
+import { acquireContainerd } from "../../test/support/containerd.ts";
+import { buildUpstream } from "../../test/support/upstream/index.ts";
+import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
+import { directBurst } from "./lib/markers.ts";
+import { type AgentKind, createScratchNode, loadAverage, onInterrupt } from "./lib/scratch-node.ts";
+import { type AgentResult, type Floor, bestFloor, formatTable, tableRows, writeJson } from "./lib/vs-table.ts";
+
+const PODS = 100;
+const FLOOR_CONCURRENCY = [2, 4, 8, 100];
+
+interface Options {
+  runs: number;
+  figures: Set<number>;
+  json?: string;
+  windowS: number;
+  settleS: number;
+  bunlet?: string;
+  kubelet?: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { runs: 20, figures: new Set([1, 2, 3, 4]), windowS: 60, settleS: 10 };
+  const value = (i: number) => {
+    const v = argv[i + 1];
+    if (v === undefined) throw new Error(`${argv[i]} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--runs") o.runs = Number(value(i++));
+    else if (a === "--window") o.windowS = Number(value(i++));
+    else if (a === "--settle") o.settleS = Number(value(i++));
+    else if (a === "--json") o.json = value(i++);
+    else if (a === "--bunlet") o.bunlet = value(i++);
+    else if (a === "--kubelet") o.kubelet = value(i++);
+    else if (a === "--only") {
+      o.figures = new Set();
+      while (/^[1-4](,[1-4])*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
+      if (o.figures.size === 0) throw new Error("--only needs figures: 1 to 4");
+    } else throw new Error(`unknown argument ${a}: see the header of scripts/bench/vs-kubelet.ts`);
+  }
+  if (!(o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
+  return o;
+}
+
+const say = (s: string) => console.error(`vs-kubelet: ${s}`);
+const fail = (r: AgentResult, what: string, e: unknown) => {
+  r.errors.push(`${what}: ${(e as Error).message}`);
+  say(`${what} failed: ${(e as Error).message}`);
+};
+
+/** Figures 1, 2 and 4 of one agent, on one node: idle 0 pods, the burst, idle 100 pods, the restart. */
+async function heavyRun(kind: AgentKind, binary: string, o: Options, r: AgentResult): Promise<void> {
+  const sn = await createScratchNode(`vsk-${kind}`, { agent: kind, binary, build: false });
+  try {
+    const agent = await sn.startAgent();
+    if (o.figures.has(1)) r.idle0 = await measureIdle(agent.pid, o.windowS, o.settleS);
+    say(`${kind}: idle with 0 pods ${JSON.stringify(r.idle0 ?? {})}`);
+    const burst = await manifestBurst(sn, PODS);
+    if (o.figures.has(2)) r.burst = burst;
+    say(`${kind}: ${PODS} manifests at once ${JSON.stringify(burst)}`);
+    if (o.figures.has(1)) r.idle100 = await measureIdle(sn.agent!.pid, o.windowS, o.settleS);
+    say(`${kind}: idle with ${PODS} pods ${JSON.stringify(r.idle100 ?? {})}`);
+    if (o.figures.has(4)) r.restart = await restartReadoption(sn, PODS);
+    say(`${kind}: restart ${JSON.stringify(r.restart ?? {})}`);
+  } catch (e) {
+    fail(r, `${kind}, figures 1, 2 and 4`, e);
+  } finally {
+    await sn.cleanup();
+  }
+}
+
+/** The bare-CRI floor: the 100 marker pods by CRI calls, at each concurrency, each on a fresh node. */
+async function floorRuns(errors: string[]): Promise<Floor> {
+  const floor: Floor = {};
+  for (const concurrency of FLOOR_CONCURRENCY) {
+    const sn = await createScratchNode(`vsk-floor${concurrency}`, { build: false });
+    try {
+      const b = await directBurst({
+        cri: sn.ctd.cri,
+        base: sn.base,
+        cgroupRoot: sn.cgroupRoot,
+        node: sn.node,
+        pods: PODS,
+        concurrency,
+        markers: join(sn.base, "markers"),
+      });
+      floor[concurrency] = { firstMs: b.firstMs, allMs: b.allMs };
+      say(`bare CRI, ${concurrency} at a time: first ${b.firstMs.toFixed(0)} ms, all ${b.allMs.toFixed(0)} ms`);
+    } catch (e) {
+      errors.push(`bare CRI, ${concurrency} at a time: ${(e as Error).message}`);
+      say(errors.at(-1)!);
+    } finally {
+      await sn.cleanup();
+    }
+  }
+  return floor;
+}
+
+/** Figure 3, one run: a fresh node, the agent, one untimed pod, then the timed one. */
+async function podStartRun(kind: AgentKind, binary: string, o: Options, r: AgentResult, run: number): Promise<void> {
+  const sn = await createScratchNode(`vsk-pod-${kind}`, { agent: kind, binary, build: false });
+  try {
+    await sn.startAgent();
+    await Bun.sleep((o.settleS / 2) * 1000);
+    await onePodStart(sn, "warmup");
+    await Bun.sleep(1000);
+    const ms = await onePodStart(sn, "timed");
+    r.podStartMs.push(ms);
+    say(`${kind}: one pod, run ${run + 1}: ${ms.toFixed(0)} ms`);
+  } catch (e) {
+    fail(r, `${kind}, figure 3, run ${run + 1}`, e);
+  } finally {
+    await sn.cleanup();
+  }
+}
+
+const o = parseOptions(process.argv.slice(2));
+const bunletBin = o.bunlet ?? (await ensureBuilt());
+const kubeletBin = o.kubelet ?? join(await buildUpstream("kubelet"), "kubelet");
+const binaries: Record<AgentKind, string> = { bunlet: bunletBin, kubelet: kubeletBin };
+const results: Record<AgentKind, AgentResult> = { kubelet: { podStartMs: [], errors: [] }, bunlet: { podStartMs: [], errors: [] } };
+let floor: Floor = {};
+const floorErrors: string[] = [];
+const loadBefore = loadAverage();
+// One containerd for every node of the run: each node's release leaves it up while this reference holds.
+const ctd = await acquireContainerd();
+const releaseOnInterrupt = onInterrupt(() => ctd.release());
+try {
+  if (o.figures.has(1) || o.figures.has(2) || o.figures.has(4))
+    for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, binaries[kind], o, results[kind]);
+  if (o.figures.has(2)) floor = await floorRuns(floorErrors);
+  if (o.figures.has(3))
+    for (let i = 0; i < o.runs; i++)
+      for (const kind of i % 2 === 0 ? (["kubelet", "bunlet"] as const) : (["bunlet", "kubelet"] as const))
+        await podStartRun(kind, binaries[kind], o, results[kind], i);
+} finally {
+  releaseOnInterrupt();
+  await ctd.release();
+}
+
+const rows = tableRows(results.kubelet, results.bunlet, floor);
+console.log(formatTable(rows));
+const best = bestFloor(floor);
+if (best)
+  console.log(
+    `bare-CRI floor, all ${PODS} running: ${Object.entries(floor)
+      .map(([c, f]) => `${c} at a time ${(f.allMs / 1000).toFixed(2)} s`)
+      .join(", ")}; best ${(best.allMs / 1000).toFixed(2)} s`,
+  );
+for (const kind of ["kubelet", "bunlet"] as const) {
+  const rs = results[kind].restart;
+  if (rs)
+    console.log(`${kind} restart: containers ${rs.containersBefore} before, ${rs.containersAfter} after, ${rs.sameContainers ? "the same" : "NOT the same"}`);
+}
+const kubeletVersion = spawnSync(kubeletBin, ["--version"], { encoding: "utf8" }).stdout.trim();
+const context = {
+  date: new Date().toISOString(),
+  bunlet: bunletBin === BINARY ? "dist/bunlet" : bunletBin,
+  kubelet: `${kubeletBin} (${kubeletVersion})`,
+  bun: Bun.version,
+  cpus: cpus().length,
+  loadBefore,
+  loadAfter: loadAverage(),
+  options: { ...o, figures: [...o.figures] },
+};
+console.log(`${context.bunlet} vs ${context.kubelet}; Bun ${context.bun}; ${context.cpus} CPUs; load ${loadBefore} before, ${context.loadAfter} after`);
+if (o.json) writeJson(o.json, { rows, kubelet: results.kubelet, bunlet: results.bunlet, floor, floorErrors, context });
+const errors = [...results.kubelet.errors, ...results.bunlet.errors, ...floorErrors];
+for (const e of errors) console.log(`error: ${e}`);
+if (errors.length) process.exit(1);
