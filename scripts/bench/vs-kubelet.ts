@@ -15,7 +15,8 @@
 //   4. restart with the 100 pods running: agent stopped, started again → its /pods reports every
 //      pod's container running with the same ID, and the CRI shows the same containers, none new;
 //   3. one static pod, manifest → container running: --runs runs (default 20) per agent, alternately
-//      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod.
+//      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod;
+//      after each pair, the floor: the same pod by bare CRI calls on a fresh node with no agent.
 // Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor; --only 1 3
 // (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
@@ -141,12 +142,42 @@ async function podStartRun(kind: AgentKind, binary: string, o: Options, r: Agent
   }
 }
 
+/** Figure 3's floor, one run: a fresh node with no agent, one untimed pod by bare CRI calls, then the timed one. */
+async function podStartFloorRun(o: Options, samples: number[], errors: string[], run: number): Promise<void> {
+  const sn = await createScratchNode("vsk-pod-floor", { build: false });
+  try {
+    const one = (first: number) =>
+      directBurst({
+        cri: sn.ctd.cri,
+        base: sn.base,
+        cgroupRoot: sn.cgroupRoot,
+        node: sn.node,
+        pods: 1,
+        concurrency: 1,
+        first,
+        markers: join(sn.base, `markers-${first}`),
+      });
+    await Bun.sleep((o.settleS / 2) * 1000);
+    await one(0);
+    await Bun.sleep(1000);
+    const { firstMs } = await one(1);
+    samples.push(firstMs);
+    say(`bare CRI: one pod, run ${run + 1}: ${firstMs.toFixed(0)} ms`);
+  } catch (e) {
+    errors.push(`bare CRI, one pod, run ${run + 1}: ${(e as Error).message}`);
+    say(errors.at(-1)!);
+  } finally {
+    await sn.cleanup();
+  }
+}
+
 const o = parseOptions(process.argv.slice(2));
 const bunletBin = o.bunlet ?? (await ensureBuilt());
 const kubeletBin = o.kubelet ?? join(await buildUpstream("kubelet"), "kubelet");
 const binaries: Record<AgentKind, string> = { bunlet: bunletBin, kubelet: kubeletBin };
 const results: Record<AgentKind, AgentResult> = { kubelet: { podStartMs: [], errors: [] }, bunlet: { podStartMs: [], errors: [] } };
 let floor: Floor = {};
+const podStartFloorMs: number[] = [];
 const floorErrors: string[] = [];
 const loadBefore = loadAverage();
 // One containerd for every node of the run: each node's release leaves it up while this reference holds.
@@ -157,15 +188,17 @@ try {
     for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, binaries[kind], o, results[kind]);
   if (o.figures.has(2)) floor = await floorRuns(floorErrors);
   if (o.figures.has(3))
-    for (let i = 0; i < o.runs; i++)
+    for (let i = 0; i < o.runs; i++) {
       for (const kind of i % 2 === 0 ? (["kubelet", "bunlet"] as const) : (["bunlet", "kubelet"] as const))
         await podStartRun(kind, binaries[kind], o, results[kind], i);
+      await podStartFloorRun(o, podStartFloorMs, floorErrors, i);
+    }
 } finally {
   releaseOnInterrupt();
   await ctd.release();
 }
 
-const rows = tableRows(results.kubelet, results.bunlet, floor);
+const rows = tableRows(results.kubelet, results.bunlet, floor, podStartFloorMs);
 console.log(formatTable(rows));
 const best = bestFloor(floor);
 if (best)
@@ -191,7 +224,7 @@ const context = {
   options: { ...o, figures: [...o.figures] },
 };
 console.log(`${context.bunlet} vs ${context.kubelet}; Bun ${context.bun}; ${context.cpus} CPUs; load ${loadBefore} before, ${context.loadAfter} after`);
-if (o.json) writeJson(o.json, { rows, kubelet: results.kubelet, bunlet: results.bunlet, floor, floorErrors, context });
+if (o.json) writeJson(o.json, { rows, kubelet: results.kubelet, bunlet: results.bunlet, floor, podStartFloorMs, floorErrors, context });
 const errors = [...results.kubelet.errors, ...results.bunlet.errors, ...floorErrors];
 for (const e of errors) console.log(`error: ${e}`);
 if (errors.length) process.exit(1);

@@ -44,6 +44,13 @@ describe("tableRows", () => {
     expect(Object.keys(rows).some((f) => f.startsWith("1."))).toBe(false);
   });
 
+  test("one pod's bare-CRI floor: its median in both columns without a ratio, and each agent's median over it", () => {
+    const rows = byFigure(tableRows(kubelet, bunlet, floor, [250, 300, 200]));
+    expect(rows["3. one pod by bare CRI calls (the floor), median"]).toMatchObject({ kubelet: 250, bunlet: 250, ratio: undefined, goal: "—" });
+    expect(rows["3. one static pod: median over the floor"]).toMatchObject({ kubelet: 650, bunlet: 150, ratio: 150 / 650 });
+    expect(Object.keys(byFigure(tableRows(kubelet, bunlet, floor))).some((f) => f.includes("floor), median"))).toBe(false);
+  });
+
   test("a figure only one agent has gets no ratio and misses a ratio goal", () => {
     const rows = byFigure(tableRows({ podStartMs: [], errors: ["x"] }, bunlet, {}));
     expect(rows["1. idle, 0 pods: CPU"]).toMatchObject({ kubelet: undefined, ratio: undefined, met: false });

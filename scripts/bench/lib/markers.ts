@@ -85,6 +85,8 @@ export async function directBurst(o: {
   pods: number;
   concurrency: number;
   markers: string;
+  /** The first pod's index (default 0): pod<first> … pod<first + pods − 1>. */
+  first?: number;
   onAll?: () => void;
 }): Promise<DirectBurst> {
   const { cri } = o;
@@ -121,9 +123,10 @@ export async function directBurst(o: {
     await cri.startContainer(id);
     startedMs.push(performance.now() - t0);
   };
-  let next = 0;
+  const first = o.first ?? 0;
+  let next = first;
   const lanes = Array.from({ length: Math.min(o.concurrency, o.pods) }, async () => {
-    while (next < o.pods) await one(next++);
+    while (next < first + o.pods) await one(next++);
   });
   const running = waitMarkedRunning({ cri, node: o.node, markers: o.markers, pods: o.pods, t0Epoch, onAll: o.onAll });
   await Promise.all(lanes);

@@ -60,7 +60,17 @@ export function bestFloor(floor: Floor): { concurrency: number; allMs: number } 
   return all.length ? all.reduce((a, b) => (b.allMs < a.allMs ? b : a)) : undefined;
 }
 
-export function tableRows(k: AgentResult, b: AgentResult, floor: Floor): Row[] {
+/** Figure 3 against its bare-CRI floor (the same pod by CRI calls, no agent): the floor's median, and each agent's median over it. */
+function podStartFloorRows(k: number[], b: number[], floorMs: number[]): Row[] {
+  if (!floorMs.length) return [];
+  const f = percentile(floorMs, 50);
+  const over = (xs: number[]) => (xs.length ? percentile(xs, 50) - f : undefined);
+  const floorRow = row("3. one pod by bare CRI calls (the floor), median", "ms", f, f, { kind: "none" });
+  floorRow.ratio = undefined;
+  return [floorRow, row("3. one static pod: median over the floor", "ms", over(k), over(b), { kind: "none" })];
+}
+
+export function tableRows(k: AgentResult, b: AgentResult, floor: Floor, podStartFloorMs: number[] = []): Row[] {
   const best = bestFloor(floor)?.allMs;
   const s = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
   const perFloor = (ms: number | undefined) => (ms === undefined || best === undefined ? undefined : ms / best);
@@ -76,6 +86,7 @@ export function tableRows(k: AgentResult, b: AgentResult, floor: Floor): Row[] {
     row("2. all running ÷ best bare-CRI floor", "×", perFloor(k.burst?.allMs), perFloor(b.burst?.allMs), { kind: "bunlet", max: 1.15, unit: "×" }),
     row("3. one static pod: manifest → running, median", "ms", med(k.podStartMs), med(b.podStartMs), { kind: "ratio", max: 0.5 }),
     row("3. one static pod: manifest → running, p90", "ms", p90(k.podStartMs), p90(b.podStartMs), { kind: "none" }),
+    ...podStartFloorRows(k.podStartMs, b.podStartMs, podStartFloorMs),
     restart,
   ].filter((r) => r.kubelet !== undefined || r.bunlet !== undefined);
 }
@@ -110,7 +121,15 @@ export function formatTable(rows: Row[]): string {
 
 export function writeJson(
   path: string,
-  doc: { rows: Row[]; kubelet: AgentResult; bunlet: AgentResult; floor: Floor; floorErrors: string[]; context: Record<string, unknown> },
+  doc: {
+    rows: Row[];
+    kubelet: AgentResult;
+    bunlet: AgentResult;
+    floor: Floor;
+    podStartFloorMs: number[];
+    floorErrors: string[];
+    context: Record<string, unknown>;
+  },
 ): void {
   writeFileSync(path, `${JSON.stringify(doc, null, 2)}\n`);
 }
