@@ -14,7 +14,7 @@ const kubelet: AgentResult = {
 const bunlet: AgentResult = {
   idle0: idle(0.4, 70),
   idle100: idle(1.5, 70),
-  burst: { firstMs: 700, allMs: 12_000 },
+  burst: { firstMs: 700, allMs: 12_000, agentCpuMs: 1500 },
   restart: { ms: 1000, sameContainers: true, containersBefore: 100, containersAfter: 100 },
   podStartMs: [300, 500, 400],
   errors: [],
@@ -33,6 +33,7 @@ describe("tableRows", () => {
     expect(rows["2. 100 manifests at once: first running"]).toMatchObject({ kubelet: 0.9, bunlet: 0.7, goal: "bunlet ≤ 1 s", met: true });
     expect(rows["2. 100 manifests at once: all running"]).toMatchObject({ ratio: 0.6, met: true });
     expect(rows["2. all running ÷ best bare-CRI floor"]).toMatchObject({ kubelet: 2, bunlet: 1.2, met: false });
+    expect(rows["2. the agent's own CPU time meanwhile"]).toMatchObject({ kubelet: undefined, bunlet: 1.5, goal: "—" });
     expect(rows["3. one static pod: manifest → running, median"]).toMatchObject({ kubelet: 900, bunlet: 400, met: true });
     expect(rows["4. restart, 100 pods: start → all re-adopted"]).toMatchObject({ kubelet: 4, bunlet: 1, ratio: 0.25, met: true });
   });

@@ -46,6 +46,8 @@ export interface Burst {
   /** Manifests renamed in → first and last container process start, ms. */
   firstMs: number;
   allMs: number;
+  /** The agent's own CPU time (utime+stime) from the drop until the last container ran, ms. */
+  agentCpuMs?: number;
 }
 
 /** Drops `pods` marker manifests (b<i>) at once and times the first and the last container running. */
@@ -54,9 +56,13 @@ export async function manifestBurst(sn: ScratchNode, pods: number): Promise<Burs
   mkdirSync(markers, { recursive: true });
   const names = Array.from({ length: pods }, (_, i) => `b${i}`);
   const drop = sn.stageManifests(Object.fromEntries(names.map((n) => [n, markerManifest(n, markers)])));
+  const pid = sn.agent!.pid;
+  const c0 = cpuSeconds(pid);
   const t0Epoch = Date.now();
   drop();
-  return waitMarkedRunning({ cri: sn.ctd.cri, node: sn.node, markers, pods, t0Epoch });
+  let c1 = c0;
+  const marked = await waitMarkedRunning({ cri: sn.ctd.cri, node: sn.node, markers, pods, t0Epoch, onAll: () => (c1 = cpuSeconds(pid)) });
+  return { ...marked, agentCpuMs: (c1 - c0) * 1000 };
 }
 
 /** One marker manifest `name` dropped → its container running, ms (the marker directory read every 5 ms). */

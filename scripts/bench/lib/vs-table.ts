@@ -83,6 +83,7 @@ export function tableRows(k: AgentResult, b: AgentResult, floor: Floor, podStart
     ...idleRows(100, k.idle100, b.idle100, 0.8),
     row("2. 100 manifests at once: first running", "s", s(k.burst?.firstMs), s(b.burst?.firstMs), { kind: "bunlet", max: 1, unit: "s" }),
     row("2. 100 manifests at once: all running", "s", s(k.burst?.allMs), s(b.burst?.allMs), { kind: "ratio", max: 0.8 }),
+    row("2. the agent's own CPU time meanwhile", "s", s(k.burst?.agentCpuMs), s(b.burst?.agentCpuMs), { kind: "none" }),
     row("2. all running ÷ best bare-CRI floor", "×", perFloor(k.burst?.allMs), perFloor(b.burst?.allMs), { kind: "bunlet", max: 1.15, unit: "×" }),
     row("3. one static pod: manifest → running, median", "ms", med(k.podStartMs), med(b.podStartMs), { kind: "ratio", max: 0.5 }),
     row("3. one static pod: manifest → running, p90", "ms", p90(k.podStartMs), p90(b.podStartMs), { kind: "none" }),
