@@ -24,7 +24,7 @@ export interface FileSourceOptions {
   onUpdate: (u: PodUpdate) => void;
   /** Called with the current manifest errors after each read (empty when all files are fine). */
   onErrors?: (errors: ManifestError[]) => void;
-  /** Delay between a filesystem event and the re-read. */
+  /** Quiet time after the last filesystem event before the re-read (default FILE_EVENT_DEBOUNCE_MS). */
   debounceMs?: number;
   /** Size cap and read timeout per manifest (defaults in read-manifest.ts). */
   limits?: ReadLimits;
@@ -166,6 +166,12 @@ export async function readStaticPods(path: string, nodeName: string, limits: Rea
   return { pods: all.flatMap((f) => f.pods), errors: all.flatMap((f) => f.errors), exists: true, files, warnings };
 }
 
+/**
+ * An editor's write and rename, or a script's burst of renames, come microseconds apart: 10 ms of quiet
+ * reads them as one update, and adds no more than that to a pod's start (upstream reads at each event).
+ */
+export const FILE_EVENT_DEBOUNCE_MS = 10;
+
 export function createFileSource(opts: FileSourceOptions): PodSource {
   let watcher: FSWatcher | undefined;
   let debounce: TimerHandle | undefined;
@@ -201,7 +207,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
     debounce = opts.clock.setTimeout(() => {
       debounce = undefined;
       void resync();
-    }, opts.debounceMs ?? 50);
+    }, opts.debounceMs ?? FILE_EVENT_DEBOUNCE_MS);
   };
 
   const readOnce = async () => {
