@@ -19,6 +19,8 @@ test("rampSummary: one line a mode measured, runs, SIGTERMs, OOM kills and the a
   });
   const lines = rampSummary({ "kubelet-notify": { runs: [run(30, 0), run(undefined, 1)], errors: ["x"] } });
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toStartWith("figure 5, kubelet-notify: 2 runs, 1 with SIGTERM, 1 failed; kernel OOM kills in kubepods 1 (host-wide 1)");
+  expect(lines[0]).toStartWith(
+    "figure 5, kubelet-notify: 2 runs, 1 with SIGTERM, 1 failed, 0 refused at admission and made again; kernel OOM kills in kubepods 1 (host-wide 1)",
+  );
   expect(lines[0]).toContain("signal sent p50 2.0 ms, p99 2.0 ms (2); victim exited 137 (SIGKILL, OOMKilled)");
 });
