@@ -60,17 +60,14 @@
 // bench waits for all of them to run before the first measurement. Compare with a run without them.
 //   bun scripts/bench/reaction.ts [--runs 20] [--modes notify,notify-cycle,periodic,earlyoom] [--contention] [--nice -10] [--idle-pods 100]
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { preciseNow } from "../../src/clock.ts";
-import { POD_UID_LABEL } from "../../src/pod/kuberuntime/labels.ts";
-import { armCgroupThreshold, createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
-import { cleanupActive, cleanupOnSignals, flatKeyed, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness, type PodView } from "../chaos/lib.ts";
+import { createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
+import { cleanupActive, cleanupOnSignals, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness } from "../chaos/lib.ts";
+import { ALLOCATABLE, crossingUsage, observeThreshold, percentile, RAMP, THRESHOLD, victimReceived } from "./lib/memory-ramp.ts";
 
-const ALLOCATABLE = 1024 * MIB;
-const THRESHOLD = 300 * MIB;
-const RAMP = { totalMiB: 850, mibPerSec: 600 };
 /** earlyoom's minimum sits this much before the kubepods crossing on the ramp (see oneRun). */
 const EARLYOOM_MARGIN = 200 * MIB;
 
@@ -146,49 +143,8 @@ interface Run {
 // The agent's clock (src/clock.ts): sub-ms and kept on the wall clock, as bunlet's and memhog's stamps.
 const nowMs = () => preciseNow();
 
-/** The memhog SIGTERM handler's line in a CRI log ("<RFC3339Nano> stdout F sigterm <ns>") → ms, or undefined. */
-function sigtermFromCriLog(text: string): number | undefined {
-  const m = /^\S+ stdout F sigterm (\d+)$/m.exec(text);
-  // µs kept exactly: the ns value (~1.8e18) is above 2^53.
-  return m ? Number(BigInt(m[1]!) / 1000n) / 1000 : undefined;
-}
-
-/**
- * When the victim (the pod's only container, "main") got SIGTERM: its sigterm line in the CRI log.
- * Polled until the line is there or the container has exited with none: its stdout is closed then,
- * and the 500 ms after that leave containerd time to copy out what was left in the pipe.
- */
-async function victimReceived(h: Harness, pod: PodView): Promise<Pick<Run, "receivedAt" | "noSigterm">> {
-  const { name, namespace = "default", uid = "" } = pod.metadata;
-  const logDir = join(podLogsDir(h), `${namespace}_${name}_${uid}`, "main");
-  let exitedAt: number | undefined;
-  return await h.waitFor(
-    `${name}'s sigterm line in ${logDir}`,
-    async () => {
-      const log = join(logDir, "0.log");
-      const t = existsSync(log) ? sigtermFromCriLog(readFileSync(log, "utf8")) : undefined;
-      if (t !== undefined) return { receivedAt: t };
-      const [c] = await h.runtime.cri.listContainers({ labelSelector: { [POD_UID_LABEL]: uid } });
-      const st = c ? (await h.runtime.cri.containerStatus(c.id)).status : null;
-      if (st?.state !== "CONTAINER_EXITED") return undefined;
-      exitedAt ??= nowMs();
-      if (nowMs() - exitedAt < 500) return undefined;
-      const how = st.exitCode === 137 ? "SIGKILL" : st.exitCode > 128 ? `signal ${st.exitCode - 128}` : "no signal";
-      return { noSigterm: `victim exited ${st.exitCode} (${how}${st.reason ? `, ${st.reason}` : ""}) with no sigterm line` };
-    },
-    10_000,
-    20,
-  );
-}
-
 /** The bench's own podLogsDir, inside the harness's temp dir (removed with it). */
 const podLogsDir = (h: Harness) => join(h.dir, "pod-logs");
-
-function percentile(xs: number[], p: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-}
 
 function memAvailableBytes(): number {
   const m = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync("/proc/meminfo", "utf8"));
@@ -204,21 +160,6 @@ function ensureEarlyoom(): string {
   // Debian enables the service; make sure no system-wide earlyoom was started behind our back.
   spawnSync("sh", ["-c", "command -v systemctl >/dev/null && systemctl disable --now earlyoom 2>/dev/null || true"]);
   return spawnSync("sh", ["-c", "command -v earlyoom"], { encoding: "utf8" }).stdout.trim();
-}
-
-/** One observer per run: the memcg threshold on kubepods at the crossing point (both directions). */
-async function observe(hub: NotifierHub, kubepods: string, usageBytes: number) {
-  const events: { wokeAtMs: number; usage: number }[] = [];
-  const n = await armCgroupThreshold(hub, {
-    cgroupPath: kubepods,
-    thresholdBytes: usageBytes,
-    onEvent: (ev) => events.push({ wokeAtMs: ev.wokeAtMs, usage: ev.usageBytes ?? 0 }),
-  });
-  return {
-    crossed: () => events.find((e) => e.usage >= usageBytes)?.wokeAtMs,
-    freed: (after: number) => events.find((e) => e.wokeAtMs > after && e.usage < usageBytes)?.wokeAtMs,
-    stop: () => n.stop(),
-  };
 }
 
 async function startBunlet(h: Harness, mode: Mode): Promise<void> {
@@ -237,9 +178,8 @@ async function startBunlet(h: Harness, mode: Mode): Promise<void> {
 
 async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, earlyoomBin: string): Promise<Run> {
   const kubepods = h.cgroupDir("memory", "kubepods");
-  const inactive = flatKeyed(readCgroupFile(kubepods, "memory.stat")).total_inactive_file ?? 0;
-  const crossUsage = ALLOCATABLE - THRESHOLD + inactive;
-  const obs = await observe(hub, kubepods, crossUsage);
+  const crossUsage = crossingUsage(kubepods);
+  const obs = await observeThreshold(hub, kubepods, crossUsage);
   const name = `ramp-${mode}-${i}`;
   let eo: ReturnType<typeof Bun.spawn> | undefined;
   try {
@@ -258,7 +198,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
     // The 10 s loop is phase-locked to the previous run's eviction: start at a random phase.
     if (mode === "periodic") await Bun.sleep(Math.random() * 10_000);
     h.addPod(name, { image: h.images.memhog, args: [String(RAMP.totalMiB), String(RAMP.mibPerSec)], restartPolicy: "Never", terminationGracePeriodSeconds: 0 });
-    const running = await h.waitFor(
+    await h.waitFor(
       `${name} Running`,
       async () => {
         const p = await h.pod(name);
@@ -300,7 +240,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
         crossedAt,
         note: benchCrossedAt === undefined || (ownCrossedAt ?? Infinity) < benchCrossedAt ? "crossing from bunlet's trace (its line fired first)" : undefined,
         signalledAt: traceTimeMs(rec.timestamps.stopSignalSent),
-        ...(await victimReceived(h, running)),
+        ...(await victimReceived(h.runtime.cri, podLogsDir(h), h.podName(name))),
         ownMs: rec.latencyMs.stopSignalSent ?? undefined,
         ownDecisionMs: rec.latencyMs.decision ?? undefined,
         ownCycleMs: rec.latencyMs.cycleStarted ?? undefined,
@@ -382,7 +322,7 @@ async function oneRun(h: Harness, hub: NotifierHub, mode: Mode, i: number, early
     const run: Run = {
       crossedAt: crossedAt!,
       signalledAt,
-      ...(await victimReceived(h, running)),
+      ...(await victimReceived(h.runtime.cri, podLogsDir(h), h.podName(name))),
       freedAt,
       note: `crossed at ${((usageAtCross - k0) / MIB).toFixed(0)} MiB of the ramp`,
     };

@@ -17,8 +17,12 @@
 //   3. one static pod, manifest → container running: --runs runs (default 20) per agent, alternately
 //      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod;
 //      after each pair, the floor: the same pod by bare CRI calls on a fresh node with no agent.
-// Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor; --only 1 3
-// (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
+//   5. the memory ramp of reaction.ts (lib/memory-ramp.ts): crossing → victim got SIGTERM, p50 and p99 of
+//      --runs runs, and the kernel OOM kills, for the kubelet with kernelMemcgNotification on, with it
+//      off, and bunlet (notification on); each node joined to one real control plane, the ramp an API
+//      pod (the kubelet never evicts a static pod: lib/ramp-figure.ts).
+// Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor, then figures 3
+// and 5; --only 1 3 (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
 // directories and containerd on exit, failure and Ctrl-C.
 import { spawnSync } from "node:child_process";
@@ -29,10 +33,12 @@ import { acquireContainerd } from "../../test/support/containerd.ts";
 import { buildUpstream } from "../../test/support/upstream/index.ts";
 import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
 import { directBurst } from "./lib/markers.ts";
+import { rampFigure, rampSummary } from "./lib/ramp-figure.ts";
 import { type AgentKind, createScratchNode, loadAverage, onInterrupt } from "./lib/scratch-node.ts";
 import { type AgentResult, type Floor, bestFloor, formatTable, tableRows, writeJson } from "./lib/vs-table.ts";
 
 const PODS = 100;
+const FIGURES = [1, 2, 3, 4, 5];
 const FLOOR_CONCURRENCY = [2, 4, 8, 100];
 
 interface Options {
@@ -46,7 +52,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { runs: 20, figures: new Set([1, 2, 3, 4]), windowS: 60, settleS: 10 };
+  const o: Options = { runs: 20, figures: new Set(FIGURES), windowS: 60, settleS: 10 };
   const value = (i: number) => {
     const v = argv[i + 1];
     if (v === undefined) throw new Error(`${argv[i]} needs a value`);
@@ -62,8 +68,10 @@ function parseOptions(argv: string[]): Options {
     else if (a === "--kubelet") o.kubelet = value(i++);
     else if (a === "--only") {
       o.figures = new Set();
-      while (/^[1-4](,[1-4])*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
-      if (o.figures.size === 0) throw new Error("--only needs figures: 1 to 4");
+      while (/^\d+(,\d+)*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
+      const unknown = [...o.figures].filter((f) => !FIGURES.includes(f));
+      if (o.figures.size === 0 || unknown.length)
+        throw new Error(`--only needs figures among ${FIGURES.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}`);
     } else throw new Error(`unknown argument ${a}: see the header of scripts/bench/vs-kubelet.ts`);
   }
   if (!(o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
@@ -193,6 +201,15 @@ try {
         await podStartRun(kind, binaries[kind], o, results[kind], i);
       await podStartFloorRun(o, podStartFloorMs, floorErrors, i);
     }
+  if (o.figures.has(5)) {
+    const binDir = await buildUpstream("kube-apiserver kube-controller-manager kube-scheduler kubectl");
+    const ramp = await rampFigure({ binDir, bunlet: bunletBin, kubelet: kubeletBin, runs: o.runs, say });
+    results.kubelet.ramp = ramp["kubelet-notify"];
+    results.kubelet.rampPeriodic = ramp["kubelet-periodic"];
+    results.bunlet.ramp = ramp.bunlet;
+    results.kubelet.errors.push(...ramp["kubelet-notify"].errors, ...ramp["kubelet-periodic"].errors);
+    results.bunlet.errors.push(...ramp.bunlet.errors);
+  }
 } finally {
   releaseOnInterrupt();
   await ctd.release();
@@ -212,6 +229,9 @@ for (const kind of ["kubelet", "bunlet"] as const) {
   if (rs)
     console.log(`${kind} restart: containers ${rs.containersBefore} before, ${rs.containersAfter} after, ${rs.sameContainers ? "the same" : "NOT the same"}`);
 }
+if (results.bunlet.ramp)
+  for (const line of rampSummary({ "kubelet-notify": results.kubelet.ramp, "kubelet-periodic": results.kubelet.rampPeriodic, bunlet: results.bunlet.ramp }))
+    console.log(line);
 const kubeletVersion = spawnSync(kubeletBin, ["--version"], { encoding: "utf8" }).stdout.trim();
 const context = {
   date: new Date().toISOString(),

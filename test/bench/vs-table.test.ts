@@ -59,6 +59,38 @@ describe("tableRows", () => {
   });
 });
 
+describe("figure 5, the memory ramp", () => {
+  const run = (receivedMs: number | undefined, oomKills = 0) => ({ crossedAt: 0, receivedMs, oomKills, hostOomKills: oomKills });
+  const series = (ms: (number | undefined)[], oom = 0) => ({ runs: ms.map((x, i) => run(x, i === 0 ? oom : 0)), errors: [] });
+  const k: AgentResult = { podStartMs: [], errors: [], ramp: series([300, 500, 400]), rampPeriodic: series([4000, 9000, undefined], 1) };
+  const b: AgentResult = { podStartMs: [], errors: [], ramp: series([1.5, 2, 3]) };
+
+  test("p99 against the kubelet with notification on: met at ≤ 0.01× with no OOM kill; OOM kills and runs with SIGTERM counted", () => {
+    const rows = byFigure(tableRows(k, b, {}));
+    const on = "5. memory ramp (kubelet notification on)";
+    expect(rows[`${on}: crossing → SIGTERM, p99`]).toMatchObject({ kubelet: 500, bunlet: 3, ratio: 0.006, goal: "≤ 0.010×", met: true });
+    expect(rows[`${on}: crossing → SIGTERM, p50`]).toMatchObject({ kubelet: 400, bunlet: 2, goal: "—" });
+    expect(rows[`${on}: kernel OOM kills`]).toMatchObject({ kubelet: 0, bunlet: 0, goal: "bunlet ≤ 0 kills", met: true });
+    const off = "5. memory ramp (kubelet notification off)";
+    expect(rows[`${off}: crossing → SIGTERM, p99`]).toMatchObject({ kubelet: 9000, bunlet: 3, goal: "—" });
+    expect(rows[`${off}: kernel OOM kills`]).toMatchObject({ kubelet: 1, bunlet: 0 });
+    expect(rows[`${off}: runs with SIGTERM`]).toMatchObject({ kubelet: 2, bunlet: 3 });
+  });
+
+  test("a bunlet run ended by the OOM killer misses the goal, whatever the ratio", () => {
+    const rows = byFigure(tableRows(k, { ...b, ramp: series([1, 2, undefined], 1) }, {}));
+    expect(rows["5. memory ramp (kubelet notification on): crossing → SIGTERM, p99"]!.met).toBe(false);
+    expect(rows["5. memory ramp (kubelet notification on): kernel OOM kills"]).toMatchObject({ bunlet: 1, met: false });
+  });
+
+  test("small ratios keep two significant digits, ms under 10 one decimal", () => {
+    const line = formatTable(tableRows(k, b, {}))
+      .split("\n")
+      .find((l) => l.includes("notification on): crossing → SIGTERM, p99"));
+    expect(line).toMatch(/500 ms \| +3\.0 ms \| +0\.0060× \| +≤ 0\.010× \| +yes \|$/);
+  });
+});
+
 test("bestFloor is the lowest all-running time", () => {
   expect(bestFloor(floor)).toEqual({ concurrency: 4, allMs: 10_000 });
   expect(bestFloor({})).toBeUndefined();

@@ -2,6 +2,7 @@
 // ratio (bunlet ÷ kubelet) | goal | met — printed and written as JSON.
 import { writeFileSync } from "node:fs";
 import type { Burst, IdleFigures, Readoption } from "./agent-figures.ts";
+import type { RampSeries } from "./ramp-figure.ts";
 import { percentile } from "./scratch-node.ts";
 
 /** What one agent's runs gave; a figure not measured (or failed) is absent. */
@@ -12,6 +13,10 @@ export interface AgentResult {
   restart?: Readoption;
   /** Figure 3, one sample a run. */
   podStartMs: number[];
+  /** Figure 5: the memory ramp, kernel notification on (bunlet's default). */
+  ramp?: RampSeries;
+  /** Figure 5, the kubelet with kernelMemcgNotification off (its 10 s loop alone). */
+  rampPeriodic?: RampSeries;
   errors: string[];
 }
 
@@ -31,11 +36,13 @@ export interface Row {
 
 type Goal = { kind: "ratio"; max: number } | { kind: "bunlet"; max: number; unit: string } | { kind: "none" };
 
+const ratioText = (x: number) => (x < 0.1 ? x.toPrecision(2) : x.toFixed(2));
+
 function row(figure: string, unit: string, k: number | undefined, b: number | undefined, goal: Goal): Row {
   const ratio = k !== undefined && b !== undefined && k > 0 ? b / k : undefined;
   const r: Row = { figure, unit, kubelet: k, bunlet: b, ratio, goal: "—" };
   if (goal.kind === "ratio") {
-    r.goal = `≤ ${goal.max.toFixed(2)}×`;
+    r.goal = `≤ ${ratioText(goal.max)}×`;
     r.met = ratio !== undefined && ratio <= goal.max;
   } else if (goal.kind === "bunlet") {
     r.goal = `bunlet ≤ ${goal.max} ${goal.unit}`;
@@ -89,12 +96,44 @@ export function tableRows(k: AgentResult, b: AgentResult, floor: Floor, podStart
     row("3. one static pod: manifest → running, p90", "ms", p90(k.podStartMs), p90(b.podStartMs), { kind: "none" }),
     ...podStartFloorRows(k.podStartMs, b.podStartMs, podStartFloorMs),
     restart,
+    ...rampRows(k, b),
   ].filter((r) => r.kubelet !== undefined || r.bunlet !== undefined);
+}
+
+/** Figure 5's samples: crossing → victim got SIGTERM (runs where it did), kernel OOM kills, runs. */
+function rampFigures(s: RampSeries | undefined) {
+  if (!s) return undefined;
+  const got = s.runs.flatMap((r) => (r.receivedMs === undefined ? [] : [r.receivedMs]));
+  const pct = (p: number) => (got.length ? percentile(got, p) : undefined);
+  return { p50: pct(50), p99: pct(99), oomKills: s.runs.reduce((n, r) => n + r.oomKills, 0), signalled: got.length };
+}
+
+/** Figure 5 against the kubelet with notification on (the goal: bunlet's p99 ≤ 0.01×, no OOM kill), then off. */
+function rampRows(k: AgentResult, b: AgentResult): Row[] {
+  const bn = rampFigures(b.ramp);
+  const rows: Row[] = [];
+  for (const [what, ks, goal] of [
+    ["kubelet notification on", k.ramp, 0.01],
+    ["kubelet notification off", k.rampPeriodic, undefined],
+  ] as const) {
+    const kn = rampFigures(ks);
+    if (!kn && !bn) continue;
+    const at = `5. memory ramp (${what}): crossing → SIGTERM`;
+    const p99 = row(`${at}, p99`, "ms", kn?.p99, bn?.p99, goal === undefined ? { kind: "none" } : { kind: "ratio", max: goal });
+    if (p99.met && bn?.oomKills !== 0) p99.met = false;
+    rows.push(
+      row(`${at}, p50`, "ms", kn?.p50, bn?.p50, { kind: "none" }),
+      p99,
+      row(`5. memory ramp (${what}): kernel OOM kills`, "kills", kn?.oomKills, bn?.oomKills, { kind: "bunlet", max: 0, unit: "kills" }),
+      row(`5. memory ramp (${what}): runs with SIGTERM`, "runs", kn?.signalled, bn?.signalled, { kind: "none" }),
+    );
+  }
+  return rows;
 }
 
 const fmt = (x: number | undefined, unit: string): string => {
   if (x === undefined || Number.isNaN(x)) return "—";
-  const digits = unit === "ms" ? 0 : unit === "MB" || unit === "/s" ? 1 : 2;
+  const digits = unit === "ms" ? (x < 10 ? 1 : 0) : unit === "MB" || unit === "/s" ? 1 : unit === "kills" || unit === "runs" ? 0 : 2;
   return `${x.toFixed(digits)} ${unit}`;
 };
 
@@ -106,7 +145,7 @@ export function formatTable(rows: Row[]): string {
       r.figure,
       fmt(r.kubelet, r.unit),
       fmt(r.bunlet, r.unit),
-      r.ratio === undefined ? "—" : `${r.ratio.toFixed(2)}×`,
+      r.ratio === undefined ? "—" : `${ratioText(r.ratio)}×`,
       r.goal,
       r.met === undefined ? "—" : r.met ? "yes" : "no",
     ]),

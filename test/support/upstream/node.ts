@@ -208,10 +208,15 @@ export const canFenceMemory = !existsSync("/sys/fs/cgroup/cgroup.controllers") &
  * The options of a node made to feel memory pressure without the host feeling any: pods get
  * `allocatableMiB` (systemReserved is the rest of the machine, enforced on kubepods), a hard
  * memory.available threshold (which the kubelet copies onto allocatableMemory.available), the kernel's
- * memcg notifications, and a fence on the cgroup root a little above allocatable (cgroup v1), so a pod
+ * memcg notifications (unless `kernelMemcgNotification` is false), and a fence on the cgroup root a little above allocatable (cgroup v1), so a pod
  * that outran eviction meets its own OOM killer, never the host's.
  */
-export function memoryPressureNode(o: { allocatableMiB: number; thresholdMiB: number; transitionS: number }): Pick<UpstreamNodeOptions, "config" | "prepare"> {
+export function memoryPressureNode(o: {
+  allocatableMiB: number;
+  thresholdMiB: number;
+  transitionS: number;
+  kernelMemcgNotification?: boolean;
+}): Pick<UpstreamNodeOptions, "config" | "prepare"> {
   const total = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))?.[1]) * 1024;
   return {
     config: [
@@ -220,7 +225,7 @@ export function memoryPressureNode(o: { allocatableMiB: number; thresholdMiB: nu
       `systemReserved: { memory: "${total - o.allocatableMiB * MIB}" }`,
       `evictionHard: { memory.available: ${o.thresholdMiB}Mi }`,
       `evictionPressureTransitionPeriod: ${o.transitionS}s`,
-      "kernelMemcgNotification: true",
+      `kernelMemcgNotification: ${o.kernelMemcgNotification ?? true}`,
     ],
     prepare: ({ cgroupRoot }) => {
       const root = `/sys/fs/cgroup/memory${cgroupRoot}`;
