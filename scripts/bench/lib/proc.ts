@@ -12,19 +12,22 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
+/** The thread IDs of a process (none once it has gone). */
+function taskIds(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * CPU seconds of each thread of a process, summed by thread name (comm of /proc/<pid>/task/<tid>/stat):
  * the JS thread (the binary's name) apart from JSC's GC ("Heap Helper"), JIT and Bun's worker threads.
  */
 export function threadCpuSeconds(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  let tids: string[] = [];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
+  for (const tid of taskIds(pid)) {
     let stat: string;
     try {
       stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
@@ -111,13 +114,7 @@ export function rssPssMb(pid: number): { rss: number; pss: number } {
  */
 export function voluntarySwitchesByThread(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  let tids: string[] = [];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
+  for (const tid of taskIds(pid)) {
     try {
       const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"));
       if (m) out.set(tid, Number(m[1]));
