@@ -47,8 +47,8 @@ export interface MarkedStart {
 }
 
 /**
- * Waits until `pods` markers are in `markers` (read every 20 ms), calls `onAll`, checks that the CRI
- * shows as many of `node`'s containers RUNNING, and returns the first and last start after `t0Epoch`.
+ * Waits until `pods` markers are in `markers` (read every 20 ms), calls `onAll`, waits (up to 10 s) until
+ * the CRI shows as many of `node`'s containers RUNNING, and returns the first and last start after `t0Epoch`.
  */
 export async function waitMarkedRunning(o: {
   cri: CriClient;
@@ -61,8 +61,15 @@ export async function waitMarkedRunning(o: {
   await pollUntil(() => readdirSync(o.markers).length >= o.pods, `${o.pods} containers running (markers)`, 300_000, 20);
   o.onAll?.();
   const times = readdirSync(o.markers).map((f) => markerTime(o.markers, f)! - o.t0Epoch);
-  const running = (await runningContainers(o.cri, o.node)).length;
-  if (running < o.pods) throw new Error(`${o.pods} markers but only ${running} containers RUNNING`);
+  // A container's process runs (and touches its marker) a moment before the runtime reports it RUNNING.
+  let running = 0;
+  await pollUntil(
+    async () => (running = (await runningContainers(o.cri, o.node)).length) >= o.pods,
+    `${o.pods} containers RUNNING in the CRI`,
+    10_000,
+  ).catch(() => {
+    throw new Error(`${o.pods} markers but only ${running} containers RUNNING`);
+  });
   return { firstMs: Math.min(...times), allMs: Math.max(...times) };
 }
 
