@@ -1,5 +1,5 @@
-// bunlet against the upstream kubelet, standalone (static pods only, no API server), on one private
-// containerd (docs/benchmarks.md#against-the-kubelet):
+// bunlet against the upstream kubelet, standalone (static pods only, no API server; figure 6 joined to a
+// real control plane), on one private containerd (docs/benchmarks.md#against-the-kubelet):
 //   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
 //     [--bunlet PATH] [--kubelet PATH]
 // The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
@@ -15,9 +15,14 @@
 //   4. restart with the 100 pods running: agent stopped, started again → its /pods reports every
 //      pod's container running with the same ID, and the CRI shows the same containers, none new;
 //   3. one static pod, manifest → container running: --runs runs (default 20) per agent, alternately
-//      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod.
+//      kubelet and bunlet (ABBA order), each on a fresh node after --settle / 2 and one untimed pod;
+//   6. cluster mode (lib/cluster-figures.ts): each agent joined to a real control plane of its own (the
+//      upstream kube-apiserver with its audit log, controller-manager and scheduler) through TLS
+//      bootstrap: spawn → Node Ready (--runs runs per agent, default 3, ABBA, each a fresh control plane
+//      and node); in the first run, API pods one at a time → Running, 110 at once → all Running, and
+//      with them running the node's API requests per minute over --window (from the audit log).
 // Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor; --only 1 3
-// (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
+// (or 1,3) picks figures, all by default. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
 // directories and containerd on exit, failure and Ctrl-C.
 import { spawnSync } from "node:child_process";
@@ -26,6 +31,7 @@ import { join } from "node:path";
 import { BINARY, ensureBuilt } from "../../test/support/binary.ts";
 import { acquireContainerd } from "../../test/support/containerd.ts";
 import { buildUpstream } from "../../test/support/upstream/index.ts";
+import { clusterFigures } from "./lib/cluster-figures.ts";
 import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
 import { directBurst } from "./lib/markers.ts";
 import { type AgentKind, createScratchNode, loadAverage, onInterrupt } from "./lib/scratch-node.ts";
@@ -34,8 +40,12 @@ import { type AgentResult, type Floor, bestFloor, formatTable, tableRows, writeJ
 const PODS = 100;
 const FLOOR_CONCURRENCY = [2, 4, 8, 100];
 
+/** The figures --only takes; all by default. */
+const FIGURES = [1, 2, 3, 4, 6];
+
 interface Options {
-  runs: number;
+  /** Runs of figures 3 (default 20) and 6 (default 3). */
+  runs?: number;
   figures: Set<number>;
   json?: string;
   windowS: number;
@@ -45,7 +55,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { runs: 20, figures: new Set([1, 2, 3, 4]), windowS: 60, settleS: 10 };
+  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10 };
   const value = (i: number) => {
     const v = argv[i + 1];
     if (v === undefined) throw new Error(`${argv[i]} needs a value`);
@@ -61,11 +71,11 @@ function parseOptions(argv: string[]): Options {
     else if (a === "--kubelet") o.kubelet = value(i++);
     else if (a === "--only") {
       o.figures = new Set();
-      while (/^[1-4](,[1-4])*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
-      if (o.figures.size === 0) throw new Error("--only needs figures: 1 to 4");
+      while (/^\d+(,\d+)*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
+      if (o.figures.size === 0 || [...o.figures].some((f) => !FIGURES.includes(f))) throw new Error(`--only needs figures of ${FIGURES.join(" ")}`);
     } else throw new Error(`unknown argument ${a}: see the header of scripts/bench/vs-kubelet.ts`);
   }
-  if (!(o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
+  if (!(o.runs === undefined || o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
   return o;
 }
 
@@ -157,9 +167,14 @@ try {
     for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, binaries[kind], o, results[kind]);
   if (o.figures.has(2)) floor = await floorRuns(floorErrors);
   if (o.figures.has(3))
-    for (let i = 0; i < o.runs; i++)
+    for (let i = 0; i < (o.runs ?? 20); i++)
       for (const kind of i % 2 === 0 ? (["kubelet", "bunlet"] as const) : (["bunlet", "kubelet"] as const))
         await podStartRun(kind, binaries[kind], o, results[kind], i);
+  if (o.figures.has(6))
+    await clusterFigures(binaries, { runs: o.runs ?? 3, windowS: o.windowS, settleS: o.settleS }, results, {
+      say,
+      fail: (kind, what, e) => fail(results[kind], `${kind}, ${what}`, e),
+    });
 } finally {
   releaseOnInterrupt();
   await ctd.release();
