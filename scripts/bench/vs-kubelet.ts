@@ -1,5 +1,5 @@
-// bunlet against the upstream kubelet, standalone (static pods only, no API server), on one private
-// containerd (docs/benchmarks.md#against-the-kubelet):
+// bunlet against the upstream kubelet, standalone (static pods only, no API server; figure 6 joined to a
+// real control plane), on one private containerd (docs/benchmarks.md#against-the-kubelet):
 //   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
 //     [--bunlet PATH] [--kubelet PATH]
 // The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
@@ -21,8 +21,13 @@
 //      --runs runs, and the kernel OOM kills, for the kubelet with kernelMemcgNotification on, with it
 //      off, and bunlet (notification on); each node joined to one real control plane, the ramp an API
 //      pod (the kubelet never evicts a static pod: lib/ramp-figure.ts).
-// Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor, then figures 3
-// and 5; --only 1 3 (or 1,3) picks figures. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
+//   6. cluster mode (lib/cluster-figures.ts): each agent joined to a real control plane of its own (the
+//      upstream kube-apiserver with its audit log, controller-manager and scheduler) through TLS
+//      bootstrap: spawn → Node Ready (--runs runs per agent, default 3, ABBA, each a fresh control plane
+//      and node); in the first run, API pods one at a time → Running, 110 at once → all Running, and
+//      with them running the node's API requests per minute over --window (from the audit log).
+// Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor, then figures 3,
+// 5 and 6; --only 1 3 (or 1,3) picks figures, all by default. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
 // directories and containerd on exit, failure and Ctrl-C.
 import { spawnSync } from "node:child_process";
@@ -31,6 +36,7 @@ import { join } from "node:path";
 import { BINARY, ensureBuilt } from "../../test/support/binary.ts";
 import { acquireContainerd } from "../../test/support/containerd.ts";
 import { buildUpstream } from "../../test/support/upstream/index.ts";
+import { clusterFigures } from "./lib/cluster-figures.ts";
 import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
 import { directBurst } from "./lib/markers.ts";
 import { rampFigure, rampSummary } from "./lib/ramp-figure.ts";
@@ -38,11 +44,14 @@ import { type AgentKind, createScratchNode, loadAverage, onInterrupt } from "./l
 import { type AgentResult, type Floor, bestFloor, formatTable, tableRows, writeJson } from "./lib/vs-table.ts";
 
 const PODS = 100;
-const FIGURES = [1, 2, 3, 4, 5];
 const FLOOR_CONCURRENCY = [2, 4, 8, 100];
 
+/** The figures --only takes; all by default. */
+const FIGURES = [1, 2, 3, 4, 5, 6];
+
 interface Options {
-  runs: number;
+  /** Runs of figures 3 and 5 (default 20) and 6 (default 3). */
+  runs?: number;
   figures: Set<number>;
   json?: string;
   windowS: number;
@@ -52,7 +61,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { runs: 20, figures: new Set(FIGURES), windowS: 60, settleS: 10 };
+  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10 };
   const value = (i: number) => {
     const v = argv[i + 1];
     if (v === undefined) throw new Error(`${argv[i]} needs a value`);
@@ -74,7 +83,7 @@ function parseOptions(argv: string[]): Options {
         throw new Error(`--only needs figures among ${FIGURES.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}`);
     } else throw new Error(`unknown argument ${a}: see the header of scripts/bench/vs-kubelet.ts`);
   }
-  if (!(o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
+  if (!(o.runs === undefined || o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
   return o;
 }
 
@@ -196,20 +205,25 @@ try {
     for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, binaries[kind], o, results[kind]);
   if (o.figures.has(2)) floor = await floorRuns(floorErrors);
   if (o.figures.has(3))
-    for (let i = 0; i < o.runs; i++) {
+    for (let i = 0; i < (o.runs ?? 20); i++) {
       for (const kind of i % 2 === 0 ? (["kubelet", "bunlet"] as const) : (["bunlet", "kubelet"] as const))
         await podStartRun(kind, binaries[kind], o, results[kind], i);
       await podStartFloorRun(o, podStartFloorMs, floorErrors, i);
     }
   if (o.figures.has(5)) {
     const binDir = await buildUpstream("kube-apiserver kube-controller-manager kube-scheduler kubectl");
-    const ramp = await rampFigure({ binDir, bunlet: bunletBin, kubelet: kubeletBin, runs: o.runs, say });
+    const ramp = await rampFigure({ binDir, bunlet: bunletBin, kubelet: kubeletBin, runs: o.runs ?? 20, say });
     results.kubelet.ramp = ramp["kubelet-notify"];
     results.kubelet.rampPeriodic = ramp["kubelet-periodic"];
     results.bunlet.ramp = ramp.bunlet;
     results.kubelet.errors.push(...ramp["kubelet-notify"].errors, ...ramp["kubelet-periodic"].errors);
     results.bunlet.errors.push(...ramp.bunlet.errors);
   }
+  if (o.figures.has(6))
+    await clusterFigures(binaries, { runs: o.runs ?? 3, windowS: o.windowS, settleS: o.settleS }, results, {
+      say,
+      fail: (kind, what, e) => fail(results[kind], `${kind}, ${what}`, e),
+    });
 } finally {
   releaseOnInterrupt();
   await ctd.release();

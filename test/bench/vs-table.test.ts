@@ -91,6 +91,28 @@ describe("figure 5, the memory ramp", () => {
   });
 });
 
+test("figure 6: medians of the cluster samples, the request rate judged at 1.0×, 110 pods all Running with no goal", () => {
+  const cluster = (readyMs: number[], podRunningMs: number[], perMin: number) => ({
+    readyMs,
+    podRunningMs,
+    allRunningMs: 30_000,
+    requests: { windowS: 60, perMin, byKind: { "get nodes": 6 } },
+  });
+  const rows = byFigure(
+    tableRows(
+      { ...kubelet, cluster: cluster([2000, 3000, 4000], [1000, 1200, 1100], 20) },
+      { ...bunlet, cluster: cluster([1500, 900, 1000], [600, 900, 700], 22) },
+      floor,
+    ),
+  );
+  expect(rows["6. cluster: start → Node Ready (TLS bootstrap), median"]).toMatchObject({ kubelet: 3, bunlet: 1, goal: "≤ 1.00×", met: true });
+  expect(rows["6. cluster: API pod created → Running, median"]).toMatchObject({ kubelet: 1100, bunlet: 700, goal: "≤ 0.70×", met: true });
+  expect(rows["6. cluster: API pod created → Running, p90"]!.met).toBeUndefined();
+  expect(rows["6. cluster: 110 API pods at once → all Running"]).toMatchObject({ kubelet: 30, bunlet: 30, ratio: 1, goal: "—" });
+  expect(rows["6. cluster: node's API requests, 110 pods, steady"]).toMatchObject({ ratio: 1.1, met: false });
+  expect(Object.keys(byFigure(tableRows(kubelet, bunlet, floor))).some((f) => f.startsWith("6."))).toBe(false);
+});
+
 test("bestFloor is the lowest all-running time", () => {
   expect(bestFloor(floor)).toEqual({ concurrency: 4, allMs: 10_000 });
   expect(bestFloor({})).toBeUndefined();

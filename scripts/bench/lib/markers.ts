@@ -63,13 +63,11 @@ export async function waitMarkedRunning(o: {
   const times = readdirSync(o.markers).map((f) => markerTime(o.markers, f)! - o.t0Epoch);
   // A container's process runs (and touches its marker) a moment before the runtime reports it RUNNING.
   let running = 0;
-  await pollUntil(
-    async () => (running = (await runningContainers(o.cri, o.node)).length) >= o.pods,
-    `${o.pods} containers RUNNING in the CRI`,
-    10_000,
-  ).catch(() => {
-    throw new Error(`${o.pods} markers but only ${running} containers RUNNING`);
-  });
+  await pollUntil(async () => (running = (await runningContainers(o.cri, o.node)).length) >= o.pods, `${o.pods} containers RUNNING in the CRI`, 10_000).catch(
+    () => {
+      throw new Error(`${o.pods} markers but only ${running} containers RUNNING`);
+    },
+  );
   return { firstMs: Math.min(...times), allMs: Math.max(...times) };
 }
 

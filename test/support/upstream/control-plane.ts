@@ -34,6 +34,8 @@ export interface ControlPlaneOptions {
 
 /** One line of kube-apiserver's audit log (audit.k8s.io/v1 Event), the fields the tests read. */
 export interface AuditEvent {
+  /** One request's ID, the same in each of its stages' events. */
+  auditID: string;
   stage: string;
   requestReceivedTimestamp: string;
   verb: string;
