@@ -10,12 +10,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { percentile } from "./lib/scratch-node.ts";
 import { buildUpstream, joinUpstream, startControlPlane, waitNodeReady, webDeployment, type ControlPlane } from "../../test/support/upstream/index.ts";
 
 const { values: args } = parseArgs({ options: { runs: { type: "string", default: "10" }, agents: { type: "string", default: "bunlet,kubelet" } } });
 const say = (s: string) => console.error(`deployment-ready: ${s}`);
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
 /** A run this slow prints when each of its pods passed each step (the API's second-resolution stamps). */
 const SLOW_MS = 5000;
@@ -90,6 +89,7 @@ const results: Record<string, number[]> = {};
 for (const agent of args.agents!.split(",") as ("bunlet" | "kubelet")[]) results[agent] = await bench(agent, bin, runs);
 for (const [agent, xs] of Object.entries(results))
   console.log(
-    `${agent}: apply → 3 Ready  median ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (${xs.length} runs)`,
+    `${agent}: apply → 3 Ready  median ${percentile(xs, 50).toFixed(0)} ms  p90 ${percentile(xs, 90).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (${xs.length} runs)`,
   );
-if (results.bunlet && results.kubelet) console.log(`ratio bunlet/kubelet (median): ${(pct(results.bunlet, 50) / pct(results.kubelet, 50)).toFixed(2)}`);
+if (results.bunlet && results.kubelet)
+  console.log(`ratio bunlet/kubelet (median): ${(percentile(results.bunlet, 50) / percentile(results.kubelet, 50)).toFixed(2)}`);

@@ -66,7 +66,8 @@ import { parseArgs } from "node:util";
 import { preciseNow } from "../../src/clock.ts";
 import { createNotifierHub, type NotifierHub } from "../../src/kernel/index.ts";
 import { cleanupActive, cleanupOnSignals, MIB, openHarness, readCgroupFile, traceTimeMs, type Harness } from "../chaos/lib.ts";
-import { ALLOCATABLE, crossingUsage, observeThreshold, percentile, RAMP, THRESHOLD, victimReceived } from "./lib/memory-ramp.ts";
+import { ALLOCATABLE, crossingUsage, observeThreshold, RAMP, THRESHOLD, victimReceived } from "./lib/memory-ramp.ts";
+import { percentile } from "./lib/scratch-node.ts";
 
 /** earlyoom's minimum sits this much before the kubepods crossing on the ramp (see oneRun). */
 const EARLYOOM_MARGIN = 200 * MIB;

@@ -91,9 +91,3 @@ export async function observeThreshold(hub: NotifierHub, kubepods: string, usage
     stop: () => n.stop(),
   };
 }
-
-export function percentile(xs: number[], p: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-}

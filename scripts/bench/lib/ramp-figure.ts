@@ -27,7 +27,8 @@ import {
 import { until } from "../../../test/support/wait.ts";
 import { hostOomKills, MIB, readCgroupFile, traceTimeMs, type TraceRecord } from "../../chaos/lib.ts";
 import { memoryLimitCounters } from "../../chaos/lib/cgroups.ts";
-import { ALLOCATABLE, crossingUsage, observeThreshold, percentile, RAMP, THRESHOLD, victimReceived } from "./memory-ramp.ts";
+import { ALLOCATABLE, crossingUsage, observeThreshold, RAMP, THRESHOLD, victimReceived } from "./memory-ramp.ts";
+import { percentile } from "./scratch-node.ts";
 
 export type RampMode = "kubelet-notify" | "kubelet-periodic" | "bunlet";
 export const RAMP_MODES: RampMode[] = ["kubelet-notify", "kubelet-periodic", "bunlet"];

@@ -195,9 +195,11 @@ export function sleeperManifest(name: string, opts: { hostNetwork?: boolean } = 
   });
 }
 
+/** The nearest-rank percentile `p` of `xs`; NaN for none. */
 export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
 export const loadAverage = (): string =>
