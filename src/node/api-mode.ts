@@ -5,7 +5,8 @@
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { Threshold } from "../eviction/threshold.ts";
 import type { NodeConditionType } from "../eviction/index.ts";
-import type { KubeClient } from "../kube/index.ts";
+import { nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
+import { startReflector, type Reflector } from "../pod/apiobjects/reflector.ts";
 import type { EventRecorder } from "../events/types.ts";
 import { kv, log } from "../log.ts";
 import type { NodeAddress } from "./addresses.ts";
@@ -66,7 +67,34 @@ function within<T>(p: Promise<T>, ms: number, fallback: T, clock: Clock): Promis
   return Promise.race([p, late]).finally(() => clock.clearTimeout(timer!));
 }
 
-export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, heartbeat: KubeClient, clock: Clock, events?: EventRecorder): NodeApiMode {
+/** The Node of a watch (metadata.name=<name>) as nodeSchema reads it, parsed once per object it sees. */
+function watchedNode(name: string, watch: () => Reflector | undefined): () => Node | undefined {
+  let last: { raw: unknown; node?: Node } | undefined;
+  return () => {
+    const raw = watch()?.objects.get(name);
+    if (raw === undefined) return undefined;
+    if (last?.raw !== raw) {
+      const parsed = nodeSchema.safeParse(raw);
+      last = { raw, node: parsed.success ? parsed.data : undefined };
+    }
+    return last?.node;
+  };
+}
+
+/**
+ * `watchClient`, when given, watches the node's own Node (upstream's node informer, on the main client:
+ * the heartbeat client's short timeout would cut a watch) for the status sync's first read.
+ */
+export function createNodeApiMode(
+  s: NodeApiModeSettings,
+  facts: NodeFacts,
+  heartbeat: KubeClient,
+  clock: Clock,
+  events?: EventRecorder,
+  watchClient?: KubeClient,
+): NodeApiMode {
+  const name = s.registration.nodeName;
+  let nodeWatch: Reflector | undefined;
   let machine: MachineInfo | undefined;
   let runtimeAnswered = false;
   /** Upstream setNodeStatus: a setter that fails is logged at each update and leaves its fields as they were. */
@@ -114,6 +142,7 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
     reportFrequencyMs: s.reportFrequencyMs,
     events,
     startup: s.startup,
+    nodeLister: watchClient ? watchedNode(name, () => nodeWatch) : undefined,
   });
   const lease = createLeaseController({
     client: heartbeat,
@@ -128,10 +157,19 @@ export function createNodeApiMode(s: NodeApiModeSettings, facts: NodeFacts, hear
       log.info(
         `API server mode: registering the node, reporting status, renewing the lease ${kv({ node: s.registration.nodeName, server: heartbeat.config.server, statusUpdate: `${s.updateFrequencyMs / 1000}s`, statusReport: `${s.reportFrequencyMs / 1000}s`, leaseRenew: `${lease.renewIntervalMs / 1000}s` })}`,
       );
+      if (watchClient)
+        nodeWatch = startReflector({
+          client: () => watchClient,
+          path: "/api/v1/nodes",
+          query: { fieldSelector: `metadata.name=${name}` },
+          clock,
+          kind: "Node",
+        });
       status.start();
       lease.start();
     },
     stop() {
+      nodeWatch?.stop();
       status.stop();
       lease.stop();
     },

@@ -1,7 +1,8 @@
 // Registration and node status (upstream Kubelet.syncNodeStatus, registerWithAPIServer,
 // updateNodeStatus/tryUpdateNodeStatus, fastStatusUpdateOnce):
 //   start → register (create; AlreadyExists → get + reconcile labels/annotation), retried 100 ms → 7 s
-//   every nodeStatusUpdateFrequency: GET node (first try from the cache, resourceVersion=0) → setters
+//   every nodeStatusUpdateFrequency: the Node (first try from the node's own watch, else the API's cache,
+//   resourceVersion=0; retries from the API) → setters
 //   → PATCH nodes/<name>/status (strategic merge) only if the status changed or
 //   nodeStatusReportFrequency passed since the last report; 5 tries per sync.
 //   Until the node first reports Ready it syncs every 100 ms, so start → Ready is not 10 s.
@@ -31,6 +32,11 @@ export interface NodeStatusControllerDeps {
   events?: EventRecorder;
   /** Told of the first registration attempt, the registration and the first Ready (kubelet_node_startup_*). */
   startup?: NodeStartupObserver;
+  /**
+   * The Node as a watch of its own has it (upstream's nodeLister): each sync's first try reads it instead
+   * of the API; undefined until the watch has listed it, then the first try asks the API's cache.
+   */
+  nodeLister?: () => Node | undefined;
 }
 
 /** Upstream's NodeStartupLatencyTracker, as the status loop reports to it. */
@@ -113,7 +119,8 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
   }
 
   async function tryUpdate(attempt: number): Promise<void> {
-    const node = await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema });
+    const listed = attempt === 0 ? d.nodeLister?.() : undefined;
+    const node = listed ?? (await d.client.request({ path, query: attempt === 0 ? { resourceVersion: "0" } : undefined, schema: nodeSchema }));
     lastNode = node; // labels, taints, deletion as the API server has them now (admission, mirror pods)
     const input = await d.gather();
     const status = buildNodeStatus(input, node.status ?? undefined);

@@ -154,7 +154,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       observer,
     });
     // The node's registration, status and lease, over the heartbeat client.
-    const node = (mode = createMode(heartbeat, updateMs));
+    const node = (mode = createMode(heartbeat, updateMs, client));
     if (abort.signal.aborted) return;
     input.events?.startRecordingToSink(apiEventSink(client));
     input.onClient?.();
@@ -167,7 +167,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   }
 
   /** The node side (upstream syncNodeStatus and the node lease controller), fed by the CRI runtime, the eviction manager and the machine. */
-  function createMode(heartbeat: KubeClient, updateMs: number): NodeApiMode {
+  function createMode(heartbeat: KubeClient, updateMs: number, watchClient: KubeClient): NodeApiMode {
     const hostname = nodeNameFrom(flags.hostnameOverride);
     // A --node-ip that does not parse fails the start; one validateNodeIP refuses fails each status update (logged there).
     parseNodeIPs(flags.nodeIP);
@@ -214,6 +214,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       heartbeat,
       clock,
       input.events?.recorder,
+      watchClient,
     );
   }
 

@@ -7,8 +7,9 @@
 //   a. spawn → the Node's Ready condition True, a fresh join (bootstrap kubeconfig, no client cert yet);
 //   b. ONE_BY_ONE pods created through the API one at a time → status.phase Running (after one untimed pod);
 //   c. CLUSTER_PODS (the default maxPods) created at once → none left that is not Running;
-//   d. with those pods running, after --settle: the node's requests (user system:node:<node>) received in
-//      the next --window seconds, from the audit log, per minute, and by verb and resource.
+//   d. with those pods running, after --settle and once the node has not read or written a pod for 15 s:
+//      the node's requests (user system:node:<node>) received in the next --window seconds, from the
+//      audit log, per minute, and by verb and resource.
 // b–d come from each agent's first run; a from every run.
 import { rmSync, writeFileSync } from "node:fs";
 import { issueCert } from "../../../test/support/apiserver/pki.ts";
@@ -127,6 +128,24 @@ function nodeRequests(cp: ControlPlane, node: string, from: number, to: number):
   return { windowS, perMin: (seen.size * 60) / windowS, byKind };
 }
 
+/** Quiet this long on the pods (no get, patch or update by the node) before the request window opens. */
+const POD_WRITES_QUIET_S = 15;
+
+/**
+ * Waits until the audit log has shown no get, patch or update of a pod by the node for POD_WRITES_QUIET_S
+ * (an agent still catching up on the statuses of pods that just started is not steady yet), at most 5 min.
+ */
+async function podWritesSettled(cp: ControlPlane, node: string): Promise<void> {
+  const lastOnPods = () =>
+    cp
+      .auditEvents()
+      .filter((e) => e.user.username === `system:node:${node}` && e.objectRef?.resource === "pods" && ["get", "patch", "update"].includes(e.verb))
+      .reduce((last, e) => Math.max(last, Date.parse(e.requestReceivedTimestamp)), 0);
+  await until("the node's requests on pods settled", () => Date.now() - lastOnPods() >= POD_WRITES_QUIET_S * 1000 || undefined, 300_000, {
+    intervalMs: 1000,
+  });
+}
+
 /** b–d on a Ready node. */
 async function podFigures(api: Api, cp: ControlPlane, n: UpstreamNode, o: ClusterOptions, r: ClusterFigures, say: (s: string) => void): Promise<void> {
   for (let i = 0; i <= ONE_BY_ONE; i++) {
@@ -138,6 +157,7 @@ async function podFigures(api: Api, cp: ControlPlane, n: UpstreamNode, o: Cluste
   r.allRunningMs = await podsRunning(api, "many", CLUSTER_PODS, n.node, 300_000);
   say(`${CLUSTER_PODS} pods created at once → all Running: ${(r.allRunningMs / 1000).toFixed(1)} s`);
   await Bun.sleep(o.settleS * 1000);
+  await podWritesSettled(cp, n.node);
   const from = Date.now();
   await Bun.sleep(o.windowS * 1000);
   const to = Date.now();
