@@ -56,7 +56,8 @@ export interface RampSeries {
 
 const NODE_SETTINGS = { allocatableMiB: ALLOCATABLE / MIB, thresholdMiB: THRESHOLD / MIB, transitionS: 1 };
 
-function rampPod(name: string, node: string, image: string): string {
+/** The ramp pod `name` bound to `node`: memhog to `ramp.totalMiB` at `ramp.mibPerSec` (0: as fast as it can). */
+export function rampPod(name: string, node: string, image: string, ramp: { totalMiB: number; mibPerSec: number } = RAMP): string {
   return `apiVersion: v1
 kind: Pod
 metadata: { name: ${name}, namespace: default }
@@ -69,7 +70,7 @@ spec:
     - name: main
       image: ${image}
       imagePullPolicy: IfNotPresent
-      args: ["${RAMP.totalMiB}", "${RAMP.mibPerSec}"]
+      args: ["${ramp.totalMiB}", "${ramp.mibPerSec}"]
 `;
 }
 
@@ -92,7 +93,7 @@ function kubeletLogTime(stderr: string, re: RegExp, after: number): number | und
 }
 
 /** The agent's own "decided" and "sent" for pod `name` (see the header), ms wall clock. */
-function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number): { decided?: number; sent?: number; crossed?: number } {
+export function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number): { decided?: number; sent?: number; crossed?: number } {
   if (mode !== "bunlet") {
     const log = n.proc.stderr();
     const pod = new RegExp(`pod="default/${name}"`);
@@ -114,7 +115,7 @@ function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number):
  * still feels the pressure is refused at admission. After 30 s, False alone will do (a run that never
  * brought the node under pressure).
  */
-async function pressureCleared(cp: ControlPlane, node: string, since: number | undefined): Promise<void> {
+export async function pressureCleared(cp: ControlPlane, node: string, since: number | undefined): Promise<void> {
   const jsonpath = 'jsonpath={range .status.conditions[?(@.type=="MemoryPressure")]}{.status} {.lastTransitionTime}{end}';
   await until(
     "MemoryPressure False",
