@@ -1,7 +1,7 @@
 // bunlet against the upstream kubelet, standalone (static pods only, no API server; figure 6 joined to a
 // real control plane), on one private containerd (docs/benchmarks.md#against-the-kubelet):
 //   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
-//     [--bunlet PATH] [--kubelet PATH]
+//     [--bunlet PATH] [--kubelet PATH] [--guest-pods N] [--guest-figures 1,2,5]
 // The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
 // once, cached under /var/tmp). Every run is one agent on a fresh scratch node (lib/scratch-node.ts: its
 // own directories, cgroup root and node name, the same standalone KubeletConfiguration for both), and
@@ -26,6 +26,11 @@
 //      bootstrap: spawn → Node Ready (--runs runs per agent, default 3, ABBA, each a fresh control plane
 //      and node); in the first run, API pods one at a time → Running, 110 at once → all Running, and
 //      with them running the node's API requests per minute over --window (from the audit log).
+//   7. figures 1, 2 and 5 inside the cgroup v2 guest with systemd as PID 1 (scripts/host/v2-guest.sh
+//      --systemd; lib/guest-figures.ts runs vs-kubelet-guest.ts there): both agents with cgroupDriver
+//      systemd, on one containerd in the guest, compared only with each other (UML: one CPU, slow
+//      syscalls); --guest-pods pods (default GUEST_PODS) for figures 1 and 2, the ramp scaled to the guest
+//      (lib/guest-ramp.ts); --guest-figures picks what one guest boot runs (each boot its own heavy-lock turn).
 // Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor, then figures 3,
 // 5 and 6; --only 1 3 (or 1,3) picks figures, all by default. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
