@@ -14,12 +14,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { manifestBurst, measureIdle } from "./lib/agent-figures.ts";
+import { floorBurst, manifestBurst, measureIdle } from "./lib/agent-figures.ts";
 import { guestRampFigure } from "./lib/guest-ramp.ts";
 import { GUEST_RESULT_PREFIX, type GuestResult } from "./lib/guest-table.ts";
-import { directBurst } from "./lib/markers.ts";
 import { type AgentKind, createScratchNode } from "./lib/scratch-node.ts";
-import type { AgentResult, Floor } from "./lib/vs-table.ts";
+import type { AgentResult } from "./lib/vs-table.ts";
 
 const { values } = parseArgs({
   options: {
@@ -59,30 +58,6 @@ async function heavyRun(kind: AgentKind, r: AgentResult): Promise<void> {
     if (!r.idle0 && !r.burst) result.skipped.push({ figure: `1 and 2, ${kind}`, reason: agentError(sn.agent?.stderr()) ?? reason });
     say(`${kind} failed: ${(e as Error).message}`);
     writeFileSync(join(values.out!, `vs-kubelet-guest-${kind}.log`), sn.agent?.stderr() ?? "");
-  } finally {
-    await sn.cleanup();
-  }
-}
-
-/** The bare-CRI floor of `pods` marker pods at `concurrency`, in the kubepods-besteffort slice. */
-async function floorRun(concurrency: number, floor: Floor, errors: string[]): Promise<void> {
-  const sn = await createScratchNode(`vskg-floor${concurrency}`, { build: false, systemd: true });
-  try {
-    const b = await directBurst({
-      cri: sn.ctd.cri,
-      base: sn.base,
-      cgroupRoot: sn.cgroupRoot,
-      node: sn.node,
-      pods,
-      concurrency,
-      markers: join(sn.base, "markers"),
-      cgroupParent: (i) => `kubepods-besteffort-podfloor${i}.slice`,
-    });
-    floor[concurrency] = { firstMs: b.firstMs, allMs: b.allMs };
-    say(`bare CRI, ${concurrency} at a time: first ${b.firstMs.toFixed(0)} ms, all ${b.allMs.toFixed(0)} ms`);
-  } catch (e) {
-    errors.push(`bare CRI, ${concurrency} at a time: ${(e as Error).message.split("\n")[0]}`);
-    say(errors.at(-1)!);
   } finally {
     await sn.cleanup();
   }
@@ -135,7 +110,9 @@ const result: GuestResult = {
 };
 if (figures.has(1) || figures.has(2)) {
   for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, result[kind]);
-  if (figures.has(2)) for (const c of values.floor!.split(",").map(Number)) await floorRun(c === 0 ? pods : c, result.floor, result.floorErrors);
+  if (figures.has(2))
+    for (const c of values.floor!.split(",").map(Number))
+      await floorBurst("vskg-floor", pods, c === 0 ? pods : c, { floor: result.floor, errors: result.floorErrors, say }, true);
 }
 if (figures.has(5))
   await rampFigure(values["bin-dir"]!).catch((e: Error) => result.skipped.push({ figure: "5. memory ramp", reason: e.message.split("\n")[0]! }));

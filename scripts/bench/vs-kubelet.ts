@@ -42,7 +42,7 @@ import { BINARY, ensureBuilt } from "../../test/support/binary.ts";
 import { acquireContainerd } from "../../test/support/containerd.ts";
 import { buildUpstream } from "../../test/support/upstream/index.ts";
 import { clusterFigures } from "./lib/cluster-figures.ts";
-import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
+import { floorBurst, manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
 import { guestFigures } from "./lib/guest-figures.ts";
 import { type GuestResult, guestErrors, guestRows } from "./lib/guest-table.ts";
 import { directBurst } from "./lib/markers.ts";
@@ -144,27 +144,7 @@ async function heavyRun(kind: AgentKind, binary: string, o: Options, r: AgentRes
 /** The bare-CRI floor: the 100 marker pods by CRI calls, at each concurrency, each on a fresh node. */
 async function floorRuns(errors: string[]): Promise<Floor> {
   const floor: Floor = {};
-  for (const concurrency of FLOOR_CONCURRENCY) {
-    const sn = await createScratchNode(`vsk-floor${concurrency}`, { build: false });
-    try {
-      const b = await directBurst({
-        cri: sn.ctd.cri,
-        base: sn.base,
-        cgroupRoot: sn.cgroupRoot,
-        node: sn.node,
-        pods: PODS,
-        concurrency,
-        markers: join(sn.base, "markers"),
-      });
-      floor[concurrency] = { firstMs: b.firstMs, allMs: b.allMs };
-      say(`bare CRI, ${concurrency} at a time: first ${b.firstMs.toFixed(0)} ms, all ${b.allMs.toFixed(0)} ms`);
-    } catch (e) {
-      errors.push(`bare CRI, ${concurrency} at a time: ${(e as Error).message}`);
-      say(errors.at(-1)!);
-    } finally {
-      await sn.cleanup();
-    }
-  }
+  for (const concurrency of FLOOR_CONCURRENCY) await floorBurst("vsk-floor", PODS, concurrency, { floor, errors, say });
   return floor;
 }
 

@@ -26,8 +26,18 @@ import {
   waitNodeReady,
 } from "../../../test/support/upstream/index.ts";
 import { until } from "../../../test/support/wait.ts";
-import { victimReceived } from "./memory-ramp.ts";
-import { ownTimes, pressureCleared, RAMP_MODES, type RampMode, type RampRun, type RampSeries, rampPod } from "./ramp-figure.ts";
+import {
+  everyRampMode,
+  firstCrossing,
+  pressureCleared,
+  rampResult,
+  type RampFigureOptions,
+  type RampMode,
+  type RampRun,
+  type RampSeries,
+  rampPod,
+  timedRamps,
+} from "./ramp-figure.ts";
 
 const MIB = 2 ** 20;
 export const GUEST_RAMP = { allocatableMiB: 256, thresholdMiB: 100, totalMiB: 240, mibPerSec: 0 };
@@ -61,30 +71,8 @@ async function oneRamp(cp: ControlPlane, n: UpstreamNode, mode: RampMode, name: 
   const since = preciseNow();
   try {
     await cp.kubectlIn(rampPod(name, n.node, n.ctd.images.memhog, GUEST_RAMP), "apply", "-f", "-");
-    const crossedAt = await until(
-      `${name} to cross the line`,
-      () => {
-        const own = ownTimes(mode, n, name, since).crossed;
-        const bench = obs.crossed();
-        return bench === undefined && own === undefined ? undefined : Math.min(bench ?? Infinity, own ?? Infinity);
-      },
-      120_000,
-      { intervalMs: 20 },
-    );
-    const got = await victimReceived(n.ctd.cri, join(n.base, "logs"), name, 60_000);
-    await Bun.sleep(200);
-    const own = ownTimes(mode, n, name, since);
-    const first = Math.min(crossedAt, obs.crossed() ?? Infinity, own.crossed ?? Infinity);
-    const ms = (t: number | undefined) => (t === undefined ? undefined : t - first);
-    return {
-      crossedAt: first,
-      receivedMs: ms(got.receivedAt),
-      noSigterm: got.noSigterm,
-      decidedMs: ms(own.decided),
-      sentMs: ms(own.sent),
-      oomKills: oomKills() - oom0,
-      hostOomKills: 0,
-    };
+    const crossedAt = await firstCrossing(mode, n, name, since, obs.crossed, 120_000, 20);
+    return await rampResult(n, mode, name, since, crossedAt, obs.crossed, 60_000, () => ({ oomKills: oomKills() - oom0, hostOomKills: 0 }));
   } finally {
     await obs.stop();
     await cp.kubectl("delete", "pod", name, "--grace-period=0", "--force", "--ignore-not-found", "--wait=false").catch(() => "");
@@ -102,27 +90,10 @@ async function guestRampSeries(cp: ControlPlane, mode: RampMode, binary: string,
   try {
     await waitNodeReady(cp, n, 300_000);
     say(`${mode}: node Ready`);
-    let previous = preciseNow();
-    await oneRamp(cp, n, mode, "ramp-warmup").catch((e: Error) => say(`${mode} untimed ramp: ${e.message.split("\n")[0]}`));
-    for (let attempt = 0; series.runs.length + series.errors.length < runs && attempt < runs * 2; attempt++) {
-      const start = preciseNow();
-      const i = series.runs.length + series.errors.length;
-      try {
-        const r = await oneRamp(cp, n, mode, `ramp-${attempt}`, previous);
-        series.runs.push(r);
-        const f = (x: number | undefined) => (x === undefined ? "-" : `${x.toFixed(1)} ms`);
-        say(
-          `${mode} ramp ${i + 1}: crossing → victim got SIGTERM ${f(r.receivedMs)}${r.noSigterm ? ` (${r.noSigterm})` : ""}, decided ${f(r.decidedMs)}, sent ${f(r.sentMs)}, OOM kills ${r.oomKills}`,
-        );
-      } catch (e) {
-        const message = `${mode}, figure 5, run ${i + 1}: ${(e as Error).message.split("\n")[0]}`;
-        if (/node had condition/.test(message)) series.refused = (series.refused ?? 0) + 1;
-        else series.errors.push(message);
-        say(message);
-      }
-      previous = start;
-      await until("kubepods emptied", () => workingSet() < 32 * MIB, 60_000, { intervalMs: 100 }).catch(() => {});
-    }
+    await timedRamps(series, mode, runs, say, {
+      ramp: (name, previous) => oneRamp(cp, n, mode, name, previous),
+      emptied: () => until("kubepods emptied", () => workingSet() < 32 * MIB, 60_000, { intervalMs: 100 }),
+    });
   } finally {
     await n.stop().catch((e) => say(`${mode} node cleanup: ${e}`));
   }
@@ -130,25 +101,13 @@ async function guestRampSeries(cp: ControlPlane, mode: RampMode, binary: string,
 }
 
 /** Figure 5 in the guest, every mode, on one control plane started here (`binDir`: the upstream binaries). */
-export async function guestRampFigure(o: {
-  binDir: string;
-  bunlet: string;
-  kubelet: string;
-  runs: number;
-  say: (s: string) => void;
-}): Promise<Record<RampMode, RampSeries>> {
+export async function guestRampFigure(o: RampFigureOptions): Promise<Record<RampMode, RampSeries>> {
   const t0 = preciseNow();
   const cp = await startControlPlane({ dir: `/tmp/bunlet-bench-vskg-ramp-${process.pid}`, binDir: o.binDir });
   o.say(`control plane up in ${((preciseNow() - t0) / 1000).toFixed(1)} s`);
-  const out = {} as Record<RampMode, RampSeries>;
   try {
-    for (const mode of RAMP_MODES)
-      out[mode] = await guestRampSeries(cp, mode, mode === "bunlet" ? o.bunlet : o.kubelet, o.runs, o.say).catch((e: Error) => ({
-        runs: [],
-        errors: [`${mode}, figure 5: ${e.message.split("\n")[0]}`],
-      }));
+    return await everyRampMode(o, (mode, binary) => guestRampSeries(cp, mode, binary, o.runs, o.say));
   } finally {
     await cp.stop().catch((e) => o.say(`control plane cleanup: ${e}`));
   }
-  return out;
 }
