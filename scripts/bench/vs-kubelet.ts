@@ -1,13 +1,14 @@
 // bunlet against the upstream kubelet, standalone (static pods only, no API server; figure 6 joined to a
 // real control plane), on one private containerd (docs/benchmarks.md#against-the-kubelet):
 //   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
-//     [--bunlet PATH] [--kubelet PATH] [--guest-pods N] [--guest-figures 1,2,5]
+//     [--idle-settle S] [--bunlet PATH] [--kubelet PATH] [--guest-pods N] [--guest-figures 1,2,5]
 // The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
 // once, cached under /var/tmp). Every run is one agent on a fresh scratch node (lib/scratch-node.ts: its
 // own directories, cgroup root and node name, the same standalone KubeletConfiguration for both), and
 // only one agent runs at a time (each would kill the other's pods as orphans).
-//   1. idle with 0 pods (after --settle, default 10 s) and with 100 pods (after the burst of 2, then
-//      --settle): CPU % of one core (utime+stime over --window, default 60 s), RSS and PSS
+//   1. idle with 0 pods (after --idle-settle, default 130 s) and with 100 pods (after the burst of 2, then
+//      --idle-settle): past each agent's own collection every 2 minutes (Go's forced GC, bunlet's idle
+//      collection), so the heap is measured settled; CPU % of one core (utime+stime over --window, default 60 s), RSS and PSS
 //      (smaps_rollup, window maxima), wake-ups/s (voluntary context switches of all threads);
 //   2. 100 marker manifests dropped at once → first and last container running (lib/markers.ts: each
 //      container touches its own file first), and the bare-CRI floor (the same pods by CRI calls, no
@@ -70,6 +71,7 @@ interface Options {
   json?: string;
   windowS: number;
   settleS: number;
+  idleSettleS: number;
   bunlet?: string;
   kubelet?: string;
   /** Figure 7: the pod count of figures 1 and 2 inside the guest (default GUEST_PODS). */
@@ -79,7 +81,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10, guestPods: GUEST_PODS, guestFigures: [1, 2, 5] };
+  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10, idleSettleS: 130, guestPods: GUEST_PODS, guestFigures: [1, 2, 5] };
   const value = (i: number) => {
     const v = argv[i + 1];
     if (v === undefined) throw new Error(`${argv[i]} needs a value`);
@@ -90,6 +92,7 @@ function parseOptions(argv: string[]): Options {
     if (a === "--runs") o.runs = Number(value(i++));
     else if (a === "--window") o.windowS = Number(value(i++));
     else if (a === "--settle") o.settleS = Number(value(i++));
+    else if (a === "--idle-settle") o.idleSettleS = Number(value(i++));
     else if (a === "--json") o.json = value(i++);
     else if (a === "--bunlet") o.bunlet = value(i++);
     else if (a === "--kubelet") o.kubelet = value(i++);
@@ -107,10 +110,11 @@ function parseOptions(argv: string[]): Options {
     !(o.runs === undefined || o.runs >= 1) ||
     !(o.windowS > 0) ||
     !(o.settleS >= 0) ||
+    !(o.idleSettleS >= 0) ||
     !(o.guestPods >= 1) ||
     !o.guestFigures.every((f) => [1, 2, 5].includes(f))
   )
-    throw new Error("--runs ≥ 1, --window > 0, --settle ≥ 0, --guest-pods ≥ 1 and --guest-figures among 1, 2, 5");
+    throw new Error("--runs ≥ 1, --window > 0, --settle ≥ 0, --idle-settle ≥ 0, --guest-pods ≥ 1 and --guest-figures among 1, 2, 5");
   return o;
 }
 
@@ -125,12 +129,12 @@ async function heavyRun(kind: AgentKind, binary: string, o: Options, r: AgentRes
   const sn = await createScratchNode(`vsk-${kind}`, { agent: kind, binary, build: false });
   try {
     const agent = await sn.startAgent();
-    if (o.figures.has(1)) r.idle0 = await measureIdle(agent.pid, o.windowS, o.settleS);
+    if (o.figures.has(1)) r.idle0 = await measureIdle(agent.pid, o.windowS, o.idleSettleS);
     say(`${kind}: idle with 0 pods ${JSON.stringify(r.idle0 ?? {})}`);
     const burst = await manifestBurst(sn, PODS);
     if (o.figures.has(2)) r.burst = burst;
     say(`${kind}: ${PODS} manifests at once ${JSON.stringify(burst)}`);
-    if (o.figures.has(1)) r.idle100 = await measureIdle(sn.agent!.pid, o.windowS, o.settleS);
+    if (o.figures.has(1)) r.idle100 = await measureIdle(sn.agent!.pid, o.windowS, o.idleSettleS);
     say(`${kind}: idle with ${PODS} pods ${JSON.stringify(r.idle100 ?? {})}`);
     if (o.figures.has(4)) r.restart = await restartReadoption(sn, PODS);
     say(`${kind}: restart ${JSON.stringify(r.restart ?? {})}`);
