@@ -13,19 +13,13 @@ import { type Arch, isSupportedArch, UnsupportedArchError } from "./arch.ts";
 
 export { type Arch, SUPPORTED_ARCHES, UnsupportedArchError } from "./arch.ts";
 
-/** struct statfs (glibc, LP64): the offset of each field the bindings read; every field is 8 bytes. */
-export interface StatfsLayout {
+/** The fields of struct statfs the bindings read (f_type, f_bsize, …). */
+export const STATFS_FIELDS = ["type", "bsize", "blocks", "bfree", "bavail", "files", "ffree", "namelen", "frsize", "flags"] as const;
+export type StatfsField = (typeof STATFS_FIELDS)[number];
+
+/** struct statfs (glibc, LP64): its size and each read field's offset; every field is 8 bytes. */
+export interface StatfsLayout extends Record<StatfsField, number> {
   size: number;
-  type: number;
-  bsize: number;
-  blocks: number;
-  bfree: number;
-  bavail: number;
-  files: number;
-  ffree: number;
-  namelen: number;
-  frsize: number;
-  flags: number;
 }
 
 export interface Abi {

@@ -5,7 +5,7 @@
 // errno is read through __errno_location() right after the failing call, on the same thread and
 // before any other FFI call, so the value is the one that call set.
 import { dlopen, FFIType, ptr, read as readPtr, toArrayBuffer, type Pointer } from "bun:ffi";
-import { ABI } from "./abi.ts";
+import { ABI, STATFS_FIELDS, type StatfsField } from "./abi.ts";
 import { SyscallError } from "./errno.ts";
 
 export { SyscallError, ERRNO, errnoCode, errnoText } from "./errno.ts";
@@ -252,18 +252,7 @@ export function inotify_rm_watch(fd: number, wd: number): void {
 }
 
 /** struct statfs (glibc, ABI.statfs), sizes in f_bsize/f_frsize units as the kernel reports them. */
-export interface Statfs {
-  type: number;
-  bsize: number;
-  blocks: number;
-  bfree: number;
-  bavail: number;
-  files: number;
-  ffree: number;
-  namelen: number;
-  frsize: number;
-  flags: number;
-}
+export type Statfs = Record<StatfsField, number>;
 
 const STATFS = ABI.statfs;
 
@@ -272,19 +261,7 @@ export function statfs(path: string): Statfs {
   const buf = new ArrayBuffer(STATFS.size);
   if (sym.statfs(ptr(cstr(path)), ptr(buf)) < 0) fail("statfs", path);
   const v = new DataView(buf);
-  const u64 = (off: number) => Number(v.getBigUint64(off, true));
-  return {
-    type: u64(STATFS.type),
-    bsize: u64(STATFS.bsize),
-    blocks: u64(STATFS.blocks),
-    bfree: u64(STATFS.bfree),
-    bavail: u64(STATFS.bavail),
-    files: u64(STATFS.files),
-    ffree: u64(STATFS.ffree),
-    namelen: u64(STATFS.namelen),
-    frsize: u64(STATFS.frsize),
-    flags: u64(STATFS.flags),
-  };
+  return Object.fromEntries(STATFS_FIELDS.map((f) => [f, Number(v.getBigUint64(STATFS[f], true))])) as Statfs;
 }
 
 /** RLIMIT_NOFILE (asm-generic). */
