@@ -53,7 +53,8 @@ const STATX_TYPE = 0x1;
 const STATX_MODE = 0x2;
 const STATX_INO = 0x100;
 const STATX_SIZE = 0x200;
-const STATX_BUF_SIZE = 256;
+/** struct statx (linux/stat.h): its size and the offsets read; one layout on every architecture. */
+export const STATX = { size: 256, mode: 28, ino: 32, fileSize: 40, devMajor: 136, devMinor: 140 } as const;
 
 /** The slice of struct statx callers read; `dev` is "major:minor". */
 export interface FileStat {
@@ -88,14 +89,14 @@ export function fchmod(fd: number, mode: number): void {
  * fd included) — fstat(2) that also works on O_PATH fds of symlinks.
  */
 export function statx(dirfd: number, path: string, flags: number): FileStat {
-  const buf = new ArrayBuffer(STATX_BUF_SIZE);
+  const buf = new ArrayBuffer(STATX.size);
   if (sym.statx(dirfd, ptr(cstr(path)), flags, STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE, ptr(buf)) < 0) fail("statx", path || undefined);
   const v = new DataView(buf);
   return {
-    mode: v.getUint16(28, true),
-    ino: v.getBigUint64(32, true),
-    size: Number(v.getBigUint64(40, true)),
-    dev: `${v.getUint32(136, true)}:${v.getUint32(140, true)}`,
+    mode: v.getUint16(STATX.mode, true),
+    ino: v.getBigUint64(STATX.ino, true),
+    size: Number(v.getBigUint64(STATX.fileSize, true)),
+    dev: `${v.getUint32(STATX.devMajor, true)}:${v.getUint32(STATX.devMinor, true)}`,
   };
 }
 

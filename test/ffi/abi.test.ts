@@ -129,6 +129,15 @@ const SHARED: ReadonlyArray<readonly [string, number, number, number]> = [
   ["sizeof(struct iovec)", sock.IOVEC_SIZE, 16, 16],
   ["sizeof(struct msghdr)", sock.MSGHDR_SIZE, 56, 56],
   ["sizeof(struct cmsghdr)", sock.CMSGHDR_SIZE, 16, 16],
+  // struct statx: linux/stat.h of each (the same file: u32 stx_mask, stx_blksize; u64 stx_attributes;
+  // u32 stx_nlink, stx_uid, stx_gid; u16 stx_mode, pad; u64 stx_ino, stx_size, …; 4 timestamps of 16
+  // bytes from 64; u32 stx_rdev_major/minor at 128, stx_dev_major/minor at 136; spare to 256).
+  ["sizeof(struct statx)", fs.STATX.size, 256, 256],
+  ["offsetof(struct statx, stx_mode)", fs.STATX.mode, 28, 28],
+  ["offsetof(struct statx, stx_ino)", fs.STATX.ino, 32, 32],
+  ["offsetof(struct statx, stx_size)", fs.STATX.fileSize, 40, 40],
+  ["offsetof(struct statx, stx_dev_major)", fs.STATX.devMajor, 136, 136],
+  ["offsetof(struct statx, stx_dev_minor)", fs.STATX.devMinor, 140, 140],
   // Signal numbers: x86_64 asm/signal.h, aarch64 asm-generic/signal.h.
   ["SIGHUP", parseSignal("HUP")!, 1, 1],
   ["SIGBUS", parseSignal("BUS")!, 7, 7],
