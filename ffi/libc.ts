@@ -1,6 +1,6 @@
-// Raw libc bindings over bun:ffi (glibc, x86_64 and aarch64: ./abi.ts). Each wrapper makes exactly one libc call, turns a
-// -1 return into a SyscallError carrying errno, and converts JS strings/buffers to C arguments.
-// No policy lives here: callers decide flags, retries and ownership of fds.
+// Raw libc bindings over bun:ffi (glibc, x86_64 and aarch64: ./abi.ts). Each wrapper makes exactly
+// one libc call, turns a -1 return into a SyscallError carrying errno, and converts JS strings/buffers
+// to C arguments. No policy lives here: callers decide flags, retries and ownership of fds.
 //
 // errno is read through __errno_location() right after the failing call, on the same thread and
 // before any other FFI call, so the value is the one that call set.
