@@ -1,6 +1,7 @@
-// errno numbers → symbolic code and message (Linux x86_64, glibc wording). A table rather than
-// libc strerror(): strerror's buffer is shared between threads (the notifier Worker also calls
-// into libc) and its text is locale-dependent; logs and tests want stable strings.
+// errno numbers → symbolic code and message (Linux asm-generic numbers, the same on x86_64 and
+// aarch64; glibc wording). A table rather than libc strerror(): strerror's buffer is shared between
+// threads (the notifier Worker also calls into libc) and its text is locale-dependent; logs and tests
+// want stable strings.
 
 const ERRNOS: ReadonlyArray<readonly [number, string, string]> = [
   [1, "EPERM", "Operation not permitted"],

@@ -1,17 +1,18 @@
-// Raw libc bindings for fd-relative path walks and bind mounts (glibc, x86_64), in libc.ts's style:
-// each wrapper makes exactly one libc call, turns a -1 return into a SyscallError carrying errno, and
-// converts JS strings to C arguments. No policy here: the safe sub path walk lives in
+// Raw libc bindings for fd-relative path walks and bind mounts (glibc, x86_64 and aarch64: ./abi.ts),
+// in libc.ts's style: each wrapper makes exactly one libc call, turns a -1 return into a SyscallError
+// carrying errno, and converts JS strings to C arguments. No policy here: the safe sub path walk lives in
 // src/pod/volumes/safe-open.ts.
 //
 // stat goes through statx(2) (glibc ≥ 2.28) rather than fstatat: its struct layout is the same on
 // every architecture, and glibc only exports fstatat as a symbol from 2.33 on.
 import { dlopen, FFIType, ptr, read as readPtr } from "bun:ffi";
+import { ABI } from "./abi.ts";
 import { SyscallError } from "./errno.ts";
 
 const { i32, u32, u64, ptr: P } = FFIType;
 
 const lib = dlopen("libc.so.6", {
-  // openat(2) is variadic in C; on x86_64 SysV passing the optional mode as a fixed int is ABI-safe.
+  // openat(2) is variadic in C; as open(2) in libc.ts, the mode as a fixed int is ABI-safe on both.
   openat: { args: [i32, P, i32, u32], returns: i32 },
   mkdirat: { args: [i32, P, u32], returns: i32 },
   fchmod: { args: [i32, u32], returns: i32 },
@@ -30,11 +31,11 @@ function fail(call: string, path?: string): never {
 
 const cstr = (s: string): Buffer => Buffer.from(`${s}\0`, "utf8");
 
-// ---- constants (x86_64 / asm-generic values) ----
+// ---- constants (the same on x86_64 and aarch64 unless taken from ABI) ----
 export const AT_FDCWD = -100;
 export const AT_SYMLINK_NOFOLLOW = 0x100;
 export const AT_EMPTY_PATH = 0x1000;
-export const O_NOFOLLOW = 0o400000;
+export const O_NOFOLLOW = ABI.O_NOFOLLOW;
 export const O_PATH = 0o10000000;
 
 export const S_IFMT = 0o170000;
@@ -52,7 +53,8 @@ const STATX_TYPE = 0x1;
 const STATX_MODE = 0x2;
 const STATX_INO = 0x100;
 const STATX_SIZE = 0x200;
-const STATX_BUF_SIZE = 256;
+/** struct statx (linux/stat.h): its size and the offsets read; one layout on every architecture. */
+export const STATX = { size: 256, mode: 28, ino: 32, fileSize: 40, devMajor: 136, devMinor: 140 } as const;
 
 /** The slice of struct statx callers read; `dev` is "major:minor". */
 export interface FileStat {
@@ -87,14 +89,14 @@ export function fchmod(fd: number, mode: number): void {
  * fd included) — fstat(2) that also works on O_PATH fds of symlinks.
  */
 export function statx(dirfd: number, path: string, flags: number): FileStat {
-  const buf = new ArrayBuffer(STATX_BUF_SIZE);
+  const buf = new ArrayBuffer(STATX.size);
   if (sym.statx(dirfd, ptr(cstr(path)), flags, STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE, ptr(buf)) < 0) fail("statx", path || undefined);
   const v = new DataView(buf);
   return {
-    mode: v.getUint16(28, true),
-    ino: v.getBigUint64(32, true),
-    size: Number(v.getBigUint64(40, true)),
-    dev: `${v.getUint32(136, true)}:${v.getUint32(140, true)}`,
+    mode: v.getUint16(STATX.mode, true),
+    ino: v.getBigUint64(STATX.ino, true),
+    size: Number(v.getBigUint64(STATX.fileSize, true)),
+    dev: `${v.getUint32(STATX.devMajor, true)}:${v.getUint32(STATX.devMinor, true)}`,
   };
 }
 

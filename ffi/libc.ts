@@ -1,10 +1,11 @@
-// Raw libc bindings over bun:ffi (glibc, x86_64). Each wrapper makes exactly one libc call, turns a
-// -1 return into a SyscallError carrying errno, and converts JS strings/buffers to C arguments.
-// No policy lives here: callers decide flags, retries and ownership of fds.
+// Raw libc bindings over bun:ffi (glibc, x86_64 and aarch64: ./abi.ts). Each wrapper makes exactly
+// one libc call, turns a -1 return into a SyscallError carrying errno, and converts JS strings/buffers
+// to C arguments. No policy lives here: callers decide flags, retries and ownership of fds.
 //
 // errno is read through __errno_location() right after the failing call, on the same thread and
 // before any other FFI call, so the value is the one that call set.
 import { dlopen, FFIType, ptr, read as readPtr, toArrayBuffer, type Pointer } from "bun:ffi";
+import { ABI, STATFS_FIELDS, type StatfsField } from "./abi.ts";
 import { SyscallError } from "./errno.ts";
 
 export { SyscallError, ERRNO, errnoCode, errnoText } from "./errno.ts";
@@ -12,7 +13,8 @@ export { SyscallError, ERRNO, errnoCode, errnoText } from "./errno.ts";
 const { i32, u32, i64, ptr: P } = FFIType;
 
 const lib = dlopen("libc.so.6", {
-  // open(2) is variadic in C; on x86_64 SysV passing the optional mode as a fixed int is ABI-safe.
+  // open(2) is variadic in C; the x86_64 SysV and Linux AAPCS64 calling conventions pass variadic
+  // arguments where fixed ones go, so the optional mode as a fixed int is ABI-safe on both.
   open: { args: [P, i32, u32], returns: i32 },
   close: { args: [i32], returns: i32 },
   read: { args: [i32, P, i64], returns: i64 },
@@ -33,8 +35,8 @@ const lib = dlopen("libc.so.6", {
   setpriority: { args: [i32, u32, i32], returns: i32 },
   sched_yield: { args: [], returns: i32 },
   sched_setscheduler: { args: [i32, i32, P], returns: i32 },
-  // syscall(2) is variadic; glibc's x86_64 implementation only moves registers, so fixed i64
-  // arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
+  // syscall(2) is variadic; glibc's x86_64 and aarch64 implementations only move registers, so fixed
+  // i64 arguments are ABI-safe. Used for pidfd_open/pidfd_send_signal, whose glibc wrappers are only in
   // glibc ≥ 2.36 (binding them would make dlopen fail on older distributions).
   syscall: { args: [i64, i64, i64, i64, i64], returns: i64 },
   __errno_location: { args: [], returns: P },
@@ -60,7 +62,7 @@ function bufPtr(buf: Uint8Array): Pointer | null {
   return buf.byteLength === 0 ? null : ptr(buf);
 }
 
-// ---- constants (asm-generic / x86_64 values) ----
+// ---- constants (the same on x86_64 and aarch64 unless taken from ABI) ----
 export const O_RDONLY = 0o0;
 export const O_WRONLY = 0o1;
 export const O_RDWR = 0o2;
@@ -70,7 +72,7 @@ export const O_NOCTTY = 0o400;
 export const O_TRUNC = 0o1000;
 export const O_APPEND = 0o2000;
 export const O_NONBLOCK = 0o4000;
-export const O_DIRECTORY = 0o200000;
+export const O_DIRECTORY = ABI.O_DIRECTORY;
 export const O_CLOEXEC = 0o2000000;
 
 export const LOCK_SH = 1;
@@ -113,8 +115,9 @@ export const IN_DELETE_SELF = 0x400;
 export const IN_MOVE_SELF = 0x800;
 export const IN_IGNORED = 0x8000;
 
-/** Size of struct epoll_event on x86_64: packed, u32 events + u64 data. */
-export const EPOLL_EVENT_SIZE = 12;
+/** Size of struct epoll_event: u32 events + u64 data, packed on x86_64 (12 bytes), 16 on aarch64. */
+export const EPOLL_EVENT_SIZE = ABI.epollEventSize;
+const EPOLL_DATA_OFFSET = ABI.epollEventDataOffset;
 
 // ---- calls ----
 
@@ -173,7 +176,7 @@ export function epoll_create1(flags: number): number {
 export function epoll_ctl(epfd: number, op: number, fd: number, events = 0, data = 0): void {
   const ev = new DataView(new ArrayBuffer(EPOLL_EVENT_SIZE));
   ev.setUint32(0, events >>> 0, true);
-  ev.setBigUint64(4, BigInt(data), true);
+  ev.setBigUint64(EPOLL_DATA_OFFSET, BigInt(data), true);
   if (sym.epoll_ctl(epfd, op, fd, ptr(ev)) < 0) fail("epoll_ctl");
 }
 
@@ -198,7 +201,7 @@ export function epoll_wait(epfd: number, maxEvents: number, timeoutMs: number, b
   const out: EpollEvent[] = [];
   for (let i = 0; i < n; i++) {
     const off = i * EPOLL_EVENT_SIZE;
-    out.push({ events: view.getUint32(off, true), data: Number(view.getBigUint64(off + 4, true)) });
+    out.push({ events: view.getUint32(off, true), data: Number(view.getBigUint64(off + EPOLL_DATA_OFFSET, true)) });
   }
   return out;
 }
@@ -248,40 +251,17 @@ export function inotify_rm_watch(fd: number, wd: number): void {
   if (sym.inotify_rm_watch(fd, wd) < 0) fail("inotify_rm_watch");
 }
 
-/** struct statfs (x86_64), sizes in f_bsize/f_frsize units as the kernel reports them. */
-export interface Statfs {
-  type: number;
-  bsize: number;
-  blocks: number;
-  bfree: number;
-  bavail: number;
-  files: number;
-  ffree: number;
-  namelen: number;
-  frsize: number;
-  flags: number;
-}
+/** struct statfs (glibc, ABI.statfs), sizes in f_bsize/f_frsize units as the kernel reports them. */
+export type Statfs = Record<StatfsField, number>;
 
-const STATFS_SIZE = 120;
+const STATFS = ABI.statfs;
 
 /** statfs(2) of the filesystem holding `path`. */
 export function statfs(path: string): Statfs {
-  const buf = new ArrayBuffer(STATFS_SIZE);
+  const buf = new ArrayBuffer(STATFS.size);
   if (sym.statfs(ptr(cstr(path)), ptr(buf)) < 0) fail("statfs", path);
   const v = new DataView(buf);
-  const u64 = (off: number) => Number(v.getBigUint64(off, true));
-  return {
-    type: u64(0),
-    bsize: u64(8),
-    blocks: u64(16),
-    bfree: u64(24),
-    bavail: u64(32),
-    files: u64(40),
-    ffree: u64(48),
-    namelen: u64(64),
-    frsize: u64(72),
-    flags: u64(80),
-  };
+  return Object.fromEntries(STATFS_FIELDS.map((f) => [f, Number(v.getBigUint64(STATFS[f], true))])) as Statfs;
 }
 
 /** RLIMIT_NOFILE (asm-generic). */

@@ -1,6 +1,14 @@
 // bunlet's entry point (the compiled binary's main module).
+import { isSupportedArch, UnsupportedArchError } from "../ffi/arch.ts";
 import { runsAgent } from "./cli/dispatch.ts";
 import { applyRuntimeEnv } from "./runtime-env.ts";
+
+// The libc bindings know the struct layouts of x64 and arm64 only: on any other architecture, say so
+// and stop before anything reads a kernel struct with a guessed layout.
+if (!isSupportedArch(process.arch)) {
+  console.error(new UnsupportedArchError(process.arch).message);
+  process.exit(1);
+}
 
 // Bun's idle tuning is read from the environment at process start: the agent re-executes with it,
 // once (the short-lived subcommands, help and version do not pay the ~20 ms of a second start).

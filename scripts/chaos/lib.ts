@@ -23,6 +23,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Print progress lines as they happen (CLI). */
   verbose?: boolean;
+  /** Start the agent with this command instead of dist/bunlet (createHarness). */
+  agentCommand?: readonly string[];
 }
 
 export interface ScenarioResult {
@@ -94,7 +96,7 @@ export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<S
       notes: [],
     };
   }
-  const h = createHarness(s.name, opts.verbose ?? false);
+  const h = createHarness(s.name, opts.verbose ?? false, opts.agentCommand);
   active = h;
   let error: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;

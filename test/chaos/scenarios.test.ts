@@ -1,17 +1,17 @@
 // The chaos scenarios of scripts/chaos/ against the compiled dist/bunlet, on a private containerd:
 // every CI run. Each scenario bounds itself (60 s) and cleans up after itself; afterAll cleans up
 // whatever a timed-out test left (the active scenario, the containerd reference held here).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { besteffortHog } from "../../scripts/chaos/besteffort-hog.ts";
 import { diskPressure } from "../../scripts/chaos/disk-pressure.ts";
 import { fastRamp } from "../../scripts/chaos/fast-ramp.ts";
-import { chaosTimeScale, cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
+import { chaosTimeScale, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
 import { pidPressure } from "../../scripts/chaos/pid-pressure.ts";
 import { restartDuringPressure } from "../../scripts/chaos/restart-during-pressure.ts";
 import { softGrace } from "../../scripts/chaos/soft-grace.ts";
 import { staticPods } from "../../scripts/chaos/static-pods.ts";
-import { ensureBuilt } from "../support/binary.ts";
-import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+import { useChaosContainerd } from "../support/chaos.ts";
+import { canRunContainerd } from "../support/containerd.ts";
 
 // A slower host (the v2 guest: one CPU, slow syscalls; BUNLET_CHAOS_TIME_SCALE) gives each scenario
 // more time, never different steps.
@@ -30,16 +30,7 @@ async function expectPass(s: Scenario): Promise<void> {
 }
 
 describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () => {
-  // One containerd for the whole file (the scenarios' own acquire/release then never restarts it).
-  let ctd: TestContainerd | undefined;
-  beforeAll(async () => {
-    await ensureBuilt();
-    ctd = await acquireContainerd();
-  }, 300_000);
-  afterAll(async () => {
-    await cleanupActive();
-    await ctd?.release();
-  }, 60_000);
+  useChaosContainerd();
 
   test("(a) besteffort-hog: only the BestEffort hog is evicted; MemoryPressure set then cleared", () => expectPass(besteffortHog), TEST_TIMEOUT_MS);
   test("(b) fast-ramp: a 600 MiB/s ramp is evicted before the kernel OOM killer acts", () => expectPass(fastRamp), TEST_TIMEOUT_MS);

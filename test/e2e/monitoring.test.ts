@@ -4,12 +4,13 @@
 // of examples/monitoring's bunlet dashboard must return data (standalone: all but rest_client_* and
 // go_goroutines); the rules load into that Prometheus; /metrics/cadvisor has the probed container's series;
 // promtool finds /metrics, /metrics/probes, /metrics/resource and /metrics/cadvisor clean.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupActive, isEvicted, MIB, printResult, runScenario, type Harness, type Scenario } from "../../scripts/chaos/lib.ts";
-import { ensureBuilt, ROOT } from "../support/binary.ts";
-import { acquireContainerd, canRunContainerd, type TestContainerd } from "../support/containerd.ts";
+import { isEvicted, MIB, printResult, runScenario, type Harness, type Scenario } from "../../scripts/chaos/lib.ts";
+import { ROOT } from "../support/binary.ts";
+import { useChaosContainerd } from "../support/chaos.ts";
+import { canRunContainerd } from "../support/containerd.ts";
 import { hasPrometheus, promtoolCheckMetrics, startPrometheus, type TestPrometheus } from "../support/prometheus.ts";
 import { KUBELET_ALERT_INPUTS, KUBELET_DASHBOARD, type PanelQuery } from "../fixtures/monitoring/kubelet-mixin.ts";
 
@@ -123,15 +124,7 @@ const monitoring: Scenario = {
 };
 
 describe.skipIf(!canRunContainerd() || !hasPrometheus())("monitoring: a real Prometheus scraping bunlet", () => {
-  let ctd: TestContainerd | undefined;
-  beforeAll(async () => {
-    await ensureBuilt();
-    ctd = await acquireContainerd();
-  }, 300_000);
-  afterAll(async () => {
-    await cleanupActive();
-    await ctd?.release();
-  }, 60_000);
+  useChaosContainerd();
 
   test("every kubelet dashboard panel, kubelet alert input and bunlet dashboard panel has data", async () => {
     const r = await runScenario(monitoring, { timeoutMs: 240_000 });

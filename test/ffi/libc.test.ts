@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as c from "../../ffi/libc.ts";
 import { errnoCode, errnoText, SyscallError } from "../../ffi/errno.ts";
+import { O_NOFOLLOW } from "../../ffi/fs.ts";
 
 const opened: number[] = [];
 afterEach(() => {
@@ -59,6 +60,36 @@ describe("libc", () => {
     expect(c.read(efd, b)).toBe(8);
     expect(new DataView(b.buffer).getBigUint64(0, true)).toBe(5n);
     expect(() => c.read(efd, b)).toThrow(/EAGAIN/);
+  });
+
+  test("epoll_wait returns several events at their offsets, each with its whole 64-bit token", () => {
+    // A wrong struct epoll_event layout misreads the second event's fields and a token's high half.
+    const tokens = [2 ** 40 + 3, 2 ** 33 + 5, 11];
+    const ep = track(c.epoll_create1(c.EPOLL_CLOEXEC));
+    const one = new Uint8Array(8);
+    new DataView(one.buffer).setBigUint64(0, 1n, true);
+    for (const token of tokens) {
+      const efd = track(c.eventfd(0, c.EFD_NONBLOCK | c.EFD_CLOEXEC));
+      c.epoll_ctl(ep, c.EPOLL_CTL_ADD, efd, c.EPOLLIN, token);
+      c.write(efd, one);
+    }
+    const got = c.epoll_wait(ep, 8, 0);
+    expect(got.map((e) => e.events)).toEqual([c.EPOLLIN, c.EPOLLIN, c.EPOLLIN]);
+    expect(got.map((e) => e.data).sort((a, b) => a - b)).toEqual([...tokens].sort((a, b) => a - b));
+  });
+
+  test("O_DIRECTORY refuses a file (ENOTDIR), O_NOFOLLOW a symlink (ELOOP)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bunlet-ffi-"));
+    try {
+      writeFileSync(join(dir, "f"), "x");
+      symlinkSync("f", join(dir, "l"));
+      track(c.open(dir, c.O_RDONLY | c.O_DIRECTORY | c.O_CLOEXEC));
+      expect(() => c.open(join(dir, "f"), c.O_RDONLY | c.O_DIRECTORY)).toThrow(/ENOTDIR/);
+      expect(() => c.open(join(dir, "l"), c.O_RDONLY | O_NOFOLLOW)).toThrow(/ELOOP/);
+      expect(c.read(track(c.open(join(dir, "l"), c.O_RDONLY | c.O_CLOEXEC)), new Uint8Array(4))).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("flock LOCK_NB on a held lock fails with EAGAIN", () => {

@@ -27,26 +27,34 @@ function newestSourceMtime(): number {
   return newest;
 }
 
-function isFresh(): boolean {
+function isFresh(binary: string): boolean {
   try {
-    return statSync(BINARY).mtimeMs >= newestSourceMtime();
+    return statSync(binary).mtimeMs >= newestSourceMtime();
   } catch {
     return false;
   }
 }
 
-let building: Promise<string> | undefined;
+const building = new Map<string, Promise<string>>();
 
-/** Builds dist/bunlet unless it is newer than every source; returns its path. Once per process. */
-export function ensureBuilt(): Promise<string> {
-  building ??= (async () => {
-    if (isFresh()) return BINARY;
-    const proc = Bun.spawn(["bash", join(ROOT, "scripts/build.sh")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-    if (code !== 0) throw new Error(`scripts/build.sh failed (exit ${code}):\n${out}\n${err}`);
-    return BINARY;
-  })();
-  return building;
+/**
+ * Builds dist/bunlet (or, for `arch`, the cross-built dist/bunlet-linux-<arch>) unless it is newer than
+ * every source; returns its path. Once per process.
+ */
+export function ensureBuilt(arch?: "x64" | "arm64"): Promise<string> {
+  const binary = arch ? join(ROOT, "dist", `bunlet-linux-${arch}`) : BINARY;
+  let b = building.get(binary);
+  if (!b) {
+    b = (async () => {
+      if (isFresh(binary)) return binary;
+      const proc = Bun.spawn(["bash", join(ROOT, "scripts/build.sh"), ...(arch ? ["--arch", arch] : [])], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+      const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+      if (code !== 0) throw new Error(`scripts/build.sh${arch ? ` --arch ${arch}` : ""} failed (exit ${code}):\n${out}\n${err}`);
+      return binary;
+    })();
+    building.set(binary, b);
+  }
+  return b;
 }
 
 const handedOut = new Set<number>();
@@ -95,13 +103,15 @@ export interface SpawnOpts {
   env?: Record<string, string>;
   /** Binary path (e.g. a copy outside the tree); default dist/bunlet. */
   binary?: string;
+  /** A command that runs the agent, the flags appended (e.g. the arm64 binary under scripts/host/arm64.sh); instead of `binary`. */
+  command?: readonly string[];
 }
 
 /** Spawns the binary with `args`; tracked until it exits. */
 export function spawnBunlet(args: string[], opts: SpawnOpts = {}): BunletProcess {
   const out: string[] = [];
   const err: string[] = [];
-  const proc = Bun.spawn([opts.binary ?? BINARY, ...args], {
+  const proc = Bun.spawn([...(opts.command ?? [opts.binary ?? BINARY]), ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, NO_COLOR: "1", ...opts.env },
     stdin: "ignore",

@@ -167,6 +167,26 @@ export function spawnMemoryHog(cgroup: TestCgroup, megabytes: number): Bun.Subpr
   return Bun.spawn(["sh", "-c", script], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
 }
 
+/**
+ * Runs `notify` (a `bunlet debug notify --cgroup <cg> --threshold +24Mi --count 1` command line), waits
+ * for its "watching" line — the registration is in place — and only then starts a 64 MiB hog in `cg`;
+ * resolves once the command exits. Both processes are pushed on `procs` for the caller's cleanup.
+ */
+export async function notifyOnHog(notify: string[], cg: TestCgroup, procs: Bun.Subprocess[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = Bun.spawn(notify, { stdout: "pipe", stderr: "pipe" });
+  procs.push(p);
+  const reader = p.stderr.getReader();
+  let stderr = "";
+  while (!stderr.includes("watching")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`notify exited before watching: ${stderr}`);
+    stderr += new TextDecoder().decode(value);
+  }
+  procs.push(spawnMemoryHog(cg, 64));
+  const [code, stdout] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+  return { code, stdout, stderr };
+}
+
 export type NotifierFdKind = "eventfd" | "eventpoll";
 
 /** Open eventfd and epoll fds of this process: fd number → kind. */

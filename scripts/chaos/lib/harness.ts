@@ -74,7 +74,11 @@ export function chaosTimeScale(env: Record<string, string | undefined> = process
 
 export type Harness = ReturnType<typeof createHarness>;
 
-export function createHarness(name: string, verbose: boolean) {
+/**
+ * `agentCommand`: how to start the agent instead of dist/bunlet (its flags are appended), e.g. the arm64
+ * binary under scripts/host/arm64.sh.
+ */
+export function createHarness(name: string, verbose: boolean, agentCommand?: readonly string[]) {
   const n = ++seq;
   const tag = `${process.pid}-${n}`;
   const dir = mkdtempSync(join(tmpdir(), `bunlet-chaos-${name}-${tag}-`));
@@ -241,7 +245,7 @@ export function createHarness(name: string, verbose: boolean) {
       port ||= freePort();
       config.port = port;
       writeFileSync(configPath, JSON.stringify(config, null, 2));
-      await ensureBuilt();
+      if (!agentCommand) await ensureBuilt();
       const args = [
         "--config",
         configPath,
@@ -251,8 +255,8 @@ export function createHarness(name: string, verbose: boolean) {
         "--v=2",
         ...(opts.extraArgs ?? []),
       ];
-      say(`starting dist/bunlet ${args.join(" ")}`);
-      const p = spawnBunlet(args, { cwd: dir, env: opts.env });
+      say(`starting ${agentCommand?.join(" ") ?? "dist/bunlet"} ${args.join(" ")}`);
+      const p = spawnBunlet(args, { cwd: dir, env: opts.env, command: agentCommand });
       bunlet = p;
       void p.exited.then((code) => {
         logs.push(`--- bunlet pid ${p.pid} exited ${code}; stderr ---\n${p.stderr()}`);

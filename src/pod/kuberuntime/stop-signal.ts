@@ -5,7 +5,7 @@
 // when it has none (containerd parses it as moby's signal.ParseSignal: "SIGTERM", "TERM" or "15");
 // a timeout of 0 skips it and sends SIGKILL at once.
 
-/** Linux signal numbers (x86_64/asm-generic) by name without the SIG prefix. */
+/** Linux signal numbers (asm-generic; x86_64 and aarch64 alike) by name without the SIG prefix. */
 const SIGNALS: Readonly<Record<string, number>> = {
   HUP: 1,
   INT: 2,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { canManageMemoryCgroups, makeMemoryCgroup, spawnMemoryHog, type TestCgroup } from "../../support/cgroup.ts";
+import { canManageMemoryCgroups, makeMemoryCgroup, notifyOnHog, type TestCgroup } from "../../support/cgroup.ts";
 
 const REPO = resolve(import.meta.dir, "../../..");
 const enabled = canManageMemoryCgroups();
@@ -38,26 +38,10 @@ describe.skipIf(!enabled)("notifier in a compiled binary", () => {
 
   test("debug notify prints a threshold crossing and exits after --count", async () => {
     cg = makeMemoryCgroup();
-    const p = Bun.spawn([bin, "notify", "--cgroup", cg.path, "--threshold", "+24Mi", "--count", "1", "--timeout", "30s"], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    procs.push(p);
-    // Wait for the "watching" line: the registration is in place before the child allocates.
-    const errReader = p.stderr.getReader();
-    let errText = "";
-    while (!errText.includes("watching")) {
-      const { value, done } = await errReader.read();
-      if (done) throw new Error(`notify exited before watching: ${errText}`);
-      errText += new TextDecoder().decode(value);
-    }
-    const hog = spawnMemoryHog(cg, 64);
-    procs.push(hog);
-    const code = await p.exited;
-    const out = await new Response(p.stdout).text();
-    expect(errText).not.toContain("ModuleNotFound");
-    expect(out).toContain(`threshold cgroup=${cg.path}`);
-    expect(out).toContain("now=above");
-    expect(code).toBe(0);
+    const r = await notifyOnHog([bin, "notify", "--cgroup", cg.path, "--threshold", "+24Mi", "--count", "1", "--timeout", "30s"], cg, procs);
+    expect(r.stderr).not.toContain("ModuleNotFound");
+    expect(r.stdout).toContain(`threshold cgroup=${cg.path}`);
+    expect(r.stdout).toContain("now=above");
+    expect(r.code).toBe(0);
   }, 60_000);
 });
