@@ -3,5 +3,6 @@
 // source that falls back to it, and the decision made when the API server lists the pods again.
 export { createAutonomyStore, type AutonomyStore, type AutonomyStoreOptions } from "./store.ts";
 export { withAutonomyCache } from "./offline-objects.ts";
+export { createOfflineStart, nodeForCache, type OfflineStart, type OfflineStartOptions } from "./offline-start.ts";
 export { reconcileWithApi, podSpecKey, type PodReconcile, type ReconcileDecision } from "./reconcile.ts";
 export { parseCacheEntry, encodeCacheEntry, cacheFileName, jwtExpirationMs, CacheEntryError, type CachedToken, type CacheKind } from "./cache-entry.ts";
