@@ -9,40 +9,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd } from "../../support/containerd.ts";
-import { NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the node autonomy tests: ${bin.why}`);
-
-const IMAGE = "docker.io/library/busybox:1.36";
-
-function appPod(name: string): object {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace: "default" },
-    spec: {
-      nodeName: NODE_NAME,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: "app",
-          image: IMAGE,
-          command: ["sh", "-c", "exec sleep 3600"],
-          volumeMounts: [
-            { name: "s", mountPath: "/etc/s" },
-            { name: "c", mountPath: "/etc/c" },
-          ],
-        },
-      ],
-      volumes: [
-        { name: "s", secret: { secretName: "offline-secret" } },
-        { name: "c", configMap: { name: "offline-config" } },
-      ],
-    },
-  };
-}
 
 describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   let c: UpstreamCluster;
@@ -66,7 +37,24 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   }, 120_000);
 
   async function runPod(name: string): Promise<{ uid: string; containerId: string }> {
-    await apply(appPod(name));
+    await apply(
+      appPod(
+        name,
+        c.n.ctd.images.busybox,
+        {
+          volumeMounts: [
+            { name: "s", mountPath: "/etc/s" },
+            { name: "c", mountPath: "/etc/c" },
+          ],
+        },
+        {
+          volumes: [
+            { name: "s", secret: { secretName: "offline-secret" } },
+            { name: "c", configMap: { name: "offline-config" } },
+          ],
+        },
+      ),
+    );
     const p = await c.podInPhase(name, "Running", 120_000);
     const uid = p.metadata.uid as string;
     // Stored: the pod, its secret and configMap, the kube-api-access token.
