@@ -28,6 +28,7 @@ import { apiReviews } from "./server/auth/index.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
+import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
@@ -67,6 +68,8 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   const apiObjects = ctx.apiObjects;
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
   components.push(imageGCComponent(imageGC, lifecycle.runtimeReady), podResourcesComponent(ctx, pods));
+  // Releases the code of paths no longer run, e.g. after a burst of pod starts (wire/idle-collection.ts).
+  components.push(idleCollectionComponent({ clock: realClock }));
   const agent = createAgentForNode(ctx, { runtime, pods, eviction, nodeApi }, components);
   ctx.late.failAgent = (e) => {
     log.error(e.message);

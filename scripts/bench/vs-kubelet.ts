@@ -1,13 +1,14 @@
 // bunlet against the upstream kubelet, standalone (static pods only, no API server; figure 6 joined to a
 // real control plane), on one private containerd (docs/benchmarks.md#against-the-kubelet):
 //   bun scripts/bench/vs-kubelet.ts [--runs N] [--only FIGURE…] [--json FILE] [--window S] [--settle S]
-//     [--bunlet PATH] [--kubelet PATH]
+//     [--idle-settle S] [--bunlet PATH] [--kubelet PATH] [--guest-pods N] [--guest-figures 1,2,5]
 // The agents are dist/bunlet (built first if stale) and the kubelet of scripts/upstream/build.sh (built
 // once, cached under /var/tmp). Every run is one agent on a fresh scratch node (lib/scratch-node.ts: its
 // own directories, cgroup root and node name, the same standalone KubeletConfiguration for both), and
 // only one agent runs at a time (each would kill the other's pods as orphans).
-//   1. idle with 0 pods (after --settle, default 10 s) and with 100 pods (after the burst of 2, then
-//      --settle): CPU % of one core (utime+stime over --window, default 60 s), RSS and PSS
+//   1. idle with 0 pods (after --idle-settle, default 130 s) and with 100 pods (after the burst of 2, then
+//      --idle-settle): past each agent's own collection every 2 minutes (Go's forced GC, bunlet's idle
+//      collection), so the heap is measured settled; CPU % of one core (utime+stime over --window, default 60 s), RSS and PSS
 //      (smaps_rollup, window maxima), wake-ups/s (voluntary context switches of all threads);
 //   2. 100 marker manifests dropped at once → first and last container running (lib/markers.ts: each
 //      container touches its own file first), and the bare-CRI floor (the same pods by CRI calls, no
@@ -26,6 +27,11 @@
 //      bootstrap: spawn → Node Ready (--runs runs per agent, default 3, ABBA, each a fresh control plane
 //      and node); in the first run, API pods one at a time → Running, 110 at once → all Running, and
 //      with them running the node's API requests per minute over --window (from the audit log).
+//   7. figures 1, 2 and 5 inside the cgroup v2 guest with systemd as PID 1 (scripts/host/v2-guest.sh
+//      --systemd; lib/guest-figures.ts runs vs-kubelet-guest.ts there): both agents with cgroupDriver
+//      systemd, on one containerd in the guest, compared only with each other (UML: one CPU, slow
+//      syscalls); --guest-pods pods (default GUEST_PODS) for figures 1 and 2, the ramp scaled to the guest
+//      (lib/guest-ramp.ts); --guest-figures picks what one guest boot runs (each boot its own heavy-lock turn).
 // Figures 1, 2 and 4 come from one run per agent (kubelet, then bunlet), then the floor, then figures 3,
 // 5 and 6; --only 1 3 (or 1,3) picks figures, all by default. Prints one table (figure | kubelet | bunlet | ratio bunlet ÷ kubelet | goal |
 // met) and with --json writes it with every sample. Cleans up pods (through the CRI), cgroups,
@@ -37,7 +43,9 @@ import { BINARY, ensureBuilt } from "../../test/support/binary.ts";
 import { acquireContainerd } from "../../test/support/containerd.ts";
 import { buildUpstream } from "../../test/support/upstream/index.ts";
 import { clusterFigures } from "./lib/cluster-figures.ts";
-import { manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
+import { floorBurst, manifestBurst, measureIdle, onePodStart, restartReadoption } from "./lib/agent-figures.ts";
+import { guestFigures } from "./lib/guest-figures.ts";
+import { type GuestResult, guestErrors, guestRows } from "./lib/guest-table.ts";
 import { directBurst } from "./lib/markers.ts";
 import { rampFigure, rampSummary } from "./lib/ramp-figure.ts";
 import { type AgentKind, createScratchNode, loadAverage, onInterrupt } from "./lib/scratch-node.ts";
@@ -45,9 +53,16 @@ import { type AgentResult, type Floor, bestFloor, formatTable, tableRows, writeJ
 
 const PODS = 100;
 const FLOOR_CONCURRENCY = [2, 4, 8, 100];
+/** Figure 7's guest: memory (the control plane of figure 5 and 100 pods' shims), its time limit, and its floor's concurrencies (0: all at once). */
+const GUEST_MEMORY_MIB = 3072;
+const GUEST_TIMEOUT_S = 3600;
+const GUEST_FLOOR_CONCURRENCY = [4, 0];
+/** Figure 7's pods of figures 1 and 2: 100 pods took over 10 min to start on the guest's one CPU. */
+const GUEST_PODS = 20;
+const CONTROL_PLANE = "kube-apiserver kube-controller-manager kube-scheduler kubectl";
 
 /** The figures --only takes; all by default. */
-const FIGURES = [1, 2, 3, 4, 5, 6];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7];
 
 interface Options {
   /** Runs of figures 3 and 5 (default 20) and 6 (default 3). */
@@ -56,12 +71,17 @@ interface Options {
   json?: string;
   windowS: number;
   settleS: number;
+  idleSettleS: number;
   bunlet?: string;
   kubelet?: string;
+  /** Figure 7: the pod count of figures 1 and 2 inside the guest (default GUEST_PODS). */
+  guestPods: number;
+  /** Figure 7: which figures to run in the guest (default 1, 2 and 5; one boot each call). */
+  guestFigures: number[];
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10 };
+  const o: Options = { figures: new Set(FIGURES), windowS: 60, settleS: 10, idleSettleS: 130, guestPods: GUEST_PODS, guestFigures: [1, 2, 5] };
   const value = (i: number) => {
     const v = argv[i + 1];
     if (v === undefined) throw new Error(`${argv[i]} needs a value`);
@@ -72,9 +92,12 @@ function parseOptions(argv: string[]): Options {
     if (a === "--runs") o.runs = Number(value(i++));
     else if (a === "--window") o.windowS = Number(value(i++));
     else if (a === "--settle") o.settleS = Number(value(i++));
+    else if (a === "--idle-settle") o.idleSettleS = Number(value(i++));
     else if (a === "--json") o.json = value(i++);
     else if (a === "--bunlet") o.bunlet = value(i++);
     else if (a === "--kubelet") o.kubelet = value(i++);
+    else if (a === "--guest-pods") o.guestPods = Number(value(i++));
+    else if (a === "--guest-figures") o.guestFigures = value(i++).split(",").map(Number);
     else if (a === "--only") {
       o.figures = new Set();
       while (/^\d+(,\d+)*$/.test(argv[i + 1] ?? "")) for (const f of argv[++i]!.split(",")) o.figures.add(Number(f));
@@ -83,7 +106,15 @@ function parseOptions(argv: string[]): Options {
         throw new Error(`--only needs figures among ${FIGURES.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}`);
     } else throw new Error(`unknown argument ${a}: see the header of scripts/bench/vs-kubelet.ts`);
   }
-  if (!(o.runs === undefined || o.runs >= 1) || !(o.windowS > 0) || !(o.settleS >= 0)) throw new Error("--runs ≥ 1, --window > 0 and --settle ≥ 0");
+  if (
+    !(o.runs === undefined || o.runs >= 1) ||
+    !(o.windowS > 0) ||
+    !(o.settleS >= 0) ||
+    !(o.idleSettleS >= 0) ||
+    !(o.guestPods >= 1) ||
+    !o.guestFigures.every((f) => [1, 2, 5].includes(f))
+  )
+    throw new Error("--runs ≥ 1, --window > 0, --settle ≥ 0, --idle-settle ≥ 0, --guest-pods ≥ 1 and --guest-figures among 1, 2, 5");
   return o;
 }
 
@@ -98,12 +129,12 @@ async function heavyRun(kind: AgentKind, binary: string, o: Options, r: AgentRes
   const sn = await createScratchNode(`vsk-${kind}`, { agent: kind, binary, build: false });
   try {
     const agent = await sn.startAgent();
-    if (o.figures.has(1)) r.idle0 = await measureIdle(agent.pid, o.windowS, o.settleS);
+    if (o.figures.has(1)) r.idle0 = await measureIdle(agent.pid, o.windowS, o.idleSettleS);
     say(`${kind}: idle with 0 pods ${JSON.stringify(r.idle0 ?? {})}`);
     const burst = await manifestBurst(sn, PODS);
     if (o.figures.has(2)) r.burst = burst;
     say(`${kind}: ${PODS} manifests at once ${JSON.stringify(burst)}`);
-    if (o.figures.has(1)) r.idle100 = await measureIdle(sn.agent!.pid, o.windowS, o.settleS);
+    if (o.figures.has(1)) r.idle100 = await measureIdle(sn.agent!.pid, o.windowS, o.idleSettleS);
     say(`${kind}: idle with ${PODS} pods ${JSON.stringify(r.idle100 ?? {})}`);
     if (o.figures.has(4)) r.restart = await restartReadoption(sn, PODS);
     say(`${kind}: restart ${JSON.stringify(r.restart ?? {})}`);
@@ -117,27 +148,7 @@ async function heavyRun(kind: AgentKind, binary: string, o: Options, r: AgentRes
 /** The bare-CRI floor: the 100 marker pods by CRI calls, at each concurrency, each on a fresh node. */
 async function floorRuns(errors: string[]): Promise<Floor> {
   const floor: Floor = {};
-  for (const concurrency of FLOOR_CONCURRENCY) {
-    const sn = await createScratchNode(`vsk-floor${concurrency}`, { build: false });
-    try {
-      const b = await directBurst({
-        cri: sn.ctd.cri,
-        base: sn.base,
-        cgroupRoot: sn.cgroupRoot,
-        node: sn.node,
-        pods: PODS,
-        concurrency,
-        markers: join(sn.base, "markers"),
-      });
-      floor[concurrency] = { firstMs: b.firstMs, allMs: b.allMs };
-      say(`bare CRI, ${concurrency} at a time: first ${b.firstMs.toFixed(0)} ms, all ${b.allMs.toFixed(0)} ms`);
-    } catch (e) {
-      errors.push(`bare CRI, ${concurrency} at a time: ${(e as Error).message}`);
-      say(errors.at(-1)!);
-    } finally {
-      await sn.cleanup();
-    }
-  }
+  for (const concurrency of FLOOR_CONCURRENCY) await floorBurst("vsk-floor", PODS, concurrency, { floor, errors, say });
   return floor;
 }
 
@@ -197,9 +208,11 @@ let floor: Floor = {};
 const podStartFloorMs: number[] = [];
 const floorErrors: string[] = [];
 const loadBefore = loadAverage();
-// One containerd for every node of the run: each node's release leaves it up while this reference holds.
-const ctd = await acquireContainerd();
-const releaseOnInterrupt = onInterrupt(() => ctd.release());
+// One containerd for every node of the run: each node's release leaves it up while this reference holds
+// (figure 7 runs its own inside the guest).
+const ctd = [...o.figures].some((f) => f !== 7) ? await acquireContainerd() : undefined;
+const releaseOnInterrupt = onInterrupt(async () => ctd?.release());
+let guest: GuestResult | undefined;
 try {
   if (o.figures.has(1) || o.figures.has(2) || o.figures.has(4))
     for (const kind of ["kubelet", "bunlet"] as const) await heavyRun(kind, binaries[kind], o, results[kind]);
@@ -211,7 +224,7 @@ try {
       await podStartFloorRun(o, podStartFloorMs, floorErrors, i);
     }
   if (o.figures.has(5)) {
-    const binDir = await buildUpstream("kube-apiserver kube-controller-manager kube-scheduler kubectl");
+    const binDir = await buildUpstream(CONTROL_PLANE);
     const ramp = await rampFigure({ binDir, bunlet: bunletBin, kubelet: kubeletBin, runs: o.runs ?? 20, say });
     results.kubelet.ramp = ramp["kubelet-notify"];
     results.kubelet.rampPeriodic = ramp["kubelet-periodic"];
@@ -224,12 +237,30 @@ try {
       say,
       fail: (kind, what, e) => fail(results[kind], `${kind}, ${what}`, e),
     });
+  if (o.figures.has(7))
+    guest = await guestFigures({
+      bunlet: bunletBin,
+      kubelet: kubeletBin,
+      pods: o.guestPods,
+      windowS: o.windowS,
+      settleS: o.settleS,
+      runs: o.runs ?? 10,
+      memoryMiB: GUEST_MEMORY_MIB,
+      timeoutS: GUEST_TIMEOUT_S,
+      figures: o.guestFigures,
+      binDir: o.guestFigures.includes(5) ? await buildUpstream(CONTROL_PLANE) : undefined,
+      floor: GUEST_FLOOR_CONCURRENCY,
+      out: `/tmp/bunlet-vsk-guest-${process.pid}`,
+    }).catch((e: Error) => {
+      floorErrors.push(`figure 7: ${e.message}`);
+      return undefined;
+    });
 } finally {
   releaseOnInterrupt();
-  await ctd.release();
+  await ctd?.release();
 }
 
-const rows = tableRows(results.kubelet, results.bunlet, floor, podStartFloorMs);
+const rows = [...tableRows(results.kubelet, results.bunlet, floor, podStartFloorMs), ...(guest ? guestRows(guest) : [])];
 console.log(formatTable(rows));
 const best = bestFloor(floor);
 if (best)
@@ -258,7 +289,7 @@ const context = {
   options: { ...o, figures: [...o.figures] },
 };
 console.log(`${context.bunlet} vs ${context.kubelet}; Bun ${context.bun}; ${context.cpus} CPUs; load ${loadBefore} before, ${context.loadAfter} after`);
-if (o.json) writeJson(o.json, { rows, kubelet: results.kubelet, bunlet: results.bunlet, floor, podStartFloorMs, floorErrors, context });
-const errors = [...results.kubelet.errors, ...results.bunlet.errors, ...floorErrors];
+if (o.json) writeJson(o.json, { rows, kubelet: results.kubelet, bunlet: results.bunlet, floor, podStartFloorMs, floorErrors, guest, context });
+const errors = [...results.kubelet.errors, ...results.bunlet.errors, ...floorErrors, ...(guest ? guestErrors(guest) : [])];
 for (const e of errors) console.log(`error: ${e}`);
 if (errors.length) process.exit(1);

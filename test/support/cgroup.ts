@@ -10,6 +10,14 @@ export const UNIFIED_ROOT = "/sys/fs/cgroup/unified";
 
 let counter = 0;
 
+/** The slices the systemd driver starts (stopped after a test: that removes their cgroups and kills what is left). */
+export const KUBEPODS_SLICES = ["kubepods-burstable.slice", "kubepods-besteffort.slice", "kubepods.slice"];
+
+/** Stops the kubepods slices (their cgroups go with them). */
+export function stopKubepodsSlices(): void {
+  for (const u of KUBEPODS_SLICES) Bun.spawnSync(["systemctl", "stop", u]);
+}
+
 /** True when this process may create memory cgroups (root with the v1 memory controller mounted). */
 export function canManageMemoryCgroups(): boolean {
   return process.getuid?.() === 0 && existsSync(join(MEMORY_ROOT, "cgroup.event_control"));

@@ -16,11 +16,12 @@ import type { Pod } from "../../src/pod/types.ts";
 import { staticPodFlags, writeStaticPodConfig } from "./agent.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, spawnBunlet, waitForHealthz, type BunletProcess } from "./binary.ts";
 import { acquireContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "./containerd.ts";
+import { KUBEPODS_SLICES, stopKubepodsSlices } from "./cgroup.ts";
+
+export { KUBEPODS_SLICES, stopKubepodsSlices };
 
 export const MOUNT = "/sys/fs/cgroup";
 export const MiB = 2 ** 20;
-/** The slices bunlet's systemd driver starts (stopped after a test: that removes their cgroups and kills what is left). */
-export const KUBEPODS_SLICES = ["kubepods-burstable.slice", "kubepods-besteffort.slice", "kubepods.slice"];
 
 /** /proc/1/comm ("" when unreadable). */
 export function pid1Comm(): string {
@@ -68,11 +69,6 @@ export function systemctlShow(unit: string, prop: string): string {
   const r = Bun.spawnSync(["systemctl", "show", "--value", "-p", prop, unit], { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} -p ${prop}: ${r.stderr.toString()}`);
   return r.stdout.toString().trim();
-}
-
-/** Stops the kubepods slices (their cgroups go with them). */
-export function stopKubepodsSlices(): void {
-  for (const u of KUBEPODS_SLICES) Bun.spawnSync(["systemctl", "stop", u]);
 }
 
 export interface GuestNodeOpts {

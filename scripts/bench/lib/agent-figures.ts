@@ -5,9 +5,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { POD_NAME_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 import { pollUntil } from "../../../test/support/wait.ts";
-import { markerManifest, markerTime, runningContainers, waitMarkedRunning } from "./markers.ts";
+import { directBurst, markerManifest, markerTime, runningContainers, waitMarkedRunning } from "./markers.ts";
 import { cpuSeconds, rssPssMb, voluntarySwitchesByThread } from "./proc.ts";
-import type { ScratchNode } from "./scratch-node.ts";
+import { createScratchNode, type ScratchNode } from "./scratch-node.ts";
+import type { Floor } from "./vs-table.ts";
 
 export interface IdleFigures {
   /** utime+stime over the window, % of one core. */
@@ -115,4 +116,37 @@ export async function restartReadoption(sn: ScratchNode, pods: number): Promise<
   const after = (await cri.listContainers()).filter((c) => c.labels?.[POD_NAME_LABEL]?.endsWith(`-${sn.node}`)).map((c) => c.id);
   const same = after.length === before.size && after.every((id) => before.has(id));
   return { ms, sameContainers: same, containersBefore: before.size, containersAfter: after.length };
+}
+
+/**
+ * The bare-CRI floor at one concurrency: `pods` marker pods by CRI calls on a fresh scratch node (with
+ * the systemd driver: in the kubepods-besteffort slice), into `floor`; a failure goes to `errors`.
+ */
+export async function floorBurst(
+  label: string,
+  pods: number,
+  concurrency: number,
+  out: { floor: Floor; errors: string[]; say: (s: string) => void },
+  systemd = false,
+): Promise<void> {
+  const sn = await createScratchNode(`${label}${concurrency}`, { build: false, systemd });
+  try {
+    const b = await directBurst({
+      cri: sn.ctd.cri,
+      base: sn.base,
+      cgroupRoot: sn.cgroupRoot,
+      node: sn.node,
+      pods,
+      concurrency,
+      markers: join(sn.base, "markers"),
+      cgroupParent: systemd ? (i) => `kubepods-besteffort-podfloor${i}.slice` : undefined,
+    });
+    out.floor[concurrency] = { firstMs: b.firstMs, allMs: b.allMs };
+    out.say(`bare CRI, ${concurrency} at a time: first ${b.firstMs.toFixed(0)} ms, all ${b.allMs.toFixed(0)} ms`);
+  } catch (e) {
+    out.errors.push(`bare CRI, ${concurrency} at a time: ${(e as Error).message.split("\n")[0]}`);
+    out.say(out.errors.at(-1)!);
+  } finally {
+    await sn.cleanup();
+  }
 }

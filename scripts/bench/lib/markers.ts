@@ -92,6 +92,8 @@ export async function directBurst(o: {
   markers: string;
   /** The first pod's index (default 0): pod<first> … pod<first + pods − 1>. */
   first?: number;
+  /** Pod i's cgroup parent (default `<cgroupRoot>/pod<i>`; a systemd slice with the systemd driver). */
+  cgroupParent?: (i: number) => string;
   onAll?: () => void;
 }): Promise<DirectBurst> {
   const { cri } = o;
@@ -107,7 +109,10 @@ export async function directBurst(o: {
       hostname: "",
       logDirectory: join(o.base, "logs", name),
       labels: { [POD_NAME_LABEL]: name },
-      linux: { cgroupParent: `${o.cgroupRoot}/pod${i}`, securityContext: { namespaceOptions: { network: "NODE", pid: "CONTAINER", ipc: "POD" } } },
+      linux: {
+        cgroupParent: o.cgroupParent?.(i) ?? `${o.cgroupRoot}/pod${i}`,
+        securityContext: { namespaceOptions: { network: "NODE", pid: "CONTAINER", ipc: "POD" } },
+      },
     };
     mkdirSync(config.logDirectory!, { recursive: true });
     const sb = await cri.runPodSandbox(config);

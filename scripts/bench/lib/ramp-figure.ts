@@ -56,7 +56,8 @@ export interface RampSeries {
 
 const NODE_SETTINGS = { allocatableMiB: ALLOCATABLE / MIB, thresholdMiB: THRESHOLD / MIB, transitionS: 1 };
 
-function rampPod(name: string, node: string, image: string): string {
+/** The ramp pod `name` bound to `node`: memhog to `ramp.totalMiB` at `ramp.mibPerSec` (0: as fast as it can). */
+export function rampPod(name: string, node: string, image: string, ramp: { totalMiB: number; mibPerSec: number } = RAMP): string {
   return `apiVersion: v1
 kind: Pod
 metadata: { name: ${name}, namespace: default }
@@ -69,7 +70,7 @@ spec:
     - name: main
       image: ${image}
       imagePullPolicy: IfNotPresent
-      args: ["${RAMP.totalMiB}", "${RAMP.mibPerSec}"]
+      args: ["${ramp.totalMiB}", "${ramp.mibPerSec}"]
 `;
 }
 
@@ -92,7 +93,7 @@ function kubeletLogTime(stderr: string, re: RegExp, after: number): number | und
 }
 
 /** The agent's own "decided" and "sent" for pod `name` (see the header), ms wall clock. */
-function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number): { decided?: number; sent?: number; crossed?: number } {
+export function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number): { decided?: number; sent?: number; crossed?: number } {
   if (mode !== "bunlet") {
     const log = n.proc.stderr();
     const pod = new RegExp(`pod="default/${name}"`);
@@ -114,7 +115,7 @@ function ownTimes(mode: RampMode, n: UpstreamNode, name: string, since: number):
  * still feels the pressure is refused at admission. After 30 s, False alone will do (a run that never
  * brought the node under pressure).
  */
-async function pressureCleared(cp: ControlPlane, node: string, since: number | undefined): Promise<void> {
+export async function pressureCleared(cp: ControlPlane, node: string, since: number | undefined): Promise<void> {
   const jsonpath = 'jsonpath={range .status.conditions[?(@.type=="MemoryPressure")]}{.status} {.lastTransitionTime}{end}';
   await until(
     "MemoryPressure False",
@@ -126,6 +127,47 @@ async function pressureCleared(cp: ControlPlane, node: string, since: number | u
     120_000,
     { intervalMs: 500 },
   );
+}
+
+/** The first crossing seen, by the bench's own observer (`bench`) or by the agent's own account, within timeoutMs. */
+export function firstCrossing(
+  mode: RampMode,
+  n: UpstreamNode,
+  name: string,
+  since: number,
+  bench: () => number | undefined,
+  timeoutMs: number,
+  intervalMs: number,
+): Promise<number> {
+  return until(
+    `${name} to cross the threshold`,
+    () => {
+      const own = ownTimes(mode, n, name, since).crossed;
+      const seen = bench();
+      return seen === undefined && own === undefined ? undefined : Math.min(seen ?? Infinity, own ?? Infinity);
+    },
+    timeoutMs,
+    { intervalMs },
+  );
+}
+
+/** Once the victim got its signal (or timeoutMs passed): the run's times from its first crossing, and its OOM kills. */
+export async function rampResult(
+  n: UpstreamNode,
+  mode: RampMode,
+  name: string,
+  since: number,
+  crossedAt: number,
+  bench: () => number | undefined,
+  timeoutMs: number,
+  kills: () => { oomKills: number; hostOomKills: number },
+): Promise<RampRun> {
+  const got = await victimReceived(n.ctd.cri, join(n.base, "logs"), name, timeoutMs);
+  await Bun.sleep(200);
+  const own = ownTimes(mode, n, name, since);
+  const first = Math.min(crossedAt, bench() ?? Infinity, own.crossed ?? Infinity);
+  const ms = (t: number | undefined) => (t === undefined ? undefined : t - first);
+  return { crossedAt: first, receivedMs: ms(got.receivedAt), noSigterm: got.noSigterm, decidedMs: ms(own.decided), sentMs: ms(own.sent), ...kills() };
 }
 
 /** One ramp on node `n`: see the header. */
@@ -142,33 +184,14 @@ async function oneRamp(cp: ControlPlane, n: UpstreamNode, hub: NotifierHub, mode
     await cp.kubectlIn(rampPod(name, n.node, n.ctd.images.memhog), "apply", "-f", "-");
     // bunlet arms its own line from its own inactive_file reading: it can fire first, and a victim
     // stopped that fast never lets usage reach the bench's line at all (reaction.ts does the same).
-    const crossedAt = await until(
-      `${name} to cross the threshold`,
-      () => {
-        const own = ownTimes(mode, n, name, since).crossed;
-        const bench = obs.crossed();
-        return bench === undefined && own === undefined ? undefined : Math.min(bench ?? Infinity, own ?? Infinity);
-      },
-      20_000,
-      { intervalMs: 5 },
-    ).catch(async (e: Error) => {
+    const crossedAt = await firstCrossing(mode, n, name, since, obs.crossed, 20_000, 5).catch(async (e: Error) => {
       const status = await cp.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase} {.status.reason}: {.status.message}").catch(() => "?");
       throw new Error(`${e.message} (the pod: ${status})`);
     });
-    const got = await victimReceived(n.ctd.cri, join(n.base, "logs"), name, 40_000);
-    await Bun.sleep(200);
-    const own = ownTimes(mode, n, name, since);
-    const first = Math.min(crossedAt, obs.crossed() ?? Infinity, own.crossed ?? Infinity);
-    const ms = (t: number | undefined) => (t === undefined ? undefined : t - first);
-    return {
-      crossedAt: first,
-      receivedMs: ms(got.receivedAt),
-      noSigterm: got.noSigterm,
-      decidedMs: ms(own.decided),
-      sentMs: ms(own.sent),
+    return await rampResult(n, mode, name, since, crossedAt, obs.crossed, 40_000, () => ({
       oomKills: memoryLimitCounters(1, kubepods).oomKills - oom0,
       hostOomKills: hostOomKills() - host0,
-    };
+    }));
   } finally {
     obs.stop();
     await cp.kubectl("delete", "pod", name, "--grace-period=0", "--force", "--ignore-not-found", "--wait=false").catch(() => "");
@@ -176,6 +199,43 @@ async function oneRamp(cp: ControlPlane, n: UpstreamNode, hub: NotifierHub, mode
 }
 
 const usage = (kubepods: string) => Number(readCgroupFile(kubepods, "memory.usage_in_bytes") ?? 0);
+
+/** How a series runs one ramp, waits for the pods' cgroup to empty after it, and adds to its line. */
+export interface RampSteps {
+  ramp(name: string, previous?: number): Promise<RampRun>;
+  emptied(): Promise<unknown>;
+  detail?(r: RampRun): string;
+}
+
+/**
+ * One untimed ramp first, as figure 3's untimed pod (the image's first start on the node, and the agent's
+ * first eviction), then `runs` timed ones into `series`. A pod the agent refused at admission (it still
+ * felt the previous run's pressure) never ran: that attempt is counted as refused and made again, up to
+ * twice the runs in all.
+ */
+export async function timedRamps(series: RampSeries, mode: RampMode, runs: number, say: (s: string) => void, steps: RampSteps): Promise<void> {
+  let previous = preciseNow();
+  await steps.ramp("ramp-warmup").catch((e: Error) => say(`${mode} untimed ramp: ${e.message.split("\n")[0]}`));
+  for (let attempt = 0; series.runs.length + series.errors.length < runs && attempt < runs * 2; attempt++) {
+    const start = preciseNow();
+    const i = series.runs.length + series.errors.length;
+    try {
+      const r = await steps.ramp(`ramp-${attempt}`, previous);
+      series.runs.push(r);
+      const f = (x: number | undefined) => (x === undefined ? "-" : `${x.toFixed(1)} ms`);
+      say(
+        `${mode} ramp ${i + 1}: crossing → victim got SIGTERM ${f(r.receivedMs)}${r.noSigterm ? ` (${r.noSigterm})` : ""}, decided ${f(r.decidedMs)}, sent ${f(r.sentMs)}, OOM kills ${r.oomKills}${steps.detail?.(r) ?? ""}`,
+      );
+    } catch (e) {
+      const message = `${mode}, figure 5, run ${i + 1}: ${(e as Error).message.split("\n")[0]}`;
+      if (/node had condition/.test(message)) series.refused = (series.refused ?? 0) + 1;
+      else series.errors.push(message);
+      say(message);
+    }
+    previous = start;
+    await steps.emptied().catch(() => {});
+  }
+}
 
 /** Figure 5 of one mode: a node joined, `runs` ramps, the node stopped. */
 async function rampSeries(cp: ControlPlane, hub: NotifierHub, mode: RampMode, binary: string, runs: number, say: (s: string) => void): Promise<RampSeries> {
@@ -187,63 +247,50 @@ async function rampSeries(cp: ControlPlane, hub: NotifierHub, mode: RampMode, bi
   const n = await joinUpstream({ name, cp, agent, binary, flags, ...settings });
   try {
     await waitNodeReady(cp, n);
-    // One untimed ramp first, as figure 3's untimed pod: the image's first start on the node, and the
-    // agent's first eviction.
-    let previous = preciseNow();
-    await oneRamp(cp, n, hub, mode, "ramp-warmup").catch((e: Error) => say(`${mode} untimed ramp: ${e.message.split("\n")[0]}`));
-    // A pod the agent refused at admission (it still felt the previous run's pressure) never ran: that
-    // attempt is counted as refused and made again, up to twice the runs in all.
-    for (let attempt = 0; series.runs.length + series.errors.length < runs && attempt < runs * 2; attempt++) {
-      const start = preciseNow();
-      const i = series.runs.length + series.errors.length;
-      try {
-        const r = await oneRamp(cp, n, hub, mode, `ramp-${attempt}`, previous);
-        series.runs.push(r);
-        const f = (x: number | undefined) => (x === undefined ? "-" : `${x.toFixed(1)} ms`);
-        say(
-          `${mode} ramp ${i + 1}: crossing → victim got SIGTERM ${f(r.receivedMs)}${r.noSigterm ? ` (${r.noSigterm})` : ""}, decided ${f(r.decidedMs)}, sent ${f(r.sentMs)}, OOM kills ${r.oomKills} (host ${r.hostOomKills})`,
-        );
-      } catch (e) {
-        const message = `${mode}, figure 5, run ${i + 1}: ${(e as Error).message.split("\n")[0]}`;
-        if (/node had condition/.test(message)) series.refused = (series.refused ?? 0) + 1;
-        else series.errors.push(message);
-        say(message);
-      }
-      previous = start;
-      await until("kubepods emptied", () => usage(join("/sys/fs/cgroup/memory", n.cgroupRoot, "kubepods")) < 200 * MIB, 60_000, { intervalMs: 100 }).catch(
-        () => {},
-      );
-    }
+    await timedRamps(series, mode, runs, say, {
+      ramp: (name, previous) => oneRamp(cp, n, hub, mode, name, previous),
+      emptied: () => until("kubepods emptied", () => usage(join("/sys/fs/cgroup/memory", n.cgroupRoot, "kubepods")) < 200 * MIB, 60_000, { intervalMs: 100 }),
+      detail: (r) => ` (host ${r.hostOomKills})`,
+    });
   } finally {
     await n.stop().catch((e) => say(`${mode} node cleanup: ${e}`));
   }
   return series;
 }
 
-/** Figure 5, every mode, on one control plane (`binDir`: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl). */
-export async function rampFigure(o: {
+/** What figure 5 runs: the upstream binaries' directory (`binDir`), the two agents, runs per mode. */
+export interface RampFigureOptions {
   binDir: string;
   bunlet: string;
   kubelet: string;
   runs: number;
   say: (s: string) => void;
-}): Promise<Record<RampMode, RampSeries>> {
+}
+
+/** Every mode's series on one control plane; a series that fails is kept as its error. */
+export async function everyRampMode(
+  o: RampFigureOptions,
+  series: (mode: RampMode, binary: string) => Promise<RampSeries>,
+): Promise<Record<RampMode, RampSeries>> {
+  const out = {} as Record<RampMode, RampSeries>;
+  for (const mode of RAMP_MODES)
+    out[mode] = await series(mode, mode === "bunlet" ? o.bunlet : o.kubelet).catch((e: Error) => ({
+      runs: [],
+      errors: [`${mode}, figure 5: ${e.message.split("\n")[0]}`],
+    }));
+  return out;
+}
+
+/** Figure 5, every mode, on one control plane (`binDir`: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl). */
+export async function rampFigure(o: RampFigureOptions): Promise<Record<RampMode, RampSeries>> {
   const cp = await startControlPlane({ dir: `/tmp/bunlet-bench-vsk-ramp-${process.pid}`, binDir: o.binDir });
   const hub = createNotifierHub();
-  const out = {} as Record<RampMode, RampSeries>;
   try {
-    for (const mode of RAMP_MODES) {
-      const binary = mode === "bunlet" ? o.bunlet : o.kubelet;
-      out[mode] = await rampSeries(cp, hub, mode, binary, o.runs, o.say).catch((e: Error) => ({
-        runs: [],
-        errors: [`${mode}, figure 5: ${e.message.split("\n")[0]}`],
-      }));
-    }
+    return await everyRampMode(o, (mode, binary) => rampSeries(cp, hub, mode, binary, o.runs, o.say));
   } finally {
     await hub.close();
     await cp.stop().catch((e) => o.say(`control plane cleanup: ${e}`));
   }
-  return out;
 }
 
 /** One line a mode: runs, those whose victim got SIGTERM, OOM kills, and the agent's own decided / sent p50 and p99. */

@@ -14,6 +14,7 @@ import { type BunletProcess, ensureBuilt, freePort, killAll, spawnBunlet } from 
 import { staticPodYaml } from "../../../test/support/manifests.ts";
 import { type TestContainerd, acquireContainerd, removeSandboxes, tearDownPods } from "../../../test/support/containerd.ts";
 import { forUpstreamKubelet, standaloneKubeletConfig } from "../../../test/support/upstream/kubelet-config.ts";
+import { stopKubepodsSlices } from "../../../test/support/cgroup.ts";
 import { pollUntil } from "../../../test/support/wait.ts";
 import { POD_NAME_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 
@@ -51,6 +52,11 @@ export interface ScratchNodeOptions {
   agent?: AgentKind;
   /** The agent's binary: dist/bunlet by default, required for the kubelet. */
   binary?: string;
+  /**
+   * cgroupDriver systemd (a systemd host: the v2 guest booted with --systemd): containerd's runc with
+   * SystemdCgroup, cgroupRoot "/", the kubepods slices stopped on cleanup.
+   */
+  systemd?: boolean;
 }
 
 const interruptCleanups: (() => Promise<void>)[] = [];
@@ -86,7 +92,7 @@ export async function createScratchNode(label: string, opts: ScratchNodeOptions 
   const staging = join(base, "staging");
   mkdirSync(manifests, { recursive: true });
   mkdirSync(staging, { recursive: true });
-  const cgroupRoot = `/bunlet-bench-${label}-${process.pid}-${n}`;
+  const cgroupRoot = opts.systemd ? "/" : `/bunlet-bench-${label}-${process.pid}-${n}`;
   const node = `bench-${process.pid}-${n}`;
   const port = freePort();
   let ctd: TestContainerd | undefined;
@@ -102,7 +108,7 @@ export async function createScratchNode(label: string, opts: ScratchNodeOptions 
     get: (path) =>
       kind === "kubelet" ? fetch(`https://127.0.0.1:${port}${path}`, { tls: { rejectUnauthorized: false } }) : fetch(`http://127.0.0.1:${port}${path}`),
     async startAgent(a = {}) {
-      const agent = spawnBunlet([...agentFlags(self), ...(a.args ?? [])], { binary: a.binary ?? opts.binary, env: a.env });
+      const agent = spawnBunlet([...agentFlags(self, opts.systemd), ...(a.args ?? [])], { binary: a.binary ?? opts.binary, env: a.env });
       self.agent = agent;
       await waitServing(self, agent);
       return agent;
@@ -122,7 +128,12 @@ export async function createScratchNode(label: string, opts: ScratchNodeOptions 
         unregister();
         await self.stopAgent();
         await killAll();
-        await tearDownPods(ctd, () => removeNodePods(ctd, node), cgroupRoot, base);
+        const removePods = async () => {
+          await removeNodePods(ctd, node);
+          if (opts.systemd) stopKubepodsSlices();
+        };
+        // With the systemd driver the slices' stop removed the pods' cgroups; "/" is not the node's to remove.
+        await tearDownPods(ctd, removePods, opts.systemd ? "/kubepods.slice" : cgroupRoot, base);
       })();
       return cleaning;
     },
@@ -130,7 +141,7 @@ export async function createScratchNode(label: string, opts: ScratchNodeOptions 
   const unregister = onInterrupt(() => self.cleanup());
   try {
     if (kind === "bunlet" && opts.build !== false && !opts.binary) await ensureBuilt();
-    ctd = await acquireContainerd();
+    ctd = await acquireContainerd(opts.systemd ? { systemdCgroup: true } : {});
     self.ctd = ctd;
   } catch (e) {
     await self.cleanup();
@@ -144,9 +155,16 @@ export async function createScratchNode(label: string, opts: ScratchNodeOptions 
  * shared with every other run on this machine, and container GC would walk their leftovers every
  * minute, not this node's cost) and returns the agent's flags.
  */
-function agentFlags(sn: ScratchNode): string[] {
+function agentFlags(sn: ScratchNode, systemd = false): string[] {
   const config = join(sn.base, "kubelet.yaml");
-  const paths = { manifests: sn.manifests, endpoint: sn.ctd.endpoint, cgroupRoot: sn.cgroupRoot, podLogsDir: join(sn.base, "pod-logs"), port: sn.port };
+  const paths = {
+    manifests: sn.manifests,
+    endpoint: sn.ctd.endpoint,
+    cgroupRoot: sn.cgroupRoot,
+    podLogsDir: join(sn.base, "pod-logs"),
+    port: sn.port,
+    cgroupDriver: systemd ? ("systemd" as const) : ("cgroupfs" as const),
+  };
   const text = standaloneKubeletConfig(paths);
   writeFileSync(config, sn.kind === "kubelet" ? forUpstreamKubelet(text, sn.cgroupRoot) : text);
   return [`--config=${config}`, `--root-dir=${join(sn.base, "root")}`, `--cert-dir=${join(sn.base, "pki")}`, `--hostname-override=${sn.node}`];

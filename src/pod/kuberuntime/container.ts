@@ -110,6 +110,8 @@ export async function containerStatuses(ctx: KubeRuntimeContext, filter: { label
     if (!st?.status) continue;
     const cs = st.status as CriContainerStatus;
     const rs = toRuntimeContainerStatus(cs);
+    // The log manager's path for it, without a ContainerStatus of its own (logs.ts).
+    if (cs.state === "CONTAINER_RUNNING" && cs.logPath) ctx.logPaths.set(c.id, cs.logPath);
     // upstream convertToKubeContainerStatus: an exited container's termination message (file or log tail).
     if (rs.state === "exited") {
       const message = withTerminationMessage(rs.message, containerTerminationMessage(cs));

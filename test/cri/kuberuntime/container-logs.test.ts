@@ -30,3 +30,21 @@ test("listContainerLogs: running containers with their log_path; gone, stopped-s
   await rt.reopenContainerLog!("a");
   expect(reopened).toEqual(["a"]);
 });
+
+test("listContainerLogs: a container whose running status a pod status read returned is not asked again", async () => {
+  const asked: string[] = [];
+  const container = { id: "a", labels: { "io.kubernetes.pod.uid": "u", "io.kubernetes.container.name": "main" }, metadata: { name: "main" } };
+  const cri = {
+    listPodSandbox: async () => [],
+    listContainers: async () => [container],
+    containerStatus: async (id: string) => {
+      asked.push(id);
+      const status = { id, metadata: { name: "main" }, state: "CONTAINER_RUNNING", logPath: "/var/log/pods/ns_p_u/main/0.log", labels: {}, annotations: {} };
+      return { status, info: {} };
+    },
+  } as unknown as CriClient;
+  const rt = createKubeRuntime({ cri, memoryCapacityBytes: 2 ** 30 });
+  await rt.getPodStatus("u", "p", "ns");
+  expect(await rt.listContainerLogs!()).toEqual([{ containerId: "a", logPath: "/var/log/pods/ns_p_u/main/0.log" }]);
+  expect(asked).toEqual(["a"]);
+});

@@ -30,8 +30,8 @@ function recordingCri(pulled = new Set<string>()) {
     createContainer: (sb: string) => slow(`create ${sb.slice(3)}`, `c-${sb.slice(3)}`),
     startContainer: (id: string) => slow(`start ${id.slice(2)}`, undefined),
     podSandboxStatus: async () => ({ status: { network: { ip: "10.0.0.9" } } }),
-    listContainers: async () => [],
-    listPodSandbox: async () => [],
+    listContainers: async () => (calls.push("list containers"), []),
+    listPodSandbox: async () => (calls.push("list sandboxes"), []),
   };
   const cri = new Proxy({}, { get: (_t, k: string) => impl[k] ?? (async () => undefined) }) as unknown as CriClient;
   return { cri, calls };
@@ -44,7 +44,7 @@ const pod = (name: string, image = "bunlet.local/busybox:1") => ({
 const empty = (name: string) => ({ uid: `u-${name}`, name, namespace: "ns", sandboxes: [], containers: [] });
 const backOff = { isInBackOff: () => false, next: () => {} };
 
-test("with one slot, each pod's sandbox, create and start run back to back before the next pod's sandbox", async () => {
+test("with one slot, each pod's sandbox, create and start run back to back before the next pod's sandbox; a new pod lists nothing to kill", async () => {
   const { cri, calls } = recordingCri();
   const rt = createKubeRuntime({ cri, podLogsDir: dir, rootDir: dir, volumeHostPath: () => undefined, concurrentStartCalls: 1, manageEtcHosts: false });
   const results = await Promise.all(["a", "b"].map((n) => rt.syncPod(pod(n), empty(n), backOff)));

@@ -13,12 +13,14 @@ export interface NodeConfigPaths {
   podLogsDir: string;
   /** The main port; the healthz and read-only ports are off. */
   port: number;
+  /** Default cgroupfs; systemd with cgroupRoot "/" (the kubepods slices), as on a systemd host. */
+  cgroupDriver?: "cgroupfs" | "systemd";
 }
 
 /** The lines of the node's paths, runtime, cgroup driver and ports. */
 function nodeLines(a: NodeConfigPaths): string[] {
   return [
-    "cgroupDriver: cgroupfs",
+    `cgroupDriver: ${a.cgroupDriver ?? "cgroupfs"}`,
     `staticPodPath: ${a.manifests}`,
     `containerRuntimeEndpoint: ${a.endpoint}`,
     `cgroupRoot: ${a.cgroupRoot}`,

@@ -11,6 +11,7 @@ import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binar
 import { issueCert } from "../apiserver/pki.ts";
 import { until } from "../wait.ts";
 import { acquireContainerd, tearDownPods, type TestContainerd } from "../containerd.ts";
+import { stopKubepodsSlices } from "../cgroup.ts";
 import { startControlPlane, type AuditEvent, type ControlPlane } from "./control-plane.ts";
 import { forUpstreamKubelet, kubeadmKubeletConfig } from "./kubelet-config.ts";
 
@@ -25,6 +26,8 @@ export interface UpstreamNodeOptions {
   /** The node agent: bunlet (dist/bunlet, built if stale, or `binary`) or the upstream kubelet at `binary`. */
   agent?: "bunlet" | "kubelet";
   binary?: string;
+  /** cgroupDriver systemd (a systemd host): containerd's runc with SystemdCgroup, cgroupRoot "/", the kubepods slices stopped on stop(). */
+  systemd?: boolean;
   /** Runs once containerd is up and before the agent starts (e.g. to write static pod manifests). */
   prepare?(n: { ctd: TestContainerd; manifests: string; base: string; cgroupRoot: string }): void | Promise<void>;
 }
@@ -70,11 +73,11 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   const node = NODE_NAME;
   const base = `/tmp/bunlet-${o.name}-${process.pid}`;
   const rootDir = join(base, "root");
-  const cgroupRoot = `/bunlet-${o.name}-${process.pid}`;
+  const cgroupRoot = o.systemd ? "/" : `/bunlet-${o.name}-${process.pid}`;
   const manifests = join(base, "manifests");
   mkdirSync(manifests, { recursive: true });
   const port = freePort();
-  const ctd = await acquireContainerd();
+  const ctd = await acquireContainerd(o.systemd ? { systemdCgroup: true } : {});
   let proc: BunletProcess | undefined;
   let respawn: () => BunletProcess = () => {
     throw new Error("joinUpstream: not started");
@@ -82,7 +85,12 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   const stop = async () => {
     await proc?.stop("SIGTERM", 15_000);
     await o.cp.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false").catch(() => {});
-    await tearDownPods(ctd, () => removeOwnPods(ctd, rootDir), cgroupRoot, base);
+    const removePods = async () => {
+      await removeOwnPods(ctd, rootDir);
+      if (o.systemd) stopKubepodsSlices();
+    };
+    // With the systemd driver the slices' stop removed the pods' cgroups; "/" is not the node's to remove.
+    await tearDownPods(ctd, removePods, o.systemd ? "/kubepods.slice" : cgroupRoot, base);
   };
   try {
     await o.prepare?.({ ctd, manifests, base, cgroupRoot });
@@ -90,7 +98,8 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     const kubelet = o.agent === "kubelet";
     if (kubelet && !o.binary) throw new Error("joinUpstream: the upstream kubelet needs its binary");
     const binary = o.binary ?? (await ensureBuilt());
-    const text = kubeadmKubeletConfig({ caFile: o.cp.caFile, manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port }, o.config);
+    const paths = { manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port };
+    const text = kubeadmKubeletConfig({ ...paths, caFile: o.cp.caFile, cgroupDriver: o.systemd ? "systemd" : "cgroupfs" }, o.config);
     await Bun.write(config, kubelet ? forUpstreamKubelet(text, cgroupRoot) : text);
     respawn = () => spawnBunlet(args, { binary });
     const args = [
@@ -248,6 +257,8 @@ export function memoryPressureNode(o: {
       `kernelMemcgNotification: ${o.kernelMemcgNotification ?? true}`,
     ],
     prepare: ({ cgroupRoot }) => {
+      // On cgroup v2 (the v2 guest, a machine of its own) there is no v1 hierarchy to fence in.
+      if (!canFenceMemory) return;
       const root = `/sys/fs/cgroup/memory${cgroupRoot}`;
       mkdirSync(root, { recursive: true });
       writeFileSync(join(root, "memory.limit_in_bytes"), String((o.allocatableMiB + 128) * MIB));
