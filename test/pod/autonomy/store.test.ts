@@ -15,15 +15,22 @@ let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const open = (opts: { maxBytes?: number; secrets?: boolean } = {}) =>
   createAutonomyStore({ dir: join(dir, "autonomy"), maxBytes: opts.maxBytes ?? 1 << 20, secrets: opts.secrets ?? true, clock: createManualClock(1000) });
+const TOKEN = { namespace: "ns", podUid: "u1", key: "\n3600", token: "t", expirationMs: 5000 };
+
+/** A fresh directory and a loaded store holding pod u1, its secret and (unless `token` is false) a token. */
+async function storeWithPod(token = true) {
+  dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+  const a = open();
+  await a.load();
+  a.putPods([pod("u1")]);
+  a.putObject("Secret", "ns", "sec", secret);
+  if (token) a.putToken(TOKEN);
+  return a;
+}
 
 describe("autonomy store", () => {
   test("what is stored is read back after a restart, private to root", async () => {
-    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
-    const a = open();
-    await a.load();
-    a.putPods([pod("u1")]);
-    a.putObject("Secret", "ns", "sec", secret);
-    a.putToken({ namespace: "ns", podUid: "u1", key: "\n3600", token: "t", expirationMs: 5000 });
+    const a = await storeWithPod();
     await a.flush();
     expect(statSync(a.dir).mode & 0o777).toBe(0o700);
     for (const f of readdirSync(a.dir)) expect(statSync(join(a.dir, f)).mode & 0o777).toBe(0o600);
@@ -36,12 +43,7 @@ describe("autonomy store", () => {
   });
 
   test("a pod gone from the API server goes with its secret and tokens", async () => {
-    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
-    const a = open();
-    await a.load();
-    a.putPods([pod("u1")]);
-    a.putObject("Secret", "ns", "sec", secret);
-    a.putToken({ namespace: "ns", podUid: "u1", key: "\n3600", token: "t", expirationMs: 5000 });
+    const a = await storeWithPod();
     a.putPods([]);
     await a.flush();
     expect(readdirSync(a.dir)).toEqual([]);
@@ -73,18 +75,14 @@ describe("autonomy store", () => {
   });
 
   test("with secrets off, none is written and stored ones are removed at load", async () => {
-    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
-    const a = open();
-    await a.load();
-    a.putPods([pod("u1")]);
-    a.putObject("Secret", "ns", "sec", secret);
+    const a = await storeWithPod(false);
     await a.flush();
     const b = open({ secrets: false });
     await b.load();
     expect(b.object("Secret", "ns", "sec")).toBeUndefined();
     expect(readdirSync(b.dir)).toEqual(["pod_u1.json"]);
     b.putObject("Secret", "ns", "sec", secret);
-    b.putToken({ namespace: "ns", podUid: "u1", key: "\n3600", token: "t", expirationMs: 5000 });
+    b.putToken(TOKEN);
     await b.flush();
     expect(readdirSync(b.dir)).toEqual(["pod_u1.json"]);
   });
