@@ -148,7 +148,11 @@ function addAdmitHandlers(ctx: NodeAgentContext, pods: PodsWiring): void {
     onPreempted: (r) => ctx.kubeletMetrics.preempted(r),
   });
   pods.lifecycle.addAdmitHandler(
-    predicateAdmitHandler({ maxPods: ctx.config.maxPods, node: () => admissionNodeFrom(ctx.late.nodeApi?.mode()?.status.node()), onFailure: criticalPods }),
+    predicateAdmitHandler({
+      maxPods: ctx.config.maxPods,
+      node: () => admissionNodeFrom(ctx.late.nodeApi?.mode()?.status.node() ?? ctx.late.nodeApi?.cachedNode()),
+      onFailure: criticalPods,
+    }),
   );
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(ctx.config.allowedUnsafeSysctls ?? []));
@@ -339,6 +343,7 @@ function createNodeApi(ctx: NodeAgentContext, pods: PodsWiring, eviction: Evicti
     kubeletStartMs: ctx.kubeletStartMs,
     readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined),
     onClient: () => ctx.apiObjects?.services.start(), // envvars: the service informer
+    autonomy: ctx.autonomy,
   });
 }
 

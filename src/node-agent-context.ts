@@ -9,7 +9,9 @@ import type { CriClient } from "./cri/client.ts";
 import { createEventBroadcaster, type EventBroadcaster } from "./events/index.ts";
 import { kv, log } from "./log.ts";
 import { createKubeletMetrics, type KubeletMetrics } from "./metrics/index.ts";
+import { join } from "node:path";
 import { type ChangeDetectionStrategy, createPodApiObjects, type PodApiObjectsManager } from "./pod/apiobjects/index.ts";
+import { createAutonomyStore, withAutonomyCache, type AutonomyStore } from "./pod/autonomy/index.ts";
 import { nodeAllocatableAbsolute } from "./pod/cgroups-config.ts";
 import { createDirectSignaller, type DirectSignaller } from "./pod/kuberuntime/index.ts";
 import { type OwnedCriClient, ownedCri, runtimeOwner } from "./pod/kuberuntime/owner.ts";
@@ -56,6 +58,8 @@ export interface NodeAgentContext {
   directSignal: DirectSignaller;
   /** API-server mode: what API pods reference (secrets, configMaps, service account tokens). */
   apiObjects?: PodApiObjectsManager;
+  /** Node autonomy's cache (config `autonomy`, API-server mode only). */
+  autonomy?: AutonomyStore;
   /** Bound after the parts that read them are built: read only once the agent runs. */
   late: {
     nodeApi?: NodeApiWiring;
@@ -95,7 +99,16 @@ export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOp
     onSignal: (e) => late.onStop({ containerId: e.containerId, podUid: e.podUid, phase: "sent", atMs: e.atMs }),
   });
   // Through the client the node API wiring builds once the node has credentials.
-  const apiObjects = flags.kubeconfig
+  const autonomy =
+    flags.kubeconfig && config.autonomy
+      ? createAutonomyStore({
+          dir: join(flags.rootDir, "autonomy"),
+          maxBytes: config.autonomyCacheMaxBytes,
+          secrets: config.autonomyCacheSecrets,
+          clock: realClock,
+        })
+      : undefined;
+  const liveApiObjects = flags.kubeconfig
     ? createPodApiObjects({
         client: () => late.nodeApi?.client(),
         clock: realClock,
@@ -103,6 +116,7 @@ export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOp
         clusterTrustBundleProjection: config.featureGates?.ClusterTrustBundleProjection,
       })
     : undefined;
+  const apiObjects = liveApiObjects && autonomy ? withAutonomyCache(liveApiObjects, autonomy, realClock) : liveApiObjects;
   return {
     loaded,
     config,
@@ -120,6 +134,7 @@ export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOp
     allocatableMemoryBytes,
     directSignal,
     apiObjects,
+    autonomy,
     late,
   };
 }

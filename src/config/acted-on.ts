@@ -50,6 +50,9 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "localStorageCapacityIsolation",
   "evictStaticPods",
   "schedulingNice",
+  "autonomy", // node autonomy (src/pod/autonomy)
+  "autonomyCacheSecrets",
+  "autonomyCacheMaxBytes",
   "podLogsDir",
   "oomScoreAdj",
   "runtimeRequestTimeout",

@@ -75,6 +75,20 @@ export const CONFIG_FLAG_SPECS: readonly FlagSpec[] = [
     "The duration to cache 'unauthorized' responses from the webhook authorizer.",
     { default: "30s" },
   ),
+  cfg(
+    "autonomy",
+    "bool",
+    "autonomy",
+    "bunlet: keep the API pods bound to this node and the secrets, configMaps, tokens and Node they need under <root-dir>/autonomy, and run those pods from there after a restart while the API server is unreachable (config field `autonomy`).",
+    { deprecated: false },
+  ),
+  cfg(
+    "autonomy-cache-secrets",
+    "bool",
+    "autonomyCacheSecrets",
+    "bunlet: with --autonomy, also keep the pods' secrets and service account tokens on disk (config field `autonomyCacheSecrets`); false keeps them in memory only, so pods that need them wait for the API server after a restart.",
+    { default: "true", deprecated: false },
+  ),
   cfg("cgroup-driver", "string", "cgroupDriver", "Driver that the kubelet uses to manipulate cgroups on the host. Possible values: `cgroupfs`, `systemd`.", {
     default: '"cgroupfs"',
   }),

@@ -182,6 +182,9 @@ function nodeResourceDefaults(c: KubeletConfigurationInput): Defaults {
     memoryThrottlingFactor: ptr(c.memoryThrottlingFactor, 0.9),
     failCgroupV1: ptr(c.failCgroupV1, false),
     schedulingNice: c.schedulingNice ?? 0,
+    autonomy: c.autonomy ?? false,
+    autonomyCacheSecrets: c.autonomyCacheSecrets ?? true,
+    autonomyCacheMaxBytes: c.autonomyCacheMaxBytes ?? 64 * 1024 * 1024,
   };
 }
 

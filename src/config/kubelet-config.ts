@@ -196,6 +196,11 @@ export const kubeletConfigurationSchema = strict(
     // bunlet extension: nice value (-20…19) of the agent's main thread and of the threads it starts
     // afterwards (the kernel-notifier thread among them), as earlyoom's -p; 0 = leave it as it is.
     schedulingNice: goInt32().optional(),
+    // bunlet extension: node autonomy — the API pods and what they reference kept on disk, run from
+    // there after a restart while the API server is unreachable (src/pod/autonomy).
+    autonomy: goBool().optional(),
+    autonomyCacheSecrets: goBool().optional(),
+    autonomyCacheMaxBytes: goInt64().optional(),
   },
   "KubeletConfiguration",
 );
@@ -297,7 +302,10 @@ export type DefaultedField =
   | "staticPodURL"
   | "staticPodURLHeader"
   | "evictStaticPods"
-  | "schedulingNice";
+  | "schedulingNice"
+  | "autonomy"
+  | "autonomyCacheSecrets"
+  | "autonomyCacheMaxBytes";
 
 type Input = KubeletConfigurationInput;
 type Defaulted = { [K in DefaultedField]-?: Exclude<Input[K], undefined> };

@@ -98,6 +98,8 @@ function validateLimits(kc: KubeletConfiguration, bad: Bad): void {
     bad("oomScoreAdj", kc.oomScoreAdj, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
   if (kc.schedulingNice < -20 || kc.schedulingNice > 19)
     bad("schedulingNice", kc.schedulingNice, `schedulingNice ${kc.schedulingNice} must be between -20 and 19, inclusive`);
+  if (kc.autonomyCacheMaxBytes < 1024 * 1024)
+    bad("autonomyCacheMaxBytes", kc.autonomyCacheMaxBytes, `autonomyCacheMaxBytes ${kc.autonomyCacheMaxBytes} must be at least 1048576 (1 MiB)`);
   if (!isPort(kc.port)) bad("port", kc.port, `port (--port) ${kc.port} must be between 1 and 65535, inclusive`);
   if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort))
     bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);

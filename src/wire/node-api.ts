@@ -10,7 +10,7 @@ import type { KubeletConfiguration } from "../config/kubelet-config.ts";
 import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
-import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type RestConfig } from "../kube/index.ts";
+import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type Node, type RestConfig } from "../kube/index.ts";
 import {
   createCertRotation,
   createServerCertManager,
@@ -39,6 +39,7 @@ import { createApiStatusSyncer, type ApiStatusSyncer } from "../pod/api-status.t
 import type { Pod, PodStatus } from "../pod/types.ts";
 import { isMirrorPod } from "../pod/pod-like.ts";
 import { createMirrorPodManager, type MirrorPodManager } from "../pod/mirror/index.ts";
+import { createOfflineStart, nodeForCache, type AutonomyStore, type OfflineStart } from "../pod/autonomy/index.ts";
 import { apiEventSink, type EventBroadcaster } from "../events/index.ts";
 import type { Registry } from "../server/metrics.ts";
 import { clientCertificateMetrics, nodeStartupMetrics, readBootTimeMs, restClientMetrics, serverCertificateMetrics } from "../metrics/index.ts";
@@ -79,6 +80,8 @@ export interface NodeApiWiringInput {
   readyErrors?: () => string[];
   /** Called once the main client exists (the service informer starts on it). */
   onClient?: () => void;
+  /** Node autonomy's cache: the API pods stored as they change, run from it when the API server is unreachable at start. */
+  autonomy?: AutonomyStore;
 }
 
 export interface NodeApiWiring {
@@ -91,6 +94,8 @@ export interface NodeApiWiring {
   client(): KubeClient | undefined;
   /** serverTLSBootstrap: the serving certificate's manager (its pair is loaded by start()). */
   servingCertificates(): ServerCertManager | undefined;
+  /** Node autonomy: the Node last stored, for admission while the API server is unreachable. */
+  cachedNode(): Node | undefined;
 }
 
 export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
@@ -103,6 +108,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   let statusSyncer: ApiStatusSyncer | undefined;
   let stopStatusHook: (() => void) | undefined;
   let mirrors: MirrorPodManager | undefined;
+  let offline: OfflineStart | undefined;
   // Upstream registers these with the API client (client-go's restclient metrics, the startup tracker)
   // and the serving-certificate manager; the client certificate's series come with rotation, below.
   const observer = input.metrics ? restClientMetrics(input.metrics) : undefined;
@@ -233,12 +239,33 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       });
       mirrors.start();
     }
+    // Node autonomy: the cached pods run when the first list fails; each list's pods are stored.
+    const store = input.autonomy;
+    if (store) {
+      offline = createOfflineStart({
+        store,
+        clock,
+        deliver: (pods) => {
+          apiPods = pods;
+          onUpdate({ op: "ADD", pods, source: "api" });
+        },
+      });
+      offline.start();
+    }
+    const storePods = (objects: unknown[]) => {
+      store?.putPods(objects);
+      const n = node.status.node();
+      if (n) store?.putNode(nodeForCache(n));
+    };
     // Mirror pods are the API's view of our static pods, never pods to run (upstream pod manager).
     podSource = createApiSource({
       client,
       nodeName: input.nodeName,
       clock,
+      onObjects: store ? storePods : undefined,
+      onListFailed: (e) => offline?.unreachable(e.message),
       onUpdate: (u) => {
+        offline?.listed(u.pods);
         mirrorPods = u.pods.filter(isMirrorPod);
         apiPods = u.pods.filter((p) => !isMirrorPod(p));
         onUpdate({ ...u, pods: apiPods });
@@ -286,6 +313,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
     name: "api server mode",
     async start() {
       void readMachine();
+      await input.autonomy?.load().catch((e) => log.error(`autonomy cache not read ${kv({ dir: input.autonomy?.dir, error: (e as Error).message })}`));
       await serverCerts?.load();
       if ((await isClientConfigStillValid(flags.kubeconfig, clock.now())) || !flags.bootstrapKubeconfig) {
         run(await loadKubeconfig(flags.kubeconfig));
@@ -318,9 +346,12 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
       stopStatusHook?.();
       statusSyncer?.stop();
       mirrors?.stop();
+      offline?.stop();
+      void input.autonomy?.flush();
     },
     mode: () => mode,
     client: () => main,
     servingCertificates: () => serverCerts,
+    cachedNode: () => input.autonomy?.node() as Node | undefined,
   };
 }

@@ -24,6 +24,10 @@ export interface ApiSourceOptions {
   watchTimeoutSeconds?: number;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** Node autonomy: the API server's pod objects (managedFields left out), the whole set at each change. */
+  onObjects?: (objects: unknown[]) => void;
+  /** Node autonomy: a list failed before any succeeded (the API server unreachable since the start). */
+  onListFailed?: (e: Error) => void;
 }
 
 export interface ApiPodSource {
@@ -36,12 +40,24 @@ export interface ApiPodSource {
 export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
   const abort = new AbortController();
   const pods = new Map<string, Pod>();
+  /** The objects as the API server sent them, by UID (only when opts.onObjects wants them). */
+  const raw = new Map<string, unknown>();
+  let listed = false;
   const path = "/api/v1/pods";
   const fieldSelector = `spec.nodeName=${opts.nodeName}`;
   const pace = backoff(opts.backoffInitialMs ?? 800, opts.backoffMaxMs ?? 30_000);
   let rv: string | undefined;
 
-  const push = () => opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
+  const push = () => {
+    opts.onUpdate({ op: "SET", pods: [...pods.values()], source: "api" });
+    opts.onObjects?.([...raw.values()]);
+  };
+  const keepRaw = (uid: string, obj: unknown) => {
+    if (!opts.onObjects) return;
+    if (obj === undefined) return void raw.delete(uid);
+    const { managedFields: _, ...metadata } = (obj as { metadata: Record<string, unknown> }).metadata;
+    raw.set(uid, { ...(obj as object), metadata });
+  };
 
   /** Per pod UID, the fields of a newer API server last warned about (once per pod, not per event). */
   const ignoredWarned = new Map<string, string>();
@@ -78,10 +94,13 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       signal: abort.signal,
     });
     pods.clear();
+    raw.clear();
     for (const item of res.items) {
       const p = decode(item);
       if (p) pods.set(p.metadata.uid, p);
+      if (p) keepRaw(p.metadata.uid, item);
     }
+    listed = true;
     for (const uid of ignoredWarned.keys()) if (!pods.has(uid)) ignoredWarned.delete(uid);
     rv = res.metadata.resourceVersion;
     log.info(`API pods listed ${kv({ node: opts.nodeName, pods: pods.size, resourceVersion: rv })}`);
@@ -107,11 +126,13 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       if (!uid) continue;
       if (ev.type === "DELETED") {
         pods.delete(uid);
+        keepRaw(uid, undefined);
         ignoredWarned.delete(uid);
       } else {
         const p = decode(ev.object);
         if (p) pods.set(uid, p);
         else pods.delete(uid);
+        keepRaw(uid, p ? ev.object : undefined);
       }
       push();
     }
@@ -129,6 +150,7 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
           rv = undefined;
           continue;
         }
+        if (!listed) opts.onListFailed?.(e as Error);
         const delay = pace.next();
         log.warn(`API pod list/watch failed; pods keep running ${kv({ retryInMs: delay, error: (e as Error).message })}`);
         await sleep(opts.clock, delay, abort.signal);

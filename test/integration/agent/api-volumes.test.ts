@@ -13,27 +13,12 @@ import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { parsePromText } from "../../support/prom-text.ts";
-import { NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the API volume tests: ${bin.why}`);
-
-/** A pod of the default namespace bound to the node, its one container `app` sleeping. */
-function appPod(name: string, image: string, container: object, spec: object = {}): object {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace: "default" },
-    spec: {
-      nodeName: NODE_NAME,
-      terminationGracePeriodSeconds: 1,
-      containers: [{ name: "app", image, command: ["sh", "-c", "exec sleep 3600"], ...container }],
-      ...spec,
-    },
-  };
-}
 
 describe.skipIf(!canRunContainerd() || !bin.dir)("API volumes and env", () => {
   let c: UpstreamCluster;

@@ -41,6 +41,8 @@ export interface UpstreamNode {
   port: number;
   ctd: TestContainerd;
   proc: BunletProcess;
+  /** Stops the agent (SIGTERM: its pods keep running) and starts it again with the same arguments; `proc` is then the new process. */
+  restart(between?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,9 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
   const port = freePort();
   const ctd = await acquireContainerd(o.systemd ? { systemdCgroup: true } : {});
   let proc: BunletProcess | undefined;
+  let respawn: () => BunletProcess = () => {
+    throw new Error("joinUpstream: not started");
+  };
   const stop = async () => {
     await proc?.stop("SIGTERM", 15_000);
     await o.cp.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false").catch(() => {});
@@ -96,24 +101,39 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     const paths = { manifests, endpoint: ctd.endpoint, cgroupRoot, podLogsDir: join(base, "logs"), port };
     const text = kubeadmKubeletConfig({ ...paths, caFile: o.cp.caFile, cgroupDriver: o.systemd ? "systemd" : "cgroupfs" }, o.config);
     await Bun.write(config, kubelet ? forUpstreamKubelet(text, cgroupRoot) : text);
-    proc = spawnBunlet(
-      [
-        "--config",
-        config,
-        `--bootstrap-kubeconfig=${o.cp.bootstrap}`,
-        `--kubeconfig=${join(base, "kubelet.conf")}`,
-        `--cert-dir=${join(base, "pki")}`,
-        `--root-dir=${rootDir}`,
-        `--hostname-override=${node}`,
-        ...(o.flags ?? []),
-      ],
-      { binary },
-    );
+    respawn = () => spawnBunlet(args, { binary });
+    const args = [
+      "--config",
+      config,
+      `--bootstrap-kubeconfig=${o.cp.bootstrap}`,
+      `--kubeconfig=${join(base, "kubelet.conf")}`,
+      `--cert-dir=${join(base, "pki")}`,
+      `--root-dir=${rootDir}`,
+      `--hostname-override=${node}`,
+      ...(o.flags ?? []),
+    ];
+    proc = respawn();
   } catch (e) {
     await stop().catch(() => {});
     throw e;
   }
-  return { node, base, rootDir, cgroupRoot, manifests, port, ctd, proc, stop };
+  const n: UpstreamNode = {
+    node,
+    base,
+    rootDir,
+    cgroupRoot,
+    manifests,
+    port,
+    ctd,
+    proc,
+    async restart(between) {
+      await proc?.stop("SIGTERM", 15_000);
+      await between?.();
+      n.proc = proc = respawn();
+    },
+    stop,
+  };
+  return n;
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port`. */

@@ -1,4 +1,5 @@
 // Workloads the real-cluster tests and benchmarks apply with kubectl, as a user writes them.
+import { NODE_NAME } from "./node.ts";
 
 /** A Deployment as a user writes one: 3 replicas, a configMap and a secret as volumes and env, a readiness probe. */
 export function webDeployment(image: string, replicas = 3): string {
@@ -66,4 +67,19 @@ spec:
   containers:
     - { name: main, image: ${images.memhog}, imagePullPolicy: Never, args: ["900", "100"] }
 `;
+}
+
+/** A pod of the default namespace bound to the node, its one container `app` sleeping. */
+export function appPod(name: string, image: string, container: object, spec: object = {}): object {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "default" },
+    spec: {
+      nodeName: NODE_NAME,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "app", image, command: ["sh", "-c", "exec sleep 3600"], ...container }],
+      ...spec,
+    },
+  };
 }
