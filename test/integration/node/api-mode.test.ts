@@ -13,6 +13,7 @@ import { createKubeClient } from "../../../src/kube/index.ts";
 import { createNodeApiMode, type NodeApiMode, type NodeFacts } from "../../../src/node/index.ts";
 import { issueCert } from "../../support/apiserver/pki.ts";
 import { startControlPlane, upstreamBinDir, type ControlPlane } from "../../support/upstream/index.ts";
+import { TEST_MACHINE, TEST_NODE_STATUS } from "../../support/node-facts.ts";
 import { until } from "../../support/wait.ts";
 
 const NODE = "worker-1";
@@ -23,19 +24,7 @@ let runtimeUp = false;
 const startupEvents: string[] = [];
 
 const facts: NodeFacts = {
-  machine: async () => ({
-    machineID: "mid",
-    systemUUID: "uuid",
-    bootID: "boot",
-    kernelVersion: "6.1.0",
-    osImage: "Debian GNU/Linux 12 (bookworm)",
-    operatingSystem: "linux",
-    architecture: "amd64",
-    cpus: 2,
-    memoryBytes: 2 ** 31,
-    hugepagesBytes: {},
-    ephemeralStorageBytes: 2 ** 34,
-  }),
+  machine: async () => TEST_MACHINE,
   addresses: () => [
     { type: "InternalIP", address: "10.9.8.7" },
     { type: "Hostname", address: NODE },
@@ -94,14 +83,7 @@ describe.skipIf(!bin.dir)("node registration, status and lease against a real AP
           nodeLabels: { "node.kubernetes.io/pool": "workers" },
           registerWithTaints: [],
         },
-        registerNode: true,
-        kubeletVersion: "v1.31.0",
-        kubeletPort: 10250,
-        maxPods: 110,
-        maxImages: 50,
-        updateFrequencyMs: 200,
-        reportFrequencyMs: 60_000,
-        leaseDurationSeconds: 2,
+        ...TEST_NODE_STATUS,
         startup: {
           attemptRegisterNode: () => startupEvents.push("attempt"),
           registeredNode: () => startupEvents.push("registered"),

@@ -9,24 +9,13 @@ import { createKubeClient } from "../../../src/kube/index.ts";
 import { createNodeApiMode, type NodeApiMode, type NodeFacts } from "../../../src/node/index.ts";
 import { issueCert } from "../../support/apiserver/pki.ts";
 import { startControlPlane, upstreamBinDir, type ControlPlane } from "../../support/upstream/index.ts";
+import { TEST_MACHINE, TEST_NODE_STATUS } from "../../support/node-facts.ts";
 import { until } from "../../support/wait.ts";
 
 const NODE = "watched-1";
 
 const facts: NodeFacts = {
-  machine: async () => ({
-    machineID: "mid",
-    systemUUID: "uuid",
-    bootID: "boot",
-    kernelVersion: "6.1.0",
-    osImage: "Debian GNU/Linux 12 (bookworm)",
-    operatingSystem: "linux",
-    architecture: "amd64",
-    cpus: 2,
-    memoryBytes: 2 ** 31,
-    hugepagesBytes: {},
-    ephemeralStorageBytes: 2 ** 34,
-  }),
+  machine: async () => TEST_MACHINE,
   addresses: () => [{ type: "Hostname", address: NODE }],
   runtime: async () => ({ version: "containerd://1.6.20", errors: [] }),
   images: async () => [],
@@ -62,14 +51,7 @@ describe.skipIf(!bin.dir)("node status from a watch of the node's own Node, agai
     mode = createNodeApiMode(
       {
         registration: { nodeName: NODE, hostname: NODE, os: "linux", arch: "amd64", nodeLabels: {}, registerWithTaints: [] },
-        registerNode: true,
-        kubeletVersion: "v1.31.0",
-        kubeletPort: 10250,
-        maxPods: 110,
-        maxImages: 50,
-        updateFrequencyMs: 200,
-        reportFrequencyMs: 60_000,
-        leaseDurationSeconds: 2,
+        ...TEST_NODE_STATUS,
       },
       facts,
       heartbeat,
