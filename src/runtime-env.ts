@@ -18,8 +18,9 @@ export const RUNTIME_ENV: Readonly<Record<string, string>> = {
   // thread does so as it goes (same RSS at 100 pods, one thread fewer).
   MIMALLOC_SCAVENGER: "0",
   // JSC's top JIT tier (FTL): its compiles ran on the same cores as the runtime while 100 pods start
-  // (a third of the agent's CPU in the burst, JITWorker threads); without it the burst took 1.6–1.8 s of
-  // agent CPU instead of 2.3–3.0 s, and the idle agent's CPU stayed within the noise (ADR 0010). DFG still optimizes.
+  // (a third of the agent's CPU in the burst, JITWorker threads); without it the burst took 1.6–1.8 s
+  // of agent CPU instead of 2.3–3.0 s, and the idle agent's CPU stayed within the noise (ADR 0010).
+  // DFG still optimizes.
   BUN_JSC_useFTLJIT: "0",
 };
 

@@ -8,7 +8,6 @@ import { pollUntil } from "../../../test/support/wait.ts";
 import { directBurst, markerManifest, markerTime, runningContainers, waitMarkedRunning } from "./markers.ts";
 import { cpuSeconds, rssPssMb, voluntarySwitchesByThread } from "./proc.ts";
 import { createScratchNode, type ScratchNode } from "./scratch-node.ts";
-import type { Floor } from "./vs-table.ts";
 
 export interface IdleFigures {
   /** utime+stime over the window, % of one core. */
@@ -117,6 +116,9 @@ export async function restartReadoption(sn: ScratchNode, pods: number): Promise<
   const same = after.length === before.size && after.every((id) => before.has(id));
   return { ms, sameContainers: same, containersBefore: before.size, containersAfter: after.length };
 }
+
+/** The bare-CRI floor: all 100 running, ms, by concurrency. */
+export type Floor = Record<number, { firstMs: number; allMs: number }>;
 
 /**
  * The bare-CRI floor at one concurrency: `pods` marker pods by CRI calls on a fresh scratch node (with

@@ -1,7 +1,9 @@
 // vs-kubelet.ts's result: its figures per agent, turned into one table — figure | kubelet | bunlet |
 // ratio (bunlet ÷ kubelet) | goal | met — printed and written as JSON.
 import { writeFileSync } from "node:fs";
-import type { Burst, IdleFigures, Readoption } from "./agent-figures.ts";
+import type { Burst, Floor, IdleFigures, Readoption } from "./agent-figures.ts";
+
+export type { Floor };
 import { CLUSTER_PODS, type ClusterFigures } from "./cluster-figures.ts";
 import type { RampSeries } from "./ramp-figure.ts";
 import { percentile } from "./scratch-node.ts";
@@ -22,9 +24,6 @@ export interface AgentResult {
   cluster?: ClusterFigures;
   errors: string[];
 }
-
-/** The bare-CRI floor: all 100 running, ms, by concurrency. */
-export type Floor = Record<number, { firstMs: number; allMs: number }>;
 
 export interface Row {
   figure: string;

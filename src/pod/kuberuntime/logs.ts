@@ -9,7 +9,8 @@ import type { KubeRuntimeContext } from "./context.ts";
  * already joined with the sandbox's log_directory.
  *
  * A container's log path never changes: it is asked once (ContainerStatus; a pod status read, which
- * holds it already, fills it in too — container.ts containerStatuses) and kept while the container runs, so a rotation pass over 100 idle containers is one ListContainers, not 101 calls
+ * holds it already, fills it in too — container.ts containerStatuses) and kept while the container
+ * runs, so a rotation pass over 100 idle containers is one ListContainers, not 101 calls
  * (with 100 containers, asking every 10 s would be 10 ContainerStatus calls a second).
  */
 export async function listContainerLogs(ctx: KubeRuntimeContext): Promise<{ containerId: string; logPath: string }[]> {
