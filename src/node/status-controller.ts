@@ -51,7 +51,7 @@ export interface NodeStatusController {
   stop(): void;
   /** One sync now (tests, and the agent after the runtime came up). */
   sync(): Promise<void>;
-  /** The Node as last returned by the API server. */
+  /** The Node as the watch of its own has it now (upstream's nodeLister), else as last returned by the API server. */
   node(): Node | undefined;
   registered(): boolean;
   /** The error of the last sync that failed all its tries; undefined once a sync succeeds. */
@@ -212,7 +212,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
       if (timer) d.clock.clearTimeout(timer);
     },
     sync: () => sync(),
-    node: () => lastNode,
+    node: () => d.nodeLister?.() ?? lastNode,
     registered: () => registered,
     lastError: () => lastError,
   };
