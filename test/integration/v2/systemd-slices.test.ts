@@ -56,8 +56,11 @@ describe.skipIf(!enabled)("systemd transient slices on cgroup v2 (real systemd)"
     }
     const podDir = join(MOUNT, cgroupDirPath("systemd", "/", [top, "burstable", "podab-cd"]));
     expect(podDir).toBe(join(MOUNT, `${top}.slice/${top}-burstable.slice/${top}-burstable-podab_cd.slice`));
-    await until("the pod slice's cgroup", () => existsSync(join(podDir, "memory.max")), 20_000, { intervalMs: 50 });
     const read = (dir: string, f: string) => readFileSync(join(dir, f), "utf8").trim();
+    // systemd writes a new slice's attributes one by one after its cgroup appears (TasksMax among the last).
+    await until("the pod slice's limits applied", () => existsSync(join(podDir, "pids.max")) && read(podDir, "pids.max") !== "max", 20_000, {
+      intervalMs: 50,
+    });
     expect(read(podDir, "memory.max")).toBe(String(64 * 2 ** 20));
     expect(read(podDir, "cpu.weight")).toBe("4");
     expect(read(podDir, "cpu.max")).toBe("50000 100000");
