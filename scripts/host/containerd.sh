@@ -45,9 +45,24 @@ running_pid() {
 
 answers() { ctr --address "$SOCK" --timeout 2s version >/dev/null 2>&1; }
 
+# crun, when installed, is a second runtime handler ("crun") beside the default runc: RuntimeClass tests.
+crun_runtime() {
+  local crun; crun="$(command -v crun)" || return 0
+  cat <<TOML
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun.options]
+        BinaryName = "$crun"
+        SystemdCgroup = $SYSTEMD_CGROUP
+        Root = "$STATE/crun"
+TOML
+}
+
+# write_config [FILE]: containerd's config (default $CONFIG) and the CNI config.
 write_config() {
+  local out="${1:-$CONFIG}"
   mkdir -p "$DIR" "$ROOT" "$STATE" "$CNI_CONF"
-  cat >"$CONFIG" <<TOML
+  cat >"$out" <<TOML
 version = 2
 root = "$ROOT"
 state = "$STATE"
@@ -84,6 +99,7 @@ oom_score = 0
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = $SYSTEMD_CGROUP
         Root = "$STATE/runc"
+$(crun_runtime)
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$CNI_CONF"
@@ -139,7 +155,13 @@ start() {
     if ! grep -q "SystemdCgroup = $SYSTEMD_CGROUP\$" "$CONFIG" 2>/dev/null; then
       say "already running on $SOCK with another cgroup driver (want SystemdCgroup = $SYSTEMD_CGROUP): destroy it first"; exit 1
     fi
-    import_images; say "already running on $SOCK"; return 0
+    # Same driver, other runtimes (crun installed since): restart on the new config; containers keep
+    # running (their shims outlive containerd) and are found again.
+    write_config "$CONFIG.want"
+    if cmp -s "$CONFIG" "$CONFIG.want"; then
+      rm -f "$CONFIG.want"; import_images; say "already running on $SOCK"; return 0
+    fi
+    rm -f "$CONFIG.want"; say "config changed: restarting"; stop
   fi
   for b in containerd runc ctr; do command -v "$b" >/dev/null || { say "$b missing: run scripts/host/setup.sh"; exit 1; }; done
   write_config

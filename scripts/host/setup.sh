@@ -12,7 +12,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${BUNLET_IMAGE_CACHE:-/var/cache/bunlet/images}"
 # gcc + libc6-dev build the static pause and memhog programs (pause falls back to busybox without them).
-PACKAGES=(containerd runc containernetworking-plugins busybox-static umoci gcc libc6-dev etcd-server)
+PACKAGES=(containerd runc crun containernetworking-plugins busybox-static umoci gcc libc6-dev etcd-server)
 # prometheus (+ promtool): the monitoring tests scrape bunlet with a real Prometheus and check the rules.
 PACKAGES+=(prometheus)
 # openssl: the control-plane stand-in images serve their HTTPS health probes with `openssl s_server`.

@@ -29,7 +29,6 @@ describe("unsupported API pod spec", () => {
       { resources: { limits: { cpu: "1" } } },
       'spec.resources: {"limits":{"cpu":"1"}} is not supported by bunlet: pod-level resources (PodLevelResources) are not implemented',
     ],
-    ["a RuntimeClass", { runtimeClassName: "kata" }, 'spec.runtimeClassName: "kata" is not supported by bunlet: RuntimeClass is not implemented'],
   ])("%s: stand-in rejected Failed/PodFeatureUnsupported naming the field", (_n, spec, fragment) => {
     const obj = raw(spec);
     const { pod, errors } = decodePod(obj, "api", "", "api");

@@ -163,6 +163,7 @@ describe("other fields a v1.37 API server stores: accepted", () => {
     ["os linux", (p) => (p.spec.os = { name: "linux" })],
     ["overhead from a RuntimeClass", (p) => (p.spec.overhead = { cpu: "250m", memory: "120Mi" })],
     ["runtimeClassName empty", (p) => (p.spec.runtimeClassName = "")],
+    ["a RuntimeClass", (p) => (p.spec.runtimeClassName = "gvisor")],
     ["hostUsers true", (p) => (p.spec.hostUsers = true)],
     ["hostnameOverride", (p) => (p.spec.hostnameOverride = "shell-0.example")],
     [
@@ -254,11 +255,6 @@ describe("values bunlet cannot honour: Failed/PodFeatureUnsupported naming field
       "hostUsers false",
       (p) => (p.spec.hostUsers = false),
       "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented",
-    ],
-    [
-      "a RuntimeClass",
-      (p) => (p.spec.runtimeClassName = "gvisor"),
-      'spec.runtimeClassName: "gvisor" is not supported by bunlet: RuntimeClass is not implemented: every pod runs with the runtime\'s default handler',
     ],
     [
       "pod-level resources",

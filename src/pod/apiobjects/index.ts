@@ -7,4 +7,5 @@ export { createPodApiObjects, type PodApiObjectsManager, type PodApiObjectsOptio
 export { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
 export { createTokenManager, requiresRefresh, type IssuedToken, type TokenManager, type TokenRequestSpec } from "./token-manager.ts";
 export { createTrustBundleManager, type TrustBundleManager, type TrustBundleManagerOptions } from "./trust-bundle-manager.ts";
+export { createRuntimeClassManager, runtimeHandlerOf, type RuntimeClassManager } from "./runtime-class-manager.ts";
 export { createServiceLister, SERVICES_NOT_SYNCED, type ServiceLister, type ServiceListerOptions } from "./service-lister.ts";

@@ -13,6 +13,7 @@ import { isStaticPod } from "../pod-like.ts";
 import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
 import { tokenKey, trustBundleKey, type ClusterTrustBundleProjection, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
 import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
+import { createRuntimeClassManager, type RuntimeClassManager } from "./runtime-class-manager.ts";
 import { createServiceLister, SERVICES_NOT_SYNCED, type ServiceLister } from "./service-lister.ts";
 import { createTokenManager, type TokenManager } from "./token-manager.ts";
 import { createTrustBundleManager, type TrustBundleManager } from "./trust-bundle-manager.ts";
@@ -36,6 +37,7 @@ export interface PodApiObjectsManager extends PodApiObjectsSource {
   readonly tokens: TokenManager;
   readonly trustBundles: TrustBundleManager;
   readonly services: ServiceLister;
+  readonly runtimeClasses: RuntimeClassManager;
   serviceEnv(pod: KubePod): ReadonlyMap<string, string>;
   stop(): void;
 }
@@ -91,6 +93,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     salt: opts.trustAnchorSalt,
   });
   const services = createServiceLister({ client: opts.client, clock: opts.clock });
+  const runtimeClasses = createRuntimeClassManager({ client: opts.client, clock: opts.clock });
 
   async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
     const ns = pod.metadata.namespace ?? "";
@@ -132,7 +135,9 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     tokens,
     trustBundles,
     services,
+    runtimeClasses,
     resolve,
+    runtimeHandler: (pod) => runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName),
     // upstream makeEnvironmentVariables: an API pod waits for the first list; a static pod does not.
     serviceEnv(pod) {
       if (!isStaticPod(pod) && !services.hasSynced()) throw new Error(SERVICES_NOT_SYNCED);
@@ -148,6 +153,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
       configMaps.stop();
       trustBundles.stop();
       services.stop();
+      runtimeClasses.stop();
     },
   };
 }

@@ -84,6 +84,8 @@ export interface PodApiObjectsSource {
   resolve(pod: KubePod): Promise<PodApiObjects | undefined>;
   /** The pod's service environment variables (envvars/); throws while a pod from the API cannot have them yet. */
   serviceEnv?(pod: KubePod): ReadonlyMap<string, string>;
+  /** The CRI runtime handler of the pod's RuntimeClass ("" for the default); throws upstream's lookup errors. */
+  runtimeHandler?(pod: KubePod): Promise<string>;
   /** The pod is gone: its references (and their watches) are released. */
   forget(uid: string): void;
 }

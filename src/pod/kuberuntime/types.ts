@@ -109,6 +109,8 @@ export interface KubePod extends PodLike {
     terminationGracePeriodSeconds?: number;
     /** Defaulted to true by the API server (and, as upstream's defaults, for static pods). */
     enableServiceLinks?: boolean;
+    /** The RuntimeClass whose handler the sandbox runs with ("" or unset: the runtime's default). */
+    runtimeClassName?: string;
   };
 }
 

@@ -71,7 +71,8 @@ const fields = {
   os: z.strictObject({ name: z.enum(["linux", "windows"]) }).optional(),
   // Summed into the pod's requests and limits (pod cgroup, eviction, admission) as upstream PodRequests.
   overhead: resourceList.optional(),
-  runtimeClassName: defaultOnly(z.string().optional(), "RuntimeClass is not implemented: every pod runs with the runtime's default handler"),
+  // The sandbox's CRI runtime handler, from the RuntimeClass of that name (apiobjects/runtime-class-manager.ts).
+  runtimeClassName: z.string().optional(),
   hostUsers: defaultOnly(z.boolean().optional(), "user namespaces (hostUsers: false) are not implemented", (v) => v !== false),
   resourceClaims: defaultOnly(z.array(podResourceClaim).optional(), "resource claims (dynamic resource allocation) are not implemented"),
   resources: defaultOnly(resourceRequirements.optional(), "pod-level resources (PodLevelResources) are not implemented; set resources on the containers"),
