@@ -9,7 +9,7 @@ import type { Clock } from "../../clock.ts";
 import { isGone, watchEvents, type KubeClient } from "../../kube/index.ts";
 import { backoff } from "../../kube/backoff.ts";
 import { decodePod, type DecodedPod } from "../manifest.ts";
-import { unsupportedStandIn } from "../admit-unsupported.ts";
+import { UNSUPPORTED_SPEC_ANNOTATION, unsupportedStandIn } from "../admit-unsupported.ts";
 import { apiStatusForGates } from "../readiness-gates.ts";
 import { podKey } from "../pod-like.ts";
 import type { Pod } from "../types.ts";
@@ -64,6 +64,19 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
 
   // A pod with a value bunlet cannot honour becomes a stand-in the lifecycle rejects at admission
   // (Failed/PodFeatureUnsupported, see admit-unsupported.ts); only one that cannot even be that is dropped.
+  // An update of a pod already running that no longer decodes keeps the pod as it was, with the
+  // update's metadata (labels, annotations, deletion): a stand-in's containers would hash differently
+  // and restart the containers it was meant to leave alone.
+  function decodeUpdate(obj: unknown, previous: Pod | undefined): Pod | undefined {
+    const p = decode(obj);
+    if (!p || !previous || previous.metadata.annotations?.[UNSUPPORTED_SPEC_ANNOTATION] !== undefined) return p;
+    const why = p.metadata.annotations?.[UNSUPPORTED_SPEC_ANNOTATION];
+    if (why === undefined) return p;
+    const { [UNSUPPORTED_SPEC_ANNOTATION]: _, ...annotations } = p.metadata.annotations ?? {};
+    log.warn(`API pod update uses fields bunlet does not support; the pod keeps running as it was ${kv({ pod: podKey(p), error: why })}`);
+    return { ...previous, metadata: { ...p.metadata, annotations } };
+  }
+
   function decode(obj: unknown): Pod | undefined {
     const { pod, errors, ignored } = decodeApiPod(obj);
     if (pod) {
@@ -93,10 +106,11 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
       query: { fieldSelector },
       signal: abort.signal,
     });
+    const before = new Map(pods);
     pods.clear();
     raw.clear();
     for (const item of res.items) {
-      const p = decode(item);
+      const p = decodeUpdate(item, before.get((item as { metadata?: { uid?: string } })?.metadata?.uid ?? ""));
       if (p) pods.set(p.metadata.uid, p);
       if (p) keepRaw(p.metadata.uid, item);
     }
@@ -129,7 +143,7 @@ export function createApiSource(opts: ApiSourceOptions): ApiPodSource {
         keepRaw(uid, undefined);
         ignoredWarned.delete(uid);
       } else {
-        const p = decode(ev.object);
+        const p = ev.type === "MODIFIED" ? decodeUpdate(ev.object, pods.get(uid)) : decode(ev.object);
         if (p) pods.set(uid, p);
         else pods.delete(uid);
         keepRaw(uid, p ? ev.object : undefined);
