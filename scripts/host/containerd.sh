@@ -13,11 +13,20 @@
 #   BUNLET_SNAPSHOTTER      overlayfs (default) or native
 #   BUNLET_CONTAINERD_SYSTEMD_CGROUP  1/true: runc's systemd cgroup driver (SystemdCgroup = true), for
 #                           kubelet's cgroupDriver systemd; needs systemd as PID 1 (default 0: cgroupfs)
+#   BUNLET_CONTAINERD_BIN   a directory whose containerd, ctr and shim come first (containerd 2.x from
+#                           scripts/host/runtimes.sh); default: Debian's containerd 1.6
 set -euo pipefail
+if [ -n "${BUNLET_CONTAINERD_BIN:-}" ]; then
+  [ -x "$BUNLET_CONTAINERD_BIN/containerd" ] || { echo "containerd.sh: BUNLET_CONTAINERD_BIN=$BUNLET_CONTAINERD_BIN has no containerd" >&2; exit 2; }
+  export PATH="$BUNLET_CONTAINERD_BIN:$PATH"
+fi
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-DIR="${BUNLET_CONTAINERD_DIR:-/run/bunlet/containerd}"
-ROOT="${BUNLET_CONTAINERD_ROOT:-/var/lib/bunlet/containerd}"
+# Another containerd's default instance has dirs of its own: a root is never shared between releases.
+SUFFIX=""
+[ -n "${BUNLET_CONTAINERD_BIN:-}" ] && SUFFIX="-$("$BUNLET_CONTAINERD_BIN/containerd" --version | awk '{print $3}')"
+DIR="${BUNLET_CONTAINERD_DIR:-/run/bunlet/containerd$SUFFIX}"
+ROOT="${BUNLET_CONTAINERD_ROOT:-/var/lib/bunlet/containerd$SUFFIX}"
 BRIDGE="${BUNLET_CNI_BRIDGE:-bunlet0}"
 SUBNET="${BUNLET_CNI_SUBNET:-10.89.0.0/24}"
 SNAPSHOTTER="${BUNLET_SNAPSHOTTER:-overlayfs}"
@@ -63,6 +72,7 @@ write_config() {
   local out="${1:-$CONFIG}"
   mkdir -p "$DIR" "$ROOT" "$STATE" "$CNI_CONF"
   cat >"$out" <<TOML
+# containerd: $(command -v containerd)
 version = 2
 root = "$ROOT"
 state = "$STATE"
