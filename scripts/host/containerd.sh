@@ -54,8 +54,17 @@ running_pid() {
 
 answers() { ctr --address "$SOCK" --timeout 2s version >/dev/null 2>&1; }
 
-# crun, when installed, is a second runtime handler ("crun") beside the default runc: RuntimeClass tests.
-crun_runtime() {
+# Runtime handlers beside the default runc, for RuntimeClass: "runc-alt" (runc again, state of its own)
+# always; "crun" when crun is installed (crun refuses a hybrid v1 + v2 host: "cgroups in hybrid mode not
+# supported"; it runs on pure v1 or v2 hosts such as the cgroup v2 guest).
+extra_runtimes() {
+  cat <<TOML
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt.options]
+        SystemdCgroup = $SYSTEMD_CGROUP
+        Root = "$STATE/runc-alt"
+TOML
   local crun; crun="$(command -v crun)" || return 0
   cat <<TOML
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]
@@ -109,7 +118,7 @@ oom_score = 0
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = $SYSTEMD_CGROUP
         Root = "$STATE/runc"
-$(crun_runtime)
+$(extra_runtimes)
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$CNI_CONF"
