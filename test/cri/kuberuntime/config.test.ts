@@ -156,7 +156,8 @@ describe("hashContainer", () => {
     expect(containerChanged(c, legacyHashContainer(c))).toBe(false);
     expect(containerChanged(c, undefined)).toBe(false);
     expect(containerChanged({ ...c, image: "busybox:1.37" }, hashContainer(c))).toBe(true);
-    expect(containerChanged({ ...c, resources: { limits: { cpu: "2" } } }, legacyHashContainer(c))).toBe(true);
+    const resized = { ...c, resources: { limits: { cpu: "2" } } };
+    expect(containerChanged(resized, legacyHashContainer(c))).toBe(true);
   });
 });
 
