@@ -9,7 +9,7 @@ import type { ManifestError } from "./manifest.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { ProbeRunner } from "./prober/manager.ts";
 import type { ExecSync } from "./prober/probes.ts";
-import type { Runtime } from "./runtime.ts";
+import type { PodCgroupResizer, Runtime } from "./runtime.ts";
 import type { PodUpdate } from "./sources/update.ts";
 import type { Pod, PodStatus } from "./types.ts";
 
@@ -49,6 +49,8 @@ export interface PodCgroups {
   removePod(uid: string): Promise<void>;
   /** UIDs that have a pod cgroup (for orphan cleanup). */
   listPodUids?(): Promise<string[]>;
+  /** In-place resize (upstream GetPodCgroupConfig / SetPodCgroupConfig, and the pod's memory usage). */
+  resize?: PodCgroupResizer;
 }
 
 /** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */

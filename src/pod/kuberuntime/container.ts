@@ -221,6 +221,8 @@ async function createContainer(
     const config = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
+    // upstream: creating a container marks its resources as actuated.
+    if (container.resources) ctx.opts.actuated?.set(ref.uid, container.name, stringRequirements(container.resources));
     ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
     return id;
   } catch (e) {
@@ -230,6 +232,12 @@ async function createContainer(
     return undefined;
   }
 }
+
+const strings = (l: Record<string, string | number> | undefined) => l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
+const stringRequirements = (r: NonNullable<KubeContainer["resources"]>) => ({
+  ...(r.requests ? { requests: strings(r.requests) } : {}),
+  ...(r.limits ? { limits: strings(r.limits) } : {}),
+});
 
 /** upstream startSpec.getTargetID: the ID of the container an ephemeral container targets, which must exist. */
 function ephemeralTarget(container: KubeEphemeralContainer, status: RuntimePodStatus): string | undefined {
