@@ -1,6 +1,7 @@
 // Types and configuration of the pod lifecycle (src/pod/lifecycle.ts), split out so the interface the
 // agent, eviction and the HTTP server code against reads on its own.
 import type { EventRecorder } from "../events/types.ts";
+import type { AllocationManager } from "./allocation/manager.ts";
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
@@ -117,6 +118,8 @@ export interface PodLifecycleDeps {
   metrics?: PodLifecycleMetrics;
   /** Pod events (admission rejections, probes, DeadlineExceeded); see also the runtime's. */
   events?: EventRecorder;
+  /** In-place resize: the pods' allocated resources and resize conditions (src/pod/allocation). */
+  allocation?: AllocationManager;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */
