@@ -113,7 +113,8 @@ function podCgroupResizer(deps: PodContainerManagerDeps, placed: Map<string, { q
     async set(pod, cfg) {
       const uid = pod.metadata.uid ?? "";
       const known = placed.get(uid);
-      await cgroups.update(podCgroupName(known?.qos ?? getPodQOS(pod), uid), cfg, `pod${uid}`);
+      const failed = await cgroups.update(podCgroupName(known?.qos ?? getPodQOS(pod), uid), cfg, `pod${uid}`);
+      if (failed.size > 0) throw new Error(`failed to set pod${uid} cgroup config: ${[...failed].map(([f, e]) => `${f}: ${e}`).join(", ")}`);
       if (known) placed.set(uid, { ...known, pod, cfg: { ...known.cfg, ...cfg } });
       // The Burstable level's cpu.shares follow its pods' requests.
       if (cfg.cpuShares !== undefined) await deps.qos.updateCgroups().catch(() => undefined);
