@@ -11,6 +11,7 @@ import type { ContainerResources } from "./allocation/state.ts";
 import type { LifecycleContext } from "./lifecycle-context.ts";
 import { activePods, canAdmitPod } from "./pod-admission.ts";
 import { podKey, type PodLike } from "./pod-like.ts";
+import { stringResourceList } from "./pod-resources.ts";
 import type { RuntimePodStatus } from "./runtime.ts";
 import type { Pod } from "./types.ts";
 
@@ -37,8 +38,7 @@ export function resizeInProgress(pod: PodLike, running: ReadonlySet<string>, act
     if (!running.has(c.name)) return false;
     const want = c.resources;
     const have = actuated(c.name);
-    const str = (l: Record<string, string | number> | undefined) => l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
-    return !sameQuantities(str(want?.requests), have?.requests) || !sameQuantities(str(want?.limits), have?.limits);
+    return !sameQuantities(stringResourceList(want?.requests), have?.requests) || !sameQuantities(stringResourceList(want?.limits), have?.limits);
   });
 }
 

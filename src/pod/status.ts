@@ -2,6 +2,7 @@
 // generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
 import { canonicalQuantity } from "../config/quantity.ts";
 import { isStaticPod } from "./pod-like.ts";
+import { stringResourceList } from "./pod-resources.ts";
 import { getPodQOS } from "./qos.ts";
 import { READINESS_GATES_NOT_READY, unreadyGateMessages } from "./readiness-gates.ts";
 import { rfc3339 } from "../clock.ts";
@@ -134,16 +135,14 @@ function toState(c: RuntimeContainerStatus, containerID: string): ContainerState
 
 type StatusSpec = Pick<Container, "name" | "image" | "restartPolicy" | "resources">;
 
-const stringList = (l: Record<string, string | number> | undefined) => l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
-
 /**
  * upstream convertContainerStatusResources and AllocatedResources: `resources` is the allocation with
  * cpu and memory as actuated (a container not running: the allocation); `allocatedResources` the
  * allocated requests.
  */
 function resizeFields(spec: StatusSpec, running: boolean, resize: StatusResize): Pick<ContainerStatus, "allocatedResources" | "resources"> {
-  const requests = stringList(spec.resources?.requests);
-  const limits = stringList(spec.resources?.limits);
+  const requests = stringResourceList(spec.resources?.requests);
+  const limits = stringResourceList(spec.resources?.limits);
   const actual = running ? resize.actuated(spec.name) : undefined;
   const withActual = (list: Record<string, string> | undefined, from: Record<string, string> | undefined) => {
     if (!list) return undefined;

@@ -9,6 +9,7 @@ import { podRef } from "../../events/types.ts";
 import type { EventRecorder } from "../../events/types.ts";
 import { kv, log } from "../../log.ts";
 import { podKey, type ContainerLike, type PodLike } from "../pod-like.ts";
+import { stringResources } from "../pod-resources.ts";
 import type { Pod } from "../types.ts";
 import { createResizeConditions, type ResizeConditions } from "./conditions.ts";
 import { resizeSummary } from "./events.ts";
@@ -40,16 +41,8 @@ export interface AllocationManager {
 /** upstream ResourceInfoForPod: the resources of every container (init ones included). */
 export function resourceInfoForPod(pod: PodLike): PodResourceInfo {
   const containers: Record<string, ContainerResources> = {};
-  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) containers[c.name] = stringResources(c);
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) containers[c.name] = stringResources(c.resources);
   return { containers };
-}
-
-function stringResources(c: ContainerLike): ContainerResources {
-  const str = (l: Record<string, string | number> | undefined) => l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
-  const out: ContainerResources = {};
-  if (c.resources?.requests) out.requests = str(c.resources.requests);
-  if (c.resources?.limits) out.limits = str(c.resources.limits);
-  return out;
 }
 
 const sameList = (a: Record<string, string> | undefined, b: Record<string, string> | undefined) => {
@@ -65,7 +58,7 @@ export function podFromAllocation(pod: Pod, allocated: PodResourceInfo | undefin
   const apply = <C extends ContainerLike>(cs: C[] | undefined): C[] | undefined =>
     cs?.map((c) => {
       const want = allocated.containers[c.name];
-      if (!want || sameResources(stringResources(c), want)) return c;
+      if (!want || sameResources(stringResources(c.resources), want)) return c;
       updated = true;
       return { ...c, resources: { ...(want.requests ? { requests: { ...want.requests } } : {}), ...(want.limits ? { limits: { ...want.limits } } : {}) } };
     });

@@ -1,6 +1,7 @@
 // Containers (upstream kuberuntime_container.go: startContainer, killContainer(sWithSyncResult),
 // getPodContainerStatuses, RunInContainer; hooks in container-hooks.ts): plain functions over the
 // shared KubeRuntimeContext (context.ts), with one SyncPodRound record per pod sync's starts.
+import { stringResources } from "../pod-resources.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
@@ -222,7 +223,7 @@ async function createContainer(
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
     // upstream: creating a container marks its resources as actuated.
-    if (container.resources) ctx.opts.actuated?.set(ref.uid, container.name, stringRequirements(container.resources));
+    if (container.resources) ctx.opts.actuated?.set(ref.uid, container.name, stringResources(container.resources));
     ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
     return id;
   } catch (e) {
@@ -232,12 +233,6 @@ async function createContainer(
     return undefined;
   }
 }
-
-const strings = (l: Record<string, string | number> | undefined) => l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
-const stringRequirements = (r: NonNullable<KubeContainer["resources"]>) => ({
-  ...(r.requests ? { requests: strings(r.requests) } : {}),
-  ...(r.limits ? { limits: strings(r.limits) } : {}),
-});
 
 /** upstream startSpec.getTargetID: the ID of the container an ephemeral container targets, which must exist. */
 function ephemeralTarget(container: KubeEphemeralContainer, status: RuntimePodStatus): string | undefined {
