@@ -147,7 +147,7 @@ function resizeFields(spec: StatusSpec, running: boolean, resize: StatusResize):
   const withActual = (list: Record<string, string> | undefined, from: Record<string, string> | undefined) => {
     if (!list) return undefined;
     const out = { ...list };
-    for (const r of ["cpu", "memory"]) if (from?.[r] !== undefined) out[r] = canonicalQuantity(from[r]!);
+    for (const r of ["cpu", "memory"]) if (out[r] !== undefined && from?.[r] !== undefined) out[r] = canonicalQuantity(from[r]!);
     return out;
   };
   const lim = withActual(limits, actual?.limits);

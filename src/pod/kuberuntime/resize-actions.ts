@@ -88,7 +88,7 @@ export function computeContainerResize(c: KubeContainer, id: string, actuated: R
 }
 
 /**
- * The resize part of computePodActions over the regular containers that keep running: a container
+ * The resize part of computePodActions over the sidecars and regular containers that keep running: a container
  * its resize policy restarts joins containersToKill and containersToStart ("Container <name> resize
  * requires restart"). Nothing when the pod's sandbox is recreated.
  */
@@ -101,12 +101,15 @@ export function computePodResizeActions(
   const out = emptyResizeActions();
   if (actions.killPod || actions.createSandbox) return out;
   const killed = new Set(actions.containersToKill.map((k) => k.name));
-  for (const c of pod.spec.containers) {
+  // Sidecars (restartable init containers) are resizable too; other init containers are not.
+  const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
+  for (const c of [...sidecars, ...pod.spec.containers]) {
     const s = latestStatus(status, c.name);
     if (s?.state !== "running" || killed.has(c.name)) continue;
     if (computeContainerResize(c, s.id, actuated(c.name), out)) continue;
     actions.containersToKill.push({ id: s.id, name: c.name, message: `Container ${c.name} resize requires restart` });
-    actions.containersToStart.push(c.name);
+    if (c.restartPolicy === "Always" && !pod.spec.containers.includes(c)) (actions.initContainersToStart ??= []).push(c.name);
+    else actions.containersToStart.push(c.name);
   }
   return out;
 }

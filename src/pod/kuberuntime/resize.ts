@@ -79,7 +79,7 @@ async function validateMemoryResize(
 async function updateContainers(ctx: KubeRuntimeContext, pod: KubePod, resource: Resource, updates: ContainerToUpdate[]): Promise<void> {
   const uid = pod.metadata.uid ?? "";
   for (const u of updates) {
-    const spec = pod.spec.containers.find((c) => c.name === u.name);
+    const spec = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((c) => c.name === u.name);
     if (!spec) continue;
     const applied = stepResources(u, resource);
     const resources = requirementsOf(applied);

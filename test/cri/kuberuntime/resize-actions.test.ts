@@ -89,6 +89,23 @@ describe("computePodResizeActions", () => {
     expect(actions.containersToKill).toEqual([{ id: "c1", name: "app", message: "Container app resize requires restart" }]);
     expect(actions.containersToStart).toEqual(["app"]);
   });
+  test("a sidecar is resized in place too; restarted, it is started as an init container", () => {
+    const side = { ...app(res("500m", "256Mi"), [{ resourceName: "memory", restartPolicy: "RestartContainer" }]), name: "side", restartPolicy: "Always" };
+    const main = app();
+    const pod: KubePod = { metadata: { name: "p", namespace: "ns", uid: "u" }, spec: { initContainers: [side], containers: [main] } };
+    const status: RuntimePodStatus = {
+      uid: "u",
+      name: "p",
+      namespace: "ns",
+      sandboxes: [sandbox],
+      containers: [{ ...running(side), id: "s1" }, running(main)],
+    };
+    const actions = computePodActions(pod, status);
+    computePodResizeActions(pod, status, (n) => (n === "side" ? res("500m", "128Mi") : res("500m", "128Mi")), actions);
+    expect(actions.containersToKill.map((k) => k.name)).toEqual(["side"]);
+    expect(actions.initContainersToStart).toEqual(["side"]);
+    expect(actions.containersToStart).toEqual([]);
+  });
 });
 
 describe("resize steps (upstream updatePodContainerResources, validateMemoryResizeAction)", () => {
