@@ -75,8 +75,10 @@ export function computeContainerResize(c: KubeContainer, id: string, actuated: R
     actions.updatePodResources = true;
     return false;
   }
+  // One `current` shared by the container's memory and cpu updates (upstream: a pointer), so the cpu
+  // step writes the memory the memory step just set.
   const mark = (list: ContainerToUpdate[], want: number, have: number) => {
-    const info = { name: c.name, id, desired, current: { ...current } };
+    const info = { name: c.name, id, desired, current };
     if (want > have) list.push(info);
     else if (want < have) list.unshift(info);
   };

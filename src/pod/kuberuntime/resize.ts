@@ -85,7 +85,7 @@ async function updateContainers(ctx: KubeRuntimeContext, pod: KubePod, resource:
     const resources = requirementsOf(applied);
     const linux = containerResources(pod, { ...spec, resources }, ctx.memoryCapacityBytes, ctx.cgroupHost);
     await ctx.cri.updateContainerResources(u.id, linux);
-    u.current = applied;
+    Object.assign(u.current, applied);
     ctx.opts.actuated?.set(uid, u.name, resources);
   }
 }
