@@ -1,12 +1,13 @@
 // In-place pod resize against a real control plane (test/support/upstream): `kubectl patch pod
 // --subresource resize` changes a Guaranteed pod's cpu and memory; bunlet updates the container through
 // the CRI and the pod cgroup (cgroup v1 files checked) with no restart, and reports allocatedResources,
-// resources and the resize conditions. A resize the node cannot take now stays PodResizePending, a
+// resources and the resize conditions. A resize the node has no room for now stays PodResizePending, a
 // RestartContainer policy restarts the container, and a bunlet restart changes nothing. Prints the
 // patch → applied time. Needs root, containerd, cgroup v1 and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseQuantity, quantityValue } from "../../../src/config/quantity.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
@@ -107,19 +108,25 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !cgroupV1)("in-place pod resi
     await kubectl("delete", "pod", "grow", "--wait=true");
   }, 240_000);
 
-  test("a resize beyond the node's allocatable stays PodResizePending; reverted, the condition goes", async () => {
+  test("a resize the node has no room for now stays PodResizePending Deferred; reverted, the condition goes", async () => {
+    // The API server refuses a resize beyond the node's allocatable; one beyond what the other pods leave is the node's to defer.
+    const node = await c.json("get", "node", c.n.node);
+    const allocatable = quantityValue(parseQuantity(node.status.allocatable.memory));
+    const fillerMiB = Math.floor(allocatable / MIB) - 512;
+    await apply(appPod("filler", c.n.ctd.images.busybox, { resources: { requests: { memory: `${fillerMiB}Mi` } } }));
+    await c.podInPhase("filler", "Running", 120_000);
     const p = await runPod("huge");
     const id = containerId(p);
-    await resize("huge", "200m", "4000Gi");
+    await resize("huge", "200m", "1Gi");
     const pending = await until(
       "PodResizePending",
       async () => (await c.json("get", "pod", "huge")).status.conditions?.find((x: any) => x.type === "PodResizePending"),
       30_000,
       { intervalMs: 200 },
     );
-    // Upstream v1.37 defers a resize the node lacks room for (Infeasible is for resizes no admission could take).
     expect(pending.reason).toBe("Deferred");
-    expect(pending.message).toMatch(/^Node didn't have enough resource: memory/);
+    expect(pending.message).toMatch(/^Node didn't have enough resource: memory, requested: /);
+    expect(pending.observedGeneration).toBe(2);
     await resize("huge", "200m", "64Mi");
     await until(
       "PodResizePending gone",
@@ -130,8 +137,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !cgroupV1)("in-place pod resi
     const after = await c.json("get", "pod", "huge");
     expect(containerId(after)).toBe(id);
     expect(after.status.containerStatuses[0].restartCount).toBe(0);
-    await kubectl("delete", "pod", "huge", "--wait=true");
-  }, 180_000);
+    expect(after.status.containerStatuses[0].allocatedResources).toEqual({ cpu: "200m", memory: "64Mi" });
+    await kubectl("delete", "pod", "huge", "filler", "--wait=true");
+  }, 240_000);
 
   test("RestartContainer for memory: the container restarts once with the new limit", async () => {
     const p = await runPod("restart", [{ resourceName: "memory", restartPolicy: "RestartContainer" }]);
