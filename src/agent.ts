@@ -3,6 +3,7 @@
 // shared context record (node-agent-context.ts): CRI runtime → pod cgroups → pod lifecycle (static pods) → node + pod stats →
 // eviction manager (+ kernel notifiers, trace, metrics) → admission → shutdown → image GC → the
 // components in their start order → API-server mode → the agent that runs them (agent-run.ts).
+import { actuatedResources, createAllocationManager } from "./pod/allocation/index.ts";
 import type { AgentComponent } from "./agent-component.ts";
 import { createAgent, type Agent } from "./agent-run.ts";
 import { createNodeAgentContext, type NodeAgentContext, type NodeAgentInput, type NodeAgentOpts } from "./node-agent-context.ts";
@@ -81,6 +82,7 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
 /** The runtime manager over the CRI, and the pod lifecycle over it. */
 function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring } {
   const { config, flags } = ctx;
+  const allocation = createAllocationManager({ rootDir: flags.rootDir, events: ctx.events.recorder });
   const runtime = createKubeRuntime({
     cri: ctx.cri,
     directSignal: ctx.directSignal,
@@ -96,6 +98,7 @@ function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring
     onPodWarning: (p, reason, message) => ctx.events.recorder.event(podRef(p), "Warning", reason, message),
     events: ctx.events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
+    actuated: actuatedResources(allocation), // in-place resize
   });
   const pods = createPodsWiring({
     config,
@@ -104,6 +107,7 @@ function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring
     metrics: ctx.kubeletMetrics,
     extraSources: flags.kubeconfig ? ["api"] : undefined,
     events: ctx.events.recorder,
+    allocation,
   });
   return { runtime, pods };
 }

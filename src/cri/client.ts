@@ -53,6 +53,8 @@ export interface CriClient {
   listContainers(filter?: T.ContainerFilter): Promise<T.Container[]>;
   containerStatus(containerId: string, verbose?: boolean): Promise<T.ContainerStatusResponse>;
   containerStats(containerId: string): Promise<T.ContainerStats | null>;
+  /** New resources of a running container (in-place resize): the runtime writes them to its cgroup. */
+  updateContainerResources(containerId: string, linux: T.LinuxContainerResources): Promise<void>;
   listContainerStats(filter?: T.ContainerStatsFilter): Promise<T.ContainerStats[]>;
   /** Asks the runtime to reopen the container's log file (after the kubelet renamed it to rotate it). */
   reopenContainerLog(containerId: string): Promise<void>;
@@ -166,6 +168,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     removeContainer: async (containerId) => void (await rt("RemoveContainer", { containerId })),
     listContainers: async (filter) => (await rt<{ containers: T.Container[] }>("ListContainers", filter ? { filter } : {})).containers,
     containerStatus: (containerId, verbose = false) => rt("ContainerStatus", { containerId, verbose }),
+    updateContainerResources: async (containerId, linux) => void (await rt("UpdateContainerResources", { containerId, linux })),
     containerStats: async (containerId) => (await rt<{ stats: T.ContainerStats | null }>("ContainerStats", { containerId })).stats,
     listContainerStats: async (filter) => (await rt<{ stats: T.ContainerStats[] }>("ListContainerStats", filter ? { filter } : {})).stats,
     reopenContainerLog: async (containerId) => void (await rt("ReopenContainerLog", { containerId })),

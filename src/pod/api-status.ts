@@ -41,8 +41,23 @@ export interface ApiStatusSyncer {
   whenFlushed(): Promise<void>;
 }
 
+/**
+ * The status as a strategic merge patch: a condition sent before and gone now (PodResizePending once
+ * the resize is allocated, PodResizeInProgress once done) gets a `$patch: delete` entry — conditions
+ * merge by type, so leaving it out would keep it (upstream's patch is the diff of old and new status).
+ */
+export function withDeletedConditions(status: PodStatus, sentTypes: string[] | undefined): PodStatus {
+  const now = new Set((status.conditions ?? []).map((c) => c.type));
+  const gone = (sentTypes ?? []).filter((t) => !now.has(t));
+  if (gone.length === 0) return status;
+  const deletes = gone.map((type) => ({ type, $patch: "delete" }) as unknown as NonNullable<PodStatus["conditions"]>[number]);
+  return { ...status, conditions: [...(status.conditions ?? []), ...deletes] };
+}
+
 export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
   const sent = new Map<string, string>();
+  /** The condition types last sent per pod: one no longer there is deleted by the patch. */
+  const sentConditions = new Map<string, string[]>();
   /** Pods deleted from the API (a finalizer may keep them listed a while): not deleted again. */
   const deleted = new Set<string>();
   let stopPeriodic: (() => void) | undefined;
@@ -58,8 +73,13 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     if (sent.get(uid) === body) return true;
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`;
     try {
-      await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status } });
+      const patch = withDeletedConditions(status, sentConditions.get(uid));
+      await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status: patch } });
       sent.set(uid, body);
+      sentConditions.set(
+        uid,
+        (status.conditions ?? []).map((c) => c.type),
+      );
       log.info(`Patch status for pod ${kv({ pod: podKey(pod), podUID: uid, phase: status.phase })}`);
       return true;
     } catch (e) {
@@ -102,6 +122,7 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     if (!only) {
       const live = new Set([...pods, ...mirrored.map((m) => m.mirror)].map((p) => p.metadata.uid));
       for (const uid of sent.keys()) if (!live.has(uid)) sent.delete(uid);
+      for (const uid of sentConditions.keys()) if (!live.has(uid)) sentConditions.delete(uid);
       for (const uid of deleted) if (!live.has(uid)) deleted.delete(uid);
     }
     for (const { p, mirror } of mirrored) {

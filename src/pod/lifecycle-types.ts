@@ -1,6 +1,7 @@
 // Types and configuration of the pod lifecycle (src/pod/lifecycle.ts), split out so the interface the
 // agent, eviction and the HTTP server code against reads on its own.
 import type { EventRecorder } from "../events/types.ts";
+import type { AllocationManager } from "./allocation/manager.ts";
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
@@ -9,7 +10,7 @@ import type { ManifestError } from "./manifest.ts";
 import type { PodLike } from "./pod-like.ts";
 import type { ProbeRunner } from "./prober/manager.ts";
 import type { ExecSync } from "./prober/probes.ts";
-import type { Runtime } from "./runtime.ts";
+import type { PodCgroupResizer, Runtime } from "./runtime.ts";
 import type { PodUpdate } from "./sources/update.ts";
 import type { Pod, PodStatus } from "./types.ts";
 
@@ -49,6 +50,8 @@ export interface PodCgroups {
   removePod(uid: string): Promise<void>;
   /** UIDs that have a pod cgroup (for orphan cleanup). */
   listPodUids?(): Promise<string[]>;
+  /** In-place resize (upstream GetPodCgroupConfig / SetPodCgroupConfig, and the pod's memory usage). */
+  resize?: PodCgroupResizer;
 }
 
 /** Upstream lifecycle.PodAdmitHandler: e.g. the eviction manager refusing BestEffort pods under MemoryPressure. */
@@ -115,6 +118,8 @@ export interface PodLifecycleDeps {
   metrics?: PodLifecycleMetrics;
   /** Pod events (admission rejections, probes, DeadlineExceeded); see also the runtime's. */
   events?: EventRecorder;
+  /** In-place resize: the pods' allocated resources and resize conditions (src/pod/allocation). */
+  allocation?: AllocationManager;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */

@@ -12,14 +12,17 @@ import { podKey } from "./pod-like.ts";
 
 /** Pods that are admitted and not terminal: what eviction ranks and admission counts. */
 export function activePods(ctx: LifecycleContext): Pod[] {
-  return ctx.podManager.pods().filter((p) => {
+  const active = ctx.podManager.pods().filter((p) => {
     const st = ctx.workers.state(p.metadata.uid);
     return !isTerminalPhase(ctx.statuses.get(p.metadata.uid)) && (st === undefined || st === "syncing");
   });
+  // With their allocated resources (upstream getAllocatedPods): a resize not admitted counts as before.
+  const allocation = ctx.deps.allocation;
+  return allocation ? active.map((p) => allocation.updatePodFromAllocation(p).pod) : active;
 }
 
 /** Upstream canAdmitPod: the first refusal ends it (a later handler, e.g. preemption, never runs). */
-function canAdmitPod(ctx: LifecycleContext, pod: Pod, others: Pod[]): { rejected?: ReturnType<PodAdmitHandler>; waits: Promise<unknown>[] } {
+export function canAdmitPod(ctx: LifecycleContext, pod: Pod, others: Pod[]): { rejected?: ReturnType<PodAdmitHandler>; waits: Promise<unknown>[] } {
   const waits: Promise<unknown>[] = [];
   for (const h of ctx.admitHandlers) {
     const r = h(pod, others);
@@ -38,7 +41,9 @@ export function handleAdditions(ctx: LifecycleContext, pods: Pod[]): void {
     podManager.add(pod);
     if (isTerminalPhase(statuses.get(uid)) || workers.isTerminationRequested(uid)) continue;
     const others = activePods(ctx).filter((p) => p.metadata.uid !== uid);
-    const { rejected, waits } = canAdmitPod(ctx, pod, others);
+    // After a restart the pod is admitted with what it was allocated before (upstream AddPod).
+    const admitted = ctx.deps.allocation?.updatePodFromAllocation(pod).pod ?? pod;
+    const { rejected, waits } = canAdmitPod(ctx, admitted, others);
     if (rejected) {
       const reason = rejected.reason ?? "Rejected";
       const message = rejected.message ?? "pod admission rejected";
@@ -47,6 +52,7 @@ export function handleAdditions(ctx: LifecycleContext, pods: Pod[]): void {
       statuses.set(uid, terminalStatus(statuses.get(uid), reason, message, ctx.clock.now()));
       continue;
     }
+    ctx.deps.allocation?.setAllocated(admitted);
     log.info(`pod added ${kv({ pod: podKey(pod), uid, source: pod.metadata.annotations?.["kubernetes.io/config.source"] })}`);
     if (waits.length === 0) dispatch(ctx, pod, "create");
     // Admitted after preempting: started once those pods are stopped, unless it went meanwhile.

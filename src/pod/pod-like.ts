@@ -39,6 +39,8 @@ export interface PodLike {
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
     creationTimestamp?: string;
+    /** Bumped by the API server on each spec change (a resize among them). */
+    generation?: number;
   };
   spec: {
     containers: ContainerLike[];

@@ -76,3 +76,16 @@ export function podRequestMilli(pod: PodLike, name: string): number {
   };
   return aggregate(pod, name, defaultedRequests, milli) ?? 0;
 }
+
+/** A ResourceList with its quantities as strings (numbers as the API writes them). */
+export function stringResourceList(l: ResourceList | undefined): Record<string, string> | undefined {
+  return l && Object.fromEntries(Object.entries(l).map(([k, v]) => [k, String(v)]));
+}
+
+/** A container's requests and limits with string quantities; a list it does not have is left out. */
+export function stringResources(r: { requests?: ResourceList; limits?: ResourceList } | undefined): {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+} {
+  return { ...(r?.requests ? { requests: stringResourceList(r.requests) } : {}), ...(r?.limits ? { limits: stringResourceList(r.limits) } : {}) };
+}

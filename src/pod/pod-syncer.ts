@@ -10,6 +10,7 @@ import { effectiveGracePeriod, type SyncResult, type UpdateType } from "./pod-wo
 import { statusMatchesRelist } from "./pleg.ts";
 import type { RuntimePodStatus } from "./runtime.ts";
 import { isTerminalPhase } from "./status-manager.ts";
+import { allocatedPodForSync, noteResizeProgress } from "./pod-resize.ts";
 import { updateStatus } from "./status-sync.ts";
 import { terminalStatus } from "./status.ts";
 import type { Pod } from "./types.ts";
@@ -38,9 +39,10 @@ function reusableStatus(ctx: LifecycleContext, pod: Pod): RuntimePodStatus | und
 /**
  * Upstream SyncPod. `signal`: a kill preempted this sync (pod workers); stop before the next step.
  */
-export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType, signal?: AbortSignal): Promise<SyncResult> {
+export async function syncPod(ctx: LifecycleContext, desired: Pod, _type: UpdateType, signal?: AbortSignal): Promise<SyncResult> {
   const { runtime, probes, lastRuntimeStatus } = ctx;
-  const uid = pod.metadata.uid;
+  const uid = desired.metadata.uid;
+  const pod = allocatedPodForSync(ctx, desired);
   if (isTerminalPhase(ctx.statuses.get(uid))) return { terminal: true };
   if (pastActiveDeadline(ctx, pod)) return { terminal: true };
   // A static pod replaced by an edited manifest (new UID, same name) starts only once the old
@@ -64,7 +66,12 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
   // the runtime (a sync that throws half-way never leaves a stale or assumed-empty status behind).
   const kept = lastRuntimeStatus.get(uid);
   lastRuntimeStatus.set(uid, { status: before, atMs: Number.POSITIVE_INFINITY });
-  const result = await runtime.syncPod(pod, before, ctx.backOff, { unhealthy: probes.unhealthy(uid), cgroupParent, started: (c) => probes.isStarted(uid, c) });
+  const result = await runtime.syncPod(pod, before, ctx.backOff, {
+    unhealthy: probes.unhealthy(uid),
+    cgroupParent,
+    started: (c) => probes.isStarted(uid, c),
+    podCgroup: ctx.deps.cgroups?.resize,
+  });
   if (signal?.aborted) {
     updateStatus(ctx, pod, await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace), {
       syncErrors: result.errors,
@@ -78,6 +85,7 @@ export async function syncPod(ctx: LifecycleContext, pod: Pod, _type: UpdateType
       log.warn(`container start failed ${kv({ pod: podKey(pod), container: e.container, reason: e.reason, message: e.message })}`);
   if (result.unchanged && kept) lastRuntimeStatus.set(uid, kept);
   const after = result.unchanged ? before : await readStatus(ctx, pod);
+  noteResizeProgress(ctx, pod, after, result.resizeError);
   const status = updateStatus(ctx, pod, after, { syncErrors: result.errors });
   if (isTerminalPhase(status)) return { terminal: true };
   return { retry: result.errors.length > 0, retryAfterMs: result.retryAfterMs };
@@ -119,6 +127,7 @@ export async function syncTerminatedPod(ctx: LifecycleContext, pod: Pod): Promis
   const uid = pod.metadata.uid;
   await ctx.deps.cgroups?.removePod(uid);
   if (!ctx.podManager.get(uid)) {
+    ctx.deps.allocation?.removePod(uid);
     // The source no longer wants it: remove its containers and forget its status.
     await runtime.removePod(uid);
     ctx.statuses.delete(uid);

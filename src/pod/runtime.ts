@@ -1,6 +1,7 @@
 // The container-runtime interface the pod workers, PLEG and status manager use (upstream:
 // kubecontainer.Runtime, implemented by kuberuntime over the CRI). PODS owns this file; CRI implements
 // it in src/pod/kuberuntime/. Kept small: only what bunlet's pod lifecycle needs.
+import type { ResourceConfig } from "./cgroups-config.ts";
 import type { PodLike } from "./pod-like.ts";
 
 export type ContainerState = "created" | "running" | "exited" | "unknown";
@@ -65,6 +66,8 @@ export interface SyncPodResult {
   unchanged?: boolean;
   /** Retry the sync this soon rather than after the error back-off (a volume set-up that failed). */
   retryAfterMs?: number;
+  /** An in-place resize failed (upstream ResizePodInPlace sync result): the PodResizeInProgress Error message. */
+  resizeError?: string;
 }
 
 /** Restart back-off keyed by pod uid + container name (10 s doubling to 5 min, reset after 10 min). */
@@ -97,6 +100,18 @@ export interface SyncPodOptions {
   started?: (container: string) => boolean | undefined;
   /** cgroup parent for the sandbox (LinuxPodSandboxConfig.cgroup_parent), e.g. "/kubepods/burstable/pod<uid>". */
   cgroupParent?: string;
+  /** The pod cgroup an in-place resize updates (none without pod cgroups: only the containers are). */
+  podCgroup?: PodCgroupResizer;
+}
+
+/** What an in-place resize reads and writes of a pod's cgroup. */
+export interface PodCgroupResizer {
+  /** The cpu and memory values last written to the pod's cgroup. */
+  config(pod: PodLike): ResourceConfig | undefined;
+  /** Writes the given values (the rest is left as is). */
+  set(pod: PodLike, cfg: ResourceConfig): Promise<void>;
+  /** The pod cgroup's memory usage in bytes; undefined when unreadable. */
+  memoryUsageBytes(pod: PodLike): Promise<number | undefined>;
 }
 
 /** Result of a command run in a container (CRI ExecSync), used by exec probes. */

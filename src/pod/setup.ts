@@ -1,6 +1,7 @@
 // Builds the pod lifecycle (and its QoS/pod cgroups) from the loaded kubelet configuration, so the
 // composition root only supplies the runtime: node name (hostnameOverride or hostname, lowercased as
 // upstream), host IP (--node-ip or the first non-internal IPv4), sources, frequencies, cgroups.
+import type { AllocationManager } from "./allocation/index.ts";
 import type { EventRecorder } from "../events/types.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
@@ -114,6 +115,7 @@ export function createPodLifecycleFromConfig(input: {
   /** Lifecycle hooks and a cgroup manager decorator (src/metrics). */
   metrics?: { lifecycle: PodLifecycleMetrics; instrumentCgroups<C extends PodCgroups>(c: C): C };
   events?: EventRecorder;
+  allocation?: AllocationManager;
 }): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
   const { config, flags } = input;
   const nodeName = nodeNameFrom(flags.hostnameOverride);
@@ -131,6 +133,7 @@ export function createPodLifecycleFromConfig(input: {
     cgroups,
     admitHandlers: input.admitHandlers,
     events: input.events,
+    allocation: input.allocation,
     config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },
   });
   return { lifecycle, cgroups, nodeName, hostIP };

@@ -23,10 +23,15 @@ export interface UpdateStatusOptions {
  * Upstream generateAPIPodStatus + statusManager.SetPodStatus: the pod's status from the runtime's,
  * its probes and the old status; phase changes and container exits are logged once each.
  */
-export function updateStatus(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStatus, o: UpdateStatusOptions = {}): PodStatus {
+export function updateStatus(ctx: LifecycleContext, given: Pod, rs: RuntimePodStatus, o: UpdateStatusOptions = {}): PodStatus {
   const { statuses, probes, clock } = ctx;
   const { syncErrors, podIsTerminal, withProbes = true } = o;
-  const uid = pod.metadata.uid;
+  const uid = given.metadata.uid;
+  const allocation = ctx.deps.allocation;
+  // The status shows the allocation (upstream generateAPIPodStatus over the allocated pod); a terminal pod has no resize conditions.
+  const pod = allocation?.updatePodFromAllocation(given).pod ?? given;
+  if (podIsTerminal) allocation?.conditions.forget(uid);
+  const resize = allocation && { actuated: (name: string) => allocation.actuated.getContainer(uid, name), conditions: allocation.conditions.list(uid) };
   const old = statuses.get(uid);
   logContainerExits(ctx, pod, rs);
   const status = generatePodStatus({
@@ -40,6 +45,7 @@ export function updateStatus(ctx: LifecycleContext, pod: Pod, rs: RuntimePodStat
     hostIP: ctx.hostIP,
     runtimeName: ctx.state.runtimeName,
     podIsTerminal,
+    ...(resize ? { resize } : {}),
   });
   statuses.set(uid, status);
   if (old?.phase !== status.phase) {

@@ -1,6 +1,8 @@
 // Pure pod status generation from what the runtime reports (upstream kubelet_pods.go
 // generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go conditions).
+import { canonicalQuantity } from "../config/quantity.ts";
 import { isStaticPod } from "./pod-like.ts";
+import { stringResourceList } from "./pod-resources.ts";
 import { getPodQOS } from "./qos.ts";
 import { READINESS_GATES_NOT_READY, unreadyGateMessages } from "./readiness-gates.ts";
 import { rfc3339 } from "../clock.ts";
@@ -23,6 +25,16 @@ export interface StatusInputs {
   runtimeName?: string;
   /** The pod worker says the pod is terminal (no container will be restarted). */
   podIsTerminal?: boolean;
+  /** In-place resize: `pod` carries the allocated resources; these are the actuated ones and the resize conditions. */
+  resize?: StatusResize;
+}
+
+/** What the pod status shows of in-place resize. */
+export interface StatusResize {
+  /** The cpu and memory a container was last given, undefined when not recorded. */
+  actuated(container: string): { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
+  /** PodResizePending / PodResizeInProgress. */
+  conditions: PodCondition[];
 }
 
 const isSidecar = (c: Pick<Container, "restartPolicy">) => c.restartPolicy === "Always";
@@ -121,7 +133,27 @@ function toState(c: RuntimeContainerStatus, containerID: string): ContainerState
   }
 }
 
-type StatusSpec = Pick<Container, "name" | "image" | "restartPolicy">;
+type StatusSpec = Pick<Container, "name" | "image" | "restartPolicy" | "resources">;
+
+/**
+ * upstream convertContainerStatusResources and AllocatedResources: `resources` is the allocation with
+ * cpu and memory as actuated (a container not running: the allocation); `allocatedResources` the
+ * allocated requests.
+ */
+function resizeFields(spec: StatusSpec, running: boolean, resize: StatusResize): Pick<ContainerStatus, "allocatedResources" | "resources"> {
+  const requests = stringResourceList(spec.resources?.requests);
+  const limits = stringResourceList(spec.resources?.limits);
+  const actual = running ? resize.actuated(spec.name) : undefined;
+  const withActual = (list: Record<string, string> | undefined, from: Record<string, string> | undefined) => {
+    if (!list) return undefined;
+    const out = { ...list };
+    for (const r of ["cpu", "memory"]) if (out[r] !== undefined && from?.[r] !== undefined) out[r] = canonicalQuantity(from[r]!);
+    return out;
+  };
+  const lim = withActual(limits, actual?.limits);
+  const req = withActual(requests, actual?.requests);
+  return { ...(requests ? { allocatedResources: requests } : {}), resources: { ...(lim ? { limits: lim } : {}), ...(req ? { requests: req } : {}) } };
+}
 
 function containerStatuses(inputs: StatusInputs, specs: StatusSpec[], old: ContainerStatus[] | undefined, isInit: boolean): ContainerStatus[] {
   const prefix = `${inputs.runtimeName ?? "containerd"}://`;
@@ -171,6 +203,7 @@ function containerStatuses(inputs: StatusInputs, specs: StatusSpec[], old: Conta
     }
     // A container the sync could not start (back-off, image or create errors) shows as waiting with
     // that reason, its last run moved to lastState (upstream convertToAPIContainerStatuses).
+    if (latest && inputs.resize) Object.assign(status, resizeFields(spec, latest.state === "running", inputs.resize));
     const err = inputs.syncErrors?.find((e) => e.container === spec.name);
     if (err && !status.state.running) {
       if (status.state.terminated) status.lastState = { terminated: status.state.terminated };
@@ -248,7 +281,8 @@ export function withContainerReadiness(pod: Pod, status: PodStatus, containerID:
 function ephemeralContainerStatuses(inputs: StatusInputs): ContainerStatus[] {
   const specs = inputs.pod.spec.ephemeralContainers ?? [];
   if (specs.length === 0) return [];
-  return containerStatuses(inputs, specs, inputs.oldStatus?.ephemeralContainerStatuses, false).map(({ started: _, ...s }) => ({ ...s, ready: false }));
+  const plain = { ...inputs, resize: undefined };
+  return containerStatuses(plain, specs, inputs.oldStatus?.ephemeralContainerStatuses, false).map(({ started: _, ...s }) => ({ ...s, ready: false }));
 }
 
 /** Builds the v1 PodStatus for `pod` from the runtime's view (upstream generateAPIPodStatus). */
@@ -289,6 +323,7 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
         ),
     ...readyConditions(pod, init, regular, phase, old, nowMs),
     condition("PodScheduled", true, nowMs, old),
+    ...(terminal ? [] : (inputs.resize?.conditions ?? [])),
   ];
 
   const sandbox = inputs.runtime.sandboxes[0];
@@ -305,6 +340,7 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
     containerStatuses: regular,
     ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
     qosClass: getPodQOS(pod),
+    ...(pod.metadata.generation ? { observedGeneration: pod.metadata.generation } : {}),
   };
   return truncateTerminationMessages(pod, status);
 }

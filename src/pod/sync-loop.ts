@@ -102,6 +102,8 @@ export function housekeeping(ctx: LifecycleContext): Promise<void> {
   const { clock, runtime, podManager, workers, statuses, probes, backOff, known, pleg } = ctx;
   ctx.state.syncLoopEntryMs = clock.now();
   for (const uid of ctx.lastRuntimeStatus.keys()) if (!known.has(uid)) ctx.lastRuntimeStatus.delete(uid);
+  // upstream RemoveOrphanedPods: allocations of pods gone while bunlet was away.
+  if (sourcesReady(ctx)) ctx.deps.allocation?.removeOrphans(new Set([...podManager.uids(), ...known.keys()]));
   return runHousekeeping({
     clock,
     runtime,

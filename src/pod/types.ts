@@ -65,6 +65,10 @@ export interface ContainerStatus {
   imageID: string;
   containerID?: string;
   started?: boolean;
+  /** The container's allocated requests (in-place resize). */
+  allocatedResources?: Record<string, string>;
+  /** What the container runs with now: the allocation, its cpu and memory as last actuated. */
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
 }
 
 /** The condition types the kubelet writes; readiness gates read any type (readiness-gates.ts). */
@@ -75,6 +79,8 @@ export interface PodCondition {
   status: "True" | "False" | "Unknown";
   lastProbeTime: string | null;
   lastTransitionTime: string;
+  /** The pod generation the condition speaks of (the resize conditions). */
+  observedGeneration?: number;
   reason?: string;
   message?: string;
 }
@@ -92,6 +98,8 @@ export interface PodStatus {
   containerStatuses?: ContainerStatus[];
   ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: "Guaranteed" | "Burstable" | "BestEffort";
+  /** The pod's metadata.generation this status was generated for (upstream PodObservedGenerationTracking). */
+  observedGeneration?: number;
 }
 
 // Compile-time guarantee that eviction/QoS code can take our pods as they are.

@@ -2,6 +2,7 @@
 // CRI runtime, with QoS/pod cgroups under cgroupRoot (kubepods limited to node allocatable when
 // enforceNodeAllocatable has "pods"), and where each pod's cgroup lives for the stats.
 import type { EventRecorder } from "../events/types.ts";
+import type { AllocationManager } from "../pod/allocation/index.ts";
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
 import type { PodCgroupManager } from "../pod/cm/container-manager.ts";
 import type { KubeletMetrics } from "../metrics/index.ts";
@@ -40,6 +41,8 @@ export function createPodsWiring(input: {
   /** Sources fed through handleUpdate (["api"] in API-server mode). */
   extraSources?: string[];
   events?: EventRecorder;
+  /** In-place resize's allocation manager. */
+  allocation?: AllocationManager;
 }): PodsWiring {
   const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({
     config: input.config,
@@ -49,6 +52,7 @@ export function createPodsWiring(input: {
     metrics: input.metrics,
     extraSources: input.extraSources,
     events: input.events,
+    allocation: input.allocation,
   });
   input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };

@@ -40,8 +40,8 @@ export interface CgroupManager {
   create(name: string[], cfg: ResourceConfig | undefined): Promise<void>;
   /** Writes the resources' files (libcontainer fs/fs2 Set); returns the error of each failed write by file. `what` names the cgroup in logs. */
   writeResources(name: string[], cfg: ResourceConfig, what: string): Promise<Map<string, string>>;
-  /** New resources of a running cgroup (upstream Update): systemd's unit properties at runtime first, then the files. */
-  update(name: string[], cfg: ResourceConfig, what: string): Promise<void>;
+  /** New resources of a running cgroup (upstream Update): systemd's unit properties at runtime first, then the files; the failed writes by file. */
+  update(name: string[], cfg: ResourceConfig, what: string): Promise<Map<string, string>>;
   /** Warns about what the cgroup lacks for its limits to be enforced (upstream cgroupV2impl Validate). */
   validate(name: string[]): Promise<void>;
   /** One of the cgroup's files, undefined when unreadable. */
@@ -73,9 +73,7 @@ export function directoryCgroupManager(
     controllers: () => layout.controllers,
     dir,
     writeResources,
-    async update(name, cfg, what) {
-      await writeResources(name, cfg, what);
-    },
+    update: (name, cfg, what) => writeResources(name, cfg, what),
     read: (controller, name, file) => readCgroupFile(join(dir(controller, name), file)),
     async children(name) {
       const d = layout.listDir(name);

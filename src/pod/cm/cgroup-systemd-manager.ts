@@ -41,7 +41,7 @@ export function createSystemdCgroupManager(hierarchy: CgroupManager, units: Syst
       } catch (e) {
         log.warn(`systemd unit properties not set ${kv({ unit, error: (e as Error).message })}`);
       }
-      await hierarchy.writeResources(name, cfg, what);
+      return hierarchy.writeResources(name, cfg, what);
     },
     async destroy(name) {
       const unit = systemdSliceName(name);

@@ -81,5 +81,6 @@ export function createPodCgroupManager(opts: PodCgroupManagerOptions = {}): PodC
     removePod: pods.removePod,
     onPodRemoved: pods.onPodRemoved,
     listPodUids: pods.listPodUids,
+    resize: pods.resize,
   };
 }

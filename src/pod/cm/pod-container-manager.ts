@@ -3,8 +3,9 @@
 // limits (cgroups-config.ts), made when the pod first starts, removed when it is gone — also an orphan's
 // found at housekeeping (listPodUids) — and the QoS levels' shares updated after each change.
 import { kv, log } from "../../log.ts";
-import { cgroupDirPath, podCgroupName, podResourceConfig, podUidFromDir, qosCgroupName, type CgroupDriver } from "../cgroups-config.ts";
+import { cgroupDirPath, podCgroupName, podResourceConfig, podUidFromDir, qosCgroupName, type CgroupDriver, type ResourceConfig } from "../cgroups-config.ts";
 import type { PodCgroups } from "../lifecycle-types.ts";
+import type { PodCgroupResizer } from "../runtime.ts";
 import type { PodLike } from "../pod-like.ts";
 import { getPodQOS, type QOSClass } from "../qos.ts";
 import type { Pod } from "../types.ts";
@@ -54,7 +55,7 @@ const QOS_CLASSES: QOSClass[] = ["Guaranteed", "Burstable", "BestEffort"];
 
 export function createPodContainerManager(deps: PodContainerManagerDeps): PodContainerManager {
   const { cgroups, qos } = deps;
-  const placed = new Map<string, { qos: QOSClass; pod: PodLike }>();
+  const placed = new Map<string, { qos: QOSClass; pod: PodLike; cfg: ResourceConfig }>();
   const removed = podRemovedListeners();
 
   return {
@@ -64,9 +65,10 @@ export function createPodContainerManager(deps: PodContainerManagerDeps): PodCon
       const uid = pod.metadata.uid;
       const qosClass = getPodQOS(pod);
       const name = podCgroupName(qosClass, uid);
-      const isNew = !placed.has(uid);
-      placed.set(uid, { qos: qosClass, pod });
+      const before = placed.get(uid);
+      const isNew = !before;
       const cfg = podResourceConfig(pod, { podPidsLimit: deps.podPidsLimit, cpuCFSQuota: deps.cpuCFSQuota });
+      placed.set(uid, { qos: qosClass, pod, cfg: before?.cfg ?? cfg });
       await cgroups.create(name, isNew ? cfg : undefined);
       if (isNew) {
         await cgroups.writeResources(name, cfg, `pod${uid}`);
@@ -90,6 +92,7 @@ export function createPodContainerManager(deps: PodContainerManagerDeps): PodCon
       if (known) await qos.updateCgroups().catch(() => undefined);
     },
     onPodRemoved: removed.onPodRemoved,
+    resize: podCgroupResizer(deps, placed),
     async listPodUids() {
       const uids: string[] = [];
       for (const name of [["kubepods"], qosCgroupName("Burstable"), qosCgroupName("BestEffort")])
@@ -98,6 +101,29 @@ export function createPodContainerManager(deps: PodContainerManagerDeps): PodCon
           if (uid) uids.push(uid);
         }
       return uids;
+    },
+  };
+}
+
+/** In-place resize of a placed pod's cgroup (upstream podContainerManagerImpl GetPodCgroupConfig / SetPodCgroupConfig). */
+function podCgroupResizer(deps: PodContainerManagerDeps, placed: Map<string, { qos: QOSClass; pod: PodLike; cfg: ResourceConfig }>): PodCgroupResizer {
+  const { cgroups } = deps;
+  return {
+    config: (pod) => placed.get(pod.metadata.uid ?? "")?.cfg,
+    async set(pod, cfg) {
+      const uid = pod.metadata.uid ?? "";
+      const known = placed.get(uid);
+      const failed = await cgroups.update(podCgroupName(known?.qos ?? getPodQOS(pod), uid), cfg, `pod${uid}`);
+      if (failed.size > 0) throw new Error(`failed to set pod${uid} cgroup config: ${[...failed].map(([f, e]) => `${f}: ${e}`).join(", ")}`);
+      if (known) placed.set(uid, { ...known, pod, cfg: { ...known.cfg, ...cfg } });
+      // The Burstable level's cpu.shares follow its pods' requests.
+      if (cfg.cpuShares !== undefined) await deps.qos.updateCgroups().catch(() => undefined);
+    },
+    async memoryUsageBytes(pod) {
+      const uid = pod.metadata.uid ?? "";
+      const text = await cgroups.read("memory", podCgroupName(placed.get(uid)?.qos ?? getPodQOS(pod), uid), cgroups.memoryFiles.usage);
+      const n = text === undefined ? Number.NaN : Number(text.trim());
+      return Number.isFinite(n) ? n : undefined;
     },
   };
 }

@@ -2,7 +2,7 @@
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go). Pure: reads the pod spec and the runtime status,
 // returns the actions; back-off and image checks happen when the actions are carried out.
 import type { RuntimeContainerStatus, RuntimePodStatus } from "../runtime.ts";
-import { hashContainer } from "./hash.ts";
+import { containerChanged } from "./hash.ts";
 import { computeInitContainerActions } from "./init-actions.ts";
 import { isSidecar } from "./termination.ts";
 import type { ContainerToKill, KubeContainer, KubePod } from "./types.ts";
@@ -192,7 +192,7 @@ function containerActions(pod: KubePod, status: RuntimePodStatus, unhealthyBy: M
     let message: string;
     let restart: boolean;
     let reason: ContainerToKill["reason"];
-    if (s.hash !== undefined && s.hash !== hashContainer(c)) {
+    if (containerChanged(c, s.hash)) {
       message = `Container ${c.name} definition changed, will be restarted`;
       restart = true;
     } else if (unhealthyBy.has(c.name)) {

@@ -1,6 +1,7 @@
 // Containers (upstream kuberuntime_container.go: startContainer, killContainer(sWithSyncResult),
 // getPodContainerStatuses, RunInContainer; hooks in container-hooks.ts): plain functions over the
 // shared KubeRuntimeContext (context.ts), with one SyncPodRound record per pod sync's starts.
+import { stringResources } from "../pod-resources.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
@@ -221,6 +222,8 @@ async function createContainer(
     const config = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
+    // upstream: creating a container marks its resources as actuated.
+    if (container.resources) ctx.opts.actuated?.set(ref.uid, container.name, stringResources(container.resources));
     ctx.containerEvent(pod, container.name, "Normal", reasons.CreatedContainer, `Created container ${container.name}`);
     return id;
   } catch (e) {

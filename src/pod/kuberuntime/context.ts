@@ -77,6 +77,26 @@ export interface KubeRuntimeOptions {
   dns?: Partial<DnsSettings>;
   /** Write the managed /etc/hosts of pods (default true). */
   manageEtcHosts?: boolean;
+  /**
+   * The resources last applied to each container (upstream actuatedState, kept by the allocation
+   * manager): a running container whose allocation differs is resized in place (resize.ts).
+   * Without it, no container is resized.
+   */
+  actuated?: ActuatedResources;
+}
+
+/** A container's requests and limits as quantity strings. */
+export interface ContainerRequirements {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+/** upstream kuberuntime's actuatedState: what each container of a pod runs with. */
+export interface ActuatedResources {
+  get(uid: string, name: string): ContainerRequirements | undefined;
+  set(uid: string, name: string, resources: ContainerRequirements): void;
+  /** upstream InitializeActuatedPod: a pod with no record yet gets its containers' (allocated) resources. */
+  initPod(pod: KubePod): void;
 }
 
 /** Fetches what a pod references from the API server (src/pod/apiobjects). */

@@ -5,7 +5,7 @@
 // that exit are restarted, those failing startup/liveness or changed are killed and restarted; regular
 // init containers behave as before. Pods without sidecars keep compute-actions.ts's older path.
 import type { RuntimePodStatus } from "../runtime.ts";
-import { hashContainer } from "./hash.ts";
+import { containerChanged } from "./hash.ts";
 import { isSidecar } from "./termination.ts";
 import type { ContainerToKill, KubeContainer, KubePod } from "./types.ts";
 
@@ -91,7 +91,7 @@ function step(
       let initialized = false;
       if (last) initialized = true;
       else if (!previouslyInitialized) next.push(i + 1);
-      if (s.hash !== undefined && s.hash !== hashContainer(c)) {
+      if (containerChanged(c, s.hash)) {
         kill(`Init container ${c.name} definition changed`);
         return { start: [...next, i], initialized };
       }

@@ -10,6 +10,8 @@ import { podKeyOf, type PodLike, podUid } from "../pod-like.ts";
 import type { BackOff, Runtime, RuntimePod, RuntimePodStatus, SyncPodOptions, SyncPodResult } from "../runtime.ts";
 import { createSlots } from "./slots.ts";
 import { type PodActions, computePodActions } from "./compute-actions.ts";
+import { computePodResizeActions, emptyResizeActions, hasResize, type PodResizeActions } from "./resize-actions.ts";
+import { doPodResizeAction } from "./resize.ts";
 import { DEFAULT_CONTAINER_GC_POLICY, runContainerGc } from "./container-gc.ts";
 import type { PodRef } from "./config.ts";
 import { podDir } from "./empty-dir.ts";
@@ -227,6 +229,7 @@ async function syncPod(
   const ref = refOf(pod);
   const result: SyncPodResult = { errors: [] };
   const actions = computePodActions(pod, status, options.unhealthy ?? [], (n) => options.started?.(n) ?? true);
+  const resize = computeResize(ctx, pod, status, actions);
   const cgroupParent = options.cgroupParent ?? ctx.opts.cgroupParent?.(pod);
   const inputs = inputsFor(ctx, pod, cgroupParent);
 
@@ -266,13 +269,27 @@ async function syncPod(
     sandboxId = created;
   }
 
+  // upstream SyncPod step 6: resize the pod and its running containers before starting any.
+  if (hasResize(resize)) {
+    const error = await doPodResizeAction(ctx, pod, resize, options.podCgroup);
+    if (error) result.resizeError = error;
+  }
   try {
     await startPodContainers(ctx, { pod, ref, status, sandboxId, sandboxConfig, inputs, backOff, result, held }, actions);
   } finally {
     held.release?.();
   }
-  if (noRuntimeActions(actions) && result.errors.length === 0) result.unchanged = true;
+  if (noRuntimeActions(actions) && !hasResize(resize) && result.errors.length === 0) result.unchanged = true;
   return result;
+}
+
+/** The resize part of computePodActions, over the actuated resources (none without them). */
+function computeResize(ctx: KubeRuntimeContext, pod: KubePod, status: RuntimePodStatus, actions: PodActions): PodResizeActions {
+  const actuated = ctx.opts.actuated;
+  if (!actuated) return emptyResizeActions();
+  actuated.initPod(pod);
+  const uid = podUid(pod);
+  return computePodResizeActions(pod, status, (name) => actuated.get(uid, name), actions);
 }
 
 /**

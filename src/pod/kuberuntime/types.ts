@@ -66,6 +66,8 @@ export interface KubeContainer {
   envFrom?: { prefix?: string; configMapRef?: { name?: string; optional?: boolean }; secretRef?: { name?: string; optional?: boolean } }[];
   ports?: { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
+  /** Per resource, whether an in-place resize restarts the container (default NotRequired). */
+  resizePolicy?: { resourceName: string; restartPolicy: string }[];
   securityContext?: KubeSecurityContext;
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }[];
   terminationMessagePath?: string;

@@ -1,7 +1,8 @@
 // meta/v1 ObjectMeta of a Pod. The kubelet reads its identity, labels, annotations, owner references
-// and deletion fields; the API server's own bookkeeping (resourceVersion, generation, selfLink,
+// and deletion fields; the API server's own bookkeeping (resourceVersion, selfLink,
 // managedFields) is accepted and dropped, so a pod copied from `kubectl get -o yaml` decodes and a
-// static pod's mirror never carries a stale resourceVersion. finalizers are kept (a mirror pod copies
+// static pod's mirror never carries a stale resourceVersion. generation is kept: the pod status's
+// observedGeneration reports it. finalizers are kept (a mirror pod copies
 // them, as upstream's CreateMirrorPod copies the static pod's metadata).
 import { z } from "zod";
 import { podUidError } from "../pod-dir.ts";
@@ -54,4 +55,4 @@ export const objectMeta = z
     selfLink: z.string().optional(),
     managedFields: z.array(managedFieldsEntry).optional(),
   })
-  .transform(({ resourceVersion: _rv, generation: _gen, selfLink: _link, managedFields: _mf, ...meta }) => meta);
+  .transform(({ resourceVersion: _rv, selfLink: _link, managedFields: _mf, ...meta }) => meta);

@@ -197,7 +197,7 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Metadata the kubelet acts on (upstream checkAndUpdatePod compares labels, annotations and the
- * deletion fields); resourceVersion, managedFields and the status are the API server's (of the status,
+ * deletion fields) or reports (generation, as status.observedGeneration); resourceVersion, managedFields and the status are the API server's (of the status,
  * decode keeps the conditions readiness gates read).
  */
 const KEPT_METADATA = [
@@ -207,6 +207,7 @@ const KEPT_METADATA = [
   "labels",
   "annotations",
   "creationTimestamp",
+  "generation",
   "generateName",
   "deletionTimestamp",
   "deletionGracePeriodSeconds",

@@ -7,7 +7,7 @@ import {
   generatePodSandboxConfig,
   podHostname,
 } from "../../../src/pod/kuberuntime/config.ts";
-import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
+import { containerChanged, hashContainer, legacyHashContainer } from "../../../src/pod/kuberuntime/hash.ts";
 import { podIdentityFromLabels } from "../../../src/pod/kuberuntime/labels.ts";
 import type { KubeContainer, KubePod } from "../../../src/pod/kuberuntime/types.ts";
 
@@ -138,6 +138,26 @@ describe("hashContainer", () => {
     expect(hashContainer({ name: "a", image: "x" })).toBe(hashContainer({ image: "x", name: "a" }));
     expect(hashContainer({ name: "a", image: "x" })).not.toBe(hashContainer({ name: "a", image: "y" }));
     expect(hashContainer({ name: "a" })).toMatch(/^[0-9a-f]{1,8}$/);
+  });
+  // Values printed by upstream's HashContainer (v1.37.2) for the same name and image.
+  test.each([
+    ["app", "busybox", "3ada567e"],
+    ["c", "registry.k8s.io/pause:3.10", "c66cfb5f"],
+    ["long-name-container", "docker.io/library/nginx:1.27-alpine", "925351fe"],
+  ])("%s %s → %s, as upstream's", (name, image, want) => expect(hashContainer({ name, image })).toBe(want));
+  test("resources, resizePolicy, env and command are not hashed", () => {
+    const base = { name: "app", image: "busybox" };
+    const resized = { ...base, resources: { limits: { memory: "64Mi" } }, resizePolicy: [], env: [{ name: "A", value: "1" }], command: ["sh"] };
+    expect(hashContainer(resized)).toBe(hashContainer(base));
+  });
+  test("containerChanged: a new image changes it; the spec's own and the legacy whole-spec hash do not", () => {
+    const c = { name: "app", image: "busybox", resources: { limits: { cpu: "1" } } };
+    expect(containerChanged(c, hashContainer(c))).toBe(false);
+    expect(containerChanged(c, legacyHashContainer(c))).toBe(false);
+    expect(containerChanged(c, undefined)).toBe(false);
+    expect(containerChanged({ ...c, image: "busybox:1.37" }, hashContainer(c))).toBe(true);
+    const resized = { ...c, resources: { limits: { cpu: "2" } } };
+    expect(containerChanged(resized, legacyHashContainer(c))).toBe(true);
   });
 });
 

@@ -156,7 +156,7 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     expect(st.sandboxes.every((s) => s.state === "notready")).toBe(true);
   }, 60_000);
 
-  test("a fresh runtime adopts running pods (restart safety) and a spec change recreates the container", async () => {
+  test("a fresh runtime adopts running pods (restart safety) and a new image recreates the container", async () => {
     const pod = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3600"] }] });
     const st = await syncUntil(pod, "running", (s) => byName(s, "app")?.state === "running");
     const firstId = (byName(st, "app") as RuntimeContainerStatus).id;
@@ -174,8 +174,12 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
       expect((await rt2.syncPod(pod, st2, noBackOff)).errors).toEqual([]);
       expect(byName(await rt2.getPodStatus(pod.metadata.uid as string, pod.metadata.name, "kr-test"), "app")?.id).toBe(firstId);
 
-      // A changed spec (new command) kills the container and starts attempt 1.
-      const changed = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3601"] }] }, pod.metadata.name);
+      // Only a new image changes the container's hash (upstream HashContainer: name and image): a new
+      // command alone leaves it running, a new image kills it and starts attempt 1.
+      const command = makePod({ containers: [{ name: "app", image: ctd.images.busybox, command: ["sleep", "3601"] }] }, pod.metadata.name);
+      expect((await rt2.syncPod(command, st2, noBackOff)).errors).toEqual([]);
+      expect(byName(await rt2.getPodStatus(pod.metadata.uid as string, pod.metadata.name, "kr-test"), "app")?.id).toBe(firstId);
+      const changed = makePod({ containers: [{ name: "app", image: ctd.images.pause }] }, pod.metadata.name);
       const st3 = await rt2.syncPod(changed, st2, noBackOff);
       expect(st3.errors).toEqual([]);
       const now = await status(pod);
