@@ -85,6 +85,8 @@ function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring
     cri: ctx.cri,
     directSignal: ctx.directSignal,
     podLogsDir: config.podLogsDir,
+    serializeImagePulls: config.serializeImagePulls, // images: one pull at a time, or maxParallelImagePulls
+    maxParallelImagePulls: config.maxParallelImagePulls,
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => ctx.allocatableMemoryBytes,
     storageOperation: ctx.kubeletMetrics.storageOperation,

@@ -25,6 +25,8 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "imageGCHighThresholdPercent",
   "imageGCLowThresholdPercent",
   "imageMinimumGCAge",
+  "serializeImagePulls",
+  "maxParallelImagePulls", // pulls one at a time, or a few at once (src/pod/images/puller.ts)
   "cgroupRoot",
   "cgroupsPerQOS",
   "cgroupDriver",
