@@ -55,6 +55,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "autonomy", // node autonomy (src/pod/autonomy)
   "autonomyCacheSecrets",
   "autonomyCacheMaxBytes",
+  "imageImportPath", // offline images (src/pod/images/import-dir.ts)
   "podLogsDir",
   "oomScoreAdj",
   "runtimeRequestTimeout",

@@ -270,6 +270,13 @@ export const CONFIG_FLAG_SPECS: readonly FlagSpec[] = [
     { default: "80" },
   ),
   cfg(
+    "image-import-path",
+    "string",
+    "imageImportPath",
+    "bunlet: directory of image tarballs (OCI layout or docker save, .tar/.tar.gz/.tgz) imported into the runtime, and of .txt lists of image references pulled, at start and whenever they appear; those images are never removed by image GC (config field `imageImportPath`; default <root-dir>/images).",
+    { deprecated: false },
+  ),
+  cfg(
     "image-service-endpoint",
     "string",
     "imageServiceEndpoint",
