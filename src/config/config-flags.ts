@@ -269,13 +269,7 @@ export const CONFIG_FLAG_SPECS: readonly FlagSpec[] = [
     "The percent of disk usage before which image garbage collection is never run. Lowest disk usage to garbage collect to. Values must be within the range [0, 100] and should not be larger than that of `--image-gc-high-threshold`.",
     { default: "80" },
   ),
-  cfg(
-    "image-import-path",
-    "string",
-    "imageImportPath",
-    "bunlet: directory of image tarballs (OCI layout or docker save, .tar/.tar.gz/.tgz) imported into the runtime, and of .txt lists of image references pulled, at start and whenever they appear; those images are never removed by image GC (config field `imageImportPath`; default <root-dir>/images).",
-    { deprecated: false },
-  ),
+  cfg("image-import-path", "string", "imageImportPath", "bunlet: images to import (tarballs) and pull (.txt lists); <root-dir>/images.", { deprecated: false }),
   cfg(
     "image-service-endpoint",
     "string",

@@ -50,8 +50,7 @@ export function parseTarHeader(block: Uint8Array): TarHeader | null {
   if (block.every((b) => b === 0)) return null;
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : block[i]!;
-  const want = numeric(block, 148, 8);
-  if (sum !== want) throw new Error(`tar: header checksum ${want} does not match ${sum}: not a tar file`);
+  if (sum !== numeric(block, 148, 8)) throw new Error("tar: header checksum does not match: not a tar file, or a corrupt one");
   let name = field(block, 0, 100);
   // ustar: a prefix of the path at 345.
   if (field(block, 257, 5) === "ustar") {

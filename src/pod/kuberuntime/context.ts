@@ -24,9 +24,8 @@ export interface KubeRuntimeOptions {
   cri: CriClient;
   /** RunPodSandbox, CreateContainer and StartContainer calls in flight at once (default 4; see slots.ts). */
   concurrentStartCalls?: number;
-  /** kubelet serializeImagePulls (default true) and maxParallelImagePulls (default unset): see images/puller.ts. */
-  serializeImagePulls?: boolean;
-  maxParallelImagePulls?: number;
+  /** The image puller (serializeImagePulls, maxParallelImagePulls: images/puller.ts); default one pull at a time. */
+  imagePuller?: ImagePuller;
   /** kubelet podLogsDir (default /var/log/pods). */
   podLogsDir?: string;
   /** kubelet rootDir, for default emptyDir volumes under <rootDir>/pods/<uid>/volumes (default /var/lib/kubelet). */
