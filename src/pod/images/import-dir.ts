@@ -83,8 +83,8 @@ export function createImageImportDir(deps: ImageImportDirDeps): ImageImportDir {
   let watcher: FSWatcher | undefined;
   let debounce: TimerHandle | undefined;
   let retryTimer: TimerHandle | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
+  let tail: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
   let pulling = false;
   let stopped = false;
 
@@ -215,20 +215,17 @@ export function createImageImportDir(deps: ImageImportDirDeps): ImageImportDir {
     ensureWatch();
   }
 
+  /** A scan after the one running, shared by every caller until it starts: at most one runs, one waits. */
   function scan(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await scanOnce();
-      } while (again && !stopped);
-    })().finally(() => {
-      running = undefined;
+    if (queued) return queued;
+    const next = tail.then(async () => {
+      queued = undefined;
+      if (stopped) return;
+      await scanOnce().catch((e) => log.error(`image import directory scan failed ${kv({ path, error: (e as Error).message })}`));
     });
-    return running;
+    queued = next;
+    tail = next;
+    return next;
   }
 
   const retryLoop = () => {
