@@ -3,6 +3,7 @@
 // content for the runtime: an OCI layout tarball of one or more such images, or a docker-archive
 // (`docker save` format: manifest.json, the config, one tar per layer).
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -44,8 +45,11 @@ export function busyboxLayout(): string {
   return dir;
 }
 
-/** busybox plus a layer with /imported-marker holding `marker`, named `name`. */
-export function markedImage(layout: string, name: string, marker: string): BuiltImage {
+/**
+ * busybox plus a layer with /imported-marker holding `marker`, named `name`; `paddingBytes` of random
+ * data in /padding make the layer big enough to take several content Write calls.
+ */
+export function markedImage(layout: string, name: string, marker: string, paddingBytes = 0): BuiltImage {
   const blob = (d: string) => new Uint8Array(readFileSync(join(layout, "blobs", ...d.split(":"))));
   const index = JSON.parse(readFileSync(join(layout, "index.json"), "utf8")) as { manifests: Desc[] };
   const base = JSON.parse(new TextDecoder().decode(blob(index.manifests[0]!.digest))) as { config: Desc; layers: Desc[] };
@@ -56,7 +60,8 @@ export function markedImage(layout: string, name: string, marker: string): Built
     return d;
   };
   for (const l of base.layers) blobs.set(l.digest, blob(l.digest));
-  const layer = add(makeTar([{ name: "imported-marker", data: `${marker}\n` }]), "application/vnd.oci.image.layer.v1.tar");
+  const padding = paddingBytes > 0 ? [{ name: "padding", data: new Uint8Array(randomBytes(paddingBytes)) }] : [];
+  const layer = add(makeTar([{ name: "imported-marker", data: `${marker}\n` }, ...padding]), "application/vnd.oci.image.layer.v1.tar");
   const config = JSON.parse(new TextDecoder().decode(blob(base.config.digest)));
   config.rootfs.diff_ids.push(layer.digest);
   const configDesc = add(new TextEncoder().encode(JSON.stringify(config)), base.config.mediaType);

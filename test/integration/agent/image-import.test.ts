@@ -83,7 +83,8 @@ describe.skipIf(!canRunContainerd())("image import directory on containerd", () 
 
   test("an OCI layout tarball dropped into the directory: its pod Running, with no registry", async () => {
     const staged = join(BASE, "oci-images.tar");
-    writeOciTarball(staged, [markedImage(layout, OCI, "oci"), markedImage(layout, SPARE, "spare")]);
+    // The spare image's layer (20 MiB) takes three content Write calls, resumed by ref.
+    writeOciTarball(staged, [markedImage(layout, OCI, "oci"), markedImage(layout, SPARE, "spare", 20 * 2 ** 20)]);
     const ms = await runningAfterDrop("oci", () => renameSync(staged, join(IMPORT_DIR, "oci-images.tar")));
     console.log(`image import: OCI layout tarball drop → pod Running ${ms.toFixed(0)} ms`);
     const img = await node.ctd.cri.imageStatus(OCI);
