@@ -15,7 +15,7 @@ import { kv, log } from "./log.ts";
 import { readMachineInfo } from "./node/machine-info.ts";
 import { applyMaxOpenFiles } from "./node/open-files.ts";
 import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.ts";
-import { createImageGCManager, type ImageGCManager, sandboxImages } from "./pod/images/index.ts";
+import { createImageGCManager, createImagePuller, type ImageGCManager, type ImagePuller, imagePullLimit, sandboxImages } from "./pod/images/index.ts";
 import { configuredCgroupDriver, verifyRuntimeCgroupDriver } from "./pod/cgroups-driver.ts";
 import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
@@ -30,6 +30,7 @@ import { createCriStreamingHost } from "./server/streaming/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
 import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { idleCollectionComponent } from "./wire/idle-collection.ts";
+import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
@@ -41,6 +42,8 @@ export interface NodeAgent extends Agent {
   readonly pods: PodsWiring;
   readonly eviction: EvictionWiring;
   readonly imageGC: ImageGCManager;
+  /** The image import directory (imageImportPath): tarballs imported, lists pulled, their images pinned. */
+  readonly imageImport: ImageImportWiring;
   readonly cri: CriClient;
   /** Resolves true once the runtime answered and the pod lifecycle started (false if stopped first). */
   readonly runtimeReady: Promise<boolean>;
@@ -55,11 +58,21 @@ export interface NodeAgent extends Agent {
  */
 export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}): NodeAgent {
   const ctx = createNodeAgentContext(loaded, opts);
-  const { runtime, pods } = createPods(ctx);
-  const eviction = createEviction(ctx, pods);
+  const imagePuller = createImagePuller(imagePullLimit(ctx.config.serializeImagePulls, ctx.config.maxParallelImagePulls));
+  const { runtime, pods } = createPods(ctx, imagePuller);
+  const imageImport = createImageImportWiring({
+    path: ctx.config.imageImportPath, // offline images: tarballs and lists of the import directory
+    rootDir: ctx.flags.rootDir,
+    endpoint: ctx.config.imageServiceEndpoint || ctx.rawCri.endpoint,
+    cri: ctx.cri,
+    imagePuller,
+    lifecycle: () => pods.lifecycle,
+    clock: realClock,
+  });
+  const eviction = createEviction(ctx, pods, imageImport.pinnedImages);
   addAdmitHandlers(ctx, pods);
   const nodeShutdown = createNodeShutdown(ctx, pods);
-  const imageGC = createImageGC(ctx, eviction);
+  const imageGC = createImageGC(ctx, eviction, imageImport.pinnedImages);
   const lifecycle = podLifecycleComponent(ctx, pods);
   const components = [...processComponents(ctx, pods), lifecycle.component, evictionComponent(ctx, eviction, lifecycle.runtimeReady)];
   const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown);
@@ -68,7 +81,7 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   components.push(nodeShutdown);
   const apiObjects = ctx.apiObjects;
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
-  components.push(imageGCComponent(imageGC, lifecycle.runtimeReady), podResourcesComponent(ctx, pods));
+  components.push(imageGCComponent(imageGC, lifecycle.runtimeReady), imageImport.component(lifecycle.runtimeReady), podResourcesComponent(ctx, pods));
   // Releases the code of paths no longer run, e.g. after a burst of pod starts (wire/idle-collection.ts).
   components.push(idleCollectionComponent({ clock: realClock }));
   const agent = createAgentForNode(ctx, { runtime, pods, eviction, nodeApi }, components);
@@ -76,17 +89,18 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
     log.error(e.message);
     agent.fail(e);
   };
-  return { ...agent, pods, eviction, imageGC, cri: ctx.cri, runtimeReady: lifecycle.runtimeReady, nodeApi };
+  return { ...agent, pods, eviction, imageGC, imageImport, cri: ctx.cri, runtimeReady: lifecycle.runtimeReady, nodeApi };
 }
 
 /** The runtime manager over the CRI, and the pod lifecycle over it. */
-function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring } {
+function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring } {
   const { config, flags } = ctx;
   const allocation = createAllocationManager({ rootDir: flags.rootDir, events: ctx.events.recorder });
   const runtime = createKubeRuntime({
     cri: ctx.cri,
     directSignal: ctx.directSignal,
     podLogsDir: config.podLogsDir,
+    imagePuller, // images: one pull at a time, or up to maxParallelImagePulls
     rootDir: flags.rootDir,
     nodeAllocatableMemoryBytes: () => ctx.allocatableMemoryBytes,
     storageOperation: ctx.kubeletMetrics.storageOperation,
@@ -113,7 +127,7 @@ function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring
 }
 
 /** The eviction manager with its stats, kernel notifiers and trace; the trace hears every container stop. */
-function createEviction(ctx: NodeAgentContext, pods: PodsWiring): EvictionWiring {
+function createEviction(ctx: NodeAgentContext, pods: PodsWiring, pinnedImages: () => string[]): EvictionWiring {
   const eviction = createEvictionWiring({
     config: ctx.config,
     sources: ctx.loaded.sources,
@@ -125,6 +139,7 @@ function createEviction(ctx: NodeAgentContext, pods: PodsWiring): EvictionWiring
     podsCgroup: pods.podsCgroup,
     podsMemoryLimitBytes: () => pods.cgroups?.kubepodsMemoryLimit()?.wantedBytes, // allocatable never above what the kernel holds (docs/edge.md#a-kubepods-limit-the-kernel-refuses)
     imageCri: ctx.allCri,
+    keepImages: pinnedImages, // image reclaim keeps the images of the image import directory
     podCgroupPath: pods.podCgroupPath,
     metrics: ctx.metrics,
     clock: ctx.clock,
@@ -182,7 +197,7 @@ function createNodeShutdown(ctx: NodeAgentContext, pods: PodsWiring): NodeShutdo
 }
 
 /** The image garbage collector over every agent's images, measuring the image filesystem in the summary. */
-function createImageGC(ctx: NodeAgentContext, eviction: EvictionWiring): ImageGCManager {
+function createImageGC(ctx: NodeAgentContext, eviction: EvictionWiring, pinnedImages: () => string[]): ImageGCManager {
   const { config } = ctx;
   return createImageGCManager({
     cri: ctx.allCri, // images in use by any agent's containers are in use
@@ -197,7 +212,8 @@ function createImageGC(ctx: NodeAgentContext, eviction: EvictionWiring): ImageGC
       const node = (await eviction.summary.summary()).node;
       return node.runtime?.imageFs ?? node.fs;
     },
-    keepImages: () => sandboxImages(ctx.cri),
+    // The sandbox image, and the images of the image import directory (pinned, as upstream keeps Image.pinned ones).
+    keepImages: async () => [...(await sandboxImages(ctx.cri)), ...pinnedImages()],
   });
 }
 

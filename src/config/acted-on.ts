@@ -25,6 +25,8 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "imageGCHighThresholdPercent",
   "imageGCLowThresholdPercent",
   "imageMinimumGCAge",
+  "serializeImagePulls",
+  "maxParallelImagePulls", // pulls one at a time, or a few at once (src/pod/images/puller.ts)
   "cgroupRoot",
   "cgroupsPerQOS",
   "cgroupDriver",
@@ -53,6 +55,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "autonomy", // node autonomy (src/pod/autonomy)
   "autonomyCacheSecrets",
   "autonomyCacheMaxBytes",
+  "imageImportPath", // offline images (src/pod/images/import-dir.ts)
   "podLogsDir",
   "oomScoreAdj",
   "runtimeRequestTimeout",

@@ -269,6 +269,7 @@ export const CONFIG_FLAG_SPECS: readonly FlagSpec[] = [
     "The percent of disk usage before which image garbage collection is never run. Lowest disk usage to garbage collect to. Values must be within the range [0, 100] and should not be larger than that of `--image-gc-high-threshold`.",
     { default: "80" },
   ),
+  cfg("image-import-path", "string", "imageImportPath", "bunlet: images to import (tarballs) and pull (.txt lists); <root-dir>/images.", { deprecated: false }),
   cfg(
     "image-service-endpoint",
     "string",

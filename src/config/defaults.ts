@@ -185,6 +185,7 @@ function nodeResourceDefaults(c: KubeletConfigurationInput): Defaults {
     autonomy: c.autonomy ?? false,
     autonomyCacheSecrets: c.autonomyCacheSecrets ?? true,
     autonomyCacheMaxBytes: c.autonomyCacheMaxBytes ?? 64 * 1024 * 1024,
+    imageImportPath: c.imageImportPath ?? "",
   };
 }
 

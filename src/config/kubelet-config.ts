@@ -201,6 +201,10 @@ export const kubeletConfigurationSchema = strict(
     autonomy: goBool().optional(),
     autonomyCacheSecrets: goBool().optional(),
     autonomyCacheMaxBytes: goInt64().optional(),
+    // bunlet extension: image tarballs and lists of image references dropped in this directory are
+    // imported into (or pulled by) the runtime and kept from image GC, as k3s's agent images
+    // directory; "" = <root-dir>/images (src/pod/images/import-dir.ts).
+    imageImportPath: goString().optional(),
   },
   "KubeletConfiguration",
 );
@@ -305,7 +309,8 @@ export type DefaultedField =
   | "schedulingNice"
   | "autonomy"
   | "autonomyCacheSecrets"
-  | "autonomyCacheMaxBytes";
+  | "autonomyCacheMaxBytes"
+  | "imageImportPath";
 
 type Input = KubeletConfigurationInput;
 type Defaulted = { [K in DefaultedField]-?: Exclude<Input[K], undefined> };

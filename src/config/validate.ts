@@ -100,6 +100,8 @@ function validateLimits(kc: KubeletConfiguration, bad: Bad): void {
     bad("schedulingNice", kc.schedulingNice, `schedulingNice ${kc.schedulingNice} must be between -20 and 19, inclusive`);
   if (kc.autonomyCacheMaxBytes < 1024 * 1024)
     bad("autonomyCacheMaxBytes", kc.autonomyCacheMaxBytes, `autonomyCacheMaxBytes ${kc.autonomyCacheMaxBytes} must be at least 1048576 (1 MiB)`);
+  if (kc.imageImportPath !== "" && !kc.imageImportPath.startsWith("/"))
+    bad("imageImportPath", kc.imageImportPath, `imageImportPath ${JSON.stringify(kc.imageImportPath)} must be an absolute path, or "" for <root-dir>/images`);
   if (!isPort(kc.port)) bad("port", kc.port, `port (--port) ${kc.port} must be between 1 and 65535, inclusive`);
   if (kc.readOnlyPort !== 0 && !isPort(kc.readOnlyPort))
     bad("readOnlyPort", kc.readOnlyPort, `readOnlyPort (--read-only-port) ${kc.readOnlyPort} must be between 0 and 65535, inclusive`);

@@ -167,7 +167,9 @@ interface Memo {
   prunedMs: number;
 }
 
-export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8"), opts: { nowMs?: () => number } = {}): Codec {
+/** `opts.packageName`: the proto package whose messages the type names are in (default the CRI's, runtime.v1). */
+export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8"), opts: { nowMs?: () => number; packageName?: string } = {}): Codec {
+  const prefix = `${opts.packageName ?? "runtime.v1"}.`;
   const nowMs = opts.nowMs ?? (() => performance.now());
   const root = protobuf.parse(protoText).root;
   const types = new Map<string, protobuf.Type>();
@@ -175,7 +177,7 @@ export function createCodec(protoText: string = readFileSync(apiProtoPath, "utf8
   const type = (name: string): protobuf.Type => {
     let t = types.get(name);
     if (!t) {
-      t = root.lookupType(`runtime.v1.${name}`);
+      t = root.lookupType(prefix + name);
       types.set(name, t);
     }
     return t;

@@ -1,4 +1,6 @@
-// A minimal gRPC unary client over a unix socket — all the CRI needs (no streaming RPCs): on our own
+// A minimal gRPC client over a unix socket — unary calls (all the CRI needs) and client-streaming
+// calls whose messages are all known when the call starts (containerd's content Write, one bounded
+// chunk of a blob per call, see src/cri/containerd.ts): on our own
 // HTTP/2 client (h2.ts; node:http2 cost 8× its CPU per call, see there), with the node:http2 version
 // kept for comparison (createNodeHttp2GrpcTransport, scripts/bench/cri.ts).
 // Wire format (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): POST /pkg.Service/Method,
@@ -46,13 +48,24 @@ export class GrpcError extends Error {
   }
 }
 
+/** gRPC request metadata beyond the protocol's own headers (containerd: containerd-namespace, containerd-lease). */
+export type GrpcMetadata = readonly (readonly [string, string])[];
+
 export interface UnaryTransport {
   /**
    * Sends one request message and resolves with the reply message bytes. `signal` cancels the call
    * (the runtime sees the stream reset, as a Go client's cancelled context): CANCELLED.
    */
-  unary(method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<Uint8Array>;
+  unary(method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal, metadata?: GrpcMetadata): Promise<Uint8Array>;
   close(): void;
+}
+
+export interface StreamingTransport extends UnaryTransport {
+  /**
+   * A streaming call whose request messages are all sent at once (then the request side closes):
+   * resolves with every reply message. The body goes out as the server's flow control allows.
+   */
+  sendAll(method: string, requests: readonly Uint8Array[], deadlineMs: number, metadata?: GrpcMetadata): Promise<Uint8Array[]>;
 }
 
 export function frame(message: Uint8Array): Uint8Array {
@@ -73,6 +86,29 @@ export function unframe(method: string, body: Uint8Array): Uint8Array {
   return body.subarray(5, 5 + len);
 }
 
+/** Every message of a streamed reply, in order; throws on compressed or truncated frames. */
+export function unframeAll(method: string, body: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let o = 0; o < body.length; ) {
+    const one = unframe(method, body.subarray(o));
+    out.push(one);
+    o += 5 + one.length;
+  }
+  return out;
+}
+
+/** The request messages as one body: each framed, back to back. */
+export function frameAll(messages: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(messages.reduce((n, m) => n + 5 + m.length, 0));
+  let o = 0;
+  for (const m of messages) {
+    new DataView(out.buffer).setUint32(o + 1, m.length);
+    out.set(m, o + 5);
+    o += 5 + m.length;
+  }
+  return out;
+}
+
 /** grpc-timeout header: at most 8 digits, so long deadlines switch from milliseconds to seconds. */
 export function grpcTimeout(ms: number): string {
   const v = Math.max(1, Math.ceil(ms));
@@ -89,7 +125,7 @@ function decodeMessage(v: unknown): string {
 }
 
 /** Connects lazily; a dropped connection (containerd restart) is replaced on the next call. */
-export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
+export function createUnixGrpcTransport(socketPath: string): StreamingTransport {
   let conn: Promise<H2Connection> | undefined;
   const connection = (): Promise<H2Connection> => {
     if (conn) return conn;
@@ -107,8 +143,8 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
   // Encoded once per method and timeout: a handful of each (deadlines are the configured timeout,
   // plus a stop's grace period).
   const blocks = new Map<string, Uint8Array>();
-  const requestHeaders = (method: string, timeout: string): Uint8Array => {
-    const key = `${method} ${timeout}`;
+  const requestHeaders = (method: string, timeout: string, metadata: GrpcMetadata = []): Uint8Array => {
+    const key = `${method} ${timeout}${metadata.map(([n, v]) => ` ${n}=${v}`).join("")}`;
     let b = blocks.get(key);
     if (!b) {
       if (blocks.size >= 256) blocks.clear();
@@ -120,13 +156,15 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
         ["content-type", "application/grpc"],
         ["te", "trailers"],
         ["grpc-timeout", timeout],
+        ...metadata.map(([n, v]): [string, string] => [n, v]),
       ]);
       blocks.set(key, b);
     }
     return b;
   };
 
-  async function unary(method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+  /** One call: the framed request body out, the reply body (its messages, framed) back once the status is OK. */
+  async function exchange(method: string, body: Uint8Array, deadlineMs: number, signal?: AbortSignal, metadata?: GrpcMetadata): Promise<Uint8Array> {
     if (signal?.aborted) throw new GrpcError(method, GrpcCode.CANCELLED, "cancelled by the caller");
     let h: H2Connection;
     try {
@@ -138,7 +176,7 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
     } catch (e) {
       throw new GrpcError(method, GrpcCode.UNAVAILABLE, (e as Error).message);
     }
-    const call = h.request(requestHeaders(method, grpcTimeout(deadlineMs)), frame(request), { maxBodyBytes: 5 + MAX_RECV_MESSAGE_BYTES });
+    const call = h.request(requestHeaders(method, grpcTimeout(deadlineMs), metadata), body, { maxBodyBytes: 5 + MAX_RECV_MESSAGE_BYTES });
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     // Rejected before the cancel settles the call: the race reports the deadline, or the caller's cancel.
@@ -184,11 +222,12 @@ export function createUnixGrpcTransport(socketPath: string): UnaryTransport {
     }
     const status = Number(st);
     if (status !== GrpcCode.OK) throw new GrpcError(method, status, decodeMessage(header(where, "grpc-message")));
-    return unframe(method, res.body);
+    return res.body;
   }
 
   return {
-    unary,
+    unary: async (method, request, deadlineMs, signal, metadata) => unframe(method, await exchange(method, frame(request), deadlineMs, signal, metadata)),
+    sendAll: async (method, requests, deadlineMs, metadata) => unframeAll(method, await exchange(method, frameAll(requests), deadlineMs, undefined, metadata)),
     close() {
       const c = conn;
       conn = undefined;
@@ -217,7 +256,7 @@ export function createNodeHttp2GrpcTransport(socketPath: string): UnaryTransport
     return s;
   };
 
-  const unary = (method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal) =>
+  const unary = (method: string, request: Uint8Array, deadlineMs: number, signal?: AbortSignal, metadata: GrpcMetadata = []) =>
     new Promise<Uint8Array>((resolve, reject) => {
       let s: http2.ClientHttp2Session;
       try {
@@ -263,6 +302,7 @@ export function createNodeHttp2GrpcTransport(socketPath: string): UnaryTransport
         "content-type": "application/grpc",
         te: "trailers",
         "grpc-timeout": grpcTimeout(deadlineMs),
+        ...Object.fromEntries(metadata),
       });
       const timer = setTimeout(() => {
         stream.close(http2.constants.NGHTTP2_CANCEL);

@@ -30,6 +30,7 @@ import {
   sourcesReady,
   startLifecycle,
   stopLifecycle,
+  syncAllPods,
 } from "./sync-loop.ts";
 import { podKey } from "./pod-like.ts";
 
@@ -45,6 +46,7 @@ export function createPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
     listPodsForApi: () => listPodsForApi(ctx),
     getPodStatus: (uid) => servedStatus(ctx, ctx.statuses.get(uid)),
     onStatusChange: (fn) => onStatusChange(ctx, fn),
+    syncPodsNow: (match) => syncAllPods(ctx, match),
     isPodCleanedUp(pod) {
       const st = workers.state(pod.metadata.uid ?? "");
       return st === undefined || st === "finished";

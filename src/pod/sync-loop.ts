@@ -15,6 +15,7 @@ import { createFileSource } from "./sources/file.ts";
 import { createHttpSource } from "./sources/http.ts";
 import type { PodSource } from "./sources/pod-source.ts";
 import type { PodUpdate } from "./sources/update.ts";
+import type { Pod } from "./types.ts";
 import { isTerminalPhase } from "./status-manager.ts";
 import { podKey } from "./pod-like.ts";
 
@@ -132,10 +133,10 @@ function loop(ctx: LifecycleContext, name: string, ms: number, fn: () => void | 
   });
 }
 
-/** Every pod that is neither terminating nor terminal is synced (periodic sync, the runtime's return). */
-function syncAllPods(ctx: LifecycleContext): void {
+/** Every pod (that `match` selects) that is neither terminating nor terminal is synced (periodic sync, the runtime's return). */
+export function syncAllPods(ctx: LifecycleContext, match: (pod: Pod) => boolean = () => true): void {
   for (const p of ctx.podManager.pods())
-    if (!ctx.workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(ctx.statuses.get(p.metadata.uid))) dispatch(ctx, p, "sync");
+    if (match(p) && !ctx.workers.isTerminationRequested(p.metadata.uid) && !isTerminalPhase(ctx.statuses.get(p.metadata.uid))) dispatch(ctx, p, "sync");
 }
 
 function startLoops(ctx: LifecycleContext): void {

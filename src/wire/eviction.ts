@@ -71,6 +71,8 @@ export interface EvictionWiringInput {
   podsMemoryLimitBytes?: () => number | undefined;
   /** Image reclaim's view of the runtime: every container, another agent's too (default: cri). */
   imageCri?: CriClient;
+  /** Images reclaim never removes beyond the sandbox image (the image import directory's). */
+  keepImages?: () => string[];
   podCgroupPath(pod: PodLike): string | undefined;
   metrics: Registry;
   clock?: Clock;
@@ -298,7 +300,7 @@ function createManager(ctx: EvictionWiringContext, { summary, tracer, planner, o
     recorder: input.events && evictionEvents(input.events, input.nodeName),
     reclaim: {
       deleteUnusedContainers: async () => void (await deleteUnusedContainers(cri)),
-      deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, await sandboxImages(cri))),
+      deleteUnusedImages: async () => void (await deleteUnusedImages(input.imageCri ?? cri, [...(await sandboxImages(cri)), ...(input.keepImages?.() ?? [])])),
     },
     onNotifierTargets: config.kernelMemcgNotification ? (targets) => ctx.notifiers?.apply(targets) : undefined,
     mayEvict: planner && (() => planner.mayEvict()),

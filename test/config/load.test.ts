@@ -406,6 +406,7 @@ describe("validation errors name their field, value and source", () => {
     [["--sync-frequency=-1s"], "syncFrequency -1s must not be negative", "--sync-frequency"],
     [["--authorization-mode=Foo"], 'authorization.mode (--authorization-mode) "Foo" must be one of: "AlwaysAllow", "Webhook"', "--authorization-mode"],
     [["--oom-score-adj=-1001"], "oomScoreAdj (--oom-score-adj) -1001 must be between -1000 and 1000", "--oom-score-adj"],
+    [["--image-import-path=images"], 'imageImportPath "images" must be an absolute path', "--image-import-path"],
   ] as [string[], string, string | undefined][])("%p", async (argv, message, source) => {
     const err = await loadError(argv);
     expect(err.message).toContain("invalid configuration: ");
@@ -419,6 +420,12 @@ describe("validation errors name their field, value and source", () => {
     ["nodeLeaseDurationSeconds: -1\n", "nodeLeaseDurationSeconds must be greater than 0", "nodeLeaseDurationSeconds"],
     ["address: nowhere\n", 'address (--address) "nowhere" is not a valid IP address', "address"],
     ["imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 60\n", "must be less than imageGCHighThresholdPercent", "imageGCLowThresholdPercent"],
+    [
+      "serializeImagePulls: true\nmaxParallelImagePulls: 3\n",
+      "maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false",
+      "maxParallelImagePulls",
+    ],
+    ["maxParallelImagePulls: 0\n", "maxParallelImagePulls 0 must be a positive number", "maxParallelImagePulls"],
   ])("from the file: %p", async (body, message, field) => {
     const p = file(body);
     const err = await loadError(["--config", p]);

@@ -7,6 +7,7 @@ import type { Clock } from "../../clock.ts";
 import type { CriClient } from "../../cri/client.ts";
 import { containerRef, type ContainerList, type EventRecorder } from "../../events/index.ts";
 import type { ContainerBackOff } from "../backoff.ts";
+import type { ImagePuller } from "../images/puller.ts";
 import type { DnsSettings } from "../network/index.ts";
 import type { PodLike } from "../pod-like.ts";
 import type { RuntimePod } from "../runtime.ts";
@@ -23,6 +24,8 @@ export interface KubeRuntimeOptions {
   cri: CriClient;
   /** RunPodSandbox, CreateContainer and StartContainer calls in flight at once (default 4; see slots.ts). */
   concurrentStartCalls?: number;
+  /** The image puller (serializeImagePulls, maxParallelImagePulls: images/puller.ts); default one pull at a time. */
+  imagePuller?: ImagePuller;
   /** kubelet podLogsDir (default /var/log/pods). */
   podLogsDir?: string;
   /** kubelet rootDir, for default emptyDir volumes under <rootDir>/pods/<uid>/volumes (default /var/lib/kubelet). */
@@ -147,6 +150,8 @@ export interface KubeRuntimeContext {
   readonly startSlots: Slots;
   /** Upstream imageManager's back-off (10 s doubling to 5 min), keyed by pod UID and image. */
   readonly imageBackOff: ContainerBackOff;
+  /** Upstream imageManager's puller: serial, or parallel up to maxParallelImagePulls. */
+  readonly imagePuller: ImagePuller;
   /** The API objects fetched at a pod's latest sync, by UID. */
   readonly podObjects: Map<string, PodApiObjects>;
   /** Volumes set up at least once ("<uid>/<name>"), forgotten when the pod is removed. */

@@ -1,6 +1,7 @@
 // Images for container starts (upstream kuberuntime_image.go PullImage with the pod's pull secrets, and
 // images/image_manager.go EnsureImageExists with its pull back-off): plain functions over the shared
-// KubeRuntimeContext (context.ts), whose imageBackOff is keyed by pod UID and image.
+// KubeRuntimeContext (context.ts), whose imageBackOff is keyed by pod UID and image, and whose
+// imagePuller runs the pulls one at a time or a few at once (serializeImagePulls, maxParallelImagePulls).
 import type { Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { createDockerKeyring, dockerConfigsFromSecrets } from "../../credentialprovider/index.ts";
 import { reasons } from "../../events/index.ts";
@@ -84,11 +85,11 @@ export async function ensureImage(ctx: KubeRuntimeContext, req: EnsureImageReque
   }
   beforePull?.();
   event("Normal", reasons.PullingImage, `Pulling image "${image}"`);
-  const startMs = now();
   try {
-    const id = await pullWithSecrets(ctx, pod, image, sandboxConfig);
-    const took = goDuration(now() - startMs);
-    event("Normal", reasons.PulledImage, `Successfully pulled image "${image}" in ${took} (${took} including waiting)`);
+    const { value: id, timing } = await ctx.imagePuller.pull(() => pullWithSecrets(ctx, pod, image, sandboxConfig), now);
+    const took = goDuration(timing.pulledMs);
+    const total = goDuration(timing.waitedMs + timing.pulledMs);
+    event("Normal", reasons.PulledImage, `Successfully pulled image "${image}" in ${took} (${total} including waiting)`);
     return { id };
   } catch (e) {
     imageBackOff.gc(now());

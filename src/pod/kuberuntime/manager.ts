@@ -19,6 +19,7 @@ import { createContainerHooks } from "./container-hooks.ts";
 import { cleanSubPaths } from "../volumes/index.ts";
 import { DEFAULT_DNS_SETTINGS } from "./pod-network.ts";
 import { createBackOff } from "../backoff.ts";
+import { createImagePuller } from "../images/puller.ts";
 import { containerNameOf, POD_UID_LABEL, podIdentityFromLabels } from "./labels.ts";
 import { toContainerState } from "./status.ts";
 import { podContainersDir } from "./termination-message.ts";
@@ -108,6 +109,7 @@ function createKubeRuntimeContext(opts: KubeRuntimeOptions): KubeRuntimeContext 
     }),
     startSlots: createSlots(opts.concurrentStartCalls ?? DEFAULT_CONCURRENT_START_CALLS),
     imageBackOff: createBackOff(),
+    imagePuller: opts.imagePuller ?? createImagePuller(1),
     podObjects: new Map(),
     mountedVolumes: new Set(),
     mountFailures: new Map(),
