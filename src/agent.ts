@@ -95,7 +95,7 @@ function createPods(ctx: NodeAgentContext): { runtime: Runtime; pods: PodsWiring
     apiObjects: ctx.apiObjects, // apivol: secrets, configMaps, tokens of API pods
     onPodWarning: (p, reason, message) => ctx.events.recorder.event(podRef(p), "Warning", reason, message),
     events: ctx.events.recorder,
-    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap
   });
   const pods = createPodsWiring({
     config,
