@@ -84,6 +84,11 @@ describe("createNodeStatsProvider", () => {
     expect(s.runtime?.imageFs?.time).toBe("2026-01-02T03:04:05.000Z");
     expect(s.memory).toEqual({ time: "2026-01-02T03:04:05.000Z", usageBytes: 819200, workingSetBytes: 716800, availableBytes: 307200 });
     expect(s.systemContainers).toBeUndefined();
+    // No swap lines: the node reports none used, none available, as cAdvisor's root does.
+    expect(s.swap).toEqual({ time: "2026-01-02T03:04:05.000Z", swapUsageBytes: 0, swapAvailableBytes: 0 });
+    writeFileSync(join(dir, "meminfo"), `${MEMINFO}SwapTotal:      2048 kB\nSwapFree:       1536 kB\n`);
+    expect(p.nodeStats().swap).toEqual({ time: "2026-01-02T03:04:05.000Z", swapUsageBytes: 512 * 1024, swapAvailableBytes: 1536 * 1024 });
+    expect(p.nodeStats({ memoryOnly: true }).swap).toBeUndefined();
   });
 
   test("memoryOnly reads the root and pods memory cgroups and nothing else (no statfs, /proc, startTime)", () => {

@@ -371,6 +371,30 @@ describe("with CRI", () => {
     expect(errors).toEqual([]);
   });
 
+  test("swap: the pod's and each container's from their cgroups (cadvisorInfoToSwapStats); none for a container read from the CRI", async () => {
+    const prel = "kubepods/besteffort/podu1";
+    fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9 });
+    fakeCgroup(`${prel}/cid-app`, { usage: 30 * MI, inactive: 2 * MI, rss: 25 * MI, cpuNs: 6e9 });
+    put(mount, {
+      [`memory/${prel}/memory.stat`]: `${memStat({ inactive: 5 * MI, rss: 40 * MI })}total_swap 8192\n`,
+      [`memory/${prel}/memory.memsw.limit_in_bytes`]: "9223372036854771712\n",
+      [`memory/${prel}/cid-app/memory.stat`]: `${memStat({ inactive: 2 * MI, rss: 25 * MI })}total_swap 4096\n`,
+      [`memory/${prel}/cid-app/memory.memsw.limit_in_bytes`]: `${64 * MI}\n`,
+    });
+    const { cri } = fakeCri({
+      sandboxes: [sandbox("s1", "u1", 1)],
+      containers: [container("cid-app", "s1", "app"), container("cid-side", "s1", "side")],
+      stats: [cstats("cid-side", { ws: MI })],
+    });
+    const { p, errors } = provider([pod("u1")], { cri });
+    const ps = (await p.summary()).pods[0]!;
+    const time = "2026-03-01T10:00:00.000Z";
+    expect(ps.swap).toEqual({ time, swapUsageBytes: 8192 });
+    expect(ps.containers!.find((c) => c.name === "app")!.swap).toEqual({ time, swapUsageBytes: 4096, swapAvailableBytes: 64 * MI - 4096 });
+    expect(ps.containers!.find((c) => c.name === "side")!.swap).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+
   test("a container cgroup that shows up after a summary is used from the next one (a miss is not remembered)", async () => {
     const prel = "kubepods/besteffort/podu1";
     fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9, pids: 4 });
