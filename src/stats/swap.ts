@@ -47,7 +47,9 @@ export function cgroupSwapStats(dir: string, version: 1 | 2, time: string): Swap
     if (!Number.isFinite(used)) throw new Error(`${dir}/memory.swap.current: ${JSON.stringify(current)} is not a number`);
     return swapStatsFromFiles(used, readIfExists(join(dir, "memory.swap.max")), time);
   }
+  // No memsw files: no swap accounting, so no total_swap either (memory.stat is not read again).
+  const limit = readIfExists(join(dir, "memory.memsw.limit_in_bytes"));
+  if (limit === undefined) return swapStatsFromFiles(0, undefined, time);
   const stat = readFileSync(join(dir, "memory.stat"), "utf8");
-  const used = pickFlatKeyed(stat, ["total_swap"], `${dir}/memory.stat`).total_swap ?? 0;
-  return swapStatsFromFiles(used, readIfExists(join(dir, "memory.memsw.limit_in_bytes")), time);
+  return swapStatsFromFiles(pickFlatKeyed(stat, ["total_swap"], `${dir}/memory.stat`).total_swap ?? 0, limit, time);
 }

@@ -51,4 +51,11 @@ describe("cgroupSwapStats", () => {
     const d = dir("v1", { "memory.stat": "total_rss 100\ntotal_swap 4096\n", "memory.memsw.limit_in_bytes": "9223372036854771712\n" });
     expect(cgroupSwapStats(d, 1, T)).toEqual({ time: T, swapUsageBytes: 4096 });
   });
+  test("v1 without memsw (no swap accounting): 0 used, 0 available", () => {
+    expect(cgroupSwapStats(dir("v1-none", { "memory.stat": "total_rss 100\ntotal_swap 4096\n" }), 1, T)).toEqual({
+      time: T,
+      swapUsageBytes: 0,
+      swapAvailableBytes: 0,
+    });
+  });
 });
