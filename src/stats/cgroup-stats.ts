@@ -166,6 +166,8 @@ export function createCgroupStats(ctx: SummaryContext): CgroupStats {
       if (memory) c.memory = memory;
       const cpu = attempt("node", "kubelet cpu", () => sampleCpu(pass, dirs));
       if (cpu) c.cpu = cpu;
+      const swap = attempt("node", "kubelet swap", () => cgroupSwapStats(dirs.memory, dirs.version, pass.time));
+      if (swap) c.swap = swap;
       return c;
     },
     commitRound(round, full) {

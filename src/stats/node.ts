@@ -16,7 +16,7 @@ import { createKeptFiles, type KeptFiles } from "./kept-files.ts";
 import { fsStats } from "./fs.ts";
 import { networkStats, parseNetDevInterfaces } from "./network.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
-import { nodeSwapStats } from "./swap.ts";
+import { cgroupSwapStats, nodeSwapStats } from "./swap.ts";
 import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
 
 export { cgroupMemoryStats } from "./cgroup.ts";
@@ -163,7 +163,10 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       if (swap) stats.swap = swap;
       if (podsPath !== undefined) {
         const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.(), kept));
-        if (pods) stats.systemContainers = [pods];
+        if (pods) {
+          const swap = attempt(`pods cgroup ${podsPath} swap`, () => cgroupSwapStats(podsPath, unifiedRoot && !memRoot ? 2 : 1, time));
+          stats.systemContainers = [swap ? { ...pods, swap } : pods];
+        }
       }
       return stats;
     },

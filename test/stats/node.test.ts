@@ -142,6 +142,8 @@ describe("createNodeStatsProvider", () => {
     writeFileSync(join(mount, "kubepods.slice", "memory.current"), "300000\n");
     writeFileSync(join(mount, "kubepods.slice", "memory.stat"), "anon 200000\nfile 100000\ninactive_file 50000\n");
     writeFileSync(join(mount, "kubepods.slice", "memory.max"), "800000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.swap.current"), "4096\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.swap.max"), "max\n");
     const errors: string[] = [];
     const p = createNodeStatsProvider({
       rootDir: dir,
@@ -168,6 +170,8 @@ describe("createNodeStatsProvider", () => {
     const full = p.nodeStats();
     expect(full.memory).toEqual(want.memory);
     expect(full.systemContainers?.[0]).toMatchObject(want.systemContainers[0]!);
+    // The full read adds the "pods" container's swap (cAdvisor's, for every system container).
+    expect(full.systemContainers?.[0]?.swap).toEqual({ time, swapUsageBytes: 4096 });
     expect(errors.filter((e) => e.includes("memory") || e.includes("pods"))).toEqual([]);
   });
 

@@ -126,6 +126,7 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
       startTime: "2026-03-01T09:00:00.000Z",
       memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI },
       cpu: { usageCoreNanoSeconds: 7e9 },
+      swap: { swapUsageBytes: 0, swapAvailableBytes: 0 }, // no memsw files: no swap accounting
     });
     expect(errors).toEqual([]);
     // In the root cgroup, or turned off: no kubelet container.
