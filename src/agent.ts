@@ -111,7 +111,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     apiObjects: ctx.apiObjects, // apivol: secrets, configMaps, tokens of API pods
     onPodWarning: (p, reason, message) => ctx.events.recorder.event(podRef(p), "Warning", reason, message),
     events: ctx.events.recorder,
-    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill }), // v2: LinuxContainerResources.unified
+    cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap
     actuated: actuatedResources(allocation), // in-place resize
   });
   const pods = createPodsWiring({

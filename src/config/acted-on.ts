@@ -46,6 +46,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "mergeDefaultEvictionSettings",
   "kernelMemcgNotification",
   "failSwapOn",
+  "memorySwap", // swapBehavior: LimitedSwap (src/pod/kuberuntime/swap.ts)
   "containerLogMaxSize",
   "containerLogMaxFiles",
   "featureGates",

@@ -1,6 +1,6 @@
 // What the node reports about the machine (upstream: cAdvisor MachineInfo + nodestatus.MachineInfo
 // and VersionInfo setters): machine-id, product_uuid, boot_id, kernel, the OS image from
-// os-release, CPUs, memory, hugepages, and the pod filesystem's size for ephemeral-storage.
+// os-release, CPUs, memory, swap, hugepages, and the pod filesystem's size for ephemeral-storage.
 import { readdir, readFile } from "node:fs/promises";
 import { release } from "node:os";
 import { nodeCapacity } from "../pod/setup.ts";
@@ -16,6 +16,8 @@ export interface MachineInfo {
   architecture: string;
   cpus: number;
   memoryBytes: number;
+  /** SwapTotal of /proc/meminfo (cAdvisor SwapCapacity); 0 without swap. */
+  swapCapacityBytes?: number;
   /** Page size name ("2Mi", "1Gi") → bytes reserved in hugepages of that size. */
   hugepagesBytes: Record<string, number>;
   /** Capacity of the filesystem holding the kubelet root dir (ephemeral-storage), if statfs worked. */
@@ -73,6 +75,7 @@ export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
     architecture: goArch(),
     cpus: cap.cpus,
     memoryBytes: cap.memoryBytes,
+    swapCapacityBytes: cap.swapBytes ?? 0,
     hugepagesBytes: hp,
     ephemeralStorageBytes,
   };

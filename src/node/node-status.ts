@@ -131,6 +131,8 @@ export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: re
       kubeProxyVersion: "",
       operatingSystem: m.operatingSystem,
       architecture: m.architecture,
+      // nodestatus.MachineInfo: the node's swap, when it has any (NodeSwap, GA and locked on).
+      ...(m.swapCapacityBytes ? { swap: { capacity: m.swapCapacityBytes } } : {}),
     },
     images: input.maxImages >= 0 ? images.slice(0, input.maxImages) : images,
   };

@@ -34,19 +34,24 @@ export interface NodeCapacity {
   memoryBytes: number;
   cpus: number;
   pids?: number;
+  /** SwapTotal of /proc/meminfo (cAdvisor machineInfo.SwapCapacity); 0 without swap. */
+  swapBytes?: number;
 }
 
 export function nodeCapacity(): NodeCapacity {
   let memoryBytes = 0;
+  let swapBytes = 0;
   let pids: number | undefined;
   try {
-    const m = /^MemTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"));
+    const meminfo = readFileSync("/proc/meminfo", "utf8");
+    const m = /^MemTotal:\s+(\d+) kB/m.exec(meminfo);
     memoryBytes = m ? Number(m[1]) * 1024 : 0;
+    swapBytes = Number(/^SwapTotal:\s+(\d+) kB/m.exec(meminfo)?.[1] ?? 0) * 1024;
     pids = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim()) || undefined;
   } catch {
     // not Linux: limits stay unset
   }
-  return { memoryBytes, cpus: availableParallelism(), pids };
+  return { memoryBytes, cpus: availableParallelism(), pids, swapBytes };
 }
 
 const SYSTEMD_RUNTIME_DIR = "/run/systemd/system";

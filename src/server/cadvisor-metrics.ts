@@ -40,6 +40,7 @@ const CONTAINER_FAMILIES: {
   { name: "container_last_seen", help: "Last time a container was seen by the exporter", type: "gauge", value: (_c, nowS) => nowS },
   { name: "container_memory_cache", help: "Number of bytes of page cache memory.", type: "gauge", value: (c) => c.memory?.cacheBytes },
   { name: "container_memory_rss", help: "Size of RSS in bytes.", type: "gauge", value: (c) => c.memory?.rssBytes },
+  { name: "container_memory_swap", help: "Container swap usage in bytes.", type: "gauge", value: (c) => c.memory?.swapBytes },
   {
     name: "container_memory_usage_bytes",
     help: "Current memory usage in bytes, including all memory regardless of when it was accessed",

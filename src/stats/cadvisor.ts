@@ -3,7 +3,7 @@
 //   root cgroup "/"  → node memory and CPU;
 //   pod cgroup       → memory, CPU and the pod's network (read in its network namespace, as cAdvisor
 //                      reports the sandbox's interfaces);
-//   container cgroup → memory (usage, working set, rss, cache, limit), CPU, start time, and the
+//   container cgroup → memory (usage, working set, rss, cache, swap, limit), CPU, start time, and the
 //                      writable layer's usage on its filesystem (CRI ContainerStats);
 //   every cgroup     → block I/O per device (v2 io.stat, v1 blkio.throttle.*; stats/io.ts).
 // Labels are cAdvisor's as the kubelet sets them (containerPrometheusLabelsFunc): id = cgroup path,
@@ -27,6 +27,8 @@ export interface CadvisorMemory {
   cacheBytes?: number;
   /** 0 when unlimited, as cAdvisor's container_spec_memory_limit_bytes. */
   limitBytes: number;
+  /** Swap used (cAdvisor Memory.Swap: v2 memory.swap.current, v1 total_swap), 0 without swap accounting. */
+  swapBytes: number;
 }
 
 export interface CadvisorContainer {
@@ -71,8 +73,8 @@ export interface CadvisorSnapshot {
 /** v1 reports "no limit" as a page-rounded 2^63−1. */
 const UNLIMITED_BYTES = 2 ** 62;
 
-/** Pure: memory files of one cgroup → cAdvisor's memory figures (v1: total_*; v2: anon/file). */
-export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limit: string | undefined): CadvisorMemory {
+/** Pure: memory files of one cgroup → cAdvisor's memory figures (v1: total_*; v2: anon/file, memory.swap.current). */
+export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limit: string | undefined, swapCurrent?: string): CadvisorMemory {
   const u = Number(usage.trim());
   const s = parseFlatKeyed(stat, "memory.stat");
   const inactiveFile = (version === 1 ? s.total_inactive_file : s.inactive_file) ?? 0;
@@ -84,6 +86,7 @@ export function cadvisorMemory(version: 1 | 2, usage: string, stat: string, limi
     rssBytes: version === 1 ? s.total_rss : s.anon,
     cacheBytes: version === 1 ? s.total_cache : s.file,
     limitBytes: Number.isFinite(n) && n < UNLIMITED_BYTES ? n : 0,
+    swapBytes: (version === 1 ? s.total_swap : Number(swapCurrent?.trim() ?? 0)) || 0,
   };
 }
 
@@ -213,14 +216,17 @@ function scrapeState(proc: string, deviceName: (device: string) => string) {
       const v1 = dirs.version === 1;
       const usage = read(dirs.memory, v1 ? "memory.usage_in_bytes" : "memory.current");
       const stat = read(dirs.memory, "memory.stat");
-      // The root cgroup has no limit file: no limit, not an error.
-      let limit: string | undefined;
-      try {
-        limit = read(dirs.memory, v1 ? "memory.limit_in_bytes" : "memory.max");
-      } catch (e) {
-        if (!isEnoent(e)) throw e;
-      }
-      return cadvisorMemory(dirs.version, usage, stat, limit);
+      // The root cgroup has no limit file: no limit, not an error; no swap accounting: no swap file.
+      const optional = (file: string) => {
+        try {
+          return read(dirs.memory, file);
+        } catch (e) {
+          if (!isEnoent(e)) throw e;
+          return undefined;
+        }
+      };
+      const limit = optional(v1 ? "memory.limit_in_bytes" : "memory.max");
+      return cadvisorMemory(dirs.version, usage, stat, limit, v1 ? undefined : optional("memory.swap.current"));
     });
   return {
     attempt,

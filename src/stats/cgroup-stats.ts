@@ -9,18 +9,19 @@ import { createKeptFiles } from "./kept-files.ts";
 import { readNetworkStats } from "./network.ts";
 import { readOwnCgroupDirs } from "./own-cgroup.ts";
 import { cgroupDirs, cpuStats, firstPid, nextCpuRate, podProcessCount, readCpuUsageNs, type CgroupDirs } from "./pods.ts";
+import { cgroupSwapStats } from "./swap.ts";
 import { isEnoent, type CpuRound, type SummaryContext, type SummaryPass } from "./summary-context.ts";
-import { SYSTEM_CONTAINER_KUBELET, type ContainerStats, type CPUStats, type MemoryStats, type PodStats } from "./summary.ts";
+import { SYSTEM_CONTAINER_KUBELET, type ContainerStats, type CPUStats, type MemoryStats, type PodStats, type SwapStats } from "./summary.ts";
 
 /** The fields of a PodStats its cgroup gives. */
-export type PodCgroupStats = Pick<PodStats, "memory" | "cpu" | "process_stats" | "network">;
+export type PodCgroupStats = Pick<PodStats, "memory" | "cpu" | "process_stats" | "network" | "swap">;
 
 export interface CgroupStats {
   /** The cgroup at `rel` in each controller (v1 or v2 detected once, on first use). */
   dirsOf(rel: string): CgroupDirs;
   /** The pod's cgroup; undefined when it has none yet (not started) or any more (torn down). */
   podDirs(pod: PodLike, uid: string): CgroupDirs | undefined;
-  /** Memory, CPU, process count and (own network namespace only) network of a pod whose cgroup exists. */
+  /** Memory, CPU, process count, swap and (own network namespace only) network of a pod whose cgroup exists. */
   podStats(pod: PodLike, uid: string, dirs: CgroupDirs, pass: SummaryPass): PodCgroupStats;
   /** The pod's memory read now through its kept files (the pressure path); a new pod's cgroup is looked up once. */
   freshPodMemory(pod: PodLike, uid: string, time: string): MemoryStats | undefined;
@@ -28,8 +29,8 @@ export interface CgroupStats {
   containerDirsOf(pod: CgroupDirs, id: string, seen: Set<string>): CgroupDirs | undefined;
   /** The same without recording it as seen (containerMemory between summaries). */
   knownContainerDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined;
-  /** A container's memory and CPU from its cgroup, each undefined when unreadable. */
-  containerStats(uid: string, name: string, dirs: CgroupDirs, pass: SummaryPass): { memory?: MemoryStats; cpu?: CPUStats };
+  /** A container's memory, CPU and swap from its cgroup, each undefined when unreadable. */
+  containerStats(uid: string, name: string, dirs: CgroupDirs, pass: SummaryPass): { memory?: MemoryStats; cpu?: CPUStats; swap?: SwapStats };
   /** The cgroup's CPU, its rate against the last pass's (or this pass's) sample of the same directory. */
   sampleCpu(pass: SummaryPass, dirs: CgroupDirs): CPUStats;
   /** The "kubelet" system container: bunlet's own cgroup; undefined when there is none (or it is off). */
@@ -109,6 +110,9 @@ export function createCgroupStats(ctx: SummaryContext): CgroupStats {
       if (cpu) out.cpu = cpu;
       const count = attempt(uid, "process_stats", () => podProcessCount(dirs));
       if (count !== undefined) out.process_stats = { process_count: count };
+      // addSwapStats: the pod cgroup's swap, as cAdvisor reports it for the pod.
+      const swap = attempt(uid, "swap", () => cgroupSwapStats(dirs.memory, dirs.version, pass.time));
+      if (swap) out.swap = swap;
       // The pod's own network namespace (a hostNetwork pod's is the node's, reported there).
       if (!(pod.spec as { hostNetwork?: boolean }).hostNetwork) {
         const network = attempt(uid, "network", () => {
@@ -143,7 +147,8 @@ export function createCgroupStats(ctx: SummaryContext): CgroupStats {
     containerStats(uid, name, dirs, pass) {
       const memory = attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(dirs.memory, pass.time));
       const cpu = attempt(uid, `container ${name} cpu`, () => sampleCpu(pass, dirs));
-      return { memory, cpu };
+      const swap = attempt(uid, `container ${name} swap`, () => cgroupSwapStats(dirs.memory, dirs.version, pass.time));
+      return { memory, cpu, swap };
     },
     sampleCpu,
     kubeletContainer(pass) {
@@ -161,6 +166,8 @@ export function createCgroupStats(ctx: SummaryContext): CgroupStats {
       if (memory) c.memory = memory;
       const cpu = attempt("node", "kubelet cpu", () => sampleCpu(pass, dirs));
       if (cpu) c.cpu = cpu;
+      const swap = attempt("node", "kubelet swap", () => cgroupSwapStats(dirs.memory, dirs.version, pass.time));
+      if (swap) c.swap = swap;
       return c;
     },
     commitRound(round, full) {

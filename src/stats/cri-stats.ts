@@ -7,7 +7,7 @@ import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../pod/kuberuntime/labels.t
 import { fsUsage } from "./pods.ts";
 import type { SummaryContext } from "./summary-context.ts";
 import type { SummaryCri } from "./summary-options.ts";
-import type { ContainerStats, CPUStats, FsStats, MemoryStats } from "./summary.ts";
+import type { ContainerStats, CPUStats, FsStats, MemoryStats, SwapStats } from "./summary.ts";
 
 /** A listed container's name: its metadata, else the kubelet's label, else its id. */
 export const criContainerName = (c: CriContainer): string => c.metadata?.name ?? c.labels?.[CONTAINER_NAME_LABEL] ?? c.id;
@@ -81,7 +81,7 @@ export interface ContainerStatsSources {
   /** The runtime's ListContainerStats entry for it. */
   criStats: CriContainerStats | undefined;
   /** Its cgroup's figures, each undefined when unreadable; undefined when it has no cgroup found. */
-  cgroup: { memory?: MemoryStats; cpu?: CPUStats } | undefined;
+  cgroup: { memory?: MemoryStats; cpu?: CPUStats; swap?: SwapStats } | undefined;
   logs: FsStats | undefined;
   /** The filesystem the writable layer is on (containerfs, else imagefs, else nodefs). */
   rootfsFs: FsStats | undefined;
@@ -91,7 +91,7 @@ export interface ContainerStatsSources {
 /**
  * Pure: one listed container's stats (upstream makeContainerStats): memory and CPU from its cgroup when
  * read there (same clock and source as the pod's figures), else the runtime's; the writable layer on
- * the runtime's filesystem; its logs.
+ * the runtime's filesystem; its logs; its cgroup's swap.
  */
 export function makeContainerStats(c: CriContainer, from: ContainerStatsSources): ContainerStats {
   const { criStats, cgroup, time } = from;
@@ -104,6 +104,7 @@ export function makeContainerStats(c: CriContainer, from: ContainerStatsSources)
   const wl = criStats?.writableLayer;
   if (wl) cs.rootfs = fsUsage(from.rootfsFs, { usedBytes: u64(wl.usedBytes) ?? 0, inodesUsed: u64(wl.inodesUsed) ?? 0 }, time);
   if (from.logs) cs.logs = from.logs;
+  if (cgroup?.swap) cs.swap = cgroup.swap;
   return cs;
 }
 

@@ -1,7 +1,7 @@
 // Node-level stats for the Summary API, read from the kernel on every call (no cAdvisor):
 // memory from the root memory cgroup (v1: its usage files; v2, whose root has no memory.current:
 // anon + file of the root memory.stat as runc emulates it for cAdvisor; else /proc/meminfo),
-// nodefs/imagefs from statfs, network from /proc/self/net/dev, rlimit from
+// swap from /proc/meminfo (stats/swap.ts), nodefs/imagefs from statfs, network from /proc/self/net/dev, rlimit from
 // /proc, and the "pods" system container from the pod cgroup root. Cheap enough to call every
 // second (a handful of small file reads and two statfs calls; see test/stats/node.test.ts).
 // nodeStats({ memoryOnly: true }) is the pressure path's: the root and "pods" memory cgroups only
@@ -16,6 +16,7 @@ import { createKeptFiles, type KeptFiles } from "./kept-files.ts";
 import { fsStats } from "./fs.ts";
 import { networkStats, parseNetDevInterfaces } from "./network.ts";
 import { rlimitStats, type ProcPaths } from "./process.ts";
+import { cgroupSwapStats, nodeSwapStats } from "./swap.ts";
 import { SYSTEM_CONTAINER_PODS, type ContainerStats, type MemoryStats, type NodeStats } from "./summary.ts";
 
 export { cgroupMemoryStats } from "./cgroup.ts";
@@ -158,9 +159,14 @@ export function createNodeStatsProvider(opts: NodeStatsProviderOptions): NodeSta
       // bunlet runs in the host's network namespace: its net/dev is the node's.
       const network = attempt("network", () => networkStats(parseNetDevInterfaces(readFileSync(netDevPath, "utf8")), time));
       if (network) stats.network = network;
+      const swap = attempt("swap", () => nodeSwapStats(parseMeminfo(readFileSync(meminfoPath, "utf8")), time));
+      if (swap) stats.swap = swap;
       if (podsPath !== undefined) {
         const pods = attempt(`pods cgroup ${podsPath}`, () => podsContainer(podsPath, time, opts.podsMemoryLimitBytes?.(), kept));
-        if (pods) stats.systemContainers = [pods];
+        if (pods) {
+          const swap = attempt(`pods cgroup ${podsPath} swap`, () => cgroupSwapStats(podsPath, unifiedRoot && !memRoot ? 2 : 1, time));
+          stats.systemContainers = [swap ? { ...pods, swap } : pods];
+        }
       }
       return stats;
     },

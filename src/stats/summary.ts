@@ -19,6 +19,13 @@ export interface MemoryStats {
   majorPageFaults?: number;
 }
 
+/** The swap of a node, pod or container (stats/v1alpha1 SwapStats). */
+export interface SwapStats {
+  time: string;
+  swapAvailableBytes?: number;
+  swapUsageBytes?: number;
+}
+
 export interface FsStats {
   time: string;
   availableBytes?: number;
@@ -71,6 +78,7 @@ export interface ContainerStats {
   memory?: MemoryStats;
   rootfs?: FsStats;
   logs?: FsStats;
+  swap?: SwapStats;
 }
 
 export interface PodReference {
@@ -93,6 +101,7 @@ export interface PodStats {
   volume?: VolumeStats[];
   "ephemeral-storage"?: FsStats;
   process_stats?: ProcessStats;
+  swap?: SwapStats;
 }
 
 export interface NodeStats {
@@ -105,6 +114,7 @@ export interface NodeStats {
   fs?: FsStats;
   runtime?: RuntimeStats;
   rlimit?: RlimitStats;
+  swap?: SwapStats;
 }
 
 export interface Summary {

@@ -34,6 +34,7 @@ describe("ACTED_ON_FIELDS", () => {
     "maxPods: 10\n",
     "nodeStatusUpdateFrequency: 20s\nnodeStatusReportFrequency: 1m\nnodeLeaseDurationSeconds: 30\nregisterNode: false\nkubeAPIQPS: 10\nkubeAPIBurst: 20\n",
     "failSwapOn: false\n",
+    "memorySwap:\n  swapBehavior: LimitedSwap\n",
     "imageGCHighThresholdPercent: 90\nimageGCLowThresholdPercent: 70\nimageMinimumGCAge: 5m\n",
   ])("acted on, no warning: %s", async (yaml) => {
     expect(await warningsFor(yaml)).toEqual([]);

@@ -44,6 +44,16 @@ const input = (over: Partial<NodeStatusInput> = {}): NodeStatusInput => ({
   ...over,
 });
 
+describe("nodeInfo.swap (upstream nodestatus.MachineInfo)", () => {
+  test("the node's swap capacity when it has swap", () => {
+    const s = buildNodeStatus(input({ machine: { ...machine, swapCapacityBytes: 2 * 1024 ** 3 } }));
+    expect(s.nodeInfo.swap).toEqual({ capacity: 2 * 1024 ** 3 });
+  });
+  test.each([0, undefined])("no swap (%p): no swap field", (swapCapacityBytes) => {
+    expect(buildNodeStatus(input({ machine: { ...machine, swapCapacityBytes } })).nodeInfo).not.toHaveProperty("swap");
+  });
+});
+
 describe("capacity and allocatable", () => {
   test("allocatable = capacity − reserved − hard eviction; memory also − hugepages", () => {
     const thresholds = parseThresholdConfig({ evictionHard: { "memory.available": "100Mi", "nodefs.available": "10Gi" } }).filter((t) => t.gracePeriodMs === 0);

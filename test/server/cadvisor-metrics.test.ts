@@ -28,26 +28,29 @@ describe("pure parts", () => {
     [
       1,
       "4096000",
-      "total_cache 1000\ntotal_rss 3000000\ntotal_inactive_file 96000\n",
+      "total_cache 1000\ntotal_rss 3000000\ntotal_inactive_file 96000\ntotal_swap 8192\n",
       "9223372036854771712",
-      { usageBytes: 4096000, workingSetBytes: 4000000, rssBytes: 3000000, cacheBytes: 1000, limitBytes: 0 },
+      undefined,
+      { usageBytes: 4096000, workingSetBytes: 4000000, rssBytes: 3000000, cacheBytes: 1000, limitBytes: 0, swapBytes: 8192 },
     ],
     [
       2,
       "5000\n",
       "anon 3000\nfile 2000\ninactive_file 1000\n",
       "max\n",
-      { usageBytes: 5000, workingSetBytes: 4000, rssBytes: 3000, cacheBytes: 2000, limitBytes: 0 },
+      "12288\n",
+      { usageBytes: 5000, workingSetBytes: 4000, rssBytes: 3000, cacheBytes: 2000, limitBytes: 0, swapBytes: 12288 },
     ],
     [
       2,
       "5000\n",
       "anon 3000\nfile 2000\ninactive_file 9000\n",
       "67108864\n",
-      { usageBytes: 5000, workingSetBytes: 0, rssBytes: 3000, cacheBytes: 2000, limitBytes: 67108864 },
+      undefined, // no swap accounting
+      { usageBytes: 5000, workingSetBytes: 0, rssBytes: 3000, cacheBytes: 2000, limitBytes: 67108864, swapBytes: 0 },
     ],
-  ] as const)("memory v%d: usage, working set, rss, cache, limit (0 = unlimited)", (v, usage, stat, limit, want) => {
-    expect(cadvisorMemory(v, usage, stat, limit)).toEqual(want);
+  ] as const)("memory v%d: usage, working set, rss, cache, limit (0 = unlimited), swap", (v, usage, stat, limit, swap, want) => {
+    expect(cadvisorMemory(v, usage, stat, limit, swap)).toEqual(want);
   });
   test("the device of a path is the source of its longest mount point", () => {
     const mi = [
@@ -73,7 +76,7 @@ describe("from cgroups, /proc and the CRI", () => {
   };
   const cgroup = (rel: string, usage: number, cpuNs: number, limit = "9223372036854771712") => {
     put(`cg/memory/${rel}/memory.usage_in_bytes`, `${usage}\n`);
-    put(`cg/memory/${rel}/memory.stat`, `total_cache 100\ntotal_rss ${usage - 200}\ntotal_inactive_file 50\n`);
+    put(`cg/memory/${rel}/memory.stat`, `total_cache 100\ntotal_rss ${usage - 200}\ntotal_inactive_file 50\ntotal_swap 4096\n`);
     put(`cg/memory/${rel}/memory.limit_in_bytes`, `${limit}\n`);
     put(`cg/memory/${rel}/cgroup.procs`, "");
     put(`cg/cpuacct/${rel}/cpuacct.usage`, `${cpuNs}\n`);
@@ -147,6 +150,7 @@ describe("from cgroups, /proc and the CRI", () => {
     expect(value("container_memory_rss", app)).toBe(30_000_000 - 200);
     expect(value("container_memory_cache", app)).toBe(100);
     expect(value("container_memory_usage_bytes", app)).toBe(30_000_000);
+    expect(value("container_memory_swap", app)).toBe(4096);
     expect(value("container_spec_memory_limit_bytes", app)).toBe(67108864);
     expect(value("container_cpu_usage_seconds_total", { ...app, cpu: "total" })).toBe(2.5);
     expect(value("container_start_time_seconds", app)).toBe(1_700_000_000.123);

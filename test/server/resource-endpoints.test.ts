@@ -50,6 +50,39 @@ describe("/metrics/resource (metrics-server's format)", () => {
     expect(f.get("pod_cpu_usage_seconds_total")!.help).toBe("[STABLE] Cumulative cpu time consumed by the pod in core-seconds");
   });
 
+  test("swap: node, pod and container usage, the container's limit = available + used (upstream collect*SwapMetrics)", () => {
+    const swap = (used: number, available?: number) => ({
+      time: T,
+      swapUsageBytes: used,
+      ...(available === undefined ? {} : { swapAvailableBytes: available }),
+    });
+    const pod = summary.pods[0]!;
+    const withSwap: Summary = {
+      node: { ...summary.node, swap: swap(8192, 1_000_000) },
+      pods: [
+        {
+          ...pod,
+          swap: swap(4096),
+          containers: [
+            { ...pod.containers![0]!, swap: swap(4096, 12288) },
+            { name: "unlimited", swap: swap(0) },
+          ],
+        },
+      ],
+    };
+    const f = parsePromText(renderResourceMetrics(withSwap));
+    const ms = Date.parse(T);
+    expect(f.get("node_swap_usage_bytes")!.samples).toEqual([{ name: "node_swap_usage_bytes", labels: {}, value: 8192, timestampMs: ms }]);
+    expect(f.get("pod_swap_usage_bytes")!.samples).toMatchObject([{ labels: { namespace: "default", pod: "web" }, value: 4096 }]);
+    expect(f.get("container_swap_usage_bytes")!.samples.map((s) => [s.labels.container, s.value])).toEqual([
+      ["app", 4096],
+      ["unlimited", 0],
+    ]);
+    // A container whose swap is unlimited (no available bytes) has no limit sample.
+    expect(f.get("container_swap_limit_bytes")!.samples).toMatchObject([{ labels: { container: "app", namespace: "default", pod: "web" }, value: 16384 }]);
+    expect(f.get("node_swap_usage_bytes")!.help).toBe("[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems");
+  });
+
   test("stats that cannot be read: resource_scrape_error 1, nothing else", () => {
     const f = parsePromText(renderResourceMetrics(undefined));
     expect([...f.keys()]).toEqual(["resource_scrape_error"]);

@@ -84,6 +84,11 @@ describe("createNodeStatsProvider", () => {
     expect(s.runtime?.imageFs?.time).toBe("2026-01-02T03:04:05.000Z");
     expect(s.memory).toEqual({ time: "2026-01-02T03:04:05.000Z", usageBytes: 819200, workingSetBytes: 716800, availableBytes: 307200 });
     expect(s.systemContainers).toBeUndefined();
+    // No swap lines: the node reports none used, none available, as cAdvisor's root does.
+    expect(s.swap).toEqual({ time: "2026-01-02T03:04:05.000Z", swapUsageBytes: 0, swapAvailableBytes: 0 });
+    writeFileSync(join(dir, "meminfo"), `${MEMINFO}SwapTotal:      2048 kB\nSwapFree:       1536 kB\n`);
+    expect(p.nodeStats().swap).toEqual({ time: "2026-01-02T03:04:05.000Z", swapUsageBytes: 512 * 1024, swapAvailableBytes: 1536 * 1024 });
+    expect(p.nodeStats({ memoryOnly: true }).swap).toBeUndefined();
   });
 
   test("memoryOnly reads the root and pods memory cgroups and nothing else (no statfs, /proc, startTime)", () => {
@@ -137,6 +142,8 @@ describe("createNodeStatsProvider", () => {
     writeFileSync(join(mount, "kubepods.slice", "memory.current"), "300000\n");
     writeFileSync(join(mount, "kubepods.slice", "memory.stat"), "anon 200000\nfile 100000\ninactive_file 50000\n");
     writeFileSync(join(mount, "kubepods.slice", "memory.max"), "800000\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.swap.current"), "4096\n");
+    writeFileSync(join(mount, "kubepods.slice", "memory.swap.max"), "max\n");
     const errors: string[] = [];
     const p = createNodeStatsProvider({
       rootDir: dir,
@@ -163,6 +170,8 @@ describe("createNodeStatsProvider", () => {
     const full = p.nodeStats();
     expect(full.memory).toEqual(want.memory);
     expect(full.systemContainers?.[0]).toMatchObject(want.systemContainers[0]!);
+    // The full read adds the "pods" container's swap (cAdvisor's, for every system container).
+    expect(full.systemContainers?.[0]?.swap).toEqual({ time, swapUsageBytes: 4096 });
     expect(errors.filter((e) => e.includes("memory") || e.includes("pods"))).toEqual([]);
   });
 

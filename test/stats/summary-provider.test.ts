@@ -126,6 +126,7 @@ describe("pod memory, cpu and processes from the pod cgroup", () => {
       startTime: "2026-03-01T09:00:00.000Z",
       memory: { usageBytes: 80 * MI, workingSetBytes: 50 * MI, rssBytes: 40 * MI },
       cpu: { usageCoreNanoSeconds: 7e9 },
+      swap: { swapUsageBytes: 0, swapAvailableBytes: 0 }, // no memsw files: no swap accounting
     });
     expect(errors).toEqual([]);
     // In the root cgroup, or turned off: no kubelet container.
@@ -368,6 +369,30 @@ describe("with CRI", () => {
     expect(eph.inodesUsed).toBe(3 + 1 + app.logs!.inodesUsed! + side.logs!.inodesUsed!);
     expect(ps.memory?.workingSetBytes).toBe(45 * MI);
     expect(ps.process_stats?.process_count).toBe(4);
+    expect(errors).toEqual([]);
+  });
+
+  test("swap: the pod's and each container's from their cgroups (cadvisorInfoToSwapStats); none for a container read from the CRI", async () => {
+    const prel = "kubepods/besteffort/podu1";
+    fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9 });
+    fakeCgroup(`${prel}/cid-app`, { usage: 30 * MI, inactive: 2 * MI, rss: 25 * MI, cpuNs: 6e9 });
+    put(mount, {
+      [`memory/${prel}/memory.stat`]: `${memStat({ inactive: 5 * MI, rss: 40 * MI })}total_swap 8192\n`,
+      [`memory/${prel}/memory.memsw.limit_in_bytes`]: "9223372036854771712\n",
+      [`memory/${prel}/cid-app/memory.stat`]: `${memStat({ inactive: 2 * MI, rss: 25 * MI })}total_swap 4096\n`,
+      [`memory/${prel}/cid-app/memory.memsw.limit_in_bytes`]: `${64 * MI}\n`,
+    });
+    const { cri } = fakeCri({
+      sandboxes: [sandbox("s1", "u1", 1)],
+      containers: [container("cid-app", "s1", "app"), container("cid-side", "s1", "side")],
+      stats: [cstats("cid-side", { ws: MI })],
+    });
+    const { p, errors } = provider([pod("u1")], { cri });
+    const ps = (await p.summary()).pods[0]!;
+    const time = "2026-03-01T10:00:00.000Z";
+    expect(ps.swap).toEqual({ time, swapUsageBytes: 8192 });
+    expect(ps.containers!.find((c) => c.name === "app")!.swap).toEqual({ time, swapUsageBytes: 4096, swapAvailableBytes: 64 * MI - 4096 });
+    expect(ps.containers!.find((c) => c.name === "side")!.swap).toBeUndefined();
     expect(errors).toEqual([]);
   });
 

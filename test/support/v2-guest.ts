@@ -1,7 +1,7 @@
 // Runs commands inside the cgroup v2 User-mode Linux guest (scripts/host/v2-guest.sh) from a test.
 // The guest's kernel is built once by scripts/host/uml-kernel.sh (setup.sh v2-guest; CI runs it):
 // without it the guest tests skip with that reason on a developer machine, and fail under CI.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const REPO = resolve(import.meta.dir, "../..");
@@ -54,6 +54,8 @@ export interface GuestOptions {
   timeoutS?: number;
   /** v2-guest.sh -s: seconds without guest heartbeat or output that count as a frozen guest (default 120) */
   stallS?: number;
+  /** A sparse host file of this size as the guest's /dev/ubda (v2-guest.sh -d; e.g. for swap), removed afterwards. */
+  diskMiB?: number;
   env?: string[];
 }
 
@@ -82,12 +84,20 @@ export async function runInV2Guest(
   if (opts.stallS) args.push("-s", String(opts.stallS));
   for (const e of opts.env ?? []) args.push("-e", e);
   for (const d of opts.rw ?? []) args.push("-w", d);
+  const diskDir = opts.diskMiB ? mkdtempSync("/var/tmp/bunlet-guest-disk-") : undefined;
+  if (diskDir) {
+    writeFileSync(join(diskDir, "disk"), "");
+    truncateSync(join(diskDir, "disk"), opts.diskMiB! * 2 ** 20);
+    args.push("-d", join(diskDir, "disk"));
+  }
   // The guest's /tmp, /run and /dev/shm are fresh tmpfs: a checkout under them (a CI clone in /tmp)
   // would be invisible there, so it is shared at its own path.
   if (/^\/(tmp|run|dev\/shm)(\/|$)/.test(REPO)) args.push("-w", REPO);
   args.push("--", ...cmd);
   const child = Bun.spawn(["bash", ...args], { cwd: REPO, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]).finally(
+    () => diskDir && rmSync(diskDir, { recursive: true, force: true }),
+  );
   const stalled = guestStallMessage(exitCode, stderr);
   return stalled ? { exitCode, stdout, stderr, stalled } : { exitCode, stdout, stderr };
 }

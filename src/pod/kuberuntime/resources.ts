@@ -3,8 +3,10 @@
 // GetContainerOOMScoreAdjust (pkg/kubelet/qos/policy.go).
 import { parseQuantity, quantityMilliValue, quantityValue } from "../../config/quantity.ts";
 import type { LinuxContainerResources } from "../../cri/types.ts";
-import { isCriticalPod, type PodLike } from "../pod-like.ts";
+import { isCriticalPod, podKey, type PodLike } from "../pod-like.ts";
+import { kv, log } from "../../log.ts";
 import { defaultedRequests, getPodQOS } from "../qos.ts";
+import { containerSwap, type SwapHost } from "./swap.ts";
 import type { KubeContainer } from "./types.ts";
 
 export const MIN_SHARES = 2;
@@ -52,26 +54,25 @@ export function containerOOMScoreAdjust(pod: PodLike, container: KubeContainer, 
   return adj;
 }
 
-/** What the host's cgroups offer that changes a container's resources (detected once at start). */
-export interface ContainerCgroupHost {
-  /** cgroup v2 (the unified hierarchy) at /sys/fs/cgroup. */
-  unified: boolean;
-  /** The swap controller: memory.swap.max in the kubelet's own v2 cgroup (upstream swapControllerAvailable). */
-  swapController: boolean;
+/**
+ * What the host's cgroups offer that changes a container's resources (detected once at start), with
+ * the node's swap and its swap behaviour (swap.ts).
+ */
+export interface ContainerCgroupHost extends SwapHost {
   /** KubeletConfiguration singleProcessOOMKill (v2 default false: the whole container is OOM-killed). */
   singleProcessOOMKill?: boolean;
 }
 
 /**
  * LinuxContainerResources.unified on cgroup v2, as upstream sets it: memory.oom.group=1 unless
- * singleProcessOOMKill (calculateLinuxResources), memory.swap.max=0 when the swap controller is there
- * (configureContainerSwapResources → ConfigureNoSwap: NoSwap is the default swap behaviour).
+ * singleProcessOOMKill (calculateLinuxResources), memory.swap.max as the container's swap decision
+ * (configureContainerSwapResources; swap.ts) when the swap controller is there.
  */
-export function unifiedContainerResources(host: ContainerCgroupHost | undefined): Record<string, string> | undefined {
+export function unifiedContainerResources(host: ContainerCgroupHost | undefined, swapMaxBytes?: number): Record<string, string> | undefined {
   if (!host?.unified) return undefined;
   const unified: Record<string, string> = {};
   if (host.singleProcessOOMKill !== true) unified["memory.oom.group"] = "1";
-  if (host.swapController) unified["memory.swap.max"] = "0";
+  if (swapMaxBytes !== undefined) unified["memory.swap.max"] = String(swapMaxBytes);
   return Object.keys(unified).length > 0 ? unified : undefined;
 }
 
@@ -89,7 +90,11 @@ export function containerResources(pod: PodLike, container: KubeContainer, memor
     out.cpuPeriod = QUOTA_PERIOD_US;
     out.cpuQuota = milliCPUToQuota(cpuLimit, QUOTA_PERIOD_US);
   }
-  const unified = unifiedContainerResources(host);
+  const swap = containerSwap(host, pod, container, { memoryCapacityBytes, memoryLimitInBytes: out.memoryLimitInBytes ?? 0 });
+  if (swap?.error)
+    log.error(`Cannot calculate swap allocation amount; disallowing swap ${kv({ pod: podKey(pod), container: container.name, err: swap.error })}`);
+  if (swap?.memorySwapLimitInBytes !== undefined) out.memorySwapLimitInBytes = swap.memorySwapLimitInBytes;
+  const unified = unifiedContainerResources(host, swap?.swapMaxBytes);
   if (unified) out.unified = unified;
   return out;
 }

@@ -74,12 +74,31 @@ describe("LinuxContainerResources.unified on cgroup v2 (upstream calculateLinuxR
   test.each([
     ["cgroup v1: none", undefined, undefined],
     ["cgroup v1 with memsw: none (v1 swap is memorySwapLimitInBytes)", { unified: false, swapController: true }, undefined],
+    [
+      "v2 with swap controller, LimitedSwap, Guaranteed: no swap",
+      { unified: true, swapController: true, swapBehavior: "LimitedSwap", swapCapacityBytes: GiB },
+      { "memory.oom.group": "1", "memory.swap.max": "0" },
+    ],
     ["v2 without swap controller: group OOM kill", { unified: true, swapController: false }, { "memory.oom.group": "1" }],
     ["v2 with swap controller: no swap too", { unified: true, swapController: true }, { "memory.oom.group": "1", "memory.swap.max": "0" }],
     ["v2, singleProcessOOMKill", { unified: true, swapController: true, singleProcessOOMKill: true }, { "memory.swap.max": "0" }],
     ["v2, singleProcessOOMKill, no swap controller", { unified: true, swapController: false, singleProcessOOMKill: true }, undefined],
   ] as const)("%s", (_name, host, want) => {
     expect(containerResources(pod([c]), c, 4 * GiB, host).unified).toEqual(want);
+  });
+
+  test("v1 with memsw: memorySwapLimitInBytes = memoryLimitInBytes (ConfigureNoSwap)", () => {
+    const r = containerResources(pod([c]), c, 4 * GiB, { unified: false, swapController: true });
+    expect(r.memorySwapLimitInBytes).toBe(64 * 1024 * 1024);
+    expect(containerResources(pod([c]), c, 4 * GiB, { unified: false, swapController: false }).memorySwapLimitInBytes).toBeUndefined();
+  });
+
+  test("v2 LimitedSwap, Burstable: memory.swap.max is the request's share of the node's swap", () => {
+    const b: KubeContainer = { name: "b", resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } };
+    const host = { unified: true, swapController: true, swapBehavior: "LimitedSwap", swapCapacityBytes: 2 * GiB };
+    const r = containerResources(pod([b]), b, 4 * GiB, host);
+    expect(r.unified).toEqual({ "memory.oom.group": "1", "memory.swap.max": String(GiB / 2) });
+    expect(r.memorySwapLimitInBytes).toBeUndefined();
   });
 });
 
@@ -94,14 +113,19 @@ describe("detectContainerCgroupHost", () => {
     const root = mkdtempSync("/tmp/bunlet-cgroup-host-");
     try {
       writeFileSync(join(root, "self"), "0::/kubelet.slice\n");
+      writeFileSync(join(root, "meminfo"), "MemTotal:        4000000 kB\nSwapTotal:       1048576 kB\n");
       writeFileSync(join(root, "cgroup.controllers"), "memory\n");
       mkdirSync(join(root, "kubelet.slice"));
-      const detect = () => detectContainerCgroupHost({ mountRoot: root, procSelfCgroup: join(root, "self") });
-      expect(detect()).toEqual({ unified: true, swapController: false, singleProcessOOMKill: undefined });
+      const detect = () =>
+        detectContainerCgroupHost({ mountRoot: root, procSelfCgroup: join(root, "self"), procMeminfo: join(root, "meminfo"), swapBehavior: "LimitedSwap" });
+      const facts = { singleProcessOOMKill: undefined, swapBehavior: "LimitedSwap", swapCapacityBytes: GiB };
+      expect(detect()).toEqual({ unified: true, swapController: false, ...facts });
       writeFileSync(join(root, "kubelet.slice", "memory.swap.max"), "max\n");
       expect(detect().swapController).toBe(true);
       rmSync(join(root, "cgroup.controllers"));
-      expect(detect()).toEqual({ unified: false, swapController: false, singleProcessOOMKill: undefined });
+      expect(detect()).toEqual({ unified: false, swapController: false, ...facts });
+      rmSync(join(root, "meminfo"));
+      expect(detect().swapCapacityBytes).toBe(0);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -24,7 +24,7 @@ let runtimeUp = false;
 const startupEvents: string[] = [];
 
 const facts: NodeFacts = {
-  machine: async () => TEST_MACHINE,
+  machine: async () => ({ ...TEST_MACHINE, swapCapacityBytes: 2 ** 30 }), // kube-apiserver keeps nodeInfo.swap
   addresses: () => [
     { type: "InternalIP", address: "10.9.8.7" },
     { type: "Hostname", address: NODE },
@@ -120,6 +120,7 @@ describe.skipIf(!bin.dir)("node registration, status and lease against a real AP
       containerRuntimeVersion: "containerd://1.6.20",
       bootID: "boot",
       osImage: "Debian GNU/Linux 12 (bookworm)",
+      swap: { capacity: 2 ** 30 },
     });
     expect(n.status.capacity).toEqual({ cpu: "2", memory: "2Gi", pods: "110", "ephemeral-storage": "16Gi" });
     expect(n.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });

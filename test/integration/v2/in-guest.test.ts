@@ -21,6 +21,7 @@ const GUEST_FILES: [string, Guest][] = [
   ["test/integration/v2/pods.test.ts", "busybox-init"],
   ["test/integration/v2/eviction.test.ts", "busybox-init"],
   ["test/integration/v2/stats.test.ts", "busybox-init"],
+  ["test/integration/v2/swap.test.ts", "busybox-init"],
   ["test/integration/v2/systemd-slices.test.ts", "systemd"],
   ["test/integration/v2/systemd-dbus.test.ts", "systemd"],
   ["test/integration/v2/systemd-pods.test.ts", "systemd"],
@@ -59,6 +60,8 @@ function boot(guest: Guest, files: string[]): Promise<Map<string, GuestFileRun>>
       memoryMiB: 1536,
       timeoutS: 60 + PER_FILE_S * files.length,
       systemd: guest !== "busybox-init",
+      // /dev/ubda: swap.test.ts makes it swap and turns it on for its own run.
+      diskMiB: guest === "busybox-init" ? 1024 : undefined,
       cgroupV1: guest === "systemd-v1",
     });
     console.log(
