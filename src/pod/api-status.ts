@@ -41,6 +41,16 @@ export interface ApiStatusSyncer {
   whenFlushed(): Promise<void>;
 }
 
+/**
+ * The status as a strategic merge patch. podIPs merge by `ip` in the Pod schema, so an IP sent alone
+ * would be added to the old one (a new sandbox after a reboot: two IPs of one family, which the API
+ * server refuses); they are the kubelet's alone and replaced whole, as upstream's two-way patch
+ * (statusutil.PatchPodStatus) deletes the old entries.
+ */
+export function statusPatch(status: PodStatus): unknown {
+  return status.podIPs?.length ? { ...status, podIPs: [...status.podIPs, { $patch: "replace" }] } : status;
+}
+
 export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
   const sent = new Map<string, string>();
   /** Pods deleted from the API (a finalizer may keep them listed a while): not deleted again. */
@@ -58,7 +68,12 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     if (sent.get(uid) === body) return true;
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`;
     try {
-      await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status } });
+      await opts.client.request({
+        method: "PATCH",
+        path,
+        contentType: "application/strategic-merge-patch+json",
+        body: { metadata: { uid }, status: statusPatch(status) },
+      });
       sent.set(uid, body);
       log.info(`Patch status for pod ${kv({ pod: podKey(pod), podUID: uid, phase: status.phase })}`);
       return true;
