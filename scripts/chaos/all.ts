@@ -1,5 +1,6 @@
 // Every chaos scenario in turn against dist/bunlet, then one summary line each; exit 1 if any failed.
 //   bun scripts/chaos/all.ts [name ...]
+import { apiPartitionReboot } from "./api-partition-reboot.ts";
 import { besteffortHog } from "./besteffort-hog.ts";
 import { diskPressure } from "./disk-pressure.ts";
 import { fastRamp } from "./fast-ramp.ts";
@@ -9,7 +10,7 @@ import { restartDuringPressure } from "./restart-during-pressure.ts";
 import { softGrace } from "./soft-grace.ts";
 import { staticPods } from "./static-pods.ts";
 
-export const SCENARIOS: Scenario[] = [besteffortHog, fastRamp, softGrace, pidPressure, diskPressure, restartDuringPressure, staticPods];
+export const SCENARIOS: Scenario[] = [besteffortHog, fastRamp, softGrace, pidPressure, diskPressure, restartDuringPressure, staticPods, apiPartitionReboot];
 
 if (import.meta.main) {
   const wanted = process.argv.slice(2);
@@ -29,7 +30,7 @@ if (import.meta.main) {
   console.log("\n=== summary ===");
   for (const r of results)
     console.log(
-      `${r.pass ? "PASS" : "FAIL"} ${r.name.padEnd(24)} ${(r.durationMs / 1000).toFixed(1).padStart(5)} s  ${r.checks.filter((c) => c.ok).length}/${r.checks.length} checks${r.error ? `  error: ${r.error}` : ""}`,
+      `${r.skipped ? "SKIP" : r.pass ? "PASS" : "FAIL"} ${r.name.padEnd(24)} ${(r.durationMs / 1000).toFixed(1).padStart(5)} s  ${r.checks.filter((c) => c.ok).length}/${r.checks.length} checks${r.error ? `  error: ${r.error}` : ""}`,
     );
   process.exit(results.every((r) => r.pass) ? 0 : 1);
 }

@@ -39,11 +39,17 @@ export interface ScenarioResult {
   cleanupProblems: string[];
   /** How the scenario ran, for the reader (e.g. no kernel notifier on this host). */
   notes: string[];
+  /** Not run, and why (Scenario.unavailable). */
+  skipped?: string;
 }
 
 export interface Scenario {
   name: string;
   description: string;
+  /** Its bound when the caller gives none (default 60 s); × chaosTimeScale(). */
+  timeoutMs?: number;
+  /** Why it cannot run on this host (e.g. the upstream binaries not built), or undefined: it is skipped, saying so. */
+  unavailable?(): string | undefined;
   run(h: Harness): Promise<void>;
 }
 
@@ -81,21 +87,12 @@ export async function cleanupActive(): Promise<string[]> {
 
 /** Runs one scenario with a bounded duration and guaranteed cleanup. */
 export async function runScenario(s: Scenario, opts: RunOptions = {}): Promise<ScenarioResult> {
-  const timeoutMs = opts.timeoutMs ?? 60_000 * chaosTimeScale();
+  const timeoutMs = opts.timeoutMs ?? (s.timeoutMs ?? 60_000) * chaosTimeScale();
   const started = performance.now();
-  if (!canRunContainerd()) {
-    return {
-      name: s.name,
-      pass: false,
-      checks: [],
-      trace: [],
-      durationMs: 0,
-      error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)",
-      logs: "",
-      cleanupProblems: [],
-      notes: [],
-    };
-  }
+  const notRun = { name: s.name, checks: [], trace: [], durationMs: 0, logs: "", cleanupProblems: [], notes: [] };
+  if (!canRunContainerd()) return { ...notRun, pass: false, error: "chaos scenarios need root on Linux (cgroups, mounts, containerd)" };
+  const skipped = s.unavailable?.();
+  if (skipped) return { ...notRun, pass: true, skipped };
   const h = createHarness(s.name, opts.verbose ?? false, opts.agentCommand);
   active = h;
   let error: string | undefined;
@@ -128,6 +125,10 @@ function safe<T>(fn: () => T, fallback: T): T {
 }
 
 export function printResult(r: ScenarioResult): void {
+  if (r.skipped) {
+    console.log(`\n=== ${r.name}: SKIP (${r.skipped}) ===`);
+    return;
+  }
   console.log(`\n=== ${r.name}: ${r.pass ? "PASS" : "FAIL"} (${(r.durationMs / 1000).toFixed(1)} s) ===`);
   for (const c of r.checks) console.log(`  ${c.ok ? "✓" : "✗"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
   for (const n of r.notes) console.log(`  note: ${n}`);

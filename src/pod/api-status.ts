@@ -54,6 +54,16 @@ export function withDeletedConditions(status: PodStatus, sentTypes: string[] | u
   return { ...status, conditions: [...(status.conditions ?? []), ...deletes] };
 }
 
+/**
+ * The status as a strategic merge patch. podIPs merge by `ip` in the Pod schema, so an IP sent alone
+ * would be added to the old one (a new sandbox after a reboot: two IPs of one family, which the API
+ * server refuses); they are the kubelet's alone and replaced whole, as upstream's two-way patch
+ * (statusutil.PatchPodStatus) deletes the old entries.
+ */
+export function statusPatch(status: PodStatus): unknown {
+  return status.podIPs?.length ? { ...status, podIPs: [...status.podIPs, { $patch: "replace" }] } : status;
+}
+
 export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSyncer {
   const sent = new Map<string, string>();
   /** The condition types last sent per pod: one no longer there is deleted by the patch. */
@@ -73,7 +83,7 @@ export function createApiStatusSyncer(opts: ApiStatusSyncerOptions): ApiStatusSy
     if (sent.get(uid) === body) return true;
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`;
     try {
-      const patch = withDeletedConditions(status, sentConditions.get(uid));
+      const patch = statusPatch(withDeletedConditions(status, sentConditions.get(uid)));
       await opts.client.request({ method: "PATCH", path, contentType: "application/strategic-merge-patch+json", body: { metadata: { uid }, status: patch } });
       sent.set(uid, body);
       sentConditions.set(

@@ -10,7 +10,7 @@ import type { KubeletConfiguration } from "../config/kubelet-config.ts";
 import { durationMs } from "../config/duration.ts";
 import type { CriClient } from "../cri/client.ts";
 import type { EvictionWiring } from "./eviction.ts";
-import { createKubeClient, loadKubeconfig, tokenBucket, type KubeClient, type Node, type RestConfig } from "../kube/index.ts";
+import { createKubeClient, loadKubeconfig, reconnectObserver, tokenBucket, type KubeClient, type Node, type RestConfig } from "../kube/index.ts";
 import {
   createCertRotation,
   createServerCertManager,
@@ -147,17 +147,20 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
   function run(rest: RestConfig): void {
     // The rate-limited main client, and the heartbeat's (no rate limit, a timeout within the lease).
     const updateMs = durationMs(config.nodeStatusUpdateFrequency);
+    // Whichever request gets through first after an outage (the heartbeat's, a reflector's), the pod
+    // list/watch then retries at once rather than at the end of its back-off (up to 30 s).
+    const retryPods = () => podSource?.retryNow();
     const client = (main = createKubeClient(rest, {
       clock,
       rateLimiter: tokenBucket(config.kubeAPIQPS, config.kubeAPIBurst, clock),
       userAgent: `bunlet/${kubeletVersion()}`,
-      observer,
+      observer: reconnectObserver(observer, retryPods),
     }));
     const heartbeat = createKubeClient(rest, {
       clock,
       timeoutMs: Math.min(updateMs, config.nodeLeaseDurationSeconds * 1000),
       userAgent: `bunlet/${kubeletVersion()}`,
-      observer,
+      observer: reconnectObserver(observer, retryPods),
     });
     // The node's registration, status and lease, over the heartbeat client.
     const node = (mode = createMode(heartbeat, updateMs, client));

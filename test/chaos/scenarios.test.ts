@@ -1,17 +1,19 @@
 // The chaos scenarios of scripts/chaos/ against the compiled dist/bunlet, on a private containerd:
-// every CI run. Each scenario bounds itself (60 s) and cleans up after itself; afterAll cleans up
+// every CI run; the one on the real control plane (test/support/upstream) when its binaries are built. Each scenario bounds itself (60 s) and cleans up after itself; afterAll cleans up
 // whatever a timed-out test left (the active scenario, the containerd reference held here).
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { apiPartitionReboot } from "../../scripts/chaos/api-partition-reboot.ts";
 import { besteffortHog } from "../../scripts/chaos/besteffort-hog.ts";
 import { diskPressure } from "../../scripts/chaos/disk-pressure.ts";
 import { fastRamp } from "../../scripts/chaos/fast-ramp.ts";
-import { chaosTimeScale, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
+import { chaosTimeScale, cleanupActive, printResult, runScenario, type Scenario } from "../../scripts/chaos/lib.ts";
 import { pidPressure } from "../../scripts/chaos/pid-pressure.ts";
 import { restartDuringPressure } from "../../scripts/chaos/restart-during-pressure.ts";
 import { softGrace } from "../../scripts/chaos/soft-grace.ts";
 import { staticPods } from "../../scripts/chaos/static-pods.ts";
 import { useChaosContainerd } from "../support/chaos.ts";
 import { canRunContainerd } from "../support/containerd.ts";
+import { upstreamBinDir } from "../support/upstream/index.ts";
 
 // A slower host (the v2 guest: one CPU, slow syscalls; BUNLET_CHAOS_TIME_SCALE) gives each scenario
 // more time, never different steps.
@@ -19,7 +21,7 @@ const SCENARIO_TIMEOUT_MS = 60_000 * chaosTimeScale();
 const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
 
 async function expectPass(s: Scenario): Promise<void> {
-  const r = await runScenario(s, { timeoutMs: SCENARIO_TIMEOUT_MS });
+  const r = await runScenario(s, { timeoutMs: s.timeoutMs ? s.timeoutMs * chaosTimeScale() : SCENARIO_TIMEOUT_MS });
   if (!r.pass || process.env.BUNLET_CHAOS_PRINT) printResult(r);
   expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({
     error: undefined,
@@ -39,4 +41,17 @@ describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () =
   test("(e) disk-pressure: image GC first, then the pod filling the disk", () => expectPass(diskPressure), TEST_TIMEOUT_MS);
   test("(f) restart-during-pressure: a restarted bunlet adopts the pods and evicts the hog", () => expectPass(restartDuringPressure), TEST_TIMEOUT_MS);
   test("(g) static-pods: evictStaticPods off evicts nothing (logged), on evicts by priority", () => expectPass(staticPods), TEST_TIMEOUT_MS);
+});
+
+const upstream = upstreamBinDir();
+if (!upstream.dir) console.warn(`skipping the chaos scenario on the real control plane: ${upstream.why}`);
+
+describe.skipIf(!canRunContainerd() || !upstream.dir)("chaos scenario against dist/bunlet on the real control plane", () => {
+  afterAll(() => cleanupActive(), 60_000);
+
+  test(
+    "(h) api-partition-reboot: cut off and rebooted, the cached pods run; reconnected, deleted stops, edited updates, the rest is adopted, Node Ready",
+    () => expectPass(apiPartitionReboot),
+    apiPartitionReboot.timeoutMs! * chaosTimeScale() + TEST_TIMEOUT_MS,
+  );
 });

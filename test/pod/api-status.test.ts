@@ -130,3 +130,17 @@ test("a pod being deleted: its final status is patched first, then it is deleted
   await syncer.syncOnce();
   expect(sent).toEqual(["PATCH Running", "PATCH Succeeded", "DELETE grace=0"]);
 });
+
+test("podIPs are replaced whole, so a new sandbox's IP does not join the old one", async () => {
+  const sent: any[] = [];
+  const client = { request: async (o: any) => void sent.push(o.body) } as unknown as KubeClient;
+  const pod = { metadata: { name: "p", namespace: "ns", uid: "u1" }, spec: { containers: [] } } as unknown as Pod;
+  const status = { phase: "Running", podIP: "10.0.0.7", podIPs: [{ ip: "10.0.0.7" }] } as PodStatus;
+  await createApiStatusSyncer({ client, clock: createManualClock(0), pods: () => [pod], status: () => status }).syncOnce();
+  expect(sent[0].status).toEqual({
+    phase: "Running",
+    podIP: "10.0.0.7",
+    podIPs: [{ ip: "10.0.0.7" }, { $patch: "replace" }],
+  });
+  expect(status.podIPs).toEqual([{ ip: "10.0.0.7" }]); // the lifecycle's status untouched
+});

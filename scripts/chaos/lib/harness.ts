@@ -458,6 +458,12 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
       return existsSync(tracePath) ? readFileSync(tracePath, "utf8") : "";
     },
 
+    /** Something the reader of the result must know, a figure or how the scenario ran (printed with the checks). */
+    note(msg: string): void {
+      notes.push(msg);
+      say(`note: ${msg}`);
+    },
+
     check(checkName: string, ok: boolean, detail?: string): boolean {
       checks.push({ name: checkName, ok, detail });
       say(`${ok ? "ok  " : "FAIL"} ${checkName}${detail ? ` — ${detail}` : ""}`);

@@ -3,11 +3,13 @@
 // source "api" (an ADD, so orphan cleanup still waits for a real list); once the API server lists the
 // pods, its SET replaces them — the decision per pod (reconcile.ts) is logged, the config mux carries
 // it out: unchanged pods are adopted, changed ones updated, deleted ones stopped within their grace.
+import { join } from "node:path";
 import type { Clock, TimerHandle } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { isMirrorPod, podKey } from "../pod-like.ts";
 import { decodeApiPod } from "../sources/api.ts";
 import type { Pod } from "../types.ts";
+import { cacheFileName } from "./cache-entry.ts";
 import { reconcileWithApi } from "./reconcile.ts";
 import type { AutonomyStore } from "./store.ts";
 
@@ -41,15 +43,15 @@ export function nodeForCache(n: { metadata: { name: string; uid?: string; labels
   };
 }
 
-/** The cached pods as the API source decodes them; a file whose pod no longer decodes is skipped. */
+/** The cached pods as the API source decodes them; a file whose pod no longer decodes is logged (file and reason) and skipped. */
 function cachedPods(store: AutonomyStore): Pod[] {
   const out: Pod[] = [];
   for (const raw of store.pods()) {
     const { pod, errors } = decodeApiPod(raw);
-    const m = (raw as { metadata: { namespace: string; name: string } }).metadata;
+    const m = (raw as { metadata: { namespace: string; name: string; uid: string } }).metadata;
     if (!pod)
       log.error(
-        `autonomy cache: a stored pod does not decode; skipping it ${kv({ pod: `${m.namespace}/${m.name}`, error: errors.map((e) => e.message).join("; ") })}`,
+        `autonomy cache: a stored pod does not decode; skipping it ${kv({ file: join(store.dir, cacheFileName("Pod", { uid: m.uid })), pod: `${m.namespace}/${m.name}`, error: errors.map((e) => e.message).join("; ") })}`,
       );
     else if (!isMirrorPod(pod)) out.push(pod);
   }

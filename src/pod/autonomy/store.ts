@@ -127,7 +127,7 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
     if (used + size > opts.maxBytes)
       return log.error(`autonomy cache: skipping a file past the size bound ${kv({ file: path, sizeBytes: size, maxBytes: opts.maxBytes })}`);
     const entry = parseCacheEntry(name, await readFile(path, "utf8"));
-    if (entry instanceof Error) return log.error(`${entry.message}; skipping it`);
+    if (entry instanceof Error) return log.error(`${entry.message}; skipping it ${kv({ file: path })}`);
     if (!opts.secrets && (entry.kind === "Secret" || entry.kind === "Token")) {
       log.info(`autonomy cache: removing a stored ${entry.kind.toLowerCase()} (secrets are not cached) ${kv({ file: path })}`);
       return void (await rm(path, { force: true }));

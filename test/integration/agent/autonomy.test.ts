@@ -3,10 +3,11 @@
 // kube-apiserver is stopped it runs that pod again from its cache — the containers it finds are adopted
 // (same IDs, no restart), and after a simulated reboot (the pod's containers removed through the CRI) they
 // are made again from the cached pod, secret, configMap and token. With the API server back, an unchanged
-// pod keeps its containers (restartCount 0, same container ID) and a pod deleted meanwhile is stopped.
+// pod keeps its containers (restartCount 0, same container ID) and a pod deleted meanwhile is stopped. A
+// corrupt cache file is reported (file and reason) and the rest of the cache still runs.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
@@ -67,7 +68,13 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
 
   test("restarted while the API server is down, the pod is adopted; with it back, nothing restarts", async () => {
     const { uid, containerId } = await runPod("adopted");
-    await c.n.restart(() => c.cp.stopApiServer());
+    const corrupt = join(cacheDir(), "pod_corrupt.json");
+    await c.n.restart(async () => {
+      await c.cp.stopApiServer();
+      writeFileSync(corrupt, "{ not json");
+    });
+    // The bad file is reported, named, with the reason; the rest of the cache runs.
+    await waitLog("the corrupt cache file reported", `autonomy cache file pod_corrupt.json: not JSON; skipping it file=${corrupt}`);
     await waitLog("the cached pods run", "running the pods of the autonomy cache");
     await waitLog("the secret served from the cache", "object=secret/default/offline-secret");
     expect(await running(uid)).toEqual([containerId]);
@@ -78,6 +85,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     expect(p.status.containerStatuses[0].restartCount).toBe(0);
     expect(p.status.containerStatuses[0].containerID).toBe(`containerd://${containerId}`);
     expect(await running(uid)).toEqual([containerId]);
+    rmSync(corrupt, { force: true });
     await kubectl("delete", "pod", "adopted", "--wait=true");
   }, 240_000);
 

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../binary.ts";
 import { issueCert } from "../apiserver/pki.ts";
@@ -28,6 +29,11 @@ export interface UpstreamNodeOptions {
   binary?: string;
   /** cgroupDriver systemd (a systemd host): containerd's runc with SystemdCgroup, cgroupRoot "/", the kubepods slices stopped on stop(). */
   systemd?: boolean;
+  /**
+   * The API server address the agent is given (its bootstrap kubeconfig's, and so the --kubeconfig it
+   * writes after the TLS bootstrap): default the control plane's own, e.g. a proxy in front of it.
+   */
+  server?: string;
   /** Runs once containerd is up and before the agent starts (e.g. to write static pod manifests). */
   prepare?(n: { ctd: TestContainerd; manifests: string; base: string; cgroupRoot: string }): void | Promise<void>;
 }
@@ -41,8 +47,11 @@ export interface UpstreamNode {
   port: number;
   ctd: TestContainerd;
   proc: BunletProcess;
-  /** Stops the agent (SIGTERM: its pods keep running) and starts it again with the same arguments; `proc` is then the new process. */
-  restart(between?: () => Promise<void>): Promise<void>;
+  /**
+   * Stops the agent (SIGTERM, or `signal`: SIGKILL is a crash; its pods keep running) and starts it again
+   * with the same arguments; `proc` is then the new process.
+   */
+  restart(between?: () => Promise<void>, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,6 +75,14 @@ async function removeOwnPods(ctd: TestContainerd, rootDir: string): Promise<void
     await rt.removePod(p.uid).catch(() => {});
     await rt.tearDownVolumes?.(p.uid).catch(() => {});
   }
+}
+
+/** A copy of the kubeconfig at `from` whose cluster is reached at `server`, written to `to`; returns `to`. */
+function withServer(from: string, server: string, to: string): string {
+  const kc = parse(readFileSync(from, "utf8")) as { clusters: { cluster: { server: string } }[] };
+  for (const c of kc.clusters) c.cluster.server = server;
+  writeFileSync(to, stringify(kc), { mode: 0o600 });
+  return to;
 }
 
 /** Joins a bunlet to the control plane; see the file header. Resolves once the process runs (not once Ready). */
@@ -105,7 +122,7 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     const args = [
       "--config",
       config,
-      `--bootstrap-kubeconfig=${o.cp.bootstrap}`,
+      `--bootstrap-kubeconfig=${o.server ? withServer(o.cp.bootstrap, o.server, join(base, "bootstrap-kubelet.kubeconfig")) : o.cp.bootstrap}`,
       `--kubeconfig=${join(base, "kubelet.conf")}`,
       `--cert-dir=${join(base, "pki")}`,
       `--root-dir=${rootDir}`,
@@ -126,8 +143,8 @@ export async function joinUpstream(o: UpstreamNodeOptions): Promise<UpstreamNode
     port,
     ctd,
     proc,
-    async restart(between) {
-      await proc?.stop("SIGTERM", 15_000);
+    async restart(between, signal = "SIGTERM") {
+      await proc?.stop(signal, 15_000);
       await between?.();
       n.proc = proc = respawn();
     },
@@ -192,7 +209,13 @@ export interface UpstreamCluster {
  * `apiserverFlags` and, with `audit`, the API server's audit log) and a bunlet joined to it, Ready.
  */
 export async function startUpstreamCluster(
-  o: Omit<UpstreamNodeOptions, "cp"> & { binDir: string; apiserverFlags?: string[]; audit?: boolean },
+  o: Omit<UpstreamNodeOptions, "cp" | "server"> & {
+    binDir: string;
+    apiserverFlags?: string[];
+    audit?: boolean;
+    /** The API server address the node is given, once the control plane runs (UpstreamNodeOptions.server). */
+    nodeServer?: (cp: ControlPlane) => string | Promise<string>;
+  },
 ): Promise<UpstreamCluster> {
   const dir = `/tmp/bunlet-upstream-${o.name}-${process.pid}`;
   const cp = await startControlPlane({ dir, binDir: o.binDir, apiserverFlags: o.apiserverFlags, audit: o.audit });
@@ -203,7 +226,7 @@ export async function startUpstreamCluster(
     await cp.stop();
   };
   try {
-    n = await joinUpstream({ ...o, cp });
+    n = await joinUpstream({ ...o, cp, server: await o.nodeServer?.(cp) });
     await waitNodeReady(cp, n);
   } catch (e) {
     await stop().catch(() => {});
