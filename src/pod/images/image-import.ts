@@ -39,6 +39,8 @@ export interface ImportDeps {
   /** Where .tar.gz files are decompressed (removed after the import). */
   workDir: string;
   now: () => number;
+  /** Label the images pinned (default true: the import directory's images are kept by image GC). */
+  pin?: boolean;
 }
 
 /** An archive's base name for tag-only OCI ref names: its file name without .tar/.tar.gz/.tgz, lowercase. */
@@ -98,7 +100,8 @@ async function applyPlan(plan: ImportPlan, read: ReadAt, deps: ImportDeps): Prom
       written++;
       writtenBytes += b.desc.size;
     }
-    for (const img of plan.images) await containerd.putImage({ name: img.name, labels: { [PINNED_LABEL]: "pinned" }, target: img.target }, lease);
+    const labels: Record<string, string> = deps.pin === false ? {} : { [PINNED_LABEL]: "pinned" };
+    for (const img of plan.images) await containerd.putImage({ name: img.name, labels, target: img.target }, lease);
   } finally {
     await containerd.deleteLease(lease).catch(() => {});
   }
