@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The pod, eviction and chaos suites on another container runtime than Debian's containerd 1.6: the
+# runtime is built first (scripts/host/runtimes.sh, cached under /var/tmp), then bun test runs with it.
+#   bash scripts/test-runtimes.sh containerd2 [bun test paths…]     (npm run test:containerd2)
+# Needs root, Go and what scripts/test.sh needs; the upstream test bed for the agent suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+runtime="${1:-}"
+shift || true
+case "$runtime" in
+  containerd2) BUNLET_CONTAINERD_BIN="$(bash scripts/host/runtimes.sh containerd)"; export BUNLET_CONTAINERD_BIN ;;
+  *) echo "usage: scripts/test-runtimes.sh containerd2 [paths…]" >&2; exit 2 ;;
+esac
+bash scripts/host/setup.sh
+bash scripts/build.sh
+paths=("$@")
+if [ ${#paths[@]} -eq 0 ]; then
+  # Pods through the CRI and the agent, eviction on the real control plane, the chaos scenarios.
+  paths=(test/integration/cri test/pod test/cri/kuberuntime test/integration/agent test/integration/upstream/eviction.test.ts
+    test/e2e/agent.test.ts test/e2e/agent-pods.test.ts test/e2e/agent-lifecycle.test.ts test/chaos)
+fi
+echo "test-runtimes: $runtime ($("$BUNLET_CONTAINERD_BIN/containerd" --version))" >&2
+exec bun test --timeout 60000 "${paths[@]}"
