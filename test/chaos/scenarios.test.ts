@@ -44,9 +44,13 @@ describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () =
 });
 
 const upstream = upstreamBinDir();
+// The cgroup v2 guest runs the eviction scenarios above; the control plane's scenario runs on the host
+// (one emulated CPU is no place for etcd, kube-apiserver and a partition's timings).
+const noControlPlane = process.env.BUNLET_CHAOS_NO_CONTROL_PLANE === "1";
 if (!upstream.dir) console.warn(`skipping the chaos scenario on the real control plane: ${upstream.why}`);
+else if (noControlPlane) console.warn("skipping the chaos scenario on the real control plane: BUNLET_CHAOS_NO_CONTROL_PLANE=1 (the cgroup v2 guest)");
 
-describe.skipIf(!canRunContainerd() || !upstream.dir)("chaos scenario against dist/bunlet on the real control plane", () => {
+describe.skipIf(!canRunContainerd() || !upstream.dir || noControlPlane)("chaos scenario against dist/bunlet on the real control plane", () => {
   afterAll(() => cleanupActive(), 60_000);
 
   test(

@@ -93,7 +93,7 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
         systemd: true,
         memoryMiB: 3072,
         timeoutS: 2400,
-        env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=5", "BUNLET_CHAOS_PRINT=1"],
+        env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=5", "BUNLET_CHAOS_PRINT=1", "BUNLET_CHAOS_NO_CONTROL_PLANE=1"],
       });
     let r = await run();
     // A frozen guest (v2-guest.sh's stall watchdog: no heartbeat, no output) is the emulator's fault, not
