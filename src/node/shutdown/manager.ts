@@ -8,7 +8,7 @@
 import type { Clock } from "../../clock.ts";
 import { nodeRef, reasons } from "../../events/index.ts";
 import type { EventRecorder } from "../../events/types.ts";
-import { kv, log } from "../../log.ts";
+import { flushLog, kv, log } from "../../log.ts";
 import { podKey, type PodLike } from "../../pod/pod-like.ts";
 import type { KillPodRequest } from "../../pod/lifecycle-types.ts";
 import {
@@ -162,8 +162,10 @@ export function createShutdownManager(d: ShutdownManagerDeps): ShutdownManager {
       }
     } finally {
       d.record?.end(d.clock.now());
-      releaseInhibitLock();
+      // Logged and written before the lock goes: once it is released, the node stops this process.
       log.info("Shutdown manager completed processing shutdown event, node will shutdown shortly");
+      flushLog();
+      releaseInhibitLock();
     }
   }
 
