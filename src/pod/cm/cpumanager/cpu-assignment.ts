@@ -2,7 +2,7 @@
 // the packed sorting): whole NUMA nodes or sockets first (whichever level is larger), then the other level,
 // then whole cores, then single threads; at each level the candidates with the fewest free CPUs come first,
 // so allocations pack onto already-used sockets and cores and leave whole ones free.
-import { cpuSet, difference, union, type CPUSet } from "./cpuset.ts";
+import { cpuSet, difference, union, type CPUSet } from "../../../config/cpuset.ts";
 import { allCPUs, cpusAt, cpusPerCore, cpusPerSocket, idsAt, keepOnly, type CPUDetails, type CPUTopology } from "./topology.ts";
 
 interface Accumulator {

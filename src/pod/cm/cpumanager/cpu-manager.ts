@@ -7,7 +7,7 @@
 import type { Clock, TimerHandle } from "../../../clock.ts";
 import { kv, log } from "../../../log.ts";
 import { podKey, podUid, type PodLike } from "../../pod-like.ts";
-import { formatCPUSet, type CPUSet } from "./cpuset.ts";
+import { formatCPUSet, type CPUSet } from "../../../config/cpuset.ts";
 import { allocate, allocatableCPUs, newStaticPolicy, removeContainer, validateState, type StaticPolicy } from "./policy-static.ts";
 import { CPU_MANAGER_STATE_FILE, decodeCheckpoint, encodeCheckpoint, restoreErrorMessage } from "./state-checkpoint.ts";
 import { emptyState, getCPUSet, getCPUSetOrDefault, type CPUManagerState } from "./state.ts";
@@ -40,6 +40,8 @@ export interface CPUManagerOptions {
 
 export interface CPUManagerRuntime {
   activePods(): PodLike[];
+  /** Every pod source delivered its pods: before that a pod not seen yet is not stale (upstream sourcesReady). */
+  sourcesReady(): boolean;
   runningContainers(): Promise<RunningContainer[]>;
   updateContainerCPUSet(containerId: string, cpus: string): Promise<void>;
 }
@@ -107,6 +109,7 @@ function store(m: ManagerContext): void {
 
 /** Upstream removeStaleState: containers of pods no longer active give their CPUs back. */
 function removeStale(m: ManagerContext, active: PodLike[]): void {
+  if (!m.runtime?.sourcesReady()) return;
   const live = new Map(active.map((p) => [podUid(p), new Set([...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name))]));
   let changed = false;
   for (const [uid, containers] of [...m.state.assignments])

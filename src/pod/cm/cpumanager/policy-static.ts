@@ -8,7 +8,7 @@ import type { ContainerLike, PodLike } from "../../pod-like.ts";
 import { podUid } from "../../pod-like.ts";
 import { defaultedRequests, getPodQOS } from "../../qos.ts";
 import { takeByTopology } from "./cpu-assignment.ts";
-import { difference, equals, formatCPUSet, intersection, union, type CPUSet } from "./cpuset.ts";
+import { difference, equals, formatCPUSet, intersection, union, type CPUSet } from "../../../config/cpuset.ts";
 import { deleteCPUSet, getCPUSet, setCPUSet, type CPUManagerState } from "./state.ts";
 import { allCPUs, type CPUTopology } from "./topology.ts";
 

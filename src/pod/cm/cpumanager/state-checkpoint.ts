@@ -4,7 +4,7 @@
 // `dataChecksum`. Both checksums are FNV-32a over the Go spew dump upstream hashes
 // (k8s.io/utils/dump.ForHash), reproduced here for the two shapes involved.
 import { z } from "zod";
-import { formatCPUSet, parseCPUSet } from "./cpuset.ts";
+import { formatCPUSet, parseCPUSet } from "../../../config/cpuset.ts";
 import { emptyState, type CPUManagerState } from "./state.ts";
 
 export const CPU_MANAGER_STATE_FILE = "cpu_manager_state";

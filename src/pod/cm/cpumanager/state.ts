@@ -1,6 +1,6 @@
 // The CPU manager's state (upstream cm/cpumanager/state/state_mem.go): the default (shared) CPU set and
 // the exclusive CPU sets assigned to containers, by pod UID and container name.
-import type { CPUSet } from "./cpuset.ts";
+import type { CPUSet } from "../../../config/cpuset.ts";
 
 /** Pod UID → container name → its exclusive CPUs. */
 export type ContainerCPUAssignments = Map<string, Map<string, CPUSet>>;

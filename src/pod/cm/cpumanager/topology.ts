@@ -2,7 +2,7 @@
 // from sysfs): for each online CPU its NUMA node, socket and core. A core's id is the lowest CPU id among
 // its threads (upstream getUniqueCoreID), so cores of different sockets never share one. The sysfs reader
 // is injected: tests describe a machine as a table of files.
-import { cpuSet, parseCPUSet, type CPUSet } from "./cpuset.ts";
+import { cpuSet, parseCPUSet, type CPUSet } from "../../../config/cpuset.ts";
 
 export interface CPUInfo {
   numaNodeId: number;

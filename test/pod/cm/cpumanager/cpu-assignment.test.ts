@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { takeByTopology } from "../../../../src/pod/cm/cpumanager/cpu-assignment.ts";
-import { formatCPUSet, parseCPUSet } from "../../../../src/pod/cm/cpumanager/cpuset.ts";
+import { formatCPUSet, parseCPUSet } from "../../../../src/config/cpuset.ts";
 import { machine } from "./machines.ts";
 
 // Dual socket, 6 cores each, hyperthreads (upstream topoDualSocketHT): CPU n and n+6 share a core;

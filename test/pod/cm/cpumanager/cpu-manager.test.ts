@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createCPUManager, type CPUManagerOptions, type CPUManagerRuntime, type RunningContainer } from "../../../../src/pod/cm/cpumanager/cpu-manager.ts";
-import { cpuSet } from "../../../../src/pod/cm/cpumanager/cpuset.ts";
+import { cpuSet } from "../../../../src/config/cpuset.ts";
 import { createManualClock } from "../../../../src/manual-clock.ts";
 import type { PodLike } from "../../../../src/pod/pod-like.ts";
 import { machine } from "./machines.ts";
@@ -33,6 +33,7 @@ function runtime(pods: PodLike[], running: RunningContainer[]) {
   const updates: [string, string][] = [];
   const rt: CPUManagerRuntime = {
     activePods: () => pods,
+    sourcesReady: () => true,
     runningContainers: async () => running,
     updateContainerCPUSet: async (id, cpus) => void updates.push([id, cpus]),
   };

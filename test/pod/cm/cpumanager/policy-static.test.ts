@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cpuSet, formatCPUSet } from "../../../../src/pod/cm/cpumanager/cpuset.ts";
+import { cpuSet, formatCPUSet } from "../../../../src/config/cpuset.ts";
 import { allocate, guaranteedCPUs, newStaticPolicy, removeContainer, validateState } from "../../../../src/pod/cm/cpumanager/policy-static.ts";
 import { emptyState, setCPUSet } from "../../../../src/pod/cm/cpumanager/state.ts";
 import type { ContainerLike, PodLike } from "../../../../src/pod/pod-like.ts";

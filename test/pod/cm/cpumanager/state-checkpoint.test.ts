@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cpuSet } from "../../../../src/pod/cm/cpumanager/cpuset.ts";
+import { cpuSet } from "../../../../src/config/cpuset.ts";
 import { dataChecksum, decodeCheckpoint, encodeCheckpoint, v2Checksum } from "../../../../src/pod/cm/cpumanager/state-checkpoint.ts";
 import { emptyState, setCPUSet } from "../../../../src/pod/cm/cpumanager/state.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cpuSet, difference, formatCPUSet, intersection, parseCPUSet, union } from "../../../../src/pod/cm/cpumanager/cpuset.ts";
+import { cpuSet, difference, formatCPUSet, intersection, parseCPUSet, union } from "../../src/config/cpuset.ts";
 
 describe("parseCPUSet / formatCPUSet", () => {
   test.each([

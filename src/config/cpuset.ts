@@ -1,4 +1,4 @@
-// CPU sets as upstream k8s.io/utils/cpuset: a set of CPU ids, parsed from and printed as the Linux
+// CPU sets as upstream k8s.io/utils/cpuset (reservedSystemCPUs, the CPU manager): a set of CPU ids, parsed from and printed as the Linux
 // list format ("0-3,7"). Plain sorted number arrays, so equality is element-wise and printing is stable.
 
 /** A sorted, duplicate-free list of CPU ids. */
