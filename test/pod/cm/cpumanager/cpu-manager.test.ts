@@ -3,6 +3,7 @@ import { createCPUManager, type CPUManagerOptions, type CPUManagerRuntime, type 
 import { cpuSet } from "../../../../src/config/cpuset.ts";
 import { createManualClock } from "../../../../src/manual-clock.ts";
 import type { PodLike } from "../../../../src/pod/pod-like.ts";
+import { pollUntil } from "../../../support/wait.ts";
 import { machine } from "./machines.ts";
 
 const guaranteed = (uid: string, cpu: string): PodLike => ({
@@ -92,7 +93,7 @@ describe("static on two CPUs with CPU 0 reserved", () => {
     expect(updates).toEqual([["c-be", "0"]]);
     pods.splice(0, 1); // g1 deleted
     clock.advance(10_000); // the loop's pass
-    await Bun.sleep(0);
+    await pollUntil(() => updates.length === 2, "the loop's update");
     expect(m.cpuAffinity("be", "app")).toBe("0-1");
     expect(updates).toEqual([
       ["c-be", "0"],
