@@ -113,6 +113,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     events: ctx.events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap
     actuated: actuatedResources(allocation), // in-place resize
+    cpuAffinity: ctx.cpuManager.cpuAffinity, // cpuManagerPolicy static: exclusive CPUs
   });
   const pods = createPodsWiring({
     config,
@@ -176,6 +177,8 @@ function addAdmitHandlers(ctx: NodeAgentContext, pods: PodsWiring): void {
   // security: sysctls (safe set + allowedUnsafeSysctls) and AppArmor, as upstream's admit handlers.
   pods.lifecycle.addAdmitHandler(sysctlAdmitHandler(ctx.config.allowedUnsafeSysctls ?? []));
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
+  // The CPU manager's allocation (upstream GetAllocateResourcesPodAdmitHandler): UnexpectedAdmissionError when CPUs lack.
+  pods.lifecycle.addAdmitHandler(ctx.cpuManager.admitHandler);
 }
 
 /** Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error. */
@@ -257,6 +260,7 @@ function podLifecycleComponent(ctx: NodeAgentContext, pods: PodsWiring): { compo
     },
     async stop() {
       abort.abort();
+      ctx.cpuManager.stop();
       await pods.lifecycle.stop();
       pods.cgroups?.close();
       ctx.late.ownerLock?.release();
@@ -301,6 +305,15 @@ async function startPodsOnceRuntimeReady(ctx: NodeAgentContext, pods: PodsWiring
   } catch (e) {
     log.error(`QoS cgroups setup failed; pods start without them being limited ${kv({ error: (e as Error).message })}`);
   }
+  if (signal.aborted) return false;
+  // The CPU manager before any pod is admitted (upstream containerManager.Start); it failing stops the agent.
+  const cpuManagerError = await ctx.cpuManager
+    .start({ cri: ctx.cri, activePods: () => pods.lifecycle.activePods(), sourcesReady: () => pods.lifecycle.sourcesReady() })
+    .then(
+      () => undefined,
+      (e: Error) => new Error(`start cpu manager error: ${e.message}`),
+    );
+  if (cpuManagerError) return (ctx.late.failAgent(cpuManagerError), false);
   if (signal.aborted) return false;
   await pods.lifecycle.start();
   if (signal.aborted) {
@@ -387,6 +400,7 @@ function podResourcesComponent(ctx: NodeAgentContext, pods: PodsWiring): AgentCo
   const podResources = createPodResourcesServer(podResourcesSocketPath(ctx.flags.rootDir), {
     activePods: () => pods.lifecycle.activePods(),
     pods: () => pods.lifecycle.pods(),
+    cpus: { exclusive: ctx.cpuManager.exclusiveCPUs, allocatable: ctx.cpuManager.allocatableCPUs }, // cpu_ids
     getEnabled: ctx.config.featureGates?.KubeletPodResourcesGet !== false, // beta, on by default
   });
   return { name: "podresources", start: () => podResources.start(), stop: () => podResources.stop() };

@@ -5,6 +5,8 @@ import { createAgentRegistry } from "./agent-run.ts";
 import { type Clock, preciseClock, realClock } from "./clock.ts";
 import type { KubeletConfiguration } from "./config/kubelet-config.ts";
 import type { LoadedConfig } from "./config/load.ts";
+import { withReservedSystemCPUs } from "./config/reserved-cpus.ts";
+import { createCPUManagerWiring, type CPUManagerWiring } from "./wire/cpu-manager.ts";
 import type { CriClient } from "./cri/client.ts";
 import { createEventBroadcaster, type EventBroadcaster } from "./events/index.ts";
 import { kv, log } from "./log.ts";
@@ -60,6 +62,8 @@ export interface NodeAgentContext {
   apiObjects?: PodApiObjectsManager;
   /** Node autonomy's cache (config `autonomy`, API-server mode only). */
   autonomy?: AutonomyStore;
+  /** The CPU manager (cpuManagerPolicy): started before the pod lifecycle, its cpusets given at container create. */
+  cpuManager: CPUManagerWiring;
   /** Bound after the parts that read them are built: read only once the agent runs. */
   late: {
     nodeApi?: NodeApiWiring;
@@ -72,7 +76,13 @@ export interface NodeAgentContext {
 
 /** The services every later step uses: metrics, events, the CRI clients, the direct signaller, API objects. */
 export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOpts): NodeAgentContext {
-  const { config, flags } = loaded;
+  const { flags } = loaded;
+  // reservedSystemCPUs overrides the reserved cpu (upstream run(): systemReserved.cpu = its count).
+  const config = withReservedSystemCPUs(loaded.config);
+  if (config !== loaded.config)
+    log.info(
+      `Option --reserved-cpus is specified, it will overwrite the cpu setting in KubeReserved and SystemReserved ${kv({ systemReserved: JSON.stringify(config.systemReserved) })}`,
+    );
   const kubeletStartMs = Date.now();
   const metrics = createAgentRegistry();
   const clock = preciseClock();
@@ -136,6 +146,7 @@ export function createNodeAgentContext(loaded: NodeAgentInput, opts: NodeAgentOp
     apiObjects,
     autonomy,
     late,
+    cpuManager: createCPUManagerWiring({ config, rootDir: flags.rootDir, clock }),
   };
 }
 

@@ -32,6 +32,10 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "cgroupDriver",
   "systemReserved",
   "kubeReserved",
+  "reservedSystemCPUs", // overrides the reserved cpu; the static CPU manager's reserved CPUs
+  "cpuManagerPolicy", // none, static (src/pod/cm/cpumanager)
+  "cpuManagerPolicyOptions", // refused: bunlet's static policy has no options
+  "cpuManagerReconcilePeriod",
   "enforceNodeAllocatable",
   "maxPods",
   "podPidsLimit",

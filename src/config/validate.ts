@@ -9,6 +9,7 @@ import { ConfigError, showValue } from "./errors.ts";
 import type { KubeletConfiguration } from "./kubelet-config.ts";
 import { parseQuantity } from "./quantity.ts";
 import { quantityProblem } from "./go-types.ts";
+import { reservedSystemCPUsProblems } from "./reserved-cpus.ts";
 
 /** Where each field's value came from: "/path/config.yaml", "--port", or absent for defaults. */
 export type FieldSources = Record<string, string>;
@@ -207,6 +208,7 @@ function validateActedOn(kc: KubeletConfiguration, bad: Bad): void {
     if (parseDuration(kc[f]) < 0) bad(f, kc[f], `${f} ${kc[f]} must not be negative`);
   }
   for (const f of ["systemReserved", "kubeReserved"] as const) validateReserved(f, kc[f], bad);
+  for (const m of reservedSystemCPUsProblems(kc)) bad("reservedSystemCPUs", kc.reservedSystemCPUs, m);
 }
 
 /** A field that names one of a fixed set of values. */

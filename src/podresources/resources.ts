@@ -1,10 +1,18 @@
 // PodResources responses built from the pod manager's pods (upstream pkg/kubelet/apis/podresources/server_v1.go).
-// bunlet has no device plugins, CPU manager, memory manager or DRA, so every container carries empty
-// devices/cpu_ids/memory — what upstream answers when those managers are off — and the node's
-// allocatable devices/CPUs/memory are empty too.
+// cpu_ids are the CPU manager's exclusive CPUs of a container and, for GetAllocatableResources, the CPUs
+// its static policy may give out (empty with `none`). bunlet has no device plugins, memory manager or
+// DRA, so devices/memory are empty — what upstream answers when those managers are off.
+
+/** The CPU manager's side of the answers (upstream cpusProvider). */
+export interface CPUsProvider {
+  exclusive(podUid: string, containerName: string): number[];
+  allocatable(): number[];
+}
+
+const NO_CPUS: CPUsProvider = { exclusive: () => [], allocatable: () => [] };
 
 export interface PodResourcesPod {
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; uid?: string };
   spec: { containers: { name: string }[]; initContainers?: { name: string; restartPolicy?: string }[] };
 }
 
@@ -29,33 +37,33 @@ export class PodNotFoundError extends Error {
   }
 }
 
-function containerResources(name: string): ContainerResources {
-  return { name, devices: [], cpuIds: [], memory: [], dynamicResources: [] };
+function containerResources(name: string, cpuIds: number[]): ContainerResources {
+  return { name, devices: [], cpuIds, memory: [], dynamicResources: [] };
 }
 
 /** Sidecars (restartable init containers) first, then the regular containers — upstream's order. */
-export function podResources(pod: PodResourcesPod): PodResources {
+export function podResources(pod: PodResourcesPod, cpus: CPUsProvider = NO_CPUS): PodResources {
   const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
   return {
     name: pod.metadata.name,
     namespace: pod.metadata.namespace ?? "default",
-    containers: [...sidecars, ...pod.spec.containers].map((c) => containerResources(c.name)),
+    containers: [...sidecars, ...pod.spec.containers].map((c) => containerResources(c.name, cpus.exclusive(pod.metadata.uid ?? "", c.name))),
   };
 }
 
 /** List: the active pods (upstream lists GetActivePods since KubeletPodResourcesListUseActivePods). */
-export function listPodResources(activePods: PodResourcesPod[]): { podResources: PodResources[] } {
-  return { podResources: activePods.map(podResources) };
+export function listPodResources(activePods: PodResourcesPod[], cpus: CPUsProvider = NO_CPUS): { podResources: PodResources[] } {
+  return { podResources: activePods.map((p) => podResources(p, cpus)) };
 }
 
 /** Get: any pod the pod manager knows by namespace/name; PodNotFoundError otherwise. */
-export function getPodResources(pods: PodResourcesPod[], name: string, namespace: string): { podResources: PodResources } {
+export function getPodResources(pods: PodResourcesPod[], name: string, namespace: string, cpus: CPUsProvider = NO_CPUS): { podResources: PodResources } {
   const pod = pods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace);
   if (!pod) throw new PodNotFoundError(name, namespace);
-  return { podResources: podResources(pod) };
+  return { podResources: podResources(pod, cpus) };
 }
 
-/** GetAllocatableResources: nothing is managed exclusively on a bunlet node. */
-export function allocatableResources(): { devices: never[]; cpuIds: number[]; memory: never[] } {
-  return { devices: [], cpuIds: [], memory: [] };
+/** GetAllocatableResources: the CPU manager's allocatable CPUs; no devices or memory are managed. */
+export function allocatableResources(cpus: CPUsProvider = NO_CPUS): { devices: never[]; cpuIds: number[]; memory: never[] } {
+  return { devices: [], cpuIds: cpus.allocatable(), memory: [] };
 }

@@ -9,7 +9,7 @@ import protobuf from "protobufjs";
 import { frame, GrpcCode, GrpcError, unframe } from "../cri/grpc.ts";
 import { kv, log } from "../log.ts";
 import apiProtoPath from "./api.proto" with { type: "file" };
-import { allocatableResources, getPodResources, listPodResources, PodNotFoundError, type PodResourcesPod } from "./resources.ts";
+import { allocatableResources, getPodResources, listPodResources, PodNotFoundError, type CPUsProvider, type PodResourcesPod } from "./resources.ts";
 
 export const SERVICE = "v1.PodResourcesLister";
 
@@ -23,6 +23,8 @@ export interface PodResourcesDeps {
   activePods(): PodResourcesPod[];
   /** Every pod the pod manager knows (Get). */
   pods(): PodResourcesPod[];
+  /** The CPU manager's exclusive and allocatable CPUs (cpu_ids); default none. */
+  cpus?: CPUsProvider;
   /** Feature gate KubeletPodResourcesGet (beta, default on); off → Get fails like upstream. */
   getEnabled?: boolean;
 }
@@ -54,11 +56,15 @@ type Handler = { request: string; response: string; call(req: Record<string, unk
 export function createPodResourcesServer(socketPath: string, deps: PodResourcesDeps): PodResourcesServer {
   const proto = loadPodResourcesProto();
   const handlers: Record<string, Handler> = {
-    [`/${SERVICE}/List`]: { request: "ListPodResourcesRequest", response: "ListPodResourcesResponse", call: () => listPodResources(deps.activePods()) },
+    [`/${SERVICE}/List`]: {
+      request: "ListPodResourcesRequest",
+      response: "ListPodResourcesResponse",
+      call: () => listPodResources(deps.activePods(), deps.cpus),
+    },
     [`/${SERVICE}/GetAllocatableResources`]: {
       request: "AllocatableResourcesRequest",
       response: "AllocatableResourcesResponse",
-      call: () => allocatableResources(),
+      call: () => allocatableResources(deps.cpus),
     },
     [`/${SERVICE}/Get`]: {
       request: "GetPodResourcesRequest",
@@ -66,7 +72,7 @@ export function createPodResourcesServer(socketPath: string, deps: PodResourcesD
       call: (req) => {
         // Upstream returns plain errors here, which gRPC reports as code Unknown.
         if (deps.getEnabled === false) throw new GrpcError("Get", GrpcCode.UNKNOWN, "PodResources API Get method disabled");
-        return getPodResources(deps.pods(), String(req.podName ?? ""), String(req.podNamespace ?? ""));
+        return getPodResources(deps.pods(), String(req.podName ?? ""), String(req.podNamespace ?? ""), deps.cpus);
       },
     },
   };

@@ -32,3 +32,18 @@ describe("podresources responses", () => {
     expect(allocatableResources()).toEqual({ devices: [], cpuIds: [], memory: [] });
   });
 });
+
+describe("cpu_ids from the CPU manager", () => {
+  const cpus = { exclusive: (uid: string, name: string) => (uid === "u1" && name === "app" ? [1] : []), allocatable: () => [1] };
+  const pod = { metadata: { name: "g", namespace: "default", uid: "u1" }, spec: { containers: [{ name: "app" }, { name: "side" }] } };
+  test("List gives a container its exclusive CPUs, others none", () => {
+    expect(listPodResources([pod], cpus).podResources[0]!.containers.map((c) => [c.name, c.cpuIds])).toEqual([
+      ["app", [1]],
+      ["side", []],
+    ]);
+  });
+  test("GetAllocatableResources: the CPUs the static policy may give out", () => {
+    expect(allocatableResources(cpus).cpuIds).toEqual([1]);
+    expect(allocatableResources().cpuIds).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
-import type { ContainerConfig, DNSConfig, KeyValue, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import type { ContainerConfig, DNSConfig, KeyValue, LinuxContainerResources, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
 import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
 import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
 import { ETC_HOSTS_PATH, kernelHostname, truncateHostname } from "../network/index.ts";
@@ -29,6 +29,8 @@ export interface ConfigInputs {
   memoryCapacityBytes: number;
   /** cgroup v2 / swap controller of the host, for LinuxContainerResources.unified; default: v1 (none). */
   cgroupHost?: ContainerCgroupHost;
+  /** The CPU manager's cpuset for a container ("" or undefined: none set) (upstream PreCreateContainer's GetCPUAffinity). */
+  cpuAffinity?(containerName: string): string;
   /** Host path backing a pod volume (emptyDir dir, hostPath path); undefined = unknown volume. */
   volumeHostPath(pod: PodRef, volumeName: string): string | undefined;
   /** Pod/host IPs and node allocatable for env valueFrom (downward API); default: none known. */
@@ -237,8 +239,13 @@ export function generateContainerConfig(
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost),
+      resources: withCpuset(containerResources(pod, container, inputs.memoryCapacityBytes, inputs.cgroupHost), inputs.cpuAffinity?.(container.name)),
       securityContext,
     },
   };
+}
+
+/** LinuxContainerResources.cpusetCpus from the CPU manager, when it gives one. */
+function withCpuset(resources: LinuxContainerResources, cpusetCpus: string | undefined): LinuxContainerResources {
+  return cpusetCpus ? { ...resources, cpusetCpus } : resources;
 }

@@ -34,6 +34,8 @@ export interface KubeRuntimeOptions {
   memoryCapacityBytes?: number;
   /** cgroup v2 / swap controller for LinuxContainerResources.unified (default: detected at /sys/fs/cgroup). */
   cgroupHost?: ContainerCgroupHost;
+  /** The CPU manager's cpuset of a container by pod UID and name ("" = none) (src/pod/cm/cpumanager). */
+  cpuAffinity?: (podUid: string, containerName: string) => string;
   /** Sandbox cgroup parent when SyncPodOptions.cgroupParent is not given (e.g. from the QoS cgroup manager). */
   cgroupParent?: (pod: PodLike) => string | undefined;
   /**

@@ -19,6 +19,7 @@ export function inputsFor(ctx: KubeRuntimeContext, pod: KubePod, cgroupParent: s
     memoryCapacityBytes: ctx.memoryCapacityBytes,
     seccomp: ctx.seccomp,
     cgroupHost: ctx.cgroupHost,
+    ...(opts.cpuAffinity ? { cpuAffinity: (name: string) => opts.cpuAffinity!(podUid(pod), name) } : {}),
     terminationMessageFile: (name) => createTerminationMessageFile(rootDir, podUid(pod), name),
     clusterDomain: ctx.dns.clusterDomain,
     volumeHostPath: (_ref, name) => volumeHostPath(pod, name),

@@ -201,3 +201,12 @@ describe("generateContainerConfig: downward API env, sub paths, propagation, pre
     expect(JSON.parse(cfg.annotations!["io.kubernetes.container.preStopHandler"]!)).toEqual({ sleep: { seconds: 3 } });
   });
 });
+
+describe("cpusetCpus from the CPU manager", () => {
+  test("the container's CPUs when it gives them, nothing otherwise", () => {
+    const withCpus = generateContainerConfig(pod(), ref, app, 0, { ...inputs, cpuAffinity: (name) => (name === "app" ? "1" : "") });
+    expect(withCpus.linux?.resources?.cpusetCpus).toBe("1");
+    const without = generateContainerConfig(pod(), ref, app, 0, { ...inputs, cpuAffinity: () => "" });
+    expect(without.linux?.resources?.cpusetCpus).toBeUndefined();
+  });
+});
