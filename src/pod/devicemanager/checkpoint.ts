@@ -116,15 +116,24 @@ export function toCheckpointJson(data: CheckpointData): CheckpointDataJson {
   return { PodDeviceEntries: entries.length ? entries : null, RegisteredDevices: data.registeredDevices };
 }
 
+/** A Go map in JSON: keys sorted as strings, by bytes (JS objects put integer-like keys first). */
+const goMapJson = (m: Record<string, unknown> | null) =>
+  m === null
+    ? "null"
+    : `{${Object.keys(m)
+        .sort(byBytes)
+        .map((k) => `${JSON.stringify(k)}:${JSON.stringify(m[k])}`)
+        .join(",")}}`;
+
+const entryJson = (e: PodDevicesEntryJson) =>
+  `{"PodUID":${JSON.stringify(e.PodUID)},"ContainerName":${JSON.stringify(e.ContainerName)},"ResourceName":${JSON.stringify(e.ResourceName)},` +
+  `"DeviceIDs":${goMapJson(e.DeviceIDs)},"AllocResp":${JSON.stringify(e.AllocResp)}}`;
+
 /** The file's text: Go's json.Marshal of {Data, Checksum} (struct fields in order, map keys sorted). */
 export function marshalCheckpoint(data: CheckpointData): string {
   const json = toCheckpointJson(data);
-  const sorted = (r: Record<string, unknown> | null) => r && Object.fromEntries(Object.entries(r).sort(([a], [b]) => byBytes(a, b)));
-  const Data = {
-    PodDeviceEntries: json.PodDeviceEntries && json.PodDeviceEntries.map((e) => ({ ...e, DeviceIDs: sorted(e.DeviceIDs) })),
-    RegisteredDevices: sorted(json.RegisteredDevices),
-  };
-  return JSON.stringify({ Data, Checksum: checkpointChecksum(json) });
+  const entries = json.PodDeviceEntries === null ? "null" : `[${json.PodDeviceEntries.map(entryJson).join(",")}]`;
+  return `{"Data":{"PodDeviceEntries":${entries},"RegisteredDevices":${goMapJson(json.RegisteredDevices)}},"Checksum":${checkpointChecksum(json)}}`;
 }
 
 /** Parses and verifies a checkpoint file's text; CorruptCheckpointError when it does not hold. */
@@ -145,7 +154,11 @@ export function unmarshalCheckpoint(text: string, file = CHECKPOINT_FILE): Check
       podUID: e.PodUID,
       containerName: e.ContainerName,
       resourceName: e.ResourceName,
-      deviceIds: new Map(Object.entries(e.DeviceIDs ?? {}).map(([k, v]) => [Number(k), v ?? []])),
+      deviceIds: new Map(
+        Object.entries(e.DeviceIDs ?? {})
+          .map(([k, v]): [number, string[]] => [Number(k), v ?? []])
+          .sort(([a], [b]) => a - b),
+      ),
       allocResp: new Uint8Array(Buffer.from(e.AllocResp ?? "", "base64")),
     })),
     registeredDevices: Object.fromEntries(Object.entries(d.RegisteredDevices ?? {}).map(([k, v]) => [k, v ?? []])),
