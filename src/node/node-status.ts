@@ -123,7 +123,10 @@ export function nodeConditions(input: NodeStatusInput, prev: readonly NodeCondit
  * Upstream MachineInfo setter: the device plugins' capacity over the machine's, a removed resource kept
  * at 0 (so the scheduler knows it is the node's and has none), their allocatable over the computed one.
  */
-function withDevicePlugins(capacity: Record<string, string>, input: NodeStatusInput): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+function withDevicePlugins(
+  capacity: Record<string, string>,
+  input: NodeStatusInput,
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
   const dp = input.devicePlugins;
   if (!dp) return { capacity, allocatable: nodeAllocatable(capacity, input) };
   const cap = { ...capacity, ...dp.capacity };

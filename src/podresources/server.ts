@@ -7,14 +7,7 @@ import { GrpcCode, GrpcError } from "../cri/grpc.ts";
 import { createUnaryGrpcServer, protoCodec, type ProtoCodec } from "../cri/grpc-server.ts";
 import { kv, log } from "../log.ts";
 import apiProtoPath from "./api.proto" with { type: "file" };
-import {
-  allocatableResources,
-  getPodResources,
-  listPodResources,
-  PodNotFoundError,
-  type ContainerDevices,
-  type PodResourcesPod,
-} from "./resources.ts";
+import { allocatableResources, getPodResources, listPodResources, PodNotFoundError, type ContainerDevices, type PodResourcesPod } from "./resources.ts";
 
 export const SERVICE = "v1.PodResourcesLister";
 

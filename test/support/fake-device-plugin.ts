@@ -33,7 +33,10 @@ export function createFakeDevicePlugin(socketPath: string, opts: { devices: Plug
     stream.end(frame(codec.encode(type, value)));
   };
   const unary: Record<string, (req: any) => [string, object]> = {
-    GetDevicePluginOptions: () => ["DevicePluginOptions", { preStartRequired: opts.preStart === true, getPreferredAllocationAvailable: opts.preferred === true }],
+    GetDevicePluginOptions: () => [
+      "DevicePluginOptions",
+      { preStartRequired: opts.preStart === true, getPreferredAllocationAvailable: opts.preferred === true },
+    ],
     // Prefers the last available device, so a test sees the preference taken.
     GetPreferredAllocation: (r) => {
       const c = r.containerRequests[0];

@@ -45,7 +45,18 @@ function planPod(state: DeviceManagerState, pod: PodLike, only?: string): Reserv
       const held = state.podDevices.containerDevices(uid, c.name, resource);
       // A kubelet restart: the container keeps what the checkpoint says, whatever the plugin's state.
       const keep = held !== undefined && held.size === required && !state.deps.sourcesReady();
-      const ids = keep ? [] : devicesToAllocate({ podUID: uid, containerName: c.name, resource, required, held, healthy: state.healthy.get(resource), inUse: inUse.get(resource) ?? new Set(), reusable: reusable.get(resource) });
+      const ids = keep
+        ? []
+        : devicesToAllocate({
+            podUID: uid,
+            containerName: c.name,
+            resource,
+            required,
+            held,
+            healthy: state.healthy.get(resource),
+            inUse: inUse.get(resource) ?? new Set(),
+            reusable: reusable.get(resource),
+          });
       const pool = reusable.get(resource) ?? new Set<string>();
       reusable.set(resource, pool);
       for (const id of [...ids, ...(held ?? [])]) reuse ? pool.add(id) : pool.delete(id);

@@ -34,13 +34,15 @@ export function devicesToAllocate(i: AllocationInput): string[] {
   if (held.size > 0) {
     needed -= held.size;
     // A pod's resource is not expected to change once admitted.
-    if (needed !== 0) throw new AllocationError(
+    if (needed !== 0)
+      throw new AllocationError(
         `pod "${i.podUID}" container "${i.containerName}" changed request for resource "${i.resource}" from ${held.size} to ${i.required}`,
       );
   }
   if (!i.healthy) throw new AllocationError(`cannot allocate unregistered device ${i.resource}`);
   if (i.healthy.size === 0) throw new AllocationError(`no healthy devices present; cannot allocate unhealthy devices ${i.resource}`);
-  for (const d of held) if (!i.healthy.has(d)) throw new AllocationError(`previously allocated devices are no longer healthy; cannot allocate unhealthy devices ${i.resource}`);
+  for (const d of held)
+    if (!i.healthy.has(d)) throw new AllocationError(`previously allocated devices are no longer healthy; cannot allocate unhealthy devices ${i.resource}`);
   if (needed === 0) return [];
   const allocated: string[] = [];
   const take = (ids: Iterable<string>) => {
@@ -54,7 +56,8 @@ export function devicesToAllocate(i: AllocationInput): string[] {
   take([...(i.reusable ?? [])].sort());
   if (needed === 0) return allocated;
   const available = [...i.healthy].filter((d) => !i.inUse.has(d)).sort();
-  if (available.length < needed) throw new AllocationError(`requested number of devices unavailable for ${i.resource}. Requested: ${needed}, Available: ${available.length}`);
+  if (available.length < needed)
+    throw new AllocationError(`requested number of devices unavailable for ${i.resource}. Requested: ${needed}, Available: ${available.length}`);
   take((i.preferred ?? []).filter((d) => available.includes(d)));
   take(available);
   return allocated;

@@ -118,7 +118,9 @@ export function readCheckpoint(state: DeviceManagerState): void {
       state.unhealthy.set(r, new Set());
       state.endpoints.set(r, { stopTimeMs: now });
     }
-    log.info(`Read data from checkpoint file ${kv({ checkpoint: file, entries: data.entries.length, resources: Object.keys(data.registeredDevices).join(",") })}`);
+    log.info(
+      `Read data from checkpoint file ${kv({ checkpoint: file, entries: data.entries.length, resources: Object.keys(data.registeredDevices).join(",") })}`,
+    );
   } catch (e) {
     log.error(`Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date ${kv({ error: (e as Error).message })}`);
   }
@@ -178,7 +180,9 @@ export async function connectPlugin(state: DeviceManagerState, resource: string,
   old?.close();
   if (!state.healthy.has(resource)) state.healthy.set(resource, new Set());
   if (!state.unhealthy.has(resource)) state.unhealthy.set(resource, new Set());
-  log.info(`Device plugin connected ${kv({ resourceName: resource, socket: socketPath, preStartRequired: options.preStartRequired, getPreferredAllocationAvailable: options.getPreferredAllocationAvailable })}`);
+  log.info(
+    `Device plugin connected ${kv({ resourceName: resource, socket: socketPath, preStartRequired: options.preStartRequired, getPreferredAllocationAvailable: options.getPreferredAllocationAvailable })}`,
+  );
   endpoint.listAndWatch(
     (devices) => devicesUpdated(state, resource, devices),
     (e) => endpointStopped(state, resource, endpoint, e),

@@ -57,7 +57,8 @@ export function createPodDevices(): PodDevices {
     },
     entries() {
       const out: ReturnType<PodDevices["entries"]> = [];
-      for (const [podUID, pod] of devs) for (const [containerName, c] of pod) for (const [resource, assignment] of c) out.push({ podUID, containerName, resource, assignment });
+      for (const [podUID, pod] of devs)
+        for (const [containerName, c] of pod) for (const [resource, assignment] of c) out.push({ podUID, containerName, resource, assignment });
       return out;
     },
   };
@@ -81,7 +82,9 @@ export function fromCheckpointEntries(entries: PodDevicesEntry[], decode: (b: Ui
     try {
       into.insert(e.podUID, e.containerName, e.resourceName, { deviceIds: e.deviceIds, allocResp: decode(e.allocResp) });
     } catch (err) {
-      log.error(`Can't unmarshal allocResp ${kv({ podUID: e.podUID, containerName: e.containerName, resourceName: e.resourceName, error: (err as Error).message })}`);
+      log.error(
+        `Can't unmarshal allocResp ${kv({ podUID: e.podUID, containerName: e.containerName, resourceName: e.resourceName, error: (err as Error).message })}`,
+      );
     }
   }
 }
@@ -89,7 +92,13 @@ export function fromCheckpointEntries(entries: PodDevicesEntry[], decode: (b: Ui
 /** Upstream deviceRunContainerOptions: the container's answers merged, resources in the order given. */
 export function deviceRunContainerOptions(resources: Iterable<ContainerAllocateResponse>): DeviceRunContainerOptions {
   const opts: DeviceRunContainerOptions = { envs: [], mounts: [], devices: [], annotations: [], cdiDevices: [] };
-  const seen = { env: new Map<string, string>(), dev: new Map<string, string>(), mount: new Map<string, string>(), ann: new Map<string, string>(), cdi: new Set<string>() };
+  const seen = {
+    env: new Map<string, string>(),
+    dev: new Map<string, string>(),
+    mount: new Map<string, string>(),
+    ann: new Map<string, string>(),
+    cdi: new Set<string>(),
+  };
   const first = (m: Map<string, string>, what: string, k: string, v: string): boolean => {
     const had = m.get(k);
     if (had === undefined) return (m.set(k, v), true);
@@ -100,7 +109,8 @@ export function deviceRunContainerOptions(resources: Iterable<ContainerAllocateR
     for (const [k, v] of Object.entries(r.envs ?? {})) if (first(seen.env, "Environment variable", k, v)) opts.envs.push({ key: k, value: v });
     for (const d of r.devices ?? []) if (first(seen.dev, "Container device", d.containerPath, d.hostPath)) opts.devices.push({ ...d });
     for (const m of r.mounts ?? [])
-      if (first(seen.mount, "Container mount", m.containerPath, m.hostPath)) opts.mounts.push({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readOnly === true });
+      if (first(seen.mount, "Container mount", m.containerPath, m.hostPath))
+        opts.mounts.push({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readOnly === true });
     for (const [k, v] of Object.entries(r.annotations ?? {})) if (first(seen.ann, "Annotation", k, v)) opts.annotations.push({ key: k, value: v });
     for (const c of r.cdiDevices ?? []) {
       if (seen.cdi.has(c.name)) continue;

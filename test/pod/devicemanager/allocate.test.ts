@@ -29,7 +29,11 @@ describe("devicesToAllocate (upstream ManagerImpl.devicesToAllocate)", () => {
   });
   test.each([
     ["more than available", base({ required: 3 }), "requested number of devices unavailable for example.com/resource. Requested: 3, Available: 2"],
-    ["all in use", base({ required: 1, inUse: new Set(["Dev-1", "Dev-2"]) }), "requested number of devices unavailable for example.com/resource. Requested: 1, Available: 0"],
+    [
+      "all in use",
+      base({ required: 1, inUse: new Set(["Dev-1", "Dev-2"]) }),
+      "requested number of devices unavailable for example.com/resource. Requested: 1, Available: 0",
+    ],
     ["never registered", base({ healthy: undefined }), "cannot allocate unregistered device example.com/resource"],
     ["none healthy", base({ healthy: new Set() }), "no healthy devices present; cannot allocate unhealthy devices example.com/resource"],
     [
@@ -37,7 +41,11 @@ describe("devicesToAllocate (upstream ManagerImpl.devicesToAllocate)", () => {
       base({ held: new Set(["Dev-9"]) }),
       "previously allocated devices are no longer healthy; cannot allocate unhealthy devices example.com/resource",
     ],
-    ["a changed request", base({ required: 2, held: new Set(["Dev-1"]) }), 'pod "uid-1" container "app" changed request for resource "example.com/resource" from 1 to 2'],
+    [
+      "a changed request",
+      base({ required: 2, held: new Set(["Dev-1"]) }),
+      'pod "uid-1" container "app" changed request for resource "example.com/resource" from 1 to 2',
+    ],
   ])("%s: upstream's error", (_, input, message) => {
     expect(() => devicesToAllocate(input)).toThrow(message);
   });

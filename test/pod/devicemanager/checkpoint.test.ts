@@ -65,7 +65,10 @@ describe("device manager checkpoint", () => {
   });
 
   test("a changed file fails its checksum; a file that is not JSON is corrupt", () => {
-    const text = marshalCheckpoint(assigned).replace('"RegisteredDevices":{"example.com/resource":["Dev-1"]', '"RegisteredDevices":{"example.com/resource":["Dev-9"]');
+    const text = marshalCheckpoint(assigned).replace(
+      '"RegisteredDevices":{"example.com/resource":["Dev-1"]',
+      '"RegisteredDevices":{"example.com/resource":["Dev-9"]',
+    );
     expect(text).toContain("Dev-9");
     expect(() => unmarshalCheckpoint(text)).toThrow(CorruptCheckpointError);
     expect(() => unmarshalCheckpoint(text)).toThrow(/checksum 1085219274, computed/);

@@ -103,7 +103,9 @@ describe("device manager", () => {
 
   test("registration is refused for another version or a native resource name, with upstream's text", async () => {
     await newManager();
-    await expect(register("fake.sock", R, "v1alpha1")).rejects.toThrow('requested API version "v1alpha1" is not supported by kubelet. Supported version is ["v1beta1"]');
+    await expect(register("fake.sock", R, "v1alpha1")).rejects.toThrow(
+      'requested API version "v1alpha1" is not supported by kubelet. Supported version is ["v1beta1"]',
+    );
     await expect(register("fake.sock", "cpu")).rejects.toThrow('the ResourceName "cpu" is invalid');
   });
 

@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { createPodDevices, deviceRunContainerOptions, devicesPerNuma } from "../../../src/pod/devicemanager/pod-devices.ts";
 import type { ContainerAllocateResponse } from "../../../src/pod/devicemanager/types.ts";
 
-const resp = (o: Partial<ContainerAllocateResponse>): ContainerAllocateResponse => ({ envs: {}, mounts: [], devices: [], annotations: {}, cdiDevices: [], ...o });
+const resp = (o: Partial<ContainerAllocateResponse>): ContainerAllocateResponse => ({
+  envs: {},
+  mounts: [],
+  devices: [],
+  annotations: {},
+  cdiDevices: [],
+  ...o,
+});
 
 describe("pod devices", () => {
   test("assignments by pod, container and resource; the devices in use; freeing a pod", () => {
