@@ -43,8 +43,9 @@ function planPod(state: DeviceManagerState, pod: PodLike, only?: string): Reserv
   for (const { c, reuse } of [...inits, ...pod.spec.containers.map((c) => ({ c, reuse: false }))]) {
     for (const [resource, required] of deviceRequests(state, c)) {
       const held = state.podDevices.containerDevices(uid, c.name, resource);
-      // A kubelet restart: the container keeps what the checkpoint says, whatever the plugin's state.
-      const keep = held !== undefined && held.size === required && !state.deps.sourcesReady();
+      // Only after a kubelet restart is a pod admitted holding devices (the checkpoint's): it keeps them,
+      // whatever the plugin's state meanwhile, as upstream does for containers found running.
+      const keep = held !== undefined && held.size === required;
       const ids = keep
         ? []
         : devicesToAllocate({

@@ -157,6 +157,8 @@ describe("device manager", () => {
     expect(existsSync(plugin.socketPath)).toBe(false);
     expect(again.containerDevices("uid-a", "app")).toEqual([{ resourceName: R, deviceIds: ["Dev-1"] }]);
     expect(again.capacity()).toEqual({ capacity: { [R]: "0" }, allocatable: { [R]: "0" }, removed: [] });
+    // Admitted again before its plugin is back, the pod keeps its devices without asking the plugin.
+    expect(again.admitHandler(a, [])).toEqual({ admit: true });
     // The container keeps its devices: its run options come from the checkpoint's answer.
     expect((await again.runContainerOptions(a, a.spec.containers[0]!))?.envs).toEqual([{ key: "DEVICES", value: "Dev-1" }]);
   });
