@@ -56,6 +56,7 @@ export function createDeviceManager(deps: DeviceManagerDeps): DeviceManager {
       await server.start();
     },
     async stop() {
+      state.stopped = true;
       await server.stop();
       for (const info of state.endpoints.values()) info.endpoint?.close();
     },

@@ -58,6 +58,8 @@ export interface DeviceManagerState {
   /** Devices reserved at admission whose Allocate call has not answered yet: podUID → container → resource → ids. */
   reserved: Map<string, Map<string, Map<string, string[]>>>;
   removed: Set<string>;
+  /** Set by stop(): the streams it closes are not plugins going away. */
+  stopped: boolean;
   writeCheckpoint(): void;
   encodeResponse(r: ContainerAllocateResponse): Uint8Array;
 }
@@ -74,6 +76,7 @@ export function createDeviceManagerState(deps: DeviceManagerDeps): DeviceManager
     podDevices: createPodDevices(),
     reserved: new Map(),
     removed: new Set(),
+    stopped: false,
     encodeResponse: (r) => codec.encode("ContainerAllocateResponse", r),
     writeCheckpoint() {
       const entries: PodDevicesEntry[] = state.podDevices.entries().map((e) => ({
@@ -155,7 +158,7 @@ export function devicesUpdated(state: DeviceManagerState, resource: string, devi
 /** Upstream PluginDisconnected + markResourceUnhealthy: the stream of the resource's endpoint ended. */
 export function endpointStopped(state: DeviceManagerState, resource: string, endpoint: PluginEndpoint, error?: Error): void {
   const info = state.endpoints.get(resource);
-  if (info?.endpoint !== endpoint) return; // a newer registration replaced it
+  if (state.stopped || info?.endpoint !== endpoint) return; // stopping, or a newer registration replaced it
   info.stopTimeMs = state.deps.clock.now();
   endpoint.close();
   const healthy = state.healthy.get(resource) ?? new Set<string>();
@@ -191,6 +194,7 @@ export async function connectPlugin(state: DeviceManagerState, resource: string,
 
 /** Upstream GetCapacity: healthy + unhealthy as capacity, healthy as allocatable; expired resources removed. */
 export function getCapacity(state: DeviceManagerState): DevicePluginCapacity {
+  updateAllocatedDevices(state); // each node status sync frees the devices of pods that ended
   const capacity: Record<string, string> = {};
   const allocatable: Record<string, string> = {};
   const now = state.deps.clock.now();
