@@ -16,6 +16,14 @@ describe("podresources responses", () => {
     });
   });
 
+  test("a container's devices come from the device manager, by pod UID and container name", () => {
+    const p = { metadata: { name: "gpu", namespace: "ml", uid: "u1" }, spec: { containers: [{ name: "train" }, { name: "log" }] } };
+    const devices = (uid: string, name: string) => (uid === "u1" && name === "train" ? [{ resourceName: "example.com/resource", deviceIds: ["Dev-1"] }] : []);
+    const r = listPodResources([p], devices);
+    expect(r.podResources[0]?.containers.map((c) => c.devices)).toEqual([[{ resourceName: "example.com/resource", deviceIds: ["Dev-1"] }], []]);
+    expect(allocatableResources([{ resourceName: "example.com/resource", deviceIds: ["Dev-2"] }]).devices).toHaveLength(1);
+  });
+
   test("List maps every active pod; a pod without namespace is in default", () => {
     const r = listPodResources([pod("a", undefined, ["c"]), pod("b", "x", ["d"])]);
     expect(r.podResources.map((p) => `${p.namespace}/${p.name}`)).toEqual(["default/a", "x/b"]);
