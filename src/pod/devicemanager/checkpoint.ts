@@ -54,39 +54,32 @@ export class CorruptCheckpointError extends Error {
   }
 }
 
-const quoteless = (s: string) => s;
-const goSlice = (v: readonly string[] | null, item: (s: string) => string = quoteless) => (v === null ? "<nil>" : `[${v.map(item).join(" ")}]`);
+const goSlice = (v: readonly string[] | null) => (v === null ? "<nil>" : `[${v.join(" ")}]`);
 const bytesText = (b64: string | null) => (b64 === null ? "<nil>" : `[${[...Buffer.from(b64, "base64")].join(" ")}]`);
 /** Go's sort of strings: by bytes (UTF-8), which for these keys is code unit order. */
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+const byNumber = (a: string, b: string) => Number(a) - Number(b);
+
+/** spew's text of a map of string slices, its keys sorted as spew's SortKeys does for their type. */
+function goMapText(m: Record<string, string[] | null> | null, order: (a: string, b: string) => number): string {
+  if (m === null) return "<nil>";
+  const items = Object.keys(m)
+    .sort(order)
+    .map((k) => `${k}:${goSlice(m[k] ?? null)}`);
+  return `map[${items.join(" ")}]`;
+}
 
 function entryText(e: PodDevicesEntryJson): string {
-  const ids = e.DeviceIDs;
-  const numa =
-    ids === null
-      ? "<nil>"
-      : `map[${Object.keys(ids)
-          .map(Number)
-          .sort((a, b) => a - b)
-          .map((k) => `${k}:${goSlice(ids[String(k)] ?? null)}`)
-          .join(" ")}]`;
   return (
     `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName} ` +
-    `DeviceIDs:(checkpoint.DevicesPerNUMA)${numa} AllocResp:([]uint8)${bytesText(e.AllocResp)}}`
+    `DeviceIDs:(checkpoint.DevicesPerNUMA)${goMapText(e.DeviceIDs, byNumber)} AllocResp:([]uint8)${bytesText(e.AllocResp)}}`
   );
 }
 
 /** spew's "%#v" of upstream's checkpointData (DisableMethods, SortKeys, no pointer addresses). */
 export function checkpointHashText(data: CheckpointDataJson): string {
   const entries = data.PodDeviceEntries === null ? "<nil>" : `[${data.PodDeviceEntries.map(entryText).join(" ")}]`;
-  const reg = data.RegisteredDevices;
-  const registered =
-    reg === null
-      ? "<nil>"
-      : `map[${Object.keys(reg)
-          .sort(byBytes)
-          .map((k) => `${k}:${goSlice(reg[k] ?? null)}`)
-          .join(" ")}]`;
+  const registered = goMapText(data.RegisteredDevices, byBytes);
   return `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)${entries} RegisteredDevices:(map[string][]string)${registered}}`;
 }
 

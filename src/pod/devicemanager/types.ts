@@ -23,10 +23,4 @@ export interface ContainerAllocateResponse {
 }
 
 /** Upstream DeviceRunContainerOptions: what a container's devices add to its CRI config. */
-export interface DeviceRunContainerOptions {
-  envs: { key: string; value: string }[];
-  mounts: { containerPath: string; hostPath: string; readonly: boolean }[];
-  devices: { containerPath: string; hostPath: string; permissions: string }[];
-  annotations: { key: string; value: string }[];
-  cdiDevices: { name: string }[];
-}
+export type { DeviceRunOptions as DeviceRunContainerOptions } from "../kuberuntime/device-options.ts";
