@@ -46,22 +46,23 @@ function planPod(state: DeviceManagerState, pod: PodLike, only?: string): Reserv
       // Only after a kubelet restart is a pod admitted holding devices (the checkpoint's): it keeps them,
       // whatever the plugin's state meanwhile, as upstream does for containers found running.
       const keep = held !== undefined && held.size === required;
-      const ids = keep
-        ? []
-        : devicesToAllocate({
-            podUID: uid,
-            containerName: c.name,
-            resource,
-            required,
-            held,
-            healthy: state.healthy.get(resource),
-            inUse: inUse.get(resource) ?? new Set(),
-            reusable: reusable.get(resource),
-          });
+      const ids =
+        keep || (only !== undefined && c.name !== only)
+          ? []
+          : devicesToAllocate({
+              podUID: uid,
+              containerName: c.name,
+              resource,
+              required,
+              held,
+              healthy: state.healthy.get(resource),
+              inUse: inUse.get(resource) ?? new Set(),
+              reusable: reusable.get(resource),
+            });
       const pool = reusable.get(resource) ?? new Set<string>();
       reusable.set(resource, pool);
       for (const id of [...ids, ...(held ?? [])]) reuse ? pool.add(id) : pool.delete(id);
-      if (ids.length === 0 || (only !== undefined && c.name !== only)) continue;
+      if (ids.length === 0) continue;
       const s = inUse.get(resource) ?? new Set<string>();
       for (const id of ids) s.add(id);
       inUse.set(resource, s);
