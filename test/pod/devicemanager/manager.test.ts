@@ -138,6 +138,28 @@ describe("device manager", () => {
     await c.waitFor;
   });
 
+  test("an init container's device is reused by the container after it", async () => {
+    const m = await newManager();
+    await startPlugin();
+    await register();
+    await until("the device list", () => m.capacity().allocatable[R] === "2");
+    const p: PodLike = {
+      metadata: { name: "init", namespace: "default", uid: "uid-i" },
+      spec: {
+        initContainers: [{ name: "setup", resources: { limits: { [R]: "1" } } }],
+        containers: [{ name: "app", resources: { limits: { [R]: "1" } } }],
+      },
+    };
+    await m.admitHandler(p, []).waitFor;
+    active.push(p);
+    expect(m.containerDevices("uid-i", "setup")).toEqual(m.containerDevices("uid-i", "app"));
+    // One device left for another pod.
+    const x = m.admitHandler(pod("uid-x", 1), [p]);
+    expect(x.admit).toBe(true);
+    await x.waitFor;
+    expect(m.containerDevices("uid-x", "app")).not.toEqual(m.containerDevices("uid-i", "app"));
+  });
+
   test("the checkpoint keeps the assignments over a restart; capacity is 0 until the plugin registers again", async () => {
     const m = await newManager();
     await startPlugin();
