@@ -112,8 +112,13 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("device plugins", () => {
     const before = await listedDevices("dev-one");
     const running = await c.json("get", "pod", "dev-one");
     await c.n.restart();
-    await until("the plugin registered again", async () => (await node()).status.allocatable[R] === "2", 120_000, { intervalMs: 1000 });
-    expect(await listedDevices("dev-one")).toEqual(before);
+    // The restarted bunlet's own log: the plugin saw kubelet.sock made anew and registered again.
+    const logged = (t: string) => c.n.proc.stderr().includes(t) || c.n.proc.stdout().includes(t);
+    await until("the plugin registered again", () => logged("Device plugin connected"), 120_000, { intervalMs: 500 });
+    await until("its devices listed", () => logged("Processed device updates for resource"), 30_000, { intervalMs: 200 });
+    const listed = await until("podresources after the restart", () => listedDevices("dev-one").catch(() => undefined), 30_000, { intervalMs: 500 });
+    expect(listed).toEqual(before);
+    await until("the Node's allocatable back to 2", async () => (await node()).status.allocatable[R] === "2", 30_000, { intervalMs: 500 });
     const after = await c.json("get", "pod", "dev-one");
     expect(after.status.phase).toBe("Running");
     expect(after.status.containerStatuses[0].restartCount).toBe(running.status.containerStatuses[0].restartCount);
