@@ -25,6 +25,7 @@ import { criticalPodAdmissionHandler } from "./pod/preemption-handler.ts";
 import type { Runtime } from "./pod/runtime.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
+import { createDeviceManager, type DeviceManager } from "./pod/devicemanager/index.ts";
 import { apiReviews } from "./server/auth/index.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
@@ -59,7 +60,7 @@ export interface NodeAgent extends Agent {
 export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}): NodeAgent {
   const ctx = createNodeAgentContext(loaded, opts);
   const imagePuller = createImagePuller(imagePullLimit(ctx.config.serializeImagePulls, ctx.config.maxParallelImagePulls));
-  const { runtime, pods } = createPods(ctx, imagePuller);
+  const { runtime, pods, devices } = createPods(ctx, imagePuller);
   const imageImport = createImageImportWiring({
     path: ctx.config.imageImportPath, // offline images: tarballs and lists of the import directory
     rootDir: ctx.flags.rootDir,
@@ -70,18 +71,20 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
     clock: realClock,
   });
   const eviction = createEviction(ctx, pods, imageImport.pinnedImages);
-  addAdmitHandlers(ctx, pods);
+  addAdmitHandlers(ctx, pods, devices);
   const nodeShutdown = createNodeShutdown(ctx, pods);
   const imageGC = createImageGC(ctx, eviction, imageImport.pinnedImages);
   const lifecycle = podLifecycleComponent(ctx, pods);
-  const components = [...processComponents(ctx, pods), lifecycle.component, evictionComponent(ctx, eviction, lifecycle.runtimeReady)];
-  const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown);
+  // The device manager reads its checkpoint before the first pod is admitted.
+  const deviceManager: AgentComponent = { name: "device manager", start: () => devices.start(), stop: () => devices.stop() };
+  const components = [...processComponents(ctx, pods), deviceManager, lifecycle.component, evictionComponent(ctx, eviction, lifecycle.runtimeReady)];
+  const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown, devices);
   ctx.late.nodeApi = nodeApi;
   if (nodeApi) components.push(nodeApi);
   components.push(nodeShutdown);
   const apiObjects = ctx.apiObjects;
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
-  components.push(imageGCComponent(imageGC, lifecycle.runtimeReady), imageImport.component(lifecycle.runtimeReady), podResourcesComponent(ctx, pods));
+  components.push(imageGCComponent(imageGC, lifecycle.runtimeReady), imageImport.component(lifecycle.runtimeReady), podResourcesComponent(ctx, pods, devices));
   // Releases the code of paths no longer run, e.g. after a burst of pod starts (wire/idle-collection.ts).
   components.push(idleCollectionComponent({ clock: realClock }));
   const agent = createAgentForNode(ctx, { runtime, pods, eviction, nodeApi }, components);
@@ -92,10 +95,22 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   return { ...agent, pods, eviction, imageGC, imageImport, cri: ctx.cri, runtimeReady: lifecycle.runtimeReady, nodeApi };
 }
 
-/** The runtime manager over the CRI, and the pod lifecycle over it. */
-function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring } {
+/** The runtime manager over the CRI, the device manager, and the pod lifecycle over them. */
+function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring; devices: DeviceManager } {
   const { config, flags } = ctx;
   const allocation = createAllocationManager({ rootDir: flags.rootDir, events: ctx.events.recorder });
+  // Device plugins (src/pod/devicemanager): a change of their devices updates the node status at once.
+  const devices: DeviceManager = createDeviceManager({
+    rootDir: flags.rootDir,
+    clock: realClock,
+    activePods: () => pods.lifecycle.activePods(),
+    sourcesReady: () => pods.lifecycle.sourcesReady(),
+    onCapacityChange: () =>
+      void ctx.late.nodeApi
+        ?.mode()
+        ?.status.sync()
+        .catch(() => undefined),
+  });
   const runtime = createKubeRuntime({
     cri: ctx.cri,
     directSignal: ctx.directSignal,
@@ -114,6 +129,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap
     actuated: actuatedResources(allocation), // in-place resize
     cpuAffinity: ctx.cpuManager.cpuAffinity, // cpuManagerPolicy static: exclusive CPUs
+    deviceRunOptions: (pod, container) => devices.runContainerOptions(pod, container),
   });
   const pods = createPodsWiring({
     config,
@@ -124,7 +140,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     events: ctx.events.recorder,
     allocation,
   });
-  return { runtime, pods };
+  return { runtime, pods, devices };
 }
 
 /** The eviction manager with its stats, kernel notifiers and trace; the trace hears every container stop. */
@@ -158,7 +174,7 @@ function createEviction(ctx: NodeAgentContext, pods: PodsWiring, pinnedImages: (
  * The pod admit handlers after the eviction manager's: upstream registers the predicate admit handler
  * (pod count against maxPods, …) after it, so a pod refused by both gets the eviction manager's reason.
  */
-function addAdmitHandlers(ctx: NodeAgentContext, pods: PodsWiring): void {
+function addAdmitHandlers(ctx: NodeAgentContext, pods: PodsWiring, devices: DeviceManager): void {
   // In API-server mode the predicates (resources, node affinity, node name, host ports, taints) are
   // checked against the Node object the API server returned; before it (and standalone) the pod count.
   // A critical pod refused only for resources preempts lower-priority pods (src/pod/preemption-handler.ts).
@@ -179,6 +195,8 @@ function addAdmitHandlers(ctx: NodeAgentContext, pods: PodsWiring): void {
   pods.lifecycle.addAdmitHandler(appArmorAdmitHandler());
   // The CPU manager's allocation (upstream GetAllocateResourcesPodAdmitHandler): UnexpectedAdmissionError when CPUs lack.
   pods.lifecycle.addAdmitHandler(ctx.cpuManager.admitHandler);
+  // Last: devices are reserved only for a pod every other handler admitted (upstream's resource allocator).
+  pods.lifecycle.addAdmitHandler(devices.admitHandler);
 }
 
 /** Graceful node shutdown (logind inhibitor; src/node/shutdown): an admit handler, and the Ready condition's error. */
@@ -355,7 +373,13 @@ function evictionComponent(ctx: NodeAgentContext, eviction: EvictionWiring, runt
 }
 
 /** API-server mode (--kubeconfig): TLS bootstrap, registration, node status, lease (src/wire/node-api.ts). */
-function createNodeApi(ctx: NodeAgentContext, pods: PodsWiring, eviction: EvictionWiring, nodeShutdown: NodeShutdownWiring): NodeApiWiring | undefined {
+function createNodeApi(
+  ctx: NodeAgentContext,
+  pods: PodsWiring,
+  eviction: EvictionWiring,
+  nodeShutdown: NodeShutdownWiring,
+  devices: DeviceManager,
+): NodeApiWiring | undefined {
   const { flags } = ctx;
   if (!flags.kubeconfig) return undefined;
   return createNodeApiWiring({
@@ -377,6 +401,7 @@ function createNodeApi(ctx: NodeAgentContext, pods: PodsWiring, eviction: Evicti
     readyErrors: () => [nodeShutdown.manager.shutdownStatus()].filter((e) => e !== undefined),
     onClient: () => ctx.apiObjects?.services.start(), // envvars: the service informer
     autonomy: ctx.autonomy,
+    devicePlugins: () => devices.capacity(),
   });
 }
 
@@ -396,11 +421,14 @@ function imageGCComponent(imageGC: ImageGCManager, runtimeReady: Promise<boolean
 }
 
 /** The podresources gRPC API (upstream ListenAndServePodResources): <rootDir>/pod-resources/kubelet.sock. */
-function podResourcesComponent(ctx: NodeAgentContext, pods: PodsWiring): AgentComponent {
+function podResourcesComponent(ctx: NodeAgentContext, pods: PodsWiring, devices: DeviceManager): AgentComponent {
   const podResources = createPodResourcesServer(podResourcesSocketPath(ctx.flags.rootDir), {
     activePods: () => pods.lifecycle.activePods(),
     pods: () => pods.lifecycle.pods(),
-    cpus: { exclusive: ctx.cpuManager.exclusiveCPUs, allocatable: ctx.cpuManager.allocatableCPUs }, // cpu_ids
+    providers: {
+      cpus: { exclusive: ctx.cpuManager.exclusiveCPUs, allocatable: ctx.cpuManager.allocatableCPUs }, // cpu_ids
+      devices: { container: (uid, name) => devices.containerDevices(uid, name), allocatable: () => devices.allocatableDevices() },
+    },
     getEnabled: ctx.config.featureGates?.KubeletPodResourcesGet !== false, // beta, on by default
   });
   return { name: "podresources", start: () => podResources.start(), stop: () => podResources.stop() };

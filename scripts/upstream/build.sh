@@ -24,11 +24,12 @@ declare -A PKG=(
   [kubelet]=cmd/kubelet
   [kubectl]=cmd/kubectl
   [agnhost]=test/images/agnhost
+  [sample-device-plugin]=test/images/sample-device-plugin
   [e2e.test]=test/e2e
 )
 # Programs from other modules of the same build graph (the ginkgo CLI runs e2e.test in parallel).
 declare -A EXTERNAL=([ginkgo]=github.com/onsi/ginkgo/v2/ginkgo)
-ORDER=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl agnhost ginkgo e2e.test)
+ORDER=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl agnhost sample-device-plugin ginkgo e2e.test)
 TARGETS=(${BUNLET_UPSTREAM_TARGETS:-${ORDER[@]}})
 
 say() { echo "upstream: $*" >&2; }

@@ -205,6 +205,8 @@ export interface ContainerConfig {
   workingDir?: string;
   envs?: KeyValue[];
   mounts?: Mount[];
+  /** Host device nodes (device plugins' DeviceSpec). */
+  devices?: Device[];
   labels?: Labels;
   annotations?: Labels;
   logPath?: string;
@@ -212,6 +214,15 @@ export interface ContainerConfig {
   stdinOnce?: boolean;
   tty?: boolean;
   linux?: { resources?: LinuxContainerResources; securityContext?: LinuxContainerSecurityContext };
+  /** CDI devices by fully qualified name (CRI field CDI_devices). */
+  CDIDevices?: { name: string }[];
+}
+
+export interface Device {
+  containerPath: string;
+  hostPath: string;
+  /** cgroup permissions, e.g. "rwm". */
+  permissions: string;
 }
 
 export interface ContainerFilter {

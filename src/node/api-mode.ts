@@ -13,7 +13,7 @@ import type { NodeAddress } from "./addresses.ts";
 import { createLeaseController, type LeaseController } from "./lease-controller.ts";
 import type { MachineInfo } from "./machine-info.ts";
 import type { NodeRegistration } from "./node-object.ts";
-import type { ContainerImage, NodeStatusInput } from "./node-status.ts";
+import type { ContainerImage, DevicePluginResources, NodeStatusInput } from "./node-status.ts";
 import { createNodeStatusController, type NodeStartupObserver, type NodeStatusController } from "./status-controller.ts";
 import { RUNTIME_NOT_CHECKED, type RuntimeReadiness } from "../pod/runtime-state.ts";
 
@@ -25,6 +25,8 @@ export interface NodeFacts {
   images(): Promise<ContainerImage[]>;
   pressure(): readonly NodeConditionType[];
   hardEvictionThresholds: readonly Threshold[];
+  /** The device plugins' resources (src/pod/devicemanager). */
+  devicePlugins?(): DevicePluginResources;
 }
 
 export interface NodeApiModeSettings {
@@ -130,6 +132,7 @@ export function createNodeApiMode(
       systemReserved: s.systemReserved,
       kubeReserved: s.kubeReserved,
       hardEvictionThresholds: facts.hardEvictionThresholds,
+      devicePlugins: facts.devicePlugins?.(),
     };
   }
   const status = createNodeStatusController({

@@ -11,6 +11,7 @@ export {
   nodeStatusHasChanged,
   type NodeStatusInput,
   type ContainerImage,
+  type DevicePluginResources,
 } from "./node-status.ts";
 export { initialNode, reconcileExisting, type NodeRegistration, type Taint } from "./node-object.ts";
 export { createNodeStatusController, type NodeStatusController } from "./status-controller.ts";

@@ -33,6 +33,15 @@ export interface NodeStatusInput {
   systemReserved?: Record<string, string>;
   kubeReserved?: Record<string, string>;
   hardEvictionThresholds: readonly Threshold[];
+  /** The device plugins' resources (upstream devicePluginResourceCapacityFunc); none without a device manager. */
+  devicePlugins?: DevicePluginResources;
+}
+
+/** Capacity (healthy + unhealthy devices) and allocatable (healthy) by resource; removed resources are reported as 0. */
+export interface DevicePluginResources {
+  capacity: Record<string, string>;
+  allocatable: Record<string, string>;
+  removed: string[];
 }
 
 export type NodeStatus = Record<string, any> & { conditions: NodeCondition[] };
@@ -110,13 +119,28 @@ export function nodeConditions(input: NodeStatusInput, prev: readonly NodeCondit
   return out;
 }
 
+/**
+ * Upstream MachineInfo setter: the device plugins' capacity over the machine's, a removed resource kept
+ * at 0 (so the scheduler knows it is the node's and has none), their allocatable over the computed one.
+ */
+function withDevicePlugins(
+  capacity: Record<string, string>,
+  input: NodeStatusInput,
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const dp = input.devicePlugins;
+  if (!dp) return { capacity, allocatable: nodeAllocatable(capacity, input) };
+  const cap = { ...capacity, ...dp.capacity };
+  for (const r of dp.removed) cap[r] = "0";
+  return { capacity: cap, allocatable: { ...nodeAllocatable(cap, input), ...dp.allocatable } };
+}
+
 export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: readonly NodeCondition[] | null; addresses?: unknown }): NodeStatus {
   const m = input.machine;
-  const capacity = nodeCapacity(m, input.maxPods);
+  const { capacity, allocatable } = withDevicePlugins(nodeCapacity(m, input.maxPods), input);
   const images = [...input.images].sort((a, b) => b.sizeBytes - a.sizeBytes);
   return {
     capacity,
-    allocatable: nodeAllocatable(capacity, input),
+    allocatable,
     conditions: nodeConditions(input, prev?.conditions ?? []),
     addresses: input.addresses ?? prev?.addresses ?? [],
     daemonEndpoints: { kubeletEndpoint: { Port: input.kubeletPort } },

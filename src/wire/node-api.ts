@@ -28,6 +28,7 @@ import {
   parseNodeIPs,
   readMachineInfo,
   runtimeReadiness,
+  type DevicePluginResources,
   type MachineInfo,
   type NodeApiMode,
 } from "../node/index.ts";
@@ -82,6 +83,8 @@ export interface NodeApiWiringInput {
   onClient?: () => void;
   /** Node autonomy's cache: the API pods stored as they change, run from it when the API server is unreachable at start. */
   autonomy?: AutonomyStore;
+  /** The device plugins' resources for the node status (src/pod/devicemanager). */
+  devicePlugins?: () => DevicePluginResources;
 }
 
 export interface NodeApiWiring {
@@ -219,6 +222,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         images: async () => (await input.cri.listImages()).map((i) => ({ names: [...i.repoDigests, ...i.repoTags], sizeBytes: Number(i.size) })),
         pressure: () => input.eviction.manager.nodeConditions(),
         hardEvictionThresholds: input.eviction.evictionConfig.thresholds.filter((t) => t.gracePeriodMs === 0),
+        devicePlugins: input.devicePlugins,
       },
       heartbeat,
       clock,

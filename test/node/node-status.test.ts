@@ -55,6 +55,13 @@ describe("nodeInfo.swap (upstream nodestatus.MachineInfo)", () => {
 });
 
 describe("capacity and allocatable", () => {
+  test("device plugin resources: capacity (all devices), allocatable (healthy), a removed one at 0", () => {
+    const s = buildNodeStatus(
+      input({ devicePlugins: { capacity: { "example.com/resource": "2" }, allocatable: { "example.com/resource": "1" }, removed: ["vendor.io/gone"] } }),
+    );
+    expect(s.capacity).toMatchObject({ "example.com/resource": "2", "vendor.io/gone": "0", cpu: "2" });
+    expect(s.allocatable).toMatchObject({ "example.com/resource": "1", "vendor.io/gone": "0", cpu: "2" });
+  });
   test("allocatable = capacity − reserved − hard eviction; memory also − hugepages", () => {
     const thresholds = parseThresholdConfig({ evictionHard: { "memory.available": "100Mi", "nodefs.available": "10Gi" } }).filter((t) => t.gracePeriodMs === 0);
     const s = buildNodeStatus(input({ systemReserved: { cpu: "500m", memory: "1Gi" }, kubeReserved: { memory: "256Mi" }, hardEvictionThresholds: thresholds }));

@@ -13,6 +13,7 @@ import type { BackOff, ExecResult, RuntimeContainerStatus, RuntimePodStatus, Syn
 import { imageUserOf } from "../security/index.ts";
 import { type PodActions, latestStatus } from "./compute-actions.ts";
 import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig } from "./config.ts";
+import { withDeviceRunOptions } from "./device-options.ts";
 import { PRIORITY_CREATE, PRIORITY_START, nodeAllocatable, type HeldSlot, type KubeRuntimeContext } from "./context.ts";
 import { ensureImage } from "./image.ts";
 import { hashContainer } from "./hash.ts";
@@ -219,7 +220,10 @@ async function createContainer(
         })),
     );
     // The image as the user wrote it (containerd resolves it), so statuses report that name.
-    const config = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
+    const devices = await ctx.opts.deviceRunOptions?.(pod, container).catch((e: Error) => {
+      throw new ContainerConfigError(container.name, e.message);
+    });
+    const config = withDeviceRunOptions(generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId }), devices);
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
     // upstream: creating a container marks its resources as actuated.

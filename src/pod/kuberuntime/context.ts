@@ -18,7 +18,8 @@ import type { createContainerHooks } from "./container-hooks.ts";
 import type { DirectSignaller } from "./direct-signal.ts";
 import type { ContainerCgroupHost } from "./resources.ts";
 import type { Slots } from "./slots.ts";
-import type { KubePod } from "./types.ts";
+import type { DeviceRunOptions } from "./device-options.ts";
+import type { KubeContainer, KubePod } from "./types.ts";
 
 export interface KubeRuntimeOptions {
   cri: CriClient;
@@ -88,6 +89,12 @@ export interface KubeRuntimeOptions {
    * Without it, no container is resized.
    */
   actuated?: ActuatedResources;
+  /**
+   * A container's device plugin options (upstream GetDeviceRunContainerOptions: PreStartContainer
+   * where the plugin asks, the devices' envs, mounts, device nodes, annotations); throws when the
+   * devices cannot be had (the container is not created: CreateContainerConfigError).
+   */
+  deviceRunOptions?(pod: KubePod, container: KubeContainer): Promise<DeviceRunOptions | undefined>;
 }
 
 /** A container's requests and limits as quantity strings. */
