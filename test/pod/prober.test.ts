@@ -176,6 +176,24 @@ describe("probe manager", () => {
     m.removePod("u");
     expect(m.pods()).toEqual([]);
   });
+
+  test("after stop() no pod is probed, even one a late sync adds", async () => {
+    const clock = createSettlingClock();
+    const ran: string[] = [];
+    const m = createProbeManager({
+      clock,
+      runner: async (p) => (ran.push(kindOf(p)), { result: "success", output: "" }),
+      onChange: () => {},
+    });
+    const pod = probedPod({ readinessProbe: { exec: { command: ["r"] }, periodSeconds: 1 } });
+    m.addPod(pod);
+    m.stop();
+    m.addPod(pod);
+    m.updateContainer("u", "app", { id: "c1", running: true, startedAtMs: clock.now(), started: true });
+    await clock.advance(3000);
+    expect(m.pods()).toEqual([]);
+    expect(ran).toEqual([]);
+  });
 });
 
 describe("probe results when the runtime errs", () => {

@@ -147,10 +147,11 @@ export function createProbeManager(opts: {
     e.workers = e.workers.filter((w) => !stop(w));
   }
 
+  let stopped = false;
   return {
     addPod(pod) {
       const uid = pod.metadata.uid;
-      if (pods.has(uid)) return;
+      if (stopped || pods.has(uid)) return; // a sync that ends after stop() starts no probes
       const workers: Worker[] = [];
       // Sidecars (restartable init containers) are probed like regular containers.
       for (const c of [...(pod.spec.initContainers ?? []).filter((x) => x.restartPolicy === "Always"), ...pod.spec.containers]) {
@@ -209,6 +210,7 @@ export function createProbeManager(opts: {
     },
     pods: () => [...pods.keys()],
     stop() {
+      stopped = true;
       for (const uid of [...pods.keys()]) this.removePod(uid);
     },
   };
