@@ -40,7 +40,7 @@ import { containerStatuses, execInContainer, killPodContainers, startPodContaine
 import { listContainerLogs } from "./logs.ts";
 import { forgetMountedVolumes, resolveApiObjects, setUpVolumes, tearDownPod, volumeRetryDelayMs } from "./pod-volumes.ts";
 import { inputsFor } from "./run-options.ts";
-import { createPodSandbox, podSandboxStatuses, sandboxConfigFor } from "./sandbox.ts";
+import { createPodSandbox, podSandboxStatuses, sandboxConfigFailed, sandboxConfigFor, usernsOptionsFor } from "./sandbox.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -255,13 +255,10 @@ async function syncPod(
   let sandboxId = actions.sandboxId;
   let sandboxConfig: PodSandboxConfig;
   try {
+    inputs.usernsOptions = await usernsOptionsFor(ctx, pod);
     sandboxConfig = sandboxConfigFor(ctx, pod, ref, actions, inputs);
   } catch (e) {
-    result.errors.push({
-      container: "",
-      reason: "CreatePodSandboxError",
-      message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}`,
-    });
+    sandboxConfigFailed(ctx, pod, ref, actions, result, e as Error);
     return result;
   }
   const held: HeldSlot = {};

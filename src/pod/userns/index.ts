@@ -3,6 +3,7 @@
 export { DEFAULT_IDS_PER_POD, USERNS_UNIT_LENGTH } from "./allocator.ts";
 export { getKubeletMappings, type KubeletMappings } from "./kubelet-mappings.ts";
 export { MAPPINGS_FILE } from "./mappings-file.ts";
+export { makeUserNsManager, type UserNsService } from "./make-manager.ts";
 export { runtimeHandlerSupport } from "./runtime-handlers.ts";
 export {
   createUsernsManager,

@@ -28,7 +28,8 @@ export function parseGetSubIdsOutput(input: string): { firstId: number; length: 
   const parts = lines[0]!.trim().split(/\s+/);
   if (parts.length !== 4) throw new Error(`invalid line ${JSON.stringify(input)}`);
   const num = (s: string) => {
-    if (!/^\d+$/.test(s) || Number(s) > 0xffff_ffff) throw new Error(`error parsing line ${JSON.stringify(input)}: strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid syntax`);
+    if (!/^\d+$/.test(s) || Number(s) > 0xffff_ffff)
+      throw new Error(`error parsing line ${JSON.stringify(input)}: strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid syntax`);
     return Number(s);
   };
   return { firstId: num(parts[2]!), length: num(parts[3]!) };
@@ -88,6 +89,5 @@ const realHost: MappingsHost = {
     }
     return undefined;
   },
-  output: (cmd, args) =>
-    new Promise((resolve, reject) => execFile(cmd, args, { timeout: 30_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout)))),
+  output: (cmd, args) => new Promise((resolve, reject) => execFile(cmd, args, { timeout: 30_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout)))),
 };

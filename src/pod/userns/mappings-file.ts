@@ -24,8 +24,14 @@ const uint32 = z.number().int().min(0).max(0xffff_ffff);
 // encoding/json ignores unknown fields; absent numbers are 0 and absent lists empty.
 const idMapping = z.looseObject({ hostId: uint32.default(0), containerId: uint32.default(0), length: uint32.default(0) });
 const mappingsFile = z.looseObject({
-  uidMappings: z.array(idMapping).nullish().transform((v) => v ?? []),
-  gidMappings: z.array(idMapping).nullish().transform((v) => v ?? []),
+  uidMappings: z
+    .array(idMapping)
+    .nullish()
+    .transform((v) => v ?? []),
+  gidMappings: z
+    .array(idMapping)
+    .nullish()
+    .transform((v) => v ?? []),
 });
 
 export class MappingsFileError extends Error {

@@ -9,10 +9,18 @@ const U = 65536;
 describe("the kubelet's range", () => {
   test.each([
     ["the default range", { firstId: U, length: 2 ** 32 - U, idsPerPod: U, maxPods: 110 }, undefined],
-    ["idsPerPod not a unit multiple", { firstId: U, length: 10 * U, idsPerPod: 1000, maxPods: 1 }, "kubelet user namespace length 1000 is not a multiple of 65536"],
+    [
+      "idsPerPod not a unit multiple",
+      { firstId: U, length: 10 * U, idsPerPod: 1000, maxPods: 1 },
+      "kubelet user namespace length 1000 is not a multiple of 65536",
+    ],
     ["first id not a multiple", { firstId: 100_000, length: 10 * U, idsPerPod: U, maxPods: 1 }, "kubelet user assigned ID 100000 is not a multiple of 65536"],
     ["first id 0 (root)", { firstId: 0, length: 10 * U, idsPerPod: U, maxPods: 1 }, "kubelet user assigned ID 0 must be greater or equal to 65536"],
-    ["length not a multiple", { firstId: U, length: 10 * U + 1, idsPerPod: U, maxPods: 1 }, "kubelet user assigned IDs length 655361 is not a multiple of 65536"],
+    [
+      "length not a multiple",
+      { firstId: U, length: 10 * U + 1, idsPerPod: U, maxPods: 1 },
+      "kubelet user assigned IDs length 655361 is not a multiple of 65536",
+    ],
     ["too few for maxPods", { firstId: U, length: 10 * U, idsPerPod: U, maxPods: 11 }, "kubelet user assigned IDs are not enough to support 11 pods"],
     ["two units per pod", { firstId: 2 * U, length: 20 * U, idsPerPod: 2 * U, maxPods: 10 }, undefined],
   ])("%s", (_n, o, want) => {

@@ -2,7 +2,12 @@
 import { describe, expect, test } from "bun:test";
 import { getKubeletMappings, parseGetSubIdsOutput, passwdHasUser, type MappingsHost } from "../../../src/pod/userns/kubelet-mappings.ts";
 
-const host = (o: Partial<MappingsHost>): MappingsHost => ({ userExists: () => true, lookPath: () => "/usr/bin/getsubids", output: async () => "0: kubelet 65536 65536\n", ...o });
+const host = (o: Partial<MappingsHost>): MappingsHost => ({
+  userExists: () => true,
+  lookPath: () => "/usr/bin/getsubids",
+  output: async () => "0: kubelet 65536 65536\n",
+  ...o,
+});
 
 describe("kubelet mappings", () => {
   test.each([

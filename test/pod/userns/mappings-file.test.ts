@@ -26,7 +26,11 @@ describe("userns file", () => {
     ["two mappings", JSON.stringify({ uidMappings: [m(65536), m(131072)], gidMappings: [m(65536), m(131072)] }), "no more than one mapping allowed."],
     ["no gid mapping", JSON.stringify({ uidMappings: [m(65536)] }), "invalid user namespace configuration: GID and UID mappings should be identical."],
     ["different gid mapping", JSON.stringify({ uidMappings: [m(65536)], gidMappings: [m(131072)] }), "GID and UID mapping should be identical"],
-    ["root not mapped", JSON.stringify({ uidMappings: [m(65536, 1)], gidMappings: [m(65536, 1)] }), "invalid user namespace configuration: UID 0 must be mapped"],
+    [
+      "root not mapped",
+      JSON.stringify({ uidMappings: [m(65536, 1)], gidMappings: [m(65536, 1)] }),
+      "invalid user namespace configuration: UID 0 must be mapped",
+    ],
   ])("%s is refused", (_n, content, msg) => {
     expect(() => parseMappingsFile(content)).toThrow(msg);
   });
