@@ -8,7 +8,7 @@ import { fsyncSync, openSync, closeSync, readFileSync, readdirSync, renameSync, 
 import { join } from "node:path";
 import type { UserNamespace } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
-import { makePodDir, podDir } from "../pod-dir.ts";
+import { makePodDir, podDir, podUidError } from "../pod-dir.ts";
 import { createUsernsAllocator, DEFAULT_IDS_PER_POD, type UsernsAllocator } from "./allocator.ts";
 import type { KubeletMappings } from "./kubelet-mappings.ts";
 import { formatMappingsFile, MAPPINGS_FILE, parseMappingsFile, podMappings } from "./mappings-file.ts";
@@ -64,11 +64,11 @@ export function handlerLacksUsernsMessage(runtimeHandler: string): string {
     : "can't set `spec.hostUsers: false`, runtime does not support user namespaces";
 }
 
-/** Pod UIDs with a directory under <rootDir>/pods (upstream listPodsFromDisk). */
+/** Pod UIDs with a directory under <rootDir>/pods (upstream listPodsFromDisk); names no pod UID can have are skipped. */
 export function listPodsFromDisk(rootDir: string): string[] {
   try {
     return readdirSync(join(rootDir, "pods"), { withFileTypes: true })
-      .filter((d) => d.isDirectory())
+      .filter((d) => d.isDirectory() && podUidError(d.name) === undefined)
       .map((d) => d.name);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];

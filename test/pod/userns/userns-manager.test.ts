@@ -54,6 +54,12 @@ describe("user namespace manager", () => {
     expect((await again.getOrCreateUserNamespaceMappings(pod("a", false), ""))?.uids?.[0]?.hostId).toBe(8 * U);
   });
 
+  test("directories no pod UID can name are not pods", () => {
+    mkdirSync(join(root, "pods", ".trash"), { recursive: true });
+    writeFileSync(join(root, "pods", ".trash", "userns"), "{}");
+    expect(manager().allocated(".trash")).toBeUndefined();
+  });
+
   test("a corrupt file on disk stops the manager's creation with upstream's error", () => {
     mkdirSync(join(root, "pods", "bad"), { recursive: true });
     writeFileSync(file("bad"), "{}");
