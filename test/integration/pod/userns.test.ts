@@ -14,7 +14,7 @@ import { loadConfig } from "../../../src/config/load.ts";
 import { POD_UID_LABEL } from "../../../src/pod/kuberuntime/labels.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { canRunContainerd, startOwnContainerd } from "../../support/containerd.ts";
-import { captureLog } from "../../support/log-capture.ts";
+import { captureLog, type LogCapture } from "../../support/log-capture.ts";
 import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until } from "../../support/wait.ts";
 
@@ -152,9 +152,10 @@ describe.skipIf(!canRunContainerd() || !!process.env.BUNLET_RUNC_BIN)("hostUsers
   const NODE = "nouserns";
   const BASE = `/tmp/bunlet-nouserns-${PID}`;
   let node: StandaloneNode;
-  const logs = captureLog();
+  let logs: LogCapture;
 
   beforeAll(async () => {
+    logs = captureLog();
     node = await startStandaloneNode({
       base: BASE,
       cgroupRoot: `/bunlet-nouserns-${PID}`,
@@ -164,7 +165,7 @@ describe.skipIf(!canRunContainerd() || !!process.env.BUNLET_RUNC_BIN)("hostUsers
   }, 600_000);
 
   afterAll(async () => {
-    logs.stop();
+    logs?.stop();
     await node?.stop();
   }, 120_000);
 
