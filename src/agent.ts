@@ -146,6 +146,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     actuated: actuatedResources(allocation), // in-place resize
     cpuAffinity: ctx.cpuManager.cpuAffinity, // cpuManagerPolicy static: exclusive CPUs
     deviceRunOptions: (pod, container) => devices.runContainerOptions(pod, container),
+    userNamespacedPodStarted: (failed) => ctx.kubeletMetrics.userNamespacedPodStarted(failed),
     userNamespaceMappings: (pod, handler) => userns.getOrCreateUserNamespaceMappings({ metadata: { uid: pod.metadata.uid ?? "" }, spec: pod.spec }, handler),
   });
   const pods = createPodsWiring({

@@ -102,6 +102,8 @@ export interface KubeRuntimeOptions {
    * hostUsers: false, else NODE; throws upstream's errors (the sandbox is not created). Without it none is sent.
    */
   userNamespaceMappings?(pod: KubePod, runtimeHandler: string): Promise<UserNamespace | undefined>;
+  /** A sync created the sandbox of a hostUsers: false pod; `failed` when any of its steps failed (upstream's metrics). */
+  userNamespacedPodStarted?(failed: boolean): void;
 }
 
 /** A container's requests and limits as quantity strings. */

@@ -252,6 +252,9 @@ async function syncPod(
     return result;
   }
   ctx.mountFailures.delete(ref.uid);
+  // upstream SyncPod: a new sandbox of a pod with its own user namespace counts, failed if any step failed.
+  const counted = actions.createSandbox && pod.spec.hostUsers === false;
+  const done = () => (counted && ctx.opts.userNamespacedPodStarted?.(result.errors.length > 0), result);
   let sandboxId = actions.sandboxId;
   let sandboxConfig: PodSandboxConfig;
   try {
@@ -259,12 +262,12 @@ async function syncPod(
     sandboxConfig = sandboxConfigFor(ctx, pod, ref, actions, inputs);
   } catch (e) {
     sandboxConfigFailed(ctx, pod, ref, actions, result, e as Error);
-    return result;
+    return done();
   }
   const held: HeldSlot = {};
   if (actions.createSandbox) {
     const created = await createPodSandbox(ctx, { pod, ref, actions, sandboxConfig, cgroupParent, held, result });
-    if (created === undefined) return result;
+    if (created === undefined) return done();
     sandboxId = created;
   }
 
@@ -279,7 +282,7 @@ async function syncPod(
     held.release?.();
   }
   if (noRuntimeActions(actions) && !hasResize(resize) && result.errors.length === 0) result.unchanged = true;
-  return result;
+  return done();
 }
 
 /** The resize part of computePodActions, over the actuated resources (none without them). */
