@@ -4,7 +4,8 @@
 // container's process runs as that unprivileged host uid, an emptyDir is idmapped (root's file is
 // root's on the host), a restarted agent keeps the pod's range, and the file goes with the pod. On
 // the process's shared containerd (Debian's 1.6 with runc 1.1, which report no user namespace
-// support) the same pod gets no sandbox: upstream's FailedCreatePodSandBox message.
+// support) the same pod gets no sandbox: upstream's FailedCreatePodSandBox message — skipped when
+// BUNLET_RUNC_BIN gives the shared containerd a runc that supports them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
