@@ -26,6 +26,7 @@ import type { Runtime } from "./pod/runtime.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
 import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
 import { createDeviceManager, type DeviceManager } from "./pod/devicemanager/index.ts";
+import { makeUserNsManager, runtimeHandlerSupport, type UserNsService } from "./pod/userns/index.ts";
 import { apiReviews } from "./server/auth/index.ts";
 import { createCriStreamingHost } from "./server/streaming/index.ts";
 import { createCadvisorSource } from "./stats/cadvisor.ts";
@@ -60,7 +61,7 @@ export interface NodeAgent extends Agent {
 export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}): NodeAgent {
   const ctx = createNodeAgentContext(loaded, opts);
   const imagePuller = createImagePuller(imagePullLimit(ctx.config.serializeImagePulls, ctx.config.maxParallelImagePulls));
-  const { runtime, pods, devices } = createPods(ctx, imagePuller);
+  const { runtime, pods, devices, userns } = createPods(ctx, imagePuller);
   const imageImport = createImageImportWiring({
     path: ctx.config.imageImportPath, // offline images: tarballs and lists of the import directory
     rootDir: ctx.flags.rootDir,
@@ -77,7 +78,15 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   const lifecycle = podLifecycleComponent(ctx, pods);
   // The device manager reads its checkpoint before the first pod is admitted.
   const deviceManager: AgentComponent = { name: "device manager", start: () => devices.start(), stop: () => devices.stop() };
-  const components = [...processComponents(ctx, pods), deviceManager, lifecycle.component, evictionComponent(ctx, eviction, lifecycle.runtimeReady)];
+  // The pods' user namespace ranges are read back before the first pod syncs (upstream MakeUserNsManager).
+  const usernsManager: AgentComponent = { name: "user namespace manager", start: () => userns.start(), stop() {} };
+  const components = [
+    ...processComponents(ctx, pods),
+    deviceManager,
+    usernsManager,
+    lifecycle.component,
+    evictionComponent(ctx, eviction, lifecycle.runtimeReady),
+  ];
   const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown, devices);
   ctx.late.nodeApi = nodeApi;
   if (nodeApi) components.push(nodeApi);
@@ -96,8 +105,15 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
 }
 
 /** The runtime manager over the CRI, the device manager, and the pod lifecycle over them. */
-function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring; devices: DeviceManager } {
+function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring; devices: DeviceManager; userns: UserNsService } {
   const { config, flags } = ctx;
+  const userns = makeUserNsManager({
+    rootDir: flags.rootDir,
+    featureEnabled: config.featureGates?.UserNamespacesSupport !== false, // GA, locked on (config validation)
+    idsPerPod: config.userNamespaces?.idsPerPod,
+    maxPods: config.maxPods,
+    handlerSupportsUserNamespaces: runtimeHandlerSupport(ctx.cri),
+  });
   const allocation = createAllocationManager({ rootDir: flags.rootDir, events: ctx.events.recorder });
   // Device plugins (src/pod/devicemanager): a change of their devices updates the node status at once.
   const devices: DeviceManager = createDeviceManager({
@@ -130,6 +146,8 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     actuated: actuatedResources(allocation), // in-place resize
     cpuAffinity: ctx.cpuManager.cpuAffinity, // cpuManagerPolicy static: exclusive CPUs
     deviceRunOptions: (pod, container) => devices.runContainerOptions(pod, container),
+    userNamespacedPodStarted: (failed) => ctx.kubeletMetrics.userNamespacedPodStarted(failed),
+    userNamespaceMappings: (pod, handler) => userns.getOrCreateUserNamespaceMappings({ metadata: { uid: pod.metadata.uid ?? "" }, spec: pod.spec }, handler),
   });
   const pods = createPodsWiring({
     config,
@@ -139,8 +157,9 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     extraSources: flags.kubeconfig ? ["api"] : undefined,
     events: ctx.events.recorder,
     allocation,
+    userns,
   });
-  return { runtime, pods, devices };
+  return { runtime, pods, devices, userns };
 }
 
 /** The eviction manager with its stats, kernel notifiers and trace; the trace hears every container stop. */

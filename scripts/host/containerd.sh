@@ -15,7 +15,12 @@
 #                           kubelet's cgroupDriver systemd; needs systemd as PID 1 (default 0: cgroupfs)
 #   BUNLET_CONTAINERD_BIN   a directory whose containerd, ctr and shim come first (containerd 2.x from
 #                           scripts/host/runtimes.sh); default: Debian's containerd 1.6
+#   BUNLET_RUNC_BIN         a directory whose runc the runc handlers run (BinaryName), e.g. runc ≥ 1.2 from
+#                           scripts/host/runtimes.sh runc for user namespaces; default: runc on PATH
 set -euo pipefail
+if [ -n "${BUNLET_RUNC_BIN:-}" ]; then
+  [ -x "$BUNLET_RUNC_BIN/runc" ] || { echo "containerd.sh: BUNLET_RUNC_BIN=$BUNLET_RUNC_BIN has no runc" >&2; exit 2; }
+fi
 if [ -n "${BUNLET_CONTAINERD_BIN:-}" ]; then
   [ -x "$BUNLET_CONTAINERD_BIN/containerd" ] || { echo "containerd.sh: BUNLET_CONTAINERD_BIN=$BUNLET_CONTAINERD_BIN has no containerd" >&2; exit 2; }
   export PATH="$BUNLET_CONTAINERD_BIN:$PATH"
@@ -54,6 +59,9 @@ running_pid() {
 
 answers() { ctr --address "$SOCK" --timeout 2s version >/dev/null 2>&1; }
 
+# The runc handlers' BinaryName line: BUNLET_RUNC_BIN's runc, else none (runc on PATH).
+runc_binary() { [ -n "${BUNLET_RUNC_BIN:-}" ] && echo "        BinaryName = \"$BUNLET_RUNC_BIN/runc\"" || true; }
+
 # Runtime handlers beside the default runc, for RuntimeClass: "runc-alt" (runc again, state of its own)
 # always; "crun" when crun is installed (crun refuses a hybrid v1 + v2 host: "cgroups in hybrid mode not
 # supported"; it runs on pure v1 or v2 hosts such as the cgroup v2 guest).
@@ -64,6 +72,7 @@ extra_runtimes() {
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt.options]
         SystemdCgroup = $SYSTEMD_CGROUP
         Root = "$STATE/runc-alt"
+$(runc_binary)
 TOML
   local crun; crun="$(command -v crun)" || return 0
   cat <<TOML
@@ -81,7 +90,7 @@ write_config() {
   local out="${1:-$CONFIG}"
   mkdir -p "$DIR" "$ROOT" "$STATE" "$CNI_CONF"
   cat >"$out" <<TOML
-# containerd: $(command -v containerd)
+# containerd: $(command -v containerd)${BUNLET_RUNC_BIN:+ runc: $BUNLET_RUNC_BIN/runc}
 version = 2
 root = "$ROOT"
 state = "$STATE"
@@ -118,6 +127,7 @@ oom_score = 0
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = $SYSTEMD_CGROUP
         Root = "$STATE/runc"
+$(runc_binary)
 $(extra_runtimes)
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"

@@ -19,6 +19,8 @@ PACKAGES+=(prometheus)
 PACKAGES+=(openssl)
 # make, bzip2: the e2e images' upstream BusyBox is built from its release tarball (scripts/upstream/busybox.sh).
 PACKAGES+=(make bzip2)
+# libseccomp-dev: runc ≥ 1.2 for user namespaces is built with seccomp (scripts/host/runtimes.sh runc).
+PACKAGES+=(libseccomp-dev)
 # qemu-user-static, libc6-arm64-cross: the arm64 build runs under emulation (scripts/host/arm64.sh, docs/arm64.md).
 [ "$(uname -m)" = aarch64 ] || PACKAGES+=(qemu-user-static libc6-arm64-cross)
 # Bump when the image layout built below changes, so cached tarballs are rebuilt.

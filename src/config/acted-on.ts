@@ -93,6 +93,7 @@ export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfiguration
   "clusterDomain",
   "resolvConf", // security
   "singleProcessOOMKill", // cgroup v2: memory.oom.group in LinuxContainerResources.unified
+  "userNamespaces", // idsPerPod: the size of a hostUsers: false pod's id range (src/pod/userns)
 ]);
 
 /** Sub-fields acted on inside an otherwise not-acted-on object field (logging.verbosity ↔ -v). */

@@ -38,6 +38,7 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): Validati
   validateShutdown(kc, bad);
   validateRuntimeAndLogs(kc, bad);
   validateActedOn(kc, bad);
+  validateUserNamespaces(kc, bad);
   return out;
 }
 
@@ -209,6 +210,20 @@ function validateActedOn(kc: KubeletConfiguration, bad: Bad): void {
   }
   for (const f of ["systemReserved", "kubeReserved"] as const) validateReserved(f, kc[f], bad);
   for (const m of reservedSystemCPUsProblems(kc)) bad("reservedSystemCPUs", kc.reservedSystemCPUs, m);
+}
+
+/** upstream validation_linux.go userNamespaces.idsPerPod, and the feature gate v1.37 locks on. */
+function validateUserNamespaces(kc: KubeletConfiguration, bad: Bad): void {
+  const unit = 65536;
+  const ids = kc.userNamespaces?.idsPerPod;
+  if (ids !== undefined) {
+    const field = "userNamespaces";
+    if (ids < unit) bad(field, ids, `invalid configuration: userNamespaces.idsPerPod must not be less than ${unit}`);
+    else if (ids % unit !== 0) bad(field, ids, `invalid configuration: userNamespaces.idsPerPod must be a multiple of ${unit}`);
+    else if (ids > 0xffff_ffff) bad(field, ids, `invalid configuration: userNamespaces.idsPerPod must not be more than ${0xffff_ffff}`);
+  }
+  if (kc.featureGates?.UserNamespacesSupport === false)
+    bad("featureGates", "UserNamespacesSupport=false", "cannot set feature gate UserNamespacesSupport to false, feature is locked to true");
 }
 
 /** A field that names one of a fixed set of values. */

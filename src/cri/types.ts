@@ -24,9 +24,17 @@ export interface RuntimeCondition {
   message: string;
 }
 
+/** A runtime handler the runtime reports (CRI v1.30+): its name ("" is the default) and features. */
+export interface RuntimeHandler {
+  name: string;
+  features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean } | null;
+}
+
 export interface StatusResponse {
   status: { conditions: RuntimeCondition[] } | null;
   info: Record<string, string>;
+  /** Empty from runtimes older than CRI v1.30 (containerd 1.6). */
+  runtimeHandlers?: RuntimeHandler[];
 }
 
 /** RuntimeConfigResponse: `linux` is null when the runtime left it unset (then it tells nothing). */
@@ -38,11 +46,26 @@ export interface Int64Value {
   value: number;
 }
 
+/** One contiguous range of ids: containerId… inside the user namespace is hostId… outside. */
+export interface IDMapping {
+  hostId: number;
+  containerId: number;
+  length: number;
+}
+
+/** The pod's user namespace: mode POD with its mappings, or NODE (the host's). */
+export interface UserNamespace {
+  mode: NamespaceMode;
+  uids?: IDMapping[];
+  gids?: IDMapping[];
+}
+
 export interface NamespaceOption {
   network?: NamespaceMode;
   pid?: NamespaceMode;
   ipc?: NamespaceMode;
   targetId?: string;
+  usernsOptions?: UserNamespace;
 }
 
 export interface LinuxContainerResources {
@@ -171,6 +194,9 @@ export interface Mount {
   readonly?: boolean;
   selinuxRelabel?: boolean;
   propagation?: MountPropagation;
+  /** An idmapped mount: the pod's user namespace mappings (hostUsers: false). */
+  uidMappings?: IDMapping[];
+  gidMappings?: IDMapping[];
 }
 
 export interface LinuxContainerSecurityContext {

@@ -38,6 +38,8 @@ export interface KubeletMetrics {
   observeNode(nodeName: string, lifecycle: PodLifecycle): void;
   /** kubelet_preemptions: a pod stopped to admit a critical pod, by the first resource it was short of. */
   preempted(resourceName: string): void;
+  /** kubelet_started_user_namespaced_pods_total (+ errors): a sandbox of a hostUsers: false pod created, or failed. */
+  userNamespacedPodStarted(failed: boolean): void;
 }
 
 /** A pod's volumes are set up once it runs or one of its containers started (upstream's actual state). */
@@ -69,6 +71,16 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     return pod?.spec.ephemeralContainers?.some((c) => c.name === name) ? "ephemeral_container" : "container";
   };
   let preemptions: Counter | undefined;
+  const userns = {
+    started: registry.counter({
+      name: "kubelet_started_user_namespaced_pods_total",
+      help: "Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.",
+    }),
+    errors: registry.counter({
+      name: "kubelet_started_user_namespaced_pods_errors_total",
+      help: "Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.",
+    }),
+  };
   return {
     probes,
     lifecycle: { ...podLifecycleMetrics(registry), ...probeMetrics(probes) },
@@ -80,5 +92,9 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
       preemptions = nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });
     },
     preempted: (resourceName) => preemptions?.inc({ preemption_signal: resourceName }),
+    userNamespacedPodStarted(failed) {
+      userns.started.inc();
+      if (failed) userns.errors.inc();
+    },
   };
 }

@@ -99,6 +99,8 @@ export function createNodeApiMode(
   let nodeWatch: Reflector | undefined;
   let machine: MachineInfo | undefined;
   let runtimeAnswered = false;
+  // upstream runtimeState keeps the handlers the runtime last listed while it does not answer.
+  let runtimeHandlers: RuntimeReadiness["handlers"];
   /** Upstream setNodeStatus: a setter that fails is logged at each update and leaves its fields as they were. */
   function addresses(): NodeAddress[] | undefined {
     try {
@@ -117,6 +119,7 @@ export function createNodeApiMode(
     }
     const [r, imgs] = await Promise.all([runtime, images]);
     runtimeAnswered ||= r.version !== undefined;
+    runtimeHandlers = r.handlers ?? runtimeHandlers;
     return {
       nowMs: clock.now(),
       machine,
@@ -133,6 +136,7 @@ export function createNodeApiMode(
       kubeReserved: s.kubeReserved,
       hardEvictionThresholds: facts.hardEvictionThresholds,
       devicePlugins: facts.devicePlugins?.(),
+      runtimeHandlers,
     };
   }
   const status = createNodeStatusController({

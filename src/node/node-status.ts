@@ -1,7 +1,7 @@
 // The node status the kubelet reports, as upstream's nodestatus setters build it, pure over plain
 // inputs: capacity/allocatable (allocatable = capacity − systemReserved − kubeReserved − hard
 // eviction thresholds; memory also − hugepages), nodeInfo, addresses, daemonEndpoints, images,
-// and the conditions MemoryPressure, DiskPressure, PIDPressure, Ready — each keeping its
+// runtimeHandlers, and the conditions MemoryPressure, DiskPressure, PIDPressure, Ready — each keeping its
 // lastTransitionTime while its status holds, with lastHeartbeatTime = now.
 import { formatQuantity, parseQuantity, quantityFromNumber } from "../config/quantity.ts";
 import { NODE_CONDITION_TEXT, type NodeConditionType } from "../eviction/index.ts";
@@ -9,6 +9,7 @@ import { thresholdAmount, type Threshold } from "../eviction/threshold.ts";
 import { metav1Time, type NodeCondition } from "../kube/types.ts";
 import type { NodeAddress } from "./addresses.ts";
 import type { MachineInfo } from "./machine-info.ts";
+import type { RuntimeHandler } from "../cri/types.ts";
 
 export interface ContainerImage {
   names: string[];
@@ -35,6 +36,8 @@ export interface NodeStatusInput {
   hardEvictionThresholds: readonly Threshold[];
   /** The device plugins' resources (upstream devicePluginResourceCapacityFunc); none without a device manager. */
   devicePlugins?: DevicePluginResources;
+  /** The runtime's handlers and their features (upstream RuntimeHandlers setter); none reported when empty. */
+  runtimeHandlers?: readonly RuntimeHandler[];
 }
 
 /** Capacity (healthy + unhealthy devices) and allocatable (healthy) by resource; removed resources are reported as 0. */
@@ -159,6 +162,15 @@ export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: re
       ...(m.swapCapacityBytes ? { swap: { capacity: m.swapCapacityBytes } } : {}),
     },
     images: input.maxImages >= 0 ? images.slice(0, input.maxImages) : images,
+    ...(input.runtimeHandlers?.length ? { runtimeHandlers: input.runtimeHandlers.map(nodeRuntimeHandler) } : {}),
+  };
+}
+
+/** Upstream v1.NodeRuntimeHandler: both features always present, false when the runtime gave none. */
+function nodeRuntimeHandler(h: RuntimeHandler) {
+  return {
+    name: h.name,
+    features: { recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true, userNamespaces: h.features?.userNamespaces === true },
   };
 }
 

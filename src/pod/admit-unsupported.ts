@@ -1,5 +1,5 @@
 // API pods asking for something bunlet cannot do (a field value schema/unsupported.ts refuses, say
-// hostUsers: false). The API server accepted them, so the kubelet owns telling the user: as upstream's
+// pod-level resources). The API server accepted them, so the kubelet owns telling the user: as upstream's
 // admit handlers do for a pod feature the node cannot serve (lifecycle.PodFeatureUnsupported, e.g.
 // NodeDeclaredFeatures, cgroup mount modes), the pod is rejected at admission — phase Failed, that
 // reason, a message naming the field, the value and why, a Warning event — instead of being dropped

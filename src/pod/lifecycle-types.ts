@@ -2,6 +2,7 @@
 // agent, eviction and the HTTP server code against reads on its own.
 import type { EventRecorder } from "../events/types.ts";
 import type { AllocationManager } from "./allocation/manager.ts";
+import type { UserNsService } from "./userns/index.ts";
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
@@ -122,6 +123,8 @@ export interface PodLifecycleDeps {
   events?: EventRecorder;
   /** In-place resize: the pods' allocated resources and resize conditions (src/pod/allocation). */
   allocation?: AllocationManager;
+  /** The pods' user namespace ranges (src/pod/userns): released when a pod terminates or is an orphan. */
+  userns?: Pick<UserNsService, "release" | "cleanupOrphanedPodUsernsAllocations">;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */

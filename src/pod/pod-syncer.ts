@@ -126,6 +126,7 @@ export async function syncTerminatedPod(ctx: LifecycleContext, pod: Pod): Promis
   const { runtime } = ctx;
   const uid = pod.metadata.uid;
   await ctx.deps.cgroups?.removePod(uid);
+  await ctx.deps.userns?.release(uid).catch((e: Error) => log.warn(`releasing the pod's user namespace failed ${kv({ pod: podKey(pod), error: e.message })}`));
   if (!ctx.podManager.get(uid)) {
     ctx.deps.allocation?.removePod(uid);
     // The source no longer wants it: remove its containers and forget its status.

@@ -3,12 +3,14 @@
 // Upstream pkg/kubelet/runtime.go: the sync loop (lifecycle.ts) gates on it and node/ reports it.
 import type { CriClient } from "../cri/client.ts";
 import { formatDuration } from "../config/duration.ts";
-import type { RuntimeCondition } from "../cri/types.ts";
+import type { RuntimeCondition, RuntimeHandler } from "../cri/types.ts";
 
 export interface RuntimeReadiness {
   /** "containerd://1.6.20~ds1", once Version answered. */
   version?: string;
   errors: string[];
+  /** The runtime handlers the Status listed (none from runtimes older than CRI v1.30); undefined when it did not answer. */
+  handlers?: RuntimeHandler[];
 }
 
 /** The %v of a CRI RuntimeCondition as the kubelet prints it. */
@@ -27,7 +29,7 @@ export function readinessErrors(conditions: RuntimeCondition[] | undefined): str
 export async function runtimeReadiness(cri: CriClient): Promise<RuntimeReadiness> {
   try {
     const [v, s] = await Promise.all([cri.version(), cri.status(false)]);
-    return { version: `${v.runtimeName}://${v.runtimeVersion}`, errors: readinessErrors(s.status?.conditions) };
+    return { version: `${v.runtimeName}://${v.runtimeVersion}`, errors: readinessErrors(s.status?.conditions), handlers: s.runtimeHandlers ?? [] };
   } catch {
     return { errors: ["container runtime is down"] };
   }

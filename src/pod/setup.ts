@@ -14,7 +14,7 @@ import { createSystemdDBus, type SystemdUnits } from "./systemd-dbus.ts";
 import type { Clock } from "../clock.ts";
 import { createPodLifecycle } from "./lifecycle.ts";
 import { defaultHostIP, lifecycleConfigFromKubelet, type PodAdmitHandler, type PodCgroups, type PodLifecycle } from "./lifecycle-types.ts";
-import type { LifecycleKubeletConfig } from "./lifecycle-types.ts";
+import type { LifecycleKubeletConfig, PodLifecycleDeps } from "./lifecycle-types.ts";
 import type { PodLifecycleMetrics } from "./lifecycle-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 
@@ -121,6 +121,7 @@ export function createPodLifecycleFromConfig(input: {
   metrics?: { lifecycle: PodLifecycleMetrics; instrumentCgroups<C extends PodCgroups>(c: C): C };
   events?: EventRecorder;
   allocation?: AllocationManager;
+  userns?: PodLifecycleDeps["userns"];
 }): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
   const { config, flags } = input;
   const nodeName = nodeNameFrom(flags.hostnameOverride);
@@ -139,6 +140,7 @@ export function createPodLifecycleFromConfig(input: {
     admitHandlers: input.admitHandlers,
     events: input.events,
     allocation: input.allocation,
+    userns: input.userns,
     config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },
   });
   return { lifecycle, cgroups, nodeName, hostIP };

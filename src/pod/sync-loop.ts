@@ -99,12 +99,13 @@ export async function containerGc(ctx: LifecycleContext): Promise<void> {
 }
 
 /** syncLoopIteration's housekeepingCh (upstream HandlePodCleanups); it also marks the loop alive. */
-export function housekeeping(ctx: LifecycleContext): Promise<void> {
+export async function housekeeping(ctx: LifecycleContext): Promise<void> {
   const { clock, runtime, podManager, workers, statuses, probes, backOff, known, pleg } = ctx;
   ctx.state.syncLoopEntryMs = clock.now();
   for (const uid of ctx.lastRuntimeStatus.keys()) if (!known.has(uid)) ctx.lastRuntimeStatus.delete(uid);
   // upstream RemoveOrphanedPods: allocations of pods gone while bunlet was away.
   if (sourcesReady(ctx)) ctx.deps.allocation?.removeOrphans(new Set([...podManager.uids(), ...known.keys()]));
+  await cleanupUserns(ctx);
   return runHousekeeping({
     clock,
     runtime,
@@ -120,6 +121,17 @@ export function housekeeping(ctx: LifecycleContext): Promise<void> {
     runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS),
     cgroupScan: ctx.cgroupScan,
   });
+}
+
+/** upstream CleanupOrphanedPodUsernsAllocations: ranges of pods neither wanted, stopping nor running go. */
+async function cleanupUserns(ctx: LifecycleContext): Promise<void> {
+  if (!ctx.deps.userns || !sourcesReady(ctx)) return;
+  try {
+    const running = (await ctx.pleg.runtimePods(RUNTIME_CACHE_MS)).map((r) => r.uid);
+    await ctx.deps.userns.cleanupOrphanedPodUsernsAllocations([...ctx.podManager.uids(), ...ctx.known.keys(), ...running]);
+  } catch (e) {
+    log.warn(`housekeeping: user namespace cleanup failed ${kv({ error: (e as Error).message })}`);
+  }
 }
 
 /** A periodic loop whose failure is logged against its name and never ends it or another loop. */

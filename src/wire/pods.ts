@@ -6,7 +6,7 @@ import type { AllocationManager } from "../pod/allocation/index.ts";
 import { cgroupDirPath, podCgroupName, type CgroupDriver } from "../pod/cgroups-config.ts";
 import type { PodCgroupManager } from "../pod/cm/container-manager.ts";
 import type { KubeletMetrics } from "../metrics/index.ts";
-import type { PodLifecycle } from "../pod/lifecycle-types.ts";
+import type { PodLifecycle, PodLifecycleDeps } from "../pod/lifecycle-types.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { getPodQOS } from "../pod/qos.ts";
 import type { Runtime } from "../pod/runtime.ts";
@@ -43,6 +43,8 @@ export function createPodsWiring(input: {
   events?: EventRecorder;
   /** In-place resize's allocation manager. */
   allocation?: AllocationManager;
+  /** The pods' user namespace ranges, released with the pods. */
+  userns?: PodLifecycleDeps["userns"];
 }): PodsWiring {
   const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({
     config: input.config,
@@ -53,6 +55,7 @@ export function createPodsWiring(input: {
     extraSources: input.extraSources,
     events: input.events,
     allocation: input.allocation,
+    userns: input.userns,
   });
   input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };

@@ -426,6 +426,9 @@ describe("validation errors name their field, value and source", () => {
       "maxParallelImagePulls",
     ],
     ["maxParallelImagePulls: 0\n", "maxParallelImagePulls 0 must be a positive number", "maxParallelImagePulls"],
+    ["userNamespaces:\n  idsPerPod: 1000\n", "invalid configuration: userNamespaces.idsPerPod must not be less than 65536", "userNamespaces"],
+    ["userNamespaces:\n  idsPerPod: 100000\n", "invalid configuration: userNamespaces.idsPerPod must be a multiple of 65536", "userNamespaces"],
+    ["featureGates:\n  UserNamespacesSupport: false\n", "cannot set feature gate UserNamespacesSupport to false, feature is locked to true", "featureGates"],
   ])("from the file: %p", async (body, message, field) => {
     const p = file(body);
     const err = await loadError(["--config", p]);

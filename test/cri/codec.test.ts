@@ -133,3 +133,26 @@ describe("entryKey", () => {
     expect(two.containers[0]).toBe(one.containers[0]!);
   });
 });
+
+describe("user namespaces on the wire (upstream field numbers)", () => {
+  test("NamespaceOption.userns_options (5) with IDMappings; Mount uidMappings (6) / gidMappings (7)", () => {
+    const m = { hostId: 131072, containerId: 0, length: 65536 };
+    const ns = { network: "POD", pid: "CONTAINER", ipc: "POD", usernsOptions: { mode: "POD", uids: [m], gids: [m] } };
+    const bytes = codec.encode("NamespaceOption", ns);
+    // field 5, wire type 2 (length-delimited)
+    expect([...bytes]).toContain((5 << 3) | 2);
+    expect(codec.decode<{ usernsOptions: unknown }>("NamespaceOption", bytes).usernsOptions).toEqual({ mode: "POD", uids: [m], gids: [m] });
+    const mount = codec.decode<{ uidMappings: unknown[]; gidMappings: unknown[] }>(
+      "Mount",
+      codec.encode("Mount", { containerPath: "/d", hostPath: "/h", uidMappings: [m], gidMappings: [m] }),
+    );
+    expect([mount.uidMappings, mount.gidMappings]).toEqual([[m], [m]]);
+  });
+
+  test("StatusResponse.runtime_handlers (3): the handlers' user_namespaces feature; none from an older runtime", () => {
+    const handlers = [{ name: "", features: { recursiveReadOnlyMounts: true, userNamespaces: true } }];
+    const st = codec.decode<{ runtimeHandlers: unknown[] }>("StatusResponse", codec.encode("StatusResponse", { info: {}, runtimeHandlers: handlers }));
+    expect(st.runtimeHandlers).toEqual(handlers);
+    expect(codec.decode<{ runtimeHandlers: unknown[] }>("StatusResponse", codec.encode("StatusResponse", { info: {} })).runtimeHandlers).toEqual([]);
+  });
+});

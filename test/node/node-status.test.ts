@@ -54,6 +54,26 @@ describe("nodeInfo.swap (upstream nodestatus.MachineInfo)", () => {
   });
 });
 
+describe("runtimeHandlers (upstream RuntimeHandlers setter)", () => {
+  test("each handler the runtime lists, with both features; a handler without features has them false", () => {
+    const s = buildNodeStatus(
+      input({
+        runtimeHandlers: [
+          { name: "", features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+          { name: "crun", features: null },
+        ],
+      }),
+    );
+    expect(s.runtimeHandlers).toEqual([
+      { name: "", features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+      { name: "crun", features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+    ]);
+  });
+  test("none listed (containerd 1.6): no field", () => {
+    expect(buildNodeStatus(input({ runtimeHandlers: [] }))).not.toHaveProperty("runtimeHandlers");
+  });
+});
+
 describe("capacity and allocatable", () => {
   test("device plugin resources: capacity (all devices), allocatable (healthy), a removed one at 0", () => {
     const s = buildNodeStatus(

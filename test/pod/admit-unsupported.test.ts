@@ -18,7 +18,11 @@ describe("unsupported API pod spec", () => {
   });
 
   test.each([
-    ["hostUsers", { hostUsers: false }, "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented"],
+    [
+      "resource claims",
+      { resourceClaims: [{ name: "gpu", resourceClaimName: "c" }] },
+      'spec.resourceClaims: [{"name":"gpu","resourceClaimName":"c"}] is not supported by bunlet: resource claims (dynamic resource allocation) are not implemented',
+    ],
     [
       "an nfs volume",
       { volumes: [{ name: "v", nfs: { server: "s", path: "/" } }] },
@@ -52,8 +56,8 @@ describe("unsupported API pod spec", () => {
     expect(r.ignored).toEqual(["spec.containers[0].futureContainerField", "spec.someFutureField"]);
     expect(r.pod!.spec).not.toHaveProperty("someFutureField");
     expect(unsupportedSpecAdmitHandler(r.pod!, []).admit).toBe(true);
-    const both = decodePod(raw({ someFutureField: true, hostUsers: false }), "api", "", "api");
-    expect(both.errors.map((e) => e.field)).toEqual(["spec.hostUsers"]);
+    const both = decodePod(raw({ someFutureField: true, resources: { limits: { cpu: "1" } } }), "api", "", "api");
+    expect(both.errors.map((e) => e.field)).toEqual(["spec.resources"]);
     expect(decodePod(raw({ someFutureField: true }), "f.yaml").errors.map((e) => e.field)).toEqual(["spec.someFutureField"]);
   });
 

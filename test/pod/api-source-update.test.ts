@@ -41,7 +41,7 @@ async function through(items: object[], events: { type: string; object: object }
 
 test("an update that no longer decodes: the pod as it was, with the update's labels, annotations and deletion", async () => {
   const before = apiPod("a", "1");
-  const unsupported = { hostUsers: false, containers: [{ name: "app", image: "busybox:2" }] };
+  const unsupported = { resources: { limits: { cpu: "2" } }, containers: [{ name: "app", image: "busybox:2" }] };
   const pods = await through(
     [before],
     [
@@ -54,15 +54,15 @@ test("an update that no longer decodes: the pod as it was, with the update's lab
   );
   const [p] = pods;
   expect(p!.spec.containers).toEqual([expect.objectContaining({ name: "app", image: "busybox:1", command: ["sleep", "1h"] })]);
-  expect(p!.spec.hostUsers).toBeUndefined();
+  expect(p!.spec.resources).toBeUndefined();
   expect(p!.metadata.labels).toEqual({ tier: "edge" });
   expect(p!.metadata.annotations?.[UNSUPPORTED_SPEC_ANNOTATION]).toBeUndefined();
   expect(p!.metadata).toMatchObject({ deletionTimestamp: "2030-01-01T00:00:00Z", deletionGracePeriodSeconds: 5 });
 });
 
 test("a new pod that does not decode: the stand-in admission rejects, naming the field", async () => {
-  const pods = await through([], [{ type: "ADDED", object: apiPod("b", "2", { hostUsers: false }) }]);
-  expect(pods[0]!.metadata.annotations?.[UNSUPPORTED_SPEC_ANNOTATION]).toContain("spec.hostUsers");
+  const pods = await through([], [{ type: "ADDED", object: apiPod("b", "2", { resources: { limits: { cpu: "2" } } }) }]);
+  expect(pods[0]!.metadata.annotations?.[UNSUPPORTED_SPEC_ANNOTATION]).toContain("spec.resources");
 });
 
 test("an update that decodes replaces the pod", async () => {

@@ -165,6 +165,7 @@ describe("other fields a v1.37 API server stores: accepted", () => {
     ["runtimeClassName empty", (p) => (p.spec.runtimeClassName = "")],
     ["a RuntimeClass", (p) => (p.spec.runtimeClassName = "gvisor")],
     ["hostUsers true", (p) => (p.spec.hostUsers = true)],
+    ["hostUsers false", (p) => (p.spec.hostUsers = false)],
     ["hostnameOverride", (p) => (p.spec.hostnameOverride = "shell-0.example")],
     [
       "an owner with blockOwnerDeletion, finalizers",
@@ -251,11 +252,6 @@ describe("other fields a v1.37 API server stores: accepted", () => {
 // a value other than the default fails the pod at admission, naming the field and the value.
 describe("values bunlet cannot honour: Failed/PodFeatureUnsupported naming field and value", () => {
   test.each<[string, (p: Obj) => void, string]>([
-    [
-      "hostUsers false",
-      (p) => (p.spec.hostUsers = false),
-      "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented",
-    ],
     [
       "pod-level resources",
       (p) => (p.spec.resources = { requests: { cpu: "1" }, limits: { cpu: "2" } }),

@@ -188,10 +188,10 @@ describe("upstream validation; an invalid edit keeps the running pod", () => {
     sources.push(src);
     await src.start();
     const uid = mux.pods()[0]!.metadata.uid;
-    writeFileSync(join(d, "web.yaml"), `${podYaml("web")}  hostUsers: false\n`);
+    writeFileSync(join(d, "web.yaml"), `${podYaml("web")}  resources: { limits: { cpu: "2" } }\n`);
     await src.resync();
     expect(src.errors()[0]!.file).toBe(join(d, "web.yaml"));
-    expect(src.errors()[0]!.field).toBe("spec.hostUsers");
+    expect(src.errors()[0]!.field).toBe("spec.resources");
     expect(mux.pods().map((p) => p.metadata.uid)).toEqual([uid]);
     expect(updates.map((u) => u.op)).toEqual(["ADD"]); // no REMOVE: the running pod stays
     // A valid new version replaces it as usual.

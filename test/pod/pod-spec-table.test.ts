@@ -289,7 +289,6 @@ const ACCEPTED_SAMPLES: Record<string, unknown> = {
 
 /** Fields listed default only: the values accepted, then one refused. */
 const DEFAULT_ONLY: Record<string, { accepted: unknown[]; refused: unknown }> = {
-  "PodSpec.hostUsers": { accepted: [undefined, true], refused: false },
   "PodSpec.resourceClaims": { accepted: [undefined, []], refused: [{ name: "gpu", resourceClaimTemplateName: "gpu-template" }] },
   "PodSpec.resources": { accepted: [undefined, {}, { requests: {}, limits: {} }], refused: { limits: { cpu: "2", memory: "1Gi" } } },
   "Container.restartPolicyRules": { accepted: [undefined, []], refused: [{ action: "Restart", exitCodes: { operator: "In", values: [42] } }] },

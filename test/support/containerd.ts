@@ -142,6 +142,50 @@ export async function acquireContainerd(opts: { systemdCgroup?: boolean } = {}):
   };
 }
 
+/**
+ * A containerd of a test file's own beside the process's shared one (another release, another runc):
+ * its own run dir, root, bridge and subnet named by `name`; release() destroys it all. `containerdBin`
+ * and `runcBin` are containerd.sh's BUNLET_CONTAINERD_BIN and BUNLET_RUNC_BIN.
+ */
+export async function startOwnContainerd(o: { name: string; containerdBin?: string; runcBin?: string }): Promise<TestContainerd> {
+  const own = {
+    BUNLET_CONTAINERD_DIR: `/run/bunlet/test-${tag}-${o.name}`,
+    BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/test-${tag}-${o.name}`,
+    BUNLET_CNI_BRIDGE: `blt${o.name.slice(0, 2)}${tag}`.slice(0, 15),
+    BUNLET_CNI_SUBNET: `10.90.${(process.pid % 200) + 20}.0/24`,
+    BUNLET_CONTAINERD_SYSTEMD_CGROUP: "0",
+    ...(o.containerdBin ? { BUNLET_CONTAINERD_BIN: o.containerdBin } : {}),
+    ...(o.runcBin ? { BUNLET_RUNC_BIN: o.runcBin } : {}),
+  };
+  run("setup.sh", []);
+  try {
+    run("containerd.sh", ["start"], own);
+  } catch (e) {
+    run("containerd.sh", ["destroy"], own);
+    throw e;
+  }
+  const socket = `${own.BUNLET_CONTAINERD_DIR}/containerd.sock`;
+  const endpoint = `unix://${socket}`;
+  const cri = createCriClient({ endpoint, timeoutMs: 60_000 });
+  return {
+    endpoint,
+    socket,
+    root: own.BUNLET_CONTAINERD_ROOT,
+    dir: own.BUNLET_CONTAINERD_DIR,
+    cri,
+    images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
+    systemdCgroup: false,
+    async release() {
+      try {
+        await removeSandboxes(cri);
+      } finally {
+        cri.close();
+        run("containerd.sh", ["destroy"], own);
+      }
+    },
+  };
+}
+
 /** Env for running scripts/host/containerd.sh against this process's test instance. */
 export const testContainerdEnv = env;
 

@@ -27,6 +27,8 @@ export interface StandaloneOpts {
   port?: number;
   /** createNodeAgent's options beyond protectSelf: false. */
   agent?: Omit<NodeAgentOpts, "protectSelf">;
+  /** The containerd to run on (default: the process's shared one, acquireContainerd); released by stop(). */
+  containerd?: () => Promise<TestContainerd>;
   /** Runs once containerd is up and the manifest directory exists, before the agent starts (e.g. to write manifests). */
   prepare?(c: { ctd: TestContainerd; manifests: string }): void | Promise<void>;
 }
@@ -44,7 +46,7 @@ export interface StandaloneNode {
 /** Starts a standalone bunlet on a test containerd; see the file header. */
 export async function startStandaloneNode(o: StandaloneOpts): Promise<StandaloneNode> {
   const manifests = join(o.base, "manifests");
-  const ctd = await acquireContainerd();
+  const ctd = await (o.containerd ?? acquireContainerd)();
   let agent: NodeAgent | undefined;
   const stop = async (cleanPods?: () => Promise<void>) => {
     await agent?.stop();

@@ -2,7 +2,18 @@
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
 import { join } from "node:path";
-import type { ContainerConfig, DNSConfig, KeyValue, LinuxContainerResources, Mount, MountPropagation, PodSandboxConfig, PortMapping } from "../../cri/types.ts";
+import type {
+  ContainerConfig,
+  DNSConfig,
+  KeyValue,
+  LinuxContainerResources,
+  Mount,
+  MountPropagation,
+  NamespaceOption,
+  PodSandboxConfig,
+  PortMapping,
+  UserNamespace,
+} from "../../cri/types.ts";
 import { expandSubPathExpr, subPathError, type DownwardContext, type PodApiObjects } from "../volumes/index.ts";
 import { containerSecurityContext, podSysctls, sandboxSecurityContext, verifyRunAsNonRoot, type ImageUser, type SeccompOptions } from "../security/index.ts";
 import { ETC_HOSTS_PATH, kernelHostname, truncateHostname } from "../network/index.ts";
@@ -62,6 +73,8 @@ export interface ConfigInputs {
   clusterDomain?: string;
   /** Host path of the pod's managed hosts file, mounted at /etc/hosts (upstream makeHostsMount); default: none. */
   etcHostsPath?: string;
+  /** The pod's user namespace (sandbox.ts usernsOptionsFor); default: none sent. */
+  usernsOptions?: UserNamespace;
 }
 
 export const DEFAULT_SECCOMP: SeccompOptions = { seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false };
@@ -117,7 +130,7 @@ export function generatePodSandboxConfig(pod: KubePod, ref: PodRef, attempt: num
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
       cgroupParent: inputs.cgroupParent ?? "",
-      securityContext: sandboxSecurityContext(pod),
+      securityContext: withUserns(sandboxSecurityContext(pod), inputs.usernsOptions),
       ...(Object.keys(sysctls).length > 0 ? { sysctls } : {}),
     },
   };
@@ -208,6 +221,7 @@ export function generateContainerConfig(
   // upstream generateLinuxContainerConfig: a target's PID namespace, unless the pod shares one anyway.
   const ns = securityContext.namespaceOptions;
   if (nsTargetId && ns?.pid === "CONTAINER") securityContext.namespaceOptions = { ...ns, pid: "TARGET", targetId: nsTargetId };
+  withUserns(securityContext, inputs.usernsOptions);
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
@@ -243,6 +257,26 @@ export function generateContainerConfig(
       securityContext,
     },
   };
+}
+
+/** The user namespace set in a security context's namespace options (upstream NamespacesForPod's UsernsOptions). */
+function withUserns<T extends { namespaceOptions?: NamespaceOption }>(sc: T, userns: UserNamespace | undefined): T {
+  if (userns) sc.namespaceOptions = { ...sc.namespaceOptions, usernsOptions: userns };
+  return sc;
+}
+
+/**
+ * Every mount idmapped with the pod's mappings when it has its own user namespace (upstream
+ * applyPlatformSpecificContainerConfig), once all mounts are known (the device plugins' too).
+ */
+export function idmapMounts(config: ContainerConfig, userns: UserNamespace | undefined): ContainerConfig {
+  if (!userns?.uids?.length || !config.mounts?.length) return config;
+  const mounts = config.mounts.map((m) => ({
+    ...m,
+    uidMappings: userns.uids!.map((x) => ({ ...x })),
+    gidMappings: (userns.gids ?? []).map((x) => ({ ...x })),
+  }));
+  return { ...config, mounts };
 }
 
 /** LinuxContainerResources.cpusetCpus from the CPU manager, when it gives one. */

@@ -12,7 +12,7 @@ import { defaultHostIP } from "../lifecycle-types.ts";
 import type { BackOff, ExecResult, RuntimeContainerStatus, RuntimePodStatus, SyncPodResult } from "../runtime.ts";
 import { imageUserOf } from "../security/index.ts";
 import { type PodActions, latestStatus } from "./compute-actions.ts";
-import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig } from "./config.ts";
+import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig, idmapMounts } from "./config.ts";
 import { withDeviceRunOptions } from "./device-options.ts";
 import { PRIORITY_CREATE, PRIORITY_START, nodeAllocatable, type HeldSlot, type KubeRuntimeContext } from "./context.ts";
 import { ensureImage } from "./image.ts";
@@ -223,7 +223,8 @@ async function createContainer(
     const devices = await ctx.opts.deviceRunOptions?.(pod, container).catch((e: Error) => {
       throw new ContainerConfigError(container.name, e.message);
     });
-    const config = withDeviceRunOptions(generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId }), devices);
+    const generated = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
+    const config = idmapMounts(withDeviceRunOptions(generated, devices), inputs.usernsOptions);
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
     // upstream: creating a container marks its resources as actuated.

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Clock } from "../../clock.ts";
 import type { CriClient } from "../../cri/client.ts";
+import type { UserNamespace } from "../../cri/types.ts";
 import { containerRef, type ContainerList, type EventRecorder } from "../../events/index.ts";
 import type { ContainerBackOff } from "../backoff.ts";
 import type { ImagePuller } from "../images/puller.ts";
@@ -95,6 +96,14 @@ export interface KubeRuntimeOptions {
    * devices cannot be had (the container is not created: CreateContainerConfigError).
    */
   deviceRunOptions?(pod: KubePod, container: KubeContainer): Promise<DeviceRunOptions | undefined>;
+  /**
+   * The pod's user namespace for its sandbox and containers (upstream runtimeHelper
+   * GetOrCreateUserNamespaceMappings, src/pod/userns): mode POD with the pod's mappings for
+   * hostUsers: false, else NODE; throws upstream's errors (the sandbox is not created). Without it none is sent.
+   */
+  userNamespaceMappings?(pod: KubePod, runtimeHandler: string): Promise<UserNamespace | undefined>;
+  /** A sync created the sandbox of a hostUsers: false pod; `failed` when any of its steps failed (upstream's metrics). */
+  userNamespacedPodStarted?(failed: boolean): void;
 }
 
 /** A container's requests and limits as quantity strings. */

@@ -40,7 +40,7 @@ import { containerStatuses, execInContainer, killPodContainers, startPodContaine
 import { listContainerLogs } from "./logs.ts";
 import { forgetMountedVolumes, resolveApiObjects, setUpVolumes, tearDownPod, volumeRetryDelayMs } from "./pod-volumes.ts";
 import { inputsFor } from "./run-options.ts";
-import { createPodSandbox, podSandboxStatuses, sandboxConfigFor } from "./sandbox.ts";
+import { createPodSandbox, podSandboxStatuses, sandboxConfigFailed, sandboxConfigFor, usernsOptionsFor } from "./sandbox.ts";
 
 /** Upstream minimumGracePeriodInSeconds: containers always get this long to stop, unless overridden. */
 export { MINIMUM_GRACE_PERIOD_SECONDS };
@@ -252,22 +252,22 @@ async function syncPod(
     return result;
   }
   ctx.mountFailures.delete(ref.uid);
+  // upstream SyncPod: a new sandbox of a pod with its own user namespace counts, failed if any step failed.
+  const counted = actions.createSandbox && pod.spec.hostUsers === false;
+  const done = () => (counted && ctx.opts.userNamespacedPodStarted?.(result.errors.length > 0), result);
   let sandboxId = actions.sandboxId;
   let sandboxConfig: PodSandboxConfig;
   try {
+    inputs.usernsOptions = await usernsOptionsFor(ctx, pod);
     sandboxConfig = sandboxConfigFor(ctx, pod, ref, actions, inputs);
   } catch (e) {
-    result.errors.push({
-      container: "",
-      reason: "CreatePodSandboxError",
-      message: `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${(e as Error).message}`,
-    });
-    return result;
+    sandboxConfigFailed(ctx, pod, ref, actions, result, e as Error);
+    return done();
   }
   const held: HeldSlot = {};
   if (actions.createSandbox) {
     const created = await createPodSandbox(ctx, { pod, ref, actions, sandboxConfig, cgroupParent, held, result });
-    if (created === undefined) return result;
+    if (created === undefined) return done();
     sandboxId = created;
   }
 
@@ -282,7 +282,7 @@ async function syncPod(
     held.release?.();
   }
   if (noRuntimeActions(actions) && !hasResize(resize) && result.errors.length === 0) result.unchanged = true;
-  return result;
+  return done();
 }
 
 /** The resize part of computePodActions, over the actuated resources (none without them). */

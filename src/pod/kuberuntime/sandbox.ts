@@ -2,7 +2,7 @@
 // getPodStatus; the config itself is generatePodSandboxConfig in config.ts): plain functions over the
 // shared KubeRuntimeContext (context.ts), called by syncPod and getPodStatus in manager.ts.
 import { mkdirSync } from "node:fs";
-import type { PodSandboxConfig } from "../../cri/types.ts";
+import type { PodSandboxConfig, UserNamespace } from "../../cri/types.ts";
 import { podRef, reasons } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
 import { defaultHostIP } from "../lifecycle-types.ts";
@@ -38,6 +38,30 @@ export function sandboxConfigFor(ctx: KubeRuntimeContext, pod: KubePod, ref: Pod
     ctx.opts.onPodWarning?.(pod, reason, message),
   );
   return generatePodSandboxConfig(pod, ref, actions.attempt, inputs);
+}
+
+/**
+ * upstream NamespacesForPod's user namespace: the runtime handler (only a pod asking for its own user
+ * namespace needs it), then the user namespace manager; undefined without one.
+ */
+export async function usernsOptionsFor(ctx: KubeRuntimeContext, pod: KubePod): Promise<UserNamespace | undefined> {
+  const get = ctx.opts.userNamespaceMappings;
+  if (!get) return undefined;
+  const handler = pod.spec.hostUsers === false ? ((await ctx.opts.apiObjects?.runtimeHandler?.(pod)) ?? "") : "";
+  return get(pod, handler);
+}
+
+/**
+ * The sandbox config could not be generated (a user namespace the runtime cannot give, say): the sync
+ * fails with CreatePodSandboxError and, when a sandbox was to be created, upstream createPodSandbox's
+ * FailedCreatePodSandBox Warning event.
+ */
+export function sandboxConfigFailed(ctx: KubeRuntimeContext, pod: KubePod, ref: PodRef, actions: PodActions, result: SyncPodResult, e: Error): void {
+  const message = `Failed to generate sandbox config for pod "${ref.name}_${ref.namespace}(${ref.uid})": ${e.message}`;
+  result.errors.push({ container: "", reason: "CreatePodSandboxError", message });
+  if (!actions.createSandbox) return;
+  log.error(`CreatePodSandbox for pod failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: e.message })}`);
+  ctx.events.event(podRef(pod), "Warning", reasons.FailedCreatePodSandBox, `Failed to create pod sandbox: ${e.message}`);
 }
 
 /** One createPodSandbox step of a pod sync. */

@@ -113,6 +113,8 @@ export interface KubePod extends PodLike {
     enableServiceLinks?: boolean;
     /** The RuntimeClass whose handler the sandbox runs with ("" or unset: the runtime's default). */
     runtimeClassName?: string;
+    /** false: the pod's own user namespace (src/pod/userns). */
+    hostUsers?: boolean;
   };
 }
 

@@ -73,7 +73,8 @@ const fields = {
   overhead: resourceList.optional(),
   // The sandbox's CRI runtime handler, from the RuntimeClass of that name (apiobjects/runtime-class-manager.ts).
   runtimeClassName: z.string().optional(),
-  hostUsers: defaultOnly(z.boolean().optional(), "user namespaces (hostUsers: false) are not implemented", (v) => v !== false),
+  // false: the pod's own user namespace (src/pod/userns), where the runtime handler supports it.
+  hostUsers: z.boolean().optional(),
   resourceClaims: defaultOnly(z.array(podResourceClaim).optional(), "resource claims (dynamic resource allocation) are not implemented"),
   resources: defaultOnly(resourceRequirements.optional(), "pod-level resources (PodLevelResources) are not implemented; set resources on the containers"),
 };

@@ -1,6 +1,6 @@
 // Upstream's pod validation (pkg/apis/core/validation) for the security and namespace/DNS fields, with
 // upstream's messages: seccomp and AppArmor profiles (fields and the deprecated annotations), sysctl
-// names, procMount, allowPrivilegeEscalation vs privileged/CAP_SYS_ADMIN, shareProcessNamespace vs
+// names, procMount and hostUsers: false vs host namespaces, allowPrivilegeEscalation vs privileged/CAP_SYS_ADMIN, shareProcessNamespace vs
 // hostPID, hostAliases, hostname/subdomain and dnsConfig.
 import { isIP } from "node:net";
 import type { Pod } from "../types.ts";
@@ -90,12 +90,12 @@ function sysctlErrors(sysctls: { name: string }[] | undefined): FieldError[] {
 }
 
 /** upstream ValidateSecurityContext for one container. */
-function containerSecurityErrors(c: Container, path: string): FieldError[] {
+function containerSecurityErrors(c: Container, path: string, hostUsers: boolean): FieldError[] {
   const sc = c.securityContext;
   if (!sc) return [];
   const field = `${path}.securityContext`;
   const out = [...seccompErrors(sc.seccompProfile, `${field}.seccompProfile`), ...appArmorErrors(sc.appArmorProfile, `${field}.appArmorProfile`)];
-  if (sc.procMount === "Unmasked") out.push(forbidden(`${field}.procMount`, "`hostUsers` must be false to use `Unmasked`"));
+  if (hostUsers && sc.procMount === "Unmasked") out.push(invalid(`${field}.procMount`, "Unmasked", "`hostUsers` must be false to use `Unmasked`"));
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true) out.push(invalid(field, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
     if (sc.capabilities?.add?.includes("CAP_SYS_ADMIN"))
@@ -150,6 +150,17 @@ function namesErrors(spec: Pod["spec"]): FieldError[] {
   return out;
 }
 
+/** upstream validateHostUsers: a pod with its own user namespace shares no other namespace with the host. */
+function hostUsersErrors(spec: Pod["spec"]): FieldError[] {
+  if (spec.hostUsers !== false) return [];
+  const out: FieldError[] = [];
+  // Upstream's field names, HostPID and HostIPC capitalized as its validation writes them.
+  if (spec.hostNetwork) out.push(forbidden("spec.hostNetwork", "when `hostUsers` is false"));
+  if (spec.hostPID) out.push(forbidden("spec.HostPID", "when `hostUsers` is false"));
+  if (spec.hostIPC) out.push(forbidden("spec.HostIPC", "when `hostUsers` is false"));
+  return out;
+}
+
 export function validateSecurity(pod: Pod): FieldError[] {
   const spec = pod.spec;
   const containers = [
@@ -161,7 +172,8 @@ export function validateSecurity(pod: Pod): FieldError[] {
     ...seccompErrors(psc?.seccompProfile, "spec.securityContext.seccompProfile"),
     ...appArmorErrors(psc?.appArmorProfile, "spec.securityContext.appArmorProfile"),
     ...sysctlErrors(psc?.sysctls),
-    ...containers.flatMap(({ c, path }) => containerSecurityErrors(c, path)),
+    ...hostUsersErrors(spec),
+    ...containers.flatMap(({ c, path }) => containerSecurityErrors(c, path, spec.hostUsers !== false)),
     ...appArmorAnnotationErrors(pod, containers),
     ...dnsConfigErrors(spec),
     ...namesErrors(spec),

@@ -5,6 +5,7 @@ import {
   expandContainerCommand,
   generateContainerConfig,
   generatePodSandboxConfig,
+  idmapMounts,
   podHostname,
 } from "../../../src/pod/kuberuntime/config.ts";
 import { containerChanged, hashContainer, legacyHashContainer } from "../../../src/pod/kuberuntime/hash.ts";
@@ -208,5 +209,35 @@ describe("cpusetCpus from the CPU manager", () => {
     expect(withCpus.linux?.resources?.cpusetCpus).toBe("1");
     const without = generateContainerConfig(pod(), ref, app, 0, { ...inputs, cpuAffinity: () => "" });
     expect(without.linux?.resources?.cpusetCpus).toBeUndefined();
+  });
+});
+
+describe("user namespace (hostUsers: false)", () => {
+  const mapping = { hostId: 196608, containerId: 0, length: 65536 };
+  const userns = { mode: "POD" as const, uids: [mapping], gids: [mapping] };
+
+  test("the sandbox and the containers get the pod's user namespace beside their other namespaces", () => {
+    const p = pod({ hostUsers: false });
+    const sandbox = generatePodSandboxConfig(p, ref, 0, { ...inputs, usernsOptions: userns });
+    expect(sandbox.linux?.securityContext?.namespaceOptions).toEqual({ network: "POD", pid: "CONTAINER", ipc: "POD", usernsOptions: userns });
+    const c = generateContainerConfig(p, ref, app, 0, { ...inputs, usernsOptions: userns });
+    expect(c.linux?.securityContext?.namespaceOptions?.usernsOptions).toEqual(userns);
+  });
+
+  test("mode POD: every mount idmapped with the pod's mappings; mode NODE or none: mounts untouched", () => {
+    const c = generateContainerConfig(pod(), ref, app, 0, inputs);
+    expect(idmapMounts(c, userns).mounts?.map((m) => [m.containerPath, m.uidMappings, m.gidMappings])).toEqual([
+      ["/data", [mapping], [mapping]],
+      ["/scratch", [mapping], [mapping]],
+    ]);
+    expect(idmapMounts(c, { mode: "NODE" })).toBe(c);
+    expect(idmapMounts(c, undefined)).toBe(c);
+    expect(c.mounts?.[0]).not.toHaveProperty("uidMappings");
+  });
+
+  test("mode NODE is sent as such; without a manager no user namespace is sent", () => {
+    const node = generatePodSandboxConfig(pod(), ref, 0, { ...inputs, usernsOptions: { mode: "NODE" } });
+    expect(node.linux?.securityContext?.namespaceOptions?.usernsOptions).toEqual({ mode: "NODE" });
+    expect(generatePodSandboxConfig(pod(), ref, 0, inputs).linux?.securityContext?.namespaceOptions).not.toHaveProperty("usernsOptions");
   });
 });

@@ -51,6 +51,10 @@ describe("accepted", () => {
     ).toEqual([]);
   });
 
+  test("hostUsers false: procMount Unmasked is allowed", () => {
+    expect(errorsOf(base({ hostUsers: false }, { securityContext: { procMount: "Unmasked" } }))).toEqual([]);
+  });
+
   test("dnsPolicy defaults to ClusterFirst, as upstream", () => {
     expect(decodePod(base(), "f").pod!.spec.dnsPolicy).toBe("ClusterFirst");
   });
@@ -108,7 +112,7 @@ describe("refused with upstream's messages", () => {
     [
       "procMount Unmasked",
       base({}, { securityContext: { procMount: "Unmasked" } }),
-      "spec.containers[0].securityContext.procMount: Forbidden: `hostUsers` must be false to use `Unmasked`",
+      'spec.containers[0].securityContext.procMount: Invalid value: "Unmasked": `hostUsers` must be false to use `Unmasked`',
     ],
     [
       "no_new_privs with privileged",
@@ -136,11 +140,9 @@ describe("refused with upstream's messages", () => {
       base({ securityContext: { runAsUser: 2147483648 } }),
       "spec.securityContext.runAsUser: must be between 0 and 2147483647, inclusive",
     ],
-    [
-      "hostUsers is not supported",
-      base({ hostUsers: false }),
-      "spec.hostUsers: false is not supported by bunlet: user namespaces (hostUsers: false) are not implemented",
-    ],
+    ["hostUsers false with hostNetwork", base({ hostUsers: false, hostNetwork: true }), "spec.hostNetwork: Forbidden: when `hostUsers` is false"],
+    ["hostUsers false with hostPID", base({ hostUsers: false, hostPID: true }), "spec.HostPID: Forbidden: when `hostUsers` is false"],
+    ["hostUsers false with hostIPC", base({ hostUsers: false, hostIPC: true }), "spec.HostIPC: Forbidden: when `hostUsers` is false"],
     [
       "ephemeral containers in a static pod",
       base({ ephemeralContainers: [{ name: "debug", image: "busybox" }] }),
