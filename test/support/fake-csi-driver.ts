@@ -48,7 +48,11 @@ export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
     service: ["csi.v1.Identity", "csi.v1.Node"],
     codec: csiCodec(),
     handlers: {
-      GetPluginInfo: { request: "GetPluginInfoRequest", response: "GetPluginInfoResponse", call: () => (calls.push("GetPluginInfo"), { name: o.name, vendorVersion: "0.0.1" }) },
+      GetPluginInfo: {
+        request: "GetPluginInfoRequest",
+        response: "GetPluginInfoResponse",
+        call: () => (calls.push("GetPluginInfo"), { name: o.name, vendorVersion: "0.0.1" }),
+      },
       NodeGetInfo: {
         request: "NodeGetInfoRequest",
         response: "NodeGetInfoResponse",

@@ -45,7 +45,9 @@ export function createOperationExecutor(clock: Pick<Clock, "now">): OperationExe
         e.lastErrorMs = clock.now();
         e.durationBeforeRetryMs = nextDurationBeforeRetry(e.durationBeforeRetryMs);
         const until = new Date(e.lastErrorMs + e.durationBeforeRetryMs).toISOString();
-        log.error(`Operation for ${JSON.stringify(name)} failed. No retries permitted until ${until} ${kv({ durationBeforeRetryMs: e.durationBeforeRetryMs, error: (err as Error).message })}`);
+        log.error(
+          `Operation for ${JSON.stringify(name)} failed. No retries permitted until ${until} ${kv({ durationBeforeRetryMs: e.durationBeforeRetryMs, error: (err as Error).message })}`,
+        );
       }
     })();
     e.running = done;

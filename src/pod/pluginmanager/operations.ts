@@ -59,7 +59,8 @@ export async function registerPlugin(i: RegisterPluginInput): Promise<void> {
       throw new Error(`RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socketPath}, err: ${(e as Error).message}`);
     }
     const handler = i.handlers.get(info.type);
-    if (!handler) return await refuse(client, socketPath, `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socketPath}`);
+    if (!handler)
+      return await refuse(client, socketPath, `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socketPath}`);
     const endpoint = info.endpoint === "" ? socketPath : info.endpoint;
     try {
       await handler.validatePlugin(info.name, endpoint, info.supportedVersions);

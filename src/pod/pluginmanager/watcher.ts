@@ -26,14 +26,11 @@ export function createPluginWatcher(sockDir: string, dsw: DesiredStateOfWorld): 
   const watchers = new Map<string, FSWatcher>();
 
   function handleCreate(p: string, st: Stats): void {
-    switch (createAction(p, st)) {
-      case "traverse-dir":
-        return traverse(p);
-      case "add-socket":
-        log.info(`Adding socket path or updating timestamp to desired state cache ${kv({ path: p })}`);
-        return dsw.addOrUpdatePlugin(p);
-      default:
-        return;
+    const action = createAction(p, st);
+    if (action === "traverse-dir") traverse(p);
+    else if (action === "add-socket") {
+      log.info(`Adding socket path or updating timestamp to desired state cache ${kv({ path: p })}`);
+      dsw.addOrUpdatePlugin(p);
     }
   }
   function handleEvent(dir: string, name: string | null): void {

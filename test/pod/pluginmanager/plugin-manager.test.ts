@@ -104,7 +104,10 @@ describe("the plugin manager with a CSI driver", () => {
       await until("registered", () => d.statuses.length > 0 && other.statuses.length > 0);
       expect(d.statuses).toEqual([{ pluginRegistered: true, error: "" }]);
       const sock = join(pluginsRegistrationDir(root), "c.csi.example.com-reg.sock");
-      expect(other.statuses[0]).toEqual({ pluginRegistered: false, error: `RegisterPlugin error -- no handler registered for plugin type: SomethingElse at socket ${sock}` });
+      expect(other.statuses[0]).toEqual({
+        pluginRegistered: false,
+        error: `RegisterPlugin error -- no handler registered for plugin type: SomethingElse at socket ${sock}`,
+      });
       expect(rec.calls).toEqual([expect.stringContaining("install b.csi.example.com")]);
       expect(pm!.registeredPlugins().map((p) => p.name)).toEqual(["b.csi.example.com"]);
     } finally {

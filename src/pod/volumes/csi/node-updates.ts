@@ -67,7 +67,9 @@ export function updateTopologyLabels(topology: Record<string, string> | undefine
     for (const [k, v] of entries) {
       const cur = meta.labels[k];
       if (cur !== undefined && cur !== v)
-        throw new Error(`detected topology value collision: driver reported ${JSON.stringify(k)}:${JSON.stringify(v)} but existing label is ${JSON.stringify(k)}:${JSON.stringify(cur)}`);
+        throw new Error(
+          `detected topology value collision: driver reported ${JSON.stringify(k)}:${JSON.stringify(v)} but existing label is ${JSON.stringify(k)}:${JSON.stringify(cur)}`,
+        );
     }
     for (const [k, v] of entries) meta.labels[k] = v;
     return true;
@@ -89,7 +91,10 @@ function mapPatch(before: Record<string, string>, after: Record<string, string>)
 }
 
 /** The strategic merge patch from one metadata to the other (the keys added, changed, or null for removed). */
-export function nodeMetaPatch(before: NodeMeta, after: NodeMeta): { metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } } {
+export function nodeMetaPatch(
+  before: NodeMeta,
+  after: NodeMeta,
+): { metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } } {
   const labels = mapPatch(before.labels, after.labels);
   const annotations = mapPatch(before.annotations, after.annotations);
   return { metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };

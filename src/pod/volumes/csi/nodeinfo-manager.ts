@@ -10,7 +10,15 @@ import type { KubeClient } from "../../../kube/client.ts";
 import { nodeSchema } from "../../../kube/types.ts";
 import { log } from "../../../log.ts";
 import { type CSINode, csiNodeSchema, installDriver, newCSINode, nodeOwnsCSINode, setMigrationAnnotation, uninstallDriver } from "./csinode.ts";
-import { applyNodeUpdates, type NodeMeta, type NodeUpdate, nodeMetaPatch, removeNodeIDFromNode, updateNodeIDInNode, updateTopologyLabels } from "./node-updates.ts";
+import {
+  applyNodeUpdates,
+  type NodeMeta,
+  type NodeUpdate,
+  nodeMetaPatch,
+  removeNodeIDFromNode,
+  updateNodeIDInNode,
+  updateTopologyLabels,
+} from "./node-updates.ts";
 
 /** Upstream updateBackoff: the pauses between its four tries (Duration 10 ms, Factor 5; no jitter here). */
 export const UPDATE_BACKOFF_MS = [10, 50, 250];
@@ -80,12 +88,10 @@ export function createNodeInfoManager(d: NodeInfoManagerDeps): NodeInfoManager {
     const before: NodeMeta = { labels: { ...(node.metadata.labels ?? {}) }, annotations: { ...(node.metadata.annotations ?? {}) } };
     const after: NodeMeta = { labels: { ...before.labels }, annotations: { ...before.annotations } };
     if (!applyNodeUpdates(after, updates)) return;
-    await c.request({
-      method: "PATCH",
-      path: `/api/v1/nodes/${d.nodeName}/status`,
-      contentType: "application/strategic-merge-patch+json",
-      body: nodeMetaPatch(before, after),
-    });
+    const patch = nodeMetaPatch(before, after);
+    // Upstream's topology update says "updated" for labels already there, and sends an empty patch.
+    if (Object.keys(patch.metadata).length === 0) return;
+    await c.request({ method: "PATCH", path: `/api/v1/nodes/${d.nodeName}/status`, contentType: "application/strategic-merge-patch+json", body: patch });
   }
 
   async function getCSINode(c: KubeClient): Promise<CSINode | undefined> {
@@ -107,13 +113,17 @@ export function createNodeInfoManager(d: NodeInfoManagerDeps): NodeInfoManager {
     if (nodeUID === "") await getNode(c);
     const { owns, ownerUID } = nodeOwnsCSINode(n, d.nodeName, nodeUID);
     if (owns) return;
-    log.info(`existing CSINode ${JSON.stringify(n.metadata.name)} is owned by different node (oldNodeID=${JSON.stringify(ownerUID)}, newNodeID=${JSON.stringify(nodeUID)}), cleaning up...`);
+    log.info(
+      `existing CSINode ${JSON.stringify(n.metadata.name)} is owned by different node (oldNodeID=${JSON.stringify(ownerUID)}, newNodeID=${JSON.stringify(nodeUID)}), cleaning up...`,
+    );
     try {
       await c.request({ method: "DELETE", path: `${CSINODES}/${d.nodeName}` });
     } catch (e) {
       throw new Error(`error deleting existing CSINode ${JSON.stringify(n.metadata.name)}: ${(e as Error).message}`);
     }
-    throw new Error(`CSINode ${JSON.stringify(n.metadata.name)} was owned by different node (oldNodeID=${JSON.stringify(ownerUID)}, newNodeID=${JSON.stringify(nodeUID)}), deleted it`);
+    throw new Error(
+      `CSINode ${JSON.stringify(n.metadata.name)} was owned by different node (oldNodeID=${JSON.stringify(ownerUID)}, newNodeID=${JSON.stringify(nodeUID)}), deleted it`,
+    );
   }
 
   async function tryInstall(driverName: string, nodeID: string, maxAttachLimit: number, topology: Record<string, string>): Promise<void> {

@@ -31,13 +31,16 @@ export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeG
   const drivers = new Map<string, CSIDriver>();
 
   function validateVersions(callerName: string, pluginName: string, versions: string[]): GenericVersion {
-    if (versions.length === 0) throw new Error(csiLog(`${callerName} for CSI driver ${JSON.stringify(pluginName)} failed. Plugin returned an empty list for supported versions`));
+    if (versions.length === 0)
+      throw new Error(csiLog(`${callerName} for CSI driver ${JSON.stringify(pluginName)} failed. Plugin returned an empty list for supported versions`));
     let highest: GenericVersion;
     try {
       highest = highestSupportedVersion(versions);
     } catch (e) {
       throw new Error(
-        csiLog(`${callerName} for CSI driver ${JSON.stringify(pluginName)} failed. None of the versions specified ${quotedList(versions)} are supported. err=${(e as Error).message}`),
+        csiLog(
+          `${callerName} for CSI driver ${JSON.stringify(pluginName)} failed. None of the versions specified ${quotedList(versions)} are supported. err=${(e as Error).message}`,
+        ),
       );
     }
     const existing = drivers.get(pluginName);

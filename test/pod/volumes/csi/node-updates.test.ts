@@ -10,7 +10,10 @@ import {
   updateTopologyLabels,
 } from "../../../../src/pod/volumes/csi/node-updates.ts";
 
-const meta = (annotations: Record<string, string> = {}, labels: Record<string, string> = {}): NodeMeta => ({ annotations: { ...annotations }, labels: { ...labels } });
+const meta = (annotations: Record<string, string> = {}, labels: Record<string, string> = {}): NodeMeta => ({
+  annotations: { ...annotations },
+  labels: { ...labels },
+});
 
 describe("the Node's CSI metadata (upstream nodeinfomanager)", () => {
   test("the node ID joins the annotation's map, keys sorted as Go marshals them", () => {
