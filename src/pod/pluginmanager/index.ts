@@ -19,6 +19,9 @@ export const pluginsRegistrationDir = (rootDir: string) => path.join(rootDir, "p
 /** Where plugins keep their own sockets by convention, <rootDir>/plugins (kubelet getPluginsDir). */
 export const pluginsDir = (rootDir: string) => path.join(rootDir, "plugins");
 
+/** How long stop() waits for a registration under way (the agent has 2 s to stop). */
+export const STOP_WAIT_MS = 1_000;
+
 export interface PluginManagerDeps {
   sockDir: string;
   clock: Clock;
@@ -32,7 +35,7 @@ export interface PluginManager {
   addHandler(pluginType: string, handler: PluginHandler): void;
   /** Starts the watcher (its initial walk) and the reconciler's loop. */
   start(): void;
-  /** Stops both; waits for the operations under way. */
+  /** Stops both; waits for the operations under way, at most STOP_WAIT_MS (a driver may hang for minutes). */
   stop(): Promise<void>;
   /** The plugins registered now. */
   registeredPlugins(): RegisteredPlugin[];
@@ -63,7 +66,9 @@ export function createPluginManager(d: PluginManagerDeps): PluginManager {
       stopped = true;
       if (timer) d.clock.clearTimeout(timer);
       watcher.stop();
-      await executor.settled();
+      let timeout: TimerHandle | undefined;
+      await Promise.race([executor.settled(), new Promise<void>((r) => (timeout = d.clock.setTimeout(r, STOP_WAIT_MS)))]);
+      if (timeout) d.clock.clearTimeout(timeout);
       log.info("Shutting down Kubelet Plugin Manager");
     },
     registeredPlugins: () => asw.getRegisteredPlugins(),

@@ -72,7 +72,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI driver registration", () =
     expect(driver.calls).toEqual(["NodeGetInfo"]);
 
     await driver.stopRegistrar();
-    await until("the driver out of the CSINode", async () => (await driverEntry()) === undefined && (await csiNode()) !== undefined, 30_000, { intervalMs: 300 });
+    await until("the driver out of the CSINode", async () => (await driverEntry()) === undefined && (await csiNode()) !== undefined, 30_000, {
+      intervalMs: 300,
+    });
     expect((await node()).metadata.annotations[NODE_ID_ANNOTATION]).toBeUndefined();
   }, 90_000);
 
