@@ -415,6 +415,7 @@ function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi
     clock: realClock,
     client: nodeApi && (() => nodeApi.client()),
     nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
+    metrics: ctx.metrics,
   }).component;
 }
 

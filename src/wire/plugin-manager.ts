@@ -8,7 +8,9 @@ import type { AgentComponent } from "../agent-component.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { kv, log } from "../log.ts";
+import { pluginManagerMetrics } from "../metrics/index.ts";
 import { createPluginManager, type PluginManager, pluginsDir, pluginsRegistrationDir, PluginType } from "../pod/pluginmanager/index.ts";
+import type { Registry } from "../server/metrics.ts";
 import { createCSIRegistrationHandler, createNodeInfoManager, type CSIRegistrationHandler, nodeGetInfo } from "../pod/volumes/csi/index.ts";
 
 /** How often the CSINode's initialization is tried until it succeeds. */
@@ -22,6 +24,8 @@ export interface PluginManagerWiringDeps {
   client?: () => KubeClient | undefined;
   /** Whether the Node is registered (the CSINode's owner exists). */
   nodeRegistered: () => boolean;
+  /** The agent's /metrics registry: plugin_manager_total_plugins. */
+  metrics?: Registry;
 }
 
 export interface PluginManagerWiring {
@@ -36,6 +40,11 @@ export function createPluginManagerWiring(d: PluginManagerWiringDeps): PluginMan
   const csi = createCSIRegistrationHandler({ nim, nodeGetInfo });
   const manager = createPluginManager({ sockDir: pluginsRegistrationDir(d.rootDir), clock: d.clock });
   manager.addHandler(PluginType.CSIPlugin, csi);
+  if (d.metrics)
+    pluginManagerMetrics(d.metrics, {
+      desiredSockets: () => manager.desiredSockets(),
+      registeredSockets: () => manager.registeredPlugins().map((p) => p.socketPath),
+    });
   let timer: TimerHandle | undefined;
   let stopped = false;
   let lastError = "";

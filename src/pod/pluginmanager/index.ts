@@ -39,6 +39,8 @@ export interface PluginManager {
   stop(): Promise<void>;
   /** The plugins registered now. */
   registeredPlugins(): RegisteredPlugin[];
+  /** The sockets the watcher found (registered or not). */
+  desiredSockets(): string[];
 }
 
 export function createPluginManager(d: PluginManagerDeps): PluginManager {
@@ -72,5 +74,6 @@ export function createPluginManager(d: PluginManagerDeps): PluginManager {
       log.info("Shutting down Kubelet Plugin Manager");
     },
     registeredPlugins: () => asw.getRegisteredPlugins(),
+    desiredSockets: () => dsw.getPluginsToRegister().map((p) => p.socketPath),
   };
 }

@@ -5,7 +5,7 @@
 // CSINode's driver entry (node ID, topology keys, allocatable count) written with the node's own
 // credentials (Node authorizer, NodeRestriction); the registrar is told it is registered. Removing the
 // registrar's socket removes the entry and the annotation; after a bunlet restart the driver found in
-// plugins_registry registers again. Needs root, containerd and the upstream binaries.
+// plugins_registry registers again; /metrics counts the registered socket. Needs root, containerd and the upstream binaries.
 //
 // The driver and its registrar are the test's own (test/support/fake-csi-driver.ts): upstream's
 // node-driver-registrar and csi-driver-host-path are not served by this machine's Go module proxy
@@ -70,6 +70,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI driver registration", () =
     expect(n.metadata.labels[TOPOLOGY_KEY]).toBe("localhost");
     expect(driver.statuses).toEqual([{ pluginRegistered: true, error: "" }]);
     expect(driver.calls).toEqual(["NodeGetInfo"]);
+    const metrics = await (await c.nodeRequest("/metrics")).text();
+    expect(metrics).toContain(
+      `plugin_manager_total_plugins{socket_path="${join(c.n.rootDir, "plugins_registry", `${DRIVER}-reg.sock`)}",state="actual_state_of_world"} 1`,
+    );
 
     await driver.stopRegistrar();
     await until("the driver out of the CSINode", async () => (await driverEntry()) === undefined && (await csiNode()) !== undefined, 30_000, {
