@@ -35,6 +35,7 @@ import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
+import { createPluginManagerWiring } from "./wire/plugin-manager.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, waitForRuntime } from "./wire/runtime.ts";
 import { raiseSchedulingPriority } from "./wire/sched-priority.ts";
@@ -90,6 +91,7 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown, devices);
   ctx.late.nodeApi = nodeApi;
   if (nodeApi) components.push(nodeApi);
+  components.push(pluginManagerComponent(ctx, pods.nodeName, nodeApi));
   components.push(nodeShutdown);
   const apiObjects = ctx.apiObjects;
   if (apiObjects) components.push({ name: "api objects", start() {}, stop: () => apiObjects.stop() });
@@ -422,6 +424,18 @@ function createNodeApi(
     autonomy: ctx.autonomy,
     devicePlugins: () => devices.capacity(),
   });
+}
+
+/** The plugin manager (plugins_registry) with the CSI drivers' handler; drivers are published through the node's client. */
+function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi: NodeApiWiring | undefined): AgentComponent {
+  return createPluginManagerWiring({
+    rootDir: ctx.flags.rootDir,
+    nodeName,
+    clock: realClock,
+    client: nodeApi && (() => nodeApi.client()),
+    nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
+    metrics: ctx.metrics,
+  }).component;
 }
 
 /** Image GC's component: like eviction, it needs the runtime and starts once pods can run. */

@@ -39,8 +39,8 @@ export interface UnaryHandler {
 
 export interface UnaryGrpcServerOptions {
   socketPath: string;
-  /** Full service name, e.g. "v1.PodResourcesLister". */
-  service: string;
+  /** Full service name, e.g. "v1.PodResourcesLister"; several when one socket serves more (a CSI driver's Identity and Node). */
+  service: string | readonly string[];
   codec: ProtoCodec;
   /** By method name. */
   handlers: Record<string, UnaryHandler>;
@@ -57,6 +57,7 @@ export interface UnaryGrpcServer {
 }
 
 export function createUnaryGrpcServer(o: UnaryGrpcServerOptions): UnaryGrpcServer {
+  const services: readonly string[] = typeof o.service === "string" ? [o.service] : o.service;
   const server = http2.createServer();
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s) => {
@@ -72,8 +73,9 @@ export function createUnaryGrpcServer(o: UnaryGrpcServerOptions): UnaryGrpcServe
   };
   const answer = async (stream: http2.ServerHttp2Stream, method: string, body: Buffer) => {
     const [, svc = "", m = ""] = method.split("/");
-    const h = svc === o.service ? o.handlers[m] : undefined;
-    if (!h) return fail(stream, GrpcCode.UNIMPLEMENTED, svc === o.service ? `unknown method ${m} for service ${o.service}` : `unknown service ${svc}`);
+    const served = services.includes(svc);
+    const h = served ? o.handlers[m] : undefined;
+    if (!h) return fail(stream, GrpcCode.UNIMPLEMENTED, served ? `unknown method ${m} for service ${svc}` : `unknown service ${svc}`);
     let reply: Uint8Array;
     try {
       const req = o.codec.decode<Record<string, unknown>>(h.request, unframe(method, body));

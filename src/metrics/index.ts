@@ -21,6 +21,7 @@ export { instrumentCri, CRI_OPERATION_TYPES, grpcCodeName } from "./runtime.ts";
 export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
 export { probeMetrics } from "./probes.ts";
 export { storageMetrics } from "./storage.ts";
+export { pluginManagerMetrics, type PluginCountsSource } from "./plugin-manager.ts";
 export { nodeMetrics, volumeSamples, type PodCountsSource } from "./node.ts";
 export { restClientMetrics, REST_CLIENT_LATENCY_BUCKETS } from "./rest-client.ts";
 export { clientCertificateMetrics, serverCertificateMetrics, type ClientCertificateMetrics, type ServerCertificateMetrics } from "./certificates.ts";
