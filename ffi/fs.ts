@@ -44,6 +44,7 @@ export const S_IFREG = 0o100000;
 export const S_IFLNK = 0o120000;
 
 export const MS_RDONLY = 0x1;
+export const MS_REMOUNT = 0x20;
 export const MS_BIND = 0x1000;
 export const MS_REC = 0x4000;
 export const MNT_DETACH = 0x2;

@@ -5,6 +5,7 @@
 #   scripts/upstream/build.sh            # build what is missing, print /var/tmp/bunlet-upstream/<release>/bin
 #   scripts/upstream/build.sh --path     # print that directory, build nothing (exit 1 if incomplete)
 #   BUNLET_UPSTREAM_TARGETS="kube-apiserver kubelet" scripts/upstream/build.sh   # a subset
+#   BUNLET_UPSTREAM_TARGETS=local-path-provisioner scripts/upstream/build.sh     # not in the default set
 #
 # How: a throwaway Go module requires k8s.io/kubernetes at the pinned release and replaces each staging
 # module (k8s.io/api, k8s.io/client-go, … which k8s.io/kubernetes requires as v0.0.0) by the matching
@@ -31,12 +32,20 @@ declare -A PKG=(
 declare -A EXTERNAL=([ginkgo]=github.com/onsi/ginkgo/v2/ginkgo)
 ORDER=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl agnhost sample-device-plugin ginkgo e2e.test)
 TARGETS=(${BUNLET_UPSTREAM_TARGETS:-${ORDER[@]}})
+# rancher's local-path-provisioner (the dynamic provisioner of hostPath/local PVs on bare metal): a module
+# of its own, installed with `go install` into a cache keyed by its version; $BIN links to it.
+LPP=local-path-provisioner
+LPP_VERSION="${BUNLET_LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}"
+LPP_BIN="$CACHE/$LPP/$LPP_VERSION/bin/$LPP"
 
 say() { echo "upstream: $*" >&2; }
 
 missing() {
   local t out=()
-  for t in "${TARGETS[@]}"; do [ -x "$BIN/$t" ] || out+=("$t"); done
+  for t in "${TARGETS[@]}"; do
+    if [ "$t" = "$LPP" ]; then [ -x "$LPP_BIN" ] && [ "$(readlink "$BIN/$LPP")" = "$LPP_BIN" ] || out+=("$t")
+    else [ -x "$BIN/$t" ] || out+=("$t"); fi
+  done
   echo "${out[@]:-}"
 }
 
@@ -48,6 +57,16 @@ fi
 todo=($(missing))
 if [ ${#todo[@]} -eq 0 ]; then echo "$BIN"; exit 0; fi
 command -v go >/dev/null || { say "go is not installed: the upstream test bed needs Go >= 1.26"; exit 1; }
+
+if [[ " ${todo[*]} " == *" $LPP "* ]]; then
+  if [ ! -x "$LPP_BIN" ]; then
+    say "building $LPP $LPP_VERSION"
+    GOBIN="$(dirname "$LPP_BIN")" GOFLAGS=-trimpath CGO_ENABLED=0 nice -n 10 go install "github.com/rancher/$LPP@$LPP_VERSION"
+  fi
+  mkdir -p "$BIN" && ln -sfn "$LPP_BIN" "$BIN/$LPP"
+  todo=($(missing))
+  if [ ${#todo[@]} -eq 0 ]; then echo "$BIN"; exit 0; fi
+fi
 
 staging_version="v0.${RELEASE#v1.}"
 src="$DIR/src"

@@ -1,7 +1,7 @@
 // The API objects a pod references (upstream pkg/api/v1/pod VisitPodSecretNames /
 // VisitPodConfigmapNames, pkg/api/pod HasAPIObjectReference): secrets (imagePullSecrets, envFrom
 // secretRef, env secretKeyRef, secret and projected secret volumes), configMaps (the same for
-// configMaps) and the service account. The kubelet refuses a static pod that references any of them
+// configMaps), the service account and persistentVolumeClaims. The kubelet refuses a static pod that references any of them
 // ("static pods may not reference secrets"): it runs before, and without, the API server.
 
 export interface RefContainer {
@@ -10,6 +10,7 @@ export interface RefContainer {
 }
 export interface RefVolume {
   secret?: { secretName?: string };
+  persistentVolumeClaim?: unknown;
   configMap?: { name?: string };
   projected?: { sources?: { secret?: { name?: string }; configMap?: { name?: string }; serviceAccountToken?: unknown; clusterTrustBundle?: unknown }[] };
 }
@@ -69,6 +70,7 @@ export function apiObjectReference(pod: RefPod): string | undefined {
   for (const v of pod.spec.volumes ?? []) {
     if (v.configMap) return "configmaps (via configmap volumes)";
     if (v.secret) return "secrets (via secret volumes)";
+    if (v.persistentVolumeClaim) return "persistentvolumeclaims";
     for (const s of v.projected?.sources ?? []) {
       if (s.configMap) return "configmaps (via projected volumes)";
       if (s.secret) return "secrets (via projected volumes)";

@@ -22,6 +22,7 @@ export interface VolumeLike {
   hostPath?: { path?: string };
   configMap?: unknown;
   gitRepo?: unknown;
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
 }
 
 export interface TolerationLike {

@@ -286,9 +286,9 @@ describe("values bunlet cannot honour: Failed/PodFeatureUnsupported naming field
       'spec.containers[0].volumeMounts[0].recursiveReadOnly: "Enabled" is not supported by bunlet: ',
     ],
     [
-      "a persistentVolumeClaim volume",
-      (p) => p.spec.volumes.push({ name: "data", persistentVolumeClaim: { claimName: "data" } }),
-      'spec.volumes[1].persistentVolumeClaim: {"claimName":"data"} is not supported by bunlet: persistentVolumeClaim volumes are not implemented',
+      "an ephemeral volume",
+      (p) => p.spec.volumes.push({ name: "data", ephemeral: { volumeClaimTemplate: { spec: {} } } }),
+      'spec.volumes[1].ephemeral: {"volumeClaimTemplate":{"spec":{}}} is not supported by bunlet: ephemeral (PersistentVolumeClaim template) volumes are not implemented',
     ],
     [
       "an image volume",

@@ -309,6 +309,7 @@ const API_SAMPLES: Record<string, unknown> = {
   "EnvVarSource.secretKeyRef": { name: "creds", key: "k" },
   "Volume sources.secret": { secretName: "tls" },
   "Volume sources.configMap": { name: "settings" },
+  "Volume sources.persistentVolumeClaim": { claimName: "data" },
 };
 
 const tables = readTables();

@@ -2,7 +2,8 @@
 // managers' GetSecret/GetConfigMap and the token manager, called from volume set-up and
 // makeEnvironmentVariables): every referenced secret and configMap, a token per projected
 // serviceAccountToken source and the trust anchors of each clusterTrustBundle projection (the
-// ClusterTrustBundle manager, behind its feature gate). Each failure is kept per object, so the volume or env var that needs
+// ClusterTrustBundle manager, behind its feature gate) and the claims and PVs of its persistentVolumeClaim
+// volumes (persistent-volumes.ts). Each failure is kept per object, so the volume or env var that needs
 // it fails with upstream's message and the others are unaffected. The service lister, started once the
 // node has a client, gives each pod its service environment variables.
 import type { Clock } from "../../clock.ts";
@@ -12,6 +13,7 @@ import { serviceEnvVarMap } from "../envvars/index.ts";
 import { isStaticPod } from "../pod-like.ts";
 import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
 import { tokenKey, trustBundleKey, type ClusterTrustBundleProjection, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
+import { podClaimVolumes, resolveClaimedVolumes } from "./persistent-volumes.ts";
 import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
 import { createRuntimeClassManager, type RuntimeClassManager } from "./runtime-class-manager.ts";
 import { createServiceLister, SERVICES_NOT_SYNCED, type ServiceLister } from "./service-lister.ts";
@@ -103,12 +105,13 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     const configMapNames = podConfigMapNames(refPod);
     const sources = tokenSources(pod);
     const bundles = trustBundleSources(pod);
-    if (secretNames.length + configMapNames.length + sources.length + bundles.size === 0) return undefined;
+    const claimCount = podClaimVolumes(pod).size;
+    if (secretNames.length + configMapNames.length + sources.length + bundles.size + claimCount === 0) return undefined;
     secrets.registerPod(uid, ns, secretNames);
     configMaps.registerPod(uid, ns, configMapNames);
     const sa = pod.spec.serviceAccountName ?? "";
     const tokenKeys = [...new Set(sources.map((s) => tokenKey(s.audience, s.expirationSeconds ?? 3600)))];
-    const [s, c, t, b] = await Promise.all([
+    const [s, c, t, b, claims] = await Promise.all([
       settled(secretNames, (n) => secrets.get(ns, n)),
       settled(configMapNames, (n) => configMaps.get(ns, n)),
       settled(tokenKeys, (k) => {
@@ -125,8 +128,9 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
           ? trustBundles.getTrustAnchorsByName(p.name, p.optional === true)
           : trustBundles.getTrustAnchorsBySigner(p.signerName ?? "", p.labelSelector, p.optional === true);
       }),
+      claimCount > 0 ? resolveClaimedVolumes(opts.client(), pod) : undefined,
     ]);
-    return { namespace: ns, secrets: s, configMaps: c, tokens: t, trustBundles: b };
+    return { namespace: ns, secrets: s, configMaps: c, tokens: t, trustBundles: b, ...(claims ? { claims } : {}) };
   }
 
   return {

@@ -241,14 +241,16 @@ async function syncPod(
   inputs.objects = ctx.podObjects.get(ref.uid);
   const mountError = setUpVolumes(ctx, pod);
   if (mountError) {
-    log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message: mountError })}`);
-    ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, mountError);
+    const { message } = mountError;
+    log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message })}`);
+    ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
     // Upstream's containers wait in ContainerCreating with no message; the event says why.
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
       result.errors.push({ container: c.name, reason: "ContainerCreating", message: "" });
     const failures = (ctx.mountFailures.get(ref.uid) ?? 0) + 1;
     ctx.mountFailures.set(ref.uid, failures);
-    result.retryAfterMs = volumeRetryDelayMs(failures);
+    // A claim not resolved (not bound yet) is read again at the pod worker's back-off, as upstream.
+    if (!mountError.processing) result.retryAfterMs = volumeRetryDelayMs(failures);
     return result;
   }
   ctx.mountFailures.delete(ref.uid);

@@ -4,7 +4,16 @@
 import { kv, log } from "../../log.ts";
 import { podRef, reasons } from "../../events/index.ts";
 import { podKey, podKeyOf, podUid } from "../pod-like.ts";
-import { setUpPodVolume, volumePluginName, type PodVolumeSpec } from "../volumes/index.ts";
+import {
+  MountDeviceError,
+  mountedVolumeNames,
+  setUpPodVolume,
+  unmountedVolumesMessage,
+  volumePluginName,
+  type ClaimedVolume,
+  type PodApiObjects,
+  type PodVolumeSpec,
+} from "../volumes/index.ts";
 import type { PodRef } from "./config.ts";
 import { nodeAllocatable, type KubeRuntimeContext } from "./context.ts";
 import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
@@ -24,7 +33,46 @@ export function defaultVolumeHostPath(ctx: KubeRuntimeContext, pod: KubePod, vol
     objects: ctx.podObjects.get(podUid(pod)),
     mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
     fsGroup: pod.spec.securityContext?.fsGroup,
+    fsGroupChangePolicy: pod.spec.securityContext?.fsGroupChangePolicy,
   });
+}
+
+/** Why the pod's volumes were not set up; `processing`: a claim could not be resolved (upstream's populator). */
+export interface VolumeSetUpFailure {
+  message: string;
+  processing: boolean;
+}
+
+const claimOf = (ctx: KubeRuntimeContext, pod: KubePod, name: string): ClaimedVolume | Error | undefined => ctx.podObjects.get(podUid(pod))?.claims?.get(name);
+
+/**
+ * upstream's populator step before any mount: every used persistentVolumeClaim volume resolved to its
+ * PV. Failures give WaitForAttachAndMount's error, with the volumes not mounted yet.
+ */
+function claimsFailure(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailure | undefined {
+  const uid = podUid(pod);
+  const used = mountedVolumeNames(pod);
+  const failed: { volume: string; error: string }[] = [];
+  for (const v of pod.spec.volumes ?? []) {
+    if (!v.persistentVolumeClaim || !used.has(v.name)) continue;
+    const c = claimOf(ctx, pod, v.name);
+    const ns = pod.metadata.namespace ?? "";
+    if (c === undefined)
+      failed.push({
+        volume: v.name,
+        error: `error processing PVC ${ns}/${v.persistentVolumeClaim.claimName}: failed to fetch PVC from API server: no kubeClient defined`,
+      });
+    else if (c instanceof Error) failed.push({ volume: v.name, error: c.message });
+  }
+  if (failed.length === 0) return undefined;
+  const unmounted = [...used].filter((n) => !ctx.mountedVolumes.has(`${uid}/${n}`));
+  return { message: `Unable to attach or mount volumes: ${unmountedVolumesMessage(unmounted, failed)}`, processing: true };
+}
+
+/** Upstream's message for a failed set-up: a claim's PV is named by the PV (the volume spec's name). */
+function setUpFailureMessage(v: { name: string }, claimed: ClaimedVolume | Error | undefined, e: Error): string {
+  const name = claimed && !(claimed instanceof Error) ? claimed.pvName : v.name;
+  return `MountVolume.${e instanceof MountDeviceError ? "MountDevice" : "SetUp"} failed for volume "${name}" : ${e.message}`;
 }
 
 /**
@@ -41,19 +89,26 @@ export function volumeRetryDelayMs(failures: number): number {
  * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
  * downward API files written); the first failure is returned as upstream's FailedMount message.
  */
-export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): string | undefined {
+export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailure | undefined {
   if (ctx.opts.volumeHostPath) return undefined;
   const uid = podUid(pod);
+  const unresolved = claimsFailure(ctx, pod);
+  if (unresolved) return unresolved;
+  const used = mountedVolumeNames(pod);
   for (const v of pod.spec.volumes ?? []) {
+    // An unused claim is not read (upstream's populator skips unused volumes).
+    if (v.persistentVolumeClaim && !used.has(v.name)) continue;
+    const claimed = v.persistentVolumeClaim ? claimOf(ctx, pod, v.name) : undefined;
+    const plugin = claimed && !(claimed instanceof Error) ? claimed.source.plugin : volumePluginName(v);
     try {
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
-      ctx.storageOperation({ operationName: "volume_mount", volumePlugin: volumePluginName(v) ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
+      ctx.storageOperation({ operationName: "volume_mount", volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
       ctx.mountedVolumes.add(`${uid}/${v.name}`);
     } catch (e) {
-      const message = `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`;
+      const message = setUpFailureMessage(v, claimed, e as Error);
       // A volume set up before stays mounted with its last good files (a refresh that fails — a
       // deleted secret, the API server away — does not stop the pod), as upstream's volume manager.
-      if (!ctx.mountedVolumes.has(`${uid}/${v.name}`)) return message;
+      if (!ctx.mountedVolumes.has(`${uid}/${v.name}`)) return { message, processing: false };
       log.warn(`volume refresh failed; keeping its last contents ${kv({ pod: podKey(pod), event: "FailedMount", message })}`);
       ctx.events.event(podRef(pod), "Warning", reasons.FailedMountVolume, message);
     }
@@ -66,10 +121,26 @@ export async function resolveApiObjects(ctx: KubeRuntimeContext, pod: KubePod, r
   if (!ctx.opts.apiObjects) return;
   try {
     const objs = await ctx.opts.apiObjects.resolve(pod);
-    if (objs) ctx.podObjects.set(ref.uid, objs);
+    if (objs) ctx.podObjects.set(ref.uid, keepMountedClaims(ctx, pod, ctx.podObjects.get(ref.uid), objs));
   } catch (e) {
     log.warn(`API objects of the pod not fetched ${kv({ pod: podKeyOf(ref.namespace, ref.name), error: (e as Error).message })}`);
   }
+}
+
+/**
+ * A claim's volume mounted before keeps the PV it was mounted from when the claim cannot be read
+ * again (the API server away, the node authorizer not answering): the running pod keeps its data.
+ */
+function keepMountedClaims(ctx: KubeRuntimeContext, pod: KubePod, prev: PodApiObjects | undefined, next: PodApiObjects): PodApiObjects {
+  if (!next.claims || !prev?.claims) return next;
+  const claims = new Map(next.claims);
+  for (const [name, c] of next.claims) {
+    const before = prev.claims.get(name);
+    if (!(c instanceof Error) || !before || before instanceof Error || !ctx.mountedVolumes.has(`${podUid(pod)}/${name}`)) continue;
+    log.warn(`claim not read again; keeping its mounted volume ${kv({ pod: podKey(pod), volume: name, pv: before.pvName, error: c.message })}`);
+    claims.set(name, before);
+  }
+  return { ...next, claims };
 }
 
 /** The pod's volumes are no longer counted as set up (the next set-up is a first one again). */

@@ -30,7 +30,8 @@ export function inputsFor(ctx: KubeRuntimeContext, pod: KubePod, cgroupParent: s
     onWarning: (reason, message) => opts.onPodWarning?.(pod, reason, message),
     readOnlyVolume: (name) => {
       const v = pod.spec.volumes?.find((x) => x.name === name) as PodVolumeSpec | undefined;
-      return !!(v?.downwardAPI || v?.projected || v?.secret || v?.configMap);
+      // A claim's readOnly is its volume's ReadOnly attribute (upstream hostPath and local mounters).
+      return !!(v?.downwardAPI || v?.projected || v?.secret || v?.configMap || v?.persistentVolumeClaim?.readOnly);
     },
   };
 }

@@ -1,5 +1,6 @@
-// core/v1 Volume and its sources. bunlet mounts emptyDir, hostPath, downwardAPI, projected, secret and
-// configMap volumes (src/pod/volumes, kuberuntime/empty-dir.ts); every other v1 volume source is
+// core/v1 Volume and its sources. bunlet mounts emptyDir, hostPath, persistentVolumeClaim (bound to a
+// hostPath or local PV), downwardAPI, projected, secret and configMap volumes (src/pod/volumes,
+// kuberuntime/empty-dir.ts); every other v1 volume source is
 // accepted by the schema and refused by name (network, cloud and CSI volumes need attach/mount
 // plugins bunlet does not have). The file ownership fields of AtomicWriteVolumeUserFields and the
 // emptyDir mode of EmptyDirVolumeMode accept their default only.
@@ -109,13 +110,15 @@ const hostPathVolume = z.strictObject({
     .refine((p) => !p.split("/").includes(".."), "must not contain '..'"),
   type: z.enum(["", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"]).optional(),
 });
+// A claim in the pod's namespace; the PV behind it (hostPath or local) is resolved at volume set-up.
+const persistentVolumeClaimVolume = z.strictObject({ claimName: z.string().min(1, "Required value"), readOnly: z.boolean().optional() });
 
 const notImplemented = (what: string) => refusedWhenSet(`${what} volumes are not implemented`);
 const cloud = (what: string) => refusedWhenSet(`${what} volumes are not implemented (in-tree cloud volumes are migrated to CSI upstream)`);
 const removed = (what: string) => refusedWhenSet(`${what} volumes are removed or deprecated upstream and not implemented`);
 
 /** The volume sources bunlet mounts. */
-const SUPPORTED_VOLUME_SOURCES = ["emptyDir", "hostPath", "downwardAPI", "projected", "secret", "configMap"] as const;
+const SUPPORTED_VOLUME_SOURCES = ["emptyDir", "hostPath", "persistentVolumeClaim", "downwardAPI", "projected", "secret", "configMap"] as const;
 
 const volumeSources = {
   emptyDir: emptyDirVolume.optional(),
@@ -124,8 +127,8 @@ const volumeSources = {
   projected: projectedVolume.optional(),
   secret: secretVolume.optional(),
   configMap: configMapVolume.optional(),
-  persistentVolumeClaim: refusedWhenSet("persistentVolumeClaim volumes are not implemented (no volume attach or mount plugins)"),
-  ephemeral: refusedWhenSet("ephemeral (PersistentVolumeClaim template) volumes are not implemented (no volume attach or mount plugins)"),
+  persistentVolumeClaim: persistentVolumeClaimVolume.optional(),
+  ephemeral: refusedWhenSet("ephemeral (PersistentVolumeClaim template) volumes are not implemented"),
   csi: notImplemented("CSI"),
   image: refusedWhenSet("image volumes (the CRI's image mounts) are not implemented"),
   nfs: notImplemented("nfs"),

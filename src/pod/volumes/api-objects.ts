@@ -4,6 +4,7 @@
 // (src/pod/apiobjects), so volume set-up and env stay synchronous and testable.
 import type { PayloadFile } from "./atomic-writer.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
+import type { ClaimedVolume } from "./persistent-volume.ts";
 
 export interface SecretObject {
   /** base64 values, as the API serves them. */
@@ -51,6 +52,8 @@ export interface PodApiObjects {
   tokens: ReadonlyMap<string, string | Error>;
   /** Normalized PEM trust anchors by trustBundleKey (clusterTrustBundle projections). */
   trustBundles?: ReadonlyMap<string, string | Error>;
+  /** The pod's persistentVolumeClaim volumes by volume name: the bound PV, or upstream's processing error. */
+  claims?: ReadonlyMap<string, ClaimedVolume | Error>;
 }
 
 const isNotFound = (e: unknown) => e instanceof ObjectNotFoundError;

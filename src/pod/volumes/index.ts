@@ -1,4 +1,5 @@
-// Public surface of pod volumes (upstream pkg/volume/*): hostPath type checks, the downward API
+// Public surface of pod volumes (upstream pkg/volume/*): hostPath type checks, persistentVolumeClaim
+// volumes backed by hostPath and local PVs, the downward API
 // (env values and downwardAPI/projected volume files, written atomically), secret/configMap/projected
 // payloads from the API objects fetched for a sync, and safe sub paths.
 export { checkHostPathType, type HostPathType } from "./host-path.ts";
@@ -19,7 +20,18 @@ export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from ".
 export { cleanSubPaths, prepareSafeSubPath, subPathBindTarget, type SubPathRequest } from "./subpath-bind.ts";
 export { mountPointsUnder } from "./mount-points.ts";
 export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
-export { setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
+export { lookupClaimedVolume, setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
+export {
+  claimedVolume,
+  mountedVolumeNames,
+  persistentVolumeClaimSchema,
+  persistentVolumeSchema,
+  unmountedVolumesMessage,
+  type ClaimedVolume,
+  type PersistentVolumeClaimObject,
+  type PersistentVolumeObject,
+} from "./persistent-volume.ts";
+export { MountDeviceError } from "./local-volume.ts";
 export {
   ObjectNotFoundError,
   configMapPayload,

@@ -1,5 +1,6 @@
 // Setting up the volumes bunlet prepares itself (emptyDir lives in kuberuntime/empty-dir.ts):
-// hostPath (type checked), downwardAPI, secret, configMap and projected (atomic writer) under
+// hostPath (type checked), persistentVolumeClaim (its hostPath or local PV, resolved beforehand:
+// persistent-volume.ts), downwardAPI, secret, configMap and projected (atomic writer) under
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
 // caller's `mountMemory` so that unit tests need no mounts.
@@ -9,7 +10,9 @@ import { makePodDir, podDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
+import { setUpLocalVolume } from "./local-volume.ts";
 import { setVolumeOwnership } from "./ownership.ts";
+import type { ClaimedVolume } from "./persistent-volume.ts";
 import {
   configMapPayload,
   projectedPayload,
@@ -23,6 +26,7 @@ import {
 export interface PodVolumeSpec {
   name: string;
   hostPath?: { path: string; type?: string };
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
   downwardAPI?: { items?: DownwardApiItem[]; defaultMode?: number };
   projected?: { sources?: ProjectedSource[]; defaultMode?: number };
   secret?: SecretVolumeSource;
@@ -36,6 +40,8 @@ export interface VolumeSetUpContext extends DownwardContext {
   mountMemory?: (dir: string) => void;
   /** The pod's securityContext.fsGroup: written volumes are group-owned by it, group-readable. */
   fsGroup?: number;
+  /** The pod's securityContext.fsGroupChangePolicy (a local PV's ownership: OnRootMismatch skips a matching root). */
+  fsGroupChangePolicy?: string;
 }
 
 /**
@@ -60,8 +66,39 @@ function volumeDir(rootDir: string, uid: string, plugin: string, name: string, m
   return dir;
 }
 
+/** The claim of a persistentVolumeClaim volume as resolved for this sync; throws its processing error. */
+export function lookupClaimedVolume(ctx: VolumeSetUpContext, volumeName: string, claimName: string): ClaimedVolume {
+  const v = ctx.objects?.claims?.get(volumeName);
+  const ns = ctx.pod.metadata.namespace ?? "";
+  if (v === undefined) throw new Error(`error processing PVC ${ns}/${claimName}: failed to fetch PVC from API server: no kubeClient defined`);
+  if (v instanceof Error) throw v;
+  return v;
+}
+
 /**
- * The host path of a hostPath/downwardAPI/secret/configMap/projected volume, set up (type check,
+ * The host path of a claim's PV: a hostPath PV's path (type checked; upstream's hostPath plugin sets
+ * no fsGroup), a local PV's bind mount (fsGroup on its first mount). Read-only mounts of both are the
+ * runtime's (volumeMounts readonly), the local bind mount is read-only too.
+ */
+function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, readOnly: boolean, ctx: VolumeSetUpContext): string {
+  if ("hostPath" in c.source) {
+    checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
+    return c.source.hostPath.path;
+  }
+  return setUpLocalVolume({
+    rootDir,
+    podUid: uid,
+    pvName: c.pvName,
+    path: c.source.local.path,
+    readOnly,
+    mountOptions: c.mountOptions,
+    fsGroup: ctx.fsGroup,
+    fsGroupChangePolicy: ctx.fsGroupChangePolicy,
+  });
+}
+
+/**
+ * The host path of a hostPath/persistentVolumeClaim/downwardAPI/secret/configMap/projected volume, set up (type check,
  * files written or refreshed); undefined for other kinds. Throws upstream's error when set-up fails;
  * the payload is built before anything is written, so a failure leaves the last good files.
  */
@@ -70,6 +107,10 @@ export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSet
   if (v.hostPath) {
     checkHostPathType(v.hostPath.path, v.hostPath.type as HostPathType | undefined);
     return v.hostPath.path;
+  }
+  if (v.persistentVolumeClaim) {
+    const claimed = lookupClaimedVolume(ctx, v.name, v.persistentVolumeClaim.claimName);
+    return setUpClaimedVolume(rootDir, uid, claimed, v.persistentVolumeClaim.readOnly === true, ctx);
   }
   if (v.downwardAPI) {
     const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);

@@ -1,0 +1,61 @@
+// The claims of a pod's persistentVolumeClaim volumes and the PersistentVolumes bound to them, read
+// before each of its syncs as upstream's desired state of world populator reads them (getPVCExtractPV,
+// getPVSpec: a GET of the claim in the pod's namespace, then a GET of its PV — no watch, no list). The
+// API server's Node authorizer grants exactly these GETs to a node for the pods bound to it: the
+// claim a pod names, the PV the claim is bound to. Checked in volumes/persistent-volume.ts; a claim
+// that cannot be used yet is an Error in the result, for the volume set-up to report.
+import type { z } from "zod";
+import type { KubeClient } from "../../kube/index.ts";
+import type { KubePod } from "../kuberuntime/index.ts";
+import {
+  claimedVolume,
+  mountedVolumeNames,
+  persistentVolumeClaimSchema,
+  persistentVolumeSchema,
+  type ClaimedVolume,
+  type PersistentVolumeObject,
+} from "../volumes/index.ts";
+
+const NO_CLIENT = "no kubeClient defined";
+
+/** The pod's used persistentVolumeClaim volumes: volume name → claim name. */
+export function podClaimVolumes(pod: KubePod): Map<string, string> {
+  const used = mountedVolumeNames(pod);
+  const out = new Map<string, string>();
+  for (const v of pod.spec.volumes ?? []) if (v.persistentVolumeClaim && used.has(v.name)) out.set(v.name, v.persistentVolumeClaim.claimName);
+  return out;
+}
+
+async function get<T>(client: KubeClient | undefined, path: string, schema: z.ZodType<T>): Promise<T | Error> {
+  if (!client) return new Error(NO_CLIENT);
+  try {
+    return await client.request({ path, schema });
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
+async function resolveClaim(client: KubeClient | undefined, namespace: string, volumeName: string, claimName: string): Promise<ClaimedVolume | Error> {
+  const pvc = await get(
+    client,
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(claimName)}`,
+    persistentVolumeClaimSchema,
+  );
+  // The PV is read only for a claim bound to one (the authorizer grants it only then).
+  const pvName = pvc instanceof Error || pvc.status.phase !== "Bound" ? undefined : pvc.spec.volumeName;
+  let pv: PersistentVolumeObject | Error = new Error("not read");
+  if (pvName) pv = await get(client, `/api/v1/persistentvolumes/${encodeURIComponent(pvName)}`, persistentVolumeSchema);
+  try {
+    return claimedVolume(volumeName, namespace, claimName, pvc, () => pv);
+  } catch (e) {
+    return e as Error;
+  }
+}
+
+/** Each used persistentVolumeClaim volume of the pod, resolved to its PV or to upstream's error. */
+export async function resolveClaimedVolumes(client: KubeClient | undefined, pod: KubePod): Promise<Map<string, ClaimedVolume | Error>> {
+  const ns = pod.metadata.namespace ?? "";
+  const vols = [...podClaimVolumes(pod)];
+  const got = await Promise.all(vols.map(([volume, claim]) => resolveClaim(client, ns, volume, claim)));
+  return new Map(vols.map(([volume], i) => [volume, got[i]!]));
+}

@@ -1,0 +1,94 @@
+// A local PersistentVolume set up for a pod (upstream pkg/volume/local local.go: MountDevice's file
+// type check, then SetUpAt): the PV's directory is bind-mounted at
+// <rootDir>/pods/<uid>/volumes/kubernetes.io~local-volume/<pv name> — read-only when the pod's claim or
+// the PV's mountOptions say so — and, on the first mount of the PV on the node and only when it is
+// writable, given the pod's fsGroup (SetVolumeOwnership, honouring fsGroupChangePolicy OnRootMismatch).
+// A mount already there is kept: a container restart or a bunlet restart changes nothing. The pod's
+// removal unmounts it with the rest of the pod's directory (kuberuntime/empty-dir.ts tearDownPodDir).
+import { realpathSync, statSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { MS_BIND, MS_RDONLY, MS_REMOUNT, mount, UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
+import { kv, log } from "../../log.ts";
+import { makePodDir } from "../pod-dir.ts";
+import { mountPointsUnder } from "./mount-points.ts";
+import { setVolumeOwnership } from "./ownership.ts";
+
+/** upstream's escaped plugin directory name (utilstrings.EscapeQualifiedName("kubernetes.io/local-volume")). */
+export const LOCAL_VOLUME_PLUGIN_DIR = "kubernetes.io~local-volume";
+
+/** A failure of upstream's MountDevice step (the local path's check), reported as such. */
+export class MountDeviceError extends Error {
+  override name = "MountDeviceError";
+}
+
+export interface LocalVolumeSetUp {
+  rootDir: string;
+  podUid: string;
+  pvName: string;
+  /** spec.local.path of the PV. */
+  path: string;
+  readOnly: boolean;
+  mountOptions: readonly string[];
+  fsGroup?: number;
+  fsGroupChangePolicy?: string;
+}
+
+/** upstream hostutil GetFileType + MountDevice: the local path must be an existing directory. */
+export function checkLocalPath(path: string, stat: (p: string) => Stats = statSync): void {
+  let st: Stats;
+  try {
+    st = stat(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new MountDeviceError(`path "${path}" does not exist`);
+    throw new MountDeviceError((e as Error).message);
+  }
+  if (st.isDirectory()) return;
+  if (st.isBlockDevice())
+    throw new MountDeviceError(`local volume ${path} is a block device: formatting and mounting block devices is not implemented by bunlet`);
+  throw new MountDeviceError("only directory and block device are supported");
+}
+
+/**
+ * upstream requiresPermissionChange (volume_linux.go), for OnRootMismatch: the root directory already
+ * has the group, the group permissions (rw or r, and x) and setgid.
+ */
+export function rootMatchesFsGroup(st: { gid: number; mode: number; isDirectory(): boolean }, fsGroup: number, readOnly: boolean): boolean {
+  if (st.gid !== fsGroup || !st.isDirectory()) return false;
+  const want = (readOnly ? 0o440 : 0o660) | 0o110;
+  return (st.mode & want) === want && (st.mode & 0o2000) !== 0;
+}
+
+/** The other pods' mounts of the PV (upstream filterPodMounts over GetMountRefs: same PV, under the pods directory). */
+export function otherPodMounts(mountPoints: readonly string[], podsDir: string, podUid: string, pvName: string): string[] {
+  const suffix = `/volumes/${LOCAL_VOLUME_PLUGIN_DIR}/${pvName}`;
+  return mountPoints.filter((mp) => mp.startsWith(`${podsDir}/`) && mp.endsWith(suffix) && !mp.startsWith(`${podsDir}/${podUid}/`));
+}
+
+/** Mounts the local PV for the pod (once) and returns the directory the containers mount. */
+export function setUpLocalVolume(o: LocalVolumeSetUp): string {
+  checkLocalPath(o.path);
+  const created = makePodDir(o.rootDir, o.podUid, "volumes", LOCAL_VOLUME_PLUGIN_DIR, o.pvName);
+  // mountinfo names canonical paths: a rootDir reached through a symlink must still find its mounts.
+  const dir = realpathSync(created);
+  if (mountPointsUnder(dir).includes(dir)) return created;
+  const podsDir = realpathSync(join(o.rootDir, "pods"));
+  const refs = otherPodMounts(mountPointsUnder(podsDir), podsDir, o.podUid, o.pvName);
+  const readOnly = o.readOnly || o.mountOptions.includes("ro");
+  mount(o.path, dir, null, MS_BIND);
+  if (readOnly) {
+    try {
+      // A bind mount takes MS_RDONLY only on a remount (what mount(8) does for "bind,ro").
+      mount("none", dir, null, MS_REMOUNT | MS_BIND | MS_RDONLY);
+    } catch (e) {
+      umount2(dir, UMOUNT_NOFOLLOW);
+      throw e;
+    }
+  }
+  log.info(`mounted local volume ${kv({ pv: o.pvName, path: o.path, target: dir, readOnly })}`);
+  // upstream: the owner is written once, on the PV's first mount on the node, and never on a read-only one.
+  if (!readOnly && refs.length === 0 && o.fsGroup !== undefined) {
+    const skip = o.fsGroupChangePolicy === "OnRootMismatch" && rootMatchesFsGroup(statSync(dir), o.fsGroup, false);
+    if (!skip) setVolumeOwnership(dir, o.fsGroup);
+  }
+  return created;
+}

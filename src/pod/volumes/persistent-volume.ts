@@ -1,0 +1,170 @@
+// A pod's persistentVolumeClaim volume resolved to the PersistentVolume behind it (upstream
+// pkg/kubelet/volumemanager/populator desired_state_of_world_populator.go createVolumeSpec,
+// getPVCExtractPV, getPVSpec; the plugin lookup of volume.VolumePluginMgr FindPluginBySpec). Pure: the
+// claim and the volume are fetched beforehand (src/pod/apiobjects/persistent-volumes.ts) and checked
+// here, with upstream's error texts. bunlet mounts the PV sources of a bare-metal node's provisioners
+// (local-path-provisioner, static local PVs): hostPath (pkg/volume/hostpath) and local (pkg/volume/local).
+import { z } from "zod";
+
+/** The part of a core/v1 PersistentVolumeClaim the kubelet reads. */
+export const persistentVolumeClaimSchema = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string().optional(),
+    uid: z.string().default(""),
+    deletionTimestamp: z.string().optional(),
+    finalizers: z.array(z.string()).optional(),
+  }),
+  spec: z.looseObject({ volumeName: z.string().optional() }).default({}),
+  status: z.looseObject({ phase: z.string().optional() }).default({}),
+});
+export type PersistentVolumeClaimObject = z.infer<typeof persistentVolumeClaimSchema>;
+
+/** The part of a core/v1 PersistentVolume the kubelet reads; other sources are kept as they come. */
+export const persistentVolumeSchema = z.looseObject({
+  metadata: z.looseObject({ name: z.string().default("") }),
+  spec: z
+    .looseObject({
+      claimRef: z.looseObject({ uid: z.string().optional() }).nullish(),
+      hostPath: z.looseObject({ path: z.string(), type: z.string().optional() }).optional(),
+      local: z.looseObject({ path: z.string(), fsType: z.string().optional() }).optional(),
+      volumeMode: z.string().optional(),
+      mountOptions: z.array(z.string()).optional(),
+    })
+    .default({}),
+});
+export type PersistentVolumeObject = z.infer<typeof persistentVolumeSchema>;
+
+/** upstream util.PVCProtectionFinalizer. */
+export const PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection";
+
+/** The source fields of core/v1 PersistentVolumeSpec (PersistentVolumeSource), as the API names them. */
+const PV_SOURCES = [
+  "gcePersistentDisk",
+  "awsElasticBlockStore",
+  "hostPath",
+  "glusterfs",
+  "nfs",
+  "rbd",
+  "iscsi",
+  "cinder",
+  "cephfs",
+  "fc",
+  "flocker",
+  "flexVolume",
+  "azureFile",
+  "vsphereVolume",
+  "quobyte",
+  "azureDisk",
+  "photonPersistentDisk",
+  "portworxVolume",
+  "scaleIO",
+  "local",
+  "storageos",
+  "csi",
+] as const;
+
+/** A PV source bunlet mounts, with its upstream plugin name. */
+export type PersistentVolumeSource =
+  | { plugin: "kubernetes.io/host-path"; hostPath: { path: string; type?: string } }
+  | { plugin: "kubernetes.io/local-volume"; local: { path: string } };
+
+/** A persistentVolumeClaim volume, resolved: what a volume set-up needs. */
+export interface ClaimedVolume {
+  /** The PV's name: upstream's volume spec name, which mount errors and the local volume's directory use. */
+  pvName: string;
+  source: PersistentVolumeSource;
+  /** The PV's mountOptions (a local volume's bind mount honours "ro"). */
+  mountOptions: string[];
+}
+
+/**
+ * upstream getPVCExtractPV's checks: the claim's bound PV name, or its error (a claim being deleted
+ * without the protection finalizer, one not Bound, one Bound to no name).
+ */
+export function boundVolumeName(pvc: PersistentVolumeClaimObject): string {
+  if (pvc.metadata.deletionTimestamp && !(pvc.metadata.finalizers ?? []).includes(PVC_PROTECTION_FINALIZER)) throw new Error("PVC is being deleted");
+  if (pvc.status.phase !== "Bound") throw new Error("PVC is not bound");
+  if (!pvc.spec.volumeName) throw new Error("PVC has empty pvc.Spec.VolumeName");
+  return pvc.spec.volumeName;
+}
+
+/** upstream getPVSpec's checks: the PV must name the claim (its UID) as the one it is bound to. */
+export function checkClaimRef(pv: PersistentVolumeObject, pvName: string, claimUid: string): void {
+  const ref = pv.spec.claimRef;
+  if (!ref) throw new Error(`found PV object ${pvName} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim`);
+  if ((ref.uid ?? "") !== claimUid)
+    throw new Error(`found PV object ${pvName} but its pv.Spec.ClaimRef.UID ${ref.uid ?? ""} does not point to claim.UID ${claimUid}`);
+}
+
+/** The source field a PV sets ("nfs", "csi", …), or undefined when it sets none bunlet knows of. */
+export function persistentVolumeSourceName(pv: PersistentVolumeObject): string | undefined {
+  const spec = pv.spec as Record<string, unknown>;
+  return PV_SOURCES.find((s) => spec[s] !== undefined && spec[s] !== null);
+}
+
+/**
+ * The plugin for the PV (upstream FindPluginBySpec, as the populator's AddPodToVolume reports it):
+ * hostPath and local; any other source names the PV and the source bunlet does not mount.
+ */
+export function persistentVolumeSource(pv: PersistentVolumeObject, pvName: string): PersistentVolumeSource {
+  if (pv.spec.hostPath) return { plugin: "kubernetes.io/host-path", hostPath: pv.spec.hostPath };
+  if (pv.spec.local) return { plugin: "kubernetes.io/local-volume", local: pv.spec.local };
+  const source = persistentVolumeSourceName(pv) ?? "none";
+  throw new Error(
+    `failed to get Plugin from volumeSpec for volume "${pvName}" err=no volume plugin matched: PV ${pvName} has a ${source} volume source; bunlet mounts hostPath and local persistent volumes`,
+  );
+}
+
+/**
+ * upstream createVolumeSpec for a claim: the PVC checked, the PV checked against it, its plugin found
+ * and its volumeMode Filesystem (bunlet has no raw block volumes: a Block PV cannot be in volumeMounts).
+ * Errors of the claim and the PV are wrapped as upstream's "error processing PVC ns/name: …".
+ */
+export function claimedVolume(
+  podVolumeName: string,
+  namespace: string,
+  claimName: string,
+  pvc: PersistentVolumeClaimObject | Error,
+  pv: (pvName: string) => PersistentVolumeObject | Error,
+): ClaimedVolume {
+  const processing = (e: Error) => new Error(`error processing PVC ${namespace}/${claimName}: ${e.message}`);
+  if (pvc instanceof Error) throw processing(new Error(`failed to fetch PVC from API server: ${pvc.message}`));
+  let pvName: string;
+  let vol: PersistentVolumeObject;
+  try {
+    pvName = boundVolumeName(pvc);
+    const got = pv(pvName);
+    if (got instanceof Error) throw new Error(`failed to fetch PV ${pvName} from API server: ${got.message}`);
+    checkClaimRef(got, pvName, pvc.metadata.uid);
+    vol = got;
+  } catch (e) {
+    throw processing(e as Error);
+  }
+  const source = persistentVolumeSource(vol, pvName);
+  const mode = vol.spec.volumeMode ?? "Filesystem";
+  if (mode !== "Filesystem") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeMounts`);
+  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [] };
+}
+
+/** Names of the pod's volumes some container mounts (upstream GetPodVolumeNames: unused volumes are skipped). */
+export function mountedVolumeNames(pod: {
+  spec: {
+    containers: { volumeMounts?: { name: string }[] }[];
+    initContainers?: { volumeMounts?: { name: string }[] }[];
+    ephemeralContainers?: { volumeMounts?: { name: string }[] }[];
+  };
+}): Set<string> {
+  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
+  return new Set(all.flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)));
+}
+
+/**
+ * upstream WaitForAttachAndMount's error once the populator failed for some volumes (the kubelet's
+ * FailedMount event prefixes it with "Unable to attach or mount volumes: "): the volumes not set up,
+ * the attachable ones not attached (none: hostPath and local attach nothing), those that failed to
+ * process, and their errors.
+ */
+export function unmountedVolumesMessage(unmounted: readonly string[], failed: readonly { volume: string; error: string }[]): string {
+  const names = (xs: readonly string[]) => `[${[...xs].sort().join(" ")}]`;
+  return `unmounted volumes=${names(unmounted)}, unattached volumes=[], failed to process volumes=${names(failed.map((f) => f.volume))}: ${failed.map((f) => f.error).join("; ")}`;
+}
