@@ -24,7 +24,6 @@ import { isStaticPod } from "./pod/pod-like.ts";
 import { criticalPodAdmissionHandler } from "./pod/preemption-handler.ts";
 import type { Runtime } from "./pod/runtime.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "./pod/security/index.ts";
-import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
 import { createDeviceManager, type DeviceManager } from "./pod/devicemanager/index.ts";
 import { makeUserNsManager, runtimeHandlerSupport, type UserNsService } from "./pod/userns/index.ts";
 import { apiReviews } from "./server/auth/index.ts";
@@ -34,8 +33,8 @@ import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
+import { imageGCComponent, pluginManagerComponent, podResourcesComponent } from "./agent-components.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
-import { createPluginManagerWiring } from "./wire/plugin-manager.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, waitForRuntime } from "./wire/runtime.ts";
 import { raiseSchedulingPriority } from "./wire/sched-priority.ts";
@@ -424,47 +423,6 @@ function createNodeApi(
     autonomy: ctx.autonomy,
     devicePlugins: () => devices.capacity(),
   });
-}
-
-/** The plugin manager (plugins_registry) with the CSI drivers' handler; drivers are published through the node's client. */
-function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi: NodeApiWiring | undefined): AgentComponent {
-  return createPluginManagerWiring({
-    rootDir: ctx.flags.rootDir,
-    nodeName,
-    clock: realClock,
-    client: nodeApi && (() => nodeApi.client()),
-    nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
-    metrics: ctx.metrics,
-  }).component;
-}
-
-/** Image GC's component: like eviction, it needs the runtime and starts once pods can run. */
-function imageGCComponent(imageGC: ImageGCManager, runtimeReady: Promise<boolean>): AgentComponent {
-  return {
-    name: "image gc",
-    start() {
-      void runtimeReady
-        .then((ok) => {
-          if (ok) return imageGC.start(); // a no-op once imageGC.stop() ran
-        })
-        .catch((e) => log.error(`image gc failed to start ${kv({ error: (e as Error).message })}`));
-    },
-    stop: () => imageGC.stop(),
-  };
-}
-
-/** The podresources gRPC API (upstream ListenAndServePodResources): <rootDir>/pod-resources/kubelet.sock. */
-function podResourcesComponent(ctx: NodeAgentContext, pods: PodsWiring, devices: DeviceManager): AgentComponent {
-  const podResources = createPodResourcesServer(podResourcesSocketPath(ctx.flags.rootDir), {
-    activePods: () => pods.lifecycle.activePods(),
-    pods: () => pods.lifecycle.pods(),
-    providers: {
-      cpus: { exclusive: ctx.cpuManager.exclusiveCPUs, allocatable: ctx.cpuManager.allocatableCPUs }, // cpu_ids
-      devices: { container: (uid, name) => devices.containerDevices(uid, name), allocatable: () => devices.allocatableDevices() },
-    },
-    getEnabled: ctx.config.featureGates?.KubeletPodResourcesGet !== false, // beta, on by default
-  });
-  return { name: "podresources", start: () => podResources.start(), stop: () => podResources.stop() };
 }
 
 /** The agent that runs the node's components and serves its pods, stats, metrics and streaming. */
