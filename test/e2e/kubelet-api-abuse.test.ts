@@ -216,9 +216,19 @@ describe("kubelet port under hostile requests (the binary)", () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/healthz/ping`)).text()).toBe("ok");
     // Every connection the server closed is gone from its fd table (closing is asynchronous).
     await pollUntil(() => procFds(p.pid) <= fds0 + 4, `fds back near ${fds0} (now ${procFds(p.pid)})`, 30_000, 100);
-    const growthMiB = (procRssKiB(p.pid) - rss0) / 1024;
-    console.log(`kubelet abuse: ${cases.length} requests, RSS ${(rss0 / 1024).toFixed(1)} MiB → +${growthMiB.toFixed(1)} MiB, fds ${fds0} → ${procFds(p.pid)}`);
-    expect(growthMiB).toBeLessThan(64);
+    // The same requests three times more. RSS is a sawtooth here: the JS heap grows by tens of MiB
+    // between full collections, and the first multi-MiB bodies set the allocator's high-water mark. The
+    // lowest RSS of the later rounds is the floor a leak would raise by as much again with each round.
+    const later: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      expect((await runAll(cases)).slice(0, 20)).toEqual([]);
+      later.push(procRssKiB(p.pid));
+    }
+    const growthMiB = (Math.min(...later) - rss0) / 1024;
+    console.log(
+      `kubelet abuse: 4 × ${cases.length} requests, RSS ${(rss0 / 1024).toFixed(1)} MiB → +${growthMiB.toFixed(1)} MiB at the lowest later round, fds ${fds0} → ${procFds(p.pid)}`,
+    );
+    expect(growthMiB).toBeLessThan(96);
   }, 300_000);
 
   test("slow clients are cut off: silent, a half request line, dripped headers, a dripped body", async () => {
