@@ -20,6 +20,7 @@ export const LAYERS = [
       "src/log.ts",
       "src/json-redacted.ts",
       "src/lockfile.ts",
+      "src/atomic-file.ts",
       "src/runtime-env.ts",
       "src/memory-report.ts",
     ],

@@ -8,10 +8,11 @@
 // Writes are atomic (temp file, fsync, rename, fsync of the directory) and read-modify-write, so an
 // operator's `clear` between two evictions is never undone. A corrupt file is moved aside with one
 // clear warning and the state starts empty: a bad file must never stop the node.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
-import { open, mkdir, rename, readFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import { writeFileAtomic, writeFileAtomicSync } from "../atomic-file.ts";
 import { kv, log } from "../log.ts";
 
 export const evictedPodSchema = z.object({
@@ -85,44 +86,19 @@ export function loadEvictionRecord(path: string): EvictionRecord {
 
 const serialize = (r: EvictionRecord) => `${JSON.stringify(r, null, 2)}\n`;
 
+/** The temporary file is per process: the CLI and the agent may write at once. */
+const writeOptions = (path: string) => ({ mode: 0o600, syncDir: true, tmpPath: `${path}.tmp-${process.pid}` });
+
 /** Atomic, durable replace (sync: the CLI). */
 export function saveEvictionRecordSync(path: string, r: EvictionRecord): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, serialize(r));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  const dfd = openSync(dirname(path), "r");
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  writeFileAtomicSync(path, serialize(r), writeOptions(path));
 }
 
 /** Atomic, durable replace without blocking the event loop (the agent). */
 export async function saveEvictionRecord(path: string, r: EvictionRecord): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fh = await open(tmp, "w", 0o600);
-  try {
-    await fh.writeFile(serialize(r));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
-  const dh = await open(dirname(path), "r");
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
+  await writeFileAtomic(path, serialize(r), writeOptions(path));
 }
 
 /** Pods matching `ns/name` (or all). */

@@ -3,7 +3,8 @@
 // before the pod lifecycle admits any pod; until then (and with `none`) containers get no cpuset.
 // A manager that cannot start (a state file of another policy, a reservation that does not fit the
 // machine) stops the agent, as the kubelet refuses to start.
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { writeFileAtomic } from "../atomic-file.ts";
 import type { Clock } from "../clock.ts";
 import { formatCPUSet, isSubsetOf, parseCPUSet } from "../config/cpuset.ts";
 import { durationMs } from "../config/duration.ts";
@@ -64,12 +65,8 @@ async function readStateFile(path: string): Promise<string | undefined> {
   }
 }
 
-/** Upstream writes checkpoints atomically: a temporary file renamed over the old one. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp`;
-  await writeFile(tmp, text, { mode: 0o644 });
-  await rename(tmp, path);
-}
+/** Upstream writes checkpoints atomically: a temporary file fsynced and renamed over the old one. */
+const writeStateFile = (path: string, text: string) => writeFileAtomic(path, text, { mode: 0o644 });
 
 async function runningContainers(cri: CriClient): Promise<RunningContainer[]> {
   const list = await cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
@@ -103,7 +100,7 @@ export function createCPUManagerWiring(input: CPUManagerWiringInput): CPUManager
         reservedSystemCPUs: reserved,
         stateDir: input.rootDir,
         readFile: readStateFile,
-        writeFile: writeAtomic,
+        writeFile: writeStateFile,
         clock: input.clock,
       });
       await m.start({

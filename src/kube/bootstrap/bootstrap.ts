@@ -8,6 +8,7 @@
 import { createHash, createPublicKey, generateKeyPair, X509Certificate } from "node:crypto";
 import { mkdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { createKubeClient, type KubeClient, type RequestObserver } from "../client.ts";
@@ -220,8 +221,7 @@ export async function bootstrapClientCert(o: BootstrapOpts & { bootstrapKubeconf
     keyFile: current,
   });
   await mkdir(dirname(o.kubeconfigPath), { recursive: true });
-  await writeFile(`${o.kubeconfigPath}.tmp`, kubeconfig, { mode: 0o600 });
-  await rename(`${o.kubeconfigPath}.tmp`, o.kubeconfigPath);
+  await writeFileAtomic(o.kubeconfigPath, kubeconfig, { mode: 0o600 });
   await rm(keyPath, { force: true });
   log.info(`Client certificate obtained and kubeconfig written ${kv({ kubeconfig: o.kubeconfigPath, cert: current })}`);
 }

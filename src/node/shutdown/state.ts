@@ -2,9 +2,10 @@
 // nodeshutdown localStorageStateFile "graceful_node_shutdown_state" in the root dir, and the gauges
 // kubelet_graceful_shutdown_start_time_seconds / _end_time_seconds restored from it at start). An end
 // time of 0 after a reboot says the last shutdown did not finish killing pods in time.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { writeFileAtomicSync } from "../../atomic-file.ts";
 import { kv, log } from "../../log.ts";
 import type { Registry } from "../../server/metrics.ts";
 
@@ -46,8 +47,7 @@ export function createShutdownRecorder(rootDir: string, metrics?: Registry): Shu
   }
   const store = (state: { startTime: string; endTime: string }) => {
     try {
-      writeFileSync(`${path}.tmp`, JSON.stringify(state));
-      renameSync(`${path}.tmp`, path);
+      writeFileAtomicSync(path, JSON.stringify(state));
     } catch (e) {
       log.error(`Failed to store graceful shutdown state ${kv({ path, error: (e as Error).message })}`);
     }

@@ -1,11 +1,12 @@
 // Per-pod container resources kept across restarts (upstream pkg/kubelet/allocation/state: the
 // "allocated_pods_state" and "actuated_pods_state" checkpoints in the root dir). Allocated: what
 // admission (or an admitted resize) granted; actuated: what was last applied to each running
-// container. Our format: JSON with an FNV-1a checksum of the pods, written to a temporary file and
-// renamed over the old one; an unreadable or corrupt file is reported and the state starts empty.
+// container. Our format: JSON with an FNV-1a checksum of the pods, written to a temporary file,
+// fsynced and renamed over the old one; an unreadable or corrupt file is reported and the state
+// starts empty.
 import { readFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
 import { z } from "zod";
+import { writeFileAtomic } from "../../atomic-file.ts";
 import { kv, log } from "../../log.ts";
 import { fnv1a32 } from "../kuberuntime/hash.ts";
 
@@ -81,10 +82,8 @@ export function createResourceState(file: string | undefined): ResourceState {
     dirty = true;
     writing = writing.then(async () => {
       dirty = false;
-      const tmp = `${file}.tmp`;
       try {
-        await writeFile(tmp, serializeCheckpoint(pods));
-        await rename(tmp, file);
+        await writeFileAtomic(file, serializeCheckpoint(pods));
       } catch (e) {
         log.error(`cannot write the pod resources checkpoint ${kv({ file, error: (e as Error).message })}`);
       }

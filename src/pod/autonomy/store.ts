@@ -5,8 +5,9 @@
 // file and skipped when the object did not change. Bounded: a write that would take the cache past
 // its size is not made, with one log line per object. A file that does not parse is logged (file and
 // field) and skipped; nothing in the cache can stop the agent.
-import { chmod, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { cacheFileName, encodeCacheEntry, parseCacheEntry, type CachedToken, type CacheKind } from "./cache-entry.ts";
@@ -48,18 +49,6 @@ interface Entry {
   bytes: number;
 }
 
-async function atomicWrite(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp`;
-  const f = await open(tmp, "w", 0o600);
-  try {
-    await f.writeFile(text);
-    await f.sync();
-  } finally {
-    await f.close();
-  }
-  await rename(tmp, path);
-}
-
 export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
   const entries = new Map<string, Entry>();
   /** Per file, the text to write or null to remove; drained one at a time. */
@@ -77,7 +66,7 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
         const path = join(opts.dir, file);
         try {
           if (text === null) await rm(path, { force: true });
-          else await atomicWrite(path, text);
+          else await writeFileAtomic(path, text, { mode: 0o600 });
         } catch (e) {
           log.error(`autonomy cache write failed ${kv({ file: path, error: (e as Error).message })}`);
         }

@@ -6,8 +6,9 @@
 // A plugin whose stream ends (it stopped, its socket went away) has its devices marked unhealthy: the
 // resource's capacity stays, its allocatable is 0; after upstream's grace period (5 min) without a new
 // registration the resource is removed and reported with capacity 0 (endpointStopGracePeriod).
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { writeFileAtomicSync } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { CHECKPOINT_FILE, marshalCheckpoint, unmarshalCheckpoint, type PodDevicesEntry } from "./checkpoint.ts";
@@ -89,8 +90,7 @@ export function createDeviceManagerState(deps: DeviceManagerDeps): DeviceManager
       const registeredDevices = Object.fromEntries([...state.healthy].map(([r, s]) => [r, [...s]]));
       try {
         mkdirSync(path.dirname(file), { recursive: true, mode: 0o750 });
-        writeFileSync(`${file}.tmp`, marshalCheckpoint({ entries, registeredDevices }), { mode: 0o600 });
-        renameSync(`${file}.tmp`, file);
+        writeFileAtomicSync(file, marshalCheckpoint({ entries, registeredDevices }), { mode: 0o600 });
       } catch (e) {
         log.error(`Failed to write checkpoint file ${kv({ checkpoint: CHECKPOINT_FILE, error: (e as Error).message })}`);
       }

@@ -4,8 +4,9 @@
 // the sandbox is created, read back by a restarted kubelet, and released when the pod terminates or
 // turns out an orphan. Other pods get mode NODE. File work is synchronous and small: the allocation
 // and its file change together, with no other call in between.
-import { fsyncSync, openSync, closeSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomicSync } from "../../atomic-file.ts";
 import type { UserNamespace } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
 import { makePodDir, podDir, podUidError } from "../pod-dir.ts";
@@ -86,18 +87,10 @@ function readMappings(rootDir: string, uid: string): string {
   }
 }
 
-/** Written atomically (a temporary file renamed) and durably (the directory synced), as upstream's file store. */
+/** Written atomically (a temporary file fsynced and renamed) and durably (the directory synced), as upstream's file store. */
 function writeMappings(rootDir: string, uid: string, content: string): void {
   const dir = makePodDir(rootDir, uid);
-  const tmp = join(dir, `.${MAPPINGS_FILE}.tmp`);
-  writeFileSync(tmp, content, { mode: 0o644 });
-  renameSync(tmp, join(dir, MAPPINGS_FILE));
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeFileAtomicSync(join(dir, MAPPINGS_FILE), content, { mode: 0o644, syncDir: true, tmpPath: join(dir, `.${MAPPINGS_FILE}.tmp`) });
 }
 
 /** Records the range of a pod's file, if it has one; returns it. */
