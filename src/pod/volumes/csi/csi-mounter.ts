@@ -91,13 +91,20 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     if (isMounted(staging)) return staging;
     saveVolumeData(dirname(staging), { specVolumeID: spec.specVolID, volumeHandle: spec.volumeHandle, driverName: spec.driver });
     mkdirSync(staging, { recursive: true, mode: 0o750 });
-    await d.client.nodeStageVolume(endpoint, {
-      volumeId: spec.volumeHandle,
-      publishContext,
-      stagingTargetPath: staging,
-      volumeCapability: capability,
-      volumeContext: spec.volumeAttributes,
-    });
+    try {
+      await d.client.nodeStageVolume(endpoint, {
+        volumeId: spec.volumeHandle,
+        publishContext,
+        stagingTargetPath: staging,
+        volumeCapability: capability,
+        volumeContext: spec.volumeAttributes,
+      });
+    } catch (e) {
+      // upstream MountDevice's clean-up: a stage that failed leaves no directory unless it is in use.
+      const inUse = publishedVolumes(d.rootDir).some((v) => v.data.driverName === spec.driver && v.data.volumeHandle === spec.volumeHandle);
+      if (!inUse && mountPointsUnder(dirname(staging)).length === 0) rmSync(dirname(staging), { recursive: true, force: true });
+      throw e;
+    }
     log.info(`CSI volume staged ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, stagingTargetPath: staging })}`);
     return staging;
   }

@@ -92,6 +92,21 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     expect(existsSync(dirname(deviceMountPath(root, "drv", "vol-1")))).toBe(false);
   });
 
+  test("a stage or publish that fails leaves no directory behind", async () => {
+    const f = manager(["STAGE_UNSTAGE_VOLUME"]);
+    f.client.nodeStageVolume = async () => {
+      throw new Error("NodeStageVolume: grpc code 13: no disk");
+    };
+    await expect(f.m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow("no disk");
+    expect(existsSync(dirname(deviceMountPath(root, "drv", "vol-1")))).toBe(false);
+    const g = manager([]);
+    g.client.nodePublishVolume = async () => {
+      throw new Error("NodePublishVolume: grpc code 13: busy");
+    };
+    await expect(g.m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow("busy");
+    expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
+  });
+
   test("a driver without STAGE_UNSTAGE_VOLUME: published only, with no staging path", async () => {
     const { calls, m } = manager([]);
     await m.setUp({ pod: pod("u1"), spec: pvSpec });
