@@ -54,7 +54,11 @@ function refuseSecrets(what: string, refs: Record<string, unknown>): void {
   if (named.length > 0) throw new Error(`${what} names ${named.map(([k]) => k).join(", ")}: bunlet does not pass secrets to CSI drivers`);
 }
 
-/** The spec of a PV's CSI source, mounted through the claim (readOnly: the claim's, or the source's). */
+/**
+ * The spec of a PV's CSI source, mounted through the claim. NodePublishVolume's readonly is the claim's
+ * (upstream NewSpecFromPersistentVolume, getReadOnlyFromSpec); the source's own readOnly is for the
+ * controller's ControllerPublishVolume.
+ */
 export function persistentCSIVolumeSpec(
   pvName: string,
   src: CSIPersistentVolumeSource,
@@ -66,7 +70,7 @@ export function persistentCSIVolumeSpec(
     specVolID: pvName,
     driver: src.driver,
     volumeHandle: src.volumeHandle,
-    readOnly: claimReadOnly || src.readOnly === true,
+    readOnly: claimReadOnly,
     fsType: src.fsType ?? "",
     mountOptions: pv.mountOptions,
     accessModes: pv.accessModes,

@@ -23,7 +23,7 @@ const persistent = (o: Partial<CSIVolumeSpec> = {}): CSIVolumeSpec => ({
 });
 
 describe("the CSI volume spec (upstream NewMounter)", () => {
-  test("a PV: its name, handle, fsType, attributes, access modes and mountOptions; readOnly from the claim or the source", () => {
+  test("a PV: its name, handle, fsType, attributes, access modes and mountOptions; readOnly from the claim", () => {
     expect(persistent()).toEqual({
       specVolID: "pv-a",
       driver: "drv",
@@ -37,7 +37,8 @@ describe("the CSI volume spec (upstream NewMounter)", () => {
     });
     const pv = { accessModes: [], mountOptions: [] };
     expect(persistentCSIVolumeSpec("p", { driver: "d", volumeHandle: "h" }, pv, true).readOnly).toBe(true);
-    expect(persistentCSIVolumeSpec("p", { driver: "d", volumeHandle: "h", readOnly: true }, pv, false).readOnly).toBe(true);
+    // The source's readOnly is the controller's (ControllerPublishVolume), not the node's.
+    expect(persistentCSIVolumeSpec("p", { driver: "d", volumeHandle: "h", readOnly: true }, pv, false).readOnly).toBe(false);
   });
   test("an inline volume: ephemeral, named by the pod volume, its handle made from the pod UID", () => {
     expect(ephemeralCSIVolumeSpec("uid-1", "scratch", { driver: "drv", readOnly: true, volumeAttributes: { size: "1Mi" } })).toEqual({
