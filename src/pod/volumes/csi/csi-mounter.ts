@@ -18,7 +18,7 @@ import {
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
-import type { CSINodeClient } from "./node-client.ts";
+import type { CSINodeClient, NodeStageVolumeRequest } from "./node-client.ts";
 import { mountVolumeCapability, publishVolumeContext, supportsFSGroup, type CSIVolumeSpec, type PodIdentity } from "./volume-spec.ts";
 
 export interface CSIVolumeManagerDeps {
@@ -42,6 +42,11 @@ export interface CSIVolumeManager {
   setUp(req: CSIVolumeSetUp): Promise<string>;
   /** Unpublishes the pod's CSI volumes and unstages those no other pod uses, from their vol_data.json. */
   tearDownPod(podUid: string): Promise<void>;
+}
+
+/** The fields NodeStageVolume and NodePublishVolume share (the publish's volume context is its own). */
+function stageRequest(spec: CSIVolumeSpec, publishContext: Record<string, string>, staging: string, capability: object): NodeStageVolumeRequest {
+  return { volumeId: spec.volumeHandle, publishContext, stagingTargetPath: staging, volumeCapability: capability, volumeContext: spec.volumeAttributes };
 }
 
 const isMounted = (dir: string) => existsSync(dir) && mountPointsUnder(dir).includes(dir);
@@ -92,13 +97,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     saveVolumeData(dirname(staging), { specVolumeID: spec.specVolID, volumeHandle: spec.volumeHandle, driverName: spec.driver });
     mkdirSync(staging, { recursive: true, mode: 0o750 });
     try {
-      await d.client.nodeStageVolume(endpoint, {
-        volumeId: spec.volumeHandle,
-        publishContext,
-        stagingTargetPath: staging,
-        volumeCapability: capability,
-        volumeContext: spec.volumeAttributes,
-      });
+      await d.client.nodeStageVolume(endpoint, stageRequest(spec, publishContext, staging, capability));
     } catch (e) {
       // upstream MountDevice's clean-up: a stage that failed leaves no directory unless it is in use.
       const inUse = publishedVolumes(d.rootDir).some((v) => v.data.driverName === spec.driver && v.data.volumeHandle === spec.volumeHandle);
@@ -135,11 +134,8 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     });
     try {
       await d.client.nodePublishVolume(endpoint, {
-        volumeId: spec.volumeHandle,
-        publishContext,
-        stagingTargetPath: staging,
+        ...stageRequest(spec, publishContext, staging, capability),
         targetPath: target,
-        volumeCapability: capability,
         readonly: spec.readOnly,
         volumeContext: publishVolumeContext(spec, pod, policy.podInfoOnMount),
       });
