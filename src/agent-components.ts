@@ -1,11 +1,14 @@
 // Components of the node agent that only start, stop and hand over what the composition root
-// (agent.ts) built: the plugin manager, image GC and the podresources API.
+// (agent.ts) built: the plugin manager, image GC and the podresources API; and the CSI volume manager
+// the runtime mounts CSI volumes with, bound to the plugin manager's drivers.
 import type { AgentComponent } from "./agent-component.ts";
 import { realClock } from "./clock.ts";
 import { kv, log } from "./log.ts";
 import type { NodeAgentContext } from "./node-agent-context.ts";
 import type { DeviceManager } from "./pod/devicemanager/index.ts";
 import type { ImageGCManager } from "./pod/images/index.ts";
+import { isNotFound } from "./kube/index.ts";
+import { createCSINodeClient, createCSIVolumeManager, type CSIVolumeManager } from "./pod/volumes/csi/index.ts";
 import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
 import type { NodeApiWiring } from "./wire/node-api.ts";
 import { createPluginManagerWiring } from "./wire/plugin-manager.ts";
@@ -13,14 +16,35 @@ import type { PodsWiring } from "./wire/pods.ts";
 
 /** The plugin manager (plugins_registry) with the CSI drivers' handler; drivers are published through the node's client. */
 export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi: NodeApiWiring | undefined): AgentComponent {
-  return createPluginManagerWiring({
+  const wiring = createPluginManagerWiring({
     rootDir: ctx.flags.rootDir,
     nodeName,
     clock: realClock,
     client: nodeApi && (() => nodeApi.client()),
     nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
     metrics: ctx.metrics,
-  }).component;
+  });
+  ctx.late.csiDriverEndpoint = (driver) => wiring.csi.drivers().get(driver)?.endpoint;
+  return wiring.component;
+}
+
+/** The CSI volume manager: drivers from the plugin manager, CSIDriver and VolumeAttachment objects read with the node's client. */
+export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string): CSIVolumeManager {
+  const getObject = async (path: string) => {
+    const client = ctx.late.nodeApi?.client();
+    if (!client) throw new Error(`cannot read ${path}: no kubeClient defined`);
+    return client.request({ path }).catch((e) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
+  };
+  return createCSIVolumeManager({
+    rootDir: ctx.flags.rootDir,
+    nodeName,
+    driverEndpoint: (driver) => ctx.late.csiDriverEndpoint?.(driver),
+    getObject: ctx.flags.kubeconfig ? getObject : undefined,
+    client: createCSINodeClient(),
+  });
 }
 
 /** Image GC's component: like eviction, it needs the runtime and starts once pods can run. */

@@ -33,7 +33,7 @@ import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
-import { imageGCComponent, pluginManagerComponent, podResourcesComponent } from "./agent-components.ts";
+import { csiVolumeManager, imageGCComponent, pluginManagerComponent, podResourcesComponent } from "./agent-components.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, waitForRuntime } from "./wire/runtime.ts";
@@ -141,6 +141,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     seccompDefault: config.seccompDefault === true, // security
     dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
     apiObjects: ctx.apiObjects, // apivol: secrets, configMaps, tokens of API pods
+    csi: csiVolumeManager(ctx, () => pods.nodeName), // CSI volumes: staged and published by their drivers
     onPodWarning: (p, reason, message) => ctx.events.recorder.event(podRef(p), "Warning", reason, message),
     events: ctx.events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap

@@ -67,6 +67,8 @@ export interface NodeAgentContext {
   /** Bound after the parts that read them are built: read only once the agent runs. */
   late: {
     nodeApi?: NodeApiWiring;
+    /** The endpoint of a registered CSI driver (the plugin manager's CSI handler). */
+    csiDriverEndpoint?: (driver: string) => string | undefined;
     cgroupsReady: boolean;
     onStop: Parameters<typeof observeStopContainer>[1];
     failAgent: (e: Error) => void;

@@ -2,11 +2,15 @@
 // the registrar side serves pluginregistration.Registration on a socket in plugins_registry (GetInfo
 // names the driver, type CSIPlugin, its endpoint and versions; NotifyRegistrationStatus is recorded),
 // as node-driver-registrar does; the driver side serves csi.v1.Identity (GetPluginInfo) and csi.v1.Node
-// (NodeGetInfo) on its own socket. Upstream's node-driver-registrar and csi-driver-host-path are not
+// (NodeGetInfo, NodeGetCapabilities, and the volume calls of csi-node-volumes.ts, which bind-mount a
+// directory per volume) on its own socket. Upstream's node-driver-registrar and csi-driver-host-path are not
 // served by this machine's Go module proxy (403), so the tests register this one instead.
 import { createUnaryGrpcServer, type UnaryGrpcServer } from "../../src/cri/grpc-server.ts";
 import { registrationCodec } from "../../src/pod/pluginmanager/index.ts";
 import { csiCodec } from "../../src/pod/volumes/csi/index.ts";
+import { createFakeNodeVolumes, type FakeNodeVolumes, type NodeCall } from "./fake-csi-node-volumes.ts";
+
+export type { NodeCall } from "./fake-csi-node-volumes.ts";
 
 export interface FakeCSIDriverOptions {
   name: string;
@@ -20,6 +24,10 @@ export interface FakeCSIDriverOptions {
   versions?: string[];
   /** The plugin type GetInfo reports (CSIPlugin unless a test wants another). */
   type?: string;
+  /** Where the driver keeps each volume's data (a directory per volume ID); default a temporary one. */
+  dataDir?: string;
+  /** Node capabilities NodeGetCapabilities reports (default STAGE_UNSTAGE_VOLUME). */
+  capabilities?: string[];
 }
 
 export interface RegistrationStatus {
@@ -32,6 +40,10 @@ export interface FakeCSIDriver {
   readonly statuses: RegistrationStatus[];
   /** The driver's calls, by method name. */
   readonly calls: string[];
+  /** The volume calls (stage, publish and their reverse) with their requests, in order. */
+  readonly nodeCalls: NodeCall[];
+  /** The driver's volumes: their data directories and what is mounted. */
+  readonly volumes: FakeNodeVolumes;
   /** Starts the driver, then the registrar (its socket appearing is what the kubelet sees). */
   start(): Promise<void>;
   /** Stops the registrar and removes its socket (the kubelet de-registers the driver). */
@@ -43,6 +55,7 @@ export interface FakeCSIDriver {
 export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
   const statuses: RegistrationStatus[] = [];
   const calls: string[] = [];
+  const volumes = createFakeNodeVolumes(o.dataDir ?? `/tmp/bunlet-fake-csi-${process.pid}-${o.name}`);
   const driver: UnaryGrpcServer = createUnaryGrpcServer({
     socketPath: o.csiSocket,
     service: ["csi.v1.Identity", "csi.v1.Node"],
@@ -61,6 +74,15 @@ export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
           return { nodeId: o.nodeId, maxVolumesPerNode: o.maxVolumesPerNode ?? 0, accessibleTopology: o.topology ? { segments: o.topology } : undefined };
         },
       },
+      NodeGetCapabilities: {
+        request: "NodeGetCapabilitiesRequest",
+        response: "NodeGetCapabilitiesResponse",
+        call: () => {
+          calls.push("NodeGetCapabilities");
+          return { capabilities: (o.capabilities ?? ["STAGE_UNSTAGE_VOLUME"]).map((type) => ({ rpc: { type } })) };
+        },
+      },
+      ...volumes.handlers((m) => calls.push(m)),
     },
   });
   const registrar: UnaryGrpcServer = createUnaryGrpcServer({
@@ -86,6 +108,8 @@ export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
   return {
     statuses,
     calls,
+    nodeCalls: volumes.calls,
+    volumes,
     async start() {
       await driver.start();
       await registrar.start();
@@ -95,6 +119,7 @@ export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
     async stop() {
       await registrar.stop();
       await driver.stop();
+      volumes.cleanUp();
     },
   };
 }

@@ -12,6 +12,7 @@ import type { ImagePuller } from "../images/puller.ts";
 import type { DnsSettings } from "../network/index.ts";
 import type { PodLike } from "../pod-like.ts";
 import type { RuntimePod } from "../runtime.ts";
+import type { CSIVolumeManager } from "../volumes/csi/index.ts";
 import type { PodApiObjects } from "../volumes/index.ts";
 import type { PodRef } from "./config.ts";
 import type { ContainerGcPolicy } from "./container-gc.ts";
@@ -50,6 +51,8 @@ export interface KubeRuntimeOptions {
    * (a tmpfs for medium Memory, unmounted by removePod).
    */
   volumeHostPath?: (pod: KubePod, volumeName: string) => string | undefined;
+  /** Stages, publishes and tears down CSI volumes (PVs with spec.csi, inline csi volumes); absent: they fail to mount. */
+  csi?: CSIVolumeManager;
   /** Epoch ms, for back-off. */
   now?: () => number;
   /**

@@ -67,7 +67,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
     removePod: (uid) => removePod(ctx, uid),
     async tearDownVolumes(uid) {
       forgetMountedVolumes(ctx, uid);
-      if (!opts.volumeHostPath) tearDownPod(ctx, uid, "volumes");
+      if (!opts.volumeHostPath) await tearDownPod(ctx, uid, "volumes");
     },
     execSync: (containerId, cmd, timeoutMs) => execInContainer(ctx, containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000))),
     garbageCollect: async (pods) =>
@@ -239,7 +239,7 @@ async function syncPod(
 
   await resolveApiObjects(ctx, pod, ref);
   inputs.objects = ctx.podObjects.get(ref.uid);
-  const mountError = setUpVolumes(ctx, pod);
+  const mountError = await setUpVolumes(ctx, pod);
   if (mountError) {
     const { message } = mountError;
     log.warn(`volume set-up failed ${kv({ pod: podKeyOf(ref.namespace, ref.name), event: "FailedMount", message })}`);
@@ -366,7 +366,7 @@ async function removePod(ctx: KubeRuntimeContext, uid: string): Promise<void> {
     rmSync(podContainersDir(ctx.rootDir, uid), { recursive: true, force: true });
     cleanSubPaths(podDir(ctx.rootDir, uid));
   }
-  if (!opts.volumeHostPath) tearDownPod(ctx, uid);
+  if (!opts.volumeHostPath) await tearDownPod(ctx, uid);
 }
 
 /** The pod's runtime state is as wanted: nothing to create, start or kill. */

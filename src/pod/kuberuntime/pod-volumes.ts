@@ -18,6 +18,7 @@ import type { PodRef } from "./config.ts";
 import { nodeAllocatable, type KubeRuntimeContext } from "./context.ts";
 import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
 import type { KubePod } from "./types.ts";
+import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec, type CSIVolumeSpec } from "../volumes/csi/index.ts";
 
 /** Host path of a pod volume, set up here: an emptyDir under rootDir, or the volume plugin's directory. */
 export function defaultVolumeHostPath(ctx: KubeRuntimeContext, pod: KubePod, volumeName: string): string | undefined {
@@ -85,11 +86,26 @@ export function volumeRetryDelayMs(failures: number): number {
   return Math.min(500 * 2 ** Math.max(0, failures - 1), 122_000);
 }
 
+/** The CSI volume behind a pod volume (an inline csi volume, or a claim's CSI PV), or undefined. */
+function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | Error | undefined): CSIVolumeSpec | undefined {
+  if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi);
+  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi") return undefined;
+  const pv = { accessModes: claimed.source.accessModes, mountOptions: claimed.mountOptions };
+  return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, v.persistentVolumeClaim?.readOnly === true);
+}
+
+/** A CSI volume staged and published (once: a published volume is not published again at each sync). */
+async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVolumeSpec, volumeName: string): Promise<void> {
+  if (ctx.mountedVolumes.has(`${podUid(pod)}/${volumeName}`)) return;
+  if (!ctx.opts.csi) throw new Error(`driver name ${spec.driver} not found in the list of registered CSI drivers`);
+  await ctx.opts.csi.setUp({ pod, spec, fsGroup: pod.spec.securityContext?.fsGroup });
+}
+
 /**
  * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
- * downward API files written); the first failure is returned as upstream's FailedMount message.
+ * downward API files written, CSI volumes published); the first failure is returned as upstream's FailedMount message.
  */
-export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailure | undefined {
+export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promise<VolumeSetUpFailure | undefined> {
   if (ctx.opts.volumeHostPath) return undefined;
   const uid = podUid(pod);
   const unresolved = claimsFailure(ctx, pod);
@@ -101,6 +117,8 @@ export function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUp
     const claimed = v.persistentVolumeClaim ? claimOf(ctx, pod, v.name) : undefined;
     const plugin = claimed && !(claimed instanceof Error) ? claimed.source.plugin : volumePluginName(v);
     try {
+      const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);
+      if (csi) await setUpCSIVolume(ctx, pod, csi, v.name);
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
       ctx.storageOperation({ operationName: "volume_mount", volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
       ctx.mountedVolumes.add(`${uid}/${v.name}`);
@@ -148,7 +166,11 @@ export function forgetMountedVolumes(ctx: KubeRuntimeContext, uid: string): void
   for (const k of ctx.mountedVolumes) if (k.startsWith(`${uid}/`)) ctx.mountedVolumes.delete(k);
 }
 
-/** Unmounts and deletes the pod's directory (or only its volumes), timed as an empty-dir unmount. */
-export function tearDownPod(ctx: KubeRuntimeContext, uid: string, sub?: "volumes"): void {
+/**
+ * Unmounts and deletes the pod's directory (or only its volumes), timed as an empty-dir unmount; its
+ * CSI volumes are unpublished (and unstaged) by their drivers first.
+ */
+export async function tearDownPod(ctx: KubeRuntimeContext, uid: string, sub?: "volumes"): Promise<void> {
+  if (uid) await ctx.opts.csi?.tearDownPod(uid);
   ctx.storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(ctx.rootDir, uid, sub));
 }

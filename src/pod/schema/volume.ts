@@ -1,10 +1,11 @@
 // core/v1 Volume and its sources. bunlet mounts emptyDir, hostPath, persistentVolumeClaim (bound to a
-// hostPath or local PV), downwardAPI, projected, secret and configMap volumes (src/pod/volumes,
-// kuberuntime/empty-dir.ts); every other v1 volume source is
-// accepted by the schema and refused by name (network, cloud and CSI volumes need attach/mount
+// hostPath, local or CSI PV), inline csi (ephemeral), downwardAPI, projected, secret and configMap
+// volumes (src/pod/volumes, kuberuntime/empty-dir.ts); every other v1 volume source is
+// accepted by the schema and refused by name (network and cloud volumes need attach/mount
 // plugins bunlet does not have). The file ownership fields of AtomicWriteVolumeUserFields and the
 // emptyDir mode of EmptyDirVolumeMode accept their default only.
 import { z } from "zod";
+import { csiVolumeSourceSchema } from "../volumes/csi/volume-spec.ts";
 import { VOLUME_FIELD_PATHS } from "../volumes/downward-api.ts";
 import { DNS_LABEL, fieldRef, fileMode, labelSelector, quantity, relativePath, resourceFieldRef, volumeFilePath } from "./primitives.ts";
 import { defaultOnly, refusedWhenSet } from "./unsupported.ts";
@@ -118,7 +119,7 @@ const cloud = (what: string) => refusedWhenSet(`${what} volumes are not implemen
 const removed = (what: string) => refusedWhenSet(`${what} volumes are removed or deprecated upstream and not implemented`);
 
 /** The volume sources bunlet mounts. */
-const SUPPORTED_VOLUME_SOURCES = ["emptyDir", "hostPath", "persistentVolumeClaim", "downwardAPI", "projected", "secret", "configMap"] as const;
+const SUPPORTED_VOLUME_SOURCES = ["emptyDir", "hostPath", "persistentVolumeClaim", "csi", "downwardAPI", "projected", "secret", "configMap"] as const;
 
 const volumeSources = {
   emptyDir: emptyDirVolume.optional(),
@@ -129,7 +130,7 @@ const volumeSources = {
   configMap: configMapVolume.optional(),
   persistentVolumeClaim: persistentVolumeClaimVolume.optional(),
   ephemeral: refusedWhenSet("ephemeral (PersistentVolumeClaim template) volumes are not implemented"),
-  csi: notImplemented("CSI"),
+  csi: csiVolumeSourceSchema.optional(),
   image: refusedWhenSet("image volumes (the CRI's image mounts) are not implemented"),
   nfs: notImplemented("nfs"),
   iscsi: notImplemented("iscsi"),

@@ -3,8 +3,10 @@
 // getPVCExtractPV, getPVSpec; the plugin lookup of volume.VolumePluginMgr FindPluginBySpec). Pure: the
 // claim and the volume are fetched beforehand (src/pod/apiobjects/persistent-volumes.ts) and checked
 // here, with upstream's error texts. bunlet mounts the PV sources of a bare-metal node's provisioners
-// (local-path-provisioner, static local PVs): hostPath (pkg/volume/hostpath) and local (pkg/volume/local).
+// (local-path-provisioner, static local PVs): hostPath (pkg/volume/hostpath) and local (pkg/volume/local),
+// and the PVs of CSI drivers (pkg/volume/csi, staged and published by csi/csi-mounter.ts).
 import { z } from "zod";
+import { csiPersistentVolumeSourceSchema, type CSIPersistentVolumeSource } from "./csi/volume-spec.ts";
 
 /** The part of a core/v1 PersistentVolumeClaim the kubelet reads. */
 export const persistentVolumeClaimSchema = z.looseObject({
@@ -27,6 +29,8 @@ export const persistentVolumeSchema = z.looseObject({
       claimRef: z.looseObject({ uid: z.string().optional() }).nullish(),
       hostPath: z.looseObject({ path: z.string(), type: z.string().optional() }).optional(),
       local: z.looseObject({ path: z.string(), fsType: z.string().optional() }).optional(),
+      csi: csiPersistentVolumeSourceSchema.optional(),
+      accessModes: z.array(z.string()).optional(),
       volumeMode: z.string().optional(),
       mountOptions: z.array(z.string()).optional(),
     })
@@ -66,7 +70,8 @@ const PV_SOURCES = [
 /** A PV source bunlet mounts, with its upstream plugin name. */
 export type PersistentVolumeSource =
   | { plugin: "kubernetes.io/host-path"; hostPath: { path: string; type?: string } }
-  | { plugin: "kubernetes.io/local-volume"; local: { path: string } };
+  | { plugin: "kubernetes.io/local-volume"; local: { path: string } }
+  | { plugin: "kubernetes.io/csi"; csi: CSIPersistentVolumeSource; accessModes: string[] };
 
 /** A persistentVolumeClaim volume, resolved: what a volume set-up needs. */
 export interface ClaimedVolume {
@@ -104,14 +109,15 @@ export function persistentVolumeSourceName(pv: PersistentVolumeObject): string |
 
 /**
  * The plugin for the PV (upstream FindPluginBySpec, as the populator's AddPodToVolume reports it):
- * hostPath and local; any other source names the PV and the source bunlet does not mount.
+ * hostPath, local and csi; any other source names the PV and the source bunlet does not mount.
  */
 export function persistentVolumeSource(pv: PersistentVolumeObject, pvName: string): PersistentVolumeSource {
   if (pv.spec.hostPath) return { plugin: "kubernetes.io/host-path", hostPath: pv.spec.hostPath };
   if (pv.spec.local) return { plugin: "kubernetes.io/local-volume", local: pv.spec.local };
+  if (pv.spec.csi) return { plugin: "kubernetes.io/csi", csi: pv.spec.csi, accessModes: pv.spec.accessModes ?? [] };
   const source = persistentVolumeSourceName(pv) ?? "none";
   throw new Error(
-    `failed to get Plugin from volumeSpec for volume "${pvName}" err=no volume plugin matched: PV ${pvName} has a ${source} volume source; bunlet mounts hostPath and local persistent volumes`,
+    `failed to get Plugin from volumeSpec for volume "${pvName}" err=no volume plugin matched: PV ${pvName} has a ${source} volume source; bunlet mounts hostPath, local and csi persistent volumes`,
   );
 }
 
@@ -161,7 +167,7 @@ export function mountedVolumeNames(pod: {
 /**
  * upstream WaitForAttachAndMount's error once the populator failed for some volumes (the kubelet's
  * FailedMount event prefixes it with "Unable to attach or mount volumes: "): the volumes not set up,
- * the attachable ones not attached (none: hostPath and local attach nothing), those that failed to
+ * the attachable ones not attached (none listed: a CSI volume's attachment is waited for by its set-up), those that failed to
  * process, and their errors.
  */
 export function unmountedVolumesMessage(unmounted: readonly string[], failed: readonly { volume: string; error: string }[]): string {

@@ -8,6 +8,7 @@ const PLUGINS: [field: string, plugin: string][] = [
   ["configMap", "kubernetes.io/configmap"],
   ["secret", "kubernetes.io/secret"],
   ["persistentVolumeClaim", "kubernetes.io/persistent-volume-claim"],
+  ["csi", "kubernetes.io/csi"],
 ];
 
 /** The plugin of a pod volume (by which source field it sets); undefined for a volume with none of them. */

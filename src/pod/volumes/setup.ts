@@ -1,6 +1,7 @@
 // Setting up the volumes bunlet prepares itself (emptyDir lives in kuberuntime/empty-dir.ts):
 // hostPath (type checked), persistentVolumeClaim (its hostPath or local PV, resolved beforehand:
-// persistent-volume.ts), downwardAPI, secret, configMap and projected (atomic writer) under
+// persistent-volume.ts; a CSI PV or inline csi volume is published by csi/csi-mounter.ts before and
+// only its path is given here), downwardAPI, secret, configMap and projected (atomic writer) under
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
 // caller's `mountMemory` so that unit tests need no mounts.
@@ -10,6 +11,8 @@ import { makePodDir, podDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
+import { podMountPath } from "./csi/csi-util.ts";
+import type { CSIVolumeSource } from "./csi/volume-spec.ts";
 import { setUpLocalVolume } from "./local-volume.ts";
 import { setVolumeOwnership } from "./ownership.ts";
 import type { ClaimedVolume } from "./persistent-volume.ts";
@@ -31,6 +34,7 @@ export interface PodVolumeSpec {
   projected?: { sources?: ProjectedSource[]; defaultMode?: number };
   secret?: SecretVolumeSource;
   configMap?: ConfigMapVolumeSource;
+  csi?: CSIVolumeSource;
 }
 
 export interface VolumeSetUpContext extends DownwardContext {
@@ -85,6 +89,8 @@ function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, read
     checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
     return c.source.hostPath.path;
   }
+  // Published beforehand (csi/csi-mounter.ts, asynchronous): only its path here.
+  if (c.source.plugin === "kubernetes.io/csi") return podMountPath(rootDir, uid, c.pvName);
   return setUpLocalVolume({
     rootDir,
     podUid: uid,
@@ -112,6 +118,7 @@ export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSet
     const claimed = lookupClaimedVolume(ctx, v.name, v.persistentVolumeClaim.claimName);
     return setUpClaimedVolume(rootDir, uid, claimed, v.persistentVolumeClaim.readOnly === true, ctx);
   }
+  if (v.csi) return podMountPath(rootDir, uid, v.name);
   if (v.downwardAPI) {
     const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);
     const dir = volumeDir(rootDir, uid, "kubernetes.io~downward-api", v.name, false, ctx);

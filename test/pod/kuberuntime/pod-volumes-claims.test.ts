@@ -60,7 +60,7 @@ describe("setUpVolumes with claims", () => {
   test("an unresolved claim: upstream's error, before any mount, retried at the worker's back-off", async () => {
     const { ctx } = context(() => new Error("error processing PVC ns/claim: PVC is not bound"));
     await resolveApiObjects(ctx, pod, ref);
-    expect(setUpVolumes(ctx, pod)).toEqual({
+    expect(await setUpVolumes(ctx, pod)).toEqual({
       message:
         "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: error processing PVC ns/claim: PVC is not bound",
       processing: true,
@@ -72,7 +72,7 @@ describe("setUpVolumes with claims", () => {
     const missing = join(root, "gone");
     const { ctx } = context(() => ({ pvName: "pv-local", source: { plugin: "kubernetes.io/local-volume", local: { path: missing } }, mountOptions: [] }));
     await resolveApiObjects(ctx, pod, ref);
-    expect(setUpVolumes(ctx, pod)).toEqual({
+    expect(await setUpVolumes(ctx, pod)).toEqual({
       message: `MountVolume.MountDevice failed for volume "pv-local" : path "${missing}" does not exist`,
       processing: false,
     });
@@ -82,12 +82,12 @@ describe("setUpVolumes with claims", () => {
     let answer: ClaimedVolume | Error = hostPathClaim(join(root, "hp"));
     const { ctx } = context(() => answer);
     await resolveApiObjects(ctx, pod, ref);
-    expect(setUpVolumes(ctx, pod)).toBeUndefined();
+    expect(await setUpVolumes(ctx, pod)).toBeUndefined();
     expect([...ctx.mountedVolumes]).toEqual(["u1/data"]);
 
     answer = new Error("error processing PVC ns/claim: failed to fetch PVC from API server: connection refused");
     await resolveApiObjects(ctx, pod, ref);
     expect(ctx.podObjects.get("u1")?.claims?.get("data")).toEqual(hostPathClaim(join(root, "hp")));
-    expect(setUpVolumes(ctx, pod)).toBeUndefined();
+    expect(await setUpVolumes(ctx, pod)).toBeUndefined();
   });
 });

@@ -58,14 +58,20 @@ describe("persistentVolumeSource (upstream FindPluginBySpec)", () => {
       plugin: "kubernetes.io/local-volume",
       local: { path: "/mnt/disk1" },
     });
+    const csi = pv({ csi: { driver: "ebs.csi.aws.com", volumeHandle: "vol-1" }, accessModes: ["ReadWriteOnce"] });
+    expect(persistentVolumeSource(csi, "pv1")).toEqual({
+      plugin: "kubernetes.io/csi",
+      csi: { driver: "ebs.csi.aws.com", volumeHandle: "vol-1" },
+      accessModes: ["ReadWriteOnce"],
+    });
   });
   test.each([
     ["nfs", { nfs: { server: "10.0.0.1", path: "/export" } }],
-    ["csi", { csi: { driver: "ebs.csi.aws.com", volumeHandle: "vol-1" } }],
+    ["iscsi", { iscsi: { targetPortal: "10.0.0.1:3260", iqn: "iqn.x", lun: 0 } }],
     ["none", {}],
   ])("a %s PV is refused naming the PV and its source", (source, spec) => {
     expect(() => persistentVolumeSource(pv(spec, "pv-x"), "pv-x")).toThrow(
-      `failed to get Plugin from volumeSpec for volume "pv-x" err=no volume plugin matched: PV pv-x has a ${source} volume source; bunlet mounts hostPath and local persistent volumes`,
+      `failed to get Plugin from volumeSpec for volume "pv-x" err=no volume plugin matched: PV pv-x has a ${source} volume source; bunlet mounts hostPath, local and csi persistent volumes`,
     );
   });
 });

@@ -1,0 +1,188 @@
+// The kubelet's csi volume plugin on the node (upstream pkg/volume/csi csi_attacher.go WaitForAttach,
+// MountDevice, UnmountDevice; csi_mounter.go SetUpAt, TearDownAt): a pod's CSI volume is staged once per
+// node (NodeStageVolume, when the driver has STAGE_UNSTAGE_VOLUME) at its global mount path and
+// published into the pod (NodePublishVolume); the pod's removal unpublishes it, and unstages it when no
+// other pod's volume names the same driver and handle. Every step leaves a vol_data.json, so teardown
+// works from the disk alone, also for a pod left behind by an earlier bunlet.
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { kv, log } from "../../../log.ts";
+import { mountPointsUnder } from "../mount-points.ts";
+import { setVolumeOwnership } from "../ownership.ts";
+import {
+  attachedMetadata,
+  checkVolumeLifecycleMode,
+  csiDriverObjectSchema,
+  csiDriverPolicy,
+  volumeAttachmentSchema,
+  type CSIDriverPolicy,
+} from "./csi-driver-object.ts";
+import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
+import type { CSINodeClient, NodeStageVolumeRequest } from "./node-client.ts";
+import { mountVolumeCapability, publishVolumeContext, supportsFSGroup, type CSIVolumeSpec, type PodIdentity } from "./volume-spec.ts";
+
+export interface CSIVolumeManagerDeps {
+  rootDir: string;
+  nodeName: () => string;
+  /** The endpoint of a registered driver (the registration handler's drivers). */
+  driverEndpoint: (driver: string) => string | undefined;
+  /** A GET of an API object: undefined when it does not exist; absent when bunlet runs without an API server. */
+  getObject?: (path: string) => Promise<unknown>;
+  client: CSINodeClient;
+}
+
+export interface CSIVolumeSetUp {
+  pod: PodIdentity;
+  spec: CSIVolumeSpec;
+  fsGroup?: number;
+}
+
+export interface CSIVolumeManager {
+  /** Stages and publishes the volume for the pod; the directory its containers mount. */
+  setUp(req: CSIVolumeSetUp): Promise<string>;
+  /** Unpublishes the pod's CSI volumes and unstages those no other pod uses, from their vol_data.json. */
+  tearDownPod(podUid: string): Promise<void>;
+}
+
+/** The fields NodeStageVolume and NodePublishVolume share (the publish's volume context is its own). */
+function stageRequest(spec: CSIVolumeSpec, publishContext: Record<string, string>, staging: string, capability: object): NodeStageVolumeRequest {
+  return { volumeId: spec.volumeHandle, publishContext, stagingTargetPath: staging, volumeCapability: capability, volumeContext: spec.volumeAttributes };
+}
+
+const isMounted = (dir: string) => existsSync(dir) && mountPointsUnder(dir).includes(dir);
+
+/** The volume data of every published CSI volume on the node: pod UID, volume directory, data. */
+function publishedVolumes(rootDir: string): { podUid: string; dir: string; data: VolumeData }[] {
+  const podsDir = join(rootDir, "pods");
+  const out: { podUid: string; dir: string; data: VolumeData }[] = [];
+  for (const podUid of existsSync(podsDir) ? readdirSync(podsDir) : []) {
+    const csiDir = podCSIVolumesDir(rootDir, podUid);
+    if (!existsSync(csiDir)) continue;
+    for (const name of readdirSync(csiDir)) {
+      try {
+        const data = loadVolumeData(join(csiDir, name));
+        if (data) out.push({ podUid, dir: join(csiDir, name), data });
+      } catch (e) {
+        log.warn(`CSI volume data unreadable ${kv({ dir: join(csiDir, name), error: (e as Error).message })}`);
+      }
+    }
+  }
+  return out;
+}
+
+export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManager {
+  const endpointOf = (driver: string) => {
+    const e = d.driverEndpoint(driver);
+    if (!e) throw new Error(`driver name ${driver} not found in the list of registered CSI drivers`);
+    return e;
+  };
+
+  async function driverPolicy(driver: string): Promise<CSIDriverPolicy> {
+    const obj = d.getObject ? await d.getObject(`/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(driver)}`) : undefined;
+    return csiDriverPolicy(obj === undefined ? undefined : csiDriverObjectSchema.parse(obj));
+  }
+
+  /** upstream WaitForAttach, one read: the publish context of an attached volume. */
+  async function waitForAttach(spec: CSIVolumeSpec): Promise<Record<string, string>> {
+    const name = attachmentName(spec.volumeHandle, spec.driver, d.nodeName());
+    if (!d.getObject) throw new Error(`volume attachment ${name} cannot be read: no kubeClient defined`);
+    const obj = await d.getObject(`/apis/storage.k8s.io/v1/volumeattachments/${name}`);
+    return attachedMetadata(obj === undefined ? undefined : volumeAttachmentSchema.parse(obj), name, spec.driver, spec.volumeHandle);
+  }
+
+  /** upstream MountDevice: NodeStageVolume at the global mount path, its vol_data.json beside it. */
+  async function stage(endpoint: string, spec: CSIVolumeSpec, publishContext: Record<string, string>, capability: object): Promise<string> {
+    const staging = deviceMountPath(d.rootDir, spec.driver, spec.volumeHandle);
+    if (isMounted(staging)) return staging;
+    saveVolumeData(dirname(staging), { specVolumeID: spec.specVolID, volumeHandle: spec.volumeHandle, driverName: spec.driver });
+    mkdirSync(staging, { recursive: true, mode: 0o750 });
+    try {
+      await d.client.nodeStageVolume(endpoint, stageRequest(spec, publishContext, staging, capability));
+    } catch (e) {
+      // upstream MountDevice's clean-up: a stage that failed leaves no directory unless it is in use.
+      const inUse = publishedVolumes(d.rootDir).some((v) => v.data.driverName === spec.driver && v.data.volumeHandle === spec.volumeHandle);
+      if (!inUse && mountPointsUnder(dirname(staging)).length === 0) rmSync(dirname(staging), { recursive: true, force: true });
+      throw e;
+    }
+    log.info(`CSI volume staged ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, stagingTargetPath: staging })}`);
+    return staging;
+  }
+
+  async function setUp(req: CSIVolumeSetUp): Promise<string> {
+    const { spec, pod } = req;
+    const podUid = pod.metadata.uid ?? "";
+    const target = podMountPath(d.rootDir, podUid, spec.specVolID);
+    if (isMounted(target)) return target;
+    const endpoint = endpointOf(spec.driver);
+    const policy = await driverPolicy(spec.driver);
+    checkVolumeLifecycleMode(spec.driver, spec.lifecycle, policy);
+    const caps = await d.client.nodeGetCapabilities(endpoint);
+    const persistent = spec.lifecycle === "Persistent";
+    const publishContext = persistent && policy.attachRequired ? await waitForAttach(spec) : {};
+    const fsGroupApplies = supportsFSGroup(spec, req.fsGroup, policy.fsGroupPolicy);
+    const mountGroup = caps.includes("VOLUME_MOUNT_GROUP") && fsGroupApplies ? String(req.fsGroup) : undefined;
+    const capability = mountVolumeCapability(spec, caps.includes("SINGLE_NODE_MULTI_WRITER"), mountGroup);
+    const staging = persistent && caps.includes("STAGE_UNSTAGE_VOLUME") ? await stage(endpoint, spec, publishContext, capability) : "";
+    const nodeName = d.nodeName();
+    saveVolumeData(dirname(target), {
+      specVolumeID: spec.specVolID,
+      volumeHandle: spec.volumeHandle,
+      driverName: spec.driver,
+      nodeName,
+      attachmentID: attachmentName(spec.volumeHandle, spec.driver, nodeName),
+      volumeLifecycleMode: spec.lifecycle,
+    });
+    try {
+      await d.client.nodePublishVolume(endpoint, {
+        ...stageRequest(spec, publishContext, staging, capability),
+        targetPath: target,
+        readonly: spec.readOnly,
+        volumeContext: publishVolumeContext(spec, pod, policy.podInfoOnMount),
+      });
+    } catch (e) {
+      // upstream removeMountDir: nothing of a publish that failed stays, unless the driver mounted it.
+      if (!isMounted(target)) rmSync(dirname(target), { recursive: true, force: true });
+      throw e;
+    }
+    // The driver applies the group itself when it takes volume_mount_group (VOLUME_MOUNT_GROUP).
+    if (fsGroupApplies && mountGroup === undefined) setVolumeOwnership(target, req.fsGroup!);
+    log.info(`CSI volume published ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, pod: podUid, targetPath: target, readOnly: spec.readOnly })}`);
+    return target;
+  }
+
+  /** upstream UnmountDevice: NodeUnstageVolume when no published volume names the driver and handle any more. */
+  async function unstageIfUnused(data: VolumeData): Promise<void> {
+    const staging = deviceMountPath(d.rootDir, data.driverName, data.volumeHandle);
+    if (!existsSync(dirname(staging))) return;
+    const users = publishedVolumes(d.rootDir).filter((v) => v.data.driverName === data.driverName && v.data.volumeHandle === data.volumeHandle);
+    if (users.length > 0) return;
+    const endpoint = endpointOf(data.driverName);
+    if ((await d.client.nodeGetCapabilities(endpoint)).includes("STAGE_UNSTAGE_VOLUME")) {
+      await d.client.nodeUnstageVolume(endpoint, data.volumeHandle, staging);
+      log.info(`CSI volume unstaged ${kv({ driver: data.driverName, volumeHandle: data.volumeHandle, stagingTargetPath: staging })}`);
+    }
+    if (mountPointsUnder(dirname(staging)).length > 0) throw new Error(`CSI volume ${data.volumeHandle}: ${staging} is still mounted after NodeUnstageVolume`);
+    rmSync(dirname(staging), { recursive: true, force: true });
+  }
+
+  /** upstream TearDownAt: NodeUnpublishVolume, then the volume's directory and vol_data.json go. */
+  async function tearDown(dir: string, data: VolumeData): Promise<void> {
+    const target = join(dir, "mount");
+    await d.client.nodeUnpublishVolume(endpointOf(data.driverName), data.volumeHandle, target);
+    if (mountPointsUnder(dir).length > 0) throw new Error(`CSI volume ${data.volumeHandle}: ${target} is still mounted after NodeUnpublishVolume`);
+    rmSync(dir, { recursive: true, force: true });
+    log.info(`CSI volume unpublished ${kv({ driver: data.driverName, volumeHandle: data.volumeHandle, targetPath: target })}`);
+    if (data.volumeLifecycleMode !== "Ephemeral") await unstageIfUnused(data);
+  }
+
+  return {
+    setUp,
+    async tearDownPod(podUid) {
+      const errors: string[] = [];
+      for (const v of publishedVolumes(d.rootDir).filter((x) => x.podUid === podUid)) {
+        await tearDown(v.dir, v.data).catch((e) => errors.push(`${v.data.specVolumeID}: ${(e as Error).message}`));
+      }
+      if (errors.length > 0) throw new Error(`pod ${podUid}: CSI volumes not torn down: ${errors.join("; ")}`);
+    },
+  };
+}

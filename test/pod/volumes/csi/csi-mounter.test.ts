@@ -1,0 +1,156 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createCSIVolumeManager } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
+import { attachmentName, deviceMountPath, podMountPath } from "../../../../src/pod/volumes/csi/csi-util.ts";
+import type { CSINodeClient } from "../../../../src/pod/volumes/csi/node-client.ts";
+import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
+
+const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: "ns", uid }, spec: { serviceAccountName: "default" } });
+const pvSpec = persistentCSIVolumeSpec("pv-a", { driver: "drv", volumeHandle: "vol-1" }, { accessModes: ["ReadWriteOnce"], mountOptions: [] }, false);
+
+/** A driver that makes the target directories and records its calls. */
+function fakeClient(caps: string[]) {
+  const calls: { method: string; req: Record<string, unknown> }[] = [];
+  const client: CSINodeClient = {
+    nodeGetCapabilities: async () => caps,
+    nodeStageVolume: async (_e, req) => void calls.push({ method: "stage", req: { ...req } }),
+    nodeUnstageVolume: async (_e, volumeId, stagingTargetPath) => void calls.push({ method: "unstage", req: { volumeId, stagingTargetPath } }),
+    nodePublishVolume: async (_e, req) => {
+      mkdirSync(req.targetPath, { recursive: true });
+      calls.push({ method: "publish", req: { ...req } });
+    },
+    nodeUnpublishVolume: async (_e, volumeId, targetPath) => void calls.push({ method: "unpublish", req: { volumeId, targetPath } }),
+  };
+  return { calls, client };
+}
+
+describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter SetUpAt/TearDownAt)", () => {
+  let root = "";
+  let objects: Record<string, unknown> = {};
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), "csi-mounter-"));
+    objects = { "/apis/storage.k8s.io/v1/csidrivers/drv": { metadata: { name: "drv" }, spec: { attachRequired: false } } };
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+  const manager = (caps: string[], registered = true) => {
+    const f = fakeClient(caps);
+    const m = createCSIVolumeManager({
+      rootDir: root,
+      nodeName: () => "n1",
+      driverEndpoint: (d) => (registered && d === "drv" ? "/run/drv.sock" : undefined),
+      getObject: async (path) => objects[path],
+      client: f.client,
+    });
+    return { ...f, m };
+  };
+
+  test("a PV: staged at the global mount path, published into the pod, vol_data.json beside each", async () => {
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    const target = await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    const staging = deviceMountPath(root, "drv", "vol-1");
+    expect(target).toBe(podMountPath(root, "u1", "pv-a"));
+    expect(calls.map((c) => c.method)).toEqual(["stage", "publish"]);
+    const capability = { mount: { fsType: "", mountFlags: [], volumeMountGroup: "" }, accessMode: { mode: "SINGLE_NODE_WRITER" } };
+    expect(calls[0]!.req).toEqual({ volumeId: "vol-1", publishContext: {}, stagingTargetPath: staging, volumeCapability: capability, volumeContext: {} });
+    expect(calls[1]!.req).toEqual({
+      volumeId: "vol-1",
+      publishContext: {},
+      stagingTargetPath: staging,
+      targetPath: target,
+      volumeCapability: capability,
+      readonly: false,
+      volumeContext: {},
+    });
+    expect(JSON.parse(readFileSync(join(dirname(staging), "vol_data.json"), "utf8"))).toEqual({
+      specVolumeID: "pv-a",
+      volumeHandle: "vol-1",
+      driverName: "drv",
+    });
+    expect(JSON.parse(readFileSync(join(dirname(target), "vol_data.json"), "utf8"))).toEqual({
+      specVolumeID: "pv-a",
+      volumeHandle: "vol-1",
+      driverName: "drv",
+      nodeName: "n1",
+      attachmentID: attachmentName("vol-1", "drv", "n1"),
+      volumeLifecycleMode: "Persistent",
+    });
+  });
+
+  test("teardown: unpublished for each pod, unstaged only after the last pod that uses it", async () => {
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    await m.setUp({ pod: pod("u2"), spec: pvSpec });
+    calls.length = 0;
+    await m.tearDownPod("u1");
+    expect(calls.map((c) => c.method)).toEqual(["unpublish"]);
+    expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
+    await m.tearDownPod("u2");
+    expect(calls.map((c) => c.method)).toEqual(["unpublish", "unpublish", "unstage"]);
+    expect(calls[2]!.req).toEqual({ volumeId: "vol-1", stagingTargetPath: deviceMountPath(root, "drv", "vol-1") });
+    expect(existsSync(dirname(deviceMountPath(root, "drv", "vol-1")))).toBe(false);
+  });
+
+  test("a stage or publish that fails leaves no directory behind", async () => {
+    const f = manager(["STAGE_UNSTAGE_VOLUME"]);
+    f.client.nodeStageVolume = async () => {
+      throw new Error("NodeStageVolume: grpc code 13: no disk");
+    };
+    await expect(f.m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow("no disk");
+    expect(existsSync(dirname(deviceMountPath(root, "drv", "vol-1")))).toBe(false);
+    const g = manager([]);
+    g.client.nodePublishVolume = async () => {
+      throw new Error("NodePublishVolume: grpc code 13: busy");
+    };
+    await expect(g.m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow("busy");
+    expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
+  });
+
+  test("a driver without STAGE_UNSTAGE_VOLUME: published only, with no staging path", async () => {
+    const { calls, m } = manager([]);
+    await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    expect(calls.map((c) => [c.method, c.req.stagingTargetPath])).toEqual([["publish", ""]]);
+    await m.tearDownPod("u1");
+    expect(calls.map((c) => c.method)).toEqual(["publish", "unpublish"]);
+  });
+
+  test("attach required: no attachment is an error naming it; an attached one gives the publish context", async () => {
+    objects = {};
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    const name = attachmentName("vol-1", "drv", "n1");
+    await expect(m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow(`volume attachment ${name} for volume vol-1 of CSI driver drv not found`);
+    expect(calls).toEqual([]);
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true, attachmentMetadata: { lun: "3" } } };
+    await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    expect(calls.map((c) => c.req.publishContext)).toEqual([{ lun: "3" }, { lun: "3" }]);
+  });
+
+  test("an inline volume: refused unless the CSIDriver lists Ephemeral; then published with the pod's info, never staged", async () => {
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    const spec = ephemeralCSIVolumeSpec("u1", "scratch", { driver: "drv", volumeAttributes: { a: "b" } });
+    await expect(m.setUp({ pod: pod("u1"), spec })).rejects.toThrow('volume mode "Ephemeral" not supported by driver drv (only supports ["Persistent"])');
+    objects["/apis/storage.k8s.io/v1/csidrivers/drv"] = { metadata: { name: "drv" }, spec: { podInfoOnMount: true, volumeLifecycleModes: ["Ephemeral"] } };
+    await m.setUp({ pod: pod("u1"), spec });
+    expect(calls.map((c) => c.method)).toEqual(["publish"]);
+    expect(calls[0]!.req.volumeContext).toEqual({
+      a: "b",
+      "csi.storage.k8s.io/pod.name": "p-u1",
+      "csi.storage.k8s.io/pod.namespace": "ns",
+      "csi.storage.k8s.io/pod.uid": "u1",
+      "csi.storage.k8s.io/serviceAccount.name": "default",
+      "csi.storage.k8s.io/ephemeral": "true",
+    });
+    await m.tearDownPod("u1");
+    expect(calls.map((c) => c.method)).toEqual(["publish", "unpublish"]);
+  });
+
+  test("a driver not registered: upstream's error; teardown keeps the volume for a later try", async () => {
+    const reg = manager([]);
+    await reg.m.setUp({ pod: pod("u1"), spec: pvSpec });
+    const { m } = manager([], false);
+    await expect(m.setUp({ pod: pod("u2"), spec: pvSpec })).rejects.toThrow("driver name drv not found in the list of registered CSI drivers");
+    await expect(m.tearDownPod("u1")).rejects.toThrow("pod u1: CSI volumes not torn down: pv-a: driver name drv not found");
+    expect(existsSync(join(dirname(podMountPath(root, "u1", "pv-a")), "vol_data.json"))).toBe(true);
+  });
+});
