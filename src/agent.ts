@@ -34,6 +34,7 @@ import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
 import { csiVolumeManager, imageGCComponent, pluginManagerComponent, podResourcesComponent } from "./agent-components.ts";
+import type { CSIVolumeManager } from "./pod/volumes/csi/index.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, waitForRuntime } from "./wire/runtime.ts";
@@ -61,7 +62,7 @@ export interface NodeAgent extends Agent {
 export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}): NodeAgent {
   const ctx = createNodeAgentContext(loaded, opts);
   const imagePuller = createImagePuller(imagePullLimit(ctx.config.serializeImagePulls, ctx.config.maxParallelImagePulls));
-  const { runtime, pods, devices, userns } = createPods(ctx, imagePuller);
+  const { runtime, pods, devices, userns, csi } = createPods(ctx, imagePuller);
   const imageImport = createImageImportWiring({
     path: ctx.config.imageImportPath, // offline images: tarballs and lists of the import directory
     rootDir: ctx.flags.rootDir,
@@ -87,7 +88,7 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
     lifecycle.component,
     evictionComponent(ctx, eviction, lifecycle.runtimeReady),
   ];
-  const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown, devices);
+  const nodeApi = createNodeApi(ctx, pods, eviction, nodeShutdown, { devices, csi });
   ctx.late.nodeApi = nodeApi;
   if (nodeApi) components.push(nodeApi);
   components.push(pluginManagerComponent(ctx, pods.nodeName, nodeApi));
@@ -106,7 +107,10 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
 }
 
 /** The runtime manager over the CRI, the device manager, and the pod lifecycle over them. */
-function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime: Runtime; pods: PodsWiring; devices: DeviceManager; userns: UserNsService } {
+function createPods(
+  ctx: NodeAgentContext,
+  imagePuller: ImagePuller,
+): { runtime: Runtime; pods: PodsWiring; devices: DeviceManager; userns: UserNsService; csi: CSIVolumeManager } {
   const { config, flags } = ctx;
   const userns = makeUserNsManager({
     rootDir: flags.rootDir,
@@ -128,6 +132,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
         ?.status.sync()
         .catch(() => undefined),
   });
+  const csi = csiVolumeManager(ctx, () => pods.nodeName);
   const runtime = createKubeRuntime({
     cri: ctx.cri,
     directSignal: ctx.directSignal,
@@ -141,7 +146,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     seccompDefault: config.seccompDefault === true, // security
     dns: { clusterDNS: config.clusterDNS ?? [], clusterDomain: config.clusterDomain ?? "", resolvConf: config.resolvConf ?? "/etc/resolv.conf" }, // security
     apiObjects: ctx.apiObjects, // apivol: secrets, configMaps, tokens of API pods
-    csi: csiVolumeManager(ctx, () => pods.nodeName), // CSI volumes: staged and published by their drivers
+    csi, // CSI volumes: staged and published by their drivers
     onPodWarning: (p, reason, message) => ctx.events.recorder.event(podRef(p), "Warning", reason, message),
     events: ctx.events.recorder,
     cgroupHost: detectContainerCgroupHost({ singleProcessOOMKill: config.singleProcessOOMKill, swapBehavior: config.memorySwap?.swapBehavior }), // v2: unified; swap
@@ -161,7 +166,7 @@ function createPods(ctx: NodeAgentContext, imagePuller: ImagePuller): { runtime:
     allocation,
     userns,
   });
-  return { runtime, pods, devices, userns };
+  return { runtime, pods, devices, userns, csi };
 }
 
 /** The eviction manager with its stats, kernel notifiers and trace; the trace hears every container stop. */
@@ -399,7 +404,7 @@ function createNodeApi(
   pods: PodsWiring,
   eviction: EvictionWiring,
   nodeShutdown: NodeShutdownWiring,
-  devices: DeviceManager,
+  { devices, csi }: { devices: DeviceManager; csi: CSIVolumeManager },
 ): NodeApiWiring | undefined {
   const { flags } = ctx;
   if (!flags.kubeconfig) return undefined;
@@ -423,6 +428,7 @@ function createNodeApi(
     onClient: () => ctx.apiObjects?.services.start(), // envvars: the service informer
     autonomy: ctx.autonomy,
     devicePlugins: () => devices.capacity(),
+    volumesInUse: () => csi.volumesInUse(),
   });
 }
 

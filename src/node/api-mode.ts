@@ -27,6 +27,8 @@ export interface NodeFacts {
   hardEvictionThresholds: readonly Threshold[];
   /** The device plugins' resources (src/pod/devicemanager). */
   devicePlugins?(): DevicePluginResources;
+  /** The attachable volumes pods use (upstream volumeManager.GetVolumesInUse). */
+  volumesInUse?(): string[];
 }
 
 export interface NodeApiModeSettings {
@@ -136,6 +138,7 @@ export function createNodeApiMode(
       kubeReserved: s.kubeReserved,
       hardEvictionThresholds: facts.hardEvictionThresholds,
       devicePlugins: facts.devicePlugins?.(),
+      volumesInUse: facts.volumesInUse?.(),
       runtimeHandlers,
     };
   }

@@ -38,6 +38,8 @@ export interface NodeStatusInput {
   devicePlugins?: DevicePluginResources;
   /** The runtime's handlers and their features (upstream RuntimeHandlers setter); none reported when empty. */
   runtimeHandlers?: readonly RuntimeHandler[];
+  /** The attachable volumes in use (upstream VolumesInUse setter), sorted. */
+  volumesInUse?: readonly string[];
 }
 
 /** Capacity (healthy + unhealthy devices) and allocatable (healthy) by resource; removed resources are reported as 0. */
@@ -137,7 +139,10 @@ function withDevicePlugins(
   return { capacity: cap, allocatable: { ...nodeAllocatable(cap, input), ...dp.allocatable } };
 }
 
-export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: readonly NodeCondition[] | null; addresses?: unknown }): NodeStatus {
+export function buildNodeStatus(
+  input: NodeStatusInput,
+  prev?: { conditions?: readonly NodeCondition[] | null; addresses?: unknown; volumesInUse?: unknown },
+): NodeStatus {
   const m = input.machine;
   const { capacity, allocatable } = withDevicePlugins(nodeCapacity(m, input.maxPods), input);
   const images = [...input.images].sort((a, b) => b.sizeBytes - a.sizeBytes);
@@ -163,6 +168,8 @@ export function buildNodeStatus(input: NodeStatusInput, prev?: { conditions?: re
     },
     images: input.maxImages >= 0 ? images.slice(0, input.maxImages) : images,
     ...(input.runtimeHandlers?.length ? { runtimeHandlers: input.runtimeHandlers.map(nodeRuntimeHandler) } : {}),
+    // The status is sent as a strategic merge patch: an emptied list is sent as null, which removes it.
+    ...(input.volumesInUse?.length ? { volumesInUse: [...input.volumesInUse] } : prev?.volumesInUse ? { volumesInUse: null } : {}),
   };
 }
 

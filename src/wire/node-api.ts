@@ -85,6 +85,8 @@ export interface NodeApiWiringInput {
   autonomy?: AutonomyStore;
   /** The device plugins' resources for the node status (src/pod/devicemanager). */
   devicePlugins?: () => DevicePluginResources;
+  /** The attachable volumes pods use, for the node status (the CSI volume manager). */
+  volumesInUse?: () => string[];
 }
 
 export interface NodeApiWiring {
@@ -223,6 +225,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         pressure: () => input.eviction.manager.nodeConditions(),
         hardEvictionThresholds: input.eviction.evictionConfig.thresholds.filter((t) => t.gracePeriodMs === 0),
         devicePlugins: input.devicePlugins,
+        volumesInUse: input.volumesInUse,
       },
       heartbeat,
       clock,

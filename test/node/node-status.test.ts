@@ -74,6 +74,16 @@ describe("runtimeHandlers (upstream RuntimeHandlers setter)", () => {
   });
 });
 
+describe("volumesInUse (upstream VolumesInUse setter)", () => {
+  test("the attachable volumes in use; an emptied list is sent as null so the patch removes it; never there, no field", () => {
+    const names = ["kubernetes.io/csi/drv^a", "kubernetes.io/csi/drv^b"];
+    expect(buildNodeStatus(input({ volumesInUse: names })).volumesInUse).toEqual(names);
+    expect(buildNodeStatus(input({ volumesInUse: [] }), { volumesInUse: names }).volumesInUse).toBeNull();
+    expect(buildNodeStatus(input({ volumesInUse: [] }), {})).not.toHaveProperty("volumesInUse");
+    expect(buildNodeStatus(input({}))).not.toHaveProperty("volumesInUse");
+  });
+});
+
 describe("capacity and allocatable", () => {
   test("device plugin resources: capacity (all devices), allocatable (healthy), a removed one at 0", () => {
     const s = buildNodeStatus(

@@ -5,12 +5,16 @@
 // pod, and writes through it into the driver's data; the pod deleted, the volume is unpublished and
 // unstaged and nothing stays mounted. A pod with an inline csi volume gets it published (never staged)
 // with the pod's identity in the volume context. A pod deleted while bunlet is down is torn down by the
-// next bunlet from the volume's vol_data.json once the driver has registered again. Needs root, containerd and the upstream binaries.
+// next bunlet from the volume's vol_data.json once the driver has registered again. A second driver's
+// CSIDriver requires attach: kube-controller-manager's attach/detach controller makes the VolumeAttachment,
+// the test marks it attached as an external attacher would, and bunlet publishes only then, reporting the
+// volume in the Node's volumesInUse until the pod is gone, when the controller detaches it. Needs root,
+// containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { deviceMountPath, podMountPath } from "../../../src/pod/volumes/csi/index.ts";
-import { ephemeralVolumeHandle } from "../../../src/pod/volumes/csi/csi-util.ts";
+import { deviceMountPath, podMountPath, uniqueVolumeName } from "../../../src/pod/volumes/csi/index.ts";
+import { attachmentName, ephemeralVolumeHandle } from "../../../src/pod/volumes/csi/csi-util.ts";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { createFakeCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
@@ -22,10 +26,12 @@ if (!bin.dir) console.warn(`skipping the CSI volume tests: ${bin.why}`);
 
 const DRIVER = "volumes.csi.bunlet.test";
 const HANDLE = "vol-0001";
+const ATTACHED_DRIVER = "attached.csi.bunlet.test";
 
 describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
   let c: UpstreamCluster;
   let driver: FakeCSIDriver | undefined;
+  let attached: FakeCSIDriver | undefined;
   const apply = (doc: object) => c.cp.kubectlIn(JSON.stringify(doc), "apply", "-f", "-");
   const deletePod = (name: string) => c.cp.kubectl("delete", "pod", name, "--wait=true", "--timeout=60s");
   const called = (method: string) => driver!.nodeCalls.filter((x) => x.method === method);
@@ -56,6 +62,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
   }, 240_000);
   afterAll(async () => {
     await driver?.stop().catch(() => {});
+    await attached?.stop().catch(() => {});
     const rootDir = c?.n.rootDir;
     await c?.stop();
     // Whatever a failed test left mounted under the node's directory (all of it the test's own).
@@ -137,6 +144,67 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     expect(driver!.volumes.mounted()).toEqual([]);
     expect(mountPointsUnder(join(c.n.rootDir, "pods", uid))).toEqual([]);
   }, 240_000);
+
+  test("attach required: published once the attach/detach controller's VolumeAttachment is attached; in volumesInUse until the pod goes", async () => {
+    attached = createFakeCSIDriver({
+      name: ATTACHED_DRIVER,
+      registrationSocket: join(c.n.rootDir, "plugins_registry", `${ATTACHED_DRIVER}-reg.sock`),
+      csiSocket: join(c.n.rootDir, "plugins", ATTACHED_DRIVER, "csi.sock"),
+      nodeId: "node-1",
+    });
+    await attached.start();
+    await until("the second driver registered", () => attached!.statuses.some((s) => s.pluginRegistered), 30_000, { intervalMs: 200 });
+    await apply({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: ATTACHED_DRIVER }, spec: { attachRequired: true } });
+    const handle = "vol-attached";
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name: "csi-attached-pv" },
+      spec: {
+        capacity: { storage: "1Gi" },
+        accessModes: ["ReadWriteOnce"],
+        persistentVolumeReclaimPolicy: "Retain",
+        storageClassName: "",
+        csi: { driver: ATTACHED_DRIVER, volumeHandle: handle },
+      },
+    });
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "csi-attached-claim", namespace: "default" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "csi-attached-pv" },
+    });
+    await until("the claim Bound", async () => (await c.json("get", "pvc", "csi-attached-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await apply(pod("csi-attached", "echo attached > /data/h", { persistentVolumeClaim: { claimName: "csi-attached-claim" } }));
+    const va = attachmentName(handle, ATTACHED_DRIVER, c.n.node);
+    const inUse = async () => ((await c.json("get", "node", c.n.node)).status?.volumesInUse ?? []) as string[];
+    // The controller makes the attachment; until it is attached the pod waits and the volume is in use.
+    await until("the controller's VolumeAttachment", async () => (await c.cp.kubectl("get", "volumeattachments", "-o", "name")).includes(va), 60_000, {
+      intervalMs: 500,
+    });
+    await until("the volume in the Node's volumesInUse", async () => (await inUse()).includes(uniqueVolumeName(ATTACHED_DRIVER, handle)), 60_000, {
+      intervalMs: 500,
+    });
+    expect(attached.nodeCalls.filter((x) => x.method === "NodePublishVolume")).toEqual([]);
+    await c.cp.kubectl(
+      "patch",
+      "volumeattachment",
+      va,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { attached: true, attachmentMetadata: { lun: "7" } } }),
+    );
+    await c.podInPhase("csi-attached", "Running", 120_000);
+    expect(attached.nodeCalls.find((x) => x.method === "NodePublishVolume")!.request.publishContext).toEqual({ lun: "7" });
+
+    await deletePod("csi-attached");
+    await until("volumesInUse emptied", async () => (await inUse()).length === 0, 60_000, { intervalMs: 500 });
+    await until("the controller detached it", async () => !(await c.cp.kubectl("get", "volumeattachments", "-o", "name")).includes(va), 90_000, {
+      intervalMs: 500,
+    });
+    expect(attached.volumes.mounted()).toEqual([]);
+  }, 300_000);
 
   test("after a restart, a pod deleted while bunlet was down: its volume unpublished and unstaged from vol_data.json", async () => {
     await apply(pod("csi-orphan", "true", { persistentVolumeClaim: { claimName: "csi-claim" } }));

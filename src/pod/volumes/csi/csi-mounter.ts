@@ -42,6 +42,17 @@ export interface CSIVolumeManager {
   setUp(req: CSIVolumeSetUp): Promise<string>;
   /** Unpublishes the pod's CSI volumes and unstages those no other pod uses, from their vol_data.json. */
   tearDownPod(podUid: string): Promise<void>;
+  /**
+   * upstream GetVolumesInUse: the unique names (`kubernetes.io/csi/<driver>^<handle>`) of the attachable
+   * volumes — persistent ones whose driver requires attach — that pods use or are being set up with,
+   * sorted: the node status's `volumesInUse`, which keeps the attach/detach controller from detaching them.
+   */
+  volumesInUse(): string[];
+}
+
+/** upstream GetUniqueVolumeNameFromSpec for the csi plugin: its name, then `<driver>^<volume handle>`. */
+export function uniqueVolumeName(driver: string, volumeHandle: string): string {
+  return `kubernetes.io/csi/${driver}^${volumeHandle}`;
 }
 
 /** The fields NodeStageVolume and NodePublishVolume share (the publish's volume context is its own). */
@@ -71,6 +82,14 @@ function publishedVolumes(rootDir: string): { podUid: string; dir: string; data:
 }
 
 export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManager {
+  /** Pod UID → its CSI volumes (spec volume ID) → unique name when attachable, else "". */
+  const inUse = new Map<string, Map<string, string>>();
+  function noteInUse(podUid: string, spec: CSIVolumeSpec, policy: CSIDriverPolicy): void {
+    const attachable = spec.lifecycle === "Persistent" && policy.attachRequired;
+    let vols = inUse.get(podUid);
+    if (!vols) inUse.set(podUid, (vols = new Map()));
+    vols.set(spec.specVolID, attachable ? uniqueVolumeName(spec.driver, spec.volumeHandle) : "");
+  }
   const endpointOf = (driver: string) => {
     const e = d.driverEndpoint(driver);
     if (!e) throw new Error(`driver name ${driver} not found in the list of registered CSI drivers`);
@@ -112,10 +131,19 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const { spec, pod } = req;
     const podUid = pod.metadata.uid ?? "";
     const target = podMountPath(d.rootDir, podUid, spec.specVolID);
-    if (isMounted(target)) return target;
+    if (isMounted(target)) {
+      // Published by an earlier bunlet: reported in use again once its driver's policy can be read (a
+      // mounted volume never waits for the API server).
+      if (!inUse.get(podUid)?.has(spec.specVolID)) {
+        const policy = await driverPolicy(spec.driver).catch(() => undefined);
+        if (policy) noteInUse(podUid, spec, policy);
+      }
+      return target;
+    }
     const endpoint = endpointOf(spec.driver);
     const policy = await driverPolicy(spec.driver);
     checkVolumeLifecycleMode(spec.driver, spec.lifecycle, policy);
+    noteInUse(podUid, spec, policy); // in use from the moment the pod wants it (upstream's desired state)
     const caps = await d.client.nodeGetCapabilities(endpoint);
     const persistent = spec.lifecycle === "Persistent";
     const publishContext = persistent && policy.attachRequired ? await waitForAttach(spec) : {};
@@ -183,6 +211,8 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
         await tearDown(v.dir, v.data).catch((e) => errors.push(`${v.data.specVolumeID}: ${(e as Error).message}`));
       }
       if (errors.length > 0) throw new Error(`pod ${podUid}: CSI volumes not torn down: ${errors.join("; ")}`);
+      inUse.delete(podUid);
     },
+    volumesInUse: () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort(),
   };
 }

@@ -126,6 +126,28 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     expect(calls.map((c) => c.req.publishContext)).toEqual([{ lun: "3" }, { lun: "3" }]);
   });
 
+  test("volumes in use: an attach-required PV's unique name from its set-up (even waiting for the attachment) to its pods' teardown", async () => {
+    const { m } = manager([]);
+    await m.setUp({ pod: pod("u1"), spec: pvSpec }); // attachRequired: false → not attachable
+    expect(m.volumesInUse()).toEqual([]);
+    await m.tearDownPod("u1");
+    objects = {};
+    await expect(m.setUp({ pod: pod("u2"), spec: pvSpec })).rejects.toThrow("not found");
+    expect(m.volumesInUse()).toEqual(["kubernetes.io/csi/drv^vol-1"]);
+    const name = attachmentName("vol-1", "drv", "n1");
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true } };
+    const other = persistentCSIVolumeSpec("pv-b", { driver: "drv", volumeHandle: "vol-0" }, { accessModes: ["ReadWriteOnce"], mountOptions: [] }, false);
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${attachmentName("vol-0", "drv", "n1")}`] = { metadata: { name }, status: { attached: true } };
+    await m.setUp({ pod: pod("u2"), spec: pvSpec });
+    await m.setUp({ pod: pod("u3"), spec: pvSpec });
+    await m.setUp({ pod: pod("u3"), spec: other });
+    expect(m.volumesInUse()).toEqual(["kubernetes.io/csi/drv^vol-0", "kubernetes.io/csi/drv^vol-1"]);
+    await m.tearDownPod("u3");
+    expect(m.volumesInUse()).toEqual(["kubernetes.io/csi/drv^vol-1"]);
+    await m.tearDownPod("u2");
+    expect(m.volumesInUse()).toEqual([]);
+  });
+
   test("an inline volume: refused unless the CSIDriver lists Ephemeral; then published with the pod's info, never staged", async () => {
     const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
     const spec = ephemeralCSIVolumeSpec("u1", "scratch", { driver: "drv", volumeAttributes: { a: "b" } });
