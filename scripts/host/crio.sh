@@ -20,19 +20,17 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# write_cni_conflist, stop, remove_instance, runtime_main.
+source "$HERE/runtime-lib.sh"
 DIR="${BUNLET_CRIO_DIR:-/run/bunlet/crio}"
 ROOT="${BUNLET_CRIO_ROOT:-/var/lib/bunlet/crio}"
 BRIDGE="${BUNLET_CNI_BRIDGE:-bunlet0}"
 SUBNET="${BUNLET_CNI_SUBNET:-10.89.0.0/24}"
 DRIVER="${BUNLET_CRIO_STORAGE_DRIVER:-overlay}"
-SOCK="$DIR/crio.sock"
-CONFIG="$DIR/crio.conf"
-PIDFILE="$DIR/crio.pid"
-LOG="$DIR/crio.log"
-RUNROOT="$DIR/storage"
-STATE="$DIR/state"
-CNI_CONF="$DIR/net.d"
-STORAGE="$ROOT/storage"
+SOCK="$DIR/crio.sock" CONFIG="$DIR/crio.conf" PIDFILE="$DIR/crio.pid" LOG="$DIR/crio.log"
+# containers-storage: images and layers under the root, its run root (mounts, locks) under the run dir.
+STORAGE="$ROOT/storage" RUNROOT="$DIR/storage"
+STATE="$DIR/state" CNI_CONF="$DIR/net.d"
 
 say() { echo "crio.sh: $*" >&2; }
 
@@ -55,38 +53,52 @@ running_pid() {
   [ -n "$pid" ] && [ -d "/proc/$pid" ] && grep -q crio "/proc/$pid/comm" 2>/dev/null && echo "$pid"
 }
 
-# The socket answers a gRPC call: crio's own `crio status` client (its info endpoint on the socket).
-answers() { [ -S "$SOCK" ] && timeout 2 "$BIN/crio" --config "$CONFIG" --config-dir "$DIR/crio.conf.d" status --socket "$SOCK" info >/dev/null 2>&1; }
+# `crio status` on this instance's socket (crio's own client of its info endpoint).
+crio_status() { timeout 2 "$BIN/crio" --config "$CONFIG" --config-dir "$DIR/crio.conf.d" status --socket "$SOCK" "$@"; }
+answers() { [ -S "$SOCK" ] && crio_status info >/dev/null 2>&1; }
 
-# Without CAP_SYS_RESOURCE (this VM's bounding set lacks it) runc cannot lower a process's oom_score_adj
-# and CRI-O asks for -998 (sandboxes) and -997 (Guaranteed pods). containerd's restrict_oom_score_adj
-# raises such values to its own score; CRI-O has no such option, so the OCI runtime is run through a
-# wrapper that does the same to the bundle's config.json and to an exec's process.json.
-# write_oom_wrapper OUT REAL: the wrapper of REAL at OUT (a link to REAL where the capability is there).
-write_oom_wrapper() {
-  local out="$1" real="$2"
-  if grep -q '^CapEff:' /proc/self/status && (( (0x$(awk '/^CapEff:/ {print $2}' /proc/self/status) >> 24) & 1 )); then
-    ln -sfn "$real" "$out"; return 0
-  fi
+# Capabilities this host's bounding set lacks (this VM: CAP_SYS_RESOURCE), as CAP_* names.
+missing_caps() {
+  local bnd last mask
+  bnd=$((0x$(awk '/^CapBnd:/ {print $2}' /proc/self/status)))
+  last="$(cat /proc/sys/kernel/cap_last_cap)"
+  mask=$(( ((1 << (last + 1)) - 1) & ~bnd ))
+  [ "$mask" -eq 0 ] && return 0
+  capsh --decode="$(printf '0x%x' "$mask")" | sed 's/^[^=]*=//' | tr ',' '\n' | tr '[:lower:]' '[:upper:]'
+}
+
+# Where the bounding set lacks capabilities, containers cannot be given them, and without
+# CAP_SYS_RESOURCE no runtime may lower an oom_score_adj. containerd copes: a privileged container gets
+# the capabilities containerd itself has, and restrict_oom_score_adj raises a score below its own to
+# it. CRI-O gives a privileged container every capability it knows and asks -998 for infra containers
+# (the kubelet -997 for Guaranteed pods), and has no such options; so the OCI runtime runs through a
+# wrapper that does what containerd does to the bundle's config.json (and an exec's process.json):
+# the missing capabilities dropped, oomScoreAdj raised to the wrapper's own. perl, not a JSON tool:
+# a rewrite must not round the 64-bit limits elsewhere in the file.
+# write_runtime_wrapper OUT REAL: the wrapper of REAL at OUT (a link to REAL where nothing is missing).
+write_runtime_wrapper() {
+  local out="$1" real="$2" caps
+  caps="$(missing_caps | paste -sd ' ')"
   rm -f "$out"
+  if [ -z "$caps" ]; then ln -s "$real" "$out"; return 0; fi
   {
     echo '#!/bin/bash'
-    echo "# $real, oom_score_adj raised to this process's own (no CAP_SYS_RESOURCE), as containerd's restrict_oom_score_adj."
+    echo "# $real for CRI-O on a host whose bounding set lacks $caps (see scripts/host/crio.sh)."
     echo "real=$real"
+    echo "missing=\"$caps\""
     cat <<'SH'
 min=$(cat /proc/self/oom_score_adj)
-# clamp FILE: its "oomScoreAdj" (config.json's process, an exec's process.json) raised to $min. sed, not a
-# JSON tool: a rewrite must not round the 64-bit limits elsewhere in the file.
-clamp() {
+fix() {
   [ -f "$1" ] || return 0
-  local v; v=$(grep -oE '"oomScoreAdj":[[:space:]]*-?[0-9]+' "$1" | grep -oE -- '-?[0-9]+$' | head -n1)
-  [ -n "$v" ] && [ "$v" -lt "$min" ] || return 0
-  sed -i -E "s/(\"oomScoreAdj\":[[:space:]]*)-?[0-9]+/\1$min/" "$1"
+  MIN="$min" MISSING="$missing" perl -0777 -pi -e '
+    my $min = $ENV{MIN};
+    s/("oomScoreAdj":\s*)(-?\d+)/$1 . ($2 < $min ? $min : $2)/ge;
+    for my $c (split " ", $ENV{MISSING}) { s/"$c"\s*,\s*//g; s/,\s*"$c"//g; s/"$c"//g; }' "$1"
 }
 prev=""
 for a in "$@"; do
-  case "$prev" in --bundle|-b) clamp "$a/config.json" ;; --process|-p) clamp "$a" ;; esac
-  case "$a" in --bundle=*) clamp "${a#--bundle=}/config.json" ;; --process=*) clamp "${a#--process=}" ;; esac
+  case "$prev" in --bundle|-b) fix "$a/config.json" ;; --process|-p) fix "$a" ;; esac
+  case "$a" in --bundle=*) fix "${a#--bundle=}/config.json" ;; --process=*) fix "${a#--process=}" ;; esac
   prev="$a"
 done
 exec "$real" "$@"
@@ -115,7 +127,7 @@ write_config() {
   local out="${1:-$CONFIG}"
   mkdir -p "$DIR" "$ROOT" "$STATE" "$CNI_CONF" "$DIR/crio.conf.d" "$DIR/policies"
   local runc; runc="$(runc_path)"
-  write_oom_wrapper "$DIR/runc" "$runc"
+  write_runtime_wrapper "$DIR/runc" "$runc"
   echo '{"default":[{"type":"insecureAcceptAnything"}]}' >"$DIR/policy.json"
   echo 'unqualified-search-registries = []' >"$DIR/registries.conf"
   printf '[storage]\ndriver = "%s"\nrunroot = "%s"\ngraphroot = "%s"\n' "$DRIVER" "$RUNROOT" "$STORAGE" >"$DIR/storage.conf"
@@ -162,7 +174,7 @@ TOML
     # crun when installed, as containerd.sh's handlers (CRI-O would otherwise add its own with /run/crun).
     local crun
     if crun="$(command -v crun)"; then
-      write_oom_wrapper "$DIR/crun" "$crun"
+      write_runtime_wrapper "$DIR/crun" "$crun"
       echo
       runtime_handler crun "$DIR/crun"
     fi
@@ -185,28 +197,7 @@ enable_metrics = false
 enable_nri = false
 TOML
   } >"$out"
-  # bridge + host-local, as containerd.sh's: pods only need an address on this host.
-  cat >"$CNI_CONF/10-bunlet.conflist" <<JSON
-{
-  "cniVersion": "1.0.0",
-  "name": "$BRIDGE",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$BRIDGE",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": false,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{ "subnet": "$SUBNET" }]],
-        "dataDir": "$ROOT/cni-ipam"
-      }
-    },
-    { "type": "loopback" }
-  ]
-}
-JSON
+  write_cni_conflist "$CNI_CONF/10-bunlet.conflist" "$BRIDGE" "$SUBNET" "$ROOT/cni-ipam"
 }
 
 # crio's environment: its containers/image and containers/storage read these files, never /etc/containers.
@@ -259,17 +250,6 @@ start() {
   say "running pid=$(cat "$PIDFILE") sock=$SOCK cgroup_manager=cgroupfs storage=$DRIVER"
 }
 
-stop() {
-  local pid
-  if ! pid="$(running_pid)"; then rm -f "$PIDFILE"; say "not running"; return 0; fi
-  kill -TERM "$pid"
-  local i
-  for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-  [ -d "/proc/$pid" ] && kill -KILL "$pid"
-  rm -f "$PIDFILE"
-  say "stopped pid=$pid"
-}
-
 # Every container of this instance, by the runtime roots it owns: killed and deleted (runc removes its
 # cgroups); then the conmons that watched them (their command line names our exits dir).
 kill_containers() {
@@ -288,31 +268,19 @@ kill_containers() {
 destroy() {
   stop
   kill_containers
-  # Leftover mounts (storage overlays, shm, pinned namespaces) under our dirs, deepest first.
-  local m
-  for m in $(awk -v r="$ROOT" -v d="$DIR" '$2 ~ "^"r || $2 ~ "^"d {print $2}' /proc/self/mounts | sort -r); do
-    umount -l "$m" 2>/dev/null || true
-  done
-  ip link delete "$BRIDGE" 2>/dev/null || true
-  rm -rf "$ROOT" "$DIR"
+  remove_instance "$BRIDGE" "$ROOT" "$DIR"
   say "destroyed $DIR and $ROOT"
 }
 
+# running: crio's own view of itself (cgroup driver, storage) from its info endpoint.
 status() {
   local pid
   BIN="$(bin_dir)"
-  if pid="$(running_pid)" && answers; then
-    echo "running pid=$pid sock=$SOCK"
-  else
-    echo "stopped sock=$SOCK"; return 3
-  fi
+  pid="$(running_pid)" && answers || { echo "stopped sock=$SOCK"; return 3; }
+  echo "running pid=$pid sock=$SOCK"
+  crio_status info 2>/dev/null | sed -n 's/^\(cgroup driver\|storage driver\|storage graph root\): /  \1: /p'
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  destroy) destroy ;;
-  status) status ;;
-  env) echo "CRIO_SOCK=$SOCK"; echo "CRIO_ROOT=$ROOT"; echo "CRIO_STATE=$STATE"; echo "CRIO_LOG=$LOG" ;;
-  *) echo "usage: $0 start|stop|status|destroy|env" >&2; exit 2 ;;
-esac
+print_env() { echo "CRIO_SOCK=$SOCK"; echo "CRIO_ROOT=$ROOT"; echo "CRIO_STATE=$STATE"; echo "CRIO_LOG=$LOG"; }
+
+runtime_main "$@"

@@ -71,6 +71,8 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
       {
         metadata: { name: "echo", attempt: 0 },
         image: { image: ctd.images.busybox, userSpecifiedImage: ctd.images.busybox },
+        // The sandbox's namespace modes, as the kubelet passes them (CRI-O refuses a pod PID namespace the sandbox lacks).
+        linux: { securityContext: { namespaceOptions: config.linux?.securityContext?.namespaceOptions } },
         command: ["echo", word],
         logPath: "echo/0.log",
       },
@@ -95,6 +97,8 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
       {
         metadata: { name: "sleeper", attempt: 0 },
         image: { image: ctd.images.busybox, userSpecifiedImage: ctd.images.busybox },
+        // The sandbox's namespace modes, as the kubelet passes them (CRI-O refuses a pod PID namespace the sandbox lacks).
+        linux: { securityContext: { namespaceOptions: config.linux?.securityContext?.namespaceOptions } },
         command: ["sleep", "3600"],
         logPath: "sleeper/0.log",
       },
