@@ -5,7 +5,7 @@
 // `acquireContainerd({ systemdCgroup: true })` (or env BUNLET_CONTAINERD_SYSTEMD_CGROUP=1, e.g. for the
 // chaos suite) configures runc with SystemdCgroup = true, for bunlet's cgroupDriver systemd.
 // BUNLET_TEST_RUNTIME=crio runs a private CRI-O (scripts/host/crio.sh) in containerd's place, behind the
-// same interface: the tests that need containerd itself (its own API, its state layout) skip on it.
+// same interface (docs/upstream.md says which suites run on it).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
@@ -46,14 +46,6 @@ export function testRuntimeFromEnv(): TestRuntimeName {
 
 /** The runtime of this test process's instances. */
 export const testRuntime: TestRuntimeName = testRuntimeFromEnv();
-
-/** Why a test that needs containerd itself skips on another runtime (undefined on containerd). */
-export function containerdOnly(what: string): string | undefined {
-  if (testRuntime === "containerd") return undefined;
-  const why = `${what} needs containerd itself; BUNLET_TEST_RUNTIME=${testRuntime}`;
-  console.warn(`skip: ${why}`);
-  return why;
-}
 
 /** The runtime's name in CRI Version (and in containerID URIs). */
 export const testRuntimeCriName = testRuntime === "crio" ? "cri-o" : "containerd";

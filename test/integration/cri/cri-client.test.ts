@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { GrpcError, type PodSandboxConfig } from "../../../src/cri/client.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd, testRuntimeCriName, testRuntimeScript } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const LOG_ROOT = `/tmp/bunlet-cri-test-${process.pid}`;
+const CGROUP_ROOT = `bunlet-cri-${process.pid}`;
 
 /** Polls every 50 ms until a value, 20 s by default. */
 const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 20_000) => waitUntil(what, fn, timeoutMs, { intervalMs: 50 });
@@ -25,6 +27,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
       await ctd?.cri.removePodSandbox(id).catch(() => {});
     }
     await ctd?.release();
+    removeCgroupTree(CGROUP_ROOT);
     rmSync(LOG_ROOT, { recursive: true, force: true });
   }, 120_000);
 
@@ -33,7 +36,11 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     hostname: hostNetwork ? "" : name,
     logDirectory: `${LOG_ROOT}/${name}`,
     labels: { "bunlet.test": String(process.pid) },
-    linux: { securityContext: { namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" } } },
+    linux: {
+      // A cgroup parent of the test's own, as the kubelet always gives one (CRI-O's default is /crio).
+      cgroupParent: `/${CGROUP_ROOT}/pod${name}`,
+      securityContext: { namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" } },
+    },
   });
 
   async function runSandbox(name: string, hostNetwork = true) {
