@@ -14,6 +14,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { testRuntimeCriName } from "../../test/support/containerd.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../test/support/upstream/index.ts";
 import { cli, type Harness, type Scenario } from "./lib.ts";
 import { startTcpProxy, type CutMode, type TcpProxy } from "./lib/tcp-proxy.ts";
@@ -202,7 +203,7 @@ async function reconciled(x: Ctx, offline: Record<string, string>, image: string
     async () => {
       const p = await c.json("get", "pod", EDITED);
       const s = p.status.containerStatuses?.[0];
-      return s?.state?.running && s.containerID !== `containerd://${offline[EDITED]}` ? p : undefined;
+      return s?.state?.running && s.containerID !== `${testRuntimeCriName}://${offline[EDITED]}` ? p : undefined;
     },
     60_000,
     100,
@@ -218,7 +219,7 @@ async function reconciled(x: Ctx, offline: Record<string, string>, image: string
     "the kept pod's status from the node",
     async () => {
       const p = await c.json("get", "pod", KEPT);
-      return p.status.containerStatuses?.[0]?.containerID === `containerd://${offline[KEPT]}` ? p : undefined;
+      return p.status.containerStatuses?.[0]?.containerID === `${testRuntimeCriName}://${offline[KEPT]}` ? p : undefined;
     },
     30_000,
     100,

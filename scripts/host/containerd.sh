@@ -27,6 +27,8 @@ if [ -n "${BUNLET_CONTAINERD_BIN:-}" ]; then
 fi
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# write_cni_conflist, stop, remove_instance, runtime_main.
+source "$HERE/runtime-lib.sh"
 # Another containerd's default instance has dirs of its own: a root is never shared between releases.
 SUFFIX=""
 [ -n "${BUNLET_CONTAINERD_BIN:-}" ] && SUFFIX="-$("$BUNLET_CONTAINERD_BIN/containerd" --version | awk '{print $3}')"
@@ -136,29 +138,7 @@ $(extra_runtimes)
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = ""
 TOML
-  # bridge + host-local: a loopback-only config fails with "failed to find network info".
-  # No masquerade/iptables: pods only need an address on this host.
-  cat >"$CNI_CONF/10-bunlet.conflist" <<JSON
-{
-  "cniVersion": "1.0.0",
-  "name": "$BRIDGE",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$BRIDGE",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": false,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{ "subnet": "$SUBNET" }]],
-        "dataDir": "$ROOT/cni-ipam"
-      }
-    },
-    { "type": "loopback" }
-  ]
-}
-JSON
+  write_cni_conflist "$CNI_CONF/10-bunlet.conflist" "$BRIDGE" "$SUBNET" "$ROOT/cni-ipam"
 }
 
 import_images() {
@@ -209,17 +189,6 @@ start() {
   say "running pid=$(cat "$PIDFILE") sock=$SOCK SystemdCgroup=$SYSTEMD_CGROUP"
 }
 
-stop() {
-  local pid
-  if ! pid="$(running_pid)"; then rm -f "$PIDFILE"; say "not running"; return 0; fi
-  kill -TERM "$pid"
-  local i
-  for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-  [ -d "/proc/$pid" ] && kill -KILL "$pid"
-  rm -f "$PIDFILE"
-  say "stopped pid=$pid"
-}
-
 # Kill the shims of this instance only: their command line names our socket.
 kill_shims() {
   local p
@@ -237,13 +206,7 @@ destroy() {
   fi
   stop
   kill_shims
-  # Leftover mounts (rootfs overlays, shm, sandbox netns bind mounts) under our dirs, deepest first.
-  local m
-  for m in $(awk -v r="$ROOT" -v s="$STATE" '$2 ~ "^"r || $2 ~ "^"s {print $2}' /proc/self/mounts | sort -r); do
-    umount -l "$m" 2>/dev/null || true
-  done
-  ip link delete "$BRIDGE" 2>/dev/null || true
-  rm -rf "$ROOT" "$STATE" "$DIR"
+  remove_instance "$BRIDGE" "$ROOT" "$STATE" "$DIR"
   say "destroyed $DIR and $ROOT"
 }
 
@@ -256,11 +219,6 @@ status() {
   fi
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  destroy) destroy ;;
-  status) status ;;
-  env) echo "CONTAINERD_SOCK=$SOCK"; echo "CONTAINERD_ROOT=$ROOT"; echo "CONTAINERD_STATE=$STATE"; echo "CONTAINERD_LOG=$LOG" ;;
-  *) echo "usage: $0 start|stop|status|destroy|env" >&2; exit 2 ;;
-esac
+print_env() { echo "CONTAINERD_SOCK=$SOCK"; echo "CONTAINERD_ROOT=$ROOT"; echo "CONTAINERD_STATE=$STATE"; echo "CONTAINERD_LOG=$LOG"; }
+
+runtime_main "$@"

@@ -21,6 +21,9 @@ PACKAGES+=(openssl)
 PACKAGES+=(make bzip2)
 # libseccomp-dev: runc ≥ 1.2 for user namespaces is built with seccomp (scripts/host/runtimes.sh runc).
 PACKAGES+=(libseccomp-dev)
+# conmon: CRI-O's container monitor (scripts/host/crio.sh; CRI-O itself is built by runtimes.sh crio);
+# capsh (libcap2-bin): crio.sh names the capabilities the host's bounding set lacks.
+PACKAGES+=(conmon libcap2-bin)
 # qemu-user-static, libc6-arm64-cross: the arm64 build runs under emulation (scripts/host/arm64.sh, docs/arm64.md).
 [ "$(uname -m)" = aarch64 ] || PACKAGES+=(qemu-user-static libc6-arm64-cross)
 # Bump when the image layout built below changes, so cached tarballs are rebuilt.

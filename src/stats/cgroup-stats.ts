@@ -3,6 +3,7 @@
 // directories found once, CPU rates carried from pass to pass, pod memory files kept open for the pressure path.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { containerCgroupLeaves } from "../cri/container-cgroup.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import { cgroupMemoryStats } from "./cgroup.ts";
 import { createKeptFiles } from "./kept-files.ts";
@@ -41,9 +42,9 @@ export interface CgroupStats {
   forget(seen: ReadonlySet<string>, live: ReadonlySet<string>): void;
 }
 
-/** A container's cgroup under its pod's: cgroupfs names it by container ID, the systemd driver a cri-containerd-<id>.scope. */
+/** A container's cgroup under its pod's, by the names runtimes and drivers give it (containerCgroupLeaves). */
 export function containerCgroupDirs(pod: CgroupDirs, id: string): CgroupDirs | undefined {
-  for (const name of [id, `cri-containerd-${id}.scope`]) {
+  for (const name of containerCgroupLeaves(id)) {
     if (existsSync(join(pod.memory, name)))
       return { version: pod.version, memory: join(pod.memory, name), cpu: join(pod.cpu, name), pids: join(pod.pids, name), io: join(pod.io, name) };
   }

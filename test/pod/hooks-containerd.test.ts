@@ -10,7 +10,7 @@ import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd, testRuntimeCriName } from "../support/containerd.ts";
 import { until } from "../support/wait.ts";
 
 const PID = process.pid;
@@ -151,7 +151,7 @@ describe.skipIf(!canRunContainerd())("lifecycle hooks and sidecars on containerd
     expect(s.initContainerStatuses!.find((c) => c.name === "init2")!.state.terminated?.exitCode).toBe(0);
 
     // It exits: it is restarted (main keeps running).
-    await rt.execSync!(sideStatus.containerID!.replace("containerd://", ""), ["kill", "-TERM", "1"], 5_000);
+    await rt.execSync!(sideStatus.containerID!.replace(`${testRuntimeCriName}://`, ""), ["kill", "-TERM", "1"], 5_000);
     await until("sidecar restarted", () => {
       const c = status("side")?.initContainerStatuses?.find((x) => x.name === "side");
       return c && c.restartCount >= 1 && c.state.running ? c : undefined;

@@ -11,7 +11,7 @@ import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd, testRuntimeCriName } from "../support/containerd.ts";
 import { staticPodYaml } from "../support/manifests.ts";
 import { until } from "../support/wait.ts";
 
@@ -68,7 +68,7 @@ describe.skipIf(!canRunContainerd())("pod lifecycle on containerd", () => {
     });
     expect(s.phase).toBe("Running");
     expect(s.qosClass).toBe("Burstable");
-    expect(s.containerStatuses![0]!.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+    expect(s.containerStatuses![0]!.containerID).toMatch(new RegExp(`^${testRuntimeCriName}://[0-9a-f]{64}$`));
     expect(s.containerStatuses![0]!.imageID).not.toBe("");
     const uid = lc.listPodsForApi().find((p) => p.metadata.name === `web-${NODE}`)!.metadata.uid;
     const podCg = join("/sys/fs/cgroup/memory", CGROUP_ROOT, "kubepods/burstable", `pod${uid}`);

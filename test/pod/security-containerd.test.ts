@@ -13,7 +13,7 @@ import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import { appArmorAdmitHandler, sysctlAdmitHandler } from "../../src/pod/security/index.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd, testRuntimeCriName } from "../support/containerd.ts";
 import { until } from "../support/wait.ts";
 
 const PID = process.pid;
@@ -72,7 +72,7 @@ describe.skipIf(!canRunContainerd())("pod security on containerd", () => {
       const st = status(name);
       return st?.containerStatuses?.length === n && st.containerStatuses.every((c) => c.state.running) ? st : undefined;
     });
-  const containerId = (st: PodStatus, c: string) => st.containerStatuses!.find((x) => x.name === c)!.containerID!.replace("containerd://", "");
+  const containerId = (st: PodStatus, c: string) => st.containerStatuses!.find((x) => x.name === c)!.containerID!.replace(`${testRuntimeCriName}://`, "");
   const ociSpec = async (id: string): Promise<OciSpec> => JSON.parse((await ctd.cri.containerStatus(id, true)).info.info!).runtimeSpec;
   const exec = async (id: string, cmd: string[]) => new TextDecoder().decode((await ctd.cri.execSync(id, cmd, 10)).stdout).trim();
 

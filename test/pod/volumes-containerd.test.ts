@@ -11,7 +11,7 @@ import { createPodLifecycle } from "../../src/pod/lifecycle.ts";
 import type { PodLifecycle } from "../../src/pod/lifecycle-types.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import type { PodStatus } from "../../src/pod/types.ts";
-import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd } from "../support/containerd.ts";
+import { acquireContainerd, canRunContainerd, removeNodePods, tearDownPods, type TestContainerd, testRuntimeCriName } from "../support/containerd.ts";
 import { until } from "../support/wait.ts";
 
 const PID = process.pid;
@@ -176,7 +176,8 @@ describe.skipIf(!canRunContainerd())("volumes on containerd", () => {
       );
       const id = await until(
         "running",
-        () => status("prop")?.containerStatuses?.[0]?.state.running && status("prop")!.containerStatuses![0]!.containerID!.replace("containerd://", ""),
+        () =>
+          status("prop")?.containerStatuses?.[0]?.state.running && status("prop")!.containerStatuses![0]!.containerID!.replace(`${testRuntimeCriName}://`, ""),
       );
       const info = (await ctd.cri.containerStatus(id, true)).info?.info ?? "{}";
       const mount = (JSON.parse(info).runtimeSpec?.mounts ?? []).find((m: { destination: string }) => m.destination === "/p");

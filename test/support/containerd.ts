@@ -4,6 +4,8 @@
 //   const ctd = await acquireContainerd(); ... afterAll(() => ctd.release());
 // `acquireContainerd({ systemdCgroup: true })` (or env BUNLET_CONTAINERD_SYSTEMD_CGROUP=1, e.g. for the
 // chaos suite) configures runc with SystemdCgroup = true, for bunlet's cgroupDriver systemd.
+// BUNLET_TEST_RUNTIME=crio runs a private CRI-O (scripts/host/crio.sh) in containerd's place, behind the
+// same interface (docs/upstream.md says which suites run on it).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
@@ -26,7 +28,40 @@ export interface TestContainerd {
   images: { busybox: string; pause: string; memhog: string };
   /** runc's cgroup driver in this containerd: true = systemd (SystemdCgroup = true), false = cgroupfs. */
   systemdCgroup: boolean;
+  /** Which runtime this is (BUNLET_TEST_RUNTIME). */
+  runtime: TestRuntimeName;
   release(): Promise<void>;
+}
+
+/** The CRI runtimes the tests' private instances can be. */
+export type TestRuntimeName = "containerd" | "crio";
+
+/** BUNLET_TEST_RUNTIME: containerd (default) or crio. */
+export function testRuntimeFromEnv(): TestRuntimeName {
+  const v = process.env.BUNLET_TEST_RUNTIME ?? "";
+  if (v === "" || v === "containerd") return "containerd";
+  if (v === "crio") return "crio";
+  throw new Error(`BUNLET_TEST_RUNTIME=${JSON.stringify(v)}: want containerd or crio`);
+}
+
+/** The runtime of this test process's instances. */
+export const testRuntime: TestRuntimeName = testRuntimeFromEnv();
+
+/** The runtime's name in CRI Version (and in containerID URIs). */
+export const testRuntimeCriName = testRuntime === "crio" ? "cri-o" : "containerd";
+
+/** The control script of this process's runtime (start|stop|status|destroy), under scripts/host. */
+const RUNTIME_SCRIPT = testRuntime === "crio" ? "crio.sh" : "containerd.sh";
+export const testRuntimeScript = `${SCRIPTS}/${RUNTIME_SCRIPT}`;
+
+/** Env naming an instance's run dir and root, for containerd.sh and crio.sh alike (each reads its own). */
+export function runtimeInstanceEnv(dir: string, root: string): Record<string, string> {
+  return { BUNLET_CONTAINERD_DIR: dir, BUNLET_CONTAINERD_ROOT: root, BUNLET_CRIO_DIR: dir, BUNLET_CRIO_ROOT: root };
+}
+
+/** The CRI socket of this process's runtime in an instance whose run dir is `dir`. */
+export function runtimeSocket(dir: string): string {
+  return `${dir}/${testRuntime === "crio" ? "crio.sock" : "containerd.sock"}`;
 }
 
 /** Integration tests need root (cgroups, mounts, runc) on Linux. */
@@ -35,10 +70,11 @@ export function canRunContainerd(): boolean {
 }
 
 const tag = `${process.pid}`;
+const RUN_DIR = `/run/bunlet/test-${tag}`;
+const ROOT_DIR = `/var/lib/bunlet/test-${tag}`;
 const env = {
   ...process.env,
-  BUNLET_CONTAINERD_DIR: `/run/bunlet/test-${tag}`,
-  BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/test-${tag}`,
+  ...runtimeInstanceEnv(RUN_DIR, ROOT_DIR),
   // Interface names are at most 15 characters; the subnet varies with the pid so parallel runs don't clash.
   BUNLET_CNI_BRIDGE: `blt${tag}`.slice(0, 15),
   BUNLET_CNI_SUBNET: `10.89.${(process.pid % 200) + 20}.0/24`,
@@ -66,11 +102,11 @@ function reapStaleInstances(): void {
   for (const d of readdirSync("/run/bunlet")) {
     const m = /^test-(\d+)$/.exec(d);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
-    spawnSync("bash", [`${SCRIPTS}/containerd.sh`, "destroy"], {
+    const script = existsSync(`/run/bunlet/${d}/crio.conf`) ? "crio.sh" : "containerd.sh";
+    spawnSync("bash", [`${SCRIPTS}/${script}`, "destroy"], {
       env: {
         ...process.env,
-        BUNLET_CONTAINERD_DIR: `/run/bunlet/${d}`,
-        BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/${d}`,
+        ...runtimeInstanceEnv(`/run/bunlet/${d}`, `/var/lib/bunlet/${d}`),
         BUNLET_CNI_BRIDGE: `blt${m[1]}`.slice(0, 15),
       },
       stdio: "ignore",
@@ -103,23 +139,25 @@ export async function acquireContainerd(opts: { systemdCgroup?: boolean } = {}):
   if (!shared) {
     run("setup.sh", []);
     reapStaleInstances();
+    if (systemdCgroup && testRuntime === "crio") throw new Error("acquireContainerd: the private CRI-O runs cgroup_manager cgroupfs only");
     const driverEnv = { BUNLET_CONTAINERD_SYSTEMD_CGROUP: systemdCgroup ? "1" : "0" };
     try {
-      run("containerd.sh", ["start"], driverEnv);
+      run(RUNTIME_SCRIPT, ["start"], driverEnv);
     } catch (e) {
-      run("containerd.sh", ["destroy"]);
+      run(RUNTIME_SCRIPT, ["destroy"]);
       throw e;
     }
-    const socket = `${env.BUNLET_CONTAINERD_DIR}/containerd.sock`;
+    const socket = runtimeSocket(RUN_DIR);
     const endpoint = `unix://${socket}`;
     shared = {
       endpoint,
       socket,
-      root: env.BUNLET_CONTAINERD_ROOT,
-      dir: env.BUNLET_CONTAINERD_DIR,
+      root: ROOT_DIR,
+      dir: RUN_DIR,
       cri: createCriClient({ endpoint, timeoutMs: 60_000 }),
       images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
       systemdCgroup,
+      runtime: testRuntime,
     };
   }
   refs++;
@@ -136,7 +174,7 @@ export async function acquireContainerd(opts: { systemdCgroup?: boolean } = {}):
         await removeSandboxes(self.cri);
       } finally {
         self.cri.close();
-        run("containerd.sh", ["destroy"]);
+        run(RUNTIME_SCRIPT, ["destroy"]);
       }
     },
   };
@@ -175,6 +213,7 @@ export async function startOwnContainerd(o: { name: string; containerdBin?: stri
     cri,
     images: { busybox: "bunlet.local/busybox:1", pause: "bunlet.local/pause:1", memhog: "bunlet.local/memhog:1" },
     systemdCgroup: false,
+    runtime: "containerd",
     async release() {
       try {
         await removeSandboxes(cri);
@@ -186,7 +225,7 @@ export async function startOwnContainerd(o: { name: string; containerdBin?: stri
   };
 }
 
-/** Env for running scripts/host/containerd.sh against this process's test instance. */
+/** Env for running scripts/host/containerd.sh (or crio.sh: testRuntimeScript) against this process's test instance. */
 export const testContainerdEnv = env;
 
 /** Pods through kuberuntime, killed at once, then removed: every one, or with `node` only that node's (named <pod>-<node>). */

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createCriClient, type CriClient } from "../../../src/cri/client.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../../test/support/binary.ts";
-import { acquireContainerd, type TestContainerd } from "../../../test/support/containerd.ts";
+import { acquireContainerd, runtimeInstanceEnv, runtimeSocket, testRuntimeScript, type TestContainerd } from "../../../test/support/containerd.ts";
 import {
   cgroupDir,
   detectLayout,
@@ -144,26 +144,26 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
       return runtime;
     },
 
-    /** A containerd of its own with its root under `root` (e.g. on a small tmpfs), destroyed at cleanup. */
+    /** A runtime of its own (the tests' runtime: containerd or CRI-O) with its root under `root` (e.g. on a small tmpfs), destroyed at cleanup. */
     async usePrivateContainerd(root: string): Promise<ChaosRuntime> {
+      const dirOf = `/run/bunlet/chaos-${tag}`;
       const env = {
         ...process.env,
-        BUNLET_CONTAINERD_DIR: `/run/bunlet/chaos-${tag}`,
-        BUNLET_CONTAINERD_ROOT: root,
+        ...runtimeInstanceEnv(dirOf, root),
         BUNLET_CNI_BRIDGE: `bch${tag}`.replace(/-/g, "").slice(0, 15),
         BUNLET_CNI_SUBNET: `10.88.${((process.pid + n) % 200) + 20}.0/24`,
       };
-      const sh = (cmd: string) => spawnSync("bash", [join(HOST_SCRIPTS, "containerd.sh"), cmd], { env, encoding: "utf8", timeout: 120_000 });
+      const sh = (cmd: string) => spawnSync("bash", [testRuntimeScript, cmd], { env, encoding: "utf8", timeout: 120_000 });
       cleanups.push(() => {
         runtime?.cri.close();
         const r = sh("destroy");
-        if (r.status !== 0) throw new Error(`containerd.sh destroy: ${r.stderr}`);
+        if (r.status !== 0) throw new Error(`${testRuntimeScript} destroy: ${r.stderr}`);
       });
       const setup = spawnSync("bash", [join(HOST_SCRIPTS, "setup.sh")], { encoding: "utf8", timeout: 600_000 });
       if (setup.status !== 0) throw new Error(`scripts/host/setup.sh failed: ${setup.stderr}`);
       const r = sh("start");
-      if (r.status !== 0) throw new Error(`containerd.sh start failed: ${r.stderr}${r.stdout}`);
-      const endpoint = `unix://${env.BUNLET_CONTAINERD_DIR}/containerd.sock`;
+      if (r.status !== 0) throw new Error(`${testRuntimeScript} start failed: ${r.stderr}${r.stdout}`);
+      const endpoint = `unix://${runtimeSocket(dirOf)}`;
       runtime = {
         endpoint,
         cri: createCriClient({ endpoint, timeoutMs: 30_000 }),

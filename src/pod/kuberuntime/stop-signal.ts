@@ -5,6 +5,8 @@
 // when it has none (containerd parses it as moby's signal.ParseSignal: "SIGTERM", "TERM" or "15");
 // a timeout of 0 skips it and sends SIGKILL at once.
 
+import { isContainerCgroupLeaf } from "../../cri/container-cgroup.ts";
+
 /** Linux signal numbers (asm-generic; x86_64 and aarch64 alike) by name without the SIG prefix. */
 const SIGNALS: Readonly<Record<string, number>> = {
   HUP: 1,
@@ -101,11 +103,11 @@ export function imageStopSignal(info: Readonly<Record<string, string>> | undefin
   return typeof s === "string" ? parseSignal(s) : undefined;
 }
 
-/** /proc/<pid>/cgroup text → whether the process sits in the container's cgroup (cgroupfs `<id>` or systemd `cri-containerd-<id>.scope`). */
+/** /proc/<pid>/cgroup text → whether the process sits in the container's cgroup (containerCgroupLeaves: containerd's or CRI-O's, either driver). */
 export function cgroupFileNamesContainer(text: string, containerId: string): boolean {
   return text.split("\n").some((line) => {
     const path = line.slice(line.indexOf(":", line.indexOf(":") + 1) + 1);
     const leaf = path.slice(path.lastIndexOf("/") + 1);
-    return leaf === containerId || leaf === `cri-containerd-${containerId}.scope`;
+    return isContainerCgroupLeaf(leaf, containerId);
   });
 }

@@ -65,6 +65,9 @@ describe("stop signal helpers", () => {
   test.each<[string, string, boolean]>([
     ["cgroupfs v1", `12:memory:/kubepods/besteffort/poduid/${id}\n11:cpu,cpuacct:/kubepods/besteffort/poduid/${id}\n`, true],
     ["systemd driver", `0::/kubepods.slice/kubepods-pod.slice/cri-containerd-${id}.scope\n`, true],
+    ["CRI-O, cgroupfs", `12:memory:/kubepods/besteffort/poduid/crio-${id}\n`, true],
+    ["CRI-O, systemd driver", `0::/kubepods.slice/kubepods-pod.slice/crio-${id}.scope\n`, true],
+    ["CRI-O's conmon in the pod's cgroup", "12:memory:/kubepods/besteffort/poduid\n", false],
     ["another container", "12:memory:/kubepods/besteffort/poduid/fedcba\n", false],
     ["id only as a prefix of the leaf", `12:memory:/kubepods/x/${id}0\n`, false],
   ])("cgroupFileNamesContainer: %s", (_name, text, want) => {

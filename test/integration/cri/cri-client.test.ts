@@ -1,11 +1,14 @@
-// The CRI client against a real private containerd (scripts/host/containerd.sh), with the offline images.
+// The CRI client against a real private containerd (scripts/host/containerd.sh), or CRI-O (crio.sh,
+// BUNLET_TEST_RUNTIME=crio), with the offline images.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { GrpcError, type PodSandboxConfig } from "../../../src/cri/client.ts";
-import { type TestContainerd, acquireContainerd, canRunContainerd } from "../../support/containerd.ts";
+import { type TestContainerd, acquireContainerd, canRunContainerd, testRuntimeCriName, testRuntimeScript } from "../../support/containerd.ts";
+import { removeCgroupTree } from "../../support/cgroup.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
 
 const LOG_ROOT = `/tmp/bunlet-cri-test-${process.pid}`;
+const CGROUP_ROOT = `bunlet-cri-${process.pid}`;
 
 /** Polls every 50 ms until a value, 20 s by default. */
 const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 20_000) => waitUntil(what, fn, timeoutMs, { intervalMs: 50 });
@@ -24,6 +27,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
       await ctd?.cri.removePodSandbox(id).catch(() => {});
     }
     await ctd?.release();
+    removeCgroupTree(CGROUP_ROOT);
     rmSync(LOG_ROOT, { recursive: true, force: true });
   }, 120_000);
 
@@ -32,7 +36,11 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     hostname: hostNetwork ? "" : name,
     logDirectory: `${LOG_ROOT}/${name}`,
     labels: { "bunlet.test": String(process.pid) },
-    linux: { securityContext: { namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" } } },
+    linux: {
+      // A cgroup parent of the test's own, as the kubelet always gives one (CRI-O's default is /crio).
+      cgroupParent: `/${CGROUP_ROOT}/pod${name}`,
+      securityContext: { namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" } },
+    },
   });
 
   async function runSandbox(name: string, hostNetwork = true) {
@@ -42,9 +50,9 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     return { id, config };
   }
 
-  test("Version and Status name containerd and report ready", async () => {
+  test("Version and Status name the runtime and report ready", async () => {
     const v = await ctd.cri.version();
-    expect(v.runtimeName).toBe("containerd");
+    expect(v.runtimeName).toBe(testRuntimeCriName);
     expect(v.runtimeApiVersion).toBe("v1");
     const st = await ctd.cri.status();
     const ready = st.status?.conditions.find((c) => c.type === "RuntimeReady");
@@ -55,7 +63,8 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     const tags = (await ctd.cri.listImages()).flatMap((i) => i.repoTags);
     expect(tags).toEqual(expect.arrayContaining([ctd.images.busybox, ctd.images.pause, ctd.images.memhog]));
     const img = await ctd.cri.imageStatus(ctd.images.busybox);
-    expect(img?.id).toStartWith("sha256:");
+    // containerd names an image by its config digest, CRI-O by the bare hex of it (as `crictl images` shows).
+    expect(img?.id).toMatch(/^(sha256:)?[0-9a-f]{64}$/);
     expect(await ctd.cri.imageStatus("bunlet.local/absent:1")).toBeNull();
     const fs = await ctd.cri.imageFsInfo();
     expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toStartWith(ctd.root);
@@ -66,7 +75,14 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     const word = `hello-${process.pid}`;
     const cid = await ctd.cri.createContainer(
       id,
-      { metadata: { name: "echo", attempt: 0 }, image: { image: ctd.images.busybox }, command: ["echo", word], logPath: "echo/0.log" },
+      {
+        metadata: { name: "echo", attempt: 0 },
+        image: { image: ctd.images.busybox, userSpecifiedImage: ctd.images.busybox },
+        // The sandbox's namespace modes, as the kubelet passes them (CRI-O refuses a pod PID namespace the sandbox lacks).
+        linux: { securityContext: { namespaceOptions: config.linux?.securityContext?.namespaceOptions } },
+        command: ["echo", word],
+        logPath: "echo/0.log",
+      },
       config,
     );
     await ctd.cri.startContainer(cid);
@@ -85,7 +101,14 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     const { id, config } = await runSandbox("busy");
     const cid = await ctd.cri.createContainer(
       id,
-      { metadata: { name: "sleeper", attempt: 0 }, image: { image: ctd.images.busybox }, command: ["sleep", "3600"], logPath: "sleeper/0.log" },
+      {
+        metadata: { name: "sleeper", attempt: 0 },
+        image: { image: ctd.images.busybox, userSpecifiedImage: ctd.images.busybox },
+        // The sandbox's namespace modes, as the kubelet passes them (CRI-O refuses a pod PID namespace the sandbox lacks).
+        linux: { securityContext: { namespaceOptions: config.linux?.securityContext?.namespaceOptions } },
+        command: ["sleep", "3600"],
+        logPath: "sleeper/0.log",
+      },
       config,
     );
     await ctd.cri.startContainer(cid);
@@ -126,17 +149,17 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     expect((err as GrpcError).message).toContain("ContainerStatus");
   }, 60_000);
 
-  test("calls retry UNAVAILABLE while containerd restarts", async () => {
+  test("calls retry UNAVAILABLE while the runtime restarts", async () => {
     const { spawnSync } = await import("node:child_process");
     const { testContainerdEnv } = await import("../../support/containerd.ts");
-    const script = `${import.meta.dir}/../../../scripts/host/containerd.sh`;
+    const script = testRuntimeScript;
     expect(spawnSync("bash", [script, "stop"], { env: testContainerdEnv }).status).toBe(0);
     expect(existsSync(ctd.socket)).toBe(false);
     // Start it again shortly after the call begins failing; the call must succeed once it is back.
     const pending = ctd.cri.version();
     const starter = Bun.spawn(["bash", script, "start"], { env: testContainerdEnv, stdout: "ignore", stderr: "ignore" });
     const v = await pending;
-    expect(v.runtimeName).toBe("containerd");
+    expect(v.runtimeName).toBe(testRuntimeCriName);
     expect(await starter.exited).toBe(0);
   }, 60_000);
 });

@@ -1,9 +1,10 @@
-// kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd: sync, cgroups and limits,
+// kuberuntime (src/pod/kuberuntime) driving real pods on a private containerd (or CRI-O): sync, cgroups and limits,
 // exit codes, OOM kills, graceful kill, restart-safe adoption, spec-hash restarts, ephemeral containers, removal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCriClient } from "../../../src/cri/client.ts";
+import { containerCgroupLeaves } from "../../../src/cri/container-cgroup.ts";
 import { hashContainer } from "../../../src/pod/kuberuntime/hash.ts";
 import { deleteUnusedContainers, deleteUnusedImages } from "../../../src/pod/kuberuntime/gc.ts";
 import { createDirectSignaller, type DirectSignalEvent } from "../../../src/pod/kuberuntime/direct-signal.ts";
@@ -83,11 +84,13 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     expect(limited.attempt).toBe(0);
     expect(st.sandboxes[0]?.state).toBe("ready");
 
-    const mem = readFileSync(`/sys/fs/cgroup/memory${parent}/${limited.id}/memory.limit_in_bytes`, "utf8").trim();
+    // The container's cgroup under the pod's, by the runtime's name for it (containerd: <id>, CRI-O: crio-<id>).
+    const leaf = containerCgroupLeaves(limited.id).find((l) => existsSync(`/sys/fs/cgroup/memory${parent}/${l}`));
+    const mem = readFileSync(`/sys/fs/cgroup/memory${parent}/${leaf}/memory.limit_in_bytes`, "utf8").trim();
     expect(Number(mem)).toBe(64 * 1024 * 1024);
     const cpuDir = existsSync("/sys/fs/cgroup/cpu,cpuacct") ? "/sys/fs/cgroup/cpu,cpuacct" : "/sys/fs/cgroup/cpu";
-    expect(readFileSync(`${cpuDir}${parent}/${limited.id}/cpu.cfs_quota_us`, "utf8").trim()).toBe("20000");
-    expect(readFileSync(`${cpuDir}${parent}/${limited.id}/cpu.shares`, "utf8").trim()).toBe("102");
+    expect(readFileSync(`${cpuDir}${parent}/${leaf}/cpu.cfs_quota_us`, "utf8").trim()).toBe("20000");
+    expect(readFileSync(`${cpuDir}${parent}/${leaf}/cpu.shares`, "utf8").trim()).toBe("102");
 
     // The log lands in /var/log/pods-style <dir>/<ns>_<name>_<uid>/<container>/<attempt>.log, $(WHO) expanded.
     const log = join(LOG_ROOT, `kr-test_${pod.metadata.name}_${pod.metadata.uid}`, "free", "0.log");
@@ -295,10 +298,10 @@ describe.skipIf(!canRunContainerd())("kuberuntime on containerd", () => {
     expect(tags).not.toContain(ctd.images.memhog);
     expect(r.removed).toContain(ctd.images.memhog);
     expect(r.freedBytes).toBeGreaterThan(0);
-    // Put memhog back for any later test in this process (containerd.sh start re-imports missing images).
+    // Put memhog back for any later test in this process (containerd.sh and crio.sh start re-import missing images).
     const { spawnSync } = await import("node:child_process");
-    const { testContainerdEnv } = await import("../../support/containerd.ts");
-    expect(spawnSync("bash", [`${import.meta.dir}/../../../scripts/host/containerd.sh`, "start"], { env: testContainerdEnv }).status).toBe(0);
+    const { testContainerdEnv, testRuntimeScript } = await import("../../support/containerd.ts");
+    expect(spawnSync("bash", [testRuntimeScript, "start"], { env: testContainerdEnv }).status).toBe(0);
     expect(await ctd.cri.imageStatus(ctd.images.memhog)).not.toBeNull();
   }, 60_000);
   test("a 1 s stop signals the container's init directly (pidfd, checked against containerd's pid and the container cgroup) before StopContainer", async () => {
