@@ -43,6 +43,23 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
       { restartPolicy: "Never", automountServiceAccountToken: false, volumes: [{ name: "data", ...volume }] },
     );
 
+  /** A Retain PV of `csi` and a claim pre-bound to it, once the claim is Bound. */
+  async function boundClaim(pvName: string, claimName: string, csi: object): Promise<void> {
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name: pvName },
+      spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], persistentVolumeReclaimPolicy: "Retain", storageClassName: "", csi },
+    });
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: claimName, namespace: "default" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: pvName },
+    });
+    await until("the claim Bound", async () => (await c.json("get", "pvc", claimName)).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+  }
+
   beforeAll(async () => {
     c = await startUpstreamCluster({ name: "csivol", binDir: bin.dir!, config: ["syncFrequency: 5s"] });
     driver = createFakeCSIDriver({
@@ -70,25 +87,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
   }, 120_000);
 
   test("a PV of the driver: staged, published, written through; the pod deleted, unpublished and unstaged", async () => {
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "csi-pv" },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        persistentVolumeReclaimPolicy: "Retain",
-        storageClassName: "",
-        csi: { driver: DRIVER, volumeHandle: HANDLE, volumeAttributes: { tier: "fast" } },
-      },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "csi-claim", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "csi-pv" },
-    });
-    await until("the claim Bound", async () => (await c.json("get", "pvc", "csi-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await boundClaim("csi-pv", "csi-claim", { driver: DRIVER, volumeHandle: HANDLE, volumeAttributes: { tier: "fast" } });
     await apply(pod("csi-writer", "echo through-csi > /data/f", { persistentVolumeClaim: { claimName: "csi-claim" } }));
     const running = await c.podInPhase("csi-writer", "Running", 120_000);
     const uid = running.metadata.uid as string;
@@ -156,25 +155,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     await until("the second driver registered", () => attached!.statuses.some((s) => s.pluginRegistered), 30_000, { intervalMs: 200 });
     await apply({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: ATTACHED_DRIVER }, spec: { attachRequired: true } });
     const handle = "vol-attached";
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "csi-attached-pv" },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        persistentVolumeReclaimPolicy: "Retain",
-        storageClassName: "",
-        csi: { driver: ATTACHED_DRIVER, volumeHandle: handle },
-      },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "csi-attached-claim", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "csi-attached-pv" },
-    });
-    await until("the claim Bound", async () => (await c.json("get", "pvc", "csi-attached-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await boundClaim("csi-attached-pv", "csi-attached-claim", { driver: ATTACHED_DRIVER, volumeHandle: handle });
     await apply(pod("csi-attached", "echo attached > /data/h", { persistentVolumeClaim: { claimName: "csi-attached-claim" } }));
     const va = attachmentName(handle, ATTACHED_DRIVER, c.n.node);
     const inUse = async () => ((await c.json("get", "node", c.n.node)).status?.volumesInUse ?? []) as string[];
