@@ -11,6 +11,7 @@ export interface RefContainer {
 export interface RefVolume {
   secret?: { secretName?: string };
   persistentVolumeClaim?: unknown;
+  ephemeral?: unknown;
   configMap?: { name?: string };
   projected?: { sources?: { secret?: { name?: string }; configMap?: { name?: string }; serviceAccountToken?: unknown; clusterTrustBundle?: unknown }[] };
 }
@@ -71,6 +72,7 @@ export function apiObjectReference(pod: RefPod): string | undefined {
     if (v.configMap) return "configmaps (via configmap volumes)";
     if (v.secret) return "secrets (via secret volumes)";
     if (v.persistentVolumeClaim) return "persistentvolumeclaims";
+    if (v.ephemeral) return "persistentvolumeclaims (via ephemeral volumes)";
     for (const s of v.projected?.sources ?? []) {
       if (s.configMap) return "configmaps (via projected volumes)";
       if (s.secret) return "secrets (via projected volumes)";

@@ -286,11 +286,6 @@ describe("values bunlet cannot honour: Failed/PodFeatureUnsupported naming field
       'spec.containers[0].volumeMounts[0].recursiveReadOnly: "Enabled" is not supported by bunlet: ',
     ],
     [
-      "an ephemeral volume",
-      (p) => p.spec.volumes.push({ name: "data", ephemeral: { volumeClaimTemplate: { spec: {} } } }),
-      'spec.volumes[1].ephemeral: {"volumeClaimTemplate":{"spec":{}}} is not supported by bunlet: ephemeral (PersistentVolumeClaim template) volumes are not implemented',
-    ],
-    [
       "an image volume",
       (p) => p.spec.volumes.push({ name: "model", image: { reference: "example.com/model:1", pullPolicy: "IfNotPresent" } }),
       "spec.volumes[1].image: ",

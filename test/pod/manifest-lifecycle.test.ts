@@ -116,6 +116,11 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
     ["a service account", pod({}, { serviceAccountName: "default" }), "static pods may not reference serviceaccounts"],
     ["imagePullSecrets", pod({}, { imagePullSecrets: [{ name: "reg" }] }), "static pods may not reference secrets"],
     [
+      "a generic ephemeral volume",
+      pod({}, { volumes: [{ name: "v", ephemeral: { volumeClaimTemplate: { spec: {} } } }] }),
+      "static pods may not reference persistentvolumeclaims (via ephemeral volumes)",
+    ],
+    [
       "a projected clusterTrustBundle",
       pod({}, { volumes: [{ name: "v", projected: { sources: [{ clusterTrustBundle: { name: "b", path: "p" } }] } }] }),
       "static pods may not reference clustertrustbundles",

@@ -12,17 +12,23 @@ import {
   mountedVolumeNames,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
+  volumeClaimSource,
   type ClaimedVolume,
+  type ClaimOwnerPod,
   type PersistentVolumeObject,
+  type VolumeClaimSource,
 } from "../volumes/index.ts";
 
 const NO_CLIENT = "no kubeClient defined";
 
-/** The pod's used persistentVolumeClaim volumes: volume name → claim name. */
-export function podClaimVolumes(pod: KubePod): Map<string, string> {
+/** The pod's used persistentVolumeClaim and generic ephemeral volumes: volume name → its claim. */
+export function podClaimVolumes(pod: KubePod): Map<string, VolumeClaimSource> {
   const used = mountedVolumeNames(pod);
-  const out = new Map<string, string>();
-  for (const v of pod.spec.volumes ?? []) if (v.persistentVolumeClaim && used.has(v.name)) out.set(v.name, v.persistentVolumeClaim.claimName);
+  const out = new Map<string, VolumeClaimSource>();
+  for (const v of pod.spec.volumes ?? []) {
+    const claim = volumeClaimSource(pod.metadata.name, v);
+    if (claim && used.has(v.name)) out.set(v.name, claim);
+  }
   return out;
 }
 
@@ -35,7 +41,13 @@ async function get<T>(client: KubeClient | undefined, path: string, schema: z.Zo
   }
 }
 
-async function resolveClaim(client: KubeClient | undefined, namespace: string, volumeName: string, claimName: string): Promise<ClaimedVolume | Error> {
+async function resolveClaim(
+  client: KubeClient | undefined,
+  namespace: string,
+  volumeName: string,
+  claimName: string,
+  ownerPod?: ClaimOwnerPod,
+): Promise<ClaimedVolume | Error> {
   const pvc = await get(
     client,
     `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(claimName)}`,
@@ -46,7 +58,7 @@ async function resolveClaim(client: KubeClient | undefined, namespace: string, v
   let pv: PersistentVolumeObject | Error = new Error("not read");
   if (pvName) pv = await get(client, `/api/v1/persistentvolumes/${encodeURIComponent(pvName)}`, persistentVolumeSchema);
   try {
-    return claimedVolume(volumeName, namespace, claimName, pvc, () => pv);
+    return claimedVolume(volumeName, namespace, claimName, pvc, () => pv, ownerPod);
   } catch (e) {
     return e as Error;
   }
@@ -56,6 +68,7 @@ async function resolveClaim(client: KubeClient | undefined, namespace: string, v
 export async function resolveClaimedVolumes(client: KubeClient | undefined, pod: KubePod): Promise<Map<string, ClaimedVolume | Error>> {
   const ns = pod.metadata.namespace ?? "";
   const vols = [...podClaimVolumes(pod)];
-  const got = await Promise.all(vols.map(([volume, claim]) => resolveClaim(client, ns, volume, claim)));
+  const owner = { namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid ?? "" };
+  const got = await Promise.all(vols.map(([volume, c]) => resolveClaim(client, ns, volume, c.claimName, c.ephemeral ? owner : undefined)));
   return new Map(vols.map(([volume], i) => [volume, got[i]!]));
 }

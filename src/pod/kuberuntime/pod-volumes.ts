@@ -9,6 +9,7 @@ import {
   mountedVolumeNames,
   setUpPodVolume,
   unmountedVolumesMessage,
+  volumeClaimSource,
   volumePluginName,
   type ClaimedVolume,
   type PodApiObjects,
@@ -55,13 +56,14 @@ function claimsFailure(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailur
   const used = mountedVolumeNames(pod);
   const failed: { volume: string; error: string }[] = [];
   for (const v of pod.spec.volumes ?? []) {
-    if (!v.persistentVolumeClaim || !used.has(v.name)) continue;
+    const claim = volumeClaimSource(pod.metadata.name, v);
+    if (!claim || !used.has(v.name)) continue;
     const c = claimOf(ctx, pod, v.name);
     const ns = pod.metadata.namespace ?? "";
     if (c === undefined)
       failed.push({
         volume: v.name,
-        error: `error processing PVC ${ns}/${v.persistentVolumeClaim.claimName}: failed to fetch PVC from API server: no kubeClient defined`,
+        error: `error processing PVC ${ns}/${claim.claimName}: failed to fetch PVC from API server: no kubeClient defined`,
       });
     else if (c instanceof Error) failed.push({ volume: v.name, error: c.message });
   }
@@ -91,7 +93,7 @@ function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | 
   if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi);
   if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi") return undefined;
   const pv = { accessModes: claimed.source.accessModes, mountOptions: claimed.mountOptions };
-  return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, v.persistentVolumeClaim?.readOnly === true);
+  return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, volumeClaimSource(pod.metadata.name, v)?.readOnly === true);
 }
 
 /** A CSI volume staged and published (once: a published volume is not published again at each sync). */
@@ -113,8 +115,9 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
   const used = mountedVolumeNames(pod);
   for (const v of pod.spec.volumes ?? []) {
     // An unused claim is not read (upstream's populator skips unused volumes).
-    if (v.persistentVolumeClaim && !used.has(v.name)) continue;
-    const claimed = v.persistentVolumeClaim ? claimOf(ctx, pod, v.name) : undefined;
+    const claim = volumeClaimSource(pod.metadata.name, v);
+    if (claim && !used.has(v.name)) continue;
+    const claimed = claim ? claimOf(ctx, pod, v.name) : undefined;
     const plugin = claimed && !(claimed instanceof Error) ? claimed.source.plugin : volumePluginName(v);
     try {
       const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);

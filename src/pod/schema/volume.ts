@@ -1,5 +1,5 @@
 // core/v1 Volume and its sources. bunlet mounts emptyDir, hostPath, persistentVolumeClaim (bound to a
-// hostPath, local or CSI PV), inline csi (ephemeral), downwardAPI, projected, secret and configMap
+// hostPath, local or CSI PV), generic ephemeral (the claim made for the pod), inline csi, downwardAPI, projected, secret and configMap
 // volumes (src/pod/volumes, kuberuntime/empty-dir.ts); every other v1 volume source is
 // accepted by the schema and refused by name (network and cloud volumes need attach/mount
 // plugins bunlet does not have). The file ownership fields of AtomicWriteVolumeUserFields and the
@@ -113,13 +113,30 @@ const hostPathVolume = z.strictObject({
 });
 // A claim in the pod's namespace; the PV behind it (hostPath or local) is resolved at volume set-up.
 const persistentVolumeClaimVolume = z.strictObject({ claimName: z.string().min(1, "Required value"), readOnly: z.boolean().optional() });
+/**
+ * A generic ephemeral volume: the API server's ephemeral volume controller makes its claim from the
+ * template; the kubelet only uses that claim (`<pod>-<volume>`), so the template is kept as it comes.
+ */
+const ephemeralVolume = z.strictObject({
+  volumeClaimTemplate: z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}) }),
+});
 
 const notImplemented = (what: string) => refusedWhenSet(`${what} volumes are not implemented`);
 const cloud = (what: string) => refusedWhenSet(`${what} volumes are not implemented (in-tree cloud volumes are migrated to CSI upstream)`);
 const removed = (what: string) => refusedWhenSet(`${what} volumes are removed or deprecated upstream and not implemented`);
 
 /** The volume sources bunlet mounts. */
-const SUPPORTED_VOLUME_SOURCES = ["emptyDir", "hostPath", "persistentVolumeClaim", "csi", "downwardAPI", "projected", "secret", "configMap"] as const;
+const SUPPORTED_VOLUME_SOURCES = [
+  "emptyDir",
+  "hostPath",
+  "persistentVolumeClaim",
+  "ephemeral",
+  "csi",
+  "downwardAPI",
+  "projected",
+  "secret",
+  "configMap",
+] as const;
 
 const volumeSources = {
   emptyDir: emptyDirVolume.optional(),
@@ -129,7 +146,7 @@ const volumeSources = {
   secret: secretVolume.optional(),
   configMap: configMapVolume.optional(),
   persistentVolumeClaim: persistentVolumeClaimVolume.optional(),
-  ephemeral: refusedWhenSet("ephemeral (PersistentVolumeClaim template) volumes are not implemented"),
+  ephemeral: ephemeralVolume.optional(),
   csi: csiVolumeSourceSchema.optional(),
   image: refusedWhenSet("image volumes (the CRI's image mounts) are not implemented"),
   nfs: notImplemented("nfs"),

@@ -27,7 +27,10 @@ export {
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
   unmountedVolumesMessage,
+  volumeClaimSource,
   type ClaimedVolume,
+  type ClaimOwnerPod,
+  type VolumeClaimSource,
   type PersistentVolumeClaimObject,
   type PersistentVolumeObject,
 } from "./persistent-volume.ts";

@@ -12,7 +12,9 @@ import { csiPersistentVolumeSourceSchema, type CSIPersistentVolumeSource } from 
 export const persistentVolumeClaimSchema = z.looseObject({
   metadata: z.looseObject({
     name: z.string().optional(),
+    namespace: z.string().optional(),
     uid: z.string().default(""),
+    ownerReferences: z.array(z.looseObject({ uid: z.string().default(""), controller: z.boolean().nullish() })).nullish(),
     deletionTimestamp: z.string().optional(),
     finalizers: z.array(z.string()).optional(),
   }),
@@ -93,6 +95,45 @@ export function boundVolumeName(pvc: PersistentVolumeClaimObject): string {
   return pvc.spec.volumeName;
 }
 
+/** The claim a pod volume uses: a persistentVolumeClaim volume's, or a generic ephemeral volume's own. */
+export interface VolumeClaimSource {
+  claimName: string;
+  readOnly: boolean;
+  /** A generic ephemeral volume: the claim must be the pod's (volumeIsForPod). */
+  ephemeral: boolean;
+}
+
+/**
+ * upstream createVolumeSpec's pvcSource: a generic ephemeral volume is handled as a claim named
+ * `<pod name>-<volume name>` (component-helpers storage/ephemeral VolumeClaimName), read-write.
+ */
+export function volumeClaimSource(
+  podName: string,
+  v: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean }; ephemeral?: unknown },
+): VolumeClaimSource | undefined {
+  if (v.persistentVolumeClaim) return { claimName: v.persistentVolumeClaim.claimName, readOnly: v.persistentVolumeClaim.readOnly === true, ephemeral: false };
+  if (v.ephemeral) return { claimName: `${podName}-${v.name}`, readOnly: false, ephemeral: true };
+  return undefined;
+}
+
+/** The pod a generic ephemeral volume's claim must belong to. */
+export interface ClaimOwnerPod {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/**
+ * upstream ephemeral.VolumeIsForPod: the claim is in the pod's namespace and the pod is its controller
+ * (metav1.IsControlledBy), so a claim of that name made by someone else is never used.
+ */
+export function checkVolumeIsForPod(pod: ClaimOwnerPod, pvc: PersistentVolumeClaimObject, claimName: string): void {
+  const ns = pvc.metadata.namespace ?? pod.namespace;
+  const controller = (pvc.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+  if (ns !== pod.namespace || !controller || controller.uid !== pod.uid)
+    throw new Error(`PVC ${ns}/${pvc.metadata.name ?? claimName} was not created for pod ${pod.namespace}/${pod.name} (pod is not owner)`);
+}
+
 /** upstream getPVSpec's checks: the PV must name the claim (its UID) as the one it is bound to. */
 export function checkClaimRef(pv: PersistentVolumeObject, pvName: string, claimUid: string): void {
   const ref = pv.spec.claimRef;
@@ -132,6 +173,7 @@ export function claimedVolume(
   claimName: string,
   pvc: PersistentVolumeClaimObject | Error,
   pv: (pvName: string) => PersistentVolumeObject | Error,
+  ownerPod?: ClaimOwnerPod,
 ): ClaimedVolume {
   const processing = (e: Error) => new Error(`error processing PVC ${namespace}/${claimName}: ${e.message}`);
   if (pvc instanceof Error) throw processing(new Error(`failed to fetch PVC from API server: ${pvc.message}`));
@@ -139,6 +181,12 @@ export function claimedVolume(
   let vol: PersistentVolumeObject;
   try {
     pvName = boundVolumeName(pvc);
+  } catch (e) {
+    throw processing(e as Error);
+  }
+  // A generic ephemeral volume's claim: upstream's error as it is, not wrapped.
+  if (ownerPod) checkVolumeIsForPod(ownerPod, pvc, claimName);
+  try {
     const got = pv(pvName);
     if (got instanceof Error) throw new Error(`failed to fetch PV ${pvName} from API server: ${got.message}`);
     checkClaimRef(got, pvName, pvc.metadata.uid);

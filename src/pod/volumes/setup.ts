@@ -15,7 +15,7 @@ import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
 import { setUpLocalVolume } from "./local-volume.ts";
 import { setVolumeOwnership } from "./ownership.ts";
-import type { ClaimedVolume } from "./persistent-volume.ts";
+import { volumeClaimSource, type ClaimedVolume } from "./persistent-volume.ts";
 import {
   configMapPayload,
   projectedPayload,
@@ -30,6 +30,8 @@ export interface PodVolumeSpec {
   name: string;
   hostPath?: { path: string; type?: string };
   persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  /** A generic ephemeral volume: its claim template is the API server's; the kubelet uses the claim. */
+  ephemeral?: unknown;
   downwardAPI?: { items?: DownwardApiItem[]; defaultMode?: number };
   projected?: { sources?: ProjectedSource[]; defaultMode?: number };
   secret?: SecretVolumeSource;
@@ -114,10 +116,8 @@ export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSet
     checkHostPathType(v.hostPath.path, v.hostPath.type as HostPathType | undefined);
     return v.hostPath.path;
   }
-  if (v.persistentVolumeClaim) {
-    const claimed = lookupClaimedVolume(ctx, v.name, v.persistentVolumeClaim.claimName);
-    return setUpClaimedVolume(rootDir, uid, claimed, v.persistentVolumeClaim.readOnly === true, ctx);
-  }
+  const claim = volumeClaimSource(ctx.pod.metadata.name, v);
+  if (claim) return setUpClaimedVolume(rootDir, uid, lookupClaimedVolume(ctx, v.name, claim.claimName), claim.readOnly, ctx);
   if (v.csi) return podMountPath(rootDir, uid, v.name);
   if (v.downwardAPI) {
     const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);

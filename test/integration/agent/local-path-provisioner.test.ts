@@ -4,7 +4,10 @@
 // WaitForFirstConsumer class is provisioned once the scheduler places the pod on bunlet: the provisioner's
 // helper pod (busybox with a hostPath volume and its scripts from a configMap) makes the directory on the
 // node, its hostPath PV is bound, the pod writes a file; a second pod on the same claim reads it back.
-// Deleting the claim runs the teardown helper pod, which removes the directory.
+// Deleting the claim runs the teardown helper pod, which removes the directory. A generic ephemeral
+// volume of the class: kube-controller-manager's ephemeral volume controller makes the pod's claim
+// (`<pod>-<volume>`, owned by the pod), the provisioner its PV, bunlet mounts it; the pod deleted, the
+// garbage collector deletes the claim and the provisioner the directory.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
@@ -19,6 +22,8 @@ if (!bin.dir) console.warn(`skipping the local-path-provisioner test: ${bin.why}
 const NS = "local-path-storage";
 const SA = "local-path-provisioner-service-account";
 const DATA = `/tmp/bunlet-lpp-data-${process.pid}`;
+/** A generic ephemeral volume's claim template: 1Gi of the provisioner's class. */
+const TEMPLATE = { accessModes: ["ReadWriteOnce"], storageClassName: "local-path", resources: { requests: { storage: "1Gi" } } };
 
 /** The provisioner's configMap (its deploy/local-path-storage.yaml, the path under DATA, no priority class). */
 const config = (image: string) => ({
@@ -43,7 +48,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
   let provisioner: ReturnType<typeof Bun.spawn> | undefined;
   const apply = (doc: object) => c.cp.kubectlIn(JSON.stringify(doc), "apply", "-f", "-");
   /** A pod the scheduler places (no nodeName) running `script` with the claim at /data. */
-  const claimPod = (name: string, script: string) =>
+  const claimPod = (name: string, script: string, volume: object = { persistentVolumeClaim: { claimName: "dyn" } }) =>
     appPod(
       name,
       c.n.ctd.images.busybox,
@@ -52,7 +57,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
         nodeName: undefined,
         restartPolicy: "Never",
         automountServiceAccountToken: false,
-        volumes: [{ name: "data", persistentVolumeClaim: { claimName: "dyn" } }],
+        volumes: [{ name: "data", ...volume }],
       },
     );
 
@@ -110,4 +115,48 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
     await c.cp.kubectl("delete", "pvc", "dyn", "--wait=true", "--timeout=60s");
     await until("the teardown helper removed the directory", () => !existsSync(pv.spec.hostPath.path), 120_000, { intervalMs: 500 });
   }, 420_000);
+
+  test("a generic ephemeral volume: its claim made for the pod, provisioned, mounted; gone with the pod", async () => {
+    await apply(claimPod("eph", "echo scratch > /data/g", { ephemeral: { volumeClaimTemplate: { spec: TEMPLATE } } }));
+    const running = await c.podInPhase("eph", "Running", 180_000);
+    const claim = await c.json("get", "pvc", "eph-data");
+    expect(claim.metadata.ownerReferences).toMatchObject([{ kind: "Pod", name: "eph", uid: running.metadata.uid, controller: true }]);
+    const pv = await c.json("get", "pv", claim.spec.volumeName);
+    await until("the pod's file in the provisioned directory", () => existsSync(join(pv.spec.hostPath.path, "g")), 30_000);
+
+    await c.cp.kubectl("delete", "pod", "eph", "--wait=true", "--timeout=60s");
+    await until("the claim garbage-collected", async () => !(await c.cp.kubectl("get", "pvc", "-o", "name")).includes("eph-data"), 120_000, {
+      intervalMs: 500,
+    });
+    await until("the teardown helper removed the directory", () => !existsSync(pv.spec.hostPath.path), 120_000, { intervalMs: 500 });
+  }, 420_000);
+
+  test("a claim of the ephemeral volume's name not made for the pod: never used, upstream's error", async () => {
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "squat-data", namespace: "default" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "local-path", resources: { requests: { storage: "1Gi" } } },
+    });
+    // Bound to the node directly (no scheduler to refuse it): bunlet itself must refuse the claim.
+    const pod = appPod(
+      "squat",
+      c.n.ctd.images.busybox,
+      { command: ["sh", "-c", "exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
+      { restartPolicy: "Never", automountServiceAccountToken: false, volumes: [{ name: "data", ephemeral: { volumeClaimTemplate: { spec: TEMPLATE } } }] },
+    );
+    await apply(pod);
+    await until(
+      "bunlet's FailedMount naming the claim",
+      async () =>
+        (await c.cp.kubectl("get", "events", "--field-selector", "involvedObject.name=squat,reason=FailedMount", "-o", "json")).includes(
+          "PVC default/squat-data was not created for pod default/squat (pod is not owner)",
+        ),
+      90_000,
+      { intervalMs: 500 },
+    );
+    expect((await c.json("get", "pod", "squat")).status.phase).toBe("Pending");
+    await c.cp.kubectl("delete", "pod", "squat", "--wait=true", "--timeout=60s");
+    await c.cp.kubectl("delete", "pvc", "squat-data", "--wait=true", "--timeout=60s");
+  }, 240_000);
 });

@@ -41,6 +41,23 @@ describe("resolveClaimedVolumes", () => {
     expect(got.get("data")).toEqual({ pvName: "pv-1", source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } }, mountOptions: [] });
   });
 
+  test("a generic ephemeral volume: the claim <pod>-<volume>, used only when the pod is its controller", async () => {
+    const path = "/api/v1/namespaces/team-a/persistentvolumeclaims/p-data";
+    const claim = (owners: object[]) => ({ ...boundClaim, metadata: { name: "p-data", namespace: "team-a", uid: "c-uid", ownerReferences: owners } });
+    const eph = pod([{ name: "data", ephemeral: { volumeClaimTemplate: { spec: {} } } }], ["data"]);
+    const pvObj = { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "c-uid" }, hostPath: { path: "/d" } } };
+    const owned = fakeClient({ [path]: claim([{ kind: "Pod", name: "p", uid: "u1", controller: true }]), [PV_PATH]: pvObj });
+    expect(await resolveClaimedVolumes(owned.client, eph)).toEqual(
+      new Map([["data", { pvName: "pv-1", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/d" } }, mountOptions: [] }]]),
+    );
+    expect(owned.paths).toEqual([path, PV_PATH]);
+    for (const owners of [[], [{ kind: "Pod", name: "p", uid: "u1" }], [{ kind: "Pod", name: "p", uid: "another", controller: true }]]) {
+      const f = fakeClient({ [path]: claim(owners), [PV_PATH]: pvObj });
+      const got = (await resolveClaimedVolumes(f.client, eph)).get("data") as Error;
+      expect(got.message).toBe("PVC team-a/p-data was not created for pod team-a/p (pod is not owner)");
+    }
+  });
+
   test("a pending claim: its PV is not asked for; the error is upstream's", async () => {
     const f = fakeClient({ [PVC_PATH]: { metadata: { name: "claim", uid: "c-uid" }, spec: {}, status: { phase: "Pending" } } });
     const got = await resolveClaimedVolumes(f.client, pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]));
