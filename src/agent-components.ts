@@ -13,6 +13,10 @@ import { createPodResourcesServer, podResourcesSocketPath } from "./podresources
 import type { NodeApiWiring } from "./wire/node-api.ts";
 import { createPluginManagerWiring } from "./wire/plugin-manager.ts";
 import type { PodsWiring } from "./wire/pods.ts";
+import { durationMs } from "./config/duration.ts";
+import { volumeStatsMetrics } from "./metrics/volume-stats.ts";
+import type { Runtime } from "./pod/runtime.ts";
+import { createVolumeStatCalculator, type VolumeStatCalculator } from "./stats/volume-stat-calculator.ts";
 
 /** The plugin manager (plugins_registry) with the CSI drivers' handler; drivers are published through the node's client. */
 export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi: NodeApiWiring | undefined): AgentComponent {
@@ -74,4 +78,18 @@ export function podResourcesComponent(ctx: NodeAgentContext, pods: PodsWiring, d
     getEnabled: ctx.config.featureGates?.KubeletPodResourcesGet !== false, // beta, on by default
   });
   return { name: "podresources", start: () => podResources.start(), stop: () => podResources.stop() };
+}
+
+/** The persistent and CSI volumes' stats for the summary, and kubelet_volume_stats_* from them. */
+export function volumeStatCalculator(ctx: NodeAgentContext, runtime: Runtime, csi: CSIVolumeManager): VolumeStatCalculator {
+  const calculator = createVolumeStatCalculator({
+    rootDir: ctx.flags.rootDir,
+    clock: realClock,
+    periodMs: durationMs(ctx.config.volumeStatsAggPeriod ?? "1m"),
+    claims: (uid) => runtime.podClaims?.(uid),
+    csiVolumeStats: (uid, specVolID) => csi.volumeStats(uid, specVolID),
+    onError: (message) => log.warn(message),
+  });
+  volumeStatsMetrics(ctx.metrics, () => calculator.claimStats());
+  return calculator;
 }

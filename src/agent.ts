@@ -33,8 +33,9 @@ import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
-import { csiVolumeManager, imageGCComponent, pluginManagerComponent, podResourcesComponent } from "./agent-components.ts";
+import { csiVolumeManager, imageGCComponent, pluginManagerComponent, podResourcesComponent, volumeStatCalculator } from "./agent-components.ts";
 import type { CSIVolumeManager } from "./pod/volumes/csi/index.ts";
+import type { VolumeStatCalculator } from "./stats/volume-stat-calculator.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
 import { createPodsWiring, type PodsWiring } from "./wire/pods.ts";
 import { criClientFromConfig, waitForRuntime } from "./wire/runtime.ts";
@@ -72,7 +73,8 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
     lifecycle: () => pods.lifecycle,
     clock: realClock,
   });
-  const eviction = createEviction(ctx, pods, imageImport.pinnedImages);
+  const volumeStats = volumeStatCalculator(ctx, runtime, csi);
+  const eviction = createEviction(ctx, pods, imageImport.pinnedImages, volumeStats);
   addAdmitHandlers(ctx, pods, devices);
   const nodeShutdown = createNodeShutdown(ctx, pods);
   const imageGC = createImageGC(ctx, eviction, imageImport.pinnedImages);
@@ -170,7 +172,7 @@ function createPods(
 }
 
 /** The eviction manager with its stats, kernel notifiers and trace; the trace hears every container stop. */
-function createEviction(ctx: NodeAgentContext, pods: PodsWiring, pinnedImages: () => string[]): EvictionWiring {
+function createEviction(ctx: NodeAgentContext, pods: PodsWiring, pinnedImages: () => string[], volumeStats: VolumeStatCalculator): EvictionWiring {
   const eviction = createEvictionWiring({
     config: ctx.config,
     sources: ctx.loaded.sources,
@@ -191,6 +193,7 @@ function createEviction(ctx: NodeAgentContext, pods: PodsWiring, pinnedImages: (
     notifierPriority: ctx.opts.protectSelf !== false, // the notifier thread's nice, as oom_score_adj: the agent's own process
     directSignal: ctx.directSignal, // the notifier thread's own hard memory evictions (wire/fast-eviction.ts)
     onPodCgroupRemoved: pods.cgroups && ((fn) => pods.cgroups!.onPodRemoved(fn)), // …whose plan re-plans when a pod cgroup goes
+    volumeStats: (pod, uid) => volumeStats.podVolumeStats(pod, uid), // the summary's persistent and CSI volumes
   });
   ctx.late.onStop = (e) => eviction.tracer.onStopContainer(e);
   return eviction;

@@ -23,6 +23,8 @@ export interface VolumeLike {
   configMap?: unknown;
   gitRepo?: unknown;
   persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  ephemeral?: unknown;
+  csi?: unknown;
 }
 
 export interface TolerationLike {

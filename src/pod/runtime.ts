@@ -3,6 +3,7 @@
 // it in src/pod/kuberuntime/. Kept small: only what bunlet's pod lifecycle needs.
 import type { ResourceConfig } from "./cgroups-config.ts";
 import type { PodLike } from "./pod-like.ts";
+import type { ClaimedVolume } from "./volumes/index.ts";
 
 export type ContainerState = "created" | "running" | "exited" | "unknown";
 export type SandboxState = "ready" | "notready";
@@ -122,6 +123,8 @@ export interface ExecResult {
 }
 
 export interface Runtime {
+  /** The PVs of the pod's claims as its last sync resolved them, by volume name (volume stats). */
+  podClaims?(uid: string): ReadonlyMap<string, ClaimedVolume | Error> | undefined;
   /** Runtime name and version (CRI Version). */
   version(): Promise<{ runtimeName: string; runtimeVersion: string }>;
   /** All pods the runtime knows, including exited ones (for PLEG relist and adoption). */

@@ -6,7 +6,7 @@ import type { CriClient } from "../cri/client.ts";
 import type { PodLike } from "../pod/pod-like.ts";
 import type { DirUsageCache } from "./dir-usage.ts";
 import type { NodeStatsRequest } from "./node.ts";
-import type { NodeStats } from "./summary.ts";
+import type { NodeStats, VolumeStats } from "./summary.ts";
 
 /** The CRI calls the summary makes. */
 export type SummaryCri = Pick<CriClient, "listPodSandbox" | "listContainers" | "listContainerStats">;
@@ -48,4 +48,6 @@ export interface SummaryProviderOptions {
   /** A pod's field could not be read (called once per pod, field and message); default: log.warn. */
   onError?: (message: string) => void;
   dirUsage?: DirUsageCache;
+  /** The pod's persistent and CSI volumes (volume-stat-calculator.ts), after its emptyDirs. */
+  volumeStats?: (pod: PodLike, uid: string) => Promise<VolumeStats[]>;
 }

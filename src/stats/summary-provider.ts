@@ -59,9 +59,10 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     const scope: PodScope = { pod, uid, dirs, logsDir: podLogsDirectory(ctx.podLogsDir, ref), node, pass };
     const containers = snap ? listedContainers(scope, snap) : specContainers(scope);
     if (containers.length > 0 || snap) stats.containers = containers;
-    // Volumes: emptyDirs' cached walks.
+    // Volumes: emptyDirs' cached walks, then the persistent and CSI volumes' figures.
     const { volumes, diskVolumes } = await storage.volumes(pod, uid, nodefs, pass, deadlines);
-    if (volumes.length > 0) stats.volume = volumes;
+    const persistent = opts.volumeStats ? await opts.volumeStats(pod, uid).catch(() => []) : [];
+    if (volumes.length + persistent.length > 0) stats.volume = [...volumes, ...persistent];
     // Ephemeral storage: containers' rootfs and logs, disk volumes, the pod's own logs.
     const podLogs = storage.podLogs(uid, scope.logsDir, nodefs, pass);
     stats["ephemeral-storage"] = ephemeralStorage(containers, diskVolumes, podLogs, nodefs, pass.time);

@@ -89,6 +89,8 @@ export interface PodReference {
 
 export interface VolumeStats extends FsStats {
   name: string;
+  /** The claim of a persistent volume (upstream PVCReference). */
+  pvcRef?: { name: string; namespace: string };
 }
 
 export interface PodStats {

@@ -48,6 +48,7 @@ import type { PodLike } from "../pod/pod-like.ts";
 import type { Registry } from "../server/metrics.ts";
 import { createNodeStatsProvider } from "../stats/node.ts";
 import { createSummaryProvider, type SummaryProvider } from "../stats/summary-provider.ts";
+import type { VolumeStats } from "../stats/summary.ts";
 import type { AgentComponent } from "../agent-component.ts";
 import type { EvictionDeps } from "../eviction/types.ts";
 import { nodeRef, type EventRecorder } from "../events/types.ts";
@@ -95,6 +96,8 @@ export interface EvictionWiringInput {
   directSignal?: FastEvictionSignaller;
   /** The pod cgroup manager's removals (PodCgroupManager.onPodRemoved): the notifier thread's plan re-plans on them. */
   onPodCgroupRemoved?(fn: (uid: string) => void): () => void;
+  /** The pods' persistent and CSI volumes in the summary (stats/volume-stat-calculator.ts). */
+  volumeStats?: (pod: PodLike, uid: string) => Promise<VolumeStats[]>;
   /**
    * Let the notifier thread evict on its plan (default: on, unless the BUNLET_NOTIFIER_THREAD_EVICTION
    * environment variable turns it off; see notifierThreadEvictionFromEnv).
@@ -230,6 +233,7 @@ function createEvictionSummary(ctx: EvictionWiringContext): SummaryProvider {
     rootDir: input.rootDir,
     podsCgroup: input.podsCgroup,
     clock,
+    volumeStats: input.volumeStats,
     onError: (m) => {
       if (!expectedMissing(m)) log.warn(m);
     },

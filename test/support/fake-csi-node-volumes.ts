@@ -2,8 +2,9 @@
 // data directory (<dataDir>/<volume id>) at the staging path, NodePublishVolume bind-mounts the staged
 // path (or the data directory when the volume was not staged) at the target path — read-only when asked
 // — and the Unstage/Unpublish calls unmount them. Where a mount is refused (no CAP_SYS_ADMIN) a
-// `.fake-csi` marker file stands in for it. Every call is recorded with its request.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// `.fake-csi` marker file stands in for it. Every call is recorded with its request, but for
+// NodeGetVolumeStats, which answers the published path's statfs (bytes and inodes).
+import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { UnaryHandler } from "../../src/cri/grpc-server.ts";
 import { mountPointsUnder } from "../../src/pod/volumes/mount-points.ts";
@@ -85,6 +86,16 @@ export function createFakeNodeVolumes(root: string): FakeNodeVolumes {
         unbind(target);
         rmSync(target, { recursive: true, force: true });
       }),
+      NodeGetVolumeStats: {
+        request: "NodeGetVolumeStatsRequest",
+        response: "NodeGetVolumeStatsResponse",
+        call: (req) => {
+          onCall("NodeGetVolumeStats");
+          const s = statfsSync(str(req.volumePath));
+          const bytes = { unit: "BYTES", total: s.blocks * s.bsize, available: s.bavail * s.bsize, used: (s.blocks - s.bfree) * s.bsize };
+          return { usage: [bytes, { unit: "INODES", total: s.files, available: s.ffree, used: s.files - s.ffree }] };
+        },
+      },
     }),
     cleanUp() {
       for (const m of [...mounts].sort((a, b) => b.length - a.length)) unbind(m);

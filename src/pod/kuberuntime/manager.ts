@@ -60,6 +60,7 @@ export function createKubeRuntime(opts: KubeRuntimeOptions): Runtime & { execSyn
       return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
     },
     getPods: (all) => getPods(ctx, all),
+    podClaims: (uid) => ctx.podObjects.get(uid)?.claims,
     foreignPodUids: () => (cri as { foreignPodUids?: () => ReadonlySet<string> }).foreignPodUids?.() ?? new Set(),
     getPodStatus: (uid, name, namespace) => getPodStatus(ctx, uid, name, namespace),
     syncPod: (pod, status, backOff, options) => syncPod(ctx, pod, status, backOff, options),

@@ -67,6 +67,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
       registrationSocket: join(c.n.rootDir, "plugins_registry", `${DRIVER}-reg.sock`),
       csiSocket: join(c.n.rootDir, "plugins", DRIVER, "csi.sock"),
       nodeId: "node-1",
+      capabilities: ["STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS"],
     });
     await driver.start();
     await until("the driver registered", () => driver!.statuses.some((s) => s.pluginRegistered), 30_000, { intervalMs: 200 });
@@ -105,6 +106,14 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     });
     await until("the file in the driver's volume", () => existsSync(join(driver!.volumes.dataDir(HANDLE), "f")), 30_000);
     expect(readFileSync(join(driver!.volumes.dataDir(HANDLE), "f"), "utf8")).toBe("through-csi\n");
+    // The driver's NodeGetVolumeStats in the Summary API, with the claim, and in kubelet_volume_stats_*.
+    const summary = await (await c.nodeRequest("/stats/summary")).json();
+    const vol = summary.pods.find((p: { podRef: { uid: string } }) => p.podRef.uid === uid)?.volume?.find((v: { name: string }) => v.name === "data");
+    expect(vol).toMatchObject({ pvcRef: { name: "csi-claim", namespace: "default" } });
+    expect(vol.capacityBytes).toBeGreaterThan(0);
+    expect(vol.inodes).toBe(vol.inodesUsed + vol.inodesFree);
+    const metrics = await (await c.nodeRequest("/metrics")).text();
+    expect(metrics).toContain(`kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="csi-claim"} ${vol.capacityBytes}`);
 
     await deletePod("csi-writer");
     await until("unpublished and unstaged", () => called("NodeUnpublishVolume").length > 0 && called("NodeUnstageVolume").length > 0, 60_000, {

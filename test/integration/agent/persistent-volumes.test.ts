@@ -8,7 +8,7 @@
 // event naming the PV and its source.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
@@ -99,6 +99,13 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     expect(mountPointsUnder(target)).toEqual([target]);
     // local and hostPath are not attachable plugins: upstream reports neither in volumesInUse.
     expect((await c.json("get", "node", NODE_NAME)).status.volumesInUse).toBeUndefined();
+    // The local PV's statfs in the Summary API, with its claim (upstream MetricsStatFS).
+    const summary = await (await c.nodeRequest("/stats/summary")).json();
+    const vol = summary.pods
+      .find((p: { podRef: { uid: string } }) => p.podRef.uid === writer.metadata.uid)
+      ?.volume?.find((v: { name: string }) => v.name === "data");
+    expect(vol).toMatchObject({ pvcRef: { name: "local-claim", namespace: "default" } });
+    expect(vol.capacityBytes).toBe(statfsSync(target).blocks * statfsSync(target).bsize);
 
     await deletePod("local-writer");
     await until("the writer's bind mount gone", () => mountPointsUnder(target).length === 0, 30_000);

@@ -18,7 +18,7 @@ import {
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
-import type { CSINodeClient, NodeStageVolumeRequest } from "./node-client.ts";
+import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
 import { mountVolumeCapability, publishVolumeContext, supportsFSGroup, type CSIVolumeSpec, type PodIdentity } from "./volume-spec.ts";
 
 export interface CSIVolumeManagerDeps {
@@ -48,6 +48,11 @@ export interface CSIVolumeManager {
    * sorted: the node status's `volumesInUse`, which keeps the attach/detach controller from detaching them.
    */
   volumesInUse(): string[];
+  /**
+   * upstream metrics_csi GetMetrics: NodeGetVolumeStats of the pod's published volume `specVolID` (the PV's
+   * name, or an inline volume's); undefined when it is not published or its driver lacks GET_VOLUME_STATS.
+   */
+  volumeStats(podUid: string, specVolID: string): Promise<VolumeUsage[] | undefined>;
 }
 
 /** upstream GetUniqueVolumeNameFromSpec for the csi plugin: its name, then `<driver>^<volume handle>`. */
@@ -212,6 +217,17 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       }
       if (errors.length > 0) throw new Error(`pod ${podUid}: CSI volumes not torn down: ${errors.join("; ")}`);
       inUse.delete(podUid);
+    },
+    async volumeStats(podUid, specVolID) {
+      const dir = join(podCSIVolumesDir(d.rootDir, podUid), specVolID);
+      const data = existsSync(dir) ? loadVolumeData(dir) : undefined;
+      const endpoint = data && d.driverEndpoint(data.driverName);
+      if (!data || !endpoint || !d.client.nodeGetVolumeStats) return undefined;
+      const caps = await d.client.nodeGetCapabilities(endpoint);
+      if (!caps.includes("GET_VOLUME_STATS")) return undefined;
+      const staged = data.volumeLifecycleMode !== "Ephemeral" && caps.includes("STAGE_UNSTAGE_VOLUME");
+      const staging = staged ? deviceMountPath(d.rootDir, data.driverName, data.volumeHandle) : "";
+      return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, join(dir, "mount"), staging);
     },
     volumesInUse: () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort(),
   };

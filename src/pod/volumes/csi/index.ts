@@ -7,7 +7,7 @@ export { MIGRATED_PLUGINS_ANNOTATION } from "./csinode.ts";
 export { NODE_ID_ANNOTATION } from "./node-updates.ts";
 export { createNodeInfoManager, type NodeInfoManager } from "./nodeinfo-manager.ts";
 export { createCSIRegistrationHandler, type CSIDriver, type CSIRegistrationHandler } from "./registration-handler.ts";
-export { createCSINodeClient, type CSINodeClient } from "./node-client.ts";
+export { createCSINodeClient, type CSINodeClient, type VolumeUsage } from "./node-client.ts";
 export { createCSIVolumeManager, uniqueVolumeName, type CSIVolumeManager, type CSIVolumeManagerDeps, type CSIVolumeSetUp } from "./csi-mounter.ts";
 export { CSI_POD_PLUGIN_DIR, deviceMountPath, podMountPath } from "./csi-util.ts";
 export {

@@ -17,6 +17,14 @@ export interface NodePublishVolumeRequest extends NodeStageVolumeRequest {
   readonly: boolean;
 }
 
+/** One entry of NodeGetVolumeStats: bytes or inodes of the volume. */
+export interface VolumeUsage {
+  unit: "BYTES" | "INODES" | "UNKNOWN";
+  available: number;
+  total: number;
+  used: number;
+}
+
 /** A driver's Node service, by endpoint (its socket). Each call throws the driver's error. */
 export interface CSINodeClient {
   /** The driver's node capabilities by name (STAGE_UNSTAGE_VOLUME, VOLUME_MOUNT_GROUP, …). */
@@ -25,6 +33,8 @@ export interface CSINodeClient {
   nodeUnstageVolume(endpoint: string, volumeId: string, stagingTargetPath: string): Promise<void>;
   nodePublishVolume(endpoint: string, req: NodePublishVolumeRequest): Promise<void>;
   nodeUnpublishVolume(endpoint: string, volumeId: string, targetPath: string): Promise<void>;
+  /** The usage of a published volume (drivers with GET_VOLUME_STATS); stagingTargetPath "" when not staged. */
+  nodeGetVolumeStats?(endpoint: string, volumeId: string, volumePath: string, stagingTargetPath: string): Promise<VolumeUsage[]>;
 }
 
 async function call<T>(endpoint: string, method: string, request: string, response: string, body: object, timeoutMs: number): Promise<T> {
@@ -62,6 +72,18 @@ export function createCSINodeClient(timeoutMs = CSI_TIMEOUT_MS): CSINodeClient {
     },
     async nodeUnpublishVolume(endpoint, volumeId, targetPath) {
       await call(endpoint, "NodeUnpublishVolume", "NodeUnpublishVolumeRequest", "NodeUnpublishVolumeResponse", { volumeId, targetPath }, timeoutMs);
+    },
+    async nodeGetVolumeStats(endpoint, volumeId, volumePath, stagingTargetPath) {
+      const r = await call<{ usage: { unit?: string; available?: number | string; total?: number | string; used?: number | string }[] }>(
+        endpoint,
+        "NodeGetVolumeStats",
+        "NodeGetVolumeStatsRequest",
+        "NodeGetVolumeStatsResponse",
+        { volumeId, volumePath, stagingTargetPath },
+        timeoutMs,
+      );
+      const unit = (u?: string): VolumeUsage["unit"] => (u === "BYTES" || u === "INODES" ? u : "UNKNOWN");
+      return (r.usage ?? []).map((u) => ({ unit: unit(u.unit), available: Number(u.available ?? 0), total: Number(u.total ?? 0), used: Number(u.used ?? 0) }));
     },
   };
 }

@@ -1,0 +1,119 @@
+// A pod's persistent volumes in the Summary API (upstream pkg/kubelet/stats volume_stat_calculator.go
+// for the volumes whose plugin has metrics): a claim's local PV by statfs of its bind mount (upstream
+// MetricsStatFS), a claim's CSI PV and an inline CSI volume by the driver's NodeGetVolumeStats (upstream
+// metrics_csi.go); a claim's volumes carry their `pvcRef`. hostPath PVs have none (upstream MetricsNil).
+// Computed at most once per volumeStatsAggPeriod per pod, in the background after the first time, as
+// upstream's per-pod calculators; the latest figures also feed kubelet_volume_stats_*.
+import { statfs } from "node:fs/promises";
+import { join } from "node:path";
+import type { Clock } from "../clock.ts";
+import type { PodLike } from "../pod/pod-like.ts";
+import { volumeClaimSource, type ClaimedVolume } from "../pod/volumes/index.ts";
+import type { VolumeUsage } from "../pod/volumes/csi/index.ts";
+import type { VolumeStats } from "./summary.ts";
+
+/** Usage figures of a volume, as FsStats has them. */
+export type VolumeUsageFigures = Omit<VolumeStats, "name" | "time" | "pvcRef">;
+
+export interface VolumeStatCalculatorDeps {
+  rootDir: string;
+  clock: Pick<Clock, "now">;
+  /** volumeStatsAggPeriod: how long a pod's figures are served before they are computed again. */
+  periodMs: number;
+  /** The PVs of the pod's claims as its last sync resolved them; undefined once the pod is gone. */
+  claims: (uid: string) => ReadonlyMap<string, ClaimedVolume | Error> | undefined;
+  /** NodeGetVolumeStats of the pod's published CSI volume (csi-mounter volumeStats). */
+  csiVolumeStats?: (podUid: string, specVolID: string) => Promise<VolumeUsage[] | undefined>;
+  /** A volume's figures could not be read. */
+  onError?: (message: string) => void;
+}
+
+export interface VolumeStatCalculator {
+  /** The pod's persistent and CSI volumes' stats (cached up to periodMs; the first time waits for them). */
+  podVolumeStats(pod: PodLike, uid: string): Promise<VolumeStats[]>;
+  /** The latest figures of every claim's volume, for kubelet_volume_stats_*. */
+  claimStats(): VolumeStats[];
+  /** Resolves once the background refreshes under way have finished. */
+  settled(): Promise<void>;
+}
+
+/** upstream MetricsStatFS getFsInfo: capacity, available and used bytes and the inodes of a mounted file system. */
+export async function statfsFigures(path: string): Promise<VolumeUsageFigures> {
+  const s = await statfs(path);
+  return {
+    capacityBytes: s.blocks * s.bsize,
+    availableBytes: s.bavail * s.bsize,
+    usedBytes: (s.blocks - s.bfree) * s.bsize,
+    inodes: s.files,
+    inodesFree: s.ffree,
+    inodesUsed: s.files - s.ffree,
+  };
+}
+
+/** upstream getMetricsFromNodeVolumeStats: BYTES and INODES entries; undefined when there is neither. */
+export function csiUsageFigures(usage: readonly VolumeUsage[]): VolumeUsageFigures | undefined {
+  let out: VolumeUsageFigures | undefined;
+  for (const u of usage) {
+    if (u.unit === "BYTES") out = { ...out, availableBytes: u.available, capacityBytes: u.total, usedBytes: u.used };
+    else if (u.unit === "INODES") out = { ...out, inodesFree: u.available, inodes: u.total, inodesUsed: u.used };
+  }
+  return out;
+}
+
+export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeStatCalculator {
+  const cache = new Map<string, { atMs: number; stats: VolumeStats[]; refreshing?: Promise<VolumeStats[]> }>();
+
+  async function csiFigures(uid: string, specVolID: string): Promise<VolumeUsageFigures | undefined> {
+    const usage = await d.csiVolumeStats?.(uid, specVolID);
+    return usage && csiUsageFigures(usage);
+  }
+
+  /** One volume's figures, undefined when its plugin has none. */
+  function figures(pod: PodLike, uid: string, v: NonNullable<PodLike["spec"]["volumes"]>[number]): Promise<VolumeUsageFigures | undefined> | undefined {
+    if (v.csi) return csiFigures(uid, v.name);
+    const claimed = volumeClaimSource(pod.metadata.name, v) && d.claims(uid)?.get(v.name);
+    if (!claimed || claimed instanceof Error) return undefined;
+    if (claimed.source.plugin === "kubernetes.io/local-volume")
+      return statfsFigures(join(d.rootDir, "pods", uid, "volumes", "kubernetes.io~local-volume", claimed.pvName));
+    if (claimed.source.plugin === "kubernetes.io/csi") return csiFigures(uid, claimed.pvName);
+    return undefined;
+  }
+
+  async function compute(pod: PodLike, uid: string): Promise<VolumeStats[]> {
+    const out: VolumeStats[] = [];
+    for (const v of pod.spec.volumes ?? []) {
+      try {
+        const f = await figures(pod, uid, v);
+        if (!f) continue;
+        const claim = volumeClaimSource(pod.metadata.name, v);
+        const pvcRef = claim ? { pvcRef: { name: claim.claimName, namespace: pod.metadata.namespace ?? "" } } : {};
+        out.push({ name: v.name, time: new Date(d.clock.now()).toISOString(), ...f, ...pvcRef });
+      } catch (e) {
+        d.onError?.(`volume stats of pod ${pod.metadata.namespace ?? ""}/${pod.metadata.name} volume ${v.name}: ${(e as Error).message}`);
+      }
+    }
+    cache.set(uid, { atMs: d.clock.now(), stats: out });
+    return out;
+  }
+
+  return {
+    async podVolumeStats(pod, uid) {
+      if (!(pod.spec.volumes ?? []).some((v) => v.csi || volumeClaimSource(pod.metadata.name, v))) return [];
+      const hit = cache.get(uid);
+      if (!hit) return compute(pod, uid);
+      if (d.clock.now() - hit.atMs >= d.periodMs && !hit.refreshing)
+        hit.refreshing = compute(pod, uid).catch(() => {
+          hit.refreshing = undefined;
+          return hit.stats;
+        });
+      return hit.stats;
+    },
+    async settled() {
+      await Promise.all([...cache.values()].map((e) => e.refreshing));
+    },
+    claimStats() {
+      for (const uid of cache.keys()) if (!d.claims(uid)) cache.delete(uid);
+      return [...cache.values()].flatMap((e) => e.stats.filter((s) => s.pvcRef));
+    },
+  };
+}

@@ -1,0 +1,106 @@
+// A pod's persistent and CSI volumes in the summary (upstream volume_stat_calculator.go, MetricsStatFS,
+// metrics_csi.go): a local PV by statfs, CSI volumes by NodeGetVolumeStats, the claims' pvcRef, hostPath
+// PVs without figures, and the figures computed at most once per volumeStatsAggPeriod.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createManualClock } from "../../src/manual-clock.ts";
+import type { PodLike } from "../../src/pod/pod-like.ts";
+import type { ClaimedVolume } from "../../src/pod/volumes/index.ts";
+import { createVolumeStatCalculator, csiUsageFigures, statfsFigures } from "../../src/stats/volume-stat-calculator.ts";
+
+const root = mkdtempSync(join(tmpdir(), "volume-stats-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const pod = {
+  metadata: { name: "app", namespace: "team", uid: "u1" },
+  spec: {
+    containers: [],
+    volumes: [
+      { name: "local", persistentVolumeClaim: { claimName: "c-local" } },
+      { name: "host", persistentVolumeClaim: { claimName: "c-host" } },
+      { name: "remote", ephemeral: { volumeClaimTemplate: { spec: {} } } },
+      { name: "inline", csi: { driver: "d" } },
+      { name: "scratch", emptyDir: {} },
+    ],
+  },
+} as unknown as PodLike;
+const claims = new Map<string, ClaimedVolume | Error>([
+  ["local", { pvName: "pv-local", source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/x" } }, mountOptions: [] }],
+  ["host", { pvName: "pv-host", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/x" } }, mountOptions: [] }],
+  [
+    "remote",
+    {
+      pvName: "pv-csi",
+      source: { plugin: "kubernetes.io/csi", csi: { driver: "d", volumeHandle: "h" }, accessModes: ["ReadWriteOnce"] },
+      mountOptions: [],
+    } as ClaimedVolume,
+  ],
+]);
+const usage = (n: number) => [
+  { unit: "BYTES" as const, total: 100 * n, available: 60 * n, used: 40 * n },
+  { unit: "INODES" as const, total: 10, available: 7, used: 3 },
+];
+
+describe("figures", () => {
+  test("NodeGetVolumeStats: BYTES and INODES mapped as upstream; nothing usable, undefined", () => {
+    expect(csiUsageFigures(usage(1))).toEqual({ capacityBytes: 100, availableBytes: 60, usedBytes: 40, inodes: 10, inodesFree: 7, inodesUsed: 3 });
+    expect(csiUsageFigures([{ unit: "UNKNOWN", total: 1, available: 1, used: 0 }])).toBeUndefined();
+  });
+  test("statfs: capacity, used below it, inodes used + free", async () => {
+    const f = await statfsFigures(root);
+    expect(f.capacityBytes!).toBeGreaterThan(0);
+    expect(f.usedBytes!).toBeLessThanOrEqual(f.capacityBytes!);
+    expect(f.inodesUsed! + f.inodesFree!).toBe(f.inodes!);
+  });
+});
+
+describe("createVolumeStatCalculator", () => {
+  const localDir = join(root, "pods", "u1", "volumes", "kubernetes.io~local-volume", "pv-local");
+  mkdirSync(localDir, { recursive: true });
+
+  function calculator() {
+    const clock = createManualClock(1_000_000);
+    const asked: string[] = [];
+    let n = 1;
+    let known = true;
+    const c = createVolumeStatCalculator({
+      rootDir: root,
+      clock,
+      periodMs: 60_000,
+      claims: (uid) => (known && uid === "u1" ? claims : undefined),
+      csiVolumeStats: async (uid, specVolID) => (asked.push(`${uid}/${specVolID}`), usage(n)),
+    });
+    return { c, clock, asked, next: () => n++, forget: () => (known = false) };
+  }
+
+  test("a local PV by statfs, a CSI claim and an inline CSI volume by the driver; claims with pvcRef; hostPath and emptyDir none", async () => {
+    const { c, asked } = calculator();
+    const stats = await c.podVolumeStats(pod, "u1");
+    expect(stats.map((s) => [s.name, s.pvcRef])).toEqual([
+      ["local", { name: "c-local", namespace: "team" }],
+      ["remote", { name: "app-remote", namespace: "team" }],
+      ["inline", undefined],
+    ]);
+    expect(asked).toEqual(["u1/pv-csi", "u1/inline"]);
+    expect(stats[1]).toMatchObject({ capacityBytes: 100, usedBytes: 40, inodesUsed: 3 });
+    expect(stats[0]!.capacityBytes).toEqual((await statfsFigures(localDir)).capacityBytes);
+    expect(c.claimStats().map((s) => s.name)).toEqual(["local", "remote"]);
+  });
+
+  test("computed once per period: served from the cache, then refreshed in the background; gone with the pod", async () => {
+    const { c, clock, asked, next, forget } = calculator();
+    await c.podVolumeStats(pod, "u1");
+    next();
+    clock.advance(30_000);
+    expect((await c.podVolumeStats(pod, "u1"))[1]!.capacityBytes).toBe(100);
+    expect(asked.length).toBe(2);
+    clock.advance(30_000);
+    expect((await c.podVolumeStats(pod, "u1"))[1]!.capacityBytes).toBe(100); // stale, while the refresh runs
+    await c.settled();
+    expect((await c.podVolumeStats(pod, "u1"))[1]!.capacityBytes).toBe(200);
+    forget();
+    expect(c.claimStats()).toEqual([]);
+  });
+});
