@@ -2,8 +2,10 @@
 // for the volumes whose plugin has metrics): a claim's local PV by statfs of its bind mount (upstream
 // MetricsStatFS), a claim's CSI PV and an inline CSI volume by the driver's NodeGetVolumeStats (upstream
 // metrics_csi.go); a claim's volumes carry their `pvcRef`. hostPath PVs have none (upstream MetricsNil).
-// Computed at most once per volumeStatsAggPeriod per pod, in the background after the first time, as
-// upstream's per-pod calculators; the latest figures also feed kubelet_volume_stats_*.
+// Computed at most once per volumeStatsAggPeriod per pod, in the background, as upstream's per-pod
+// calculators: a summary never waits on a driver longer than the first computation's 250 ms (the
+// eviction manager's summaries must not hang on a stuck driver); the latest figures also feed
+// kubelet_volume_stats_*.
 import { statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
@@ -60,8 +62,12 @@ export function csiUsageFigures(usage: readonly VolumeUsage[]): VolumeUsageFigur
   return out;
 }
 
+/** How long a summary waits for a pod's first computation before going on without its figures. */
+const FIRST_WAIT_MS = 250;
+
 export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeStatCalculator {
   const cache = new Map<string, { atMs: number; stats: VolumeStats[]; refreshing?: Promise<VolumeStats[]> }>();
+  const firstRuns = new Map<string, Promise<VolumeStats[]>>();
 
   async function csiFigures(uid: string, specVolID: string): Promise<VolumeUsageFigures | undefined> {
     const usage = await d.csiVolumeStats?.(uid, specVolID);
@@ -100,7 +106,18 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
     async podVolumeStats(pod, uid) {
       if (!(pod.spec.volumes ?? []).some((v) => v.csi || volumeClaimSource(pod.metadata.name, v))) return [];
       const hit = cache.get(uid);
-      if (!hit) return compute(pod, uid);
+      if (!hit) {
+        let first = firstRuns.get(uid);
+        if (!first) {
+          first = compute(pod, uid).finally(() => firstRuns.delete(uid));
+          firstRuns.set(uid, first);
+        }
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), FIRST_WAIT_MS);
+        });
+        return ((await Promise.race([first, late]).finally(() => clearTimeout(timer))) ?? []) as VolumeStats[];
+      }
       if (d.clock.now() - hit.atMs >= d.periodMs && !hit.refreshing)
         hit.refreshing = compute(pod, uid).catch(() => {
           hit.refreshing = undefined;
@@ -109,7 +126,7 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
       return hit.stats;
     },
     async settled() {
-      await Promise.all([...cache.values()].map((e) => e.refreshing));
+      await Promise.all([...firstRuns.values(), ...[...cache.values()].map((e) => e.refreshing)]);
     },
     claimStats() {
       for (const uid of cache.keys()) if (!d.claims(uid)) cache.delete(uid);

@@ -103,4 +103,20 @@ describe("createVolumeStatCalculator", () => {
     forget();
     expect(c.claimStats()).toEqual([]);
   });
+
+  test("a driver that does not answer holds a summary 250 ms at most, once: its figures come when it answers", async () => {
+    let answer: (u: ReturnType<typeof usage>) => void = () => {};
+    const c = createVolumeStatCalculator({
+      rootDir: root,
+      clock: createManualClock(0),
+      periodMs: 60_000,
+      claims: () => claims,
+      csiVolumeStats: (_uid, specVolID) => (specVolID === "inline" ? Promise.resolve(undefined) : new Promise((r) => (answer = r))),
+    });
+    expect((await c.podVolumeStats(pod, "u1")).map((s) => s.name)).toEqual([]);
+    expect((await c.podVolumeStats(pod, "u1")).map((s) => s.name)).toEqual([]);
+    answer(usage(1));
+    await c.settled();
+    expect((await c.podVolumeStats(pod, "u1")).map((s) => s.name)).toEqual(["local", "remote"]);
+  });
 });

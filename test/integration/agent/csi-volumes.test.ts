@@ -107,8 +107,15 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     await until("the file in the driver's volume", () => existsSync(join(driver!.volumes.dataDir(HANDLE), "f")), 30_000);
     expect(readFileSync(join(driver!.volumes.dataDir(HANDLE), "f"), "utf8")).toBe("through-csi\n");
     // The driver's NodeGetVolumeStats in the Summary API, with the claim, and in kubelet_volume_stats_*.
-    const summary = await (await c.nodeRequest("/stats/summary")).json();
-    const vol = summary.pods.find((p: { podRef: { uid: string } }) => p.podRef.uid === uid)?.volume?.find((v: { name: string }) => v.name === "data");
+    const vol = await until(
+      "the volume in /stats/summary",
+      async () => {
+        const summary = await (await c.nodeRequest("/stats/summary")).json();
+        return summary.pods.find((p: { podRef: { uid: string } }) => p.podRef.uid === uid)?.volume?.find((v: { name: string }) => v.name === "data");
+      },
+      30_000,
+      { intervalMs: 300 },
+    );
     expect(vol).toMatchObject({ pvcRef: { name: "csi-claim", namespace: "default" } });
     expect(vol.capacityBytes).toBeGreaterThan(0);
     expect(vol.inodes).toBe(vol.inodesUsed + vol.inodesFree);

@@ -100,10 +100,17 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     // local and hostPath are not attachable plugins: upstream reports neither in volumesInUse.
     expect((await c.json("get", "node", NODE_NAME)).status.volumesInUse).toBeUndefined();
     // The local PV's statfs in the Summary API, with its claim (upstream MetricsStatFS).
-    const summary = await (await c.nodeRequest("/stats/summary")).json();
-    const vol = summary.pods
-      .find((p: { podRef: { uid: string } }) => p.podRef.uid === writer.metadata.uid)
-      ?.volume?.find((v: { name: string }) => v.name === "data");
+    const vol = await until(
+      "the volume in /stats/summary",
+      async () => {
+        const summary = await (await c.nodeRequest("/stats/summary")).json();
+        return summary.pods
+          .find((p: { podRef: { uid: string } }) => p.podRef.uid === writer.metadata.uid)
+          ?.volume?.find((v: { name: string }) => v.name === "data");
+      },
+      30_000,
+      { intervalMs: 300 },
+    );
     expect(vol).toMatchObject({ pvcRef: { name: "local-claim", namespace: "default" } });
     expect(vol.capacityBytes).toBe(statfsSync(target).blocks * statfsSync(target).bsize);
 
