@@ -8,6 +8,7 @@ import type { KubeletConfigurationField } from "./kubelet-config.ts";
  * type-checked, and produces one warning naming it, so nobody believes it took effect.
  */
 export const ACTED_ON_FIELDS: ReadonlySet<string> = new Set<KubeletConfigurationField>([
+  "volumeStatsAggPeriod",
   "apiVersion",
   "kind",
   "enableServer",

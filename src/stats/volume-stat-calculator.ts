@@ -104,7 +104,8 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
 
   return {
     async podVolumeStats(pod, uid) {
-      if (!(pod.spec.volumes ?? []).some((v) => v.csi || volumeClaimSource(pod.metadata.name, v))) return [];
+      // A volumeStatsAggPeriod of 0 or less turns the calculations off, as upstream.
+      if (d.periodMs <= 0 || !(pod.spec.volumes ?? []).some((v) => v.csi || volumeClaimSource(pod.metadata.name, v))) return [];
       const hit = cache.get(uid);
       if (!hit) {
         let first = firstRuns.get(uid);

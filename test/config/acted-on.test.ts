@@ -22,7 +22,7 @@ const warningsFor = async (yaml: string) => {
 };
 
 describe("ACTED_ON_FIELDS", () => {
-  test.each([["volumeStatsAggPeriod: 30s\n", "volumeStatsAggPeriod"]])("not acted on yet, warns: %s", async (yaml, field) => {
+  test.each([["registryPullQPS: 3\n", "registryPullQPS"]])("not acted on yet, warns: %s", async (yaml, field) => {
     expect((await warningsFor(yaml)).map((w) => w.split(" ")[0])).toEqual([field]);
   });
 
@@ -36,6 +36,7 @@ describe("ACTED_ON_FIELDS", () => {
     "failSwapOn: false\n",
     "memorySwap:\n  swapBehavior: LimitedSwap\n",
     "imageGCHighThresholdPercent: 90\nimageGCLowThresholdPercent: 70\nimageMinimumGCAge: 5m\n",
+    "volumeStatsAggPeriod: 30s\n",
   ])("acted on, no warning: %s", async (yaml) => {
     expect(await warningsFor(yaml)).toEqual([]);
   });

@@ -7,7 +7,8 @@
 // Deleting the claim runs the teardown helper pod, which removes the directory. A generic ephemeral
 // volume of the class: kube-controller-manager's ephemeral volume controller makes the pod's claim
 // (`<pod>-<volume>`, owned by the pod), the provisioner its PV, bunlet mounts it; the pod deleted, the
-// garbage collector deletes the claim and the provisioner the directory.
+// garbage collector deletes the claim and the provisioner the directory. A bound claim of that name the
+// pod does not own is refused with upstream's error, the pod left Pending.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
@@ -132,12 +133,26 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
   }, 420_000);
 
   test("a claim of the ephemeral volume's name not made for the pod: never used, upstream's error", async () => {
+    // A claim of the volume's name, bound (a static PV): only the owner check stands in the way.
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name: "squat-pv" },
+      spec: {
+        capacity: { storage: "1Gi" },
+        accessModes: ["ReadWriteOnce"],
+        storageClassName: "",
+        persistentVolumeReclaimPolicy: "Retain",
+        hostPath: { path: join(DATA, "squat"), type: "DirectoryOrCreate" },
+      },
+    });
     await apply({
       apiVersion: "v1",
       kind: "PersistentVolumeClaim",
       metadata: { name: "squat-data", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "local-path", resources: { requests: { storage: "1Gi" } } },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "squat-pv" },
     });
+    await until("the claim Bound", async () => (await c.json("get", "pvc", "squat-data")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
     // Bound to the node directly (no scheduler to refuse it): bunlet itself must refuse the claim.
     const pod = appPod(
       "squat",
@@ -158,5 +173,6 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
     expect((await c.json("get", "pod", "squat")).status.phase).toBe("Pending");
     await c.cp.kubectl("delete", "pod", "squat", "--wait=true", "--timeout=60s");
     await c.cp.kubectl("delete", "pvc", "squat-data", "--wait=true", "--timeout=60s");
+    await c.cp.kubectl("delete", "pv", "squat-pv", "--wait=true", "--timeout=60s");
   }, 240_000);
 });
