@@ -99,6 +99,8 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
       }
     }
     cache.set(uid, { atMs: d.clock.now(), stats: out });
+    // A pod no summary asked for in two periods (and at least 5 minutes) is gone: its figures go too.
+    for (const [u, e] of cache) if (d.clock.now() - e.atMs > Math.max(2 * d.periodMs, 300_000) + d.periodMs) cache.delete(u);
     return out;
   }
 
@@ -130,8 +132,8 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
       await Promise.all([...firstRuns.values(), ...[...cache.values()].map((e) => e.refreshing)]);
     },
     claimStats() {
-      for (const uid of cache.keys()) if (!d.claims(uid)) cache.delete(uid);
-      return [...cache.values()].flatMap((e) => e.stats.filter((s) => s.pvcRef));
+      // Only pods still there (their claims known): a deleted pod's claim is no longer reported.
+      return [...cache].flatMap(([uid, e]) => (d.claims(uid) ? e.stats.filter((s) => s.pvcRef) : []));
     },
   };
 }

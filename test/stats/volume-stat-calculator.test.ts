@@ -104,6 +104,17 @@ describe("createVolumeStatCalculator", () => {
     expect(c.claimStats()).toEqual([]);
   });
 
+  test("a pod's figures no summary asked for in a while (two periods, 5 minutes at least, and one more) are dropped", async () => {
+    const { c, clock } = calculator();
+    await c.podVolumeStats(pod, "u1");
+    clock.advance(6 * 60_000);
+    await c.podVolumeStats(pod, "u2");
+    expect(c.claimStats().map((s) => s.name)).toEqual(["local", "remote"]);
+    clock.advance(1);
+    await c.podVolumeStats(pod, "u3");
+    expect(c.claimStats()).toEqual([]);
+  });
+
   test("a driver that does not answer holds a summary 250 ms at most, once: its figures come when it answers", async () => {
     let answer: (u: ReturnType<typeof usage>) => void = () => {};
     const c = createVolumeStatCalculator({
