@@ -10,7 +10,7 @@ import { statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
 import type { PodLike } from "../pod/pod-like.ts";
-import { volumeClaimSource, type ClaimedVolume } from "../pod/volumes/index.ts";
+import { volumeClaimSource, type ClaimedVolume, type VolumeClaimSource } from "../pod/volumes/index.ts";
 import type { VolumeUsage } from "../pod/volumes/csi/index.ts";
 import type { VolumeStats } from "./summary.ts";
 
@@ -75,9 +75,9 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
   }
 
   /** One volume's figures, undefined when its plugin has none. */
-  function figures(pod: PodLike, uid: string, v: NonNullable<PodLike["spec"]["volumes"]>[number]): Promise<VolumeUsageFigures | undefined> | undefined {
+  function figures(uid: string, v: { name: string; csi?: unknown }, claim: VolumeClaimSource | undefined): Promise<VolumeUsageFigures | undefined> | undefined {
     if (v.csi) return csiFigures(uid, v.name);
-    const claimed = volumeClaimSource(pod.metadata.name, v) && d.claims(uid)?.get(v.name);
+    const claimed = claim && d.claims(uid)?.get(v.name);
     if (!claimed || claimed instanceof Error) return undefined;
     if (claimed.source.plugin === "kubernetes.io/local-volume")
       return statfsFigures(join(d.rootDir, "pods", uid, "volumes", "kubernetes.io~local-volume", claimed.pvName));
@@ -88,10 +88,10 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
   async function compute(pod: PodLike, uid: string): Promise<VolumeStats[]> {
     const out: VolumeStats[] = [];
     for (const v of pod.spec.volumes ?? []) {
+      const claim = volumeClaimSource(pod.metadata.name, v);
       try {
-        const f = await figures(pod, uid, v);
+        const f = await figures(uid, v, claim);
         if (!f) continue;
-        const claim = volumeClaimSource(pod.metadata.name, v);
         const pvcRef = claim ? { pvcRef: { name: claim.claimName, namespace: pod.metadata.namespace ?? "" } } : {};
         out.push({ name: v.name, time: new Date(d.clock.now()).toISOString(), ...f, ...pvcRef });
       } catch (e) {

@@ -86,6 +86,11 @@ function publishedVolumes(rootDir: string): { podUid: string; dir: string; data:
   return out;
 }
 
+/** The published volumes that name the driver's volume handle (the pods using a staged volume). */
+function volumeUsers(rootDir: string, driver: string, volumeHandle: string) {
+  return publishedVolumes(rootDir).filter((v) => v.data.driverName === driver && v.data.volumeHandle === volumeHandle);
+}
+
 export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManager {
   /** Pod UID → its CSI volumes (spec volume ID) → unique name when attachable, else "". */
   const inUse = new Map<string, Map<string, string>>();
@@ -124,7 +129,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       await d.client.nodeStageVolume(endpoint, stageRequest(spec, publishContext, staging, capability));
     } catch (e) {
       // upstream MountDevice's clean-up: a stage that failed leaves no directory unless it is in use.
-      const inUse = publishedVolumes(d.rootDir).some((v) => v.data.driverName === spec.driver && v.data.volumeHandle === spec.volumeHandle);
+      const inUse = volumeUsers(d.rootDir, spec.driver, spec.volumeHandle).length > 0;
       if (!inUse && mountPointsUnder(dirname(staging)).length === 0) rmSync(dirname(staging), { recursive: true, force: true });
       throw e;
     }
@@ -187,8 +192,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   async function unstageIfUnused(data: VolumeData): Promise<void> {
     const staging = deviceMountPath(d.rootDir, data.driverName, data.volumeHandle);
     if (!existsSync(dirname(staging))) return;
-    const users = publishedVolumes(d.rootDir).filter((v) => v.data.driverName === data.driverName && v.data.volumeHandle === data.volumeHandle);
-    if (users.length > 0) return;
+    if (volumeUsers(d.rootDir, data.driverName, data.volumeHandle).length > 0) return;
     const endpoint = endpointOf(data.driverName);
     if ((await d.client.nodeGetCapabilities(endpoint)).includes("STAGE_UNSTAGE_VOLUME")) {
       await d.client.nodeUnstageVolume(endpoint, data.volumeHandle, staging);
@@ -220,7 +224,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     },
     async volumeStats(podUid, specVolID) {
       const dir = join(podCSIVolumesDir(d.rootDir, podUid), specVolID);
-      const data = existsSync(dir) ? loadVolumeData(dir) : undefined;
+      const data = loadVolumeData(dir);
       const endpoint = data && d.driverEndpoint(data.driverName);
       if (!data || !endpoint || !d.client.nodeGetVolumeStats) return undefined;
       const caps = await d.client.nodeGetCapabilities(endpoint);
