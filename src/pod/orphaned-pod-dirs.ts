@@ -72,18 +72,28 @@ export interface OrphanedPodDirs {
 
 const isNotFound = (e: unknown) => (e as NodeJS.ErrnoException).code === "ENOENT";
 
-/** The number of CSI volumes of the pod directory that still have their vol_data.json. */
-async function csiVolumeData(fs: PodDirsFs, dir: string): Promise<number> {
-  let names: string[];
+/** Whether `path` is a directory itself, not a symlink to one (false when missing). */
+async function isRealDir(fs: PodDirsFs, path: string): Promise<boolean> {
   try {
-    names = await fs.listDirs(`${dir}/volumes/${CSI_POD_PLUGIN_DIR}`);
+    const st = await fs.lstat(path);
+    return st.isDirectory() && !st.isSymbolicLink();
   } catch (e) {
-    if (isNotFound(e)) return 0;
+    if (isNotFound(e)) return false;
     throw e;
   }
+}
+
+/**
+ * The number of CSI volumes of the pod directory that still have their vol_data.json. A symlinked
+ * volumes/ or plugin directory is none: the teardown would follow it out of the pod directory.
+ */
+async function csiVolumeData(fs: PodDirsFs, dir: string): Promise<number> {
+  const csiDir = `${dir}/volumes/${CSI_POD_PLUGIN_DIR}`;
+  if (!(await isRealDir(fs, `${dir}/volumes`)) || !(await isRealDir(fs, csiDir))) return 0;
+  const names = await fs.listDirs(csiDir);
   let n = 0;
   for (const name of names) {
-    const st = await fs.lstat(`${dir}/volumes/${CSI_POD_PLUGIN_DIR}/${name}/${VOL_DATA_FILE}`).catch(() => undefined);
+    const st = await fs.lstat(`${csiDir}/${name}/${VOL_DATA_FILE}`).catch(() => undefined);
     if (st && !st.isDirectory() && !st.isSymbolicLink()) n++;
   }
   return n;

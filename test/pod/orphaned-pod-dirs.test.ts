@@ -154,6 +154,20 @@ describe("createOrphanedPodDirs on a directory tree", () => {
     expect(torn).toEqual(["csi", "csi"]);
   });
 
+  test("a CSI plugin directory that is a symlink is not handed to the teardown: the link goes, its target stays", async () => {
+    const elsewhere = join(base, "elsewhere-csi");
+    mkdirSync(join(elsewhere, "pv"), { recursive: true });
+    writeFileSync(join(elsewhere, "pv", "vol_data.json"), "{}");
+    file("linked", "etc-hosts");
+    mkdirSync(join(pods, "linked", "volumes"));
+    symlinkSync(elsewhere, join(pods, "linked", "volumes", "kubernetes.io~csi"));
+    const torn: string[] = [];
+    const r = await createOrphanedPodDirs({ rootDir, fs, tearDownCSIVolumes: async (uid) => void torn.push(uid) }).cleanup(() => false, nothingRunning);
+    expect(r.removed).toEqual(["linked"]);
+    expect(torn).toEqual([]);
+    expect(existsSync(join(elsewhere, "pv", "vol_data.json"))).toBe(true);
+  });
+
   test("a pod that appears while the pass awaits the runtime keeps its directory", async () => {
     file("late", "etc-hosts");
     let appeared = false;
