@@ -48,7 +48,10 @@ describe.skipIf(!canRunContainerd())("orphaned pod directories through the node 
       cgroupRoot: `/bunlet-orphans-${PID}`,
       node: NODE,
       prepare: ({ ctd, manifests }) => {
-        writeFileSync(join(manifests, "live.yaml"), staticPodYaml("live", { image: ctd.images.busybox, command: ["sleep", "3600"], terminationGracePeriodSeconds: 1 }));
+        writeFileSync(
+          join(manifests, "live.yaml"),
+          staticPodYaml("live", { image: ctd.images.busybox, command: ["sleep", "3600"], terminationGracePeriodSeconds: 1 }),
+        );
         // Left by an earlier bunlet: a pod's files (termination log, hosts file, an emptyDir's file) …
         write(STRAY, "containers/app/0", "last words");
         write(STRAY, "etc-hosts");
