@@ -20,6 +20,7 @@ import { configuredCgroupDriver, verifyRuntimeCgroupDriver } from "./pod/cgroups
 import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { checkRuntimeOwner, holdOwnerLock, RuntimeOwnerError } from "./pod/kuberuntime/owner.ts";
+import { createOrphanedPodDirs } from "./pod/orphaned-pod-dirs.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
 import { criticalPodAdmissionHandler } from "./pod/preemption-handler.ts";
 import type { Runtime } from "./pod/runtime.ts";
@@ -167,6 +168,8 @@ function createPods(
     events: ctx.events.recorder,
     allocation,
     userns,
+    // upstream cleanupOrphanedPodDirs; CSI volumes left published are unpublished by their drivers first.
+    orphanedPodDirs: createOrphanedPodDirs({ rootDir: flags.rootDir, tearDownCSIVolumes: (uid) => csi.tearDownPod(uid) }),
   });
   return { runtime, pods, devices, userns, csi };
 }

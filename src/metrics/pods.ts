@@ -83,6 +83,20 @@ function plegFamilies(registry: Registry) {
   };
 }
 
+/** upstream OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors: set by each orphaned pod directory sweep. */
+function orphanFamilies(registry: Registry) {
+  return {
+    cleaned: registry.gauge({
+      name: "kubelet_orphan_pod_cleaned_volumes",
+      help: "The total number of orphaned Pods whose volumes were cleaned in the last periodic sweep.",
+    }),
+    errors: registry.gauge({
+      name: "kubelet_orphan_pod_cleaned_volumes_errors",
+      help: "The number of orphaned Pods whose volumes failed to be cleaned in the last periodic sweep.",
+    }),
+  };
+}
+
 /**
  * The lifecycle hooks over a registry. `wallMs` is the wall clock the pod timestamps are compared with
  * (the lifecycle's clock may be a test clock; podRunning gets its `nowMs` from the lifecycle).
@@ -90,11 +104,16 @@ function plegFamilies(registry: Registry) {
 export function podLifecycleMetrics(registry: Registry): PodLifecycleMetrics {
   const pods = podFamilies(registry);
   const pleg = plegFamilies(registry);
+  const orphans = orphanFamilies(registry);
   let prevRelistStartMs: number | undefined;
   let countedPods: readonly RuntimePod[] | undefined;
   let networkPodSeen = false;
   return {
     workerStarted: (s) => pods.workerStart.observe(s),
+    orphanedPodDirsSwept(total, errors) {
+      orphans.cleaned.set(total);
+      orphans.errors.set(errors);
+    },
     podSynced: (type, s) => pods.workerDuration.observe(s, { operation_type: type }),
     podRunning(pod, nowMs) {
       const seen = podFirstSeenMs(pod);

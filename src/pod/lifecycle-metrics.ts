@@ -22,4 +22,6 @@ export interface PodLifecycleMetrics {
   probed?(p: { pod: Pod; container: string; probeType: ProbeType; result: ProbeMetricResult; seconds: number }): void;
   /** The pod's probe workers stopped: its per-pod probe series go (upstream deletes them). */
   probesRemoved?(uid: string): void;
+  /** One orphaned pod directory sweep: orphans found, and those not removed (upstream kubelet_orphan_pod_cleaned_volumes{,_errors}). */
+  orphanedPodDirsSwept?(orphans: number, errors: number): void;
 }

@@ -3,6 +3,7 @@
 import type { EventRecorder } from "../events/types.ts";
 import type { AllocationManager } from "./allocation/manager.ts";
 import type { UserNsService } from "./userns/index.ts";
+import type { OrphanedPodDirs } from "./orphaned-pod-dirs.ts";
 import { networkInterfaces } from "node:os";
 import { durationMs } from "../config/duration.ts";
 import type { Clock } from "../clock.ts";
@@ -125,6 +126,8 @@ export interface PodLifecycleDeps {
   allocation?: AllocationManager;
   /** The pods' user namespace ranges (src/pod/userns): released when a pod terminates or is an orphan. */
   userns?: Pick<UserNsService, "release" | "cleanupOrphanedPodUsernsAllocations">;
+  /** Removes the directories under <rootDir>/pods of pods gone while bunlet was away (orphaned-pod-dirs.ts). */
+  orphanedPodDirs?: OrphanedPodDirs;
 }
 
 /** The KubeletConfiguration fields the pod lifecycle itself reads (v1beta1 names, Go durations). */

@@ -122,6 +122,7 @@ export function createPodLifecycleFromConfig(input: {
   events?: EventRecorder;
   allocation?: AllocationManager;
   userns?: PodLifecycleDeps["userns"];
+  orphanedPodDirs?: PodLifecycleDeps["orphanedPodDirs"];
 }): { lifecycle: PodLifecycle; cgroups?: PodCgroupManager; nodeName: string; hostIP?: string } {
   const { config, flags } = input;
   const nodeName = nodeNameFrom(flags.hostnameOverride);
@@ -141,6 +142,7 @@ export function createPodLifecycleFromConfig(input: {
     events: input.events,
     allocation: input.allocation,
     userns: input.userns,
+    orphanedPodDirs: input.orphanedPodDirs,
     config: { ...lifecycleConfigFromKubelet(config, { nodeName, hostIP }), extraSources: input.extraSources },
   });
   return { lifecycle, cgroups, nodeName, hostIP };

@@ -106,7 +106,7 @@ export async function housekeeping(ctx: LifecycleContext): Promise<void> {
   // upstream RemoveOrphanedPods: allocations of pods gone while bunlet was away.
   if (sourcesReady(ctx)) ctx.deps.allocation?.removeOrphans(new Set([...podManager.uids(), ...known.keys()]));
   await cleanupUserns(ctx);
-  return runHousekeeping({
+  await runHousekeeping({
     clock,
     runtime,
     podManager,
@@ -121,6 +121,27 @@ export async function housekeeping(ctx: LifecycleContext): Promise<void> {
     runtimePods: () => pleg.runtimePods(RUNTIME_CACHE_MS),
     cgroupScan: ctx.cgroupScan,
   });
+  await cleanupOrphanedPodDirs(ctx);
+}
+
+/**
+ * upstream cleanupOrphanedPodDirs: directories of pods neither wanted, stopping nor running go. Not
+ * before every source delivered its pods: a restarted bunlet must not remove what the API server is
+ * about to list.
+ */
+async function cleanupOrphanedPodDirs(ctx: LifecycleContext): Promise<void> {
+  const dirs = ctx.deps.orphanedPodDirs;
+  if (!dirs || !sourcesReady(ctx)) return;
+  const foreign = ctx.runtime.foreignPodUids?.() ?? new Set<string>();
+  const wanted = (uid: string) => ctx.podManager.get(uid) !== undefined || ctx.known.has(uid) || ctx.workers.state(uid) !== undefined || foreign.has(uid);
+  try {
+    // The runtime is asked only when a directory looks orphaned. A listing up to RUNTIME_CACHE_MS old
+    // serves: bunlet makes runtime pods only for pods `wanted` already holds.
+    const r = await dirs.cleanup(wanted, async () => new Set((await ctx.pleg.runtimePods(RUNTIME_CACHE_MS)).map((p) => p.uid)));
+    ctx.deps.metrics?.orphanedPodDirsSwept?.(r.orphans, r.errors);
+  } catch (e) {
+    log.warn(`housekeeping: orphaned pod directory cleanup failed ${kv({ error: (e as Error).message })}`);
+  }
 }
 
 /** upstream CleanupOrphanedPodUsernsAllocations: ranges of pods neither wanted, stopping nor running go. */

@@ -45,6 +45,8 @@ export function createPodsWiring(input: {
   allocation?: AllocationManager;
   /** The pods' user namespace ranges, released with the pods. */
   userns?: PodLifecycleDeps["userns"];
+  /** Removes the directories of pods gone while bunlet was away. */
+  orphanedPodDirs?: PodLifecycleDeps["orphanedPodDirs"];
 }): PodsWiring {
   const { lifecycle, cgroups, nodeName } = createPodLifecycleFromConfig({
     config: input.config,
@@ -56,6 +58,7 @@ export function createPodsWiring(input: {
     events: input.events,
     allocation: input.allocation,
     userns: input.userns,
+    orphanedPodDirs: input.orphanedPodDirs,
   });
   input.metrics?.observeNode(nodeName, lifecycle);
   if (!cgroups) return { lifecycle, nodeName, podCgroupPath: () => undefined };

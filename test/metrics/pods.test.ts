@@ -69,6 +69,14 @@ describe("running pods and containers (upstream updateRunningPodAndContainerMetr
   });
 });
 
+test("an orphaned pod directory sweep sets kubelet_orphan_pod_cleaned_volumes and its _errors", () => {
+  const registry = createRegistry();
+  podLifecycleMetrics(registry).orphanedPodDirsSwept!(3, 1);
+  const text = registry.render();
+  expect(sample(text, "kubelet_orphan_pod_cleaned_volumes")).toBe(3);
+  expect(sample(text, "kubelet_orphan_pod_cleaned_volumes_errors")).toBe(1);
+});
+
 describe("pod start", () => {
   test("first seen comes from kubernetes.io/config.seen, else creationTimestamp", () => {
     expect(podFirstSeenMs(pod("a", { annotations: { "kubernetes.io/config.seen": "2024-01-01T00:00:01.500000000Z" } }))).toBe(

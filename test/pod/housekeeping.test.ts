@@ -58,3 +58,31 @@ test("housekeeping scans the pod cgroups once while nothing changes, and again w
   await lc.stop();
   expect(removed).toEqual([]);
 });
+
+test("orphaned pod directories are cleaned only once sources are ready, with pods the sources want, workers know or the runtime runs kept", async () => {
+  const clock = createSettlingClock();
+  const rt = createFakeRuntime(clock.now);
+  const passes: { wanted: (uid: string) => boolean; running: ReadonlySet<string> }[] = [];
+  const orphanedPodDirs = {
+    cleanup: async (wanted: (uid: string) => boolean, running: () => Promise<ReadonlySet<string>>) => {
+      passes.push({ wanted, running: await running() });
+      return { orphans: 0, errors: 0, removed: [] };
+    },
+  };
+  const lc = createPodLifecycle({
+    runtime: rt,
+    clock,
+    orphanedPodDirs,
+    config: { nodeName: "n1", hostIP: "192.168.1.10", extraSources: ["api"] },
+  });
+  await lc.start();
+  await lc.housekeeping();
+  expect(passes).toHaveLength(0); // the API server has not listed its pods yet
+  rt.foreignPodUids = () => new Set(["uid-theirs"]);
+  lc.handleUpdate({ op: "SET", pods: [], source: "api" });
+  await lc.housekeeping();
+  expect(passes).toHaveLength(1);
+  expect(passes[0]!.wanted("uid-theirs")).toBe(true);
+  expect(passes[0]!.wanted("uid-gone")).toBe(false);
+  await lc.stop();
+});

@@ -2,9 +2,15 @@
 // IsLikelyNotMountPoint's stronger cousin: a bind mount of a directory on the same filesystem has the
 // same st_dev as its parent, so only mountinfo tells it is a mount).
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+
+export const MOUNTINFO = "/proc/self/mountinfo";
+
+/** The mount table, read without blocking the event loop (for mountPointsUnder's `mountinfo`). */
+export const readMountInfo = (): Promise<string> => readFile(MOUNTINFO, "utf8");
 
 /** Mount points at or below `prefix`, deepest first (mountinfo field 5, octal escapes decoded). */
-export function mountPointsUnder(prefix: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): string[] {
+export function mountPointsUnder(prefix: string, mountinfo = readFileSync(MOUNTINFO, "utf8")): string[] {
   const out: string[] = [];
   for (const line of mountinfo.split("\n")) {
     const f = line.split(" ");

@@ -18,7 +18,7 @@ import { attachmentName, ephemeralVolumeHandle } from "../../../src/pod/volumes/
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { createFakeCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
-import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { appPod, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -107,18 +107,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     await until("the file in the driver's volume", () => existsSync(join(driver!.volumes.dataDir(HANDLE), "f")), 30_000);
     expect(readFileSync(join(driver!.volumes.dataDir(HANDLE), "f"), "utf8")).toBe("through-csi\n");
     // The driver's NodeGetVolumeStats in the Summary API, with the claim, and in kubelet_volume_stats_*.
-    const vol = await until(
-      "the volume in /stats/summary",
-      async () => {
-        const summary = await (await c.nodeRequest("/stats/summary")).json();
-        return summary.pods.find((p: { podRef: { uid: string } }) => p.podRef.uid === uid)?.volume?.find((v: { name: string }) => v.name === "data");
-      },
-      30_000,
-      { intervalMs: 300 },
-    );
+    const vol = await summaryVolume(c, uid, "data");
     expect(vol).toMatchObject({ pvcRef: { name: "csi-claim", namespace: "default" } });
     expect(vol.capacityBytes).toBeGreaterThan(0);
-    expect(vol.inodes).toBe(vol.inodesUsed + vol.inodesFree);
+    expect(vol.inodes).toBe(vol.inodesUsed! + vol.inodesFree!);
     const metrics = await (await c.nodeRequest("/metrics")).text();
     expect(metrics).toContain(`kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="csi-claim"} ${vol.capacityBytes}`);
 

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
-import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { appPod, NODE_NAME, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -100,17 +100,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     // local and hostPath are not attachable plugins: upstream reports neither in volumesInUse.
     expect((await c.json("get", "node", NODE_NAME)).status.volumesInUse).toBeUndefined();
     // The local PV's statfs in the Summary API, with its claim (upstream MetricsStatFS).
-    const vol = await until(
-      "the volume in /stats/summary",
-      async () => {
-        const summary = await (await c.nodeRequest("/stats/summary")).json();
-        return summary.pods
-          .find((p: { podRef: { uid: string } }) => p.podRef.uid === writer.metadata.uid)
-          ?.volume?.find((v: { name: string }) => v.name === "data");
-      },
-      30_000,
-      { intervalMs: 300 },
-    );
+    const vol = await summaryVolume(c, writer.metadata.uid, "data");
     expect(vol).toMatchObject({ pvcRef: { name: "local-claim", namespace: "default" } });
     expect(vol.capacityBytes).toBe(statfsSync(target).blocks * statfsSync(target).bsize);
 

@@ -7,6 +7,7 @@ export * from "./control-plane.ts";
 export * from "./kubelet-config.ts";
 export * from "./node.ts";
 export * from "./objects.ts";
+export * from "./summary.ts";
 export * from "./workloads.ts";
 
 const BUILD = resolve(import.meta.dir, "../../../scripts/upstream/build.sh");
