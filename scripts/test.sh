@@ -18,7 +18,7 @@ fi
 # module proxy and cached under /var/tmp. Without Go, the real-cluster tests skip and say so. The
 # upstream kubelet is left out here: its reference run is a command of its own.
 if command -v go >/dev/null 2>&1; then
-  BUNLET_UPSTREAM_TARGETS="kube-apiserver kube-controller-manager kube-scheduler kubectl agnhost sample-device-plugin local-path-provisioner ginkgo e2e.test" \
+  BUNLET_UPSTREAM_TARGETS="kube-apiserver kube-controller-manager kube-scheduler kubectl agnhost sample-device-plugin local-path-provisioner csi-provisioner csi-attacher ginkgo e2e.test" \
     bash scripts/upstream/build.sh >/dev/null
   # containerd 2 and a runc with user namespace support, for the hostUsers: false pods (cached too).
   bash scripts/host/runtimes.sh containerd >/dev/null

@@ -6,6 +6,7 @@
 #   scripts/upstream/build.sh --path     # print that directory, build nothing (exit 1 if incomplete)
 #   BUNLET_UPSTREAM_TARGETS="kube-apiserver kubelet" scripts/upstream/build.sh   # a subset
 #   BUNLET_UPSTREAM_TARGETS=local-path-provisioner scripts/upstream/build.sh     # not in the default set
+#   BUNLET_UPSTREAM_TARGETS="csi-provisioner csi-attacher" scripts/upstream/build.sh  # nor are the CSI sidecars
 #
 # How: a throwaway Go module requires k8s.io/kubernetes at the pinned release and replaces each staging
 # module (k8s.io/api, k8s.io/client-go, … which k8s.io/kubernetes requires as v0.0.0) by the matching
@@ -32,21 +33,43 @@ declare -A PKG=(
 declare -A EXTERNAL=([ginkgo]=github.com/onsi/ginkgo/v2/ginkgo)
 ORDER=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl agnhost sample-device-plugin ginkgo e2e.test)
 TARGETS=(${BUNLET_UPSTREAM_TARGETS:-${ORDER[@]}})
-# rancher's local-path-provisioner (the dynamic provisioner of hostPath/local PVs on bare metal): a module
-# of its own, installed with `go install` into a cache keyed by its version; $BIN links to it.
-LPP=local-path-provisioner
-LPP_VERSION="${BUNLET_LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30}"
-LPP_BIN="$CACHE/$LPP/$LPP_VERSION/bin/$LPP"
+# Programs of modules of their own, not in the default set: rancher's local-path-provisioner (the dynamic
+# provisioner of hostPath/local PVs on bare metal) and the CSI controller sidecars external-provisioner and
+# external-attacher (kubernetes-csi; the proxy refuses csi-driver-host-path and node-driver-registrar).
+# name → "module version package". Each is built in its module's own directory with its own go.mod (their
+# replace directives rule out `go install module@version`) into a cache keyed by its version; $BIN links to it.
+declare -A MODULE=(
+  [local-path-provisioner]="github.com/rancher/local-path-provisioner ${BUNLET_LOCAL_PATH_PROVISIONER_VERSION:-v0.0.30} ."
+  [csi-provisioner]="github.com/kubernetes-csi/external-provisioner/v5 ${BUNLET_CSI_PROVISIONER_VERSION:-v5.3.0} ./cmd/csi-provisioner"
+  [csi-attacher]="github.com/kubernetes-csi/external-attacher/v4 ${BUNLET_CSI_ATTACHER_VERSION:-v4.13.0} ./cmd/csi-attacher"
+)
+module_bin() { local m v p; read -r m v p <<<"${MODULE[$1]}"; echo "$CACHE/$1/$v/bin/$1"; }
 
 say() { echo "upstream: $*" >&2; }
 
 missing() {
   local t out=()
   for t in "${TARGETS[@]}"; do
-    if [ "$t" = "$LPP" ]; then [ -x "$LPP_BIN" ] && [ "$(readlink "$BIN/$LPP")" = "$LPP_BIN" ] || out+=("$t")
+    if [ -n "${MODULE[$t]:-}" ]; then [ -x "$(module_bin "$t")" ] && [ "$(readlink "$BIN/$t")" = "$(module_bin "$t")" ] || out+=("$t")
     else [ -x "$BIN/$t" ] || out+=("$t"); fi
   done
   echo "${out[@]:-}"
+}
+
+# Builds a program of MODULE into its versioned cache (a no-op when there) and links $BIN to it.
+build_module() {
+  local name="$1" m v p out dir
+  read -r m v p <<<"${MODULE[$name]}"
+  out="$(module_bin "$name")"
+  if [ ! -x "$out" ]; then
+    say "building $name ($m $v)"
+    dir=$(GOFLAGS=-mod=mod go mod download -json "$m@$v" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    [ -n "$dir" ] || { say "$m@$v: the module proxy gave no source"; return 1; }
+    mkdir -p "$(dirname "$out")"
+    (cd "$dir" && GOFLAGS="-trimpath -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w -X main.version=$v" -o "$out.tmp" "$p")
+    mv "$out.tmp" "$out"
+  fi
+  mkdir -p "$BIN" && ln -sfn "$out" "$BIN/$name"
 }
 
 if [ "${1:-}" = "--path" ]; then
@@ -58,12 +81,11 @@ todo=($(missing))
 if [ ${#todo[@]} -eq 0 ]; then echo "$BIN"; exit 0; fi
 command -v go >/dev/null || { say "go is not installed: the upstream test bed needs Go >= 1.26"; exit 1; }
 
-if [[ " ${todo[*]} " == *" $LPP "* ]]; then
-  if [ ! -x "$LPP_BIN" ]; then
-    say "building $LPP $LPP_VERSION"
-    GOBIN="$(dirname "$LPP_BIN")" GOFLAGS=-trimpath CGO_ENABLED=0 nice -n 10 go install "github.com/rancher/$LPP@$LPP_VERSION"
-  fi
-  mkdir -p "$BIN" && ln -sfn "$LPP_BIN" "$BIN/$LPP"
+own=0
+for t in "${todo[@]}"; do
+  if [ -n "${MODULE[$t]:-}" ]; then build_module "$t"; own=1; fi
+done
+if [ $own -eq 1 ]; then
   todo=($(missing))
   if [ ${#todo[@]} -eq 0 ]; then echo "$BIN"; exit 0; fi
 fi
