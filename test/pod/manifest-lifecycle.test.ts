@@ -7,6 +7,7 @@ const pod = (container: Record<string, unknown>, spec: Record<string, unknown> =
   metadata: { name: "p" },
   spec: { containers: [{ name: "app", image: "busybox", ...container }], ...spec },
 });
+const claimVolume = (name: string) => ({ name, persistentVolumeClaim: { claimName: name } });
 const errors = (obj: unknown) => decodePod(obj, "f.yaml").errors.map((e) => e.message);
 
 describe("lifecycle hooks", () => {
@@ -155,7 +156,39 @@ describe("volumes, env valueFrom, sub paths, propagation", () => {
     ["hostPath with ..", pod({}, { volumes: [{ name: "v", hostPath: { path: "/srv/../etc" } }] }), "spec.volumes[0].hostPath.path: must not contain '..'"],
     ["item path ..data", dapi([{ path: "..data", fieldRef: { fieldPath: "metadata.name" } }]), "items[0].path: must not start with '..'"],
     ["hostPath bad type", pod({}, { volumes: [{ name: "v", hostPath: { path: "/x", type: "Fifo" } }] }), "spec.volumes[0].hostPath.type"],
+    [
+      "a device of an emptyDir",
+      pod({ volumeDevices: [{ name: "v", devicePath: "/dev/xvda" }] }, { volumes: [{ name: "v", emptyDir: {} }] }),
+      "volumeDevices[0].name: can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+    ],
+    [
+      "a device path twice",
+      pod(
+        {
+          volumeDevices: [
+            { name: "a", devicePath: "/dev/x" },
+            { name: "b", devicePath: "/dev/x" },
+          ],
+        },
+        { volumes: [claimVolume("a"), claimVolume("b")] },
+      ),
+      "volumeDevices[1].devicePath: must be unique",
+    ],
+    [
+      "a device also mounted",
+      pod({ volumeDevices: [{ name: "a", devicePath: "/dev/x" }], volumeMounts: [{ name: "a", mountPath: "/m" }] }, { volumes: [claimVolume("a")] }),
+      "volumeDevices[0].name: must not already exist in volumeMounts",
+    ],
+    [
+      "a device path with ..",
+      pod({ volumeDevices: [{ name: "a", devicePath: "/dev/../x" }] }, { volumes: [claimVolume("a")] }),
+      "volumeDevices[0].devicePath: can not contain backsteps ('..')",
+    ],
   ])("refuses %s", (_n, obj, want) => expect(errors(obj).join("\n")).toContain(want));
+  test("a claim's volume as a device is accepted (an API pod's: a static pod may not name a claim)", () => {
+    const obj = pod({ volumeDevices: [{ name: "a", devicePath: "/dev/xvda" }] }, { volumes: [claimVolume("a")] });
+    expect(decodePod(obj, "f.yaml", "", "api").errors).toEqual([]);
+  });
 });
 
 describe("probes", () => {

@@ -27,14 +27,15 @@ const pod = {
   },
 } as unknown as PodLike;
 const claims = new Map<string, ClaimedVolume | Error>([
-  ["local", { pvName: "pv-local", source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/x" } }, mountOptions: [] }],
-  ["host", { pvName: "pv-host", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/x" } }, mountOptions: [] }],
+  ["local", { pvName: "pv-local", source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/x" } }, mountOptions: [], volumeMode: "Filesystem" }],
+  ["host", { pvName: "pv-host", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/x" } }, mountOptions: [], volumeMode: "Filesystem" }],
   [
     "remote",
     {
       pvName: "pv-csi",
       source: { plugin: "kubernetes.io/csi", csi: { driver: "d", volumeHandle: "h" }, accessModes: ["ReadWriteOnce"] },
       mountOptions: [],
+      volumeMode: "Filesystem",
     } as ClaimedVolume,
   ],
 ]);

@@ -2,8 +2,9 @@
 // data directory (<dataDir>/<volume id>) at the staging path, NodePublishVolume bind-mounts the staged
 // path (or the data directory when the volume was not staged) at the target path — read-only when asked
 // — and the Unstage/Unpublish calls unmount them. Where a mount is refused (no CAP_SYS_ADMIN) a
-// `.fake-csi` marker file stands in for it. Every call is recorded with its request, but for
-// NodeGetVolumeStats, which answers the published path's statfs (bytes and inodes).
+// `.fake-csi` marker file stands in for it. Every call is recorded with its request — the `secrets`
+// map the kubelet sent included, for tests to check — but for NodeGetVolumeStats, which answers the
+// published path's statfs (bytes and inodes).
 import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { UnaryHandler } from "../../src/cri/grpc-server.ts";

@@ -1,9 +1,10 @@
 // CRI PodSandboxConfig and ContainerConfig built from a pod, as upstream generatePodSandboxConfig
 // (kuberuntime_sandbox.go) and generateContainerConfig (kuberuntime_container.go). Pure: every host
 // fact (log root, cgroup parent, memory capacity, volume host paths) comes in through `ConfigInputs`.
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type {
   ContainerConfig,
+  Device,
   DNSConfig,
   KeyValue,
   LinuxContainerResources,
@@ -191,6 +192,20 @@ function volumeMounts(ref: PodRef, container: KubeContainer, envMap: Record<stri
   });
 }
 
+/**
+ * upstream makeBlockVolumes: each volumeDevices entry a CRI Device from the volume's link on the host
+ * (a raw block volume's set-up, volumes/block-volume.ts) to its devicePath, read-only ("r") when the
+ * claim is, else "mrw".
+ */
+function blockVolumeDevices(ref: PodRef, container: KubeContainer, inputs: ConfigInputs): Device[] {
+  return (container.volumeDevices ?? []).map((d) => {
+    if (!isAbsolute(d.devicePath)) throw new ContainerConfigError(container.name, `error DevicePath \`${d.devicePath}\` must be an absolute path`);
+    const hostPath = inputs.volumeHostPath(ref, d.name);
+    if (hostPath === undefined) throw new ContainerConfigError(container.name, `cannot find volume "${d.name}" to pass into container "${container.name}"`);
+    return { containerPath: d.devicePath, hostPath, permissions: inputs.readOnlyVolume?.(d.name) === true ? "r" : "mrw" };
+  });
+}
+
 /** What a container start knows beyond the spec. */
 export interface ContainerStartFacts {
   imageRef?: string;
@@ -225,6 +240,7 @@ export function generateContainerConfig(
   const envs = containerEnvs(pod, container, inputs);
   const envMap = Object.fromEntries(envs.map((e) => [e.key, e.value]));
   const mounts = containerMounts(ref, container, envMap, inputs);
+  const devices = blockVolumeDevices(ref, container, inputs);
   // Created last, once nothing above can refuse the config (upstream makeMounts).
   const terminationMessagePath = terminationMessagePathOf(container);
   const terminationLog = inputs.terminationMessageFile?.(container.name);
@@ -237,6 +253,7 @@ export function generateContainerConfig(
     workingDir: container.workingDir ?? "",
     envs,
     mounts,
+    ...(devices.length > 0 ? { devices } : {}),
     labels: newContainerLabels(ref, container.name),
     annotations: newContainerAnnotations({
       hash: hashContainer(container),

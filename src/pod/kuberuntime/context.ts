@@ -135,7 +135,7 @@ export interface PodApiObjectsSource {
 }
 
 /** A volume plugin operation, named as upstream's storage metrics name them. */
-export type StorageOperation = <T>(op: { operationName: "volume_mount" | "volume_unmount"; volumePlugin: string }, fn: () => T) => T;
+export type StorageOperation = <T>(op: { operationName: "volume_mount" | "volume_unmount" | "map_volume"; volumePlugin: string }, fn: () => T) => T;
 export const untimed: StorageOperation = (_op, fn) => fn();
 
 export type ContainerHooks = ReturnType<typeof createContainerHooks>;

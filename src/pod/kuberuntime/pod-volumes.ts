@@ -5,11 +5,12 @@ import { kv, log } from "../../log.ts";
 import { podRef, reasons } from "../../events/index.ts";
 import { podKey, podKeyOf, podUid } from "../pod-like.ts";
 import {
-  MountDeviceError,
-  mountedVolumeNames,
+  usedVolumeNames,
   setUpPodVolume,
+  unmapPodDevices,
   unmountedVolumesMessage,
   volumeClaimSource,
+  volumeOperationStep,
   volumePluginName,
   type ClaimedVolume,
   type PodApiObjects,
@@ -53,7 +54,7 @@ const claimOf = (ctx: KubeRuntimeContext, pod: KubePod, name: string): ClaimedVo
  */
 function claimsFailure(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailure | undefined {
   const uid = podUid(pod);
-  const used = mountedVolumeNames(pod);
+  const used = usedVolumeNames(pod);
   const failed: { volume: string; error: string }[] = [];
   for (const v of pod.spec.volumes ?? []) {
     const claim = volumeClaimSource(pod.metadata.name, v);
@@ -75,7 +76,7 @@ function claimsFailure(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailur
 /** Upstream's message for a failed set-up: a claim's PV is named by the PV (the volume spec's name). */
 function setUpFailureMessage(v: { name: string }, claimed: ClaimedVolume | Error | undefined, e: Error): string {
   const name = claimed && !(claimed instanceof Error) ? claimed.pvName : v.name;
-  return `MountVolume.${e instanceof MountDeviceError ? "MountDevice" : "SetUp"} failed for volume "${name}" : ${e.message}`;
+  return `${volumeOperationStep(e)} failed for volume "${name}" : ${e.message}`;
 }
 
 /**
@@ -90,8 +91,9 @@ export function volumeRetryDelayMs(failures: number): number {
 
 /** The CSI volume behind a pod volume (an inline csi volume, or a claim's CSI PV), or undefined. */
 function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | Error | undefined): CSIVolumeSpec | undefined {
-  if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi);
-  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi") return undefined;
+  if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi, pod.metadata.namespace ?? "");
+  // A Block PV is mapped, not published (volumes/setup.ts refuses a CSI one: no CSI block mapper yet).
+  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi" || claimed.volumeMode === "Block") return undefined;
   const pv = { accessModes: claimed.source.accessModes, mountOptions: claimed.mountOptions };
   return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, volumeClaimSource(pod.metadata.name, v)?.readOnly === true);
 }
@@ -105,14 +107,15 @@ async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVo
 
 /**
  * Upstream WaitForAttachAndMount before the sandbox: every volume set up (hostPath type checked,
- * downward API files written, CSI volumes published); the first failure is returned as upstream's FailedMount message.
+ * downward API files written, CSI volumes published, raw block volumes mapped); the first failure is
+ * returned as upstream's FailedMount message.
  */
 export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promise<VolumeSetUpFailure | undefined> {
   if (ctx.opts.volumeHostPath) return undefined;
   const uid = podUid(pod);
   const unresolved = claimsFailure(ctx, pod);
   if (unresolved) return unresolved;
-  const used = mountedVolumeNames(pod);
+  const used = usedVolumeNames(pod);
   for (const v of pod.spec.volumes ?? []) {
     // An unused claim is not read (upstream's populator skips unused volumes).
     const claim = volumeClaimSource(pod.metadata.name, v);
@@ -123,7 +126,8 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
       const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);
       if (csi) await setUpCSIVolume(ctx, pod, csi, v.name);
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
-      ctx.storageOperation({ operationName: "volume_mount", volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
+      const operationName = claimed && !(claimed instanceof Error) && claimed.volumeMode === "Block" ? "map_volume" : "volume_mount";
+      ctx.storageOperation({ operationName, volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
       ctx.mountedVolumes.add(`${uid}/${v.name}`);
     } catch (e) {
       const message = setUpFailureMessage(v, claimed, e as Error);
@@ -170,10 +174,11 @@ export function forgetMountedVolumes(ctx: KubeRuntimeContext, uid: string): void
 }
 
 /**
- * Unmounts and deletes the pod's directory (or only its volumes), timed as an empty-dir unmount; its
- * CSI volumes are unpublished (and unstaged) by their drivers first.
+ * Unmounts and deletes the pod's directory (or only its volumes and raw block volume links), timed as an
+ * empty-dir unmount; its CSI volumes are unpublished (and unstaged) by their drivers first.
  */
 export async function tearDownPod(ctx: KubeRuntimeContext, uid: string, sub?: "volumes"): Promise<void> {
   if (uid) await ctx.opts.csi?.tearDownPod(uid);
+  if (uid && sub === "volumes") unmapPodDevices(ctx.rootDir, uid);
   ctx.storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(ctx.rootDir, uid, sub));
 }

@@ -1,7 +1,7 @@
 // core/v1 PodSpec: every field a v1.37 API server can store. Defaults are upstream's
 // (SetDefaults_PodSpec): restartPolicy Always, terminationGracePeriodSeconds 30, dnsPolicy
 // ClusterFirst. The cross-field checks below are upstream's validation of what bunlet acts on
-// (validateInitContainers/validateContainers, validateSleepAction, volume mounts).
+// (validateInitContainers/validateContainers, validateSleepAction, volume mounts and devices).
 import { z } from "zod";
 import { container, ephemeralContainer, resourceRequirements } from "./container.ts";
 import { DNS_SUBDOMAIN, localObjectReference, resourceList } from "./primitives.ts";
@@ -89,6 +89,7 @@ export const podSpec = z.strictObject(fields).superRefine((spec, ctx) => {
     ...spec.containers.map((c, i) => ({ c, path: ["containers", i] as Path })),
   ];
   const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
+  const claimVolumes = new Set((spec.volumes ?? []).filter((v) => v.persistentVolumeClaim || v.ephemeral).map((v) => v.name));
   for (const { c, path } of all) {
     checkRestartPolicy(c, path, ctx);
     checkProbeFields(c, path, ctx);
@@ -96,6 +97,7 @@ export const podSpec = z.strictObject(fields).superRefine((spec, ctx) => {
     if (names.has(c.name)) ctx.addIssue({ code: "custom", path: [...path, "name"], message: `duplicate container name "${c.name}"` });
     names.add(c.name);
     checkVolumeMounts(c, path, volumes, ctx);
+    checkVolumeDevices(c, path, claimVolumes, ctx);
   }
   const vnames = new Set<string>();
   (spec.volumes ?? []).forEach((v, i) => {
@@ -132,6 +134,25 @@ function checkVolumeMounts(c: Container, path: Path, volumes: Set<string>, ctx: 
       });
     if (m.recursiveReadOnly === "IfPossible" && m.readOnly !== true)
       ctx.addIssue({ code: "custom", path: [...at, "recursiveReadOnly"], message: "may only be specified when readOnly is true" });
+  });
+}
+
+/** Upstream validateVolumeDevices: unique names and paths, a claim's volume only, none also in volumeMounts. */
+function checkVolumeDevices(c: Container, path: Path, claimVolumes: Set<string>, ctx: z.RefinementCtx) {
+  const names = new Set<string>();
+  const paths = new Set<string>();
+  const mounts = c.volumeMounts ?? [];
+  (c.volumeDevices ?? []).forEach((d, j) => {
+    const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [...path, "volumeDevices", j, field], message });
+    if (names.has(d.name)) issue("name", "must be unique");
+    if (!claimVolumes.has(d.name)) issue("name", "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode");
+    if (d.devicePath === "") issue("devicePath", "Required value");
+    if (paths.has(d.devicePath)) issue("devicePath", "must be unique");
+    if (d.devicePath.split("/").includes("..")) issue("devicePath", "can not contain backsteps ('..')");
+    if (mounts.some((m) => m.name === d.name)) issue("name", "must not already exist in volumeMounts");
+    if (mounts.some((m) => m.mountPath === d.devicePath)) issue("devicePath", "must not already exist as a path in volumeMounts");
+    names.add(d.name);
+    paths.add(d.devicePath);
   });
 }
 

@@ -23,18 +23,22 @@ export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
 export { lookupClaimedVolume, setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
 export {
   claimedVolume,
-  mountedVolumeNames,
+  checkVolumeMode,
+  podVolumeNames,
+  usedVolumeNames,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
   unmountedVolumesMessage,
   volumeClaimSource,
   type ClaimedVolume,
   type ClaimOwnerPod,
+  type PersistentVolumeMode,
+  type VolumeUsage,
   type VolumeClaimSource,
   type PersistentVolumeClaimObject,
   type PersistentVolumeObject,
 } from "./persistent-volume.ts";
-export { MountDeviceError } from "./local-volume.ts";
+export { MapVolumeError, MountDeviceError, volumeOperationStep } from "./operation-error.ts";
 export {
   ObjectNotFoundError,
   configMapPayload,
@@ -51,3 +55,4 @@ export {
   type SecretObject,
 } from "./api-objects.ts";
 export { volumePluginName } from "./plugin-name.ts";
+export { mapPodDevice, unmapPodDevices, VOLUME_DEVICES_DIR } from "./block-volume.ts";

@@ -11,15 +11,11 @@ import { MS_BIND, MS_RDONLY, MS_REMOUNT, mount, UMOUNT_NOFOLLOW, umount2 } from 
 import { kv, log } from "../../log.ts";
 import { makePodDir } from "../pod-dir.ts";
 import { mountPointsUnder } from "./mount-points.ts";
+import { MountDeviceError } from "./operation-error.ts";
 import { setVolumeOwnership } from "./ownership.ts";
 
 /** upstream's escaped plugin directory name (utilstrings.EscapeQualifiedName("kubernetes.io/local-volume")). */
 export const LOCAL_VOLUME_PLUGIN_DIR = "kubernetes.io~local-volume";
-
-/** A failure of upstream's MountDevice step (the local path's check), reported as such. */
-export class MountDeviceError extends Error {
-  override name = "MountDeviceError";
-}
 
 export interface LocalVolumeSetUp {
   rootDir: string;

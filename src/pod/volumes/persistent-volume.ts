@@ -4,7 +4,8 @@
 // claim and the volume are fetched beforehand (src/pod/apiobjects/persistent-volumes.ts) and checked
 // here, with upstream's error texts. bunlet mounts the PV sources of a bare-metal node's provisioners
 // (local-path-provisioner, static local PVs): hostPath (pkg/volume/hostpath) and local (pkg/volume/local),
-// and the PVs of CSI drivers (pkg/volume/csi, staged and published by csi/csi-mounter.ts).
+// and the PVs of CSI drivers (pkg/volume/csi, staged and published by csi/csi-mounter.ts); a Block PV
+// (volumeMode Block, a container's volumeDevices) is mapped as a raw device (block-volume.ts).
 import { z } from "zod";
 import { csiPersistentVolumeSourceSchema, type CSIPersistentVolumeSource } from "./csi/volume-spec.ts";
 
@@ -75,6 +76,9 @@ export type PersistentVolumeSource =
   | { plugin: "kubernetes.io/local-volume"; local: { path: string } }
   | { plugin: "kubernetes.io/csi"; csi: CSIPersistentVolumeSource; accessModes: string[] };
 
+/** core/v1 PersistentVolumeMode. */
+export type PersistentVolumeMode = "Filesystem" | "Block";
+
 /** A persistentVolumeClaim volume, resolved: what a volume set-up needs. */
 export interface ClaimedVolume {
   /** The PV's name: upstream's volume spec name, which mount errors and the local volume's directory use. */
@@ -82,6 +86,25 @@ export interface ClaimedVolume {
   source: PersistentVolumeSource;
   /** The PV's mountOptions (a local volume's bind mount honours "ro"). */
   mountOptions: string[];
+  /** The PV's volumeMode: a Block volume is mapped as a device (volumeDevices), never mounted. */
+  volumeMode: PersistentVolumeMode;
+}
+
+/** How the pod's containers use a volume (upstream GetPodVolumeNames: mounts and devices). */
+export interface VolumeUsage {
+  mounted: boolean;
+  device: boolean;
+}
+
+/**
+ * upstream createVolumeSpec's volumeMode checks: a volume in volumeMounts must be Filesystem, one in
+ * volumeDevices Block (an unset mode is Filesystem).
+ */
+export function checkVolumeMode(podVolumeName: string, mode: string, usage: VolumeUsage): PersistentVolumeMode {
+  if (usage.mounted && mode !== "Filesystem") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeMounts`);
+  if (usage.device && mode !== "Block") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeDevices`);
+  if (mode !== "Filesystem" && mode !== "Block") throw new Error(`volume ${podVolumeName} has unsupported volumeMode ${mode}`);
+  return mode;
 }
 
 /**
@@ -164,8 +187,8 @@ export function persistentVolumeSource(pv: PersistentVolumeObject, pvName: strin
 
 /**
  * upstream createVolumeSpec for a claim: the PVC checked, the PV checked against it, its plugin found
- * and its volumeMode Filesystem (bunlet has no raw block volumes: a Block PV cannot be in volumeMounts).
- * Errors of the claim and the PV are wrapped as upstream's "error processing PVC ns/name: …".
+ * and its volumeMode matching the volume's use (`usage`: by default mounted). Errors of the claim and
+ * the PV are wrapped as upstream's "error processing PVC ns/name: …".
  */
 export function claimedVolume(
   podVolumeName: string,
@@ -174,6 +197,7 @@ export function claimedVolume(
   pvc: PersistentVolumeClaimObject | Error,
   pv: (pvName: string) => PersistentVolumeObject | Error,
   ownerPod?: ClaimOwnerPod,
+  usage: VolumeUsage = { mounted: true, device: false },
 ): ClaimedVolume {
   const processing = (e: Error) => new Error(`error processing PVC ${namespace}/${claimName}: ${e.message}`);
   if (pvc instanceof Error) throw processing(new Error(`failed to fetch PVC from API server: ${pvc.message}`));
@@ -195,21 +219,28 @@ export function claimedVolume(
     throw processing(e as Error);
   }
   const source = persistentVolumeSource(vol, pvName);
-  const mode = vol.spec.volumeMode ?? "Filesystem";
-  if (mode !== "Filesystem") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeMounts`);
-  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [] };
+  const volumeMode = checkVolumeMode(podVolumeName, vol.spec.volumeMode ?? "Filesystem", usage);
+  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [], volumeMode };
 }
 
-/** Names of the pod's volumes some container mounts (upstream GetPodVolumeNames: unused volumes are skipped). */
-export function mountedVolumeNames(pod: {
-  spec: {
-    containers: { volumeMounts?: { name: string }[] }[];
-    initContainers?: { volumeMounts?: { name: string }[] }[];
-    ephemeralContainers?: { volumeMounts?: { name: string }[] }[];
-  };
-}): Set<string> {
+type VolumeUser = { volumeMounts?: { name: string }[]; volumeDevices?: { name: string }[] };
+
+/** upstream GetPodVolumeNames: the volumes the pod's containers (of every kind) mount, and those they take as devices. */
+export function podVolumeNames(pod: { spec: { containers: VolumeUser[]; initContainers?: VolumeUser[]; ephemeralContainers?: VolumeUser[] } }): {
+  mounts: Set<string>;
+  devices: Set<string>;
+} {
   const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-  return new Set(all.flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)));
+  return {
+    mounts: new Set(all.flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name))),
+    devices: new Set(all.flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name))),
+  };
+}
+
+/** Names of the pod's volumes some container mounts or takes as a device (upstream's populator skips the others). */
+export function usedVolumeNames(pod: Parameters<typeof podVolumeNames>[0]): Set<string> {
+  const { mounts, devices } = podVolumeNames(pod);
+  return new Set([...mounts, ...devices]);
 }
 
 /**

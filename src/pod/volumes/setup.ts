@@ -1,7 +1,8 @@
 // Setting up the volumes bunlet prepares itself (emptyDir lives in kuberuntime/empty-dir.ts):
 // hostPath (type checked), persistentVolumeClaim (its hostPath or local PV, resolved beforehand:
 // persistent-volume.ts; a CSI PV or inline csi volume is published by csi/csi-mounter.ts before and
-// only its path is given here), downwardAPI, secret, configMap and projected (atomic writer) under
+// only its path is given here; a local Block PV is mapped as a device link: block-volume.ts),
+// downwardAPI, secret, configMap and projected (atomic writer) under
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
 // caller's `mountMemory` so that unit tests need no mounts.
@@ -13,7 +14,9 @@ import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
 import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
-import { setUpLocalVolume } from "./local-volume.ts";
+import { mapPodDevice } from "./block-volume.ts";
+import { LOCAL_VOLUME_PLUGIN_DIR, setUpLocalVolume } from "./local-volume.ts";
+import { MapVolumeError } from "./operation-error.ts";
 import { setVolumeOwnership } from "./ownership.ts";
 import { volumeClaimSource, type ClaimedVolume } from "./persistent-volume.ts";
 import {
@@ -82,11 +85,25 @@ export function lookupClaimedVolume(ctx: VolumeSetUpContext, volumeName: string,
 }
 
 /**
- * The host path of a claim's PV: a hostPath PV's path (type checked; upstream's hostPath plugin sets
- * no fsGroup), a local PV's bind mount (fsGroup on its first mount). Read-only mounts of both are the
- * runtime's (volumeMounts readonly), the local bind mount is read-only too.
+ * upstream MapVolume for a claim's Block PV: the local plugin's device link (the CRI Device's host
+ * path); no other plugin bunlet has maps raw block volumes.
+ */
+function mapClaimedBlockVolume(rootDir: string, uid: string, c: ClaimedVolume): string {
+  if (c.source.plugin !== "kubernetes.io/local-volume")
+    throw new MapVolumeError(
+      "FindMapperPluginBySpec",
+      `failed to find BlockVolumeMapper plugin for ${c.source.plugin}: bunlet maps the raw block volumes of local PVs only`,
+    );
+  return mapPodDevice({ rootDir, podUid: uid, pluginDir: LOCAL_VOLUME_PLUGIN_DIR, pvName: c.pvName, devicePath: c.source.local.path });
+}
+
+/**
+ * The host path of a claim's PV: a Block PV's device link, a hostPath PV's path (type checked;
+ * upstream's hostPath plugin sets no fsGroup), a local PV's bind mount (fsGroup on its first mount).
+ * Read-only mounts of both are the runtime's (volumeMounts readonly), the local bind mount is read-only too.
  */
 function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, readOnly: boolean, ctx: VolumeSetUpContext): string {
+  if (c.volumeMode === "Block") return mapClaimedBlockVolume(rootDir, uid, c);
   if ("hostPath" in c.source) {
     checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
     return c.source.hostPath.path;

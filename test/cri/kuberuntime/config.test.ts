@@ -241,3 +241,32 @@ describe("user namespace (hostUsers: false)", () => {
     expect(generatePodSandboxConfig(pod(), ref, 0, inputs).linux?.securityContext?.namespaceOptions).not.toHaveProperty("usernsOptions");
   });
 });
+
+describe("raw block volumes (upstream makeBlockVolumes, makeDevices)", () => {
+  const link = "/var/lib/kubelet/pods/1234/volumeDevices/kubernetes.io~local-volume/pv-blk";
+  const blockInputs = (readOnly: boolean): ConfigInputs => ({
+    ...inputs,
+    volumeHostPath: (_ref, name) => (name === "blk" ? link : undefined),
+    readOnlyVolume: () => readOnly,
+  });
+  const withDevices = (devices: { name: string; devicePath: string }[]): KubeContainer => ({ name: "app", image: "x", volumeDevices: devices });
+
+  test("each volumeDevices entry a CRI device from the volume's link, mrw; r for a read-only claim", () => {
+    const c = withDevices([{ name: "blk", devicePath: "/dev/xvda" }]);
+    expect(generateContainerConfig(pod({ containers: [c] }), ref, c, 0, blockInputs(false)).devices).toEqual([
+      { containerPath: "/dev/xvda", hostPath: link, permissions: "mrw" },
+    ]);
+    expect(generateContainerConfig(pod({ containers: [c] }), ref, c, 0, blockInputs(true)).devices).toEqual([
+      { containerPath: "/dev/xvda", hostPath: link, permissions: "r" },
+    ]);
+    const none: KubeContainer = { name: "app", image: "x" };
+    expect(generateContainerConfig(pod({ containers: [none] }), ref, none, 0, blockInputs(false))).not.toHaveProperty("devices");
+  });
+  test.each([
+    [[{ name: "blk", devicePath: "dev/xvda" }], "error DevicePath `dev/xvda` must be an absolute path"],
+    [[{ name: "other", devicePath: "/dev/xvdb" }], 'cannot find volume "other" to pass into container "app"'],
+  ])("%j: a config error", (devices, want) => {
+    const c = withDevices(devices);
+    expect(() => generateContainerConfig(pod({ containers: [c] }), ref, c, 0, blockInputs(false))).toThrow(new ContainerConfigError("app", want));
+  });
+});

@@ -8,7 +8,9 @@
 // next bunlet from the volume's vol_data.json once the driver has registered again. A second driver's
 // CSIDriver requires attach: kube-controller-manager's attach/detach controller makes the VolumeAttachment,
 // the test marks it attached as an external attacher would, and bunlet publishes only then, reporting the
-// volume in the Node's volumesInUse until the pod is gone, when the controller detaches it. Needs root,
+// volume in the Node's volumesInUse until the pod is gone, when the controller detaches it. A PV naming
+// a NodeStage and a NodePublish Secret: the pod waits with upstream's FailedMount while one is missing,
+// then the driver gets each Secret's data with its call. Needs root,
 // containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -125,6 +127,41 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI volumes", () => {
     expect(mountPointsUnder(join(c.n.rootDir, "plugins", "kubernetes.io", "csi"))).toEqual([]);
     expect(mountPointsUnder(join(c.n.rootDir, "pods", uid))).toEqual([]);
     expect(existsSync(join(staging, ".."))).toBe(false);
+  }, 300_000);
+
+  test("secret references: the pod waits for a missing Secret; then NodeStage and NodePublish get the Secrets' data", async () => {
+    const handle = "vol-secret";
+    const secret = (name: string, data: Record<string, string>) =>
+      apply({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "default" }, stringData: data });
+    await secret("csi-publish-secret", { token: "publish-t0ken" });
+    await boundClaim("csi-secret-pv", "csi-secret-claim", {
+      driver: DRIVER,
+      volumeHandle: handle,
+      nodeStageSecretRef: { name: "csi-stage-secret", namespace: "default" },
+      nodePublishSecretRef: { name: "csi-publish-secret", namespace: "default" },
+    });
+    await apply(pod("csi-secrets", "true", { persistentVolumeClaim: { claimName: "csi-secret-claim" } }));
+    const text =
+      'MountVolume.MountDevice failed for volume "csi-secret-pv" : fetching NodeStageSecretRef default/csi-stage-secret failed: kubernetes.io/csi: failed to find the secret csi-stage-secret in the namespace default with error: secrets "csi-stage-secret" not found';
+    await until(
+      "the FailedMount event of the missing Secret",
+      async () => (await c.json("get", "events")).items.some((e: any) => e.involvedObject?.name === "csi-secrets" && String(e.message).includes(text)),
+      60_000,
+      { intervalMs: 500 },
+    );
+    expect((await c.json("get", "pod", "csi-secrets")).status.phase).toBe("Pending");
+    expect(driver!.nodeCalls.some((x) => x.request.volumeId === handle)).toBe(false);
+
+    await secret("csi-stage-secret", { user: "admin", password: "stage-s3cret" });
+    await c.podInPhase("csi-secrets", "Running", 120_000);
+    const forHandle = (method: string) => called(method).filter((x) => x.request.volumeId === handle);
+    expect(forHandle("NodeStageVolume").at(-1)!.request.secrets).toEqual({ user: "admin", password: "stage-s3cret" });
+    expect(forHandle("NodePublishVolume").at(-1)!.request.secrets).toEqual({ token: "publish-t0ken" });
+    // The values reach the driver only: bunlet's log names the references, never the data.
+    for (const value of ["stage-s3cret", "publish-t0ken"]) expect(`${c.n.proc.stdout()}${c.n.proc.stderr()}`).not.toContain(value);
+
+    await deletePod("csi-secrets");
+    await until("unstaged", () => forHandle("NodeUnstageVolume").length > 0, 60_000, { intervalMs: 200 });
   }, 300_000);
 
   test("an inline csi volume: published with the pod's identity, never staged; gone with the pod", async () => {

@@ -5,10 +5,12 @@
 // file back. A hostPath PV: written by one pod, read by another through a readOnly claim that refuses
 // writes, and left without the pod's fsGroup. A claim with no PV: the pod waits Pending with upstream's
 // FailedMount event until the claim is bound, then runs. A claim bound to an nfs PV: the pod waits, the
-// event naming the PV and its source.
+// event naming the PV and its source. A local Block PV on a loop device the test makes: the container
+// gets the device at its volumeDevices path and writes through it; the same claim in volumeMounts, or a
+// Filesystem claim in volumeDevices, waits with upstream's volumeMode error.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, statSync, statfsSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
@@ -79,8 +81,14 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     mkdirSync(join(DATA, "local"), { recursive: true });
     c = await startUpstreamCluster({ name: "pv", binDir: bin.dir!, config: ["syncFrequency: 5s"] });
   }, 240_000);
+  let loopDevice: string | undefined;
+  const detachLoop = () => {
+    if (loopDevice) Bun.spawnSync(["losetup", "-d", loopDevice], { stdout: "ignore", stderr: "ignore" });
+    loopDevice = undefined;
+  };
   afterAll(async () => {
     await c?.stop();
+    detachLoop();
     rmSync(DATA, { recursive: true, force: true });
   }, 120_000);
 
@@ -144,6 +152,59 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     await c.podInPhase("late", "Running", 120_000);
     expect(readFileSync(join(DATA, "late", "f"), "utf8")).toBe("ok\n");
     await deletePod("late");
+  }, 300_000);
+
+  test("a local Block PV: the device at the container's devicePath; a Block claim mounted or a Filesystem claim as a device waits", async () => {
+    const image = join(DATA, "block.img");
+    writeFileSync(image, "");
+    truncateSync(image, 8 << 20);
+    const attach = Bun.spawnSync(["losetup", "--find", "--show", image]);
+    expect(attach.exitCode).toBe(0);
+    loopDevice = attach.stdout.toString().trim();
+    try {
+      await apply(pv("block-pv", { local: { path: loopDevice }, volumeMode: "Block" }));
+      const blockClaim = pvc("block-claim", "block-pv");
+      await apply({ ...blockClaim, spec: { ...blockClaim.spec, volumeMode: "Block" } });
+      await claimBound("block-claim");
+      const devicePod = (name: string, claim: string, script: string) =>
+        appPod(
+          name,
+          c.n.ctd.images.busybox,
+          { command: ["sh", "-c", `${script} && exec sleep 3600`], volumeDevices: [{ name: "data", devicePath: "/dev/xvda" }] },
+          { restartPolicy: "Never", automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }] },
+        );
+      await apply(devicePod("block-user", "block-claim", "test -b /dev/xvda && printf block-ok | dd of=/dev/xvda conv=notrunc 2>/dev/null"));
+      const user = await c.podInPhase("block-user", "Running", 120_000);
+      const link = join(podsDir(), user.metadata.uid, "volumeDevices", "kubernetes.io~local-volume", "block-pv");
+      const written = () => {
+        const fd = openSync(loopDevice!, "r");
+        try {
+          const buf = Buffer.alloc(8);
+          readSync(fd, buf, 0, 8, 0);
+          return buf.toString();
+        } finally {
+          closeSync(fd);
+        }
+      };
+      await until("the container's write on the device", () => written() === "block-ok", 30_000, { intervalMs: 300 });
+      await deletePod("block-user");
+      await until("the pod's device link gone", () => !existsSync(link), 30_000);
+
+      await apply(claimPod("block-mounted", "block-claim", "true"));
+      await failedMount("block-mounted", "failed to process volumes=[data]: volume data has volumeMode Block, but is specified in volumeMounts");
+      await kubectl("delete", "pod", "block-mounted", "--wait=true", "--timeout=60s");
+      mkdirSync(join(DATA, "fs"), { recursive: true });
+      await apply(pv("fs-pv", { hostPath: { path: join(DATA, "fs") } }));
+      await apply(pvc("fs-claim", "fs-pv"));
+      await claimBound("fs-claim");
+      await apply(devicePod("fs-device", "fs-claim", "true"));
+      await failedMount("fs-device", "volume data has volumeMode Filesystem, but is specified in volumeDevices");
+      await kubectl("delete", "pod", "fs-device", "--wait=true", "--timeout=60s");
+    } finally {
+      for (const p of ["block-user", "block-mounted", "fs-device"])
+        await kubectl("delete", "pod", p, "--ignore-not-found", "--force", "--grace-period=0").catch(() => {});
+      detachLoop();
+    }
   }, 300_000);
 
   test("a claim bound to an nfs PV: the pod waits, the event naming the PV and its source", async () => {

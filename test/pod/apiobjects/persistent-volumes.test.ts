@@ -38,7 +38,12 @@ describe("resolveClaimedVolumes", () => {
     });
     const got = await resolveClaimedVolumes(f.client, pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]));
     expect(f.paths).toEqual([PVC_PATH, PV_PATH]);
-    expect(got.get("data")).toEqual({ pvName: "pv-1", source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } }, mountOptions: [] });
+    expect(got.get("data")).toEqual({
+      pvName: "pv-1",
+      source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } },
+      mountOptions: [],
+      volumeMode: "Filesystem",
+    });
   });
 
   test("a generic ephemeral volume: the claim <pod>-<volume>, used only when the pod is its controller", async () => {
@@ -48,7 +53,9 @@ describe("resolveClaimedVolumes", () => {
     const pvObj = { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "c-uid" }, hostPath: { path: "/d" } } };
     const owned = fakeClient({ [path]: claim([{ kind: "Pod", name: "p", uid: "u1", controller: true }]), [PV_PATH]: pvObj });
     expect(await resolveClaimedVolumes(owned.client, eph)).toEqual(
-      new Map([["data", { pvName: "pv-1", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/d" } }, mountOptions: [] }]]),
+      new Map([
+        ["data", { pvName: "pv-1", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/d" } }, mountOptions: [], volumeMode: "Filesystem" }],
+      ]),
     );
     expect(owned.paths).toEqual([path, PV_PATH]);
     for (const owners of [[], [{ kind: "Pod", name: "p", uid: "u1" }], [{ kind: "Pod", name: "p", uid: "another", controller: true }]]) {

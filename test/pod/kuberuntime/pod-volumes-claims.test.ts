@@ -54,6 +54,7 @@ const hostPathClaim = (path: string): ClaimedVolume => ({
   pvName: "pv1",
   source: { plugin: "kubernetes.io/host-path", hostPath: { path, type: "DirectoryOrCreate" } },
   mountOptions: [],
+  volumeMode: "Filesystem",
 });
 
 describe("setUpVolumes with claims", () => {
@@ -70,7 +71,12 @@ describe("setUpVolumes with claims", () => {
 
   test("a local PV whose path is gone: MountDevice failed, naming the PV", async () => {
     const missing = join(root, "gone");
-    const { ctx } = context(() => ({ pvName: "pv-local", source: { plugin: "kubernetes.io/local-volume", local: { path: missing } }, mountOptions: [] }));
+    const { ctx } = context(() => ({
+      pvName: "pv-local",
+      source: { plugin: "kubernetes.io/local-volume", local: { path: missing } },
+      mountOptions: [],
+      volumeMode: "Filesystem",
+    }));
     await resolveApiObjects(ctx, pod, ref);
     expect(await setUpVolumes(ctx, pod)).toEqual({
       message: `MountVolume.MountDevice failed for volume "pv-local" : path "${missing}" does not exist`,

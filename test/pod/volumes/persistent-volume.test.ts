@@ -10,7 +10,8 @@ import { checkLocalPath, otherPodMounts, rootMatchesFsGroup } from "../../../src
 import {
   boundVolumeName,
   claimedVolume,
-  mountedVolumeNames,
+  podVolumeNames,
+  usedVolumeNames,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
   persistentVolumeSource,
@@ -90,6 +91,7 @@ describe("claimedVolume (upstream createVolumeSpec)", () => {
       pvName: "pv1",
       source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } },
       mountOptions: [],
+      volumeMode: "Filesystem",
     });
     expect(resolve(bound, pv({ hostPath: { path: "/srv" }, mountOptions: ["ro"] }))).toMatchObject({ mountOptions: ["ro"] });
   });
@@ -117,20 +119,32 @@ describe("claimedVolume (upstream createVolumeSpec)", () => {
   ])("%s: upstream's error, for the claim", (_n, claim, vol, why) => {
     expect(resolve(claim, vol)).toBe(`error processing PVC ns/claim: ${why}`);
   });
-  test("a Block PV cannot be in volumeMounts", () => {
+  test("a Block PV cannot be in volumeMounts, a Filesystem one not in volumeDevices (upstream's texts)", () => {
     expect(resolve(bound, pv({ local: { path: "/dev/sdb" }, volumeMode: "Block" }))).toBe("volume data has volumeMode Block, but is specified in volumeMounts");
+    const asDevice = (vol: PersistentVolumeObject) => {
+      try {
+        return claimedVolume("data", "ns", "claim", bound, () => vol, undefined, { mounted: false, device: true });
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(asDevice(pv({ local: { path: "/mnt/d" } }))).toBe("volume data has volumeMode Filesystem, but is specified in volumeDevices");
+    expect(asDevice(pv({ local: { path: "/dev/sdb" }, volumeMode: "Block" }))).toMatchObject({ pvName: "pv1", volumeMode: "Block" });
   });
 });
 
-test("mountedVolumeNames: the volumes of every container kind's volumeMounts", () => {
+test("podVolumeNames / usedVolumeNames: every container kind's volumeMounts and volumeDevices", () => {
   const pod = {
     spec: {
-      containers: [{ volumeMounts: [{ name: "a" }] }],
+      containers: [{ volumeMounts: [{ name: "a" }], volumeDevices: [{ name: "d" }] }],
       initContainers: [{ volumeMounts: [{ name: "b" }] }],
       ephemeralContainers: [{ volumeMounts: [{ name: "c" }] }, {}],
     },
   };
-  expect([...mountedVolumeNames(pod)].sort()).toEqual(["a", "b", "c"]);
+  const { mounts, devices } = podVolumeNames(pod);
+  expect([...mounts].sort()).toEqual(["a", "b", "c"]);
+  expect([...devices]).toEqual(["d"]);
+  expect([...usedVolumeNames(pod)].sort()).toEqual(["a", "b", "c", "d"]);
 });
 
 test("unmountedVolumesMessage: upstream WaitForAttachAndMount's error", () => {
@@ -181,7 +195,12 @@ describe("setUpPodVolume: a claim's hostPath PV", () => {
   const volume = { name: "data", persistentVolumeClaim: { claimName: "claim" } };
   test("the PV's path, created for DirectoryOrCreate; no fsGroup ownership (upstream's hostPath plugin sets none)", () => {
     const path = join(root, "made");
-    const claim = { pvName: "pv1", source: { plugin: "kubernetes.io/host-path", hostPath: { path, type: "DirectoryOrCreate" } }, mountOptions: [] };
+    const claim = {
+      pvName: "pv1",
+      source: { plugin: "kubernetes.io/host-path", hostPath: { path, type: "DirectoryOrCreate" } },
+      mountOptions: [],
+      volumeMode: "Filesystem",
+    };
     expect(setUpPodVolume(root, volume, ctx(claim))).toBe(path);
     expect(statSync(path).isDirectory()).toBe(true);
     expect(statSync(path).gid).not.toBe(4321);
@@ -189,7 +208,12 @@ describe("setUpPodVolume: a claim's hostPath PV", () => {
   test("the type is checked as a hostPath volume's", () => {
     const path = join(root, "file");
     writeFileSync(path, "");
-    const claim = { pvName: "pv1", source: { plugin: "kubernetes.io/host-path", hostPath: { path, type: "Directory" } }, mountOptions: [] };
+    const claim = {
+      pvName: "pv1",
+      source: { plugin: "kubernetes.io/host-path", hostPath: { path, type: "Directory" } },
+      mountOptions: [],
+      volumeMode: "Filesystem",
+    };
     expect(() => setUpPodVolume(root, volume, ctx(claim))).toThrow(`hostPath type check failed: ${path} is not a directory`);
   });
   test("a claim not resolved throws its processing error; none fetched is upstream's no-client error", () => {

@@ -1,13 +1,15 @@
 // The kubelet's csi volume plugin on the node (upstream pkg/volume/csi csi_attacher.go WaitForAttach,
 // MountDevice, UnmountDevice; csi_mounter.go SetUpAt, TearDownAt): a pod's CSI volume is staged once per
 // node (NodeStageVolume, when the driver has STAGE_UNSTAGE_VOLUME) at its global mount path and
-// published into the pod (NodePublishVolume); the pod's removal unpublishes it, and unstages it when no
-// other pod's volume names the same driver and handle. Every step leaves a vol_data.json, so teardown
-// works from the disk alone, also for a pod left behind by an earlier bunlet.
+// published into the pod (NodePublishVolume), each call with the data of the Secret the volume names for
+// it (credentials.ts); the pod's removal unpublishes it, and unstages it when no other pod's volume names
+// the same driver and handle. Every step leaves a vol_data.json, so teardown works from the disk alone,
+// also for a pod left behind by an earlier bunlet.
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { kv, log } from "../../../log.ts";
 import { mountPointsUnder } from "../mount-points.ts";
+import { MountDeviceError } from "../operation-error.ts";
 import { setVolumeOwnership } from "../ownership.ts";
 import {
   attachedMetadata,
@@ -17,6 +19,7 @@ import {
   volumeAttachmentSchema,
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
+import { volumeSecrets } from "./credentials.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
 import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
 import { mountVolumeCapability, publishVolumeContext, supportsFSGroup, type CSIVolumeSpec, type PodIdentity } from "./volume-spec.ts";
@@ -60,9 +63,16 @@ export function uniqueVolumeName(driver: string, volumeHandle: string): string {
   return `kubernetes.io/csi/${driver}^${volumeHandle}`;
 }
 
-/** The fields NodeStageVolume and NodePublishVolume share (the publish's volume context is its own). */
-function stageRequest(spec: CSIVolumeSpec, publishContext: Record<string, string>, staging: string, capability: object): NodeStageVolumeRequest {
-  return { volumeId: spec.volumeHandle, publishContext, stagingTargetPath: staging, volumeCapability: capability, volumeContext: spec.volumeAttributes };
+/** The fields NodeStageVolume and NodePublishVolume share (the publish's volume context and secrets are its own). */
+function stageRequest(
+  spec: CSIVolumeSpec,
+  publishContext: Record<string, string>,
+  staging: string,
+  capability: object,
+  secrets: Record<string, string> | undefined,
+): NodeStageVolumeRequest {
+  const req = { volumeId: spec.volumeHandle, publishContext, stagingTargetPath: staging, volumeCapability: capability, volumeContext: spec.volumeAttributes };
+  return secrets ? { ...req, secrets } : req;
 }
 
 const isMounted = (dir: string) => existsSync(dir) && mountPointsUnder(dir).includes(dir);
@@ -119,19 +129,25 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     return attachedMetadata(obj === undefined ? undefined : volumeAttachmentSchema.parse(obj), name, spec.driver, spec.volumeHandle);
   }
 
-  /** upstream MountDevice: NodeStageVolume at the global mount path, its vol_data.json beside it. */
+  /**
+   * upstream MountDevice: NodeStageVolume at the global mount path (with the NodeStageSecretRef's data),
+   * its vol_data.json beside it. Its failures are MountDevice's.
+   */
   async function stage(endpoint: string, spec: CSIVolumeSpec, publishContext: Record<string, string>, capability: object): Promise<string> {
     const staging = deviceMountPath(d.rootDir, spec.driver, spec.volumeHandle);
     if (isMounted(staging)) return staging;
+    const secrets = await volumeSecrets(d.getObject, "NodeStageSecretRef", spec.nodeStageSecretRef).catch((e: Error) => {
+      throw new MountDeviceError(e.message);
+    });
     saveVolumeData(dirname(staging), { specVolumeID: spec.specVolID, volumeHandle: spec.volumeHandle, driverName: spec.driver });
     mkdirSync(staging, { recursive: true, mode: 0o750 });
     try {
-      await d.client.nodeStageVolume(endpoint, stageRequest(spec, publishContext, staging, capability));
+      await d.client.nodeStageVolume(endpoint, stageRequest(spec, publishContext, staging, capability, secrets));
     } catch (e) {
       // upstream MountDevice's clean-up: a stage that failed leaves no directory unless it is in use.
       const inUse = volumeUsers(d.rootDir, spec.driver, spec.volumeHandle).length > 0;
       if (!inUse && mountPointsUnder(dirname(staging)).length === 0) rmSync(dirname(staging), { recursive: true, force: true });
-      throw e;
+      throw new MountDeviceError((e as Error).message);
     }
     log.info(`CSI volume staged ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, stagingTargetPath: staging })}`);
     return staging;
@@ -161,6 +177,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const mountGroup = caps.includes("VOLUME_MOUNT_GROUP") && fsGroupApplies ? String(req.fsGroup) : undefined;
     const capability = mountVolumeCapability(spec, caps.includes("SINGLE_NODE_MULTI_WRITER"), mountGroup);
     const staging = persistent && caps.includes("STAGE_UNSTAGE_VOLUME") ? await stage(endpoint, spec, publishContext, capability) : "";
+    const secrets = await volumeSecrets(d.getObject, "NodePublishSecretRef", spec.nodePublishSecretRef);
     const nodeName = d.nodeName();
     saveVolumeData(dirname(target), {
       specVolumeID: spec.specVolID,
@@ -172,7 +189,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     });
     try {
       await d.client.nodePublishVolume(endpoint, {
-        ...stageRequest(spec, publishContext, staging, capability),
+        ...stageRequest(spec, publishContext, staging, capability, secrets),
         targetPath: target,
         readonly: spec.readOnly,
         volumeContext: publishVolumeContext(spec, pod, policy.podInfoOnMount),

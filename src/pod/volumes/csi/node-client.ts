@@ -10,6 +10,8 @@ export interface NodeStageVolumeRequest {
   stagingTargetPath: string;
   volumeCapability: object;
   volumeContext: Record<string, string>;
+  /** The data of the Secret the volume names for the call (never logged). */
+  secrets?: Record<string, string>;
 }
 
 export interface NodePublishVolumeRequest extends NodeStageVolumeRequest {

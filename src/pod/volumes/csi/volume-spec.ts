@@ -1,8 +1,9 @@
 // A pod's CSI volume as the kubelet's csi plugin sees it (upstream pkg/volume/csi csi_plugin.go
 // NewMounter, csi_mounter.go SetUpAt, csi_client.go asCSIAccessModeV1): a persistentVolumeClaim's PV
 // with spec.csi, or an inline csi volume (ephemeral); the volume context (with the pod's identity when
-// the driver asks for it), the volume capability, and whether the kubelet gives the volume the pod's
-// fsGroup. Pure: plain data in, plain data out.
+// the driver asks for it), the Secrets whose data the driver gets (NodeStage/NodePublish secrets), the
+// volume capability, and whether the kubelet gives the volume the pod's fsGroup. Pure: plain data in,
+// plain data out.
 import { z } from "zod";
 import type { FSGroupPolicy } from "./csi-driver-object.ts";
 import { ephemeralVolumeHandle } from "./csi-util.ts";
@@ -33,6 +34,12 @@ export type CSIVolumeSource = z.infer<typeof csiVolumeSourceSchema>;
 
 export type VolumeLifecycleMode = "Persistent" | "Ephemeral";
 
+/** core/v1 SecretReference: a Secret whose data a driver gets as the call's `secrets`. */
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
 /** One CSI volume of a pod, resolved. */
 export interface CSIVolumeSpec {
   /** upstream spec.Name(): the PV's name, or the inline volume's name. */
@@ -46,12 +53,15 @@ export interface CSIVolumeSpec {
   accessModes: string[];
   volumeAttributes: Record<string, string>;
   lifecycle: VolumeLifecycleMode;
+  /** A PV's spec.csi.nodeStageSecretRef (NodeStageVolume's secrets). */
+  nodeStageSecretRef?: SecretRef;
+  /** A PV's spec.csi.nodePublishSecretRef, or an inline volume's in the pod's namespace (NodePublishVolume's secrets). */
+  nodePublishSecretRef?: SecretRef;
 }
 
-/** bunlet reads no secrets for a driver: a volume that names one is refused with this. */
-function refuseSecrets(what: string, refs: Record<string, unknown>): void {
-  const named = Object.entries(refs).filter(([, v]) => v !== undefined && v !== null);
-  if (named.length > 0) throw new Error(`${what} names ${named.map(([k]) => k).join(", ")}: bunlet does not pass secrets to CSI drivers`);
+/** A PV's secret reference as upstream's SecretReference (API validation requires both fields). */
+function pvSecretRef(ref: { name?: string; namespace?: string } | null | undefined): SecretRef | undefined {
+  return ref ? { namespace: ref.namespace ?? "", name: ref.name ?? "" } : undefined;
 }
 
 /**
@@ -65,7 +75,8 @@ export function persistentCSIVolumeSpec(
   pv: { accessModes: string[]; mountOptions: string[] },
   claimReadOnly: boolean,
 ): CSIVolumeSpec {
-  refuseSecrets(`PV ${pvName}`, { nodeStageSecretRef: src.nodeStageSecretRef, nodePublishSecretRef: src.nodePublishSecretRef });
+  const stage = pvSecretRef(src.nodeStageSecretRef);
+  const publish = pvSecretRef(src.nodePublishSecretRef);
   return {
     specVolID: pvName,
     driver: src.driver,
@@ -76,12 +87,16 @@ export function persistentCSIVolumeSpec(
     accessModes: pv.accessModes,
     volumeAttributes: src.volumeAttributes ?? {},
     lifecycle: "Persistent",
+    ...(stage ? { nodeStageSecretRef: stage } : {}),
+    ...(publish ? { nodePublishSecretRef: publish } : {}),
   };
 }
 
-/** The spec of an inline csi volume (upstream: its handle made from the pod's UID and the volume's name). */
-export function ephemeralCSIVolumeSpec(podUid: string, volumeName: string, src: CSIVolumeSource): CSIVolumeSpec {
-  refuseSecrets(`volume ${volumeName}`, { nodePublishSecretRef: src.nodePublishSecretRef });
+/**
+ * The spec of an inline csi volume (upstream: its handle made from the pod's UID and the volume's name;
+ * its nodePublishSecretRef names a Secret of the pod's namespace).
+ */
+export function ephemeralCSIVolumeSpec(podUid: string, volumeName: string, src: CSIVolumeSource, podNamespace = ""): CSIVolumeSpec {
   return {
     specVolID: volumeName,
     driver: src.driver,
@@ -92,6 +107,7 @@ export function ephemeralCSIVolumeSpec(podUid: string, volumeName: string, src: 
     accessModes: [],
     volumeAttributes: src.volumeAttributes ?? {},
     lifecycle: "Ephemeral",
+    ...(src.nodePublishSecretRef ? { nodePublishSecretRef: { namespace: podNamespace, name: src.nodePublishSecretRef.name ?? "" } } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { createCSIVolumeManager } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
 import { attachmentName, deviceMountPath, podMountPath } from "../../../../src/pod/volumes/csi/csi-util.ts";
 import type { CSINodeClient } from "../../../../src/pod/volumes/csi/node-client.ts";
+import { MountDeviceError } from "../../../../src/pod/volumes/operation-error.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
 
 const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: "ns", uid }, spec: { serviceAccountName: "default" } });
@@ -104,6 +105,34 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
       throw new Error("NodePublishVolume: grpc code 13: busy");
     };
     await expect(g.m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow("busy");
+    expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
+  });
+
+  test("secrets: the NodeStageSecretRef's data to NodeStageVolume, the NodePublishSecretRef's to NodePublishVolume", async () => {
+    const b64 = (v: string) => Buffer.from(v).toString("base64");
+    objects["/api/v1/namespaces/sec/secrets/stage"] = { data: { user: b64("admin"), key: b64("s3cr3t") } };
+    objects["/api/v1/namespaces/sec/secrets/publish"] = { data: { token: b64("t0k") } };
+    const refs = { nodeStageSecretRef: { namespace: "sec", name: "stage" }, nodePublishSecretRef: { namespace: "sec", name: "publish" } };
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    await m.setUp({ pod: pod("u1"), spec: { ...pvSpec, ...refs } });
+    expect(calls.map((c) => [c.method, c.req.secrets])).toEqual([
+      ["stage", { user: "admin", key: "s3cr3t" }],
+      ["publish", { token: "t0k" }],
+    ]);
+  });
+
+  test("a secret that cannot be read fails the set-up with upstream's texts (a stage's as MountDevice's), nothing called", async () => {
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    const staged = { ...pvSpec, nodeStageSecretRef: { namespace: "sec", name: "gone" } };
+    const err = await m.setUp({ pod: pod("u1"), spec: staged }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(MountDeviceError);
+    expect((err as Error).message).toBe(
+      'fetching NodeStageSecretRef sec/gone failed: kubernetes.io/csi: failed to find the secret gone in the namespace sec with error: secrets "gone" not found',
+    );
+    expect(existsSync(dirname(deviceMountPath(root, "drv", "vol-1")))).toBe(false);
+    const published = { ...pvSpec, nodePublishSecretRef: { namespace: "sec", name: "gone" } };
+    await expect(m.setUp({ pod: pod("u1"), spec: published })).rejects.toThrow("fetching NodePublishSecretRef sec/gone failed: kubernetes.io/csi: failed");
+    expect(calls.map((c) => c.method)).toEqual(["stage"]);
     expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
   });
 

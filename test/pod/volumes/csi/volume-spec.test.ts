@@ -53,12 +53,24 @@ describe("the CSI volume spec (upstream NewMounter)", () => {
       lifecycle: "Ephemeral",
     });
   });
-  test("a volume naming a secret is refused (bunlet passes no secrets)", () => {
+  test("secret references: a PV's namespace and name; an inline volume's name in the pod's namespace", () => {
     const pv = { accessModes: [], mountOptions: [] };
-    expect(() => persistentCSIVolumeSpec("p", { driver: "d", volumeHandle: "h", nodeStageSecretRef: { name: "s" } }, pv, false)).toThrow(
-      "PV p names nodeStageSecretRef: bunlet does not pass secrets to CSI drivers",
-    );
-    expect(() => ephemeralCSIVolumeSpec("u", "v", { driver: "d", nodePublishSecretRef: { name: "s" } })).toThrow("volume v names nodePublishSecretRef");
+    const src = {
+      driver: "d",
+      volumeHandle: "h",
+      nodeStageSecretRef: { name: "s1", namespace: "ns1" },
+      nodePublishSecretRef: { name: "s2", namespace: "ns2" },
+    };
+    expect(persistentCSIVolumeSpec("p", src, pv, false)).toMatchObject({
+      nodeStageSecretRef: { namespace: "ns1", name: "s1" },
+      nodePublishSecretRef: { namespace: "ns2", name: "s2" },
+    });
+    expect(persistentCSIVolumeSpec("p", { driver: "d", volumeHandle: "h", nodeStageSecretRef: null }, pv, false)).not.toHaveProperty("nodeStageSecretRef");
+    expect(ephemeralCSIVolumeSpec("u", "v", { driver: "d", nodePublishSecretRef: { name: "s" } }, "web-ns").nodePublishSecretRef).toEqual({
+      namespace: "web-ns",
+      name: "s",
+    });
+    expect(ephemeralCSIVolumeSpec("u", "v", { driver: "d" }, "web-ns")).not.toHaveProperty("nodePublishSecretRef");
   });
 });
 
