@@ -63,7 +63,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("RuntimeClass", () => {
     expect(p.spec.overhead).toEqual({ cpu: "100m", memory: "32Mi" });
     const uid = p.metadata.uid as string;
     const sandbox = await sandboxOf(uid);
-    expect(sandbox.runtimeHandler).toBe("runc-alt");
+    // CRI-O leaves PodSandboxStatus.runtimeHandler empty (its server/sandbox_status.go never sets it;
+    // the kubelet reads it nowhere): there the handler's state directory below is the evidence.
+    if (c.n.ctd.runtime !== "crio") expect(sandbox.runtimeHandler).toBe("runc-alt");
     expect(existsSync(runcStateDir("runc-alt", p.status.containerStatuses[0].containerID))).toBe(true);
     const podLimit = Number(readFileSync(join("/sys/fs/cgroup/memory", c.n.cgroupRoot, `kubepods/pod${uid}/memory.limit_in_bytes`), "utf8"));
     expect(podLimit).toBe((64 + 32) * 1024 * 1024);
