@@ -10,7 +10,15 @@ import { ensureBuilt, freePort, killAll, pollUntil, ROOT, spawnBunlet, waitForHe
 import { staticPodFlags } from "../support/agent.ts";
 import { removeCgroupTree } from "../support/cgroup.ts";
 import { staticPodYaml } from "../support/manifests.ts";
-import { acquireContainerd, canRunContainerd, removeSandboxes, tearDownPods, testContainerdEnv, type TestContainerd } from "../support/containerd.ts";
+import {
+  acquireContainerd,
+  canRunContainerd,
+  removeSandboxes,
+  tearDownPods,
+  testContainerdEnv,
+  testRuntimeCriName,
+  type TestContainerd,
+} from "../support/containerd.ts";
 
 const PID = process.pid;
 
@@ -104,7 +112,7 @@ describe.skipIf(!canRunContainerd())("on containerd", () => {
     expect(await p!.stop("SIGTERM", 5000)).toBe(0);
     // The kubelet's contract: stopping the agent leaves pods running.
     const running = await ctd.cri.listContainers({ state: { state: "CONTAINER_RUNNING" } });
-    expect(running.some((c) => `containerd://${c.id}` === before)).toBe(true);
+    expect(running.some((c) => `${testRuntimeCriName}://${c.id}` === before)).toBe(true);
     await start();
     await pollUntil(async () => (await pod("sleeper"))?.status?.phase === "Running", "sleeper Running after restart", 60_000, 100);
     const after = (await pod("sleeper"))!.status!.containerStatuses![0]!;

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canRunContainerd } from "../../support/containerd.ts";
+import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -63,7 +63,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
       const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
       return files.includes(`pod_${uid}.json`) && files.includes("secret_default_offline-secret.json") && files.some((f) => f.startsWith(`token_${uid}_`));
     });
-    return { uid, containerId: p.status.containerStatuses[0].containerID.replace(/^containerd:\/\//, "") };
+    return { uid, containerId: p.status.containerStatuses[0].containerID.replace(/^[a-z-]+:\/\//, "") };
   }
 
   test("restarted while the API server is down, the pod is adopted; with it back, nothing restarts", async () => {
@@ -83,7 +83,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
     const p = await c.podInPhase("adopted", "Running");
     expect(p.status.containerStatuses[0].restartCount).toBe(0);
-    expect(p.status.containerStatuses[0].containerID).toBe(`containerd://${containerId}`);
+    expect(p.status.containerStatuses[0].containerID).toBe(`${testRuntimeCriName}://${containerId}`);
     expect(await running(uid)).toEqual([containerId]);
     rmSync(corrupt, { force: true });
     await kubectl("delete", "pod", "adopted", "--wait=true");

@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { createNodeAgent, type NodeAgent } from "../../../src/agent.ts";
 import { loadConfig } from "../../../src/config/load.ts";
+import { isContainerCgroupLeaf } from "../../../src/cri/container-cgroup.ts";
 import type { Pod } from "../../../src/pod/types.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
@@ -44,11 +45,12 @@ describe.skipIf(!canRunContainerd() || availableParallelism() < 2)("static CPU m
       const p = await podNamed(name);
       return p?.status?.phase === "Running" ? p : undefined;
     });
-  const containerId = (p: Pod) => p.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, "");
+  const containerId = (p: Pod) => p.status!.containerStatuses![0]!.containerID!.replace(/^[a-z-]+:\/\//, "");
   /** cpuset.cpus of the container's own cgroup (v1, under this test's cgroup root). */
   const cgroupCpus = (id: string) => {
     const root = join(CPUSET_V1, CGROUP_ROOT);
-    const dir = (readdirSync(root, { recursive: true }) as string[]).find((d) => d.endsWith(id));
+    // By the runtime's name for it (containerd: <id>, CRI-O: crio-<id>; not CRI-O's crio-conmon-<id> beside it).
+    const dir = (readdirSync(root, { recursive: true }) as string[]).find((d) => isContainerCgroupLeaf(basename(d), id));
     return dir ? readFileSync(join(root, dir, "cpuset.cpus"), "utf8").trim() : undefined;
   };
   /** The CPUs the container's process may run on, as it sees them. */

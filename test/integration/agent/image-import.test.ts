@@ -14,7 +14,7 @@ import { createContainerdClient } from "../../../src/cri/containerd.ts";
 import { createImageGCManager } from "../../../src/pod/images/index.ts";
 import { importImageTarball } from "../../../src/pod/images/image-import.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { canRunContainerd } from "../../support/containerd.ts";
+import { canRunContainerd, testRuntime } from "../../support/containerd.ts";
 import { busyboxLayout, markedImage, writeDockerArchiveTgz, writeOciTarball } from "../../support/image-tarballs.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
 import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
@@ -37,7 +37,12 @@ const pod = (name: string, image: string, policy: string) =>
     container: `      imagePullPolicy: ${policy}\n`,
   });
 
-describe.skipIf(!canRunContainerd())("image import directory on containerd", () => {
+// bunlet imports the directory's tarballs through containerd's own API (src/cri/containerd.ts); CRI-O has
+// no such API, and the CRI none for an import.
+const onCrio = testRuntime === "crio";
+if (onCrio) console.warn("skipping the image import directory tests: the import goes through containerd's own API, which CRI-O does not have");
+
+describe.skipIf(!canRunContainerd() || onCrio)("image import directory on containerd", () => {
   let node: StandaloneNode;
   let layout: string;
   let base: string;

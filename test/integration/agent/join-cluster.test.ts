@@ -10,7 +10,7 @@ import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
 import { detectNodeIP } from "../../../src/node/addresses.ts";
 import { sleeperPodYaml } from "../../support/cluster.ts";
-import { canRunContainerd } from "../../support/containerd.ts";
+import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
 import { startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -54,7 +54,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("join a real control plane", ()
     // The InternalIP is the default-route interface's: a node has no --node-ip here (it may not be loopback).
     const ip = detectNodeIP()!.replaceAll(".", "\\.");
     const row = (await kubectl("get", "nodes", "-o", "wide")).split("\n").find((l) => l.startsWith(node))!;
-    expect(row).toMatch(new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+${ip}\\s+<none>\\s+.+\\s+containerd://\\S+\\s*$`));
+    expect(row).toMatch(
+      new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.31\\.0\\+bunlet\\.\\S+\\s+${ip}\\s+<none>\\s+.+\\s+${testRuntimeCriName}://\\S+\\s*$`),
+    );
   });
 
   test("a pod created with kubectl apply (spec.nodeName = this node) runs on containerd, its status in the API", async () => {

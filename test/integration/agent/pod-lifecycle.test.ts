@@ -1,18 +1,19 @@
 // Static pod lifecycle through the whole node agent (createNodeAgent, as `bunlet` runs it) on a private
-// containerd: the agent rides out a containerd restart (containers survive it: their shims keep
-// running), an edited manifest recreates the pod under a new UID, a removed manifest stops its pod
-// within terminationGracePeriodSeconds, an exec readiness probe drives the Ready condition, and an
-// invalid manifest is reported with its file and field while its neighbours run. Skipped when not root.
+// containerd (or CRI-O, BUNLET_TEST_RUNTIME=crio): the agent rides out a runtime restart (containers
+// survive it: containerd's shims, CRI-O's conmons keep them running), an edited manifest recreates the
+// pod under a new UID, a removed manifest stops its pod within terminationGracePeriodSeconds, an exec
+// readiness probe drives the Ready condition, and an invalid manifest is reported with its file and
+// field while its neighbours run. Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, unlinkSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ConsolaReporter } from "consola/core";
 import type { NodeAgent } from "../../../src/agent.ts";
 import { log } from "../../../src/log.ts";
 import { createKubeRuntime } from "../../../src/pod/kuberuntime/manager.ts";
 import type { Pod } from "../../../src/pod/types.ts";
-import { canRunContainerd, removeNodePods, testContainerdEnv, type TestContainerd } from "../../support/containerd.ts";
+import { canRunContainerd, removeNodePods, testContainerdEnv, testRuntimeCriName, testRuntimeScript, type TestContainerd } from "../../support/containerd.ts";
 import { staticPodYaml } from "../../support/manifests.ts";
 import { startStandaloneNode, type StandaloneNode } from "../../support/standalone.ts";
 import { until as waitUntil, type Polled } from "../../support/wait.ts";
@@ -22,7 +23,6 @@ const CGROUP_ROOT = `/bunlet-podlc-${PID}`;
 const BASE = `/tmp/bunlet-podlc-${PID}`;
 const MANIFESTS = join(BASE, "manifests");
 const NODE = "podlctest";
-const CONTAINERD_SH = resolve(import.meta.dir, "../../../scripts/host/containerd.sh");
 
 /** A busybox static pod; `container` is extra YAML for the container, indented 6 (probes …). */
 const pod = (name: string, image: string, command: string[], opts: { grace?: number; labels?: Record<string, string>; container?: string } = {}) =>
@@ -33,7 +33,7 @@ const SLEEP = ["sh", "-c", "exec sleep 3600"];
 /** This file's polls wait 40 s unless a call says otherwise. */
 const until = <T>(what: string, fn: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 40_000) => waitUntil(what, fn, timeoutMs);
 
-describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agent on containerd", () => {
+describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agent on the tests' runtime", () => {
   let node: StandaloneNode;
   let ctd: TestContainerd;
   let agent: NodeAgent;
@@ -52,11 +52,11 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
       const p = await podNamed(name);
       return p?.status?.phase === "Running" && p.status.containerStatuses?.[0]?.state.running ? p : undefined;
     });
-  /** The pod's containers as containerd has them (CRI labels carry the pod UID). */
+  /** The pod's containers as the runtime has them (CRI labels carry the pod UID). */
   const containersOf = async (uid: string) => (await ctd.cri.listContainers()).filter((c) => c.labels?.["io.kubernetes.pod.uid"] === uid);
-  const containerd = (cmd: "stop" | "start") => {
-    const r = spawnSync("bash", [CONTAINERD_SH, cmd], { env: testContainerdEnv, encoding: "utf8", timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`containerd.sh ${cmd} failed (exit ${r.status}): ${r.stderr}`);
+  const runtimeScript = (cmd: "stop" | "start") => {
+    const r = spawnSync("bash", [testRuntimeScript, cmd], { env: testContainerdEnv, encoding: "utf8", timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`${testRuntimeScript} ${cmd} failed (exit ${r.status}): ${r.stderr}`);
   };
 
   beforeAll(async () => {
@@ -68,13 +68,13 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
   afterAll(async () => {
     log.removeReporter(capture);
     await node?.stop(async () => {
-      // containerd may have been left stopped by a failed restart test.
-      if (!existsSync(ctd.socket)) spawnSync("bash", [CONTAINERD_SH, "start"], { env: testContainerdEnv, stdio: "ignore", timeout: 60_000 });
+      // The runtime may have been left stopped by a failed restart test.
+      if (!existsSync(ctd.socket)) spawnSync("bash", [testRuntimeScript, "start"], { env: testContainerdEnv, stdio: "ignore", timeout: 60_000 });
       await removeNodePods(createKubeRuntime({ cri: ctd.cri }), NODE);
     });
   }, 120_000);
 
-  test("containerd restarted under a running static pod: /pods stays served, the container survives, new manifests start", async () => {
+  test("the runtime restarted under a running static pod: /pods stays served, the container survives, new manifests start", async () => {
     writeFileSync(join(MANIFESTS, "survivor.yaml"), pod("survivor", ctd.images.busybox, SLEEP));
     const before = await running("survivor");
     const uid = before.metadata.uid!;
@@ -100,13 +100,13 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
     })();
     try {
       const seen = logLines.length;
-      containerd("stop");
+      runtimeScript("stop");
       expect(existsSync(ctd.socket)).toBe(false);
       // Down until the runtime calls really fail (past the CRI client's 5 s UNAVAILABLE retry budget),
       // not just wait it out.
       await until("a PLEG relist failing", () => logLines.slice(seen).some((l) => l.includes("PLEG relist failed")), 20_000);
-      containerd("start");
-      // The shim kept the task running: containerd reports the same container running again, and the
+      runtimeScript("start");
+      // The shim (conmon) kept the container running: the runtime reports it running again, and the
       // agent keeps that container rather than recreating it (same ID, restartCount 0).
       const after = await until("survivor Running after the restart", async () => {
         const p = await podNamed("survivor");
@@ -116,7 +116,7 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
       expect(after.metadata.uid).toBe(uid);
       expect(after.status!.containerStatuses![0]!.restartCount).toBe(0);
       const live = await containersOf(uid);
-      expect(live.filter((c) => c.state === "CONTAINER_RUNNING").map((c) => `containerd://${c.id}`)).toEqual([containerId!]);
+      expect(live.filter((c) => c.state === "CONTAINER_RUNNING").map((c) => `${testRuntimeCriName}://${c.id}`)).toEqual([containerId!]);
       expect(live.length).toBe(1); // nothing was recreated
       const sandboxes = (await ctd.cri.listPodSandbox()).filter((s) => s.metadata?.uid === uid);
       expect(sandboxes.map((s) => [s.id, s.state])).toEqual([[sandbox!.id, "SANDBOX_READY"]]);
@@ -171,7 +171,7 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
     writeFileSync(file, pod("stubborn", ctd.images.busybox, ["sh", "-c", 'trap "" TERM; sleep 1000'], { grace: 2 }));
     const p = await running("stubborn");
     const uid = p.metadata.uid!;
-    const id = p.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, "");
+    const id = p.status!.containerStatuses![0]!.containerID!.replace(/^[a-z-]+:\/\//, "");
     const t0 = Date.now();
     unlinkSync(file);
     await until("stubborn out of /pods", async () => !(await podNamed("stubborn")), 10_000);
@@ -186,7 +186,7 @@ describe.skipIf(!canRunContainerd())("static pod lifecycle through the node agen
     // SIGTERM is ignored, so it runs until the 2 s grace period ends and SIGKILL: ≈2 s, not the 30 s default.
     expect(stoppedMs).toBeGreaterThanOrEqual(1_800);
     expect(stoppedMs).toBeLessThan(10_000);
-    // Once exited, containerd's own record (when the container was not removed yet) says SIGKILL at ≈2 s.
+    // Once exited, the runtime's own record (when the container was not removed yet) says SIGKILL at ≈2 s.
     const dead = (await ctd.cri.containerStatus(id).catch(() => undefined))?.status;
     if (dead) {
       expect(dead.exitCode).toBe(137);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseQuantity, quantityValue } from "../../../src/config/quantity.ts";
+import { containerCgroupLeaves } from "../../../src/cri/container-cgroup.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
@@ -36,7 +37,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !cgroupV1)("in-place pod resi
     );
   const podDir = (controller: string, uid: string) => join("/sys/fs/cgroup", controller, c.n.cgroupRoot, "kubepods", `pod${uid}`);
   const read = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").trim() : undefined);
-  const containerId = (p: any) => (p.status.containerStatuses[0].containerID as string).replace(/^containerd:\/\//, "");
+  const containerId = (p: any) => (p.status.containerStatuses[0].containerID as string).replace(/^[a-z-]+:\/\//, "");
 
   beforeAll(async () => {
     c = await startUpstreamCluster({ name: "resize", binDir: bin.dir!, config: ["syncFrequency: 5s", "nodeStatusUpdateFrequency: 2s"] });
@@ -57,7 +58,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir || !cgroupV1)("in-place pod resi
     const memLimit = (dir: string) => Number(read(join(dir, "memory.limit_in_bytes")));
     const quota = (dir: string) => Number(read(join(dir, "cpu.cfs_quota_us")));
     const pod = { mem: podDir("memory", uid), cpu: podDir("cpu", uid) };
-    const ctr = { mem: join(pod.mem, id), cpu: join(pod.cpu, id) };
+    // The container's cgroup under the pod's, by the runtime's name for it (containerd: <id>, CRI-O: crio-<id>).
+    const leaf = containerCgroupLeaves(id).find((l) => existsSync(join(pod.mem, l))) ?? id;
+    const ctr = { mem: join(pod.mem, leaf), cpu: join(pod.cpu, leaf) };
     expect(memLimit(ctr.mem)).toBe(64 * MIB);
     expect(quota(ctr.cpu)).toBe(20_000);
 

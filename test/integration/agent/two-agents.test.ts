@@ -71,7 +71,7 @@ describe.skipIf(!canRunContainerd())("two agents on one containerd", () => {
       },
       120_000,
     );
-    const containerId = running.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
+    const containerId = running.status!.containerStatuses![0]!.containerID!.replace(/^[a-z-]+:\/\//, "");
     const [sandbox] = await ctd.cri.listPodSandbox({ labelSelector: { "io.kubernetes.pod.uid": running.metadata.uid! } });
     expect(sandbox!.labels[OWNER_LABEL]).toBe(join(BASE, "owna", "root"));
 

@@ -1,7 +1,7 @@
 // The CRI client against a real private containerd (scripts/host/containerd.sh), or CRI-O (crio.sh,
 // BUNLET_TEST_RUNTIME=crio), with the offline images.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { GrpcError, type PodSandboxConfig } from "../../../src/cri/client.ts";
 import { type TestContainerd, acquireContainerd, canRunContainerd, testRuntimeCriName, testRuntimeScript } from "../../support/containerd.ts";
 import { removeCgroupTree } from "../../support/cgroup.ts";
@@ -50,6 +50,15 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
     return { id, config };
   }
 
+  /**
+   * The container's log directory under the sandbox's, made before CreateContainer as the kubelet makes
+   * it (upstream generateContainerConfig: MkdirAll of BuildContainerLogsDirectory). containerd makes a
+   * missing one itself; CRI-O's conmon opens the log file as given and exits 1 when its directory is not there.
+   */
+  function makeContainerLogDir(config: PodSandboxConfig, containerName: string): void {
+    mkdirSync(`${config.logDirectory}/${containerName}`, { recursive: true });
+  }
+
   test("Version and Status name the runtime and report ready", async () => {
     const v = await ctd.cri.version();
     expect(v.runtimeName).toBe(testRuntimeCriName);
@@ -73,6 +82,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
   test("a busybox container echoes, exits 0, and its log file holds the output", async () => {
     const { id, config } = await runSandbox("echo");
     const word = `hello-${process.pid}`;
+    makeContainerLogDir(config, "echo");
     const cid = await ctd.cri.createContainer(
       id,
       {
@@ -99,6 +109,7 @@ describe.skipIf(!canRunContainerd())("CRI client on containerd", () => {
 
   test("ContainerStats, ExecSync, stop and remove on a running container", async () => {
     const { id, config } = await runSandbox("busy");
+    makeContainerLogDir(config, "sleeper");
     const cid = await ctd.cri.createContainer(
       id,
       {
