@@ -3,18 +3,20 @@
 // the real control plane (test/support/upstream), the node on a test containerd holding the e2e images
 // (scripts/upstream/images.sh), so nothing is pulled.
 //
-//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset] [--out DIR]
+//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset|--storage] [--out DIR]
 //
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message; <out>/<node>.log is the e2e output, <out>/<node>-agent.log
-// the node agent's own. --subset runs the representative set of subset.ts (CI).
+// the node agent's own. --subset runs the representative set of subset.ts (CI); --storage the
+// storage tests of storage.ts (local PVs, hostPath), [Slow] ones left out.
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
-import { skipExpression } from "./skips.ts";
+import { SKIPS, skipExpression } from "./skips.ts";
+import { STORAGE, STORAGE_SKIPS } from "./storage.ts";
 import { SUBSET } from "./subset.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -27,6 +29,7 @@ const { values: args } = parseArgs({
     procs: { type: "string", default: "4" },
     focus: { type: "string" },
     subset: { type: "boolean", default: false },
+    storage: { type: "boolean", default: false },
     out: { type: "string", default: join(ROOT, "dist", "conformance") },
     timeout: { type: "string", default: "75m" },
   },
@@ -43,8 +46,11 @@ async function sh(argv: string[], env: Record<string, string> = {}): Promise<str
 function focusExpression(): string {
   if (args.focus) return args.focus;
   if (args.subset) return SUBSET.map((s) => `(${s})`).join("|");
+  if (args.storage) return STORAGE.map((s) => `(${s})`).join("|");
   return "\\[NodeConformance\\]";
 }
+
+const skips = () => skipExpression(args.storage ? [...SKIPS, ...STORAGE_SKIPS] : SKIPS);
 
 async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
   const argv = [
@@ -54,7 +60,7 @@ async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: strin
     "--no-color",
     "--succinct",
     `--focus=${focusExpression()}`,
-    `--skip=${skipExpression()}`,
+    `--skip=${skips()}`,
     // With --output-dir, ginkgo writes the report under it by this name.
     `--json-report=${args.node}.ginkgo.json`,
     `--output-dir=${out}`,

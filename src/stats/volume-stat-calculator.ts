@@ -78,7 +78,8 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
   function figures(uid: string, v: { name: string; csi?: unknown }, claim: VolumeClaimSource | undefined): Promise<VolumeUsageFigures | undefined> | undefined {
     if (v.csi) return csiFigures(uid, v.name);
     const claimed = claim && d.claims(uid)?.get(v.name);
-    if (!claimed || claimed instanceof Error) return undefined;
+    // A raw block volume has no filesystem to measure (upstream's block metrics are not collected here).
+    if (!claimed || claimed instanceof Error || claimed.volumeMode === "Block") return undefined;
     if (claimed.source.plugin === "kubernetes.io/local-volume")
       return statfsFigures(join(d.rootDir, "pods", uid, "volumes", "kubernetes.io~local-volume", claimed.pvName));
     if (claimed.source.plugin === "kubernetes.io/csi") return csiFigures(uid, claimed.pvName);

@@ -274,7 +274,6 @@ describe("values bunlet cannot honour: Failed/PodFeatureUnsupported naming field
       (p) => (p.spec.containers[0].restartPolicyRules = [{ action: "Restart", exitCodes: { operator: "In", values: [42] } }]),
       "spec.containers[0].restartPolicyRules: ",
     ],
-    ["volumeDevices", (p) => (p.spec.containers[0].volumeDevices = [{ name: "data", devicePath: "/dev/xvdb" }]), "spec.containers[0].volumeDevices: "],
     [
       "a stop signal",
       (p) => (p.spec.containers[0].lifecycle = { stopSignal: "SIGUSR1" }),

@@ -292,7 +292,6 @@ const DEFAULT_ONLY: Record<string, { accepted: unknown[]; refused: unknown }> = 
   "PodSpec.resourceClaims": { accepted: [undefined, []], refused: [{ name: "gpu", resourceClaimTemplateName: "gpu-template" }] },
   "PodSpec.resources": { accepted: [undefined, {}, { requests: {}, limits: {} }], refused: { limits: { cpu: "2", memory: "1Gi" } } },
   "Container.restartPolicyRules": { accepted: [undefined, []], refused: [{ action: "Restart", exitCodes: { operator: "In", values: [42] } }] },
-  "Container.volumeDevices": { accepted: [undefined, []], refused: [{ name: "v", devicePath: "/dev/xvda" }] },
   "VolumeMount.recursiveReadOnly": { accepted: [undefined, "Disabled"], refused: "Enabled" },
   "VolumeMount.bindMountOptions": { accepted: [undefined, []], refused: ["noexec"] },
   "ResourceRequirements.claims": { accepted: [undefined, []], refused: [{ name: "gpu" }] },

@@ -9,21 +9,23 @@ import type { KubeClient } from "../../kube/index.ts";
 import type { KubePod } from "../kuberuntime/index.ts";
 import {
   claimedVolume,
-  mountedVolumeNames,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
+  usedVolumeNames,
   volumeClaimSource,
+  volumeUsage,
   type ClaimedVolume,
   type ClaimOwnerPod,
   type PersistentVolumeObject,
   type VolumeClaimSource,
+  type VolumeUsage,
 } from "../volumes/index.ts";
 
 const NO_CLIENT = "no kubeClient defined";
 
-/** The pod's used persistentVolumeClaim and generic ephemeral volumes: volume name → its claim. */
+/** The pod's used (mounted or device) persistentVolumeClaim and generic ephemeral volumes: volume name → its claim. */
 export function podClaimVolumes(pod: KubePod): Map<string, VolumeClaimSource> {
-  const used = mountedVolumeNames(pod);
+  const used = usedVolumeNames(pod);
   const out = new Map<string, VolumeClaimSource>();
   for (const v of pod.spec.volumes ?? []) {
     const claim = volumeClaimSource(pod.metadata.name, v);
@@ -46,6 +48,7 @@ async function resolveClaim(
   namespace: string,
   volumeName: string,
   claimName: string,
+  usage: VolumeUsage,
   ownerPod?: ClaimOwnerPod,
 ): Promise<ClaimedVolume | Error> {
   const pvc = await get(
@@ -58,7 +61,7 @@ async function resolveClaim(
   let pv: PersistentVolumeObject | Error = new Error("not read");
   if (pvName) pv = await get(client, `/api/v1/persistentvolumes/${encodeURIComponent(pvName)}`, persistentVolumeSchema);
   try {
-    return claimedVolume(volumeName, namespace, claimName, pvc, () => pv, ownerPod);
+    return claimedVolume(volumeName, namespace, claimName, pvc, () => pv, ownerPod, usage);
   } catch (e) {
     return e as Error;
   }
@@ -69,6 +72,8 @@ export async function resolveClaimedVolumes(client: KubeClient | undefined, pod:
   const ns = pod.metadata.namespace ?? "";
   const vols = [...podClaimVolumes(pod)];
   const owner = { namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid ?? "" };
-  const got = await Promise.all(vols.map(([volume, c]) => resolveClaim(client, ns, volume, c.claimName, c.ephemeral ? owner : undefined)));
+  const got = await Promise.all(
+    vols.map(([volume, c]) => resolveClaim(client, ns, volume, c.claimName, volumeUsage(pod, volume), c.ephemeral ? owner : undefined)),
+  );
   return new Map(vols.map(([volume], i) => [volume, got[i]!]));
 }

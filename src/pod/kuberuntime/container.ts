@@ -4,7 +4,7 @@
 import { stringResources } from "../pod-resources.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
+import type { ContainerConfig, ContainerStatus as CriContainerStatus, Image as CriImage, PodSandboxConfig } from "../../cri/types.ts";
 import { reasons } from "../../events/index.ts";
 import { kv, log } from "../../log.ts";
 import { formatBackOff } from "../backoff.ts";
@@ -14,6 +14,8 @@ import { imageUserOf } from "../security/index.ts";
 import { type PodActions, latestStatus } from "./compute-actions.ts";
 import { ContainerConfigError, type ConfigInputs, type PodRef, generateContainerConfig, idmapMounts } from "./config.ts";
 import { withDeviceRunOptions } from "./device-options.ts";
+import { containerBlockDevices } from "./pod-volumes.ts";
+import type { BlockDevice } from "../volumes/index.ts";
 import { PRIORITY_CREATE, PRIORITY_START, nodeAllocatable, type HeldSlot, type KubeRuntimeContext } from "./context.ts";
 import { ensureImage } from "./image.ts";
 import { hashContainer } from "./hash.ts";
@@ -224,7 +226,7 @@ async function createContainer(
       throw new ContainerConfigError(container.name, e.message);
     });
     const generated = generateContainerConfig(pod, ref, container, attempt, inputs, { imageUser, nsTargetId });
-    const config = idmapMounts(withDeviceRunOptions(generated, devices), inputs.usernsOptions);
+    const config = idmapMounts(withBlockVolumes(withDeviceRunOptions(generated, devices), ctx, pod, container), inputs.usernsOptions);
     mkdirSync(join(sandboxConfig.logDirectory ?? ctx.podLogsDir, container.name), { recursive: true });
     const id = await inSlot(() => cri.createContainer(sandboxId, config, sandboxConfig), PRIORITY_CREATE);
     // upstream: creating a container marks its resources as actuated.
@@ -237,6 +239,17 @@ async function createContainer(
     result.errors.push({ container: container.name, reason, message: (e as Error).message });
     return undefined;
   }
+}
+
+/** upstream GenerateRunContainerOptions: the raw block volumes' devices after the device plugins'. */
+function withBlockVolumes(config: ContainerConfig, ctx: KubeRuntimeContext, pod: KubePod, container: KubeContainer): ContainerConfig {
+  let block: BlockDevice[];
+  try {
+    block = containerBlockDevices(ctx, pod, container);
+  } catch (e) {
+    throw new ContainerConfigError(container.name, (e as Error).message);
+  }
+  return block.length ? { ...config, devices: [...(config.devices ?? []), ...block] } : config;
 }
 
 /** upstream startSpec.getTargetID: the ID of the container an ephemeral container targets, which must exist. */

@@ -5,12 +5,15 @@ import { kv, log } from "../../log.ts";
 import { podRef, reasons } from "../../events/index.ts";
 import { podKey, podKeyOf, podUid } from "../pod-like.ts";
 import {
+  blockDevices,
   MountDeviceError,
-  mountedVolumeNames,
   setUpPodVolume,
   unmountedVolumesMessage,
+  unmountUnusedLocalDevices,
+  usedVolumeNames,
   volumeClaimSource,
   volumePluginName,
+  type BlockDevice,
   type ClaimedVolume,
   type PodApiObjects,
   type PodVolumeSpec,
@@ -18,7 +21,7 @@ import {
 import type { PodRef } from "./config.ts";
 import { nodeAllocatable, type KubeRuntimeContext } from "./context.ts";
 import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts";
-import type { KubePod } from "./types.ts";
+import type { KubeContainer, KubePod } from "./types.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec, type CSIVolumeSpec } from "../volumes/csi/index.ts";
 
 /** Host path of a pod volume, set up here: an emptyDir under rootDir, or the volume plugin's directory. */
@@ -53,7 +56,7 @@ const claimOf = (ctx: KubeRuntimeContext, pod: KubePod, name: string): ClaimedVo
  */
 function claimsFailure(ctx: KubeRuntimeContext, pod: KubePod): VolumeSetUpFailure | undefined {
   const uid = podUid(pod);
-  const used = mountedVolumeNames(pod);
+  const used = usedVolumeNames(pod);
   const failed: { volume: string; error: string }[] = [];
   for (const v of pod.spec.volumes ?? []) {
     const claim = volumeClaimSource(pod.metadata.name, v);
@@ -91,7 +94,8 @@ export function volumeRetryDelayMs(failures: number): number {
 /** The CSI volume behind a pod volume (an inline csi volume, or a claim's CSI PV), or undefined. */
 function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | Error | undefined): CSIVolumeSpec | undefined {
   if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi);
-  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi") return undefined;
+  // A Block CSI PV is not staged as a filesystem: its set-up refuses it (block-volume.ts).
+  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi" || claimed.volumeMode === "Block") return undefined;
   const pv = { accessModes: claimed.source.accessModes, mountOptions: claimed.mountOptions };
   return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, volumeClaimSource(pod.metadata.name, v)?.readOnly === true);
 }
@@ -112,7 +116,7 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
   const uid = podUid(pod);
   const unresolved = claimsFailure(ctx, pod);
   if (unresolved) return unresolved;
-  const used = mountedVolumeNames(pod);
+  const used = usedVolumeNames(pod);
   for (const v of pod.spec.volumes ?? []) {
     // An unused claim is not read (upstream's populator skips unused volumes).
     const claim = volumeClaimSource(pod.metadata.name, v);
@@ -135,6 +139,18 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
     }
   }
   return undefined;
+}
+
+/** upstream makeBlockVolumes: the container's volumeDevices as CRI devices (their Block claims mapped by setUpVolumes). */
+export function containerBlockDevices(ctx: KubeRuntimeContext, pod: KubePod, container: KubeContainer): BlockDevice[] {
+  if (!container.volumeDevices?.length) return [];
+  return blockDevices(ctx.rootDir, podUid(pod), container, (name) => {
+    const claimed = claimOf(ctx, pod, name);
+    const v = pod.spec.volumes?.find((x) => x.name === name);
+    const claim = v && volumeClaimSource(pod.metadata.name, v);
+    if (!claim || !claimed || claimed instanceof Error) return undefined;
+    return { claimed, readOnly: claim.readOnly };
+  });
 }
 
 /** Fetches the pod's secrets, configMaps and tokens for this sync (failures are per object, inside). */
@@ -171,9 +187,11 @@ export function forgetMountedVolumes(ctx: KubeRuntimeContext, uid: string): void
 
 /**
  * Unmounts and deletes the pod's directory (or only its volumes), timed as an empty-dir unmount; its
- * CSI volumes are unpublished (and unstaged) by their drivers first.
+ * CSI volumes are unpublished (and unstaged) by their drivers first, and the local block devices no
+ * pod mounts any more are unmounted after (upstream UnmountDevice).
  */
 export async function tearDownPod(ctx: KubeRuntimeContext, uid: string, sub?: "volumes"): Promise<void> {
   if (uid) await ctx.opts.csi?.tearDownPod(uid);
   ctx.storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(ctx.rootDir, uid, sub));
+  unmountUnusedLocalDevices(ctx.rootDir);
 }

@@ -70,6 +70,8 @@ export interface KubeContainer {
   resizePolicy?: { resourceName: string; restartPolicy: string }[];
   securityContext?: KubeSecurityContext;
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }[];
+  /** Raw block volumes (a Block claim's device at devicePath). */
+  volumeDevices?: { name: string; devicePath: string }[];
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   stdin?: boolean;

@@ -166,7 +166,7 @@ const containerFields = {
   startupProbe: probe.optional(),
   securityContext: securityContext.optional(),
   volumeMounts: z.array(volumeMount).optional(),
-  volumeDevices: defaultOnly(z.array(z.strictObject({ name: z.string(), devicePath: z.string() })).optional(), "raw block volumes are not implemented"),
+  volumeDevices: z.array(z.strictObject({ name: z.string(), devicePath: z.string() })).optional(),
   lifecycle: containerLifecycle.optional(),
   // Init containers: `Always` makes a sidecar (checked in pod-spec.ts). Any other per-container
   // policy and restartPolicyRules (ContainerRestartRules) are refused there and here.

@@ -23,7 +23,10 @@ export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
 export { lookupClaimedVolume, setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
 export {
   claimedVolume,
+  deviceVolumeNames,
   mountedVolumeNames,
+  usedVolumeNames,
+  volumeUsage,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
   unmountedVolumesMessage,
@@ -31,10 +34,13 @@ export {
   type ClaimedVolume,
   type ClaimOwnerPod,
   type VolumeClaimSource,
+  type VolumeUsage,
   type PersistentVolumeClaimObject,
   type PersistentVolumeObject,
 } from "./persistent-volume.ts";
 export { MountDeviceError } from "./local-volume.ts";
+export { unmountUnusedLocalDevices } from "./local-device.ts";
+export { blockDevices, podDeviceMapPath, type BlockDevice } from "./block-volume.ts";
 export {
   ObjectNotFoundError,
   configMapPayload,

@@ -72,7 +72,7 @@ const PV_SOURCES = [
 /** A PV source bunlet mounts, with its upstream plugin name. */
 export type PersistentVolumeSource =
   | { plugin: "kubernetes.io/host-path"; hostPath: { path: string; type?: string } }
-  | { plugin: "kubernetes.io/local-volume"; local: { path: string } }
+  | { plugin: "kubernetes.io/local-volume"; local: { path: string; fsType?: string } }
   | { plugin: "kubernetes.io/csi"; csi: CSIPersistentVolumeSource; accessModes: string[] };
 
 /** A persistentVolumeClaim volume, resolved: what a volume set-up needs. */
@@ -82,6 +82,14 @@ export interface ClaimedVolume {
   source: PersistentVolumeSource;
   /** The PV's mountOptions (a local volume's bind mount honours "ro"). */
   mountOptions: string[];
+  /** "Block": a raw block volume, given to containers by their volumeDevices (block-volume.ts). */
+  volumeMode?: "Block";
+}
+
+/** How the pod's containers use a volume: in volumeMounts, in volumeDevices (upstream GetPodVolumeNames' two sets). */
+export interface VolumeUsage {
+  mounted: boolean;
+  device: boolean;
 }
 
 /**
@@ -164,7 +172,7 @@ export function persistentVolumeSource(pv: PersistentVolumeObject, pvName: strin
 
 /**
  * upstream createVolumeSpec for a claim: the PVC checked, the PV checked against it, its plugin found
- * and its volumeMode Filesystem (bunlet has no raw block volumes: a Block PV cannot be in volumeMounts).
+ * and its volumeMode matching the use (Filesystem in volumeMounts, Block in volumeDevices).
  * Errors of the claim and the PV are wrapped as upstream's "error processing PVC ns/name: …".
  */
 export function claimedVolume(
@@ -174,6 +182,7 @@ export function claimedVolume(
   pvc: PersistentVolumeClaimObject | Error,
   pv: (pvName: string) => PersistentVolumeObject | Error,
   ownerPod?: ClaimOwnerPod,
+  usage: VolumeUsage = { mounted: true, device: false },
 ): ClaimedVolume {
   const processing = (e: Error) => new Error(`error processing PVC ${namespace}/${claimName}: ${e.message}`);
   if (pvc instanceof Error) throw processing(new Error(`failed to fetch PVC from API server: ${pvc.message}`));
@@ -196,20 +205,39 @@ export function claimedVolume(
   }
   const source = persistentVolumeSource(vol, pvName);
   const mode = vol.spec.volumeMode ?? "Filesystem";
-  if (mode !== "Filesystem") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeMounts`);
-  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [] };
+  if (usage.mounted && mode !== "Filesystem") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeMounts`);
+  if (usage.device && mode !== "Block") throw new Error(`volume ${podVolumeName} has volumeMode ${mode}, but is specified in volumeDevices`);
+  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [], ...(mode === "Block" ? { volumeMode: "Block" as const } : {}) };
 }
 
-/** Names of the pod's volumes some container mounts (upstream GetPodVolumeNames: unused volumes are skipped). */
-export function mountedVolumeNames(pod: {
+interface ContainersOf {
   spec: {
-    containers: { volumeMounts?: { name: string }[] }[];
-    initContainers?: { volumeMounts?: { name: string }[] }[];
-    ephemeralContainers?: { volumeMounts?: { name: string }[] }[];
+    containers: { volumeMounts?: { name: string }[]; volumeDevices?: { name: string }[] }[];
+    initContainers?: { volumeMounts?: { name: string }[]; volumeDevices?: { name: string }[] }[];
+    ephemeralContainers?: { volumeMounts?: { name: string }[]; volumeDevices?: { name: string }[] }[];
   };
-}): Set<string> {
-  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-  return new Set(all.flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)));
+}
+
+const containersOf = (pod: ContainersOf) => [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
+
+/** Names of the pod's volumes some container mounts (upstream GetPodVolumeNames' mounts). */
+export function mountedVolumeNames(pod: ContainersOf): Set<string> {
+  return new Set(containersOf(pod).flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)));
+}
+
+/** Names of the pod's volumes some container has as a raw block device (upstream GetPodVolumeNames' devices). */
+export function deviceVolumeNames(pod: ContainersOf): Set<string> {
+  return new Set(containersOf(pod).flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name)));
+}
+
+/** Names of the pod's volumes some container mounts or has as a device: the others are never set up. */
+export function usedVolumeNames(pod: ContainersOf): Set<string> {
+  return new Set([...mountedVolumeNames(pod), ...deviceVolumeNames(pod)]);
+}
+
+/** How the pod's containers use the volume. */
+export function volumeUsage(pod: ContainersOf, volumeName: string): VolumeUsage {
+  return { mounted: mountedVolumeNames(pod).has(volumeName), device: deviceVolumeNames(pod).has(volumeName) };
 }
 
 /**

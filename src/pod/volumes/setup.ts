@@ -11,6 +11,7 @@ import { makePodDir, podDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
+import { mapBlockVolume } from "./block-volume.ts";
 import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
 import { setUpLocalVolume } from "./local-volume.ts";
@@ -87,6 +88,8 @@ export function lookupClaimedVolume(ctx: VolumeSetUpContext, volumeName: string,
  * runtime's (volumeMounts readonly), the local bind mount is read-only too.
  */
 function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, readOnly: boolean, ctx: VolumeSetUpContext): string {
+  // A raw block volume is mapped, not mounted: its link is what the containers' volumeDevices name.
+  if (c.volumeMode === "Block") return mapBlockVolume(rootDir, uid, c);
   if ("hostPath" in c.source) {
     checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
     return c.source.hostPath.path;
@@ -98,6 +101,7 @@ function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, read
     podUid: uid,
     pvName: c.pvName,
     path: c.source.local.path,
+    fsType: c.source.local.fsType,
     readOnly,
     mountOptions: c.mountOptions,
     fsGroup: ctx.fsGroup,

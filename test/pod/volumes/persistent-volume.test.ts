@@ -3,18 +3,21 @@
 // (the path, the fsGroup root match, other pods' mounts); a claim's hostPath PV set up through
 // setUpPodVolume.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkLocalPath, otherPodMounts, rootMatchesFsGroup } from "../../../src/pod/volumes/local-volume.ts";
 import {
   boundVolumeName,
   claimedVolume,
+  deviceVolumeNames,
   mountedVolumeNames,
   persistentVolumeClaimSchema,
   persistentVolumeSchema,
   persistentVolumeSource,
   unmountedVolumesMessage,
+  usedVolumeNames,
+  volumeUsage,
   type PersistentVolumeObject,
 } from "../../../src/pod/volumes/persistent-volume.ts";
 import { setUpPodVolume, type VolumeSetUpContext } from "../../../src/pod/volumes/setup.ts";
@@ -120,6 +123,27 @@ describe("claimedVolume (upstream createVolumeSpec)", () => {
   test("a Block PV cannot be in volumeMounts", () => {
     expect(resolve(bound, pv({ local: { path: "/dev/sdb" }, volumeMode: "Block" }))).toBe("volume data has volumeMode Block, but is specified in volumeMounts");
   });
+  test("volumeDevices take a Block PV only (upstream createVolumeSpec)", () => {
+    const asDevice = (vol: PersistentVolumeObject) => {
+      try {
+        return claimedVolume("data", "ns", "claim", bound, () => vol, undefined, { mounted: false, device: true });
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(asDevice(pv({ local: { path: "/dev/sdb" }, volumeMode: "Block" }))).toMatchObject({ pvName: "pv1", volumeMode: "Block" });
+    expect(asDevice(pv({ local: { path: "/mnt/d" } }))).toBe("volume data has volumeMode Filesystem, but is specified in volumeDevices");
+  });
+});
+
+test("deviceVolumeNames, usedVolumeNames, volumeUsage: volumeDevices count as used", () => {
+  const pod = {
+    spec: { containers: [{ volumeMounts: [{ name: "fs" }], volumeDevices: [{ name: "raw" }] }], initContainers: [{ volumeDevices: [{ name: "raw2" }] }] },
+  };
+  expect([...deviceVolumeNames(pod)].sort()).toEqual(["raw", "raw2"]);
+  expect([...usedVolumeNames(pod)].sort()).toEqual(["fs", "raw", "raw2"]);
+  expect(volumeUsage(pod, "raw")).toEqual({ mounted: false, device: true });
+  expect(volumeUsage(pod, "fs")).toEqual({ mounted: true, device: false });
 });
 
 test("mountedVolumeNames: the volumes of every container kind's volumeMounts", () => {
@@ -142,8 +166,10 @@ test("unmountedVolumesMessage: upstream WaitForAttachAndMount's error", () => {
 describe("local PV checks", () => {
   const dir = mkdtempSync(join(tmpdir(), "bunlet-local-pv-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  test("the path must be an existing directory (upstream MountDevice)", () => {
-    expect(() => checkLocalPath(dir)).not.toThrow();
+  test("the path must be an existing directory or block device (upstream MountDevice)", () => {
+    expect(checkLocalPath(dir)).toBe("directory");
+    const blockDevice = { isDirectory: () => false, isBlockDevice: () => true } as Stats;
+    expect(checkLocalPath("/dev/loop3", () => blockDevice)).toBe("block");
     expect(() => checkLocalPath(join(dir, "missing"))).toThrow(`path "${join(dir, "missing")}" does not exist`);
     writeFileSync(join(dir, "f"), "");
     expect(() => checkLocalPath(join(dir, "f"))).toThrow("only directory and block device are supported");
