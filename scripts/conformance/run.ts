@@ -8,11 +8,13 @@
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message; <out>/<node>.log is the e2e output, <out>/<node>-agent.log
 // the node agent's own. --subset runs the representative set of subset.ts (CI); --storage the
-// storage tests of storage.ts (local PVs, hostPath), [Slow] ones left out.
+// storage tests of storage.ts (local PVs, hostPath), [Slow] ones left out, in a PID and mount namespace
+// of its own (runInOwnNamespaces).
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { HOST_PID_ENV } from "../../test/support/containerd.ts";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
 import { SKIPS, skipExpression } from "./skips.ts";
@@ -147,4 +149,19 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/**
+ * The storage run in a PID and mount namespace of its own (the mounts of the host come in, none of its
+ * own go out): the local volume tests' hostexec pods enter PID 1's mount namespace (`nsenter
+ * --mount=/rootfs/proc/1/ns/mnt`), which is then this runner's — a host's PID 1 may refuse it — and the
+ * tmpfs, bind and loop mounts they make end with the run.
+ */
+function runInOwnNamespaces(): void {
+  const argv = ["--pid", "--fork", "--mount", "--propagation", "slave", "--mount-proc", "--", process.execPath, import.meta.path, ...process.argv.slice(2)];
+  say("running in a PID and mount namespace of its own");
+  const p = spawn("unshare", argv, { stdio: "inherit", env: { ...process.env, [HOST_PID_ENV]: String(process.pid) } });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.removeAllListeners(sig).on(sig, () => p.kill(sig));
+  p.on("exit", (code) => process.exit(code ?? 1));
+}
+
+if (args.storage && !process.env[HOST_PID_ENV]) runInOwnNamespaces();
+else await main();
