@@ -3,18 +3,22 @@
 // the real control plane (test/support/upstream), the node on a test containerd holding the e2e images
 // (scripts/upstream/images.sh), so nothing is pulled.
 //
-//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset] [--out DIR]
+//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset|--storage] [--out DIR]
 //
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message; <out>/<node>.log is the e2e output, <out>/<node>-agent.log
-// the node agent's own. --subset runs the representative set of subset.ts (CI).
+// the node agent's own. --subset runs the representative set of subset.ts (CI); --storage the
+// storage tests of storage.ts (local PVs, hostPath), [Slow] ones left out, in a PID and mount namespace
+// of its own (runInOwnNamespaces).
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { HOST_PID_ENV } from "../../test/support/containerd.ts";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
-import { skipExpression } from "./skips.ts";
+import { SKIPS, skipExpression } from "./skips.ts";
+import { STORAGE, STORAGE_SKIPS } from "./storage.ts";
 import { SUBSET } from "./subset.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -27,6 +31,7 @@ const { values: args } = parseArgs({
     procs: { type: "string", default: "4" },
     focus: { type: "string" },
     subset: { type: "boolean", default: false },
+    storage: { type: "boolean", default: false },
     out: { type: "string", default: join(ROOT, "dist", "conformance") },
     timeout: { type: "string", default: "75m" },
   },
@@ -43,8 +48,11 @@ async function sh(argv: string[], env: Record<string, string> = {}): Promise<str
 function focusExpression(): string {
   if (args.focus) return args.focus;
   if (args.subset) return SUBSET.map((s) => `(${s})`).join("|");
+  if (args.storage) return STORAGE.map((s) => `(${s})`).join("|");
   return "\\[NodeConformance\\]";
 }
+
+const skips = () => skipExpression(args.storage ? [...SKIPS, ...STORAGE_SKIPS] : SKIPS);
 
 async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
   const argv = [
@@ -54,7 +62,7 @@ async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: strin
     "--no-color",
     "--succinct",
     `--focus=${focusExpression()}`,
-    `--skip=${skipExpression()}`,
+    `--skip=${skips()}`,
     // With --output-dir, ginkgo writes the report under it by this name.
     `--json-report=${args.node}.ginkgo.json`,
     `--output-dir=${out}`,
@@ -141,4 +149,19 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/**
+ * The storage run in a PID and mount namespace of its own (the mounts of the host come in, none of its
+ * own go out): the local volume tests' hostexec pods enter PID 1's mount namespace (`nsenter
+ * --mount=/rootfs/proc/1/ns/mnt`), which is then this runner's — a host's PID 1 may refuse it — and the
+ * tmpfs, bind and loop mounts they make end with the run.
+ */
+function runInOwnNamespaces(): void {
+  const argv = ["--pid", "--fork", "--mount", "--propagation", "slave", "--mount-proc", "--", process.execPath, import.meta.path, ...process.argv.slice(2)];
+  say("running in a PID and mount namespace of its own");
+  const p = spawn("unshare", argv, { stdio: "inherit", env: { ...process.env, [HOST_PID_ENV]: String(process.pid) } });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.removeAllListeners(sig).on(sig, () => p.kill(sig));
+  p.on("exit", (code) => process.exit(code ?? 1));
+}
+
+if (args.storage && !process.env[HOST_PID_ENV]) runInOwnNamespaces();
+else await main();

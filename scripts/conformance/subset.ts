@@ -1,6 +1,7 @@
 // The representative [NodeConformance] subset CI runs (--subset): one or more tests of each area the
 // kubelet owns — pod lifecycle and status, probes, lifecycle hooks, init containers, env and
-// downward API, configMap/secret/projected/emptyDir volumes, security context, kubelet logs and
+// downward API, configMap/secret/projected/emptyDir/hostPath volumes (a hostPath symlink's subPath from
+// the storage run, storage.ts), security context, kubelet logs and
 // exec, ephemeral containers, service environment variables, HTTP probe redirects. Patterns are
 // ginkgo focus expressions (Go RE2) over the full test name.
 export const SUBSET: readonly string[] = [
@@ -15,6 +16,8 @@ export const SUBSET: readonly string[] = [
   "\\[sig-storage\\] Secrets should be consumable from pods in volume \\[Conformance\\]",
   "\\[sig-storage\\] Projected combined should project all components",
   "\\[sig-storage\\] EmptyDir volumes should support \\(root,0644,default\\)",
+  "\\[sig-storage\\] HostPath should support r/w",
+  "\\[sig-storage\\] In-tree Volumes \\[Driver: hostPathSymlink\\] \\[Testpattern: Inline-volume \\(default fs\\)\\] subPath should support existing directory",
   "\\[sig-node\\] Security Context When creating a container with runAsUser should run the container with uid 65534",
   "\\[sig-node\\] Kubelet when scheduling a busybox command in a pod should print the output to logs",
   "\\[sig-node\\] Variable Expansion should allow composing env vars into new env vars",

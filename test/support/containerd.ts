@@ -69,7 +69,13 @@ export function canRunContainerd(): boolean {
   return process.platform === "linux" && process.getuid?.() === 0;
 }
 
-const tag = `${process.pid}`;
+/**
+ * A runner in a PID namespace of its own (scripts/conformance/run.ts --storage) names its host PID here:
+ * its instances are named and reaped by that PID, which the host's /proc shows.
+ */
+export const HOST_PID_ENV = "BUNLET_TEST_HOST_PID";
+const hostPid = Number(process.env[HOST_PID_ENV]) || process.pid;
+const tag = `${hostPid}`;
 const RUN_DIR = `/run/bunlet/test-${tag}`;
 const ROOT_DIR = `/var/lib/bunlet/test-${tag}`;
 const env = {
@@ -77,7 +83,7 @@ const env = {
   ...runtimeInstanceEnv(RUN_DIR, ROOT_DIR),
   // Interface names are at most 15 characters; the subnet varies with the pid so parallel runs don't clash.
   BUNLET_CNI_BRIDGE: `blt${tag}`.slice(0, 15),
-  BUNLET_CNI_SUBNET: `10.89.${(process.pid % 200) + 20}.0/24`,
+  BUNLET_CNI_SUBNET: `10.89.${(hostPid % 200) + 20}.0/24`,
 };
 
 /** BUNLET_CONTAINERD_SYSTEMD_CGROUP as containerd.sh reads it. */
@@ -98,7 +104,8 @@ function run(script: string, args: string[], extraEnv: Record<string, string> = 
 
 /** Destroys instances left by test processes that died without cleaning up (their pid is gone). */
 function reapStaleInstances(): void {
-  if (!existsSync("/run/bunlet")) return;
+  // In a PID namespace of its own, /proc shows none of the other instances' processes: they are not stale.
+  if (!existsSync("/run/bunlet") || process.env[HOST_PID_ENV]) return;
   for (const d of readdirSync("/run/bunlet")) {
     const m = /^test-(\d+)$/.exec(d);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
@@ -190,7 +197,7 @@ export async function startOwnContainerd(o: { name: string; containerdBin?: stri
     BUNLET_CONTAINERD_DIR: `/run/bunlet/test-${tag}-${o.name}`,
     BUNLET_CONTAINERD_ROOT: `/var/lib/bunlet/test-${tag}-${o.name}`,
     BUNLET_CNI_BRIDGE: `blt${o.name.slice(0, 2)}${tag}`.slice(0, 15),
-    BUNLET_CNI_SUBNET: `10.90.${(process.pid % 200) + 20}.0/24`,
+    BUNLET_CNI_SUBNET: `10.90.${(hostPid % 200) + 20}.0/24`,
     BUNLET_CONTAINERD_SYSTEMD_CGROUP: "0",
     ...(o.containerdBin ? { BUNLET_CONTAINERD_BIN: o.containerdBin } : {}),
     ...(o.runcBin ? { BUNLET_RUNC_BIN: o.runcBin } : {}),

@@ -1,5 +1,6 @@
 // A local PersistentVolume set up for a pod (upstream pkg/volume/local local.go: MountDevice's file
-// type check, then SetUpAt): the PV's directory is bind-mounted at
+// type check — a block device is formatted if need be and mounted node-wide first, local-device.ts —
+// then SetUpAt): the PV's directory (or the block device's mount) is bind-mounted at
 // <rootDir>/pods/<uid>/volumes/kubernetes.io~local-volume/<pv name> — read-only when the pod's claim or
 // the PV's mountOptions say so — and, on the first mount of the PV on the node and only when it is
 // writable, given the pod's fsGroup (SetVolumeOwnership, honouring fsGroupChangePolicy OnRootMismatch).
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import { MS_BIND, MS_RDONLY, MS_REMOUNT, mount, UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
 import { kv, log } from "../../log.ts";
 import { makePodDir } from "../pod-dir.ts";
+import { mountLocalBlockDevice } from "./local-device.ts";
 import { mountPointsUnder } from "./mount-points.ts";
 import { MountDeviceError } from "./operation-error.ts";
 import { setVolumeOwnership } from "./ownership.ts";
@@ -23,14 +25,16 @@ export interface LocalVolumeSetUp {
   pvName: string;
   /** spec.local.path of the PV. */
   path: string;
+  /** spec.local.fsType of the PV: a block device's filesystem (ext4 when unset). */
+  fsType?: string;
   readOnly: boolean;
   mountOptions: readonly string[];
   fsGroup?: number;
   fsGroupChangePolicy?: string;
 }
 
-/** upstream hostutil GetFileType + MountDevice: the local path must be an existing directory. */
-export function checkLocalPath(path: string, stat: (p: string) => Stats = statSync): void {
+/** upstream hostutil GetFileType + MountDevice: the local path must be an existing directory or block device. */
+export function checkLocalPath(path: string, stat: (p: string) => Stats = statSync): "directory" | "block" {
   let st: Stats;
   try {
     st = stat(path);
@@ -38,9 +42,8 @@ export function checkLocalPath(path: string, stat: (p: string) => Stats = statSy
     if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new MountDeviceError(`path "${path}" does not exist`);
     throw new MountDeviceError((e as Error).message);
   }
-  if (st.isDirectory()) return;
-  if (st.isBlockDevice())
-    throw new MountDeviceError(`local volume ${path} is a block device: formatting and mounting block devices is not implemented by bunlet`);
+  if (st.isDirectory()) return "directory";
+  if (st.isBlockDevice()) return "block";
   throw new MountDeviceError("only directory and block device are supported");
 }
 
@@ -60,9 +63,25 @@ export function otherPodMounts(mountPoints: readonly string[], podsDir: string, 
   return mountPoints.filter((mp) => mp.startsWith(`${podsDir}/`) && mp.endsWith(suffix) && !mp.startsWith(`${podsDir}/${podUid}/`));
 }
 
+/** The block device's node-wide mount (upstream MountDevice): its failures are MountDevice's. */
+function mountBlockDevice(o: LocalVolumeSetUp): string {
+  try {
+    return mountLocalBlockDevice({
+      rootDir: o.rootDir,
+      pvName: o.pvName,
+      device: o.path,
+      fsType: o.fsType,
+      readOnly: o.readOnly,
+      mountOptions: o.mountOptions,
+    });
+  } catch (e) {
+    throw new MountDeviceError((e as Error).message);
+  }
+}
+
 /** Mounts the local PV for the pod (once) and returns the directory the containers mount. */
 export function setUpLocalVolume(o: LocalVolumeSetUp): string {
-  checkLocalPath(o.path);
+  const kind = checkLocalPath(o.path);
   const created = makePodDir(o.rootDir, o.podUid, "volumes", LOCAL_VOLUME_PLUGIN_DIR, o.pvName);
   // mountinfo names canonical paths: a rootDir reached through a symlink must still find its mounts.
   const dir = realpathSync(created);
@@ -70,7 +89,8 @@ export function setUpLocalVolume(o: LocalVolumeSetUp): string {
   const podsDir = realpathSync(join(o.rootDir, "pods"));
   const refs = otherPodMounts(mountPointsUnder(podsDir), podsDir, o.podUid, o.pvName);
   const readOnly = o.readOnly || o.mountOptions.includes("ro");
-  mount(o.path, dir, null, MS_BIND);
+  const source = kind === "block" ? mountBlockDevice(o) : o.path;
+  mount(source, dir, null, MS_BIND);
   if (readOnly) {
     try {
       // A bind mount takes MS_RDONLY only on a remount (what mount(8) does for "bind,ro").
@@ -80,7 +100,7 @@ export function setUpLocalVolume(o: LocalVolumeSetUp): string {
       throw e;
     }
   }
-  log.info(`mounted local volume ${kv({ pv: o.pvName, path: o.path, target: dir, readOnly })}`);
+  log.info(`mounted local volume ${kv({ pv: o.pvName, path: o.path, source, target: dir, readOnly })}`);
   // upstream: the owner is written once, on the PV's first mount on the node, and never on a read-only one.
   if (!readOnly && refs.length === 0 && o.fsGroup !== undefined) {
     const skip = o.fsGroupChangePolicy === "OnRootMismatch" && rootMatchesFsGroup(statSync(dir), o.fsGroup, false);

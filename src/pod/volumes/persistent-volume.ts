@@ -73,7 +73,7 @@ const PV_SOURCES = [
 /** A PV source bunlet mounts, with its upstream plugin name. */
 export type PersistentVolumeSource =
   | { plugin: "kubernetes.io/host-path"; hostPath: { path: string; type?: string } }
-  | { plugin: "kubernetes.io/local-volume"; local: { path: string } }
+  | { plugin: "kubernetes.io/local-volume"; local: { path: string; fsType?: string } }
   | { plugin: "kubernetes.io/csi"; csi: CSIPersistentVolumeSource; accessModes: string[] };
 
 /** core/v1 PersistentVolumeMode. */

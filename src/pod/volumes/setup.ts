@@ -115,6 +115,7 @@ function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, read
     podUid: uid,
     pvName: c.pvName,
     path: c.source.local.path,
+    fsType: c.source.local.fsType,
     readOnly,
     mountOptions: c.mountOptions,
     fsGroup: ctx.fsGroup,
