@@ -54,7 +54,7 @@ export type OrphanVolumeTearDown = (podUid: string, podDir: string) => Promise<v
 
 async function isRealDir(fs: OrphanVolumesFs, path: string): Promise<boolean> {
   const st = await fs.lstat(path).catch(() => undefined);
-  return st !== undefined && st.isDirectory() && !st.isSymbolicLink();
+  return st?.isDirectory() === true && !st.isSymbolicLink();
 }
 
 /**
