@@ -21,6 +21,8 @@ import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
 import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { checkRuntimeOwner, holdOwnerLock, RuntimeOwnerError } from "./pod/kuberuntime/owner.ts";
 import { createOrphanedPodDirs } from "./pod/orphaned-pod-dirs.ts";
+import { createOrphanVolumeTearDown } from "./pod/volumemanager/index.ts";
+import { unmountUnusedLocalDevices } from "./pod/volumes/local-device.ts";
 import { isStaticPod } from "./pod/pod-like.ts";
 import { criticalPodAdmissionHandler } from "./pod/preemption-handler.ts";
 import type { Runtime } from "./pod/runtime.ts";
@@ -168,8 +170,16 @@ function createPods(
     events: ctx.events.recorder,
     allocation,
     userns,
-    // upstream cleanupOrphanedPodDirs; CSI volumes left published are unpublished by their drivers first.
-    orphanedPodDirs: createOrphanedPodDirs({ rootDir: flags.rootDir, tearDownCSIVolumes: (uid) => csi.tearDownPod(uid) }),
+    // upstream cleanupOrphanedPodDirs; the volumes left mounted are reconstructed from the disk and torn
+    // down first (CSI ones by their drivers), as upstream's volume manager does after a restart.
+    orphanedPodDirs: createOrphanedPodDirs({
+      rootDir: flags.rootDir,
+      tearDownVolumes: createOrphanVolumeTearDown({
+        tearDownCSIVolumes: (uid) => csi.tearDownPod(uid),
+        unmountUnusedLocalDevices: () => unmountUnusedLocalDevices(flags.rootDir),
+        metrics: ctx.kubeletMetrics.volumeReconstruction,
+      }),
+    }),
   });
   return { runtime, pods, devices, userns, csi };
 }

@@ -15,12 +15,15 @@ import { podLifecycleMetrics } from "./pods.ts";
 import { probeMetrics } from "./probes.ts";
 import { instrumentCri, type ContainerType } from "./runtime.ts";
 import { storageMetrics } from "./storage.ts";
+import { volumeManagerMetrics } from "./volume-manager.ts";
+import type { VolumeReconstructionMetrics } from "../pod/volumemanager/index.ts";
 
 export { instrumentCgroups } from "./cgroups.ts";
 export { instrumentCri, CRI_OPERATION_TYPES, grpcCodeName } from "./runtime.ts";
 export { podLifecycleMetrics, runningCounts, podFirstSeenMs } from "./pods.ts";
 export { probeMetrics } from "./probes.ts";
 export { storageMetrics } from "./storage.ts";
+export { volumeManagerMetrics } from "./volume-manager.ts";
 export { pluginManagerMetrics, type PluginCountsSource } from "./plugin-manager.ts";
 export { nodeMetrics, volumeSamples, type PodCountsSource } from "./node.ts";
 export { restClientMetrics, REST_CLIENT_LATENCY_BUCKETS } from "./rest-client.ts";
@@ -35,6 +38,8 @@ export interface KubeletMetrics {
   instrumentCgroups<C extends PodCgroups>(cgroups: C): C;
   /** kuberuntime's volume operation timer. */
   readonly storageOperation: StorageOperation;
+  /** The volume manager's reconstruction of volumes from pod directories after a restart. */
+  readonly volumeReconstruction: VolumeReconstructionMetrics;
   /** Once the pod lifecycle exists: the node name and scrape-time pod and volume gauges. */
   observeNode(nodeName: string, lifecycle: PodLifecycle): void;
   /** kubelet_preemptions: a pod stopped to admit a critical pod, by the first resource it was short of. */
@@ -88,6 +93,7 @@ export function createKubeletMetrics(registry: Registry): KubeletMetrics {
     instrumentCri: (cri) => instrumentCri(cri, registry, { containerType }),
     instrumentCgroups: (cgroups) => instrumentCgroups(cgroups, registry),
     storageOperation: storageMetrics(registry),
+    volumeReconstruction: volumeManagerMetrics(registry),
     observeNode(nodeName, lifecycle) {
       lifecycleRef = lifecycle;
       preemptions = nodeMetrics(registry, { nodeName, pods: podCountsFrom(lifecycle) });

@@ -2,11 +2,11 @@
 // removeOrphanedPodVolumeDirs, run by HandlePodCleanups): a <rootDir>/pods/<uid> whose pod no source
 // wants, no worker knows and the runtime does not run — left by a crash, or by a pod deleted while
 // bunlet was down after its containers were gone — is removed at housekeeping, once sources are ready.
-// A directory with anything still mounted under it stays and is reported (once while it stays so);
-// CSI volumes' vol_data.json are handed to the CSI teardown first (NodeUnpublishVolume, and
-// NodeUnstageVolume when unused: what upstream's volume manager does for a volume reconstructed from
-// disk), so a staged volume is not left without the file that names it. The removal never crosses a
-// mount or follows a symlink (volumes/removeall.ts); the file-system calls are injected and async.
+// Its volumes still mounted, or CSI volumes with a vol_data.json, are first torn down from the disk
+// alone (volumemanager/orphan-volumes.ts: what upstream's volume manager does for volumes it
+// reconstructs after a restart); anything still mounted after that keeps the directory, reported (once
+// while it stays so). The removal never crosses a mount or follows a symlink (volumes/removeall.ts);
+// the file-system calls are injected and async.
 import { lstat, readdir, realpath, rmdir, unlink } from "node:fs/promises";
 import { kv, log } from "../log.ts";
 import { podUidError } from "./pod-dir.ts";
@@ -38,21 +38,29 @@ export function orphanedPodUids(onDisk: readonly string[], wanted: (uid: string)
   return onDisk.filter((uid) => podUidError(uid) === undefined && !wanted(uid));
 }
 
-export type OrphanVerdict = { action: "keep"; reason: string } | { action: "tear-down-csi" } | { action: "remove" };
+export type OrphanVerdict = { action: "keep"; reason: string } | { action: "tear-down" } | { action: "remove" };
 
-/** What one orphan's directory gets, from what is mounted under it and its CSI volumes' data files. */
-export function orphanVerdict(o: { mountedPaths: readonly string[]; csiVolumeData: number; csiTearDown: boolean }): OrphanVerdict {
+/**
+ * What one orphan's directory gets, from what is mounted under it, its CSI volumes' data files, whether
+ * its volumes can be torn down (not yet tried in this pass) and the error of a teardown that failed.
+ */
+export function orphanVerdict(o: { mountedPaths: readonly string[]; csiVolumeData: number; tearDown: boolean; tearDownError?: string }): OrphanVerdict {
+  if (o.tearDown && (o.mountedPaths.length > 0 || o.csiVolumeData > 0)) return { action: "tear-down" };
   // upstream podVolumesExist: "volumes are still mounted on disk" keeps the directory (data would be lost).
   if (o.mountedPaths.length > 0) return { action: "keep", reason: "orphaned pod found, but volumes are still mounted on disk" };
-  if (o.csiVolumeData > 0 && o.csiTearDown) return { action: "tear-down-csi" };
+  // A volume the driver did not unpublish keeps its vol_data.json, and with it the directory, until it does.
+  if (o.tearDownError !== undefined) return { action: "keep", reason: "orphaned pod found, but volumes are not torn down" };
   return { action: "remove" };
 }
 
 export interface OrphanedPodDirsDeps {
   rootDir: string;
   fs?: PodDirsFs;
-  /** Unpublishes (and unstages) the pod's CSI volumes from their vol_data.json (CSIVolumeManager.tearDownPod). */
-  tearDownCSIVolumes?: (uid: string) => Promise<void>;
+  /**
+   * Tears down the volumes of the pod whose canonical directory is given, from the disk alone
+   * (volumemanager createOrphanVolumeTearDown); throws what it could not do.
+   */
+  tearDownVolumes?: (uid: string, podDir: string) => Promise<void>;
 }
 
 /** One pass's figures (upstream orphan_pod_cleaned_volumes and orphan_pod_cleaned_volumes_errors). */
@@ -109,26 +117,26 @@ export function createOrphanedPodDirs(d: OrphanedPodDirsDeps): OrphanedPodDirs {
     reported.set(uid, line);
   };
 
-  /** One orphan: true once its directory is gone; after a CSI teardown (`csiTornDown`) what is left is only checked and removed. */
-  async function cleanupOne(uid: string, podsDir: string, podsDev: number, mountinfo: string, csiTornDown = false): Promise<boolean> {
+  /** One orphan: true once its directory is gone; after a teardown (`tearDownError` set, "" when it succeeded) what is left is only checked and removed. */
+  async function cleanupOne(uid: string, podsDir: string, podsDev: number, mountinfo: string, tearDownError?: string): Promise<boolean> {
     const dir = `${podsDir}/${uid}`;
     const mountedPaths = mountPointsUnder(dir, mountinfo);
-    const csiTearDown = d.tearDownCSIVolumes !== undefined && !csiTornDown;
-    const csi = csiTearDown && mountedPaths.length === 0 ? await csiVolumeData(fs, dir) : 0;
-    const verdict = orphanVerdict({ mountedPaths, csiVolumeData: csi, csiTearDown });
+    const tearDown = d.tearDownVolumes !== undefined && tearDownError === undefined;
+    const csi = tearDown ? await csiVolumeData(fs, dir) : 0;
+    const verdict = orphanVerdict({ mountedPaths, csiVolumeData: csi, tearDown, tearDownError: tearDownError || undefined });
     if (verdict.action === "keep") {
-      report(uid, verdict.reason, { paths: mountedPaths.join(",") });
+      report(uid, verdict.reason, { paths: mountedPaths.join(",") || undefined, error: tearDownError || undefined });
       return false;
     }
-    if (verdict.action === "tear-down-csi") {
+    if (verdict.action === "tear-down") {
+      let error = "";
       try {
-        await d.tearDownCSIVolumes!(uid);
+        await d.tearDownVolumes!(uid, dir);
       } catch (e) {
-        report(uid, "orphaned pod found, but its CSI volumes are not torn down", { error: (e as Error).message });
-        return false;
+        error = (e as Error).message;
       }
-      // The driver's calls took time: what is mounted is read again, and anything there keeps the directory.
-      return cleanupOne(uid, podsDir, podsDev, await fs.mountInfo(), true);
+      // The unmounts and the drivers' calls took time: what is mounted is read again, and anything there keeps the directory.
+      return cleanupOne(uid, podsDir, podsDev, await fs.mountInfo(), error);
     }
     // Nothing is mounted under dir by mountinfo; removeAllOneFilesystem still refuses another st_dev.
     const errors = await removeAllOneFilesystem(fs, dir, podsDev, new Set(mountedPaths));

@@ -22,12 +22,16 @@ test.each([
 });
 
 test.each([
-  ["no mount, no CSI data: removed", [], 0, true, "remove"],
-  ["a mount left: kept", ["/r/pods/u/volumes/kubernetes.io~csi/pv/mount"], 1, true, "keep"],
-  ["CSI data, nothing mounted: torn down by the driver first", [], 2, true, "tear-down-csi"],
-  ["CSI data without a CSI teardown: removed", [], 1, false, "remove"],
-] as const)("orphanVerdict: %s", (_what, mountedPaths, csiVolumeData, csiTearDown, action) => {
-  expect(orphanVerdict({ mountedPaths, csiVolumeData, csiTearDown }).action).toBe(action);
+  ["no mount, no CSI data: removed", [], 0, true, undefined, "remove"],
+  ["a mount left, teardown available: torn down first", ["/r/pods/u/volumes/kubernetes.io~empty-dir/m"], 0, true, undefined, "tear-down"],
+  ["a mount left after the teardown: kept", ["/r/pods/u/volumes/kubernetes.io~csi/pv/mount"], 1, false, "", "keep"],
+  ["a mount left without a teardown: kept", ["/r/pods/u/volumes/kubernetes.io~csi/pv/mount"], 1, false, undefined, "keep"],
+  ["CSI data, nothing mounted: torn down by the driver first", [], 2, true, undefined, "tear-down"],
+  ["CSI data without a teardown: removed", [], 1, false, undefined, "remove"],
+  ["nothing mounted after a teardown that failed: kept", [], 0, false, "driver not registered", "keep"],
+  ["nothing mounted after a teardown that succeeded: removed", [], 0, false, "", "remove"],
+] as const)("orphanVerdict: %s", (_what, mountedPaths, csiVolumeData, tearDown, tearDownError, action) => {
+  expect(orphanVerdict({ mountedPaths, csiVolumeData, tearDown, tearDownError: tearDownError || undefined }).action).toBe(action);
 });
 
 test("orphanedPodUids: the unwanted directories whose names can be pod UIDs", () => {
@@ -136,19 +140,19 @@ describe("createOrphanedPodDirs on a directory tree", () => {
     expect(lines.some((l) => l.includes("error occurred when trying to remove the pod directory") && l.includes("it is a mount point"))).toBe(true);
   });
 
-  test("CSI volume data is handed to the CSI teardown first; a failing teardown keeps the directory", async () => {
+  test("CSI volume data is handed to the volume teardown first; a failing teardown keeps the directory", async () => {
     file("csi", "volumes/kubernetes.io~csi/pv/vol_data.json", "{}");
     const torn: string[] = [];
     let fail = true;
-    const tearDownCSIVolumes = async (uid: string) => {
+    const tearDownVolumes = async (uid: string) => {
       torn.push(uid);
       if (fail) throw new Error("driver name csi.example not found in the list of registered CSI drivers");
       rmSync(join(pods, uid, "volumes", "kubernetes.io~csi", "pv"), { recursive: true });
     };
-    const dirs = createOrphanedPodDirs({ rootDir, fs, tearDownCSIVolumes });
+    const dirs = createOrphanedPodDirs({ rootDir, fs, tearDownVolumes });
     expect((await dirs.cleanup(() => false, nothingRunning)).removed).toEqual([]);
     expect(existsSync(join(pods, "csi", "volumes", "kubernetes.io~csi", "pv", "vol_data.json"))).toBe(true);
-    expect(lines.some((l) => l.includes("its CSI volumes are not torn down") && l.includes("csi.example"))).toBe(true);
+    expect(lines.some((l) => l.includes("volumes are not torn down") && l.includes("csi.example"))).toBe(true);
     fail = false;
     expect((await dirs.cleanup(() => false, nothingRunning)).removed).toEqual(["csi"]);
     expect(torn).toEqual(["csi", "csi"]);
@@ -162,7 +166,7 @@ describe("createOrphanedPodDirs on a directory tree", () => {
     mkdirSync(join(pods, "linked", "volumes"));
     symlinkSync(elsewhere, join(pods, "linked", "volumes", "kubernetes.io~csi"));
     const torn: string[] = [];
-    const r = await createOrphanedPodDirs({ rootDir, fs, tearDownCSIVolumes: async (uid) => void torn.push(uid) }).cleanup(() => false, nothingRunning);
+    const r = await createOrphanedPodDirs({ rootDir, fs, tearDownVolumes: async (uid) => void torn.push(uid) }).cleanup(() => false, nothingRunning);
     expect(r.removed).toEqual(["linked"]);
     expect(torn).toEqual([]);
     expect(existsSync(join(elsewhere, "pv", "vol_data.json"))).toBe(true);

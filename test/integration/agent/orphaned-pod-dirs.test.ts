@@ -2,7 +2,9 @@
 // <rootDir>/pods left by an earlier bunlet (a crash, a pod deleted while it was down) are removed at
 // housekeeping once the sources are ready — one with files goes, one with a volume still mounted stays
 // (and is reported) until the volume is unmounted, and the running static pod's directory stays.
-// CSI data handed to a driver that is gone is covered by test/pod/orphaned-pod-dirs.test.ts.
+// CSI data handed to a driver that is gone is covered by test/pod/orphaned-pod-dirs.test.ts; the volumes
+// torn down after a restart by volume-reconstruct.test.ts. The mount here has no vol_data.json, so it
+// cannot be reconstructed and stays.
 // Skipped when not root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
