@@ -4,9 +4,9 @@
 // allocatable memory, the pod's memory limit and the volume's sizeLimit. Volumes stay mounted while
 // the pod exists (also across a bunlet restart); removing the pod unmounts them and deletes the
 // pod's directory.
-import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { mount, UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
 import { parseQuantity, quantityValue } from "../../config/quantity.ts";
 import { kv, log } from "../../log.ts";
 import { makePodDir, podDir } from "../pod-dir.ts";
@@ -62,9 +62,9 @@ export function emptyDirMemorySizeBytes(pod: KubePod, sizeLimit: string | number
   return Math.max(0, size);
 }
 
-function run(cmd: string, args: string[]): void {
-  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 30_000 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${(r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim()}`);
+/** A tmpfs of `size` bytes (unbounded at 0) mounted at `dir`, by mount(2). */
+function mountTmpfs(dir: string, size: number): void {
+  mount("tmpfs", dir, "tmpfs", 0, size > 0 ? `size=${size}` : null);
 }
 
 /** Creates the volume's directory and, for medium Memory, mounts the tmpfs (once). Returns the path. */
@@ -93,7 +93,7 @@ export function setUpEmptyDir(
   // Set up once per pod: a container restart must keep the volume's contents.
   if (mountPointsUnder(dir).includes(dir)) return dir;
   const size = emptyDirMemorySizeBytes(pod, emptyDir.sizeLimit, nodeAllocatableMemoryBytes);
-  run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
+  mountTmpfs(dir, size);
   if (fsGroup !== undefined) setVolumeOwnership(dir, fsGroup);
   log.info(`mounted emptyDir tmpfs ${kv({ pod: podKey(pod), volume: volumeName, path: dir, sizeBytes: size, fsGroup })}`);
   return dir;
@@ -106,7 +106,7 @@ export function setUpEmptyDir(
 export function mountMemoryVolume(dir: string, pod: KubePod, nodeAllocatableMemoryBytes: number): void {
   if (mountPointsUnder(dir).includes(dir)) return;
   const size = emptyDirMemorySizeBytes(pod, undefined, nodeAllocatableMemoryBytes);
-  run("mount", ["-t", "tmpfs", "-o", size > 0 ? `size=${size}` : "defaults", "tmpfs", dir]);
+  mountTmpfs(dir, size);
   log.info(`mounted volume tmpfs ${kv({ pod: podKey(pod), path: dir, sizeBytes: size })}`);
 }
 
@@ -121,7 +121,7 @@ export function tearDownPodDir(rootDir: string, uid: string, sub?: "volumes"): v
   const errors: string[] = [];
   for (const mp of mountPointsUnder(dir)) {
     try {
-      run("umount", [mp]);
+      umount2(mp, UMOUNT_NOFOLLOW);
       log.info(`unmounted pod volume ${kv({ uid, path: mp })}`);
     } catch (e) {
       errors.push((e as Error).message);

@@ -6,8 +6,10 @@ import { podRef, reasons } from "../../events/index.ts";
 import { podKey, podKeyOf, podUid } from "../pod-like.ts";
 import {
   usedVolumeNames,
+  setUpClaimedLocalVolume,
   setUpPodVolume,
   unmapPodDevices,
+  unmountUnusedLocalDevices,
   unmountedVolumesMessage,
   MapVolumeError,
   volumeClaimSource,
@@ -23,6 +25,9 @@ import { mountMemoryVolume, setUpEmptyDir, tearDownPodDir } from "./empty-dir.ts
 import type { KubePod } from "./types.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec, type CSIVolumeSpec } from "../volumes/csi/index.ts";
 
+/** The pod's fsGroup and its change policy (volume ownership). */
+const fsGroupOf = (pod: KubePod) => ({ fsGroup: pod.spec.securityContext?.fsGroup, fsGroupChangePolicy: pod.spec.securityContext?.fsGroupChangePolicy });
+
 /** Host path of a pod volume, set up here: an emptyDir under rootDir, or the volume plugin's directory. */
 export function defaultVolumeHostPath(ctx: KubeRuntimeContext, pod: KubePod, volumeName: string): string | undefined {
   const v = pod.spec.volumes?.find((x) => x.name === volumeName);
@@ -36,8 +41,7 @@ export function defaultVolumeHostPath(ctx: KubeRuntimeContext, pod: KubePod, vol
     nodeAllocatable: nodeAllocatable(ctx),
     objects: ctx.podObjects.get(podUid(pod)),
     mountMemory: (dir) => mountMemoryVolume(dir, pod, allocatableMemory),
-    fsGroup: pod.spec.securityContext?.fsGroup,
-    fsGroupChangePolicy: pod.spec.securityContext?.fsGroupChangePolicy,
+    ...fsGroupOf(pod),
   });
 }
 
@@ -135,6 +139,7 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
       const block = claimed !== undefined && !(claimed instanceof Error) && claimed.volumeMode === "Block";
       const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);
       if (csi) await setUpCSIVolume(ctx, pod, csi, v.name, block);
+      if (claim && claimed && !(claimed instanceof Error)) await setUpClaimedLocalVolume(ctx.rootDir, uid, claimed, claim.readOnly, fsGroupOf(pod));
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
       const operationName = block ? "map_volume" : "volume_mount";
       ctx.storageOperation({ operationName, volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
@@ -185,10 +190,12 @@ export function forgetMountedVolumes(ctx: KubeRuntimeContext, uid: string): void
 
 /**
  * Unmounts and deletes the pod's directory (or only its volumes and raw block volume links), timed as an
- * empty-dir unmount; its CSI volumes are unpublished (and unstaged) by their drivers first.
+ * empty-dir unmount; its CSI volumes are unpublished (and unstaged) by their drivers first, and the
+ * local block devices no pod mounts any more are unmounted after (upstream UnmountDevice).
  */
 export async function tearDownPod(ctx: KubeRuntimeContext, uid: string, sub?: "volumes"): Promise<void> {
   if (uid) await ctx.opts.csi?.tearDownPod(uid);
   if (uid && sub === "volumes") unmapPodDevices(ctx.rootDir, uid);
   ctx.storageOperation({ operationName: "volume_unmount", volumePlugin: "kubernetes.io/empty-dir" }, () => tearDownPodDir(ctx.rootDir, uid, sub));
+  await unmountUnusedLocalDevices(ctx.rootDir);
 }

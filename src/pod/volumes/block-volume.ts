@@ -10,6 +10,7 @@ import { mkdirSync, readlinkSync, rmSync, statSync, symlinkSync, unlinkSync, typ
 import { isAbsolute, join } from "node:path";
 import { kv, log } from "../../log.ts";
 import { DATA_DIR_MODE, podDir } from "../pod-dir.ts";
+import { getFileType, type FileType } from "./file-type.ts";
 import { MapVolumeError } from "./operation-error.ts";
 
 /** upstream DefaultKubeletVolumeDevicesDirName: a pod's block volumes live under pods/<uid>/volumeDevices. */
@@ -21,14 +22,13 @@ export const podVolumeDeviceDir = (rootDir: string, podUid: string, pluginDir: s
 /** The local path checked as a block device (upstream's local plugin maps what the PV names; a missing device fails the map). */
 export function checkBlockDevicePath(path: string, stat: (p: string) => Stats = statSync): void {
   if (!isAbsolute(path)) throw new MapVolumeError("MapPodDevice", `local volume path ${path} must be an absolute path`);
-  let st: Stats;
+  let type: FileType;
   try {
-    st = stat(path);
+    type = getFileType(path, stat);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new MapVolumeError("MapPodDevice", `path "${path}" does not exist`);
     throw new MapVolumeError("MapPodDevice", (e as Error).message);
   }
-  if (!st.isBlockDevice()) throw new MapVolumeError("MapPodDevice", `local volume ${path} is not a block device: a Block PV's path must be one`);
+  if (type !== "BlockDevice") throw new MapVolumeError("MapPodDevice", `local volume ${path} is not a block device: a Block PV's path must be one`);
 }
 
 export interface BlockVolumeMap {

@@ -20,7 +20,7 @@ export { expandSubPathExpr, hasBacksteps, prepareSubPath, subPathError } from ".
 export { cleanSubPaths, prepareSafeSubPath, subPathBindTarget, type SubPathRequest } from "./subpath-bind.ts";
 export { mountPointsUnder } from "./mount-points.ts";
 export { downwardApiPayload, type DownwardApiItem } from "./downward-api.ts";
-export { lookupClaimedVolume, setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
+export { lookupClaimedVolume, setUpClaimedLocalVolume, setUpPodVolume, type PodVolumeSpec, type VolumeSetUpContext } from "./setup.ts";
 export {
   claimedVolume,
   checkVolumeMode,
@@ -56,3 +56,4 @@ export {
 } from "./api-objects.ts";
 export { volumePluginName } from "./plugin-name.ts";
 export { mapPodDevice, unmapPodDevices, VOLUME_DEVICES_DIR } from "./block-volume.ts";
+export { unmountUnusedLocalDevices } from "./local-device.ts";

@@ -3,10 +3,11 @@
 // SafeFormatAndMount): the device is formatted when blkid finds nothing on it (mkfs.<fsType>, ext4
 // unless the PV names another), checked by fsck when mounted read-write, and mounted once per node at
 // <rootDir>/plugins/kubernetes.io/local-volume/mounts/<pv name>; each pod bind-mounts that directory
-// (local-volume.ts). The device's mount goes once no pod's directory mounts the PV any more.
-import { spawnSync } from "node:child_process";
+// (local-volume.ts). The device's mount goes once no pod's directory mounts the PV any more. blkid,
+// mkfs, fsck, mount and umount run as child processes the agent awaits (a format may take minutes);
+// the operations on one PV's device mount run one at a time (upstream's nestedpendingoperations).
 import { existsSync, mkdirSync, realpathSync, rmdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { kv, log } from "../../log.ts";
 import { mountPointsUnder } from "./mount-points.ts";
 
@@ -24,12 +25,38 @@ export interface ExecResult {
   /** The command could not be started (ENOENT: not installed). */
   error?: Error;
 }
-export type Exec = (cmd: string, args: string[]) => ExecResult;
+export type Exec = (cmd: string, args: string[]) => Promise<ExecResult>;
 
-/** Runs a command on the host and waits for it. */
-export function execCommand(cmd: string, args: string[]): ExecResult {
-  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000 });
-  return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, ...(r.error ? { error: r.error } : {}) };
+/** How long a device command may run before it is killed (a format of a large disk takes a while). */
+const EXEC_TIMEOUT_MS = 10 * 60_000;
+
+/** Runs a command on the host; resolves when it exits (killed after EXEC_TIMEOUT_MS). */
+export async function execCommand(cmd: string, args: string[]): Promise<ExecResult> {
+  let p: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  try {
+    p = Bun.spawn([cmd, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: EXEC_TIMEOUT_MS });
+  } catch (e) {
+    return { status: null, output: "", error: e as Error };
+  }
+  const [out, err, status] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { status: p.signalCode ? null : status, output: `${out}${err}` };
+}
+
+/** The device operations in flight, by root directory and PV: each PV's run one after another. */
+const deviceOperations = new Map<string, Promise<unknown>>();
+
+/** Runs `op` once the PV's earlier operations have ended. */
+async function serialized<T>(rootDir: string, pvName: string, op: () => Promise<T>): Promise<T> {
+  const target = `${rootDir}\0${pvName}`;
+  const before = deviceOperations.get(target) ?? Promise.resolve();
+  const run = before.then(op, op);
+  const settled = run.catch(() => undefined);
+  deviceOperations.set(target, settled);
+  try {
+    return await run;
+  } finally {
+    if (deviceOperations.get(target) === settled) deviceOperations.delete(target);
+  }
 }
 
 /** <rootDir>/plugins/kubernetes.io/local-volume/mounts/<pv name> (upstream getGlobalLocalPath for a block device). */
@@ -67,8 +94,8 @@ export function mkfsArgs(fsType: string, device: string): string[] {
  * upstream checkAndRepairFilesystem: `fsck -a`; errors it corrected (1) and its other failures are
  * logged, errors it could not correct (4) refuse the mount.
  */
-export function checkFilesystem(device: string, exec: Exec): void {
-  const r = exec("fsck", ["-a", device]);
+export async function checkFilesystem(device: string, exec: Exec): Promise<void> {
+  const r = await exec("fsck", ["-a", device]);
   if (r.status === 0) return;
   if (r.status === 4) throw new Error(`'fsck' found errors on device ${device} but could not correct them: ${r.output}`);
   log.warn(`fsck before mount ${kv({ device, status: r.status ?? "none", output: (r.error?.message ?? r.output).trim() })}`);
@@ -78,21 +105,21 @@ export function checkFilesystem(device: string, exec: Exec): void {
  * upstream SafeFormatAndMount.FormatAndMount: an unformatted device is formatted (never when mounted
  * read-only), a formatted one checked by fsck when read-write, then mounted with "defaults" added.
  */
-export function formatAndMount(device: string, target: string, fsType: string, options: readonly string[], exec: Exec): void {
+export async function formatAndMount(device: string, target: string, fsType: string, options: readonly string[], exec: Exec): Promise<void> {
   const readOnly = options.includes("ro");
-  const existing = diskFormat(exec("blkid", ["-p", "-s", "TYPE", "-s", "PTTYPE", "-o", "export", device]), device);
+  const existing = diskFormat(await exec("blkid", ["-p", "-s", "TYPE", "-s", "PTTYPE", "-o", "export", device]), device);
   const type = fsType || DEFAULT_FS_TYPE;
   if (existing === "") {
     if (readOnly) throw new Error(`cannot mount unformatted disk ${device} as we are manipulating it in read-only mode`);
     log.info(`disk appears to be unformatted; formatting ${kv({ device, fsType: type })}`);
-    const r = exec(`mkfs.${type}`, mkfsArgs(type, device));
+    const r = await exec(`mkfs.${type}`, mkfsArgs(type, device));
     if (r.status !== 0)
       throw new Error(`format of disk "${device}" failed: type:("${type}") target:("${target}") output:(${(r.error?.message ?? r.output).trim()})`);
   } else {
     if (existing !== type) log.warn(`disk formatted with another filesystem ${kv({ device, want: type, found: existing })}`);
-    if (!readOnly) checkFilesystem(device, exec);
+    if (!readOnly) await checkFilesystem(device, exec);
   }
-  const r = exec("mount", ["-t", type, "-o", [...options, "defaults"].join(","), device, target]);
+  const r = await exec("mount", ["-t", type, "-o", [...options, "defaults"].join(","), device, target]);
   if (r.status !== 0) throw new Error(`mount -t ${type} ${device} ${target}: ${(r.error?.message ?? r.output).trim()}`);
 }
 
@@ -107,14 +134,18 @@ export interface LocalDeviceMount {
 }
 
 /** upstream mountLocalBlockDevice: the device mounted (once) at its node-wide directory, returned. */
-export function mountLocalBlockDevice(o: LocalDeviceMount, exec: Exec = execCommand): string {
+export function mountLocalBlockDevice(o: LocalDeviceMount, exec: Exec = execCommand): Promise<string> {
   const target = localDeviceMountPath(o.rootDir, o.pvName);
+  return serialized(o.rootDir, o.pvName, () => mountOnce(o, target, exec));
+}
+
+async function mountOnce(o: LocalDeviceMount, target: string, exec: Exec): Promise<string> {
   const created = !existsSync(target);
   if (created) mkdirSync(target, { recursive: true, mode: 0o750 });
   if (mountPointsUnder(realpathSync(target)).includes(realpathSync(target))) return target;
   const fsType = o.fsType || DEFAULT_FS_TYPE;
   try {
-    formatAndMount(o.device, target, fsType, [...(o.readOnly ? ["ro"] : []), ...o.mountOptions], exec);
+    await formatAndMount(o.device, target, fsType, [...(o.readOnly ? ["ro"] : []), ...o.mountOptions], exec);
   } catch (e) {
     if (created) rmdirSync(target);
     throw new Error(`local: failed to mount device ${o.device} at ${target} (fstype: ${fsType}), error ${(e as Error).message}`);
@@ -140,24 +171,32 @@ export function unusedDeviceMounts(mountPoints: readonly string[], mountsDir: st
   });
 }
 
-/** upstream UnmountDevice for every local block device no pod uses any more: unmounted, its directory removed. */
-export function unmountUnusedLocalDevices(rootDir: string, exec: Exec = execCommand): void {
+/** The node-wide device mounts of `rootDir` no pod mounts any more. */
+function unusedLocalDevices(rootDir: string): string[] {
   const mountsDir = join(rootDir, LOCAL_DEVICE_MOUNTS);
-  if (!existsSync(mountsDir)) return;
+  if (!existsSync(mountsDir)) return [];
   const realMounts = realpathSync(mountsDir);
   const podsDir = existsSync(join(rootDir, "pods")) ? realpathSync(join(rootDir, "pods")) : join(rootDir, "pods");
-  const mountPoints = [...mountPointsUnder(realMounts), ...mountPointsUnder(podsDir)];
-  for (const mp of unusedDeviceMounts(mountPoints, realMounts, podsDir)) {
-    const r = exec("umount", [mp]);
-    if (r.status !== 0) {
-      log.warn(`local block device not unmounted ${kv({ path: mp, error: (r.error?.message ?? r.output).trim() })}`);
-      continue;
-    }
-    log.info(`unmounted local block device ${kv({ path: mp })}`);
-    try {
-      rmdirSync(mp);
-    } catch (e) {
-      log.warn(`local block device directory not removed ${kv({ path: mp, error: (e as Error).message })}`);
-    }
+  return unusedDeviceMounts([...mountPointsUnder(realMounts), ...mountPointsUnder(podsDir)], realMounts, podsDir);
+}
+
+/** upstream UnmountDevice for every local block device no pod uses any more: unmounted, its directory removed. */
+export async function unmountUnusedLocalDevices(rootDir: string, exec: Exec = execCommand): Promise<void> {
+  for (const mp of unusedLocalDevices(rootDir)) {
+    await serialized(rootDir, basename(mp), async () => {
+      // Looked at again in turn: a pod may have mounted it meanwhile.
+      if (!unusedLocalDevices(rootDir).includes(mp)) return;
+      const r = await exec("umount", [mp]);
+      if (r.status !== 0) {
+        log.warn(`local block device not unmounted ${kv({ path: mp, error: (r.error?.message ?? r.output).trim() })}`);
+        return;
+      }
+      log.info(`unmounted local block device ${kv({ path: mp })}`);
+      try {
+        rmdirSync(mp);
+      } catch (e) {
+        log.warn(`local block device directory not removed ${kv({ path: mp, error: (e as Error).message })}`);
+      }
+    });
   }
 }

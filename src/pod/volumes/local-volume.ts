@@ -6,11 +6,14 @@
 // writable, given the pod's fsGroup (SetVolumeOwnership, honouring fsGroupChangePolicy OnRootMismatch).
 // A mount already there is kept: a container restart or a bunlet restart changes nothing. The pod's
 // removal unmounts it with the rest of the pod's directory (kuberuntime/empty-dir.ts tearDownPodDir).
+// Asynchronous, as a device may be formatted first: the pod's volume set-up awaits it before the
+// synchronous set-up of its other volumes (as CSI volumes are published beforehand).
 import { realpathSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { MS_BIND, MS_RDONLY, MS_REMOUNT, mount, UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
 import { kv, log } from "../../log.ts";
-import { makePodDir } from "../pod-dir.ts";
+import { makePodDir, podDir } from "../pod-dir.ts";
+import { getFileType } from "./file-type.ts";
 import { mountLocalBlockDevice } from "./local-device.ts";
 import { mountPointsUnder } from "./mount-points.ts";
 import { MountDeviceError } from "./operation-error.ts";
@@ -33,19 +36,22 @@ export interface LocalVolumeSetUp {
   fsGroupChangePolicy?: string;
 }
 
-/** upstream hostutil GetFileType + MountDevice: the local path must be an existing directory or block device. */
+/** upstream MountDevice's check of the local path: an existing directory or block device. */
 export function checkLocalPath(path: string, stat: (p: string) => Stats = statSync): "directory" | "block" {
-  let st: Stats;
+  let type: string;
   try {
-    st = stat(path);
+    type = getFileType(path, stat);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new MountDeviceError(`path "${path}" does not exist`);
     throw new MountDeviceError((e as Error).message);
   }
-  if (st.isDirectory()) return "directory";
-  if (st.isBlockDevice()) return "block";
+  if (type === "Directory") return "directory";
+  if (type === "BlockDevice") return "block";
   throw new MountDeviceError("only directory and block device are supported");
 }
+
+/** The directory of the pod's mount of a local PV (upstream's volume path for the pod). */
+export const localVolumePodPath = (rootDir: string, podUid: string, pvName: string) =>
+  join(podDir(rootDir, podUid), "volumes", LOCAL_VOLUME_PLUGIN_DIR, pvName);
 
 /**
  * upstream requiresPermissionChange (volume_linux.go), for OnRootMismatch: the root directory already
@@ -64,9 +70,9 @@ export function otherPodMounts(mountPoints: readonly string[], podsDir: string, 
 }
 
 /** The block device's node-wide mount (upstream MountDevice): its failures are MountDevice's. */
-function mountBlockDevice(o: LocalVolumeSetUp): string {
+async function mountBlockDevice(o: LocalVolumeSetUp): Promise<string> {
   try {
-    return mountLocalBlockDevice({
+    return await mountLocalBlockDevice({
       rootDir: o.rootDir,
       pvName: o.pvName,
       device: o.path,
@@ -80,16 +86,18 @@ function mountBlockDevice(o: LocalVolumeSetUp): string {
 }
 
 /** Mounts the local PV for the pod (once) and returns the directory the containers mount. */
-export function setUpLocalVolume(o: LocalVolumeSetUp): string {
+export async function setUpLocalVolume(o: LocalVolumeSetUp): Promise<string> {
   const kind = checkLocalPath(o.path);
   const created = makePodDir(o.rootDir, o.podUid, "volumes", LOCAL_VOLUME_PLUGIN_DIR, o.pvName);
   // mountinfo names canonical paths: a rootDir reached through a symlink must still find its mounts.
   const dir = realpathSync(created);
   if (mountPointsUnder(dir).includes(dir)) return created;
+  const source = kind === "block" ? await mountBlockDevice(o) : o.path;
+  // Looked at after the device's mount: another sync of this pod may have bind-mounted it meanwhile.
+  if (mountPointsUnder(dir).includes(dir)) return created;
   const podsDir = realpathSync(join(o.rootDir, "pods"));
   const refs = otherPodMounts(mountPointsUnder(podsDir), podsDir, o.podUid, o.pvName);
   const readOnly = o.readOnly || o.mountOptions.includes("ro");
-  const source = kind === "block" ? mountBlockDevice(o) : o.path;
   mount(source, dir, null, MS_BIND);
   if (readOnly) {
     try {

@@ -1,8 +1,8 @@
 // Setting up the volumes bunlet prepares itself (emptyDir lives in kuberuntime/empty-dir.ts):
 // hostPath (type checked), persistentVolumeClaim (its hostPath or local PV, resolved beforehand:
-// persistent-volume.ts; a CSI PV or inline csi volume is published by csi/csi-mounter.ts before and
-// only its path is given here; a local Block PV is mapped as a device link: block-volume.ts, a CSI one
-// by csi/csi-block.ts beforehand),
+// persistent-volume.ts; a CSI PV or inline csi volume is published by csi/csi-mounter.ts and a local
+// PV mounted by setUpClaimedLocalVolume before, only their paths given here; a local Block PV is
+// mapped as a device link: block-volume.ts, a CSI one by csi/csi-block.ts before),
 // downwardAPI, secret, configMap and projected (atomic writer) under
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
@@ -17,7 +17,7 @@ import { podDeviceMapPath } from "./csi/csi-block.ts";
 import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
 import { mapPodDevice } from "./block-volume.ts";
-import { LOCAL_VOLUME_PLUGIN_DIR, setUpLocalVolume } from "./local-volume.ts";
+import { LOCAL_VOLUME_PLUGIN_DIR, localVolumePodPath, setUpLocalVolume } from "./local-volume.ts";
 import { MapVolumeError } from "./operation-error.ts";
 import { setVolumeOwnership } from "./ownership.ts";
 import { volumeClaimSource, type ClaimedVolume } from "./persistent-volume.ts";
@@ -102,19 +102,19 @@ function mapClaimedBlockVolume(rootDir: string, uid: string, c: ClaimedVolume): 
 }
 
 /**
- * The host path of a claim's PV: a Block PV's device link, a hostPath PV's path (type checked;
- * upstream's hostPath plugin sets no fsGroup), a local PV's bind mount (fsGroup on its first mount).
- * Read-only mounts of both are the runtime's (volumeMounts readonly), the local bind mount is read-only too.
+ * upstream MountDevice + SetUp of a claim's local PV in Filesystem mode, for the pod (a block device
+ * may be formatted first: asynchronous, awaited before setUpPodVolume, which then only names its
+ * directory); nothing for other claims.
  */
-function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, readOnly: boolean, ctx: VolumeSetUpContext): string {
-  if (c.volumeMode === "Block") return mapClaimedBlockVolume(rootDir, uid, c);
-  if ("hostPath" in c.source) {
-    checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
-    return c.source.hostPath.path;
-  }
-  // Published beforehand (csi/csi-mounter.ts, asynchronous): only its path here.
-  if (c.source.plugin === "kubernetes.io/csi") return podMountPath(rootDir, uid, c.pvName);
-  return setUpLocalVolume({
+export async function setUpClaimedLocalVolume(
+  rootDir: string,
+  uid: string,
+  c: ClaimedVolume,
+  readOnly: boolean,
+  ctx: Pick<VolumeSetUpContext, "fsGroup" | "fsGroupChangePolicy">,
+): Promise<void> {
+  if (c.volumeMode === "Block" || !("local" in c.source)) return;
+  await setUpLocalVolume({
     rootDir,
     podUid: uid,
     pvName: c.pvName,
@@ -125,6 +125,22 @@ function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume, read
     fsGroup: ctx.fsGroup,
     fsGroupChangePolicy: ctx.fsGroupChangePolicy,
   });
+}
+
+/**
+ * The host path of a claim's PV: a Block PV's device link, a hostPath PV's path (type checked;
+ * upstream's hostPath plugin sets no fsGroup), a local PV's bind mount (made beforehand by
+ * setUpClaimedLocalVolume) or a CSI PV's publish directory (csi/csi-mounter.ts, beforehand too).
+ * Read-only mounts of both are the runtime's (volumeMounts readonly), the local bind mount is read-only too.
+ */
+function setUpClaimedVolume(rootDir: string, uid: string, c: ClaimedVolume): string {
+  if (c.volumeMode === "Block") return mapClaimedBlockVolume(rootDir, uid, c);
+  if ("hostPath" in c.source) {
+    checkHostPathType(c.source.hostPath.path, c.source.hostPath.type as HostPathType | undefined);
+    return c.source.hostPath.path;
+  }
+  if (c.source.plugin === "kubernetes.io/csi") return podMountPath(rootDir, uid, c.pvName);
+  return localVolumePodPath(rootDir, uid, c.pvName);
 }
 
 /**
@@ -139,7 +155,7 @@ export function setUpPodVolume(rootDir: string, v: PodVolumeSpec, ctx: VolumeSet
     return v.hostPath.path;
   }
   const claim = volumeClaimSource(ctx.pod.metadata.name, v);
-  if (claim) return setUpClaimedVolume(rootDir, uid, lookupClaimedVolume(ctx, v.name, claim.claimName), claim.readOnly, ctx);
+  if (claim) return setUpClaimedVolume(rootDir, uid, lookupClaimedVolume(ctx, v.name, claim.claimName));
   if (v.csi) return podMountPath(rootDir, uid, v.name);
   if (v.downwardAPI) {
     const payload = downwardApiPayload(v.downwardAPI.items ?? [], v.downwardAPI.defaultMode, ctx);

@@ -41,40 +41,40 @@ afterAll(() => {
 });
 
 describe.skipIf(!canRun)("a local PV on a block device", () => {
-  test("formatted and mounted once for two pods, unmounted with the last", () => {
+  test("formatted and mounted once for two pods, unmounted with the last", async () => {
     const rootDir = join(base, "root-a");
     const dev = loopDevice("a");
     const setUp = (podUid: string) => setUpLocalVolume({ rootDir, podUid, pvName: "pv-a", path: dev, readOnly: false, mountOptions: [] });
-    const one = setUp("pod-1");
-    const two = setUp("pod-2");
-    expect(diskFormat(execCommand("blkid", ["-p", "-s", "TYPE", "-s", "PTTYPE", "-o", "export", dev]), dev)).toBe("ext4");
+    const one = await setUp("pod-1");
+    const two = await setUp("pod-2");
+    expect(diskFormat(await execCommand("blkid", ["-p", "-s", "TYPE", "-s", "PTTYPE", "-o", "export", dev]), dev)).toBe("ext4");
     const global = localDeviceMountPath(rootDir, "pv-a");
     expect(mountPointsUnder(global)).toEqual([global]);
     writeFileSync(join(one, "from-1"), "hello");
     expect(readFileSync(join(two, "from-1"), "utf8")).toBe("hello");
 
     tearDownPodDir(rootDir, "pod-1");
-    unmountUnusedLocalDevices(rootDir);
+    await unmountUnusedLocalDevices(rootDir);
     expect(mountPointsUnder(global)).toEqual([global]);
     expect(readFileSync(join(two, "from-1"), "utf8")).toBe("hello");
 
     tearDownPodDir(rootDir, "pod-2");
-    unmountUnusedLocalDevices(rootDir);
+    await unmountUnusedLocalDevices(rootDir);
     expect(mountPointsUnder(rootDir)).toEqual([]);
     expect(existsSync(global)).toBe(false);
 
     // Mounted again, the data is there: the device is not formatted a second time.
-    const three = setUp("pod-3");
+    const three = await setUp("pod-3");
     expect(readFileSync(join(three, "from-1"), "utf8")).toBe("hello");
     tearDownPodDir(rootDir, "pod-3");
-    unmountUnusedLocalDevices(rootDir);
+    await unmountUnusedLocalDevices(rootDir);
     expect(mountPointsUnder(rootDir)).toEqual([]);
   });
 
-  test("an unformatted device asked read-only is refused as upstream's MountDevice failure", () => {
+  test("an unformatted device asked read-only is refused as upstream's MountDevice failure", async () => {
     const rootDir = join(base, "root-b");
     const dev = loopDevice("b");
-    expect(() => setUpLocalVolume({ rootDir, podUid: "pod-1", pvName: "pv-b", path: dev, readOnly: true, mountOptions: [] })).toThrow(
+    await expect(setUpLocalVolume({ rootDir, podUid: "pod-1", pvName: "pv-b", path: dev, readOnly: true, mountOptions: [] })).rejects.toThrow(
       `cannot mount unformatted disk ${dev} as we are manipulating it in read-only mode`,
     );
     expect(existsSync(localDeviceMountPath(rootDir, "pv-b"))).toBe(false);

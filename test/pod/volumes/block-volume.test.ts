@@ -8,8 +8,10 @@ import { join } from "node:path";
 import { checkBlockDevicePath, mapPodDevice, podVolumeDeviceDir, unmapPodDevices } from "../../../src/pod/volumes/block-volume.ts";
 import { MapVolumeError, volumeOperationStep } from "../../../src/pod/volumes/operation-error.ts";
 
-const blockStat = (() => ({ isBlockDevice: () => true }) as Stats) as (p: string) => Stats;
-const fileStat = (() => ({ isBlockDevice: () => false }) as Stats) as (p: string) => Stats;
+const no = () => false;
+const stats = (block: boolean) => ({ isDirectory: no, isBlockDevice: () => block, isCharacterDevice: no, isSocket: no, isFile: () => !block });
+const blockStat = (() => stats(true) as unknown as Stats) as (p: string) => Stats;
+const fileStat = (() => stats(false) as unknown as Stats) as (p: string) => Stats;
 
 describe("checkBlockDevicePath", () => {
   test("a block device passes; a file, a missing path or a relative one fail as MapPodDevice", () => {

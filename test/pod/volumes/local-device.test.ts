@@ -2,11 +2,15 @@
 // decisions (format, fsck, mount options) over a recorded command runner, and which node-wide device
 // mounts no pod uses any more.
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   diskFormat,
   formatAndMount,
   localDeviceMountPath,
   mkfsArgs,
+  mountLocalBlockDevice,
   PARTITIONED,
   unusedDeviceMounts,
   type Exec,
@@ -20,7 +24,7 @@ function recorder(answers: Record<string, ExecResult>): { exec: Exec; calls: str
   const calls: string[] = [];
   return {
     calls,
-    exec: (cmd, args) => {
+    exec: async (cmd, args) => {
       calls.push([cmd, ...args].join(" "));
       return answers[cmd] ?? ok();
     },
@@ -51,38 +55,40 @@ test.each([
 describe("formatAndMount (upstream SafeFormatAndMount)", () => {
   const blkid = "blkid -p -s TYPE -s PTTYPE -o export /dev/loop3";
 
-  test("an unformatted device is formatted as ext4 by default, then mounted with defaults", () => {
+  test("an unformatted device is formatted as ext4 by default, then mounted with defaults", async () => {
     const r = recorder({ blkid: { status: 2, output: "" } });
-    formatAndMount("/dev/loop3", "/mnt/pv", "", [], r.exec);
+    await formatAndMount("/dev/loop3", "/mnt/pv", "", [], r.exec);
     expect(r.calls).toEqual([blkid, "mkfs.ext4 -F -m0 /dev/loop3", "mount -t ext4 -o defaults /dev/loop3 /mnt/pv"]);
   });
 
-  test("a formatted device is checked by fsck, not formatted, and mounted with the PV's options", () => {
+  test("a formatted device is checked by fsck, not formatted, and mounted with the PV's options", async () => {
     const r = recorder({ blkid: ok("TYPE=ext4\n"), fsck: { status: 1, output: "corrected" } });
-    formatAndMount("/dev/loop3", "/mnt/pv", "ext4", ["noatime"], r.exec);
+    await formatAndMount("/dev/loop3", "/mnt/pv", "ext4", ["noatime"], r.exec);
     expect(r.calls).toEqual([blkid, "fsck -a /dev/loop3", "mount -t ext4 -o noatime,defaults /dev/loop3 /mnt/pv"]);
   });
 
-  test("read-only: no fsck, and an unformatted device is refused rather than formatted", () => {
+  test("read-only: no fsck, and an unformatted device is refused rather than formatted", async () => {
     const formatted = recorder({ blkid: ok("TYPE=xfs\n") });
-    formatAndMount("/dev/loop3", "/mnt/pv", "xfs", ["ro"], formatted.exec);
+    await formatAndMount("/dev/loop3", "/mnt/pv", "xfs", ["ro"], formatted.exec);
     expect(formatted.calls).toEqual([blkid, "mount -t xfs -o ro,defaults /dev/loop3 /mnt/pv"]);
     const blank = recorder({ blkid: { status: 2, output: "" } });
-    expect(() => formatAndMount("/dev/loop3", "/mnt/pv", "", ["ro"], blank.exec)).toThrow(
+    await expect(formatAndMount("/dev/loop3", "/mnt/pv", "", ["ro"], blank.exec)).rejects.toThrow(
       "cannot mount unformatted disk /dev/loop3 as we are manipulating it in read-only mode",
     );
     expect(blank.calls).toEqual([blkid]);
   });
 
-  test("errors fsck could not correct refuse the mount; a failed mkfs or mount names the command's output", () => {
+  test("errors fsck could not correct refuse the mount; a failed mkfs or mount names the command's output", async () => {
     const broken = recorder({ blkid: ok("TYPE=ext4\n"), fsck: { status: 4, output: "UNEXPECTED INCONSISTENCY" } });
-    expect(() => formatAndMount("/dev/loop3", "/mnt/pv", "", [], broken.exec)).toThrow("'fsck' found errors on device /dev/loop3 but could not correct them");
+    await expect(formatAndMount("/dev/loop3", "/mnt/pv", "", [], broken.exec)).rejects.toThrow(
+      "'fsck' found errors on device /dev/loop3 but could not correct them",
+    );
     const mkfs = recorder({ blkid: { status: 2, output: "" }, "mkfs.ext4": { status: 1, output: "no space\n" } });
-    expect(() => formatAndMount("/dev/loop3", "/mnt/pv", "", [], mkfs.exec)).toThrow(
+    await expect(formatAndMount("/dev/loop3", "/mnt/pv", "", [], mkfs.exec)).rejects.toThrow(
       'format of disk "/dev/loop3" failed: type:("ext4") target:("/mnt/pv") output:(no space)',
     );
     const mount = recorder({ blkid: ok("TYPE=ext4\n"), mount: { status: 32, output: "wrong fs type" } });
-    expect(() => formatAndMount("/dev/loop3", "/mnt/pv", "", [], mount.exec)).toThrow("mount -t ext4 /dev/loop3 /mnt/pv: wrong fs type");
+    await expect(formatAndMount("/dev/loop3", "/mnt/pv", "", [], mount.exec)).rejects.toThrow("mount -t ext4 /dev/loop3 /mnt/pv: wrong fs type");
   });
 });
 
@@ -102,4 +108,23 @@ test("unusedDeviceMounts: a device mount is kept while any pod's directory mount
     "/elsewhere/volumes/kubernetes.io~local-volume/pv2",
   ];
   expect(unusedDeviceMounts(mps, mounts, pods)).toEqual([`${mounts}/pv2`]);
+});
+
+test("mountLocalBlockDevice: two pods' set-ups of one PV run one after the other, never interleaved", async () => {
+  const rootDir = mkdtempSync(join(tmpdir(), "bunlet-local-device-"));
+  try {
+    const calls: string[] = [];
+    // Each command yields to the event loop, as a real child process does.
+    const exec: Exec = async (cmd, args) => {
+      calls.push(`${cmd} ${args.at(-1)}`);
+      await new Promise((r) => setTimeout(r, 1));
+      return cmd === "blkid" ? { status: 2, output: "" } : ok();
+    };
+    const mount = (device: string) => mountLocalBlockDevice({ rootDir, pvName: "pv1", device, readOnly: false, mountOptions: [] }, exec);
+    await Promise.all([mount("/dev/a"), mount("/dev/b")]);
+    const target = localDeviceMountPath(rootDir, "pv1");
+    expect(calls).toEqual(["blkid /dev/a", "mkfs.ext4 /dev/a", `mount ${target}`, "blkid /dev/b", "mkfs.ext4 /dev/b", `mount ${target}`]);
+  } finally {
+    rmSync(rootDir, { recursive: true, force: true });
+  }
 });
