@@ -8,7 +8,9 @@
 import { createUnaryGrpcServer, type UnaryGrpcServer } from "../../src/cri/grpc-server.ts";
 import { registrationCodec } from "../../src/pod/pluginmanager/index.ts";
 import { csiCodec } from "../../src/pod/volumes/csi/index.ts";
+import { join } from "node:path";
 import { createFakeNodeVolumes, type FakeNodeVolumes, type NodeCall } from "./fake-csi-node-volumes.ts";
+import { until } from "./wait.ts";
 
 export type { NodeCall } from "./fake-csi-node-volumes.ts";
 
@@ -122,4 +124,21 @@ export function createFakeCSIDriver(o: FakeCSIDriverOptions): FakeCSIDriver {
       volumes.cleanUp();
     },
   };
+}
+
+/**
+ * A driver of the node whose root directory is `rootDir` — its registrar's socket in plugins_registry, its
+ * own at plugins/<name>/csi.sock, node ID node-1 — started, once bunlet has registered it.
+ */
+export async function startRegisteredCSIDriver(rootDir: string, name: string, o: Partial<FakeCSIDriverOptions> = {}): Promise<FakeCSIDriver> {
+  const driver = createFakeCSIDriver({
+    name,
+    registrationSocket: join(rootDir, "plugins_registry", `${name}-reg.sock`),
+    csiSocket: join(rootDir, "plugins", name, "csi.sock"),
+    nodeId: "node-1",
+    ...o,
+  });
+  await driver.start();
+  await until(`the driver ${name} registered`, () => driver.statuses.some((s) => s.pluginRegistered), 30_000, { intervalMs: 200 });
+  return driver;
 }

@@ -11,6 +11,7 @@ import {
   unmapPodDevices,
   unmountUnusedLocalDevices,
   unmountedVolumesMessage,
+  MapVolumeError,
   volumeClaimSource,
   volumeOperationStep,
   volumePluginName,
@@ -96,17 +97,25 @@ export function volumeRetryDelayMs(failures: number): number {
 /** The CSI volume behind a pod volume (an inline csi volume, or a claim's CSI PV), or undefined. */
 function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | Error | undefined): CSIVolumeSpec | undefined {
   if (v.csi) return ephemeralCSIVolumeSpec(podUid(pod), v.name, v.csi, pod.metadata.namespace ?? "");
-  // A Block PV is mapped, not published (volumes/setup.ts refuses a CSI one: no CSI block mapper yet).
-  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi" || claimed.volumeMode === "Block") return undefined;
+  if (!claimed || claimed instanceof Error || claimed.source.plugin !== "kubernetes.io/csi") return undefined;
   const pv = { accessModes: claimed.source.accessModes, mountOptions: claimed.mountOptions };
   return persistentCSIVolumeSpec(claimed.pvName, claimed.source.csi, pv, volumeClaimSource(pod.metadata.name, v)?.readOnly === true);
 }
 
-/** A CSI volume staged and published (once: a published volume is not published again at each sync). */
-async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVolumeSpec, volumeName: string): Promise<void> {
+/**
+ * A CSI volume staged and published (once: a published volume is not published again at each sync); a
+ * Block PV is mapped (its publish path linked from the pod's volumeDevices).
+ */
+async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVolumeSpec, volumeName: string, block: boolean): Promise<void> {
   if (ctx.mountedVolumes.has(`${podUid(pod)}/${volumeName}`)) return;
+  const req = { pod, spec, fsGroup: pod.spec.securityContext?.fsGroup };
+  if (block) {
+    if (!ctx.opts.csi) throw new MapVolumeError("SetUpDevice", `driver name ${spec.driver} not found in the list of registered CSI drivers`);
+    await ctx.opts.csi.mapBlock(req);
+    return;
+  }
   if (!ctx.opts.csi) throw new Error(`driver name ${spec.driver} not found in the list of registered CSI drivers`);
-  await ctx.opts.csi.setUp({ pod, spec, fsGroup: pod.spec.securityContext?.fsGroup });
+  await ctx.opts.csi.setUp(req);
 }
 
 /**
@@ -127,11 +136,12 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
     const claimed = claim ? claimOf(ctx, pod, v.name) : undefined;
     const plugin = claimed && !(claimed instanceof Error) ? claimed.source.plugin : volumePluginName(v);
     try {
+      const block = claimed !== undefined && !(claimed instanceof Error) && claimed.volumeMode === "Block";
       const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);
-      if (csi) await setUpCSIVolume(ctx, pod, csi, v.name);
+      if (csi) await setUpCSIVolume(ctx, pod, csi, v.name, block);
       if (claim && claimed && !(claimed instanceof Error)) await setUpClaimedLocalVolume(ctx.rootDir, uid, claimed, claim.readOnly, fsGroupOf(pod));
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
-      const operationName = claimed && !(claimed instanceof Error) && claimed.volumeMode === "Block" ? "map_volume" : "volume_mount";
+      const operationName = block ? "map_volume" : "volume_mount";
       ctx.storageOperation({ operationName, volumePlugin: plugin ?? "unknown" }, () => defaultVolumeHostPath(ctx, pod, v.name));
       ctx.mountedVolumes.add(`${uid}/${v.name}`);
     } catch (e) {

@@ -8,11 +8,11 @@ export class MountDeviceError extends Error {
   override name = "MountDeviceError";
 }
 
-/** A failure of a raw block volume's map steps (upstream MapVolume.FindMapperPluginBySpec, .SetUpDevice, .MapPodDevice). */
+/** A failure of a raw block volume's map steps (upstream MapVolume.FindMapperPluginBySpec, .SetUpDevice, .MapPodDevice, .MapBlockVolume). */
 export class MapVolumeError extends Error {
   override name = "MapVolumeError";
   constructor(
-    readonly step: "FindMapperPluginBySpec" | "SetUpDevice" | "MapPodDevice",
+    readonly step: "FindMapperPluginBySpec" | "SetUpDevice" | "MapPodDevice" | "MapBlockVolume",
     message: string,
   ) {
     super(message);

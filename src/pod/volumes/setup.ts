@@ -2,7 +2,7 @@
 // hostPath (type checked), persistentVolumeClaim (its hostPath or local PV, resolved beforehand:
 // persistent-volume.ts; a CSI PV or inline csi volume is published by csi/csi-mounter.ts and a local
 // PV mounted by setUpClaimedLocalVolume before, only their paths given here; a local Block PV is
-// mapped as a device link: block-volume.ts),
+// mapped as a device link: block-volume.ts, a CSI one by csi/csi-block.ts before),
 // downwardAPI, secret, configMap and projected (atomic writer) under
 // <rootDir>/pods/<uid>/volumes/<plugin>/<name>, as upstream lays them out. Secret and projected
 // volumes live on a tmpfs (upstream wraps them in a memory-medium emptyDir), mounted by the
@@ -13,6 +13,7 @@ import { makePodDir, podDir } from "../pod-dir.ts";
 import { downwardApiPayload, type DownwardApiItem, type DownwardContext } from "./downward-api.ts";
 import { checkHostPathType, type HostPathType } from "./host-path.ts";
 import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
+import { podDeviceMapPath } from "./csi/csi-block.ts";
 import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
 import { mapPodDevice } from "./block-volume.ts";
@@ -87,13 +88,15 @@ export function lookupClaimedVolume(ctx: VolumeSetUpContext, volumeName: string,
 
 /**
  * upstream MapVolume for a claim's Block PV: the local plugin's device link (the CRI Device's host
- * path); no other plugin bunlet has maps raw block volumes.
+ * path), or a CSI PV's link, mapped beforehand (csi/csi-block.ts, asynchronous); no other plugin
+ * bunlet has maps raw block volumes.
  */
 function mapClaimedBlockVolume(rootDir: string, uid: string, c: ClaimedVolume): string {
+  if (c.source.plugin === "kubernetes.io/csi") return podDeviceMapPath(rootDir, uid, c.pvName);
   if (c.source.plugin !== "kubernetes.io/local-volume")
     throw new MapVolumeError(
       "FindMapperPluginBySpec",
-      `failed to find BlockVolumeMapper plugin for ${c.source.plugin}: bunlet maps the raw block volumes of local PVs only`,
+      `failed to find BlockVolumeMapper plugin for ${c.source.plugin}: bunlet maps the raw block volumes of local and CSI PVs only`,
     );
   return mapPodDevice({ rootDir, podUid: uid, pluginDir: LOCAL_VOLUME_PLUGIN_DIR, pvName: c.pvName, devicePath: c.source.local.path });
 }

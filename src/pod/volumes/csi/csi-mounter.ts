@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { kv, log } from "../../../log.ts";
 import { mountPointsUnder } from "../mount-points.ts";
-import { MountDeviceError } from "../operation-error.ts";
+import { MapVolumeError, MountDeviceError } from "../operation-error.ts";
 import { setVolumeOwnership } from "../ownership.ts";
 import {
   attachedMetadata,
@@ -19,6 +19,7 @@ import {
   volumeAttachmentSchema,
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
+import { isBlockVolumeMapped, mapCSIBlockVolume, podDeviceMapPath, unmapPodCSIBlockVolumes } from "./csi-block.ts";
 import { volumeSecrets } from "./credentials.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
 import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
@@ -43,7 +44,9 @@ export interface CSIVolumeSetUp {
 export interface CSIVolumeManager {
   /** Stages and publishes the volume for the pod; the directory its containers mount. */
   setUp(req: CSIVolumeSetUp): Promise<string>;
-  /** Unpublishes the pod's CSI volumes and unstages those no other pod uses, from their vol_data.json. */
+  /** Stages and publishes a Block PV for the pod (csi-block.ts); the pod's link to the device, a CRI Device's host path. */
+  mapBlock(req: CSIVolumeSetUp): Promise<string>;
+  /** Unpublishes the pod's CSI volumes (block ones too) and unstages those no other pod uses, from their vol_data.json. */
   tearDownPod(podUid: string): Promise<void>;
   /**
    * upstream GetVolumesInUse: the unique names (`kubernetes.io/csi/<driver>^<handle>`) of the attachable
@@ -153,26 +156,37 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     return staging;
   }
 
-  async function setUp(req: CSIVolumeSetUp): Promise<string> {
-    const { spec, pod } = req;
-    const podUid = pod.metadata.uid ?? "";
-    const target = podMountPath(d.rootDir, podUid, spec.specVolID);
-    if (isMounted(target)) {
-      // Published by an earlier bunlet: reported in use again once its driver's policy can be read (a
-      // mounted volume never waits for the API server).
-      if (!inUse.get(podUid)?.has(spec.specVolID)) {
-        const policy = await driverPolicy(spec.driver).catch(() => undefined);
-        if (policy) noteInUse(podUid, spec, policy);
-      }
-      return target;
-    }
+  /**
+   * A volume set up by an earlier bunlet: reported in use again once its driver's policy can be read (a
+   * set-up volume never waits for the API server).
+   */
+  async function noteInUseAgain(podUid: string, spec: CSIVolumeSpec): Promise<void> {
+    if (inUse.get(podUid)?.has(spec.specVolID)) return;
+    const policy = await driverPolicy(spec.driver).catch(() => undefined);
+    if (policy) noteInUse(podUid, spec, policy);
+  }
+
+  /** What a set-up needs first: the driver's endpoint, policy (the lifecycle mode checked) and capabilities, the attachment's context. */
+  async function prepare(spec: CSIVolumeSpec, podUid: string) {
     const endpoint = endpointOf(spec.driver);
     const policy = await driverPolicy(spec.driver);
     checkVolumeLifecycleMode(spec.driver, spec.lifecycle, policy);
     noteInUse(podUid, spec, policy); // in use from the moment the pod wants it (upstream's desired state)
     const caps = await d.client.nodeGetCapabilities(endpoint);
+    const publishContext = spec.lifecycle === "Persistent" && policy.attachRequired ? await waitForAttach(spec) : {};
+    return { endpoint, policy, caps, publishContext };
+  }
+
+  async function setUp(req: CSIVolumeSetUp): Promise<string> {
+    const { spec, pod } = req;
+    const podUid = pod.metadata.uid ?? "";
+    const target = podMountPath(d.rootDir, podUid, spec.specVolID);
+    if (isMounted(target)) {
+      await noteInUseAgain(podUid, spec);
+      return target;
+    }
+    const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid);
     const persistent = spec.lifecycle === "Persistent";
-    const publishContext = persistent && policy.attachRequired ? await waitForAttach(spec) : {};
     const fsGroupApplies = supportsFSGroup(spec, req.fsGroup, policy.fsGroupPolicy);
     const mountGroup = caps.includes("VOLUME_MOUNT_GROUP") && fsGroupApplies ? String(req.fsGroup) : undefined;
     const capability = mountVolumeCapability(spec, caps.includes("SINGLE_NODE_MULTI_WRITER"), mountGroup);
@@ -205,6 +219,28 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     return target;
   }
 
+  /** upstream GenerateMapVolumeFunc for a CSI Block PV (csi-block.ts); its failures are MapVolumeErrors. */
+  async function mapBlock(req: CSIVolumeSetUp): Promise<string> {
+    const { spec, pod } = req;
+    const podUid = pod.metadata.uid ?? "";
+    if (isBlockVolumeMapped(d.rootDir, podUid, spec.specVolID)) {
+      await noteInUseAgain(podUid, spec);
+      return podDeviceMapPath(d.rootDir, podUid, spec.specVolID);
+    }
+    if (!d.driverEndpoint(spec.driver))
+      throw new MapVolumeError(
+        "SetUpDevice",
+        `kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name ${spec.driver} not found in the list of registered CSI drivers`,
+      );
+    const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid).catch((e: Error) => {
+      throw new MapVolumeError("SetUpDevice", e.message);
+    });
+    const nodeName = d.nodeName();
+    const attachmentID = attachmentName(spec.volumeHandle, spec.driver, nodeName);
+    const map = { pod, spec, endpoint, capabilities: caps, podInfoOnMount: policy.podInfoOnMount, publishContext, nodeName, attachmentID };
+    return mapCSIBlockVolume({ rootDir: d.rootDir, client: d.client, getObject: d.getObject }, map);
+  }
+
   /** upstream UnmountDevice: NodeUnstageVolume when no published volume names the driver and handle any more. */
   async function unstageIfUnused(data: VolumeData): Promise<void> {
     const staging = deviceMountPath(d.rootDir, data.driverName, data.volumeHandle);
@@ -231,8 +267,9 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
 
   return {
     setUp,
+    mapBlock,
     async tearDownPod(podUid) {
-      const errors: string[] = [];
+      const errors = await unmapPodCSIBlockVolumes({ rootDir: d.rootDir, client: d.client, getObject: d.getObject }, podUid, endpointOf);
       for (const v of publishedVolumes(d.rootDir).filter((x) => x.podUid === podUid)) {
         await tearDown(v.dir, v.data).catch((e) => errors.push(`${v.data.specVolumeID}: ${(e as Error).message}`));
       }

@@ -170,6 +170,11 @@ export function mountVolumeCapability(spec: CSIVolumeSpec, singleNodeMultiWriter
   };
 }
 
+/** The VolumeCapability of a raw block volume (upstream fsTypeBlockName: the `block` access type, no mount options nor group). */
+export function blockVolumeCapability(spec: CSIVolumeSpec, singleNodeMultiWriter: boolean) {
+  return { block: {}, accessMode: { mode: csiAccessMode(spec.accessModes, singleNodeMultiWriter) } };
+}
+
 /**
  * upstream csiMountMgr.supportsFSGroup: whether the kubelet gives the published volume the pod's
  * fsGroup — never read-only or under policy None; always under File; under ReadWriteOnceWithFSType

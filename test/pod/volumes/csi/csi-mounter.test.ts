@@ -1,31 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createCSIVolumeManager } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
 import { attachmentName, deviceMountPath, podMountPath } from "../../../../src/pod/volumes/csi/csi-util.ts";
-import type { CSINodeClient } from "../../../../src/pod/volumes/csi/node-client.ts";
 import { MountDeviceError } from "../../../../src/pod/volumes/operation-error.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
+import { recordingCSIVolumeManager } from "../../../support/fake-csi-node-client.ts";
 
 const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: "ns", uid }, spec: { serviceAccountName: "default" } });
 const pvSpec = persistentCSIVolumeSpec("pv-a", { driver: "drv", volumeHandle: "vol-1" }, { accessModes: ["ReadWriteOnce"], mountOptions: [] }, false);
-
-/** A driver that makes the target directories and records its calls. */
-function fakeClient(caps: string[]) {
-  const calls: { method: string; req: Record<string, unknown> }[] = [];
-  const client: CSINodeClient = {
-    nodeGetCapabilities: async () => caps,
-    nodeStageVolume: async (_e, req) => void calls.push({ method: "stage", req: { ...req } }),
-    nodeUnstageVolume: async (_e, volumeId, stagingTargetPath) => void calls.push({ method: "unstage", req: { volumeId, stagingTargetPath } }),
-    nodePublishVolume: async (_e, req) => {
-      mkdirSync(req.targetPath, { recursive: true });
-      calls.push({ method: "publish", req: { ...req } });
-    },
-    nodeUnpublishVolume: async (_e, volumeId, targetPath) => void calls.push({ method: "unpublish", req: { volumeId, targetPath } }),
-  };
-  return { calls, client };
-}
 
 describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter SetUpAt/TearDownAt)", () => {
   let root = "";
@@ -35,17 +18,7 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     objects = { "/apis/storage.k8s.io/v1/csidrivers/drv": { metadata: { name: "drv" }, spec: { attachRequired: false } } };
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
-  const manager = (caps: string[], registered = true) => {
-    const f = fakeClient(caps);
-    const m = createCSIVolumeManager({
-      rootDir: root,
-      nodeName: () => "n1",
-      driverEndpoint: (d) => (registered && d === "drv" ? "/run/drv.sock" : undefined),
-      getObject: async (path) => objects[path],
-      client: f.client,
-    });
-    return { ...f, m };
-  };
+  const manager = (caps: string[], registered = true) => recordingCSIVolumeManager({ rootDir: root, caps, registered, objects: () => objects });
 
   test("a PV: staged at the global mount path, published into the pod, vol_data.json beside each", async () => {
     const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);

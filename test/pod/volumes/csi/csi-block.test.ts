@@ -1,0 +1,158 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  blockPublishDir,
+  blockPublishPath,
+  blockStagingPath,
+  blockVolumeDataDir,
+  podBlockVolumes,
+  podDeviceMapPath,
+  volumeDevicePluginDir,
+} from "../../../../src/pod/volumes/csi/csi-block.ts";
+import { attachmentName } from "../../../../src/pod/volumes/csi/csi-util.ts";
+import { blockVolumeCapability, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
+import { MapVolumeError, volumeOperationStep } from "../../../../src/pod/volumes/operation-error.ts";
+import { recordingCSIVolumeManager } from "../../../support/fake-csi-node-client.ts";
+
+const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: "ns", uid }, spec: { serviceAccountName: "default" } });
+const spec = persistentCSIVolumeSpec("pv-b", { driver: "drv", volumeHandle: "vol-b" }, { accessModes: ["ReadWriteOnce"], mountOptions: [] }, false);
+
+/** A block device of this machine for the fake driver to "publish" (a symlink to it stats as one). */
+const someBlockDevice = (() => {
+  try {
+    return readdirSync("/dev")
+      .map((n) => join("/dev", n))
+      .find((p) => statSync(p).isBlockDevice());
+  } catch {
+    return undefined;
+  }
+})();
+
+/** A driver that makes each publish path a link to a block device. */
+const blockTargets = { publish: (p: string) => symlinkSync(someBlockDevice!, p), unpublish: (p: string) => rmSync(p, { force: true }) };
+
+describe("CSI raw block volume paths (upstream csi_block.go, csi_util.go)", () => {
+  test.each([
+    ["volumeDevicePluginDir", volumeDevicePluginDir("/k"), "/k/plugins/kubernetes.io/csi/volumeDevices"],
+    ["staging", blockStagingPath("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/staging/pv-b"],
+    ["publish dir", blockPublishDir("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/publish/pv-b"],
+    ["publish", blockPublishPath("/k", "pv-b", "u1"), "/k/plugins/kubernetes.io/csi/volumeDevices/publish/pv-b/u1"],
+    ["data", blockVolumeDataDir("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/pv-b/data"],
+    ["pod device map path", podDeviceMapPath("/k", "u1", "pv-b"), "/k/pods/u1/volumeDevices/kubernetes.io~csi/pv-b"],
+  ])("%s", (_name, got, want) => expect(got).toBe(want));
+
+  test.each([
+    [["ReadWriteOnce"], false, "SINGLE_NODE_WRITER"],
+    [["ReadWriteOnce"], true, "SINGLE_NODE_MULTI_WRITER"],
+    [["ReadWriteMany"], false, "MULTI_NODE_MULTI_WRITER"],
+  ])("block capability of %p (SINGLE_NODE_MULTI_WRITER %p): %s", (accessModes, snmw, mode) => {
+    expect(blockVolumeCapability({ ...spec, accessModes }, snmw) as object).toEqual({ block: {}, accessMode: { mode } });
+  });
+});
+
+describe.skipIf(someBlockDevice === undefined)(
+  "the CSI block mapper (upstream csiBlockMapper SetUpDevice, MapPodDevice, UnmapPodDevice, TearDownDevice)",
+  () => {
+    let root = "";
+    beforeEach(() => {
+      root = mkdtempSync(join(tmpdir(), "csi-block-"));
+    });
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+    const manager = (caps: string[], registered = true) => {
+      const objects = { "/apis/storage.k8s.io/v1/csidrivers/drv": { metadata: { name: "drv" }, spec: { attachRequired: false } } };
+      return recordingCSIVolumeManager({ rootDir: root, caps, registered, objects: () => objects, targets: blockTargets });
+    };
+
+    test("staged once with the block access type, published per pod at a file, linked from the pod; torn down in upstream's order", async () => {
+      const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+      const link = await m.mapBlock({ pod: pod("u1"), spec });
+      const staging = blockStagingPath(root, "pv-b");
+      const publish = blockPublishPath(root, "pv-b", "u1");
+      expect(link).toBe(podDeviceMapPath(root, "u1", "pv-b"));
+      expect(lstatSync(link).isSymbolicLink() && readlinkSync(link)).toBe(publish);
+      expect(statSync(link).isBlockDevice()).toBe(true);
+      const capability = { block: {}, accessMode: { mode: "SINGLE_NODE_WRITER" } };
+      expect(calls.map((c) => c.method)).toEqual(["stage", "publish"]);
+      expect(calls[0]!.req).toEqual({ volumeId: "vol-b", publishContext: {}, stagingTargetPath: staging, volumeCapability: capability, volumeContext: {} });
+      expect(calls[1]!.req).toEqual({
+        volumeId: "vol-b",
+        publishContext: {},
+        stagingTargetPath: staging,
+        targetPath: publish,
+        volumeCapability: capability,
+        readonly: false,
+        volumeContext: {},
+      });
+      expect(JSON.parse(readFileSync(join(blockVolumeDataDir(root, "pv-b"), "vol_data.json"), "utf8"))).toEqual({
+        specVolumeID: "pv-b",
+        volumeHandle: "vol-b",
+        driverName: "drv",
+        nodeName: "n1",
+        attachmentID: attachmentName("vol-b", "drv", "n1"),
+      });
+      // Mapped again (a later sync, a restart): nothing called.
+      expect(await m.mapBlock({ pod: pod("u1"), spec })).toBe(link);
+      // A second pod: published, not staged again.
+      await m.mapBlock({ pod: pod("u2"), spec: { ...spec, readOnly: true } });
+      expect(calls.map((c) => c.method)).toEqual(["stage", "publish", "publish"]);
+      expect(calls[2]!.req.readonly).toBe(true);
+      expect(podBlockVolumes(root, "u2")).toEqual(["pv-b"]);
+
+      calls.length = 0;
+      await m.tearDownPod("u1");
+      expect(calls).toEqual([{ method: "unpublish", req: { volumeId: "vol-b", targetPath: publish } }]);
+      expect(existsSync(join(root, "pods", "u1", "volumeDevices", "kubernetes.io~csi"))).toBe(false);
+      await m.tearDownPod("u2");
+      expect(calls.map((c) => c.method)).toEqual(["unpublish", "unpublish", "unstage"]);
+      expect(calls[2]!.req).toEqual({ volumeId: "vol-b", stagingTargetPath: staging });
+      expect(existsSync(staging) || existsSync(blockPublishDir(root, "pv-b")) || existsSync(blockVolumeDataDir(root, "pv-b"))).toBe(false);
+    });
+
+    test("a driver without STAGE_UNSTAGE_VOLUME: published only (the staging path still named), never unstaged", async () => {
+      const { calls, m } = manager([]);
+      await m.mapBlock({ pod: pod("u1"), spec });
+      expect(calls.map((c) => c.method)).toEqual(["publish"]);
+      expect(calls[0]!.req.stagingTargetPath).toBe(blockStagingPath(root, "pv-b"));
+      await m.tearDownPod("u1");
+      expect(calls.map((c) => c.method)).toEqual(["publish", "unpublish"]);
+      expect(existsSync(blockVolumeDataDir(root, "pv-b"))).toBe(false);
+    });
+
+    test("failures name upstream's step: SetUpDevice for the stage or an unregistered driver, MapPodDevice for the publish", async () => {
+      const f = manager(["STAGE_UNSTAGE_VOLUME"]);
+      f.client.nodeStageVolume = async () => {
+        throw new Error("NodeStageVolume: grpc code 13: no disk");
+      };
+      const staged = await f.m.mapBlock({ pod: pod("u1"), spec }).catch((e: Error) => e);
+      expect(staged).toBeInstanceOf(MapVolumeError);
+      expect(volumeOperationStep(staged as Error)).toBe("MapVolume.SetUpDevice");
+      expect((staged as Error).message).toBe("NodeStageVolume: grpc code 13: no disk");
+      expect(existsSync(blockStagingPath(root, "pv-b"))).toBe(false);
+
+      const g = manager([]);
+      g.client.nodePublishVolume = async () => {
+        throw new Error("NodePublishVolume: grpc code 13: busy");
+      };
+      const published = await g.m.mapBlock({ pod: pod("u1"), spec }).catch((e: Error) => e);
+      expect(volumeOperationStep(published as Error)).toBe("MapVolume.MapPodDevice");
+      expect(existsSync(blockPublishPath(root, "pv-b", "u1"))).toBe(false);
+
+      const h = manager([], false);
+      const unregistered = await h.m.mapBlock({ pod: pod("u1"), spec }).catch((e: Error) => e);
+      expect(volumeOperationStep(unregistered as Error)).toBe("MapVolume.SetUpDevice");
+      expect((unregistered as Error).message).toBe(
+        "kubernetes.io/csi: blockMapper.SetUpDevice failed to get CSI client: driver name drv not found in the list of registered CSI drivers",
+      );
+    });
+
+    test("a publish path the driver did not make a block device fails MapPodDevice", async () => {
+      const f = manager([]);
+      f.client.nodePublishVolume = async () => {};
+      const err = await f.m.mapBlock({ pod: pod("u1"), spec }).catch((e: Error) => e);
+      expect(volumeOperationStep(err as Error)).toBe("MapVolume.MapPodDevice");
+      expect((err as Error).message).toContain("is not a block device");
+    });
+  },
+);
