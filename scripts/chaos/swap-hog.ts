@@ -1,5 +1,5 @@
 // Scenario (i): NodeSwap with memorySwap.swapBehavior LimitedSwap on cgroup v2. A Burstable hog
-// (request 128Mi, limit 192Mi) allocates 64 MiB past its limit: its container's memory.max pushes that
+// (request 96Mi, limit 192Mi) allocates 64 MiB past its limit: its container's memory.max pushes that
 // into swap, within its share of the node's swap (upstream's request ÷ MemTotal × SwapTotal). Its memory
 // and swap together are past the line of the hard memory.available threshold, its RAM is not, and
 // nothing is evicted: as upstream, the signal is RAM only (working set, memory.current − inactive_file;
@@ -19,8 +19,9 @@ const SWAP_DEVICE = "/dev/ubda";
 const ALLOCATABLE = 512 * MIB;
 const THRESHOLD_MIB = 288; // crossed at 224 MiB of pods' working set: above the hog's limit, below its limit + swap
 const TRANSITION_S = 3;
-const HOG = { requestMiB: 128, limitMiB: 192, allocMiB: 256 };
-const GUARANTEED = { requestMiB: 256, allocMiB: 160 };
+// The requests fit what admission offers: allocatable less the hard threshold (512 − 288 = 224 MiB).
+const HOG = { requestMiB: 96, limitMiB: 192, allocMiB: 256 };
+const GUARANTEED = { requestMiB: 96, allocMiB: 64 };
 const RATE_MIB_S = "20";
 
 const swapTotalBytes = () => Number(/^SwapTotal:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) * 1024;

@@ -96,7 +96,7 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
         memoryMiB: 3072,
         timeoutS: 2700,
         // /dev/ubda: swap-hog makes it swap and turns it on for its own run (LimitedSwap needs cgroup v2).
-        diskMiB: 2048,
+        diskMiB: 3072,
         env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=5", "BUNLET_CHAOS_PRINT=1", "BUNLET_CHAOS_NO_CONTROL_PLANE=1"],
       });
     let r = await run();
