@@ -9,8 +9,19 @@ import { pidPressure } from "./pid-pressure.ts";
 import { restartDuringPressure } from "./restart-during-pressure.ts";
 import { softGrace } from "./soft-grace.ts";
 import { staticPods } from "./static-pods.ts";
+import { swapHog } from "./swap-hog.ts";
 
-export const SCENARIOS: Scenario[] = [besteffortHog, fastRamp, softGrace, pidPressure, diskPressure, restartDuringPressure, staticPods, apiPartitionReboot];
+export const SCENARIOS: Scenario[] = [
+  besteffortHog,
+  fastRamp,
+  softGrace,
+  pidPressure,
+  diskPressure,
+  restartDuringPressure,
+  staticPods,
+  apiPartitionReboot,
+  swapHog,
+];
 
 if (import.meta.main) {
   const wanted = process.argv.slice(2);

@@ -106,6 +106,10 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
   let port = 0;
   let lastStart: StartOptions | undefined;
   const t0 = performance.now();
+  /** The token the harness presents to a bunlet serving securely (API-server mode); undefined: plain HTTP. */
+  let bearer: string | undefined;
+  const get = (path: string) =>
+    fetch(`${h.baseUrl()}${path}`, bearer ? { headers: { authorization: `Bearer ${bearer}` }, tls: { rejectUnauthorized: false } } : {});
 
   const say = (msg: string) => {
     const line = `[${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s] ${msg}`;
@@ -267,7 +271,7 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
         async () => {
           if (!bunlet) throw new Error(`bunlet exited before it was healthy:\n${p.stderr().slice(-4000)}`);
           try {
-            return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
+            return (await get("/healthz")).status === 200;
           } catch {
             return false;
           }
@@ -309,7 +313,7 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
         .waitFor(
           "memory stats of every pod in /stats/summary",
           async () => {
-            last = (await (await fetch(`http://127.0.0.1:${port}/stats/summary`)).json().catch(() => undefined)) as SummaryPods | undefined;
+            last = (await (await get("/stats/summary")).json().catch(() => undefined)) as SummaryPods | undefined;
             return missing(last).length === 0;
           },
           20_000,
@@ -362,7 +366,7 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
     },
 
     async pods(): Promise<PodView[]> {
-      const res = await fetch(`http://127.0.0.1:${port}/pods`);
+      const res = await get("/pods");
       if (res.status !== 200) throw new Error(`/pods answered ${res.status}`);
       const body = (await res.json()) as { items?: PodView[] };
       return body.items ?? [];
@@ -371,14 +375,21 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
       return (await h.pods()).find((p) => p.metadata.name === h.podName(manifest));
     },
     async debugEviction(): Promise<Record<string, unknown>> {
-      const res = await fetch(`http://127.0.0.1:${port}/debug/eviction`);
+      const res = await get("/debug/eviction");
       if (res.status !== 200) throw new Error(`/debug/eviction answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as Record<string, unknown>;
     },
-    /** http://127.0.0.1:<port> of the running bunlet's main server. */
-    baseUrl: () => `http://127.0.0.1:${port}`,
+    /** http://127.0.0.1:<port> of the running bunlet's main server (https:// once serving securely). */
+    baseUrl: () => `${bearer ? "https" : "http"}://127.0.0.1:${port}`,
+    /**
+     * bunlet with --kubeconfig serves TLS with authentication and authorization, as the kubelet: the
+     * harness then asks over https (bunlet's self-signed certificate) with this bearer token.
+     */
+    authenticateWith(token: string): void {
+      bearer = token;
+    },
     async metrics(): Promise<string> {
-      return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return await (await get("/metrics")).text();
     },
 
     async waitRunning(manifests: string[], timeoutMs = 30_000): Promise<Map<string, PodView>> {

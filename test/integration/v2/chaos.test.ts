@@ -4,6 +4,8 @@
 // equals node allocatable and that every pod has memory stats in /stats/summary. Skips only where the
 // guest cannot run (no UML kernel built, not root); under CI a missing guest fails.
 //
+// swap-hog runs only here: LimitedSwap needs cgroup v2, and the guest's disk gives it swap.
+//
 // No check is excused on v2: fast-ramp's "triggered by the kernel notification" must hold here too —
 // bunlet's v2 fast path, the working-set watch on kubepods.slice, must be what evicts the ramp (the
 // eviction trace's trigger kind "kernel"), not the 10 s periodic loop.
@@ -12,7 +14,7 @@ import { ensureBuilt } from "../../support/binary.ts";
 import { bunTestInV2Guest, guestStallSnapshot, v2GuestSkipReason } from "../../support/v2-guest.ts";
 
 const skip = v2GuestSkipReason();
-const SCENARIOS = ["besteffort-hog", "fast-ramp", "soft-grace", "pid-pressure", "disk-pressure", "restart-during-pressure", "static-pods"];
+const SCENARIOS = ["besteffort-hog", "fast-ramp", "soft-grace", "pid-pressure", "disk-pressure", "restart-during-pressure", "static-pods", "swap-hog"];
 
 interface ScenarioReport {
   pass: boolean;
@@ -92,7 +94,9 @@ describe.skipIf(!!skip)("chaos suite in the cgroup v2 + systemd guest", () => {
       bunTestInV2Guest("test/chaos/scenarios.test.ts", {
         systemd: true,
         memoryMiB: 3072,
-        timeoutS: 2400,
+        timeoutS: 2700,
+        // /dev/ubda: swap-hog makes it swap and turns it on for its own run (LimitedSwap needs cgroup v2).
+        diskMiB: 3072,
         env: ["BUNLET_CONTAINERD_SYSTEMD_CGROUP=1", "BUNLET_CHAOS_TIME_SCALE=5", "BUNLET_CHAOS_PRINT=1", "BUNLET_CHAOS_NO_CONTROL_PLANE=1"],
       });
     let r = await run();
