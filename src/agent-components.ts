@@ -88,6 +88,7 @@ export function volumeStatCalculator(ctx: NodeAgentContext, runtime: Runtime, cs
     periodMs: durationMs(ctx.config.volumeStatsAggPeriod ?? "1m"),
     claims: (uid) => runtime.podClaims?.(uid),
     csiVolumeStats: (uid, specVolID) => csi.volumeStats(uid, specVolID),
+    csiBlockVolumeStats: (uid, specVolID) => csi.blockVolumeStats(uid, specVolID),
     onError: (message) => log.warn(message),
   });
   volumeStatsMetrics(ctx.metrics, () => calculator.claimStats());

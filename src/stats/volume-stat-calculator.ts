@@ -1,7 +1,9 @@
 // A pod's persistent volumes in the Summary API (upstream pkg/kubelet/stats volume_stat_calculator.go
 // for the volumes whose plugin has metrics): a claim's local PV by statfs of its bind mount (upstream
 // MetricsStatFS), a claim's CSI PV and an inline CSI volume by the driver's NodeGetVolumeStats (upstream
-// metrics_csi.go); a claim's volumes carry their `pvcRef`. hostPath PVs have none (upstream MetricsNil).
+// metrics_csi.go); a claim's raw block volume (upstream ListBlockVolumesForPod) by its device's size
+// (upstream MetricsBlock, ../pod/volumes/metrics-block.ts) for a local PV and by NodeGetVolumeStats for a
+// CSI PV; a claim's volumes carry their `pvcRef`. hostPath PVs have none (upstream MetricsNil).
 // Computed at most once per volumeStatsAggPeriod per pod, in the background, as upstream's per-pod
 // calculators: a summary never waits on a driver longer than the first computation's 250 ms (the
 // eviction manager's summaries must not hang on a stuck driver); the latest figures also feed
@@ -10,7 +12,10 @@ import { statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
 import type { PodLike } from "../pod/pod-like.ts";
+import { podVolumeDeviceDir } from "../pod/volumes/block-volume.ts";
 import { volumeClaimSource, type ClaimedVolume, type VolumeClaimSource } from "../pod/volumes/index.ts";
+import { LOCAL_VOLUME_PLUGIN_DIR } from "../pod/volumes/local-volume.ts";
+import { blockDeviceBytes } from "../pod/volumes/metrics-block.ts";
 import type { VolumeUsage } from "../pod/volumes/csi/index.ts";
 import type { VolumeStats } from "./summary.ts";
 
@@ -26,6 +31,10 @@ export interface VolumeStatCalculatorDeps {
   claims: (uid: string) => ReadonlyMap<string, ClaimedVolume | Error> | undefined;
   /** NodeGetVolumeStats of the pod's published CSI volume (csi-mounter volumeStats). */
   csiVolumeStats?: (podUid: string, specVolID: string) => Promise<VolumeUsage[] | undefined>;
+  /** NodeGetVolumeStats of the pod's published CSI Block PV (csi-mounter blockVolumeStats). */
+  csiBlockVolumeStats?: (podUid: string, specVolID: string) => Promise<VolumeUsage[] | undefined>;
+  /** The bytes of the block device a pod's link names (metrics-block.ts blockDeviceBytes). */
+  blockDeviceBytes?: (path: string) => Promise<number>;
   /** A volume's figures could not be read. */
   onError?: (message: string) => void;
 }
@@ -62,6 +71,14 @@ export function csiUsageFigures(usage: readonly VolumeUsage[]): VolumeUsageFigur
   return out;
 }
 
+/**
+ * upstream parsePodVolumeStats of MetricsBlock's figures: the device's capacity, and the figures a block
+ * device does not have as 0, as upstream reports them.
+ */
+export function blockFigures(capacityBytes: number): VolumeUsageFigures {
+  return { capacityBytes, availableBytes: 0, usedBytes: 0, inodes: 0, inodesFree: 0, inodesUsed: 0 };
+}
+
 /** How long a summary waits for a pod's first computation before going on without its figures. */
 const FIRST_WAIT_MS = 250;
 
@@ -74,14 +91,29 @@ export function createVolumeStatCalculator(d: VolumeStatCalculatorDeps): VolumeS
     return usage && csiUsageFigures(usage);
   }
 
+  /** A Block PV's figures: a local PV's device through the pod's link, a CSI PV's by its driver; undefined when it is not mapped. */
+  async function blockVolumeFigures(uid: string, claimed: ClaimedVolume): Promise<VolumeUsageFigures | undefined> {
+    if (claimed.source.plugin === "kubernetes.io/csi") {
+      const usage = await d.csiBlockVolumeStats?.(uid, claimed.pvName);
+      return usage && csiUsageFigures(usage);
+    }
+    if (claimed.source.plugin !== "kubernetes.io/local-volume") return undefined;
+    const link = join(podVolumeDeviceDir(d.rootDir, uid, LOCAL_VOLUME_PLUGIN_DIR), claimed.pvName);
+    const bytes = await (d.blockDeviceBytes ?? blockDeviceBytes)(link).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT") return undefined; // not mapped (yet, or any more): not listed, as upstream
+      throw e;
+    });
+    return bytes === undefined ? undefined : blockFigures(bytes);
+  }
+
   /** One volume's figures, undefined when its plugin has none. */
   function figures(uid: string, v: { name: string; csi?: unknown }, claim: VolumeClaimSource | undefined): Promise<VolumeUsageFigures | undefined> | undefined {
     if (v.csi) return csiFigures(uid, v.name);
     const claimed = claim && d.claims(uid)?.get(v.name);
-    // A raw block volume has no filesystem to statfs (upstream's MetricsBlock, its size only, is not done).
-    if (!claimed || claimed instanceof Error || claimed.volumeMode === "Block") return undefined;
+    if (!claimed || claimed instanceof Error) return undefined;
+    if (claimed.volumeMode === "Block") return blockVolumeFigures(uid, claimed);
     if (claimed.source.plugin === "kubernetes.io/local-volume")
-      return statfsFigures(join(d.rootDir, "pods", uid, "volumes", "kubernetes.io~local-volume", claimed.pvName));
+      return statfsFigures(join(d.rootDir, "pods", uid, "volumes", LOCAL_VOLUME_PLUGIN_DIR, claimed.pvName));
     if (claimed.source.plugin === "kubernetes.io/csi") return csiFigures(uid, claimed.pvName);
     return undefined;
   }

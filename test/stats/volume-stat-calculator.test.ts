@@ -2,13 +2,19 @@
 // metrics_csi.go): a local PV by statfs, CSI volumes by NodeGetVolumeStats, the claims' pvcRef, hostPath
 // PVs without figures, and the figures computed at most once per volumeStatsAggPeriod.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createManualClock } from "../../src/manual-clock.ts";
 import type { PodLike } from "../../src/pod/pod-like.ts";
 import type { ClaimedVolume } from "../../src/pod/volumes/index.ts";
-import { createVolumeStatCalculator, csiUsageFigures, statfsFigures } from "../../src/stats/volume-stat-calculator.ts";
+import {
+  blockFigures,
+  createVolumeStatCalculator,
+  csiUsageFigures,
+  statfsFigures,
+  type VolumeStatCalculatorDeps,
+} from "../../src/stats/volume-stat-calculator.ts";
 
 const root = mkdtempSync(join(tmpdir(), "volume-stats-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -130,5 +136,56 @@ describe("createVolumeStatCalculator", () => {
     answer(usage(1));
     await c.settled();
     expect((await c.podVolumeStats(pod, "u1")).map((s) => s.name)).toEqual(["local", "remote"]);
+  });
+});
+
+describe("raw block volumes", () => {
+  const claimNames = ["disk", "unmapped", "remote", "host"];
+  const volumes = claimNames.map((name) => ({ name, persistentVolumeClaim: { claimName: `c-${name}` } }));
+  const blockPod = { metadata: { name: "db", namespace: "team", uid: "b1" }, spec: { containers: [], volumes } } as unknown as PodLike;
+  const block = (pvName: string, source: ClaimedVolume["source"]): ClaimedVolume => ({ pvName, source, mountOptions: [], volumeMode: "Block" });
+  const blockClaims = new Map<string, ClaimedVolume | Error>([
+    ["disk", block("pv-disk", { plugin: "kubernetes.io/local-volume", local: { path: "/dev/x" } })],
+    ["unmapped", block("pv-unmapped", { plugin: "kubernetes.io/local-volume", local: { path: "/dev/y" } })],
+    [
+      "remote",
+      block("pv-remote", { plugin: "kubernetes.io/csi", csi: { driver: "d", volumeHandle: "h" }, accessModes: ["ReadWriteOnce"] } as ClaimedVolume["source"]),
+    ],
+    ["host", block("pv-host", { plugin: "kubernetes.io/host-path", hostPath: { path: "/dev/z" } })],
+  ]);
+  const links = join(root, "pods", "b1", "volumeDevices", "kubernetes.io~local-volume");
+  mkdirSync(links, { recursive: true });
+  writeFileSync(join(root, "disk.img"), ""); // not a device: the real sizing refuses it
+  symlinkSync(join(root, "disk.img"), join(links, "pv-disk"));
+  const blockCalculator = (deps: Partial<VolumeStatCalculatorDeps>) =>
+    createVolumeStatCalculator({ rootDir: root, clock: createManualClock(0), periodMs: 60_000, claims: () => blockClaims, ...deps });
+
+  test("a local Block PV: its device's size through the pod's link, nothing else; a CSI Block PV by its driver; unmapped and hostPath none", async () => {
+    const sized: string[] = [];
+    const asked: string[] = [];
+    const c = blockCalculator({
+      csiVolumeStats: async () => usage(9),
+      csiBlockVolumeStats: async (uid, specVolID) => (asked.push(`${uid}/${specVolID}`), [{ unit: "BYTES", total: 4096, available: 0, used: 0 }]),
+      blockDeviceBytes: async (path) => {
+        sized.push(path);
+        if (path.endsWith("pv-disk")) return 1 << 30;
+        throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" });
+      },
+    });
+    const stats = await c.podVolumeStats(blockPod, "b1");
+    expect(stats.map(({ time: _, ...s }) => s)).toEqual([
+      { name: "disk", pvcRef: { name: "c-disk", namespace: "team" }, ...blockFigures(1 << 30) },
+      { name: "remote", pvcRef: { name: "c-remote", namespace: "team" }, capacityBytes: 4096, availableBytes: 0, usedBytes: 0 },
+    ]);
+    expect(sized).toEqual([join(links, "pv-disk"), join(links, "pv-unmapped")]);
+    expect(asked).toEqual(["b1/pv-remote"]);
+    expect(blockFigures(512)).toEqual({ capacityBytes: 512, availableBytes: 0, usedBytes: 0, inodes: 0, inodesFree: 0, inodesUsed: 0 });
+  });
+
+  test("a device that cannot be sized is reported, not listed", async () => {
+    const errors: string[] = [];
+    const c = blockCalculator({ onError: (m) => errors.push(m) });
+    expect(await c.podVolumeStats(blockPod, "b1")).toEqual([]);
+    expect(errors).toEqual([`volume stats of pod team/db volume disk: unable to detect the size of ${join(links, "pv-disk")}: not a block device`]);
   });
 });

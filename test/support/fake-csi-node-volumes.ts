@@ -4,10 +4,10 @@
 // — and the Unstage/Unpublish calls unmount them. Where a mount is refused (no CAP_SYS_ADMIN) a
 // `.fake-csi` marker file stands in for it. Every call is recorded with its request — the `secrets`
 // map the kubelet sent included, for tests to check — but for NodeGetVolumeStats, which answers the
-// published path's statfs (bytes and inodes). A volume asked for with the `block` access type is a loop
+// published path's statfs (bytes and inodes), or a block device's size alone (bytes in total). A volume asked for with the `block` access type is a loop
 // device over a sparse file (<dataDir>/<volume id>.img), attached at its first NodeStage or NodePublish:
 // NodePublishVolume bind-mounts the device on a file at the target path, NodeUnstageVolume detaches it.
-import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { UnaryHandler } from "../../src/cri/grpc-server.ts";
 import { mountPointsUnder } from "../../src/pod/volumes/mount-points.ts";
@@ -34,7 +34,7 @@ export interface FakeNodeVolumes {
 
 const MARKER = ".fake-csi";
 /** The size of a block volume's sparse file. */
-const BLOCK_BYTES = 16 << 20;
+export const BLOCK_BYTES = 16 << 20;
 
 function run(cmd: string[]): boolean {
   return Bun.spawnSync(cmd, { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
@@ -139,6 +139,7 @@ export function createFakeNodeVolumes(root: string): FakeNodeVolumes {
         response: "NodeGetVolumeStatsResponse",
         call: (req) => {
           onCall("NodeGetVolumeStats");
+          if (statSync(str(req.volumePath)).isBlockDevice()) return { usage: [{ unit: "BYTES", total: BLOCK_BYTES, available: 0, used: 0 }] };
           const s = statfsSync(str(req.volumePath));
           const bytes = { unit: "BYTES", total: s.blocks * s.bsize, available: s.bavail * s.bsize, used: (s.blocks - s.bfree) * s.bsize };
           return { usage: [bytes, { unit: "INODES", total: s.files, available: s.ffree, used: s.files - s.ffree }] };

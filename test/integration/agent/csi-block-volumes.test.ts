@@ -2,7 +2,8 @@
 // (test/support/fake-csi-driver.ts) makes a Block volume a loop device over a sparse file, staged with the
 // `block` access type and published by bind-mounting the device on the file at the target path. A pod
 // whose Block claim is bound to the driver's Block PV gets the device at its volumeDevices path, writes
-// it and reads it back; on the host the loop device holds the bytes. The pod deleted, the volume is
+// it and reads it back; on the host the loop device holds the bytes; the summary has the volume's size
+// from the driver's NodeGetVolumeStats (GET_VOLUME_STATS) on the publish path. The pod deleted, the volume is
 // unpublished, then unstaged, and nothing stays mounted, linked or attached. Needs root, containerd,
 // losetup and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -12,7 +13,8 @@ import { blockPublishPath, blockStagingPath, blockVolumeDataDir, podDeviceMapPat
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { startRegisteredCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
-import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { BLOCK_BYTES } from "../../support/fake-csi-node-volumes.ts";
+import { appPod, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
@@ -51,8 +53,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI raw block volumes", () => 
   const called = (method: string) => driver!.nodeCalls.filter((x) => x.method === method);
 
   beforeAll(async () => {
-    c = await startUpstreamCluster({ name: "csiblk", binDir: bin.dir!, config: ["syncFrequency: 5s"] });
-    driver = await startRegisteredCSIDriver(c.n.rootDir, DRIVER);
+    c = await startUpstreamCluster({ name: "csiblk", binDir: bin.dir!, config: ["syncFrequency: 5s", "volumeStatsAggPeriod: 5s"] });
+    driver = await startRegisteredCSIDriver(c.n.rootDir, DRIVER, { capabilities: ["STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS"] });
     await apply({
       apiVersion: "storage.k8s.io/v1",
       kind: "CSIDriver",
@@ -119,6 +121,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI raw block volumes", () => 
     expect(present(link)).toBe(true);
     const loop = driver!.volumes.loopDevices().get(HANDLE)!;
     await until("the container's write on the device", () => head(loop, WORD.length) === WORD, 30_000, { intervalMs: 300 });
+    // upstream csiBlockMapper's metrics: the driver's figures, with the claim.
+    const vol = await summaryVolume(c, uid, "data");
+    expect(vol).toMatchObject({ pvcRef: { name: "csi-block-claim", namespace: "default" }, capacityBytes: BLOCK_BYTES });
 
     await c.cp.kubectl("delete", "pod", "csi-block-user", "--wait=true", "--timeout=60s");
     await until("unpublished and unstaged", () => called("NodeUnstageVolume").length > 0, 60_000, { intervalMs: 200 });

@@ -6,8 +6,9 @@
 // writes, and left without the pod's fsGroup. A claim with no PV: the pod waits Pending with upstream's
 // FailedMount event until the claim is bound, then runs. A claim bound to an nfs PV: the pod waits, the
 // event naming the PV and its source. A local Block PV on a loop device the test makes: the container
-// gets the device at its volumeDevices path and writes through it; the same claim in volumeMounts, or a
-// Filesystem claim in volumeDevices, waits with upstream's volumeMode error.
+// gets the device at its volumeDevices path and writes through it, and the summary has the device's size;
+// the same claim in volumeMounts, or a Filesystem claim in volumeDevices, waits with upstream's volumeMode
+// error.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
@@ -79,7 +80,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
 
   beforeAll(async () => {
     mkdirSync(join(DATA, "local"), { recursive: true });
-    c = await startUpstreamCluster({ name: "pv", binDir: bin.dir!, config: ["syncFrequency: 5s"] });
+    c = await startUpstreamCluster({ name: "pv", binDir: bin.dir!, config: ["syncFrequency: 5s", "volumeStatsAggPeriod: 5s"] });
   }, 240_000);
   let loopDevice: string | undefined;
   const detachLoop = () => {
@@ -187,6 +188,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
         }
       };
       await until("the container's write on the device", () => written() === "block-ok", 30_000, { intervalMs: 300 });
+      // upstream MetricsBlock: the device's size and nothing else, with the claim.
+      const vol = await summaryVolume(c, user.metadata.uid, "data");
+      expect(vol).toMatchObject({ pvcRef: { name: "block-claim", namespace: "default" }, capacityBytes: 8 << 20, usedBytes: 0, inodes: 0 });
       await deletePod("block-user");
       await until("the pod's device link gone", () => !existsSync(link), 30_000);
 

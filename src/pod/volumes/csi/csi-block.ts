@@ -17,7 +17,7 @@ import { mountPointsUnder } from "../mount-points.ts";
 import { MapVolumeError } from "../operation-error.ts";
 import { getCredentialsFromSecret, type GetObject } from "./credentials.ts";
 import { CSI_PLUGIN_NAME, CSI_POD_PLUGIN_DIR, escapeQualifiedName, loadVolumeData, saveVolumeData, type VolumeData } from "./csi-util.ts";
-import type { CSINodeClient, NodeStageVolumeRequest } from "./node-client.ts";
+import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
 import { blockVolumeCapability, publishVolumeContext, type CSIVolumeSpec, type PodIdentity, type SecretRef } from "./volume-spec.ts";
 
 /** upstream GetVolumeDevicePluginDir(CSIPluginName): the csi plugin's directory of block volumes. */
@@ -195,6 +195,28 @@ export function podBlockVolumes(rootDir: string, podUid: string): string[] {
   const linked = existsSync(links) ? readdirSync(links) : [];
   const published = existsSync(publishRoot) ? readdirSync(publishRoot).filter((s) => existsSync(blockPublishPath(rootDir, s, podUid))) : [];
   return [...new Set([...linked, ...published])].sort();
+}
+
+/**
+ * upstream csiBlockMapper's MetricsProvider (NewMetricsCsi): NodeGetVolumeStats of the pod's block volume,
+ * with the staging path when the driver stages. Upstream names the pod's global map path; bunlet keeps none
+ * and names the publish path, where the driver made the device. Undefined when the volume is not published
+ * for the pod, its driver is not registered, or it lacks GET_VOLUME_STATS.
+ */
+export async function blockVolumeStats(
+  d: CSIBlockDeps,
+  podUid: string,
+  specName: string,
+  endpointOf: (driver: string) => string | undefined,
+): Promise<VolumeUsage[] | undefined> {
+  const data = loadVolumeData(blockVolumeDataDir(d.rootDir, specName));
+  const publish = blockPublishPath(d.rootDir, specName, podUid);
+  const endpoint = data && endpointOf(data.driverName);
+  if (!data || !endpoint || !d.client.nodeGetVolumeStats || !existsSync(publish)) return undefined;
+  const caps = await d.client.nodeGetCapabilities(endpoint);
+  if (!caps.includes("GET_VOLUME_STATS")) return undefined;
+  const staging = caps.includes("STAGE_UNSTAGE_VOLUME") ? blockStagingPath(d.rootDir, specName) : "";
+  return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, publish, staging);
 }
 
 /**

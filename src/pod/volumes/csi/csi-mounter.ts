@@ -19,7 +19,7 @@ import {
   volumeAttachmentSchema,
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
-import { isBlockVolumeMapped, mapCSIBlockVolume, podDeviceMapPath, unmapPodCSIBlockVolumes } from "./csi-block.ts";
+import { blockVolumeStats, isBlockVolumeMapped, mapCSIBlockVolume, podDeviceMapPath, unmapPodCSIBlockVolumes } from "./csi-block.ts";
 import { volumeSecrets } from "./credentials.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
 import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
@@ -59,6 +59,8 @@ export interface CSIVolumeManager {
    * name, or an inline volume's); undefined when it is not published or its driver lacks GET_VOLUME_STATS.
    */
   volumeStats(podUid: string, specVolID: string): Promise<VolumeUsage[] | undefined>;
+  /** The same for the pod's Block PV `specVolID` (csi-block.ts blockVolumeStats). */
+  blockVolumeStats(podUid: string, specVolID: string): Promise<VolumeUsage[] | undefined>;
 }
 
 /** upstream GetUniqueVolumeNameFromSpec for the csi plugin: its name, then `<driver>^<volume handle>`. */
@@ -287,6 +289,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       const staging = staged ? deviceMountPath(d.rootDir, data.driverName, data.volumeHandle) : "";
       return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, join(dir, "mount"), staging);
     },
+    blockVolumeStats: (podUid, specVolID) => blockVolumeStats({ rootDir: d.rootDir, client: d.client }, podUid, specVolID, d.driverEndpoint),
     volumesInUse: () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort(),
   };
 }

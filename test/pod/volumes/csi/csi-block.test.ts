@@ -147,6 +147,33 @@ describe.skipIf(someBlockDevice === undefined)(
       );
     });
 
+    test("volume stats: NodeGetVolumeStats at the pod's publish path, with the staging path when the driver stages", async () => {
+      const asked: string[][] = [];
+      const usage = [{ unit: "BYTES" as const, total: 1 << 20, available: 0, used: 0 }];
+      const stats = (caps: string[]) => {
+        const f = manager(caps);
+        f.client.nodeGetVolumeStats = async (...args) => (asked.push(args), usage);
+        return f.m;
+      };
+      const staged = stats(["STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS"]);
+      expect(await staged.blockVolumeStats("u1", "pv-b")).toBeUndefined(); // not mapped
+      await staged.mapBlock({ pod: pod("u1"), spec });
+      expect(await staged.blockVolumeStats("u1", "pv-b")).toEqual(usage);
+      expect(await staged.blockVolumeStats("u2", "pv-b")).toBeUndefined(); // not published for that pod
+      expect(asked).toEqual([["/run/drv.sock", "vol-b", blockPublishPath(root, "pv-b", "u1"), blockStagingPath(root, "pv-b")]]);
+      await staged.tearDownPod("u1");
+      const unstaged = stats(["GET_VOLUME_STATS"]);
+      await unstaged.mapBlock({ pod: pod("u1"), spec });
+      expect(await unstaged.blockVolumeStats("u1", "pv-b")).toEqual(usage);
+      expect(asked[1]![3]).toBe("");
+      await unstaged.tearDownPod("u1");
+      const without = stats([]);
+      await without.mapBlock({ pod: pod("u1"), spec });
+      expect(await without.blockVolumeStats("u1", "pv-b")).toBeUndefined(); // no GET_VOLUME_STATS
+      expect(asked.length).toBe(2);
+      await without.tearDownPod("u1");
+    });
+
     test("a publish path the driver did not make a block device fails MapPodDevice", async () => {
       const f = manager([]);
       f.client.nodePublishVolume = async () => {};
