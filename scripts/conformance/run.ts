@@ -1,7 +1,7 @@
 // Upstream's own [NodeConformance] e2e tests against a one-node cluster whose node is bunlet or the
 // upstream kubelet: the release's e2e.test (scripts/upstream/build.sh), run by the ginkgo CLI against
 // the real control plane (test/support/upstream), the node on a test containerd holding the e2e images
-// (scripts/upstream/images.sh), so nothing is pulled.
+// (scripts/upstream/images.sh), so nothing is pulled; with BUNLET_TEST_RUNTIME=crio on a test CRI-O.
 //
 //   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset|--storage] [--out DIR]
 //
@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { HOST_PID_ENV } from "../../test/support/containerd.ts";
+import { HOST_PID_ENV, testContainerdEnv } from "../../test/support/containerd.ts";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
 import { SKIPS, skipExpression } from "./skips.ts";
@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
 });
 if (args.node !== "bunlet" && args.node !== "kubelet") throw new Error(`--node ${args.node}: want bunlet or kubelet`);
 
-async function sh(argv: string[], env: Record<string, string> = {}): Promise<string> {
+async function sh(argv: string[], env: Record<string, string | undefined> = {}): Promise<string> {
   const p = Bun.spawn(argv, { stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
   const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
   if (code !== 0) throw new Error(`${argv.join(" ")}: exit ${code}`);
@@ -123,7 +123,8 @@ async function main(): Promise<void> {
       cp,
       agent: args.node as "bunlet" | "kubelet",
       binary: args.node === "kubelet" ? join(bin, "kubelet") : undefined,
-      prepare: async ({ ctd }) => void (await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket])),
+      // The instance's dirs in the env: a CRI-O's storage is reached through its control script.
+      prepare: async ({ ctd }) => void (await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket], testContainerdEnv)),
     });
     await waitNodeReady(cp, n);
     const code = await runE2e(bin, cp, n, args.out);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A PRIVATE CRI-O for bunlet and its tests, the counterpart of containerd.sh: own config, storage,
 # run dir, socket and CNI config, so it never touches a system CRI-O (/run/crio, /var/lib/containers).
-#   scripts/host/crio.sh start|stop|status|destroy|env
+#   scripts/host/crio.sh start|stop|status|destroy|env|import
 #     start    write config, load the local images into its storage, start crio, wait until it answers
+#     import ARCHIVE NAME [NAME2]  an OCI archive into its storage as NAME (and NAME2), crio running or not
 #     stop     SIGTERM crio (containers keep running under their conmon, as with systemctl stop crio)
 #     destroy  kill every container of this instance, stop it, unmount and delete its storage and dirs
 #     env      print the paths (CRIO_SOCK=…) for scripts
@@ -215,10 +216,18 @@ load_images() {
   for name in busybox pause memhog etcd kube-apiserver kube-controller-manager kube-scheduler; do
     [ -f "$cache/$name.tar" ] || continue
     if [ "$from" = "$cache" ] && grep -qF "\"bunlet.local/$name:1\"" "$STORAGE/$DRIVER-images/images.json" 2>/dev/null; then continue; fi
-    crio_env "$BIN/copyimg" --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$DRIVER" \
-      --signature-policy "$DIR/policy.json" --import-from "oci-archive:$cache/$name.tar" --image-name "bunlet.local/$name:1"
+    import_image "$cache/$name.tar" "bunlet.local/$name:1"
   done
   echo "$cache" >"$marker"
+}
+
+# import_image ARCHIVE NAME [NAME2]: an OCI archive (one image) into the storage as NAME, with NAME2 as
+# another name of the same image.
+import_image() {
+  local archive="${1:?usage: crio.sh import ARCHIVE NAME [NAME2]}" name="${2:?usage: crio.sh import ARCHIVE NAME [NAME2]}"
+  [ -f "$DIR/policy.json" ] || { say "$DIR has no config: crio.sh start first"; exit 1; }
+  crio_env "$BIN/copyimg" --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$DRIVER" \
+    --signature-policy "$DIR/policy.json" --import-from "oci-archive:$archive" --image-name "$name" ${3:+--add-name "$3"}
 }
 
 start() {
@@ -283,4 +292,10 @@ status() {
 
 print_env() { echo "CRIO_SOCK=$SOCK"; echo "CRIO_ROOT=$ROOT"; echo "CRIO_STATE=$STATE"; echo "CRIO_LOG=$LOG"; }
 
+if [ "${1:-}" = import ]; then
+  shift
+  BIN="$(bin_dir)"
+  import_image "$@"
+  exit 0
+fi
 runtime_main "$@"

@@ -15,7 +15,9 @@
 #                debian:bookworm-slim with dnsutils), files before DNS in nsswitch.conf as Debian's
 # Images not built here (perl, …) are listed in docs/upstream.md with the tests that skip for them.
 #   scripts/upstream/images.sh            # build what is missing; prints the directory (name.tar + refs.txt)
-#   scripts/upstream/images.sh import SOCK  # also import them into the containerd on SOCK (namespace k8s.io)
+#   scripts/upstream/images.sh import SOCK  # also import them into the containerd on SOCK (namespace k8s.io),
+#                                           # or, SOCK being a CRI-O's crio.sock, into that instance's storage
+#                                           # (scripts/host/crio.sh import; BUNLET_CRIO_ROOT names its root)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -130,12 +132,35 @@ if [ ! -f "$OUT/refs.txt" ]; then
   mv "$OUT/refs.txt.tmp" "$OUT/refs.txt"
 fi
 
-if [ "${1:-}" = import ]; then
-  sock="${2:?usage: images.sh import SOCKET}"
+# The tag an image tarball carries (its OCI layout's ref name, as build_image gave it).
+tag_of() { tar -xOf "$1" ./index.json | sed -E 's/.*"org\.opencontainers\.image\.ref\.name":"([^"]+)".*/\1/'; }
+
+# A CRI-O's storage, through its control script: the instance whose run dir holds SOCK.
+import_crio() {
+  local sock="$1" tar base ref alias
+  [ -n "${BUNLET_CRIO_ROOT:-}" ] || { say "importing into CRI-O on $sock needs BUNLET_CRIO_ROOT (its root)"; exit 1; }
+  while read -r tar base; do
+    ref="$base:$(tag_of "$OUT/$tar")"
+    # The previous agnhost the release still names (AgnhostPrev) is the same program.
+    [ "$ref" = "$(ref_of Agnhost)" ] && alias="$(ref_of AgnhostPrev)" || alias=""
+    BUNLET_CRIO_DIR="$(dirname "$sock")" bash "$HERE/../host/crio.sh" import "$OUT/$tar" "$ref" ${alias:+"$alias"} >/dev/null
+  done <"$OUT/refs.txt"
+}
+
+import_containerd() {
+  local sock="$1" tar base
   while read -r tar base; do
     ctr --address "$sock" -n k8s.io images import --base-name "$base" "$OUT/$tar" >/dev/null
   done <"$OUT/refs.txt"
   # The previous agnhost the release still names (AgnhostPrev) is the same program.
   ctr --address "$sock" -n k8s.io images tag --force "$(ref_of Agnhost)" "$(ref_of AgnhostPrev)" >/dev/null
+}
+
+if [ "${1:-}" = import ]; then
+  sock="${2:?usage: images.sh import SOCKET}"
+  case "$sock" in
+    */crio.sock) import_crio "$sock" ;;
+    *) import_containerd "$sock" ;;
+  esac
 fi
 echo "$OUT"

@@ -126,14 +126,25 @@ let refs = 0;
 let shared: Omit<TestContainerd, "release"> | undefined;
 
 /**
+ * Stops and removes one pod sandbox through the CRI, its containers killed first (StopContainer with
+ * timeout 0), as the kubelet's killPodWithSyncResult stops the containers before the sandbox.
+ * StopPodSandbox alone kills them at once on containerd; CRI-O sends SIGTERM and waits out the call's
+ * deadline, less a second, before SIGKILL (server/sandbox_stop_linux.go), a minute for our client.
+ */
+export async function removeSandbox(cri: CriClient, id: string): Promise<void> {
+  for (const c of await cri.listContainers({ podSandboxId: id }).catch(() => [])) await cri.stopContainer(c.id, 0).catch(() => {});
+  await cri.stopPodSandbox(id).catch(() => {});
+  await cri.removePodSandbox(id);
+}
+
+/**
  * Stops and removes pod sandboxes through the CRI (so CNI tears down netns and IP leases properly):
  * every one, or with `node` only that node's (named <pod>-<node>).
  */
 export async function removeSandboxes(cri: CriClient, node?: string): Promise<void> {
   for (const s of await cri.listPodSandbox().catch(() => [])) {
     if (node !== undefined && !s.metadata?.name.endsWith(`-${node}`)) continue;
-    await cri.stopPodSandbox(s.id).catch(() => {});
-    await cri.removePodSandbox(s.id).catch(() => {});
+    await removeSandbox(cri, s.id).catch(() => {});
   }
 }
 

@@ -10,7 +10,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createCriClient, type CriClient } from "../../../src/cri/client.ts";
 import { ensureBuilt, freePort, spawnBunlet, type BunletProcess } from "../../../test/support/binary.ts";
-import { acquireContainerd, runtimeInstanceEnv, runtimeSocket, testRuntimeScript, type TestContainerd } from "../../../test/support/containerd.ts";
+import {
+  acquireContainerd,
+  removeSandbox,
+  runtimeInstanceEnv,
+  runtimeSocket,
+  testRuntimeScript,
+  type TestContainerd,
+} from "../../../test/support/containerd.ts";
 import {
   cgroupDir,
   detectLayout,
@@ -518,8 +525,7 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
         await step("remove pods", async () => {
           for (const s of await cri.listPodSandbox()) {
             if (!s.metadata?.name?.endsWith(`-${nodeName}`)) continue;
-            await cri.stopPodSandbox(s.id).catch(() => {});
-            await cri.removePodSandbox(s.id);
+            await removeSandbox(cri, s.id);
           }
         });
       }
