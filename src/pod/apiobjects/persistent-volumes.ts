@@ -3,7 +3,8 @@
 // getPVSpec: a GET of the claim in the pod's namespace, then a GET of its PV — no watch, no list). The
 // API server's Node authorizer grants exactly these GETs to a node for the pods bound to it: the
 // claim a pod names, the PV the claim is bound to. Checked in volumes/persistent-volume.ts; a claim
-// that cannot be used yet is an Error in the result, for the volume set-up to report.
+// that cannot be used yet is an Error in the result, for the volume set-up to report. The two GETs go
+// through a PersistentVolumeReader, so a cache (node autonomy) can stand in when the API server cannot answer.
 import type { z } from "zod";
 import type { KubeClient } from "../../kube/index.ts";
 import type { KubePod } from "../kuberuntime/index.ts";
@@ -16,6 +17,7 @@ import {
   volumeClaimSource,
   type ClaimedVolume,
   type ClaimOwnerPod,
+  type PersistentVolumeClaimObject,
   type PersistentVolumeObject,
   type VolumeClaimSource,
   type VolumeUsage,
@@ -34,6 +36,14 @@ export function podClaimVolumes(pod: KubePod): Map<string, VolumeClaimSource> {
   return out;
 }
 
+/** The two reads a claim is resolved with; each answers the object or the error the API server gave. */
+export interface PersistentVolumeReader {
+  /** GET the claim `name` in `namespace`. */
+  claim(namespace: string, name: string): Promise<PersistentVolumeClaimObject | Error>;
+  /** GET the PersistentVolume `name`. */
+  volume(name: string): Promise<PersistentVolumeObject | Error>;
+}
+
 async function get<T>(client: KubeClient | undefined, path: string, schema: z.ZodType<T>): Promise<T | Error> {
   if (!client) return new Error(NO_CLIENT);
   try {
@@ -43,23 +53,28 @@ async function get<T>(client: KubeClient | undefined, path: string, schema: z.Zo
   }
 }
 
+/** The reader that asks the API server, through the node's client once it has one. */
+export function apiPersistentVolumeReader(client: () => KubeClient | undefined): PersistentVolumeReader {
+  return {
+    claim: (namespace, name) =>
+      get(client(), `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`, persistentVolumeClaimSchema),
+    volume: (name) => get(client(), `/api/v1/persistentvolumes/${encodeURIComponent(name)}`, persistentVolumeSchema),
+  };
+}
+
 async function resolveClaim(
-  client: KubeClient | undefined,
+  reader: PersistentVolumeReader,
   namespace: string,
   volumeName: string,
   claimName: string,
   usage: VolumeUsage,
   ownerPod?: ClaimOwnerPod,
 ): Promise<ClaimedVolume | Error> {
-  const pvc = await get(
-    client,
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(claimName)}`,
-    persistentVolumeClaimSchema,
-  );
+  const pvc = await reader.claim(namespace, claimName);
   // The PV is read only for a claim bound to one (the authorizer grants it only then).
   const pvName = pvc instanceof Error || pvc.status.phase !== "Bound" ? undefined : pvc.spec.volumeName;
   let pv: PersistentVolumeObject | Error = new Error("not read");
-  if (pvName) pv = await get(client, `/api/v1/persistentvolumes/${encodeURIComponent(pvName)}`, persistentVolumeSchema);
+  if (pvName) pv = await reader.volume(pvName);
   try {
     return claimedVolume(volumeName, namespace, claimName, pvc, () => pv, ownerPod, usage);
   } catch (e) {
@@ -68,14 +83,14 @@ async function resolveClaim(
 }
 
 /** Each used persistentVolumeClaim volume of the pod, resolved to its PV or to upstream's error. */
-export async function resolveClaimedVolumes(client: KubeClient | undefined, pod: KubePod): Promise<Map<string, ClaimedVolume | Error>> {
+export async function resolveClaimedVolumes(reader: PersistentVolumeReader, pod: KubePod): Promise<Map<string, ClaimedVolume | Error>> {
   const ns = pod.metadata.namespace ?? "";
   const vols = [...podClaimVolumes(pod)];
   const owner = { namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid ?? "" };
   const { mounts, devices } = podVolumeNames(pod);
   const got = await Promise.all(
     vols.map(([volume, c]) =>
-      resolveClaim(client, ns, volume, c.claimName, { mounted: mounts.has(volume), device: devices.has(volume) }, c.ephemeral ? owner : undefined),
+      resolveClaim(reader, ns, volume, c.claimName, { mounted: mounts.has(volume), device: devices.has(volume) }, c.ephemeral ? owner : undefined),
     ),
   );
   return new Map(vols.map(([volume], i) => [volume, got[i]!]));

@@ -13,7 +13,7 @@ import { serviceEnvVarMap } from "../envvars/index.ts";
 import { isStaticPod } from "../pod-like.ts";
 import type { KubePod, PodApiObjectsSource } from "../kuberuntime/index.ts";
 import { tokenKey, trustBundleKey, type ClusterTrustBundleProjection, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
-import { podClaimVolumes, resolveClaimedVolumes } from "./persistent-volumes.ts";
+import { apiPersistentVolumeReader, podClaimVolumes, resolveClaimedVolumes, type PersistentVolumeReader } from "./persistent-volumes.ts";
 import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from "./object-manager.ts";
 import { createRuntimeClassManager, type RuntimeClassManager } from "./runtime-class-manager.ts";
 import { createServiceLister, SERVICES_NOT_SYNCED, type ServiceLister } from "./service-lister.ts";
@@ -40,6 +40,10 @@ export interface PodApiObjectsManager extends PodApiObjectsSource {
   readonly trustBundles: TrustBundleManager;
   readonly services: ServiceLister;
   readonly runtimeClasses: RuntimeClassManager;
+  /** The GETs of claims and their PVs (the API server's). */
+  readonly persistentVolumes: PersistentVolumeReader;
+  /** The pod's objects; its claims and PVs read through `persistentVolumes` (default: the API server's). */
+  resolve(pod: KubePod, persistentVolumes?: PersistentVolumeReader): Promise<PodApiObjects | undefined>;
   serviceEnv(pod: KubePod): ReadonlyMap<string, string>;
   stop(): void;
 }
@@ -96,8 +100,9 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
   });
   const services = createServiceLister({ client: opts.client, clock: opts.clock });
   const runtimeClasses = createRuntimeClassManager({ client: opts.client, clock: opts.clock });
+  const persistentVolumes = apiPersistentVolumeReader(opts.client);
 
-  async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
+  async function resolve(pod: KubePod, claimReader: PersistentVolumeReader = persistentVolumes): Promise<PodApiObjects | undefined> {
     const ns = pod.metadata.namespace ?? "";
     const uid = pod.metadata.uid ?? "";
     const refPod = pod as unknown as RefPod; // the runtime's structural pod, read for its references
@@ -128,7 +133,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
           ? trustBundles.getTrustAnchorsByName(p.name, p.optional === true)
           : trustBundles.getTrustAnchorsBySigner(p.signerName ?? "", p.labelSelector, p.optional === true);
       }),
-      claimCount > 0 ? resolveClaimedVolumes(opts.client(), pod) : undefined,
+      claimCount > 0 ? resolveClaimedVolumes(claimReader, pod) : undefined,
     ]);
     return { namespace: ns, secrets: s, configMaps: c, tokens: t, trustBundles: b, ...(claims ? { claims } : {}) };
   }
@@ -140,6 +145,7 @@ export function createPodApiObjects(opts: PodApiObjectsOptions): PodApiObjectsMa
     trustBundles,
     services,
     runtimeClasses,
+    persistentVolumes,
     resolve,
     runtimeHandler: (pod) => runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName),
     // upstream makeEnvironmentVariables: an API pod waits for the first list; a static pod does not.

@@ -4,10 +4,12 @@
 // Pure: file names, encoding and validation; the reads and writes are store.ts's.
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { persistentVolumeClaimSchema, persistentVolumeSchema } from "../volumes/index.ts";
 
 export const CACHE_VERSION = 1;
 
-export type CacheKind = "Pod" | "Secret" | "ConfigMap" | "Token" | "Node" | "Services";
+const CACHE_KINDS = ["Pod", "Secret", "ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Token", "Node", "Services"] as const;
+export type CacheKind = (typeof CACHE_KINDS)[number];
 
 /** A service account token as TokenRequest issued it for one pod and one (audience, lifetime). */
 export interface CachedToken {
@@ -28,6 +30,9 @@ const objectSchemas = {
   Pod: z.object({ metadata: meta, spec: z.object({}).passthrough() }).passthrough(),
   Secret: z.object({ metadata: meta.partial({ uid: true }), data: strings.optional(), type: z.string().optional() }).passthrough(),
   ConfigMap: z.object({ metadata: meta.partial({ uid: true }), data: strings.optional(), binaryData: strings.optional() }).passthrough(),
+  // As the claim resolution reads them (volumes/persistent-volume.ts), named as their files are.
+  PersistentVolumeClaim: persistentVolumeClaimSchema.extend({ metadata: persistentVolumeClaimSchema.shape.metadata.extend({ name, namespace: name }) }),
+  PersistentVolume: persistentVolumeSchema.extend({ metadata: persistentVolumeSchema.shape.metadata.extend({ name }) }),
   Token: z.object({ namespace: name, podUid: z.string().min(1), key: z.string(), token: z.string().min(1), expirationMs: z.number().int() }),
   Node: z.object({ metadata: z.object({ name }).passthrough() }).passthrough(),
   Services: z.object({
@@ -39,7 +44,7 @@ const objectSchemas = {
 
 const envelope = z.object({
   version: z.literal(CACHE_VERSION),
-  kind: z.enum(["Pod", "Secret", "ConfigMap", "Token", "Node", "Services"]),
+  kind: z.enum(CACHE_KINDS),
   savedAt: z.string(),
   object: z.unknown(),
 });
@@ -58,7 +63,10 @@ export function cacheFileName(kind: CacheKind, key: { namespace?: string; name?:
       return `pod_${safe(key.uid)}.json`;
     case "Secret":
     case "ConfigMap":
+    case "PersistentVolumeClaim":
       return `${kind.toLowerCase()}_${safe(key.namespace)}_${safe(key.name)}.json`;
+    case "PersistentVolume":
+      return `persistentvolume_${safe(key.name)}.json`;
     case "Token":
       return `token_${safe(key.uid)}_${createHash("sha256")
         .update(key.tokenKey ?? "")

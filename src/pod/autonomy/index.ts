@@ -1,7 +1,7 @@
 // Public surface of node autonomy (bunlet's own; OpenYurt's YurtHub cache and KubeEdge's MetaManager
 // do the same for their nodes): the on-disk cache of the API pods and what they reference, the object
 // source that falls back to it, and the decision made when the API server lists the pods again.
-export { createAutonomyStore, type AutonomyStore, type AutonomyStoreOptions } from "./store.ts";
+export { createAutonomyStore, type AutonomyStore, type AutonomyStoreOptions, type StoredObjectKind } from "./store.ts";
 export { withAutonomyCache } from "./offline-objects.ts";
 export { createOfflineStart, nodeForCache, type OfflineStart, type OfflineStartOptions } from "./offline-start.ts";
 export { reconcileWithApi, podSpecKey, type PodReconcile, type ReconcileDecision } from "./reconcile.ts";

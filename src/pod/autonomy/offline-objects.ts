@@ -1,18 +1,21 @@
 // The API objects a pod references, backed by the autonomy cache: what the API server answers is
-// stored (secrets, configMaps, tokens, the services for the environment); when it cannot answer — not
-// a 404, which stays upstream's "not found" — the stored copy is served, tokens until they expire, so
-// a pod's volumes and env are made again after a restart while the API server is unreachable.
+// stored (secrets, configMaps, tokens, persistentVolumeClaims and their PVs, the services for the
+// environment); when it cannot answer — not a 404, which stays upstream's "not found" — the stored copy
+// is served, tokens until they expire, so a pod's volumes and env are made again after a restart while
+// the API server is unreachable. A claim or PV is served only when the API server gave no answer at all
+// (a network error, a 5xx or 429): one it refuses or answers not bound stays the error it is.
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { serviceEnvVarMap } from "../envvars/index.ts";
-import type { PodApiObjectsManager } from "../apiobjects/index.ts";
+import { ApiError } from "../../kube/index.ts";
+import type { PersistentVolumeReader, PodApiObjectsManager } from "../apiobjects/index.ts";
 import { SERVICES_NOT_SYNCED } from "../apiobjects/index.ts";
 import type { KubePod } from "../kuberuntime/index.ts";
 import { ObjectNotFoundError, type ConfigMapObject, type PodApiObjects, type SecretObject } from "../volumes/index.ts";
 import { podKey } from "../pod-like.ts";
 import type { ServiceLike } from "../envvars/index.ts";
 import { jwtExpirationMs } from "./cache-entry.ts";
-import type { AutonomyStore } from "./store.ts";
+import type { AutonomyStore, StoredObjectKind } from "./store.ts";
 
 /** How often the services list is stored (it changes with every service in the cluster). */
 const SERVICES_SAVE_INTERVAL_MS = 60_000;
@@ -24,6 +27,9 @@ function storable(obj: unknown): unknown {
   const { managedFields: _, ...metadata } = o.metadata;
   return { ...o, metadata };
 }
+
+/** The API server gave no answer: the request did not reach it, or it could not serve it (5xx, 429). */
+const noAnswer = (e: Error) => !(e instanceof ApiError) || e.code >= 500 || e.code === 429;
 
 const minimalService = (s: ServiceLike): ServiceLike => ({
   metadata: { name: s.metadata.name, namespace: s.metadata.namespace },
@@ -80,8 +86,33 @@ export function withAutonomyCache(inner: PodApiObjectsManager, store: AutonomySt
     return out;
   }
 
-  async function resolve(pod: KubePod): Promise<PodApiObjects | undefined> {
-    const r = await inner.resolve(pod);
+  /** One claim's or PV's read: the answer stored, or when there was none the stored copy served. */
+  function claimObject<T>(pod: KubePod, kind: StoredObjectKind, ns: string, name: string, got: T | Error): T | Error {
+    const what = `${kind.toLowerCase()}/${ns ? `${ns}/` : ""}${name}`;
+    try {
+      if (!(got instanceof Error)) {
+        store.putObject(kind, ns, name, storable(got));
+        served.delete(what);
+        return got;
+      }
+      const cached = noAnswer(got) ? (store.object(kind, ns, name) as T | undefined) : undefined;
+      if (cached === undefined) return got;
+      servedFromCache(pod, what, got);
+      return cached;
+    } catch (e) {
+      log.warn(`autonomy cache: not storing an object ${kv({ pod: podKey(pod), object: what, error: (e as Error).message })}`);
+      return got;
+    }
+  }
+
+  /** The API server's claim and PV reads for one pod, backed by the cache. */
+  const claimReader = (pod: KubePod, live: PersistentVolumeReader): PersistentVolumeReader => ({
+    claim: async (ns, name) => claimObject(pod, "PersistentVolumeClaim", ns, name, await live.claim(ns, name)),
+    volume: async (name) => claimObject(pod, "PersistentVolume", "", name, await live.volume(name)),
+  });
+
+  async function resolve(pod: KubePod, persistentVolumes = inner.persistentVolumes): Promise<PodApiObjects | undefined> {
+    const r = await inner.resolve(pod, claimReader(pod, persistentVolumes));
     if (!r) return r;
     return {
       ...r,

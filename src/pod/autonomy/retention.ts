@@ -1,19 +1,44 @@
-// What the autonomy cache keeps (pure): the cached pods' secrets, configMaps and unexpired tokens,
-// nothing else; and whether a write fits the size bound.
+// What the autonomy cache keeps (pure): the cached pods' secrets, configMaps, claims (and the PVs
+// those claims are bound to) and unexpired tokens, nothing else; and whether a write fits the size bound.
 import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
+import { volumeClaimSource } from "../volumes/index.ts";
 import { cacheFileName, type CachedToken } from "./cache-entry.ts";
 
-/** The files the pods need besides their own: their secrets' and configMaps' (`withSecrets` false: no secrets). */
+type CachedPod = RefPod & { metadata: { namespace: string; name: string } };
+
+/** The claims a pod names: its persistentVolumeClaim volumes' and its generic ephemeral volumes' own. */
+const podClaimNames = (p: CachedPod): string[] =>
+  (p.spec.volumes ?? []).flatMap((v) => {
+    const claim = volumeClaimSource(p.metadata.name, v as Parameters<typeof volumeClaimSource>[1]);
+    return claim ? [claim.claimName] : [];
+  });
+
+/** The files the pods need besides their own: their secrets', configMaps' and claims' (`withSecrets` false: no secrets). */
 export function referencedFiles(pods: readonly unknown[], withSecrets: boolean): Set<string> {
   const out = new Set<string>();
   for (const raw of pods) {
-    const p = raw as RefPod & { metadata: { namespace: string } };
+    const p = raw as CachedPod;
     const ns = p.metadata.namespace;
     try {
       if (withSecrets) for (const n of podSecretNames(p)) out.add(cacheFileName("Secret", { namespace: ns, name: n }));
       for (const n of podConfigMapNames(p)) out.add(cacheFileName("ConfigMap", { namespace: ns, name: n }));
+      for (const n of podClaimNames(p)) out.add(cacheFileName("PersistentVolumeClaim", { namespace: ns, name: n }));
     } catch {
       // a name no API server would accept cannot name a file: nothing of it is kept
+    }
+  }
+  return out;
+}
+
+/** The files of the PVs the kept claims are bound to (spec.volumeName). */
+export function boundVolumeFiles(claims: readonly unknown[]): Set<string> {
+  const out = new Set<string>();
+  for (const c of claims) {
+    const name = (c as { spec?: { volumeName?: string } }).spec?.volumeName;
+    try {
+      if (name) out.add(cacheFileName("PersistentVolume", { name }));
+    } catch {
+      // not a name a PV can have: nothing to keep
     }
   }
   return out;

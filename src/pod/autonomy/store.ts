@@ -1,6 +1,6 @@
 // The node autonomy cache on disk (<rootDir>/autonomy, directory 0700, files 0600): the API pods bound
-// to the node, the secrets, configMaps and service account tokens they reference, the Node and the
-// services their environment is made from. Read once at start; written as the API server's objects
+// to the node, the secrets, configMaps, persistentVolumeClaims (with their bound PersistentVolumes) and
+// service account tokens they reference, the Node and the services their environment is made from. Read once at start; written as the API server's objects
 // change — each write a temp file, fsync and rename, one at a time off the event loop, coalesced per
 // file and skipped when the object did not change. Bounded: a write that would take the cache past
 // its size is not made, with one log line per object. A file that does not parse is logged (file and
@@ -11,7 +11,10 @@ import { writeFileAtomic } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { cacheFileName, encodeCacheEntry, parseCacheEntry, type CachedToken, type CacheKind } from "./cache-entry.ts";
-import { fits, keepToken, referencedFiles } from "./retention.ts";
+import { boundVolumeFiles, fits, keepToken, referencedFiles } from "./retention.ts";
+
+/** The API objects kept by namespace and name (a PersistentVolume is cluster-scoped: namespace ""). */
+export type StoredObjectKind = "Secret" | "ConfigMap" | "PersistentVolumeClaim" | "PersistentVolume";
 
 export interface AutonomyStoreOptions {
   dir: string;
@@ -27,13 +30,13 @@ export interface AutonomyStore {
   load(): Promise<void>;
   /** The raw API pods last stored. */
   pods(): unknown[];
-  object(kind: "Secret" | "ConfigMap", namespace: string, name: string): unknown;
+  object(kind: StoredObjectKind, namespace: string, name: string): unknown;
   token(podUid: string, key: string): CachedToken | undefined;
   node(): unknown;
   services(): unknown[] | undefined;
   /** The API server's pods for this node, the whole set: others are removed with what only they need. */
   putPods(pods: readonly unknown[]): void;
-  putObject(kind: "Secret" | "ConfigMap", namespace: string, name: string, obj: unknown): void;
+  putObject(kind: StoredObjectKind, namespace: string, name: string, obj: unknown): void;
   putToken(t: CachedToken): void;
   putNode(node: unknown): void;
   putServices(items: readonly unknown[]): void;
@@ -139,7 +142,8 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
           log.error(`autonomy cache: cannot read a file; skipping it ${kv({ file: join(opts.dir, name), error: (e as Error).message })}`);
         }
       }
-      const counts = Object.fromEntries(["Pod", "Secret", "ConfigMap", "Token"].map((k) => [`${k.toLowerCase()}s`, byKind(k as CacheKind).length]));
+      const kinds: CacheKind[] = ["Pod", "Secret", "ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Token"];
+      const counts = Object.fromEntries(kinds.map((k) => [`${k.toLowerCase()}s`, byKind(k).length]));
       log.info(`autonomy cache loaded ${kv({ dir: opts.dir, ...counts, usedBytes: used, maxBytes: opts.maxBytes })}`);
     },
     pods: () => byKind("Pod"),
@@ -164,13 +168,14 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
       }
       const needed = referencedFiles(pods, opts.secrets);
       const uids = new Set(pods.map((p) => (p as { metadata: { uid: string } }).metadata.uid));
-      for (const [file, e] of [...entries]) {
-        const gone =
-          (e.kind === "Pod" && !files.has(file)) ||
-          ((e.kind === "Secret" || e.kind === "ConfigMap") && !needed.has(file)) ||
-          (e.kind === "Token" && !keepToken(e.object as CachedToken, uids, opts.clock.now()));
-        if (gone) remove(file);
-      }
+      const gone = (file: string, e: Entry) =>
+        (e.kind === "Pod" && !files.has(file)) ||
+        ((e.kind === "Secret" || e.kind === "ConfigMap" || e.kind === "PersistentVolumeClaim") && !needed.has(file)) ||
+        (e.kind === "Token" && !keepToken(e.object as CachedToken, uids, opts.clock.now()));
+      for (const [file, e] of [...entries]) if (gone(file, e)) remove(file);
+      // A PV goes with the last kept claim bound to it.
+      const volumes = boundVolumeFiles(byKind("PersistentVolumeClaim"));
+      for (const [file, e] of [...entries]) if (e.kind === "PersistentVolume" && !volumes.has(file)) remove(file);
     },
     putObject(kind, ns, name, obj) {
       if (kind === "Secret" && !opts.secrets) return;

@@ -4,17 +4,20 @@
 // (same IDs, no restart), and after a simulated reboot (the pod's containers removed through the CRI) they
 // are made again from the cached pod, secret, configMap and token. With the API server back, an unchanged
 // pod keeps its containers (restartCount 0, same container ID) and a pod deleted meanwhile is stopped. A
-// corrupt cache file is reported (file and reason) and the rest of the cache still runs.
+// corrupt cache file is reported (file and reason) and the rest of the cache still runs. A pod with a
+// local PV's claim is made again after a reboot from the cached claim and PV, and finds its data.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
-import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
+import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
 const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the node autonomy tests: ${bin.why}`);
+
+const PV_DATA = `/tmp/bunlet-autonomy-pv-${process.pid}`;
 
 describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   let c: UpstreamCluster;
@@ -35,7 +38,31 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   afterAll(async () => {
     await c?.cp.startApiServer().catch(() => {});
     await c?.stop();
+    rmSync(PV_DATA, { recursive: true, force: true });
   }, 120_000);
+
+  /** A reboot as the pod sees it: its containers and sandbox gone (through the CRI). */
+  async function removePodContainers(uid: string): Promise<void> {
+    const cri = c.n.ctd.cri;
+    for (const x of await cri.listContainers({ labelSelector: { "io.kubernetes.pod.uid": uid } })) {
+      await cri.stopContainer(x.id, 0).catch(() => {});
+      await cri.removeContainer(x.id);
+    }
+    for (const s of await cri.listPodSandbox({ labelSelector: { "io.kubernetes.pod.uid": uid } })) {
+      await cri.stopPodSandbox(s.id).catch(() => {});
+      await cri.removePodSandbox(s.id);
+    }
+  }
+  /** The pod's one running container once it is made again. */
+  const remade = (uid: string) =>
+    until(
+      "the pod's container made again from the cache",
+      async () => {
+        const ids = await running(uid);
+        return ids.length === 1 ? ids[0] : undefined;
+      },
+      90_000,
+    );
 
   async function runPod(name: string): Promise<{ uid: string; containerId: string }> {
     await apply(
@@ -96,24 +123,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
       await kubectl("delete", "pod", "rebooted", "--grace-period=0", "--force", "--wait=false");
       await c.cp.stopApiServer();
       // A reboot: the pod's containers and sandbox gone.
-      const cri = c.n.ctd.cri;
-      for (const x of await cri.listContainers({ labelSelector: { "io.kubernetes.pod.uid": uid } })) {
-        await cri.stopContainer(x.id, 0).catch(() => {});
-        await cri.removeContainer(x.id);
-      }
-      for (const s of await cri.listPodSandbox({ labelSelector: { "io.kubernetes.pod.uid": uid } })) {
-        await cri.stopPodSandbox(s.id).catch(() => {});
-        await cri.removePodSandbox(s.id);
-      }
+      await removePodContainers(uid);
     });
-    const again = await until(
-      "the pod's container made again from the cache",
-      async () => {
-        const ids = await running(uid);
-        return ids.length === 1 ? ids[0] : undefined;
-      },
-      90_000,
-    );
+    const again = await remade(uid);
     expect(again).not.toBe(containerId);
     expect(logged("object=configmap/default/offline-config")).toBe(true);
 
@@ -121,4 +133,52 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     await waitLog("the reconcile", `uid=${uid} decision=stop`, 90_000);
     await until("the deleted pod's containers stopped", async () => (await running(uid)).length === 0, 60_000);
   }, 240_000);
+
+  test("after a reboot a pod with a local PV's claim is made again from the cached claim and PV, with its data", async () => {
+    mkdirSync(PV_DATA, { recursive: true });
+    const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE_NAME] }] }] } };
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name: "offline-pv" },
+      spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", local: { path: PV_DATA }, nodeAffinity: affinity },
+    });
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "offline-claim", namespace: "default" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "offline-pv" },
+    });
+    await until("offline-claim Bound", async () => (await c.json("get", "pvc", "offline-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await apply(
+      appPod(
+        "claimed",
+        c.n.ctd.images.busybox,
+        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
+        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: "offline-claim" } }] },
+      ),
+    );
+    const uid = (await c.podInPhase("claimed", "Running", 120_000)).metadata.uid as string;
+    await until("the claim and its PV in the autonomy cache", () => {
+      const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
+      return files.includes("persistentvolumeclaim_default_offline-claim.json") && files.includes("persistentvolume_offline-pv.json");
+    });
+    expect(readFileSync(join(PV_DATA, "boots"), "utf8")).toBe("boot\n");
+
+    await c.n.restart(async () => {
+      await c.cp.stopApiServer();
+      await removePodContainers(uid);
+    });
+    await remade(uid);
+    await waitLog("the claim served from the cache", "object=persistentvolumeclaim/default/offline-claim");
+    expect(logged("object=persistentvolume/offline-pv")).toBe(true);
+    // The new container appended to what the first one wrote: the same volume, its data kept.
+    await until("the second boot written to the PV", () => readFileSync(join(PV_DATA, "boots"), "utf8") === "boot\nboot\n", 30_000);
+
+    await c.cp.startApiServer();
+    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
+    await kubectl("delete", "pod", "claimed", "--wait=true", "--timeout=60s");
+    await kubectl("delete", "pvc", "offline-claim", "--wait=false");
+    await kubectl("delete", "pv", "offline-pv", "--wait=false");
+  }, 300_000);
 });

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/kube/errors.ts";
 import type { KubeClient } from "../../../src/kube/index.ts";
-import { resolveClaimedVolumes } from "../../../src/pod/apiobjects/persistent-volumes.ts";
+import { apiPersistentVolumeReader, resolveClaimedVolumes } from "../../../src/pod/apiobjects/persistent-volumes.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/index.ts";
 
 function fakeClient(objects: Record<string, unknown>) {
@@ -36,7 +36,10 @@ describe("resolveClaimedVolumes", () => {
       [PVC_PATH]: boundClaim,
       [PV_PATH]: { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "c-uid" }, local: { path: "/mnt/d" } } },
     });
-    const got = await resolveClaimedVolumes(f.client, pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]));
+    const got = await resolveClaimedVolumes(
+      apiPersistentVolumeReader(() => f.client),
+      pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]),
+    );
     expect(f.paths).toEqual([PVC_PATH, PV_PATH]);
     expect(got.get("data")).toEqual({
       pvName: "pv-1",
@@ -52,7 +55,12 @@ describe("resolveClaimedVolumes", () => {
     const eph = pod([{ name: "data", ephemeral: { volumeClaimTemplate: { spec: {} } } }], ["data"]);
     const pvObj = { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "c-uid" }, hostPath: { path: "/d" } } };
     const owned = fakeClient({ [path]: claim([{ kind: "Pod", name: "p", uid: "u1", controller: true }]), [PV_PATH]: pvObj });
-    expect(await resolveClaimedVolumes(owned.client, eph)).toEqual(
+    expect(
+      await resolveClaimedVolumes(
+        apiPersistentVolumeReader(() => owned.client),
+        eph,
+      ),
+    ).toEqual(
       new Map([
         ["data", { pvName: "pv-1", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/d" } }, mountOptions: [], volumeMode: "Filesystem" }],
       ]),
@@ -60,14 +68,22 @@ describe("resolveClaimedVolumes", () => {
     expect(owned.paths).toEqual([path, PV_PATH]);
     for (const owners of [[], [{ kind: "Pod", name: "p", uid: "u1" }], [{ kind: "Pod", name: "p", uid: "another", controller: true }]]) {
       const f = fakeClient({ [path]: claim(owners), [PV_PATH]: pvObj });
-      const got = (await resolveClaimedVolumes(f.client, eph)).get("data") as Error;
+      const got = (
+        await resolveClaimedVolumes(
+          apiPersistentVolumeReader(() => f.client),
+          eph,
+        )
+      ).get("data") as Error;
       expect(got.message).toBe("PVC team-a/p-data was not created for pod team-a/p (pod is not owner)");
     }
   });
 
   test("a pending claim: its PV is not asked for; the error is upstream's", async () => {
     const f = fakeClient({ [PVC_PATH]: { metadata: { name: "claim", uid: "c-uid" }, spec: {}, status: { phase: "Pending" } } });
-    const got = await resolveClaimedVolumes(f.client, pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]));
+    const got = await resolveClaimedVolumes(
+      apiPersistentVolumeReader(() => f.client),
+      pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]),
+    );
     expect(f.paths).toEqual([PVC_PATH]);
     expect((got.get("data") as Error).message).toBe("error processing PVC team-a/claim: PVC is not bound");
   });
@@ -78,17 +94,26 @@ describe("resolveClaimedVolumes", () => {
       { name: "data", persistentVolumeClaim: { claimName: "claim" } },
       { name: "spare", persistentVolumeClaim: { claimName: "spare" } },
     ];
-    const got = await resolveClaimedVolumes(f.client, pod(vols, ["data"]));
+    const got = await resolveClaimedVolumes(
+      apiPersistentVolumeReader(() => f.client),
+      pod(vols, ["data"]),
+    );
     expect(f.paths).toEqual([PVC_PATH]);
     expect([...got.keys()]).toEqual(["data"]);
     expect((got.get("data") as Error).message).toBe(`error processing PVC team-a/claim: failed to fetch PVC from API server: not found: ${PVC_PATH}`);
-    const none = await resolveClaimedVolumes(undefined, pod(vols, ["data"]));
+    const none = await resolveClaimedVolumes(
+      apiPersistentVolumeReader(() => undefined),
+      pod(vols, ["data"]),
+    );
     expect((none.get("data") as Error).message).toBe("error processing PVC team-a/claim: failed to fetch PVC from API server: no kubeClient defined");
   });
 
   test("a PV bound to another claim is refused", async () => {
     const f = fakeClient({ [PVC_PATH]: boundClaim, [PV_PATH]: { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "old" }, hostPath: { path: "/srv" } } } });
-    const got = await resolveClaimedVolumes(f.client, pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]));
+    const got = await resolveClaimedVolumes(
+      apiPersistentVolumeReader(() => f.client),
+      pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]),
+    );
     expect((got.get("data") as Error).message).toBe(
       "error processing PVC team-a/claim: found PV object pv-1 but its pv.Spec.ClaimRef.UID old does not point to claim.UID c-uid",
     );

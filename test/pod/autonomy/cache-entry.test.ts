@@ -9,6 +9,8 @@ describe("cacheFileName", () => {
     ["Pod", { uid: "1f2e-3d" }, "pod_1f2e-3d.json"],
     ["Secret", { namespace: "default", name: "creds" }, "secret_default_creds.json"],
     ["ConfigMap", { namespace: "kube-system", name: "a.b" }, "configmap_kube-system_a.b.json"],
+    ["PersistentVolumeClaim", { namespace: "default", name: "data-db-0" }, "persistentvolumeclaim_default_data-db-0.json"],
+    ["PersistentVolume", { name: "pvc-1f2e" }, "persistentvolume_pvc-1f2e.json"],
     ["Node", {}, "node.json"],
     ["Services", {}, "services.json"],
   ] as const)("%s %o → %s", (kind, key, file) => expect(cacheFileName(kind, key)).toBe(file));
@@ -30,6 +32,13 @@ describe("parseCacheEntry", () => {
     expect(e).toEqual({ kind: "Pod", file: "pod_1f2e-3d.json", object: pod });
   });
 
+  test("a claim and a PV read back as the claim resolution reads them", () => {
+    const claim = { metadata: { name: "data", namespace: "default", uid: "c1" }, spec: { volumeName: "pv-1" }, status: { phase: "Bound" } };
+    expect(parseCacheEntry("persistentvolumeclaim_default_data.json", encodeCacheEntry("PersistentVolumeClaim", claim, 0))).toMatchObject({ object: claim });
+    const pv = { metadata: { name: "pv-1" }, spec: { claimRef: { uid: "c1" }, local: { path: "/mnt/disks/d1" }, nodeAffinity: {} } };
+    expect(parseCacheEntry("persistentvolume_pv-1.json", encodeCacheEntry("PersistentVolume", pv, 0))).toMatchObject({ object: pv });
+  });
+
   test.each([
     ["not JSON", "pod_x.json", "{", "pod_x.json: not JSON"],
     ["an unknown version", "pod_x.json", JSON.stringify({ version: 2, kind: "Pod", savedAt: "", object: pod }), "pod_x.json: version"],
@@ -37,6 +46,12 @@ describe("parseCacheEntry", () => {
     ["a pod without a UID", "pod_x.json", encodeCacheEntry("Pod", { metadata: { name: "a", namespace: "b" }, spec: {} }, 0), "pod_x.json: object.metadata.uid"],
     ["a secret value that is not a string", "secret_default_creds.json", encodeCacheEntry("Secret", { ...secret, data: { k: 1 } }, 0), "object.data.k"],
     ["an object in another object's file", "pod_other.json", encodeCacheEntry("Pod", pod, 0), "belongs in pod_1f2e-3d.json"],
+    [
+      "a claim without a namespace",
+      "persistentvolumeclaim_default_c.json",
+      encodeCacheEntry("PersistentVolumeClaim", { metadata: { name: "c" }, spec: {}, status: {} }, 0),
+      "object.metadata.namespace",
+    ],
   ])("%s → an error naming the file and field", (_what, file, text, message) => {
     const e = parseCacheEntry(file, text);
     expect(e).toBeInstanceOf(Error);

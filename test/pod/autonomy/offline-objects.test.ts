@@ -2,12 +2,19 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PodApiObjectsManager } from "../../../src/pod/apiobjects/index.ts";
-import { SERVICES_NOT_SYNCED } from "../../../src/pod/apiobjects/index.ts";
+import { ApiError } from "../../../src/kube/index.ts";
+import type { PersistentVolumeReader, PodApiObjectsManager } from "../../../src/pod/apiobjects/index.ts";
+import { resolveClaimedVolumes, SERVICES_NOT_SYNCED } from "../../../src/pod/apiobjects/index.ts";
 import { createAutonomyStore, withAutonomyCache, type AutonomyStore } from "../../../src/pod/autonomy/index.ts";
 import type { ServiceLike } from "../../../src/pod/envvars/index.ts";
 import type { KubePod } from "../../../src/pod/kuberuntime/index.ts";
-import { ObjectNotFoundError, type PodApiObjects } from "../../../src/pod/volumes/index.ts";
+import {
+  type ClaimedVolume,
+  ObjectNotFoundError,
+  type PersistentVolumeClaimObject,
+  type PersistentVolumeObject,
+  type PodApiObjects,
+} from "../../../src/pod/volumes/index.ts";
 import { createManualClock, type ManualClock } from "../../../src/manual-clock.ts";
 import { captureLog, type LogCapture } from "../../support/log-capture.ts";
 
@@ -68,8 +75,9 @@ beforeEach(async () => {
   };
   manager = withAutonomyCache(liveManager(), store, clock);
 });
-afterEach(() => {
+afterEach(async () => {
   logs.stop();
+  await store.flush();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -172,5 +180,97 @@ describe("withAutonomyCache", () => {
     } as PodApiObjectsManager;
     manager.serviceEnv(pod);
     expect(() => withAutonomyCache(failing, store, clock).serviceEnv(pod)).toThrow("boom");
+  });
+});
+
+describe("withAutonomyCache: persistentVolumeClaim volumes", () => {
+  const claimPod = {
+    metadata: { name: "db", namespace: "ns", uid: "u2" },
+    spec: {
+      containers: [{ name: "c", image: "i", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data-db" } }],
+    },
+  } as unknown as KubePod;
+  const boundClaim = {
+    metadata: { name: "data-db", namespace: "ns", uid: "c-uid", managedFields: [{ manager: "kube-controller-manager" }] },
+    spec: { volumeName: "pvc-1" },
+    status: { phase: "Bound" },
+  } as unknown as PersistentVolumeClaimObject;
+  const pv = { metadata: { name: "pvc-1" }, spec: { claimRef: { uid: "c-uid" }, hostPath: { path: "/var/lib/local-path/pvc-1" } } } as PersistentVolumeObject;
+  const resolved: ClaimedVolume = {
+    pvName: "pvc-1",
+    source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/var/lib/local-path/pvc-1" } },
+    mountOptions: [],
+    volumeMode: "Filesystem",
+  };
+  let claimAnswer: PersistentVolumeClaimObject | Error;
+  let volumeAnswer: PersistentVolumeObject | Error;
+
+  /** The live manager resolving claims as createPodApiObjects does, through the reader it is given. */
+  function claimsManager(): PodApiObjectsManager {
+    const persistentVolumes: PersistentVolumeReader = { claim: async () => claimAnswer, volume: async () => volumeAnswer };
+    return {
+      persistentVolumes,
+      resolve: async (p: KubePod, reader = persistentVolumes): Promise<PodApiObjects> => ({
+        namespace: "ns",
+        secrets: new Map(),
+        configMaps: new Map(),
+        tokens: new Map(),
+        claims: await resolveClaimedVolumes(reader, p),
+      }),
+    } as unknown as PodApiObjectsManager;
+  }
+  const claimOf = async (m: PodApiObjectsManager) => (await m.resolve(claimPod))?.claims?.get("data");
+
+  beforeEach(() => {
+    claimAnswer = boundClaim;
+    volumeAnswer = pv;
+    manager = withAutonomyCache(claimsManager(), store, clock);
+  });
+
+  test("the claim and its PV are stored, without managedFields; with the API server unreachable they are served, each logged once", async () => {
+    expect(await claimOf(manager)).toEqual(resolved);
+    await store.flush();
+    expect(readdirSync(store.dir)).toEqual(expect.arrayContaining(["persistentvolumeclaim_ns_data-db.json", "persistentvolume_pvc-1.json"]));
+    expect((store.object("PersistentVolumeClaim", "ns", "data-db") as { metadata: object }).metadata).toEqual({
+      name: "data-db",
+      namespace: "ns",
+      uid: "c-uid",
+    });
+
+    claimAnswer = unreachable();
+    volumeAnswer = new ApiError(503, "ServiceUnavailable", "etcd leader changed", "GET", "/api/v1/persistentvolumes/pvc-1");
+    for (let i = 0; i < 2; i++) expect(await claimOf(manager)).toEqual(resolved);
+    expect(servedLines().map((l) => /object=(\S+)/.exec(l)![1])).toEqual(["persistentvolumeclaim/ns/data-db", "persistentvolume/pvc-1"]);
+    expect(servedLines()[0]).toContain("error=");
+  });
+
+  test("a claim the API server answers is never replaced by the stored copy: not found, forbidden, not bound", async () => {
+    await claimOf(manager);
+    const refusals = [
+      [new ApiError(404, "NotFound", 'persistentvolumeclaims "data-db" not found', "GET", "/"), "failed to fetch PVC from API server"],
+      [new ApiError(403, "Forbidden", "no relationship found between node and this object", "GET", "/"), "failed to fetch PVC from API server"],
+      [{ ...boundClaim, status: { phase: "Pending" } }, "PVC is not bound"],
+    ] as const;
+    for (const [answer, message] of refusals) {
+      claimAnswer = answer as PersistentVolumeClaimObject | Error;
+      expect(((await claimOf(manager)) as Error).message).toContain(message);
+    }
+    expect(servedLines()).toEqual([]);
+    // The claim answered last, not bound, is what is kept: offline it still is not bound.
+    claimAnswer = unreachable();
+    expect(((await claimOf(manager)) as Error).message).toContain("PVC is not bound");
+  });
+
+  test("a PV the API server refuses is not served from the cache", async () => {
+    await claimOf(manager);
+    volumeAnswer = new ApiError(404, "NotFound", 'persistentvolumes "pvc-1" not found', "GET", "/");
+    expect(((await claimOf(manager)) as Error).message).toContain("failed to fetch PV pvc-1 from API server");
+  });
+
+  test("nothing stored: the API server's error stays", async () => {
+    claimAnswer = unreachable();
+    expect(((await claimOf(manager)) as Error).message).toContain("ECONNREFUSED");
+    expect(servedLines()).toEqual([]);
   });
 });

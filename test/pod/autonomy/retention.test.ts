@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fits, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
+import { boundVolumeFiles, fits, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
 
 const pod = {
   metadata: { namespace: "ns", name: "p", uid: "u" },
@@ -13,6 +13,21 @@ describe("retention", () => {
   test("a pod's secrets and configMaps are kept; secrets only when cached at all", () => {
     expect([...referencedFiles([pod], true)].sort()).toEqual(["configmap_ns_cm.json", "secret_ns_sec.json"]);
     expect([...referencedFiles([pod], false)]).toEqual(["configmap_ns_cm.json"]);
+  });
+
+  test("a pod's claims are kept, a generic ephemeral volume's as <pod>-<volume>; the PVs of kept claims", () => {
+    const claims = {
+      ...pod,
+      spec: {
+        containers: [{ name: "c" }],
+        volumes: [
+          { name: "data", persistentVolumeClaim: { claimName: "data-0" } },
+          { name: "tmp", ephemeral: { volumeClaimTemplate: {} } },
+        ],
+      },
+    };
+    expect([...referencedFiles([claims], false)].sort()).toEqual(["persistentvolumeclaim_ns_data-0.json", "persistentvolumeclaim_ns_p-tmp.json"]);
+    expect([...boundVolumeFiles([{ spec: { volumeName: "pv-1" } }, { spec: {} }, { spec: { volumeName: "../x" } }])]).toEqual(["persistentvolume_pv-1.json"]);
   });
 
   test.each([

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAutonomyStore } from "../../../src/pod/autonomy/index.ts";
 import { createManualClock } from "../../../src/manual-clock.ts";
+import { captureLog } from "../../support/log-capture.ts";
 
 const pod = (uid: string, secret = "sec") => ({
   metadata: { name: `p-${uid}`, namespace: "ns", uid },
@@ -86,4 +87,80 @@ describe("autonomy store", () => {
     await b.flush();
     expect(readdirSync(b.dir)).toEqual(["pod_u1.json"]);
   });
+
+  test("a claim goes with the last cached pod naming it, its PV with the last claim bound to it", async () => {
+    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+    const a = open();
+    await a.load();
+    const withClaim = (uid: string, volume: object) => ({ ...pod(uid), spec: { containers: [{ name: "c", image: "i" }], volumes: [volume] } });
+    const db = withClaim("u1", { name: "data", persistentVolumeClaim: { claimName: "data-db" } });
+    const scratch = {
+      ...withClaim("u2", { name: "scratch", ephemeral: { volumeClaimTemplate: { spec: {} } } }),
+      metadata: { name: "job", namespace: "ns", uid: "u2" },
+    };
+    a.putPods([db, scratch]);
+    a.putObject("PersistentVolumeClaim", "ns", "data-db", claim("data-db", "pv-1"));
+    a.putObject("PersistentVolume", "", "pv-1", volume("pv-1"));
+    a.putObject("PersistentVolumeClaim", "ns", "job-scratch", claim("job-scratch", "pv-2"));
+    a.putObject("PersistentVolume", "", "pv-2", volume("pv-2"));
+    a.putPods([db, scratch]);
+    await a.flush();
+    expect(
+      readdirSync(a.dir)
+        .filter((f) => f.startsWith("persistent"))
+        .sort(),
+    ).toEqual([
+      "persistentvolume_pv-1.json",
+      "persistentvolume_pv-2.json",
+      "persistentvolumeclaim_ns_data-db.json",
+      "persistentvolumeclaim_ns_job-scratch.json",
+    ]);
+
+    a.putPods([db]);
+    await a.flush();
+    expect(
+      readdirSync(a.dir)
+        .filter((f) => f.startsWith("persistent"))
+        .sort(),
+    ).toEqual(["persistentvolume_pv-1.json", "persistentvolumeclaim_ns_data-db.json"]);
+    const b = open();
+    await b.load();
+    expect(b.object("PersistentVolumeClaim", "ns", "data-db")).toEqual(claim("data-db", "pv-1"));
+    expect(b.object("PersistentVolume", "", "pv-1")).toEqual(volume("pv-1"));
+    b.putPods([]);
+    await b.flush();
+    expect(readdirSync(b.dir)).toEqual([]);
+  });
+
+  test("a corrupt claim or PV file is skipped with a line naming the file and field", async () => {
+    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+    const a = open();
+    await a.load();
+    a.putObject("PersistentVolumeClaim", "ns", "data-db", claim("data-db", "pv-1"));
+    a.putObject("PersistentVolume", "", "pv-1", volume("pv-1"));
+    await a.flush();
+    const entry = (kind: string, object: unknown) => JSON.stringify({ version: 1, kind, savedAt: "", object });
+    writeFileSync(join(a.dir, "persistentvolumeclaim_ns_data-db.json"), entry("PersistentVolumeClaim", { ...claim("data-db", "pv-1"), status: { phase: 7 } }));
+    writeFileSync(join(a.dir, "persistentvolume_pv-1.json"), entry("PersistentVolume", { ...volume("pv-1"), spec: { hostPath: { type: "Directory" } } }));
+    writeFileSync(join(a.dir, "persistentvolume_pv-9.json"), "{ not json");
+    const logs = captureLog();
+    try {
+      const b = open();
+      await b.load();
+      expect(b.object("PersistentVolumeClaim", "ns", "data-db")).toBeUndefined();
+      expect(b.object("PersistentVolume", "", "pv-1")).toBeUndefined();
+      expect(logs.text()).toContain("autonomy cache file persistentvolumeclaim_ns_data-db.json: object.status.phase");
+      expect(logs.text()).toContain("autonomy cache file persistentvolume_pv-1.json: object.spec.hostPath.path");
+      expect(logs.text()).toContain("autonomy cache file persistentvolume_pv-9.json: not JSON; skipping it");
+    } finally {
+      logs.stop();
+    }
+  });
 });
+
+function claim(name: string, volumeName: string) {
+  return { metadata: { name, namespace: "ns", uid: `uid-${name}` }, spec: { volumeName }, status: { phase: "Bound" } };
+}
+function volume(name: string) {
+  return { metadata: { name }, spec: { claimRef: { uid: "c" }, hostPath: { path: `/srv/${name}` } } };
+}
