@@ -23,11 +23,8 @@ const TEST_TIMEOUT_MS = SCENARIO_TIMEOUT_MS + 30_000 * chaosTimeScale();
 
 async function expectPass(s: Scenario): Promise<void> {
   const r = await runScenario(s, { timeoutMs: s.timeoutMs ? s.timeoutMs * chaosTimeScale() : SCENARIO_TIMEOUT_MS });
-  if (r.skipped) {
-    // Where it cannot run (swap-hog off cgroup v2): test/integration/v2/chaos.test.ts requires it in the guest.
-    printResult(r);
-    return;
-  }
+  // A scenario this host cannot run is a skipped test (test.skipIf), never a pass.
+  expect(r.skipped, `${s.name} found unavailable when it ran`).toBeUndefined();
   if (!r.pass || process.env.BUNLET_CHAOS_PRINT) printResult(r);
   expect({ error: r.error, failed: r.checks.filter((c) => !c.ok), cleanupProblems: r.cleanupProblems }).toEqual({
     error: undefined,
@@ -36,6 +33,11 @@ async function expectPass(s: Scenario): Promise<void> {
   });
   expect(r.checks.length).toBeGreaterThan(0);
 }
+
+// swap-hog needs cgroup v2 and swap (LimitedSwap): elsewhere it is skipped, saying why; the cgroup v2
+// guest gives it both, and test/integration/v2/chaos.test.ts requires its pass there.
+const swapHogUnavailable = swapHog.unavailable?.();
+if (swapHogUnavailable && canRunContainerd()) console.warn(`skipping the swap-hog chaos scenario: ${swapHogUnavailable}`);
 
 describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () => {
   useChaosContainerd();
@@ -47,7 +49,7 @@ describe.skipIf(!canRunContainerd())("chaos scenarios against dist/bunlet", () =
   test("(e) disk-pressure: image GC first, then the pod filling the disk", () => expectPass(diskPressure), TEST_TIMEOUT_MS);
   test("(f) restart-during-pressure: a restarted bunlet adopts the pods and evicts the hog", () => expectPass(restartDuringPressure), TEST_TIMEOUT_MS);
   test("(g) static-pods: evictStaticPods off evicts nothing (logged), on evicts by priority", () => expectPass(staticPods), TEST_TIMEOUT_MS);
-  test(
+  test.skipIf(!!swapHogUnavailable)(
     "(i) swap-hog: LimitedSwap — the swapping Burstable hog is evicted, not the Guaranteed pod; MemoryPressure set then cleared",
     () => expectPass(swapHog),
     swapHog.timeoutMs! * chaosTimeScale() + 30_000 * chaosTimeScale(),

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
+import { persistentVolume, persistentVolumeClaim } from "../../support/persistent-volumes.ts";
 import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -136,19 +137,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
 
   test("after a reboot a pod with a local PV's claim is made again from the cached claim and PV, with its data", async () => {
     mkdirSync(PV_DATA, { recursive: true });
-    const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE_NAME] }] }] } };
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "offline-pv" },
-      spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", local: { path: PV_DATA }, nodeAffinity: affinity },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "offline-claim", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "offline-pv" },
-    });
+    await apply(persistentVolume("offline-pv", { local: { path: PV_DATA } }, { node: NODE_NAME }));
+    await apply(persistentVolumeClaim("offline-claim", { volumeName: "offline-pv" }));
     await until("offline-claim Bound", async () => (await c.json("get", "pvc", "offline-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
     await apply(
       appPod(

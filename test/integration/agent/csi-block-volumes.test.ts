@@ -14,6 +14,7 @@ import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { startRegisteredCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
 import { BLOCK_BYTES } from "../../support/fake-csi-node-volumes.ts";
+import { persistentVolume, persistentVolumeClaim } from "../../support/persistent-volumes.ts";
 import { appPod, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -72,31 +73,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI raw block volumes", () => 
   }, 120_000);
 
   test("a Block PV of the driver: the device at the container's devicePath, written and read; the pod deleted, unpublished, unstaged, nothing left", async () => {
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "csi-block-pv" },
-      spec: {
-        capacity: { storage: "16Mi" },
-        accessModes: ["ReadWriteOnce"],
-        persistentVolumeReclaimPolicy: "Retain",
-        storageClassName: "",
-        volumeMode: "Block",
-        csi: { driver: DRIVER, volumeHandle: HANDLE },
-      },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "csi-block-claim", namespace: "default" },
-      spec: {
-        accessModes: ["ReadWriteOnce"],
-        storageClassName: "",
-        volumeMode: "Block",
-        resources: { requests: { storage: "16Mi" } },
-        volumeName: "csi-block-pv",
-      },
-    });
+    await apply(persistentVolume("csi-block-pv", { csi: { driver: DRIVER, volumeHandle: HANDLE } }, { storage: "16Mi", volumeMode: "Block" }));
+    await apply(persistentVolumeClaim("csi-block-claim", { volumeName: "csi-block-pv", storage: "16Mi", volumeMode: "Block" }));
     await until("the claim Bound", async () => (await c.json("get", "pvc", "csi-block-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
     const script = `test -b /dev/xvda && printf ${WORD} | dd of=/dev/xvda conv=notrunc,fsync 2>/dev/null && test "$(dd if=/dev/xvda bs=${WORD.length} count=1 2>/dev/null)" = ${WORD}`;
     await apply(

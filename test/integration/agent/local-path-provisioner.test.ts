@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canRunContainerd } from "../../support/containerd.ts";
+import { persistentVolume, persistentVolumeClaim, persistentVolumeClaimSpec } from "../../support/persistent-volumes.ts";
 import { appPod, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -24,7 +25,7 @@ const NS = "local-path-storage";
 const SA = "local-path-provisioner-service-account";
 const DATA = `/tmp/bunlet-lpp-data-${process.pid}`;
 /** A generic ephemeral volume's claim template: 1Gi of the provisioner's class. */
-const TEMPLATE = { accessModes: ["ReadWriteOnce"], storageClassName: "local-path", resources: { requests: { storage: "1Gi" } } };
+const TEMPLATE = persistentVolumeClaimSpec({ storageClassName: "local-path" });
 
 /** The provisioner's configMap (its deploy/local-path-storage.yaml, the path under DATA, no priority class). */
 const config = (image: string) => ({
@@ -95,12 +96,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
   }, 120_000);
 
   test("a dynamically provisioned claim: written by one pod, read back by the next, removed with the claim", async () => {
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "dyn", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "local-path", resources: { requests: { storage: "1Gi" } } },
-    });
+    await apply(persistentVolumeClaim("dyn", { storageClassName: "local-path" }));
     await apply(claimPod("dyn-writer", "echo kept > /data/f"));
     await c.podInPhase("dyn-writer", "Running", 180_000);
     const claim = await c.json("get", "pvc", "dyn");
@@ -134,24 +130,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("local-path-provisioner", () =>
 
   test("a claim of the ephemeral volume's name not made for the pod: never used, upstream's error", async () => {
     // A claim of the volume's name, bound (a static PV): only the owner check stands in the way.
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "squat-pv" },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        storageClassName: "",
-        persistentVolumeReclaimPolicy: "Retain",
-        hostPath: { path: join(DATA, "squat"), type: "DirectoryOrCreate" },
-      },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "squat-data", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "squat-pv" },
-    });
+    await apply(persistentVolume("squat-pv", { hostPath: { path: join(DATA, "squat"), type: "DirectoryOrCreate" } }));
+    await apply(persistentVolumeClaim("squat-data", { volumeName: "squat-pv" }));
     await until("the claim Bound", async () => (await c.json("get", "pvc", "squat-data")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
     // Bound to the node directly (no scheduler to refuse it): bunlet itself must refuse the claim.
     const pod = appPod(

@@ -1,7 +1,7 @@
 // Pod volumes (src/pod/volumes/): hostPath type checks with upstream's errors, downward API values,
 // the atomic writer and sub path safety — on a real filesystem under a temp directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, type Stats, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,13 +41,20 @@ describe("checkHostPathType (upstream checkType)", () => {
     ["Directory", "missing", "hostPath type check failed: <p> is not a directory"],
     ["File", "f", undefined],
     ["File", "d", "hostPath type check failed: <p> is not a file"],
+    ["File", "missing", "hostPath type check failed: <p> is not a file"],
     ["Socket", "s.sock", undefined],
     ["Socket", "f", "hostPath type check failed: <p> is not a socket file"],
+    ["Socket", "missing", "hostPath type check failed: <p> is not a socket file"],
     ["CharDevice", "/dev/null", undefined],
     ["CharDevice", "f", "hostPath type check failed: <p> is not a character device"],
     ["BlockDevice", "f", "hostPath type check failed: <p> is not a block device"],
+    ["BlockDevice", "/dev/null", "hostPath type check failed: <p> is not a block device"],
+    ["DirectoryOrCreate", "d", undefined],
     ["DirectoryOrCreate", "f", "hostPath type check failed: <p> is not a directory"],
+    ["FileOrCreate", "f", undefined],
     ["FileOrCreate", "d", "hostPath type check failed: <p> is not a file"],
+    ["FileOrCreate", "s.sock", "hostPath type check failed: <p> is not a file"],
+    ["Pipe", "d", "Pipe is an invalid volume type"],
   ])("%s on %s", (type, name, want) => {
     const p = name.startsWith("/") ? name : join(dir, name);
     const run = () => checkHostPathType(p, type as never);
@@ -61,6 +68,14 @@ describe("checkHostPathType (upstream checkType)", () => {
     expect(statSync(join(dir, "new/deep")).mode & 0o777).toBe(0o755 & ~process.umask());
     checkHostPathType(join(dir, "new/file"), "FileOrCreate");
     expect(statSync(join(dir, "new/file")).isFile()).toBe(true);
+  });
+
+  test("BlockDevice on a block device (stat faked: no host has one to spare), and no other type on it", () => {
+    const kinds = ["isDirectory", "isFile", "isSocket", "isCharacterDevice", "isBlockDevice"];
+    const block = () => Object.fromEntries(kinds.map((k) => [k, () => k === "isBlockDevice"])) as unknown as Stats;
+    expect(() => checkHostPathType("/dev/xvdb", "BlockDevice", block)).not.toThrow();
+    expect(() => checkHostPathType("/dev/xvdb", "CharDevice", block)).toThrow("hostPath type check failed: /dev/xvdb is not a character device");
+    expect(() => checkHostPathType("/dev/xvdb", "FileOrCreate", block)).toThrow("hostPath type check failed: /dev/xvdb is not a file");
   });
 });
 
