@@ -2,7 +2,8 @@
 // removeOrphanedPodVolumeDirs, run by HandlePodCleanups): a <rootDir>/pods/<uid> whose pod no source
 // wants, no worker knows and the runtime does not run — left by a crash, or by a pod deleted while
 // bunlet was down after its containers were gone — is removed at housekeeping, once sources are ready.
-// Its volumes still mounted, or CSI volumes with a vol_data.json, are first torn down from the disk
+// Its volumes still mounted, CSI volumes with a vol_data.json, or raw block volumes (their device links:
+// a global map file and loop device may hold the device), are first torn down from the disk
 // alone (volumemanager/orphan-volumes.ts: what upstream's volume manager does for volumes it
 // reconstructs after a restart); anything still mounted after that keeps the directory, reported (once
 // while it stays so). The removal never crosses a mount or follows a symlink (volumes/removeall.ts);
@@ -44,8 +45,14 @@ export type OrphanVerdict = { action: "keep"; reason: string } | { action: "tear
  * What one orphan's directory gets, from what is mounted under it, its CSI volumes' data files, whether
  * its volumes can be torn down (not yet tried in this pass) and the error of a teardown that failed.
  */
-export function orphanVerdict(o: { mountedPaths: readonly string[]; csiVolumeData: number; tearDown: boolean; tearDownError?: string }): OrphanVerdict {
-  if (o.tearDown && (o.mountedPaths.length > 0 || o.csiVolumeData > 0)) return { action: "tear-down" };
+export function orphanVerdict(o: {
+  mountedPaths: readonly string[];
+  csiVolumeData: number;
+  blockVolumes?: number;
+  tearDown: boolean;
+  tearDownError?: string;
+}): OrphanVerdict {
+  if (o.tearDown && (o.mountedPaths.length > 0 || o.csiVolumeData > 0 || (o.blockVolumes ?? 0) > 0)) return { action: "tear-down" };
   // upstream podVolumesExist: "volumes are still mounted on disk" keeps the directory (data would be lost).
   if (o.mountedPaths.length > 0) return { action: "keep", reason: "orphaned pod found, but volumes are still mounted on disk" };
   // A volume the driver did not unpublish keeps its vol_data.json, and with it the directory, until it does.
@@ -107,6 +114,15 @@ async function csiVolumeData(fs: PodDirsFs, dir: string): Promise<number> {
   return n;
 }
 
+/** The number of raw block volumes of the pod directory: the entries of volumeDevices/<plugin>/ (real directories only). */
+async function blockVolumes(fs: PodDirsFs, dir: string): Promise<number> {
+  const devicesDir = `${dir}/volumeDevices`;
+  if (!(await isRealDir(fs, devicesDir))) return 0;
+  let n = 0;
+  for (const plugin of await fs.listDirs(devicesDir)) n += (await fs.readdir(`${devicesDir}/${plugin}`)).length;
+  return n;
+}
+
 export function createOrphanedPodDirs(d: OrphanedPodDirsDeps): OrphanedPodDirs {
   const fs = d.fs ?? nodePodDirsFs;
   /** The last report of each orphan kept, so a directory that stays is logged once, not every 2 s. */
@@ -123,7 +139,8 @@ export function createOrphanedPodDirs(d: OrphanedPodDirsDeps): OrphanedPodDirs {
     const mountedPaths = mountPointsUnder(dir, mountinfo);
     const tearDown = d.tearDownVolumes !== undefined && tearDownError === undefined;
     const csi = tearDown ? await csiVolumeData(fs, dir) : 0;
-    const verdict = orphanVerdict({ mountedPaths, csiVolumeData: csi, tearDown, tearDownError: tearDownError || undefined });
+    const block = tearDown ? await blockVolumes(fs, dir) : 0;
+    const verdict = orphanVerdict({ mountedPaths, csiVolumeData: csi, blockVolumes: block, tearDown, tearDownError: tearDownError || undefined });
     if (verdict.action === "keep") {
       report(uid, verdict.reason, { paths: mountedPaths.join(",") || undefined, error: tearDownError || undefined });
       return false;

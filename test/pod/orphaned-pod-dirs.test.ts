@@ -34,6 +34,11 @@ test.each([
   expect(orphanVerdict({ mountedPaths, csiVolumeData, tearDown, tearDownError: tearDownError || undefined }).action).toBe(action);
 });
 
+test("orphanVerdict: raw block volumes (device links), nothing mounted: torn down first (their global map files and loop devices)", () => {
+  expect(orphanVerdict({ mountedPaths: [], csiVolumeData: 0, blockVolumes: 1, tearDown: true }).action).toBe("tear-down");
+  expect(orphanVerdict({ mountedPaths: [], csiVolumeData: 0, blockVolumes: 1, tearDown: false }).action).toBe("remove");
+});
+
 test("orphanedPodUids: the unwanted directories whose names can be pod UIDs", () => {
   const wanted = new Set(["a"]);
   expect(orphanedPodUids(["a", "b", "..x", "c"], (u) => wanted.has(u))).toEqual(["b", "c"]);

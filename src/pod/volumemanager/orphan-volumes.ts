@@ -5,8 +5,10 @@
 // orphaned pod directory sweep, which knows the pod is neither desired nor running: sub path bind mounts
 // first (upstream CleanSubPaths), CSI volumes through their drivers (NodeUnpublishVolume, and
 // NodeUnstageVolume when unused; a driver not registered yet fails it, retried at the next sweep), tmpfs
-// and bind mounts unmounted, then the node-wide mounts of local block devices no pod uses any more.
-import { lstat, readdir } from "node:fs/promises";
+// and bind mounts unmounted, local raw block volumes' device links removed, then the node-wide mounts of
+// local block devices and the global map files (with their loop devices) of local Block PVs no pod uses
+// any more.
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
 import { kv, log } from "../../log.ts";
 import { VOL_DATA_FILE } from "../volumes/csi/csi-util.ts";
@@ -23,6 +25,8 @@ export interface OrphanVolumesFs {
   mountInfo(): Promise<string>;
   /** Unmounts one mount point (never following a symlink at its end). */
   unmount(path: string): Promise<void>;
+  /** Removes a file or symlink (never what a symlink names). */
+  unlink(path: string): Promise<void>;
 }
 
 export const nodeOrphanVolumesFs: OrphanVolumesFs = {
@@ -30,6 +34,7 @@ export const nodeOrphanVolumesFs: OrphanVolumesFs = {
   readdir: (p) => readdir(p),
   mountInfo: readMountInfo,
   unmount: async (p) => umount2(p, UMOUNT_NOFOLLOW),
+  unlink: (p) => unlink(p),
 };
 
 /** upstream reconstruct_volume_operations_total and force_cleaned_failed_volume_operations_total (+ errors). */
@@ -42,7 +47,7 @@ export interface OrphanVolumeTearDownDeps {
   fs?: OrphanVolumesFs;
   /** Unpublishes (and unstages) the pod's CSI volumes from their vol_data.json (CSIVolumeManager.tearDownPod). */
   tearDownCSIVolumes?: (podUid: string) => Promise<void>;
-  /** upstream UnmountDevice of local PVs: the node-wide mounts of block devices no pod mounts any more. */
+  /** upstream UnmountDevice and UnmapDevice of local PVs: the node-wide mounts of block devices and the global map files no pod uses any more. */
   unmountUnusedLocalDevices?: () => void | Promise<void>;
   /** Unmounts the pod's sub path bind mounts (volumes/subpath-bind.ts cleanSubPaths). */
   cleanSubPaths?: (podDir: string) => void;
@@ -132,6 +137,11 @@ export function createOrphanVolumeTearDown(d: OrphanVolumeTearDownDeps): OrphanV
     }
     if (plan.csi && d.tearDownCSIVolumes) await d.tearDownCSIVolumes(podUid).catch((e: Error) => errors.push(e.message));
     for (const mp of plan.unmount) await unmount(podUid, mp, volumes, errors);
+    for (const link of plan.unmap) {
+      await fs.unlink(link).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== "ENOENT") errors.push(`unmap ${link}: ${e.message}`);
+      });
+    }
     if (plan.localVolumes && d.unmountUnusedLocalDevices) {
       try {
         await d.unmountUnusedLocalDevices();

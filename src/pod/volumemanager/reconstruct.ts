@@ -2,10 +2,12 @@
 // reconstruct_common.go getVolumesFromPodDir and reconstructVolume): every
 // pods/<uid>/volumes/<plugin>/<name> (and volumeDevices/<plugin>/<name>) is a volume of the pod, and
 // its plugin — from the escaped directory name — says how it is torn down without the pod's spec:
-// a CSI volume through its driver from the vol_data.json beside its mount, a tmpfs (emptyDir of medium
-// Memory, secret, projected) or a bind mount (local PV) by unmounting it, a raw block volume's device
-// link by removing it. A volume whose plugin bunlet lacks, or a CSI one without its vol_data.json,
-// cannot be reconstructed (upstream's "Could not construct volume information").
+// a CSI volume through its driver from the vol_data.json beside its mount (a raw block one from the
+// vol_data.json of its global map path), a tmpfs (emptyDir of medium Memory, secret, projected) or a bind
+// mount (local PV) by unmounting it, a local raw block volume by removing its device link, after which
+// its global map file and loop device go with the PVs no pod links (block-volume.ts). A volume whose
+// plugin bunlet lacks, or a CSI one without its vol_data.json, cannot be reconstructed (upstream's
+// "Could not construct volume information").
 
 /** upstream podVolume: one volume directory found on disk. */
 export interface PodVolume {
@@ -46,6 +48,8 @@ const UNMOUNT_PLUGINS = new Set([
 export function reconstructVolume(v: PodVolume, hasVolumeData: boolean): Reconstruction {
   if (v.volumeMode === "Block") {
     if (v.pluginName === "kubernetes.io/local-volume") return { ok: true, kind: "unmap" };
+    // upstream ConstructBlockVolumeSpec reads the global map path's vol_data.json: the CSI teardown does.
+    if (v.pluginName === "kubernetes.io/csi") return { ok: true, kind: "csi" };
     return { ok: false, error: `could not find block volume plugin "${v.pluginName}" (spec.Name: "${v.volumeSpecName}") pod "${v.podUid}"` };
   }
   if (v.pluginName === "kubernetes.io/csi") {
@@ -62,7 +66,9 @@ export interface VolumeTearDownPlan {
   csi: boolean;
   /** Mount points to unmount, deepest first: under the volumes of unmount plugins only. */
   unmount: string[];
-  /** Whether a local PV's bind mount is among them (its node-wide device mount may then go too). */
+  /** The local raw block volumes' device links to remove (upstream UnmapBlockVolume's pod side). */
+  unmap: string[];
+  /** Whether a local PV's bind mount or device link is among them (its node-wide device mount or global map file may then go too). */
   localVolumes: boolean;
   /** Volumes that could not be reconstructed and are still mounted: left mounted (upstream cleanupMounts fails for them). */
   failed: { volume: PodVolume; error: string; mounts: string[] }[];
@@ -79,7 +85,7 @@ export function volumeTearDownPlan(
   hasVolumeData: (v: PodVolume) => boolean,
   mountPoints: readonly string[],
 ): VolumeTearDownPlan {
-  const plan: VolumeTearDownPlan = { csi: false, unmount: [], localVolumes: false, failed: [] };
+  const plan: VolumeTearDownPlan = { csi: false, unmount: [], unmap: [], localVolumes: false, failed: [] };
   const under = (dir: string) => mountPoints.filter((mp) => mp === dir || mp.startsWith(`${dir}/`));
   for (const v of volumes) {
     const r = reconstructVolume(v, hasVolumeData(v));
@@ -89,6 +95,10 @@ export function volumeTearDownPlan(
       continue;
     }
     if (r.kind === "csi") plan.csi = true;
+    if (r.kind === "unmap") {
+      plan.unmap.push(v.volumePath);
+      plan.localVolumes = true;
+    }
     if (r.kind !== "unmount" || mounts.length === 0) continue;
     plan.unmount.push(...mounts);
     if (v.pluginName === "kubernetes.io/local-volume") plan.localVolumes = true;

@@ -5,11 +5,17 @@
 // <rootDir>/plugins/kubernetes.io/local-volume/mounts/<pv name>; each pod bind-mounts that directory
 // (local-volume.ts). The device's mount goes once no pod's directory mounts the PV any more. blkid,
 // mkfs, fsck, mount and umount run as child processes the agent awaits (a format may take minutes);
-// the operations on one PV's device mount run one at a time (upstream's nestedpendingoperations).
+// the operations on one PV's device mount run one at a time (upstream's nestedpendingoperations). The
+// sweep after a pod's teardown also unmaps the local Block PVs no pod links any more (block-volume.ts).
 import { existsSync, mkdirSync, realpathSync, rmdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { kv, log } from "../../log.ts";
+import { unmapUnusedLocalBlockVolumes } from "./block-volume.ts";
+import { execCommand, type Exec, type ExecResult } from "./exec.ts";
 import { mountPointsUnder } from "./mount-points.ts";
+import { nodeBlockVolumePathHandler } from "./volume-path-handler.ts";
+
+export { execCommand, type Exec, type ExecResult } from "./exec.ts";
 
 /** upstream's LocalVolume plugin dir under <rootDir>/plugins, and util.MountsInGlobalPDPath. */
 const LOCAL_DEVICE_MOUNTS = join("plugins", "kubernetes.io", "local-volume", "mounts");
@@ -17,30 +23,6 @@ const LOCAL_DEVICE_MOUNTS = join("plugins", "kubernetes.io", "local-volume", "mo
 export const DEFAULT_FS_TYPE = "ext4";
 /** What getDiskFormat answers for a device with a partition table: never formatted. */
 export const PARTITIONED = "unknown data, probably partitions";
-
-/** A command's exit status and its output (stdout and stderr together, as CombinedOutput). */
-export interface ExecResult {
-  status: number | null;
-  output: string;
-  /** The command could not be started (ENOENT: not installed). */
-  error?: Error;
-}
-export type Exec = (cmd: string, args: string[]) => Promise<ExecResult>;
-
-/** How long a device command may run before it is killed (a format of a large disk takes a while). */
-const EXEC_TIMEOUT_MS = 10 * 60_000;
-
-/** Runs a command on the host; resolves when it exits (killed after EXEC_TIMEOUT_MS). */
-export async function execCommand(cmd: string, args: string[]): Promise<ExecResult> {
-  let p: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  try {
-    p = Bun.spawn([cmd, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: EXEC_TIMEOUT_MS });
-  } catch (e) {
-    return { status: null, output: "", error: e as Error };
-  }
-  const [out, err, status] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { status: p.signalCode ? null : status, output: `${out}${err}` };
-}
 
 /** The device operations in flight, by root directory and PV: each PV's run one after another. */
 const deviceOperations = new Map<string, Promise<unknown>>();
@@ -180,8 +162,12 @@ function unusedLocalDevices(rootDir: string): string[] {
   return unusedDeviceMounts([...mountPointsUnder(realMounts), ...mountPointsUnder(podsDir)], realMounts, podsDir);
 }
 
-/** upstream UnmountDevice for every local block device no pod uses any more: unmounted, its directory removed. */
+/**
+ * upstream UnmountDevice for every local block device no pod uses any more: unmounted, its directory
+ * removed; the Block PVs no pod links any more are unmapped first (block-volume.ts).
+ */
 export async function unmountUnusedLocalDevices(rootDir: string, exec: Exec = execCommand): Promise<void> {
+  await unmapUnusedLocalBlockVolumes(rootDir, nodeBlockVolumePathHandler(exec));
   for (const mp of unusedLocalDevices(rootDir)) {
     await serialized(rootDir, basename(mp), async () => {
       // Looked at again in turn: a pod may have mounted it meanwhile.

@@ -16,7 +16,7 @@ import { type PayloadFile, writeAtomically } from "./atomic-writer.ts";
 import { podDeviceMapPath } from "./csi/csi-block.ts";
 import { podMountPath } from "./csi/csi-util.ts";
 import type { CSIVolumeSource } from "./csi/volume-spec.ts";
-import { mapPodDevice } from "./block-volume.ts";
+import { mapPodDevice, podVolumeDeviceDir } from "./block-volume.ts";
 import { LOCAL_VOLUME_PLUGIN_DIR, localVolumePodPath, setUpLocalVolume } from "./local-volume.ts";
 import { MapVolumeError } from "./operation-error.ts";
 import { setVolumeOwnership } from "./ownership.ts";
@@ -87,9 +87,9 @@ export function lookupClaimedVolume(ctx: VolumeSetUpContext, volumeName: string,
 }
 
 /**
- * upstream MapVolume for a claim's Block PV: the local plugin's device link (the CRI Device's host
- * path), or a CSI PV's link, mapped beforehand (csi/csi-block.ts, asynchronous); no other plugin
- * bunlet has maps raw block volumes.
+ * The link of a claim's Block PV (the CRI Device's host path), mapped beforehand: a local PV's by
+ * setUpClaimedLocalVolume (block-volume.ts), a CSI PV's by csi/csi-block.ts; no other plugin bunlet
+ * has maps raw block volumes.
  */
 function mapClaimedBlockVolume(rootDir: string, uid: string, c: ClaimedVolume): string {
   if (c.source.plugin === "kubernetes.io/csi") return podDeviceMapPath(rootDir, uid, c.pvName);
@@ -98,13 +98,14 @@ function mapClaimedBlockVolume(rootDir: string, uid: string, c: ClaimedVolume): 
       "FindMapperPluginBySpec",
       `failed to find BlockVolumeMapper plugin for ${c.source.plugin}: bunlet maps the raw block volumes of local and CSI PVs only`,
     );
-  return mapPodDevice({ rootDir, podUid: uid, pluginDir: LOCAL_VOLUME_PLUGIN_DIR, pvName: c.pvName, devicePath: c.source.local.path });
+  return join(podVolumeDeviceDir(rootDir, uid, LOCAL_VOLUME_PLUGIN_DIR), c.pvName);
 }
 
 /**
  * upstream MountDevice + SetUp of a claim's local PV in Filesystem mode, for the pod (a block device
- * may be formatted first: asynchronous, awaited before setUpPodVolume, which then only names its
- * directory); nothing for other claims.
+ * may be formatted first), or MapVolume of a local Block PV (its bind mount and loop device made by
+ * child processes): asynchronous, awaited before setUpPodVolume, which then only names its directory
+ * or link; nothing for other claims.
  */
 export async function setUpClaimedLocalVolume(
   rootDir: string,
@@ -113,7 +114,11 @@ export async function setUpClaimedLocalVolume(
   readOnly: boolean,
   ctx: Pick<VolumeSetUpContext, "fsGroup" | "fsGroupChangePolicy">,
 ): Promise<void> {
-  if (c.volumeMode === "Block" || !("local" in c.source)) return;
+  if (!("local" in c.source)) return;
+  if (c.volumeMode === "Block") {
+    await mapPodDevice({ rootDir, podUid: uid, pvName: c.pvName, devicePath: c.source.local.path });
+    return;
+  }
   await setUpLocalVolume({
     rootDir,
     podUid: uid,

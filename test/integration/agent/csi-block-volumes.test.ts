@@ -3,13 +3,15 @@
 // `block` access type and published by bind-mounting the device on the file at the target path. A pod
 // whose Block claim is bound to the driver's Block PV gets the device at its volumeDevices path, writes
 // it and reads it back; on the host the loop device holds the bytes; the summary has the volume's size
-// from the driver's NodeGetVolumeStats (GET_VOLUME_STATS) on the publish path. The pod deleted, the volume is
-// unpublished, then unstaged, and nothing stays mounted, linked or attached. Needs root, containerd,
-// losetup and the upstream binaries.
+// from the driver's NodeGetVolumeStats (GET_VOLUME_STATS) on the pod's global map file. While the pod runs,
+// the device is bound on <globalMapPath>/<pod UID> with a loop device on it (the fd lock); the pod deleted,
+// the loop device is detached, the volume unpublished, then unstaged, and nothing stays mounted, linked or
+// attached. Needs root, containerd, losetup and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, lstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { blockPublishPath, blockStagingPath, blockVolumeDataDir, podDeviceMapPath } from "../../../src/pod/volumes/csi/csi-block.ts";
+import { blockGlobalMapPath, blockPublishPath, blockStagingPath, blockVolumeDataDir, podDeviceMapPath } from "../../../src/pod/volumes/csi/csi-block.ts";
+import { execCommand } from "../../../src/pod/volumes/exec.ts";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { startRegisteredCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
@@ -34,6 +36,9 @@ const present = (path: string) => {
     return false;
   }
 };
+
+/** The loop devices attached to `path`, as `losetup -j` lists them. */
+const loopsOf = async (path: string) => (await execCommand("losetup", ["-j", path])).output.trim();
 
 /** The first bytes of a device, read on the host. */
 function head(device: string, bytes: number): string {
@@ -97,6 +102,11 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI raw block volumes", () => 
     expect(published.volumeContext).toMatchObject({ "csi.storage.k8s.io/pod.name": "csi-block-user", "csi.storage.k8s.io/ephemeral": "false" });
     const link = podDeviceMapPath(root, uid, "csi-block-pv");
     expect(present(link)).toBe(true);
+    // upstream MapBlockVolume: the device bound on the global map file, a loop device on it (the fd lock).
+    const globalMapFile = join(blockGlobalMapPath(root, "csi-block-pv"), uid);
+    expect(lstatSync(globalMapFile).isBlockDevice()).toBe(true);
+    expect(mountPointsUnder(blockGlobalMapPath(root, "csi-block-pv"))).toEqual([globalMapFile]);
+    expect(await loopsOf(globalMapFile)).toMatch(/^\/dev\/loop\d+: .*/);
     const loop = driver!.volumes.loopDevices().get(HANDLE)!;
     await until("the container's write on the device", () => head(loop, WORD.length) === WORD, 30_000, { intervalMs: 300 });
     // upstream csiBlockMapper's metrics: the driver's figures, with the claim.
@@ -113,6 +123,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("CSI raw block volumes", () => 
     expect(driver!.volumes.loopDevices().size).toBe(0);
     expect(mountPointsUnder(join(root, "plugins", "kubernetes.io", "csi"))).toEqual([]);
     expect(mountPointsUnder(join(root, "pods", uid))).toEqual([]);
-    for (const p of [link, publish, staging, blockVolumeDataDir(root, "csi-block-pv")]) expect(present(p)).toBe(false);
+    for (const p of [link, publish, staging, blockVolumeDataDir(root, "csi-block-pv"), globalMapFile]) expect(present(p)).toBe(false);
+    expect(await loopsOf(globalMapFile)).toBe("");
   }, 300_000);
 });

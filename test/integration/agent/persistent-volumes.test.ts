@@ -7,12 +7,28 @@
 // FailedMount event until the claim is bound, then runs. A claim bound to an nfs PV: the pod waits, the
 // event naming the PV and its source. A local Block PV on a loop device the test makes: the container
 // gets the device at its volumeDevices path and writes through it, and the summary has the device's size;
-// the same claim in volumeMounts, or a Filesystem claim in volumeDevices, waits with upstream's volumeMode
+// while the pod runs the device is bound on its global map file with a loop device on it, both gone with
+// the pod; the same claim in volumeMounts, or a Filesystem claim in volumeDevices, waits with upstream's volumeMode
 // error.
 // Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  statfsSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { localGlobalMapPath } from "../../../src/pod/volumes/block-volume.ts";
+import { execCommand } from "../../../src/pod/volumes/exec.ts";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { appPod, NODE_NAME, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
@@ -177,6 +193,12 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
       await apply(devicePod("block-user", "block-claim", "test -b /dev/xvda && printf block-ok | dd of=/dev/xvda conv=notrunc 2>/dev/null"));
       const user = await c.podInPhase("block-user", "Running", 120_000);
       const link = join(podsDir(), user.metadata.uid, "volumeDevices", "kubernetes.io~local-volume", "block-pv");
+      // upstream MapBlockVolume: the device bound on <globalMapPath>/<pod UID>, a loop device on it (the fd lock).
+      const globalMapPath = localGlobalMapPath(c.n.rootDir, "block-pv");
+      const globalMapFile = join(globalMapPath, user.metadata.uid);
+      expect(lstatSync(globalMapFile).isBlockDevice()).toBe(true);
+      expect(mountPointsUnder(globalMapPath)).toEqual([globalMapFile]);
+      expect((await execCommand("losetup", ["-j", globalMapFile])).output.trim()).toMatch(/^\/dev\/loop\d+: .*/);
       const written = () => {
         const fd = openSync(loopDevice!, "r");
         try {
@@ -193,6 +215,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
       expect(vol).toMatchObject({ pvcRef: { name: "block-claim", namespace: "default" }, capacityBytes: 8 << 20, usedBytes: 0, inodes: 0 });
       await deletePod("block-user");
       await until("the pod's device link gone", () => !existsSync(link), 30_000);
+      // UnmapVolume and UnmapDevice: the loop device detached, the global map file unmounted and removed.
+      await until("the global map path gone", () => !existsSync(globalMapPath), 30_000);
+      expect(mountPointsUnder(join(c.n.rootDir, "plugins"))).toEqual([]);
+      expect((await execCommand("losetup", ["-j", globalMapFile])).output.trim()).toBe("");
 
       await apply(claimPod("block-mounted", "block-claim", "true"));
       await failedMount("block-mounted", "failed to process volumes=[data]: volume data has volumeMode Block, but is specified in volumeMounts");

@@ -95,6 +95,26 @@ describe("orphan volume teardown over a directory tree and a fake mount table", 
     expect(lines.some((l) => l.includes("UnmountVolume.TearDown succeeded for volume") && l.includes("volumeSpecName=mem"))).toBe(true);
   });
 
+  test("an orphan with raw block volumes only: the local one's link goes before its global map files are swept, the CSI one goes to its driver", async () => {
+    const local = join(dir("blk", "volumeDevices/kubernetes.io~local-volume"), "pv-b");
+    const csiLink = join(dir("blk", "volumeDevices/kubernetes.io~csi"), "pv-c");
+    symlinkSync("/dev/null", local);
+    symlinkSync("/dev/null", csiLink);
+    const seen: string[] = [];
+    const tearDownVolumes = createOrphanVolumeTearDown({
+      fs: volFs,
+      cleanSubPaths: () => {},
+      tearDownCSIVolumes: async (uid) => {
+        seen.push(`csi ${uid}`);
+        rmSync(csiLink);
+      },
+      unmountUnusedLocalDevices: () => void seen.push(`local devices, link left: ${existsSync(local)}`),
+    });
+    const r = await createOrphanedPodDirs({ rootDir, fs: dirFs, tearDownVolumes }).cleanup(() => false, nothingRunning);
+    expect(r.removed).toEqual(["blk"]);
+    expect(seen).toEqual(["csi blk", "local devices, link left: false"]);
+  });
+
   test("a CSI driver not registered yet keeps the directory and its other volumes go; the next pass retries", async () => {
     mount("csi", "volumes/kubernetes.io~empty-dir/mem");
     mount("csi", "volumes/kubernetes.io~csi/pv/mount");

@@ -18,7 +18,8 @@ test.each([
   ["a projected volume is unmounted", vol("kubernetes.io/projected", "kube-api-access"), false, "unmount"],
   ["a local PV is unmounted", vol("kubernetes.io/local-volume", "pv1"), false, "unmount"],
   ["a local Block PV's link is unmapped", vol("kubernetes.io/local-volume", "pv1", "Block"), false, "unmap"],
-  ["another plugin's block volume cannot be reconstructed", vol("kubernetes.io/csi", "pv", "Block"), true, "could not find block volume plugin"],
+  ["a CSI Block PV goes to its driver (its vol_data.json is by its global map path)", vol("kubernetes.io/csi", "pv", "Block"), false, "csi"],
+  ["another plugin's block volume cannot be reconstructed", vol("kubernetes.io/rbd", "pv", "Block"), true, "could not find block volume plugin"],
   ["a plugin bunlet lacks cannot be reconstructed", vol("example.com/nfs", "share"), false, "no volume plugin matched name: example.com/nfs"],
 ] as const)("reconstructVolume: %s", (_what, v, hasData, want) => {
   const r = reconstructVolume(v, hasData);
@@ -60,5 +61,10 @@ test("volumeTearDownPlan: unmounts only below the volumes of unmount plugins, de
 
 test("volumeTearDownPlan: nothing mounted, no CSI data: nothing to do", () => {
   const plan = volumeTearDownPlan([vol("kubernetes.io/empty-dir", "disk"), vol("kubernetes.io/configmap", "cfg")], () => false, []);
-  expect(plan).toEqual({ csi: false, unmount: [], localVolumes: false, failed: [] });
+  expect(plan).toEqual({ csi: false, unmount: [], unmap: [], localVolumes: false, failed: [] });
+});
+
+test("volumeTearDownPlan: a local Block PV's link is removed (its global map file then goes), a CSI one goes to its driver", () => {
+  const plan = volumeTearDownPlan([vol("kubernetes.io/local-volume", "blk", "Block"), vol("kubernetes.io/csi", "cblk", "Block")], () => false, []);
+  expect(plan).toEqual({ csi: true, unmount: [], unmap: [`${P}/volumeDevices/kubernetes.io~local-volume/blk`], localVolumes: true, failed: [] });
 });

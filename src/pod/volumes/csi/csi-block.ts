@@ -5,16 +5,19 @@
 // per pod (NodePublishVolume) at the file plugins/kubernetes.io/csi/volumeDevices/publish/<spec name>/<pod
 // UID>, where the driver makes the device appear, and linked from the pod's
 // pods/<uid>/volumeDevices/kubernetes.io~csi/<spec name>: the CRI Device's host path, which the runtime
-// resolves at each container start. vol_data.json in volumeDevices/<spec name>/data names the driver and
-// the volume handle, so teardown works from the disk alone. Teardown: NodeUnpublishVolume, the link
-// removed, then NodeUnstageVolume once no pod's publish path is left for the volume. As for local block
-// volumes (../block-volume.ts), bunlet keeps no global map path bind mount nor a loop device "fd lock".
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
+// resolves at each container start. As upstream's MapBlockVolume (../block-volume.ts), the publish path
+// is bind-mounted on the global map file volumeDevices/<spec name>/dev/<pod UID> with a loop device
+// attached to it, the "fd lock". vol_data.json in volumeDevices/<spec name>/data names the driver and
+// the volume handle, so teardown works from the disk alone. Teardown: the fd lock released, the link
+// removed and the global map file unmounted (UnmapBlockVolume), NodeUnpublishVolume, then
+// NodeUnstageVolume once no pod's publish path nor global map file is left for the volume.
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { kv, log } from "../../../log.ts";
-import { podVolumeDeviceDir } from "../block-volume.ts";
+import { checkNoDeviceRefs, mapBlockVolume, podVolumeDeviceDir, unmapBlockVolume } from "../block-volume.ts";
 import { mountPointsUnder } from "../mount-points.ts";
 import { MapVolumeError } from "../operation-error.ts";
+import { nodeBlockVolumePathHandler, type BlockVolumePathHandler } from "../volume-path-handler.ts";
 import { getCredentialsFromSecret, type GetObject } from "./credentials.ts";
 import { CSI_PLUGIN_NAME, CSI_POD_PLUGIN_DIR, escapeQualifiedName, loadVolumeData, saveVolumeData, type VolumeData } from "./csi-util.ts";
 import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
@@ -35,6 +38,9 @@ export const blockPublishPath = (rootDir: string, specName: string, podUid: stri
 /** upstream getVolumePluginDir: the volume's own directory (its data, removed at TearDownDevice). */
 export const blockVolumePluginDir = (rootDir: string, specName: string) => join(volumeDevicePluginDir(rootDir), escapeQualifiedName(specName));
 
+/** upstream csiBlockMapper.GetGlobalMapPath (getVolumeDevicePluginDir): where each pod's global map file is. */
+export const blockGlobalMapPath = (rootDir: string, specName: string) => join(blockVolumePluginDir(rootDir, specName), "dev");
+
 /** upstream getVolumeDeviceDataDir: where the volume's vol_data.json lives. */
 export const blockVolumeDataDir = (rootDir: string, specName: string) => join(blockVolumePluginDir(rootDir, specName), "data");
 
@@ -45,6 +51,8 @@ export interface CSIBlockDeps {
   rootDir: string;
   client: CSINodeClient;
   getObject?: GetObject;
+  /** The bind mounts, links and loop devices of the map (the node's when absent). */
+  blkUtil?: BlockVolumePathHandler;
 }
 
 /** What the volume manager resolved before the map: the driver's endpoint, capabilities and policy, the attachment's context. */
@@ -73,11 +81,15 @@ const publishedPods = (rootDir: string, specName: string) => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
-/** Whether the pod's block volume is mapped: its link names the publish path, which the driver made a block device. */
+/**
+ * Whether the pod's block volume is mapped: its link names the publish path, which the driver made a
+ * block device, and its global map file holds the device.
+ */
 export function isBlockVolumeMapped(rootDir: string, podUid: string, specName: string): boolean {
   const publish = blockPublishPath(rootDir, specName, podUid);
   const link = podDeviceMapPath(rootDir, podUid, specName);
-  return existsSync(link) && lstatSync(link).isSymbolicLink() && readlinkSync(link) === publish && isBlockDevice(publish);
+  const mapped = existsSync(link) && lstatSync(link).isSymbolicLink() && readlinkSync(link) === publish && isBlockDevice(publish);
+  return mapped && isBlockDevice(join(blockGlobalMapPath(rootDir, specName), podUid));
 }
 
 /** upstream getCredentialsFromSecret for a block call, its failure in csi_block.go's words. */
@@ -143,25 +155,10 @@ async function publishVolumeForBlock(d: CSIBlockDeps, m: CSIBlockMap, staging: s
   return publish;
 }
 
-/** upstream MapBlockVolume's pod side (MapDevice, no bind mount): the pod's link to the publish path. */
-function linkPodDevice(rootDir: string, podUid: string, specName: string, publish: string): string {
-  const link = podDeviceMapPath(rootDir, podUid, specName);
-  try {
-    mkdirSync(dirname(link), { recursive: true, mode: 0o750 });
-    rmSync(link, { force: true });
-    symlinkSync(publish, link);
-  } catch (e) {
-    throw new MapVolumeError(
-      "MapBlockVolume",
-      `blkUtil.MapDevice failed. devicePath: ${publish}, podVolumeMapPath:${dirname(link)}, volumeMapName: ${specName}, bindMount: false: ${(e as Error).message}`,
-    );
-  }
-  return link;
-}
-
 /**
- * upstream GenerateMapVolumeFunc for a CSI Block PV: vol_data.json, SetUpDevice, MapPodDevice, then the
- * pod's link; returns the link (the CRI Device's host path). Failures are MapVolumeErrors of their step.
+ * upstream GenerateMapVolumeFunc for a CSI Block PV: vol_data.json, SetUpDevice, MapPodDevice, then
+ * MapBlockVolume of the publish path (the pod's link, the global map file, the fd lock); returns the link
+ * (the CRI Device's host path). Failures are MapVolumeErrors of their step.
  */
 export async function mapCSIBlockVolume(d: CSIBlockDeps, m: CSIBlockMap): Promise<string> {
   const { spec } = m;
@@ -183,25 +180,36 @@ export async function mapCSIBlockVolume(d: CSIBlockDeps, m: CSIBlockMap): Promis
   });
   if (!isBlockDevice(publish))
     throw new MapVolumeError("MapPodDevice", `kubernetes.io/csi: blockMapper.MapPodDevice: the driver's publish path ${publish} is not a block device`);
-  const link = linkPodDevice(d.rootDir, podUid, spec.specVolID, publish);
-  log.info(`CSI block volume mapped ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, pod: podUid, publishPath: publish, link })}`);
+  const globalMapPath = blockGlobalMapPath(d.rootDir, spec.specVolID);
+  const podVolumeMapPath = podVolumeDeviceDir(d.rootDir, podUid, CSI_POD_PLUGIN_DIR);
+  await mapBlockVolume(d.blkUtil ?? nodeBlockVolumePathHandler(), {
+    devicePath: publish,
+    globalMapPath,
+    podVolumeMapPath,
+    volumeMapName: spec.specVolID,
+    podUid,
+  });
+  const link = podDeviceMapPath(d.rootDir, podUid, spec.specVolID);
+  log.info(`CSI block volume mapped ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, pod: podUid, publishPath: publish, globalMapPath, link })}`);
   return link;
 }
 
-/** The spec names of the pod's CSI block volumes: its links, and the publish paths it has left. */
+/** The spec names of the pod's CSI block volumes: its links, and the publish paths and global map files it has left. */
 export function podBlockVolumes(rootDir: string, podUid: string): string[] {
   const links = podVolumeDeviceDir(rootDir, podUid, CSI_POD_PLUGIN_DIR);
   const publishRoot = join(volumeDevicePluginDir(rootDir), "publish");
   const linked = existsSync(links) ? readdirSync(links) : [];
   const published = existsSync(publishRoot) ? readdirSync(publishRoot).filter((s) => existsSync(blockPublishPath(rootDir, s, podUid))) : [];
-  return [...new Set([...linked, ...published])].sort();
+  const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  const specs = existsSync(volumeDevicePluginDir(rootDir)) ? readdirSync(volumeDevicePluginDir(rootDir)) : [];
+  const globalMaps = specs.filter((s) => s !== "staging" && s !== "publish" && present(join(blockGlobalMapPath(rootDir, s), podUid)));
+  return [...new Set([...linked, ...published, ...globalMaps])].sort();
 }
 
 /**
- * upstream csiBlockMapper's MetricsProvider (NewMetricsCsi): NodeGetVolumeStats of the pod's block volume,
- * with the staging path when the driver stages. Upstream names the pod's global map path; bunlet keeps none
- * and names the publish path, where the driver made the device. Undefined when the volume is not published
- * for the pod, its driver is not registered, or it lacks GET_VOLUME_STATS.
+ * upstream csiBlockMapper's MetricsProvider (NewMetricsCsi): NodeGetVolumeStats of the pod's global map
+ * file <globalMapPath>/<pod UID>, with the staging path when the driver stages. Undefined when the volume is
+ * not mapped for the pod, its driver is not registered, or it lacks GET_VOLUME_STATS.
  */
 export async function blockVolumeStats(
   d: CSIBlockDeps,
@@ -210,13 +218,13 @@ export async function blockVolumeStats(
   endpointOf: (driver: string) => string | undefined,
 ): Promise<VolumeUsage[] | undefined> {
   const data = loadVolumeData(blockVolumeDataDir(d.rootDir, specName));
-  const publish = blockPublishPath(d.rootDir, specName, podUid);
+  const globalMapFile = join(blockGlobalMapPath(d.rootDir, specName), podUid);
   const endpoint = data && endpointOf(data.driverName);
-  if (!data || !endpoint || !d.client.nodeGetVolumeStats || !existsSync(publish)) return undefined;
+  if (!data || !endpoint || !d.client.nodeGetVolumeStats || !existsSync(globalMapFile)) return undefined;
   const caps = await d.client.nodeGetCapabilities(endpoint);
   if (!caps.includes("GET_VOLUME_STATS")) return undefined;
   const staging = caps.includes("STAGE_UNSTAGE_VOLUME") ? blockStagingPath(d.rootDir, specName) : "";
-  return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, publish, staging);
+  return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, globalMapFile, staging);
 }
 
 /**
@@ -239,14 +247,17 @@ async function tearDownDevice(d: CSIBlockDeps, endpoint: string, data: VolumeDat
 }
 
 /**
- * upstream UnmapVolume then UnmapDevice for one of the pod's block volumes: the pod's link goes,
- * NodeUnpublishVolume of its publish path, and the device torn down when no pod's publish path is left.
+ * upstream UnmapVolume then UnmapDevice for one of the pod's block volumes: UnmapBlockVolume (the fd lock,
+ * the pod's link, the global map file: no driver needed), NodeUnpublishVolume of its publish path, and the
+ * device torn down when no pod's publish path nor global map file is left.
  */
 async function unmapCSIBlockVolume(d: CSIBlockDeps, podUid: string, specName: string, endpointOf: (driver: string) => string): Promise<void> {
-  const link = podDeviceMapPath(d.rootDir, podUid, specName);
+  const blk = d.blkUtil ?? nodeBlockVolumePathHandler();
+  const globalMapPath = blockGlobalMapPath(d.rootDir, specName);
+  const podVolumeMapPath = podVolumeDeviceDir(d.rootDir, podUid, CSI_POD_PLUGIN_DIR);
+  await unmapBlockVolume(blk, { globalMapPath, podVolumeMapPath, volumeMapName: specName, podUid });
   const data = loadVolumeData(blockVolumeDataDir(d.rootDir, specName));
   if (!data) throw new Error(`kubernetes.io/csi: no vol_data.json in ${blockVolumeDataDir(d.rootDir, specName)}`);
-  rmSync(link, { force: true });
   const publish = blockPublishPath(d.rootDir, specName, podUid);
   const endpoint = endpointOf(data.driverName);
   if (existsSync(publish)) {
@@ -257,7 +268,9 @@ async function unmapCSIBlockVolume(d: CSIBlockDeps, podUid: string, specName: st
     rmSync(publish, { force: true });
     log.info(`CSI block volume unpublished ${kv({ driver: data.driverName, volumeHandle: data.volumeHandle, pod: podUid, publishPath: publish })}`);
   }
-  if (publishedPods(d.rootDir, specName).length === 0) await tearDownDevice(d, endpoint, data);
+  if (publishedPods(d.rootDir, specName).length > 0) return;
+  await checkNoDeviceRefs(blk, globalMapPath);
+  await tearDownDevice(d, endpoint, data);
 }
 
 /** Unmaps every CSI block volume of the pod; the errors, one per volume that was not torn down. */

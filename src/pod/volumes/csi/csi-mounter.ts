@@ -19,6 +19,7 @@ import {
   volumeAttachmentSchema,
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
+import type { BlockVolumePathHandler } from "../volume-path-handler.ts";
 import { blockVolumeStats, isBlockVolumeMapped, mapCSIBlockVolume, podDeviceMapPath, unmapPodCSIBlockVolumes } from "./csi-block.ts";
 import { volumeSecrets } from "./credentials.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
@@ -33,6 +34,8 @@ export interface CSIVolumeManagerDeps {
   /** A GET of an API object: undefined when it does not exist; absent when bunlet runs without an API server. */
   getObject?: (path: string) => Promise<unknown>;
   client: CSINodeClient;
+  /** The bind mounts, links and loop devices of raw block volumes (csi-block.ts; the node's when absent). */
+  blkUtil?: BlockVolumePathHandler;
 }
 
 export interface CSIVolumeSetUp {
@@ -240,7 +243,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const nodeName = d.nodeName();
     const attachmentID = attachmentName(spec.volumeHandle, spec.driver, nodeName);
     const map = { pod, spec, endpoint, capabilities: caps, podInfoOnMount: policy.podInfoOnMount, publishContext, nodeName, attachmentID };
-    return mapCSIBlockVolume({ rootDir: d.rootDir, client: d.client, getObject: d.getObject }, map);
+    return mapCSIBlockVolume({ rootDir: d.rootDir, client: d.client, getObject: d.getObject, blkUtil: d.blkUtil }, map);
   }
 
   /** upstream UnmountDevice: NodeUnstageVolume when no published volume names the driver and handle any more. */
@@ -271,7 +274,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     setUp,
     mapBlock,
     async tearDownPod(podUid) {
-      const errors = await unmapPodCSIBlockVolumes({ rootDir: d.rootDir, client: d.client, getObject: d.getObject }, podUid, endpointOf);
+      const errors = await unmapPodCSIBlockVolumes({ rootDir: d.rootDir, client: d.client, getObject: d.getObject, blkUtil: d.blkUtil }, podUid, endpointOf);
       for (const v of publishedVolumes(d.rootDir).filter((x) => x.podUid === podUid)) {
         await tearDown(v.dir, v.data).catch((e) => errors.push(`${v.data.specVolumeID}: ${(e as Error).message}`));
       }
@@ -289,7 +292,8 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       const staging = staged ? deviceMountPath(d.rootDir, data.driverName, data.volumeHandle) : "";
       return d.client.nodeGetVolumeStats(endpoint, data.volumeHandle, join(dir, "mount"), staging);
     },
-    blockVolumeStats: (podUid, specVolID) => blockVolumeStats({ rootDir: d.rootDir, client: d.client }, podUid, specVolID, d.driverEndpoint),
+    blockVolumeStats: (podUid, specVolID) =>
+      blockVolumeStats({ rootDir: d.rootDir, client: d.client, blkUtil: d.blkUtil }, podUid, specVolID, d.driverEndpoint),
     volumesInUse: () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort(),
   };
 }

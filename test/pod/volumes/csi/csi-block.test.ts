@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createCSIVolumeManager } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
 import {
+  blockGlobalMapPath,
   blockPublishDir,
   blockPublishPath,
   blockStagingPath,
@@ -14,7 +16,8 @@ import {
 import { attachmentName } from "../../../../src/pod/volumes/csi/csi-util.ts";
 import { blockVolumeCapability, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
 import { MapVolumeError, volumeOperationStep } from "../../../../src/pod/volumes/operation-error.ts";
-import { recordingCSIVolumeManager } from "../../../support/fake-csi-node-client.ts";
+import { recordingNodeClient } from "../../../support/fake-csi-node-client.ts";
+import { fakeBlockVolumePathHandler } from "../fake-volume-path-handler.ts";
 
 const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: "ns", uid }, spec: { serviceAccountName: "default" } });
 const spec = persistentCSIVolumeSpec("pv-b", { driver: "drv", volumeHandle: "vol-b" }, { accessModes: ["ReadWriteOnce"], mountOptions: [] }, false);
@@ -40,6 +43,7 @@ describe("CSI raw block volume paths (upstream csi_block.go, csi_util.go)", () =
     ["publish dir", blockPublishDir("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/publish/pv-b"],
     ["publish", blockPublishPath("/k", "pv-b", "u1"), "/k/plugins/kubernetes.io/csi/volumeDevices/publish/pv-b/u1"],
     ["data", blockVolumeDataDir("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/pv-b/data"],
+    ["global map path", blockGlobalMapPath("/k", "pv-b"), "/k/plugins/kubernetes.io/csi/volumeDevices/pv-b/dev"],
     ["pod device map path", podDeviceMapPath("/k", "u1", "pv-b"), "/k/pods/u1/volumeDevices/kubernetes.io~csi/pv-b"],
   ])("%s", (_name, got, want) => expect(got).toBe(want));
 
@@ -60,13 +64,24 @@ describe.skipIf(someBlockDevice === undefined)(
       root = mkdtempSync(join(tmpdir(), "csi-block-"));
     });
     afterEach(() => rmSync(root, { recursive: true, force: true }));
+    /** The manager over a recording driver `drv` (at /run/drv.sock when registered) and a fake path handler. */
     const manager = (caps: string[], registered = true) => {
-      const objects = { "/apis/storage.k8s.io/v1/csidrivers/drv": { metadata: { name: "drv" }, spec: { attachRequired: false } } };
-      return recordingCSIVolumeManager({ rootDir: root, caps, registered, objects: () => objects, targets: blockTargets });
+      const objects: Record<string, unknown> = { "/apis/storage.k8s.io/v1/csidrivers/drv": { metadata: { name: "drv" }, spec: { attachRequired: false } } };
+      const f = recordingNodeClient(caps, blockTargets);
+      const blk = fakeBlockVolumePathHandler(root);
+      const m = createCSIVolumeManager({
+        rootDir: root,
+        nodeName: () => "n1",
+        driverEndpoint: (d) => (registered && d === "drv" ? "/run/drv.sock" : undefined),
+        getObject: async (path) => objects[path],
+        client: f.client,
+        blkUtil: blk.blk,
+      });
+      return { ...f, m, blk };
     };
 
-    test("staged once with the block access type, published per pod at a file, linked from the pod; torn down in upstream's order", async () => {
-      const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    test("staged once with the block access type, published per pod at a file, linked from the pod, bound and locked; torn down in upstream's order", async () => {
+      const { calls, m, blk } = manager(["STAGE_UNSTAGE_VOLUME"]);
       const link = await m.mapBlock({ pod: pod("u1"), spec });
       const staging = blockStagingPath(root, "pv-b");
       const publish = blockPublishPath(root, "pv-b", "u1");
@@ -75,6 +90,10 @@ describe.skipIf(someBlockDevice === undefined)(
       expect(statSync(link).isBlockDevice()).toBe(true);
       const capability = { block: {}, accessMode: { mode: "SINGLE_NODE_WRITER" } };
       expect(calls.map((c) => c.method)).toEqual(["stage", "publish"]);
+      // upstream MapBlockVolume of the publish path: the pod's link, the global map file, its loop device.
+      const global = "plugins/kubernetes.io/csi/volumeDevices/pv-b/dev/u1";
+      expect(blk.calls).toEqual(["link pods/u1/volumeDevices/kubernetes.io~csi/pv-b", `bind ${global}`, `attach ${global}`]);
+      expect(readlinkSync(join(blockGlobalMapPath(root, "pv-b"), "u1"))).toBe(publish);
       expect(calls[0]!.req).toEqual({ volumeId: "vol-b", publishContext: {}, stagingTargetPath: staging, volumeCapability: capability, volumeContext: {} });
       expect(calls[1]!.req).toEqual({
         volumeId: "vol-b",
@@ -101,13 +120,19 @@ describe.skipIf(someBlockDevice === undefined)(
       expect(podBlockVolumes(root, "u2")).toEqual(["pv-b"]);
 
       calls.length = 0;
+      blk.calls.length = 0;
       await m.tearDownPod("u1");
       expect(calls).toEqual([{ method: "unpublish", req: { volumeId: "vol-b", targetPath: publish } }]);
+      // upstream UnmapBlockVolume before UnmapPodDevice: the fd lock, the link, the global map file.
+      expect(blk.calls).toEqual([`detach ${global}`, "unlink pods/u1/volumeDevices/kubernetes.io~csi/pv-b", `unbind ${global}`]);
+      expect([...blk.loops.keys()]).toEqual(["plugins/kubernetes.io/csi/volumeDevices/pv-b/dev/u2"]);
       expect(existsSync(join(root, "pods", "u1", "volumeDevices", "kubernetes.io~csi"))).toBe(false);
       await m.tearDownPod("u2");
       expect(calls.map((c) => c.method)).toEqual(["unpublish", "unpublish", "unstage"]);
       expect(calls[2]!.req).toEqual({ volumeId: "vol-b", stagingTargetPath: staging });
-      expect(existsSync(staging) || existsSync(blockPublishDir(root, "pv-b")) || existsSync(blockVolumeDataDir(root, "pv-b"))).toBe(false);
+      expect(blk.loops.size).toBe(0);
+      const left = [staging, blockPublishDir(root, "pv-b"), blockVolumeDataDir(root, "pv-b"), blockGlobalMapPath(root, "pv-b")];
+      expect(left.filter((p) => existsSync(p))).toEqual([]);
     });
 
     test("a driver without STAGE_UNSTAGE_VOLUME: published only (the staging path still named), never unstaged", async () => {
@@ -147,7 +172,7 @@ describe.skipIf(someBlockDevice === undefined)(
       );
     });
 
-    test("volume stats: NodeGetVolumeStats at the pod's publish path, with the staging path when the driver stages", async () => {
+    test("volume stats: NodeGetVolumeStats at the pod's global map file, with the staging path when the driver stages", async () => {
       const asked: string[][] = [];
       const usage = [{ unit: "BYTES" as const, total: 1 << 20, available: 0, used: 0 }];
       const stats = (caps: string[]) => {
@@ -160,7 +185,7 @@ describe.skipIf(someBlockDevice === undefined)(
       await staged.mapBlock({ pod: pod("u1"), spec });
       expect(await staged.blockVolumeStats("u1", "pv-b")).toEqual(usage);
       expect(await staged.blockVolumeStats("u2", "pv-b")).toBeUndefined(); // not published for that pod
-      expect(asked).toEqual([["/run/drv.sock", "vol-b", blockPublishPath(root, "pv-b", "u1"), blockStagingPath(root, "pv-b")]]);
+      expect(asked).toEqual([["/run/drv.sock", "vol-b", join(blockGlobalMapPath(root, "pv-b"), "u1"), blockStagingPath(root, "pv-b")]]);
       await staged.tearDownPod("u1");
       const unstaged = stats(["GET_VOLUME_STATS"]);
       await unstaged.mapBlock({ pod: pod("u1"), spec });
