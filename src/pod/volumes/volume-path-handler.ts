@@ -5,7 +5,20 @@
 // (/sys/block/loop*/loop/backing_file), so that teardown needs nothing but the disk; losetup runs as a
 // child process the agent awaits. Every call is behind BlockVolumePathHandler so that unit tests need
 // neither root nor devices.
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+} from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { MS_BIND, mount, UMOUNT_NOFOLLOW, umount2 } from "../../../ffi/fs.ts";
@@ -79,6 +92,17 @@ async function loopBackingFiles(): Promise<Map<string, string>> {
     if (text !== undefined) out.set(name, text);
   }
   return out;
+}
+
+/** The loop devices (/dev paths) whose backing file lies under the directory `dir` (or its canonical path, as sysfs names it). */
+export async function loopDevicesUnder(dir: string): Promise<string[]> {
+  const dirs = [dir, existsSync(dir) ? realpathSync(dir) : dir];
+  const out: string[] = [];
+  for (const [name, text] of await loopBackingFiles()) {
+    const backing = cleanBackingFilePath(text);
+    if (dirs.some((d) => backing.startsWith(`${d}/`))) out.push(`/dev/${name}`);
+  }
+  return out.sort();
 }
 
 /** upstream GetLoopDevice: the loop device attached to `path`, undefined when none is (or `path` is gone). */

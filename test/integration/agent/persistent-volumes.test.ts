@@ -30,6 +30,7 @@ import { join } from "node:path";
 import { localGlobalMapPath } from "../../../src/pod/volumes/block-volume.ts";
 import { execCommand } from "../../../src/pod/volumes/exec.ts";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
+import { loopDevicesUnder } from "../../../src/pod/volumes/volume-path-handler.ts";
 import { canRunContainerd } from "../../support/containerd.ts";
 import { appPod, NODE_NAME, startUpstreamCluster, summaryVolume, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
@@ -104,6 +105,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
     loopDevice = undefined;
   };
   afterAll(async () => {
+    const rootDir = c?.n.rootDir;
+    // A fd lock the teardown left (a failed test) is detached, its global map file unmounted.
+    if (rootDir) for (const loop of await loopDevicesUnder(rootDir)) await execCommand("losetup", ["-d", loop]);
+    if (rootDir) for (const mp of mountPointsUnder(join(rootDir, "plugins"))) Bun.spawnSync(["umount", "-l", mp]);
     await c?.stop();
     detachLoop();
     rmSync(DATA, { recursive: true, force: true });
@@ -218,7 +223,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("persistentVolumeClaim volumes"
       // UnmapVolume and UnmapDevice: the loop device detached, the global map file unmounted and removed.
       await until("the global map path gone", () => !existsSync(globalMapPath), 30_000);
       expect(mountPointsUnder(join(c.n.rootDir, "plugins"))).toEqual([]);
-      expect((await execCommand("losetup", ["-j", globalMapFile])).output.trim()).toBe("");
+      expect(await loopDevicesUnder(c.n.rootDir)).toEqual([]);
 
       await apply(claimPod("block-mounted", "block-claim", "true"));
       await failedMount("block-mounted", "failed to process volumes=[data]: volume data has volumeMode Block, but is specified in volumeMounts");

@@ -11,6 +11,7 @@ import {
   getLoopDevice,
   isDeviceBindMount,
   loopDeviceOf,
+  loopDevicesUnder,
   nodeBlockVolumePathHandler,
 } from "../../../src/pod/volumes/volume-path-handler.ts";
 
@@ -77,6 +78,7 @@ describe("nodeBlockVolumePathHandler without devices", () => {
     const file = join(root, "u1");
     writeFileSync(file, "");
     expect(await getLoopDevice(file)).toBeUndefined();
+    expect(await loopDevicesUnder(root)).toEqual([]);
     expect(await getLoopDevice(join(root, "missing"))).toBeUndefined();
     const failing = nodeBlockVolumePathHandler(exec(1, "losetup: cannot find an unused loop device"));
     await expect(failing.attachFileDevice(file)).rejects.toThrow(`losetup -f ${file} failed: losetup: cannot find an unused loop device`);
