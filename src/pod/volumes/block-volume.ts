@@ -145,7 +145,8 @@ export function unmapPodDevices(rootDir: string, podUid: string): void {
 export function unusedLocalBlockMaps(rootDir: string): [string, string][] {
   const dir = join(rootDir, LOCAL_VOLUME_DEVICES);
   const out: [string, string][] = [];
-  for (const pv of existsSync(dir) ? readdirSync(dir).sort() : []) {
+  const pvs = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()) : [];
+  for (const pv of pvs.map((e) => e.name).sort()) {
     for (const uid of readdirSync(join(dir, pv)).sort()) {
       const link = join(podVolumeDeviceDir(rootDir, uid, LOCAL_POD_PLUGIN_DIR), pv);
       if (lstatSync(link, { throwIfNoEntry: false }) === undefined) out.push([pv, uid]);
