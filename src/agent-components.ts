@@ -28,6 +28,7 @@ export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, 
     client: nodeApi && (() => nodeApi.client()),
     nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
     metrics: ctx.metrics,
+    autonomy: ctx.autonomy !== undefined,
   });
   ctx.late.csiDriverEndpoint = (driver) => wiring.csi.drivers().get(driver)?.endpoint;
   return wiring.component;
