@@ -77,6 +77,36 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
       90_000,
     );
 
+  /** A PV of `source`, a claim pre-bound to it (once Bound) and a pod appending "boot" to /data/boots on it. */
+  async function bootingPodOfClaim(pod: string, claim: string, pv: string, source: object): Promise<void> {
+    const spec = { accessModes: ["ReadWriteOnce"], storageClassName: "" };
+    await apply({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name: pv }, spec: { ...spec, capacity: { storage: "1Gi" }, ...source } });
+    await apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: claim, namespace: "default" },
+      spec: { ...spec, resources: { requests: { storage: "1Gi" } }, volumeName: pv },
+    });
+    await until(`${claim} Bound`, async () => (await c.json("get", "pvc", claim)).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await apply(
+      appPod(
+        pod,
+        c.n.ctd.images.busybox,
+        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
+        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }] },
+      ),
+    );
+  }
+
+  /** With the API server back, the pod adopted; then it, its claim and PV deleted. */
+  async function adoptThenDelete(uid: string, pod: string, claim: string, pv: string): Promise<void> {
+    await c.cp.startApiServer();
+    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
+    await kubectl("delete", "pod", pod, "--wait=true", "--timeout=60s");
+    await kubectl("delete", "pvc", claim, "--wait=false");
+    await kubectl("delete", "pv", pv, "--wait=false");
+  }
+
   async function runPod(name: string): Promise<{ uid: string; containerId: string }> {
     await apply(
       appPod(
@@ -149,17 +179,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
 
   test("after a reboot a pod with a local PV's claim is made again from the cached claim and PV, with its data", async () => {
     mkdirSync(PV_DATA, { recursive: true });
-    await apply(persistentVolume("offline-pv", { local: { path: PV_DATA } }, { node: NODE_NAME }));
-    await apply(persistentVolumeClaim("offline-claim", { volumeName: "offline-pv" }));
-    await until("offline-claim Bound", async () => (await c.json("get", "pvc", "offline-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
-    await apply(
-      appPod(
-        "claimed",
-        c.n.ctd.images.busybox,
-        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
-        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: "offline-claim" } }] },
-      ),
-    );
+    const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE_NAME] }] }] } };
+    await bootingPodOfClaim("claimed", "offline-claim", "offline-pv", { local: { path: PV_DATA }, nodeAffinity: affinity });
     const uid = (await c.podInPhase("claimed", "Running", 120_000)).metadata.uid as string;
     await until("the claim and its PV in the autonomy cache", () => {
       const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
@@ -177,45 +198,13 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     // The new container appended to what the first one wrote: the same volume, its data kept.
     await until("the second boot written to the PV", () => readFileSync(join(PV_DATA, "boots"), "utf8") === "boot\nboot\n", 30_000);
 
-    await c.cp.startApiServer();
-    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
-    await kubectl("delete", "pod", "claimed", "--wait=true", "--timeout=60s");
-    await kubectl("delete", "pvc", "offline-claim", "--wait=false");
-    await kubectl("delete", "pv", "offline-pv", "--wait=false");
+    await adoptThenDelete(uid, "claimed", "offline-claim", "offline-pv");
   }, 300_000);
 
   test("after a reboot a pod with a CSI PV's claim is made again from the cached claim, PV, CSIDriver and VolumeAttachment", async () => {
     driver = await startRegisteredCSIDriver(c.n.rootDir, CSI_DRIVER);
     await apply({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: CSI_DRIVER }, spec: { attachRequired: true } });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolume",
-      metadata: { name: "offline-csi-pv" },
-      spec: {
-        capacity: { storage: "1Gi" },
-        accessModes: ["ReadWriteOnce"],
-        persistentVolumeReclaimPolicy: "Retain",
-        storageClassName: "",
-        csi: { driver: CSI_DRIVER, volumeHandle: CSI_HANDLE },
-      },
-    });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: "offline-csi-claim", namespace: "default" },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", resources: { requests: { storage: "1Gi" } }, volumeName: "offline-csi-pv" },
-    });
-    await until("offline-csi-claim Bound", async () => (await c.json("get", "pvc", "offline-csi-claim")).status?.phase === "Bound", 90_000, {
-      intervalMs: 500,
-    });
-    await apply(
-      appPod(
-        "csi-claimed",
-        c.n.ctd.images.busybox,
-        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
-        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: "offline-csi-claim" } }] },
-      ),
-    );
+    await bootingPodOfClaim("csi-claimed", "offline-csi-claim", "offline-csi-pv", { csi: { driver: CSI_DRIVER, volumeHandle: CSI_HANDLE } });
     // The attach/detach controller makes the attachment; the test attaches it, as an external attacher would.
     const va = attachmentName(CSI_HANDLE, CSI_DRIVER, c.n.node);
     await until("the controller's VolumeAttachment", async () => (await kubectl("get", "volumeattachments", "-o", "name")).includes(va), 60_000, {
@@ -247,10 +236,6 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     expect(again[1]!.request.publishContext).toEqual({ lun: "7" });
     await until("the second boot written to the CSI volume", () => readFileSync(boots, "utf8") === "boot\nboot\n", 30_000);
 
-    await c.cp.startApiServer();
-    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
-    await kubectl("delete", "pod", "csi-claimed", "--wait=true", "--timeout=60s");
-    await kubectl("delete", "pvc", "offline-csi-claim", "--wait=false");
-    await kubectl("delete", "pv", "offline-csi-pv", "--wait=false");
+    await adoptThenDelete(uid, "csi-claimed", "offline-csi-claim", "offline-csi-pv");
   }, 300_000);
 });
