@@ -46,6 +46,7 @@ export function createCSIRegistrationHandler(deps: CSIRegistrationHandlerDeps): 
   const drivers = new Map<string, CSIDriver>();
   /** Per driver kept without its node info, the timer of the next install. */
   const retries = new Map<string, TimerHandle>();
+  let stopped = false;
   function cancelRetry(name: string): void {
     const t = retries.get(name);
     if (t) deps.installRetry?.clock.clearTimeout(t);
@@ -62,7 +63,7 @@ export function createCSIRegistrationHandler(deps: CSIRegistrationHandlerDeps): 
       deps.nim.installCSIDriver(name, info.nodeId, info.maxVolumesPerNode, info.accessibleTopology).then(
         () => log.info(`CSI driver node info installed ${kv({ driver: name, nodeID: info.nodeId })}`),
         () => {
-          if (drivers.get(name) === driver && !retries.has(name)) retries.set(name, retry.clock.setTimeout(attempt, retry.intervalMs));
+          if (!stopped && drivers.get(name) === driver && !retries.has(name)) retries.set(name, retry.clock.setTimeout(attempt, retry.intervalMs));
         },
       );
     };
@@ -148,6 +149,7 @@ export function createCSIRegistrationHandler(deps: CSIRegistrationHandlerDeps): 
     },
     drivers: () => drivers,
     stop() {
+      stopped = true;
       for (const name of [...retries.keys()]) cancelRetry(name);
     },
   };
