@@ -17,6 +17,7 @@ import { attachmentName, deviceMountPath, podMountPath } from "../../../src/pod/
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
 import { startRegisteredCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
+import { persistentVolume, persistentVolumeClaim, type PersistentVolumeOptions, type PersistentVolumeSource } from "../../support/persistent-volumes.ts";
 import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -78,15 +79,9 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     );
 
   /** A PV of `source`, a claim pre-bound to it (once Bound) and a pod appending "boot" to /data/boots on it. */
-  async function bootingPodOfClaim(pod: string, claim: string, pv: string, source: object): Promise<void> {
-    const spec = { accessModes: ["ReadWriteOnce"], storageClassName: "" };
-    await apply({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name: pv }, spec: { ...spec, capacity: { storage: "1Gi" }, ...source } });
-    await apply({
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: claim, namespace: "default" },
-      spec: { ...spec, resources: { requests: { storage: "1Gi" } }, volumeName: pv },
-    });
+  async function bootingPodOfClaim(pod: string, claim: string, pv: string, source: PersistentVolumeSource, o: PersistentVolumeOptions = {}): Promise<void> {
+    await apply(persistentVolume(pv, source, o));
+    await apply(persistentVolumeClaim(claim, { volumeName: pv }));
     await until(`${claim} Bound`, async () => (await c.json("get", "pvc", claim)).status?.phase === "Bound", 90_000, { intervalMs: 500 });
     await apply(
       appPod(
@@ -179,8 +174,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
 
   test("after a reboot a pod with a local PV's claim is made again from the cached claim and PV, with its data", async () => {
     mkdirSync(PV_DATA, { recursive: true });
-    const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [NODE_NAME] }] }] } };
-    await bootingPodOfClaim("claimed", "offline-claim", "offline-pv", { local: { path: PV_DATA }, nodeAffinity: affinity });
+    await bootingPodOfClaim("claimed", "offline-claim", "offline-pv", { local: { path: PV_DATA } }, { node: NODE_NAME });
     const uid = (await c.podInPhase("claimed", "Running", 120_000)).metadata.uid as string;
     await until("the claim and its PV in the autonomy cache", () => {
       const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
