@@ -8,6 +8,7 @@ import type { NodeAgentContext } from "./node-agent-context.ts";
 import type { DeviceManager } from "./pod/devicemanager/index.ts";
 import type { ImageGCManager } from "./pod/images/index.ts";
 import { isNotFound } from "./kube/index.ts";
+import { withCSIObjectsCache } from "./pod/autonomy/index.ts";
 import { createCSINodeClient, createCSIVolumeManager, type CSIVolumeManager } from "./pod/volumes/csi/index.ts";
 import { createPodResourcesServer, podResourcesSocketPath } from "./podresources/server.ts";
 import type { NodeApiWiring } from "./wire/node-api.ts";
@@ -27,12 +28,16 @@ export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, 
     client: nodeApi && (() => nodeApi.client()),
     nodeRegistered: () => nodeApi?.mode()?.status.registered() === true,
     metrics: ctx.metrics,
+    autonomy: ctx.autonomy !== undefined,
   });
   ctx.late.csiDriverEndpoint = (driver) => wiring.csi.drivers().get(driver)?.endpoint;
   return wiring.component;
 }
 
-/** The CSI volume manager: drivers from the plugin manager, CSIDriver and VolumeAttachment objects read with the node's client. */
+/**
+ * The CSI volume manager: drivers from the plugin manager, CSIDriver and VolumeAttachment objects read
+ * with the node's client (through the autonomy cache when there is one).
+ */
 export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string): CSIVolumeManager {
   const getObject = async (path: string) => {
     const client = ctx.late.nodeApi?.client();
@@ -46,7 +51,8 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string):
     rootDir: ctx.flags.rootDir,
     nodeName,
     driverEndpoint: (driver) => ctx.late.csiDriverEndpoint?.(driver),
-    getObject: ctx.flags.kubeconfig ? getObject : undefined,
+    // Node autonomy: the CSIDriver and VolumeAttachment reads stored, and served when the API server gives no answer.
+    getObject: ctx.flags.kubeconfig ? (ctx.autonomy ? withCSIObjectsCache(getObject, ctx.autonomy) : getObject) : undefined,
     client: createCSINodeClient(),
   });
 }

@@ -15,6 +15,8 @@ import { createCSIRegistrationHandler, createNodeInfoManager, type CSIRegistrati
 
 /** How often the CSINode's initialization is tried until it succeeds. */
 export const CSINODE_INIT_RETRY_MS = 2_000;
+/** Node autonomy: how often a kept driver's node info is installed again until it succeeds. */
+export const CSI_INSTALL_RETRY_MS = 10_000;
 
 export interface PluginManagerWiringDeps {
   rootDir: string;
@@ -26,6 +28,8 @@ export interface PluginManagerWiringDeps {
   nodeRegistered: () => boolean;
   /** The agent's /metrics registry: plugin_manager_total_plugins. */
   metrics?: Registry;
+  /** Node autonomy: a driver stays registered while its node info cannot be installed (registration-handler.ts). */
+  autonomy?: boolean;
 }
 
 export interface PluginManagerWiring {
@@ -37,7 +41,8 @@ export interface PluginManagerWiring {
 export function createPluginManagerWiring(d: PluginManagerWiringDeps): PluginManagerWiring {
   const client = d.client ?? (() => undefined);
   const nim = createNodeInfoManager({ nodeName: d.nodeName, client, clock: d.clock });
-  const csi = createCSIRegistrationHandler({ nim, nodeGetInfo });
+  const installRetry = d.autonomy ? { clock: d.clock, intervalMs: CSI_INSTALL_RETRY_MS } : undefined;
+  const csi = createCSIRegistrationHandler({ nim, nodeGetInfo, ...(installRetry ? { installRetry } : {}) });
   const manager = createPluginManager({ sockDir: pluginsRegistrationDir(d.rootDir), clock: d.clock });
   manager.addHandler(PluginType.CSIPlugin, csi);
   if (d.metrics)
@@ -73,6 +78,7 @@ export function createPluginManagerWiring(d: PluginManagerWiringDeps): PluginMan
     async stop() {
       stopped = true;
       if (timer) d.clock.clearTimeout(timer);
+      csi.stop();
       await manager.stop();
     },
   };

@@ -5,10 +5,22 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { persistentVolumeClaimSchema, persistentVolumeSchema } from "../volumes/index.ts";
+import { csiDriverObjectSchema, volumeAttachmentSchema } from "../volumes/csi/index.ts";
 
 export const CACHE_VERSION = 1;
 
-const CACHE_KINDS = ["Pod", "Secret", "ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Token", "Node", "Services"] as const;
+const CACHE_KINDS = [
+  "Pod",
+  "Secret",
+  "ConfigMap",
+  "PersistentVolumeClaim",
+  "PersistentVolume",
+  "CSIDriver",
+  "VolumeAttachment",
+  "Token",
+  "Node",
+  "Services",
+] as const;
 export type CacheKind = (typeof CACHE_KINDS)[number];
 
 /** A service account token as TokenRequest issued it for one pod and one (audience, lifetime). */
@@ -33,6 +45,13 @@ const objectSchemas = {
   // As the claim resolution reads them (volumes/persistent-volume.ts), named as their files are.
   PersistentVolumeClaim: persistentVolumeClaimSchema.extend({ metadata: persistentVolumeClaimSchema.shape.metadata.extend({ name, namespace: name }) }),
   PersistentVolume: persistentVolumeSchema.extend({ metadata: persistentVolumeSchema.shape.metadata.extend({ name }) }),
+  // As the CSI volume set-up reads them (volumes/csi/csi-driver-object.ts); an attachment with the PV it
+  // attaches, which is what keeps it.
+  CSIDriver: csiDriverObjectSchema.extend({ metadata: csiDriverObjectSchema.shape.metadata.extend({ name }) }),
+  VolumeAttachment: volumeAttachmentSchema.extend({
+    metadata: volumeAttachmentSchema.shape.metadata.extend({ name }),
+    spec: z.looseObject({ source: z.looseObject({ persistentVolumeName: name }) }),
+  }),
   Token: z.object({ namespace: name, podUid: z.string().min(1), key: z.string(), token: z.string().min(1), expirationMs: z.number().int() }),
   Node: z.object({ metadata: z.object({ name }).passthrough() }).passthrough(),
   Services: z.object({
@@ -66,7 +85,9 @@ export function cacheFileName(kind: CacheKind, key: { namespace?: string; name?:
     case "PersistentVolumeClaim":
       return `${kind.toLowerCase()}_${safe(key.namespace)}_${safe(key.name)}.json`;
     case "PersistentVolume":
-      return `persistentvolume_${safe(key.name)}.json`;
+    case "CSIDriver":
+    case "VolumeAttachment":
+      return `${kind.toLowerCase()}_${safe(key.name)}.json`;
     case "Token":
       return `token_${safe(key.uid)}_${createHash("sha256")
         .update(key.tokenKey ?? "")

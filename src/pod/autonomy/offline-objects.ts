@@ -21,7 +21,7 @@ import type { AutonomyStore, StoredObjectKind } from "./store.ts";
 const SERVICES_SAVE_INTERVAL_MS = 60_000;
 
 /** An object as stored: the API server's bookkeeping (managedFields) left out. */
-function storable(obj: unknown): unknown {
+export function storable(obj: unknown): unknown {
   const o = obj as { metadata?: Record<string, unknown> };
   if (!o?.metadata?.managedFields) return obj;
   const { managedFields: _, ...metadata } = o.metadata;
@@ -29,7 +29,7 @@ function storable(obj: unknown): unknown {
 }
 
 /** The API server gave no answer: the request did not reach it, or it could not serve it (5xx, 429). */
-const noAnswer = (e: Error) => !(e instanceof ApiError) || e.code >= 500 || e.code === 429;
+export const noAnswer = (e: Error) => !(e instanceof ApiError) || e.code >= 500 || e.code === 429;
 
 const minimalService = (s: ServiceLike): ServiceLike => ({
   metadata: { name: s.metadata.name, namespace: s.metadata.namespace },

@@ -1,5 +1,7 @@
 // What the autonomy cache keeps (pure): the cached pods' secrets, configMaps, claims (and the PVs
-// those claims are bound to) and unexpired tokens, nothing else; and whether a write fits the size bound.
+// those claims are bound to, their CSI drivers' CSIDriver objects and their VolumeAttachments), the
+// CSIDriver objects of their inline csi volumes and unexpired tokens, nothing else; and whether a write
+// fits the size bound.
 import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
 import { volumeClaimSource } from "../volumes/index.ts";
 import { cacheFileName, type CachedToken } from "./cache-entry.ts";
@@ -43,6 +45,30 @@ export function boundVolumeFiles(claims: readonly unknown[]): Set<string> {
   }
   return out;
 }
+
+/** A kept PV's CSI driver (spec.csi.driver), if it is a CSI volume. */
+const csiDriverOf = (pv: unknown) => (pv as { spec?: { csi?: { driver?: unknown } } }).spec?.csi?.driver;
+
+/** The CSIDriver files the pods' CSI volumes read: their kept PVs' drivers and their inline csi volumes' own. */
+export function csiDriverFiles(pods: readonly unknown[], volumes: readonly unknown[]): Set<string> {
+  const drivers = new Set<unknown>(volumes.map(csiDriverOf));
+  for (const p of pods) for (const v of (p as CachedPod).spec.volumes ?? []) drivers.add((v as { csi?: { driver?: unknown } }).csi?.driver);
+  const out = new Set<string>();
+  for (const name of drivers) {
+    try {
+      if (typeof name === "string" && name) out.add(cacheFileName("CSIDriver", { name }));
+    } catch {
+      // not a name a CSIDriver can have: nothing to keep
+    }
+  }
+  return out;
+}
+
+/** Whether a VolumeAttachment is kept: it attaches one of the kept PVs (spec.source.persistentVolumeName). */
+export const keepAttachment = (va: unknown, volumeNames: ReadonlySet<unknown>) => {
+  const pv = (va as { spec?: { source?: { persistentVolumeName?: unknown } } }).spec?.source?.persistentVolumeName;
+  return typeof pv === "string" && volumeNames.has(pv);
+};
 
 /** Whether a token file is still worth keeping: its pod is cached and it has not expired. */
 export const keepToken = (t: CachedToken, podUids: ReadonlySet<string>, nowMs: number) => podUids.has(t.podUid) && t.expirationMs > nowMs;

@@ -1,6 +1,7 @@
 // The node autonomy cache on disk (<rootDir>/autonomy, directory 0700, files 0600): the API pods bound
-// to the node, the secrets, configMaps, persistentVolumeClaims (with their bound PersistentVolumes) and
-// service account tokens they reference, the Node and the services their environment is made from. Read once at start; written as the API server's objects
+// to the node, the secrets, configMaps, persistentVolumeClaims (with their bound PersistentVolumes, and
+// for CSI ones the CSIDriver and VolumeAttachment) and service account tokens they reference, the Node and
+// the services their environment is made from. Read once at start; written as the API server's objects
 // change — each write a temp file, fsync and rename, one at a time off the event loop, coalesced per
 // file and skipped when the object did not change. Bounded: a write that would take the cache past
 // its size is not made, with one log line per object. A file that does not parse is logged (file and
@@ -11,10 +12,10 @@ import { writeFileAtomic } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { cacheFileName, encodeCacheEntry, parseCacheEntry, type CachedToken, type CacheKind } from "./cache-entry.ts";
-import { boundVolumeFiles, fits, keepToken, referencedFiles } from "./retention.ts";
+import { boundVolumeFiles, csiDriverFiles, fits, keepAttachment, keepToken, referencedFiles } from "./retention.ts";
 
-/** The API objects kept by namespace and name (a PersistentVolume is cluster-scoped: namespace ""). */
-export type StoredObjectKind = "Secret" | "ConfigMap" | "PersistentVolumeClaim" | "PersistentVolume";
+/** The API objects kept by namespace and name (cluster-scoped ones — PV, CSIDriver, VolumeAttachment — with namespace ""). */
+export type StoredObjectKind = "Secret" | "ConfigMap" | "PersistentVolumeClaim" | "PersistentVolume" | "CSIDriver" | "VolumeAttachment";
 
 export interface AutonomyStoreOptions {
   dir: string;
@@ -37,6 +38,8 @@ export interface AutonomyStore {
   /** The API server's pods for this node, the whole set: others are removed with what only they need. */
   putPods(pods: readonly unknown[]): void;
   putObject(kind: StoredObjectKind, namespace: string, name: string, obj: unknown): void;
+  /** The API server answered that the object does not exist: its stored copy goes. */
+  removeObject(kind: StoredObjectKind, namespace: string, name: string): void;
   putToken(t: CachedToken): void;
   putNode(node: unknown): void;
   putServices(items: readonly unknown[]): void;
@@ -130,6 +133,21 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
 
   const byKind = (kind: CacheKind) => [...entries.values()].filter((e) => e.kind === kind).map((e) => e.object);
 
+  /**
+   * A PV goes with the last kept claim bound to it; a CSIDriver with the last kept PV or pod's inline
+   * volume of its driver; a VolumeAttachment with the kept PV it attaches.
+   */
+  function keepVolumesOf(pods: readonly unknown[]): void {
+    const volumes = boundVolumeFiles(byKind("PersistentVolumeClaim"));
+    for (const [file, e] of [...entries]) if (e.kind === "PersistentVolume" && !volumes.has(file)) remove(file);
+    const kept = byKind("PersistentVolume");
+    const drivers = csiDriverFiles(pods, kept);
+    const names = new Set(kept.map((pv) => (pv as { metadata?: { name?: string } }).metadata?.name));
+    for (const [file, e] of [...entries]) {
+      if ((e.kind === "CSIDriver" && !drivers.has(file)) || (e.kind === "VolumeAttachment" && !keepAttachment(e.object, names))) remove(file);
+    }
+  }
+
   return {
     dir: opts.dir,
     async load() {
@@ -142,7 +160,7 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
           log.error(`autonomy cache: cannot read a file; skipping it ${kv({ file: join(opts.dir, name), error: (e as Error).message })}`);
         }
       }
-      const kinds: CacheKind[] = ["Pod", "Secret", "ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Token"];
+      const kinds: CacheKind[] = ["Pod", "Secret", "ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "CSIDriver", "VolumeAttachment", "Token"];
       const counts = Object.fromEntries(kinds.map((k) => [`${k.toLowerCase()}s`, byKind(k).length]));
       log.info(`autonomy cache loaded ${kv({ dir: opts.dir, ...counts, usedBytes: used, maxBytes: opts.maxBytes })}`);
     },
@@ -173,13 +191,14 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
         ((e.kind === "Secret" || e.kind === "ConfigMap" || e.kind === "PersistentVolumeClaim") && !needed.has(file)) ||
         (e.kind === "Token" && !keepToken(e.object as CachedToken, uids, opts.clock.now()));
       for (const [file, e] of [...entries]) if (gone(file, e)) remove(file);
-      // A PV goes with the last kept claim bound to it.
-      const volumes = boundVolumeFiles(byKind("PersistentVolumeClaim"));
-      for (const [file, e] of [...entries]) if (e.kind === "PersistentVolume" && !volumes.has(file)) remove(file);
+      keepVolumesOf(pods);
     },
     putObject(kind, ns, name, obj) {
       if (kind === "Secret" && !opts.secrets) return;
       put(kind, cacheFileName(kind, { namespace: ns, name }), obj);
+    },
+    removeObject(kind, ns, name) {
+      remove(cacheFileName(kind, { namespace: ns, name }));
     },
     putToken(t) {
       if (!opts.secrets) return;

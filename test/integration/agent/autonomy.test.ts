@@ -5,13 +5,19 @@
 // are made again from the cached pod, secret, configMap and token. With the API server back, an unchanged
 // pod keeps its containers (restartCount 0, same container ID) and a pod deleted meanwhile is stopped. A
 // corrupt cache file is reported (file and reason) and the rest of the cache still runs. A pod with a
-// local PV's claim is made again after a reboot from the cached claim and PV, and finds its data.
-// Needs root, containerd and the upstream binaries.
+// local PV's claim is made again after a reboot from the cached claim and PV, and finds its data. So is
+// a pod whose claim is bound to a PV of the test's CSI driver (test/support/fake-csi-driver.ts), whose
+// CSIDriver requires attach: the driver registers with the restarted bunlet though its node info cannot
+// be published, and the volume is staged and published again with the cached CSIDriver and the cached,
+// attached VolumeAttachment's publish context. Needs root, containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { attachmentName, deviceMountPath, podMountPath } from "../../../src/pod/volumes/csi/csi-util.ts";
+import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 import { canRunContainerd, testRuntimeCriName } from "../../support/containerd.ts";
-import { persistentVolume, persistentVolumeClaim } from "../../support/persistent-volumes.ts";
+import { startRegisteredCSIDriver, type FakeCSIDriver } from "../../support/fake-csi-driver.ts";
+import { persistentVolume, persistentVolumeClaim, type PersistentVolumeOptions, type PersistentVolumeSource } from "../../support/persistent-volumes.ts";
 import { appPod, NODE_NAME, startUpstreamCluster, upstreamBinDir, type UpstreamCluster } from "../../support/upstream/index.ts";
 import { until } from "../../support/wait.ts";
 
@@ -19,9 +25,12 @@ const bin = upstreamBinDir();
 if (!bin.dir) console.warn(`skipping the node autonomy tests: ${bin.why}`);
 
 const PV_DATA = `/tmp/bunlet-autonomy-pv-${process.pid}`;
+const CSI_DRIVER = "offline.csi.bunlet.test";
+const CSI_HANDLE = "vol-offline";
 
 describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   let c: UpstreamCluster;
+  let driver: FakeCSIDriver | undefined;
   const kubectl = (...args: string[]) => c.cp.kubectl(...args);
   const apply = (doc: object) => c.cp.kubectlIn(JSON.stringify(doc), "apply", "-f", "-");
   const cacheDir = () => join(c.n.rootDir, "autonomy");
@@ -38,7 +47,11 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
   }, 240_000);
   afterAll(async () => {
     await c?.cp.startApiServer().catch(() => {});
+    await driver?.stop().catch(() => {});
+    const rootDir = c?.n.rootDir;
     await c?.stop();
+    // Whatever a failed test left mounted under the node's directory (all of it the test driver's).
+    if (rootDir) for (const mp of mountPointsUnder(rootDir)) Bun.spawnSync(["umount", "-l", mp]);
     rmSync(PV_DATA, { recursive: true, force: true });
   }, 120_000);
 
@@ -64,6 +77,30 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
       },
       90_000,
     );
+
+  /** A PV of `source`, a claim pre-bound to it (once Bound) and a pod appending "boot" to /data/boots on it. */
+  async function bootingPodOfClaim(pod: string, claim: string, pv: string, source: PersistentVolumeSource, o: PersistentVolumeOptions = {}): Promise<void> {
+    await apply(persistentVolume(pv, source, o));
+    await apply(persistentVolumeClaim(claim, { volumeName: pv }));
+    await until(`${claim} Bound`, async () => (await c.json("get", "pvc", claim)).status?.phase === "Bound", 90_000, { intervalMs: 500 });
+    await apply(
+      appPod(
+        pod,
+        c.n.ctd.images.busybox,
+        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
+        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }] },
+      ),
+    );
+  }
+
+  /** With the API server back, the pod adopted; then it, its claim and PV deleted. */
+  async function adoptThenDelete(uid: string, pod: string, claim: string, pv: string): Promise<void> {
+    await c.cp.startApiServer();
+    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
+    await kubectl("delete", "pod", pod, "--wait=true", "--timeout=60s");
+    await kubectl("delete", "pvc", claim, "--wait=false");
+    await kubectl("delete", "pv", pv, "--wait=false");
+  }
 
   async function runPod(name: string): Promise<{ uid: string; containerId: string }> {
     await apply(
@@ -137,17 +174,7 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
 
   test("after a reboot a pod with a local PV's claim is made again from the cached claim and PV, with its data", async () => {
     mkdirSync(PV_DATA, { recursive: true });
-    await apply(persistentVolume("offline-pv", { local: { path: PV_DATA } }, { node: NODE_NAME }));
-    await apply(persistentVolumeClaim("offline-claim", { volumeName: "offline-pv" }));
-    await until("offline-claim Bound", async () => (await c.json("get", "pvc", "offline-claim")).status?.phase === "Bound", 90_000, { intervalMs: 500 });
-    await apply(
-      appPod(
-        "claimed",
-        c.n.ctd.images.busybox,
-        { command: ["sh", "-c", "echo boot >> /data/boots && exec sleep 3600"], volumeMounts: [{ name: "data", mountPath: "/data" }] },
-        { automountServiceAccountToken: false, volumes: [{ name: "data", persistentVolumeClaim: { claimName: "offline-claim" } }] },
-      ),
-    );
+    await bootingPodOfClaim("claimed", "offline-claim", "offline-pv", { local: { path: PV_DATA } }, { node: NODE_NAME });
     const uid = (await c.podInPhase("claimed", "Running", 120_000)).metadata.uid as string;
     await until("the claim and its PV in the autonomy cache", () => {
       const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
@@ -165,10 +192,44 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     // The new container appended to what the first one wrote: the same volume, its data kept.
     await until("the second boot written to the PV", () => readFileSync(join(PV_DATA, "boots"), "utf8") === "boot\nboot\n", 30_000);
 
-    await c.cp.startApiServer();
-    await waitLog("the reconcile", `uid=${uid} decision=adopt`, 90_000);
-    await kubectl("delete", "pod", "claimed", "--wait=true", "--timeout=60s");
-    await kubectl("delete", "pvc", "offline-claim", "--wait=false");
-    await kubectl("delete", "pv", "offline-pv", "--wait=false");
+    await adoptThenDelete(uid, "claimed", "offline-claim", "offline-pv");
+  }, 300_000);
+
+  test("after a reboot a pod with a CSI PV's claim is made again from the cached claim, PV, CSIDriver and VolumeAttachment", async () => {
+    driver = await startRegisteredCSIDriver(c.n.rootDir, CSI_DRIVER);
+    await apply({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: CSI_DRIVER }, spec: { attachRequired: true } });
+    await bootingPodOfClaim("csi-claimed", "offline-csi-claim", "offline-csi-pv", { csi: { driver: CSI_DRIVER, volumeHandle: CSI_HANDLE } });
+    // The attach/detach controller makes the attachment; the test attaches it, as an external attacher would.
+    const va = attachmentName(CSI_HANDLE, CSI_DRIVER, c.n.node);
+    await until("the controller's VolumeAttachment", async () => (await kubectl("get", "volumeattachments", "-o", "name")).includes(va), 60_000, {
+      intervalMs: 500,
+    });
+    const status = { status: { attached: true, attachmentMetadata: { lun: "7" } } };
+    await kubectl("patch", "volumeattachment", va, "--subresource=status", "--type=merge", "-p", JSON.stringify(status));
+    const uid = (await c.podInPhase("csi-claimed", "Running", 120_000)).metadata.uid as string;
+    await until("the claim, PV, CSIDriver and attachment in the autonomy cache", () => {
+      const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
+      const wanted = ["persistentvolumeclaim_default_offline-csi-claim.json", "persistentvolume_offline-csi-pv.json", `csidriver_${CSI_DRIVER}.json`];
+      return [...wanted, `volumeattachment_${va}.json`].every((f) => files.includes(f));
+    });
+    const boots = join(driver.volumes.dataDir(CSI_HANDLE), "boots");
+    expect(readFileSync(boots, "utf8")).toBe("boot\n");
+
+    const published = driver.nodeCalls.length;
+    await c.n.restart(async () => {
+      await c.cp.stopApiServer();
+      await removePodContainers(uid);
+      // A reboot: the driver's mounts of the volume gone too.
+      for (const mp of [podMountPath(c.n.rootDir, uid, "offline-csi-pv"), deviceMountPath(c.n.rootDir, CSI_DRIVER, CSI_HANDLE)]) Bun.spawnSync(["umount", mp]);
+    });
+    await remade(uid);
+    await waitLog("the CSIDriver served from the cache", `object=csidriver/${CSI_DRIVER}`);
+    expect(logged(`object=volumeattachment/${va}`)).toBe(true);
+    const again = driver.nodeCalls.slice(published);
+    expect(again.map((x) => x.method)).toEqual(["NodeStageVolume", "NodePublishVolume"]);
+    expect(again[1]!.request.publishContext).toEqual({ lun: "7" });
+    await until("the second boot written to the CSI volume", () => readFileSync(boots, "utf8") === "boot\nboot\n", 30_000);
+
+    await adoptThenDelete(uid, "csi-claimed", "offline-csi-claim", "offline-csi-pv");
   }, 300_000);
 });

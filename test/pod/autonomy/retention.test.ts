@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { boundVolumeFiles, fits, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
+import { boundVolumeFiles, csiDriverFiles, fits, keepAttachment, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
 
 const pod = {
   metadata: { namespace: "ns", name: "p", uid: "u" },
@@ -28,6 +28,27 @@ describe("retention", () => {
     };
     expect([...referencedFiles([claims], false)].sort()).toEqual(["persistentvolumeclaim_ns_data-0.json", "persistentvolumeclaim_ns_p-tmp.json"]);
     expect([...boundVolumeFiles([{ spec: { volumeName: "pv-1" } }, { spec: {} }, { spec: { volumeName: "../x" } }])]).toEqual(["persistentvolume_pv-1.json"]);
+  });
+
+  test("the CSIDriver objects of the kept CSI PVs' drivers and of the pods' inline csi volumes", () => {
+    const inline = { ...pod, spec: { containers: [{ name: "c" }], volumes: [{ name: "i", csi: { driver: "inline.csi.example" } }, ...pod.spec.volumes] } };
+    const volumes = [
+      { metadata: { name: "pv-1" }, spec: { csi: { driver: "block.csi.example", volumeHandle: "h1" } } },
+      { metadata: { name: "pv-2" }, spec: { csi: { driver: "block.csi.example", volumeHandle: "h2" } } },
+      { metadata: { name: "pv-3" }, spec: { hostPath: { path: "/srv" } } },
+      { metadata: { name: "pv-4" }, spec: { csi: { driver: "../x", volumeHandle: "h4" } } },
+    ];
+    expect([...csiDriverFiles([inline], volumes)].sort()).toEqual(["csidriver_block.csi.example.json", "csidriver_inline.csi.example.json"]);
+    expect([...csiDriverFiles([pod], [])]).toEqual([]);
+  });
+
+  test.each([
+    ["it attaches a kept PV", { spec: { source: { persistentVolumeName: "pv-1" } } }, true],
+    ["its PV is not kept", { spec: { source: { persistentVolumeName: "pv-2" } } }, false],
+    ["it attaches an inline volume", { spec: { source: { inlineVolumeSpec: {} } } }, false],
+    ["it has no spec", {}, false],
+  ])("a VolumeAttachment is kept when %s", (_what, va, kept) => {
+    expect(keepAttachment(va, new Set(["pv-1"]))).toBe(kept);
   });
 
   test.each([

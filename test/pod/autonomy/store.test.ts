@@ -132,6 +132,64 @@ describe("autonomy store", () => {
     expect(readdirSync(b.dir)).toEqual([]);
   });
 
+  test("a CSIDriver goes with the last kept PV or inline volume of its driver, a VolumeAttachment with its PV; not found removes one", async () => {
+    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+    const a = open();
+    await a.load();
+    const withVolume = (uid: string, v: object) => ({ ...pod(uid), spec: { containers: [{ name: "c", image: "i" }], volumes: [v] } });
+    const db = withVolume("u1", { name: "data", persistentVolumeClaim: { claimName: "data-db" } });
+    const inline = withVolume("u2", { name: "scratch", csi: { driver: "inline.csi.example" } });
+    a.putPods([db, inline]);
+    a.putObject("PersistentVolumeClaim", "ns", "data-db", claim("data-db", "pv-1"));
+    a.putObject("PersistentVolume", "", "pv-1", csiVolume("pv-1", "disk.csi.example"));
+    a.putObject("CSIDriver", "", "disk.csi.example", csiDriver("disk.csi.example"));
+    a.putObject("CSIDriver", "", "inline.csi.example", csiDriver("inline.csi.example"));
+    a.putObject("VolumeAttachment", "", "csi-aaa", attachment("csi-aaa", "pv-1"));
+    a.putObject("VolumeAttachment", "", "csi-bbb", attachment("csi-bbb", "pv-9"));
+    a.putPods([db, inline]);
+    await a.flush();
+    const csiFiles = () =>
+      readdirSync(a.dir)
+        .filter((f) => f.startsWith("csidriver_") || f.startsWith("volumeattachment_"))
+        .sort();
+    // The attachment of a PV no kept claim is bound to goes at once.
+    expect(csiFiles()).toEqual(["csidriver_disk.csi.example.json", "csidriver_inline.csi.example.json", "volumeattachment_csi-aaa.json"]);
+
+    const b = open();
+    await b.load();
+    expect(b.object("CSIDriver", "", "disk.csi.example")).toEqual(csiDriver("disk.csi.example"));
+    expect(b.object("VolumeAttachment", "", "csi-aaa")).toEqual(attachment("csi-aaa", "pv-1"));
+
+    a.putPods([db]);
+    await a.flush();
+    expect(csiFiles()).toEqual(["csidriver_disk.csi.example.json", "volumeattachment_csi-aaa.json"]);
+    a.removeObject("VolumeAttachment", "", "csi-aaa");
+    await a.flush();
+    expect(csiFiles()).toEqual(["csidriver_disk.csi.example.json"]);
+    a.putObject("VolumeAttachment", "", "csi-aaa", attachment("csi-aaa", "pv-1"));
+    a.putPods([]);
+    await a.flush();
+    expect(readdirSync(a.dir)).toEqual([]);
+  });
+
+  test("a VolumeAttachment file without the PV it attaches is skipped with a line naming the file and field", async () => {
+    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+    const a = open();
+    await a.load();
+    await a.flush();
+    const entry = (kind: string, object: unknown) => JSON.stringify({ version: 1, kind, savedAt: "", object });
+    writeFileSync(join(a.dir, "volumeattachment_csi-aaa.json"), entry("VolumeAttachment", { metadata: { name: "csi-aaa" }, spec: { source: {} } }));
+    const logs = captureLog();
+    try {
+      const b = open();
+      await b.load();
+      expect(b.object("VolumeAttachment", "", "csi-aaa")).toBeUndefined();
+      expect(logs.text()).toContain("autonomy cache file volumeattachment_csi-aaa.json: object.spec.source.persistentVolumeName");
+    } finally {
+      logs.stop();
+    }
+  });
+
   test("a corrupt claim or PV file is skipped with a line naming the file and field", async () => {
     dir = mkdtempSync(join(tmpdir(), "autonomy-"));
     const a = open();
@@ -163,4 +221,13 @@ function claim(name: string, volumeName: string) {
 }
 function volume(name: string) {
   return { metadata: { name }, spec: { claimRef: { uid: "c" }, hostPath: { path: `/srv/${name}` } } };
+}
+function csiVolume(name: string, driver: string) {
+  return { metadata: { name }, spec: { claimRef: { uid: "c" }, csi: { driver, volumeHandle: `h-${name}` } } };
+}
+function csiDriver(name: string) {
+  return { metadata: { name }, spec: { attachRequired: true, podInfoOnMount: false } };
+}
+function attachment(name: string, pv: string) {
+  return { metadata: { name }, spec: { attacher: "disk.csi.example", nodeName: "n1", source: { persistentVolumeName: pv } }, status: { attached: true } };
 }

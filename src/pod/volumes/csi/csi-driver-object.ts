@@ -2,7 +2,23 @@
 // — attachRequired, podInfoOnMount, fsGroupPolicy, volumeLifecycleModes, with upstream's defaults when
 // the object or a field is absent (csi_plugin.go skipAttach, podInfoEnabled, getFSGroupPolicy,
 // supportsVolumeLifecycleMode) — and a volume's VolumeAttachment (csi_attacher.go WaitForAttach).
+// Both are read by their API paths, built and recognised here, so a cache can stand in for the reads.
 import { z } from "zod";
+
+const STORAGE_V1 = "/apis/storage.k8s.io/v1";
+
+/** The API path of the CSIDriver `name`. */
+export const csiDriverPath = (name: string) => `${STORAGE_V1}/csidrivers/${encodeURIComponent(name)}`;
+
+/** The API path of the VolumeAttachment `name`. */
+export const volumeAttachmentPath = (name: string) => `${STORAGE_V1}/volumeattachments/${encodeURIComponent(name)}`;
+
+/** Which of the two objects an API path names, or undefined for any other path. */
+export function csiObjectOfPath(path: string): { kind: "CSIDriver" | "VolumeAttachment"; name: string } | undefined {
+  const m = /^\/apis\/storage\.k8s\.io\/v1\/(csidrivers|volumeattachments)\/([^/?]+)$/.exec(path);
+  if (!m) return undefined;
+  return { kind: m[1] === "csidrivers" ? "CSIDriver" : "VolumeAttachment", name: decodeURIComponent(m[2]!) };
+}
 
 export const csiDriverObjectSchema = z.looseObject({
   metadata: z.looseObject({ name: z.string().default("") }),

@@ -15,7 +15,9 @@ import {
   attachedMetadata,
   checkVolumeLifecycleMode,
   csiDriverObjectSchema,
+  csiDriverPath,
   csiDriverPolicy,
+  volumeAttachmentPath,
   volumeAttachmentSchema,
   type CSIDriverPolicy,
 } from "./csi-driver-object.ts";
@@ -125,7 +127,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   };
 
   async function driverPolicy(driver: string): Promise<CSIDriverPolicy> {
-    const obj = d.getObject ? await d.getObject(`/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(driver)}`) : undefined;
+    const obj = d.getObject ? await d.getObject(csiDriverPath(driver)) : undefined;
     return csiDriverPolicy(obj === undefined ? undefined : csiDriverObjectSchema.parse(obj));
   }
 
@@ -133,7 +135,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   async function waitForAttach(spec: CSIVolumeSpec): Promise<Record<string, string>> {
     const name = attachmentName(spec.volumeHandle, spec.driver, d.nodeName());
     if (!d.getObject) throw new Error(`volume attachment ${name} cannot be read: no kubeClient defined`);
-    const obj = await d.getObject(`/apis/storage.k8s.io/v1/volumeattachments/${name}`);
+    const obj = await d.getObject(volumeAttachmentPath(name));
     return attachedMetadata(obj === undefined ? undefined : volumeAttachmentSchema.parse(obj), name, spec.driver, spec.volumeHandle);
   }
 

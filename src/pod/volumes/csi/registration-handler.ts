@@ -3,6 +3,11 @@
 // registered with an equal or higher one refuses the newcomer); registering asks the driver's Node
 // service for its node ID, volume limit and topology (NodeGetInfo) and installs them on the Node and
 // its CSINode; de-registering uninstalls them. Error texts as upstream's, with its "kubernetes.io/csi: " prefix.
+// With node autonomy (`installRetry`), a driver whose node info cannot be installed stays registered for
+// the node's own volumes — the API server may be unreachable, and the cached pods' CSI volumes need the
+// driver — and the install is tried again until it succeeds or the driver goes (bunlet's own; upstream
+// refuses the driver).
+import type { Clock, TimerHandle } from "../../../clock.ts";
 import { kv, log } from "../../../log.ts";
 import type { PluginHandler } from "../../pluginmanager/index.ts";
 import { CSI_TIMEOUT_MS, type NodeGetInfo } from "./driver-client.ts";
@@ -25,10 +30,46 @@ const quotedList = (v: string[]) => `[${v.map((s) => JSON.stringify(s)).join(" "
 export interface CSIRegistrationHandler extends PluginHandler {
   /** The drivers registered now, by name (upstream csiDrivers). */
   drivers(): ReadonlyMap<string, CSIDriver>;
+  /** No install is tried again any more (the agent stops). */
+  stop(): void;
 }
 
-export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeGetInfo: NodeGetInfo; timeoutMs?: number }): CSIRegistrationHandler {
+export interface CSIRegistrationHandlerDeps {
+  nim: NodeInfoManager;
+  nodeGetInfo: NodeGetInfo;
+  timeoutMs?: number;
+  /** Node autonomy: keep a driver whose node info could not be installed, trying again every `intervalMs`. */
+  installRetry?: { clock: Pick<Clock, "setTimeout" | "clearTimeout">; intervalMs: number };
+}
+
+export function createCSIRegistrationHandler(deps: CSIRegistrationHandlerDeps): CSIRegistrationHandler {
   const drivers = new Map<string, CSIDriver>();
+  /** Per driver kept without its node info, the timer of the next install. */
+  const retries = new Map<string, TimerHandle>();
+  let stopped = false;
+  function cancelRetry(name: string): void {
+    const t = retries.get(name);
+    if (t) deps.installRetry?.clock.clearTimeout(t);
+    retries.delete(name);
+  }
+
+  /** The driver stays registered; its node info is installed again later, while it is still this endpoint's. */
+  function retryInstall(name: string, driver: CSIDriver, info: Awaited<ReturnType<NodeGetInfo>>, error: Error): void {
+    const retry = deps.installRetry!;
+    log.warn(`CSI driver registered without its node info; installing it again later ${kv({ driver: name, endpoint: driver.endpoint, error: error.message })}`);
+    const attempt = () => {
+      retries.delete(name);
+      if (drivers.get(name) !== driver) return;
+      deps.nim.installCSIDriver(name, info.nodeId, info.maxVolumesPerNode, info.accessibleTopology).then(
+        () => log.info(`CSI driver node info installed ${kv({ driver: name, nodeID: info.nodeId })}`),
+        () => {
+          if (!stopped && drivers.get(name) === driver && !retries.has(name)) retries.set(name, retry.clock.setTimeout(attempt, retry.intervalMs));
+        },
+      );
+    };
+    cancelRetry(name);
+    retries.set(name, retry.clock.setTimeout(attempt, retry.intervalMs));
+  }
 
   function validateVersions(callerName: string, pluginName: string, versions: string[]): GenericVersion {
     if (versions.length === 0)
@@ -56,6 +97,7 @@ export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeG
   /** Upstream unregisterDriver. */
   async function unregisterDriver(name: string): Promise<void> {
     drivers.delete(name);
+    cancelRetry(name);
     try {
       await deps.nim.uninstallCSIDriver(name);
     } catch (e) {
@@ -80,7 +122,9 @@ export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeG
     async registerPlugin(pluginName, endpoint, versions, pluginClientTimeoutMs) {
       log.info(csiLog(`Register new plugin with name: ${pluginName} at endpoint: ${endpoint}`));
       const highest = validateVersions("RegisterPlugin", pluginName, versions);
-      drivers.set(pluginName, { endpoint, highestSupportedVersion: highest });
+      const driver = { endpoint, highestSupportedVersion: highest };
+      drivers.set(pluginName, driver);
+      cancelRetry(pluginName);
       let info: Awaited<ReturnType<NodeGetInfo>>;
       try {
         info = await deps.nodeGetInfo(endpoint, pluginClientTimeoutMs ?? deps.timeoutMs ?? CSI_TIMEOUT_MS);
@@ -92,6 +136,8 @@ export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeG
       try {
         await deps.nim.installCSIDriver(pluginName, info.nodeId, info.maxVolumesPerNode, info.accessibleTopology);
       } catch (e) {
+        // A node ID that is empty is the driver's fault: refused as upstream refuses it.
+        if (deps.installRetry && info.nodeId !== "") return retryInstall(pluginName, driver, info, e as Error);
         await unregisterAfter(pluginName);
         throw e;
       }
@@ -102,5 +148,9 @@ export function createCSIRegistrationHandler(deps: { nim: NodeInfoManager; nodeG
       await unregisterDriver(pluginName).catch((e) => log.error(csiLog(`registrationHandler.DeRegisterPlugin failed: ${(e as Error).message}`)));
     },
     drivers: () => drivers,
+    stop() {
+      stopped = true;
+      for (const name of [...retries.keys()]) cancelRetry(name);
+    },
   };
 }

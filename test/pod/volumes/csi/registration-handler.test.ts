@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { createManualClock, type ManualClock } from "../../../../src/manual-clock.ts";
 import type { NodeInfoManager } from "../../../../src/pod/volumes/csi/nodeinfo-manager.ts";
 import { createCSIRegistrationHandler } from "../../../../src/pod/volumes/csi/registration-handler.ts";
 
-function setup(opts: { nodeGetInfoFails?: boolean; installFails?: boolean } = {}) {
+function setup(opts: { nodeGetInfoFails?: boolean; installFails?: boolean; installRetry?: ManualClock; nodeId?: string } = {}) {
   const calls: string[] = [];
   const nim: NodeInfoManager = {
     async installCSIDriver(name, nodeID, max, topology) {
@@ -19,8 +20,9 @@ function setup(opts: { nodeGetInfoFails?: boolean; installFails?: boolean } = {}
     nodeGetInfo: async (endpoint, timeoutMs) => {
       calls.push(`NodeGetInfo ${endpoint} ${timeoutMs}`);
       if (opts.nodeGetInfoFails) throw new Error("NodeGetInfo: grpc code 14: connection refused");
-      return { nodeId: "node-1", maxVolumesPerNode: 2, accessibleTopology: { "t/node": "n1" } };
+      return { nodeId: opts.nodeId ?? "node-1", maxVolumesPerNode: 2, accessibleTopology: { "t/node": "n1" } };
     },
+    ...(opts.installRetry ? { installRetry: { clock: opts.installRetry, intervalMs: 10_000 } } : {}),
   });
   return { calls, h };
 }
@@ -70,5 +72,47 @@ describe("the CSI registration handler (upstream csi_plugin.go RegistrationHandl
     await h.deRegisterPlugin("a.csi", "/p/a.sock");
     expect(calls.at(-1)).toBe("uninstall a.csi");
     expect(h.drivers().size).toBe(0);
+  });
+
+  test("node autonomy: a driver whose node info cannot be installed stays registered; the install is tried again until it succeeds", async () => {
+    const clock = createManualClock(0);
+    const f = setup({ installFails: true, installRetry: clock });
+    await f.h.registerPlugin("a.csi", "/p/a.sock", ["1.0.0"]);
+    expect(f.h.drivers().get("a.csi")?.endpoint).toBe("/p/a.sock");
+    expect(f.calls.filter((c) => c.startsWith("install"))).toHaveLength(1);
+    clock.advance(10_000);
+    await Promise.resolve();
+    expect(f.calls.filter((c) => c.startsWith("install"))).toHaveLength(2);
+    expect(clock.pendingTimers()).toBe(1); // failed again: tried again later
+    await f.h.deRegisterPlugin("a.csi", "/p/a.sock");
+    expect(clock.pendingTimers()).toBe(0);
+    expect(f.h.drivers().size).toBe(0);
+    await f.h.registerPlugin("a.csi", "/p/a.sock", ["1.0.0"]);
+    f.h.stop();
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  test("node autonomy: an install that succeeds later stops the retries; an empty node ID is still refused", async () => {
+    const clock = createManualClock(0);
+    let fail = true;
+    const nim: NodeInfoManager = {
+      installCSIDriver: async () => {
+        if (fail) throw new Error("error updating Node object with CSI driver node info: connect ECONNREFUSED");
+      },
+      uninstallCSIDriver: async () => {},
+      initializeCSINode: async () => {},
+    };
+    const nodeGetInfo = async () => ({ nodeId: "node-1", maxVolumesPerNode: 0, accessibleTopology: undefined });
+    const h = createCSIRegistrationHandler({ nim, nodeGetInfo, installRetry: { clock, intervalMs: 10_000 } });
+    await h.registerPlugin("a.csi", "/p/a.sock", ["1.0.0"]);
+    fail = false;
+    clock.advance(10_000);
+    await Promise.resolve();
+    expect(clock.pendingTimers()).toBe(0);
+    expect(h.drivers().has("a.csi")).toBe(true);
+
+    const empty = setup({ installFails: true, installRetry: clock, nodeId: "" });
+    await expect(empty.h.registerPlugin("b.csi", "/p/b.sock", ["1.0.0"])).rejects.toThrow("forbidden");
+    expect(empty.h.drivers().size).toBe(0);
   });
 });
