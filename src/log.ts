@@ -72,7 +72,10 @@ const klogReporter: ConsolaReporter = {
   },
 };
 
-export const log = createConsola({ level: 3, reporters: [klogReporter] });
+// throttle 0: every line is written as it comes, as klog does. consola's default folds repeats of a line
+// within a second once they pass five (its count carries over between runs of repeats) and holds them back
+// until another line comes or the second is over.
+export const log = createConsola({ level: 3, reporters: [klogReporter], throttle: 0 });
 
 /** Sets verbosity from the kubelet's -v level: 0–1 info, 2–3 debug, ≥4 trace. */
 export function setVerbosity(v: number): void {

@@ -10,6 +10,25 @@ describe("formatLogLine", () => {
   });
 });
 
+describe("repeated lines", () => {
+  test("every repeat reaches the reporters at once, however many there are (no folding, as klog)", () => {
+    const lines: string[] = [];
+    const reporter = { log: (o: { args: unknown[] }) => void lines.push(String(o.args[0])) };
+    log.addReporter(reporter);
+    try {
+      log.info("other");
+      for (let i = 0; i < 10; i++) log.info("same");
+    } finally {
+      log.removeReporter(reporter);
+      const realWrite = process.stderr.write;
+      process.stderr.write = (() => true) as typeof process.stderr.write;
+      flushLog(); // the klog reporter's batch of these lines, not written
+      process.stderr.write = realWrite;
+    }
+    expect(lines).toEqual(["other", ...Array.from({ length: 10 }, () => "same")]);
+  });
+});
+
 describe("log writes are batched per event-loop turn", () => {
   const realWrite = process.stderr.write.bind(process.stderr);
   let written: string[] = [];
