@@ -54,6 +54,9 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string):
     // Node autonomy: the CSIDriver and VolumeAttachment reads stored, and served when the API server gives no answer.
     getObject: ctx.flags.kubeconfig ? (ctx.autonomy ? withCSIObjectsCache(getObject, ctx.autonomy) : getObject) : undefined,
     client: createCSINodeClient(),
+    // The attach/detach controller attaches: a volume is staged once the node status reported it in use, which changes prompt.
+    controllerAttachDetach: !!ctx.flags.kubeconfig,
+    onVolumesInUseChange: () => ctx.late.nodeApi?.mode()?.status.syncSoon(),
   });
 }
 

@@ -445,6 +445,7 @@ function createNodeApi(
     autonomy: ctx.autonomy,
     devicePlugins: () => devices.capacity(),
     volumesInUse: () => csi.volumesInUse(),
+    markVolumesReportedInUse: (names) => csi.markVolumesReportedInUse(names),
   });
 }
 

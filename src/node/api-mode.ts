@@ -29,6 +29,8 @@ export interface NodeFacts {
   devicePlugins?(): DevicePluginResources;
   /** The attachable volumes pods use (upstream volumeManager.GetVolumesInUse). */
   volumesInUse?(): string[];
+  /** upstream MarkVolumesAsReportedInUse: the volumes a node status update that succeeded lists in use. */
+  markVolumesReportedInUse?(names: readonly string[]): void;
 }
 
 export interface NodeApiModeSettings {
@@ -153,6 +155,7 @@ export function createNodeApiMode(
     events,
     startup: s.startup,
     nodeLister: watchClient ? watchedNode(name, () => nodeWatch) : undefined,
+    markVolumesFromNode: facts.markVolumesReportedInUse && ((names) => facts.markVolumesReportedInUse?.(names)),
   });
   const lease = createLeaseController({
     client: heartbeat,

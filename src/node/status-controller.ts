@@ -7,6 +7,9 @@
 //   nodeStatusReportFrequency passed since the last report; 5 tries per sync.
 //   Until the node first reports Ready it syncs every 100 ms, so start → Ready is not 10 s.
 //   The Node gone (404) → registered again at once (the API server lost it or someone deleted it).
+//   After each update the Node's volumesInUse goes to markVolumesFromNode; syncSoon() asks for an update
+//   now rather than at the end of the period (the volumes in use changed).
+import { z } from "zod";
 import type { Clock, TimerHandle } from "../clock.ts";
 import { isAlreadyExists, isNotFound, nodeSchema, type KubeClient, type Node } from "../kube/index.ts";
 import { kv, log } from "../log.ts";
@@ -37,6 +40,11 @@ export interface NodeStatusControllerDeps {
    * of the API; undefined until the watch has listed it, then the first try asks the API's cache.
    */
   nodeLister?: () => Node | undefined;
+  /**
+   * upstream markVolumesFromNode: the volumesInUse of the Node once an update succeeded (the PATCH's
+   * answer, or the Node as read when nothing needed writing) — the volumes reported in use.
+   */
+  markVolumesFromNode?: (volumesInUse: readonly string[]) => void;
 }
 
 /** Upstream's NodeStartupLatencyTracker, as the status loop reports to it. */
@@ -51,6 +59,8 @@ export interface NodeStatusController {
   stop(): void;
   /** One sync now (tests, and the agent after the runtime came up). */
   sync(): Promise<void>;
+  /** The loop's next sync at once (after the one running, if any), not at the end of the period. */
+  syncSoon(): void;
   /** The Node as the watch of its own has it now (upstream's nodeLister), else as last returned by the API server. */
   node(): Node | undefined;
   registered(): boolean;
@@ -59,6 +69,10 @@ export interface NodeStatusController {
 }
 
 const NODE_STATUS_UPDATE_RETRY = 5;
+
+const volumesInUseSchema = z.array(z.string()).nullish().catch(undefined);
+/** The Node's status.volumesInUse (unique volume names); none when absent or not a list of names. */
+const volumesInUseOf = (node: Node): string[] => volumesInUseSchema.parse(node.status?.volumesInUse) ?? [];
 
 export function createNodeStatusController(d: NodeStatusControllerDeps): NodeStatusController {
   const name = d.registration.nodeName;
@@ -133,7 +147,10 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
       d.events?.event(nodeRef(name), "Normal", reason, nodeStatusEventMessage(name, reason));
       lastUnschedulable = unschedulable;
     }
-    if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) return;
+    if (input.nowMs < lastReportMs + d.reportFrequencyMs && !nodeStatusHasChanged(node.status, status)) {
+      d.markVolumesFromNode?.(volumesInUseOf(node));
+      return;
+    }
     const body = { status: { ...status, "$setElementOrder/conditions": status.conditions.map((c) => ({ type: c.type })) } };
     lastNode = await d.client.request({
       method: "PATCH",
@@ -143,6 +160,7 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
       schema: nodeSchema,
     });
     lastReportMs = input.nowMs;
+    d.markVolumesFromNode?.(volumesInUseOf(lastNode));
     conditionEvents(node.status?.conditions ?? [], status.conditions);
     const ready = status.conditions.find((c) => c.type === "Ready")?.status === "True";
     if (ready !== reportedReady)
@@ -187,25 +205,38 @@ export function createNodeStatusController(d: NodeStatusControllerDeps): NodeSta
     }
   }
 
+  // syncSoon: a sync is running (the next one follows it at once), or asked for while one ran.
+  let syncing = false;
+  let soon = false;
+  function loopSync(): void {
+    syncing = true;
+    void sync()
+      .catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`))
+      .finally(() => {
+        syncing = false;
+        schedule();
+      });
+  }
+
   function schedule(): void {
     if (stopped) return;
-    timer = d.clock.setTimeout(
-      () => {
-        void sync()
-          .catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`))
-          .finally(() => schedule());
-      },
-      fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs,
-    );
+    const ms = soon ? 0 : fastPhase ? (d.fastUpdateMs ?? 100) : d.updateFrequencyMs;
+    soon = false;
+    timer = d.clock.setTimeout(loopSync, ms);
   }
 
   return {
     start() {
       if (started || stopped) return;
       started = true;
-      void sync()
-        .catch((e) => log.error(`node status sync failed ${kv({ error: (e as Error).message })}`))
-        .finally(() => schedule());
+      loopSync();
+    },
+    syncSoon() {
+      if (!started || stopped || soon) return;
+      soon = true;
+      if (syncing) return;
+      if (timer) d.clock.clearTimeout(timer);
+      schedule();
     },
     stop() {
       stopped = true;

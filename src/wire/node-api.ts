@@ -87,6 +87,8 @@ export interface NodeApiWiringInput {
   devicePlugins?: () => DevicePluginResources;
   /** The attachable volumes pods use, for the node status (the CSI volume manager). */
   volumesInUse?: () => string[];
+  /** The volumes a node status update that succeeded lists in use (the CSI volume manager's MarkVolumesAsReportedInUse). */
+  markVolumesReportedInUse?: (names: readonly string[]) => void;
 }
 
 export interface NodeApiWiring {
@@ -226,6 +228,7 @@ export function createNodeApiWiring(input: NodeApiWiringInput): NodeApiWiring {
         hardEvictionThresholds: input.eviction.evictionConfig.thresholds.filter((t) => t.gracePeriodMs === 0),
         devicePlugins: input.devicePlugins,
         volumesInUse: input.volumesInUse,
+        markVolumesReportedInUse: input.markVolumesReportedInUse,
       },
       heartbeat,
       clock,

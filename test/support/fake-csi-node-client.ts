@@ -46,6 +46,9 @@ export interface RecordingManagerOptions {
   /** The API objects by path, as they are when asked. */
   objects: () => Record<string, unknown>;
   targets?: FakeTargets;
+  /** As CSIVolumeManagerDeps: set-ups of attachable volumes wait until reported in use; told of changes. */
+  controllerAttachDetach?: boolean;
+  onVolumesInUseChange?: () => void;
 }
 
 /** A CSI volume manager on node n1 over a recording driver `drv`. */
@@ -57,6 +60,8 @@ export function recordingCSIVolumeManager(o: RecordingManagerOptions) {
     driverEndpoint: (d) => (o.registered !== false && d === "drv" ? "/run/drv.sock" : undefined),
     getObject: async (path) => o.objects()[path],
     client: f.client,
+    controllerAttachDetach: o.controllerAttachDetach,
+    onVolumesInUseChange: o.onVolumesInUseChange,
   });
   return { ...f, m };
 }

@@ -4,7 +4,9 @@
 // published into the pod (NodePublishVolume), each call with the data of the Secret the volume names for
 // it (credentials.ts); the pod's removal unpublishes it, and unstages it when no other pod's volume names
 // the same driver and handle. Every step leaves a vol_data.json, so teardown works from the disk alone,
-// also for a pod left behind by an earlier bunlet.
+// also for a pod left behind by an earlier bunlet. An attachable volume is staged only once a node status
+// the API server accepted lists it in volumesInUse (upstream VerifyControllerAttachedVolume), so the
+// attach/detach controller does not detach a volume the node is about to mount.
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { kv, log } from "../../../log.ts";
@@ -38,6 +40,13 @@ export interface CSIVolumeManagerDeps {
   client: CSINodeClient;
   /** The bind mounts, links and loop devices of raw block volumes (csi-block.ts; the node's when absent). */
   blkUtil?: BlockVolumePathHandler;
+  /**
+   * The attach/detach controller attaches this node's volumes (bunlet runs with an API server):
+   * an attachable volume is set up only once the node status has reported it in use.
+   */
+  controllerAttachDetach?: boolean;
+  /** The volumes in use changed: a node status update is due (upstream waits for the next period). */
+  onVolumesInUseChange?: () => void;
 }
 
 export interface CSIVolumeSetUp {
@@ -60,6 +69,11 @@ export interface CSIVolumeManager {
    */
   volumesInUse(): string[];
   /**
+   * upstream MarkVolumesAsReportedInUse: the unique names a node status the API server accepted lists in
+   * `volumesInUse`; a volume not among them is no longer reported.
+   */
+  markVolumesReportedInUse(names: readonly string[]): void;
+  /**
    * upstream metrics_csi GetMetrics: NodeGetVolumeStats of the pod's published volume `specVolID` (the PV's
    * name, or an inline volume's); undefined when it is not published or its driver lacks GET_VOLUME_STATS.
    */
@@ -67,6 +81,9 @@ export interface CSIVolumeManager {
   /** The same for the pod's Block PV `specVolID` (csi-block.ts blockVolumeStats). */
   blockVolumeStats(podUid: string, specVolID: string): Promise<VolumeUsage[] | undefined>;
 }
+
+/** upstream GenerateVerifyControllerAttachedVolumeFunc's refusal of a volume the node status has not listed yet. */
+export const VOLUME_NOT_REPORTED_IN_USE = "Volume has not been added to the list of VolumesInUse in the node's volume status";
 
 /** upstream GetUniqueVolumeNameFromSpec for the csi plugin: its name, then `<driver>^<volume handle>`. */
 export function uniqueVolumeName(driver: string, volumeHandle: string): string {
@@ -86,6 +103,18 @@ function stageRequest(
 }
 
 const isMounted = (dir: string) => existsSync(dir) && mountPointsUnder(dir).includes(dir);
+
+/**
+ * upstream reconstructVolumes: a pod volume whose vol_data.json is left from an earlier set-up (its mount
+ * gone with a reboot) was reported in use then, and is set up again without waiting for the node status.
+ */
+function setUpBefore(volumeDir: string): boolean {
+  try {
+    return loadVolumeData(volumeDir) !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 /** The volume data of every published CSI volume on the node: pod UID, volume directory, data. */
 function publishedVolumes(rootDir: string): { podUid: string; dir: string; data: VolumeData }[] {
@@ -114,11 +143,27 @@ function volumeUsers(rootDir: string, driver: string, volumeHandle: string) {
 export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManager {
   /** Pod UID → its CSI volumes (spec volume ID) → unique name when attachable, else "". */
   const inUse = new Map<string, Map<string, string>>();
+  /** The unique names the node status last written lists (upstream's desired state's reportedInUse). */
+  let reportedInUse = new Set<string>();
+  const volumesInUse = () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort();
+  /** Runs `change` on the volumes in use, and asks for a node status update when their unique names changed. */
+  function changeInUse(change: () => void): void {
+    const before = volumesInUse().join("\n");
+    change();
+    if (volumesInUse().join("\n") !== before) d.onVolumesInUseChange?.();
+  }
   function noteInUse(podUid: string, spec: CSIVolumeSpec, policy: CSIDriverPolicy): void {
     const attachable = spec.lifecycle === "Persistent" && policy.attachRequired;
-    let vols = inUse.get(podUid);
-    if (!vols) inUse.set(podUid, (vols = new Map()));
-    vols.set(spec.specVolID, attachable ? uniqueVolumeName(spec.driver, spec.volumeHandle) : "");
+    changeInUse(() => {
+      let vols = inUse.get(podUid);
+      if (!vols) inUse.set(podUid, (vols = new Map()));
+      vols.set(spec.specVolID, attachable ? uniqueVolumeName(spec.driver, spec.volumeHandle) : "");
+    });
+  }
+  /** upstream VerifyControllerAttachedVolume: an attachable volume waits until the node status lists it in use. */
+  function verifyReportedInUse(spec: CSIVolumeSpec): void {
+    const name = uniqueVolumeName(spec.driver, spec.volumeHandle);
+    if (d.controllerAttachDetach && !reportedInUse.has(name)) throw new Error(`${VOLUME_NOT_REPORTED_IN_USE} (${name})`);
   }
   const endpointOf = (driver: string) => {
     const e = d.driverEndpoint(driver);
@@ -174,13 +219,15 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   }
 
   /** What a set-up needs first: the driver's endpoint, policy (the lifecycle mode checked) and capabilities, the attachment's context. */
-  async function prepare(spec: CSIVolumeSpec, podUid: string) {
+  async function prepare(spec: CSIVolumeSpec, podUid: string, reconstructed = false) {
     const endpoint = endpointOf(spec.driver);
     const policy = await driverPolicy(spec.driver);
     checkVolumeLifecycleMode(spec.driver, spec.lifecycle, policy);
     noteInUse(podUid, spec, policy); // in use from the moment the pod wants it (upstream's desired state)
     const caps = await d.client.nodeGetCapabilities(endpoint);
-    const publishContext = spec.lifecycle === "Persistent" && policy.attachRequired ? await waitForAttach(spec) : {};
+    const attachable = spec.lifecycle === "Persistent" && policy.attachRequired;
+    if (attachable && !reconstructed) verifyReportedInUse(spec);
+    const publishContext = attachable ? await waitForAttach(spec) : {};
     return { endpoint, policy, caps, publishContext };
   }
 
@@ -192,7 +239,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       await noteInUseAgain(podUid, spec);
       return target;
     }
-    const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid);
+    const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid, setUpBefore(dirname(target)));
     const persistent = spec.lifecycle === "Persistent";
     const fsGroupApplies = supportsFSGroup(spec, req.fsGroup, policy.fsGroupPolicy);
     const mountGroup = caps.includes("VOLUME_MOUNT_GROUP") && fsGroupApplies ? String(req.fsGroup) : undefined;
@@ -281,7 +328,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
         await tearDown(v.dir, v.data).catch((e) => errors.push(`${v.data.specVolumeID}: ${(e as Error).message}`));
       }
       if (errors.length > 0) throw new Error(`pod ${podUid}: CSI volumes not torn down: ${errors.join("; ")}`);
-      inUse.delete(podUid);
+      changeInUse(() => inUse.delete(podUid));
     },
     async volumeStats(podUid, specVolID) {
       const dir = join(podCSIVolumesDir(d.rootDir, podUid), specVolID);
@@ -296,6 +343,9 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     },
     blockVolumeStats: (podUid, specVolID) =>
       blockVolumeStats({ rootDir: d.rootDir, client: d.client, blkUtil: d.blkUtil }, podUid, specVolID, d.driverEndpoint),
-    volumesInUse: () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort(),
+    volumesInUse,
+    markVolumesReportedInUse(names) {
+      reportedInUse = new Set(names);
+    },
   };
 }

@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { attachmentName, deviceMountPath, podMountPath } from "../../../../src/pod/volumes/csi/csi-util.ts";
+import { attachmentName, deviceMountPath, podMountPath, saveVolumeData } from "../../../../src/pod/volumes/csi/csi-util.ts";
 import { MountDeviceError } from "../../../../src/pod/volumes/operation-error.ts";
+import { VOLUME_NOT_REPORTED_IN_USE } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
 import { recordingCSIVolumeManager } from "../../../support/fake-csi-node-client.ts";
 
@@ -148,6 +149,76 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     expect(m.volumesInUse()).toEqual(["kubernetes.io/csi/drv^vol-1"]);
     await m.tearDownPod("u2");
     expect(m.volumesInUse()).toEqual([]);
+  });
+
+  test("reported in use: an attachable volume is refused until a node status lists it, then set up; the reported set follows the list", async () => {
+    objects = {};
+    let nudges = 0;
+    const { calls, m } = recordingCSIVolumeManager({
+      rootDir: root,
+      caps: [],
+      objects: () => objects,
+      controllerAttachDetach: true,
+      onVolumesInUseChange: () => nudges++,
+    });
+    const unique = "kubernetes.io/csi/drv^vol-1";
+    const name = attachmentName("vol-1", "drv", "n1");
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true } };
+    await expect(m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow(`${VOLUME_NOT_REPORTED_IN_USE} (${unique})`);
+    expect(calls).toEqual([]);
+    expect(m.volumesInUse()).toEqual([unique]);
+    expect(nudges).toBe(1); // the volumes in use changed: a node status update is asked for
+    await expect(m.setUp({ pod: pod("u1"), spec: pvSpec })).rejects.toThrow(VOLUME_NOT_REPORTED_IN_USE);
+    expect(nudges).toBe(1); // no change, no request
+    m.markVolumesReportedInUse([unique]);
+    await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    expect(calls.map((c) => c.method)).toEqual(["publish"]);
+    m.markVolumesReportedInUse([]); // the list no longer names it: another pod's set-up waits again
+    await expect(m.setUp({ pod: pod("u2"), spec: pvSpec })).rejects.toThrow(VOLUME_NOT_REPORTED_IN_USE);
+    expect(nudges).toBe(1);
+    await m.tearDownPod("u2");
+    expect(nudges).toBe(1); // u1 still uses it
+    await m.tearDownPod("u1");
+    expect(m.volumesInUse()).toEqual([]);
+    expect(nudges).toBe(2);
+  });
+
+  test("reported in use: a pod volume set up before a restart (its vol_data.json left, its mount gone) is not held", async () => {
+    objects = {};
+    const name = attachmentName("vol-1", "drv", "n1");
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true } };
+    const volData = {
+      specVolumeID: "pv-a",
+      volumeHandle: "vol-1",
+      driverName: "drv",
+      nodeName: "n1",
+      attachmentID: name,
+      volumeLifecycleMode: "Persistent" as const,
+    };
+    saveVolumeData(dirname(podMountPath(root, "u1", "pv-a")), volData);
+    const { calls, m } = recordingCSIVolumeManager({ rootDir: root, caps: [], objects: () => objects, controllerAttachDetach: true });
+    await m.setUp({ pod: pod("u1"), spec: pvSpec });
+    expect(calls.map((c) => c.method)).toEqual(["publish"]);
+    await expect(m.setUp({ pod: pod("u2"), spec: pvSpec })).rejects.toThrow(VOLUME_NOT_REPORTED_IN_USE);
+  });
+
+  test("reported in use: a driver that needs no attach, or no attach/detach controller (standalone), is not held", async () => {
+    let nudges = 0;
+    const f = recordingCSIVolumeManager({
+      rootDir: root,
+      caps: [],
+      objects: () => objects,
+      controllerAttachDetach: true,
+      onVolumesInUseChange: () => nudges++,
+    });
+    await f.m.setUp({ pod: pod("u1"), spec: pvSpec }); // attachRequired: false
+    expect(nudges).toBe(0);
+    objects = {};
+    const name = attachmentName("vol-1", "drv", "n1");
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true } };
+    const g = manager([]);
+    await g.m.setUp({ pod: pod("u2"), spec: pvSpec });
+    expect(g.calls.map((c) => c.method)).toEqual(["publish"]);
   });
 
   test("an inline volume: refused unless the CSIDriver lists Ephemeral; then published with the pod's info, never staged", async () => {
