@@ -15,8 +15,6 @@ import { execCommand, type Exec, type ExecResult } from "./exec.ts";
 import { mountPointsUnder } from "./mount-points.ts";
 import { nodeBlockVolumePathHandler } from "./volume-path-handler.ts";
 
-export { execCommand, type Exec, type ExecResult } from "./exec.ts";
-
 /** upstream's LocalVolume plugin dir under <rootDir>/plugins, and util.MountsInGlobalPDPath. */
 const LOCAL_DEVICE_MOUNTS = join("plugins", "kubernetes.io", "local-volume", "mounts");
 /** upstream local.go defaultFSType. */

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MNT_DETACH, umount2 } from "../../../ffi/fs.ts";
 import { tearDownPodDir } from "../../../src/pod/kuberuntime/empty-dir.ts";
-import { diskFormat, execCommand, localDeviceMountPath, unmountUnusedLocalDevices } from "../../../src/pod/volumes/local-device.ts";
+import { execCommand } from "../../../src/pod/volumes/exec.ts";
+import { diskFormat, localDeviceMountPath, unmountUnusedLocalDevices } from "../../../src/pod/volumes/local-device.ts";
 import { setUpLocalVolume } from "../../../src/pod/volumes/local-volume.ts";
 import { mountPointsUnder } from "../../../src/pod/volumes/mount-points.ts";
 

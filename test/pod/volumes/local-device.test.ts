@@ -13,9 +13,8 @@ import {
   mountLocalBlockDevice,
   PARTITIONED,
   unusedDeviceMounts,
-  type Exec,
-  type ExecResult,
 } from "../../../src/pod/volumes/local-device.ts";
+import type { Exec, ExecResult } from "../../../src/pod/volumes/exec.ts";
 
 const ok = (output = ""): ExecResult => ({ status: 0, output });
 
