@@ -10,7 +10,7 @@ import { SyscallError } from "./errno.ts";
 
 export { SyscallError, ERRNO, errnoCode, errnoText } from "./errno.ts";
 
-const { i32, u32, i64, ptr: P } = FFIType;
+const { i32, u32, i64, u64, ptr: P } = FFIType;
 
 const lib = dlopen("libc.so.6", {
   // open(2) is variadic in C; the x86_64 SysV and Linux AAPCS64 calling conventions pass variadic
@@ -29,6 +29,7 @@ const lib = dlopen("libc.so.6", {
   inotify_add_watch: { args: [i32, P, u32], returns: i32 },
   inotify_rm_watch: { args: [i32, i32], returns: i32 },
   statfs: { args: [P, P], returns: i32 },
+  mount: { args: [P, P, P, u64, P], returns: i32 },
   getrlimit: { args: [i32, P], returns: i32 },
   setrlimit: { args: [i32, P], returns: i32 },
   getpriority: { args: [i32, u32], returns: i32 },
@@ -262,6 +263,16 @@ export function statfs(path: string): Statfs {
   if (sym.statfs(ptr(cstr(path)), ptr(buf)) < 0) fail("statfs", path);
   const v = new DataView(buf);
   return Object.fromEntries(STATFS_FIELDS.map((f) => [f, Number(v.getBigUint64(STATFS[f], true))])) as Statfs;
+}
+
+/** mount(2) flags (sys/mount.h). */
+export const MS_BIND = 0x1000;
+export const MS_REC = 0x4000;
+export const MS_SHARED = 1 << 20;
+
+/** mount(2) with no filesystem type and no data (bind mounts and propagation changes). */
+export function mount(source: string, target: string, flags: number): void {
+  if (sym.mount(ptr(cstr(source)), ptr(cstr(target)), null, flags, null) < 0) fail("mount", target);
 }
 
 /** RLIMIT_NOFILE (asm-generic). */

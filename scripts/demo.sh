@@ -116,6 +116,8 @@ cleanup() {
   # Whatever bunlet did not remove (it was killed, or never got that far): through the CRI directly.
   demo_pods remove || true
   remove_cgroups
+  # The root dir's own bind mount (made shared at start on a host whose "/" is private) and any volume left.
+  for m in $(awk -v r="$ROOT_DIR" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/self/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$ROOT_DIR" "$MANIFESTS" "$POD_LOGS"; rmdir "$(dirname "$POD_LOGS")" 2>/dev/null || true
   if [ "$STARTED_CONTAINERD" -eq 1 ]; then bash scripts/host/containerd.sh stop >/dev/null 2>&1 || true; say "containerd stopped (started by this demo)"; fi
   say "log: $LOG   trace: $TRACE"

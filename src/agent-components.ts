@@ -1,6 +1,7 @@
 // Components of the node agent that only start, stop and hand over what the composition root
-// (agent.ts) built: the plugin manager, image GC and the podresources API; and the CSI volume manager
-// the runtime mounts CSI volumes with, bound to the plugin manager's drivers.
+// (agent.ts) built: the root directory, the plugin manager, image GC and the podresources API; and the
+// CSI volume manager the runtime mounts CSI volumes with, bound to the plugin manager's drivers.
+import { mkdirSync } from "node:fs";
 import type { AgentComponent } from "./agent-component.ts";
 import { realClock } from "./clock.ts";
 import { kv, log } from "./log.ts";
@@ -18,6 +19,24 @@ import { durationMs } from "./config/duration.ts";
 import { volumeStatsMetrics } from "./metrics/volume-stats.ts";
 import type { Runtime } from "./pod/runtime.ts";
 import { createVolumeStatCalculator, type VolumeStatCalculator } from "./stats/volume-stat-calculator.ts";
+import { DATA_DIR_MODE } from "./pod/pod-dir.ts";
+import { makeRShared } from "./pod/volumes/hostutil.ts";
+
+/**
+ * Upstream setupDataDirs' first steps: the root directory made 0750 and put on a shared mount before
+ * any volume is mounted below it. An error stops the agent, as it stops the kubelet.
+ */
+export function rootDirComponent(rootDir: string): AgentComponent {
+  const start = () => {
+    try {
+      mkdirSync(rootDir, { recursive: true, mode: DATA_DIR_MODE });
+      makeRShared(rootDir);
+    } catch (e) {
+      throw new Error(`error configuring root directory: ${(e as Error).message}`);
+    }
+  };
+  return { name: "root directory", start, stop() {} };
+}
 
 /** The plugin manager (plugins_registry) with the CSI drivers' handler; drivers are published through the node's client. */
 export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, nodeApi: NodeApiWiring | undefined): AgentComponent {

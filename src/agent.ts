@@ -18,7 +18,7 @@ import { admissionNodeFrom, predicateAdmitHandler } from "./pod/admit-predicate.
 import { createImageGCManager, createImagePuller, type ImageGCManager, type ImagePuller, imagePullLimit, sandboxImages } from "./pod/images/index.ts";
 import { configuredCgroupDriver, verifyRuntimeCgroupDriver } from "./pod/cgroups-driver.ts";
 import { detectContainerCgroupHost } from "./pod/kuberuntime/cgroup-host.ts";
-import { createKubeRuntime } from "./pod/kuberuntime/index.ts";
+import { containerGcPolicyFromFlags, createKubeRuntime } from "./pod/kuberuntime/index.ts";
 import { checkRuntimeOwner, holdOwnerLock, RuntimeOwnerError } from "./pod/kuberuntime/owner.ts";
 import { createOrphanedPodDirs } from "./pod/orphaned-pod-dirs.ts";
 import { createOrphanVolumeTearDown } from "./pod/volumemanager/index.ts";
@@ -36,7 +36,14 @@ import { createEvictionWiring, type EvictionWiring } from "./wire/eviction.ts";
 import { idleCollectionComponent } from "./wire/idle-collection.ts";
 import { createImageImportWiring, type ImageImportWiring } from "./wire/image-import.ts";
 import { createNodeApiWiring, type NodeApiWiring } from "./wire/node-api.ts";
-import { csiVolumeManager, imageGCComponent, pluginManagerComponent, podResourcesComponent, volumeStatCalculator } from "./agent-components.ts";
+import {
+  csiVolumeManager,
+  imageGCComponent,
+  pluginManagerComponent,
+  podResourcesComponent,
+  rootDirComponent,
+  volumeStatCalculator,
+} from "./agent-components.ts";
 import type { CSIVolumeManager } from "./pod/volumes/csi/index.ts";
 import type { VolumeStatCalculator } from "./stats/volume-stat-calculator.ts";
 import { createNodeShutdownWiring, type NodeShutdownWiring } from "./wire/node-shutdown.ts";
@@ -88,6 +95,7 @@ export function createNodeAgent(loaded: NodeAgentInput, opts: NodeAgentOpts = {}
   const usernsManager: AgentComponent = { name: "user namespace manager", start: () => userns.start(), stop() {} };
   const components = [
     ...processComponents(ctx, pods),
+    rootDirComponent(ctx.flags.rootDir),
     deviceManager,
     usernsManager,
     lifecycle.component,
@@ -482,13 +490,4 @@ function createAgentForNode(
     // Webhook authn/authz through the node's own client (upstream BuildAuth(nodeName, kubeClient, …)).
     authClient: nodeApi ? apiReviews(() => nodeApi.client()) : undefined,
   });
-}
-
-/** Upstream GCPolicy from the deprecated --minimum-container-ttl-duration / --maximum-dead-containers(-per-container) flags. */
-function containerGcPolicyFromFlags(f: { minimumContainerTTLDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number }) {
-  return {
-    minAgeMs: f.minimumContainerTTLDuration ? durationMs(f.minimumContainerTTLDuration) : 0,
-    maxPerPodContainer: f.maximumDeadContainersPerContainer ?? 1,
-    maxContainers: f.maximumDeadContainers ?? -1,
-  };
 }

@@ -20,7 +20,7 @@
 // Both print the CPU time of the agent, of containerd, and of the whole machine (/proc/stat) during
 // the burst, so "the CPUs were full" and "something waited" can be told apart.
 // Cleans up everything — pods, cgroups, directories, containerd, bunlet — on exit, failure or Ctrl-C.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BunletProcess, BINARY, ensureBuilt, freePort, killAll, spawnBunlet, waitForHealthz } from "../../test/support/binary.ts";
@@ -29,6 +29,7 @@ import { removeCgroupTree } from "../../test/support/cgroup.ts";
 import { type TestContainerd, acquireContainerd } from "../../test/support/containerd.ts";
 import { pollUntil } from "../../test/support/wait.ts";
 import { directBurst as directBurstOf, markerManifest, waitMarkedRunning } from "./lib/markers.ts";
+import { removeTree } from "../../test/support/remove-tree.ts";
 
 const GOALS = { firstRunningMs: 1000, allRunningMs: 8000 };
 const args = process.argv.slice(2);
@@ -69,7 +70,7 @@ function cleanup(): Promise<void> {
       }
     } finally {
       removeCgroupTree(cgroupRoot);
-      rmSync(base, { recursive: true, force: true });
+      removeTree(base);
       await ctd?.release();
     }
   })();

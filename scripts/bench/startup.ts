@@ -4,10 +4,11 @@
 // Prints median/p90 against the goals (≤ 200 ms to healthy, ≤ 60 MB idle RSS) and the ratios. Under
 // QEMU user-mode emulation (arm64 on an x86_64 host) the times are the emulator's, and the RSS is the
 // QEMU process's: the arm64 program's memory plus QEMU's own and its translated-code cache.
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, spawnBunlet } from "../../test/support/binary.ts";
+import { removeTree } from "../../test/support/remove-tree.ts";
 
 const GOAL_STARTUP_MS = 200;
 const GOAL_RSS_MB = 60;
@@ -56,7 +57,7 @@ try {
     if (code !== 0) throw new Error(`bunlet exited ${code} on SIGTERM:\n${p.stderr()}`);
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
 }
 
 const fmt = (n: number) => n.toFixed(1);

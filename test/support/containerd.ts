@@ -7,12 +7,12 @@
 // BUNLET_TEST_RUNTIME=crio runs a private CRI-O (scripts/host/crio.sh) in containerd's place, behind the
 // same interface (docs/upstream.md says which suites run on it).
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type CriClient, createCriClient } from "../../src/cri/client.ts";
 import type { Runtime } from "../../src/pod/runtime.ts";
 import { removeCgroupTree } from "./cgroup.ts";
-import { mountPointsUnder } from "../../src/pod/kuberuntime/empty-dir.ts";
+import { removeTree } from "./remove-tree.ts";
 
 const SCRIPTS = resolve(import.meta.dir, "../../scripts/host");
 
@@ -264,12 +264,7 @@ export async function tearDownPods(ctd: TestContainerd | undefined, removePods: 
     await removePods();
   } finally {
     removeCgroupTree(cgroupRoot);
-    for (const d of dirs) {
-      // Pod volumes still mounted under a test's root dir (tmpfs of secret/projected/Memory emptyDir
-      // volumes of pods the test did not remove through its runtime): unmounted, never deleted through.
-      for (const mp of mountPointsUnder(resolve(d))) spawnSync("umount", ["-l", mp]);
-      rmSync(d, { recursive: true, force: true });
-    }
+    for (const d of dirs) removeTree(d);
     await ctd?.release();
   }
 }

@@ -9,7 +9,7 @@
 //   await n.start([...n.flags(), "--system-reserved=memory=100Mi"]);
 //   const uid = await n.waitRunning("g");
 import { afterAll, beforeAll } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isUnifiedMount } from "../../src/pod/cm/cgroup-v2-manager.ts";
 import type { Pod } from "../../src/pod/types.ts";
@@ -17,6 +17,7 @@ import { staticPodFlags, writeStaticPodConfig } from "./agent.ts";
 import { ensureBuilt, freePort, killAll, pollUntil, spawnBunlet, waitForHealthz, type BunletProcess } from "./binary.ts";
 import { acquireContainerd, removeSandboxes, tearDownPods, type TestContainerd } from "./containerd.ts";
 import { KUBEPODS_SLICES, stopKubepodsSlices } from "./cgroup.ts";
+import { removeTree } from "./remove-tree.ts";
 
 export { KUBEPODS_SLICES, stopKubepodsSlices };
 
@@ -138,7 +139,7 @@ export function useGuestNode(o: GuestNodeOpts): GuestNode {
           await removePods();
         } finally {
           stopKubepodsSlices();
-          rmSync(base, { recursive: true, force: true });
+          removeTree(base);
           await ctd?.release();
         }
     }

@@ -5,7 +5,7 @@
 // (./cgroups.ts): with the systemd driver bunlet makes kubepods.slice at the top (no cgroupRoot, no
 // harness fence: run it in a throw-away host such as the v2 guest) and cleanup stops that slice.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createCriClient, type CriClient } from "../../../src/cri/client.ts";
@@ -32,6 +32,7 @@ import {
 import { memTotalBytes, MIB, removeCgroupTree } from "./host.ts";
 import { isRunning, podManifest, type ChaosImages, type PodSpecInput, type PodView, type TraceRecord } from "./pods.ts";
 import { until } from "../../../test/support/wait.ts";
+import { removeTree } from "../../../test/support/remove-tree.ts";
 
 const HOST_SCRIPTS = resolve(import.meta.dir, "../../host");
 
@@ -550,7 +551,7 @@ export function createHarness(name: string, verbose: boolean, agentCommand?: rea
           if (r.status !== 0) throw new Error(r.stderr);
         });
       }
-      await step("temp dir", () => rmSync(dir, { recursive: true, force: true }));
+      await step("temp dir", () => removeTree(dir));
       return problems;
     }),
 

@@ -13,6 +13,7 @@
 // The plan is pure (planContainerGc); runContainerGc carries it out over the CRI.
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
+import { durationMs } from "../../config/duration.ts";
 import type { CriClient } from "../../cri/client.ts";
 import type { Container, PodSandbox } from "../../cri/types.ts";
 import { kv, log } from "../../log.ts";
@@ -27,6 +28,19 @@ export interface ContainerGcPolicy {
 }
 
 export const DEFAULT_CONTAINER_GC_POLICY: ContainerGcPolicy = { minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 };
+
+/** Upstream GCPolicy from the deprecated --minimum-container-ttl-duration / --maximum-dead-containers(-per-container) flags. */
+export function containerGcPolicyFromFlags(f: {
+  minimumContainerTTLDuration?: string;
+  maximumDeadContainersPerContainer?: number;
+  maximumDeadContainers?: number;
+}): ContainerGcPolicy {
+  return {
+    minAgeMs: f.minimumContainerTTLDuration ? durationMs(f.minimumContainerTTLDuration) : DEFAULT_CONTAINER_GC_POLICY.minAgeMs,
+    maxPerPodContainer: f.maximumDeadContainersPerContainer ?? DEFAULT_CONTAINER_GC_POLICY.maxPerPodContainer,
+    maxContainers: f.maximumDeadContainers ?? DEFAULT_CONTAINER_GC_POLICY.maxContainers,
+  };
+}
 /** Upstream ContainerGCPeriod. */
 export const CONTAINER_GC_PERIOD_MS = 60_000;
 

@@ -16,6 +16,7 @@ import { createCA, issueCert, type CA } from "../apiserver/pki.ts";
 import { freePort } from "../binary.ts";
 import { until } from "../wait.ts";
 import { bootstrapObjects, kubeconfigYaml, randomToken } from "./objects.ts";
+import { removeTree } from "../remove-tree.ts";
 
 export interface ControlPlaneOptions {
   /** Where certificates, kubeconfigs, etcd data and logs go (created; removed by stop() unless keepDir). */
@@ -314,7 +315,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   mkdirSync(o.dir, { recursive: true });
   const stop = async () => {
     await stopControlPlaneDir(o.dir);
-    if (!o.keepDir) rmSync(o.dir, { recursive: true, force: true });
+    if (!o.keepDir) removeTree(o.dir);
   };
   try {
     const pki = await makePki(o.dir);
