@@ -51,7 +51,7 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string):
     rootDir: ctx.flags.rootDir,
     nodeName,
     driverEndpoint: (driver) => ctx.late.csiDriverEndpoint?.(driver),
-    // Node autonomy: the CSIDriver and VolumeAttachment reads stored, and served when the API server gives no answer.
+    // Node autonomy: the CSIDriver, VolumeAttachment and volume Secret reads stored, and served when the API server gives no answer.
     getObject: ctx.flags.kubeconfig ? (ctx.autonomy ? withCSIObjectsCache(getObject, ctx.autonomy) : getObject) : undefined,
     client: createCSINodeClient(),
     // The attach/detach controller attaches: a volume is staged once the node status reported it in use, which changes prompt.
