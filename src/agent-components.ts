@@ -35,10 +35,11 @@ export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, 
 }
 
 /**
- * The CSI volume manager: drivers from the plugin manager, CSIDriver and VolumeAttachment objects read
- * with the node's client (through the autonomy cache when there is one).
+ * The CSI volume manager: drivers from the plugin manager, CSIDriver, VolumeAttachment and Secret objects
+ * read with the node's client (through the autonomy cache when there is one); `syncPodsNow` syncs at once
+ * the pods whose volumes a node status has just reported in use.
  */
-export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string): CSIVolumeManager {
+export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string, syncPodsNow: (podUids: ReadonlySet<string>) => void): CSIVolumeManager {
   const getObject = async (path: string) => {
     const client = ctx.late.nodeApi?.client();
     if (!client) throw new Error(`cannot read ${path}: no kubeClient defined`);
@@ -57,6 +58,7 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string):
     // The attach/detach controller attaches: a volume is staged once the node status reported it in use, which changes prompt.
     controllerAttachDetach: !!ctx.flags.kubeconfig,
     onVolumesInUseChange: () => ctx.late.nodeApi?.mode()?.status.syncSoon(),
+    onVolumesReportedInUse: syncPodsNow,
   });
 }
 
