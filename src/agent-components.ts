@@ -54,10 +54,11 @@ export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, 
 }
 
 /**
- * The CSI volume manager: drivers from the plugin manager, CSIDriver and VolumeAttachment objects read
- * with the node's client (through the autonomy cache when there is one).
+ * The CSI volume manager: drivers from the plugin manager, CSIDriver, VolumeAttachment and Secret objects
+ * read with the node's client (through the autonomy cache when there is one); `syncPodsNow` syncs at once
+ * the pods whose volumes a node status has just reported in use.
  */
-export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string): CSIVolumeManager {
+export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string, syncPodsNow: (podUids: ReadonlySet<string>) => void): CSIVolumeManager {
   const getObject = async (path: string) => {
     const client = ctx.late.nodeApi?.client();
     if (!client) throw new Error(`cannot read ${path}: no kubeClient defined`);
@@ -70,12 +71,13 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string):
     rootDir: ctx.flags.rootDir,
     nodeName,
     driverEndpoint: (driver) => ctx.late.csiDriverEndpoint?.(driver),
-    // Node autonomy: the CSIDriver and VolumeAttachment reads stored, and served when the API server gives no answer.
+    // Node autonomy: the CSIDriver, VolumeAttachment and volume Secret reads stored, and served when the API server gives no answer.
     getObject: ctx.flags.kubeconfig ? (ctx.autonomy ? withCSIObjectsCache(getObject, ctx.autonomy) : getObject) : undefined,
     client: createCSINodeClient(),
     // The attach/detach controller attaches: a volume is staged once the node status reported it in use, which changes prompt.
     controllerAttachDetach: !!ctx.flags.kubeconfig,
     onVolumesInUseChange: () => ctx.late.nodeApi?.mode()?.status.syncSoon(),
+    onVolumesReportedInUse: syncPodsNow,
   });
 }
 

@@ -145,7 +145,11 @@ function createPods(
         ?.status.sync()
         .catch(() => undefined),
   });
-  const csi = csiVolumeManager(ctx, () => pods.nodeName);
+  const csi = csiVolumeManager(
+    ctx,
+    () => pods.nodeName,
+    (uids) => pods.lifecycle.syncPodsNow((p) => uids.has(p.metadata.uid)),
+  );
   const runtime = createKubeRuntime({
     cri: ctx.cri,
     directSignal: ctx.directSignal,

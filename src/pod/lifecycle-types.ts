@@ -103,7 +103,7 @@ export interface PodLifecycle {
   pods(): Pod[];
   /** A pod of this full name ("name_namespace") was removed by its source and is still stopping. */
   isPodTerminatingByFullName(fullName: string): boolean;
-  /** Syncs at once the pods `match` selects (those waiting for an image that just arrived), as the periodic sync would. */
+  /** Syncs at once the pods `match` selects (those waiting for an image that just arrived or a volume just reported in use), as the periodic sync would. */
   syncPodsNow(match: (pod: Pod) => boolean): void;
   /** Calls `fn(uid)` when a pod's status is set or its worker finished (cleanup done); must not block. Returns an unsubscribe. */
   onStatusChange(fn: (uid: string) => void): () => void;

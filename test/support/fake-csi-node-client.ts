@@ -49,6 +49,7 @@ export interface RecordingManagerOptions {
   /** As CSIVolumeManagerDeps: set-ups of attachable volumes wait until reported in use; told of changes. */
   controllerAttachDetach?: boolean;
   onVolumesInUseChange?: () => void;
+  onVolumesReportedInUse?: (podUids: ReadonlySet<string>) => void;
 }
 
 /** A CSI volume manager on node n1 over a recording driver `drv`. */
@@ -62,6 +63,7 @@ export function recordingCSIVolumeManager(o: RecordingManagerOptions) {
     client: f.client,
     controllerAttachDetach: o.controllerAttachDetach,
     onVolumesInUseChange: o.onVolumesInUseChange,
+    onVolumesReportedInUse: o.onVolumesReportedInUse,
   });
   return { ...f, m };
 }

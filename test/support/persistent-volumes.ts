@@ -7,7 +7,16 @@
 export type PersistentVolumeSource =
   | { local: { path: string; fsType?: string } }
   | { hostPath: { path: string; type?: string } }
-  | { csi: { driver: string; volumeHandle: string; fsType?: string; volumeAttributes?: Record<string, string> } };
+  | {
+      csi: {
+        driver: string;
+        volumeHandle: string;
+        fsType?: string;
+        volumeAttributes?: Record<string, string>;
+        nodeStageSecretRef?: { name: string; namespace: string };
+        nodePublishSecretRef?: { name: string; namespace: string };
+      };
+    };
 
 export interface PersistentVolumeOptions {
   /** spec.capacity.storage; default 1Gi. */

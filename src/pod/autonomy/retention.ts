@@ -1,7 +1,7 @@
 // What the autonomy cache keeps (pure): the cached pods' secrets, configMaps, claims (and the PVs
-// those claims are bound to, their CSI drivers' CSIDriver objects and their VolumeAttachments), the
-// CSIDriver objects of their inline csi volumes and unexpired tokens, nothing else; and whether a write
-// fits the size bound.
+// those claims are bound to, their CSI drivers' CSIDriver objects, their VolumeAttachments and the
+// Secrets they name for the node), the CSIDriver objects and node-publish Secrets of their inline csi
+// volumes and unexpired tokens, nothing else; and whether a write fits the size bound.
 import { podConfigMapNames, podSecretNames, type RefPod } from "../api-references.ts";
 import { volumeClaimSource } from "../volumes/index.ts";
 import { cacheFileName, type CachedToken } from "./cache-entry.ts";
@@ -59,6 +59,38 @@ export function csiDriverFiles(pods: readonly unknown[], volumes: readonly unkno
       if (typeof name === "string" && name) out.add(cacheFileName("CSIDriver", { name }));
     } catch {
       // not a name a CSIDriver can have: nothing to keep
+    }
+  }
+  return out;
+}
+
+type SecretRefLike = { name?: unknown; namespace?: unknown } | null | undefined;
+
+/**
+ * The Secret files the pods' CSI volumes read on the node (upstream csi_attacher.go MountDevice,
+ * csi_mounter.go SetUpAt): their kept PVs' nodeStageSecretRef and nodePublishSecretRef, their inline csi
+ * volumes' nodePublishSecretRef in the pod's namespace.
+ */
+export function csiSecretFiles(pods: readonly unknown[], volumes: readonly unknown[]): Set<string> {
+  const refs: SecretRefLike[] = [];
+  for (const pv of volumes) {
+    const csi = (pv as { spec?: { csi?: { nodeStageSecretRef?: SecretRefLike; nodePublishSecretRef?: SecretRefLike } } }).spec?.csi;
+    refs.push(csi?.nodeStageSecretRef, csi?.nodePublishSecretRef);
+  }
+  for (const p of pods) {
+    const namespace = (p as CachedPod).metadata.namespace;
+    for (const v of (p as CachedPod).spec.volumes ?? []) {
+      const name = (v as { csi?: { nodePublishSecretRef?: SecretRefLike } }).csi?.nodePublishSecretRef?.name;
+      if (name) refs.push({ namespace, name });
+    }
+  }
+  const out = new Set<string>();
+  for (const ref of refs) {
+    try {
+      if (typeof ref?.name === "string" && typeof ref.namespace === "string" && ref.name)
+        out.add(cacheFileName("Secret", { namespace: ref.namespace, name: ref.name }));
+    } catch {
+      // not a name a Secret can have: nothing to keep
     }
   }
   return out;

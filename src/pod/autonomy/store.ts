@@ -1,6 +1,7 @@
 // The node autonomy cache on disk (<rootDir>/autonomy, directory 0700, files 0600): the API pods bound
 // to the node, the secrets, configMaps, persistentVolumeClaims (with their bound PersistentVolumes, and
-// for CSI ones the CSIDriver and VolumeAttachment) and service account tokens they reference, the Node and
+// for CSI ones the CSIDriver, VolumeAttachment and the Secrets named for the node) and service account
+// tokens they reference, the Node and
 // the services their environment is made from. Read once at start; written as the API server's objects
 // change — each write a temp file, fsync and rename, one at a time off the event loop, coalesced per
 // file and skipped when the object did not change. Bounded: a write that would take the cache past
@@ -12,7 +13,7 @@ import { writeFileAtomic } from "../../atomic-file.ts";
 import type { Clock } from "../../clock.ts";
 import { kv, log } from "../../log.ts";
 import { cacheFileName, encodeCacheEntry, parseCacheEntry, type CachedToken, type CacheKind } from "./cache-entry.ts";
-import { boundVolumeFiles, csiDriverFiles, fits, keepAttachment, keepToken, referencedFiles } from "./retention.ts";
+import { boundVolumeFiles, csiDriverFiles, csiSecretFiles, fits, keepAttachment, keepToken, referencedFiles } from "./retention.ts";
 
 /** The API objects kept by namespace and name (cluster-scoped ones — PV, CSIDriver, VolumeAttachment — with namespace ""). */
 export type StoredObjectKind = "Secret" | "ConfigMap" | "PersistentVolumeClaim" | "PersistentVolume" | "CSIDriver" | "VolumeAttachment";
@@ -135,17 +136,21 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
 
   /**
    * A PV goes with the last kept claim bound to it; a CSIDriver with the last kept PV or pod's inline
-   * volume of its driver; a VolumeAttachment with the kept PV it attaches.
+   * volume of its driver; a VolumeAttachment with the kept PV it attaches; a Secret with the last pod
+   * (`needed`), kept PV or inline csi volume naming it.
    */
-  function keepVolumesOf(pods: readonly unknown[]): void {
+  function keepVolumesOf(pods: readonly unknown[], needed: ReadonlySet<string>): void {
     const volumes = boundVolumeFiles(byKind("PersistentVolumeClaim"));
     for (const [file, e] of [...entries]) if (e.kind === "PersistentVolume" && !volumes.has(file)) remove(file);
     const kept = byKind("PersistentVolume");
     const drivers = csiDriverFiles(pods, kept);
     const names = new Set(kept.map((pv) => (pv as { metadata?: { name?: string } }).metadata?.name));
-    for (const [file, e] of [...entries]) {
-      if ((e.kind === "CSIDriver" && !drivers.has(file)) || (e.kind === "VolumeAttachment" && !keepAttachment(e.object, names))) remove(file);
-    }
+    const secrets = csiSecretFiles(pods, kept);
+    const gone = (file: string, e: Entry) =>
+      (e.kind === "CSIDriver" && !drivers.has(file)) ||
+      (e.kind === "VolumeAttachment" && !keepAttachment(e.object, names)) ||
+      (e.kind === "Secret" && !needed.has(file) && !secrets.has(file));
+    for (const [file, e] of [...entries]) if (gone(file, e)) remove(file);
   }
 
   return {
@@ -188,10 +193,10 @@ export function createAutonomyStore(opts: AutonomyStoreOptions): AutonomyStore {
       const uids = new Set(pods.map((p) => (p as { metadata: { uid: string } }).metadata.uid));
       const gone = (file: string, e: Entry) =>
         (e.kind === "Pod" && !files.has(file)) ||
-        ((e.kind === "Secret" || e.kind === "ConfigMap" || e.kind === "PersistentVolumeClaim") && !needed.has(file)) ||
+        ((e.kind === "ConfigMap" || e.kind === "PersistentVolumeClaim") && !needed.has(file)) ||
         (e.kind === "Token" && !keepToken(e.object as CachedToken, uids, opts.clock.now()));
       for (const [file, e] of [...entries]) if (gone(file, e)) remove(file);
-      keepVolumesOf(pods);
+      keepVolumesOf(pods, needed);
     },
     putObject(kind, ns, name, obj) {
       if (kind === "Secret" && !opts.secrets) return;

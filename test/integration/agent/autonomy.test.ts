@@ -8,8 +8,9 @@
 // local PV's claim is made again after a reboot from the cached claim and PV, and finds its data. So is
 // a pod whose claim is bound to a PV of the test's CSI driver (test/support/fake-csi-driver.ts), whose
 // CSIDriver requires attach: the driver registers with the restarted bunlet though its node info cannot
-// be published, and the volume is staged and published again with the cached CSIDriver and the cached,
-// attached VolumeAttachment's publish context. Needs root, containerd and the upstream binaries.
+// be published, and the volume is staged and published again with the cached CSIDriver, the cached,
+// attached VolumeAttachment's publish context and the cached node-publish Secret's data. Needs root,
+// containerd and the upstream binaries.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -195,10 +196,14 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     await adoptThenDelete(uid, "claimed", "offline-claim", "offline-pv");
   }, 300_000);
 
-  test("after a reboot a pod with a CSI PV's claim is made again from the cached claim, PV, CSIDriver and VolumeAttachment", async () => {
+  test("after a reboot a pod with a CSI PV's claim is made again from the cached claim, PV, CSIDriver, VolumeAttachment and Secret", async () => {
     driver = await startRegisteredCSIDriver(c.n.rootDir, CSI_DRIVER);
     await apply({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: CSI_DRIVER }, spec: { attachRequired: true } });
-    await bootingPodOfClaim("csi-claimed", "offline-csi-claim", "offline-csi-pv", { csi: { driver: CSI_DRIVER, volumeHandle: CSI_HANDLE } });
+    await kubectl("create", "secret", "generic", "offline-csi-publish", "--from-literal=token=publish-t0ken");
+    const nodePublishSecretRef = { name: "offline-csi-publish", namespace: "default" };
+    await bootingPodOfClaim("csi-claimed", "offline-csi-claim", "offline-csi-pv", {
+      csi: { driver: CSI_DRIVER, volumeHandle: CSI_HANDLE, nodePublishSecretRef },
+    });
     // The attach/detach controller makes the attachment; the test attaches it, as an external attacher would.
     const va = attachmentName(CSI_HANDLE, CSI_DRIVER, c.n.node);
     await until("the controller's VolumeAttachment", async () => (await kubectl("get", "volumeattachments", "-o", "name")).includes(va), 60_000, {
@@ -207,10 +212,10 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     const status = { status: { attached: true, attachmentMetadata: { lun: "7" } } };
     await kubectl("patch", "volumeattachment", va, "--subresource=status", "--type=merge", "-p", JSON.stringify(status));
     const uid = (await c.podInPhase("csi-claimed", "Running", 120_000)).metadata.uid as string;
-    await until("the claim, PV, CSIDriver and attachment in the autonomy cache", () => {
+    await until("the claim, PV, CSIDriver, attachment and Secret in the autonomy cache", () => {
       const files = existsSync(cacheDir()) ? readdirSync(cacheDir()) : [];
       const wanted = ["persistentvolumeclaim_default_offline-csi-claim.json", "persistentvolume_offline-csi-pv.json", `csidriver_${CSI_DRIVER}.json`];
-      return [...wanted, `volumeattachment_${va}.json`].every((f) => files.includes(f));
+      return [...wanted, `volumeattachment_${va}.json`, "secret_default_offline-csi-publish.json"].every((f) => files.includes(f));
     });
     const boots = join(driver.volumes.dataDir(CSI_HANDLE), "boots");
     expect(readFileSync(boots, "utf8")).toBe("boot\n");
@@ -228,6 +233,8 @@ describe.skipIf(!canRunContainerd() || !bin.dir)("node autonomy", () => {
     const again = driver.nodeCalls.slice(published);
     expect(again.map((x) => x.method)).toEqual(["NodeStageVolume", "NodePublishVolume"]);
     expect(again[1]!.request.publishContext).toEqual({ lun: "7" });
+    expect(again[1]!.request.secrets).toEqual({ token: "publish-t0ken" });
+    expect(logged("object=secret/default/offline-csi-publish")).toBe(true);
     await until("the second boot written to the CSI volume", () => readFileSync(boots, "utf8") === "boot\nboot\n", 30_000);
 
     await adoptThenDelete(uid, "csi-claimed", "offline-csi-claim", "offline-csi-pv");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ApiError } from "../../../src/kube/index.ts";
 import { createManualClock } from "../../../src/manual-clock.ts";
 import { createAutonomyStore, withCSIObjectsCache, type AutonomyStore, type GetObject } from "../../../src/pod/autonomy/index.ts";
-import { csiDriverPath, volumeAttachmentPath } from "../../../src/pod/volumes/csi/index.ts";
+import { csiDriverPath, secretPath, volumeAttachmentPath } from "../../../src/pod/volumes/csi/index.ts";
 import { createCSIVolumeManager } from "../../../src/pod/volumes/csi/csi-mounter.ts";
 import { attachmentName } from "../../../src/pod/volumes/csi/csi-util.ts";
 import { persistentCSIVolumeSpec } from "../../../src/pod/volumes/csi/volume-spec.ts";
@@ -116,15 +116,34 @@ describe("withCSIObjectsCache: the serving rules", () => {
     expect(servedLines()).toHaveLength(2);
   });
 
-  test("other reads (a volume's secretRef) go to the API server only, never stored", async () => {
-    const secretPath = "/api/v1/namespaces/ns/secrets/stage";
-    answers.set(secretPath, { data: { key: "czNjcjN0" } });
+  test("a volume's Secret is stored as the pods' own (its namespace's file) and served without an answer; other reads are not", async () => {
+    const path = secretPath({ namespace: "storage", name: "stage" });
+    const other = "/api/v1/namespaces/ns/configmaps/cm";
+    answers.set(path, { metadata: { name: "stage", namespace: "storage", managedFields: [{}] }, data: { key: "czNjcjN0" } });
+    answers.set(other, { data: { a: "b" } });
     const get = withCSIObjectsCache(live, store);
-    expect(await get(secretPath)).toEqual({ data: { key: "czNjcjN0" } });
+    await get(path);
+    await get(other);
     await store.flush();
-    expect(readdirSync(store.dir)).toEqual([]);
-    answers.set(secretPath, unreachable());
-    await expect(get(secretPath)).rejects.toThrow("ECONNREFUSED");
+    expect(readdirSync(store.dir)).toEqual(["secret_storage_stage.json"]);
+    answers.set(path, unreachable());
+    answers.set(other, unreachable());
+    expect(await get(path)).toEqual({ metadata: { name: "stage", namespace: "storage" }, data: { key: "czNjcjN0" } });
+    expect(servedLines().map((l) => /object=(\S+)/.exec(l)![1])).toEqual(["secret/storage/stage"]);
+    await expect(get(other)).rejects.toThrow("ECONNREFUSED");
+  });
+
+  test("with secrets off, a volume's Secret is neither stored nor served", async () => {
+    const path = secretPath({ namespace: "ns", name: "pub" });
+    const noSecrets = createAutonomyStore({ dir: join(dir, "no-secrets"), maxBytes: 1 << 20, secrets: false, clock: createManualClock(1000) });
+    await noSecrets.load();
+    answers.set(path, { data: { key: "czNjcjN0" } });
+    const get = withCSIObjectsCache(live, noSecrets);
+    await get(path);
+    await noSecrets.flush();
+    expect(readdirSync(noSecrets.dir)).toEqual([]);
+    answers.set(path, unreachable());
+    await expect(get(path)).rejects.toThrow("ECONNREFUSED");
   });
 });
 
@@ -168,6 +187,43 @@ describe("withCSIObjectsCache: a CSI PV set up again while the API server is unr
     // podInfoOnMount from the cached CSIDriver.
     expect(offline.calls[1]!.req.volumeContext).toMatchObject({ "csi.storage.k8s.io/pod.name": "db" });
     expect(offline.m.volumesInUse()).toEqual([`kubernetes.io/csi/${DRIVER}^vol-1`]);
+  });
+
+  test("a PV whose driver needs node-stage and node-publish Secrets: their cached data handed to the driver", async () => {
+    const refs = { nodeStageSecretRef: { name: "stage", namespace: "storage" }, nodePublishSecretRef: { name: "pub", namespace: "ns" } };
+    const withSecrets = persistentCSIVolumeSpec(
+      "pv-a",
+      { driver: DRIVER, volumeHandle: "vol-1", ...refs },
+      { accessModes: ["ReadWriteOnce"], mountOptions: [] },
+      false,
+    );
+    answers.set(secretPath(refs.nodeStageSecretRef), { metadata: { name: "stage", namespace: "storage" }, data: { key: "czNjcjN0" } }); // s3cr3t
+    answers.set(secretPath(refs.nodePublishSecretRef), { metadata: { name: "pub", namespace: "ns" }, data: { token: "cHVi" } }); // pub
+    const online = manager(withCSIObjectsCache(live, store));
+    await online.m.setUp({ pod, spec: withSecrets });
+    await online.m.tearDownPod("u1");
+    await store.flush();
+
+    // A restart: the API server unreachable; the CSIDriver, attachment and both Secrets from the cache.
+    answers = new Map([...answers.keys()].map((path) => [path, unreachable()]));
+    const reload = async (secrets: boolean) => {
+      const reloaded = createAutonomyStore({ dir: store.dir, maxBytes: 1 << 20, secrets, clock: createManualClock(2000) });
+      await reloaded.load();
+      return manager(withCSIObjectsCache(live, reloaded));
+    };
+    const offline = await reload(true);
+    await offline.m.setUp({ pod, spec: withSecrets });
+    expect(offline.calls.map((c) => [c.method, c.req.secrets])).toEqual([
+      ["stage", { key: "s3cr3t" }],
+      ["publish", { token: "pub" }],
+    ]);
+    expect(servedLines().filter((l) => l.includes("object=secret/"))).toHaveLength(2);
+    await offline.m.tearDownPod("u1");
+    // Secrets not cached: the CSIDriver and attachment alone do not stage the volume.
+    const withoutSecrets = await reload(false);
+    await expect(withoutSecrets.m.setUp({ pod, spec: withSecrets })).rejects.toThrow(
+      "fetching NodeStageSecretRef storage/stage failed: kubernetes.io/csi: failed to find the secret stage in the namespace storage with error: connect ECONNREFUSED",
+    );
   });
 
   test("an attachment cached before it was attached: the volume keeps waiting, as online", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { boundVolumeFiles, csiDriverFiles, fits, keepAttachment, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
+import { boundVolumeFiles, csiDriverFiles, csiSecretFiles, fits, keepAttachment, keepToken, referencedFiles } from "../../../src/pod/autonomy/retention.ts";
 
 const pod = {
   metadata: { namespace: "ns", name: "p", uid: "u" },
@@ -40,6 +40,25 @@ describe("retention", () => {
     ];
     expect([...csiDriverFiles([inline], volumes)].sort()).toEqual(["csidriver_block.csi.example.json", "csidriver_inline.csi.example.json"]);
     expect([...csiDriverFiles([pod], [])]).toEqual([]);
+  });
+
+  test("the Secrets the kept CSI PVs name for the node and the pods' inline csi volumes' node-publish Secrets", () => {
+    const inline = {
+      ...pod,
+      spec: { containers: [{ name: "c" }], volumes: [{ name: "i", csi: { driver: "d", nodePublishSecretRef: { name: "inline-pub" } } }] },
+    };
+    const refs = { nodeStageSecretRef: { name: "stage", namespace: "kube-system" }, nodePublishSecretRef: { name: "pub", namespace: "ns" } };
+    const volumes = [
+      {
+        metadata: { name: "pv-1" },
+        spec: { csi: { driver: "d", volumeHandle: "h1", ...refs, controllerPublishSecretRef: { name: "ctrl", namespace: "ns" } } },
+      },
+      { metadata: { name: "pv-2" }, spec: { csi: { driver: "d", volumeHandle: "h2", nodePublishSecretRef: { name: "../x", namespace: "ns" } } } },
+      { metadata: { name: "pv-3" }, spec: { csi: { driver: "d", volumeHandle: "h3", nodeStageSecretRef: { name: "no-namespace" } } } },
+      { metadata: { name: "pv-4" }, spec: { hostPath: { path: "/srv" } } },
+    ];
+    expect([...csiSecretFiles([inline], volumes)].sort()).toEqual(["secret_kube-system_stage.json", "secret_ns_inline-pub.json", "secret_ns_pub.json"]);
+    expect([...csiSecretFiles([pod], [])]).toEqual([]);
   });
 
   test.each([

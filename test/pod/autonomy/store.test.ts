@@ -172,6 +172,33 @@ describe("autonomy store", () => {
     expect(readdirSync(a.dir)).toEqual([]);
   });
 
+  test("a Secret a kept CSI PV names for the node goes with the PV, not with the pods' own secrets", async () => {
+    dir = mkdtempSync(join(tmpdir(), "autonomy-"));
+    const a = open();
+    await a.load();
+    const db = {
+      ...pod("u1"),
+      spec: { containers: [{ name: "c", image: "i" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data-db" } }] },
+    };
+    const pv = csiVolume("pv-1", "disk.csi.example");
+    const refs = { nodeStageSecretRef: { name: "stage", namespace: "storage" }, nodePublishSecretRef: { name: "pub", namespace: "ns" } };
+    a.putPods([db]);
+    a.putObject("PersistentVolumeClaim", "ns", "data-db", claim("data-db", "pv-1"));
+    a.putObject("PersistentVolume", "", "pv-1", { ...pv, spec: { ...pv.spec, csi: { ...pv.spec.csi, ...refs } } });
+    a.putObject("Secret", "storage", "stage", secret);
+    a.putObject("Secret", "ns", "pub", secret);
+    a.putPods([db]);
+    await a.flush();
+    const secretFiles = () =>
+      readdirSync(a.dir)
+        .filter((f) => f.startsWith("secret_"))
+        .sort();
+    expect(secretFiles()).toEqual(["secret_ns_pub.json", "secret_storage_stage.json"]);
+    a.putPods([]);
+    await a.flush();
+    expect(readdirSync(a.dir)).toEqual([]);
+  });
+
   test("a VolumeAttachment file without the PV it attaches is skipped with a line naming the file and field", async () => {
     dir = mkdtempSync(join(tmpdir(), "autonomy-"));
     const a = open();

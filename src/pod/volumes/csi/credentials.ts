@@ -19,6 +19,12 @@ export type GetObject = (path: string) => Promise<unknown>;
 /** The API path of a Secret. */
 export const secretPath = (ref: SecretRef) => `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`;
 
+/** The Secret an API path names (secretPath's inverse), or undefined for any other path: a cache can stand in for the read. */
+export function secretRefOfPath(path: string): SecretRef | undefined {
+  const m = /^\/api\/v1\/namespaces\/([^/?]+)\/secrets\/([^/?]+)$/.exec(path);
+  return m ? { namespace: decodeURIComponent(m[1]!), name: decodeURIComponent(m[2]!) } : undefined;
+}
+
 /**
  * upstream getCredentialsFromSecret: the Secret's data; a Secret that cannot be read fails with
  * upstream's text (`kubernetes.io/csi: failed to find the secret <name> in the namespace <ns> with

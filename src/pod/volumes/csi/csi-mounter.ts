@@ -6,7 +6,9 @@
 // the same driver and handle. Every step leaves a vol_data.json, so teardown works from the disk alone,
 // also for a pod left behind by an earlier bunlet. An attachable volume is staged only once a node status
 // the API server accepted lists it in volumesInUse (upstream VerifyControllerAttachedVolume), so the
-// attach/detach controller does not detach a volume the node is about to mount.
+// attach/detach controller does not detach a volume the node is about to mount; the pods that wait for
+// it are synced again as soon as one does (upstream's reconciler looks again every 100 ms), not at their
+// volume back-off.
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { kv, log } from "../../../log.ts";
@@ -47,6 +49,8 @@ export interface CSIVolumeManagerDeps {
   controllerAttachDetach?: boolean;
   /** The volumes in use changed: a node status update is due (upstream waits for the next period). */
   onVolumesInUseChange?: () => void;
+  /** A node status now lists volumes these pods use that none listed before: their set-up can go on now. */
+  onVolumesReportedInUse?: (podUids: ReadonlySet<string>) => void;
 }
 
 export interface CSIVolumeSetUp {
@@ -70,7 +74,8 @@ export interface CSIVolumeManager {
   volumesInUse(): string[];
   /**
    * upstream MarkVolumesAsReportedInUse: the unique names a node status the API server accepted lists in
-   * `volumesInUse`; a volume not among them is no longer reported.
+   * `volumesInUse`; a volume not among them is no longer reported. The pods using a volume newly listed
+   * are handed to onVolumesReportedInUse.
    */
   markVolumesReportedInUse(names: readonly string[]): void;
   /**
@@ -145,6 +150,8 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   const inUse = new Map<string, Map<string, string>>();
   /** The unique names the node status last written lists (upstream's desired state's reportedInUse). */
   let reportedInUse = new Set<string>();
+  /** Unique name → the pods whose set-up it refused because no node status listed it yet. */
+  const waitingForReport = new Map<string, Set<string>>();
   const volumesInUse = () => [...new Set([...inUse.values()].flatMap((vols) => [...vols.values()]).filter((n) => n !== ""))].sort();
   /** Runs `change` on the volumes in use, and asks for a node status update when their unique names changed. */
   function changeInUse(change: () => void): void {
@@ -161,9 +168,13 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     });
   }
   /** upstream VerifyControllerAttachedVolume: an attachable volume waits until the node status lists it in use. */
-  function verifyReportedInUse(spec: CSIVolumeSpec): void {
+  function verifyReportedInUse(spec: CSIVolumeSpec, podUid: string): void {
     const name = uniqueVolumeName(spec.driver, spec.volumeHandle);
-    if (d.controllerAttachDetach && !reportedInUse.has(name)) throw new Error(`${VOLUME_NOT_REPORTED_IN_USE} (${name})`);
+    if (!d.controllerAttachDetach || reportedInUse.has(name)) return;
+    let waiting = waitingForReport.get(name);
+    if (!waiting) waitingForReport.set(name, (waiting = new Set()));
+    waiting.add(podUid);
+    throw new Error(`${VOLUME_NOT_REPORTED_IN_USE} (${name})`);
   }
   const endpointOf = (driver: string) => {
     const e = d.driverEndpoint(driver);
@@ -226,7 +237,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     noteInUse(podUid, spec, policy); // in use from the moment the pod wants it (upstream's desired state)
     const caps = await d.client.nodeGetCapabilities(endpoint);
     const attachable = spec.lifecycle === "Persistent" && policy.attachRequired;
-    if (attachable && !reconstructed) verifyReportedInUse(spec);
+    if (attachable && !reconstructed) verifyReportedInUse(spec, podUid);
     const publishContext = attachable ? await waitForAttach(spec) : {};
     return { endpoint, policy, caps, publishContext };
   }
@@ -329,6 +340,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       }
       if (errors.length > 0) throw new Error(`pod ${podUid}: CSI volumes not torn down: ${errors.join("; ")}`);
       changeInUse(() => inUse.delete(podUid));
+      for (const [name, waiting] of waitingForReport) if (waiting.delete(podUid) && waiting.size === 0) waitingForReport.delete(name);
     },
     async volumeStats(podUid, specVolID) {
       const dir = join(podCSIVolumesDir(d.rootDir, podUid), specVolID);
@@ -346,6 +358,9 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     volumesInUse,
     markVolumesReportedInUse(names) {
       reportedInUse = new Set(names);
+      const waking = new Set(names.flatMap((n) => [...(waitingForReport.get(n) ?? [])]));
+      for (const n of names) waitingForReport.delete(n);
+      if (waking.size > 0) d.onVolumesReportedInUse?.(waking);
     },
   };
 }

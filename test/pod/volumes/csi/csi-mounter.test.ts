@@ -183,6 +183,29 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     expect(nudges).toBe(2);
   });
 
+  test("reported in use: the pods a newly listed volume refused are handed over once, a torn-down one not", async () => {
+    objects = {};
+    const woken: string[][] = [];
+    const { m } = recordingCSIVolumeManager({
+      rootDir: root,
+      caps: [],
+      objects: () => objects,
+      controllerAttachDetach: true,
+      onVolumesReportedInUse: (uids) => void woken.push([...uids].sort()),
+    });
+    const unique = "kubernetes.io/csi/drv^vol-1";
+    const name = attachmentName("vol-1", "drv", "n1");
+    objects[`/apis/storage.k8s.io/v1/volumeattachments/${name}`] = { metadata: { name }, status: { attached: true } };
+    for (const uid of ["u1", "u2", "u3"]) await expect(m.setUp({ pod: pod(uid), spec: pvSpec })).rejects.toThrow(VOLUME_NOT_REPORTED_IN_USE);
+    await m.tearDownPod("u3");
+    m.markVolumesReportedInUse(["kubernetes.io/csi/drv^other"]);
+    expect(woken).toEqual([]);
+    m.markVolumesReportedInUse([unique]);
+    expect(woken).toEqual([["u1", "u2"]]);
+    m.markVolumesReportedInUse([unique]); // listed again: nobody waits
+    expect(woken).toHaveLength(1);
+  });
+
   test("reported in use: a pod volume set up before a restart (its vol_data.json left, its mount gone) is not held", async () => {
     objects = {};
     const name = attachmentName("vol-1", "drv", "n1");
