@@ -169,7 +169,10 @@ export async function rampResult(
     const o = ownTimes(mode, n, name, since);
     return o.decided !== undefined ? o : undefined;
   };
-  const own = mode === "bunlet" ? await until("bunlet's trace record", traced, 20_000, { intervalMs: 100 }).catch(() => ownTimes(mode, n, name, since)) : ownTimes(mode, n, name, since);
+  const own =
+    mode === "bunlet"
+      ? await until("bunlet's trace record", traced, 20_000, { intervalMs: 100 }).catch(() => ownTimes(mode, n, name, since))
+      : ownTimes(mode, n, name, since);
   const first = Math.min(crossedAt, bench() ?? Infinity, own.crossed ?? Infinity);
   const ms = (t: number | undefined) => (t === undefined ? undefined : t - first);
   return { crossedAt: first, receivedMs: ms(got.receivedAt), noSigterm: got.noSigterm, decidedMs: ms(own.decided), sentMs: ms(own.sent), ...kills() };
