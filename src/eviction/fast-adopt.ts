@@ -17,6 +17,7 @@ import { startKill } from "./kills.ts";
 import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, type CycleReport, type EvictionState } from "./state.ts";
 import { isHardThreshold, type Observation, type Threshold } from "./threshold.ts";
 import type { EvictionDeps } from "./types.ts";
+import type { ContainerStats } from "../stats/summary.ts";
 
 export interface FastEvictionDecision {
   /** The state's hard memory threshold the worker found met. */
@@ -26,6 +27,8 @@ export interface FastEvictionDecision {
   pod: PodLike;
   /** The victim's working set as the worker read it. */
   workingSetBytes: number;
+  /** The victim's containers' working sets the worker read right after its signals, by container name (those it could read). */
+  containerWorkingSets?: { name: string; workingSetBytes: number }[];
   /** The candidates in the worker's order (victim first), for the report and the trace. */
   ranked: RankedPod[];
   /** Wall-clock ms of the decision (the worker's stats read). */
@@ -69,13 +72,15 @@ export function adoptFastEviction(deps: EvictionDeps, state: EvictionState, d: F
   logger.info(`eviction threshold met ${kv({ signal, observed, threshold, kind, graceLeft: "0s" })}`);
   logger.info(`attempting to reclaim ${kv({ resource, signal, observed, threshold, kind })}`);
 
-  // The pod's working set is the worker's; its containers' are read now (the signal is sent already),
-  // else taken from the summary provider's last full summary (the manager's own last summary may be
-  // from a cycle before the victim started).
+  // The pod's working set is the worker's, and so are its containers' when it read them (right after its
+  // signals, before the victim's exit frees them); else read now — the victim may be freeing its memory
+  // already —, else taken from the summary provider's last full summary (the manager's own last summary
+  // may be from a cycle before the victim started).
   const uid = d.pod.metadata.uid ?? "";
   const last = deps.lastPodStats?.(uid) ?? (state.lastSummary ? podStatsByUid(state.lastSummary).get(uid) : undefined);
   const time = new Date(d.decidedAtMs).toISOString();
-  const read = withFreshContainerMemory(resource, d.pod, last, deps.containerMemory?.(d.pod));
+  const fresh = withWorkerContainerMemory(deps.containerMemory?.(d.pod), d.containerWorkingSets, time);
+  const read = withFreshContainerMemory(resource, d.pod, last, fresh);
   const stats = read ? { ...read, memory: { ...read.memory, time, workingSetBytes: d.workingSetBytes } } : undefined;
   const { message, annotations } = evictionMessage(resource, d.pod, stats, [t], observations);
   const grace = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
@@ -112,6 +117,23 @@ export interface PlanMirror {
   generation: number;
   thresholds: Threshold[];
   pods: PodLike[];
+  /** Each pod's planned containers' names, in the plan's order (undefined: the pod is not signallable). */
+  containerNames?: (readonly string[] | undefined)[];
+}
+
+/**
+ * The containers' memory as read on the main thread, with the worker's figures over it (and its
+ * containers the main thread could not list added): the worker read them before the victim's exit.
+ */
+export function withWorkerContainerMemory(
+  read: readonly ContainerStats[] | undefined,
+  worker: FastEvictionDecision["containerWorkingSets"],
+  time: string,
+): ContainerStats[] | undefined {
+  if (!worker || worker.length === 0) return read ? [...read] : undefined;
+  const out = new Map((read ?? []).map((c) => [c.name, c]));
+  for (const w of worker) out.set(w.name, { ...out.get(w.name), name: w.name, memory: { time, workingSetBytes: w.workingSetBytes } });
+  return [...out.values()];
 }
 
 export type FiredOutcome = Extract<FastOutcome, { fired: true }>;
@@ -127,11 +149,16 @@ export function fastEvictionDecision(m: PlanMirror, outcome: FiredOutcome): Fast
       memory: { time: "", workingSetBytes: usage(i) },
     };
   });
+  const names = m.containerNames?.[outcome.victim] ?? [];
+  const containerWorkingSets = (outcome.containerWorkingSets ?? []).flatMap((ws, k) =>
+    names[k] !== undefined && Number.isFinite(ws) ? [{ name: names[k]!, workingSetBytes: Math.max(0, ws) }] : [],
+  );
   return {
     threshold: m.thresholds[outcome.threshold]!,
     observation: { available: outcome.available, capacity: outcome.capacity, timeMs: outcome.readAtMs },
     pod: m.pods[outcome.victim]!,
     workingSetBytes: outcome.workingSets[outcome.victim]!,
+    containerWorkingSets,
     ranked,
     decidedAtMs: outcome.readAtMs,
     signalled: outcome.signalled,

@@ -63,13 +63,18 @@ export function planCandidates<P extends PodLike>(activePods: readonly P[], evic
 
 /** The runtime IDs of a pod's running containers (init containers first), from its API status. */
 export function runningContainerIds(status: PodStatus | undefined): string[] {
-  const ids: string[] = [];
+  return runningContainers(status).map((c) => c.id);
+}
+
+/** The running containers (init containers first) with their names, as runningContainerIds. */
+export function runningContainers(status: PodStatus | undefined): { id: string; name: string }[] {
+  const out: { id: string; name: string }[] = [];
   for (const c of [...(status?.initContainerStatuses ?? []), ...(status?.containerStatuses ?? [])]) {
     if (!c.state?.running || !c.containerID) continue;
     const at = c.containerID.indexOf("://");
-    ids.push(at >= 0 ? c.containerID.slice(at + 3) : c.containerID);
+    out.push({ id: at >= 0 ? c.containerID.slice(at + 3) : c.containerID, name: c.name });
   }
-  return ids;
+  return out;
 }
 
 /** The QoS parents of pod cgroups (kubepods, its burstable and besteffort children) for a pod-path function. */

@@ -99,7 +99,12 @@ export function withFreshContainerMemory(
 ): PodStats | undefined {
   if (resource !== "memory" || !fresh) return stats;
   const before = new Map((stats?.containers ?? []).map((c) => [c.name, c]));
-  const containers = fresh.map((c) => ({ ...before.get(c.name), ...c, memory: c.memory ?? before.get(c.name)?.memory }));
+  const read = new Set(fresh.map((c) => c.name));
+  // A container the fresh read missed keeps the summary's figure rather than vanish from the message.
+  const containers = [
+    ...fresh.map((c) => ({ ...before.get(c.name), ...c, memory: c.memory ?? before.get(c.name)?.memory })),
+    ...(stats?.containers ?? []).filter((c) => !read.has(c.name)),
+  ];
   const podRef = stats?.podRef ?? { name: pod.metadata.name, namespace: pod.metadata.namespace ?? "default", uid: pod.metadata.uid ?? "" };
   return { ...stats, podRef, containers };
 }

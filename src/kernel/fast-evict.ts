@@ -17,7 +17,9 @@
 // At a wake-up for one of those tokens the worker, at nice -20: checks the link counts (changed ⇒ the
 // pod set changed since the plan: it steps aside), reads each threshold's cgroup (pread, no open) and
 // stops unless one is met now, ranks with kernel/fast-rank.ts (the same victim as the main thread's
-// ranking from the same fresh stats), signals the victim's containers through the pidfds, and reports.
+// ranking from the same fresh stats), signals the victim's containers through the pidfds, reads their
+// working sets (kept fds: after the signals, before the victim's exit frees them; the eviction message's
+// figures), and reports.
 // Anything unusual — a read failing, a victim whose containers are not all known — steps aside: the
 // main thread's cycle then decides as before.
 //
@@ -50,8 +52,9 @@ const H_DIRS = 4;
 const H_CGROUP_VERSION = 5; // of the pods' files: 1 or 2 (0, an old plan: 1)
 const THR_BASE = 8; // token, usageFd, statFd, files (THRESHOLD_FILES)
 const POD_BASE = THR_BASE + 4 * FAST_PLAN_MAX_THRESHOLDS; // usageFd, statFd, first container, count (-1: not signallable)
-const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS; // pidfd, signal, pid
-const INT_COUNT = CONT_BASE + 3 * FAST_PLAN_MAX_CONTAINERS;
+const CONT_BASE = POD_BASE + 4 * FAST_PLAN_MAX_PODS;
+const CONT_STRIDE = 5; // pidfd, signal, pid, usageFd, statFd (-1: no memory cgroup known)
+const INT_COUNT = CONT_BASE + CONT_STRIDE * FAST_PLAN_MAX_CONTAINERS;
 // Float64 layout, after the Int32 words.
 const F_OFFSET_BYTES = Math.ceil((INT_COUNT * 4) / 8) * 8;
 const FTHR_BASE = 0; // capacity, threshold bytes
@@ -85,9 +88,10 @@ export interface FastPlanPod {
   priority: number;
   /**
    * The running containers' pidfds and stop signals (and the PID the pidfd names, 0: unknown, for
-   * awaitSignalsTaken); undefined when one is not signallable yet.
+   * awaitSignalsTaken), and the kept usage and memory.stat fds of its memory cgroup (absent: not found),
+   * read right after the signals for the eviction message; undefined when one is not signallable yet.
    */
-  containers?: { pidfd: number; signal: number; pid?: number }[];
+  containers?: { pidfd: number; signal: number; pid?: number; usageFd?: number; statFd?: number }[];
 }
 
 export interface FastPlan {
@@ -113,6 +117,11 @@ export type FastOutcome =
       /** Every candidate's memory.usage_in_bytes, and the exact working sets the ranking read (NaN: not needed). */
       usages: number[];
       workingSets: number[];
+      /**
+       * The victim's planned containers' working sets (NaN: no cgroup known, or unreadable), read right
+       * after the signals, before the victim could run its exit: the eviction message's figures.
+       */
+      containerWorkingSets: number[];
       /** Wall-clock ms: stats read, first signal sent. */
       readAtMs: number;
       sentAtMs: number;
@@ -206,10 +215,12 @@ export function publishPlan(buf: SharedArrayBuffer, plan: FastPlan): number | un
     f[FPOD_BASE + 2 * k] = p.request;
     f[FPOD_BASE + 2 * k + 1] = p.priority;
     for (const ct of p.containers ?? []) {
-      i[CONT_BASE + 3 * c] = ct.pidfd;
-      i[CONT_BASE + 3 * c + 1] = ct.signal;
-      i[CONT_BASE + 3 * c + 2] = ct.pid ?? 0;
-      c++;
+      const at = CONT_BASE + CONT_STRIDE * c++;
+      i[at] = ct.pidfd;
+      i[at + 1] = ct.signal;
+      i[at + 2] = ct.pid ?? 0;
+      i[at + 3] = ct.usageFd ?? -1;
+      i[at + 4] = ct.statFd ?? -1;
     }
   });
   plan.dirLinks.forEach((n, k) => {
@@ -390,17 +401,49 @@ function decide(
   const sent: { pid: number; signal: number }[] = [];
   for (let c = first; c < first + count; c++) {
     const at = io.now();
-    const signal = i[CONT_BASE + 3 * c + 1]!;
+    const signal = i[CONT_BASE + CONT_STRIDE * c + 1]!;
     try {
-      io.signal(i[CONT_BASE + 3 * c]!, signal);
+      io.signal(i[CONT_BASE + CONT_STRIDE * c]!, signal);
       if (signalled++ === 0) sentAtMs = at;
-      sent.push({ pid: i[CONT_BASE + 3 * c + 2]!, signal });
+      sent.push({ pid: i[CONT_BASE + CONT_STRIDE * c + 2]!, signal });
     } catch {
       // exited already (ESRCH): the runtime's stop finds it stopped
     }
   }
   if (signalled === 0) return stepAside("the victim's containers have all exited");
-  return { fired: true, generation, threshold: thr, available, capacity, victim, usages, workingSets, readAtMs, sentAtMs, signalled, sent };
+  // Read after the signals (the kill never waits on them), before the victim runs its exit: this thread
+  // is at a higher priority, and a read later on the main thread sees the memory being freed.
+  const containerWorkingSets = victimContainerWorkingSets(i, first, count, (usageFd, statFd) => readNumber(usageFd) - readInactive(statFd));
+  return {
+    fired: true,
+    generation,
+    threshold: thr,
+    available,
+    capacity,
+    victim,
+    usages,
+    workingSets,
+    containerWorkingSets,
+    readAtMs,
+    sentAtMs,
+    signalled,
+    sent,
+  };
+}
+
+/** The working set of each of the victim's planned containers; NaN where no cgroup is known or a read fails (it went away). */
+function victimContainerWorkingSets(i: Int32Array, first: number, count: number, read: (usageFd: number, statFd: number) => number): number[] {
+  const out: number[] = [];
+  for (let c = first; c < first + count; c++) {
+    const usageFd = i[CONT_BASE + CONT_STRIDE * c + 3]!;
+    const statFd = i[CONT_BASE + CONT_STRIDE * c + 4]!;
+    let ws = Number.NaN;
+    try {
+      if (usageFd >= 0 && statFd >= 0) ws = read(usageFd, statFd);
+    } catch {}
+    out.push(ws);
+  }
+  return out;
 }
 
 /**
@@ -426,65 +469,4 @@ export function rehearseFastEviction(buf: SharedArrayBuffer, dirs: readonly stri
   };
   const out = tryFastEviction(copy, [i[THR_BASE]!], dirs, { ...io, signal: refuse });
   return out?.fired === false ? out.reason : undefined;
-}
-
-/**
- * Whether `signal` is still pending for the process whose /proc/<pid>/status is `status` (its
- * ShdPnd or SigPnd mask has the bit): true until the process dequeued it — ran its handler, or
- * died of it. undefined when the text has neither mask.
- */
-export function signalPending(status: string, signal: number): boolean | undefined {
-  let seen = false;
-  const bit = 1n << BigInt(signal - 1);
-  for (const key of ["ShdPnd:", "SigPnd:"]) {
-    const at = status.indexOf(key);
-    if (at < 0) continue;
-    const end = status.indexOf("\n", at);
-    const hex = status.slice(at + key.length, end < 0 ? undefined : end).trim();
-    if (!/^[0-9a-f]+$/i.test(hex)) continue;
-    seen = true;
-    if ((BigInt(`0x${hex}`) & bit) !== 0n) return true;
-  }
-  return seen ? false : undefined;
-}
-
-export interface SignalsTakenIo {
-  /** /proc/<pid>/status, or undefined when the process is gone. */
-  procStatus(pid: number): string | undefined;
-  /** Blocks this thread (a Worker's: monotonic-sleep.ts) for ms. */
-  sleep(ms: number): void;
-  now(): number;
-}
-
-/**
- * After the thread signalled a victim, it waits — asleep, checking after `firstMs`, then at intervals
- * that double — until every signalled process took its signal (or is gone), for at most `capMs`: the
- * main thread's bookkeeping (status, events, the runtime's stop) is posted after it, so on a busy CPU it
- * never runs ahead of the victim's own handler. No check right after the signal: reading a busy victim's
- * /proc/<pid>/status takes the CPU it needs to reach its handler (in the one-CPU v2 guest, a memory hog:
- * kill → handler p50 1.1–1.2 ms, max 3.7–14.8 ms when checked at once and every 1 ms; p50 0.35 ms, max
- * 1.1–1.9 ms — as with no check at all — when the first check waits 2 ms). Returns when that was seen
- * (wall-clock ms), or undefined at the cap or when a PID is unknown (then it waited `minMs`).
- */
-export function awaitSignalsTaken(
-  sent: readonly { pid: number; signal: number }[],
-  io: SignalsTakenIo,
-  opts: { minMs: number; capMs: number; firstMs: number },
-): number | undefined {
-  const start = io.now();
-  if (sent.length === 0 || sent.some((s) => s.pid <= 0)) {
-    io.sleep(opts.minMs);
-    return undefined;
-  }
-  let left = [...sent];
-  for (let wait = opts.firstMs; ; wait *= 2) {
-    io.sleep(Math.min(wait, Math.max(0, opts.capMs - (io.now() - start))));
-    left = left.filter((s) => {
-      const st = io.procStatus(s.pid);
-      return st !== undefined && signalPending(st, s.signal) !== false;
-    });
-    const now = io.now();
-    if (left.length === 0) return now;
-    if (now - start >= opts.capMs) return undefined;
-  }
 }

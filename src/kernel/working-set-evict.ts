@@ -4,16 +4,8 @@
 // crossing is posted, and one dry run of each new plan.
 import { readFileSync } from "node:fs";
 import { preciseNow } from "../clock.ts";
-import {
-  awaitSignalsTaken,
-  type FastOutcome,
-  PLAN_ARMED,
-  planGeneration,
-  planState,
-  rehearseFastEviction,
-  type SignalsTakenIo,
-  tryFastEviction,
-} from "./fast-evict.ts";
+import { type FastOutcome, PLAN_ARMED, planGeneration, planState, rehearseFastEviction, tryFastEviction } from "./fast-evict.ts";
+import { awaitSignalsTaken, type SignalsTakenIo } from "./signals-taken.ts";
 import type { MonotonicSleeper } from "./monotonic-sleep.ts";
 import type { WorkingSetTarget } from "./working-set-protocol.ts";
 import { majflt, type SchedMark, schedMark, schedSpan, us } from "./working-set-read.ts";

@@ -20,6 +20,11 @@ export interface SummaryProviderOptions {
   /** The pod's cgroup relative to each controller's mount ("kubepods/burstable/pod<uid>"); undefined = none yet. */
   podCgroupPath: (pod: PodLike) => string | undefined;
   cri?: SummaryCri;
+  /**
+   * The pod's running containers as its status names them (runtime ID, name): containerMemory reads
+   * those the CRI listing cache does not know yet (started since it was taken, or its refresh slow).
+   */
+  runningContainers?: (uid: string) => readonly { id: string; name: string }[];
   /** kubelet podLogsDir (default /var/log/pods). */
   podLogsDir?: string;
   /** kubelet --root-dir: emptyDir volumes live in <rootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>. */

@@ -27,7 +27,7 @@ export interface SummaryProvider {
    * The pod's running containers with their memory read now from their cgroups (synchronous, a few
    * small reads): the eviction message's per-container figures. A memory-only summary carries the
    * containers of the last full one, whose figures may predate the ramp that crossed the line, and none
-   * for a pod started since. Undefined when the runtime's listing does not know the pod yet.
+   * for a pod started since. Undefined when neither the pod's status nor the runtime's listing knows its containers yet.
    */
   containerMemory(pod: PodLike): ContainerStats[] | undefined;
   /** The pod as the last full summary saw it (containers, cpu, volumes), no I/O; undefined before one did. */
@@ -201,6 +201,18 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     return node;
   }
 
+  /**
+   * The pod's running containers: its status's (current as the pod workers see them) and the listing's
+   * others; undefined when neither knows any.
+   */
+  function runningContainers(uid: string, snap: CriSnapshot | undefined): { id: string; name: string }[] | undefined {
+    const listed = snap?.containersByUid.get(uid)?.map((c) => ({ id: c.id, name: criContainerName(c) }));
+    const status = opts.runningContainers?.(uid) ?? [];
+    if (status.length === 0) return listed;
+    const named = new Set(status.map((c) => c.name));
+    return [...status, ...(listed ?? []).filter((c) => !named.has(c.name))];
+  }
+
   // Concurrent callers (eviction + HTTP) share one in-flight summary.
   let inflight: Promise<Summary> | undefined;
   const full = () => {
@@ -224,14 +236,13 @@ export function createSummaryProvider(opts: SummaryProviderOptions): SummaryProv
     },
     containerMemory(pod) {
       const uid = pod.metadata.uid ?? "";
-      const listed = cri.last()?.containersByUid.get(uid);
-      if (!listed) return undefined;
+      const containers = runningContainers(uid, cri.last());
+      if (!containers) return undefined;
       const dirs = cgroups.podDirs(pod, uid);
       if (dirs === undefined) return undefined;
       const time = new Date(clock.now()).toISOString();
-      return listed.map((c) => {
-        const name = criContainerName(c);
-        const cdirs = cgroups.knownContainerDirs(dirs, c.id);
+      return containers.map(({ id, name }) => {
+        const cdirs = cgroups.knownContainerDirs(dirs, id);
         const memory = cdirs && attempt(uid, `container ${name} memory`, () => cgroupMemoryStats(cdirs.memory, time));
         return memory ? { name, memory } : { name };
       });

@@ -36,6 +36,7 @@ import type { CycleReport } from "../eviction/synchronize.ts";
 import { rehearseEviction } from "../eviction/rehearsal.ts";
 import { repeatCrossingUseful } from "../eviction/notifier-thresholds.ts";
 import { admissionView } from "../eviction/admission.ts";
+import { runningContainers } from "../eviction/fast-plan.ts";
 import { notifierMetrics } from "../eviction/metrics.ts";
 import { createEvictionRecordStore, evictionRecordPath, type EvictionRecordStore } from "../eviction/record-file.ts";
 import { evictedStaticPodAdmitHandler, persistEvictions } from "../eviction/record-keeping.ts";
@@ -229,6 +230,7 @@ function createEvictionSummary(ctx: EvictionWiringContext): SummaryProvider {
     activePods: () => input.lifecycle.activePods(),
     podCgroupPath: input.podCgroupPath,
     cri: input.cri,
+    runningContainers: (uid) => runningContainers(input.lifecycle.getPodStatus(uid)),
     podLogsDir: input.config.podLogsDir,
     rootDir: input.rootDir,
     podsCgroup: input.podsCgroup,

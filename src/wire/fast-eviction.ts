@@ -21,10 +21,12 @@
 //     counts while a plan is armed: that would be 4 wake-ups a second on an idle node.
 // Rebuilt after every eviction cycle as well. Fds are kept across plans and closed only once the plan
 // that named them is taken back (see fast-evict.ts for the ownership protocol).
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { close, O_CLOEXEC, O_RDONLY, open, pidfd_open, pidfd_send_signal } from "../../ffi/libc.ts";
 import { type FastEvictionDecision, fastEvictionDecision, notifierThreadEvictionFields, type PlanMirror } from "../eviction/fast-adopt.ts";
-import { type NoPlan, planCandidates, planThreshold, planThresholds, qosDirs, runningContainerIds } from "../eviction/fast-plan.ts";
+import { type NoPlan, planCandidates, planThreshold, planThresholds, qosDirs, runningContainers } from "../eviction/fast-plan.ts";
+import { containerCgroupLeaves } from "../cri/container-cgroup.ts";
 import type { EvictionConfig, EvictionManager } from "../eviction/index.ts";
 import { makeSignalObservations } from "../eviction/observations.ts";
 import { podRequest } from "../pod/pod-resources.ts";
@@ -192,6 +194,20 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     return f;
   };
 
+  /** A container's kept memory files, for the worker's read of its working set; undefined when its cgroup is not found. */
+  const containerFiles = (podDir: string, id: string): { usageFd: number; statFd: number } | undefined => {
+    for (const leaf of containerCgroupLeaves(id)) {
+      const dir = join(podDir, leaf);
+      if (!files.has(dir) && !existsSync(dir)) continue;
+      try {
+        return cgroupFiles(dir);
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  };
+
   /** Our own pidfd on a container's init, valid while the signaller's pidfd on it is (the PID not reused). */
   const pidfdFor = (k: { containerId: string; pid: number; pidfd: number }): number | undefined => {
     let mine = pidfds.get(k.containerId);
@@ -237,37 +253,42 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     if (dirs.length === 0 || links.some((n) => n < 0)) return { reason: "QoS cgroups not found", transient: true };
     const candidates = planCandidates(input.lifecycle.activePods(), input.config.evictStaticPods);
     const pods: FastPlanPod[] = [];
+    const containerNames: (string[] | undefined)[] = [];
     let incomplete = false;
     for (const pod of candidates) {
       const uid = pod.metadata.uid ?? "";
       const rel = input.podCgroupPath(pod);
+      const podDir = rel === undefined ? undefined : join(input.memoryRoot, rel);
       let f = { usageFd: -1, statFd: -1 };
-      if (rel !== undefined) {
+      if (podDir !== undefined) {
         try {
-          f = cgroupFiles(join(input.memoryRoot, rel));
+          f = cgroupFiles(podDir);
         } catch {
           // No memory cgroup yet: the summary reports no memory for it (0), and its creation changes the links.
         }
       }
-      const running = runningContainerIds(input.lifecycle.getPodStatus(uid));
+      const running = runningContainers(input.lifecycle.getPodStatus(uid));
       const known = new Map((input.signaller.knownContainers?.(uid) ?? []).map((k) => [k.containerId, k]));
       let containers: FastPlanPod["containers"] = [];
-      for (const id of running) {
+      for (const { id } of running) {
         const k = known.get(id);
         const pidfd = k && pidfdFor(k);
         if (!k || pidfd === undefined) {
           containers = undefined;
           break;
         }
-        containers.push({ pidfd, signal: firstStopSignal(IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, k.stopSignal), pid: k.pid });
+        const memory = podDir === undefined ? undefined : containerFiles(podDir, id);
+        containers.push({ pidfd, signal: firstStopSignal(IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, k.stopSignal), pid: k.pid, ...memory });
       }
       if (!containers || containers.length === 0) {
         containers = undefined;
         incomplete = true;
       }
       pods.push({ ...f, request: podRequest(pod, "memory"), priority: pod.spec.priority ?? 0, containers });
+      containerNames.push(containers && running.map((c) => c.name));
     }
-    return { plan: { thresholds, pods, dirLinks: links, cgroupVersion: input.cgroupVersion ?? 1 }, mirror: { thresholds: hard, pods: candidates }, incomplete };
+    const mirror = { thresholds: hard, pods: candidates, containerNames };
+    return { plan: { thresholds, pods, dirLinks: links, cgroupVersion: input.cgroupVersion ?? 1 }, mirror, incomplete };
   }
 
   /** Closes kept fds the new plan does not name (only ever with the plan taken back). */
@@ -276,7 +297,10 @@ export function createFastEvictionPlanner(input: FastEvictionPlannerInput): Fast
     for (const t of plan?.thresholds ?? []) fds.add(t.usageFd).add(t.statFd);
     for (const p of plan?.pods ?? []) {
       fds.add(p.usageFd).add(p.statFd);
-      for (const c of p.containers ?? []) fds.add(c.pidfd);
+      for (const c of p.containers ?? []) {
+        fds.add(c.pidfd);
+        if (c.usageFd !== undefined) fds.add(c.usageFd);
+      }
     }
     for (const [dir, f] of files) {
       if (fds.has(f.usageFd)) continue;

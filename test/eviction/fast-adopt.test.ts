@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { adoptFastEviction, cpuFields } from "../../src/eviction/fast-adopt.ts";
+import { adoptFastEviction, cpuFields, fastEvictionDecision, withWorkerContainerMemory } from "../../src/eviction/fast-adopt.ts";
 import { rankMemoryPressure } from "../../src/eviction/rank.ts";
 import { harness } from "./harness.ts";
 import { at, atMs, Gi, Mi, pod, podStats, summary, thresholds } from "./helpers.ts";
@@ -87,6 +87,41 @@ describe("adoptFastEviction: the notifier thread's eviction recorded as the cycl
     expect(h.kills[0]!.status.message).toBe(
       "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 700Mi, request is 0, has larger consumption of memory. ",
     );
+  });
+
+  // The CRI listing cache predates the hog's container (containerMemory: undefined), the last full
+  // summary has no container of it, and a read on the main thread would see its memory being freed.
+  test("the worker's container figures, read before the victim's exit, make the message's container sentence", async () => {
+    const h = setup();
+    await h.step(0, summary({ time: at(0), memAvailable: 2000 * Mi, memWorkingSet: 3 * Gi, pods: [podStats(small, { memory: 50 * Mi }, at(0))] }));
+    h.deps.containerMemory = () => undefined;
+    h.deps.lastPodStats = (uid) => (uid === hog.metadata.uid ? { ...podStats(hog, { memory: 700 * Mi }, at(0)), containers: [] } : undefined);
+    h.clock.set(atMs(2));
+    const m = { generation: 3, thresholds: [h.state.thresholds[0]!], pods: pods(), containerNames: [["c"], ["c"]] };
+    const decision = fastEvictionDecision(m, {
+      fired: true,
+      generation: 3,
+      threshold: 0,
+      available: 80 * Mi,
+      capacity: 4 * Gi,
+      victim: 0,
+      usages: [800 * Mi, 50 * Mi],
+      workingSets: [800 * Mi, 50 * Mi],
+      containerWorkingSets: [790 * Mi],
+      readAtMs: atMs(2),
+      sentAtMs: atMs(2),
+      signalled: 1,
+      sent: [{ pid: 0, signal: 15 }],
+    });
+    expect(decision.containerWorkingSets).toEqual([{ name: "c", workingSetBytes: 790 * Mi }]);
+    adoptFastEviction(h.deps, h.state, decision);
+    expect(h.kills[0]!.status.message).toBe(
+      "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container c was using 790Mi, request is 0, has larger consumption of memory. ",
+    );
+    // A figure read on the main thread after the signal (the victim freeing its memory) does not replace the worker's.
+    expect(withWorkerContainerMemory([{ name: "c", memory: { time: at(2), workingSetBytes: 10 * Mi } }], decision.containerWorkingSets, at(2))).toEqual([
+      { name: "c", memory: { time: at(2), workingSetBytes: 790 * Mi } },
+    ]);
   });
 
   test("a cycle told the notifier thread is evicting (mayEvict false) evicts nobody", async () => {

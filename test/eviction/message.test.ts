@@ -82,6 +82,13 @@ describe("withFreshContainerMemory: a memory eviction's container figures as rea
       "The node was low on resource: memory. Container a was using 900Mi, request is 0, has larger consumption of memory. ",
     );
   });
+  test("a container the fresh read missed keeps the summary's figure instead of leaving the message", () => {
+    const s = withFreshContainerMemory("memory", p, old(), [{ name: "a", memory: { time: "t1", workingSetBytes: 900 * Mi } }])!;
+    expect(s.containers!.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([
+      ["a", 900 * Mi],
+      ["b", 20 * Mi],
+    ]);
+  });
   test("other resources, or nothing read: the summary's stats as they are", () => {
     const s = old();
     expect(withFreshContainerMemory("ephemeral-storage", p, s, fresh)).toBe(s);

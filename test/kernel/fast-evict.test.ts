@@ -7,8 +7,6 @@ import {
   publishPlan,
   releaseFired,
   rehearseFastEviction,
-  awaitSignalsTaken,
-  signalPending,
   tryFastEviction,
   NOT_MET_AT_WAKE_UP,
   PLAN_ARMED,
@@ -17,6 +15,7 @@ import {
   type FastEvictIo,
   type FastPlan,
 } from "../../src/kernel/fast-evict.ts";
+import { awaitSignalsTaken, signalPending } from "../../src/kernel/signals-taken.ts";
 
 const Mi = 2 ** 20;
 
@@ -101,6 +100,27 @@ describe("tryFastEviction: the plan's checks", () => {
     expect(cancelPlan(buf)).toBe(PLAN_FIRED);
     expect(releaseFired(buf)).toBe(true);
     expect(planState(buf)).toBe(PLAN_IDLE);
+  });
+
+  test("the victim's containers' working sets are read right after the signals (NaN: no cgroup known or gone)", () => {
+    const buf = newFastPlanBuffer();
+    const containers = [
+      { pidfd: 51, signal: 15, pid: 4001, usageFd: 60, statFd: 61 },
+      { pidfd: 52, signal: 3, pid: 4002 },
+      { pidfd: 54, signal: 15, pid: 4003, usageFd: 62, statFd: 63 },
+    ];
+    publishPlan(buf, plan({ pods: [plan().pods[0]!, { ...plan().pods[1]!, containers }, plan().pods[2]!] }));
+    const order: string[] = [];
+    const { io } = fakeIo({ ...pressure(), 60: `${500 * Mi}\n`, 61: stat(2 * Mi) }, [5, 3, 4]);
+    const traced: FastEvictIo = {
+      ...io,
+      pread: (fd, b) => (fd >= 60 && order.push(`read ${fd}`), io.pread(fd, b)),
+      signal: (pidfd, sig) => (order.push(`signal ${pidfd}`), io.signal(pidfd, sig)),
+    };
+    const out = tryFastEviction(buf, [7], dirs, traced);
+    expect(out?.fired && out.containerWorkingSets).toEqual([498 * Mi, Number.NaN, Number.NaN]);
+    // The kill never waits on the reads.
+    expect(order).toEqual(["signal 51", "signal 52", "signal 54", "read 60", "read 61", "read 62"]);
   });
 
   const stepAside: [string, Partial<FastPlan>, Record<number, string>, number[], string][] = [

@@ -433,6 +433,25 @@ describe("with CRI", () => {
     expect(errors).toEqual([]);
   });
 
+  // The listing cache was taken before the pod's container started (or its refresh is slow): the
+  // status's containers are read from their cgroups all the same.
+  test("containerMemory: containers the listing cache does not know yet are read from the pod status's IDs", async () => {
+    const prel = "kubepods/besteffort/podu1";
+    fakeCgroup(prel, { usage: 50 * MI, inactive: 5 * MI, rss: 40 * MI, cpuNs: 9e9 });
+    fakeCgroup(`${prel}/cid-app`, { usage: 700 * MI, inactive: 2 * MI, rss: 690 * MI, cpuNs: 6e9 });
+    const { cri } = fakeCri({ sandboxes: [sandbox("s1", "u1", 1)], containers: [container("cid-side", "s1", "side")], stats: [] });
+    const status = new Map([["u1", [{ id: "cid-app", name: "app" }]]]);
+    const { p, errors } = provider([pod("u1"), pod("u2")], { cri, runningContainers: (uid) => status.get(uid) ?? [] });
+    expect(p.containerMemory(pod("u1"))?.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([["app", 698 * MI]]); // no listing yet
+    await p.summary();
+    expect(p.containerMemory(pod("u1"))?.map((c) => [c.name, c.memory?.workingSetBytes])).toEqual([
+      ["app", 698 * MI],
+      ["side", undefined],
+    ]);
+    expect(p.containerMemory(pod("u2"))).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+
   test("CRI failing: the summary still comes, without containers; later summaries do not wait on it", async () => {
     fakeCgroup("kubepods/besteffort/podu1", { usage: 2 * MI, inactive: 0, rss: 0, cpuNs: 1 });
     let broken = true;

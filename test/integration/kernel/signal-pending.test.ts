@@ -3,7 +3,7 @@
 // handler the kernel kills the process at once, stopped or not.)
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { awaitSignalsTaken, signalPending } from "../../../src/kernel/fast-evict.ts";
+import { awaitSignalsTaken, signalPending } from "../../../src/kernel/signals-taken.ts";
 
 const status = (pid: number) => {
   try {
