@@ -21,6 +21,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
+# remove_trees
+source scripts/host/runtime-lib.sh
 
 ONCE=0
 CLUSTER=0
@@ -117,8 +119,7 @@ cleanup() {
   demo_pods remove || true
   remove_cgroups
   # The root dir's own bind mount (made shared at start on a host whose "/" is private) and any volume left.
-  for m in $(awk -v r="$ROOT_DIR" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/self/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$ROOT_DIR" "$MANIFESTS" "$POD_LOGS"; rmdir "$(dirname "$POD_LOGS")" 2>/dev/null || true
+  remove_trees "$ROOT_DIR" "$MANIFESTS" "$POD_LOGS"; rmdir "$(dirname "$POD_LOGS")" 2>/dev/null || true
   if [ "$STARTED_CONTAINERD" -eq 1 ]; then bash scripts/host/containerd.sh stop >/dev/null 2>&1 || true; say "containerd stopped (started by this demo)"; fi
   say "log: $LOG   trace: $TRACE"
   exit "$rc"

@@ -50,13 +50,19 @@ runtime_main() {
   esac
 }
 
-# remove_instance BRIDGE DIR...: what an instance leaves once its processes are gone: mounts under
-# the DIRs (rootfs overlays, shm, pinned namespaces), deepest first; the CNI bridge; the DIRs.
-remove_instance() {
-  local bridge="$1" m d; shift
+# remove_trees DIR...: each DIR with whatever is mounted at or below it (deepest first, lazily).
+remove_trees() {
+  local m d
   for d in "$@"; do
-    for m in $(awk -v r="$d" '$2 ~ "^"r {print $2}' /proc/self/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
+    for m in $(awk -v r="$d" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/self/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   done
-  ip link delete "$bridge" 2>/dev/null || true
   rm -rf "$@"
+}
+
+# remove_instance BRIDGE DIR...: what an instance leaves once its processes are gone: mounts under
+# the DIRs (rootfs overlays, shm, pinned namespaces), the CNI bridge, the DIRs.
+remove_instance() {
+  local bridge="$1"; shift
+  ip link delete "$bridge" 2>/dev/null || true
+  remove_trees "$@"
 }

@@ -14,6 +14,7 @@ import type { CriClient } from "../cri/client.ts";
 import { parseFlatKeyed } from "../kernel/cgroup-parse.ts";
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from "../pod/kuberuntime/labels.ts";
 import type { Pod } from "../pod/types.ts";
+import { mountHolding } from "../pod/volumes/mount-points.ts";
 import { containerCgroupDirs } from "./cgroup-stats.ts";
 import { fsStats } from "./fs.ts";
 import { createDeviceNamer, readCgroupIo, type DeviceIo } from "./io.ts";
@@ -95,20 +96,8 @@ export function parseNetDev(text: string): NetDevice[] {
   return parseNetDevInterfaces(text).map((i) => ({ interface: i.name, receiveBytes: i.rxBytes, transmitBytes: i.txBytes }));
 }
 
-/** Pure: the mount whose mount point holds `path` (longest prefix) → its source device, from mountinfo. */
-export function deviceOf(mountinfo: string, path: string): string | undefined {
-  let best: { point: string; source: string } | undefined;
-  for (const line of mountinfo.split("\n")) {
-    const [left, right] = line.split(" - ");
-    if (!left || !right) continue;
-    const point = left.split(" ")[4]?.replace(/\\040/g, " ");
-    const source = right.split(" ")[1];
-    if (!point || !source) continue;
-    const inside = point === "/" || path === point || path.startsWith(point.endsWith("/") ? point : `${point}/`);
-    if (inside && (!best || point.length >= best.point.length)) best = { point, source };
-  }
-  return best?.source;
-}
+/** Pure: the source device of the mount `path` resides on, from mountinfo. */
+export const deviceOf = (mountinfo: string, path: string): string | undefined => mountHolding(path, mountinfo)?.source || undefined;
 
 export interface CadvisorSourceDeps {
   activePods(): readonly Pod[];

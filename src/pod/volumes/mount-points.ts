@@ -24,20 +24,22 @@ export function mountPointsUnder(prefix: string, mountinfo = readFileSync(MOUNTI
   return out.sort((a, b) => b.length - a.length);
 }
 
-/** One mountinfo line's mount point and optional fields (`shared:N`, `master:N`, …). */
+/** One mountinfo line's mount point, optional fields (`shared:N`, `master:N`, …) and mount source. */
 export interface MountInfoEntry {
   mountPoint: string;
   optionalFields: string[];
+  /** The filesystem's source ("/dev/sda1", "tmpfs", "overlay"), the second field after "-". */
+  source: string;
 }
 
-/** mountinfo's lines in order: field 5 (octal escapes decoded) and the fields between 6 and "-". */
+/** mountinfo's lines in order: field 5 (octal escapes decoded), the fields between 6 and "-", the source. */
 export function parseMountInfo(mountinfo: string): MountInfoEntry[] {
   const out: MountInfoEntry[] = [];
   for (const line of mountinfo.split("\n")) {
     const f = line.split(" ");
     const sep = f.indexOf("-", 6);
     if (f.length < 7 || sep < 0) continue;
-    out.push({ mountPoint: unescapeMountPath(f[4]!), optionalFields: f.slice(6, sep) });
+    out.push({ mountPoint: unescapeMountPath(f[4]!), optionalFields: f.slice(6, sep), source: unescapeMountPath(f[sep + 2] ?? "") });
   }
   return out;
 }

@@ -12,8 +12,8 @@ describe("mountinfo", () => {
   test("optional fields are read between the mount options and the separator", () => {
     const e = parseMountInfo(`${line(1, "/", "shared:1 master:2")}\n${line(2, "/a\\040b")}\n`);
     expect(e).toEqual([
-      { mountPoint: "/", optionalFields: ["shared:1", "master:2"] },
-      { mountPoint: "/a b", optionalFields: [] },
+      { mountPoint: "/", optionalFields: ["shared:1", "master:2"], source: "/dev/x" },
+      { mountPoint: "/a b", optionalFields: [], source: "/dev/x" },
     ]);
   });
 
