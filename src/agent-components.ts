@@ -55,7 +55,8 @@ export function pluginManagerComponent(ctx: NodeAgentContext, nodeName: string, 
 
 /**
  * The CSI volume manager: drivers from the plugin manager, CSIDriver, VolumeAttachment and Secret objects
- * read with the node's client (through the autonomy cache when there is one); `syncPodsNow` syncs at once
+ * read with the node's client (through the autonomy cache when there is one), claims' statuses patched after
+ * a node expansion; `syncPodsNow` syncs at once
  * the pods whose volumes a node status has just reported in use.
  */
 export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string, syncPodsNow: (podUids: ReadonlySet<string>) => void): CSIVolumeManager {
@@ -66,6 +67,11 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string, 
       if (isNotFound(e)) return undefined;
       throw e;
     });
+  };
+  const patchObject = async (path: string, body: object) => {
+    const client = ctx.late.nodeApi?.client();
+    if (!client) throw new Error(`cannot patch ${path}: no kubeClient defined`);
+    return client.request({ method: "PATCH", path, body, contentType: "application/merge-patch+json" });
   };
   return createCSIVolumeManager({
     rootDir: ctx.flags.rootDir,
@@ -78,6 +84,7 @@ export function csiVolumeManager(ctx: NodeAgentContext, nodeName: () => string, 
     controllerAttachDetach: !!ctx.flags.kubeconfig,
     onVolumesInUseChange: () => ctx.late.nodeApi?.mode()?.status.syncSoon(),
     onVolumesReportedInUse: syncPodsNow,
+    patchObject: ctx.flags.kubeconfig ? patchObject : undefined,
   });
 }
 

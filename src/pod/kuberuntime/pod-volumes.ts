@@ -15,6 +15,8 @@ import {
   volumeClaimSource,
   volumeOperationStep,
   volumePluginName,
+  isReadWriteOncePodOnly,
+  READ_WRITE_ONCE_POD_IN_USE,
   type ClaimedVolume,
   type PodApiObjects,
   type PodVolumeSpec,
@@ -106,9 +108,21 @@ function csiVolumeSpec(pod: KubePod, v: PodVolumeSpec, claimed: ClaimedVolume | 
  * A CSI volume staged and published (once: a published volume is not published again at each sync); a
  * Block PV is mapped (its publish path linked from the pod's volumeDevices).
  */
-async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVolumeSpec, volumeName: string, block: boolean): Promise<void> {
-  if (ctx.mountedVolumes.has(`${podUid(pod)}/${volumeName}`)) return;
-  const req = { pod, spec, fsGroup: pod.spec.securityContext?.fsGroup };
+async function setUpCSIVolume(
+  ctx: KubeRuntimeContext,
+  pod: KubePod,
+  spec: CSIVolumeSpec,
+  volumeName: string,
+  claimed: ClaimedVolume | undefined,
+  block: boolean,
+): Promise<void> {
+  const claim = claimed?.claim ? { claim: claimed.claim, capacity: claimed.capacity } : undefined;
+  const req = { pod, spec, fsGroup: pod.spec.securityContext?.fsGroup, claim };
+  if (ctx.mountedVolumes.has(`${podUid(pod)}/${volumeName}`)) {
+    // A published claim's volume grown while the pod runs (upstream ExpandInUseVolume).
+    if (!block && claim) await ctx.opts.csi?.expand(req);
+    return;
+  }
   if (block) {
     if (!ctx.opts.csi) throw new MapVolumeError("SetUpDevice", `driver name ${spec.driver} not found in the list of registered CSI drivers`);
     await ctx.opts.csi.mapBlock(req);
@@ -116,6 +130,20 @@ async function setUpCSIVolume(ctx: KubeRuntimeContext, pod: KubePod, spec: CSIVo
   }
   if (!ctx.opts.csi) throw new Error(`driver name ${spec.driver} not found in the list of registered CSI drivers`);
   await ctx.opts.csi.setUp(req);
+}
+
+/**
+ * upstream IsVolumeMountedElsewhere for a ReadWriteOncePod-only PV: a pod may not mount it while another
+ * pod on the node has it mounted (the scheduler enforces it across nodes; a pod bound by name is not).
+ */
+function checkReadWriteOncePod(ctx: KubeRuntimeContext, uid: string, volumeName: string, claimed: ClaimedVolume): void {
+  if (ctx.mountedVolumes.has(`${uid}/${volumeName}`) || !isReadWriteOncePodOnly(claimed)) return;
+  for (const key of ctx.mountedVolumes) {
+    const [other = "", name = ""] = key.split("/", 2);
+    if (other === uid) continue;
+    const c = ctx.podObjects.get(other)?.claims?.get(name);
+    if (c && !(c instanceof Error) && c.pvName === claimed.pvName) throw new Error(READ_WRITE_ONCE_POD_IN_USE);
+  }
 }
 
 /**
@@ -136,9 +164,10 @@ export async function setUpVolumes(ctx: KubeRuntimeContext, pod: KubePod): Promi
     const claimed = claim ? claimOf(ctx, pod, v.name) : undefined;
     const plugin = claimed && !(claimed instanceof Error) ? claimed.source.plugin : volumePluginName(v);
     try {
+      if (claimed && !(claimed instanceof Error)) checkReadWriteOncePod(ctx, uid, v.name, claimed);
       const block = claimed !== undefined && !(claimed instanceof Error) && claimed.volumeMode === "Block";
       const csi = csiVolumeSpec(pod, v as PodVolumeSpec, claimed);
-      if (csi) await setUpCSIVolume(ctx, pod, csi, v.name, block);
+      if (csi) await setUpCSIVolume(ctx, pod, csi, v.name, claimed instanceof Error ? undefined : claimed, block);
       if (claim && claimed && !(claimed instanceof Error)) await setUpClaimedLocalVolume(ctx.rootDir, uid, claimed, claim.readOnly, fsGroupOf(pod));
       // Timed here, once per pod sync, as upstream's volume manager mounts (containers only reference).
       const operationName = block ? "map_volume" : "volume_mount";

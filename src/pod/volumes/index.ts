@@ -24,6 +24,8 @@ export { lookupClaimedVolume, setUpClaimedLocalVolume, setUpPodVolume, type PodV
 export {
   claimedVolume,
   checkVolumeMode,
+  isReadWriteOncePodOnly,
+  READ_WRITE_ONCE_POD_IN_USE,
   podVolumeNames,
   usedVolumeNames,
   persistentVolumeClaimSchema,

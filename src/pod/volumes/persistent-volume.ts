@@ -18,9 +18,17 @@ export const persistentVolumeClaimSchema = z.looseObject({
     ownerReferences: z.array(z.looseObject({ uid: z.string().default(""), controller: z.boolean().nullish() })).nullish(),
     deletionTimestamp: z.string().optional(),
     finalizers: z.array(z.string()).optional(),
+    resourceVersion: z.string().optional(),
   }),
   spec: z.looseObject({ volumeName: z.string().optional() }).default({}),
-  status: z.looseObject({ phase: z.string().optional() }).default({}),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      capacity: z.record(z.string(), z.string()).nullish(),
+      allocatedResourceStatuses: z.record(z.string(), z.string()).nullish(),
+      conditions: z.array(z.looseObject({ type: z.string().optional() })).nullish(),
+    })
+    .default({}),
 });
 export type PersistentVolumeClaimObject = z.infer<typeof persistentVolumeClaimSchema>;
 
@@ -36,6 +44,7 @@ export const persistentVolumeSchema = z.looseObject({
       accessModes: z.array(z.string()).optional(),
       volumeMode: z.string().optional(),
       mountOptions: z.array(z.string()).optional(),
+      capacity: z.record(z.string(), z.string()).nullish(),
     })
     .default({}),
 });
@@ -88,7 +97,19 @@ export interface ClaimedVolume {
   mountOptions: string[];
   /** The PV's volumeMode: a Block volume is mapped as a device (volumeDevices), never mounted. */
   volumeMode: PersistentVolumeMode;
+  /** The claim as read (its status drives a node expansion, resize-util.ts). */
+  claim?: PersistentVolumeClaimObject;
+  /** The PV's spec.capacity.storage. */
+  capacity?: string;
+  /** The PV's accessModes. */
+  accessModes?: string[];
 }
+
+/** upstream's refusal of a second pod on the node mounting a ReadWriteOncePod volume (operation_generator). */
+export const READ_WRITE_ONCE_POD_IN_USE = "volume uses the ReadWriteOncePod access mode and is already in use by another pod";
+
+/** upstream's ReadWriteOncePod enforcement on the node: only when it is the PV's one access mode (the pod's intent is unknown otherwise). */
+export const isReadWriteOncePodOnly = (v: ClaimedVolume) => v.accessModes?.length === 1 && v.accessModes[0] === "ReadWriteOncePod";
 
 /** How the pod's containers use a volume (upstream GetPodVolumeNames: mounts and devices). */
 export interface VolumeUsage {
@@ -220,7 +241,15 @@ export function claimedVolume(
   }
   const source = persistentVolumeSource(vol, pvName);
   const volumeMode = checkVolumeMode(podVolumeName, vol.spec.volumeMode ?? "Filesystem", usage);
-  return { pvName, source, mountOptions: vol.spec.mountOptions ?? [], volumeMode };
+  return {
+    pvName,
+    source,
+    mountOptions: vol.spec.mountOptions ?? [],
+    volumeMode,
+    claim: pvc,
+    capacity: vol.spec.capacity?.storage,
+    accessModes: vol.spec.accessModes ?? [],
+  };
 }
 
 type VolumeUser = { volumeMounts?: { name: string }[]; volumeDevices?: { name: string }[] };

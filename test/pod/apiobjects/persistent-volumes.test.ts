@@ -41,7 +41,7 @@ describe("resolveClaimedVolumes", () => {
       pod([{ name: "data", persistentVolumeClaim: { claimName: "claim" } }], ["data"]),
     );
     expect(f.paths).toEqual([PVC_PATH, PV_PATH]);
-    expect(got.get("data")).toEqual({
+    expect(got.get("data")).toMatchObject({
       pvName: "pv-1",
       source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } },
       mountOptions: [],
@@ -60,7 +60,7 @@ describe("resolveClaimedVolumes", () => {
         apiPersistentVolumeReader(() => owned.client),
         eph,
       ),
-    ).toEqual(
+    ).toMatchObject(
       new Map([
         ["data", { pvName: "pv-1", source: { plugin: "kubernetes.io/host-path", hostPath: { path: "/d" } }, mountOptions: [], volumeMode: "Filesystem" }],
       ]),

@@ -96,4 +96,21 @@ describe("setUpVolumes with claims", () => {
     expect(ctx.podObjects.get("u1")?.claims?.get("data")).toEqual(hostPathClaim(join(root, "hp")));
     expect(await setUpVolumes(ctx, pod)).toBeUndefined();
   });
+
+  test("a ReadWriteOncePod-only PV mounted by another pod on the node: upstream's refusal; with another access mode too, no check", async () => {
+    const rwop = (accessModes: string[]): ClaimedVolume => ({ ...hostPathClaim(join(root, "rwop")), accessModes });
+    let answer = rwop(["ReadWriteOncePod"]);
+    const { ctx } = context(() => answer);
+    await resolveApiObjects(ctx, pod, ref);
+    // Another pod has the same PV mounted.
+    ctx.podObjects.set("u0", { ...ctx.podObjects.get("u1")!, claims: new Map([["vol", rwop(["ReadWriteOncePod"])]]) });
+    ctx.mountedVolumes.add("u0/vol");
+    expect(await setUpVolumes(ctx, pod)).toEqual({
+      message: 'MountVolume.SetUp failed for volume "pv1" : volume uses the ReadWriteOncePod access mode and is already in use by another pod',
+      processing: false,
+    });
+    answer = rwop(["ReadWriteOncePod", "ReadWriteOnce"]);
+    await resolveApiObjects(ctx, pod, ref);
+    expect(await setUpVolumes(ctx, pod)).toBeUndefined();
+  });
 });

@@ -87,7 +87,7 @@ describe("claimedVolume (upstream createVolumeSpec)", () => {
     }
   };
   test("a bound claim and its PV: the PV's name, plugin and mount options", () => {
-    expect(resolve(bound, pv({ local: { path: "/mnt/d" } }, "pv1"))).toEqual({
+    expect(resolve(bound, pv({ local: { path: "/mnt/d" } }, "pv1"))).toMatchObject({
       pvName: "pv1",
       source: { plugin: "kubernetes.io/local-volume", local: { path: "/mnt/d" } },
       mountOptions: [],

@@ -29,6 +29,8 @@ import type { BlockVolumePathHandler } from "../volume-path-handler.ts";
 import { blockVolumeStats, isBlockVolumeMapped, mapCSIBlockVolume, podDeviceMapPath, unmapPodCSIBlockVolumes } from "./csi-block.ts";
 import { volumeSecrets } from "./credentials.ts";
 import { attachmentName, deviceMountPath, loadVolumeData, podCSIVolumesDir, podMountPath, saveVolumeData, type VolumeData } from "./csi-util.ts";
+import { expandIfDue } from "./expander.ts";
+import type { ExpandableClaim } from "../resize-util.ts";
 import type { CSINodeClient, NodeStageVolumeRequest, VolumeUsage } from "./node-client.ts";
 import { mountVolumeCapability, publishVolumeContext, supportsFSGroup, type CSIVolumeSpec, type PodIdentity } from "./volume-spec.ts";
 
@@ -51,12 +53,16 @@ export interface CSIVolumeManagerDeps {
   onVolumesInUseChange?: () => void;
   /** A node status now lists volumes these pods use that none listed before: their set-up can go on now. */
   onVolumesReportedInUse?: (podUids: ReadonlySet<string>) => void;
+  /** A JSON merge patch of an API object (a claim's status, after a node expansion); absent without an API server. */
+  patchObject?: (path: string, body: object) => Promise<unknown>;
 }
 
 export interface CSIVolumeSetUp {
   pod: PodIdentity;
   spec: CSIVolumeSpec;
   fsGroup?: number;
+  /** A claim's volume: the claim and its PV's capacity as this sync read them (a node expansion's input). */
+  claim?: { claim: ExpandableClaim; capacity: string | undefined };
 }
 
 export interface CSIVolumeManager {
@@ -64,6 +70,8 @@ export interface CSIVolumeManager {
   setUp(req: CSIVolumeSetUp): Promise<string>;
   /** Stages and publishes a Block PV for the pod (csi-block.ts); the pod's link to the device, a CRI Device's host path. */
   mapBlock(req: CSIVolumeSetUp): Promise<string>;
+  /** Grows a claim's published volume when the claim's expansion is due on the node (expander.ts); true when it did. */
+  expand(req: CSIVolumeSetUp): Promise<boolean>;
   /** Unpublishes the pod's CSI volumes (block ones too) and unstages those no other pod uses, from their vol_data.json. */
   tearDownPod(podUid: string): Promise<void>;
   /**
@@ -248,6 +256,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const target = podMountPath(d.rootDir, podUid, spec.specVolID);
     if (isMounted(target)) {
       await noteInUseAgain(podUid, spec);
+      await expand(req);
       return target;
     }
     const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid, setUpBefore(dirname(target)));
@@ -281,7 +290,15 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     // The driver applies the group itself when it takes volume_mount_group (VOLUME_MOUNT_GROUP).
     if (fsGroupApplies && mountGroup === undefined) setVolumeOwnership(target, req.fsGroup!);
     log.info(`CSI volume published ${kv({ driver: spec.driver, volumeHandle: spec.volumeHandle, pod: podUid, targetPath: target, readOnly: spec.readOnly })}`);
+    await expand(req); // upstream expandVolumeDuringMount: a claim grown while no pod used it
     return target;
+  }
+
+  async function expand(req: CSIVolumeSetUp): Promise<boolean> {
+    if (!req.claim || !d.patchObject) return false;
+    const podUid = req.pod.metadata.uid ?? "";
+    const deps = { rootDir: d.rootDir, client: d.client, patch: d.patchObject };
+    return expandIfDue(deps, { podUid, spec: req.spec, endpoint: endpointOf(req.spec.driver), ...req.claim });
   }
 
   /** upstream GenerateMapVolumeFunc for a CSI Block PV (csi-block.ts); its failures are MapVolumeErrors. */
@@ -333,6 +350,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
   return {
     setUp,
     mapBlock,
+    expand,
     async tearDownPod(podUid) {
       const errors = await unmapPodCSIBlockVolumes({ rootDir: d.rootDir, client: d.client, getObject: d.getObject, blkUtil: d.blkUtil }, podUid, endpointOf);
       for (const v of publishedVolumes(d.rootDir).filter((x) => x.podUid === podUid)) {

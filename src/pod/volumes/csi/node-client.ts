@@ -1,5 +1,6 @@
 // The kubelet's calls on a CSI driver's Node service for volumes (upstream pkg/volume/csi csi_client.go
-// NodeGetCapabilities, NodeStageVolume, NodeUnstageVolume, NodePublishVolume, NodeUnpublishVolume):
+// NodeGetCapabilities, NodeStageVolume, NodeUnstageVolume, NodePublishVolume, NodeUnpublishVolume,
+// NodeGetVolumeStats, NodeExpandVolume):
 // one connection to the driver's unix socket per call, as driver-client.ts does for NodeGetInfo.
 import { createUnixGrpcTransport } from "../../../cri/grpc.ts";
 import { CSI_TIMEOUT_MS, csiCodec, socketPathOf } from "./driver-client.ts";
@@ -17,6 +18,15 @@ export interface NodeStageVolumeRequest {
 export interface NodePublishVolumeRequest extends NodeStageVolumeRequest {
   targetPath: string;
   readonly: boolean;
+}
+
+/** NodeExpandVolume's request: the volume grown to requiredBytes where it is published (and staged). */
+export interface NodeExpandVolumeRequest {
+  volumeId: string;
+  volumePath: string;
+  stagingTargetPath: string;
+  requiredBytes: number;
+  volumeCapability: object;
 }
 
 /** One entry of NodeGetVolumeStats: bytes or inodes of the volume. */
@@ -37,6 +47,8 @@ export interface CSINodeClient {
   nodeUnpublishVolume(endpoint: string, volumeId: string, targetPath: string): Promise<void>;
   /** The usage of a published volume (drivers with GET_VOLUME_STATS); stagingTargetPath "" when not staged. */
   nodeGetVolumeStats?(endpoint: string, volumeId: string, volumePath: string, stagingTargetPath: string): Promise<VolumeUsage[]>;
+  /** Grows a published volume's filesystem (drivers with EXPAND_VOLUME). */
+  nodeExpandVolume?(endpoint: string, req: NodeExpandVolumeRequest): Promise<void>;
 }
 
 async function call<T>(endpoint: string, method: string, request: string, response: string, body: object, timeoutMs: number): Promise<T> {
@@ -86,6 +98,11 @@ export function createCSINodeClient(timeoutMs = CSI_TIMEOUT_MS): CSINodeClient {
       );
       const unit = (u?: string): VolumeUsage["unit"] => (u === "BYTES" || u === "INODES" ? u : "UNKNOWN");
       return (r.usage ?? []).map((u) => ({ unit: unit(u.unit), available: Number(u.available ?? 0), total: Number(u.total ?? 0), used: Number(u.used ?? 0) }));
+    },
+    async nodeExpandVolume(endpoint, req) {
+      const { requiredBytes, ...rest } = req;
+      const body = { ...rest, capacityRange: { requiredBytes, limitBytes: 0 } };
+      await call(endpoint, "NodeExpandVolume", "NodeExpandVolumeRequest", "NodeExpandVolumeResponse", body, timeoutMs);
     },
   };
 }

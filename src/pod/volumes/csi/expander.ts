@@ -1,0 +1,65 @@
+// The csi plugin's node expansion (upstream pkg/volume/csi expander.go NodeExpand, and the operation
+// executor's NodeExpander around it): a claim's published volume whose expansion is due
+// (resize-util.ts) is grown by its driver's NodeExpandVolume — at the pod's publish path, with the
+// staging path when the driver stages — between two patches of the claim's status: NodeResizeInProgress
+// before the call, the new capacity after it. A driver without EXPAND_VOLUME cannot grow it on the node.
+import { kv, log } from "../../../log.ts";
+import { parseQuantity, quantityValue } from "../../../config/quantity.ts";
+import { persistentVolumeClaimSchema } from "../persistent-volume.ts";
+import { claimStatusPath, nodeExpansionDue, nodeExpansionFinishedPatch, nodeExpansionInProgressPatch, type ExpandableClaim } from "../resize-util.ts";
+import { deviceMountPath, podMountPath } from "./csi-util.ts";
+import type { CSINodeClient } from "./node-client.ts";
+import { mountVolumeCapability, type CSIVolumeSpec } from "./volume-spec.ts";
+
+export interface NodeExpanderDeps {
+  rootDir: string;
+  client: CSINodeClient;
+  /** A JSON merge patch of an API object's path; the object the API server answers. */
+  patch: (path: string, body: object) => Promise<unknown>;
+}
+
+/** A published claim's volume, with the claim and its PV's capacity as this sync read them. */
+export interface NodeExpansionRequest {
+  podUid: string;
+  spec: CSIVolumeSpec;
+  endpoint: string;
+  claim: ExpandableClaim;
+  capacity: string | undefined;
+}
+
+/** upstream NodeExpand's refusal of a driver without EXPAND_VOLUME. */
+export const nodeExpandNotSupported = (driver: string) => `NodeExpand is not supported by the CSI driver ${driver}`;
+
+/** Grows the volume when its expansion is due; true when it did. Throws the driver's or the API server's error. */
+export async function expandIfDue(d: NodeExpanderDeps, req: NodeExpansionRequest): Promise<boolean> {
+  const { spec, claim } = req;
+  const due = nodeExpansionDue(claim, req.capacity, spec.readOnly);
+  if (!due) return false;
+  const caps = await d.client.nodeGetCapabilities(req.endpoint);
+  if (!caps.includes("EXPAND_VOLUME") || !d.client.nodeExpandVolume) throw new Error(nodeExpandNotSupported(spec.driver));
+  let current = claim;
+  const inProgress = nodeExpansionInProgressPatch(claim);
+  if (inProgress) {
+    const patched = await d.patch(claimStatusPath(claim), inProgress).catch((e: Error) => {
+      throw new Error(`MountVolume.NodeExpandVolume failed to mark node expansion in progress: ${e.message}`);
+    });
+    current = persistentVolumeClaimSchema.parse(patched);
+  }
+  const staged = caps.includes("STAGE_UNSTAGE_VOLUME");
+  await d.client
+    .nodeExpandVolume(req.endpoint, {
+      volumeId: spec.volumeHandle,
+      volumePath: podMountPath(d.rootDir, req.podUid, spec.specVolID),
+      stagingTargetPath: staged ? deviceMountPath(d.rootDir, spec.driver, spec.volumeHandle) : "",
+      requiredBytes: quantityValue(parseQuantity(due.newSize)),
+      volumeCapability: mountVolumeCapability(spec, caps.includes("SINGLE_NODE_MULTI_WRITER")),
+    })
+    .catch((e: Error) => {
+      throw new Error(`Expander.NodeExpand failed to expand the volume : ${e.message}`);
+    });
+  log.info(`MountVolume.NodeExpandVolume succeeded ${kv({ volume: spec.specVolID, pod: req.podUid, oldSize: due.oldSize, newSize: due.newSize })}`);
+  await d.patch(claimStatusPath(current), nodeExpansionFinishedPatch(current, due.newSize)).catch((e: Error) => {
+    throw new Error(`mountVolume.NodeExpandVolume update pvc status failed: ${e.message}`);
+  });
+  return true;
+}
