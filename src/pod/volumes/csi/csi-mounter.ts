@@ -298,7 +298,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     if (!req.claim || !d.patchObject) return false;
     const podUid = req.pod.metadata.uid ?? "";
     const deps = { rootDir: d.rootDir, client: d.client, patch: d.patchObject };
-    return expandIfDue(deps, { podUid, spec: req.spec, endpoint: endpointOf(req.spec.driver), ...req.claim });
+    return expandIfDue(deps, { podUid, spec: req.spec, endpoint: () => endpointOf(req.spec.driver), ...req.claim });
   }
 
   /** upstream GenerateMapVolumeFunc for a CSI Block PV (csi-block.ts); its failures are MapVolumeErrors. */

@@ -22,7 +22,8 @@ export interface NodeExpanderDeps {
 export interface NodeExpansionRequest {
   podUid: string;
   spec: CSIVolumeSpec;
-  endpoint: string;
+  /** The driver's endpoint, asked for only when an expansion is due (throws when the driver is not registered). */
+  endpoint: () => string;
   claim: ExpandableClaim;
   capacity: string | undefined;
 }
@@ -35,7 +36,8 @@ export async function expandIfDue(d: NodeExpanderDeps, req: NodeExpansionRequest
   const { spec, claim } = req;
   const due = nodeExpansionDue(claim, req.capacity, spec.readOnly);
   if (!due) return false;
-  const caps = await d.client.nodeGetCapabilities(req.endpoint);
+  const endpoint = req.endpoint();
+  const caps = await d.client.nodeGetCapabilities(endpoint);
   if (!caps.includes("EXPAND_VOLUME") || !d.client.nodeExpandVolume) throw new Error(nodeExpandNotSupported(spec.driver));
   let current = claim;
   const inProgress = nodeExpansionInProgressPatch(claim);
@@ -47,7 +49,7 @@ export async function expandIfDue(d: NodeExpanderDeps, req: NodeExpansionRequest
   }
   const staged = caps.includes("STAGE_UNSTAGE_VOLUME");
   await d.client
-    .nodeExpandVolume(req.endpoint, {
+    .nodeExpandVolume(endpoint, {
       volumeId: spec.volumeHandle,
       volumePath: podMountPath(d.rootDir, req.podUid, spec.specVolID),
       stagingTargetPath: staged ? deviceMountPath(d.rootDir, spec.driver, spec.volumeHandle) : "",

@@ -68,7 +68,7 @@ function fakes(caps: string[]) {
 }
 
 describe("expandIfDue (upstream NodeExpander.expandOnPlugin, csi expander NodeExpand)", () => {
-  const req = (pvc: ExpandableClaim, capacity = "2Gi") => ({ podUid: "u1", spec, endpoint: "unix:///csi.sock", claim: pvc, capacity });
+  const req = (pvc: ExpandableClaim, capacity = "2Gi") => ({ podUid: "u1", spec, endpoint: () => "unix:///csi.sock", claim: pvc, capacity });
 
   test("in progress, NodeExpandVolume at the publish and staging paths, then the new capacity on the patched claim", async () => {
     const f = fakes(["STAGE_UNSTAGE_VOLUME", "EXPAND_VOLUME"]);
@@ -96,9 +96,12 @@ describe("expandIfDue (upstream NodeExpander.expandOnPlugin, csi expander NodeEx
     expect(f.expanded[0]!.stagingTargetPath).toBe("");
   });
 
-  test("nothing due: no call at all", async () => {
+  test("nothing due: no call at all, the driver not even looked up", async () => {
     const f = fakes(["EXPAND_VOLUME"]);
-    expect(await expandIfDue(f.deps, req(pending(), "1Gi"))).toBe(false);
+    const unregistered = () => {
+      throw new Error("driver name drv not found in the list of registered CSI drivers");
+    };
+    expect(await expandIfDue(f.deps, { ...req(pending(), "1Gi"), endpoint: unregistered })).toBe(false);
     expect(f.calls).toEqual([]);
   });
 
