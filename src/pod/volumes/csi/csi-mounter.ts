@@ -145,6 +145,19 @@ function volumeUsers(rootDir: string, driver: string, volumeHandle: string) {
   return publishedVolumes(rootDir).filter((v) => v.data.driverName === driver && v.data.volumeHandle === volumeHandle);
 }
 
+/** upstream's refusal of a second pod for a ReadWriteOncePod volume (operation_generator.go GenerateMountVolumeFunc). */
+export const READ_WRITE_ONCE_POD_IN_USE = "volume uses the ReadWriteOncePod access mode and is already in use by another pod";
+
+/**
+ * upstream GenerateMountVolumeFunc's ReadWriteOncePod check (the scheduler enforces it too; a pod given its
+ * node directly is not scheduled): a PV whose only access mode is ReadWriteOncePod, published for another pod
+ * on the node, is refused. With several modes the pod's intent is unknown, so nothing is refused.
+ */
+function checkReadWriteOncePod(rootDir: string, spec: CSIVolumeSpec, podUid: string): void {
+  if (spec.lifecycle !== "Persistent" || spec.accessModes.length !== 1 || spec.accessModes[0] !== "ReadWriteOncePod") return;
+  if (volumeUsers(rootDir, spec.driver, spec.volumeHandle).some((v) => v.podUid !== podUid)) throw new Error(READ_WRITE_ONCE_POD_IN_USE);
+}
+
 export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManager {
   /** Pod UID → its CSI volumes (spec volume ID) → unique name when attachable, else "". */
   const inUse = new Map<string, Map<string, string>>();
@@ -250,6 +263,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
       await noteInUseAgain(podUid, spec);
       return target;
     }
+    checkReadWriteOncePod(d.rootDir, spec, podUid);
     const { endpoint, policy, caps, publishContext } = await prepare(spec, podUid, setUpBefore(dirname(target)));
     const persistent = spec.lifecycle === "Persistent";
     const fsGroupApplies = supportsFSGroup(spec, req.fsGroup, policy.fsGroupPolicy);

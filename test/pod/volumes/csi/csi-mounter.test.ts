@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { attachmentName, deviceMountPath, podMountPath, saveVolumeData } from "../../../../src/pod/volumes/csi/csi-util.ts";
 import { MountDeviceError } from "../../../../src/pod/volumes/operation-error.ts";
-import { VOLUME_NOT_REPORTED_IN_USE } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
+import { READ_WRITE_ONCE_POD_IN_USE, VOLUME_NOT_REPORTED_IN_USE } from "../../../../src/pod/volumes/csi/csi-mounter.ts";
 import { ephemeralCSIVolumeSpec, persistentCSIVolumeSpec } from "../../../../src/pod/volumes/csi/volume-spec.ts";
 import { recordingCSIVolumeManager } from "../../../support/fake-csi-node-client.ts";
 
@@ -108,6 +108,27 @@ describe("the CSI volume manager (upstream csi_attacher MountDevice, csi_mounter
     await expect(m.setUp({ pod: pod("u1"), spec: published })).rejects.toThrow("fetching NodePublishSecretRef sec/gone failed: kubernetes.io/csi: failed");
     expect(calls.map((c) => c.method)).toEqual(["stage"]);
     expect(existsSync(dirname(podMountPath(root, "u1", "pv-a")))).toBe(false);
+  });
+
+  test.each([
+    [["ReadWriteOncePod"], true],
+    [["ReadWriteOnce"], false],
+    [["ReadWriteOncePod", "ReadWriteOnce"], false],
+  ])("accessModes %j: a second pod's set-up refused while the first has it published: %p", async (accessModes, refused) => {
+    const { calls, m } = manager(["STAGE_UNSTAGE_VOLUME"]);
+    const spec = persistentCSIVolumeSpec("pv-a", { driver: "drv", volumeHandle: "vol-1" }, { accessModes, mountOptions: [] }, false);
+    await m.setUp({ pod: pod("u1"), spec });
+    const second = m.setUp({ pod: pod("u2"), spec });
+    if (refused) {
+      await expect(second).rejects.toThrow(READ_WRITE_ONCE_POD_IN_USE);
+      expect(calls.map((c) => c.method)).toEqual(["stage", "publish"]);
+      expect(existsSync(dirname(podMountPath(root, "u2", "pv-a")))).toBe(false);
+      // The same pod again, and another once the first is gone: set up.
+      await m.setUp({ pod: pod("u1"), spec });
+      await m.tearDownPod("u1");
+      await m.setUp({ pod: pod("u2"), spec });
+    } else await second;
+    expect(existsSync(podMountPath(root, "u2", "pv-a"))).toBe(true);
   });
 
   test("a driver without STAGE_UNSTAGE_VOLUME: published only, with no staging path", async () => {
