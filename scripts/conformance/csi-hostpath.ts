@@ -5,6 +5,9 @@
 // reach the API server through the `kubernetes` Service (service-route.ts). Patterns as in storage.ts.
 import type { Skip } from "./skips.ts";
 
+/** The host directory of the driver's volumes (csi-hostpath-plugin.yaml's csi-data-dir), not under the node's root directory. */
+export const CSI_HOSTPATH_DATA = "/var/lib/csi-hostpath-data";
+
 export const CSI_HOSTPATH: readonly string[] = ["\\[sig-storage\\] CSI Volumes \\[Driver: csi-hostpath\\]"];
 
 export const CSI_HOSTPATH_SKIPS: readonly Skip[] = [

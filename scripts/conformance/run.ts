@@ -13,13 +13,13 @@
 // the same way, with the driver's images (scripts/upstream/csi-images.sh) imported and the `kubernetes`
 // Service routed to the API server (service-route.ts).
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HOST_PID_ENV, testContainerdEnv } from "../../test/support/containerd.ts";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
-import { CSI_HOSTPATH, CSI_HOSTPATH_SKIPS } from "./csi-hostpath.ts";
+import { CSI_HOSTPATH, CSI_HOSTPATH_DATA, CSI_HOSTPATH_SKIPS } from "./csi-hostpath.ts";
 import { startServiceRoute, type ServiceRoute } from "./service-route.ts";
 import { SKIPS, skipExpression } from "./skips.ts";
 import { STORAGE, STORAGE_SKIPS } from "./storage.ts";
@@ -117,6 +117,8 @@ async function main(): Promise<void> {
   const bin = await sh(["bash", join(ROOT, "scripts/upstream/build.sh")]);
   mkdirSync(args.out, { recursive: true });
   const dir = `/tmp/bunlet-conformance-${process.pid}`;
+  // The CSI hostpath driver keeps its volumes in a host directory its manifest names; one the run made goes with it.
+  const csiData = args["csi-hostpath"] && !existsSync(CSI_HOSTPATH_DATA) ? CSI_HOSTPATH_DATA : undefined;
   const started = Date.now();
   const cp = await startControlPlane({ dir: join(dir, "control-plane"), binDir: bin });
   let n: UpstreamNode | undefined;
@@ -128,6 +130,7 @@ async function main(): Promise<void> {
     await n?.stop().catch((e) => say(`node cleanup: ${e}`));
     await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
     rmSync(dir, { recursive: true, force: true });
+    if (csiData) rmSync(csiData, { recursive: true, force: true });
   };
   try {
     n = await joinUpstream({
