@@ -3,20 +3,24 @@
 // the real control plane (test/support/upstream), the node on a test containerd holding the e2e images
 // (scripts/upstream/images.sh), so nothing is pulled; with BUNLET_TEST_RUNTIME=crio on a test CRI-O.
 //
-//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset|--storage] [--out DIR]
+//   bun scripts/conformance/run.ts --node bunlet|kubelet [--procs 4] [--focus RE] [--subset|--storage|--csi-hostpath] [--out DIR]
 //
 // Prints `passed N failed M skipped K` last, and writes <out>/<node>.json: every test that ran, with
 // its result, duration and failure message; <out>/<node>.log is the e2e output, <out>/<node>-agent.log
 // the node agent's own. --subset runs the representative set of subset.ts (CI); --storage the
 // storage tests of storage.ts (local PVs, hostPath), [Slow] ones left out, in a PID and mount namespace
-// of its own (runInOwnNamespaces).
+// of its own (runInOwnNamespaces); --csi-hostpath the `[Driver: csi-hostpath]` suites of csi-hostpath.ts,
+// the same way, with the driver's images (scripts/upstream/csi-images.sh) imported and the `kubernetes`
+// Service routed to the API server (service-route.ts).
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HOST_PID_ENV, testContainerdEnv } from "../../test/support/containerd.ts";
 import { joinUpstream, startControlPlane, waitNodeReady, type ControlPlane, type UpstreamNode } from "../../test/support/upstream/index.ts";
 import { parseGinkgoReport, summarize, type ConformanceReport } from "./report.ts";
+import { CSI_HOSTPATH, CSI_HOSTPATH_DATA, CSI_HOSTPATH_SKIPS } from "./csi-hostpath.ts";
+import { startServiceRoute, type ServiceRoute } from "./service-route.ts";
 import { SKIPS, skipExpression } from "./skips.ts";
 import { STORAGE, STORAGE_SKIPS } from "./storage.ts";
 import { SUBSET } from "./subset.ts";
@@ -32,6 +36,7 @@ const { values: args } = parseArgs({
     focus: { type: "string" },
     subset: { type: "boolean", default: false },
     storage: { type: "boolean", default: false },
+    "csi-hostpath": { type: "boolean", default: false },
     out: { type: "string", default: join(ROOT, "dist", "conformance") },
     timeout: { type: "string", default: "75m" },
   },
@@ -49,10 +54,13 @@ function focusExpression(): string {
   if (args.focus) return args.focus;
   if (args.subset) return SUBSET.map((s) => `(${s})`).join("|");
   if (args.storage) return STORAGE.map((s) => `(${s})`).join("|");
+  if (args["csi-hostpath"]) return CSI_HOSTPATH.map((s) => `(${s})`).join("|");
   return "\\[NodeConformance\\]";
 }
 
-const skips = () => skipExpression(args.storage ? [...SKIPS, ...STORAGE_SKIPS] : SKIPS);
+const skips = () => skipExpression(args.storage ? [...SKIPS, ...STORAGE_SKIPS] : args["csi-hostpath"] ? [...SKIPS, ...CSI_HOSTPATH_SKIPS] : SKIPS);
+/** Runs that need a PID and mount namespace of their own (runInOwnNamespaces). */
+const ownNamespaces = args.storage || args["csi-hostpath"];
 
 async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: string): Promise<number> {
   const argv = [
@@ -76,6 +84,8 @@ async function runE2e(bin: string, cp: ControlPlane, n: UpstreamNode, out: strin
     "--dump-logs-on-failure=false",
     `--report-dir=${out}`,
     "--minStartupPods=0",
+    // The CSI driver's manifests name /var/lib/kubelet; the framework puts the node's root directory there.
+    `--kubelet-root-dir=${n.rootDir}`,
   ];
   say(`running e2e.test against ${n.node} (${args.node}), ${args.procs} processes`);
   // Its own process group: ginkgo's e2e.test processes end with it when the run is interrupted.
@@ -107,15 +117,20 @@ async function main(): Promise<void> {
   const bin = await sh(["bash", join(ROOT, "scripts/upstream/build.sh")]);
   mkdirSync(args.out, { recursive: true });
   const dir = `/tmp/bunlet-conformance-${process.pid}`;
+  // The CSI hostpath driver keeps its volumes in a host directory its manifest names; one the run made goes with it.
+  const csiData = args["csi-hostpath"] && !existsSync(CSI_HOSTPATH_DATA) ? CSI_HOSTPATH_DATA : undefined;
   const started = Date.now();
   const cp = await startControlPlane({ dir: join(dir, "control-plane"), binDir: bin });
   let n: UpstreamNode | undefined;
+  let route: ServiceRoute | undefined;
   cleanup = async () => {
+    await route?.stop().catch((e) => say(`service route cleanup: ${e}`));
     // The node agent's own log, beside the e2e output (<node>.log).
     if (n) writeFileSync(join(args.out, `${args.node}-agent.log`), n.proc.stdout() + n.proc.stderr());
     await n?.stop().catch((e) => say(`node cleanup: ${e}`));
     await cp.stop().catch((e) => say(`control plane cleanup: ${e}`));
     rmSync(dir, { recursive: true, force: true });
+    if (csiData) rmSync(csiData, { recursive: true, force: true });
   };
   try {
     n = await joinUpstream({
@@ -124,9 +139,13 @@ async function main(): Promise<void> {
       agent: args.node as "bunlet" | "kubelet",
       binary: args.node === "kubelet" ? join(bin, "kubelet") : undefined,
       // The instance's dirs in the env: a CRI-O's storage is reached through its control script.
-      prepare: async ({ ctd }) => void (await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket], testContainerdEnv)),
+      prepare: async ({ ctd }) => {
+        await sh(["bash", join(ROOT, "scripts/upstream/images.sh"), "import", ctd.socket], testContainerdEnv);
+        if (args["csi-hostpath"]) await sh(["bash", join(ROOT, "scripts/upstream/csi-images.sh"), "import", ctd.socket]);
+      },
     });
     await waitNodeReady(cp, n);
+    if (args["csi-hostpath"]) route = await routeKubernetesService(cp);
     const code = await runE2e(bin, cp, n, args.out);
     const tests = parseGinkgoReport(readFileSync(join(args.out, `${args.node}.ginkgo.json`), "utf8"));
     const report: ConformanceReport = {
@@ -150,6 +169,18 @@ async function main(): Promise<void> {
   }
 }
 
+/** The `kubernetes` Service's ClusterIP:443 to the API server, through the node's InternalIP (service-route.ts). */
+async function routeKubernetesService(cp: ControlPlane): Promise<ServiceRoute> {
+  const svc = JSON.parse(await cp.kubectl("get", "service", "kubernetes", "-n", "default", "-o", "json"));
+  const node = JSON.parse(await cp.kubectl("get", "nodes", "-o", "json")).items[0];
+  const nodeIP = node.status.addresses.find((a: { type: string }) => a.type === "InternalIP")?.address;
+  if (!nodeIP) throw new Error(`node ${node.metadata.name} has no InternalIP`);
+  const clusterIP = svc.spec.clusterIP as string;
+  const servicePort = svc.spec.ports[0].port as number;
+  say(`routing the kubernetes Service ${clusterIP}:${servicePort} to ${cp.server} through ${nodeIP}`);
+  return startServiceRoute({ clusterIP, servicePort, apiServer: cp.server, nodeIP, name: `bunlet-conformance-${process.env[HOST_PID_ENV] ?? process.pid}` });
+}
+
 /**
  * The storage run in a PID and mount namespace of its own (the mounts of the host come in, none of its
  * own go out): the local volume tests' hostexec pods enter PID 1's mount namespace (`nsenter
@@ -164,5 +195,5 @@ function runInOwnNamespaces(): void {
   p.on("exit", (code) => process.exit(code ?? 1));
 }
 
-if (args.storage && !process.env[HOST_PID_ENV]) runInOwnNamespaces();
+if (ownNamespaces && !process.env[HOST_PID_ENV]) runInOwnNamespaces();
 else await main();

@@ -2,7 +2,9 @@
 # leftovers and the command line.
 
 # write_cni_conflist FILE BRIDGE SUBNET IPAM_DIR: bridge + host-local. A loopback-only config fails with
-# "failed to find network info"; no masquerade/iptables: pods only need an address on this host.
+# "failed to find network info"; no masquerade/iptables: pods only need an address on this host, and a
+# route to the test control plane's Service range (10.96.0.0/12) through the bridge, where a run that
+# needs the `kubernetes` Service routes it to the API server (scripts/conformance/service-route.ts).
 write_cni_conflist() {
   local out="$1" bridge="$2" subnet="$3" ipam="$4"
   cat >"$out" <<JSON
@@ -19,6 +21,7 @@ write_cni_conflist() {
       "ipam": {
         "type": "host-local",
         "ranges": [[{ "subnet": "$subnet" }]],
+        "routes": [{ "dst": "10.96.0.0/12" }],
         "dataDir": "$ipam"
       }
     },
