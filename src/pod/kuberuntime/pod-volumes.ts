@@ -120,7 +120,7 @@ async function setUpCSIVolume(
   const req = { pod, spec, fsGroup: pod.spec.securityContext?.fsGroup, claim };
   if (ctx.mountedVolumes.has(`${podUid(pod)}/${volumeName}`)) {
     // A published claim's volume grown while the pod runs (upstream ExpandInUseVolume).
-    if (!block && claim) await ctx.opts.csi?.expand(req);
+    if (claim) await ctx.opts.csi?.expand(req, block);
     return;
   }
   if (block) {

@@ -12,7 +12,7 @@ export class MountDeviceError extends Error {
 export class MapVolumeError extends Error {
   override name = "MapVolumeError";
   constructor(
-    readonly step: "FindMapperPluginBySpec" | "SetUpDevice" | "MapPodDevice" | "MapBlockVolume",
+    readonly step: "FindMapperPluginBySpec" | "SetUpDevice" | "MapPodDevice" | "MapBlockVolume" | "MarkVolumeAsMounted",
     message: string,
   ) {
     super(message);

@@ -70,8 +70,8 @@ export interface CSIVolumeManager {
   setUp(req: CSIVolumeSetUp): Promise<string>;
   /** Stages and publishes a Block PV for the pod (csi-block.ts); the pod's link to the device, a CRI Device's host path. */
   mapBlock(req: CSIVolumeSetUp): Promise<string>;
-  /** Grows a claim's published volume when the claim's expansion is due on the node (expander.ts); true when it did. */
-  expand(req: CSIVolumeSetUp): Promise<boolean>;
+  /** Grows a claim's published volume (a mapped one with `block`) when the claim's expansion is due on the node (expander.ts); true when it did. */
+  expand(req: CSIVolumeSetUp, block?: boolean): Promise<boolean>;
   /** Unpublishes the pod's CSI volumes (block ones too) and unstages those no other pod uses, from their vol_data.json. */
   tearDownPod(podUid: string): Promise<void>;
   /**
@@ -294,11 +294,11 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     return target;
   }
 
-  async function expand(req: CSIVolumeSetUp): Promise<boolean> {
+  async function expand(req: CSIVolumeSetUp, block = false): Promise<boolean> {
     if (!req.claim || !d.patchObject) return false;
     const podUid = req.pod.metadata.uid ?? "";
     const deps = { rootDir: d.rootDir, client: d.client, patch: d.patchObject };
-    return expandIfDue(deps, { podUid, spec: req.spec, endpoint: () => endpointOf(req.spec.driver), ...req.claim });
+    return expandIfDue(deps, { podUid, spec: req.spec, endpoint: () => endpointOf(req.spec.driver), ...req.claim, block });
   }
 
   /** upstream GenerateMapVolumeFunc for a CSI Block PV (csi-block.ts); its failures are MapVolumeErrors. */
@@ -307,6 +307,7 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const podUid = pod.metadata.uid ?? "";
     if (isBlockVolumeMapped(d.rootDir, podUid, spec.specVolID)) {
       await noteInUseAgain(podUid, spec);
+      await expand(req, true);
       return podDeviceMapPath(d.rootDir, podUid, spec.specVolID);
     }
     if (!d.driverEndpoint(spec.driver))
@@ -320,7 +321,11 @@ export function createCSIVolumeManager(d: CSIVolumeManagerDeps): CSIVolumeManage
     const nodeName = d.nodeName();
     const attachmentID = attachmentName(spec.volumeHandle, spec.driver, nodeName);
     const map = { pod, spec, endpoint, capabilities: caps, podInfoOnMount: policy.podInfoOnMount, publishContext, nodeName, attachmentID };
-    return mapCSIBlockVolume({ rootDir: d.rootDir, client: d.client, getObject: d.getObject, blkUtil: d.blkUtil }, map);
+    const link = await mapCSIBlockVolume({ rootDir: d.rootDir, client: d.client, getObject: d.getObject, blkUtil: d.blkUtil }, map);
+    await expand(req, true).catch((e: Error) => {
+      throw new MapVolumeError("MarkVolumeAsMounted", e.message); // upstream: a raw block volume grown at its mapping
+    });
+    return link;
   }
 
   /** upstream UnmountDevice: NodeUnstageVolume when no published volume names the driver and handle any more. */

@@ -1,15 +1,17 @@
 // The csi plugin's node expansion (upstream pkg/volume/csi expander.go NodeExpand, and the operation
 // executor's NodeExpander around it): a claim's published volume whose expansion is due
-// (resize-util.ts) is grown by its driver's NodeExpandVolume — at the pod's publish path, with the
-// staging path when the driver stages — between two patches of the claim's status: NodeResizeInProgress
+// (resize-util.ts) is grown by its driver's NodeExpandVolume — at the pod's publish path (a raw block
+// volume's: its per-pod publish path, as upstream's DevicePath), with the staging path when the driver
+// stages — between two patches of the claim's status: NodeResizeInProgress
 // before the call, the new capacity after it. A driver without EXPAND_VOLUME cannot grow it on the node.
 import { kv, log } from "../../../log.ts";
 import { parseQuantity, quantityValue } from "../../../config/quantity.ts";
 import { persistentVolumeClaimSchema } from "../persistent-volume.ts";
 import { claimStatusPath, nodeExpansionDue, nodeExpansionFinishedPatch, nodeExpansionInProgressPatch, type ExpandableClaim } from "../resize-util.ts";
+import { blockPublishPath, blockStagingPath } from "./csi-block.ts";
 import { deviceMountPath, podMountPath } from "./csi-util.ts";
 import type { CSINodeClient } from "./node-client.ts";
-import { mountVolumeCapability, type CSIVolumeSpec } from "./volume-spec.ts";
+import { blockVolumeCapability, mountVolumeCapability, type CSIVolumeSpec } from "./volume-spec.ts";
 
 export interface NodeExpanderDeps {
   rootDir: string;
@@ -26,6 +28,20 @@ export interface NodeExpansionRequest {
   endpoint: () => string;
   claim: ExpandableClaim;
   capacity: string | undefined;
+  /** A raw block volume (volumeDevices): the `block` capability at its block publish and staging paths. */
+  block?: boolean;
+}
+
+/** upstream's NodeResizeOptions paths: the filesystem's publish and staging paths, or a raw block volume's. */
+function expansionPaths(rootDir: string, req: NodeExpansionRequest, staged: boolean): { volumePath: string; stagingTargetPath: string } {
+  const { spec, podUid } = req;
+  if (req.block) {
+    return { volumePath: blockPublishPath(rootDir, spec.specVolID, podUid), stagingTargetPath: staged ? blockStagingPath(rootDir, spec.specVolID) : "" };
+  }
+  return {
+    volumePath: podMountPath(rootDir, podUid, spec.specVolID),
+    stagingTargetPath: staged ? deviceMountPath(rootDir, spec.driver, spec.volumeHandle) : "",
+  };
 }
 
 /** upstream NodeExpand's refusal of a driver without EXPAND_VOLUME. */
@@ -47,14 +63,13 @@ export async function expandIfDue(d: NodeExpanderDeps, req: NodeExpansionRequest
     });
     current = persistentVolumeClaimSchema.parse(patched);
   }
-  const staged = caps.includes("STAGE_UNSTAGE_VOLUME");
+  const multiWriter = caps.includes("SINGLE_NODE_MULTI_WRITER");
   await d.client
     .nodeExpandVolume(endpoint, {
       volumeId: spec.volumeHandle,
-      volumePath: podMountPath(d.rootDir, req.podUid, spec.specVolID),
-      stagingTargetPath: staged ? deviceMountPath(d.rootDir, spec.driver, spec.volumeHandle) : "",
+      ...expansionPaths(d.rootDir, req, caps.includes("STAGE_UNSTAGE_VOLUME")),
       requiredBytes: quantityValue(parseQuantity(due.newSize)),
-      volumeCapability: mountVolumeCapability(spec, caps.includes("SINGLE_NODE_MULTI_WRITER")),
+      volumeCapability: req.block ? blockVolumeCapability(spec, multiWriter) : mountVolumeCapability(spec, multiWriter),
     })
     .catch((e: Error) => {
       throw new Error(`Expander.NodeExpand failed to expand the volume : ${e.message}`);

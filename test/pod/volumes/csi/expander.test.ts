@@ -122,3 +122,16 @@ describe("expandIfDue (upstream NodeExpander.expandOnPlugin, csi expander NodeEx
     expect(f.patches).toHaveLength(1);
   });
 });
+
+describe("expandIfDue for a raw block volume", () => {
+  test("the block capability at the per-pod block publish path and the block staging path", async () => {
+    const f = fakes(["STAGE_UNSTAGE_VOLUME", "EXPAND_VOLUME"]);
+    const req = { podUid: "u1", spec, endpoint: () => "unix:///csi.sock", claim: pending(), capacity: "2Gi", block: true };
+    expect(await expandIfDue(f.deps, req)).toBe(true);
+    expect(f.expanded[0]).toMatchObject({
+      volumePath: "/r/plugins/kubernetes.io/csi/volumeDevices/publish/pv-a/u1",
+      stagingTargetPath: "/r/plugins/kubernetes.io/csi/volumeDevices/staging/pv-a",
+      volumeCapability: { block: {}, accessMode: { mode: "SINGLE_NODE_WRITER" } },
+    });
+  });
+});
