@@ -13,6 +13,7 @@
 # v0.X.Y, so `go build` compiles upstream's own cmd/ packages. Cache: $BUNLET_UPSTREAM_CACHE
 # (default /var/tmp/bunlet-upstream), keyed by release; Go's module and build caches are reused too.
 set -euo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/module-lib.sh"
 
 RELEASE="${BUNLET_UPSTREAM_RELEASE:-v1.37.2}"
 CACHE="${BUNLET_UPSTREAM_CACHE:-/var/tmp/bunlet-upstream}"
@@ -58,16 +59,12 @@ missing() {
 
 # Builds a program of MODULE into its versioned cache (a no-op when there) and links $BIN to it.
 build_module() {
-  local name="$1" m v p out dir
+  local name="$1" m v p out
   read -r m v p <<<"${MODULE[$name]}"
   out="$(module_bin "$name")"
   if [ ! -x "$out" ]; then
     say "building $name ($m $v)"
-    dir=$(GOFLAGS=-mod=mod go mod download -json "$m@$v" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-    [ -n "$dir" ] || { say "$m@$v: the module proxy gave no source"; return 1; }
-    mkdir -p "$(dirname "$out")"
-    (cd "$dir" && GOFLAGS="-trimpath -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w -X main.version=$v" -o "$out.tmp" "$p")
-    mv "$out.tmp" "$out"
+    build_go_module "$m" "$v" "$p" "$out"
   fi
   mkdir -p "$BIN" && ln -sfn "$out" "$BIN/$name"
 }

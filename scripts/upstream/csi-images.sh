@@ -19,6 +19,7 @@ set -euo pipefail
 say() { echo "csi-images: $*" >&2; }
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../host/image-lib.sh"
+source "$HERE/module-lib.sh"
 # The release's images directory keys the output; the sidecars' builds are cached by version beside it.
 CACHE="${BUNLET_UPSTREAM_CACHE:-/var/tmp/bunlet-upstream}"
 RELEASE="${BUNLET_UPSTREAM_RELEASE:-v1.37.2}"
@@ -52,27 +53,13 @@ done
 
 # A sidecar from the module proxy, built once into $CACHE/csi/<name>-<version>/<name>; prints its path.
 module_binary() {
-  local name="$1" m v p out dir
+  local name="$1" m v p out
   read -r m v p <<<"${SOURCE[$name]}"
   out="$CACHE/csi/$name-$v/$name"
   if [ ! -x "$out" ]; then
     command -v go >/dev/null || { say "go is not installed: building $name needs Go >= 1.26"; exit 1; }
     say "building $name ($m $v)"
-    dir=$(GOFLAGS=-mod=mod go mod download -json "$m@$v" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-    [ -n "$dir" ] || { say "$m@$v: the module proxy gave no source"; exit 1; }
-    mkdir -p "$(dirname "$out")"
-    if grep -qE '=> \./' "$dir/go.mod"; then
-      # A replace by a directory of the repository that the module's zip leaves out (external-snapshotter's
-      # ./client, a module of its own): a copy replaces it by that module at the same release, from the proxy.
-      local copy; copy="$(mktemp -d /tmp/bunlet-csi-src-XXXXXX)"
-      cp -r "$dir/." "$copy" && chmod -R u+w "$copy"
-      (cd "$copy" && go mod edit $(sed -nE "s/^\\s*(replace\\s+)?(\\S+)( \\S+)? => \\.\\/.*/-replace=\\2=\\2@$v/p" go.mod)) || exit 1
-      (cd "$copy" && GOFLAGS="-trimpath -mod=mod" CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w -X main.version=$v" -o "$out.tmp" "$p") >&2 || exit 1
-      rm -rf "$copy"
-    else
-      (cd "$dir" && GOFLAGS="-trimpath -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags "-s -w -X main.version=$v" -o "$out.tmp" "$p") >&2 || exit 1
-    fi
-    mv "$out.tmp" "$out"
+    build_go_module "$m" "$v" "$p" "$out" || exit 1
   fi
   echo "$out"
 }
